@@ -1,0 +1,1 @@
+"""Importers and exporters (SpatialBench-UC run folders, label files, tables)."""

@@ -1,0 +1,71 @@
+"""Line-numbered JSONL reading with clear errors."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ..types import InputError
+
+
+def read_jsonl(path: str | Path, what: str = "file") -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (line_number, object) for each non-blank line; errors name file and line."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, f"{what} not found")
+    with path.open("r", encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            s = line.strip()
+            if not s:
+                continue
+            try:
+                obj = json.loads(s)
+            except json.JSONDecodeError as e:
+                raise InputError(path, f"malformed JSON ({e.msg} at column {e.colno})", lineno) from None
+            if not isinstance(obj, dict):
+                raise InputError(path, "expected a JSON object on each line", lineno)
+            yield lineno, obj
+
+
+def require(obj: dict[str, Any], key: str, path: object, line: int, kind: type | tuple[type, ...] | None = None) -> Any:
+    if key not in obj or obj[key] is None:
+        raise InputError(path, f"missing field '{key}'", line)
+    v = obj[key]
+    if kind is not None and not isinstance(v, kind):
+        names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        raise InputError(path, f"field '{key}' must be {names}, got {type(v).__name__}", line)
+    return v
+
+
+def check_box(box: Any, path: object, line: int, where: str, width: float, height: float) -> tuple[float, float, float, float]:
+    """Validate an xyxy pixel box. Small overshoot of the image (detector padding) is allowed."""
+    if not isinstance(box, (list, tuple)) or len(box) != 4:
+        raise InputError(path, f"{where}: box must be a list of 4 numbers [x1, y1, x2, y2]", line)
+    try:
+        x1, y1, x2, y2 = (float(v) for v in box)
+    except (TypeError, ValueError):
+        raise InputError(path, f"{where}: box has a non-numeric coordinate: {box!r}", line) from None
+    if not all(math.isfinite(v) for v in (x1, y1, x2, y2)):
+        raise InputError(path, f"{where}: box has a NaN or infinite coordinate: {box!r}", line)
+    if x2 < x1 or y2 < y1:
+        raise InputError(path, f"{where}: inverted box (x2 < x1 or y2 < y1): {box!r}", line)
+    tol_x = 0.02 * width + 1.0
+    tol_y = 0.02 * height + 1.0
+    if x1 < -tol_x or y1 < -tol_y or x2 > width + tol_x or y2 > height + tol_y:
+        raise InputError(
+            path, f"{where}: box {box!r} lies outside the {width:g}x{height:g} image (negative or too large coordinates)", line
+        )
+    return x1, y1, x2, y2
+
+
+def check_score(v: Any, path: object, line: int, where: str) -> float:
+    try:
+        s = float(v)
+    except (TypeError, ValueError):
+        raise InputError(path, f"{where}: score must be a number, got {v!r}", line) from None
+    if not math.isfinite(s) or s < 0 or s > 1:
+        raise InputError(path, f"{where}: score must be in [0, 1], got {v!r}", line)
+    return s

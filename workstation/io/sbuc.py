@@ -1,0 +1,293 @@
+"""SpatialBench-UC run folders: parse (with validation) into a Dataset.
+
+A run folder holds `manifest.jsonl` (one generated sample per line), `eval/per_sample.jsonl`
+(the checker's output with the recorded detections) and `eval/checker_config.yaml`.
+The prompt suite is a separate `prompts.jsonl`. Every problem raises InputError naming the
+file and line; nothing is written anywhere by this module.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..config import CheckerConfig
+from ..dataset import Dataset, Detections, Prompts, Samples
+from ..types import (
+    PRIMARY,
+    REASON_CODE,
+    RELATION_CODE,
+    RELATIONS,
+    SECONDARY,
+    VERDICT_CODE,
+    InputError,
+)
+from .jsonl import check_box, check_score, read_jsonl, require
+
+
+@dataclass
+class RecordedVerdicts:
+    """The verdicts a run folder recorded (per sample, aligned with Dataset.samples)."""
+
+    verdict: np.ndarray  # int8
+    reason: np.ndarray  # int8
+    reason_text: np.ndarray  # object
+    conf: np.ndarray  # float64
+    c_detection: np.ndarray
+    c_geometry: np.ndarray
+    c_stability: np.ndarray
+    c_agreement: np.ndarray
+    delta: np.ndarray  # float64, NaN where not computed
+
+
+@dataclass
+class ParsedRun:
+    run_id: str
+    dataset: Dataset
+    recorded: RecordedVerdicts | None
+    config: CheckerConfig | None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+def parse_prompts(path: str | Path, suite: str | None = None) -> Prompts:
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "prompt file not found")
+    ids: list[str] = []
+    texts: list[str] = []
+    rels: list[int] = []
+    la: list[str] = []
+    lb: list[str] = []
+    cf: list[str] = []
+    pair: list[str] = []
+    seen: dict[str, int] = {}
+    for line, obj in read_jsonl(path, "prompt file"):
+        pid = str(require(obj, "prompt_id", path, line))
+        if pid in seen:
+            raise InputError(path, f"duplicate prompt_id {pid!r} (first on line {seen[pid]})", line)
+        seen[pid] = line
+        rel = require(obj, "relation", path, line, str)
+        if rel not in RELATION_CODE:
+            raise InputError(path, f"unknown relation {rel!r} (expected one of {', '.join(RELATIONS)})", line)
+        a = _object_name(require(obj, "object_a", path, line), path, line, "object_a")
+        b = _object_name(require(obj, "object_b", path, line), path, line, "object_b")
+        ids.append(pid)
+        texts.append(str(require(obj, "prompt", path, line, str)))
+        rels.append(RELATION_CODE[rel])
+        la.append(a)
+        lb.append(b)
+        c = obj.get("counterfactual") or {}
+        cf.append(str(c.get("prompt_id", "")) if isinstance(c, dict) else "")
+        pair.append(str(obj.get("pair_id", "") or ""))
+    if not ids:
+        raise InputError(path, "prompt file has no prompts")
+    for i, c in enumerate(cf):
+        if c and c not in seen:
+            raise InputError(path, f"counterfactual prompt_id {c!r} of {ids[i]!r} is not in the file", seen[ids[i]])
+    suite_name = suite or path.parent.name or path.stem
+    o = lambda v: np.array(v, dtype=object)  # noqa: E731
+    return Prompts(o(ids), o(texts), np.array(rels, np.int8), o(la), o(lb), o(cf), o(pair),
+                   o([suite_name] * len(ids)))
+
+
+def _object_name(v: Any, path: object, line: int, key: str) -> str:
+    if isinstance(v, dict):
+        v = v.get("coco_label") or v.get("name")
+    if not isinstance(v, str) or not v.strip():
+        raise InputError(path, f"field '{key}' must be an object name", line)
+    return v.strip().lower()
+
+
+def _reason_code(text: str | None, verdict: str) -> int:
+    if verdict != "UNDECIDABLE":
+        return 0
+    if not text:
+        return REASON_CODE["missing"]
+    head = text.split(":")[0].split(" ")[0].strip()
+    return REASON_CODE.get(head, REASON_CODE["missing"])
+
+
+def parse_run(run_dir: str | Path, prompts_path: str | Path, run_id: str | None = None) -> ParsedRun:
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise InputError(run_dir, "run folder not found")
+    prompts = parse_prompts(prompts_path)
+    p_index = {p: i for i, p in enumerate(prompts.prompt_id.tolist())}
+    manifest_path = run_dir / "manifest.jsonl"
+    per_sample_path = run_dir / "eval" / "per_sample.jsonl"
+    cfg_path = run_dir / "eval" / "checker_config.yaml"
+    config = CheckerConfig.from_sbuc_yaml(cfg_path) if cfg_path.exists() else None
+
+    # ---- manifest: sample ids, seeds, sizes, image paths --------------------------------
+    man: dict[str, dict[str, Any]] = {}
+    man_line: dict[str, int] = {}
+    meta: dict[str, Any] = {}
+    for line, obj in read_jsonl(manifest_path, "manifest"):
+        sid = str(require(obj, "sample_id", manifest_path, line))
+        if sid in man:
+            raise InputError(manifest_path, f"duplicate sample_id {sid!r} (first on line {man_line[sid]})", line)
+        pid = str(require(obj, "prompt_id", manifest_path, line))
+        if pid not in p_index:
+            raise InputError(manifest_path, f"prompt_id {pid!r} is not in the prompt file {prompts_path}", line)
+        gp = require(obj, "gen_params", manifest_path, line, dict)
+        w = gp.get("width")
+        h = gp.get("height")
+        if not isinstance(w, (int, float)) or not isinstance(h, (int, float)) or not (w > 0 and h > 0) \
+                or not (math.isfinite(w) and math.isfinite(h)):
+            raise InputError(manifest_path, f"gen_params.width/height must be positive numbers, got {w!r}x{h!r}", line)
+        seed = gp.get("seed", obj.get("seed"))
+        if not isinstance(seed, int):
+            raise InputError(manifest_path, "gen_params.seed must be an integer", line)
+        img = str(obj.get("image_path", "") or "")
+        if img and (Path(img).is_absolute() or ".." in Path(img).parts):
+            raise InputError(manifest_path, f"image_path {img!r} escapes the run folder", line)
+        rel = obj.get("relation")
+        if rel is not None and rel not in RELATION_CODE:
+            raise InputError(manifest_path, f"unknown relation {rel!r} (expected one of {', '.join(RELATIONS)})", line)
+        man[sid] = {"prompt_id": pid, "seed": seed, "w": float(w), "h": float(h), "image": img,
+                    "run_id": str(obj.get("run_id") or "")}
+        man_line[sid] = line
+        if not meta:
+            meta = {"model": obj.get("model"), "gen_params": {k: v for k, v in gp.items() if k != "seed"},
+                    "code_version": obj.get("code_version")}
+    if not man:
+        raise InputError(manifest_path, "manifest has no samples")
+
+    rid = run_id or next(iter(man.values()))["run_id"] or run_dir.name
+
+    # ---- per_sample: recorded detections and verdicts -----------------------------------
+    s_cols: dict[str, list[Any]] = {k: [] for k in (
+        "sid", "pid", "seed", "rel", "a", "b", "w", "h", "img", "stab", "has2")}
+    r_cols: dict[str, list[Any]] = {k: [] for k in (
+        "verdict", "reason", "text", "conf", "det", "geom", "stab", "agree", "delta")}
+    d_cols: dict[str, list[Any]] = {k: [] for k in ("si", "src", "label", "score", "box")}
+    seen: dict[str, int] = {}
+    for line, obj in read_jsonl(per_sample_path, "per-sample results"):
+        P = per_sample_path
+        sid = str(require(obj, "sample_id", P, line))
+        if sid in seen:
+            raise InputError(P, f"duplicate sample_id {sid!r} (first on line {seen[sid]})", line)
+        if sid not in man:
+            raise InputError(P, f"sample_id {sid!r} is not in the manifest {manifest_path}", line)
+        seen[sid] = line
+        m = man[sid]
+        rel = require(obj, "relation", P, line, str)
+        if rel not in RELATION_CODE:
+            raise InputError(P, f"unknown relation {rel!r} (expected one of {', '.join(RELATIONS)})", line)
+        a = _object_name(require(obj, "object_a", P, line), P, line, "object_a")
+        b = _object_name(require(obj, "object_b", P, line), P, line, "object_b")
+        verdict = require(obj, "verdict_raw", P, line, str)
+        if verdict not in VERDICT_CODE:
+            raise InputError(P, f"unknown verdict {verdict!r} (expected PASS, FAIL or UNDECIDABLE)", line)
+        dets = require(obj, "detectors", P, line, dict)
+        prim = dets.get("primary")
+        if not isinstance(prim, dict) or not isinstance(prim.get("detections"), list):
+            raise InputError(P, "missing field 'detectors.primary.detections'", line)
+        i = len(s_cols["sid"])
+        sec = dets.get("secondary")
+        for src, block in ((PRIMARY, prim), (SECONDARY, sec)):
+            if block is None:
+                continue
+            if not isinstance(block, dict) or not isinstance(block.get("detections"), list):
+                raise InputError(P, f"detectors.{('primary', 'secondary')[src]}.detections must be a list", line)
+            for j, d in enumerate(block["detections"]):
+                where = f"detectors.{('primary', 'secondary')[src]}.detections[{j}]"
+                if not isinstance(d, dict):
+                    raise InputError(P, f"{where} must be an object", line)
+                lab = d.get("label")
+                if not isinstance(lab, str):
+                    raise InputError(P, f"{where}: missing field 'label'", line)
+                d_cols["si"].append(i)
+                d_cols["src"].append(src)
+                d_cols["label"].append(lab.strip().lower())
+                d_cols["score"].append(check_score(d.get("score"), P, line, where))
+                d_cols["box"].append(check_box(d.get("box_xyxy"), P, line, where, m["w"], m["h"]))
+        cc = obj.get("conf_components") or {}
+        conf = _num(obj.get("conf"), P, line, "conf")
+        vcode = VERDICT_CODE[verdict]
+        rcode = _reason_code(obj.get("verdict_reason"), verdict)
+        stab = _num(cc.get("stability"), P, line, "conf_components.stability", default=math.nan)
+        if rcode in (REASON_CODE["missing"], REASON_CODE["ambiguous"], REASON_CODE["high_overlap"]):
+            stab = math.nan  # never computed for these
+        geo = obj.get("geometry") or {}
+        s_cols["sid"].append(sid)
+        s_cols["pid"].append(m["prompt_id"])
+        s_cols["seed"].append(m["seed"])
+        s_cols["rel"].append(RELATION_CODE[rel])
+        s_cols["a"].append(a)
+        s_cols["b"].append(b)
+        s_cols["w"].append(m["w"])
+        s_cols["h"].append(m["h"])
+        s_cols["img"].append(m["image"])
+        s_cols["stab"].append(stab)
+        s_cols["has2"].append(sec is not None)
+        r_cols["verdict"].append(vcode)
+        r_cols["reason"].append(rcode)
+        r_cols["text"].append(obj.get("verdict_reason") or "")
+        r_cols["conf"].append(conf)
+        r_cols["det"].append(_num(cc.get("detection"), P, line, "conf_components.detection", 0.0))
+        r_cols["geom"].append(_num(cc.get("geometry"), P, line, "conf_components.geometry", 0.0))
+        r_cols["stab"].append(_num(cc.get("stability"), P, line, "conf_components.stability", 0.0))
+        r_cols["agree"].append(_num(cc.get("agreement"), P, line, "conf_components.agreement", 0.0))
+        r_cols["delta"].append(_num(geo.get("delta"), P, line, "geometry.delta", math.nan))
+    missing = [s for s in man if s not in seen]
+    if missing:
+        raise InputError(per_sample_path, f"{len(missing)} manifest sample(s) have no result, e.g. {missing[0]!r}")
+
+    o = lambda v: np.array(v, dtype=object)  # noqa: E731
+    f = lambda v: np.array(v, dtype=np.float64)  # noqa: E731
+    n = len(s_cols["sid"])
+    samples = Samples(
+        sample_id=o(s_cols["sid"]), run_id=o([rid] * n), prompt_id=o(s_cols["pid"]),
+        seed=np.array(s_cols["seed"], np.int64), relation=np.array(s_cols["rel"], np.int8),
+        label_a=o(s_cols["a"]), label_b=o(s_cols["b"]), width=f(s_cols["w"]), height=f(s_cols["h"]),
+        image_path=o(s_cols["img"]), recorded_stability=f(s_cols["stab"]),
+        has_secondary=np.array(s_cols["has2"], bool), has_perturbed=np.zeros(n, bool),
+    )
+    boxes = np.array(d_cols["box"], np.float64).reshape(-1, 4)
+    detections = Detections(
+        sample_idx=np.array(d_cols["si"], np.int64), source=np.array(d_cols["src"], np.int8),
+        variant=np.zeros(len(d_cols["si"]), np.int16), label=o(d_cols["label"]),
+        score=f(d_cols["score"]), x1=boxes[:, 0].copy(), y1=boxes[:, 1].copy(),
+        x2=boxes[:, 2].copy(), y2=boxes[:, 3].copy(),
+    )
+    recorded = RecordedVerdicts(
+        verdict=np.array(r_cols["verdict"], np.int8), reason=np.array(r_cols["reason"], np.int8),
+        reason_text=o(r_cols["text"]), conf=f(r_cols["conf"]), c_detection=f(r_cols["det"]),
+        c_geometry=f(r_cols["geom"]), c_stability=f(r_cols["stab"]), c_agreement=f(r_cols["agree"]),
+        delta=f(r_cols["delta"]),
+    )
+    used = sorted({p for p in s_cols["pid"]})
+    keep = np.array([p_index[p] for p in used], np.int64)
+    # keep counterfactual twins too, so pairs can be formed
+    twin = [p_index[c] for c in prompts.counterfactual_id[keep].tolist() if c and c in p_index]
+    keep = np.unique(np.concatenate([keep, np.array(twin, np.int64)]))
+    meta.update({"source": "spatialbench_uc", "run_dir": str(run_dir.resolve()),
+                 "prompts": str(Path(prompts_path).resolve())})
+    prov = run_dir / "eval" / "provenance.json"
+    if prov.is_file():
+        try:
+            meta["provenance"] = json.loads(prov.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as e:
+            raise InputError(prov, f"malformed JSON ({e.msg})", e.lineno) from None
+    ds = Dataset(samples, detections, prompts.take(keep))
+    return ParsedRun(rid, ds, recorded, config, meta)
+
+
+def _num(v: Any, path: object, line: int, key: str, default: float | None = None) -> float:
+    if v is None:
+        if default is None:
+            raise InputError(path, f"missing field '{key}'", line)
+        return default
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        raise InputError(path, f"field '{key}' must be a number, got {v!r}", line) from None
+    if math.isnan(x) and default is None:
+        raise InputError(path, f"field '{key}' is NaN", line)
+    return x
