@@ -1,0 +1,56 @@
+"""Shared test set-up: offscreen Qt, paths to ../shared, small fixtures."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+SBUC = SHARED / "fixtures" / "spatialbench_uc"
+SBUC_RUN = SBUC / "sd15_boxdiff"
+SBUC_PROMPTS = SBUC / "v1.0.1" / "prompts.jsonl"
+MODELS = SHARED / "models"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--headed", action="store_true", help="show GUI tests on a real display")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("--headed"):
+        os.environ["QT_QPA_PLATFORM"] = os.environ.get("WORKSTATION_HEADED_PLATFORM", "xcb")
+
+
+@pytest.fixture(scope="session")
+def sbuc_run_dir() -> Path:
+    if not (SBUC_RUN / "eval" / "per_sample.jsonl").is_file():
+        pytest.skip(f"SpatialBench-UC fixture not found at {SBUC_RUN} (needs ../shared beside the checkout)")
+    return SBUC_RUN
+
+
+@pytest.fixture(scope="session")
+def sbuc_prompts() -> Path:
+    if not SBUC_PROMPTS.is_file():
+        pytest.skip(f"SpatialBench-UC prompts not found at {SBUC_PROMPTS}")
+    return SBUC_PROMPTS
+
+
+@pytest.fixture(scope="session")
+def sbuc_parsed(sbuc_run_dir: Path, sbuc_prompts: Path):
+    from workstation.io.sbuc import parse_run
+
+    return parse_run(sbuc_run_dir, sbuc_prompts)
+
+
+@pytest.fixture(scope="session")
+def models_dir() -> Path:
+    if not MODELS.is_dir():
+        pytest.skip(f"model files not found at {MODELS}")
+    return MODELS

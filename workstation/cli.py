@@ -1,0 +1,77 @@
+"""Command line: `python main.py COMMAND ...` (also the `workstation` console script).
+
+Each command lives in `workstation/commands/<module>.py` and exposes
+`register(subparsers) -> None`, which adds its parser and sets `func=run` (a callable taking
+the parsed args and returning an exit code). Commands import heavy modules inside `run`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from collections.abc import Sequence
+
+from .types import WorkstationError
+
+# module names under workstation.commands, in --help order
+COMMAND_MODULES: tuple[str, ...] = (
+    "gui",
+    "demo",
+    "import_sbuc",
+    "evaluate",
+    "export_sbuc",
+    "report",
+    "labels",
+    "audit",
+    "calibrate",
+    "generate",
+    "detect",
+    "jobs",
+    "merge",
+)
+
+log = logging.getLogger("workstation")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="workstation",
+        description="Annotation and audit workstation for text-to-image evaluation.",
+    )
+    p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        try:
+            mod = importlib.import_module(f"workstation.commands.{name}")
+        except ModuleNotFoundError as e:
+            if e.name == f"workstation.commands.{name}":
+                continue  # command not built yet
+            raise
+        mod.register(sub)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    if not getattr(args, "command", None):
+        # no command: open the workstation (GUI), as double-clicking the app would
+        args = parser.parse_args(["gui", *(argv or [])])
+    try:
+        return int(args.func(args) or 0)
+    except WorkstationError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
