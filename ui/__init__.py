@@ -1,0 +1,1 @@
+"""Qt layer: thin widgets over the workstation core."""

@@ -1,0 +1,156 @@
+"""Application state shared by every view: an evented model over the core.
+
+Views subscribe to the signals; the state never calls a widget. The truth lives in the
+project store; the state holds what is loaded from it plus the live (unsaved) checker
+config that the calibration sliders edit, and the verdicts it gives.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtCore import QObject, Signal
+
+from workstation.config import CheckerConfig
+from workstation.dataset import Dataset
+from workstation.store import Project
+from workstation.types import VERDICT_CODE
+
+log = logging.getLogger(__name__)
+
+
+class AppState(QObject):
+    project_changed = Signal()  # a project was opened or closed
+    dataset_changed = Signal()  # samples / detections reloaded
+    config_changed = Signal()  # the live checker config changed
+    verdicts_changed = Signal()  # live verdicts recomputed
+    labels_changed = Signal(str)  # a label was written for this sample id ("" = many)
+    current_changed = Signal(int)  # the sample row under review changed
+    queue_changed = Signal()  # the labelling queue changed
+    message = Signal(str)  # a line for the status bar
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.project: Project | None = None
+        self.dataset: Dataset | None = None
+        self.config: CheckerConfig = CheckerConfig()
+        self.config_id: int | None = None  # the stored version the live config derives from
+        self.verdicts = None  # checker.VerdictArrays for the live config
+        self.baseline = None  # checker.VerdictArrays for the stored active config
+        self.human: np.ndarray = np.zeros(0, np.int8)  # latest human verdict per row, -1 if none
+        self.annotator: str = ""
+        self.current: int = -1
+        self.queue: list[int] = []  # sample rows to label, in order
+        self.queue_pos: int = 0
+        self.blind: bool = False
+        self.audit_set_id: int | None = None
+
+    # ---- project ---------------------------------------------------------------------------
+    def open_project(self, folder: str | Path, read_only: bool = False, snapshot: bool = False) -> None:
+        self.close_project()
+        self.project = Project.open_snapshot(folder) if snapshot else Project.open(folder, read_only=read_only)
+        self.annotator = self.project.get_setting("annotator", "") or ""
+        self.reload()
+        self.project_changed.emit()
+
+    def set_project(self, project: Project) -> None:
+        self.close_project()
+        self.project = project
+        self.annotator = project.get_setting("annotator", "") or ""
+        self.reload()
+        self.project_changed.emit()
+
+    def close_project(self) -> None:
+        if self.project is not None:
+            self.project.close()
+        self.project = None
+        self.dataset = None
+        self.verdicts = None
+        self.baseline = None
+        self.human = np.zeros(0, np.int8)
+        self.current = -1
+        self.queue = []
+        self.queue_pos = 0
+
+    def reload(self) -> None:
+        """Reload samples, detections, the active config, its verdicts and the labels."""
+        from workstation.checker import evaluate
+
+        assert self.project is not None
+        self.dataset = self.project.load_dataset()
+        self.config_id, self.config = self.project.active_config()
+        self.baseline = evaluate(self.dataset, self.config) if self.dataset.n else None
+        self.verdicts = self.baseline
+        self.reload_labels()
+        if self.current >= self.dataset.n:
+            self.current = -1
+        self.dataset_changed.emit()
+        self.config_changed.emit()
+        self.verdicts_changed.emit()
+
+    def reload_labels(self) -> None:
+        assert self.project is not None and self.dataset is not None
+        self.human = self.project.human_verdicts(self.dataset)
+        self.labels_changed.emit("")
+
+    # ---- live checker config ---------------------------------------------------------------
+    def set_config(self, cfg: CheckerConfig) -> None:
+        """Re-evaluate every verdict under `cfg` (not saved until `apply_config`)."""
+        from workstation.checker import evaluate
+
+        if cfg == self.config and self.verdicts is not None:
+            return
+        self.config = cfg
+        if self.dataset is not None and self.dataset.n:
+            self.verdicts = evaluate(self.dataset, cfg)
+        self.config_changed.emit()
+        self.verdicts_changed.emit()
+
+    def apply_config(self, note: str = "") -> int:
+        """Save the live config as a new version with its verdict set and make it active."""
+        assert self.project is not None and self.dataset is not None
+        with self.project.transaction():
+            cid = self.project.save_config(self.config, note=note, parent_id=self.config_id)
+            if self.verdicts is not None:
+                self.project.save_verdicts(cid, self.dataset, self.verdicts)
+        self.config_id = cid
+        self.baseline = self.verdicts
+        self.message.emit(f"saved checker config v{cid} ({self.config.content_hash()})")
+        self.config_changed.emit()
+        return cid
+
+    # ---- labels ----------------------------------------------------------------------------
+    def set_annotator(self, name: str) -> None:
+        assert self.project is not None
+        self.annotator = name.strip()
+        if not self.project.read_only:
+            self.project.set_setting("annotator", self.annotator)
+
+    def add_label(self, row: int, verdict: str | None, notes: str | None = None,
+                  rating: int | None = None) -> int:
+        """Write one label event for the sample at `row` (committed before returning)."""
+        assert self.project is not None and self.dataset is not None
+        sid = str(self.dataset.samples.sample_id[row])
+        eid = self.project.add_label(sid, self.annotator, verdict, notes=notes, rating=rating,
+                                     audit_set_id=self.audit_set_id)
+        if verdict is not None:
+            self.human[row] = VERDICT_CODE[verdict]
+        self.labels_changed.emit(sid)
+        return eid
+
+    # ---- navigation ------------------------------------------------------------------------
+    def set_current(self, row: int) -> None:
+        if row != self.current:
+            self.current = row
+            self.current_changed.emit(row)
+
+    def set_queue(self, rows: list[int], blind: bool = False, audit_set_id: int | None = None) -> None:
+        self.queue = list(rows)
+        self.queue_pos = 0
+        self.blind = blind
+        self.audit_set_id = audit_set_id
+        self.queue_changed.emit()
+        if self.queue:
+            self.set_current(self.queue[0])
