@@ -11,6 +11,19 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
+if os.environ.get("WORKSTATION_BLOCK_QT") == "1":
+    # Run the core's tests as if PySide6 were not installed (see tests/test_architecture.py).
+    import importlib.abc
+    import sys
+
+    class _NoQt(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path=None, target=None):  # type: ignore[no-untyped-def]
+            if name.split(".")[0] in {"PySide6", "shiboken6", "pyqtgraph", "superqt", "pytestqt"}:
+                raise ImportError(f"{name} is blocked for this run")
+            return None
+
+    sys.meta_path.insert(0, _NoQt())
+
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 SBUC = SHARED / "fixtures" / "spatialbench_uc"

@@ -1,0 +1,37 @@
+"""Smoke-test a built bundle: help, a demo project without GUI, a report, and the window offscreen.
+
+    python packaging/smoke_test.py dist/workstation/workstation
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+
+def run(exe: str, *args: str, timeout: int = 300) -> str:
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    r = subprocess.run([exe, *args], capture_output=True, text=True, timeout=timeout, env=env)
+    if r.returncode != 0:
+        sys.exit(f"FAILED: {exe} {' '.join(args)}\n{r.stdout[-2000:]}\n{r.stderr[-3000:]}")
+    return r.stdout
+
+
+def main() -> None:
+    exe = sys.argv[1]
+    out = run(exe, "--help")
+    assert "import-sbuc" in out and "demo" in out, out
+    with tempfile.TemporaryDirectory() as tmp:
+        proj = Path(tmp) / "demo"
+        print(run(exe, "demo", "--project", str(proj), "--no-gui").strip().splitlines()[-1])
+        run(exe, "report", "--project", str(proj), "--out", str(Path(tmp) / "report"))
+        assert (Path(tmp) / "report" / "index.html").is_file()
+        run(exe, "gui", "--project", str(proj), "--smoke-test", timeout=120)
+    print("bundle smoke test passed")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,557 @@
+"""Human audit: stratified sampling, label bookkeeping, confusion and agreement (METHODS.md §1).
+
+Everything here is a pure function over numpy arrays; the store calls these (or does the same
+in SQL) and the UI shows the answers.
+
+Verdict codes are `types.PASS=0, FAIL=1, UNDECIDABLE=2`; a negative code (conventionally -1)
+means "no label" wherever a human verdict array is accepted, and such entries are left out.
+Every function accepts empty input and answers NaN (or zero counts) instead of failing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from .dataset import Dataset
+from .types import FAIL, PASS, RELATIONS, UNDECIDABLE, VERDICTS, REASONS, WorkstationError
+
+NO_LABEL = -1
+
+STRATA_KEYS: tuple[str, ...] = ("run", "relation", "verdict", "reason")
+
+
+class VerdictLike(Protocol):
+    """What sampling needs from a verdict set (checker.VerdictArrays satisfies it)."""
+
+    verdict: np.ndarray
+    conf: np.ndarray
+
+
+# ---------------------------------------------------------------------------------------------
+# Stratified sampling
+# ---------------------------------------------------------------------------------------------
+
+
+def _codes(values: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """Integer codes (sorted by value) and their display names."""
+    uniq, inv = np.unique(np.asarray(values).astype(str), return_inverse=True)
+    return inv.astype(np.int64).reshape(-1), [str(u) for u in uniq]
+
+
+def stratum_codes(
+    ds: Dataset, v: VerdictLike | None, strata: Sequence[str] = ("run", "relation", "verdict")
+) -> tuple[np.ndarray, list[tuple[str, ...]]]:
+    """Stratum of every sample row: (code per row, name tuple per code).
+
+    `strata` is any subset of ("run", "relation", "verdict", "reason"); the run stands for the
+    method. Codes number the non-empty strata in sorted order of their names' codes.
+    """
+    n = ds.n
+    unknown = [s for s in strata if s not in STRATA_KEYS]
+    if unknown:
+        raise WorkstationError(
+            f"unknown audit stratum {', '.join(map(repr, unknown))} (choose from {', '.join(STRATA_KEYS)})"
+        )
+    if ("verdict" in strata or "reason" in strata) and v is None:
+        raise WorkstationError("stratifying by checker verdict needs a verdict set; evaluate the checker first")
+    cols: list[np.ndarray] = []
+    names: list[list[str]] = []
+    for s in strata:
+        if s == "run":
+            c, nm = _codes(ds.samples.run_id)
+        elif s == "relation":
+            c = np.asarray(ds.samples.relation, dtype=np.int64)
+            nm = list(RELATIONS)
+        elif s == "verdict":
+            c = np.asarray(v.verdict, dtype=np.int64)  # type: ignore[union-attr]
+            nm = list(VERDICTS)
+        else:
+            c = np.asarray(getattr(v, "reason"), dtype=np.int64)
+            nm = [r or "decided" for r in REASONS]
+        if len(c) != n:
+            raise WorkstationError(f"verdict set has {len(c)} rows but the dataset has {n} samples")
+        cols.append(c)
+        names.append(nm)
+    if not cols:
+        return np.zeros(n, np.int64), [()]
+    key = np.stack(cols, axis=1) if n else np.zeros((0, len(cols)), np.int64)
+    uniq, inv = np.unique(key, axis=0, return_inverse=True)
+    labels = [tuple(names[j][int(u[j])] for j in range(len(cols))) for u in uniq]
+    return inv.astype(np.int64).reshape(-1), labels
+
+
+def allocate(sizes: np.ndarray, total: int, rng: np.random.Generator) -> np.ndarray:
+    """Split `total` draws over groups of the given sizes.
+
+    Proportional allocation with at least one per non-empty group where `total` allows, never
+    more than a group holds. When `total` is smaller than the number of non-empty groups, the
+    groups that get one are drawn at random (weighted by size). The remainder after the minimum
+    goes, one at a time, to the group furthest below its proportional quota (ties: lower index).
+    """
+    sizes = np.asarray(sizes, dtype=np.int64)
+    alloc = np.zeros(len(sizes), np.int64)
+    avail = int(sizes.sum())
+    total = int(min(max(total, 0), avail))
+    if total == 0:
+        return alloc
+    nonempty = np.flatnonzero(sizes > 0)
+    if total < len(nonempty):
+        p = sizes[nonempty] / sizes[nonempty].sum()
+        pick = rng.choice(nonempty, size=total, replace=False, p=p)
+        alloc[pick] = 1
+        return alloc
+    alloc[nonempty] = 1
+    quota = total * sizes / avail
+    for _ in range(total - len(nonempty)):
+        deficit = np.where(alloc < sizes, quota - alloc, -np.inf)
+        alloc[int(np.argmax(deficit))] += 1
+    return alloc
+
+
+def confidence_bins(conf: np.ndarray, n_bins: int) -> np.ndarray:
+    """Equal-width bins over [0, 1] (the last one closed); NaN counts as 0."""
+    c = np.nan_to_num(np.asarray(conf, dtype=np.float64), nan=0.0)
+    if n_bins <= 1:
+        return np.zeros(len(c), np.int64)
+    return np.clip(np.floor(c * n_bins), 0, n_bins - 1).astype(np.int64)
+
+
+def stratified_sample(
+    ds: Dataset,
+    v: VerdictLike | None,
+    size: int,
+    seed: int,
+    strata: Sequence[str] = ("run", "relation", "verdict"),
+    conf_bins: int = 5,
+    exclude: np.ndarray | Sequence[int] | None = None,
+) -> np.ndarray:
+    """A seeded stratified sample of sample rows for a human audit (sorted row numbers).
+
+    Strata are method (run) × relation × checker verdict by default (`strata` picks a subset,
+    "reason" may be added). The sample size is split over the non-empty strata proportionally
+    with at least one per stratum where `size` allows (`allocate`); inside a stratum it is split
+    the same way over `conf_bins` equal-width confidence bins, so that every confidence range
+    is seen; inside a bin the rows are drawn without replacement. `exclude` (rows or a boolean
+    mask) removes samples already audited. Same inputs and seed → same rows; never duplicates.
+    If `size` is at least the number of eligible samples, all of them are returned.
+    """
+    if size < 0:
+        raise WorkstationError(f"audit sample size must be >= 0, got {size}")
+    if conf_bins < 1:
+        raise WorkstationError(f"confidence bins must be >= 1, got {conf_bins}")
+    n = ds.n
+    codes, _ = stratum_codes(ds, v, strata)
+    eligible = np.ones(n, bool)
+    if exclude is not None:
+        ex = np.asarray(exclude)
+        if ex.dtype == bool:
+            if len(ex) != n:
+                raise WorkstationError(f"exclude mask has {len(ex)} entries but the dataset has {n} samples")
+            eligible &= ~ex
+        elif len(ex):
+            ex = ex.astype(np.int64)
+            if ex.min() < 0 or ex.max() >= n:
+                raise WorkstationError("exclude lists a sample row outside the dataset")
+            eligible[ex] = False
+    rows = np.flatnonzero(eligible)
+    if size >= len(rows):
+        return rows.astype(np.int64)
+    rng = np.random.default_rng(seed)
+    if v is not None and conf_bins > 1:
+        cbin = confidence_bins(np.asarray(v.conf), conf_bins)[rows]
+    else:
+        cbin = np.zeros(len(rows), np.int64)
+    scode = codes[rows]
+    n_strata = int(codes.max()) + 1 if n else 0
+    s_sizes = np.bincount(scode, minlength=n_strata)
+    s_alloc = allocate(s_sizes, size, rng)
+    picked: list[np.ndarray] = []
+    for s in np.flatnonzero(s_alloc):
+        in_s = np.flatnonzero(scode == s)
+        b = cbin[in_s]
+        b_sizes = np.bincount(b, minlength=conf_bins)
+        b_alloc = allocate(b_sizes, int(s_alloc[s]), rng)
+        for k in np.flatnonzero(b_alloc):
+            cand = rows[in_s[b == k]]
+            picked.append(rng.choice(cand, size=int(b_alloc[k]), replace=False))
+    out = np.sort(np.concatenate(picked)) if picked else np.zeros(0, np.int64)
+    return out.astype(np.int64)
+
+
+def strata_table(
+    ds: Dataset,
+    v: VerdictLike | None,
+    sample_rows: np.ndarray,
+    strata: Sequence[str] = ("run", "relation", "verdict"),
+) -> list[dict[str, Any]]:
+    """Per stratum: its names, the population count and how many rows the sample holds."""
+    codes, names = stratum_codes(ds, v, strata)
+    pop = np.bincount(codes, minlength=len(names))
+    smp = np.bincount(codes[np.asarray(sample_rows, dtype=np.int64)], minlength=len(names))
+    out = []
+    for i, nm in enumerate(names):
+        row: dict[str, Any] = dict(zip(strata, nm))
+        row.update(population=int(pop[i]), sampled=int(smp[i]))
+        out.append(row)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Labels: append-only events, latest per (sample, annotator)
+# ---------------------------------------------------------------------------------------------
+
+
+def _group_codes(*cols: Sequence[Hashable] | np.ndarray) -> np.ndarray:
+    """One integer per distinct tuple of the given aligned columns."""
+    if not cols or len(cols[0]) == 0:
+        return np.zeros(0, np.int64)
+    parts = []
+    for c in cols:
+        arr = np.asarray(c)
+        if arr.dtype.kind in "iub":
+            parts.append(arr.astype(np.int64))
+        else:
+            _, inv = np.unique(arr.astype(str), return_inverse=True)
+            parts.append(inv.reshape(-1).astype(np.int64))
+    key = np.stack(parts, axis=1)
+    _, inv = np.unique(key, axis=0, return_inverse=True)
+    return inv.reshape(-1).astype(np.int64)
+
+
+def _event_order(n: int, order: Sequence[Any] | np.ndarray | None) -> np.ndarray:
+    """Rank of each event in time: by `order` (timestamps, sequence numbers), then position."""
+    pos = np.arange(n)
+    if order is None:
+        return pos
+    o = np.asarray(order)
+    if len(o) != n:
+        raise WorkstationError(f"label order has {len(o)} entries for {n} label events")
+    if o.dtype.kind not in "iuf":
+        o = o.astype(str)  # ISO-8601 timestamps sort as text
+    return np.lexsort((pos, o))
+
+
+def _pick_per_group(groups: np.ndarray, order: np.ndarray | Sequence[Any] | None, last: bool) -> np.ndarray:
+    n = len(groups)
+    if n == 0:
+        return np.zeros(0, np.int64)
+    seq = _event_order(n, order)  # event indices in time order
+    g_in_time = groups[seq]
+    if last:
+        rev = seq[::-1]
+        _, first_idx = np.unique(groups[rev], return_index=True)
+        chosen = rev[first_idx]
+    else:
+        _, first_idx = np.unique(g_in_time, return_index=True)
+        chosen = seq[first_idx]
+    return np.sort(chosen).astype(np.int64)
+
+
+def latest_labels(
+    sample: Sequence[Hashable] | np.ndarray,
+    annotator: Sequence[Hashable] | np.ndarray,
+    order: Sequence[Any] | np.ndarray | None = None,
+) -> np.ndarray:
+    """Indices of the label events that count: the latest per (sample, annotator).
+
+    Events are append-only; "latest" is by `order` (timestamps or sequence numbers; ties and
+    `order=None` fall back to position in the arrays, later wins). Returns sorted event indices.
+    """
+    if len(sample) != len(annotator):
+        raise WorkstationError("label events: sample and annotator columns differ in length")
+    return _pick_per_group(_group_codes(sample, annotator), order, last=True)
+
+
+def first_labels(
+    sample: Sequence[Hashable] | np.ndarray,
+    annotator: Sequence[Hashable] | np.ndarray,
+    order: Sequence[Any] | np.ndarray | None = None,
+) -> np.ndarray:
+    """Indices of the first label event per (sample, annotator) (see `latest_labels`)."""
+    if len(sample) != len(annotator):
+        raise WorkstationError("label events: sample and annotator columns differ in length")
+    return _pick_per_group(_group_codes(sample, annotator), order, last=False)
+
+
+def labels_by_row(
+    n_rows: int,
+    sample_row: np.ndarray | Sequence[int],
+    verdict: np.ndarray | Sequence[int],
+    annotator: Sequence[Hashable] | np.ndarray | None = None,
+    order: Sequence[Any] | np.ndarray | None = None,
+    only_annotator: Hashable | None = None,
+    policy: str = "latest",
+) -> np.ndarray:
+    """One human verdict per sample row (int8, NO_LABEL=-1 where none) from label events.
+
+    First each (sample, annotator) keeps its latest event. When several annotators labelled a
+    sample, `policy="latest"` keeps the most recent of their labels and `policy="majority"` the
+    most frequent verdict (a tie gives UNDECIDABLE). `only_annotator` restricts to one person.
+    """
+    rows = np.asarray(sample_row, dtype=np.int64)
+    verd = np.asarray(verdict, dtype=np.int64)
+    if len(rows) != len(verd):
+        raise WorkstationError("label events: sample and verdict columns differ in length")
+    if len(rows) and (rows.min() < 0 or rows.max() >= n_rows):
+        raise WorkstationError("label events refer to a sample row outside the dataset")
+    ann = np.zeros(len(rows), np.int64) if annotator is None else np.asarray(annotator)
+    if order is not None:
+        order = np.asarray(order)
+    keep = np.ones(len(rows), bool)
+    if only_annotator is not None:
+        keep = ann.astype(str) == str(only_annotator)
+    idx_all = np.flatnonzero(keep)
+    out = np.full(n_rows, NO_LABEL, np.int8)
+    if len(idx_all) == 0:
+        return out
+    sub_order = None if order is None else order[idx_all]
+    idx = idx_all[latest_labels(rows[idx_all], ann[idx_all], sub_order)]
+    if policy == "latest":
+        rank = np.empty(len(rows), np.int64)
+        rank[_event_order(len(rows), order)] = np.arange(len(rows))
+        idx = idx[np.argsort(rank[idx], kind="stable")]
+        out[rows[idx]] = verd[idx]  # later assignments win
+    elif policy == "majority":
+        counts = np.zeros((n_rows, 3), np.int64)
+        ok = (verd[idx] >= 0) & (verd[idx] <= 2)
+        np.add.at(counts, (rows[idx][ok], verd[idx][ok]), 1)
+        has = counts.sum(1) > 0
+        top = counts.max(1)
+        n_top = (counts == top[:, None]).sum(1)
+        winner = np.argmax(counts, axis=1)
+        res = np.where(n_top > 1, UNDECIDABLE, winner)
+        out[has] = res[has]
+    else:
+        raise WorkstationError(f"unknown label policy {policy!r} (use 'latest' or 'majority')")
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Confusion and agreement
+# ---------------------------------------------------------------------------------------------
+
+
+def confusion(checker_verdict: np.ndarray | Sequence[int], human_verdict: np.ndarray | Sequence[int]) -> np.ndarray:
+    """3×3 counts, rows = checker verdict, columns = human verdict (PASS, FAIL, UNDECIDABLE).
+
+    Pairs where either code is outside 0..2 (no label) are left out.
+    """
+    c = np.asarray(checker_verdict, dtype=np.int64)
+    h = np.asarray(human_verdict, dtype=np.int64)
+    if len(c) != len(h):
+        raise WorkstationError(f"checker and human verdicts differ in length ({len(c)} vs {len(h)})")
+    ok = (c >= 0) & (c <= 2) & (h >= 0) & (h <= 2)
+    return np.bincount(c[ok] * 3 + h[ok], minlength=9).reshape(3, 3).astype(np.int64)
+
+
+def decided_confusion(m3: np.ndarray) -> np.ndarray:
+    """The 2×2 over samples decided by both (rows checker PASS/FAIL, columns human PASS/FAIL)."""
+    return np.asarray(m3)[:2, :2].copy()
+
+
+@dataclass(frozen=True)
+class ConfusionSummary:
+    """Checker vs human over audited samples, as SpatialBench-UC's audit_metrics reports it."""
+
+    matrix: np.ndarray  # 3×3, rows checker, columns human
+    total: int  # pairs with both verdicts
+    undecidable_checker: int
+    undecidable_human: int
+    tp: int  # checker PASS, human PASS
+    fp: int  # checker PASS, human FAIL
+    fn: int  # checker FAIL, human PASS
+    tn: int  # checker FAIL, human FAIL
+    accuracy: float  # over the 2×2; NaN when it is empty
+    precision: float
+    recall: float
+    f1: float
+
+    @property
+    def decided(self) -> int:
+        return self.tp + self.fp + self.fn + self.tn
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "matrix": self.matrix.tolist(), "total": self.total, "decided": self.decided,
+            "undecidable_checker": self.undecidable_checker, "undecidable_human": self.undecidable_human,
+            "tp": self.tp, "fp": self.fp, "fn": self.fn, "tn": self.tn, "accuracy": self.accuracy,
+            "precision": self.precision, "recall": self.recall, "f1": self.f1,
+        }
+
+
+def _ratio(a: float, b: float) -> float:
+    return float(a) / float(b) if b else float("nan")
+
+
+def confusion_summary(checker_verdict: np.ndarray | Sequence[int], human_verdict: np.ndarray | Sequence[int]) -> ConfusionSummary:
+    """Confusion counts and PASS-as-positive accuracy / precision / recall / F1 (NaN when undefined)."""
+    m = confusion(checker_verdict, human_verdict)
+    tp, fp, fn, tn = int(m[PASS, PASS]), int(m[PASS, FAIL]), int(m[FAIL, PASS]), int(m[FAIL, FAIL])
+    prec = _ratio(tp, tp + fp)
+    rec = _ratio(tp, tp + fn)
+    f1 = 2 * prec * rec / (prec + rec) if (prec + rec) > 0 else float("nan")
+    return ConfusionSummary(
+        matrix=m, total=int(m.sum()), undecidable_checker=int(m[UNDECIDABLE].sum()),
+        undecidable_human=int(m[:, UNDECIDABLE].sum()), tp=tp, fp=fp, fn=fn, tn=tn,
+        accuracy=_ratio(tp + tn, tp + fp + fn + tn), precision=prec, recall=rec, f1=f1,
+    )
+
+
+def _valid_pairs(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
+    x = np.asarray(a, dtype=np.float64).reshape(-1)
+    y = np.asarray(b, dtype=np.float64).reshape(-1)
+    if len(x) != len(y):
+        raise WorkstationError(f"the two label lists differ in length ({len(x)} vs {len(y)})")
+    ok = np.isfinite(x) & np.isfinite(y) & (x >= 0) & (y >= 0)
+    return x[ok].astype(np.int64), y[ok].astype(np.int64)
+
+
+def percent_agreement(a: Any, b: Any) -> float:
+    """Fraction of pairs with the same label (pairs with a missing label, <0 or NaN, left out)."""
+    x, y = _valid_pairs(a, b)
+    return float(np.mean(x == y)) if len(x) else float("nan")
+
+
+def cohen_kappa(a: Any, b: Any) -> float:
+    """Unweighted Cohen's κ for categorical labels (integer codes; <0 or NaN = missing, left out).
+
+    κ = (p_o − p_e) / (1 − p_e). NaN for no pairs, and when p_e = 1 (both raters used one
+    and the same category throughout: κ is undefined there).
+    """
+    x, y = _valid_pairs(a, b)
+    n = len(x)
+    if n == 0:
+        return float("nan")
+    k = int(max(x.max(), y.max())) + 1
+    m = np.bincount(x * k + y, minlength=k * k).reshape(k, k).astype(np.float64) / n
+    po = float(np.trace(m))
+    pe = float(m.sum(1) @ m.sum(0))
+    if pe >= 1.0:
+        return float("nan")
+    return (po - pe) / (1.0 - pe)
+
+
+def quadratic_weighted_kappa(a: Any, b: Any, n_categories: int = 4, min_rating: int = 1) -> float:
+    """Quadratic weighted Cohen's κ for ordinal ratings min_rating..min_rating+n_categories-1.
+
+    κ_w = 1 − Σ w·O / Σ w·E with w_ij = (i − j)² / (K − 1)², O the observed and E the expected
+    (outer product of the marginals) rating matrices. Missing ratings (NaN or below min_rating
+    when given as 0/-1) are left out; a rating above the scale raises. NaN for no pairs or when
+    the expected disagreement is zero.
+    """
+    if n_categories < 2:
+        raise WorkstationError("quadratic weighted kappa needs at least 2 rating categories")
+    x = np.asarray(a, dtype=np.float64).reshape(-1)
+    y = np.asarray(b, dtype=np.float64).reshape(-1)
+    if len(x) != len(y):
+        raise WorkstationError(f"the two rating lists differ in length ({len(x)} vs {len(y)})")
+    ok = np.isfinite(x) & np.isfinite(y) & (x >= min_rating) & (y >= min_rating)
+    x = x[ok] - min_rating
+    y = y[ok] - min_rating
+    if len(x) and (x.max() >= n_categories or y.max() >= n_categories
+                   or np.any(x != np.round(x)) or np.any(y != np.round(y))):
+        raise WorkstationError(
+            f"ratings must be whole numbers from {min_rating} to {min_rating + n_categories - 1}")
+    n = len(x)
+    if n == 0:
+        return float("nan")
+    xi = x.astype(np.int64)
+    yi = y.astype(np.int64)
+    K = n_categories
+    obs = np.bincount(xi * K + yi, minlength=K * K).reshape(K, K).astype(np.float64)
+    exp = np.outer(obs.sum(1), obs.sum(0)) / n
+    i = np.arange(K)
+    w = (i[:, None] - i[None, :]) ** 2 / (K - 1) ** 2
+    den = float((w * exp).sum())
+    if den == 0.0:
+        return float("nan")
+    return 1.0 - float((w * obs).sum()) / den
+
+
+@dataclass(frozen=True)
+class SelfAgreement:
+    """Consistency re-checks: first vs latest label of one annotator on the same sample."""
+
+    n_pairs: int
+    percent: float
+    kappa: float
+    sample: np.ndarray  # the sample of each pair
+    annotator: np.ndarray
+    first: np.ndarray  # first label
+    latest: np.ndarray  # latest label
+
+
+def self_agreement(
+    sample: Sequence[Hashable] | np.ndarray,
+    annotator: Sequence[Hashable] | np.ndarray,
+    label: np.ndarray | Sequence[float],
+    order: Sequence[Any] | np.ndarray | None = None,
+    weighted_categories: int | None = None,
+) -> SelfAgreement:
+    """Agreement of annotators with themselves on samples they labelled more than once.
+
+    For every (sample, annotator) with at least two label events, the first and the latest
+    label form a pair. `kappa` is Cohen's κ over those pairs, or the quadratic weighted κ over
+    1..`weighted_categories` ratings when that is given. Empty input → n_pairs 0 and NaN.
+    """
+    s = np.asarray(sample)
+    a = np.asarray(annotator)
+    lab = np.asarray(label, dtype=np.float64)
+    if not (len(s) == len(a) == len(lab)):
+        raise WorkstationError("label events: sample, annotator and label columns differ in length")
+    groups = _group_codes(s, a)
+    if order is not None:
+        order = np.asarray(order)
+    first = _pick_per_group(groups, order, last=False)
+    last = _pick_per_group(groups, order, last=True)
+    # both are sorted by event index; align them by group
+    f_by_g = dict(zip(groups[first].tolist(), first.tolist()))
+    pairs = [(f_by_g[g], e) for g, e in zip(groups[last].tolist(), last.tolist()) if f_by_g[g] != e]
+    fi = np.array([p[0] for p in pairs], np.int64)
+    li = np.array([p[1] for p in pairs], np.int64)
+    fl, ll = lab[fi], lab[li]
+    if weighted_categories is None:
+        kappa = cohen_kappa(fl, ll)
+    else:
+        kappa = quadratic_weighted_kappa(fl, ll, weighted_categories)
+    return SelfAgreement(
+        n_pairs=len(pairs), percent=percent_agreement(fl, ll), kappa=kappa,
+        sample=s[li] if len(li) else s[:0], annotator=a[li] if len(li) else a[:0], first=fl, latest=ll,
+    )
+
+
+def annotator_agreement(
+    sample: Sequence[Hashable] | np.ndarray,
+    annotator: Sequence[Hashable] | np.ndarray,
+    label: np.ndarray | Sequence[float],
+    order: Sequence[Any] | np.ndarray | None = None,
+    weighted_categories: int | None = None,
+) -> list[dict[str, Any]]:
+    """Per pair of annotators, over the samples both labelled (latest label of each counts):
+    n, percent agreement and κ (Cohen's, or quadratic weighted over 1..`weighted_categories`)."""
+    s = np.asarray(sample)
+    a = np.asarray(annotator)
+    lab = np.asarray(label, dtype=np.float64)
+    if not (len(s) == len(a) == len(lab)):
+        raise WorkstationError("label events: sample, annotator and label columns differ in length")
+    idx = latest_labels(s, a, order)
+    s_codes = _group_codes(s)
+    by_ann: dict[str, dict[int, float]] = {}
+    for e in idx.tolist():
+        by_ann.setdefault(str(a[e]), {})[int(s_codes[e])] = float(lab[e])
+    names = sorted(by_ann)
+    out = []
+    for i, n1 in enumerate(names):
+        for n2 in names[i + 1:]:
+            common = sorted(set(by_ann[n1]) & set(by_ann[n2]))
+            x = np.array([by_ann[n1][c] for c in common], np.float64)
+            y = np.array([by_ann[n2][c] for c in common], np.float64)
+            k = cohen_kappa(x, y) if weighted_categories is None else \
+                quadratic_weighted_kappa(x, y, weighted_categories)
+            out.append({"annotator_a": n1, "annotator_b": n2, "n": len(common),
+                        "percent_agreement": percent_agreement(x, y), "kappa": k})
+    return out

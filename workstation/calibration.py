@@ -1,0 +1,464 @@
+"""Risk–coverage, the calibration objective and the grid search (METHODS.md §1).
+
+Definitions (over the audited samples, i.e. the samples given to a function):
+
+- covered(τ): checker PASS or FAIL with conf ≥ τ; coverage = covered / all audited.
+- accuracy(τ): over covered samples whose human label is PASS or FAIL (human UNDECIDABLE and
+  unlabelled samples are left out of the denominator); risk = 1 − accuracy.
+  Conventions, as the published SpatialBench-UC analysis records them: coverage 0 → risk 0
+  and accuracy 1; covered samples but none with a human PASS/FAIL label → accuracy 0, risk 1.
+- FPR_PASS(τ): among checker PASS with conf ≥ τ that carry a human label, the fraction labelled
+  FAIL; 1 when there is none.
+- J = w_fpr·FPR_PASS + w_risk·Risk + w_cov·(1 − Coverage), defaults 10, 2, 0.5.
+
+Everything over τ is vectorised: samples are sorted by confidence once and every threshold
+reads prefix sums (`np.searchsorted` + `np.cumsum`); no Python loop runs over thresholds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+from collections.abc import Callable, Generator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from .config import CheckerConfig
+from .dataset import Dataset
+from .types import FAIL, PASS, UNDECIDABLE, VERDICT_CODE, WorkstationError
+
+# The grid of the SpatialBench-UC paper (it selected margin 0.10, t_det 0.2, tau 0.7).
+PAPER_GRID: dict[str, tuple[float, ...]] = {
+    "margin": (0.03, 0.05, 0.07, 0.10),
+    "t_det": (0.2, 0.3, 0.4),
+    "tau": (0.3, 0.5, 0.7),
+}
+
+# J is compared after rounding to this many decimals, so that float noise in otherwise equal
+# objective values does not decide the ranking (the tie-break rules do).
+J_DECIMALS = 12
+
+
+class VerdictLike(Protocol):
+    verdict: np.ndarray
+    conf: np.ndarray
+
+
+Evaluator = Callable[[Dataset, CheckerConfig], VerdictLike]
+
+
+class GridSearchCancelled(WorkstationError):
+    """The user cancelled a calibration grid search."""
+
+
+@dataclass(frozen=True)
+class Weights:
+    """Weights of the calibration objective J."""
+
+    fpr_pass: float = 10.0
+    risk: float = 2.0
+    coverage: float = 0.5
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
+                raise WorkstationError(f"objective weight {f.name} must be a finite number >= 0, got {v!r}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Risk–coverage
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RiskCoverage:
+    """One point per threshold τ (arrays of equal length, τ in the order given / ascending)."""
+
+    tau: np.ndarray
+    coverage: np.ndarray
+    risk: np.ndarray
+    accuracy: np.ndarray
+    n_covered: np.ndarray  # checker PASS/FAIL with conf >= tau
+    n_evaluated: np.ndarray  # of those, with a human PASS/FAIL label
+    fpr_pass: np.ndarray
+    n_pass_covered: np.ndarray  # checker PASS with conf >= tau and a human label
+    n_audited: int
+
+    def __len__(self) -> int:
+        return len(self.tau)
+
+    def rows(self) -> list[dict[str, float]]:
+        return [
+            {"tau": float(self.tau[i]), "coverage": float(self.coverage[i]), "risk": float(self.risk[i]),
+             "accuracy": float(self.accuracy[i]), "n_covered": int(self.n_covered[i]),
+             "n_evaluated": int(self.n_evaluated[i]), "fpr_pass": float(self.fpr_pass[i]),
+             "n_pass_covered": int(self.n_pass_covered[i])}
+            for i in range(len(self.tau))
+        ]
+
+    def objective(self, weights: Weights | None = None) -> np.ndarray:
+        return objective(self.fpr_pass, self.risk, self.coverage, weights)
+
+
+def _as_codes(x: np.ndarray | Sequence[Any], what: str) -> np.ndarray:
+    arr = np.asarray(x)
+    if arr.dtype.kind in "OUS":
+        out = np.empty(len(arr), np.int64)
+        for i, s in enumerate(arr.tolist()):
+            if s is None or s == "":
+                out[i] = -1
+            elif isinstance(s, (int, np.integer)) and not isinstance(s, bool):
+                out[i] = int(s)
+            elif str(s).upper() in VERDICT_CODE:
+                out[i] = VERDICT_CODE[str(s).upper()]
+            else:
+                raise WorkstationError(f"{what}: unknown verdict {s!r} (expected PASS, FAIL or UNDECIDABLE)")
+        return out
+    return arr.astype(np.int64)
+
+
+class _Sorted:
+    """Decided samples sorted by confidence (descending) with prefix counts, for many τ."""
+
+    def __init__(self, checker_verdict: np.ndarray, conf: np.ndarray, human_verdict: np.ndarray) -> None:
+        c = _as_codes(checker_verdict, "checker verdicts")
+        h = _as_codes(human_verdict, "human verdicts")
+        cf = np.asarray(conf, dtype=np.float64)
+        if not (len(c) == len(h) == len(cf)):
+            raise WorkstationError(
+                f"checker verdicts, confidences and human verdicts differ in length ({len(c)}, {len(cf)}, {len(h)})")
+        self.n_audited = len(c)
+        decided = ((c == PASS) | (c == FAIL)) & ~np.isnan(cf)
+        c, h, cf = c[decided], h[decided], cf[decided]
+        order = np.argsort(-cf, kind="stable")
+        c, h, cf = c[order], h[order], cf[order]
+        self.conf_asc = cf[::-1].copy()
+        human_decided = (h == PASS) | (h == FAIL)
+        labelled = (h >= 0) & (h <= UNDECIDABLE)
+        is_pass = c == PASS
+
+        def cum(mask: np.ndarray) -> np.ndarray:
+            out = np.zeros(len(mask) + 1, np.int64)
+            np.cumsum(mask, out=out[1:])
+            return out
+
+        self.c_eval = cum(human_decided)
+        self.c_correct = cum(human_decided & (c == h))
+        self.c_pass = cum(is_pass & labelled)
+        self.c_false_pass = cum(is_pass & (h == FAIL))
+
+    def at(self, taus: np.ndarray) -> RiskCoverage:
+        taus = np.asarray(taus, dtype=np.float64).reshape(-1)
+        d = len(self.conf_asc)
+        k = d - np.searchsorted(self.conf_asc, taus, side="left")  # number with conf >= tau
+        n_eval = self.c_eval[k]
+        n_correct = self.c_correct[k]
+        n_pass = self.c_pass[k]
+        n_fp = self.c_false_pass[k]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            acc = np.where(k == 0, 1.0, np.where(n_eval > 0, n_correct / np.maximum(n_eval, 1), 0.0))
+            risk = np.where(k == 0, 0.0, 1.0 - acc)
+            cov = k / self.n_audited if self.n_audited else np.zeros(len(k))
+            fpr = np.where(n_pass > 0, n_fp / np.maximum(n_pass, 1), 1.0)
+        return RiskCoverage(
+            tau=taus, coverage=np.asarray(cov, np.float64), risk=risk, accuracy=acc, n_covered=k.astype(np.int64),
+            n_evaluated=n_eval, fpr_pass=fpr, n_pass_covered=n_pass, n_audited=self.n_audited,
+        )
+
+    def default_taus(self) -> np.ndarray:
+        """Every unique confidence of a decided sample, with the end points 0 and 1."""
+        return np.unique(np.concatenate([[0.0, 1.0], self.conf_asc]))
+
+
+def risk_coverage(
+    checker_verdict: np.ndarray | Sequence[Any],
+    conf: np.ndarray | Sequence[float],
+    human_verdict: np.ndarray | Sequence[Any],
+    taus: np.ndarray | Sequence[float] | None = None,
+) -> RiskCoverage:
+    """Risk–coverage over thresholds τ for aligned arrays of the audited samples.
+
+    Every entry given counts as audited (the coverage denominator); a human code outside 0..2
+    (e.g. -1, no label) is left out of accuracy and FPR_PASS. Verdicts may be codes or names.
+    `taus=None` sweeps every unique confidence of a checker-decided sample plus 0 and 1
+    (ascending), as SpatialBench-UC's "unique" sweep does.
+    """
+    s = _Sorted(np.asarray(checker_verdict), np.asarray(conf), np.asarray(human_verdict))
+    t = s.default_taus() if taus is None else np.asarray(taus, dtype=np.float64)
+    return s.at(t)
+
+
+def objective(
+    fpr_pass: np.ndarray | float,
+    risk: np.ndarray | float,
+    coverage: np.ndarray | float,
+    weights: Weights | None = None,
+) -> np.ndarray:
+    """J = w_fpr·FPR_PASS + w_risk·Risk + w_cov·(1 − Coverage) (element-wise)."""
+    w = weights or Weights()
+    return (w.fpr_pass * np.asarray(fpr_pass, np.float64) + w.risk * np.asarray(risk, np.float64)
+            + w.coverage * (1.0 - np.asarray(coverage, np.float64)))
+
+
+def apply_tau(verdict: np.ndarray, conf: np.ndarray, tau: float) -> np.ndarray:
+    """Verdicts at operating point τ: a PASS/FAIL with conf < τ becomes UNDECIDABLE."""
+    v = np.asarray(verdict).astype(np.int8, copy=True)
+    low = ((v == PASS) | (v == FAIL)) & ~(np.asarray(conf, np.float64) >= tau)
+    v[low] = UNDECIDABLE
+    return v
+
+
+# ---------------------------------------------------------------------------------------------
+# Grid search
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class GridResult:
+    """Every parameter combination with its objective, ranked.
+
+    Ranking (`rank`, best first): lowest J (rounded to `J_DECIMALS`), then higher coverage,
+    then grid order. Grid order is the product of the grids in the order given with τ
+    innermost, e.g. margin × t_det × τ — so on a full tie the combination met first wins,
+    as in SpatialBench-UC's own search.
+    """
+
+    params: tuple[str, ...]  # parameter names; "tau" last when searched
+    columns: dict[str, np.ndarray]  # per parameter: its value for every combination (grid order)
+    j: np.ndarray
+    fpr_pass: np.ndarray
+    risk: np.ndarray
+    coverage: np.ndarray
+    accuracy: np.ndarray
+    n_covered: np.ndarray
+    n_pass_covered: np.ndarray
+    n_audited: int
+    weights: Weights
+    base_config: CheckerConfig
+    rank: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.rank = rank_combinations(self.j, self.coverage)
+
+    def __len__(self) -> int:
+        return len(self.j)
+
+    @property
+    def best_index(self) -> int:
+        return int(self.rank[0])
+
+    def params_at(self, i: int) -> dict[str, Any]:
+        return {p: _py(self.columns[p][i]) for p in self.params}
+
+    @property
+    def best(self) -> dict[str, Any]:
+        """The best combination: its parameters and metrics."""
+        return self.row(self.best_index)
+
+    def row(self, i: int) -> dict[str, Any]:
+        out = self.params_at(i)
+        out.update(j=float(self.j[i]), fpr_pass=float(self.fpr_pass[i]), risk=float(self.risk[i]),
+                   coverage=float(self.coverage[i]), accuracy=float(self.accuracy[i]),
+                   n_covered=int(self.n_covered[i]), n_pass_covered=int(self.n_pass_covered[i]))
+        return out
+
+    def table(self, ranked: bool = True) -> list[dict[str, Any]]:
+        """All combinations as rows (best first when `ranked`), with a 1-based `rank` column."""
+        pos = np.empty(len(self.j), np.int64)
+        pos[self.rank] = np.arange(1, len(self.j) + 1)
+        order = self.rank if ranked else np.arange(len(self.j))
+        rows = []
+        for i in order.tolist():
+            r = {"rank": int(pos[i])}
+            r.update(self.row(i))
+            rows.append(r)
+        return rows
+
+    def config_at(self, i: int) -> CheckerConfig:
+        """The base config with the combination's parameters (τ included when searched)."""
+        return self.base_config.replace(**self.params_at(i))
+
+    def best_config(self) -> CheckerConfig:
+        return self.config_at(self.best_index)
+
+
+def _py(x: Any) -> Any:
+    return x.item() if isinstance(x, np.generic) else x
+
+
+def rank_combinations(j: np.ndarray, coverage: np.ndarray) -> np.ndarray:
+    """Indices best first: lowest J (rounded), then higher coverage, then lower index."""
+    idx = np.arange(len(j))
+    jr = np.round(np.asarray(j, np.float64), J_DECIMALS)
+    return np.lexsort((idx, -np.asarray(coverage, np.float64), jr)).astype(np.int64)
+
+
+_CONFIG_FIELDS = {f.name: f for f in dataclasses.fields(CheckerConfig)}
+_NOT_SEARCHABLE = {"name", "extra", "perturbations"}
+
+
+def _check_grids(base_cfg: CheckerConfig, grids: Mapping[str, Sequence[Any]]) -> tuple[list[str], list[list[Any]], list[float] | None]:
+    if not grids:
+        raise WorkstationError("the calibration grid is empty: give at least one parameter with values")
+    names: list[str] = []
+    values: list[list[Any]] = []
+    taus: list[float] | None = None
+    for name, vals in grids.items():
+        if name not in _CONFIG_FIELDS or name in _NOT_SEARCHABLE:
+            ok = sorted(set(_CONFIG_FIELDS) - _NOT_SEARCHABLE)
+            raise WorkstationError(f"unknown calibration parameter {name!r} (choose from {', '.join(ok)})")
+        vals = list(vals) if not isinstance(vals, (str, bytes)) else [vals]
+        if not vals:
+            raise WorkstationError(f"calibration grid for {name!r} has no values")
+        if name == "tau":
+            try:
+                taus = [float(t) for t in vals]
+            except (TypeError, ValueError):
+                raise WorkstationError(f"calibration grid for 'tau' must hold numbers, got {vals!r}") from None
+            if not all(math.isfinite(t) for t in taus):
+                raise WorkstationError("calibration grid for 'tau' must hold finite numbers")
+            continue
+        kind = type(getattr(base_cfg, name))
+        conv: list[Any] = []
+        for x in vals:
+            try:
+                conv.append(bool(x) if kind is bool else kind(x))
+            except (TypeError, ValueError):
+                raise WorkstationError(f"calibration grid for {name!r}: {x!r} is not a {kind.__name__}") from None
+        names.append(name)
+        values.append(conv)
+    return names, values, taus
+
+
+def _human_by_row(ds: Dataset, human: Any) -> np.ndarray:
+    """Human verdict code per sample row (-1 where none) from an array or a mapping."""
+    if isinstance(human, Mapping):
+        out = np.full(ds.n, -1, np.int64)
+        index = ds.sample_index()
+        for k, val in human.items():
+            if isinstance(k, (int, np.integer)):
+                r = int(k)
+                if not 0 <= r < ds.n:
+                    raise WorkstationError(f"human label for sample row {r}, which is outside the dataset")
+            else:
+                if str(k) not in index:
+                    raise WorkstationError(f"human label for unknown sample {k!r}")
+                r = index[str(k)]
+            out[r] = _as_codes(np.array([val], dtype=object), "human verdicts")[0]
+        return out
+    arr = _as_codes(np.asarray(human) if not isinstance(human, np.ndarray) else human, "human verdicts")
+    if len(arr) != ds.n:
+        raise WorkstationError(f"human verdicts have {len(arr)} entries but the dataset has {ds.n} samples")
+    return arr
+
+
+def _default_evaluator(sub: Dataset) -> Evaluator:
+    from . import checker  # the checker is imported only when a search runs
+
+    prep = getattr(checker, "prepare", None)
+    if prep is not None:
+        prep(sub)
+    return checker.evaluate  # type: ignore[no-any-return]
+
+
+def iter_grid_search(
+    ds: Dataset,
+    base_cfg: CheckerConfig,
+    human_verdict_by_row: np.ndarray | Sequence[Any] | Mapping[Any, Any],
+    grids: Mapping[str, Sequence[Any]],
+    weights: Weights | None = None,
+    evaluator: Evaluator | None = None,
+) -> Generator[tuple[int, int], None, GridResult]:
+    """Grid search as a generator: yields (done, total) checker evaluations, returns a GridResult.
+
+    Only the audited samples (rows with a human label 0..2) are evaluated (`ds.subset`). Every
+    combination of the non-τ parameters is one checker evaluation; all τ values of the grid are
+    then scored at once from the sorted confidences. Stop iterating (or `close()`) to cancel.
+    `evaluator(ds, cfg)` defaults to `workstation.checker.evaluate`.
+    """
+    w = weights or Weights()
+    names, values, taus = _check_grids(base_cfg, grids)
+    human = _human_by_row(ds, human_verdict_by_row)
+    rows = np.flatnonzero((human >= 0) & (human <= UNDECIDABLE))
+    if len(rows) == 0:
+        raise WorkstationError("calibration needs human labels: no sample in this selection has one")
+    combos = list(itertools.product(*values)) if names else [()]
+    configs = []
+    for combo in combos:
+        cfg = base_cfg.replace(**dict(zip(names, combo)))
+        try:
+            cfg.validate()
+        except ValueError as e:
+            raise WorkstationError(f"calibration grid: {e}") from None
+        configs.append(cfg)
+    tau_values = np.asarray(taus if taus is not None else [base_cfg.tau], np.float64)
+    n_tau = len(tau_values)
+    total = len(configs)
+    sub = ds.subset(rows)
+    h = human[rows]
+    ev = evaluator if evaluator is not None else _default_evaluator(sub)
+    out = {k: np.empty(total * n_tau, np.float64) for k in ("fpr", "risk", "cov", "acc")}
+    n_cov = np.empty(total * n_tau, np.int64)
+    n_pass = np.empty(total * n_tau, np.int64)
+    yield 0, total
+    for i, cfg in enumerate(configs):
+        v = ev(sub, cfg)
+        verdict = np.asarray(v.verdict)
+        if len(verdict) != len(rows):
+            raise WorkstationError(f"checker returned {len(verdict)} verdicts for {len(rows)} samples")
+        rc = _Sorted(verdict, np.asarray(v.conf), h).at(tau_values)
+        sl = slice(i * n_tau, (i + 1) * n_tau)
+        out["fpr"][sl] = rc.fpr_pass
+        out["risk"][sl] = rc.risk
+        out["cov"][sl] = rc.coverage
+        out["acc"][sl] = rc.accuracy
+        n_cov[sl] = rc.n_covered
+        n_pass[sl] = rc.n_pass_covered
+        yield i + 1, total
+    columns: dict[str, np.ndarray] = {}
+    for p, (name, vals) in enumerate(zip(names, values)):
+        col = np.array([c[p] for c in combos for _ in range(n_tau)])
+        columns[name] = col
+    params = tuple(names)
+    if taus is not None:
+        columns["tau"] = np.tile(tau_values, total)
+        params = params + ("tau",)
+    return GridResult(
+        params=params, columns=columns, j=objective(out["fpr"], out["risk"], out["cov"], w),
+        fpr_pass=out["fpr"], risk=out["risk"], coverage=out["cov"], accuracy=out["acc"],
+        n_covered=n_cov, n_pass_covered=n_pass, n_audited=len(rows), weights=w, base_config=base_cfg,
+    )
+
+
+def grid_search(
+    ds: Dataset,
+    base_cfg: CheckerConfig,
+    human_verdict_by_row: np.ndarray | Sequence[Any] | Mapping[Any, Any],
+    grids: Mapping[str, Sequence[Any]] | None = None,
+    weights: Weights | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    cancel: Callable[[], bool] | None = None,
+    evaluator: Evaluator | None = None,
+) -> GridResult:
+    """Minimise J over a grid of CheckerConfig fields ("tau" = the confidence threshold).
+
+    `grids` defaults to the paper's grid (`PAPER_GRID`). `progress(done, total)` is called after
+    each checker evaluation; `cancel()` returning True stops the search and raises
+    GridSearchCancelled. See `GridResult` for the ranking and its tie-break.
+    """
+    gen = iter_grid_search(ds, base_cfg, human_verdict_by_row, PAPER_GRID if grids is None else grids,
+                           weights, evaluator)
+    try:
+        while True:
+            done, total = next(gen)
+            if progress is not None:
+                progress(done, total)
+            if cancel is not None and cancel():
+                gen.close()
+                raise GridSearchCancelled(f"calibration cancelled after {done} of {total} checker evaluations")
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]

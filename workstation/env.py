@@ -1,0 +1,284 @@
+"""Runtime environment: provenance (package versions, GPU, driver, CUDA), model location and
+fingerprints, device / dtype choice.
+
+Nothing here imports torch at module import time; ``torch_info`` and ``pick_device`` import it
+inside, and only job code calls them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import os
+import platform
+import re
+import shutil
+import struct
+import subprocess
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from .types import WorkstationError
+
+PACKAGES: tuple[str, ...] = (
+    "numpy", "torch", "diffusers", "transformers", "safetensors", "accelerate", "tokenizers",
+    "huggingface_hub", "opencv-python-headless", "opencv-python", "onnxruntime", "onnxruntime-gpu",
+    "torchvision", "xformers", "duckdb", "pyarrow", "PySide6", "PySide6-Essentials", "pillow",
+)  # fmt: skip
+
+
+def package_versions(names: tuple[str, ...] = PACKAGES) -> dict[str, str]:
+    """Installed versions of the packages that matter for reproducibility (absent ones left out)."""
+    out = {}
+    for n in names:
+        try:
+            out[n] = importlib.metadata.version(n)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def nvidia_smi() -> list[dict[str, str]]:
+    """GPUs as reported by ``nvidia-smi`` (name, driver, memory); empty without one."""
+    exe = shutil.which("nvidia-smi")
+    if exe is None:
+        return []
+    try:
+        r = subprocess.run(
+            [exe, "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
+            capture_output=True, text=True, timeout=10, check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return []
+    gpus = []
+    for line in r.stdout.strip().splitlines():
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) >= 3:
+            gpus.append({"name": parts[0], "driver": parts[1], "memory": parts[2]})
+    return gpus
+
+
+def torch_info() -> dict[str, Any]:
+    """torch's view of the accelerator: CUDA / cuDNN versions and device names. Imports torch."""
+    try:
+        import torch
+    except ImportError:
+        return {"torch": None}
+    info: dict[str, Any] = {
+        "torch": torch.__version__,
+        "cuda_build": torch.version.cuda,
+        "cuda_available": bool(torch.cuda.is_available()),
+        "mps_available": bool(getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()),
+        "threads": torch.get_num_threads(),
+    }
+    if info["cuda_available"]:
+        info["cudnn"] = torch.backends.cudnn.version()
+        info["devices"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+        cap = torch.cuda.get_device_capability(0)
+        info["capability"] = f"{cap[0]}.{cap[1]}"
+    return info
+
+
+def environment_info(include_torch: bool = False) -> dict[str, Any]:
+    """Everything recorded with a run: Python, platform, packages, GPU name and driver, CUDA."""
+    info: dict[str, Any] = {
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "packages": package_versions(),
+        "gpus": nvidia_smi(),
+        "hf_hub_offline": os.environ.get("HF_HUB_OFFLINE", ""),
+    }
+    if include_torch:
+        info["torch"] = torch_info()
+    return info
+
+
+def gpu_name() -> str:
+    """First GPU's name, or 'none'."""
+    gpus = nvidia_smi()
+    if gpus:
+        return gpus[0]["name"]
+    return "none"
+
+
+# ---------------------------------------------------------------------------------------------
+# devices and dtypes
+
+
+def pick_device(device: str = "auto") -> str:
+    """'auto' → 'cuda' when available, else 'mps', else 'cpu'; an explicit unavailable one → error."""
+    import torch
+
+    d = device.lower()
+    if d == "auto":
+        if torch.cuda.is_available():
+            return "cuda"
+        if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available():
+            return "mps"
+        return "cpu"
+    if d.startswith("cuda") and not torch.cuda.is_available():
+        raise WorkstationError(f"device {device!r} asked for, but torch sees no CUDA GPU")
+    if d not in ("cpu", "mps") and not d.startswith("cuda"):
+        raise WorkstationError(f"unknown device {device!r}; use auto, cpu, cuda, cuda:N or mps")
+    return d
+
+
+DTYPES = ("auto", "fp32", "fp16", "bf16")
+
+
+def pick_dtype(dtype: str, device: str, accelerated_default: str = "fp16") -> Any:
+    """'auto' → fp16 (or ``accelerated_default``) on CUDA / MPS, fp32 on CPU. Returns a torch dtype."""
+    import torch
+
+    d = dtype.lower()
+    if d not in DTYPES:
+        raise WorkstationError(f"unknown dtype {dtype!r}; use one of {', '.join(DTYPES)}")
+    if d == "auto":
+        d = "fp32" if device == "cpu" else accelerated_default
+    if d == "bf16" and device.startswith("cuda") and not torch.cuda.is_bf16_supported():
+        raise WorkstationError("bf16 asked for, but this GPU does not support bfloat16; use fp16")
+    return {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[d]
+
+
+def dtype_name(dtype: Any) -> str:
+    return {"torch.float32": "fp32", "torch.float16": "fp16", "torch.bfloat16": "bf16"}.get(str(dtype), str(dtype))
+
+
+# ---------------------------------------------------------------------------------------------
+# model location and weights fingerprints
+
+
+@dataclass(frozen=True)
+class ModelLocation:
+    """Where a model's files are: a local folder, or a snapshot of the local Hugging Face cache."""
+
+    path: Path  # folder holding the files
+    model_id: str  # what the user gave: a folder path or a hub id such as "org/name"
+    revision: str | None  # hub commit of the cache snapshot; None for a plain folder
+    source: str  # "folder" | "hf_cache"
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["path"] = str(self.path)
+        return d
+
+
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*/[\w.\-]+$")
+
+
+def is_hub_id(model: str) -> bool:
+    """'org/name' (one slash, no path prefix) is taken for a Hugging Face id when no such folder exists."""
+    return bool(_HUB_ID.match(model))
+
+
+def resolve_model(model: str | os.PathLike[str], revision: str | None = None, what: str = "model") -> ModelLocation:
+    """A local folder, or a hub id found in the local HF cache (never downloads).
+
+    Raises WorkstationError naming the folder or the cache searched when nothing is there.
+    """
+    text = os.fspath(model)
+    p = Path(text).expanduser()
+    if p.exists():
+        if not p.is_dir():
+            raise WorkstationError(f"{what} path {p} is a file; give the folder that holds the model")
+        return ModelLocation(p.resolve(), text, None, "folder")
+    if isinstance(model, Path) or not is_hub_id(text):
+        raise WorkstationError(
+            f"{what} folder not found: {p} (give an existing folder, or a Hugging Face id such as "
+            f"'org/name' that is in the local cache)"
+        )
+    try:
+        from huggingface_hub import snapshot_download
+        from huggingface_hub.constants import HF_HUB_CACHE
+    except ImportError as e:  # pragma: no cover - huggingface_hub comes with transformers/diffusers
+        raise WorkstationError(f"{what} {text!r} is not a folder and huggingface_hub is not installed") from e
+    try:
+        snap = snapshot_download(text, revision=revision, local_files_only=True)
+    except Exception as e:  # LocalEntryNotFoundError, RevisionNotFoundError, ...
+        rev = f" at revision {revision}" if revision else ""
+        raise WorkstationError(
+            f"{what} {text!r}{rev} is neither a folder nor in the local Hugging Face cache ({HF_HUB_CACHE}); "
+            f"downloads are off — copy the model into a folder and give its path"
+        ) from e
+    sp = Path(snap)
+    return ModelLocation(sp, text, sp.name, "hf_cache")
+
+
+def check_safetensors(path: Path) -> None:
+    """Raise WorkstationError if a .safetensors file is truncated or its header is unreadable.
+
+    Reads only the header: 8-byte length, JSON, and the data offsets, which must end exactly at
+    the file's end.
+    """
+    size = path.stat().st_size
+    try:
+        with path.open("rb") as f:
+            head = f.read(8)
+            if len(head) < 8:
+                raise ValueError("file shorter than its 8-byte header length")
+            (n,) = struct.unpack("<Q", head)
+            if n > size - 8 or n > 100_000_000:
+                raise ValueError(f"header length {n} exceeds the file size {size}")
+            header = json.loads(f.read(n))
+    except (ValueError, UnicodeDecodeError) as e:
+        raise WorkstationError(f"corrupt weights file {path}: unreadable safetensors header ({e})") from e
+    end = 0
+    for key, meta in header.items():
+        if key == "__metadata__":
+            continue
+        try:
+            end = max(end, int(meta["data_offsets"][1]))
+        except (KeyError, TypeError, IndexError, ValueError) as e:
+            raise WorkstationError(f"corrupt weights file {path}: bad entry {key!r} in the header") from e
+    have = size - 8 - n
+    if have != end:
+        raise WorkstationError(
+            f"corrupt weights file {path}: the header describes {end} bytes of tensor data but the file "
+            f"holds {have} (truncated or incomplete download?)"
+        )
+
+
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".onnx", ".msgpack", ".h5")
+
+
+def weight_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*") if p.is_file() and p.name.endswith(WEIGHT_SUFFIXES))
+
+
+def check_weights(folder: Path) -> None:
+    """Validate every safetensors file under ``folder`` (cheap: headers only)."""
+    for p in weight_files(folder):
+        if p.suffix == ".safetensors":
+            check_safetensors(p)
+        elif p.stat().st_size == 0:
+            raise WorkstationError(f"corrupt weights file {p}: it is empty")
+
+
+def weights_fingerprint(folder: Path) -> str:
+    """sha256 over the folder's config / index JSON files and each weights file's name, size and
+    safetensors header (tensor names, dtypes, shapes, offsets). Cheap for multi-GB models; it
+    changes when any file is replaced by a different export."""
+    h = hashlib.sha256()
+    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    for p in files:
+        rel = p.relative_to(folder).as_posix()
+        if p.suffix == ".json" and p.stat().st_size < 50_000_000:
+            h.update(f"json:{rel}\n".encode())
+            h.update(p.read_bytes())
+        elif p.name.endswith(WEIGHT_SUFFIXES):
+            size = p.stat().st_size
+            h.update(f"weights:{rel}:{size}\n".encode())
+            with p.open("rb") as f:
+                if p.suffix == ".safetensors":
+                    head = f.read(8)
+                    if len(head) == 8:
+                        (n,) = struct.unpack("<Q", head)
+                        h.update(f.read(min(n, size)))
+                else:
+                    h.update(f.read(1 << 20))
+    return h.hexdigest()

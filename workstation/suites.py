@@ -1,0 +1,257 @@
+"""Prompt suites: the built-in spatial suite, custom prompt files, content hashes.
+
+The built-in spatial suite is the workstation's own data: object pairs drawn (seeded) from a
+fixed list of COCO classes, each pair asked in the four relations so that every prompt has its
+counterfactual twin (``A left_of B`` <-> ``B right_of A``, ``A above B`` <-> ``B below A``).
+The four prompts of one object pair share a ``pair_id``; twins link each other through
+``counterfactual_id``.
+
+Custom suites come from a prompt file: SpatialBench-UC JSONL (one prompt object per line) or a
+simple CSV with the columns ``prompt, relation, object_a, object_b`` (optional ``prompt_id``,
+``counterfactual_id``, ``pair_id``). Every problem raises :class:`InputError` naming the file and
+line.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import itertools
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .dataset import Prompts
+from .io.sbuc import parse_prompts
+from .types import INVERSE_RELATION, RELATION_CODE, RELATIONS, InputError, WorkstationError
+
+# Thirty COCO classes used by the built-in suite (and drawn by the procedural demo).
+SPATIAL_OBJECTS: tuple[str, ...] = (
+    "person", "bicycle", "car", "motorcycle", "bus", "truck",
+    "bench", "bird", "cat", "dog", "horse", "sheep",
+    "cow", "elephant", "bear", "giraffe", "umbrella", "suitcase",
+    "bottle", "cup", "bowl", "banana", "apple", "chair",
+    "couch", "potted plant", "bed", "laptop", "clock", "vase",
+)
+
+# Text templates per relation; {a} / {b} include their article ("a cat", "an apple").
+TEMPLATES: dict[str, str] = {
+    "left_of": "A photo of {a} to the left of {b}.",
+    "right_of": "A photo of {a} to the right of {b}.",
+    "above": "A photo of {a} above {b}.",
+    "below": "A photo of {a} below {b}.",
+}
+
+DEFAULT_VERSION = "builtin-1"
+CSV_REQUIRED = ("prompt", "relation", "object_a", "object_b")
+CSV_OPTIONAL = ("prompt_id", "counterfactual_id", "pair_id")
+
+
+def with_article(name: str) -> str:
+    """'cat' -> 'a cat', 'apple' -> 'an apple'."""
+    return ("an " if name[:1].lower() in "aeiou" else "a ") + name
+
+
+def prompt_text(relation: str, a: str, b: str) -> str:
+    """The built-in template text for `a relation b`."""
+    return TEMPLATES[relation].format(a=with_article(a), b=with_article(b))
+
+
+def spatial_suite(
+    n_pairs: int = 50,
+    seed: int = 1234,
+    objects: Sequence[str] | None = None,
+    version: str = DEFAULT_VERSION,
+) -> Prompts:
+    """The built-in spatial suite: `n_pairs` object pairs x 4 relations = 4·n_pairs prompts.
+
+    For an object pair (A, B) the four prompts are, in order:
+    ``A left_of B``, ``B right_of A`` (its twin), ``A above B``, ``B below A`` (its twin).
+    Prompt ids are ``<version>_<000000>`` in that order, pair ids ``<version>_pair_<0000>``;
+    the same arguments always give the same suite (and the same :func:`content_hash`).
+    """
+    objs = [o.strip().lower() for o in (SPATIAL_OBJECTS if objects is None else objects)]
+    if any(not o for o in objs):
+        raise WorkstationError("object names of a prompt suite must not be empty")
+    if len(set(objs)) != len(objs):
+        raise WorkstationError("object names of a prompt suite must be distinct")
+    combos = list(itertools.combinations(objs, 2))
+    if n_pairs < 1:
+        raise WorkstationError(f"a spatial suite needs at least one object pair, got n_pairs={n_pairs}")
+    if n_pairs > len(combos):
+        raise WorkstationError(
+            f"{len(objs)} objects make only {len(combos)} distinct pairs; n_pairs={n_pairs} is too many"
+        )
+    rng = np.random.default_rng(seed)
+    pick = rng.choice(len(combos), size=n_pairs, replace=False)
+    flip = rng.random(n_pairs) < 0.5
+    rows: list[tuple[str, str, str, str, str, str]] = []  # id, text, rel, a, b, pair
+    cf: list[str] = []
+    for k, (ci, f) in enumerate(zip(pick.tolist(), flip.tolist())):
+        a, b = combos[ci]
+        if f:
+            a, b = b, a
+        pair = f"{version}_pair_{k:04d}"
+        base = 4 * k
+        ids = [f"{version}_{base + j:06d}" for j in range(4)]
+        for j, (rel, x, y) in enumerate(
+            (("left_of", a, b), ("right_of", b, a), ("above", a, b), ("below", b, a))
+        ):
+            rows.append((ids[j], prompt_text(rel, x, y), rel, x, y, pair))
+        cf.extend([ids[1], ids[0], ids[3], ids[2]])
+    o = lambda v: np.array(v, dtype=object)  # noqa: E731
+    return Prompts(
+        prompt_id=o([r[0] for r in rows]),
+        text=o([r[1] for r in rows]),
+        relation=np.array([RELATION_CODE[r[2]] for r in rows], np.int8),
+        label_a=o([r[3] for r in rows]),
+        label_b=o([r[4] for r in rows]),
+        counterfactual_id=o(cf),
+        pair_id=o([r[5] for r in rows]),
+        suite=o([version] * len(rows)),
+    )
+
+
+def content_hash(prompts: Prompts) -> str:
+    """sha256 (16 hex digits) of a suite's content, independent of row order and suite name."""
+    rows = sorted(
+        zip(
+            prompts.prompt_id.astype(str).tolist(),
+            prompts.text.astype(str).tolist(),
+            [RELATIONS[int(r)] for r in prompts.relation],
+            prompts.label_a.astype(str).tolist(),
+            prompts.label_b.astype(str).tolist(),
+            prompts.counterfactual_id.astype(str).tolist(),
+            prompts.pair_id.astype(str).tolist(),
+        )
+    )
+    blob = json.dumps(rows, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+# ---- custom prompt files ---------------------------------------------------------------------
+def load_prompt_file(path: str | Path, suite: str | None = None) -> Prompts:
+    """Read a custom prompt suite: SpatialBench-UC JSONL (``.jsonl``) or CSV (``.csv``).
+
+    The suite name defaults to the file name without extension.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "prompt file not found")
+    name = suite or path.stem
+    ext = path.suffix.lower()
+    if ext in (".jsonl", ".ndjson"):
+        return parse_prompts(path, suite=name)
+    if ext == ".csv":
+        return _parse_csv(path, name)
+    raise InputError(path, f"unsupported prompt file type {path.suffix!r}: expected .jsonl or .csv")
+
+
+def _parse_csv(path: Path, suite: str) -> Prompts:
+    try:
+        with path.open("r", encoding="utf-8-sig", newline="") as fh:
+            return _parse_csv_rows(path, suite, csv.reader(fh))
+    except UnicodeDecodeError as e:
+        raise InputError(path, f"not UTF-8 text ({e.reason})") from None
+    except csv.Error as e:
+        raise InputError(path, f"malformed CSV ({e})") from None
+
+
+def _parse_csv_rows(path: Path, suite: str, reader: Any) -> Prompts:
+    try:
+        header = [h.strip().lower() for h in next(reader)]
+    except StopIteration:
+        raise InputError(path, "prompt file is empty") from None
+    missing = [c for c in CSV_REQUIRED if c not in header]
+    if missing:
+        raise InputError(
+            path,
+            f"missing column(s) {', '.join(missing)} in the header "
+            f"(expected {', '.join(CSV_REQUIRED)}; optional {', '.join(CSV_OPTIONAL)})",
+            1,
+        )
+    col = {h: i for i, h in enumerate(header)}
+    ids: list[str] = []
+    texts: list[str] = []
+    rels: list[str] = []
+    la: list[str] = []
+    lb: list[str] = []
+    cf: list[str] = []
+    pair: list[str] = []
+    lines: list[int] = []
+    seen: dict[str, int] = {}
+    for row in reader:
+        line = reader.line_num
+        if not row or all(not c.strip() for c in row):
+            continue
+        if len(row) != len(header):
+            raise InputError(path, f"expected {len(header)} fields, got {len(row)}", line)
+        get = lambda k: row[col[k]].strip() if k in col else ""  # noqa: E731
+        for k in CSV_REQUIRED:
+            if not get(k):
+                raise InputError(path, f"empty field '{k}'", line)
+        rel = get("relation").lower()
+        if rel not in RELATION_CODE:
+            raise InputError(path, f"unknown relation {get('relation')!r} (expected one of {', '.join(RELATIONS)})", line)
+        a, b = get("object_a").lower(), get("object_b").lower()
+        if a == b:
+            raise InputError(path, f"object_a and object_b are the same object {a!r}", line)
+        pid = get("prompt_id") or f"{suite}_{len(ids):06d}"
+        if pid in seen:
+            raise InputError(path, f"duplicate prompt_id {pid!r} (first on line {seen[pid]})", line)
+        seen[pid] = line
+        ids.append(pid)
+        texts.append(get("prompt"))
+        rels.append(rel)
+        la.append(a)
+        lb.append(b)
+        cf.append(get("counterfactual_id"))
+        pair.append(get("pair_id"))
+        lines.append(line)
+    if not ids:
+        raise InputError(path, "prompt file has no prompts")
+    for i, c in enumerate(cf):
+        if c and c not in seen:
+            raise InputError(path, f"counterfactual_id {c!r} of {ids[i]!r} is not in the file", lines[i])
+    if "counterfactual_id" not in col:
+        # link twins by content: A r B <-> B r^-1 A
+        key = {(rels[i], la[i], lb[i]): ids[i] for i in range(len(ids))}
+        cf = [key.get((INVERSE_RELATION[rels[i]], lb[i], la[i]), "") for i in range(len(ids))]
+    if "pair_id" not in col:
+        groups: dict[frozenset[str], str] = {}
+        for i in range(len(ids)):
+            k = frozenset((la[i], lb[i]))
+            if k not in groups:
+                groups[k] = f"{suite}_pair_{len(groups):04d}"
+            pair[i] = groups[k]
+    o = lambda v: np.array(v, dtype=object)  # noqa: E731
+    return Prompts(o(ids), o(texts), np.array([RELATION_CODE[r] for r in rels], np.int8), o(la), o(lb),
+                   o(cf), o(pair), o([suite] * len(ids)))
+
+
+def write_prompt_file(prompts: Prompts, path: str | Path) -> Path:
+    """Write a suite as SpatialBench-UC prompt JSONL (readable by :func:`load_prompt_file`)."""
+    path = Path(path)
+    index = {p: i for i, p in enumerate(prompts.prompt_id.astype(str).tolist())}
+    lines = []
+    for i in range(len(prompts)):
+        rec: dict[str, Any] = {
+            "prompt_id": str(prompts.prompt_id[i]),
+            "pair_id": str(prompts.pair_id[i]),
+            "version": str(prompts.suite[i]),
+            "relation": RELATIONS[int(prompts.relation[i])],
+            "object_a": {"name": str(prompts.label_a[i]), "coco_label": str(prompts.label_a[i])},
+            "object_b": {"name": str(prompts.label_b[i]), "coco_label": str(prompts.label_b[i])},
+            "prompt": str(prompts.text[i]),
+        }
+        c = str(prompts.counterfactual_id[i])
+        if c and c in index:
+            j = index[c]
+            rec["counterfactual"] = {"prompt_id": c, "relation": RELATIONS[int(prompts.relation[j])],
+                                     "prompt": str(prompts.text[j])}
+        lines.append(json.dumps(rec, ensure_ascii=False))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
