@@ -129,16 +129,36 @@ class AppState(QObject):
             self.project.set_setting("annotator", self.annotator)
 
     def add_label(self, row: int, verdict: str | None, notes: str | None = None,
-                  rating: int | None = None) -> int:
-        """Write one label event for the sample at `row` (committed before returning)."""
+                  rating: int | None = None, source: str = "ui") -> int:
+        """Write one label event for the sample at `row` (committed before returning).
+
+        `source` tags the event ("ui", "recheck" for a consistency re-check, "undo"...).
+        An event with no verdict replaces this annotator's verdict (undo back to unlabelled),
+        so the row's human verdict is then re-read from the store.
+        """
         assert self.project is not None and self.dataset is not None
         sid = str(self.dataset.samples.sample_id[row])
         eid = self.project.add_label(sid, self.annotator, verdict, notes=notes, rating=rating,
-                                     audit_set_id=self.audit_set_id)
+                                     audit_set_id=self.audit_set_id, source=source)
         if verdict is not None:
             self.human[row] = VERDICT_CODE[verdict]
+        else:
+            self.human[row] = self.human_verdict_of(sid)
         self.labels_changed.emit(sid)
         return eid
+
+    def human_verdict_of(self, sample_id: str) -> int:
+        """The latest human verdict code of anyone for one sample (-1 if none), as
+        `Project.human_verdicts` counts it."""
+        assert self.project is not None
+        latest: dict[str, tuple[int, str | None]] = {}
+        for r in self.project.label_events(sample_id):
+            latest[r.annotator] = (r.event_id, r.verdict)
+        best = (-1, -1)
+        for eid, v in latest.values():
+            if v in VERDICT_CODE and eid > best[0]:
+                best = (eid, VERDICT_CODE[v])
+        return best[1]
 
     # ---- navigation ------------------------------------------------------------------------
     def set_current(self, row: int) -> None:

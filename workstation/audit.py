@@ -240,14 +240,10 @@ def _pick_per_group(groups: np.ndarray, order: np.ndarray | Sequence[Any] | None
     if n == 0:
         return np.zeros(0, np.int64)
     seq = _event_order(n, order)  # event indices in time order
-    g_in_time = groups[seq]
     if last:
-        rev = seq[::-1]
-        _, first_idx = np.unique(groups[rev], return_index=True)
-        chosen = rev[first_idx]
-    else:
-        _, first_idx = np.unique(g_in_time, return_index=True)
-        chosen = seq[first_idx]
+        seq = seq[::-1]
+    _, first_idx = np.unique(groups[seq], return_index=True)  # first occurrence in that order
+    chosen = seq[first_idx]
     return np.sort(chosen).astype(np.int64)
 
 

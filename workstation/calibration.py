@@ -334,7 +334,7 @@ def _check_grids(base_cfg: CheckerConfig, grids: Mapping[str, Sequence[Any]]) ->
     return names, values, taus
 
 
-def _human_by_row(ds: Dataset, human: Any) -> np.ndarray:
+def human_by_row(ds: Dataset, human: Any) -> np.ndarray:
     """Human verdict code per sample row (-1 where none) from an array or a mapping."""
     if isinstance(human, Mapping):
         out = np.full(ds.n, -1, np.int64)
@@ -382,7 +382,7 @@ def iter_grid_search(
     """
     w = weights or Weights()
     names, values, taus = _check_grids(base_cfg, grids)
-    human = _human_by_row(ds, human_verdict_by_row)
+    human = human_by_row(ds, human_verdict_by_row)
     rows = np.flatnonzero((human >= 0) & (human <= UNDECIDABLE))
     if len(rows) == 0:
         raise WorkstationError("calibration needs human labels: no sample in this selection has one")

@@ -506,7 +506,7 @@ class Project:
         try:
             dt = self.con.execute(
                 "SELECT o.idx, d.source, d.variant, d.label, d.score, d.x1, d.y1, d.x2, d.y2 "
-                "FROM detections d JOIN _order o USING (sample_id) ORDER BY o.idx").to_arrow_table()
+                "FROM detections d JOIN _order o USING (sample_id) ORDER BY o.idx, d.rowid").to_arrow_table()
         finally:
             self.con.unregister("_order")
         dc = {k: dt.column(k).to_numpy(zero_copy_only=False) for k in dt.column_names}

@@ -26,6 +26,21 @@ COCO_CLASSES: tuple[str, ...] = (
     "teddy bear", "hair drier", "toothbrush",
 )  # fmt: skip
 
+# torchvision's 91-entry COCO category list (index = model label id; "N/A" ids are unused).
+TORCHVISION_COCO_CATEGORIES: tuple[str, ...] = (
+    "__background__", "person", "bicycle", "car", "motorcycle", "airplane", "bus", "train", "truck",
+    "boat", "traffic light", "fire hydrant", "N/A", "stop sign", "parking meter", "bench", "bird",
+    "cat", "dog", "horse", "sheep", "cow", "elephant", "bear", "zebra", "giraffe", "N/A", "backpack",
+    "umbrella", "N/A", "N/A", "handbag", "tie", "suitcase", "frisbee", "skis", "snowboard",
+    "sports ball", "kite", "baseball bat", "baseball glove", "skateboard", "surfboard",
+    "tennis racket", "bottle", "N/A", "wine glass", "cup", "fork", "knife", "spoon", "bowl",
+    "banana", "apple", "sandwich", "orange", "broccoli", "carrot", "hot dog", "pizza", "donut",
+    "cake", "chair", "couch", "potted plant", "bed", "N/A", "dining table", "N/A", "N/A", "toilet",
+    "N/A", "tv", "laptop", "mouse", "remote", "keyboard", "cell phone", "microwave", "oven",
+    "toaster", "sink", "refrigerator", "N/A", "book", "clock", "vase", "scissors", "teddy bear",
+    "hair drier", "toothbrush",
+)  # fmt: skip
+
 # COCO class → other names a suite or another detector may use for it (lower case).
 COCO_SYNONYMS: dict[str, tuple[str, ...]] = {
     "person": ("man", "woman", "people", "human", "child", "boy", "girl", "pedestrian"),

@@ -24,6 +24,7 @@ from ..types import (
     RELATION_CODE,
     RELATIONS,
     SECONDARY,
+    SOURCES,
     VERDICT_CODE,
     InputError,
 )
@@ -43,6 +44,7 @@ class RecordedVerdicts:
     c_stability: np.ndarray
     c_agreement: np.ndarray
     delta: np.ndarray  # float64, NaN where not computed
+    iou_ab: np.ndarray | None = None  # float64, IoU of the selected boxes, NaN where not computed
 
 
 @dataclass
@@ -164,7 +166,8 @@ def parse_run(run_dir: str | Path, prompts_path: str | Path, run_id: str | None 
     s_cols: dict[str, list[Any]] = {k: [] for k in (
         "sid", "pid", "seed", "rel", "a", "b", "w", "h", "img", "stab", "has2")}
     r_cols: dict[str, list[Any]] = {k: [] for k in (
-        "verdict", "reason", "text", "conf", "det", "geom", "stab", "agree", "delta")}
+        "verdict", "reason", "text", "conf", "det", "geom", "stab", "agree", "delta", "iou")}
+    det_types: dict[str, str] = {}
     d_cols: dict[str, list[Any]] = {k: [] for k in ("si", "src", "label", "score", "box")}
     seen: dict[str, int] = {}
     for line, obj in read_jsonl(per_sample_path, "per-sample results"):
@@ -195,6 +198,8 @@ def parse_run(run_dir: str | Path, prompts_path: str | Path, run_id: str | None 
                 continue
             if not isinstance(block, dict) or not isinstance(block.get("detections"), list):
                 raise InputError(P, f"detectors.{('primary', 'secondary')[src]}.detections must be a list", line)
+            if isinstance(block.get("type"), str):
+                det_types.setdefault(SOURCES[src], block["type"])
             for j, d in enumerate(block["detections"]):
                 where = f"detectors.{('primary', 'secondary')[src]}.detections[{j}]"
                 if not isinstance(d, dict):
@@ -235,6 +240,7 @@ def parse_run(run_dir: str | Path, prompts_path: str | Path, run_id: str | None 
         r_cols["stab"].append(_num(cc.get("stability"), P, line, "conf_components.stability", 0.0))
         r_cols["agree"].append(_num(cc.get("agreement"), P, line, "conf_components.agreement", 0.0))
         r_cols["delta"].append(_num(geo.get("delta"), P, line, "geometry.delta", math.nan))
+        r_cols["iou"].append(_num(geo.get("iou_ab"), P, line, "geometry.iou_ab", math.nan))
     missing = [s for s in man if s not in seen]
     if missing:
         raise InputError(per_sample_path, f"{len(missing)} manifest sample(s) have no result, e.g. {missing[0]!r}")
@@ -260,13 +266,14 @@ def parse_run(run_dir: str | Path, prompts_path: str | Path, run_id: str | None 
         verdict=np.array(r_cols["verdict"], np.int8), reason=np.array(r_cols["reason"], np.int8),
         reason_text=o(r_cols["text"]), conf=f(r_cols["conf"]), c_detection=f(r_cols["det"]),
         c_geometry=f(r_cols["geom"]), c_stability=f(r_cols["stab"]), c_agreement=f(r_cols["agree"]),
-        delta=f(r_cols["delta"]),
+        delta=f(r_cols["delta"]), iou_ab=f(r_cols["iou"]),
     )
     used = sorted({p for p in s_cols["pid"]})
     keep = np.array([p_index[p] for p in used], np.int64)
     # keep counterfactual twins too, so pairs can be formed
     twin = [p_index[c] for c in prompts.counterfactual_id[keep].tolist() if c and c in p_index]
     keep = np.unique(np.concatenate([keep, np.array(twin, np.int64)]))
+    meta["detectors"] = {k: det_types.get(k, k) for k in SOURCES}
     meta.update({"source": "spatialbench_uc", "run_dir": str(run_dir.resolve()),
                  "prompts": str(Path(prompts_path).resolve())})
     prov = run_dir / "eval" / "provenance.json"

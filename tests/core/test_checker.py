@@ -1,0 +1,407 @@
+"""The spatial checker: each rule's edge on hand-made samples, and vectorised == reference."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+
+from workstation.checker import EPS, evaluate, evaluate_reference, prepare
+from workstation.config import DEFAULT_PERTURBATIONS, CheckerConfig, Perturbation
+from workstation.dataset import Dataset, Detections, Prompts, Samples
+from workstation.types import (
+    FAIL,
+    ORIGINAL_NAME,
+    PASS,
+    PRIMARY,
+    REASON_CODE,
+    RELATION_CODE,
+    SECONDARY,
+    UNDECIDABLE,
+    WorkstationError,
+)
+
+PERT_NAMES = tuple(p.name for p in DEFAULT_PERTURBATIONS)
+NO_STAB_NO_SEC = CheckerConfig(use_secondary=False, stability_enabled=False)
+
+Det = tuple[str, float, tuple[float, float, float, float]]
+
+
+def make_ds(samples: list[dict[str, Any]], variants: tuple[str, ...] = PERT_NAMES) -> Dataset:
+    """Samples given as dicts: rel, a, b, w, h, dets [(label, score, box)], sec (list or None),
+    pert ({variant name: dets} or None), rec (recorded stability, default NaN)."""
+    cols: dict[str, list[Any]] = {k: [] for k in ("si", "src", "var", "lab", "sc", "box")}
+    names = (ORIGINAL_NAME,) + tuple(variants)
+
+    def add(i: int, src: int, var: int, dets: list[Det]) -> None:
+        for lab, sc, box in dets:
+            cols["si"].append(i)
+            cols["src"].append(src)
+            cols["var"].append(var)
+            cols["lab"].append(lab)
+            cols["sc"].append(sc)
+            cols["box"].append(box)
+
+    for i, smp in enumerate(samples):
+        add(i, PRIMARY, 0, smp.get("dets", []))
+        if smp.get("sec") is not None:
+            add(i, SECONDARY, 0, smp["sec"])
+        for name, dets in (smp.get("pert") or {}).items():
+            add(i, PRIMARY, names.index(name), dets)
+    n = len(samples)
+    o = lambda v: np.array(v, dtype=object)  # noqa: E731
+    boxes = np.array(cols["box"], np.float64).reshape(-1, 4)
+    dets = Detections(
+        sample_idx=np.array(cols["si"], np.int64), source=np.array(cols["src"], np.int8),
+        variant=np.array(cols["var"], np.int16), label=o(cols["lab"]),
+        score=np.array(cols["sc"], np.float64), x1=boxes[:, 0].copy(), y1=boxes[:, 1].copy(),
+        x2=boxes[:, 2].copy(), y2=boxes[:, 3].copy())
+    s = Samples(
+        sample_id=o([f"s{i}" for i in range(n)]), run_id=o(["run"] * n),
+        prompt_id=o([smp.get("prompt", f"p{i}") for i, smp in enumerate(samples)]),
+        seed=np.zeros(n, np.int64),
+        relation=np.array([RELATION_CODE[smp.get("rel", "left_of")] for smp in samples], np.int8),
+        label_a=o([smp.get("a", "dog") for smp in samples]), label_b=o([smp.get("b", "cat") for smp in samples]),
+        width=np.array([smp.get("w", 100.0) for smp in samples], np.float64),
+        height=np.array([smp.get("h", 100.0) for smp in samples], np.float64),
+        image_path=o([""] * n),
+        recorded_stability=np.array([smp.get("rec", math.nan) for smp in samples], np.float64),
+        has_secondary=np.array([smp.get("sec") is not None for smp in samples], bool),
+        has_perturbed=np.array([smp.get("pert") is not None for smp in samples], bool))
+    return Dataset(s, dets, Prompts.empty(), names)
+
+
+def run(samples: list[dict[str, Any]], cfg: CheckerConfig = NO_STAB_NO_SEC, **kw: Any):
+    ds = make_ds(samples, **kw)
+    v = evaluate(ds, cfg)
+    ref = evaluate_reference(ds, cfg)
+    assert_same(v, ref)
+    return v
+
+
+def assert_same(v, ref) -> None:
+    for k in ("verdict", "reason", "reason_detail", "sel_a", "sel_b", "sel2_a", "sel2_b"):
+        np.testing.assert_array_equal(getattr(v, k), getattr(ref, k), err_msg=k)
+    for k in ("delta", "iou_ab", "c_detection", "c_geometry", "c_stability", "c_agreement"):
+        np.testing.assert_array_equal(getattr(v, k), getattr(ref, k), err_msg=k)
+    np.testing.assert_allclose(v.conf, ref.conf, rtol=1e-12, atol=1e-300, err_msg="conf")
+    assert list(v.reason_texts()) == list(ref.reason_texts())
+
+
+LEFT = (10.0, 40.0, 30.0, 60.0)  # centre x 20
+RIGHT = (70.0, 40.0, 90.0, 60.0)  # centre x 80
+TOP = (40.0, 5.0, 60.0, 25.0)  # centre y 15
+BOTTOM = (40.0, 75.0, 60.0, 95.0)  # centre y 85
+
+
+def pair(sa: float = 0.9, sb: float = 0.8, a: tuple = LEFT, b: tuple = RIGHT) -> list[Det]:
+    return [("dog", sa, a), ("cat", sb, b)]
+
+
+# ---------------------------------------------------------------------------------------------
+# selection
+# ---------------------------------------------------------------------------------------------
+def test_labels_match_case_insensitively():
+    v = run([{"dets": [("Dog", 0.9, LEFT), (" CAT", 0.8, RIGHT)]}, {"a": "Dog", "dets": pair()}])
+    assert v.verdict.tolist() == [PASS, PASS]
+
+
+def test_cutoff_is_max_of_t_det_and_detector_threshold():
+    smp = [{"dets": pair(sb=0.4)}]
+    assert run(smp, NO_STAB_NO_SEC.replace(t_det=0.2)).verdict[0] == PASS
+    v = run(smp, NO_STAB_NO_SEC.replace(t_det=0.2, primary_threshold=0.5))
+    assert v.verdict[0] == UNDECIDABLE and v.reason_text(0) == "missing: cat"
+    assert run(smp, NO_STAB_NO_SEC.replace(t_det=0.45)).reason[0] == REASON_CODE["missing"]
+    # score exactly at the cut-off is kept (>=)
+    assert run([{"dets": pair(sb=0.5)}], NO_STAB_NO_SEC.replace(t_det=0.5)).verdict[0] == PASS
+
+
+def test_secondary_threshold_applies_to_the_secondary_detector_only():
+    smp = [{"dets": pair(), "sec": pair(sb=0.3)}]
+    cfg = CheckerConfig(stability_enabled=False, t_det=0.2)
+    assert run(smp, cfg).c_agreement[0] == 1.0  # identical boxes: full agreement
+    v = run(smp, cfg.replace(secondary_threshold=0.35))
+    assert v.c_agreement[0] == 0.5 and v.sel2_b[0] == -1 and v.verdict[0] == PASS
+
+
+def test_area_filter_boundary_and_fallback_to_a_larger_box():
+    # W*H = 10,000; min_area_fraction 0.005 -> 50 px^2; a 10 x 5 box is kept, 7 x 7 is not
+    ok = [("dog", 0.9, (10.0, 40.0, 20.0, 45.0)), ("cat", 0.8, RIGHT)]
+    small = [("dog", 0.9, (10.0, 40.0, 17.0, 47.0)), ("cat", 0.8, RIGHT)]
+    v = run([{"dets": ok}, {"dets": small}])
+    assert v.verdict[0] == PASS
+    assert v.reason_text(1) == "missing: dog"
+    # the best-scoring dog is tiny: the next dog that is large enough is selected
+    fallback = [("dog", 0.9, (80.0, 40.0, 85.0, 45.0)), ("dog", 0.6, LEFT), ("cat", 0.8, RIGHT)]
+    v = run([{"dets": fallback}])
+    assert v.verdict[0] == PASS and v.sel_a[0] == 1
+    assert v.c_detection[0] == pytest.approx(math.sqrt(0.6 * 0.8))
+
+
+def test_ties_in_score_select_the_earlier_detection():
+    dets = [("dog", 0.8, LEFT), ("dog", 0.8, (75.0, 40.0, 95.0, 60.0)), ("cat", 0.9, (40.0, 40.0, 60.0, 60.0))]
+    v = run([{"dets": dets}], NO_STAB_NO_SEC.replace(ambiguity_delta=0.0))
+    assert v.sel_a[0] == 0 and v.verdict[0] == PASS
+
+
+# ---------------------------------------------------------------------------------------------
+# abstention cascade
+# ---------------------------------------------------------------------------------------------
+def test_missing_names_every_missing_object_and_zeroes_everything():
+    v = run([{"dets": []}, {"dets": [("dog", 0.9, LEFT)]}, {"a": "potted plant", "b": "bear", "dets": []}])
+    assert [v.reason_text(i) for i in range(3)] == ["missing: dog, cat", "missing: cat",
+                                                   "missing: potted plant, bear"]
+    assert (v.verdict == UNDECIDABLE).all() and (v.conf == 0).all() and (v.c_detection == 0).all()
+    assert np.isnan(v.delta).all() and v.sel_a.tolist() == [-1, 0, -1]
+
+
+def test_ambiguity_bound_is_strict():
+    # 0.75 - 0.5 == 0.25 exactly: not ambiguous; 0.75 - 0.5625 < 0.25: ambiguous
+    cfg = NO_STAB_NO_SEC.replace(ambiguity_delta=0.25)
+    at_bound = [("dog", 0.75, LEFT), ("dog", 0.5, (40.0, 0.0, 45.0, 5.0)), ("cat", 0.8, RIGHT)]
+    inside = [("dog", 0.75, LEFT), ("dog", 0.5625, (40.0, 0.0, 45.0, 5.0)), ("cat", 0.8, RIGHT)]
+    v = run([{"dets": at_bound}, {"dets": inside}], cfg)
+    assert v.verdict[0] == PASS
+    assert v.verdict[1] == UNDECIDABLE and v.reason_text(1) == "ambiguous: multiple dog"
+    assert v.conf[1] == 0 and np.isnan(v.delta[1]) and v.sel_a[1] == 3  # rows of ds.detections, kept
+
+
+def test_ambiguity_ignores_area_but_not_the_score_cutoff_and_checks_a_before_b():
+    tiny_second = [("dog", 0.9, LEFT), ("dog", 0.85, (0.0, 0.0, 2.0, 2.0)), ("cat", 0.8, RIGHT)]
+    below_cut = [("dog", 0.9, LEFT), ("dog", 0.15, (0.0, 0.0, 20.0, 20.0)), ("cat", 0.8, RIGHT)]
+    both = [("dog", 0.9, LEFT), ("dog", 0.85, TOP), ("cat", 0.8, RIGHT), ("cat", 0.79, BOTTOM)]
+    only_b = [("dog", 0.9, LEFT), ("cat", 0.8, RIGHT), ("cat", 0.79, BOTTOM)]
+    v = run([{"dets": tiny_second}, {"dets": below_cut}, {"dets": both}, {"dets": only_b}])
+    assert v.reason_text(0) == "ambiguous: multiple dog"
+    assert v.verdict[1] == PASS
+    assert v.reason_text(2) == "ambiguous: multiple dog"
+    assert v.reason_text(3) == "ambiguous: multiple cat"
+
+
+def test_high_overlap_bound_is_strict_and_horizontal_only():
+    # IoU([0,0,30,10], [10,0,40,10]) = 200 / 400 = 0.5 exactly; d = (15 - 25)/100 = -0.1
+    a, b = (0.0, 0.0, 30.0, 10.0), (10.0, 0.0, 40.0, 10.0)
+    smp = [{"dets": pair(a=a, b=b)}]
+    v = run(smp, NO_STAB_NO_SEC.replace(max_overlap_iou=0.5))
+    assert v.iou_ab[0] == 0.5 and v.reason[0] == REASON_CODE["near_boundary"]
+    v = run(smp, NO_STAB_NO_SEC.replace(max_overlap_iou=0.49))
+    assert v.reason_text(0) == "high_overlap: IoU=0.50 > 0.49"
+    assert v.conf[0] == 0 and v.c_geometry[0] == 0 and v.delta[0] == -0.1
+    # above / below never abstain for overlap
+    v = run([{"rel": "above", "dets": pair(a=(0.0, 0.0, 30.0, 30.0), b=(0.0, 10.0, 30.0, 60.0))}],
+            NO_STAB_NO_SEC.replace(max_overlap_iou=0.1))
+    assert v.iou_ab[0] > 0.1 and v.verdict[0] == PASS
+
+
+def test_margin_tie_is_near_boundary():
+    # |d| == m exactly (cx 20 vs 30 on W 100 -> -0.1) -> near_boundary; just past it -> PASS
+    tie = pair(a=(10.0, 40.0, 30.0, 60.0), b=(20.0, 70.0, 40.0, 90.0))
+    past = pair(a=(10.0, 40.0, 30.0, 60.0), b=(21.0, 70.0, 41.0, 90.0))
+    v = run([{"dets": tie}, {"dets": past}])
+    assert v.delta[0] == -0.1 and v.reason_text(0) == "near_boundary (|delta|=0.100 <= margin=0.1)"
+    assert v.verdict[1] == PASS
+    # a near_boundary sample keeps its (tiny) confidence: geometry 0, stability 1
+    assert v.c_geometry[0] == 0 and v.c_stability[0] == 1.0 and 0 < v.conf[0] < 0.01
+
+
+@pytest.mark.parametrize("rel,a,b,expected", [
+    ("left_of", LEFT, RIGHT, PASS), ("left_of", RIGHT, LEFT, FAIL),
+    ("right_of", RIGHT, LEFT, PASS), ("right_of", LEFT, RIGHT, FAIL),
+    ("above", TOP, BOTTOM, PASS), ("above", BOTTOM, TOP, FAIL),  # y grows downward
+    ("below", BOTTOM, TOP, PASS), ("below", TOP, BOTTOM, FAIL),
+])
+def test_relations(rel, a, b, expected):
+    v = run([{"rel": rel, "dets": pair(a=a, b=b)}])
+    assert v.verdict[0] == expected and v.reason[0] == 0 and v.reason_text(0) == ""
+
+
+# ---------------------------------------------------------------------------------------------
+# stability
+# ---------------------------------------------------------------------------------------------
+STAB = CheckerConfig(use_secondary=False)
+SHIFTED_LEFT = (0.0, 40.0, 8.0, 60.0)  # a cat left of the dog: flips left_of
+
+
+def test_stability_counts_a_missing_object_as_a_mismatch():
+    base = pair()
+    pert = {n: pair() for n in PERT_NAMES}
+    pert[PERT_NAMES[2]] = [("dog", 0.9, LEFT)]  # the cat is lost under blur
+    v = run([{"dets": base, "pert": pert}], STAB)
+    # matches 3/4; IoUs of the 3 found perturbations all 1 -> 0.5*0.75 + 0.5*1
+    assert v.c_stability[0] == 0.875 and v.verdict[0] == PASS
+
+
+def test_stability_zero_when_no_perturbation_finds_both():
+    v = run([{"dets": pair(), "pert": {n: [("dog", 0.9, LEFT)] for n in PERT_NAMES}}], STAB)
+    assert v.c_stability[0] == 0.0 and v.verdict[0] == UNDECIDABLE
+    assert v.reason_text(0) == "unstable: stability=0.00 < 0.5"
+    assert 0 < v.conf[0] < 0.02  # unstable keeps its confidence, with stability ~0
+
+
+def test_unstable_below_threshold_and_threshold_is_strict():
+    pert = {n: [("dog", 0.9, LEFT)] for n in PERT_NAMES}
+    pert[PERT_NAMES[0]] = pair(b=SHIFTED_LEFT)  # found, verdict flips, IoU(cat) = 0
+    # matches 0; IoUs (1, 0) -> 0.5 * 0 + 0.5 * 0.5 = 0.25
+    v = run([{"dets": pair(), "pert": pert}], STAB)
+    assert v.c_stability[0] == 0.25 and v.reason_text(0) == "unstable: stability=0.25 < 0.5"
+    v = run([{"dets": pair(), "pert": pert}], STAB.replace(consistency_threshold=0.25))
+    assert v.verdict[0] == PASS
+
+
+def test_stability_only_for_decided_samples_and_its_fallbacks():
+    lost = {n: [] for n in PERT_NAMES}
+    tie = pair(a=(10.0, 40.0, 30.0, 60.0), b=(20.0, 70.0, 40.0, 90.0))
+    v = run([
+        {"dets": tie, "pert": lost},  # near_boundary: stability not computed -> 1
+        {"dets": pair(), "rec": 0.3},  # imported run: recorded stability is the input
+        {"dets": pair(), "rec": 0.7},
+        {"dets": pair()},  # nothing cached, nothing recorded: unavailable -> 1
+    ], STAB)
+    assert v.c_stability.tolist() == [1.0, 0.3, 0.7, 1.0]
+    assert v.verdict.tolist() == [UNDECIDABLE, UNDECIDABLE, PASS, PASS]
+    assert v.reason_text(1) == "unstable: stability=0.30 < 0.5"
+    v = run([{"dets": pair(), "pert": lost}, {"dets": pair(), "rec": 0.3}],
+            STAB.replace(stability_enabled=False))
+    assert v.c_stability.tolist() == [1.0, 1.0] and (v.verdict == PASS).all()
+
+
+def test_perturbations_are_matched_by_name():
+    # the dataset caches the variants in another order than the config lists them
+    pert = {n: pair() for n in PERT_NAMES}
+    pert[PERT_NAMES[3]] = []
+    ds = make_ds([{"dets": pair(), "pert": pert}], variants=tuple(reversed(PERT_NAMES)))
+    v = evaluate(ds, STAB)
+    assert v.c_stability[0] == 0.875
+    only_lost = STAB.replace(perturbations=(Perturbation.from_name(PERT_NAMES[3]),))
+    assert evaluate(ds, only_lost).c_stability[0] == 0.0
+
+
+def test_missing_cached_perturbation_is_a_clear_error():
+    ds = make_ds([{"dets": pair(), "pert": {n: pair() for n in PERT_NAMES}}])
+    cfg = STAB.replace(perturbations=(Perturbation("brightness", 1.3),))
+    with pytest.raises(WorkstationError, match="brightness_1.3"):
+        evaluate(ds, cfg)
+
+
+# ---------------------------------------------------------------------------------------------
+# agreement and confidence
+# ---------------------------------------------------------------------------------------------
+def test_agreement_neutral_without_secondary_result_and_one_without_detector():
+    cfg = CheckerConfig(stability_enabled=False)
+    v = run([{"dets": pair(), "sec": None},  # the secondary did not run on this image
+             {"dets": pair(), "sec": [("dog", 0.9, LEFT)]},  # found only A
+             {"dets": pair(), "sec": pair()}], cfg)  # identical boxes
+    assert v.c_agreement.tolist() == [0.5, 0.5, 1.0]
+    assert v.sel2_a.tolist()[:2] == [-1, 4] and v.sel2_b.tolist()[:2] == [-1, -1]
+    v = run([{"dets": pair(), "sec": [("dog", 0.9, LEFT)]}], cfg.replace(use_secondary=False))
+    assert v.c_agreement[0] == 1.0 and v.sel2_a[0] == -1
+
+
+def test_agreement_formula():
+    # the secondary sees the cat left of the dog: verdict and sign disagree; IoU(A) 1, IoU(B) 0
+    cfg = CheckerConfig(stability_enabled=False)
+    v = run([{"dets": pair(), "sec": pair(b=SHIFTED_LEFT)}], cfg)
+    assert v.c_agreement[0] == 0.25
+    # the secondary's cat (cx 35) is within the margin of the dog (cx 20): d2 = -0.15, m = 0.2
+    # -> v2 UNDECIDABLE != PASS (0), same sign (1): a = 0.5; IoU(A) 1, IoU(B) 0
+    near2 = (25.0, 40.0, 45.0, 60.0)
+    v = run([{"dets": pair(), "sec": pair(b=near2)}], cfg.replace(margin=0.2))
+    assert v.verdict[0] == PASS and v.c_agreement[0] == 0.5 * 0.5 + 0.25 * 1.0 + 0.25 * 0.0
+
+
+def test_confidence_formula():
+    # det = sqrt(0.81 * 0.64) = 0.72; d = -0.6 -> geom = clip(0.5 / 0.15) = 1; stab 1; agree 1
+    v = run([{"dets": pair(sa=0.81, sb=0.64)}])
+    assert v.c_detection[0] == pytest.approx(0.72, abs=1e-15)
+    assert v.c_geometry[0] == 1.0
+    expected = (0.72 + EPS) ** 0.4 * (1 + EPS) ** 0.3 * (1 + EPS) ** 0.2 * (1 + EPS) ** 0.1
+    assert v.conf[0] == pytest.approx(expected, rel=1e-12)
+    # geometry inside the slope: d = -0.2, m = 0.1, gamma = 0.15 -> 2/3
+    v = run([{"dets": pair(a=(10.0, 40.0, 30.0, 60.0), b=(30.0, 40.0, 50.0, 60.0))}])
+    assert v.c_geometry[0] == pytest.approx((0.2 - 0.1) / 0.15, rel=1e-12)
+    w = NO_STAB_NO_SEC.replace(w_detection=1.0, w_geometry=0.0, w_stability=0.0, w_agreement=0.0)
+    v = run([{"dets": pair(sa=0.81, sb=0.64)}], w)
+    assert v.conf[0] == pytest.approx(0.72 + EPS, rel=1e-12)
+
+
+def test_take_and_cache_reuse():
+    ds = make_ds([{"dets": pair()}, {"dets": []}, {"dets": pair(a=RIGHT, b=LEFT)}])
+    p1 = prepare(ds)
+    v = evaluate(ds, NO_STAB_NO_SEC)
+    assert prepare(ds) is p1
+    sub = v.take(np.array([2, 0]))
+    assert sub.verdict.tolist() == [FAIL, PASS] and sub.reason_text(1) == "" and len(sub) == 2
+    assert v.counts() == (1, 1, 1)
+    v2 = evaluate(ds, NO_STAB_NO_SEC.replace(margin=0.7))
+    assert prepare(ds) is p1 and (v2.verdict[[0, 2]] == UNDECIDABLE).all()
+
+
+def test_empty_dataset_and_samples_without_detections():
+    ds = make_ds([])
+    v = evaluate(ds, CheckerConfig())
+    assert len(v) == 0
+    v = run([{"dets": [], "sec": [], "pert": {n: [] for n in PERT_NAMES}}], CheckerConfig())
+    assert v.reason_text(0) == "missing: dog, cat"
+
+
+# ---------------------------------------------------------------------------------------------
+# vectorised == reference on random data (ties, tiny boxes, exact margins)
+# ---------------------------------------------------------------------------------------------
+LABELS = ["dog", "cat", "car", "Dog", "person"]
+
+
+def random_samples(rng: np.random.Generator, n: int) -> list[dict[str, Any]]:
+    out = []
+    for _ in range(n):
+        w, h = (100.0, 100.0) if rng.random() < 0.7 else (float(rng.integers(50, 200)), 80.0)
+
+        def dets(k: int) -> list[Det]:
+            res = []
+            for _ in range(k):
+                x1, y1 = float(rng.integers(0, 10)) * w / 10, float(rng.integers(0, 10)) * h / 10
+                bw, bh = float(rng.choice([0.5, 1, 2, 5, 10, 20, 40])), float(rng.choice([0.5, 1, 5, 10, 30]))
+                sc = float(rng.choice([0.1, 0.2, 0.3, 0.35, 0.5, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9, 1.0]))
+                res.append((str(rng.choice(LABELS)), sc, (float(x1), float(y1), float(min(x1 + bw, w)),
+                                                           float(min(y1 + bh, h)))))
+            return res
+
+        base = dets(int(rng.integers(0, 7)))
+        smp: dict[str, Any] = {"rel": str(rng.choice(list(RELATION_CODE))), "w": w, "h": h, "dets": base,
+                               "a": "dog", "b": "cat" if rng.random() < 0.95 else "person"}
+        r = rng.random()
+        if r < 0.5:
+            smp["pert"] = {nm: [d for d in base if rng.random() < 0.8] + dets(int(rng.integers(0, 2)))
+                           for nm in PERT_NAMES}
+        elif r < 0.7:
+            smp["rec"] = float(rng.choice([0.2, 0.5, 0.9, 1.0]))
+        if rng.random() < 0.8:
+            smp["sec"] = [d for d in base if rng.random() < 0.7] + dets(int(rng.integers(0, 3)))
+        out.append(smp)
+    return out
+
+
+def random_config(rng: np.random.Generator) -> CheckerConfig:
+    return CheckerConfig(
+        t_det=float(rng.choice([0.0, 0.2, 0.3, 0.5])),
+        min_area_fraction=float(rng.choice([0.0, 0.005, 0.01, 0.05])),
+        ambiguity_delta=float(rng.choice([0.0, 0.05, 0.1, 0.2])),
+        max_overlap_iou=float(rng.choice([0.0, 0.3, 0.5, 1.0])),
+        margin=float(rng.choice([0.0, 0.05, 0.1, 0.2])),
+        primary_threshold=float(rng.choice([0.0, 0.35])),
+        secondary_threshold=float(rng.choice([0.0, 0.6])),
+        use_secondary=bool(rng.random() < 0.8), stability_enabled=bool(rng.random() < 0.8),
+        perturbations=DEFAULT_PERTURBATIONS if rng.random() < 0.8 else DEFAULT_PERTURBATIONS[1:3],
+        consistency_threshold=float(rng.choice([0.3, 0.5, 0.8])),
+        geom_slope=float(rng.choice([0.05, 0.15])),
+    )
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_vectorised_equals_reference_on_random_data(seed):
+    rng = np.random.default_rng(seed)
+    ds = make_ds(random_samples(rng, 300))
+    for _ in range(6):
+        cfg = random_config(rng)
+        assert_same(evaluate(ds, cfg), evaluate_reference(ds, cfg))

@@ -1,0 +1,234 @@
+"""Generation backends: a tiny random-weight Stable Diffusion pipeline saved to a folder and loaded
+back through the workstation's loader; reproducibility a user can check (same prompt + seed gives
+the same pixels, alone or in a batch); clear errors for the mistakes a user can make."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from workstation.generation import (
+    GENERATORS,
+    GenerationParams,
+    Grounding,
+    OutOfMemory,
+    canonical_scheduler,
+    create_generator,
+    generate_iter,
+    layout_boxes,
+)
+from workstation.types import WorkstationError
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import models_tiny  # noqa: E402
+
+pytest.importorskip("diffusers")
+
+PROMPTS = [f"A photo of a {a} to the left of a {b}." for a, b in [
+    ("cat", "dog"), ("cake", "bed"), ("apple", "banana"), ("bus", "car"), ("cow", "horse"), ("tv", "couch"),
+    ("bear", "zebra"), ("vase", "clock"), ("cup", "bottle"), ("bird", "boat"), ("pizza", "laptop"),
+    ("truck", "bicycle"), ("giraffe", "elephant"), ("chair", "potted plant"), ("stop sign", "fire hydrant"),
+    ("teddy bear", "airplane"),
+]]
+SMALL = GenerationParams(width=64, height=64, steps=2, batch_size=8)
+
+
+@pytest.fixture(scope="session")
+def tokenizer_dir(models_dir: Path) -> Path:
+    d = models_dir / "clip_tokenizer"
+    if not (d / "vocab.json").is_file():
+        pytest.skip(f"CLIP tokenizer not found at {d}")
+    return d
+
+
+@pytest.fixture(scope="session")
+def tiny_sd(tmp_path_factory: pytest.TempPathFactory, tokenizer_dir: Path) -> Path:
+    return models_tiny.build_tiny_sd(tmp_path_factory.mktemp("models") / "tiny-sd", tokenizer_dir)
+
+
+@pytest.fixture(scope="session")
+def generator(tiny_sd: Path) -> Any:
+    return create_generator("diffusers", model=str(tiny_sd))
+
+
+@pytest.fixture(scope="session")
+def batch_images(generator: Any) -> list[np.ndarray]:
+    prompts = PROMPTS * 2
+    seeds = [0] * 16 + [1] * 16
+    return generator.generate(prompts, seeds, SMALL)
+
+
+def test_generates_16_prompts_by_2_seeds(batch_images: list[np.ndarray]) -> None:
+    assert len(batch_images) == 32
+    for im in batch_images:
+        assert im.shape == (64, 64, 3) and im.dtype == np.uint8
+    # different prompts and different seeds give different images
+    assert not np.array_equal(batch_images[0], batch_images[1])
+    assert not np.array_equal(batch_images[0], batch_images[16])
+
+
+def test_regenerating_gives_bit_identical_images(generator: Any, batch_images: list[np.ndarray]) -> None:
+    again = generator.generate(PROMPTS * 2, [0] * 16 + [1] * 16, SMALL)
+    assert all(np.array_equal(a, b) for a, b in zip(batch_images, again))
+
+
+def test_a_sample_made_alone_equals_the_same_sample_made_in_a_batch(
+    generator: Any, batch_images: list[np.ndarray]
+) -> None:
+    alone = generator.generate([PROMPTS[5]], [1], SMALL)[0]
+    assert np.array_equal(alone, batch_images[16 + 5])
+    # and in a batch of different company, at a different position
+    mixed = generator.generate([PROMPTS[9], PROMPTS[3], PROMPTS[5]], [7, 0, 1], SMALL)
+    assert np.array_equal(mixed[1], batch_images[3])
+    assert np.array_equal(mixed[2], batch_images[16 + 5])
+
+
+def test_provenance_records_model_folder_fingerprint_and_scheduler(generator: Any, tiny_sd: Path) -> None:
+    generator.generate([PROMPTS[0]], [0], SMALL)
+    prov = generator.provenance()
+    assert prov["model_path"] == str(tiny_sd.resolve())
+    assert prov["pipeline"] == "StableDiffusionPipeline"
+    assert len(prov["weights_fingerprint"]) == 64
+    assert prov["scheduler"] == "dpmpp_2m" and prov["scheduler_class"] == "DPMSolverMultistepScheduler"
+    assert prov["dtype"] == "fp32" and prov["device"] == "cpu"
+    assert "diffusers" in prov["packages"]
+
+
+@pytest.mark.parametrize("name", ["UniPC", "Euler", "Euler a", "DDIM", "PNDM", "UniPCMultistepScheduler"])
+def test_schedulers_by_name(generator: Any, name: str) -> None:
+    p = SMALL.replace(scheduler=name, batch_size=2)
+    a = generator.generate([PROMPTS[0], PROMPTS[1]], [3, 4], p)
+    b = generator.generate([PROMPTS[1]], [4], p)
+    assert np.array_equal(a[1], b[0])  # ancestral sampling too: its noise is seeded per sample
+    assert generator.provenance()["scheduler"] == canonical_scheduler(name)
+
+
+def test_negative_prompt_changes_the_image(generator: Any) -> None:
+    p = SMALL.replace(batch_size=1)
+    plain = generator.generate([PROMPTS[0]], [0], p)[0]
+    neg = generator.generate([PROMPTS[0]], [0], p.replace(negative_prompt="blurry"))[0]
+    assert not np.array_equal(neg, plain)
+
+
+def test_progress_is_reported_per_step_and_batches_can_be_stopped(generator: Any) -> None:
+    steps: list[tuple[int, int]] = []
+    it = generate_iter(generator, PROMPTS[:6], list(range(6)), SMALL.replace(batch_size=2),
+                       progress=lambda s, n: steps.append((s, n)))
+    first_slice, first = next(it)
+    it.close()  # cancel between batches
+    assert first_slice == slice(0, 2) and len(first) == 2
+    assert steps == [(1, 2), (2, 2)]
+
+
+def test_unknown_scheduler_names_the_known_ones(generator: Any) -> None:
+    with pytest.raises(WorkstationError, match=r"unknown scheduler 'heun2'.*dpmpp_2m.*unipc.*euler_a.*ddim.*pndm"):
+        generator.generate([PROMPTS[0]], [0], SMALL.replace(scheduler="heun2"))
+
+
+def test_missing_model_folder_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(WorkstationError, match="not found"):
+        create_generator("diffusers", model=str(tmp_path / "no-such-model"))
+    with pytest.raises(WorkstationError, match="neither a folder nor in the local Hugging Face cache"):
+        create_generator("diffusers", model="someone/not-downloaded-model")
+
+
+def test_folder_without_model_index_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(WorkstationError, match="model_index.json is missing"):
+        create_generator("diffusers", model=str(tmp_path))
+
+
+def test_truncated_weights_file_is_named_in_the_error(tiny_sd: Path, tmp_path: Path) -> None:
+    broken = tmp_path / "broken"
+    shutil.copytree(tiny_sd, broken)
+    weights = broken / "unet" / "diffusion_pytorch_model.safetensors"
+    data = weights.read_bytes()
+    weights.write_bytes(data[: len(data) // 2])
+    with pytest.raises(WorkstationError, match=r"corrupt weights file .*diffusion_pytorch_model\.safetensors.*truncated"):
+        create_generator("diffusers", model=str(broken))
+    weights.write_bytes(b"\x00garbage")
+    with pytest.raises(WorkstationError, match="corrupt weights file"):
+        create_generator("diffusers", model=str(broken))
+
+
+def test_out_of_memory_becomes_a_specific_error(generator: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    pipe = generator.load(SMALL)
+
+    def boom(*_: Any, **__: Any) -> None:
+        raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+
+    monkeypatch.setattr(type(pipe), "__call__", boom)
+    with pytest.raises(OutOfMemory) as info:
+        generator.generate(PROMPTS[:3], [0, 1, 2], SMALL)
+    assert info.value.batch_size == SMALL.batch_size
+    assert isinstance(info.value, WorkstationError) and "smaller batch" in str(info.value)
+
+
+def test_bad_parameters_are_refused() -> None:
+    with pytest.raises(WorkstationError, match="multiples of 8"):
+        GenerationParams(width=100)
+    with pytest.raises(WorkstationError, match="unknown generation parameter"):
+        GenerationParams.from_dict({"widht": 512})
+    with pytest.raises(WorkstationError, match="attention"):
+        GenerationParams(attention="flash")
+    assert GenerationParams.from_dict(SMALL.to_dict()) == SMALL
+
+
+def test_layout_boxes_put_a_and_b_in_the_relation() -> None:
+    a, b = layout_boxes("left_of")
+    assert a == (0.05, 0.25, 0.35, 0.75) and b == (0.65, 0.25, 0.95, 0.75)
+    a, b = layout_boxes("right_of")
+    assert (a[0] + a[2]) / 2 > (b[0] + b[2]) / 2
+    a, b = layout_boxes("above")
+    assert (a[1] + a[3]) / 2 < (b[1] + b[3]) / 2
+    a, b = layout_boxes("below")
+    assert (a[1] + a[3]) / 2 > (b[1] + b[3]) / 2
+    with pytest.raises(WorkstationError, match="left_of"):
+        layout_boxes("behind")
+
+
+def test_unknown_generator_lists_the_registered_ones() -> None:
+    with pytest.raises(WorkstationError, match=r"unknown generator 'difusers'.*diffusers.*gligen"):
+        create_generator("difusers")
+    assert {"diffusers", "gligen", "fake"} <= set(GENERATORS.names())
+
+
+def test_fake_generator_is_deterministic() -> None:
+    g = create_generator("fake")
+    p = GenerationParams(width=64, height=32, steps=1)
+    a = g.generate(["a cat above a dog"], [3], p)
+    assert a[0].shape == (32, 64, 3)
+    assert np.array_equal(a[0], g.generate(["a cat above a dog"], [3], p)[0])
+
+
+def test_grounded_generation_with_gligen(tmp_path_factory: pytest.TempPathFactory, tokenizer_dir: Path,
+                                         tiny_sd: Path) -> None:
+    folder = models_tiny.build_tiny_sd(tmp_path_factory.mktemp("models") / "tiny-gligen", tokenizer_dir, gligen=True)
+    g = create_generator("gligen", model=str(folder))
+    grounding = [Grounding.for_relation("cat", "dog", "left_of"), Grounding.for_relation("cake", "bed", "above")]
+    p = SMALL.replace(batch_size=2)
+    a = g.generate(PROMPTS[:2], [0, 1], p, grounding)
+    assert len(a) == 2 and a[0].shape == (64, 64, 3)
+    assert np.array_equal(a[1], g.generate(PROMPTS[1:2], [1], p, grounding[1:])[0])
+    with pytest.raises(WorkstationError, match="needs a grounding"):
+        g.generate(PROMPTS[:1], [0], p)
+    with pytest.raises(WorkstationError, match="not a GLIGEN pipeline"):
+        create_generator("gligen", model=str(tiny_sd))
+    plain = create_generator("diffusers", model=str(tiny_sd))
+    with pytest.raises(WorkstationError, match="does not take box groundings"):
+        plain.generate(PROMPTS[:1], [0], p, grounding[:1])
+
+
+def test_importing_the_model_layer_loads_no_ml_library() -> None:
+    code = ("import sys, workstation.generation, workstation.detection, workstation.env;"
+            "from workstation.detection import DETECTORS; DETECTORS.names();"
+            "print(sorted(m for m in ('torch','diffusers','transformers') if m in sys.modules))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.stdout.strip() == "[]", r.stderr

@@ -1,0 +1,258 @@
+"""Label files in and out: SpatialBench-UC labels_filled.json / .csv, our CSV / Parquet, and
+their validation (one message naming file and line, nothing written)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import shutil
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from workstation.cli import main
+from workstation.io.labels import LabelRecord, read_labels, write_labels
+from workstation.store import Project
+from workstation.types import InputError
+
+S0 = "sd15_boxdiff_v1_000000_seed0000"
+S1 = "sd15_boxdiff_v1_000001_seed0000"
+S2 = "sd15_boxdiff_v1_000002_seed0002"
+
+
+def dump_tables(folder: Path) -> dict[str, list[tuple[Any, ...]]]:
+    with Project.open(folder, read_only=True) as p:
+        names = [r[0] for r in p.con.execute("SELECT table_name FROM duckdb_tables() ORDER BY table_name").fetchall()]
+        return {n: [tuple("NaN" if isinstance(x, float) and math.isnan(x) else x for x in row)
+                    for row in p.con.execute(f"SELECT * FROM {n} ORDER BY ALL").fetchall()] for n in names}
+
+
+@pytest.fixture(scope="module")
+def base_project(tmp_path_factory: pytest.TempPathFactory, sbuc_run_dir: Path, sbuc_prompts: Path) -> Path:
+    folder = tmp_path_factory.mktemp("labels") / "base"
+    assert main(["import-sbuc", str(sbuc_run_dir), "--prompts", str(sbuc_prompts), "--project", str(folder)]) == 0
+    return folder
+
+
+@pytest.fixture
+def project(base_project: Path, tmp_path: Path) -> Path:
+    dst = tmp_path / "project"
+    shutil.copytree(base_project, dst)
+    return dst
+
+
+def latest(folder: Path) -> dict[tuple[str, str], tuple[Any, ...]]:
+    with Project.open(folder, read_only=True) as p:
+        return {(r.sample_id, r.annotator): (r.verdict, r.rating, r.notes, r.created_at) for r in p.latest_labels()}
+
+
+def sbuc_json(path: Path, rows: list[tuple[str, str, str]]) -> Path:
+    path.write_text(json.dumps([{"sample_id": s, "human_verdict": v, "notes": n,
+                                 "timestamp": "2026-01-14T15:39:09.080Z"} for s, v, n in rows], indent=2))
+    return path
+
+
+# ---------------------------------------------------------------------------------------------
+# formats
+# ---------------------------------------------------------------------------------------------
+
+
+def test_sbuc_json_import(project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = sbuc_json(tmp_path / "labels_filled.json", [(S0, "PASS", ""), (S1, "UNDECIDABLE", "bed hidden"),
+                                                    (S2, "", "")])
+    assert main(["labels", "import", str(f), "--project", str(project), "--annotator", "alice"]) == 0
+    out = capsys.readouterr().out
+    assert "imported 2 label(s)" in out and "skipped 1" in out
+    got = latest(project)
+    assert got == {
+        (S0, "alice"): ("PASS", None, "", datetime(2026, 1, 14, 15, 39, 9, 80000)),
+        (S1, "alice"): ("UNDECIDABLE", None, "bed hidden", datetime(2026, 1, 14, 15, 39, 9, 80000)),
+    }
+
+
+def test_sbuc_csv_import_with_quoted_commas_and_newlines(project: Path, tmp_path: Path) -> None:
+    f = tmp_path / "labels_filled.csv"
+    with f.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh, quoting=csv.QUOTE_ALL)
+        w.writerow(["sample_id", "human_verdict", "notes", "timestamp"])
+        w.writerow([S0, "FAIL", "cake, not bed\nsecond line", "2026-01-14T15:40:00.000Z"])
+        w.writerow([S1, "PASS", "", "2026-01-14T15:41:00.000Z"])
+    assert main(["labels", "import", str(f), "--project", str(project)]) == 0
+    got = latest(project)
+    assert got[(S0, "imported")][:3] == ("FAIL", None, "cake, not bed\nsecond line")
+    assert got[(S1, "imported")][0] == "PASS"
+
+
+def test_native_csv_with_annotators_and_ratings(project: Path, tmp_path: Path) -> None:
+    f = tmp_path / "ours.csv"
+    f.write_text("sample_id,annotator,verdict,rating,notes,created_at\n"
+                 f"{S0},alice,PASS,4,,2026-02-01T10:00:00Z\n"
+                 f"{S0},bob,FAIL,1,looks wrong,2026-02-01T10:05:00Z\n"
+                 f"{S1},,UNDECIDABLE,,,\n")
+    assert main(["labels", "import", str(f), "--project", str(project), "--annotator", "carol"]) == 0
+    got = latest(project)
+    assert got[(S0, "alice")][:2] == ("PASS", 4)
+    assert got[(S0, "bob")][:3] == ("FAIL", 1, "looks wrong")
+    assert got[(S1, "carol")][0] == "UNDECIDABLE"  # the file names no annotator: --annotator does
+
+
+def test_latest_label_wins_after_a_second_import(project: Path, tmp_path: Path) -> None:
+    a = sbuc_json(tmp_path / "a.json", [(S0, "PASS", "")])
+    b = sbuc_json(tmp_path / "b.json", [(S0, "FAIL", "changed my mind")])
+    assert main(["labels", "import", str(a), "--project", str(project), "--annotator", "alice"]) == 0
+    assert main(["labels", "import", str(b), "--project", str(project), "--annotator", "alice"]) == 0
+    with Project.open(project, read_only=True) as p:
+        assert [e.verdict for e in p.label_events(S0)] == ["PASS", "FAIL"]  # both events kept
+        assert [(r.verdict, r.notes) for r in p.latest_labels()] == [("FAIL", "changed my mind")]
+
+
+@pytest.mark.parametrize("suffix,fmt", [(".csv", "auto"), (".parquet", "auto"), (".json", "auto")])
+def test_export_then_import_round_trips(project: Path, tmp_path: Path, suffix: str, fmt: str) -> None:
+    f = tmp_path / "ours.csv"
+    f.write_text("sample_id,annotator,verdict,rating,notes,created_at\n"
+                 f"{S0},alice,PASS,4,\"a, b\",2026-02-01T10:00:00.123456Z\n"
+                 f"{S1},bob,FAIL,,x,2026-02-01T10:05:00Z\n"
+                 f"{S2},alice,UNDECIDABLE,2,y,2026-02-01T10:06:00Z\n")
+    assert main(["labels", "import", str(f), "--project", str(project)]) == 0
+    out = tmp_path / f"export{suffix}"
+    assert main(["labels", "export", "--project", str(project), "--out", str(out), "--format", fmt]) == 0
+    table = read_labels(out)
+    assert list(zip(table.sample_id, table.annotator, table.verdict, table.rating, table.notes, table.created_at)) == [
+        (S0, "alice", "PASS", 4, "a, b", datetime(2026, 2, 1, 10, 0, 0, 123456)),
+        (S1, "bob", "FAIL", None, "x", datetime(2026, 2, 1, 10, 5)),
+        (S2, "alice", "UNDECIDABLE", 2, "y", datetime(2026, 2, 1, 10, 6)),
+    ]
+
+
+def test_sbuc_csv_export_has_the_four_quoted_columns(project: Path, tmp_path: Path) -> None:
+    f = sbuc_json(tmp_path / "in.json", [(S0, "PASS", "ok"), (S1, "FAIL", "")])
+    assert main(["labels", "import", str(f), "--project", str(project), "--annotator", "alice"]) == 0
+    out = tmp_path / "labels_filled.csv"
+    assert main(["labels", "export", "--project", str(project), "--out", str(out), "--format", "sbuc"]) == 0
+    lines = out.read_text().splitlines()
+    assert lines[0] == '"sample_id","human_verdict","notes","timestamp"'
+    assert lines[1] == f'"{S0}","PASS","ok","2026-01-14T15:39:09.080Z"'
+
+
+def test_export_filters_by_annotator(project: Path, tmp_path: Path) -> None:
+    f = tmp_path / "ours.csv"
+    f.write_text(f"sample_id,annotator,verdict\n{S0},alice,PASS\n{S0},bob,FAIL\n{S1},bob,PASS\n")
+    assert main(["labels", "import", str(f), "--project", str(project)]) == 0
+    out = tmp_path / "bob.json"
+    assert main(["labels", "export", "--project", str(project), "--out", str(out), "--annotator", "bob"]) == 0
+    data = json.loads(out.read_text())
+    assert [(d["sample_id"], d["human_verdict"], d["annotator"]) for d in data] == [(S0, "FAIL", "bob"), (S1, "PASS", "bob")]
+
+
+def test_write_and_read_labels_directly(tmp_path: Path) -> None:
+    recs = [LabelRecord(S0, "a", "PASS", 3, "n", datetime(2026, 1, 1, 12)), LabelRecord(S1, "b", "FAIL")]
+    for suffix in (".csv", ".parquet", ".json"):
+        path = tmp_path / f"l{suffix}"
+        assert write_labels(path, recs) == 2
+        t = read_labels(path)
+        assert t.sample_id == [S0, S1] and t.verdict == ["PASS", "FAIL"] and t.rating == [3, None]
+
+
+# ---------------------------------------------------------------------------------------------
+# validation: one message naming file and line; nothing written
+# ---------------------------------------------------------------------------------------------
+
+
+def rejected(project: Path, f: Path, capsys: pytest.CaptureFixture[str], where: str, *words: str) -> None:
+    before = dump_tables(project)
+    rc = main(["labels", "import", str(f), "--project", str(project)])
+    err = capsys.readouterr().err
+    assert rc != 0
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    assert where in lines[0], f"{where!r} not in {lines[0]!r}"
+    for w in words:
+        assert w.lower() in lines[0].lower(), f"{w!r} not in {lines[0]!r}"
+    assert dump_tables(project) == before
+
+
+def test_unknown_verdict(project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = sbuc_json(tmp_path / "labels_filled.json", [(S0, "PASS", ""), (S1, "MAYBE", "")])
+    rejected(project, f, capsys, "labels_filled.json:8", "unknown verdict", "MAYBE")
+
+
+def test_unknown_verdict_csv(project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "l.csv"
+    f.write_text(f"sample_id,annotator,verdict\n{S0},a,PASS\n{S1},a,pass\n{S2},a,yes\n")
+    rejected(project, f, capsys, "l.csv:4", "unknown verdict")
+
+
+def test_unknown_sample_csv(project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "l.csv"
+    f.write_text(f'"sample_id","human_verdict","notes","timestamp"\n"{S0}","PASS","",""\n"ghost","FAIL","",""\n')
+    rejected(project, f, capsys, "l.csv:3", "unknown sample", "ghost")
+
+
+def test_malformed_json(project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "labels_filled.json"
+    f.write_text('[\n  {"sample_id": "%s", "human_verdict": "PASS"},\n  {"sample_id": "%s", "human_verdict": }\n]\n'
+                 % (S0, S1))
+    rejected(project, f, capsys, "labels_filled.json:3", "malformed JSON")
+
+
+def test_json_that_is_not_a_list(project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "labels_filled.json"
+    f.write_text('{"sample_id": "x"}\n')
+    rejected(project, f, capsys, "labels_filled.json:1", "list")
+
+
+def test_malformed_csv_row(project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "l.csv"
+    f.write_text(f"sample_id,annotator,verdict\n{S0},a,PASS\n{S1},a,FAIL,extra\n")
+    rejected(project, f, capsys, "l.csv:3", "malformed CSV row")
+
+
+def test_unterminated_quote_in_csv(project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "l.csv"
+    f.write_text(f'sample_id,annotator,verdict\n{S0},a,PASS\n"{S1},a,FAIL\n')
+    rejected(project, f, capsys, "l.csv:3", "malformed CSV")
+
+
+def test_missing_columns(project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "l.csv"
+    f.write_text(f"sample_id,annotator,notes\n{S0},a,hi\n")
+    rejected(project, f, capsys, "l.csv:1", "missing column", "verdict")
+
+
+def test_missing_field_in_json(project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "labels_filled.json"
+    f.write_text(json.dumps([{"sample_id": S0, "human_verdict": "PASS"}, {"human_verdict": "FAIL"}], indent=1))
+    rejected(project, f, capsys, "labels_filled.json:6", "missing field", "sample_id")
+
+
+def test_bad_rating_and_timestamp(project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "l.csv"
+    f.write_text(f"sample_id,annotator,verdict,rating\n{S0},a,PASS,7\n")
+    rejected(project, f, capsys, "l.csv:2", "rating")
+    g = tmp_path / "m.csv"
+    g.write_text(f"sample_id,annotator,verdict,created_at\n{S0},a,PASS,yesterday\n")
+    rejected(project, g, capsys, "m.csv:2", "timestamp")
+
+
+def test_parquet_rows_are_named(project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    f = tmp_path / "l.parquet"
+    pq.write_table(pa.table({"sample_id": [S0, "ghost"], "annotator": ["a", "a"], "verdict": ["PASS", "FAIL"]}), f)
+    rejected(project, f, capsys, "l.parquet", "row 2", "unknown sample")
+
+
+def test_missing_label_file(project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rejected(project, tmp_path / "nope.json", capsys, "nope.json", "not found")
+
+
+def test_read_labels_raises_input_error_with_line(tmp_path: Path) -> None:
+    f = tmp_path / "x.csv"
+    f.write_text("sample_id,verdict\na,PASS\nb,NOPE\n")
+    with pytest.raises(InputError) as e:
+        read_labels(f)
+    assert e.value.line == 3 and e.value.path.endswith("x.csv")

@@ -1,0 +1,296 @@
+"""The project store: schema and migrations, transactions, the single-writer lock, snapshots,
+append-only label events, and that an acknowledged label survives a killed process."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from workstation.store import DB_NAME, SCHEMA_VERSION, Project, ProjectError, ProjectLocked
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def small_dataset(parsed: Any, n: int = 12) -> Any:
+    return parsed.dataset.subset(np.arange(n))
+
+
+def make_project(folder: Path, parsed: Any, n: int = 12) -> Path:
+    ds = small_dataset(parsed, n)
+    with Project.create(folder) as p:
+        with p.transaction():
+            p.add_run(parsed.run_id, method="sd15_boxdiff", source="test")
+            p.add_dataset(ds)
+    return folder
+
+
+def python(code: str, *args: str, **kw: Any) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120, **kw)
+
+
+# ---------------------------------------------------------------------------------------------
+# schema
+# ---------------------------------------------------------------------------------------------
+
+
+def test_new_project_has_the_current_schema_and_every_table(tmp_path: Path) -> None:
+    with Project.create(tmp_path / "p") as p:
+        assert p.schema_version == SCHEMA_VERSION
+        tables = {r[0] for r in p.con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    assert {"meta", "runs", "prompts", "samples", "detections", "checker_configs", "verdicts", "label_events",
+            "audit_sets", "audit_items", "jobs", "saved_filters", "settings"} <= tables
+    assert (tmp_path / "p" / DB_NAME).is_file() and (tmp_path / "p" / "images").is_dir()
+
+
+def test_an_unversioned_database_is_migrated_on_open(tmp_path: Path) -> None:
+    import duckdb
+
+    folder = tmp_path / "old"
+    folder.mkdir()
+    duckdb.connect(str(folder / DB_NAME)).close()  # a database without our schema (version 0)
+    with Project.open(folder) as p:
+        assert p.schema_version == SCHEMA_VERSION
+        assert p.sample_count() == 0
+    with Project.open(folder) as p:  # opening again does not migrate twice
+        assert p.schema_version == SCHEMA_VERSION
+
+
+def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "p"
+    with Project.create(folder) as p:
+        p.con.execute("UPDATE meta SET value=? WHERE key='schema_version'", [str(SCHEMA_VERSION + 1)])
+    with pytest.raises(ProjectError, match="newer version"):
+        Project.open(folder)
+
+
+def test_create_refuses_an_existing_project(tmp_path: Path) -> None:
+    Project.create(tmp_path / "p").close()
+    with pytest.raises(ProjectError, match="already exists"):
+        Project.create(tmp_path / "p")
+
+
+# ---------------------------------------------------------------------------------------------
+# transactions
+# ---------------------------------------------------------------------------------------------
+
+
+def test_transaction_rolls_back_everything_on_error(tmp_path: Path, sbuc_parsed: Any) -> None:
+    ds = small_dataset(sbuc_parsed)
+    with Project.create(tmp_path / "p") as p:
+        with pytest.raises(RuntimeError):
+            with p.transaction():
+                p.add_run(sbuc_parsed.run_id)
+                p.add_dataset(ds)
+                assert p.sample_count() == ds.n  # visible inside the transaction
+                raise RuntimeError("boom")
+        assert p.run_ids() == []
+        assert p.sample_count() == 0
+        assert p.con.execute("SELECT count(*) FROM detections").fetchone()[0] == 0
+        assert p.con.execute("SELECT count(*) FROM prompts").fetchone()[0] == 0
+
+
+def test_nested_transactions_join_the_outer_one(tmp_path: Path) -> None:
+    with Project.create(tmp_path / "p") as p:
+        with pytest.raises(ProjectError):
+            with p.transaction():
+                p.add_run("a")  # add_run opens its own (nested) transaction
+                p.add_run("a")  # duplicate: the outer transaction is rolled back, "a" included
+        assert p.run_ids() == []
+
+
+def test_duplicate_run_id_is_refused(tmp_path: Path, sbuc_parsed: Any) -> None:
+    folder = make_project(tmp_path / "p", sbuc_parsed)
+    with Project.open(folder) as p:
+        with pytest.raises(ProjectError, match="already exists"):
+            p.add_run(sbuc_parsed.run_id)
+        assert p.run_ids() == [sbuc_parsed.run_id]
+
+
+def test_duplicate_samples_are_refused_and_nothing_is_added(tmp_path: Path, sbuc_parsed: Any) -> None:
+    folder = make_project(tmp_path / "p", sbuc_parsed)
+    with Project.open(folder) as p:
+        before = p.con.execute("SELECT count(*) FROM detections").fetchone()[0]
+        with pytest.raises(ProjectError, match="already in the project"):
+            p.add_dataset(small_dataset(sbuc_parsed, 3))
+        assert p.sample_count() == 12
+        assert p.con.execute("SELECT count(*) FROM detections").fetchone()[0] == before
+
+
+def test_dataset_round_trips_through_the_store(tmp_path: Path, sbuc_parsed: Any) -> None:
+    ds = small_dataset(sbuc_parsed, 30)
+    with Project.create(tmp_path / "p") as p:
+        p.add_run(sbuc_parsed.run_id)
+        p.add_dataset(ds)
+        back = p.load_dataset()
+    assert back.samples.sample_id.tolist() == ds.samples.sample_id.tolist()
+    for col in ("x1", "y1", "x2", "y2", "score"):
+        assert np.array_equal(getattr(back.detections, col), getattr(ds.detections, col))
+    assert back.detections.label.tolist() == ds.detections.label.tolist()  # same order within each sample
+
+
+# ---------------------------------------------------------------------------------------------
+# lock and snapshot
+# ---------------------------------------------------------------------------------------------
+
+
+def test_second_process_gets_a_clear_lock_message(tmp_path: Path, sbuc_parsed: Any) -> None:
+    folder = make_project(tmp_path / "p", sbuc_parsed)
+    with Project.open(folder):
+        r = python("""
+            import sys
+            from workstation.store import Project, ProjectLocked
+            try:
+                Project.open(sys.argv[1])
+            except ProjectLocked as e:
+                print("LOCKED:", e)
+            """, str(folder))
+        assert "LOCKED:" in r.stdout, r.stdout + r.stderr
+        assert "open in another process" in r.stdout and "snapshot" in r.stdout
+        # the command line says the same, in one line, with a non-zero exit
+        cli = subprocess.run([sys.executable, "main.py", "evaluate", "--project", str(folder)], cwd=ROOT,
+                             capture_output=True, text=True, timeout=120)
+        assert cli.returncode != 0
+        assert cli.stderr.strip().startswith("error: ") and "open in another process" in cli.stderr
+        assert len(cli.stderr.strip().splitlines()) == 1
+
+
+def test_snapshot_reads_a_locked_project(tmp_path: Path, sbuc_parsed: Any) -> None:
+    folder = make_project(tmp_path / "p", sbuc_parsed)
+    with Project.open(folder) as p:
+        p.add_label(str(sbuc_parsed.dataset.samples.sample_id[0]), "alice", "PASS")
+        r = python("""
+            import sys
+            from workstation.store import Project
+            with Project.open_snapshot(sys.argv[1]) as s:
+                print("SAMPLES", s.sample_count(), "LABELS", len(s.latest_labels()), "RO", s.read_only)
+            """, str(folder))
+        assert "SAMPLES 12 LABELS 1 RO True" in r.stdout, r.stdout + r.stderr
+    with Project.open_snapshot(folder) as s:
+        with pytest.raises(ProjectError, match="read-only"):
+            s.add_run("x")
+
+
+def test_read_only_commands_work_while_another_process_holds_the_project(
+        tmp_path: Path, sbuc_run_dir: Path, sbuc_prompts: Path) -> None:
+    from workstation.cli import main
+
+    folder = tmp_path / "p"
+    assert main(["import-sbuc", str(sbuc_run_dir), "--prompts", str(sbuc_prompts), "--project", str(folder)]) == 0
+    with Project.open(folder):
+        out = tmp_path / "x.jsonl"
+        r = subprocess.run([sys.executable, "main.py", "export-sbuc", "--project", str(folder), "--run",
+                            "sd15_boxdiff", "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        assert "open in another process" in r.stderr
+        assert len(out.read_text().splitlines()) == 800
+
+
+# ---------------------------------------------------------------------------------------------
+# labels
+# ---------------------------------------------------------------------------------------------
+
+
+def test_label_events_are_append_only_and_the_latest_wins(tmp_path: Path, sbuc_parsed: Any) -> None:
+    folder = make_project(tmp_path / "p", sbuc_parsed)
+    sid = str(sbuc_parsed.dataset.samples.sample_id[0])
+    other = str(sbuc_parsed.dataset.samples.sample_id[1])
+    with Project.open(folder) as p:
+        e1 = p.add_label(sid, "alice", "PASS", rating=4)
+        e2 = p.add_label(sid, "alice", "FAIL", notes="second look")
+        p.add_label(sid, "bob", "UNDECIDABLE")
+        p.add_label(other, "alice", "PASS")
+        assert e2 > e1
+        assert [(e.annotator, e.verdict) for e in p.label_events(sid)] == [
+            ("alice", "PASS"), ("alice", "FAIL"), ("bob", "UNDECIDABLE")]
+        latest = {(r.sample_id, r.annotator): (r.verdict, r.notes) for r in p.latest_labels()}
+        assert latest == {(sid, "alice"): ("FAIL", "second look"), (sid, "bob"): ("UNDECIDABLE", None),
+                          (other, "alice"): ("PASS", None)}
+        ds = p.load_dataset()
+        h = p.human_verdicts(ds, "alice")
+        assert h[0] == 1 and h[1] == 0 and (h[2:] == -1).all()
+        with pytest.raises(ProjectError, match="unknown sample"):
+            p.add_label("ghost", "alice", "PASS")
+        with pytest.raises(ProjectError, match="unknown verdict"):
+            p.add_label(sid, "alice", "MAYBE")
+        assert len(p.label_events()) == 4
+
+
+def test_bulk_label_insert(tmp_path: Path, sbuc_parsed: Any) -> None:
+    folder = make_project(tmp_path / "p", sbuc_parsed)
+    ids = sbuc_parsed.dataset.samples.sample_id[:12].tolist()
+    n = 3000
+    rows = {"sample_id": [ids[i % 12] for i in range(n)], "annotator": [f"a{i % 3}" for i in range(n)],
+            "verdict": [("PASS", "FAIL", "UNDECIDABLE")[i % 3] for i in range(n)],
+            "rating": [None if i % 5 == 0 else 1 + i % 4 for i in range(n)]}
+    with Project.open(folder) as p:
+        assert p.add_labels_bulk(rows) == n
+        assert len(p.label_events()) == n
+        assert len(p.latest_labels()) == 12  # i % 12 fixes i % 3: one annotator per sample
+        bad = dict(rows, sample_id=rows["sample_id"][:-1] + ["ghost"])
+        with pytest.raises(ProjectError, match="ghost"):
+            p.add_labels_bulk(bad)
+        assert len(p.label_events()) == n  # nothing of the failed batch
+
+
+_WRITER = """
+import sys
+from workstation.store import Project
+folder, annotator = sys.argv[1], sys.argv[2]
+p = Project.open(folder)
+ids = [r[0] for r in p.con.execute("SELECT sample_id FROM samples ORDER BY ord").fetchall()]
+i = 0
+while True:
+    sid = ids[i % len(ids)]
+    eid = p.add_label(sid, annotator, ("PASS", "FAIL", "UNDECIDABLE")[i % 3], notes=f"n{i}")
+    print(f"ACK {eid} {sid} {i}", flush=True)  # acknowledged: add_label has returned
+    i += 1
+"""
+
+
+def test_acknowledged_labels_survive_sigkill(tmp_path: Path, sbuc_parsed: Any) -> None:
+    folder = make_project(tmp_path / "p", sbuc_parsed)
+    proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(folder), "killme"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    acked: list[tuple[int, str, int]] = []
+    try:
+        assert proc.stdout is not None
+        deadline = time.monotonic() + 60
+        while len(acked) < 25 and time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            if line.startswith("ACK "):
+                _, eid, sid, i = line.split()
+                acked.append((int(eid), sid, int(i)))
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    assert len(acked) >= 25, proc.stderr.read() if proc.stderr else ""
+    with Project.open(folder) as p:  # reopening replays the write-ahead log
+        events = {e.event_id: e for e in p.label_events()}
+    for eid, sid, i in acked:
+        assert eid in events, f"acknowledged label {eid} lost"
+        assert events[eid].sample_id == sid and events[eid].notes == f"n{i}"
+        assert events[eid].verdict == ("PASS", "FAIL", "UNDECIDABLE")[i % 3]
+
+
+def test_image_paths_may_not_escape_the_project(tmp_path: Path, sbuc_parsed: Any) -> None:
+    ds = small_dataset(sbuc_parsed, 2)
+    ds.samples.image_path = np.array(["images/ok.png", "../outside.png"], dtype=object)
+    with Project.create(tmp_path / "p") as p:
+        p.add_run(sbuc_parsed.run_id)
+        with pytest.raises(ProjectError, match="escapes the project folder"):
+            p.add_dataset(ds)
+        assert p.sample_count() == 0
+

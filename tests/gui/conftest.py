@@ -1,0 +1,186 @@
+"""GUI test set-up: offscreen Qt, isolated settings, projects built from the shared fixture.
+
+- every test gets its own settings file (`WORKSTATION_SETTINGS`), so recent projects and the
+  theme never leak between tests or into the user's settings;
+- `sbuc_project`: a fresh copy of a project imported from ../shared/fixtures/spatialbench_uc
+  (800 samples, no images: the neutral-canvas path);
+- `png_project`: a small project with real 512×512 PNGs, one corrupt PNG and one missing file;
+- `open_window(folder)`: a shown, active main window on a project (closed at teardown);
+- `on_next_modal(qtbot, fn)`: run `fn(dialog)` on the next modal dialog (real key / mouse
+  events are sent to it by `fn`).
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+pytestmark = pytest.mark.gui
+
+
+@pytest.fixture(autouse=True)
+def isolated_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "settings.ini"
+    monkeypatch.setenv("WORKSTATION_SETTINGS", str(path))
+    return path
+
+
+def build_sbuc_project(folder: Path, parsed: Any) -> Path:
+    from workstation.config import CheckerConfig
+    from workstation.store import Project
+
+    p = Project.create(folder)
+    try:
+        with p.transaction():
+            p.add_run(parsed.run_id, method=parsed.run_id, source="spatialbench_uc")
+            p.add_dataset(parsed.dataset)
+            p.save_config(parsed.config or CheckerConfig())
+    finally:
+        p.close()
+    return folder
+
+
+@pytest.fixture(scope="session")
+def sbuc_template(tmp_path_factory: pytest.TempPathFactory, sbuc_parsed: Any) -> Path:
+    return build_sbuc_project(tmp_path_factory.mktemp("sbuc_template") / "project", sbuc_parsed)
+
+
+@pytest.fixture
+def sbuc_project(tmp_path: Path, sbuc_template: Path) -> Path:
+    dst = tmp_path / "sbuc_project"
+    shutil.copytree(sbuc_template, dst)
+    return dst
+
+
+def write_scene_png(path: Path, boxes: list[tuple[float, float, float, float, str]], size: int = 512) -> None:
+    """A flat picture with coloured rectangles where the boxes are (a stand-in for a generation)."""
+    from PIL import Image, ImageDraw
+
+    img = Image.new("RGB", (size, size), (205, 215, 225))
+    d = ImageDraw.Draw(img)
+    for x1, y1, x2, y2, color in boxes:
+        d.rectangle([x1, y1, x2, y2], fill=color)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    img.save(path)
+
+
+def build_png_project(folder: Path) -> Path:
+    """Two twin prompts × 3 seeds; images for all but one (missing), one of them corrupt."""
+    from workstation.config import CheckerConfig
+    from workstation.dataset import Dataset, Detections, Prompts, Samples
+    from workstation.store import Project
+    from workstation.types import RELATION_CODE
+
+    prompts = Prompts(
+        prompt_id=np.array(["p0", "p1"], dtype=object),
+        text=np.array(["a cat to the left of a dog", "a dog to the right of a cat"], dtype=object),
+        relation=np.array([RELATION_CODE["left_of"], RELATION_CODE["right_of"]], np.int8),
+        label_a=np.array(["cat", "dog"], dtype=object), label_b=np.array(["dog", "cat"], dtype=object),
+        counterfactual_id=np.array(["p1", "p0"], dtype=object), pair_id=np.array(["pair0", "pair0"], dtype=object),
+        suite=np.array(["test", "test"], dtype=object))
+    sids, pids, seeds, paths = [], [], [], []
+    det_rows: list[tuple[int, int, str, float, float, float, float, float]] = []
+    for pi, pid in enumerate(("p0", "p1")):
+        for seed in range(3):
+            i = len(sids)
+            sids.append(f"s_{pid}_seed{seed}")
+            pids.append(pid)
+            seeds.append(seed)
+            paths.append(f"images/{sids[-1]}.png")
+            cat = (60 + 20 * seed, 200, 180 + 20 * seed, 320)
+            dog = (330 - 40 * seed, 190, 450 - 40 * seed, 330)
+            det_rows.append((i, 0, "cat", 0.9, *cat))
+            det_rows.append((i, 0, "dog", 0.85, *dog))
+            det_rows.append((i, 0, "person", 0.3, 10, 10, 40, 60))
+            det_rows.append((i, 1, "cat", 0.8, cat[0] + 4, cat[1] + 2, cat[2] - 2, cat[3]))
+            det_rows.append((i, 1, "dog", 0.7, dog[0] - 3, dog[1], dog[2], dog[3] + 3))
+    n = len(sids)
+    rel = np.array([RELATION_CODE["left_of"] if p == "p0" else RELATION_CODE["right_of"] for p in pids], np.int8)
+    la = np.array(["cat" if p == "p0" else "dog" for p in pids], dtype=object)
+    lb = np.array(["dog" if p == "p0" else "cat" for p in pids], dtype=object)
+    samples = Samples(np.array(sids, dtype=object), np.array(["run1"] * n, dtype=object),
+                      np.array(pids, dtype=object), np.array(seeds, np.int64), rel, la, lb,
+                      np.full(n, 512.0), np.full(n, 512.0), np.array(paths, dtype=object), np.full(n, np.nan),
+                      np.ones(n, bool), np.zeros(n, bool))
+    d = list(zip(*det_rows))
+    dets = Detections(np.array(d[0], np.int64), np.array(d[1], np.int8), np.zeros(len(det_rows), np.int16),
+                      np.array(d[2], dtype=object), np.array(d[3], np.float64), np.array(d[4], np.float64),
+                      np.array(d[5], np.float64), np.array(d[6], np.float64), np.array(d[7], np.float64))
+    ds = Dataset(samples, dets, prompts)
+    p = Project.create(folder)
+    try:
+        with p.transaction():
+            p.add_run("run1", method="test")
+            p.add_dataset(ds)
+            p.save_config(CheckerConfig(stability_enabled=False))
+    finally:
+        p.close()
+    for i in range(n):
+        if sids[i] == "s_p1_seed2":
+            continue  # missing file
+        boxes = [(*r[4:8], "#c0504d" if r[2] == "cat" else "#4f81bd") for r in det_rows if r[0] == i and r[1] == 0
+                 and r[2] != "person"]
+        write_scene_png(folder / paths[i], boxes)
+    (folder / paths[sids.index("s_p1_seed1")]).write_bytes(b"\x89PNG\r\n\x1a\n" + b"not really a png" * 10)
+    return folder
+
+
+@pytest.fixture
+def png_project(tmp_path: Path) -> Path:
+    return build_png_project(tmp_path / "png_project")
+
+
+@pytest.fixture
+def open_window(qtbot: Any) -> Callable[..., Any]:
+    from ui.main_window import MainWindow
+
+    windows: list[Any] = []
+
+    def make(folder: Path | None = None, annotator: str | None = "alice", **kw: Any) -> Any:
+        w = MainWindow(ask_annotator=(lambda: annotator))
+        qtbot.addWidget(w)
+        w.resize(1400, 900)
+        w.show()
+        qtbot.waitExposed(w)
+        w.activateWindow()
+        qtbot.waitUntil(lambda: w.isActiveWindow(), timeout=3000)
+        if folder is not None:
+            assert w.open_project(folder, **kw)
+        windows.append(w)
+        return w
+
+    yield make
+    for w in windows:
+        w.close()
+
+
+def on_next_modal(qtbot: Any, fn: Callable[[Any], None], timeout_ms: int = 5000) -> list[Any]:
+    """Call fn(dialog) on the next modal dialog once it shows; returns a list that gets the dialog."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    seen: list[Any] = []
+    waited = [0]
+
+    def poll() -> None:
+        w = QApplication.activeModalWidget()
+        if w is not None and w.isVisible():
+            seen.append(w)
+            fn(w)
+            return
+        waited[0] += 20
+        if waited[0] < timeout_ms:
+            QTimer.singleShot(20, poll)
+
+    QTimer.singleShot(20, poll)
+    return seen

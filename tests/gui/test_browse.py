@@ -1,0 +1,189 @@
+"""Browse: the sample table pages its query, filters, sorts, saves filters and follows the live
+verdicts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtWidgets import QApplication, QLineEdit
+
+from workstation.types import REASONS, VERDICTS
+
+from .conftest import on_next_modal
+
+pytestmark = pytest.mark.gui
+
+
+def _count(w) -> str:
+    return w.browser.count_label.text()
+
+
+def _pick(qtbot, combo, text: str) -> None:
+    """Choose the entry starting with `text` in a combo box with the keyboard (Home, then Down)."""
+    texts = [combo.itemText(i) for i in range(combo.count())]
+    target = texts.index(text) if text in texts else next(i for i, t in enumerate(texts) if t.startswith(text))
+    combo.setFocus()
+    qtbot.keyClick(combo, Qt.Key_Home)
+    for _ in range(target):
+        qtbot.keyClick(combo, Qt.Key_Down)
+    assert combo.currentText().startswith(text), combo.currentText()
+
+
+def _column(model, c: int) -> list[str]:
+    return [model.data(model.index(i, c)) for i in range(model.rowCount())]
+
+
+def test_table_pages_its_rows(qtbot, open_window, sbuc_project: Path) -> None:
+    w = open_window(sbuc_project)
+    m = w.browser.model
+    assert _count(w) == "800 of 800 samples"
+    assert m.rowCount() == m.PAGE < 800  # not every row is loaded
+    assert m.canFetchMore()
+    # scrolling to the end loads the next pages
+    t = w.browser.table
+    t.setFocus()
+    for _ in range(4):
+        qtbot.keyClick(t, Qt.Key_End, Qt.ControlModifier)
+        QApplication.processEvents()
+    assert m.rowCount() == 800
+    assert not m.canFetchMore()
+    ds = w.state.dataset
+    assert _column(m, 0) == ds.samples.sample_id.tolist()  # project order
+
+
+def test_columns_show_checker_and_prompt(qtbot, open_window, sbuc_project: Path) -> None:
+    w = open_window(sbuc_project)
+    m = w.browser.model
+    v = w.state.verdicts
+    ds = w.state.dataset
+    assert [m.headerData(c, Qt.Horizontal) for c in range(m.columnCount())] == [
+        "Sample", "Run", "Prompt", "Relation", "Seed", "Checker", "Reason", "Conf", "Human", "Agreement"]
+    for i in range(10):
+        assert m.data(m.index(i, 5)) == VERDICTS[int(v.verdict[i])]
+        assert m.data(m.index(i, 7)) == f"{v.conf[i]:.3f}"
+        assert m.data(m.index(i, 6)) == REASONS[int(v.reason[i])]
+        assert m.data(m.index(i, 4)) == str(int(ds.samples.seed[i]))
+    assert m.data(m.index(0, 2)) == "A photo of a cake to the left of a bed."
+
+
+def test_filters_by_combo_text_and_confidence(qtbot, open_window, sbuc_project: Path) -> None:
+    w = open_window(sbuc_project)
+    f = w.browser.filters
+    m = w.browser.model
+    v = w.state.verdicts
+    ds = w.state.dataset
+    n_fail = int(np.sum(v.verdict == 1))
+    _pick(qtbot, f.verdict, "FAIL")
+    assert _count(w) == f"{n_fail} of 800 samples"
+    assert set(_column(m, 5)) == {"FAIL"}
+    _pick(qtbot, f.verdict, "any")
+    _pick(qtbot, f.relation, "above")
+    assert set(_column(m, 3)) == {"above"}
+    _pick(qtbot, f.reason, "missing")
+    n = int(np.sum((ds.samples.relation == 2) & (v.reason == REASONS.index("missing"))))
+    assert _count(w) == f"{n} of 800 samples"
+    qtbot.mouseClick(f.reset_button, Qt.LeftButton)
+    assert _count(w) == "800 of 800 samples"
+    # free text on the prompt
+    f.text.setFocus()
+    qtbot.keyClicks(f.text, "giraffe")
+    qtbot.keyClick(f.text, Qt.Key_Return)
+    texts = dict(zip(ds.prompts.prompt_id.tolist(), ds.prompts.text.tolist()))
+    n_giraffe = sum("giraffe" in texts[p] for p in ds.samples.prompt_id.tolist())
+    assert _count(w) == f"{n_giraffe} of 800 samples"
+    assert all("giraffe" in t for t in _column(m, 2))
+    qtbot.mouseClick(f.reset_button, Qt.LeftButton)
+    # confidence range
+    f.conf_min.setFocus()
+    f.conf_min.selectAll()
+    qtbot.keyClicks(f.conf_min, "0.9")
+    qtbot.keyClick(f.conf_min, Qt.Key_Return)
+    qtbot.waitUntil(lambda: _count(w) == f"{int(np.sum(v.conf >= 0.9))} of 800 samples", timeout=2000)
+    assert all(float(x) >= 0.9 for x in _column(m, 7))
+
+
+def test_sort_by_clicking_a_header(qtbot, open_window, sbuc_project: Path) -> None:
+    w = open_window(sbuc_project)
+    t = w.browser.table
+    m = w.browser.model
+    header = t.horizontalHeader()
+    x = header.sectionViewportPosition(7) + header.sectionSize(7) // 2
+    qtbot.mouseClick(header.viewport(), Qt.LeftButton, pos=QPoint(x, header.height() // 2))
+    first = [float(c) for c in _column(m, 7)]
+    qtbot.mouseClick(header.viewport(), Qt.LeftButton, pos=QPoint(x, header.height() // 2))
+    second = [float(c) for c in _column(m, 7)]
+    assert {tuple(first), tuple(second)} == {tuple(sorted(first)), tuple(sorted(second, reverse=True))}
+    assert max(first + second) == pytest.approx(float(np.max(w.state.verdicts.conf)), abs=1e-3)
+
+
+def test_labelled_and_checker_vs_human_filters(qtbot, open_window, sbuc_project: Path) -> None:
+    w = open_window(sbuc_project)
+    st = w.state
+    v = st.verdicts
+    # label three samples: two agree with the checker, one does not
+    st.add_label(0, VERDICTS[int(v.verdict[0])])
+    st.add_label(1, VERDICTS[int(v.verdict[1])])
+    other = VERDICTS[(int(v.verdict[2]) + 1) % 3]
+    st.add_label(2, other)
+    f = w.browser.filters
+    _pick(qtbot, f.labelled, "labelled")
+    assert _count(w) == "3 of 800 samples"
+    assert _column(w.browser.model, 9) == ["agrees", "agrees", "differs"]
+    qtbot.mouseClick(f.differs, Qt.LeftButton, pos=QPoint(6, f.differs.height() // 2))
+    assert _count(w) == "1 of 800 samples"
+    assert _column(w.browser.model, 8) == [f"alice: {other}"]
+    _pick(qtbot, f.labelled, "unlabelled")
+    assert _count(w) == "0 of 800 samples"
+
+
+def test_saved_filters(qtbot, open_window, sbuc_project: Path) -> None:
+    w = open_window(sbuc_project)
+    f = w.browser.filters
+    _pick(qtbot, f.relation, "below")
+    _pick(qtbot, f.verdict, "PASS")
+    expected = _count(w)
+
+    def name_it(dlg) -> None:
+        edit = dlg.findChild(QLineEdit)
+        qtbot.keyClicks(edit, "below passes")
+        qtbot.keyClick(edit, Qt.Key_Return)
+
+    seen = on_next_modal(qtbot, name_it)
+    qtbot.mouseClick(f.save_button, Qt.LeftButton)
+    assert seen
+    assert w.state.project.saved_filters()["below passes"]["relations"] == ["below"]
+    qtbot.mouseClick(f.reset_button, Qt.LeftButton)
+    assert _count(w) == "800 of 800 samples"
+    _pick(qtbot, f.saved, "below")  # arrow keys on a closed combo box activate the entry
+    assert f.relation.currentText() == "below" and f.verdict.currentText() == "PASS"
+    assert _count(w) == expected
+
+
+def test_live_verdicts_follow_the_config(qtbot, open_window, sbuc_project: Path) -> None:
+    w = open_window(sbuc_project)
+    f = w.browser.filters
+    _pick(qtbot, f.reason, "near")
+    before = _count(w)
+    st = w.state
+    st.set_config(st.config.replace(margin=0.3))
+    n_near = int(np.sum(st.verdicts.reason == REASONS.index("near_boundary")))
+    assert _count(w) == f"{n_near} of 800 samples" != before
+    assert set(_column(w.browser.model, 6)) == {"near_boundary"}
+
+
+def test_double_click_reviews_the_filtered_rows(qtbot, open_window, sbuc_project: Path) -> None:
+    w = open_window(sbuc_project)
+    f = w.browser.filters
+    _pick(qtbot, f.relation, "left")
+    t = w.browser.table
+    rect = t.visualRect(w.browser.model.index(2, 0))
+    qtbot.mouseClick(t.viewport(), Qt.LeftButton, pos=rect.center())
+    qtbot.mouseDClick(t.viewport(), Qt.LeftButton, pos=rect.center())
+    assert w.tabs.currentWidget() is w.review
+    st = w.state
+    assert len(st.queue) == 200
+    assert st.queue_pos == 2
+    assert all(st.dataset.samples.relation[r] == 0 for r in st.queue)

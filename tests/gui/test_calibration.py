@@ -1,0 +1,299 @@
+"""Calibration panel, end to end on the published SpatialBench-UC run (800 samples) with
+200 seeded human labels: sliders re-evaluate the checker live, the τ line and slider stay
+bound, the confusion matrix follows τ, Apply stores a version with its verdicts and the
+calibrated − uncalibrated table shows the right numbers, and the empty states say why."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
+from PySide6.QtGui import QMouseEvent
+from PySide6.QtWidgets import QApplication
+
+from workstation.audit import confusion
+from workstation.calibration import apply_tau, risk_coverage
+from workstation.checker import evaluate
+from workstation.store import Project
+from workstation.types import VERDICTS
+
+pytestmark = pytest.mark.gui
+
+
+# ---- fixtures ------------------------------------------------------------------------------------
+def make_project(folder, parsed, n_labels: int = 200, seed: int = 7) -> Project:
+    p = Project.create(folder)
+    p.add_run(parsed.run_id, method="sd15_boxdiff")
+    p.add_dataset(parsed.dataset)
+    p.save_config(parsed.config, note="imported")
+    if n_labels:
+        rng = np.random.default_rng(seed)
+        rows = rng.choice(parsed.dataset.n, n_labels, replace=False)
+        rec = parsed.recorded.verdict[rows].astype(int)
+        flip = rng.random(n_labels) < 0.15
+        human = np.where(flip, rng.integers(0, 3, n_labels), rec)
+        p.add_labels_bulk({"sample_id": parsed.dataset.samples.sample_id[rows].tolist(),
+                           "annotator": ["alice"] * n_labels,
+                           "verdict": [VERDICTS[h] for h in human]})
+    return p
+
+
+@pytest.fixture
+def state(qtbot, tmp_path, sbuc_parsed):
+    from ui.state import AppState
+
+    st = AppState()
+    st.set_project(make_project(tmp_path / "proj", sbuc_parsed))
+    yield st
+    st.close_project()
+
+
+@pytest.fixture
+def panel(qtbot, state):
+    from ui.calibration.panel import CalibrationPanel
+
+    w = CalibrationPanel(state)
+    qtbot.addWidget(w)
+    w.resize(1400, 900)
+    w.show()
+    qtbot.waitExposed(w)
+    return w
+
+
+# ---- helpers: read what the user sees --------------------------------------------------------------
+def shown_counts(panel) -> tuple[int, int, int]:
+    t = panel.metrics_table
+    labels = [t.verticalHeaderItem(r).text() for r in range(t.rowCount())]
+    return tuple(int(t.item(labels.index(v), 0).text()) for v in ("PASS", "FAIL", "UNDECIDABLE"))
+
+
+def delta_cells(panel, label: str) -> tuple[str, str, str]:
+    t = panel.delta_table
+    r = [t.verticalHeaderItem(i).text() for i in range(t.rowCount())].index(label)
+    return tuple(t.item(r, c).text() for c in range(3))
+
+
+def drag_line(qtbot, plot, x_from: float, x_to: float, steps: int = 8) -> None:
+    """Press on the τ line at x_from (view coordinates), move in steps, release at x_to."""
+    vb = plot.getPlotItem().vb
+    view = plot.viewport()
+
+    def to_widget(x: float) -> QPointF:
+        scene = vb.mapViewToScene(QPointF(x, 0.5))
+        return QPointF(plot.mapFromScene(scene))
+
+    def send(kind, pos: QPointF, button, buttons) -> None:
+        gpos = QPointF(view.mapToGlobal(pos.toPoint()))
+        ev = QMouseEvent(kind, pos, gpos, button, buttons, Qt.KeyboardModifier.NoModifier)
+        QApplication.sendEvent(view, ev)
+
+    left = Qt.MouseButton.LeftButton
+    send(QEvent.Type.MouseMove, to_widget(x_from), Qt.MouseButton.NoButton, Qt.MouseButton.NoButton)
+    send(QEvent.Type.MouseButtonPress, to_widget(x_from), left, left)
+    for i in range(1, steps + 1):
+        x = x_from + (x_to - x_from) * i / steps
+        send(QEvent.Type.MouseMove, to_widget(x), Qt.MouseButton.NoButton, left)
+        qtbot.wait(5)
+    send(QEvent.Type.MouseButtonRelease, to_widget(x_to), left, Qt.MouseButton.NoButton)
+
+
+# ---- tests ---------------------------------------------------------------------------------------
+def test_margin_slider_keys_change_counts_to_checker(qtbot, panel, state):
+    ds, cfg0 = state.dataset, state.config
+    assert shown_counts(panel) == evaluate(ds, cfg0).counts()
+    slider = panel.sliders["margin"].slider
+    slider.setFocus()
+    qtbot.keyClick(slider, Qt.Key.Key_PageDown)  # one page = 5 steps of 0.005
+    qtbot.keyClick(slider, Qt.Key.Key_PageDown)
+    qtbot.keyClick(slider, Qt.Key.Key_Left)
+    expected_margin = round(cfg0.margin - 0.055, 6)
+    assert state.config.margin == pytest.approx(expected_margin)
+    assert panel.sliders["margin"].spin.value() == pytest.approx(expected_margin)
+    want = evaluate(ds, cfg0.replace(margin=expected_margin)).counts()
+    assert want != evaluate(ds, cfg0).counts()  # the move changes verdicts
+    assert shown_counts(panel) == want
+    # the version label warns that the live parameters are not stored
+    assert "Not applied" in panel.version_label.text()
+    assert panel.apply_button.isEnabled()
+
+
+def test_typing_into_spin_box_evaluates(qtbot, panel, state):
+    spin = panel.sliders["margin"].spin
+    spin.setFocus()
+    spin.selectAll()
+    qtbot.keyClicks(spin, "0.03")
+    qtbot.keyClick(spin, Qt.Key.Key_Return)
+    assert state.config.margin == pytest.approx(0.03)
+    assert panel.sliders["margin"].slider.value() == 6  # 0.03 / 0.005
+    assert shown_counts(panel) == evaluate(state.dataset, state.config).counts()
+    # other sliders through typed entry too: ambiguity delta changes the 'ambiguous' abstentions
+    spin = panel.sliders["ambiguity_delta"].spin
+    spin.setFocus()
+    spin.selectAll()
+    qtbot.keyClicks(spin, "0.3")
+    qtbot.keyClick(spin, Qt.Key.Key_Return)
+    v = evaluate(state.dataset, state.config.replace(ambiguity_delta=0.3))
+    assert state.config.ambiguity_delta == pytest.approx(0.3)
+    assert shown_counts(panel) == v.counts()
+    t = panel.abstention_table
+    reasons = [t.verticalHeaderItem(r).text() for r in range(t.rowCount())]
+    assert int(t.item(reasons.index("ambiguous"), 0).text()) == int(np.count_nonzero(v.reason == 2))
+
+
+def test_dragging_slider_evaluates_and_settles_on_release(qtbot, panel, state):
+    s = panel.sliders["margin"]
+    slider = s.slider
+    handle = slider.style().subControlRect(
+        slider.style().ComplexControl.CC_Slider, _slider_option(slider),
+        slider.style().SubControl.SC_SliderHandle, slider).center()
+    qtbot.mousePress(slider, Qt.MouseButton.LeftButton, pos=handle)
+    assert slider.isSliderDown()
+    n0 = panel.evaluations
+    for dx in range(4, 60, 4):
+        ev = QMouseEvent(QEvent.Type.MouseMove, QPointF(handle + QPoint(dx, 0)),
+                         QPointF(slider.mapToGlobal(handle + QPoint(dx, 0))), Qt.MouseButton.NoButton,
+                         Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+        QApplication.sendEvent(slider, ev)
+    assert panel.evaluations > n0  # verdicts follow the handle while it moves
+    qtbot.mouseRelease(slider, Qt.MouseButton.LeftButton, pos=handle + QPoint(56, 0))
+    assert not slider.isSliderDown()
+    final = s.value()
+    assert final > 0.1
+    assert state.config.margin == pytest.approx(final)  # the release evaluates the last value
+    assert shown_counts(panel) == evaluate(state.dataset, state.config).counts()
+
+
+def _slider_option(slider):
+    from PySide6.QtWidgets import QStyleOptionSlider
+
+    opt = QStyleOptionSlider()
+    slider.initStyleOption(opt)
+    return opt
+
+
+def _audited(state):
+    rows = np.flatnonzero(state.human >= 0)
+    v = state.verdicts
+    return v.verdict[rows], v.conf[rows], state.human[rows]
+
+
+def test_tau_slider_moves_line_and_confusion(qtbot, panel, state):
+    slider = panel.sliders["tau"].slider
+    slider.setFocus()
+    for _ in range(14):  # 14 pages of 0.05
+        qtbot.keyClick(slider, Qt.Key.Key_PageUp)
+    assert state.config.tau == pytest.approx(0.7)
+    assert panel.tau_plot.line.value() == pytest.approx(0.7)
+    assert panel.cov_plot.line.value() == pytest.approx(0.7)
+    verdict, conf, human = _audited(state)
+    np.testing.assert_array_equal(panel.confusion_view.matrix, confusion(apply_tau(verdict, conf, 0.7), human))
+    pt = risk_coverage(verdict, conf, human, taus=[0.7])
+    assert "τ = 0.700" in panel.readout.text()
+    assert f"coverage <b>{pt.coverage[0]:.3f}</b>" in panel.readout.text()
+    assert f"FPR_PASS <b>{pt.fpr_pass[0]:.3f}</b>" in panel.readout.text()
+
+
+def test_dragging_tau_line_moves_slider(qtbot, panel, state):
+    assert panel.audit_area.message is None  # labels exist: the plots are shown
+    panel.sliders["tau"].spin.setValue(0.3)
+    assert panel.tau_plot.line.value() == pytest.approx(0.3)
+    drag_line(qtbot, panel.tau_plot, 0.3, 0.8)
+    tau = panel.tau_plot.line.value()
+    assert tau == pytest.approx(0.8, abs=0.02)
+    assert panel.sliders["tau"].value() == pytest.approx(tau, abs=1e-4)
+    assert panel.sliders["tau"].spin.value() == pytest.approx(tau, abs=1e-3)
+    assert state.config.tau == pytest.approx(tau, abs=1e-4)
+    assert panel.cov_plot.line.value() == pytest.approx(tau, abs=1e-4)
+    verdict, conf, human = _audited(state)
+    np.testing.assert_array_equal(panel.confusion_view.matrix,
+                                  confusion(apply_tau(verdict, conf, state.config.tau), human))
+    # and the other way: the line on the all-samples plot drives the same slider
+    drag_line(qtbot, panel.cov_plot, tau, 0.45)
+    assert panel.sliders["tau"].value() == pytest.approx(panel.cov_plot.line.value(), abs=1e-4)
+    assert panel.tau_plot.line.value() == pytest.approx(panel.cov_plot.line.value(), abs=1e-4)
+    assert state.config.tau == pytest.approx(0.45, abs=0.02)
+
+
+def test_apply_stores_version_and_shows_deltas(qtbot, panel, state):
+    from workstation import metrics
+
+    project = state.project
+    v1 = state.config_id
+    before_cfg = state.config
+    spin = panel.sliders["margin"].spin
+    spin.setFocus()
+    spin.selectAll()
+    qtbot.keyClicks(spin, "0.05")
+    qtbot.keyClick(spin, Qt.Key.Key_Return)
+    panel.sliders["tau"].spin.setValue(0.5)
+    panel.note_edit.setFocus()
+    qtbot.keyClicks(panel.note_edit, "calibrated on 200 labels")
+    qtbot.mouseClick(panel.apply_button, Qt.MouseButton.LeftButton)
+
+    versions = project.configs()
+    assert len(versions) == 2
+    new = versions[-1]
+    assert new["config_id"] == state.config_id != v1
+    assert new["note"] == "calibrated on 200 labels"
+    assert new["parent_id"] == v1
+    stored_cfg = project.get_config(new["config_id"])
+    assert stored_cfg.margin == pytest.approx(0.05) and stored_cfg.tau == pytest.approx(0.5)
+    assert project.active_config_id() == new["config_id"]
+    # the verdict set is stored, and it is the checker's for those parameters
+    after_v = evaluate(state.dataset, stored_cfg)
+    table = project.load_verdict_table(new["config_id"])
+    assert new["verdicts"] == state.dataset.n
+    np.testing.assert_array_equal(table["verdict"], after_v.verdict)
+    np.testing.assert_allclose(table["conf"], after_v.conf)
+    assert not panel.apply_button.isEnabled()
+
+    # calibrated − uncalibrated, against the version the session started from
+    before_v = evaluate(state.dataset, before_cfg)
+    b = metrics.main_results(state.dataset, before_v)[0]
+    a = metrics.main_results(state.dataset, after_v)[0]
+    hdr = [panel.delta_table.horizontalHeaderItem(c).text() for c in range(3)]
+    assert hdr[0] == f"v{v1}" and hdr[1] == f"v{new['config_id']} (applied)"
+    for label, key in (("pass rate", "pass_rate"), ("coverage", "coverage"),
+                       ("PASS | decided", "pass_rate_cond"), ("prompt pass (best-of-K)", "prompt_pass_rate"),
+                       ("mean conf", "mean_conf")):
+        cells = delta_cells(panel, label)
+        assert cells[0] == f"{b[key]:.4f}", label
+        assert cells[1] == f"{a[key]:.4f}", label
+        assert cells[2] == f"{a[key] - b[key]:+.4f}", label
+    assert a["pass_rate"] != b["pass_rate"]  # the numbers really moved
+
+    # a reopened session reads the new active version
+    from ui.state import AppState
+
+    st2 = AppState()
+    folder = project.folder
+    state.close_project()
+    st2.open_project(folder)
+    assert st2.config_id == new["config_id"] and st2.config.margin == pytest.approx(0.05)
+    st2.close_project()
+
+
+def test_empty_states(qtbot, tmp_path, sbuc_parsed):
+    from ui.calibration.panel import CalibrationPanel
+    from ui.state import AppState
+
+    st = AppState()
+    w = CalibrationPanel(st)
+    qtbot.addWidget(w)
+    w.show()
+    assert "Open a project" in (w.body.message or "")
+    st.set_project(make_project(tmp_path / "p", sbuc_parsed, n_labels=0))
+    assert w.body.message is None
+    msg = w.audit_area.message or ""
+    assert "label an audit set to see risk–coverage" in msg.lower()
+    assert not w.audit_area.content.isVisible()
+    # the live metrics still work without labels
+    assert shown_counts(w) == st.verdicts.counts()
+    # one label is enough to bring the curve back
+    st.set_annotator("bob")
+    st.add_label(0, "PASS")
+    assert w.audit_area.message is None
+    assert w.confusion_view.matrix.sum() == 1
+    st.close_project()
+    st.project_changed.emit()
+    assert "Open a project" in (w.body.message or "")

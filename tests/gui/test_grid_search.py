@@ -1,0 +1,272 @@
+"""Grid-search dialog: grids typed by the user, a run on a worker thread with progress, Cancel,
+the ranked table equal to the core's search, and loading a row into the sliders. Also the
+generator worker helper (ui/workers.py) on its own."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+
+from workstation.calibration import PAPER_GRID, Weights, grid_search
+from workstation.store import Project
+from workstation.types import VERDICTS
+
+pytestmark = pytest.mark.gui
+
+
+def make_project(folder, parsed, n_labels: int = 200, seed: int = 7) -> Project:
+    p = Project.create(folder)
+    p.add_run(parsed.run_id, method="sd15_boxdiff")
+    p.add_dataset(parsed.dataset)
+    p.save_config(parsed.config, note="imported")
+    rng = np.random.default_rng(seed)
+    rows = rng.choice(parsed.dataset.n, n_labels, replace=False)
+    rec = parsed.recorded.verdict[rows].astype(int)
+    flip = rng.random(n_labels) < 0.15
+    human = np.where(flip, rng.integers(0, 3, n_labels), rec)
+    p.add_labels_bulk({"sample_id": parsed.dataset.samples.sample_id[rows].tolist(),
+                       "annotator": ["alice"] * n_labels, "verdict": [VERDICTS[h] for h in human]})
+    return p
+
+
+@pytest.fixture
+def state(qtbot, tmp_path, sbuc_parsed):
+    from ui.state import AppState
+
+    st = AppState()
+    st.set_project(make_project(tmp_path / "proj", sbuc_parsed))
+    yield st
+    st.close_project()
+
+
+@pytest.fixture
+def panel(qtbot, state):
+    from ui.calibration.panel import CalibrationPanel
+
+    w = CalibrationPanel(state)
+    qtbot.addWidget(w)
+    w.resize(1300, 850)
+    w.show()
+    qtbot.waitExposed(w)
+    yield w
+    dlg = w.grid_dialog
+    if dlg is not None and dlg.is_running():
+        dlg.cancel()
+        qtbot.waitUntil(lambda: not dlg.is_running(), timeout=20000)
+
+
+def open_dialog(qtbot, panel):
+    qtbot.mouseClick(panel.grid_button, Qt.MouseButton.LeftButton)
+    dlg = panel.grid_dialog
+    assert dlg is not None and dlg.isVisible()
+    qtbot.waitExposed(dlg)
+    return dlg
+
+
+def type_into(qtbot, edit, text: str) -> None:
+    edit.setFocus()
+    edit.selectAll()
+    qtbot.keyClick(edit, Qt.Key.Key_Delete)
+    if text:
+        qtbot.keyClicks(edit, text)
+
+
+def click_row(qtbot, table, row: int, double: bool = False) -> None:
+    table.scrollToItem(table.item(row, 0))
+    rect = table.visualItemRect(table.item(row, 1))
+    qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    if double:  # a real double click: press, release, then the double-click press
+        qtbot.mouseDClick(table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+
+
+def column(table, name: str) -> list[str]:
+    heads = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
+    c = heads.index(name)
+    return [table.item(r, c).text() for r in range(table.rowCount())]
+
+
+def test_grid_search_ranks_like_the_core_and_loads_rows(qtbot, panel, state):
+    dlg = open_dialog(qtbot, panel)
+    # the paper's grid is the default
+    assert dlg.grids() == {k: list(v) for k, v in PAPER_GRID.items()}
+    assert "36 parameter sets" in dlg.count_label.text()
+    # the user narrows the margin grid with a range and changes a weight
+    type_into(qtbot, dlg.grid_edits["margin"], "0.03:0.1:0.01")
+    assert "8 values" not in dlg.error_label.text() and dlg.error_label.text() == ""
+    assert "72 parameter sets" in dlg.count_label.text()
+    type_into(qtbot, dlg.weight_spins["risk"], "3")
+    qtbot.keyClick(dlg.weight_spins["risk"], Qt.Key.Key_Tab)
+    with qtbot.waitSignal(dlg.finished_search, timeout=60000) as blocker:
+        qtbot.mouseClick(dlg.run_button, Qt.MouseButton.LeftButton)
+    result = blocker.args[0]
+    assert result is not None
+    assert dlg.progress.value() == dlg.progress.maximum() == 8 * 3  # margin × t_det evaluations
+    assert dlg.table.rowCount() == 72
+
+    # the same search through the core
+    grids = {"margin": [0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.09, 0.1], "t_det": [0.2, 0.3, 0.4],
+             "tau": [0.3, 0.5, 0.7]}
+    core = grid_search(state.dataset, state.config, state.human, grids, Weights(10, 3, 0.5))
+    want = core.table()
+    assert column(dlg.table, "rank") == [str(r["rank"]) for r in want]
+    assert column(dlg.table, "J") == [f"{r['j']:.4f}" for r in want]
+    assert column(dlg.table, "margin") == [f"{r['margin']:g}" for r in want]
+    js = [float(x) for x in column(dlg.table, "J")]
+    assert js == sorted(js)
+
+    # clicking a row loads it into the sliders (and the live config)
+    click_row(qtbot, dlg.table, 4)
+    for p in ("margin", "t_det", "tau"):
+        assert panel.sliders[p].value() == pytest.approx(want[4][p])
+        assert getattr(state.config, p) == pytest.approx(want[4][p])
+    assert panel.tau_plot.line.value() == pytest.approx(want[4]["tau"])
+    assert dlg.isVisible()
+    # double-clicking loads and closes
+    click_row(qtbot, dlg.table, 0, double=True)
+    qtbot.waitUntil(lambda: not dlg.isVisible(), timeout=3000)
+    for p in ("margin", "t_det", "tau"):
+        assert panel.sliders[p].value() == pytest.approx(want[0][p])
+        assert getattr(state.config, p) == pytest.approx(want[0][p])
+    # the panel's readout shows the chosen point's objective with the dialog's weights
+    assert f"J <b>{want[0]['j']:.3f}</b>" in panel.readout.text()
+
+
+def test_grid_search_can_be_cancelled(qtbot, panel, state):
+    dlg = open_dialog(qtbot, panel)
+    # 501 × 101 checker evaluations: far longer than the test waits
+    type_into(qtbot, dlg.grid_edits["margin"], "0:0.5:0.001")
+    type_into(qtbot, dlg.grid_edits["t_det"], "0:1:0.01")
+    type_into(qtbot, dlg.grid_edits["tau"], "0.5")
+    assert dlg.run_button.isEnabled()
+    qtbot.mouseClick(dlg.run_button, Qt.MouseButton.LeftButton)
+    assert dlg.is_running()
+    assert not dlg.run_button.isEnabled() and dlg.cancel_button.isEnabled()
+    qtbot.waitUntil(lambda: dlg.progress.value() >= 3, timeout=20000)
+    with qtbot.waitSignal(dlg.finished_search, timeout=20000) as blocker:
+        qtbot.mouseClick(dlg.cancel_button, Qt.MouseButton.LeftButton)
+    assert blocker.args[0] is None
+    qtbot.waitUntil(lambda: not dlg.is_running(), timeout=5000)
+    assert "cancelled" in dlg.status.text()
+    assert dlg.progress.value() < dlg.progress.maximum() == 501 * 101
+    assert dlg.table.rowCount() == 0 and dlg.result is None
+    assert dlg.run_button.isEnabled() and not dlg.cancel_button.isEnabled()
+    # a new run after a cancel works
+    type_into(qtbot, dlg.grid_edits["margin"], "0.05, 0.1")
+    type_into(qtbot, dlg.grid_edits["t_det"], "0.2")
+    with qtbot.waitSignal(dlg.finished_search, timeout=60000) as blocker:
+        qtbot.mouseClick(dlg.run_button, Qt.MouseButton.LeftButton)
+    assert blocker.args[0] is not None and dlg.table.rowCount() == 2
+
+
+def test_bad_grid_text_is_explained_and_blocks_run(qtbot, panel):
+    dlg = open_dialog(qtbot, panel)
+    type_into(qtbot, dlg.grid_edits["t_det"], "0.2, abc")
+    assert "t_det" in dlg.error_label.text() and "abc" in dlg.error_label.text()
+    assert not dlg.run_button.isEnabled()
+    type_into(qtbot, dlg.grid_edits["t_det"], "0.5:0.1:0.1")
+    assert "stop is below start" in dlg.error_label.text()
+    type_into(qtbot, dlg.grid_edits["t_det"], "0.2,0.3")
+    assert dlg.error_label.text() == "" and dlg.run_button.isEnabled()
+    # a value outside a parameter's valid range is reported by the core when the run starts
+    type_into(qtbot, dlg.grid_edits["t_det"], "1.5")
+    with qtbot.waitSignal(dlg.finished_search, timeout=20000) as blocker:
+        qtbot.mouseClick(dlg.run_button, Qt.MouseButton.LeftButton)
+    assert blocker.args[0] is None
+    assert "t_det" in dlg.error_label.text()
+
+
+def test_parse_grid():
+    from ui.calibration.grid_dialog import GridSpecError, parse_grid
+
+    assert parse_grid("0.03, 0.05 0.07;0.1") == [0.03, 0.05, 0.07, 0.1]
+    assert parse_grid("0.05:0.15:0.025") == [0.05, 0.075, 0.1, 0.125, 0.15]
+    assert parse_grid("0.1:0.3:0.1, 0.2, 0.5") == [0.1, 0.2, 0.3, 0.5]
+    assert parse_grid("  ") == []
+    for bad in ("x", "0.1:0.2", "0.2:0.1:0.05", "0:1:0", "0:1:-0.1"):
+        with pytest.raises(GridSpecError):
+            parse_grid(bad, "margin")
+
+
+def test_no_labels_grid_search_says_why(qtbot, tmp_path, sbuc_parsed):
+    from ui.calibration.panel import CalibrationPanel
+    from ui.state import AppState
+
+    p = Project.create(tmp_path / "nolabels")
+    p.add_run(sbuc_parsed.run_id, method="m")
+    p.add_dataset(sbuc_parsed.dataset)
+    p.save_config(sbuc_parsed.config)
+    st = AppState()
+    st.set_project(p)
+    w = CalibrationPanel(st)
+    qtbot.addWidget(w)
+    w.show()
+    dlg = open_dialog(qtbot, w)
+    qtbot.mouseClick(dlg.run_button, Qt.MouseButton.LeftButton)
+    assert "label" in dlg.error_label.text() and not dlg.is_running()
+    st.close_project()
+
+
+# ---- the worker helper ----------------------------------------------------------------------------
+def _count(n: int):
+    for i in range(n):
+        yield i
+    return "done"
+
+
+def _boom():
+    yield 1
+    raise ValueError("bad input on line 3")
+
+
+def test_worker_yields_returns_and_finishes(qtbot):
+    from ui.workers import GeneratorWorker
+
+    got: list[object] = []
+    w = GeneratorWorker(_count, 5)
+    w.yielded.connect(got.append)
+    with qtbot.waitSignal(w.finished, timeout=5000):
+        with qtbot.waitSignal(w.returned, timeout=5000) as ret:
+            w.start()
+    assert ret.args == ["done"]
+    qtbot.waitUntil(lambda: len(got) == 5, timeout=2000)
+    assert got == [0, 1, 2, 3, 4]
+
+
+def test_worker_reports_errors(qtbot):
+    from ui.workers import GeneratorWorker
+
+    w = GeneratorWorker(_boom)
+    with qtbot.waitSignal(w.errored, timeout=5000) as err:
+        w.start()
+    assert isinstance(err.args[0], ValueError) and "line 3" in str(err.args[0])
+
+
+def test_worker_aborts_at_a_yield(qtbot):
+    import threading
+
+    from ui.workers import GeneratorWorker
+
+    gate = threading.Event()
+    closed = threading.Event()
+
+    def slow():
+        try:
+            yield 0
+            for i in range(1, 1000):
+                gate.wait(5)
+                yield i
+        finally:
+            closed.set()
+
+    w = GeneratorWorker(slow)
+    returned: list[object] = []
+    w.returned.connect(returned.append)
+    with qtbot.waitSignal(w.yielded, timeout=5000):
+        w.start()
+    with qtbot.waitSignal(w.aborted, timeout=5000):
+        w.quit()
+        gate.set()
+    assert closed.wait(2)  # the generator was closed (its finally ran)
+    qtbot.waitUntil(lambda: not w.is_running, timeout=2000)
+    assert returned == []

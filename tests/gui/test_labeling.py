@@ -1,0 +1,197 @@
+"""Labelling with the keyboard: P / F / U, notes, undo / redo, jump to a sample, progress, F1."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QLineEdit
+
+from workstation.store import Project
+
+pytestmark = pytest.mark.gui
+
+
+def _review(qtbot, w) -> None:
+    """Open the Review tab on the filtered samples (Enter on the first table row)."""
+    table = w.browser.table
+    table.setFocus()
+    table.setCurrentIndex(w.browser.model.index(0, 0))
+    qtbot.keyClick(table, Qt.Key_Return)
+    assert w.tabs.currentWidget() is w.review
+    qtbot.waitUntil(lambda: w.viewer.left.view.hasFocus() or True)
+
+
+def _key(qtbot, w, key, modifier=Qt.NoModifier) -> None:
+    target = QApplication.focusWidget() or w
+    qtbot.keyClick(target, key, modifier)
+
+
+def _latest(folder_or_project, annotator="alice"):
+    return {r.sample_id: r for r in folder_or_project.latest_labels(annotator)}
+
+
+def test_pfu_keys_record_and_advance(qtbot, open_window, sbuc_project: Path) -> None:
+    w = open_window(sbuc_project)
+    _review(qtbot, w)
+    st = w.state
+    ids = st.dataset.samples.sample_id
+    first = st.current
+    assert w.labeling.progress.text() == "0 / 800 labelled"
+    _key(qtbot, w, Qt.Key_P)
+    assert st.current == st.queue[1]
+    _key(qtbot, w, Qt.Key_F)
+    _key(qtbot, w, Qt.Key_U)
+    labels = _latest(st.project)
+    assert labels[ids[st.queue[0]]].verdict == "PASS"
+    assert labels[ids[st.queue[1]]].verdict == "FAIL"
+    assert labels[ids[st.queue[2]]].verdict == "UNDECIDABLE"
+    assert st.current == st.queue[3]
+    assert st.human[first] == 0
+    # progress shows in the labelling bar and in the status bar
+    assert w.labeling.progress.text() == "3 / 800 labelled"
+    assert "labelled 3 / 800" in w.progress_label.text()
+    assert w.labeling.position.text().startswith("item 4 of 800")
+    # the table's Human column shows the label
+    model = w.browser.model
+    assert model.data(model.index(0, 8)) == "alice: PASS"
+
+
+def test_notes_saved_with_or_without_a_verdict(qtbot, open_window, sbuc_project: Path) -> None:
+    w = open_window(sbuc_project)
+    _review(qtbot, w)
+    st = w.state
+    ids = st.dataset.samples.sample_id
+    row0 = st.current
+    # N puts the cursor in the notes field; Enter saves (no verdict yet)
+    _key(qtbot, w, Qt.Key_N)
+    assert w.labeling.notes.hasFocus()
+    qtbot.keyClicks(w.labeling.notes, "bed hidden")
+    qtbot.keyClick(w.labeling.notes, Qt.Key_Return)
+    ev = st.project.label_events(str(ids[row0]))
+    assert [(e.verdict, e.notes) for e in ev] == [(None, "bed hidden")]
+    assert not w.labeling.notes.hasFocus()  # the keys go back to the viewer
+    # then P records the verdict, keeping the notes
+    _key(qtbot, w, Qt.Key_P)
+    assert _latest(st.project)[ids[row0]].verdict == "PASS"
+    assert _latest(st.project)[ids[row0]].notes == "bed hidden"
+    # notes typed and then moving on (▶ button) are saved too, with the current verdict
+    row1 = st.current
+    _key(qtbot, w, Qt.Key_F)  # row1 = FAIL
+    qtbot.mouseClick(w.labeling.prev_button, Qt.LeftButton)
+    assert st.current == row1
+    w.labeling.notes.setFocus()
+    qtbot.keyClicks(w.labeling.notes, "cake is tiny")
+    qtbot.mouseClick(w.labeling.next_button, Qt.LeftButton)
+    lab = _latest(st.project)[ids[row1]]
+    assert (lab.verdict, lab.notes) == ("FAIL", "cake is tiny")
+    # typing P in the notes field types a letter, it does not label
+    w.labeling.notes.setFocus()
+    qtbot.keyClicks(w.labeling.notes, "P")
+    assert w.labeling.notes.text() == "P"
+    assert ids[st.current] not in _latest(st.project)
+
+
+def test_undo_redo_append_compensating_events(qtbot, open_window, sbuc_project: Path) -> None:
+    w = open_window(sbuc_project)
+    _review(qtbot, w)
+    st = w.state
+    sid0 = str(st.dataset.samples.sample_id[st.current])
+    row0 = st.current
+    _key(qtbot, w, Qt.Key_P)
+    sid1 = str(st.dataset.samples.sample_id[st.current])
+    _key(qtbot, w, Qt.Key_F)
+    _key(qtbot, w, Qt.Key_Z, Qt.ControlModifier)  # undo FAIL on sid1
+    assert str(st.dataset.samples.sample_id[st.current]) == sid1
+    assert _latest(st.project).get(sid1) is None or _latest(st.project)[sid1].verdict is None
+    _key(qtbot, w, Qt.Key_Z, Qt.ControlModifier)  # undo PASS on sid0
+    assert st.current == row0
+    assert st.human[row0] == -1
+    assert w.labeling.yours.text() == "your label: —"
+    # events are append-only: 2 labels + 2 compensating events
+    assert len(st.project.label_events(sid0)) == 2 and len(st.project.label_events(sid1)) == 2
+    _key(qtbot, w, Qt.Key_Z, Qt.ControlModifier | Qt.ShiftModifier)  # redo PASS
+    assert _latest(st.project)[sid0].verdict == "PASS"
+    assert w.labeling.yours.text() == "your label: PASS"
+    assert len(st.project.label_events(sid0)) == 3
+    # re-labelling after an undo replaces the label; the undo restores the previous one
+    _key(qtbot, w, Qt.Key_U)  # current is sid0 again after redo → UNDECIDABLE
+    assert _latest(st.project)[sid0].verdict == "UNDECIDABLE"
+    _key(qtbot, w, Qt.Key_Z, Qt.ControlModifier)
+    assert _latest(st.project)[sid0].verdict == "PASS"
+
+
+def test_goto_sample_with_ctrl_g(qtbot, open_window, sbuc_project: Path) -> None:
+    from tests.gui.conftest import on_next_modal
+
+    w = open_window(sbuc_project)
+    _review(qtbot, w)
+    target = "sd15_boxdiff_v1_000123_seed0002"
+
+    def fill(dlg) -> None:
+        edit = dlg.findChild(QLineEdit, "gotoEdit")
+        qtbot.keyClicks(edit, target)
+        qtbot.keyClick(edit, Qt.Key_Return)
+        if dlg.isVisible():
+            dlg.accept()
+
+    seen = on_next_modal(qtbot, fill)
+    _key(qtbot, w, Qt.Key_G, Qt.ControlModifier)
+    assert seen, "Ctrl+G opened no dialog"
+    st = w.state
+    assert st.dataset.samples.sample_id[st.current] == target
+    assert st.queue[st.queue_pos] == st.current  # in the queue: its position follows
+    assert target in w.viewer.left.meta.text()
+
+
+def test_shortcut_sheet_on_f1(qtbot, open_window, sbuc_project: Path) -> None:
+    w = open_window(sbuc_project)
+    _key(qtbot, w, Qt.Key_F1)
+    sheet = w._sheet
+    qtbot.waitExposed(sheet)
+    texts = [sheet.table.item(i, 2).text() for i in range(sheet.table.rowCount())]
+    keys = [sheet.table.item(i, 1).text() for i in range(sheet.table.rowCount())]
+    assert any("PASS" in t for t in texts)
+    assert "P" in keys and "Ctrl+Z" in keys and "Ctrl+G" in keys
+    sheet.close()
+
+
+def test_annotator_asked_once_per_project(qtbot, sbuc_project: Path) -> None:
+    from tests.gui.conftest import on_next_modal
+    from ui.main_window import MainWindow
+
+    def answer(dlg) -> None:
+        edit = dlg.findChild(QLineEdit)
+        edit.selectAll()
+        qtbot.keyClicks(edit, "bob")
+        qtbot.keyClick(edit, Qt.Key_Return)
+
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.show()
+    seen = on_next_modal(qtbot, answer)
+    assert w.open_project(sbuc_project)
+    assert seen, "the annotator was not asked"
+    assert w.state.annotator == "bob"
+    assert "bob" in w.annotator_label.text()
+    w.close()
+    assert Project.open(sbuc_project).get_setting("annotator") == "bob"
+
+    w2 = MainWindow(ask_annotator=lambda: pytest.fail("asked the annotator a second time"))
+    qtbot.addWidget(w2)
+    w2.show()
+    assert w2.open_project(sbuc_project)
+    assert w2.state.annotator == "bob"
+    w2.close()
+
+
+def test_read_only_project_cannot_label(qtbot, open_window, sbuc_project: Path) -> None:
+    w = open_window(sbuc_project, read_only=True)
+    assert w.state.project.read_only
+    _review(qtbot, w)
+    before = w.state.current
+    _key(qtbot, w, Qt.Key_P)
+    assert w.state.current == before  # nothing recorded, no advance
+    assert not w.labeling.buttons["PASS"].isEnabled()
+    assert "read-only" in w.windowTitle()

@@ -1,0 +1,211 @@
+"""The pair viewer: twin beside the sample, seed strip, overlays and their keys, linked zoom,
+verdict card, missing / corrupt images, themes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QColor, QWheelEvent
+from PySide6.QtWidgets import QApplication
+
+from workstation.types import VERDICTS
+
+pytestmark = pytest.mark.gui
+
+
+def _show(qtbot, w, sample_id: str) -> int:
+    row = w.state.dataset.sample_index()[sample_id]
+    w.review_from_browse(row)
+    assert w.tabs.currentWidget() is w.review
+    assert w.state.current == row
+    return row
+
+
+def _key(qtbot, w, key, modifier=Qt.NoModifier) -> None:
+    qtbot.keyClick(QApplication.focusWidget() or w, key, modifier)
+
+
+def _pixel(view, scene_x: float, scene_y: float) -> QColor:
+    img = view.viewport().grab().toImage()
+    p = view.mapFromScene(QPointF(scene_x, scene_y))
+    return img.pixelColor(p.x(), p.y())
+
+
+def test_twin_and_seed_strip(qtbot, open_window, png_project: Path) -> None:
+    w = open_window(png_project)
+    _show(qtbot, w, "s_p0_seed1")
+    v = w.viewer
+    ids = w.state.dataset.samples.sample_id
+    assert ids[v.left_row] == "s_p0_seed1"
+    assert ids[v.right_row] == "s_p1_seed1"  # the counterfactual prompt, same seed, same run
+    assert v.left.prompt.text() == "a cat to the left of a dog"
+    assert v.right.prompt.text() == "a dog to the right of a cat"
+    assert [ids[r] for r in v.strip.rows()] == ["s_p0_seed0", "s_p0_seed1", "s_p0_seed2"]
+    # clicking a seed in the strip reviews it
+    item = v.strip.item(2)
+    rect = v.strip.visualItemRect(item)
+    qtbot.mouseClick(v.strip.viewport(), Qt.LeftButton, pos=rect.center())
+    assert ids[w.state.current] == "s_p0_seed2"
+    assert ids[v.right_row] == "s_p1_seed2"
+    # T swaps to the twin
+    _key(qtbot, w, Qt.Key_T)
+    assert ids[w.state.current] == "s_p1_seed2"
+    assert ids[v.right_row] == "s_p0_seed2"
+
+
+def test_real_image_with_overlays_and_layer_keys(qtbot, open_window, png_project: Path) -> None:
+    w = open_window(png_project)
+    _show(qtbot, w, "s_p0_seed0")
+    view = w.viewer.left.view
+    assert view.image_ok and view.message == ""
+    # the picture is drawn: the cat's red rectangle at its box centre (120, 260)
+    c = _pixel(view, 100, 300)
+    assert c.red() > 150 and c.blue() < 120, c.name()
+    kinds = view.overlay.visible_kinds()
+    assert {"A", "B", "other", "secondary_A", "secondary_B", "margin_band", "centre"} <= kinds
+    assert "perturbed" not in kinds
+    # A in red, B in blue, labelled with label and score
+    a = view.overlay.items_by_kind["A"][0]
+    b = view.overlay.items_by_kind["B"][0]
+    assert a.pen().color().name() == "#ff3b30" and b.pen().color().name() == "#1e88ff"
+    assert [t.text for t in view.overlay.tags] == ["A: cat 0.90", "B: dog 0.85"]
+    # the margin band: |d| <= m around B's centre on the x axis (left_of)
+    band = view.overlay.items_by_kind["margin_band"][0].rect()
+    cx_b = (330 + 450) / 2
+    m = w.state.config.margin
+    assert band.left() == pytest.approx(cx_b - m * 512) and band.right() == pytest.approx(cx_b + m * 512)
+    assert band.height() == pytest.approx(512)
+    # key 1 hides the other detections, its checkbox follows; a click brings them back
+    _key(qtbot, w, Qt.Key_1)
+    assert "other" not in view.overlay.visible_kinds()
+    assert not w.viewer.layer_boxes["others"].isChecked()
+    assert "other" not in w.viewer.right.view.overlay.visible_kinds()
+    qtbot.mouseClick(w.viewer.layer_boxes["others"], Qt.LeftButton,
+                     pos=QPoint(8, w.viewer.layer_boxes["others"].height() // 2))
+    assert "other" in view.overlay.visible_kinds()
+    _key(qtbot, w, Qt.Key_2)
+    assert not ({"secondary_A", "secondary_B"} & view.overlay.visible_kinds())
+    _key(qtbot, w, Qt.Key_4)
+    assert "margin_band" not in view.overlay.visible_kinds()
+    _key(qtbot, w, Qt.Key_5)
+    assert not any(t.isVisible() for t in view.overlay.tags)
+    # ] thickens the lines (cosmetic pens: the width is in screen pixels)
+    w0 = view.overlay.items_by_kind["A"][0].pen().widthF()
+    _key(qtbot, w, Qt.Key_BracketRight)
+    assert view.overlay.items_by_kind["A"][0].pen().widthF() > w0
+    assert w.viewer.width_spin.value() == 3
+    assert view.overlay.items_by_kind["A"][0].pen().isCosmetic()
+
+
+def test_labels_sit_outside_small_boxes(qtbot, open_window, png_project: Path) -> None:
+    w = open_window(png_project)
+    _show(qtbot, w, "s_p0_seed0")
+    view = w.viewer.left.view
+    for tag in view.overlay.tags:
+        box = view.overlay.items_by_kind["A" if tag.text.startswith("A") else "B"][0]
+        tag_rect = view.mapFromScene(tag.scenePos()).y() + tag.boundingRect().bottom()
+        box_top = view.mapFromScene(box.rect().topLeft()).y()
+        assert tag_rect <= box_top + 1  # drawn above the box, not over it
+
+
+def test_linked_zoom_and_pan(qtbot, open_window, png_project: Path) -> None:
+    w = open_window(png_project)
+    _show(qtbot, w, "s_p0_seed0")
+    left, right = w.viewer.left.view, w.viewer.right.view
+    fit_scale = left.zoom_level
+    vp = left.viewport()
+    pos = QPointF(vp.width() / 2, vp.height() / 2)
+    ev = QWheelEvent(pos, vp.mapToGlobal(pos), QPoint(0, 0), QPoint(0, 240), Qt.NoButton, Qt.NoModifier,
+                     Qt.NoScrollPhase, False)
+    QApplication.sendEvent(vp, ev)
+    assert left.zoom_level == pytest.approx(fit_scale * 1.25 ** 2)
+    assert right.zoom_level == pytest.approx(left.zoom_level)
+    assert w.viewer.zoom_label.text().endswith("%")
+    # drag to pan the left view: the right one follows (same centre, as a fraction of the image)
+    qtbot.mousePress(vp, Qt.LeftButton, pos=QPoint(200, 200))
+    qtbot.mouseMove(vp, QPoint(120, 150))
+    qtbot.mouseRelease(vp, Qt.LeftButton, pos=QPoint(120, 150))
+    lf, rf = left.center_fraction(), right.center_fraction()
+    assert lf == pytest.approx(rf, abs=0.02)
+    # 0 fits both again
+    _key(qtbot, w, Qt.Key_0)
+    assert left.fit_mode and right.fit_mode
+    assert left.zoom_level == pytest.approx(fit_scale, rel=0.02)
+
+
+def test_verdict_card_and_confidence_components(qtbot, open_window, png_project: Path) -> None:
+    w = open_window(png_project)
+    row = _show(qtbot, w, "s_p0_seed0")
+    v = w.state.verdicts
+    card = w.viewer.left.card
+    assert card.chip.text() == VERDICTS[int(v.verdict[row])]
+    assert card.bar.conf == pytest.approx(float(v.conf[row]))
+    assert set(card.bar.values) == {"detection", "geometry", "stability", "agreement"}
+    assert card.bar.values["detection"] == pytest.approx(float(v.c_detection[row]))
+    assert "d = -" in card.reason.text()
+    # the card follows the live config
+    w.state.set_config(w.state.config.replace(margin=0.6))
+    assert card.chip.text() == VERDICTS[int(w.state.verdicts.verdict[row])] == "UNDECIDABLE"
+    assert "near_boundary" in card.reason.text()
+    band = w.viewer.left.view.overlay.items_by_kind["margin_band"][0].rect()
+    assert band.width() == pytest.approx(2 * 0.6 * 512)
+
+
+def test_missing_and_corrupt_images_show_a_neutral_canvas(qtbot, open_window, png_project: Path) -> None:
+    w = open_window(png_project)
+    _show(qtbot, w, "s_p0_seed2")  # its twin s_p1_seed2 has no file
+    right = w.viewer.right.view
+    assert not right.image_ok
+    assert "image not found" in right.message and "512×512" in right.message
+    assert right.sceneRect().width() == 512 and right.sceneRect().height() == 512
+    assert {"A", "B"} <= right.overlay.visible_kinds()  # boxes still drawn
+    _show(qtbot, w, "s_p0_seed1")  # its twin s_p1_seed1 is a corrupt PNG
+    right = w.viewer.right.view
+    assert not right.image_ok
+    assert "cannot read image" in right.message
+    assert {"A", "B"} <= right.overlay.visible_kinds()
+    # and the viewer goes on working
+    _key(qtbot, w, Qt.Key_T)
+    assert w.state.dataset.samples.sample_id[w.state.current] == "s_p1_seed1"
+    assert not w.viewer.left.view.image_ok
+
+
+def test_fixture_without_images_uses_the_canvas(qtbot, open_window, sbuc_project: Path) -> None:
+    w = open_window(sbuc_project)
+    _show(qtbot, w, "sd15_boxdiff_v1_000000_seed0000")
+    left = w.viewer.left.view
+    assert not left.image_ok and "image not found" in left.message
+    assert w.state.dataset.samples.sample_id[w.viewer.right_row] == "sd15_boxdiff_v1_000001_seed0000"
+    assert len(w.viewer.strip.rows()) == 4
+
+
+def test_dark_and_light_themes(qtbot, open_window, png_project: Path) -> None:
+    from ui import theme
+
+    w = open_window(png_project)
+    _show(qtbot, w, "s_p0_seed0")
+    dark_bg = w.palette().color(w.backgroundRole()).lightness()
+    _key(qtbot, w, Qt.Key_T, Qt.ControlModifier | Qt.ShiftModifier)
+    assert theme.current().name == "light"
+    assert QApplication.instance().palette().color(w.backgroundRole()).lightness() > dark_bg
+    _key(qtbot, w, Qt.Key_T, Qt.ControlModifier | Qt.ShiftModifier)
+    assert theme.current().name == "dark"
+
+
+def test_prefetch_decodes_the_next_items(qtbot, open_window, png_project: Path) -> None:
+    w = open_window(png_project)
+    _show(qtbot, w, "s_p0_seed0")
+    w.images.wait(5000)
+    queue = w.state.queue
+    nxt = queue[w.state.queue_pos + 1]
+    from ui.pair_viewer import image_key
+
+    assert w.images.peek(image_key(w.state, nxt)) is not None
+    hits = w.images.hits
+    _key(qtbot, w, Qt.Key_Right)
+    assert w.state.current == nxt
+    assert w.images.hits > hits  # shown from the cache, not decoded on the spot
+    assert np.all(np.asarray(queue) >= 0)

@@ -1,0 +1,141 @@
+"""Start the workstation's window: QApplication, theme, logging, excepthook, main window.
+
+`run(project=None, read_only=False)` is what `python main.py gui` calls. Qt's own messages
+and uncaught exceptions go to one log (and an exception also to a dialog, unless the platform
+is offscreen). Nothing heavy is imported here: model libraries load when a job needs them.
+
+Hooks for tests and benchmarks (environment variables, read once at start):
+- `WORKSTATION_ACK=1`: print `ACK <n> <sample_id>` on stdout after each committed label.
+- `WORKSTATION_TEST_DRIVER=<file.py>`: run that file once the window is up, with `app`,
+  `window` and `state` in its namespace (an end-to-end test drives the window from inside).
+- `WORKSTATION_EXIT_WHEN_READY=1`: print `READY window_ms=… project_ms=… torch=…` once the
+  window is shown and its project loaded, then quit (cold-start benchmark).
+- `WORKSTATION_SETTINGS=<file.ini>`: settings file to use instead of the user's.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+T0 = time.perf_counter()
+
+log = logging.getLogger("workstation.ui")
+
+
+def _qt_message_handler(mode: Any, context: Any, message: str) -> None:
+    from PySide6.QtCore import QtMsgType
+
+    level = {QtMsgType.QtDebugMsg: logging.DEBUG, QtMsgType.QtInfoMsg: logging.INFO,
+             QtMsgType.QtWarningMsg: logging.WARNING, QtMsgType.QtCriticalMsg: logging.ERROR,
+             QtMsgType.QtFatalMsg: logging.CRITICAL}.get(mode, logging.INFO)
+    logging.getLogger("qt").log(level, "%s", message)
+
+
+def install_excepthook() -> None:
+    """Uncaught exceptions: logged, and shown in a dialog when there is a screen to show it on."""
+
+    def hook(etype: type[BaseException], value: BaseException, tb: Any) -> None:
+        text = "".join(traceback.format_exception(etype, value, tb))
+        log.error("uncaught exception:\n%s", text)
+        try:
+            from PySide6.QtWidgets import QApplication, QMessageBox
+
+            app = QApplication.instance()
+            if app is not None and app.platformName() not in ("offscreen", "minimal"):
+                box = QMessageBox(QMessageBox.Critical, "Unexpected error",
+                                  f"{etype.__name__}: {value}\n\nThe workstation keeps running; the details "
+                                  "are in the log.", QMessageBox.Ok)
+                box.setDetailedText(text)
+                box.exec()
+        except Exception:  # noqa: BLE001
+            pass
+
+    sys.excepthook = hook
+
+
+def create_application(argv: Sequence[str] | None = None) -> Any:
+    from PySide6.QtCore import QCoreApplication, Qt, qInstallMessageHandler
+    from PySide6.QtGui import QGuiApplication
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    if app is None:
+        QGuiApplication.setHighDpiScaleFactorRoundingPolicy(Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
+        QCoreApplication.setOrganizationName("t2i-audit")
+        QCoreApplication.setApplicationName("workstation")
+        app = QApplication(list(argv) if argv is not None else [sys.argv[0]])
+    qInstallMessageHandler(_qt_message_handler)
+    return app
+
+
+def build_window(app: Any) -> Any:
+    from . import project_dialogs, theme
+    from .main_window import MainWindow
+
+    theme.apply_theme(app, str(project_dialogs.settings().value("theme", "dark") or "dark"))
+    return MainWindow()
+
+
+def _install_hooks(app: Any, window: Any) -> None:
+    if os.environ.get("WORKSTATION_ACK"):
+        def ack(n: int, sid: str) -> None:
+            print(f"ACK {n} {sid}", flush=True)
+
+        window.controller.committed.connect(ack)
+    driver = os.environ.get("WORKSTATION_TEST_DRIVER")
+    if driver:
+        from PySide6.QtCore import QTimer
+
+        def run_driver() -> None:
+            code = Path(driver).read_text(encoding="utf-8")
+            ns = {"app": app, "window": window, "state": window.state, "__name__": "__driver__"}
+            try:
+                exec(compile(code, driver, "exec"), ns)  # noqa: S102 - test-only hook
+            except SystemExit:
+                raise
+            except BaseException:
+                traceback.print_exc()
+                sys.stdout.flush()
+                os._exit(3)
+
+        QTimer.singleShot(0, run_driver)
+
+
+def run(project: str | Path | None = None, read_only: bool = False, argv: Sequence[str] | None = None) -> int:
+    """Open the window (and `project`); returns the application's exit code."""
+    install_excepthook()
+    app = create_application(argv)
+    window = build_window(app)
+    window.show()
+    app.processEvents()
+    t_window = time.perf_counter()
+    if project is None and not os.environ.get("WORKSTATION_NO_RECENT"):
+        from . import project_dialogs
+
+        recent = project_dialogs.recent_projects()
+        if recent and project_dialogs.is_project(recent[0]) and os.environ.get("WORKSTATION_OPEN_RECENT"):
+            project = recent[0]
+    if project is not None:
+        window.open_project(project, read_only=read_only)
+        app.processEvents()
+    t_project = time.perf_counter()
+    _install_hooks(app, window)
+    if os.environ.get("WORKSTATION_EXIT_WHEN_READY"):
+        from PySide6.QtCore import QTimer
+
+        def ready() -> None:
+            print(f"READY window_ms={(t_window - T0) * 1000:.0f} project_ms={(t_project - T0) * 1000:.0f} "
+                  f"torch={'torch' in sys.modules} samples={window.state.dataset.n if window.state.dataset else 0}",
+                  flush=True)
+            window.close()
+            app.quit()
+
+        QTimer.singleShot(0, ready)
+    return int(app.exec())

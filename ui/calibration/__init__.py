@@ -1,0 +1,1 @@
+"""Calibration: checker parameters on sliders, risk–coverage, grid search, Apply."""

@@ -1,0 +1,127 @@
+"""Headline numbers of one verdict set, and the calibrated − uncalibrated table (the paper's
+Table 9: before, after and the difference for pass rate, coverage, PASS | decided, prompt pass
+rate best-of-K and mean confidence).
+
+The numbers come from `workstation.metrics` (image metrics over all samples; prompt-level
+best-of-K / all-of-K summed over runs; abstention counts by reason). With one run they are that
+run's `main_results` / `prompt_metrics` row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem, QWidget
+
+from workstation import metrics
+from workstation.dataset import Dataset
+
+
+@dataclass(frozen=True)
+class MetricRow:
+    key: str
+    label: str
+    kind: str = "f"  # "f" rate/number (4 decimals), "d" count
+
+
+# Rows of the live metrics table (verdict counts first: what a slider visibly changes).
+METRIC_ROWS: tuple[MetricRow, ...] = (
+    MetricRow("pass_count", "PASS", "d"),
+    MetricRow("fail_count", "FAIL", "d"),
+    MetricRow("undecidable_count", "UNDECIDABLE", "d"),
+    MetricRow("pass_rate", "pass rate"),
+    MetricRow("coverage", "coverage"),
+    MetricRow("pass_rate_cond", "PASS | decided"),
+    MetricRow("prompt_pass_rate", "prompt pass (best-of-K)"),
+    MetricRow("all_of_k_pass_rate", "prompt pass (all-of-K)"),
+    MetricRow("mean_conf", "mean conf"),
+)
+
+# Rows of the calibrated − uncalibrated table (Table 9).
+DELTA_ROWS: tuple[MetricRow, ...] = (
+    MetricRow("pass_rate", "pass rate"),
+    MetricRow("coverage", "coverage"),
+    MetricRow("pass_rate_cond", "PASS | decided"),
+    MetricRow("prompt_pass_rate", "prompt pass (best-of-K)"),
+    MetricRow("mean_conf", "mean conf"),
+)
+
+
+@dataclass
+class Summary:
+    values: dict[str, float]
+    abstention: list[tuple[str, int, float]]  # (reason, count, fraction of all samples)
+    source: Any = field(default=None, repr=False, compare=False)  # the VerdictArrays summarised
+
+    def get(self, key: str) -> float:
+        return float(self.values.get(key, float("nan")))
+
+
+def summarize_verdicts(ds: Dataset, v: Any, k: int | None = None) -> Summary:
+    """Headline numbers over all samples of `ds` (all runs together)."""
+    im = metrics.image_metrics(v.verdict, v.conf)
+    pv = metrics.prompt_verdicts(ds, v, k)
+    pm = metrics.prompt_metrics(ds, v, k, pv=pv)
+    prompts = sum(r["total_prompts"] for r in pm)
+    best = sum(r["best_of_k_pass"] for r in pm)
+    allk = sum(r["all_of_k_pass"] for r in pm)
+    nan = float("nan")
+    vals = dict(im)
+    vals["prompts"] = prompts
+    vals["prompt_pass_rate"] = best / prompts if prompts else nan
+    vals["all_of_k_pass_rate"] = allk / prompts if prompts else nan
+    counts: dict[str, int] = {}
+    for r in metrics.abstention(ds, v):
+        counts[r["reason"]] = counts.get(r["reason"], 0) + int(r["count"])
+    n = max(ds.n, 1)
+    ab = [(reason, c, c / n) for reason, c in counts.items()]
+    return Summary(vals, ab, source=v)
+
+
+_UP = QColor("#1b7a3a")
+_DOWN = QColor("#b3261e")
+
+
+class DeltaTable(QTableWidget):
+    """Rows DELTA_ROWS; columns before, after, Δ (after − before)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(len(DELTA_ROWS), 3, parent)
+        self.setObjectName("calib_deltas")
+        self.setVerticalHeaderLabels([r.label for r in DELTA_ROWS])
+        self.setHorizontalHeaderLabels(["before", "after", "Δ"])
+        self.setToolTip("Δ = after − before")
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.verticalHeader().setDefaultSectionSize(22)
+        self.before: Summary | None = None
+        self.after: Summary | None = None
+
+    def set_summaries(self, before_name: str, before: Summary, after_name: str, after: Summary) -> None:
+        self.before, self.after = before, after
+        self.setHorizontalHeaderLabels([before_name, after_name, "Δ"])
+        for r, row in enumerate(DELTA_ROWS):
+            b, a = before.get(row.key), after.get(row.key)
+            d = a - b
+            for c, x in enumerate((b, a)):
+                self.setItem(r, c, _num(f"{x:.4f}" if np.isfinite(x) else "—"))
+            it = _num(f"{d:+.4f}" if np.isfinite(d) else "—")
+            if np.isfinite(d) and abs(d) >= 5e-5:
+                it.setForeground(QBrush(_UP if d > 0 else _DOWN))
+            self.setItem(r, 2, it)
+
+    def delta(self, key: str) -> float:
+        assert self.before is not None and self.after is not None
+        return self.after.get(key) - self.before.get(key)
+
+
+def _num(text: str) -> QTableWidgetItem:
+    it = QTableWidgetItem(text)
+    it.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+    return it

@@ -1,0 +1,603 @@
+"""The calibration panel: checker parameters on sliders, live metrics, risk–coverage with a
+draggable τ, the confusion matrix at τ, a grid search, and Apply (a new config version).
+
+Data flow: slider → `AppState.set_config(config.replace(...))` (the state re-evaluates every
+verdict and emits `verdicts_changed`) → this panel asks the core (`metrics.summarize`,
+`calibration.risk_coverage`, `calibration.apply_tau`, `audit.confusion`) and shows the answers.
+While a slider handle or the τ line is dragged, evaluation is throttled to one every
+`THROTTLE_MS`, with a final one on release, so dragging stays smooth on large projects.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from workstation.audit import confusion
+from workstation.calibration import Weights, apply_tau, objective, risk_coverage
+from workstation.config import CheckerConfig
+
+from .confusion_view import ConfusionView
+from .deltas import DELTA_ROWS, METRIC_ROWS, DeltaTable, Summary, summarize_verdicts
+from .grid_dialog import GridSearchDialog
+from .plots import BLUE, GREEN, ORANGE, PURPLE, TAU_GRID, VERMILION, EmptyState, RiskCoveragePlot, TauPlot, coverage_curve
+from .sliders import PARAMS, ParamSliders
+
+log = logging.getLogger(__name__)
+
+THROTTLE_MS = 40
+
+NO_PROJECT = "Open a project to calibrate the checker."
+NO_SAMPLES = "This project has no samples yet: import a run or generate images first."
+NO_LABELS = ("Label an audit set to see risk–coverage.\n\n"
+             "The risk–coverage curve, the confusion matrix and the grid search compare the checker "
+             "with human labels; none exist in this project yet.")
+
+
+def _item(text: str, align_right: bool = True) -> QTableWidgetItem:
+    it = QTableWidgetItem(text)
+    if align_right:
+        it.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+    return it
+
+
+def _table(rows: int, cols: int, headers: list[str], name: str) -> QTableWidget:
+    t = QTableWidget(rows, cols)
+    t.setObjectName(name)
+    t.setHorizontalHeaderLabels(headers)
+    t.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    t.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+    t.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+    t.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+    t.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    t.verticalHeader().setDefaultSectionSize(22)
+    return t
+
+
+def _fit_height(t: QTableWidget) -> None:
+    h = t.horizontalHeader().height() + sum(t.rowHeight(r) for r in range(t.rowCount())) + 2 * t.frameWidth() + 2
+    t.setFixedHeight(h)
+
+
+def _fmt(x: float, kind: str = "f") -> str:
+    if x is None or (isinstance(x, float) and not np.isfinite(x)):
+        return "—"
+    if kind == "d":
+        return str(int(x))
+    if kind == "%":
+        return f"{100.0 * x:.1f}%"
+    return f"{x:.4f}"
+
+
+class CalibrationPanel(QWidget):
+    def __init__(self, state: Any, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("calibration_panel")
+        self.state = state
+        self.session_start_id: int | None = None  # config version the session started from
+        self._summaries: dict[Any, Summary] = {}  # stored version id → summary (cleared on reload)
+        self._live: Summary | None = None
+        self._curve_key: Any = None  # config minus τ of the drawn curves
+        self._audit_rc = None  # RiskCoverage on the audited samples (dense τ grid)
+        self._pending = False
+        self._grid_dialog: GridSearchDialog | None = None
+        self.evaluations = 0  # how many times this panel asked the state to re-evaluate
+        self.point: dict[str, float] | None = None  # the operating point at the current τ
+        self._baseline_seen: Any = None
+
+        self._throttle = QTimer(self)
+        self._throttle.setSingleShot(True)
+        self._throttle.setInterval(THROTTLE_MS)
+        self._throttle.timeout.connect(self._on_throttle)
+
+        self._build()
+
+        state.project_changed.connect(self._on_project)
+        state.dataset_changed.connect(self._on_dataset)
+        state.config_changed.connect(self._on_config)
+        state.verdicts_changed.connect(self._on_verdicts)
+        state.labels_changed.connect(self._on_labels)
+        self._on_project()
+
+    # =========================================================================================
+    # layout
+    # =========================================================================================
+    def _build(self) -> None:
+        # ---- left column: parameters, metrics, deltas
+        params_box = QGroupBox("Checker parameters")
+        pl = QVBoxLayout(params_box)
+        self.sliders = ParamSliders(PARAMS)
+        pl.addWidget(self.sliders)
+        btns = QHBoxLayout()
+        self.reset_button = QPushButton("Reset")
+        self.reset_button.setObjectName("calib_reset")
+        self.reset_button.setToolTip("back to the stored active version")
+        self.grid_button = QPushButton("Grid search…")
+        self.grid_button.setObjectName("calib_grid")
+        btns.addWidget(self.reset_button)
+        btns.addWidget(self.grid_button)
+        btns.addStretch(1)
+        pl.addLayout(btns)
+        apply_row = QHBoxLayout()
+        self.note_edit = QLineEdit()
+        self.note_edit.setObjectName("calib_note")
+        self.note_edit.setPlaceholderText("note for the new version (optional)")
+        self.apply_button = QPushButton("Apply")
+        self.apply_button.setObjectName("calib_apply")
+        self.apply_button.setToolTip("save these parameters as a new checker-config version with its verdicts")
+        apply_row.addWidget(self.note_edit, 1)
+        apply_row.addWidget(self.apply_button)
+        pl.addLayout(apply_row)
+        self.version_label = QLabel()
+        self.version_label.setObjectName("calib_version")
+        self.version_label.setWordWrap(True)
+        pl.addWidget(self.version_label)
+
+        metrics_box = QGroupBox("Live verdicts")
+        ml = QVBoxLayout(metrics_box)
+        self.metrics_table = _table(len(METRIC_ROWS), 3, ["live", "active", "Δ"], "calib_metrics")
+        self.metrics_table.setVerticalHeaderLabels([r.label for r in METRIC_ROWS])
+        _fit_height(self.metrics_table)
+        ml.addWidget(self.metrics_table)
+        self.abstention_table = _table(0, 2, ["samples", "% of all"], "calib_abstention")
+        ml.addWidget(QLabel("Abstention by reason (live)"))
+        ml.addWidget(self.abstention_table)
+
+        delta_box = QGroupBox("Calibrated − uncalibrated")
+        dl = QVBoxLayout(delta_box)
+        before_row = QHBoxLayout()
+        before_row.addWidget(QLabel("before:"))
+        self.before_combo = QComboBox()
+        self.before_combo.setObjectName("calib_before")
+        self.before_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.before_combo.setMinimumContentsLength(16)
+        before_row.addWidget(self.before_combo, 1)
+        dl.addLayout(before_row)
+        self.delta_table = DeltaTable()
+        _fit_height(self.delta_table)
+        dl.addWidget(self.delta_table)
+
+        left = QWidget()
+        ll = QVBoxLayout(left)
+        ll.setContentsMargins(4, 4, 4, 4)
+        ll.addWidget(params_box)
+        ll.addWidget(metrics_box)
+        ll.addWidget(delta_box)
+        ll.addStretch(1)
+        left_scroll = QScrollArea()
+        left_scroll.setWidgetResizable(True)
+        left_scroll.setWidget(left)
+        left_scroll.setMinimumWidth(380)
+        left_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+
+        # ---- right column: audit plots (or an empty state), coverage plot
+        self.readout = QLabel()
+        self.readout.setObjectName("calib_readout")
+        self.readout.setTextFormat(Qt.TextFormat.RichText)
+        self.readout.setWordWrap(True)
+        self.readout.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.tau_plot = TauPlot("Audited samples over τ", "rate")
+        self.tau_plot.add_curve("risk", "risk", VERMILION)
+        self.tau_plot.add_curve("coverage", "coverage", BLUE)
+        self.tau_plot.add_curve("fpr", "FPR_PASS", PURPLE, dash=True)
+        self.rc_plot = RiskCoveragePlot()
+        self.confusion_view = ConfusionView()
+        conf_box = QWidget()
+        cl = QVBoxLayout(conf_box)
+        cl.setContentsMargins(0, 0, 0, 0)
+        self.confusion_title = QLabel()
+        cl.addWidget(self.confusion_title)
+        cl.addWidget(self.confusion_view, 1)
+        bottom = QSplitter(Qt.Orientation.Horizontal)
+        bottom.addWidget(self.rc_plot)
+        bottom.addWidget(conf_box)
+        bottom.setSizes([1, 1])
+        audit = QWidget()
+        al = QVBoxLayout(audit)
+        al.setContentsMargins(0, 0, 0, 0)
+        al.addWidget(self.readout)
+        audit_split = QSplitter(Qt.Orientation.Vertical)
+        audit_split.addWidget(self.tau_plot)
+        audit_split.addWidget(bottom)
+        audit_split.setSizes([400, 300])
+        al.addWidget(audit_split, 1)
+        self.audit_area = EmptyState(audit)
+
+        self.cov_plot = TauPlot("All samples: coverage and PASS | decided over τ", "rate")
+        self.cov_plot.add_curve("coverage", "coverage", BLUE)
+        self.cov_plot.add_curve("pass_cond", "PASS | decided", GREEN)
+        self.cov_plot.add_curve("pass_rate", "pass rate", ORANGE, dash=True)
+        self.cov_plot.setXLink(self.tau_plot)
+
+        right = QSplitter(Qt.Orientation.Vertical)
+        right.addWidget(self.audit_area)
+        right.addWidget(self.cov_plot)
+        right.setSizes([640, 260])
+
+        main = QSplitter(Qt.Orientation.Horizontal)
+        main.addWidget(left_scroll)
+        main.addWidget(right)
+        main.setStretchFactor(0, 0)
+        main.setStretchFactor(1, 1)
+        main.setSizes([430, 900])
+        self.body = EmptyState(main)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.body)
+
+        # ---- wiring
+        self.sliders.moved.connect(lambda _n, _v: self._request(final=False))
+        self.sliders.committed.connect(lambda _n, _v: self._request(final=True))
+        for plot in (self.tau_plot, self.cov_plot):
+            plot.tau_dragged.connect(self._on_tau_dragged)
+            plot.tau_finished.connect(self._on_tau_finished)
+        self.reset_button.clicked.connect(self.reset)
+        self.grid_button.clicked.connect(self.open_grid_search)
+        self.apply_button.clicked.connect(self.apply)
+        self.note_edit.returnPressed.connect(self.apply)
+        self.before_combo.currentIndexChanged.connect(lambda _i: self._refresh_deltas())
+
+    # =========================================================================================
+    # live evaluation (throttled while dragging)
+    # =========================================================================================
+    def slider_config(self) -> CheckerConfig:
+        return self.state.config.replace(**self.sliders.values())
+
+    def _request(self, final: bool) -> None:
+        """The sliders moved: evaluate now, or (while dragging) at most every THROTTLE_MS."""
+        if self.state.dataset is None:
+            return
+        self._pending = True
+        self._sync_tau_lines(self.sliders["tau"].value())
+        if final:
+            self._throttle.stop()
+            self._flush()
+        elif not self._throttle.isActive():
+            self._flush()  # leading edge: the first motion answers at once
+            self._throttle.start()
+
+    def _on_throttle(self) -> None:
+        if self._pending:
+            self._flush()
+            self._throttle.start()
+
+    def _flush(self) -> None:
+        self._pending = False
+        cfg = self.slider_config()
+        if cfg != self.state.config:
+            self.evaluations += 1
+            self.state.set_config(cfg)
+
+    def _on_tau_dragged(self, tau: float) -> None:
+        self.sliders["tau"].set_value(round(tau, 4))
+        self._request(final=False)
+
+    def _on_tau_finished(self, tau: float) -> None:
+        self.sliders["tau"].set_value(round(tau, 4))
+        self._request(final=True)
+
+    def _sync_tau_lines(self, tau: float) -> None:
+        self.tau_plot.set_tau(tau)
+        self.cov_plot.set_tau(tau)
+
+    # =========================================================================================
+    # state events
+    # =========================================================================================
+    def _on_project(self) -> None:
+        st = self.state
+        self.session_start_id = st.config_id if st.project is not None else None
+        self._summaries.clear()
+        self._on_dataset()
+
+    def _on_dataset(self) -> None:
+        st = self.state
+        self._summaries.clear()
+        self._curve_key = None
+        if st.project is None:
+            self.body.show_message(NO_PROJECT)
+            self._close_grid_dialog()
+            return
+        if st.dataset is None or st.dataset.n == 0:
+            self.body.show_message(NO_SAMPLES)
+            return
+        self.body.show_content()
+        self._fill_before_combo()
+        self._on_config()
+        self._on_verdicts()
+
+    def _on_config(self) -> None:
+        st = self.state
+        if st.project is None:
+            return
+        vals = {s.name: float(getattr(st.config, s.name)) for s in PARAMS}
+        # keep the handle the user is dragging where it is
+        if not self.sliders.any_dragging():
+            self.sliders.set_values(vals)
+            self._sync_tau_lines(float(st.config.tau))
+        if st.baseline is not self._baseline_seen and self._live is not None:
+            self._baseline_seen = st.baseline  # a version was applied elsewhere
+            self._fill_before_combo()
+            self._refresh_metrics()
+            self._refresh_deltas()
+        self._update_version_label()
+
+    def _on_labels(self, _sid: str = "") -> None:
+        if self.state.dataset is not None and self.state.dataset.n:
+            self._curve_key = None
+            self._refresh_audit()
+
+    def _on_verdicts(self) -> None:
+        st = self.state
+        if st.project is None or st.dataset is None or st.dataset.n == 0 or st.verdicts is None:
+            return
+        key = st.config.replace(tau=0.0, name="", extra=())
+        curves_stale = key != self._curve_key
+        if curves_stale:
+            self._live = summarize_verdicts(st.dataset, st.verdicts)
+            self._refresh_metrics()
+            self._refresh_coverage_plot()
+        self._refresh_audit(curves=curves_stale)
+        self._curve_key = key
+        self._refresh_deltas()
+        self._update_version_label()
+
+    # =========================================================================================
+    # views
+    # =========================================================================================
+    def _active_summary(self) -> Summary | None:
+        st = self.state
+        if st.baseline is None:
+            return None
+        key = ("active", st.config_id)
+        s = self._summaries.get(key)
+        if s is None or s.source is not st.baseline:
+            s = summarize_verdicts(st.dataset, st.baseline)
+            self._summaries[key] = s
+        return s
+
+    def _refresh_metrics(self) -> None:
+        live = self._live
+        if live is None:
+            return
+        act = self._active_summary()
+        self._baseline_seen = self.state.baseline
+        cid = self.state.config_id
+        self.metrics_table.setHorizontalHeaderLabels(
+            ["live", f"active v{cid}" if cid is not None else "active (defaults)", "Δ"])
+        for r, row in enumerate(METRIC_ROWS):
+            lv = live.get(row.key)
+            av = act.get(row.key) if act is not None else float("nan")
+            self.metrics_table.setItem(r, 0, _item(_fmt(lv, row.kind)))
+            self.metrics_table.setItem(r, 1, _item(_fmt(av, row.kind)))
+            d = lv - av if act is not None else float("nan")
+            self.metrics_table.setItem(r, 2, _item(_delta_text(d, row.kind)))
+        reasons = live.abstention
+        self.abstention_table.setRowCount(len(reasons))
+        self.abstention_table.setVerticalHeaderLabels([r for r, _c, _p in reasons])
+        for i, (_r, count, pct) in enumerate(reasons):
+            self.abstention_table.setItem(i, 0, _item(str(count)))
+            self.abstention_table.setItem(i, 1, _item(f"{100.0 * pct:.1f}%"))
+        _fit_height(self.abstention_table)
+
+    def _refresh_coverage_plot(self) -> None:
+        v = self.state.verdicts
+        cov, pc = coverage_curve(v.verdict, v.conf, TAU_GRID)
+        self.cov_plot.set_curve("coverage", TAU_GRID, cov)
+        self.cov_plot.set_curve("pass_cond", TAU_GRID, pc)
+        self.cov_plot.set_curve("pass_rate", TAU_GRID, np.nan_to_num(pc) * cov)
+
+    def audited_rows(self) -> np.ndarray:
+        h = self.state.human
+        return np.flatnonzero((h >= 0) & (h <= 2))
+
+    def _refresh_audit(self, curves: bool = True) -> None:
+        st = self.state
+        rows = self.audited_rows()
+        if st.verdicts is None or len(rows) == 0:
+            self.audit_area.show_message(NO_LABELS)
+            self.grid_button.setToolTip("label an audit set first: the grid search needs human labels")
+            return
+        self.grid_button.setToolTip("search margin, t_det and τ for the lowest objective J")
+        self.audit_area.show_content()
+        v = st.verdicts
+        verdict, conf, human = v.verdict[rows], v.conf[rows], st.human[rows]
+        if curves or self._audit_rc is None:
+            rc = risk_coverage(verdict, conf, human, taus=TAU_GRID)
+            self._audit_rc = rc
+            self.tau_plot.set_curve("risk", rc.tau, rc.risk)
+            self.tau_plot.set_curve("coverage", rc.tau, rc.coverage)
+            self.tau_plot.set_curve("fpr", rc.tau, rc.fpr_pass)
+            self.rc_plot.set_curve(rc.coverage, rc.risk)
+        tau = float(st.config.tau)
+        pt = risk_coverage(verdict, conf, human, taus=[tau])
+        self.point = {
+            "tau": tau, "fpr_pass": float(pt.fpr_pass[0]), "risk": float(pt.risk[0]),
+            "coverage": float(pt.coverage[0]), "n_audited": int(pt.n_audited),
+            "n_covered": int(pt.n_covered[0]),
+            "j": float(objective(pt.fpr_pass, pt.risk, pt.coverage, self.weights())[0]),
+        }
+        self.rc_plot.set_point(self.point["coverage"], self.point["risk"], tau)
+        p = self.point
+        self.readout.setText(
+            f"<b>τ = {tau:.3f}</b> &nbsp;·&nbsp; FPR_PASS <b>{p['fpr_pass']:.3f}</b> &nbsp;·&nbsp; "
+            f"risk <b>{p['risk']:.3f}</b> &nbsp;·&nbsp; coverage <b>{p['coverage']:.3f}</b> "
+            f"({p['n_covered']}/{p['n_audited']}) &nbsp;·&nbsp; J <b>{p['j']:.3f}</b>"
+            f"<span style='color:#666'> &nbsp; over {p['n_audited']} audited samples</span>")
+        m = confusion(apply_tau(verdict, conf, tau), human)
+        self.confusion_view.set_matrix(m)
+        self.confusion_title.setText(f"Checker at τ = {tau:.2f} vs human ({int(m.sum())} audited)")
+
+    def weights(self) -> Weights:
+        if self._grid_dialog is not None:
+            try:
+                return self._grid_dialog.weights()
+            except Exception:  # noqa: BLE001 - an invalid weight falls back to the defaults
+                pass
+        return Weights()
+
+    # ---- before / after ------------------------------------------------------------------------
+    def _fill_before_combo(self) -> None:
+        st = self.state
+        combo = self.before_combo
+        keep = combo.currentData()
+        combo.blockSignals(True)
+        combo.clear()
+        start = self.session_start_id
+        combo.addItem(f"session start ({'v%d' % start if start is not None else 'defaults'})", ("start", start))
+        parent = None
+        versions = st.project.configs() if st.project is not None else []
+        for c in versions:
+            if c["config_id"] == st.config_id:
+                parent = c["parent_id"]
+        if parent is not None:
+            combo.addItem(f"previous version (v{parent})", ("version", parent))
+        for c in versions:
+            note = f" — {c['note']}" if c["note"] else ""
+            combo.addItem(f"v{c['config_id']}{note}", ("version", c["config_id"]))
+        idx = combo.findData(keep) if keep is not None else 0
+        combo.setCurrentIndex(max(0, idx))
+        combo.blockSignals(False)
+
+    def _version_summary(self, cid: int | None) -> Summary:
+        st = self.state
+        key = ("version", cid)
+        s = self._summaries.get(key)
+        if s is None:
+            from workstation.checker import evaluate
+
+            cfg = st.project.get_config(cid) if cid is not None else CheckerConfig()
+            s = summarize_verdicts(st.dataset, evaluate(st.dataset, cfg))
+            self._summaries[key] = s
+        return s
+
+    def before_id(self) -> int | None:
+        data = self.before_combo.currentData()
+        return None if data is None else data[1]
+
+    def _refresh_deltas(self) -> None:
+        st = self.state
+        if st.dataset is None or st.dataset.n == 0 or self._live is None:
+            return
+        bid = self.before_id()
+        before = self._version_summary(bid)
+        applied = self._is_applied()
+        after_name = f"v{st.config_id} (applied)" if applied else "live"
+        before_name = f"v{bid}" if bid is not None else "defaults"
+        self.delta_table.set_summaries(before_name, before, after_name, self._live)
+
+    def _is_applied(self) -> bool:
+        st = self.state
+        if st.config_id is None or st.project is None:
+            return False
+        try:
+            stored = st.project.get_config(st.config_id)
+        except Exception:  # noqa: BLE001
+            return False
+        return stored.content_hash() == st.config.content_hash()
+
+    def _update_version_label(self) -> None:
+        st = self.state
+        if st.project is None:
+            return
+        applied = self._is_applied()
+        cid = st.config_id
+        if cid is None:
+            txt = "No stored checker config: defaults are live. Apply saves them as v1."
+        elif applied:
+            txt = f"Live parameters are the stored active version v{cid} ({st.config.content_hash()})."
+        else:
+            txt = f"<b>Not applied:</b> live parameters differ from the active version v{cid}."
+        self.version_label.setText(txt)
+        ro = bool(getattr(st.project, "read_only", False))
+        self.apply_button.setEnabled(not applied and not ro)
+        self.apply_button.setToolTip("the project is open read-only" if ro else
+                                     "save these parameters as a new checker-config version with its verdicts")
+
+    # =========================================================================================
+    # actions
+    # =========================================================================================
+    def reset(self) -> None:
+        st = self.state
+        if st.project is None:
+            return
+        _cid, cfg = st.project.active_config()
+        self.sliders.set_values({s.name: float(getattr(cfg, s.name)) for s in PARAMS})
+        st.set_config(cfg)
+
+    def load_params(self, params: dict[str, float]) -> None:
+        """Put parameters (e.g. a grid-search row) into the sliders and evaluate them."""
+        self.sliders.set_values(params)
+        self._sync_tau_lines(self.sliders["tau"].value())
+        self._throttle.stop()
+        cfg = self.state.config.replace(**{k: float(v) for k, v in params.items()})
+        self.evaluations += 1
+        self.state.set_config(cfg)
+
+    def apply(self) -> int | None:
+        st = self.state
+        if st.project is None or st.dataset is None or not self.apply_button.isEnabled():
+            return None
+        self._throttle.stop()
+        self._flush()
+        note = self.note_edit.text().strip() or "calibration panel"
+        cid = st.apply_config(note)
+        self.note_edit.clear()
+        self._fill_before_combo()
+        self._update_version_label()
+        self._refresh_metrics()
+        self._refresh_deltas()
+        return cid
+
+    def open_grid_search(self) -> GridSearchDialog | None:
+        if self.state.project is None:
+            return None
+        if self._grid_dialog is None:
+            dlg = GridSearchDialog(self.state, self)
+            dlg.chosen.connect(self.load_params)
+            for sp in dlg.weight_spins.values():
+                sp.valueChanged.connect(lambda _v: self._refresh_audit(curves=False))
+            self._grid_dialog = dlg
+        self._grid_dialog.show()
+        self._grid_dialog.raise_()
+        return self._grid_dialog
+
+    @property
+    def grid_dialog(self) -> GridSearchDialog | None:
+        return self._grid_dialog
+
+    def _close_grid_dialog(self) -> None:
+        if self._grid_dialog is not None:
+            self._grid_dialog.cancel()
+            self._grid_dialog.close()
+
+
+def _delta_text(d: float, kind: str) -> str:
+    if d is None or not np.isfinite(d):
+        return "—"
+    if kind == "d":
+        return f"{int(d):+d}"
+    return f"{d:+.4f}"
+
+
+__all__ = ["CalibrationPanel", "DELTA_ROWS", "METRIC_ROWS"]

@@ -1,0 +1,196 @@
+"""Labelled parameter sliders with typed entry, for the checker parameters being calibrated.
+
+A `ParamSlider` is a name, a horizontal slider over a fixed range in fixed steps, and a spin box
+for typing an exact value. Its signals separate live motion from a settled value, like
+pyqtgraph's sigDragged / sigPositionChangeFinished:
+
+- `moved(float)`     the value changed while the handle is being dragged (many per second);
+- `committed(float)` the value settled: handle released, a key pressed on the slider, a value
+                     typed (Enter / focus out) or stepped in the spin box.
+
+`set_value(v)` updates both parts quietly (no signal); it is what a view bound to the slider
+(the τ line on the plot, a grid-search row) calls.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractSpinBox,
+    QDoubleSpinBox,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QSlider,
+    QWidget,
+)
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    name: str  # CheckerConfig field
+    label: str
+    lo: float
+    hi: float
+    step: float
+    decimals: int
+    tip: str = ""
+
+
+# The parameters the calibration panel edits, in display order.
+PARAMS: tuple[ParamSpec, ...] = (
+    ParamSpec("margin", "margin m", 0.0, 0.5, 0.005, 3,
+              "|d| ≤ m → UNDECIDABLE (near_boundary); PASS needs d beyond ±m"),
+    ParamSpec("t_det", "t_det", 0.0, 1.0, 0.01, 2,
+              "detection score cut-off (effective: max(t_det, detector threshold))"),
+    ParamSpec("tau", "τ (tau)", 0.0, 1.0, 0.01, 2,
+              "confidence threshold: a PASS/FAIL with conf < τ counts as abstained in the audit"),
+    ParamSpec("ambiguity_delta", "ambiguity δ", 0.0, 0.5, 0.01, 2,
+              "top-1 − top-2 score gap below δ → UNDECIDABLE (ambiguous)"),
+    ParamSpec("max_overlap_iou", "max overlap IoU", 0.0, 1.0, 0.01, 2,
+              "left/right: IoU(A, B) above this → UNDECIDABLE (high_overlap)"),
+)
+PARAM_BY_NAME: dict[str, ParamSpec] = {p.name: p for p in PARAMS}
+
+
+class ParamSlider(QWidget):
+    moved = Signal(float)
+    committed = Signal(float)
+
+    def __init__(self, spec: ParamSpec, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.spec = spec
+        self._n = int(round((spec.hi - spec.lo) / spec.step))
+        self.slider = QSlider(Qt.Orientation.Horizontal)
+        self.slider.setObjectName(f"slider_{spec.name}")
+        self.slider.setRange(0, self._n)
+        self.slider.setSingleStep(1)
+        self.slider.setPageStep(max(1, self._n // 20))
+        self.slider.setMinimumWidth(140)
+        self.spin = QDoubleSpinBox()
+        self.spin.setObjectName(f"spin_{spec.name}")
+        self.spin.setDecimals(max(spec.decimals, 3))
+        self.spin.setRange(spec.lo, spec.hi)
+        self.spin.setSingleStep(spec.step)
+        self.spin.setKeyboardTracking(False)  # typed digits commit on Enter / focus out
+        self.spin.setCorrectionMode(QAbstractSpinBox.CorrectionMode.CorrectToNearestValue)
+        self.spin.setMinimumWidth(80)
+        self.spin.setAccelerated(True)
+        self.setToolTip(spec.tip)
+        self._value = spec.lo
+        self._quiet = False
+
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.slider, 1)
+        lay.addWidget(self.spin)
+
+        self.slider.valueChanged.connect(self._on_slider)
+        self.slider.sliderReleased.connect(self._on_released)
+        self.spin.valueChanged.connect(self._on_spin)
+
+    # ---- value ------------------------------------------------------------------------------
+    def value(self) -> float:
+        return self._value
+
+    def set_value(self, v: float) -> None:
+        """Show `v` (clamped to the range) without emitting anything."""
+        v = min(max(float(v), self.spec.lo), self.spec.hi)
+        self._value = round(v, 10)
+        self._quiet = True
+        try:
+            self.slider.setValue(self._to_pos(v))
+            self.spin.setValue(v)
+        finally:
+            self._quiet = False
+
+    def is_dragging(self) -> bool:
+        return self.slider.isSliderDown()
+
+    def _to_pos(self, v: float) -> int:
+        return int(round((v - self.spec.lo) / self.spec.step))
+
+    def _from_pos(self, pos: int) -> float:
+        v = self.spec.lo + pos * self.spec.step
+        return round(v, max(self.spec.decimals, 3) + 2)
+
+    # ---- slots ------------------------------------------------------------------------------
+    def _on_slider(self, pos: int) -> None:
+        if self._quiet:
+            return
+        v = self._from_pos(pos)
+        if math.isclose(v, self._value, abs_tol=1e-12):
+            return
+        self._value = v
+        self._quiet = True
+        try:
+            self.spin.setValue(v)
+        finally:
+            self._quiet = False
+        if self.slider.isSliderDown():
+            self.moved.emit(v)
+        else:  # keys, wheel, a click on the groove
+            self.committed.emit(v)
+
+    def _on_released(self) -> None:
+        self.committed.emit(self._value)
+
+    def _on_spin(self, v: float) -> None:
+        if self._quiet:
+            return
+        v = round(float(v), 10)
+        if math.isclose(v, self._value, abs_tol=1e-12):
+            return
+        self._value = v
+        self._quiet = True
+        try:
+            self.slider.setValue(self._to_pos(v))
+        finally:
+            self._quiet = False
+        self.committed.emit(v)
+
+
+class ParamSliders(QWidget):
+    """A grid of `ParamSlider`s, one per parameter of `PARAMS`.
+
+    `moved(name, value)` / `committed(name, value)` relay the sliders' signals.
+    """
+
+    moved = Signal(str, float)
+    committed = Signal(str, float)
+
+    def __init__(self, specs: tuple[ParamSpec, ...] = PARAMS, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.sliders: dict[str, ParamSlider] = {}
+        grid = QGridLayout(self)
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.setHorizontalSpacing(8)
+        grid.setVerticalSpacing(4)
+        for row, spec in enumerate(specs):
+            lab = QLabel(spec.label)
+            lab.setToolTip(spec.tip)
+            s = ParamSlider(spec)
+            lab.setBuddy(s.spin)
+            self.sliders[spec.name] = s
+            s.moved.connect(lambda v, n=spec.name: self.moved.emit(n, v))
+            s.committed.connect(lambda v, n=spec.name: self.committed.emit(n, v))
+            grid.addWidget(lab, row, 0)
+            grid.addWidget(s, row, 1)
+        grid.setColumnStretch(1, 1)
+
+    def __getitem__(self, name: str) -> ParamSlider:
+        return self.sliders[name]
+
+    def values(self) -> dict[str, float]:
+        return {n: s.value() for n, s in self.sliders.items()}
+
+    def set_values(self, values: dict[str, float]) -> None:
+        for n, v in values.items():
+            if n in self.sliders:
+                self.sliders[n].set_value(v)
+
+    def any_dragging(self) -> bool:
+        return any(s.is_dragging() for s in self.sliders.values())

@@ -1,0 +1,584 @@
+"""The job panel: queued / running / finished jobs with progress, Cancel, Resume, log, New job….
+
+A thin view over ``workstation.jobs``: the panel owns a ``JobQueue`` for the open project and
+drives it from a timer on the GUI thread. The work itself runs in worker processes, so a crash
+in a model library ends a job, never the window; each tick reads the worker's progress file,
+ingests the finished chunks into the project (small transactions) and, at most every couple of
+seconds and when a job ends, reloads the application state so the other views see the new
+samples. Failures show in a banner above the table, in the job's row and in the status bar.
+
+    panel = JobsPanel(state)
+    window.add_panel("Jobs", panel, "bottom")
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QApplication,
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from workstation.jobs import CANCELLED, DONE, FAILED, PROCEDURAL, QUEUED, SCENE, Progress
+from workstation.jobs.pipeline import PipelineRequest, create_pipeline, default_perturbations
+from workstation.jobs.progress import LIVE_STATES, format_seconds
+from workstation.jobs.queue import JobQueue
+from workstation.jobs.runner import JobRun, live_status, tail
+from workstation.jobs.spec import JobPaths, JobSpec, load_spec
+from workstation.types import WorkstationError
+
+from .state import AppState
+
+log = logging.getLogger(__name__)
+
+COLUMNS = ("Job", "What", "State", "Progress", "Speed", "ETA", "Message")
+COL_JOB, COL_WHAT, COL_STATE, COL_PROGRESS, COL_SPEED, COL_ETA, COL_MESSAGE = range(len(COLUMNS))
+
+
+class JobsPanel(QWidget):
+    """Job list with live progress bars, Cancel / Resume, the selected job's log and New job…."""
+
+    job_finished = Signal(str, str, str)  # job_id, final state, message
+    job_started = Signal(str)
+
+    def __init__(self, state: AppState, parent: QWidget | None = None, *, poll_ms: int = 250,
+                 reload_interval: float = 2.0, env: dict[str, str] | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("jobsPanel")
+        self.state = state
+        self.env = env
+        self.reload_interval = reload_interval
+        self.queue: JobQueue | None = None
+        self._rows: dict[str, int] = {}
+        self._live: dict[str, Progress] = {}  # latest progress per job seen this session
+        self._dirty = False
+        self._last_reload = 0.0
+        self._log_job = ""
+
+        self.new_button = QPushButton("New job…")
+        self.resume_button = QPushButton("Resume")
+        self.cancel_button = QPushButton("Cancel")
+        self.refresh_button = QPushButton("Refresh")
+        self.new_button.setToolTip("Generate images for a suite, detect objects and evaluate them")
+        self.resume_button.setToolTip("Run the selected job again; items already done are skipped")
+        self.cancel_button.setToolTip("Stop the selected job after its current batch (finished items are kept)")
+        bar = QHBoxLayout()
+        for b in (self.new_button, self.resume_button, self.cancel_button, self.refresh_button):
+            bar.addWidget(b)
+        bar.addStretch(1)
+
+        self.banner = QLabel()
+        self.banner.setObjectName("jobsBanner")
+        self.banner.setWordWrap(True)
+        self.banner.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.banner.setStyleSheet("QLabel#jobsBanner { background: #5c1f1f; color: #ffe9e9; padding: 6px; "
+                                  "border-radius: 3px; }")
+        self.banner.hide()
+
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.table.verticalHeader().setVisible(False)
+        hh = self.table.horizontalHeader()
+        hh.setSectionResizeMode(COL_WHAT, QHeaderView.Stretch)
+        hh.setSectionResizeMode(COL_MESSAGE, QHeaderView.Stretch)
+        for c in (COL_JOB, COL_STATE, COL_SPEED, COL_ETA):
+            hh.setSectionResizeMode(c, QHeaderView.ResizeToContents)
+        self.table.setColumnWidth(COL_PROGRESS, 160)
+
+        self.log_view = QPlainTextEdit()
+        self.log_view.setReadOnly(True)
+        self.log_view.setObjectName("jobLog")
+        self.log_view.setPlaceholderText("the selected job's log")
+        self.log_view.setMaximumBlockCount(2000)
+
+        split = QSplitter(Qt.Vertical)
+        split.addWidget(self.table)
+        split.addWidget(self.log_view)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 1)
+
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 4, 4, 4)
+        lay.addLayout(bar)
+        lay.addWidget(self.banner)
+        lay.addWidget(split, 1)
+
+        self.timer = QTimer(self)
+        self.timer.setInterval(poll_ms)
+        self.timer.timeout.connect(self.tick)
+
+        self.new_button.clicked.connect(self.new_job_dialog)
+        self.resume_button.clicked.connect(self.resume_selected)
+        self.cancel_button.clicked.connect(self.cancel_selected)
+        self.refresh_button.clicked.connect(self.refresh)
+        self.table.itemSelectionChanged.connect(self._selection_changed)
+        state.project_changed.connect(self._project_changed)
+        app = QApplication.instance()
+        if app is not None:
+            app.aboutToQuit.connect(self.shutdown)
+        self._project_changed()
+
+    # ---- project ---------------------------------------------------------------------------------
+    def _project_changed(self) -> None:
+        if self.queue is not None:
+            self.queue.cancel_all()  # workers stop after their batch; resume ingests what they left
+        self.queue = None
+        self._live.clear()
+        self.banner.hide()
+        p = self.state.project
+        if p is not None and not p.read_only:
+            self.queue = JobQueue(p, env=self.env)
+            self.queue.on_finished = self._finished
+        self.new_button.setEnabled(self.queue is not None)
+        self.refresh()
+
+    def shutdown(self) -> None:
+        """Ask running jobs to stop (the window is closing); they can be resumed later."""
+        self.timer.stop()
+        if self.queue is not None:
+            self.queue.cancel_all()
+            for _ in range(3):  # let the cancel reach the queue bookkeeping
+                self.queue.step()
+
+    # ---- jobs --------------------------------------------------------------------------------------
+    def submit(self, job_ids: list[str]) -> None:
+        """Queue stored jobs (new ones, or ones to resume) and start watching."""
+        if self.queue is None:
+            raise WorkstationError("open a project for writing to run jobs")
+        for j in job_ids:
+            self.queue.submit(j)
+        self.banner.hide()
+        self.refresh()
+        if not self.timer.isActive():
+            self.timer.start()
+        self.tick()
+
+    def run_request(self, req: PipelineRequest) -> list[str]:
+        """Create the jobs of a request and queue them; returns their ids."""
+        if self.queue is None:
+            raise WorkstationError("open a project for writing to run jobs")
+        specs = create_pipeline(self.queue.project, req)
+        ids = [s.job_id for s in specs]
+        self.submit(ids)
+        return ids
+
+    def cancel_job(self, job_id: str) -> None:
+        if self.queue is not None:
+            self.queue.cancel(job_id)
+            self.state.message.emit(f"cancelling {job_id} after its current batch…")
+        self.refresh()
+
+    def resume_job(self, job_id: str) -> None:
+        self.submit([job_id])
+
+    def selected_job_id(self) -> str:
+        rows = self.table.selectionModel().selectedRows()
+        if not rows:
+            return ""
+        item = self.table.item(rows[0].row(), COL_JOB)
+        return item.text() if item is not None else ""
+
+    def select_job(self, job_id: str) -> None:
+        row = self._rows.get(job_id)
+        if row is not None:
+            self.table.selectRow(row)
+
+    def cancel_selected(self) -> None:
+        j = self.selected_job_id()
+        if j:
+            self.cancel_job(j)
+
+    def resume_selected(self) -> None:
+        j = self.selected_job_id()
+        if j:
+            try:
+                self.resume_job(j)
+            except WorkstationError as e:
+                self.show_error(str(e))
+
+    def progress_of(self, job_id: str) -> Progress | None:
+        """The latest progress seen for a job (None if it has not run in this session)."""
+        return self._live.get(job_id)
+
+    def is_busy(self) -> bool:
+        return self.queue is not None and not self.queue.idle
+
+    # ---- the timer -----------------------------------------------------------------------------------
+    def tick(self) -> None:
+        q = self.queue
+        if q is None:
+            self.timer.stop()
+            return
+        try:
+            run = q.step()
+        except WorkstationError as e:  # bookkeeping problems: show them, keep the window
+            self.show_error(str(e))
+            run = None
+        if run is not None:
+            if run.job_id not in self._live:
+                self.job_started.emit(run.job_id)
+            self._live[run.job_id] = run.progress
+            if run.last_ingest.chunks:
+                self._dirty = True
+            if run.job_id not in self._rows:
+                self.refresh()
+            self._show_progress(run.job_id, run.progress, run.status, run.message)
+            if run.job_id == self._log_job:
+                self._show_log(run.job_id)
+        now = time.monotonic()
+        if self._dirty and now - self._last_reload >= self.reload_interval:
+            self._reload_state()
+        if q.idle:
+            self.timer.stop()
+            if self._dirty:
+                self._reload_state()
+
+    def _finished(self, run: JobRun) -> None:
+        self._live[run.job_id] = run.progress
+        if run.last_ingest.chunks or run.ingested.chunks or run.spec.kind == "evaluate":
+            self._dirty = True
+        if self._dirty:
+            self._reload_state()
+        self.refresh()
+        msg = run.message or run.status
+        if run.status == FAILED:
+            self.show_error(f"Job {run.job_id} failed: {msg}")
+        first = msg.splitlines()[0] if msg else run.status
+        self.state.message.emit(f"{run.job_id}: {first}")
+        self.job_finished.emit(run.job_id, run.status, msg)
+
+    def _reload_state(self) -> None:
+        self._dirty = False
+        self._last_reload = time.monotonic()
+        if self.state.project is None:
+            return
+        try:
+            self.state.reload()
+        except Exception as e:  # noqa: BLE001 - a view problem must not stop the jobs
+            log.exception("reloading after ingesting job results failed")
+            self.state.message.emit(f"could not refresh the views: {e}")
+
+    def show_error(self, text: str) -> None:
+        self.banner.setText(text)
+        self.banner.setToolTip(text)
+        self.banner.show()
+
+    # ---- table ---------------------------------------------------------------------------------------
+    def refresh(self) -> None:
+        """Rebuild the list from the project's job history (live progress overlaid)."""
+        p = self.state.project
+        jobs = p.jobs() if p is not None else []
+        selected = self.selected_job_id()
+        self.table.setRowCount(0)
+        self._rows.clear()
+        for j in jobs:
+            row = self.table.rowCount()
+            self.table.insertRow(row)
+            self._rows[j["job_id"]] = row
+            try:
+                what = load_spec(JobPaths(p.folder, j["job_id"])).describe()  # type: ignore[union-attr]
+            except WorkstationError:
+                what = JobSpec.from_dict(j["spec"]).describe() if j.get("spec") else j["kind"]
+            self.table.setItem(row, COL_JOB, QTableWidgetItem(j["job_id"]))
+            self.table.setItem(row, COL_WHAT, QTableWidgetItem(what))
+            for c in (COL_STATE, COL_SPEED, COL_ETA, COL_MESSAGE):
+                self.table.setItem(row, c, QTableWidgetItem(""))
+            bar = QProgressBar()
+            bar.setTextVisible(True)
+            self.table.setCellWidget(row, COL_PROGRESS, bar)
+            status = self._status_of(j)
+            live = self._live.get(j["job_id"])
+            if live is not None and status in LIVE_STATES:
+                self._show_progress(j["job_id"], live, status, j.get("message") or "")
+            else:
+                prog = Progress(done=int(j["done"] or 0), total=int(j["total"] or 0), state=status,
+                                message=j.get("message") or "")
+                self._show_progress(j["job_id"], prog, status, j.get("message") or "")
+        if selected:
+            self.select_job(selected)
+        self._update_buttons()
+
+    def _status_of(self, j: dict[str, Any]) -> str:
+        q = self.queue
+        if q is not None:
+            if q.current is not None and q.current.job_id == j["job_id"]:
+                return q.current.status
+            if j["job_id"] in q.pending:
+                return QUEUED
+        assert self.state.project is not None
+        return live_status(self.state.project.folder, j)
+
+    def _show_progress(self, job_id: str, p: Progress, status: str, message: str) -> None:
+        row = self._rows.get(job_id)
+        if row is None:
+            return
+        bar = self.table.cellWidget(row, COL_PROGRESS)
+        if isinstance(bar, QProgressBar):
+            if p.total:
+                bar.setRange(0, p.total)
+                bar.setValue(min(p.done, p.total))
+                bar.setFormat(f"{p.done}/{p.total} (%p%)")
+            elif status in LIVE_STATES:
+                bar.setRange(0, 0)  # busy: loading a model
+            else:
+                bar.setRange(0, 1)
+                bar.setValue(1 if status == DONE else 0)
+                bar.setFormat("%p%")
+        live = status in LIVE_STATES
+        self.table.item(row, COL_STATE).setText(status)
+        self.table.item(row, COL_SPEED).setText(f"{p.rate:.2f}/s" if live and p.rate > 0 else "")
+        self.table.item(row, COL_ETA).setText(format_seconds(p.eta) if live and p.total and p.done < p.total else "")
+        text = message if status in (FAILED, CANCELLED, DONE) and message else (p.message or message)
+        item = self.table.item(row, COL_MESSAGE)
+        item.setText(text.splitlines()[0] if text else "")
+        item.setToolTip(text)
+        if status == FAILED:
+            item.setForeground(Qt.red)
+        self._update_buttons()
+
+    def _update_buttons(self) -> None:
+        j = self.selected_job_id()
+        status = self.table.item(self._rows[j], COL_STATE).text() if j in self._rows else ""
+        writable = self.queue is not None
+        self.cancel_button.setEnabled(writable and status in (*LIVE_STATES, QUEUED))
+        self.resume_button.setEnabled(writable and bool(j) and status not in (*LIVE_STATES, QUEUED))
+
+    def _selection_changed(self) -> None:
+        self._update_buttons()
+        j = self.selected_job_id()
+        self._log_job = j
+        self._show_log(j)
+
+    def _show_log(self, job_id: str) -> None:
+        if not job_id or self.state.project is None:
+            self.log_view.setPlainText("")
+            return
+        paths = JobPaths(self.state.project.folder, job_id)
+        text = tail(paths.log, 400)
+        if text != self.log_view.toPlainText():
+            self.log_view.setPlainText(text)
+            sb = self.log_view.verticalScrollBar()
+            sb.setValue(sb.maximum())
+
+    # ---- New job… ----------------------------------------------------------------------------------
+    def new_job_dialog(self) -> None:
+        if self.queue is None:
+            self.show_error("Open a project for writing to run jobs.")
+            return
+        dlg = NewJobDialog(self)
+        if dlg.exec() != QDialog.Accepted:
+            return
+        try:
+            ids = self.run_request(dlg.request())
+        except WorkstationError as e:
+            self.show_error(str(e))
+            return
+        self.state.message.emit(f"queued {len(ids)} job(s): {', '.join(ids)}")
+
+
+class NewJobDialog(QDialog):
+    """Pick a suite, a generator (procedural or a model folder), detectors, and run."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("New job")
+        self.setObjectName("newJobDialog")
+        from workstation.jobs.backends import detector_names, generator_names
+
+        # suite
+        self.suite_kind = QComboBox()
+        self.suite_kind.addItems(["Built-in spatial suite", "Prompt file (.jsonl / .csv)"])
+        self.pairs = QSpinBox()
+        self.pairs.setRange(1, 435)
+        self.pairs.setValue(4)
+        self.pairs.setToolTip("object pairs; each gives four prompts (two counterfactual twins)")
+        self.suite_file = QLineEdit()
+        self.suite_file.setPlaceholderText("prompts.jsonl")
+        browse_suite = QPushButton("Browse…")
+        browse_suite.clicked.connect(self._browse_suite)
+        file_row = QHBoxLayout()
+        file_row.addWidget(self.suite_file, 1)
+        file_row.addWidget(browse_suite)
+        self.seeds = QSpinBox()
+        self.seeds.setRange(1, 1000)
+        self.seeds.setValue(2)
+        suite_box = QGroupBox("Prompts")
+        sf = QFormLayout(suite_box)
+        sf.addRow("Suite", self.suite_kind)
+        sf.addRow("Object pairs", self.pairs)
+        sf.addRow("Prompt file", file_row)
+        sf.addRow("Seeds per prompt", self.seeds)
+
+        # generator
+        self.generator = QComboBox()
+        names = [PROCEDURAL] + [n for n in generator_names() if n != PROCEDURAL]
+        self.generator.addItems(names)
+        self.model = QLineEdit()
+        self.model.setPlaceholderText("model folder (diffusers save_pretrained) or cached HF id")
+        browse_model = QPushButton("Browse…")
+        browse_model.clicked.connect(self._browse_model)
+        model_row = QHBoxLayout()
+        model_row.addWidget(self.model, 1)
+        model_row.addWidget(browse_model)
+        self.size = QSpinBox()
+        self.size.setRange(64, 2048)
+        self.size.setSingleStep(64)
+        self.size.setValue(256)
+        self.steps = QSpinBox()
+        self.steps.setRange(1, 500)
+        self.steps.setValue(30)
+        self.guidance = QDoubleSpinBox()
+        self.guidance.setRange(0.0, 30.0)
+        self.guidance.setValue(7.5)
+        self.scheduler = QComboBox()
+        self.scheduler.setEditable(True)
+        self.scheduler.addItems(["", "dpmpp_2m", "dpmpp_2m_karras", "unipc", "euler", "euler_a", "ddim", "pndm",
+                                 "default"])
+        self.batch = QSpinBox()
+        self.batch.setRange(1, 256)
+        self.batch.setValue(4)
+        self.run_id = QLineEdit()
+        self.run_id.setPlaceholderText("automatic")
+        gen_box = QGroupBox("Generator")
+        gf = QFormLayout(gen_box)
+        gf.addRow("Generator", self.generator)
+        gf.addRow("Model", model_row)
+        gf.addRow("Image size", self.size)
+        gf.addRow("Steps", self.steps)
+        gf.addRow("Guidance", self.guidance)
+        gf.addRow("Scheduler", self.scheduler)
+        gf.addRow("Batch size", self.batch)
+        gf.addRow("Run id", self.run_id)
+
+        # detectors
+        dets = detector_names()
+        self.detector = QComboBox()
+        self.detector.addItem("(no detection)")
+        self.detector.addItems(dets)
+        if SCENE in dets:
+            self.detector.setCurrentText(SCENE)
+        self.detector_model = QLineEdit()
+        self.detector_model.setPlaceholderText("detector model file or folder (if it needs one)")
+        self.secondary = QListWidget()
+        for n in dets:
+            it = QListWidgetItem(n)
+            it.setFlags(it.flags() | Qt.ItemIsUserCheckable)
+            it.setCheckState(Qt.Unchecked)
+            self.secondary.addItem(it)
+        self.secondary.setMaximumHeight(90)
+        self.perturb = QCheckBox("Perturbed variants for the stability term")
+        self.perturb.setChecked(True)
+        self.evaluate = QCheckBox("Evaluate with the checker afterwards")
+        self.evaluate.setChecked(True)
+        det_box = QGroupBox("Detection")
+        df = QFormLayout(det_box)
+        df.addRow("Primary", self.detector)
+        df.addRow("Model", self.detector_model)
+        df.addRow("Secondary", self.secondary)
+        df.addRow(self.perturb)
+        df.addRow(self.evaluate)
+
+        self.buttons = QDialogButtonBox(QDialogButtonBox.Cancel)
+        self.run_button = self.buttons.addButton("Run", QDialogButtonBox.AcceptRole)
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        self.error = QLabel()
+        self.error.setStyleSheet("color: #d9534f;")
+        self.error.setWordWrap(True)
+
+        lay = QVBoxLayout(self)
+        row = QHBoxLayout()
+        left = QVBoxLayout()
+        left.addWidget(suite_box)
+        left.addWidget(det_box)
+        row.addLayout(left)
+        row.addWidget(gen_box)
+        lay.addLayout(row)
+        lay.addWidget(self.error)
+        lay.addWidget(self.buttons)
+
+        self.suite_kind.currentIndexChanged.connect(self._update)
+        self.generator.currentIndexChanged.connect(self._update)
+        self._update()
+
+    def _update(self) -> None:
+        builtin = self.suite_kind.currentIndex() == 0
+        self.pairs.setEnabled(builtin)
+        self.suite_file.setEnabled(not builtin)
+        procedural = self.generator.currentText() == PROCEDURAL
+        for w in (self.model, self.steps, self.guidance, self.scheduler):
+            w.setEnabled(not procedural)
+        if not procedural and self.size.value() == 256:
+            self.size.setValue(512)
+
+    def _browse_suite(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Prompt file", "", "Prompt files (*.jsonl *.csv)")
+        if path:
+            self.suite_file.setText(path)
+
+    def _browse_model(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Model folder")
+        if path:
+            self.model.setText(path)
+
+    def request(self) -> PipelineRequest:
+        gen = self.generator.currentText()
+        procedural = gen == PROCEDURAL
+        params: dict[str, Any] = {"width": self.size.value(), "height": self.size.value()}
+        if not procedural:
+            params["steps"] = self.steps.value()
+            params["guidance"] = self.guidance.value()
+            if self.scheduler.currentText().strip():
+                params["scheduler"] = self.scheduler.currentText().strip()
+        det = self.detector.currentText() if self.detector.currentIndex() > 0 else None
+        secondary = [(self.secondary.item(i).text(), None) for i in range(self.secondary.count())
+                     if self.secondary.item(i).checkState() == Qt.Checked and self.secondary.item(i).text() != det]
+        return PipelineRequest(
+            suite="builtin" if self.suite_kind.currentIndex() == 0 else self.suite_file.text().strip(),
+            pairs=self.pairs.value(), seeds=self.seeds.value(), generator=gen,
+            model=None if procedural else (self.model.text().strip() or None), params=params,
+            batch_size=self.batch.value(), run_id=self.run_id.text().strip() or None, detector=det,
+            detector_model=self.detector_model.text().strip() or None, secondary=secondary,
+            perturbations=default_perturbations() if self.perturb.isChecked() else [],
+            evaluate=self.evaluate.isChecked() and det is not None)
+
+    def accept(self) -> None:
+        req = self.request()
+        if req.suite != "builtin" and not Path(req.suite).is_file():
+            self.error.setText(f"Prompt file not found: {req.suite or '(none given)'}")
+            return
+        if req.generator != PROCEDURAL and not req.model:
+            self.error.setText("Choose a model folder for this generator.")
+            return
+        super().accept()

@@ -1,0 +1,483 @@
+"""Labelling: P / F / U record the auditor's verdict and move on; notes; undo / redo; progress.
+
+`LabelController` holds the logic (no widgets of its own): every label is one event written
+through `AppState.add_label`, committed before the key press returns. An event carries the
+whole state of (verdict, notes) for its sample and annotator, so the latest event is the
+truth: saving notes repeats the current verdict, and undo appends a compensating event that
+restores the previous (verdict, notes) — events are never deleted. Items of an audit set that
+come back as consistency re-checks are written with source "recheck", so the first label and
+the re-check label can be compared (`self_agreement`).
+
+`LabelingPanel` is the bar under the pair viewer: verdict buttons, the notes field, the
+queue position and progress, undo / redo, the annotator and the blind-mode banner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import (
+    QCompleter,
+    QDialog,
+    QDialogButtonBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from workstation.types import VERDICTS
+
+from . import theme
+from .state import AppState
+
+LabelState = tuple[str | None, str | None]  # (verdict, notes)
+
+
+@dataclass
+class Change:
+    row: int
+    before: LabelState
+    after: LabelState
+    source: str
+    queue_pos: int
+
+
+class LabelController(QObject):
+    committed = Signal(int, str)  # number of labels committed this session, sample id
+    state_changed = Signal()  # current label state / progress / undo availability changed
+    finished_queue = Signal()
+
+    def __init__(self, state: AppState, ask_annotator: Callable[[], str | None] | None = None) -> None:
+        super().__init__()
+        self.state = state
+        self.ask_annotator = ask_annotator
+        self.undo_stack: list[Change] = []
+        self.redo_stack: list[Change] = []
+        self.n_committed = 0
+        self.recheck: list[bool] = []  # per queue position: a consistency re-check
+        self.current_state: LabelState = (None, None)
+        self.notes_provider: Callable[[], str] | None = None  # the notes field's text
+        self.on_move: list[Callable[[], None]] = []  # called before leaving a sample (save notes)
+        self._done: dict[tuple[str, bool], str | None] = {}
+        state.current_changed.connect(self._on_current)
+        state.project_changed.connect(self._on_project)
+        state.queue_changed.connect(self._on_queue)
+
+    # ---- reading label state ----------------------------------------------------------------------
+    def label_state(self, row: int, source_recheck: bool | None = None) -> LabelState:
+        """Latest (verdict, notes) of the current annotator for the sample at `row`."""
+        st = self.state
+        if st.project is None or st.dataset is None or row < 0 or not st.annotator:
+            return (None, None)
+        sid = str(st.dataset.samples.sample_id[row])
+        out: LabelState = (None, None)
+        for r in st.project.label_events(sid):
+            if r.annotator != st.annotator:
+                continue
+            out = (r.verdict, r.notes)
+        return out
+
+    def _on_project(self) -> None:
+        self.undo_stack.clear()
+        self.redo_stack.clear()
+        self.recheck = []
+        self._reload_done()
+        self.state_changed.emit()
+
+    def _on_queue(self) -> None:
+        if len(self.recheck) != len(self.state.queue):
+            self.recheck = [False] * len(self.state.queue)
+        self._reload_done()
+        self.state_changed.emit()
+
+    def _on_current(self, row: int) -> None:
+        self.current_state = self.label_state(row)
+        self.state_changed.emit()
+
+    def _reload_done(self) -> None:
+        """Latest verdict per (sample, is_recheck) of the current annotator, for progress."""
+        self._done = {}
+        st = self.state
+        if st.project is None or not st.annotator:
+            return
+        q = ("SELECT sample_id, coalesce(source, '') = 'recheck' AS rc, arg_max(verdict, event_id) "
+             "FROM label_events WHERE annotator = ? GROUP BY ALL")
+        for sid, rc, v in st.project.con.execute(q, [st.annotator]).fetchall():
+            self._done[(sid, bool(rc))] = v
+
+    # ---- queue position ---------------------------------------------------------------------------
+    @property
+    def queue_pos(self) -> int:
+        return self.state.queue_pos
+
+    def is_recheck(self) -> bool:
+        st = self.state
+        return (0 <= st.queue_pos < len(self.recheck) and bool(self.recheck[st.queue_pos])
+                and st.queue and st.queue[st.queue_pos] == st.current)
+
+    def progress(self) -> tuple[int, int]:
+        """(labelled, total) over the queue, or over all samples when there is no queue."""
+        st = self.state
+        if st.dataset is None:
+            return (0, 0)
+        ids = st.dataset.samples.sample_id
+        if st.queue:
+            done = 0
+            for pos, row in enumerate(st.queue):
+                rc = bool(self.recheck[pos]) if pos < len(self.recheck) else False
+                if self._done.get((str(ids[row]), rc)) is not None:
+                    done += 1
+            return done, len(st.queue)
+        return int(np.count_nonzero(st.human >= 0)), int(st.dataset.n)
+
+    def go(self, pos: int) -> None:
+        st = self.state
+        if not st.queue:
+            return
+        pos = int(min(max(pos, 0), len(st.queue) - 1))
+        self._leaving()
+        st.queue_pos = pos
+        if st.current == st.queue[pos]:
+            self._on_current(st.current)
+        st.set_current(st.queue[pos])
+
+    def next(self) -> None:
+        st = self.state
+        if st.queue:
+            if st.queue_pos + 1 >= len(st.queue):
+                self._leaving()
+                self.finished_queue.emit()
+                st.message.emit("end of the queue")
+                return
+            self.go(st.queue_pos + 1)
+        elif st.dataset is not None and st.current + 1 < st.dataset.n:
+            self._leaving()
+            st.set_current(st.current + 1)
+
+    def prev(self) -> None:
+        st = self.state
+        if st.queue:
+            self.go(st.queue_pos - 1)
+        elif st.current > 0:
+            self._leaving()
+            st.set_current(st.current - 1)
+
+    def goto_sample(self, sample_id: str) -> bool:
+        """Jump to a sample id (or the only one starting with it); its queue position if queued."""
+        st = self.state
+        if st.dataset is None:
+            return False
+        sample_id = sample_id.strip()
+        idx = st.dataset.sample_index()
+        row = idx.get(sample_id, -1)
+        if row < 0:
+            matches = [i for s, i in idx.items() if s.startswith(sample_id)] if sample_id else []
+            if len(matches) != 1:
+                st.message.emit(f"no sample {sample_id!r}" if not matches else
+                                f"{len(matches)} samples start with {sample_id!r}; type more of the id")
+                return False
+            row = matches[0]
+        self._leaving()
+        if row in st.queue:
+            st.queue_pos = st.queue.index(row)
+        st.set_current(row)
+        return True
+
+    def _leaving(self) -> None:
+        for cb in self.on_move:
+            cb()
+
+    # ---- writing ---------------------------------------------------------------------------------
+    def _writable(self) -> bool:
+        st = self.state
+        if st.project is None or st.dataset is None or st.current < 0:
+            return False
+        if st.project.read_only:
+            st.message.emit("this project is open read-only: labels cannot be saved")
+            return False
+        if not st.annotator:
+            name = self.ask_annotator() if self.ask_annotator else None
+            if not name or not name.strip():
+                st.message.emit("an annotator name is needed before labelling")
+                return False
+            st.set_annotator(name)
+            self._reload_done()
+        return True
+
+    def _write(self, row: int, new: LabelState, source: str, record: bool = True) -> None:
+        st = self.state
+        before = self.label_state(row) if row != st.current else self.current_state
+        st.add_label(row, new[0], notes=new[1], source=source)
+        sid = str(st.dataset.samples.sample_id[row])
+        self._done[(sid, source == "recheck")] = new[0]
+        if row == st.current:
+            self.current_state = new
+        if record:
+            self.undo_stack.append(Change(row, before, new, source, st.queue_pos))
+            self.redo_stack.clear()
+        self.state_changed.emit()
+
+    def record(self, verdict: str) -> bool:
+        """P / F / U: commit this verdict (with the notes typed) and go to the next item."""
+        if verdict not in VERDICTS or not self._writable():
+            return False
+        st = self.state
+        notes = self.notes_provider() if self.notes_provider else self.current_state[1]
+        notes = notes or None
+        row = st.current
+        self._write(row, (verdict, notes), "recheck" if self.is_recheck() else "ui")
+        self.n_committed += 1
+        self.committed.emit(self.n_committed, str(st.dataset.samples.sample_id[row]))
+        self.next()
+        return True
+
+    def save_notes(self, text: str) -> bool:
+        """Save the notes of the current sample if they changed (with its current verdict)."""
+        st = self.state
+        text = text.strip() or None
+        if st.project is None or st.current < 0 or text == (self.current_state[1] or None):
+            return False
+        if not self._writable():
+            return False
+        self._write(st.current, (self.current_state[0], text), "recheck" if self.is_recheck() else "ui")
+        st.message.emit("notes saved")
+        return True
+
+    def undo(self) -> bool:
+        if not self.undo_stack or self.state.project is None or self.state.project.read_only:
+            return False
+        ch = self.undo_stack.pop()
+        self._apply(ch, ch.before)
+        self.redo_stack.append(ch)
+        self.state.message.emit(f"undone: {self.state.dataset.samples.sample_id[ch.row]} is back to "
+                                f"{ch.before[0] or 'unlabelled'}")
+        return True
+
+    def redo(self) -> bool:
+        if not self.redo_stack or self.state.project is None or self.state.project.read_only:
+            return False
+        ch = self.redo_stack.pop()
+        self._apply(ch, ch.after)
+        self.undo_stack.append(ch)
+        self.state.message.emit(f"redone: {self.state.dataset.samples.sample_id[ch.row]} is "
+                                f"{ch.after[0] or 'unlabelled'}")
+        return True
+
+    def _apply(self, ch: Change, target: LabelState) -> None:
+        st = self.state
+        # show the sample whose label changes, at its queue position
+        if st.queue and 0 <= ch.queue_pos < len(st.queue) and st.queue[ch.queue_pos] == ch.row:
+            st.queue_pos = ch.queue_pos
+        if st.current != ch.row:
+            st.set_current(ch.row)
+        self._write(ch.row, target, ch.source, record=False)
+        self.state_changed.emit()
+
+    # ---- audit queues ----------------------------------------------------------------------------
+    def start_audit_set(self, audit_set_id: int) -> int:
+        """Make an audit set the queue (blind as stored); returns its length."""
+        st = self.state
+        assert st.project is not None and st.dataset is not None
+        items = st.project.audit_items(audit_set_id)
+        meta = next((a for a in st.project.audit_sets() if a["audit_set_id"] == audit_set_id), None)
+        idx = st.dataset.sample_index()
+        rows, flags = [], []
+        for sid, rc in items:
+            if sid in idx:
+                rows.append(idx[sid])
+                flags.append(rc)
+        self.recheck = flags
+        st.set_queue(rows, blind=bool(meta["blind"]) if meta else True, audit_set_id=audit_set_id)
+        # start at the first item not yet labelled
+        done, _ = self.progress()
+        for pos, row in enumerate(rows):
+            if self._done.get((str(st.dataset.samples.sample_id[row]), bool(flags[pos]))) is None:
+                if pos:
+                    self.go(pos)
+                break
+        return len(rows)
+
+    def set_plain_queue(self, rows: list[int], start_row: int | None = None) -> None:
+        st = self.state
+        self.recheck = [False] * len(rows)
+        st.set_queue(rows, blind=False, audit_set_id=None)
+        if start_row is not None and start_row in rows:
+            self.go(rows.index(start_row))
+
+
+class GotoDialog(QDialog):
+    """Ctrl+G: type a sample id (completion over all ids)."""
+
+    def __init__(self, ids: list[str], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Go to sample")
+        self.setObjectName("gotoDialog")
+        lay = QVBoxLayout(self)
+        lay.addWidget(QLabel("Sample id (or the start of one):"))
+        self.edit = QLineEdit(self)
+        self.edit.setObjectName("gotoEdit")
+        self.edit.setMinimumWidth(380)
+        comp = QCompleter(ids, self)
+        comp.setCaseSensitivity(Qt.CaseInsensitive)
+        comp.setFilterMode(Qt.MatchContains)
+        self.edit.setCompleter(comp)
+        lay.addWidget(self.edit)
+        bb = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel, self)
+        bb.accepted.connect(self.accept)
+        bb.rejected.connect(self.reject)
+        lay.addWidget(bb)
+
+    def value(self) -> str:
+        return self.edit.text().strip()
+
+
+class NotesEdit(QLineEdit):
+    """The notes field: Enter saves and hands the keys back to the viewer, Escape reverts."""
+
+    escape = Signal()
+
+    def keyPressEvent(self, e: Any) -> None:  # noqa: N802
+        if e.key() == Qt.Key_Escape:
+            self.escape.emit()
+            e.accept()
+            return
+        super().keyPressEvent(e)
+
+
+class LabelingPanel(QWidget):
+    def __init__(self, state: AppState, controller: LabelController, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.ctl = controller
+        self.setObjectName("labelingPanel")
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(6, 4, 6, 4)
+        lay.setSpacing(8)
+        self.blind_banner = QLabel("BLIND AUDIT")
+        self.blind_banner.setObjectName("blindBanner")
+        self.blind_banner.setToolTip("The checker's verdict, confidence and colours are hidden")
+        lay.addWidget(self.blind_banner)
+        self.buttons: dict[str, QPushButton] = {}
+        for v, key in (("PASS", "P"), ("FAIL", "F"), ("UNDECIDABLE", "U")):
+            b = QPushButton(f"{v}  ({key})")
+            b.setObjectName("verdictButton")
+            b.setFocusPolicy(Qt.NoFocus)
+            code = VERDICTS.index(v)
+            b.setStyleSheet(f"QPushButton#verdictButton {{ border: 2px solid {theme.VERDICT_COLORS[code]}; "
+                            f"border-radius: 4px; }}")
+            b.setToolTip(f"Record {v} and go to the next sample (key {key})")
+            b.clicked.connect(lambda _=False, vv=v: self.ctl.record(vv))
+            self.buttons[v] = b
+            lay.addWidget(b)
+        self.yours = QLabel("your label: —")
+        self.yours.setMinimumWidth(150)
+        lay.addWidget(self.yours)
+        lay.addWidget(QLabel("Notes (N):"))
+        self.notes = NotesEdit(self)
+        self.notes.setObjectName("notes")
+        self.notes.setPlaceholderText("notes on this sample — Enter saves")
+        self.notes.setMinimumWidth(220)
+        self.notes.editingFinished.connect(self._notes_done)
+        self.notes.returnPressed.connect(self._return_focus)
+        self.notes.escape.connect(self._revert_notes)
+        lay.addWidget(self.notes, 1)
+        self.prev_button = QPushButton("◀")
+        self.prev_button.setToolTip("Previous sample (Left)")
+        self.prev_button.setFocusPolicy(Qt.NoFocus)
+        self.prev_button.clicked.connect(self.ctl.prev)
+        self.next_button = QPushButton("▶")
+        self.next_button.setToolTip("Next sample without labelling (Right)")
+        self.next_button.setFocusPolicy(Qt.NoFocus)
+        self.next_button.clicked.connect(self.ctl.next)
+        lay.addWidget(self.prev_button)
+        lay.addWidget(self.next_button)
+        self.undo_button = QPushButton("Undo")
+        self.undo_button.setToolTip("Undo the last label (Ctrl+Z)")
+        self.undo_button.setFocusPolicy(Qt.NoFocus)
+        self.undo_button.clicked.connect(self.ctl.undo)
+        self.redo_button = QPushButton("Redo")
+        self.redo_button.setToolTip("Redo (Ctrl+Shift+Z)")
+        self.redo_button.setFocusPolicy(Qt.NoFocus)
+        self.redo_button.clicked.connect(self.ctl.redo)
+        lay.addWidget(self.undo_button)
+        lay.addWidget(self.redo_button)
+        self.position = QLabel("")
+        self.position.setObjectName("dim")
+        lay.addWidget(self.position)
+        self.progress = QProgressBar()
+        self.progress.setObjectName("labelProgress")
+        self.progress.setMaximumWidth(200)
+        self.progress.setTextVisible(True)
+        lay.addWidget(self.progress)
+        self.focus_target: QWidget | None = None
+        controller.notes_provider = lambda: self.notes.text()
+        controller.on_move.append(self._save_notes_now)
+        controller.state_changed.connect(self.refresh)
+        state.current_changed.connect(self._load_notes)
+        state.queue_changed.connect(self.refresh)
+        self.refresh()
+
+    def _load_notes(self, row: int) -> None:
+        self.notes.blockSignals(True)
+        self.notes.setText(self.ctl.current_state[1] or "")
+        self.notes.blockSignals(False)
+        self.refresh()
+
+    def _save_notes_now(self) -> None:
+        if self.state.current >= 0:
+            self.ctl.save_notes(self.notes.text())
+
+    def _notes_done(self) -> None:
+        self.ctl.save_notes(self.notes.text())
+
+    def _return_focus(self) -> None:
+        if self.focus_target is not None:
+            self.focus_target.setFocus()
+
+    def _revert_notes(self) -> None:
+        self.notes.setText(self.ctl.current_state[1] or "")
+        self._return_focus()
+
+    def focus_notes(self) -> None:
+        self.notes.setFocus()
+        self.notes.selectAll()
+
+    def refresh(self) -> None:
+        st = self.state
+        v, notes = self.ctl.current_state
+        if not self.notes.hasFocus() and self.notes.text() != (notes or ""):
+            self.notes.blockSignals(True)
+            self.notes.setText(notes or "")
+            self.notes.blockSignals(False)
+        if v is None:
+            self.yours.setText("your label: —")
+            self.yours.setStyleSheet("")
+        else:
+            self.yours.setText(f"your label: {v}")
+            self.yours.setStyleSheet(f"color: {theme.VERDICT_COLORS[VERDICTS.index(v)]}; font-weight: bold;")
+        done, total = self.ctl.progress()
+        self.progress.setMaximum(max(total, 1))
+        self.progress.setValue(done)
+        self.progress.setFormat(f"{done} / {total} labelled")
+        if st.queue:
+            rc = "  (re-check)" if self.ctl.is_recheck() else ""
+            self.position.setText(f"item {st.queue_pos + 1} of {len(st.queue)}{rc}")
+        elif st.current >= 0:
+            self.position.setText(f"sample {st.current + 1} of {st.dataset.n if st.dataset else 0}")
+        else:
+            self.position.setText("")
+        self.blind_banner.setVisible(bool(st.blind))
+        self.undo_button.setEnabled(bool(self.ctl.undo_stack))
+        self.redo_button.setEnabled(bool(self.ctl.redo_stack))
+        ro = st.project is None or st.project.read_only
+        for b in self.buttons.values():
+            b.setEnabled(not ro and st.current >= 0)
+        self.notes.setEnabled(not ro and st.current >= 0)

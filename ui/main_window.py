@@ -1,0 +1,576 @@
+"""The main window: Browse, Review and Calibration tabs, menus, status bar.
+
+It composes the views and wires their actions; each view owns its own file:
+`sample_table.SampleBrowser` (Browse), `pair_viewer.PairViewer` + `labeling.LabelingPanel`
+(Review), `ui/calibration/panel.CalibrationPanel` (Calibration, created the first time its
+tab is shown, so that plotting libraries do not slow the start).
+
+Other panels join through `MainWindow.add_panel(name, widget, area)`:
+
+    window.add_panel("Jobs", JobPanel(state), "bottom")   # a dock: "left" | "right" | "bottom" | "top"
+    window.add_panel("Reports", ReportView(state), "tab")  # a tab beside Browse / Review
+
+Docks are listed in View → Panels so they can be shown again after being closed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QCloseEvent
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QMenu,
+    QMessageBox,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from workstation.types import WorkstationError
+
+from . import project_dialogs, theme
+from .image_cache import ImageCache
+from .labeling import GotoDialog, LabelController, LabelingPanel
+from .pair_viewer import PairViewer, verdict_counts_text
+from .sample_table import SampleBrowser
+from .shortcuts import ShortcutSheet, make_action
+from .state import AppState
+
+log = logging.getLogger(__name__)
+
+DOCK_AREAS = {"left": Qt.LeftDockWidgetArea, "right": Qt.RightDockWidgetArea,
+              "bottom": Qt.BottomDockWidgetArea, "top": Qt.TopDockWidgetArea}
+PREFETCH_AHEAD = 4
+
+
+class ReviewPage(QWidget):
+    """Pair viewer above the labelling bar."""
+
+    def __init__(self, state: AppState, viewer: PairViewer, panel: LabelingPanel,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(0)
+        lay.addWidget(viewer, 1)
+        lay.addWidget(panel)
+        self.viewer = viewer
+        self.panel = panel
+
+
+class CalibrationPlaceholder(QWidget):
+    """Shown in the Calibration tab until `ui/calibration/panel.py` is there."""
+
+    def __init__(self, reason: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        lay = QVBoxLayout(self)
+        lab = QLabel("Calibration panel\n\n" + reason)
+        lab.setAlignment(Qt.AlignCenter)
+        lab.setObjectName("dim")
+        lay.addWidget(lab)
+
+
+class MainWindow(QMainWindow):
+    project_opened = Signal()
+
+    def __init__(self, state: AppState | None = None, ask_annotator: Callable[[], str | None] | None = None
+                 ) -> None:
+        super().__init__()
+        self.state = state or AppState()
+        self.setWindowTitle("T2I Audit Workstation")
+        self.setObjectName("mainWindow")
+        self.images = ImageCache()
+        self.thumbs = ImageCache(max_side=300, max_bytes=64 * 1024 * 1024)
+        self.docks: dict[str, QDockWidget] = {}
+        self.panels: dict[str, QWidget] = {}
+        self._ask_annotator_override = ask_annotator
+        self.controller = LabelController(self.state, ask_annotator=self.ask_annotator)
+
+        # pages
+        self.tabs = QTabWidget(self)
+        self.tabs.setObjectName("mainTabs")
+        self.tabs.setDocumentMode(True)
+        self.browser = SampleBrowser(self.state, self.thumbs, self)
+        self.viewer = PairViewer(self.state, self.images, self.thumbs, self)
+        self.labeling = LabelingPanel(self.state, self.controller, self)
+        self.labeling.focus_target = self.viewer.left.view
+        self.review = ReviewPage(self.state, self.viewer, self.labeling, self)
+        self.tabs.addTab(self.browser, "Browse")
+        self.tabs.addTab(self.review, "Review")
+        self.calibration: QWidget | None = None
+        self._calibration_tab = QWidget()
+        self._calibration_tab.setLayout(QVBoxLayout())
+        self._calibration_tab.layout().setContentsMargins(0, 0, 0, 0)
+        self.tabs.addTab(self._calibration_tab, "Calibration")
+        self.setCentralWidget(self.tabs)
+        self.tabs.currentChanged.connect(self._tab_changed)
+
+        self._build_actions()
+        self._build_menus()
+        self._build_status()
+
+        self.browser.open_requested.connect(self.review_from_browse)
+        s = self.state
+        s.message.connect(self._show_message)
+        s.project_changed.connect(self._on_project)
+        s.verdicts_changed.connect(self._update_status)
+        s.labels_changed.connect(self._update_status)
+        s.queue_changed.connect(self._update_status)
+        s.current_changed.connect(self._on_current)
+        self.controller.state_changed.connect(self._update_status)
+        self.controller.finished_queue.connect(self._queue_finished)
+        self._tab_changed(self.tabs.currentIndex())
+        self._restore_geometry()
+        self._on_project()
+
+    # ---- panels ---------------------------------------------------------------------------------
+    def add_panel(self, name: str, widget: QWidget, area: str = "right") -> QWidget:
+        """Host another engineer's widget: `area` "tab" adds a tab; "left" / "right" / "bottom" /
+        "top" adds a dock (listed in View → Panels). Returns the tab page or the dock."""
+        self.panels[name] = widget
+        if area == "tab":
+            self.tabs.addTab(widget, name)
+            return widget
+        if area not in DOCK_AREAS:
+            raise ValueError(f"unknown panel area {area!r} (use 'tab', {', '.join(DOCK_AREAS)})")
+        dock = QDockWidget(name, self)
+        dock.setObjectName(f"dock_{name}")
+        dock.setWidget(widget)
+        self.addDockWidget(DOCK_AREAS[area], dock)
+        self.docks[name] = dock
+        self.panels_menu.addAction(dock.toggleViewAction())
+        return dock
+
+    def show_tab(self, name: str) -> None:
+        for i in range(self.tabs.count()):
+            if self.tabs.tabText(i) == name:
+                self.tabs.setCurrentIndex(i)
+                return
+
+    def calibration_panel(self) -> QWidget:
+        """The calibration panel (created on first use; a placeholder until it is available)."""
+        if self.calibration is None:
+            try:
+                from .calibration.panel import CalibrationPanel
+
+                self.calibration = CalibrationPanel(self.state)
+            except ImportError as e:
+                log.info("calibration panel not available: %s", e)
+                self.calibration = CalibrationPlaceholder(
+                    "The calibration panel is not installed in this build.")
+            except Exception as e:  # noqa: BLE001 - a broken panel must not take the window down
+                log.exception("calibration panel failed to start")
+                self.calibration = CalibrationPlaceholder(f"The calibration panel failed to start:\n{e}")
+            self.calibration.setObjectName("calibrationPanel")
+            self._calibration_tab.layout().addWidget(self.calibration)
+        return self.calibration
+
+    def _tab_changed(self, i: int) -> None:
+        w = self.tabs.widget(i)
+        on_review = w is self.review
+        for a in self.review_actions:
+            a.setEnabled(on_review)
+        if w is self._calibration_tab:
+            self.calibration_panel()
+        if on_review:
+            self.viewer.left.view.setFocus()
+
+    # ---- actions and menus --------------------------------------------------------------------------
+    def _build_actions(self) -> None:
+        c = self.controller
+        v = self.viewer
+        a: dict[str, QAction] = {}
+        a["label_pass"] = make_action(self, "label_pass", lambda: c.record("PASS"))
+        a["label_fail"] = make_action(self, "label_fail", lambda: c.record("FAIL"))
+        a["label_undecidable"] = make_action(self, "label_undecidable", lambda: c.record("UNDECIDABLE"))
+        a["notes"] = make_action(self, "notes", self.labeling.focus_notes)
+        a["next"] = make_action(self, "next", c.next)
+        a["prev"] = make_action(self, "prev", c.prev)
+        a["twin"] = make_action(self, "twin", self.swap_twin)
+        for layer in ("others", "secondary", "perturbed", "geometry", "labels"):
+            a["layer_" + layer] = make_action(self, "layer_" + layer, lambda _=False, n=layer: v.toggle_layer(n))
+        a["thicker"] = make_action(self, "thicker", lambda: v.set_line_width(v.line_width + 1))
+        a["thinner"] = make_action(self, "thinner", lambda: v.set_line_width(v.line_width - 1))
+        a["fit"] = make_action(self, "fit", v.fit)
+        a["zoom_in"] = make_action(self, "zoom_in", lambda: v.zoom(1.25))
+        a["zoom_out"] = make_action(self, "zoom_out", lambda: v.zoom(0.8))
+        self.review_actions = list(a.values())
+        a["undo"] = make_action(self, "undo", c.undo)
+        a["redo"] = make_action(self, "redo", c.redo)
+        a["goto"] = make_action(self, "goto", self.goto_dialog)
+        a["browse"] = make_action(self, "browse", lambda: self.tabs.setCurrentWidget(self.browser))
+        a["review"] = make_action(self, "review", lambda: self.tabs.setCurrentWidget(self.review))
+        a["calibration"] = make_action(self, "calibration",
+                                       lambda: self.tabs.setCurrentWidget(self._calibration_tab))
+        a["theme"] = make_action(self, "theme", self.toggle_theme)
+        a["open"] = make_action(self, "open", self.open_dialog)
+        a["new"] = make_action(self, "new", self.new_dialog)
+        a["audit_new"] = make_action(self, "audit_new", self.new_audit_set)
+        a["find"] = make_action(self, "find", self.focus_search)
+        a["help"] = make_action(self, "help", self.show_shortcuts)
+        a["quit"] = make_action(self, "quit", self.close)
+        self.actions_by_id = a
+
+    def _build_menus(self) -> None:
+        a = self.actions_by_id
+        mb = self.menuBar()
+        f = mb.addMenu("&File")
+        f.addAction(a["new"])
+        f.addAction(a["open"])
+        snap = QAction("Open read-only snapshot…", self)
+        snap.triggered.connect(lambda: self.open_dialog(snapshot=True))
+        f.addAction(snap)
+        self.recent_menu = QMenu("Open &recent", self)
+        self.recent_menu.aboutToShow.connect(self._fill_recent)
+        f.addMenu(self.recent_menu)
+        close = QAction("Close project", self)
+        close.triggered.connect(self.close_project)
+        f.addAction(close)
+        f.addSeparator()
+        imp = QAction("Import labels…", self)
+        imp.triggered.connect(self.import_labels)
+        f.addAction(imp)
+        exp = QAction("Export labels…", self)
+        exp.triggered.connect(self.export_labels)
+        f.addAction(exp)
+        f.addSeparator()
+        f.addAction(a["quit"])
+
+        e = mb.addMenu("&Label")
+        for k in ("label_pass", "label_fail", "label_undecidable", "notes", "undo", "redo"):
+            e.addAction(a[k])
+        e.addSeparator()
+        for k in ("next", "prev", "twin", "goto"):
+            e.addAction(a[k])
+
+        vm = mb.addMenu("&View")
+        for k in ("browse", "review", "calibration"):
+            vm.addAction(a[k])
+        vm.addSeparator()
+        for k in ("layer_others", "layer_secondary", "layer_perturbed", "layer_geometry", "layer_labels",
+                  "thicker", "thinner", "fit", "zoom_in", "zoom_out"):
+            vm.addAction(a[k])
+        vm.addSeparator()
+        vm.addAction(a["theme"])
+        self.panels_menu = vm.addMenu("Panels")
+
+        au = mb.addMenu("&Audit")
+        au.addAction(a["audit_new"])
+        self.audit_menu = QMenu("Open audit set", self)
+        self.audit_menu.aboutToShow.connect(self._fill_audit_sets)
+        au.addMenu(self.audit_menu)
+        sa = QAction("Self-agreement on re-checks", self)
+        sa.triggered.connect(self.show_self_agreement)
+        au.addAction(sa)
+        ag = QAction("Agreement between annotators…", self)
+        ag.triggered.connect(self.show_agreement)
+        au.addAction(ag)
+        dq = QAction("Adjudicate disagreements", self)
+        dq.triggered.connect(self.queue_disagreements)
+        au.addAction(dq)
+        au.addSeparator()
+        an = QAction("Annotator…", self)
+        an.triggered.connect(self.change_annotator)
+        au.addAction(an)
+
+        h = mb.addMenu("&Help")
+        h.addAction(a["help"])
+
+    def _build_status(self) -> None:
+        sb = self.statusBar()
+        self.project_label = QLabel("no project")
+        self.project_label.setObjectName("projectLabel")
+        self.counts_label = QLabel("")
+        self.counts_label.setObjectName("dim")
+        self.annotator_label = QLabel("")
+        self.progress_label = QLabel("")
+        self.progress_label.setObjectName("progressLabel")
+        sb.addPermanentWidget(self.counts_label)
+        sb.addPermanentWidget(self.annotator_label)
+        sb.addPermanentWidget(self.progress_label)
+        sb.addPermanentWidget(self.project_label)
+
+    # ---- project ----------------------------------------------------------------------------------
+    def open_project(self, folder: str | Path, read_only: bool = False, snapshot: bool = False) -> bool:
+        self.labeling.notes.clearFocus()
+        old = self.state.project
+        old_folder = old.folder if old is not None and not old.read_only else None
+        ok = project_dialogs.open_project(self.state, folder, self, read_only=read_only, snapshot=snapshot)
+        if ok and old_folder is not None and (self.state.project is None or
+                                              Path(self.state.project.folder).resolve() != Path(old_folder).resolve()
+                                              or self.state.project.read_only):
+            project_dialogs.release(old_folder)
+        if ok:
+            self.ensure_annotator()
+            self.project_opened.emit()
+        return ok
+
+    def close_project(self) -> None:
+        p = self.state.project
+        if p is None:
+            return
+        self.labeling._save_notes_now()
+        if not p.read_only:
+            project_dialogs.release(p.folder)
+        self.state.close_project()
+        self.state.project_changed.emit()
+
+    def ensure_annotator(self) -> None:
+        """Ask the annotator's name once per project (stored in the project)."""
+        st = self.state
+        if st.project is None or st.project.read_only or st.annotator:
+            return
+        name = self.ask_annotator()
+        if name:
+            st.set_annotator(name)
+            self._update_status()
+
+    def ask_annotator(self) -> str | None:
+        if self._ask_annotator_override is not None:
+            return self._ask_annotator_override()
+        name = self.state.project.folder.name if self.state.project is not None else ""
+        return project_dialogs.ask_annotator(self, name, self.state.annotator)
+
+    def change_annotator(self) -> None:
+        if self.state.project is None or self.state.project.read_only:
+            return
+        name = project_dialogs.ask_annotator(self, self.state.project.folder.name, self.state.annotator)
+        if name:
+            self.labeling._save_notes_now()
+            self.state.set_annotator(name)
+            self.controller._reload_done()
+            self.controller._on_current(self.state.current)
+            self._update_status()
+
+    def open_dialog(self, snapshot: bool = False) -> None:
+        folder = project_dialogs.choose_folder(self, "Open project folder")
+        if folder:
+            self.open_project(folder, snapshot=snapshot)
+
+    def new_dialog(self) -> None:
+        folder = project_dialogs.choose_folder(self, "Folder for the new project")
+        if folder and project_dialogs.create_project(self, folder):
+            self.open_project(folder)
+
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        items = project_dialogs.recent_projects()
+        if not items:
+            a = self.recent_menu.addAction("(none)")
+            a.setEnabled(False)
+        for f in items:
+            a = self.recent_menu.addAction(f)
+            a.triggered.connect(lambda _=False, ff=f: self.open_project(ff))
+
+    def _on_project(self) -> None:
+        p = self.state.project
+        if p is None:
+            self.setWindowTitle("T2I Audit Workstation")
+            self.project_label.setText("no project — File → Open (Ctrl+O)")
+        else:
+            ro = "  [read-only snapshot]" if p.read_only else ""
+            self.setWindowTitle(f"{p.folder.name}{ro} — T2I Audit Workstation")
+            self.project_label.setText(f"{p.folder.name}{ro}")
+            self.project_label.setToolTip(str(p.folder))
+        self._update_status()
+
+    def _show_message(self, text: str) -> None:
+        self.statusBar().showMessage(text, 6000)
+
+    def _update_status(self, *_: Any) -> None:
+        st = self.state
+        self.counts_label.setText("" if st.blind else verdict_counts_text(st.verdicts))
+        self.annotator_label.setText(f"annotator: {st.annotator}" if st.annotator else "annotator: —")
+        done, total = self.controller.progress()
+        what = "in the queue" if st.queue else "samples"
+        self.progress_label.setText(f"labelled {done} / {total} {what}" if st.project is not None else "")
+
+    # ---- review ----------------------------------------------------------------------------------
+    def review_from_browse(self, row: int) -> None:
+        """Make the filtered samples the queue, starting at `row`, and show the pair viewer."""
+        rows = self.browser.model.all_rows()
+        if self.state.blind and self.state.audit_set_id is not None:
+            self.state.message.emit("left the blind audit queue; reopen it from Audit → Open audit set")
+        self.controller.set_plain_queue(rows, start_row=row if row in rows else None)
+        if row not in rows:
+            self.state.set_current(row)
+        self.tabs.setCurrentWidget(self.review)
+
+    def _on_current(self, row: int) -> None:
+        st = self.state
+        if st.queue:
+            ahead = st.queue[st.queue_pos + 1: st.queue_pos + 1 + PREFETCH_AHEAD]
+        elif st.dataset is not None and row >= 0:
+            ahead = list(range(row + 1, min(row + 1 + PREFETCH_AHEAD, st.dataset.n)))
+        else:
+            ahead = []
+        self.viewer.prefetch_rows(ahead)
+        self._update_status()
+
+    def swap_twin(self) -> None:
+        if self.viewer.right_row >= 0:
+            self.labeling._save_notes_now()
+            self.state.set_current(self.viewer.right_row)
+
+    def goto_dialog(self) -> None:
+        if self.state.dataset is None:
+            return
+        dlg = GotoDialog(self.state.dataset.samples.sample_id.tolist(), self)
+        if dlg.exec() and dlg.value():
+            if self.controller.goto_sample(dlg.value()):
+                self.tabs.setCurrentWidget(self.review)
+
+    def _queue_finished(self) -> None:
+        done, total = self.controller.progress()
+        msg = f"End of the queue: {done} of {total} labelled."
+        if self.state.audit_set_id is not None:
+            from .audit_dialog import format_agreement, self_agreement_report
+
+            msg += "  Self-agreement: " + format_agreement(self_agreement_report(self.state, self.state.audit_set_id))
+        self.statusBar().showMessage(msg, 15000)
+
+    # ---- audit --------------------------------------------------------------------------------------
+    def new_audit_set(self) -> None:
+        from .audit_dialog import AuditSetDialog
+
+        st = self.state
+        if st.project is None or st.dataset is None or st.dataset.n == 0:
+            QMessageBox.information(self, "New audit set", "Open a project with samples first.")
+            return
+        if st.project.read_only:
+            QMessageBox.information(self, "New audit set", "This project is open read-only.")
+            return
+        dlg = AuditSetDialog(st, self)
+        if dlg.exec() and dlg.audit_set_id is not None:
+            self.start_audit_set(dlg.audit_set_id)
+
+    def start_audit_set(self, audit_set_id: int) -> None:
+        self.labeling._save_notes_now()
+        n = self.controller.start_audit_set(audit_set_id)
+        blind = " (blind)" if self.state.blind else ""
+        self.state.message.emit(f"audit set #{audit_set_id}: {n} items{blind}")
+        self.tabs.setCurrentWidget(self.review)
+
+    def _fill_audit_sets(self) -> None:
+        self.audit_menu.clear()
+        sets = self.state.project.audit_sets() if self.state.project is not None else []
+        if not sets:
+            a = self.audit_menu.addAction("(none)")
+            a.setEnabled(False)
+        for s in sets:
+            blind = ", blind" if s["blind"] else ""
+            a = self.audit_menu.addAction(f"#{s['audit_set_id']} {s['name']} ({s['size']} items{blind})")
+            a.triggered.connect(lambda _=False, aid=s["audit_set_id"]: self.start_audit_set(aid))
+
+    def show_self_agreement(self) -> None:
+        from .audit_dialog import format_agreement, self_agreement_report
+
+        r = self_agreement_report(self.state, self.state.audit_set_id)
+        lines = [format_agreement(r)]
+        for ann, x in r["by_annotator"].items():
+            lines.append(f"  {ann}: {format_agreement(x)}")
+        QMessageBox.information(self, "Self-agreement on re-checks", "\n".join(lines))
+
+    def show_agreement(self) -> None:
+        from .annotators import AgreementDialog
+
+        dlg = AgreementDialog(self.state, self)
+        dlg.adjudicate.connect(self.adjudicate)
+        dlg.exec()
+
+    def queue_disagreements(self) -> None:
+        from .annotators import disagreement_rows
+
+        rows = disagreement_rows(self.state)
+        if not rows:
+            self.state.message.emit("no disagreement between annotators")
+            return
+        self.adjudicate(rows)
+
+    def adjudicate(self, rows: list[int]) -> None:
+        self.labeling._save_notes_now()
+        self.controller.set_plain_queue(list(rows))
+        self.state.message.emit(f"{len(rows)} disagreement(s) to adjudicate")
+        self.tabs.setCurrentWidget(self.review)
+
+    def import_labels(self, path: str | None = None) -> None:
+        from .annotators import import_label_file
+
+        if not path:
+            path, _ = QFileDialog.getOpenFileName(self, "Import labels", "",
+                                                  "Label files (*.json *.csv *.parquet)")
+        if not path:
+            return
+        try:
+            _n, msg = import_label_file(self.state, path)
+        except (WorkstationError, ValueError) as e:
+            QMessageBox.critical(self, "Cannot import labels", str(e))
+            return
+        self.controller._reload_done()
+        self.controller._on_current(self.state.current)
+        self.state.message.emit(msg)
+
+    def export_labels(self, path: str | None = None) -> None:
+        from .annotators import export_label_file
+
+        if not path:
+            path, _ = QFileDialog.getSaveFileName(self, "Export labels", "labels.csv",
+                                                  "CSV (*.csv);;SpatialBench-UC JSON (*.json);;Parquet (*.parquet)")
+        if not path:
+            return
+        try:
+            n = export_label_file(self.state, path)
+        except (WorkstationError, ValueError) as e:
+            QMessageBox.critical(self, "Cannot export labels", str(e))
+            return
+        self.state.message.emit(f"exported {n} label(s) to {path}")
+
+    # ---- misc -----------------------------------------------------------------------------------------
+    def focus_search(self) -> None:
+        self.tabs.setCurrentWidget(self.browser)
+        self.browser.filters.text.setFocus()
+        self.browser.filters.text.selectAll()
+
+    def show_shortcuts(self) -> None:
+        self._sheet = ShortcutSheet(self)
+        self._sheet.show()
+
+    def toggle_theme(self) -> None:
+        from PySide6.QtWidgets import QApplication
+
+        name = "light" if theme.current().name == "dark" else "dark"
+        theme.apply_theme(QApplication.instance(), name)
+        project_dialogs.settings().setValue("theme", name)
+
+    def _restore_geometry(self) -> None:
+        g = project_dialogs.settings().value("geometry")
+        if isinstance(g, (QByteArray, bytes)) and g:
+            self.restoreGeometry(g)
+        else:
+            self.resize(1500, 940)
+
+    def closeEvent(self, e: QCloseEvent) -> None:  # noqa: N802
+        try:
+            self.labeling._save_notes_now()
+        except Exception:  # noqa: BLE001 - closing must not fail
+            log.exception("saving notes on close")
+        project_dialogs.settings().setValue("geometry", self.saveGeometry())
+        p = self.state.project
+        if p is not None:
+            if not p.read_only:
+                project_dialogs.release(p.folder)
+            self.state.close_project()
+        self.images.clear()
+        self.thumbs.clear()
+        self.images.wait(2000)
+        self.thumbs.wait(2000)
+        super().closeEvent(e)
+        QTimer.singleShot(0, lambda: None)

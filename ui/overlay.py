@@ -1,0 +1,327 @@
+"""What the pair viewer draws over an image: boxes, labels, centres and the margin band.
+
+`overlay_spec(ds, verdicts, row)` gathers, from the core's arrays, everything to draw for one
+sample (no Qt); `OverlayLayer` turns a spec into QGraphicsItems, one group per layer, so each
+layer shows or hides by itself. Pens are cosmetic (their width is in screen pixels, whatever
+the zoom) and labels ignore the view's transform, so a tag stays readable and sits outside
+its box: a small box is never hidden by its own label.
+
+Layers (keys 1–5 in the viewer): "others" (the other primary detections, thin), "secondary"
+(the secondary detector's boxes, dashed), "perturbed" (boxes found on perturbed copies,
+dotted), "geometry" (box centres, the centre-to-centre line and the UNDECIDABLE margin band
+|d| ≤ m around B's centre on the relation's axis), "labels" (label + score tags).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
+from PySide6.QtWidgets import (
+    QGraphicsItem,
+    QGraphicsItemGroup,
+    QGraphicsLineItem,
+    QGraphicsRectItem,
+    QGraphicsScene,
+    QStyleOptionGraphicsItem,
+    QWidget,
+)
+
+from workstation.dataset import Dataset
+from workstation.types import HORIZONTAL, PRIMARY, RELATIONS, SECONDARY
+
+from . import theme
+
+LAYERS: tuple[str, ...] = ("others", "secondary", "perturbed", "geometry", "labels")
+LAYER_TITLES = {"others": "Other boxes", "secondary": "Secondary", "perturbed": "Perturbed",
+                "geometry": "Centres && margin", "labels": "Labels"}
+DEFAULT_LAYERS = {"others": True, "secondary": True, "perturbed": False, "geometry": True, "labels": True}
+
+
+@dataclass
+class Box:
+    x1: float
+    y1: float
+    x2: float
+    y2: float
+    label: str
+    score: float
+    kind: str  # "A", "B", "other", "secondary", "secondary_A", "secondary_B", "perturbed"
+    variant: str = ""
+
+    @property
+    def centre(self) -> tuple[float, float]:
+        return (self.x1 + self.x2) / 2, (self.y1 + self.y2) / 2
+
+
+@dataclass
+class OverlaySpec:
+    width: float
+    height: float
+    relation: str
+    label_a: str
+    label_b: str
+    boxes: list[Box] = field(default_factory=list)
+    margin: float = 0.1
+    a: Box | None = None
+    b: Box | None = None
+
+    @property
+    def horizontal(self) -> bool:
+        return self.relation in HORIZONTAL
+
+    def band(self) -> tuple[float, float] | None:
+        """The margin band (lo, hi) in pixels on the relation's axis around B's centre."""
+        if self.b is None:
+            return None
+        cx, cy = self.b.centre
+        if self.horizontal:
+            return cx - self.margin * self.width, cx + self.margin * self.width
+        return cy - self.margin * self.height, cy + self.margin * self.height
+
+
+def _det_range(ds: Dataset, row: int) -> tuple[int, int]:
+    """Rows of ds.detections that belong to sample `row` (detections are grouped by sample)."""
+    key = "ui_det_sorted"
+    sidx = ds.detections.sample_idx
+    if key not in ds.cache:
+        ds.cache[key] = bool(len(sidx) < 2 or np.all(sidx[1:] >= sidx[:-1]))
+    if ds.cache[key]:
+        lo = int(np.searchsorted(sidx, row, "left"))
+        hi = int(np.searchsorted(sidx, row, "right"))
+        return lo, hi
+    return -1, -1
+
+
+def detection_rows(ds: Dataset, row: int) -> np.ndarray:
+    lo, hi = _det_range(ds, row)
+    if lo >= 0:
+        return np.arange(lo, hi)
+    return np.flatnonzero(ds.detections.sample_idx == row)
+
+
+def overlay_spec(ds: Dataset, verdicts: Any, row: int) -> OverlaySpec:
+    """Everything to draw for sample `row` under the given verdicts (None: no selection)."""
+    s = ds.samples
+    d = ds.detections
+    rel = RELATIONS[int(s.relation[row])]
+    la, lb = str(s.label_a[row]), str(s.label_b[row])
+    margin = float(verdicts.config.margin) if verdicts is not None else 0.1
+    spec = OverlaySpec(float(s.width[row]), float(s.height[row]), rel, la, lb, margin=margin)
+    sel = {}
+    if verdicts is not None:
+        for name in ("sel_a", "sel_b", "sel2_a", "sel2_b"):
+            v = int(getattr(verdicts, name)[row])
+            if v >= 0:
+                sel[v] = name
+    t_det = float(verdicts.config.t_det) if verdicts is not None else 0.0
+    for k in detection_rows(ds, row).tolist():
+        src = int(d.source[k])
+        var = int(d.variant[k])
+        label = str(d.label[k])
+        box_args = (float(d.x1[k]), float(d.y1[k]), float(d.x2[k]), float(d.y2[k]), label, float(d.score[k]))
+        which = sel.get(k)
+        if var != 0:
+            if src == PRIMARY and label in (la, lb) and d.score[k] >= t_det:
+                spec.boxes.append(Box(*box_args, kind="perturbed", variant=ds.variant_names[var]))
+            continue
+        if which == "sel_a":
+            spec.a = Box(*box_args, kind="A")
+            spec.boxes.append(spec.a)
+        elif which == "sel_b":
+            spec.b = Box(*box_args, kind="B")
+            spec.boxes.append(spec.b)
+        elif which == "sel2_a":
+            spec.boxes.append(Box(*box_args, kind="secondary_A"))
+        elif which == "sel2_b":
+            spec.boxes.append(Box(*box_args, kind="secondary_B"))
+        elif src == SECONDARY:
+            spec.boxes.append(Box(*box_args, kind="secondary"))
+        else:
+            spec.boxes.append(Box(*box_args, kind="other"))
+    return spec
+
+
+# ---------------------------------------------------------------------------------------------
+# Qt items
+# ---------------------------------------------------------------------------------------------
+
+class TagItem(QGraphicsItem):
+    """A label with a solid background, drawn at a fixed screen size above (or below) a point."""
+
+    def __init__(self, text: str, color: QColor, below: bool = False, parent: QGraphicsItem | None = None,
+                 text_color: QColor | None = None) -> None:
+        super().__init__(parent)
+        self.setFlag(QGraphicsItem.ItemIgnoresTransformations, True)
+        self.text = text
+        self.color = QColor(color)
+        self.text_color = text_color or QColor("white")
+        self.font = QFont()
+        self.font.setPointSizeF(8.5)
+        self.font.setBold(True)
+        fm = QFontMetricsF(self.font)
+        w = fm.horizontalAdvance(text) + 8
+        h = fm.height() + 2
+        self._rect = QRectF(0, (1 if below else -h - 1), w, h)
+
+    def boundingRect(self) -> QRectF:
+        return self._rect
+
+    def paint(self, p: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        p.setPen(Qt.NoPen)
+        bg = QColor(self.color)
+        bg.setAlpha(225)
+        p.setBrush(bg)
+        p.drawRoundedRect(self._rect, 2, 2)
+        p.setPen(self.text_color)
+        p.setFont(self.font)
+        p.drawText(self._rect.adjusted(4, 0, -4, 0), Qt.AlignVCenter | Qt.AlignLeft, self.text)
+
+
+def _pen(color: str | QColor, width: float, style: Qt.PenStyle = Qt.SolidLine) -> QPen:
+    pen = QPen(QColor(color))
+    pen.setCosmetic(True)
+    pen.setWidthF(width)
+    pen.setStyle(style)
+    pen.setJoinStyle(Qt.MiterJoin)
+    return pen
+
+
+class OverlayLayer:
+    """The overlay items of one image, in one group per layer."""
+
+    KIND_STYLE = {
+        "A": (theme.BOX_A, 1.0, Qt.SolidLine, "primary"),
+        "B": (theme.BOX_B, 1.0, Qt.SolidLine, "primary"),
+        "other": (theme.BOX_OTHER, 0.4, Qt.SolidLine, "others"),
+        "secondary": (theme.BOX_SECONDARY, 0.5, Qt.DashLine, "secondary"),
+        "secondary_A": (theme.BOX_A, 0.6, Qt.DashLine, "secondary"),
+        "secondary_B": (theme.BOX_B, 0.6, Qt.DashLine, "secondary"),
+        "perturbed": (theme.BOX_PERTURBED, 0.5, Qt.DotLine, "perturbed"),
+    }
+
+    def __init__(self, scene: QGraphicsScene) -> None:
+        self.scene = scene
+        self.groups: dict[str, QGraphicsItemGroup] = {}
+        self.items_by_kind: dict[str, list[QGraphicsRectItem]] = {}
+        self.tags: list[TagItem] = []
+
+    def clear(self) -> None:
+        for g in self.groups.values():
+            self.scene.removeItem(g)
+        self.groups.clear()
+        self.items_by_kind.clear()
+        self.tags.clear()
+
+    def _group(self, name: str) -> QGraphicsItemGroup:
+        g = self.groups.get(name)
+        if g is None:
+            g = QGraphicsItemGroup()
+            g.setHandlesChildEvents(False)
+            z = {"geometry": 1, "others": 2, "perturbed": 3, "secondary": 4, "primary": 5, "labels": 6}
+            g.setZValue(z.get(name, 5))
+            self.scene.addItem(g)
+            self.groups[name] = g
+        return g
+
+    def build(self, spec: OverlaySpec, line_width: float = 2.0) -> None:
+        self.clear()
+        for name in ("primary", *LAYERS):
+            self._group(name)
+        if spec.b is not None:
+            self._build_geometry(spec, line_width)
+        for b in spec.boxes:
+            color, wfac, style, layer = self.KIND_STYLE[b.kind]
+            item = QGraphicsRectItem(QRectF(QPointF(b.x1, b.y1), QPointF(b.x2, b.y2)))
+            item.setPen(_pen(color, max(1.0, line_width * wfac * (1.25 if b.kind in ("A", "B") else 1.0)),
+                             style))
+            item.setBrush(Qt.NoBrush)
+            if b.kind == "other":  # a dark halo keeps thin light boxes visible on light images
+                halo = QGraphicsRectItem(item.rect())
+                halo.setPen(_pen("#000000", item.pen().widthF() + 2))
+                halo.setOpacity(0.55)
+                self.groups[layer].addToGroup(halo)
+            tip = f"{b.label} {b.score:.2f} — " + {
+                "A": "selected object A (primary detector)", "B": "selected object B (primary detector)",
+                "other": "other primary detection", "secondary": "secondary detector",
+                "secondary_A": "secondary detector's A", "secondary_B": "secondary detector's B",
+                "perturbed": f"primary detector on the {b.variant} image"}[b.kind]
+            item.setToolTip(tip)
+            item.setData(0, b.kind)
+            self.groups[layer].addToGroup(item)
+            self.items_by_kind.setdefault(b.kind, []).append(item)
+            if b.kind in ("A", "B"):
+                self._tag(f"{b.kind}: {b.label} {b.score:.2f}", QColor(color), b, spec)
+        if spec.a is None or spec.b is None:
+            missing = [n for n, bx in ((spec.label_a, spec.a), (spec.label_b, spec.b)) if bx is None]
+            self._note(f"not found: {', '.join(missing)}", spec)
+
+    def _tag(self, text: str, color: QColor, b: Box, spec: OverlaySpec) -> None:
+        # outside the box: above it, or below when the box touches the image's top
+        below = b.y1 < 0.06 * spec.height
+        tag = TagItem(text, color, below=below)
+        tag.setPos(QPointF(b.x1, b.y2 if below else b.y1))
+        self.groups["labels"].addToGroup(tag)
+        self.tags.append(tag)
+
+    def _note(self, text: str, spec: OverlaySpec) -> None:
+        tag = TagItem(text, QColor(40, 40, 40), below=True)
+        tag.setPos(QPointF(4, 4))
+        self.groups["labels"].addToGroup(tag)
+        self.tags.append(tag)
+
+    def _build_geometry(self, spec: OverlaySpec, line_width: float) -> None:
+        g = self.groups["geometry"]
+        lo, hi = spec.band()  # type: ignore[misc]
+        band_color = QColor(theme.MARGIN_BAND)
+        fill = QColor(band_color)
+        fill.setAlpha(48)
+        if spec.horizontal:
+            rect = QRectF(lo, 0, hi - lo, spec.height)
+        else:
+            rect = QRectF(0, lo, spec.width, hi - lo)
+        band = QGraphicsRectItem(rect)
+        band.setBrush(QBrush(fill))
+        band.setPen(_pen(band_color, 1.0, Qt.DashLine))
+        axis = "x" if spec.horizontal else "y"
+        band.setToolTip(f"UNDECIDABLE zone: |d| ≤ margin {spec.margin:g} around B's centre on the {axis} axis")
+        band.setData(0, "margin_band")
+        g.addToGroup(band)
+        self.items_by_kind.setdefault("margin_band", []).append(band)
+        tag = TagItem(f"margin ±{spec.margin:g}", band_color, below=True, text_color=QColor("black"))
+        tag.setPos(QPointF(rect.left(), rect.top()) if spec.horizontal else QPointF(0, rect.top()))
+        g.addToGroup(tag)
+        # centres, and the line between them
+        r = max(4.0, 0.012 * max(spec.width, spec.height))
+        pts = []
+        for b, color in ((spec.a, theme.BOX_A), (spec.b, theme.BOX_B)):
+            if b is None:
+                continue
+            cx, cy = b.centre
+            pts.append(QPointF(cx, cy))
+            for x1, y1, x2, y2 in ((cx - r, cy, cx + r, cy), (cx, cy - r, cx, cy + r)):
+                ln = QGraphicsLineItem(x1, y1, x2, y2)
+                ln.setPen(_pen(color, max(2.0, line_width)))
+                ln.setData(0, "centre")
+                g.addToGroup(ln)
+                self.items_by_kind.setdefault("centre", []).append(ln)
+        if len(pts) == 2:
+            ln = QGraphicsLineItem(pts[0].x(), pts[0].y(), pts[1].x(), pts[1].y())
+            ln.setPen(_pen("#ffffff", 1.0, Qt.DotLine))
+            g.addToGroup(ln)
+
+    def set_visible(self, layer: str, visible: bool) -> None:
+        g = self.groups.get(layer)
+        if g is not None:
+            g.setVisible(visible)
+
+    def visible_kinds(self) -> set[str]:
+        """Kinds of the items now shown (tests ask what a user would see)."""
+        out = set()
+        for kind, items in self.items_by_kind.items():
+            if any(i.isVisible() for i in items):
+                out.add(kind)
+        return out

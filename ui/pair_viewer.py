@@ -1,0 +1,756 @@
+"""The pair viewer: a sample beside its counterfactual twin, with its K seeds below.
+
+The twin is the sample of the same run and seed whose prompt is the current prompt's
+`counterfactual_id`. Each side shows the prompt, the checker's verdict card (verdict chip,
+reason, a confidence bar with its four components) and the image with its overlays
+(`ui/overlay.py`). Zoom and pan are linked across the pair. A missing or unreadable image
+shows a neutral canvas of the sample's W×H with the boxes and a message.
+
+The viewer only reads `AppState`; labelling is `ui/labeling.py`'s job.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QIcon, QPainter, QPen, QPixmap, QTransform, QWheelEvent
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QFrame,
+    QGraphicsItem,
+    QGraphicsPixmapItem,
+    QGraphicsRectItem,
+    QGraphicsScene,
+    QGraphicsView,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QSizePolicy,
+    QSpinBox,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from workstation.types import RELATIONS, VERDICTS
+
+from . import theme
+from .image_cache import ImageCache, ImageResult
+from .overlay import DEFAULT_LAYERS, LAYER_TITLES, LAYERS, OverlayLayer, OverlaySpec, overlay_spec
+from .state import AppState
+
+
+# ---------------------------------------------------------------------------------------------
+# Pair lookup (no Qt)
+# ---------------------------------------------------------------------------------------------
+
+class PairIndex:
+    """Twin and seed lookups over a dataset, built once per dataset."""
+
+    def __init__(self, ds: Any) -> None:
+        s = ds.samples
+        self.by_key: dict[tuple[str, str, int], int] = {}
+        self.seeds: dict[tuple[str, str], list[int]] = {}
+        for i, (r, p, sd) in enumerate(zip(s.run_id.tolist(), s.prompt_id.tolist(), s.seed.tolist())):
+            self.by_key[(r, p, int(sd))] = i
+            self.seeds.setdefault((r, p), []).append(i)
+        for rows in self.seeds.values():
+            rows.sort(key=lambda i: int(s.seed[i]))
+        pr = ds.prompts
+        self.twin_prompt = {p: c for p, c in zip(pr.prompt_id.tolist(), pr.counterfactual_id.tolist()) if c}
+        self.text = dict(zip(pr.prompt_id.tolist(), pr.text.tolist()))
+        self._s = s
+
+    def twin(self, row: int) -> int:
+        """Row of the counterfactual twin (same run, same seed), or -1."""
+        s = self._s
+        cf = self.twin_prompt.get(str(s.prompt_id[row]))
+        if not cf:
+            return -1
+        return self.by_key.get((str(s.run_id[row]), cf, int(s.seed[row])), -1)
+
+    def seed_rows(self, row: int) -> list[int]:
+        s = self._s
+        return self.seeds.get((str(s.run_id[row]), str(s.prompt_id[row])), [row])
+
+    def prompt_text(self, row: int) -> str:
+        return self.text.get(str(self._s.prompt_id[row]), str(self._s.prompt_id[row]))
+
+
+def image_key(state: AppState, row: int) -> str:
+    """Absolute path of a sample's image ("" when it has none)."""
+    if state.project is None or state.dataset is None or row < 0:
+        return ""
+    rel = str(state.dataset.samples.image_path[row])
+    return str(state.project.image_file(rel)) if rel else ""
+
+
+# ---------------------------------------------------------------------------------------------
+# Image view
+# ---------------------------------------------------------------------------------------------
+
+class MessageItem(QGraphicsItem):
+    """A note in a box at a fixed screen size, drawn up and right from its anchor (bottom-left)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setFlag(QGraphicsItem.ItemIgnoresTransformations, True)
+        self.text = ""
+        self.font = QFont()
+        self.font.setPointSizeF(9.5)
+        self._rect = QRectF()
+
+    def set_text(self, text: str) -> None:
+        self.prepareGeometryChange()
+        self.text = text
+        fm = QFontMetricsF(self.font)
+        lines = text.split("\n")
+        w = max(fm.horizontalAdvance(x) for x in lines) + 16
+        h = fm.lineSpacing() * len(lines) + 10
+        self._rect = QRectF(6, -h - 6, w, h)
+        self.update()
+
+    def boundingRect(self) -> QRectF:  # noqa: N802
+        return self._rect
+
+    def paint(self, p: QPainter, option: Any, widget: QWidget | None = None) -> None:
+        p.setPen(Qt.NoPen)
+        p.setBrush(QColor(20, 20, 20, 200))
+        p.drawRoundedRect(self._rect, 4, 4)
+        p.setPen(QColor("#f2f2f2"))
+        p.setFont(self.font)
+        p.drawText(self._rect.adjusted(8, 5, -8, -5), Qt.AlignLeft | Qt.AlignVCenter, self.text)
+
+
+class ImageView(QGraphicsView):
+    """One image with overlays; wheel zooms under the cursor, drag pans, double-click fits."""
+
+    view_changed = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setScene(QGraphicsScene(self))
+        self.setRenderHints(QPainter.Antialiasing | QPainter.SmoothPixmapTransform | QPainter.TextAntialiasing)
+        self.setDragMode(QGraphicsView.ScrollHandDrag)
+        self.setTransformationAnchor(QGraphicsView.AnchorUnderMouse)
+        self.setResizeAnchor(QGraphicsView.AnchorViewCenter)
+        self.setViewportUpdateMode(QGraphicsView.SmartViewportUpdate)
+        self.setFocusPolicy(Qt.StrongFocus)
+        self.setMinimumSize(160, 160)
+        self.pixmap_item = QGraphicsPixmapItem()
+        self.pixmap_item.setTransformationMode(Qt.SmoothTransformation)
+        self.scene().addItem(self.pixmap_item)
+        self.canvas_item = QGraphicsRectItem()
+        self.canvas_item.setZValue(-1)
+        self.scene().addItem(self.canvas_item)
+        self.message_item = MessageItem()
+        self.message_item.setZValue(10)
+        self.scene().addItem(self.message_item)
+        self.overlay = OverlayLayer(self.scene())
+        self.fit_mode = True
+        self.image_ok = False
+        self.message = ""
+        self.spec: OverlaySpec | None = None
+        self._syncing = False
+        self.setBackgroundBrush(QColor(theme.current().canvas))
+
+    # ---- content ------------------------------------------------------------------------------
+    def show_sample(self, spec: OverlaySpec | None, image: ImageResult | None, layers: dict[str, bool],
+                    line_width: float, empty_text: str = "") -> None:
+        self.spec = spec
+        self.setBackgroundBrush(QColor(theme.current().canvas))
+        if spec is None:
+            self.overlay.clear()
+            self.pixmap_item.setPixmap(QPixmap())
+            self.canvas_item.setVisible(False)
+            self.image_ok = False
+            self._set_message(empty_text, QRectF(0, 0, 400, 300))
+            self.scene().setSceneRect(QRectF(0, 0, 400, 300))
+            self.fit()
+            return
+        w = max(1.0, spec.width if math.isfinite(spec.width) and spec.width > 0 else 512.0)
+        h = max(1.0, spec.height if math.isfinite(spec.height) and spec.height > 0 else 512.0)
+        rect = QRectF(0, 0, w, h)
+        if image is not None and image.image is not None:
+            pm = QPixmap.fromImage(image.image)
+            self.pixmap_item.setPixmap(pm)
+            # an image whose size differs from the recorded W×H is stretched onto it, so boxes line up
+            if pm.width() and pm.height() and (pm.width() != w or pm.height() != h):
+                self.pixmap_item.setTransform(QTransform.fromScale(w / pm.width(), h / pm.height()))
+            else:
+                self.pixmap_item.resetTransform()
+            self.pixmap_item.setVisible(True)
+            self.canvas_item.setVisible(False)
+            self.image_ok = True
+            self._set_message("", rect)
+        else:
+            self.pixmap_item.setPixmap(QPixmap())
+            self.pixmap_item.setVisible(False)
+            self.canvas_item.setRect(rect)
+            self.canvas_item.setBrush(QBrush(QColor(theme.current().missing_canvas)))
+            self.canvas_item.setPen(QPen(Qt.NoPen))
+            self.canvas_item.setVisible(True)
+            self.image_ok = False
+            msg = image.error if image is not None else "no image"
+            self._set_message(f"{msg}\n(neutral {int(w)}×{int(h)} canvas; boxes drawn from the detections)",
+                              rect)
+        self.overlay.build(spec, line_width)
+        for layer in LAYERS:
+            self.overlay.set_visible(layer, layers.get(layer, True))
+        old = self.sceneRect()
+        self.scene().setSceneRect(rect)
+        if self.fit_mode or old != rect:
+            self.fit()
+
+    def _set_message(self, text: str, rect: QRectF) -> None:
+        self.message = text
+        if not text:
+            self.message_item.setVisible(False)
+            return
+        self.message_item.set_text(text)
+        self.message_item.setPos(QPointF(rect.left(), rect.bottom()))
+        self.message_item.setVisible(True)
+
+    # ---- zoom and pan -------------------------------------------------------------------------
+    def fit(self) -> None:
+        self.fit_mode = True
+        r = self.sceneRect()
+        if r.isEmpty():
+            return
+        self._syncing = True
+        try:
+            self.fitInView(r, Qt.KeepAspectRatio)
+        finally:
+            self._syncing = False
+        self.view_changed.emit()
+
+    def zoom(self, factor: float) -> None:
+        s = self.transform().m11() * factor
+        if not (0.02 <= s <= 64):
+            return
+        self.fit_mode = False
+        self.scale(factor, factor)
+        self.view_changed.emit()
+
+    @property
+    def zoom_level(self) -> float:
+        return float(self.transform().m11())
+
+    def wheelEvent(self, e: QWheelEvent) -> None:  # noqa: N802
+        steps = e.angleDelta().y() / 120.0
+        if steps:
+            self.zoom(1.25 ** steps)
+        e.accept()
+
+    def mouseDoubleClickEvent(self, e: Any) -> None:  # noqa: N802
+        self.fit()
+
+    def resizeEvent(self, e: Any) -> None:  # noqa: N802
+        super().resizeEvent(e)
+        if self.fit_mode:
+            self.fit()
+
+    def scrollContentsBy(self, dx: int, dy: int) -> None:  # noqa: N802
+        super().scrollContentsBy(dx, dy)
+        if not self._syncing:
+            self.view_changed.emit()
+
+    def center_fraction(self) -> tuple[float, float]:
+        c = self.mapToScene(self.viewport().rect().center())
+        r = self.sceneRect()
+        return ((c.x() - r.left()) / max(r.width(), 1e-9), (c.y() - r.top()) / max(r.height(), 1e-9))
+
+    def follow(self, other: "ImageView") -> None:
+        """Take the other view's zoom and centre (linked zoom and pan)."""
+        if self._syncing:
+            return
+        self._syncing = True
+        try:
+            self.fit_mode = other.fit_mode
+            if other.fit_mode:
+                self.fitInView(self.sceneRect(), Qt.KeepAspectRatio)
+            else:
+                self.setTransform(other.transform())
+                fx, fy = other.center_fraction()
+                r = self.sceneRect()
+                self.centerOn(QPointF(r.left() + fx * r.width(), r.top() + fy * r.height()))
+        finally:
+            self._syncing = False
+
+
+# ---------------------------------------------------------------------------------------------
+# Verdict card
+# ---------------------------------------------------------------------------------------------
+
+COMPONENTS = (("c_detection", "detection"), ("c_geometry", "geometry"), ("c_stability", "stability"),
+              ("c_agreement", "agreement"))
+
+
+class ConfidenceBar(QWidget):
+    """The confidence as a long bar, its four components as short bars beneath, values written."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.values: dict[str, float] = {}
+        self.conf = float("nan")
+        self.tau = 0.0
+        self.setMinimumHeight(58)
+        self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Fixed)
+
+    def set_values(self, conf: float, components: dict[str, float], tau: float = 0.0) -> None:
+        self.conf = conf
+        self.values = components
+        self.tau = tau
+        self.setToolTip("confidence = det^0.4 · geom^0.3 · stab^0.2 · agree^0.1\n" + "\n".join(
+            f"{n}: {v:.3f}" for n, v in components.items()))
+        self.update()
+
+    def sizeHint(self) -> QSize:  # noqa: N802
+        return QSize(300, 58)
+
+    def paintEvent(self, e: Any) -> None:  # noqa: N802
+        p = QPainter(self)
+        p.setRenderHint(QPainter.Antialiasing)
+        t = theme.current()
+        w = self.width()
+        fm = p.fontMetrics()
+        label_w = fm.horizontalAdvance("confidence ") + 4
+        val_w = fm.horizontalAdvance("0.000") + 6
+        bar_w = max(10, w - label_w - val_w)
+
+        def bar(y: int, h: int, name: str, v: float, color: QColor) -> None:
+            p.setPen(QColor(t.dim_text))
+            p.drawText(QRectF(0, y, label_w, h), Qt.AlignVCenter | Qt.AlignLeft, name)
+            p.setPen(Qt.NoPen)
+            p.setBrush(QColor(t.border))
+            p.drawRoundedRect(QRectF(label_w, y + 1, bar_w, h - 2), 3, 3)
+            if math.isfinite(v):
+                p.setBrush(color)
+                p.drawRoundedRect(QRectF(label_w, y + 1, bar_w * min(max(v, 0.0), 1.0), h - 2), 3, 3)
+            p.setPen(QColor(t.text))
+            p.drawText(QRectF(label_w + bar_w + 4, y, val_w, h), Qt.AlignVCenter | Qt.AlignLeft,
+                       f"{v:.3f}" if math.isfinite(v) else "—")
+
+        bar(0, 18, "confidence", self.conf, QColor(t.highlight))
+        if self.tau > 0 and math.isfinite(self.conf):
+            x = label_w + bar_w * self.tau
+            p.setPen(QPen(QColor(t.text), 1.5, Qt.DashLine))
+            p.drawLine(QPointF(x, 0), QPointF(x, 18))
+        y = 21
+        h = 9
+        comp_color = QColor(t.highlight)
+        comp_color.setAlpha(170)
+        small = QFont(p.font())
+        small.setPointSizeF(max(6.5, small.pointSizeF() - 1.5))
+        p.setFont(small)
+        cw = (w - 0) / 4
+        for k, (key, name) in enumerate(COMPONENTS):
+            v = self.values.get(name, float("nan"))
+            x0 = k * cw
+            p.setPen(QColor(t.dim_text))
+            p.drawText(QRectF(x0, y, cw - 6, 14), Qt.AlignLeft | Qt.AlignVCenter,
+                       f"{name} {v:.2f}" if math.isfinite(v) else f"{name} —")
+            p.setPen(Qt.NoPen)
+            p.setBrush(QColor(t.border))
+            p.drawRoundedRect(QRectF(x0, y + 16, cw - 8, h), 2, 2)
+            if math.isfinite(v):
+                p.setBrush(comp_color)
+                p.drawRoundedRect(QRectF(x0, y + 16, (cw - 8) * min(max(v, 0.0), 1.0), h), 2, 2)
+        p.end()
+
+
+class VerdictCard(QFrame):
+    """Verdict chip, reason and confidence bar; in blind mode a neutral banner instead."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("panel")
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(8, 6, 8, 6)
+        lay.setSpacing(4)
+        top = QHBoxLayout()
+        self.chip = QLabel("—")
+        self.chip.setObjectName("verdictChip")
+        self.chip.setAlignment(Qt.AlignCenter)
+        self.chip.setMinimumWidth(130)
+        top.addWidget(self.chip)
+        self.reason = QLabel("")
+        self.reason.setWordWrap(True)
+        self.reason.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        top.addWidget(self.reason, 1)
+        self.human = QLabel("")
+        self.human.setObjectName("dim")
+        self.human.setAlignment(Qt.AlignRight | Qt.AlignVCenter)
+        top.addWidget(self.human)
+        lay.addLayout(top)
+        self.bar = ConfidenceBar(self)
+        lay.addWidget(self.bar)
+        self.verdict: int | None = None
+        self.blind = False
+
+    def show_verdict(self, verdicts: Any, row: int, blind: bool, human_text: str = "") -> None:
+        self.blind = blind
+        self.human.setText(human_text)
+        if blind or verdicts is None or row < 0:
+            self.verdict = None
+            self.chip.setText("BLIND" if blind else "—")
+            self.chip.setStyleSheet(f"background: {theme.NEUTRAL_COLOR};")
+            self.chip.setToolTip("Blind audit: the checker's verdict and confidence are hidden"
+                                 if blind else "no verdict")
+            self.reason.setText("checker verdict hidden (blind audit)" if blind else "")
+            self.bar.setVisible(not blind and verdicts is not None)
+            self.bar.set_values(float("nan"), {})
+            return
+        v = int(verdicts.verdict[row])
+        self.verdict = v
+        self.chip.setText(VERDICTS[v])
+        self.chip.setStyleSheet(f"background: {theme.VERDICT_COLORS[v]};")
+        self.chip.setToolTip(f"checker verdict under config {verdicts.config.name!r}")
+        rt = verdicts.reason_text(row)
+        d = float(verdicts.delta[row])
+        geo = f"d = {d:+.3f} (margin {verdicts.config.margin:g})" if math.isfinite(d) else ""
+        self.reason.setText(" · ".join(x for x in (rt or "decided", geo) if x))
+        self.bar.setVisible(True)
+        self.bar.set_values(float(verdicts.conf[row]),
+                            {name: float(getattr(verdicts, key)[row]) for key, name in COMPONENTS},
+                            float(verdicts.config.tau))
+
+
+# ---------------------------------------------------------------------------------------------
+# One side of the pair
+# ---------------------------------------------------------------------------------------------
+
+class SidePanel(QWidget):
+    def __init__(self, title: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(4)
+        self.title = QLabel(title)
+        self.title.setObjectName("dim")
+        self.prompt = QLabel("")
+        f = self.prompt.font()
+        f.setPointSizeF(f.pointSizeF() + 2)
+        f.setBold(True)
+        self.prompt.setFont(f)
+        self.prompt.setWordWrap(True)
+        self.prompt.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.meta = QLabel("")
+        self.meta.setObjectName("dim")
+        self.meta.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        lay.addWidget(self.title)
+        lay.addWidget(self.prompt)
+        lay.addWidget(self.meta)
+        self.card = VerdictCard(self)
+        lay.addWidget(self.card)
+        self.view = ImageView(self)
+        lay.addWidget(self.view, 1)
+        self.row = -1
+
+
+class SeedStrip(QListWidget):
+    """The K seeds of the current prompt, as thumbnails with verdict colours; click to review one."""
+
+    row_clicked = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setViewMode(QListWidget.IconMode)
+        self.setFlow(QListWidget.LeftToRight)
+        self.setWrapping(False)
+        self.setMovement(QListWidget.Static)
+        self.setIconSize(QSize(72, 72))
+        self.setFixedHeight(112)
+        self.setSpacing(4)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarAsNeeded)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.setFocusPolicy(Qt.NoFocus)
+        self.itemClicked.connect(lambda it: self.row_clicked.emit(int(it.data(Qt.UserRole))))
+
+    def rows(self) -> list[int]:
+        return [int(self.item(i).data(Qt.UserRole)) for i in range(self.count())]
+
+
+def _thumb_icon(img: ImageResult | None, verdict: int | None, current: bool, size: int = 72) -> QIcon:
+    pm = QPixmap(size, size)
+    pm.fill(QColor(theme.current().missing_canvas))
+    p = QPainter(pm)
+    p.setRenderHint(QPainter.Antialiasing)
+    if img is not None and img.image is not None:
+        scaled = img.image.scaled(size, size, Qt.KeepAspectRatio, Qt.SmoothTransformation)
+        p.drawImage((size - scaled.width()) // 2, (size - scaled.height()) // 2, scaled)
+    else:
+        p.setPen(QColor("#d0d0d0"))
+        p.drawText(pm.rect(), Qt.AlignCenter, "no image")
+    color = theme.verdict_color(verdict)
+    p.setPen(QPen(color, 5 if current else 3))
+    p.setBrush(Qt.NoBrush)
+    p.drawRect(1, 1, size - 3, size - 3)
+    p.end()
+    return QIcon(pm)
+
+
+# ---------------------------------------------------------------------------------------------
+# The pair viewer
+# ---------------------------------------------------------------------------------------------
+
+class PairViewer(QWidget):
+    """Sample (left) and counterfactual twin (right), linked zoom, layer toggles, seed strip."""
+
+    refreshed = Signal()  # after the views show the current sample (benchmarks wait on it)
+
+    def __init__(self, state: AppState, cache: ImageCache | None = None, thumbs: ImageCache | None = None,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.cache = cache if cache is not None else ImageCache()
+        self.thumbs = thumbs if thumbs is not None else ImageCache(max_side=160, max_bytes=32 * 1024 * 1024)
+        self.index: PairIndex | None = None
+        self.layers = dict(DEFAULT_LAYERS)
+        self.line_width = 2.0
+        self.left_row = -1
+        self.right_row = -1
+
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(6, 6, 6, 6)
+        lay.setSpacing(6)
+        # toolbar: layers, line width, fit, zoom
+        bar = QHBoxLayout()
+        bar.setSpacing(10)
+        self.layer_boxes: dict[str, QCheckBox] = {}
+        for k, layer in enumerate(LAYERS, start=1):
+            cb = QCheckBox(f"{LAYER_TITLES[layer]} ({k})")
+            cb.setObjectName(f"layer_{layer}")
+            cb.setChecked(self.layers[layer])
+            cb.setFocusPolicy(Qt.NoFocus)
+            cb.toggled.connect(lambda on, name=layer: self.set_layer(name, on))
+            self.layer_boxes[layer] = cb
+            bar.addWidget(cb)
+        bar.addStretch(1)
+        bar.addWidget(QLabel("Line width"))
+        self.width_spin = QSpinBox()
+        self.width_spin.setObjectName("lineWidth")
+        self.width_spin.setRange(1, 8)
+        self.width_spin.setValue(int(self.line_width))
+        self.width_spin.setFocusPolicy(Qt.ClickFocus)
+        self.width_spin.valueChanged.connect(lambda v: self.set_line_width(float(v)))
+        bar.addWidget(self.width_spin)
+        self.fit_button = QPushButton("Fit (0)")
+        self.fit_button.setFocusPolicy(Qt.NoFocus)
+        self.fit_button.clicked.connect(self.fit)
+        bar.addWidget(self.fit_button)
+        self.zoom_label = QLabel("fit")
+        self.zoom_label.setObjectName("dim")
+        self.zoom_label.setMinimumWidth(48)
+        bar.addWidget(self.zoom_label)
+        lay.addLayout(bar)
+
+        split = QSplitter(Qt.Horizontal, self)
+        self.left = SidePanel("Sample")
+        self.right = SidePanel("Counterfactual twin (same seed)")
+        split.addWidget(self.left)
+        split.addWidget(self.right)
+        split.setChildrenCollapsible(False)
+        split.setStretchFactor(0, 1)
+        split.setStretchFactor(1, 1)
+        split.setSizes([1000, 1000])
+        lay.addWidget(split, 1)
+
+        strip_row = QHBoxLayout()
+        self.strip_label = QLabel("Seeds")
+        self.strip_label.setObjectName("dim")
+        strip_row.addWidget(self.strip_label)
+        self.strip = SeedStrip(self)
+        self.strip.row_clicked.connect(self._strip_clicked)
+        strip_row.addWidget(self.strip, 1)
+        lay.addLayout(strip_row)
+
+        self.left.view.view_changed.connect(lambda: self._sync(self.left.view, self.right.view))
+        self.right.view.view_changed.connect(lambda: self._sync(self.right.view, self.left.view))
+        state.current_changed.connect(self.refresh)
+        state.verdicts_changed.connect(self.refresh)
+        state.dataset_changed.connect(self._on_dataset)
+        state.project_changed.connect(self._on_dataset)
+        state.labels_changed.connect(self._on_labels)
+        state.queue_changed.connect(self.refresh)
+        self.cache.loaded.connect(self._on_loaded)
+        self.thumbs.loaded.connect(self._on_thumb_loaded)
+        theme.signals().changed.connect(self._on_theme)
+        self._strip_timer = QTimer(self)
+        self._strip_timer.setSingleShot(True)
+        self._strip_timer.setInterval(0)
+        self._strip_timer.timeout.connect(self._refresh_strip)
+        self._on_dataset()
+
+    # ---- state ----------------------------------------------------------------------------------
+    def _on_dataset(self) -> None:
+        ds = self.state.dataset
+        self.index = PairIndex(ds) if ds is not None and ds.n else None
+        self.cache.clear()
+        self.thumbs.clear()
+        self.refresh()
+
+    def _on_theme(self, _name: str) -> None:
+        self.refresh()
+
+    def _on_labels(self, sid: str) -> None:
+        ds = self.state.dataset
+        if ds is None or self.left_row < 0:
+            return
+        if sid == "" or sid in (str(ds.samples.sample_id[self.left_row]),
+                                str(ds.samples.sample_id[self.right_row]) if self.right_row >= 0 else None):
+            self._refresh_cards()
+            self._strip_timer.start()
+
+    def _on_loaded(self, key: str) -> None:
+        if key in (image_key(self.state, self.left_row), image_key(self.state, self.right_row)):
+            self.refresh()
+
+    def _on_thumb_loaded(self, key: str) -> None:
+        self._strip_timer.start()
+
+    # ---- drawing --------------------------------------------------------------------------------
+    def refresh(self, *_: Any) -> None:
+        st = self.state
+        ds = st.dataset
+        row = st.current
+        if ds is None or self.index is None or row < 0 or row >= ds.n:
+            self.left_row = self.right_row = -1
+            for side in (self.left, self.right):
+                side.prompt.setText("")
+                side.meta.setText("")
+                side.card.show_verdict(None, -1, False)
+                side.view.show_sample(None, None, self.layers, self.line_width,
+                                      "Open a project, then pick a sample in Browse"
+                                      if side is self.left else "")
+            self.strip.clear()
+            self.refreshed.emit()
+            return
+        self.left_row = row
+        self.right_row = self.index.twin(row)
+        self._show_side(self.left, self.left_row)
+        self._show_side(self.right, self.right_row)
+        self.right.view.follow(self.left.view)
+        self._update_zoom_label()
+        self._refresh_strip()
+        self.refreshed.emit()
+
+    def _show_side(self, side: SidePanel, row: int) -> None:
+        st = self.state
+        ds = st.dataset
+        side.row = row
+        if row < 0:
+            side.prompt.setText("(no counterfactual twin with this seed in this run)")
+            side.meta.setText("")
+            side.card.show_verdict(None, -1, st.blind)
+            side.view.show_sample(None, None, self.layers, self.line_width, "no twin sample")
+            return
+        s = ds.samples
+        side.prompt.setText(self.index.prompt_text(row))
+        side.meta.setText(f"{s.sample_id[row]}  ·  run {s.run_id[row]}  ·  seed {int(s.seed[row])}  ·  "
+                          f"{RELATIONS[int(s.relation[row])]}  ·  A = {s.label_a[row]}, B = {s.label_b[row]}  ·  "
+                          f"{int(s.width[row])}×{int(s.height[row])}")
+        side.card.show_verdict(st.verdicts, row, st.blind, self._human_text(row))
+        spec = overlay_spec(ds, st.verdicts, row)
+        key = image_key(st, row)
+        img = self.cache.get(key, display=str(s.image_path[row])) if key else ImageResult(
+            None, "this sample has no image file")
+        side.view.show_sample(spec, img, self.layers, self.line_width)
+
+    def _refresh_cards(self) -> None:
+        for side in (self.left, self.right):
+            if side.row >= 0:
+                side.card.show_verdict(self.state.verdicts, side.row, self.state.blind, self._human_text(side.row))
+
+    def _human_text(self, row: int) -> str:
+        h = self.state.human
+        if row < 0 or row >= len(h) or h[row] < 0:
+            return "human: —"
+        return f"human: {VERDICTS[int(h[row])]}"
+
+    def _refresh_strip(self) -> None:
+        st = self.state
+        self.strip.clear()
+        if self.index is None or self.left_row < 0 or st.dataset is None or self.left_row >= st.dataset.n:
+            return
+        rows = self.index.seed_rows(self.left_row)
+        v = st.verdicts
+        for r in rows:
+            key = image_key(st, r)
+            img = self.thumbs.request(key) if key else ImageResult(None, "")
+            code = None if (st.blind or v is None) else int(v.verdict[r])
+            it = QListWidgetItem(_thumb_icon(img, code, r == self.left_row),
+                                 f"seed {int(st.dataset.samples.seed[r])}")
+            it.setData(Qt.UserRole, r)
+            it.setToolTip(str(st.dataset.samples.sample_id[r]) +
+                          ("" if code is None else f" — {VERDICTS[code]}"))
+            self.strip.addItem(it)
+        self.strip_label.setText(f"Seeds ({len(rows)})")
+
+    def _strip_clicked(self, row: int) -> None:
+        self.state.set_current(row)
+
+    # ---- layers, zoom ---------------------------------------------------------------------------
+    def set_layer(self, name: str, on: bool) -> None:
+        self.layers[name] = on
+        cb = self.layer_boxes[name]
+        if cb.isChecked() != on:
+            cb.setChecked(on)
+        for side in (self.left, self.right):
+            side.view.overlay.set_visible(name, on)
+
+    def toggle_layer(self, name: str) -> None:
+        self.set_layer(name, not self.layers[name])
+
+    def set_line_width(self, w: float) -> None:
+        w = float(min(max(w, 1.0), 8.0))
+        self.line_width = w
+        if self.width_spin.value() != int(w):
+            self.width_spin.setValue(int(w))
+        for side in (self.left, self.right):
+            if side.view.spec is not None:
+                side.view.overlay.build(side.view.spec, w)
+                for layer in LAYERS:
+                    side.view.overlay.set_visible(layer, self.layers[layer])
+
+    def fit(self) -> None:
+        self.left.view.fit()
+        self.right.view.fit()
+        self._update_zoom_label()
+
+    def zoom(self, factor: float) -> None:
+        self.left.view.zoom(factor)
+        self._update_zoom_label()
+
+    def _sync(self, src: ImageView, dst: ImageView) -> None:
+        dst.follow(src)
+        self._update_zoom_label()
+
+    def _update_zoom_label(self) -> None:
+        v = self.left.view
+        self.zoom_label.setText("fit" if v.fit_mode else f"{v.zoom_level * 100:.0f}%")
+
+    # ---- prefetch -------------------------------------------------------------------------------
+    def prefetch_rows(self, rows: list[int]) -> None:
+        """Decode these samples' images (and their twins') in the background."""
+        if self.index is None:
+            return
+        keys = []
+        for r in rows:
+            keys.append(image_key(self.state, r))
+            t = self.index.twin(r)
+            if t >= 0:
+                keys.append(image_key(self.state, t))
+        self.cache.prefetch([k for k in keys if k])
+
+
+def verdict_counts_text(verdicts: Any) -> str:
+    if verdicts is None:
+        return ""
+    c = np.bincount(np.asarray(verdicts.verdict, np.int64), minlength=3)
+    return f"PASS {c[0]} · FAIL {c[1]} · UNDECIDABLE {c[2]}"

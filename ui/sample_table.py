@@ -1,0 +1,681 @@
+"""The sample table: a paged DuckDB query behind a QAbstractTableModel, and its filter bar.
+
+Rows are never all turned into Qt items: the model runs `SELECT … LIMIT page OFFSET n` when
+the view scrolls near the end (`canFetchMore` / `fetchMore`), so 100,000 samples cost one
+count and one page. The live checker verdicts (recomputed as the calibration sliders move)
+live in numpy arrays in `AppState`; they reach SQL as an Arrow table registered on the
+project's connection (`_ui_live`: row, sample_id, verdict, reason, conf, human), re-registered
+when verdicts or labels change, then joined to `samples` and `prompts`. Human labels come
+from `label_events` (the latest event per sample and annotator).
+
+`FilterSpec` is what the filter bar edits and what `project.save_filter` stores.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
+from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QButtonGroup,
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QHBoxLayout,
+    QHeaderView,
+    QInputDialog,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QStackedWidget,
+    QTableView,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from workstation.types import REASONS, RELATIONS, VERDICTS
+
+from . import theme
+from .state import AppState
+
+ROW_ROLE = Qt.UserRole + 1  # dataset row (int)
+VERDICT_ROLE = Qt.UserRole + 2  # checker verdict code (int, -1 none)
+PATH_ROLE = Qt.UserRole + 3  # image path relative to the project
+HUMAN_ROLE = Qt.UserRole + 4  # human verdict code (int, -1 none)
+SEED_ROLE = Qt.UserRole + 5
+RELATION_ROLE = Qt.UserRole + 6
+
+LIVE_TABLE = "_ui_live"
+
+COLUMNS: tuple[str, ...] = ("Sample", "Run", "Prompt", "Relation", "Seed", "Checker", "Reason", "Conf",
+                            "Human", "Agreement")
+CHECKER_COLUMNS = (5, 6, 7, 9)  # hidden in blind mode
+
+_AGREE = ("CASE WHEN coalesce(l.nv, 0) > 1 THEN 'annotators differ' WHEN v.human < 0 THEN '' "
+          "WHEN v.human = v.verdict THEN 'agrees' ELSE 'differs' END")
+SORT_EXPR = ("s.sample_id", "s.run_id", "p.text", "p.relation", "s.seed", "v.verdict", "v.reason", "v.conf",
+             "v.human", _AGREE)
+
+_SELECT = ("v.row, s.sample_id, s.run_id, p.text, p.relation, s.seed, v.verdict, v.reason, v.conf, l.labels, "
+           f"v.human, {_AGREE} AS agreement, s.image_path")
+# tuple positions in a fetched row
+R_ROW, R_SID, R_RUN, R_TEXT, R_REL, R_SEED, R_VERDICT, R_REASON, R_CONF, R_LABELS, R_HUMAN, R_AGREE, R_PATH = \
+    range(13)
+
+_LABELS_CTE = (
+    "WITH ev AS (SELECT sample_id, annotator, verdict, row_number() OVER "
+    "(PARTITION BY sample_id, annotator ORDER BY event_id DESC) AS rn FROM label_events), "
+    "lab AS (SELECT sample_id, string_agg(annotator || ': ' || verdict, ', ' ORDER BY annotator) AS labels, "
+    "count(DISTINCT verdict) AS nv FROM ev WHERE rn = 1 AND verdict IS NOT NULL GROUP BY sample_id) ")
+_FROM = (f"FROM {LIVE_TABLE} v JOIN samples s USING (sample_id) JOIN prompts p USING (prompt_id) "
+         "LEFT JOIN lab l USING (sample_id) ")
+
+
+@dataclass
+class FilterSpec:
+    """What the filter bar selects; stored as JSON by `Project.save_filter`."""
+
+    runs: list[str] = field(default_factory=list)  # empty = all
+    relations: list[str] = field(default_factory=list)
+    verdicts: list[str] = field(default_factory=list)  # PASS / FAIL / UNDECIDABLE
+    reasons: list[str] = field(default_factory=list)  # REASONS names; "decided" for PASS/FAIL
+    conf_min: float = 0.0
+    conf_max: float = 1.0
+    labelled: str = "all"  # "all" | "labelled" | "unlabelled"
+    checker_vs_human: bool = False  # only samples where the checker and the human differ
+    annotators_disagree: bool = False
+    text: str = ""  # free text on the prompt (or sample id)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @staticmethod
+    def from_dict(d: dict[str, Any]) -> "FilterSpec":
+        known = set(FilterSpec.__dataclass_fields__)
+        return FilterSpec(**{k: v for k, v in d.items() if k in known})
+
+    def where(self) -> tuple[str, list[Any]]:
+        parts: list[str] = []
+        params: list[Any] = []
+        if self.runs:
+            parts.append("s.run_id IN (SELECT unnest(?))")
+            params.append(list(self.runs))
+        if self.relations:
+            parts.append("p.relation IN (SELECT unnest(?))")
+            params.append(list(self.relations))
+        if self.verdicts:
+            parts.append("v.verdict IN (SELECT unnest(?))")
+            params.append([VERDICTS.index(x) for x in self.verdicts])
+        if self.reasons:
+            parts.append("v.reason IN (SELECT unnest(?))")
+            params.append([0 if r == "decided" else REASONS.index(r) for r in self.reasons])
+        if self.conf_min > 0.0:
+            parts.append("v.conf >= ?")
+            params.append(float(self.conf_min))
+        if self.conf_max < 1.0:
+            parts.append("v.conf <= ?")
+            params.append(float(self.conf_max))
+        if self.labelled == "labelled":
+            parts.append("v.human >= 0")
+        elif self.labelled == "unlabelled":
+            parts.append("v.human < 0")
+        if self.checker_vs_human:
+            parts.append("v.human >= 0 AND v.human <> v.verdict")
+        if self.annotators_disagree:
+            parts.append("coalesce(l.nv, 0) > 1")
+        if self.text.strip():
+            parts.append("(p.text ILIKE ? OR s.sample_id ILIKE ?)")
+            pat = "%" + self.text.strip().replace("%", r"\%").replace("_", r"\_") + "%"
+            params += [pat, pat]
+        return (("WHERE " + " AND ".join(parts) + " ") if parts else ""), params
+
+
+class SampleTableModel(QAbstractTableModel):
+    """Samples matching a FilterSpec, sorted, fetched a page at a time."""
+
+    refreshed = Signal()  # after a filter / sort / verdict refresh (the count is new)
+
+    PAGE = 256
+    KEEP_LOADED_MAX = 4096  # on a verdict refresh, reload at most this many rows in place
+
+    def __init__(self, state: AppState, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.spec = FilterSpec()
+        self.sort_column = -1
+        self.sort_order = Qt.AscendingOrder
+        self.rows: list[tuple[Any, ...]] = []
+        self.total = 0
+        self.all_count = 0
+        self.last_query_ms = 0.0
+        self._sid_arrow: Any = None
+        self._registered = False
+        state.project_changed.connect(self._on_dataset)
+        state.dataset_changed.connect(self._on_dataset)
+        state.verdicts_changed.connect(self.refresh_live)
+        state.labels_changed.connect(self._on_labels)
+        state.queue_changed.connect(self._on_blind)
+        self._on_dataset()
+
+    # ---- live table ----------------------------------------------------------------------------
+    def _on_dataset(self) -> None:
+        self._sid_arrow = None
+        self._registered = False
+        self.reload()
+
+    def _register(self) -> bool:
+        st = self.state
+        if st.project is None or st.dataset is None or st.dataset.n == 0:
+            self._registered = False
+            return False
+        import pyarrow as pa
+
+        n = st.dataset.n
+        if self._sid_arrow is None or len(self._sid_arrow) != n:
+            self._sid_arrow = pa.array(st.dataset.samples.sample_id.tolist(), type=pa.string())
+        v = st.verdicts
+        if v is not None:
+            verdict = np.asarray(v.verdict, np.int8)
+            reason = np.asarray(v.reason, np.int8)
+            conf = np.asarray(v.conf, np.float64)
+        else:
+            verdict = np.full(n, -1, np.int8)
+            reason = np.zeros(n, np.int8)
+            conf = np.full(n, np.nan)
+        human = st.human if len(st.human) == n else np.full(n, -1, np.int8)
+        table = pa.Table.from_arrays(
+            [pa.array(np.arange(n, dtype=np.int64)), self._sid_arrow, pa.array(verdict), pa.array(reason),
+             pa.array(conf), pa.array(np.asarray(human, np.int8))],
+            names=["row", "sample_id", "verdict", "reason", "conf", "human"])
+        st.project.con.register(LIVE_TABLE, table)
+        self._registered = True
+        return True
+
+    # ---- queries -------------------------------------------------------------------------------
+    def _order(self) -> str:
+        if self.sort_column < 0:
+            return "ORDER BY v.row"
+        d = "DESC" if self.sort_order == Qt.DescendingOrder else "ASC"
+        return f"ORDER BY {SORT_EXPR[self.sort_column]} {d} NULLS LAST, v.row"
+
+    def _query(self, limit: int, offset: int) -> list[tuple[Any, ...]]:
+        where, params = self.spec.where()
+        sql = f"{_LABELS_CTE}SELECT {_SELECT} {_FROM}{where}{self._order()} LIMIT {int(limit)} OFFSET {int(offset)}"
+        return self.state.project.con.execute(sql, params).fetchall()
+
+    def _count(self) -> int:
+        where, params = self.spec.where()
+        return int(self.state.project.con.execute(
+            f"{_LABELS_CTE}SELECT count(*) {_FROM}{where}", params).fetchone()[0])
+
+    def all_rows(self) -> list[int]:
+        """Dataset rows of every sample matching the filter, in table order (the review queue)."""
+        if not self._registered:
+            return []
+        where, params = self.spec.where()
+        sql = f"{_LABELS_CTE}SELECT v.row {_FROM}{where}{self._order()}"
+        return [int(r[0]) for r in self.state.project.con.execute(sql, params).fetchall()]
+
+    def reload(self) -> None:
+        """Run the query again from the first page (filter or sort changed)."""
+        t0 = time.perf_counter()
+        self.beginResetModel()
+        self.rows = []
+        self.total = 0
+        if self._register():
+            self.total = self._count()
+            self.all_count = self.state.dataset.n
+            self.rows = self._query(self.PAGE, 0)
+        else:
+            self.all_count = 0
+        self.endResetModel()
+        self.last_query_ms = (time.perf_counter() - t0) * 1000
+        self.refreshed.emit()
+
+    def refresh_live(self) -> None:
+        """Verdicts changed: same filter, new values; rows already loaded are reloaded in place."""
+        if not self._registered or self.state.dataset is None:
+            self.reload()
+            return
+        t0 = time.perf_counter()
+        self._register()
+        total = self._count()
+        n = len(self.rows)
+        if total == self.total and n <= self.KEEP_LOADED_MAX:
+            rows = self._query(max(n, self.PAGE) if n else self.PAGE, 0)[:max(n, 0) or self.PAGE]
+            if len(rows) == n:
+                self.rows = rows
+                if n:
+                    self.dataChanged.emit(self.index(0, 0), self.index(n - 1, len(COLUMNS) - 1))
+                self.last_query_ms = (time.perf_counter() - t0) * 1000
+                self.refreshed.emit()
+                return
+        keep = min(max(n, self.PAGE), self.KEEP_LOADED_MAX)
+        self.beginResetModel()
+        self.total = total
+        self.rows = self._query(keep, 0)
+        self.endResetModel()
+        self.last_query_ms = (time.perf_counter() - t0) * 1000
+        self.refreshed.emit()
+
+    def _on_labels(self, sid: str) -> None:
+        # a label changes the human columns (and possibly which rows a label filter keeps)
+        self.refresh_live()
+
+    def _on_blind(self) -> None:
+        self.headerDataChanged.emit(Qt.Horizontal, 0, len(COLUMNS) - 1)
+
+    def set_filter(self, spec: FilterSpec) -> None:
+        self.spec = spec
+        self.reload()
+
+    # ---- Qt model API --------------------------------------------------------------------------
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def canFetchMore(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> bool:  # noqa: N802
+        return not parent.isValid() and len(self.rows) < self.total
+
+    def fetchMore(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> None:  # noqa: N802
+        if parent.isValid() or not self._registered:
+            return
+        n = len(self.rows)
+        more = self._query(self.PAGE, n)
+        if not more:
+            self.total = n
+            return
+        self.beginInsertRows(QModelIndex(), n, n + len(more) - 1)
+        self.rows.extend(more)
+        self.endInsertRows()
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.DisplayRole) -> Any:  # noqa: N802
+        if orientation == Qt.Horizontal and role == Qt.DisplayRole:
+            return COLUMNS[section]
+        if orientation == Qt.Horizontal and role == Qt.ToolTipRole:
+            return {"Checker": "the checker's verdict under the live config",
+                    "Conf": "the checker's confidence", "Human": "latest label of each annotator",
+                    "Agreement": "checker vs human label; 'annotators differ' when labels disagree"}.get(
+                        COLUMNS[section])
+        return None
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.AscendingOrder) -> None:
+        self.sort_column = column
+        self.sort_order = order
+        self.reload()
+
+    def row_tuple(self, i: int) -> tuple[Any, ...]:
+        return self.rows[i]
+
+    def dataset_row(self, i: int) -> int:
+        return int(self.rows[i][R_ROW])
+
+    def find_dataset_row(self, row: int) -> int:
+        for i, r in enumerate(self.rows):
+            if r[R_ROW] == row:
+                return i
+        return -1
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.DisplayRole) -> Any:
+        if not index.isValid() or index.row() >= len(self.rows):
+            return None
+        r = self.rows[index.row()]
+        c = index.column()
+        blind = self.state.blind
+        if role == Qt.DisplayRole:
+            if c == 0:
+                return r[R_SID]
+            if c == 1:
+                return r[R_RUN]
+            if c == 2:
+                return r[R_TEXT]
+            if c == 3:
+                return r[R_REL]
+            if c == 4:
+                return str(r[R_SEED])
+            if blind and c in CHECKER_COLUMNS:
+                return "·"
+            if c == 5:
+                return VERDICTS[r[R_VERDICT]] if r[R_VERDICT] is not None and r[R_VERDICT] >= 0 else "—"
+            if c == 6:
+                return REASONS[r[R_REASON]] if r[R_REASON] else ""
+            if c == 7:
+                v = r[R_CONF]
+                return f"{v:.3f}" if v is not None and math.isfinite(v) else "—"
+            if c == 8:
+                return r[R_LABELS] or ""
+            if c == 9:
+                return r[R_AGREE]
+            return None
+        if role == ROW_ROLE:
+            return int(r[R_ROW])
+        if role == VERDICT_ROLE:
+            return -1 if blind or r[R_VERDICT] is None else int(r[R_VERDICT])
+        if role == HUMAN_ROLE:
+            return int(r[R_HUMAN])
+        if role == PATH_ROLE:
+            return r[R_PATH] or ""
+        if role == SEED_ROLE:
+            return int(r[R_SEED])
+        if role == RELATION_ROLE:
+            return r[R_REL]
+        if role == Qt.ForegroundRole:
+            if c == 5 and not blind and r[R_VERDICT] is not None and r[R_VERDICT] >= 0:
+                return QBrush(theme.verdict_color(int(r[R_VERDICT])))
+            if c == 8 and r[R_HUMAN] >= 0:
+                return QBrush(theme.verdict_color(int(r[R_HUMAN])))
+            if c == 9 and not blind and r[R_AGREE] in ("differs", "annotators differ"):
+                return QBrush(QColor(theme.VERDICT_COLORS[1]))
+            return None
+        if role == Qt.FontRole and c in (5, 8):
+            f = QFont()
+            f.setBold(True)
+            return f
+        if role == Qt.TextAlignmentRole and c in (4, 7):
+            return int(Qt.AlignRight | Qt.AlignVCenter)
+        if role == Qt.ToolTipRole:
+            if c == 2:
+                return r[R_TEXT]
+            if c == 6 and not blind and self.state.verdicts is not None:
+                return self.state.verdicts.reason_text(int(r[R_ROW])) or "decided"
+            return None
+        return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Filter bar
+# ---------------------------------------------------------------------------------------------
+
+def _combo(items: list[tuple[str, Any]], name: str) -> QComboBox:
+    c = QComboBox()
+    c.setObjectName(name)
+    for text, data in items:
+        c.addItem(text, data)
+    return c
+
+
+class FilterBar(QWidget):
+    """Edits a FilterSpec; emits `changed` (the free text is debounced)."""
+
+    changed = Signal()
+
+    def __init__(self, state: AppState, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self._loading = False
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(6, 6, 6, 0)
+        lay.setSpacing(4)
+        r1 = QHBoxLayout()
+        r1.setSpacing(8)
+        self.text = QLineEdit()
+        self.text.setObjectName("filterText")
+        self.text.setPlaceholderText("search prompts or sample ids (Ctrl+F)")
+        self.text.setClearButtonEnabled(True)
+        self.text.setMinimumWidth(240)
+        r1.addWidget(self.text, 2)
+        self.run = _combo([("all runs", None)], "filterRun")
+        r1.addWidget(self.run)
+        self.relation = _combo([("all relations", None)] + [(r, r) for r in RELATIONS], "filterRelation")
+        r1.addWidget(self.relation)
+        self.verdict = _combo([("any verdict", None)] + [(v, v) for v in VERDICTS], "filterVerdict")
+        r1.addWidget(self.verdict)
+        self.reason = _combo([("any reason", None), ("decided", "decided")] + [(r, r) for r in REASONS if r],
+                             "filterReason")
+        r1.addWidget(self.reason)
+        self.labelled = _combo([("labelled or not", "all"), ("labelled", "labelled"),
+                                ("unlabelled", "unlabelled")], "filterLabelled")
+        r1.addWidget(self.labelled)
+        lay.addLayout(r1)
+        r2 = QHBoxLayout()
+        r2.setSpacing(8)
+        self.differs = QCheckBox("checker ≠ human")
+        self.differs.setObjectName("filterDiffers")
+        r2.addWidget(self.differs)
+        self.disagree = QCheckBox("annotators disagree")
+        self.disagree.setObjectName("filterDisagree")
+        r2.addWidget(self.disagree)
+        r2.addSpacing(12)
+        r2.addWidget(QLabel("confidence from"))
+        self.conf_min = QDoubleSpinBox()
+        self.conf_min.setObjectName("filterConfMin")
+        self.conf_max = QDoubleSpinBox()
+        self.conf_max.setObjectName("filterConfMax")
+        for sb, v in ((self.conf_min, 0.0), (self.conf_max, 1.0)):
+            sb.setRange(0.0, 1.0)
+            sb.setDecimals(2)
+            sb.setSingleStep(0.05)
+            sb.setValue(v)
+            sb.setKeyboardTracking(False)
+        r2.addWidget(self.conf_min)
+        r2.addWidget(QLabel("to"))
+        r2.addWidget(self.conf_max)
+        r2.addStretch(1)
+        r2.addSpacing(12)
+        self.saved = _combo([("saved filters…", None)], "savedFilters")
+        self.saved.setMinimumWidth(150)
+        r2.addWidget(self.saved)
+        self.save_button = QPushButton("Save filter…")
+        self.save_button.setObjectName("saveFilter")
+        r2.addWidget(self.save_button)
+        self.reset_button = QPushButton("Reset")
+        self.reset_button.setObjectName("resetFilter")
+        r2.addWidget(self.reset_button)
+        lay.addLayout(r2)
+
+        self._debounce = QTimer(self)
+        self._debounce.setSingleShot(True)
+        self._debounce.setInterval(200)
+        self._debounce.timeout.connect(self._emit)
+        self.text.textChanged.connect(lambda _t: self._debounce.start())
+        self.text.returnPressed.connect(self._emit_now)
+        for c in (self.run, self.relation, self.verdict, self.reason, self.labelled):
+            c.currentIndexChanged.connect(self._emit)
+        self.differs.toggled.connect(self._emit)
+        self.disagree.toggled.connect(self._emit)
+        self.conf_min.valueChanged.connect(lambda _v: self._debounce.start())
+        self.conf_max.valueChanged.connect(lambda _v: self._debounce.start())
+        self.saved.activated.connect(self._apply_saved)
+        self.save_button.clicked.connect(self._ask_save)
+        self.reset_button.clicked.connect(lambda: self.set_spec(FilterSpec()))
+        state.project_changed.connect(self.reload_choices)
+        state.dataset_changed.connect(self.reload_choices)
+        self.reload_choices()
+
+    def _emit(self, *_: Any) -> None:
+        if not self._loading:
+            self.changed.emit()
+
+    def _emit_now(self) -> None:
+        self._debounce.stop()
+        self._emit()
+
+    def reload_choices(self) -> None:
+        self._loading = True
+        try:
+            cur = self.run.currentData()
+            self.run.clear()
+            self.run.addItem("all runs", None)
+            p = self.state.project
+            if p is not None:
+                for r in p.run_ids():
+                    self.run.addItem(r, r)
+            i = self.run.findData(cur)
+            self.run.setCurrentIndex(max(i, 0))
+            self.saved.clear()
+            self.saved.addItem("saved filters…", None)
+            if p is not None:
+                for name in p.saved_filters():
+                    self.saved.addItem(name, name)
+            self.save_button.setEnabled(p is not None and not p.read_only)
+        finally:
+            self._loading = False
+
+    def spec(self) -> FilterSpec:
+        lo, hi = self.conf_min.value(), self.conf_max.value()
+        return FilterSpec(
+            runs=[self.run.currentData()] if self.run.currentData() else [],
+            relations=[self.relation.currentData()] if self.relation.currentData() else [],
+            verdicts=[self.verdict.currentData()] if self.verdict.currentData() else [],
+            reasons=[self.reason.currentData()] if self.reason.currentData() else [],
+            conf_min=round(float(lo), 4), conf_max=round(float(hi), 4),
+            labelled=self.labelled.currentData() or "all",
+            checker_vs_human=self.differs.isChecked(), annotators_disagree=self.disagree.isChecked(),
+            text=self.text.text().strip())
+
+    def set_spec(self, spec: FilterSpec) -> None:
+        self._loading = True
+        try:
+            def pick(combo: QComboBox, values: list[str]) -> None:
+                i = combo.findData(values[0]) if values else 0
+                combo.setCurrentIndex(max(i, 0))
+
+            pick(self.run, spec.runs)
+            pick(self.relation, spec.relations)
+            pick(self.verdict, spec.verdicts)
+            pick(self.reason, spec.reasons)
+            self.labelled.setCurrentIndex(max(self.labelled.findData(spec.labelled), 0))
+            self.differs.setChecked(spec.checker_vs_human)
+            self.disagree.setChecked(spec.annotators_disagree)
+            self.conf_min.setValue(spec.conf_min)
+            self.conf_max.setValue(spec.conf_max)
+            self.text.setText(spec.text)
+        finally:
+            self._loading = False
+        self._debounce.stop()
+        self.changed.emit()
+
+    def _apply_saved(self, i: int) -> None:
+        name = self.saved.itemData(i)
+        p = self.state.project
+        if not name or p is None:
+            return
+        spec = p.saved_filters().get(name)
+        if spec is not None:
+            self.set_spec(FilterSpec.from_dict(spec))
+            self.state.message.emit(f"filter {name!r} applied")
+
+    def _ask_save(self) -> None:
+        name, ok = QInputDialog.getText(self, "Save filter", "Name of this filter:")
+        if ok and name.strip():
+            self.save_as(name.strip())
+
+    def save_as(self, name: str) -> None:
+        p = self.state.project
+        if p is None or p.read_only:
+            return
+        p.save_filter(name, self.spec().to_dict())
+        self.reload_choices()
+        self.saved.setCurrentIndex(max(self.saved.findData(name), 0))
+        self.state.message.emit(f"filter {name!r} saved")
+
+
+# ---------------------------------------------------------------------------------------------
+# Browse page: filter bar + table / thumbnail grid
+# ---------------------------------------------------------------------------------------------
+
+class SampleBrowser(QWidget):
+    """Filter bar over a table and a thumbnail grid of the same rows.
+
+    `open_requested(row)` fires on double-click / Enter: the main window then makes the
+    filtered rows the review queue and shows the pair viewer.
+    """
+
+    open_requested = Signal(int)
+
+    def __init__(self, state: AppState, thumbs: Any = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        from .thumbnails import ThumbnailGrid
+
+        self.state = state
+        self.model = SampleTableModel(state, self)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(2)
+        self.filters = FilterBar(state, self)
+        lay.addWidget(self.filters)
+        head = QHBoxLayout()
+        head.setContentsMargins(6, 0, 6, 0)
+        self.count_label = QLabel("")
+        self.count_label.setObjectName("countLabel")
+        head.addWidget(self.count_label)
+        head.addStretch(1)
+        self.review_button = QPushButton("Review these ▶")
+        self.review_button.setObjectName("reviewButton")
+        self.review_button.setToolTip("Make the filtered samples the review queue (Enter on a row)")
+        self.review_button.clicked.connect(self._review_all)
+        head.addWidget(self.review_button)
+        self.view_buttons = QButtonGroup(self)
+        for k, name in enumerate(("Table", "Grid")):
+            b = QToolButton()
+            b.setText(name)
+            b.setObjectName(f"show{name}")
+            b.setCheckable(True)
+            b.setChecked(k == 0)
+            self.view_buttons.addButton(b, k)
+            head.addWidget(b)
+        lay.addLayout(head)
+        self.stack = QStackedWidget(self)
+        self.table = QTableView(self)
+        self.table.setObjectName("sampleTable")
+        self.table.setModel(self.model)
+        self.table.setSortingEnabled(True)
+        self.table.horizontalHeader().setSortIndicatorShown(True)
+        self.table.horizontalHeader().setSortIndicator(-1, Qt.AscendingOrder)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SingleSelection)
+        self.table.setAlternatingRowColors(True)
+        self.table.setWordWrap(False)
+        self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.table.verticalHeader().setDefaultSectionSize(24)
+        self.table.verticalHeader().hide()
+        hh = self.table.horizontalHeader()
+        hh.setSectionResizeMode(QHeaderView.Interactive)
+        for c, w in enumerate((250, 110, 330, 80, 55, 110, 120, 60, 150, 120)):
+            self.table.setColumnWidth(c, w)
+        hh.setStretchLastSection(True)
+        self.table.doubleClicked.connect(lambda ix: self.open_requested.emit(self.model.dataset_row(ix.row())))
+        self.table.activated.connect(lambda ix: self.open_requested.emit(self.model.dataset_row(ix.row())))
+        self.table.selectionModel().currentRowChanged.connect(self._row_selected)
+        self.stack.addWidget(self.table)
+        self.grid = ThumbnailGrid(state, self.model, thumbs, self)
+        self.grid.open_requested.connect(self.open_requested)
+        self.stack.addWidget(self.grid)
+        lay.addWidget(self.stack, 1)
+        self.view_buttons.idClicked.connect(self.stack.setCurrentIndex)
+        self.filters.changed.connect(lambda: self.model.set_filter(self.filters.spec()))
+        self.model.refreshed.connect(self._update_count)
+        self.model.modelReset.connect(self._update_count)
+        state.queue_changed.connect(self._apply_blind)
+        self._update_count()
+
+    def _row_selected(self, cur: QModelIndex, _prev: QModelIndex) -> None:
+        if cur.isValid():
+            self.state.set_current(self.model.dataset_row(cur.row()))
+
+    def _review_all(self) -> None:
+        rows = self.model.all_rows()
+        if rows:
+            cur = self.table.currentIndex()
+            self.open_requested.emit(self.model.dataset_row(cur.row()) if cur.isValid() else rows[0])
+
+    def _apply_blind(self) -> None:
+        for c in CHECKER_COLUMNS:
+            self.table.setColumnHidden(c, bool(self.state.blind))
+
+    def _update_count(self) -> None:
+        m = self.model
+        if self.state.project is None:
+            self.count_label.setText("no project open")
+        else:
+            self.count_label.setText(f"{m.total:,} of {m.all_count:,} samples")
+        self.review_button.setEnabled(m.total > 0)

@@ -1,0 +1,157 @@
+"""`calibrate`: grid search of checker parameters against the human labels.
+
+    python main.py calibrate --project DIR --grid margin=0.03,0.05,0.07,0.10 --grid t_det=0.2,0.3,0.4 \
+        --grid tau=0.3,0.5,0.7 --out FILE.json [--weights 10,2,0.5] [--apply]
+
+Minimises J = w_fpr·FPR_PASS(τ) + w_risk·Risk(τ) + w_cov·(1 − Coverage(τ)) over the audited
+samples (METHODS.md §1), starting from the active config. Writes the best parameters, their
+objective terms and the ranked table to JSON; `--apply` stores the best config as a new version
+with its verdict set over every sample and makes it active.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..types import WorkstationError
+from .evaluate import active_verdicts, add_project_arg, load_samples, open_project, print_main_results, reading_project
+
+
+def parse_grid(items: list[str] | None) -> dict[str, list[Any]]:
+    """['margin=0.03,0.05', 'tau=0.5'] → {'margin': [0.03, 0.05], 'tau': [0.5]} (order kept)."""
+    out: dict[str, list[Any]] = {}
+    for item in items or []:
+        name, sep, vals = item.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise WorkstationError(f"--grid must look like NAME=V1,V2,..., got {item!r}")
+        if name in out:
+            raise WorkstationError(f"--grid {name} is given twice")
+        values: list[Any] = []
+        for x in vals.split(","):
+            x = x.strip()
+            if not x:
+                continue
+            low = x.lower()
+            if low in ("true", "false"):
+                values.append(low == "true")
+                continue
+            try:
+                values.append(float(x))
+            except ValueError:
+                raise WorkstationError(f"--grid {name}: {x!r} is not a number") from None
+        if not values:
+            raise WorkstationError(f"--grid {name} has no values")
+        out[name] = values
+    return out
+
+
+def parse_weights(text: str | None) -> Any:
+    from ..calibration import Weights
+
+    if text is None:
+        return Weights()
+    parts = [p.strip() for p in text.split(",")]
+    try:
+        vals = [float(p) for p in parts]
+    except ValueError:
+        raise WorkstationError(f"--weights must be three numbers W_FPR,W_RISK,W_COVERAGE, got {text!r}") from None
+    if len(vals) != 3:
+        raise WorkstationError(f"--weights must be three numbers W_FPR,W_RISK,W_COVERAGE, got {text!r}")
+    return Weights(*vals)
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "calibrate", help="grid-search checker parameters against the human labels",
+        description="Grid search over checker parameters (and the confidence threshold tau) minimising "
+                    "J = w_fpr*FPR_PASS + w_risk*Risk + w_cov*(1 - Coverage) over the audited samples, "
+                    "starting from the active config. Without --grid the paper's grid is used "
+                    "(margin 0.03,0.05,0.07,0.10 × t_det 0.2,0.3,0.4 × tau 0.3,0.5,0.7).")
+    add_project_arg(p)
+    p.add_argument("--grid", action="append", metavar="NAME=V1,V2,...",
+                   help="a parameter and its values (repeat for each parameter; 'tau' is the threshold)")
+    p.add_argument("--weights", metavar="W_FPR,W_RISK,W_COV", help="objective weights (default 10,2,0.5)")
+    p.add_argument("--out", required=True, type=Path, metavar="FILE.json", help="output JSON")
+    p.add_argument("--annotator", metavar="NAME", help="use only this annotator's labels")
+    p.add_argument("--apply", action="store_true",
+                   help="store the best config as a new version with its verdict set and make it active")
+    p.set_defaults(func=run)
+
+
+def _clean(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    if isinstance(x, np.generic):
+        x = x.item()
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..calibration import PAPER_GRID, grid_search
+    from ..progress import TerminalProgress
+
+    grids = parse_grid(args.grid) or {k: list(v) for k, v in PAPER_GRID.items()}
+    weights = parse_weights(args.weights)
+    if args.out.suffix.lower() != ".json":
+        raise WorkstationError(f"--out must be a .json file, got {args.out}")
+    opener = open_project if args.apply else reading_project
+    with opener(args.project) as project:
+        ds = load_samples(project)
+        base_id, base_cfg, _ = active_verdicts(project, ds)
+        human = project.human_verdicts(ds, args.annotator)
+        with TerminalProgress("calibrating", unit="config") as bar:
+            result = grid_search(ds, base_cfg, human, grids, weights, progress=bar)
+        best = result.best
+        best_cfg = result.best_config().replace(name="calibrated")
+        report: dict[str, Any] = {
+            "project": str(Path(args.project).resolve()),
+            "base_config_version": base_id,
+            "annotator": args.annotator,
+            "audited": result.n_audited,
+            "weights": {"fpr_pass": weights.fpr_pass, "risk": weights.risk, "coverage": weights.coverage},
+            "grid": grids,
+            "best": {"params": result.params_at(result.best_index),
+                     "J": best["j"], "FPR_PASS": best["fpr_pass"], "risk": best["risk"],
+                     "coverage": best["coverage"], "accuracy": best["accuracy"],
+                     "n_covered": best["n_covered"], "n_pass_covered": best["n_pass_covered"]},
+            "best_config": best_cfg.to_dict(),
+            "best_config_hash": best_cfg.content_hash(),
+            "table": result.table(ranked=True),
+            "applied_config_version": None,
+        }
+        v_all = None
+        if args.apply:
+            from .. import checker
+
+            v_all = checker.evaluate(ds, best_cfg)
+            params = ", ".join(f"{k}={val:g}" if isinstance(val, float) else f"{k}={val}"
+                               for k, val in report["best"]["params"].items())
+            with project.transaction():
+                cid = project.save_config(best_cfg, note=f"calibrate: {params}; J={best['j']:.4f}",
+                                          parent_id=base_id)
+                project.save_verdicts(cid, ds, v_all)
+            report["applied_config_version"] = cid
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(_clean(report), indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    b = report["best"]
+    params = ", ".join(f"{k} {val:g}" if isinstance(val, float) else f"{k} {val}" for k, val in b["params"].items())
+    print(f"best of {len(result)} combinations over {result.n_audited} audited samples: {params}; "
+          f"J {b['J']:.4f} (FPR_PASS {b['FPR_PASS']:.4f}, risk {b['risk']:.4f}, coverage {b['coverage']:.4f})")
+    if v_all is not None:
+        p, f, u = v_all.counts()
+        print(f"applied as checker config v{report['applied_config_version']} (active): "
+              f"{p} PASS, {f} FAIL, {u} UNDECIDABLE over {ds.n} samples")
+        print_main_results(ds, v_all)
+    print(f"wrote {args.out}")
+    return 0

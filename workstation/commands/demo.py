@@ -1,0 +1,170 @@
+"""`demo`: build (or reuse) the built-in demo project, print its summary, open the workstation.
+
+    python main.py demo [--project DIR] [--no-gui] [--seeds N] [--rebuild]
+
+The demo draws the built-in prompt suite as procedural scenes with known ground truth, detects
+them with the classical scene detectors, and checks them — no model weights needed. The default
+folder is a per-user data folder (`~/.local/share/t2i-workstation/demo` on Linux); an existing
+demo project there is reused. The project is built in a hidden folder beside the target and
+moved into place when complete, so an interrupted build never leaves a half-built demo behind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import math
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..types import WorkstationError
+
+APP_DIR_NAME = "t2i-workstation"
+
+
+def user_data_dir() -> Path:
+    """The per-user data folder of the workstation (XDG on Linux, the platform's own elsewhere)."""
+    if sys.platform == "win32":
+        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
+    elif sys.platform == "darwin":
+        base = Path.home() / "Library" / "Application Support"
+    else:
+        base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return base / APP_DIR_NAME
+
+
+def default_demo_dir() -> Path:
+    return user_data_dir() / "demo"
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "demo", help="build (or reuse) the demo project and open it",
+        description="Build the built-in demo — procedural scenes of the spatial prompt suite with known "
+                    "ground truth, detected by classical scene detectors and checked — print its summary "
+                    "(including the checker's accuracy against the truth), then open the workstation on it. "
+                    "An existing demo project is reused.")
+    p.add_argument("--project", type=Path, metavar="DIR",
+                   help=f"demo project folder (default: {default_demo_dir()})")
+    p.add_argument("--no-gui", action="store_true", help="only build / summarise, do not open the workstation")
+    p.add_argument("--seeds", type=int, default=4, metavar="N", help="seeds per prompt when building (default 4)")
+    p.add_argument("--pairs", type=int, default=50, metavar="N",
+                   help="object pairs of the built-in suite when building (4 prompts each; default 50)")
+    p.add_argument("--workers", type=int, metavar="N", help="worker processes when building (default: all cores)")
+    p.add_argument("--rebuild", action="store_true", help="delete an existing demo project and build it again")
+    p.set_defaults(func=run)
+
+
+def _is_demo_project(folder: Path) -> bool:
+    from .evaluate import reading_project
+
+    with reading_project(folder) as project:
+        runs = project.runs()
+    return bool(runs) and all(r["source"] == "demo" for r in runs)
+
+
+def _summary_of_existing(folder: Path) -> dict[str, Any]:
+    """The summary of a demo project built earlier (truth agreement recomputed from the store)."""
+    from ..demo.build import truth_agreement
+    from .evaluate import active_verdicts, load_samples, reading_project
+
+    with reading_project(folder) as project:
+        ds = load_samples(project)
+        cid, _, v = active_verdicts(project, ds)
+        truth = project.sample_truth()
+        runs = project.runs()
+    rows = [truth.get(s) for s in ds.samples.sample_id.tolist()]
+    p, f, u = v.counts()
+    out: dict[str, Any] = {
+        "folder": str(folder), "run_id": ", ".join(r["run_id"] for r in runs), "samples": ds.n,
+        "prompts": len(set(ds.samples.prompt_id.tolist())), "detections": len(ds.detections),
+        "variants": list(ds.variant_names), "config_id": cid,
+        "verdicts": {"PASS": p, "FAIL": f, "UNDECIDABLE": u}, "reused": True,
+    }
+    if rows and all(r is not None for r in rows):
+        out["truth"] = truth_agreement(v.verdict, rows)  # type: ignore[arg-type]
+    return out
+
+
+def _pct(x: Any) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100.0 * float(x):.1f}%"
+
+
+def print_summary(s: dict[str, Any]) -> None:
+    how = "reused" if s.get("reused") else "built"
+    print(f"demo project {how}: {s['folder']}")
+    print(f"  run {s['run_id']}: {s['samples']} samples of {s['prompts']} prompts"
+          + (f" x {s['seeds']} seeds" if "seeds" in s else "")
+          + f", {s['detections']} detections over {len(s.get('variants', []))} image variants")
+    vc = s["verdicts"]
+    print(f"  checker (config v{s['config_id']}): {vc['PASS']} PASS, {vc['FAIL']} FAIL, {vc['UNDECIDABLE']} UNDECIDABLE")
+    t = s.get("truth")
+    if t:
+        print(f"  vs known truth: accuracy on decided {_pct(t.get('decided_accuracy'))}, "
+              f"on decidable samples {_pct(t.get('accuracy_on_decidable'))}, coverage {_pct(t.get('coverage'))}, "
+              f"exact agreement {_pct(t.get('agreement'))}; false PASS {t.get('false_pass')}, "
+              f"false FAIL {t.get('false_fail')}")
+    tm = s.get("timings")
+    if tm and isinstance(tm.get("total_s"), (int, float)):
+        print(f"  built in {tm['total_s']:.1f} s with {tm.get('workers', 1)} worker(s)")
+
+
+def build(folder: Path, seeds: int, workers: int | None, pairs: int = 50) -> dict[str, Any]:
+    """Build the demo into a hidden sibling folder, then move it into `folder`."""
+    from ..demo.build import build_demo_project
+    from ..progress import TerminalProgress
+    from ..suites import spatial_suite
+
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = folder.parent / f".{folder.name}.building"
+    if tmp.exists():
+        shutil.rmtree(tmp)  # a build interrupted earlier
+    try:
+        with TerminalProgress("building demo", unit="img") as bar:
+            summary = build_demo_project(tmp, n_seeds=seeds, progress=bar, workers=workers,
+                                         prompts=spatial_suite(n_pairs=pairs))
+        if folder.exists():
+            folder.rmdir()  # only an empty folder is replaced (checked by the caller)
+        os.replace(tmp, folder)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    summary["folder"] = str(folder)
+    return summary
+
+
+def open_gui(folder: Path) -> int:
+    if importlib.util.find_spec("workstation.commands.gui") is None:
+        print(f"the workstation window is not available in this installation; "
+              f"open the project later with: python main.py gui --project {folder}", file=sys.stderr)
+        return 0
+    from ..cli import main as cli_main
+
+    return cli_main(["gui", "--project", str(folder)])
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..store import DB_NAME
+
+    if args.seeds < 1 or args.pairs < 1:
+        raise WorkstationError(f"--seeds and --pairs must be at least 1, got {args.seeds} and {args.pairs}")
+    folder = Path(args.project) if args.project else default_demo_dir()
+    has_project = (folder / DB_NAME).is_file()
+    if has_project and args.rebuild:
+        if not _is_demo_project(folder):
+            raise WorkstationError(f"{folder} holds a project that is not a demo; --rebuild deletes only demo projects")
+        shutil.rmtree(folder)
+        has_project = False
+    if has_project:
+        summary = _summary_of_existing(folder)
+    else:
+        if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+            raise WorkstationError(f"{folder} exists and is not an empty folder or a project; choose another --project")
+        summary = build(folder, args.seeds, args.workers, args.pairs)
+    print_summary(summary)
+    if args.no_gui:
+        return 0
+    return open_gui(folder)

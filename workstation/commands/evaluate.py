@@ -1,0 +1,153 @@
+"""`evaluate`: run the checker over every sample and store the verdict set.
+
+    python main.py evaluate --project DIR [--config CHECKER.yaml]
+
+Also holds the small helpers the other commands share (opening a project, reading the active
+verdict set, printing the main metrics).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..types import WorkstationError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..config import CheckerConfig
+    from ..dataset import Dataset
+    from ..io.export import StoredVerdicts
+    from ..store import Project
+
+
+# ---------------------------------------------------------------------------------------------
+# shared helpers
+# ---------------------------------------------------------------------------------------------
+
+
+def add_project_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--project", required=True, type=Path, metavar="DIR", help="project folder")
+
+
+def _require_project(folder: Path) -> None:
+    from ..store import DB_NAME
+
+    if not (folder / DB_NAME).is_file():
+        raise WorkstationError(
+            f"no project in {folder} (missing {DB_NAME}); create one with `import-sbuc` or `demo`")
+
+
+def open_project(folder: Path) -> "Project":
+    """Open an existing project for writing (a clear error when there is none or it is locked)."""
+    from ..store import Project
+
+    _require_project(folder)
+    return Project.open(folder)
+
+
+@contextmanager
+def reading_project(folder: Path) -> Iterator["Project"]:
+    """An existing project opened read-only; a snapshot when another process holds it."""
+    from ..store import Project, ProjectLocked
+
+    _require_project(folder)
+    try:
+        project = Project.open(folder, read_only=True)
+    except ProjectLocked:
+        print(f"note: {folder} is open in another process; reading its last committed state",
+              file=sys.stderr)
+        project = Project.open_snapshot(folder)
+    try:
+        yield project
+    finally:
+        project.close()
+
+
+def load_samples(project: "Project") -> "Dataset":
+    ds = project.load_dataset()
+    if ds.n == 0:
+        raise WorkstationError(f"the project {project.folder} has no samples; import a run first")
+    return ds
+
+
+def active_verdicts(project: "Project", ds: "Dataset") -> tuple[int, "CheckerConfig", "StoredVerdicts"]:
+    """(config id, config, verdict set) of the active checker config for the samples of `ds`."""
+    from ..io.export import stored_verdicts
+
+    cid = project.active_config_id()
+    if cid is None:
+        raise WorkstationError("the project has no verdict set yet; run `evaluate` first")
+    cfg = project.get_config(cid)
+    return cid, cfg, stored_verdicts(project, ds, cid)
+
+
+def config_hash(project: "Project", config_id: int) -> str:
+    row = project.con.execute("SELECT content_hash FROM checker_configs WHERE config_id=?", [config_id]).fetchone()
+    return str(row[0]) if row else ""
+
+
+def fmt(x: Any, digits: int = 4) -> str:
+    if isinstance(x, float):
+        return "n/a" if math.isnan(x) else f"{x:.{digits}f}"
+    return str(x)
+
+
+def print_main_results(ds: "Dataset", v: Any, out: Any = None) -> None:
+    """One line per run with the main metrics (4 decimals) and the abstention reasons."""
+    from ..metrics import abstention, main_results
+
+    out = out or sys.stdout
+    for row in main_results(ds, v):
+        print(f"  {row['run']}: samples {row['samples']}  pass_rate {fmt(row['pass_rate'])}  "
+              f"coverage {fmt(row['coverage'])}  pass_rate_cond {fmt(row['pass_rate_cond'])}  "
+              f"prompt_pass_rate (best-of-{row['k']}) {fmt(row['prompt_pass_rate'])}  "
+              f"mean_conf {fmt(row['mean_conf'])}", file=out)
+        reasons = [f"{r['reason']} {r['count']}" for r in abstention(ds, v) if r["run"] == row["run"] and r["count"]]
+        print(f"    PASS {row['pass_count']}  FAIL {row['fail_count']}  UNDECIDABLE {row['undecidable_count']}"
+              + (f" ({', '.join(reasons)})" if reasons else ""), file=out)
+
+
+# ---------------------------------------------------------------------------------------------
+# the command
+# ---------------------------------------------------------------------------------------------
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "evaluate", help="run the checker over every sample and store the verdict set",
+        description="Run the spatial checker over every sample of the project with the active checker "
+                    "config (or --config), store the config as a version with its verdict set, make it "
+                    "active, and print the main metrics.")
+    add_project_arg(p)
+    p.add_argument("--config", type=Path, metavar="CHECKER.yaml",
+                   help="checker config: our flat YAML/JSON or a SpatialBench-UC checker_config.yaml "
+                        "(default: the project's active config, or the defaults)")
+    p.add_argument("--note", default="", help="a note stored with the config version")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from .. import checker
+    from ..config import load_config
+
+    cfg = load_config(args.config) if args.config else None  # validate before touching the project
+    with open_project(args.project) as project:
+        ds = load_samples(project)
+        parent, active = project.active_config()
+        if cfg is None:
+            cfg = active
+        v = checker.evaluate(ds, cfg)
+        note = args.note or (f"evaluate --config {args.config}" if args.config else "evaluate")
+        with project.transaction():
+            cid = project.save_config(cfg, note=note, parent_id=parent)
+            project.save_verdicts(cid, ds, v)
+    p, f, u = v.counts()
+    print(f"evaluated {ds.n} samples with checker config v{cid} ({cfg.name}, {cfg.content_hash()}): "
+          f"{p} PASS, {f} FAIL, {u} UNDECIDABLE")
+    print_main_results(ds, v)
+    return 0

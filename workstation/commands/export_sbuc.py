@@ -1,0 +1,40 @@
+"""`export-sbuc`: write a run's samples in SpatialBench-UC's per_sample.jsonl format.
+
+    python main.py export-sbuc --project DIR --run NAME --out FILE.jsonl [--config-version N]
+
+Each record carries the verdict, reason and confidence of the active verdict set (or of
+--config-version), the selected boxes, the geometry and the cached detections of both
+detectors. Importing the file again (with the run's manifest) reproduces the same verdicts.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from .evaluate import add_project_arg, reading_project
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "export-sbuc", help="export a run's verdicts and detections as SpatialBench-UC per_sample.jsonl",
+        description="Write one SpatialBench-UC per-sample record per sample of a run: verdict, reason, "
+                    "confidence and its components from the active verdict set, the selected boxes and "
+                    "geometry, and the cached primary / secondary detections.")
+    add_project_arg(p)
+    p.add_argument("--run", required=True, metavar="NAME", help="run id in the project")
+    p.add_argument("--out", required=True, type=Path, metavar="FILE.jsonl", help="output file")
+    p.add_argument("--config-version", type=int, metavar="N",
+                   help="verdict set of this checker config version (default: the active one)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..io.export import export_sbuc
+
+    with reading_project(args.project) as project:
+        cid = args.config_version if args.config_version is not None else project.active_config_id()
+        n = export_sbuc(project, args.run, args.out, cid)
+    print(f"wrote {n} records of run {args.run} (checker config v{cid}) to {args.out}")
+    return 0

@@ -1,0 +1,38 @@
+"""`gui`: open the workstation's window.
+
+    python main.py gui [--project DIR] [--read-only]
+
+With no command at all, `main.py` opens the window too. Qt is imported only here, inside
+`run`, so the core and the other commands never load it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from ..types import WorkstationError
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("gui", help="open the workstation window",
+                       description="Open the annotation and audit workstation (optionally on a project).")
+    p.add_argument("--project", type=Path, metavar="DIR", help="project folder to open")
+    p.add_argument("--read-only", action="store_true",
+                   help="open the project read-only (a snapshot if another process holds it)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..store import DB_NAME
+
+    project = getattr(args, "project", None)
+    if project is not None and not (Path(project) / DB_NAME).is_file():
+        raise WorkstationError(f"no project in {project} (missing {DB_NAME}); create one with "
+                               "`import-sbuc` or `demo`, or open the window without --project")
+    try:
+        from ui.app import run as run_app
+    except ImportError as e:  # PySide6 missing in a core-only install
+        raise WorkstationError(f"the window needs PySide6 ({e}); the command line works without it") from None
+    return run_app(project, read_only=bool(getattr(args, "read_only", False)))

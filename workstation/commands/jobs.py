@@ -1,0 +1,152 @@
+"""`jobs`: the project's job history; resume, cancel, or run a worker.
+
+    python main.py jobs list   --project DIR
+    python main.py jobs show   --project DIR JOB_ID        (spec, state and the end of its log)
+    python main.py jobs resume --project DIR [JOB_ID ...]  (default: every unfinished job, in order)
+    python main.py jobs cancel --project DIR JOB_ID        (from another terminal: stop after the batch)
+    python main.py jobs worker JOB_DIR                     (internal: the worker process itself)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..types import WorkstationError
+
+
+def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    p = sub.add_parser("jobs", help="list, show, resume or cancel jobs",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    js = p.add_subparsers(dest="jobs_command", metavar="ACTION", required=True)
+    for name, help_ in (("list", "the project's jobs"), ("show", "one job's spec, state and log"),
+                        ("resume", "run unfinished jobs again (finished items are skipped)"),
+                        ("cancel", "ask a running job to stop after its current batch")):
+        q = js.add_parser(name, help=help_)
+        q.add_argument("--project", required=True, type=Path, metavar="DIR", help="project folder")
+        if name in ("show", "cancel"):
+            q.add_argument("job_id")
+        elif name == "resume":
+            q.add_argument("job_id", nargs="*")
+        if name == "show":
+            q.add_argument("--lines", type=int, default=20, help="log lines to show")
+    w = js.add_parser("worker", help=argparse.SUPPRESS)
+    w.add_argument("job_dir")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    cmd = args.jobs_command
+    if cmd == "worker":
+        from ..jobs.worker import run_worker
+
+        return run_worker(args.job_dir)
+    if cmd == "cancel":
+        return _cancel(args.project, args.job_id)
+    if cmd == "resume":
+        return _resume(args.project, args.job_id)
+    from .evaluate import reading_project
+
+    with reading_project(args.project) as project:
+        if cmd == "list":
+            return _list(project)
+        return _show(project, args.job_id, args.lines)
+
+
+def _list(project) -> int:  # type: ignore[no-untyped-def]
+    from ..jobs.runner import live_status
+    from ..jobs.spec import JobPaths, JobSpec, load_spec
+
+    jobs = project.jobs()
+    if not jobs:
+        print("no jobs in this project")
+        return 0
+    print(f"{'job':46} {'kind':9} {'state':12} {'done':>11}  what")
+    for j in jobs:
+        try:
+            what = load_spec(JobPaths(project.folder, j["job_id"])).describe()
+        except WorkstationError:
+            what = JobSpec.from_dict(j["spec"]).describe() if j["spec"] else ""
+        done = f"{j['done'] or 0}/{j['total'] or 0}"
+        print(f"{j['job_id']:46} {j['kind']:9} {live_status(project.folder, j):12} {done:>11}  {what}")
+    return 0
+
+
+def _show(project, job_id: str, lines: int) -> int:  # type: ignore[no-untyped-def]
+    from ..jobs.progress import format_progress, read_progress
+    from ..jobs.runner import live_status, tail
+    from ..jobs.spec import JobPaths, load_spec
+
+    paths = JobPaths(project.folder, job_id)
+    spec = load_spec(paths)
+    row = next((j for j in project.jobs() if j["job_id"] == job_id), None)
+    print(f"job       {job_id}")
+    print(f"what      {spec.describe()}")
+    if row is not None:
+        print(f"state     {live_status(project.folder, row)}  ({row['done'] or 0}/{row['total'] or 0})")
+        if row["message"]:
+            print(f"message   {row['message']}")
+    p = read_progress(paths.progress)
+    if p is not None:
+        print(f"progress  {format_progress(p)}")
+    print(f"folder    {paths.dir}")
+    print("spec      " + json.dumps(spec.to_dict(), sort_keys=True, default=str))
+    log = tail(paths.log, lines)
+    if log:
+        print("log:\n" + log)
+    return 0
+
+
+def _resume(folder: Path, job_ids: list[str]) -> int:
+    from ..jobs.progress import DONE
+    from ..jobs.runner import live_status
+    from .evaluate import open_project
+    from .generate import exit_code, watch
+
+    project = open_project(folder)
+    try:
+        jobs = {j["job_id"]: j for j in project.jobs()}
+        if not job_ids:
+            job_ids = [jid for jid, j in jobs.items() if live_status(project.folder, j) != DONE]
+            if not job_ids:
+                print("every job of the project is done")
+                return 0
+        for jid in job_ids:
+            if jid not in jobs:
+                raise WorkstationError(f"no job {jid!r} in {folder}; see `jobs list`")
+        code = 0
+        for jid in job_ids:
+            unit = "img" if jobs[jid]["kind"] == "generate" else "sample"
+            code = exit_code(watch(project, jid, unit=unit))
+            if code == 130:
+                break
+        return code
+    finally:
+        project.close()
+
+
+def _cancel(folder: Path, job_id: str) -> int:
+    from ..jobs.runner import request_cancel
+
+    if request_cancel(folder, job_id):
+        print(f"asked job {job_id} to stop after its current batch")
+        return 0
+    # no worker: a queued or stale job is marked cancelled if the project can be opened
+    from ..store import Project, ProjectLocked
+
+    try:
+        project = Project.open(folder)
+    except ProjectLocked:
+        print(f"job {job_id} has no running worker; the project is open elsewhere", file=sys.stderr)
+        return 1
+    try:
+        from ..jobs.spec import JobPaths, load_spec
+
+        spec = load_spec(JobPaths(project.folder, job_id))
+        project.record_job(job_id, spec.kind, spec.to_dict(), status="cancelled", message="cancelled (not running)")
+    finally:
+        project.close()
+    print(f"job {job_id} was not running; marked cancelled (resume it to finish)")
+    return 0

@@ -1,0 +1,441 @@
+"""Build the demo: the built-in suite drawn as procedural scenes, detected, stored and checked.
+
+`build_demo_dataset` renders every (prompt, seed) to a PNG under the given folder, runs the
+primary scene detector on the original image and on each perturbation of the checker config,
+runs the secondary detector on the original, and returns a `Dataset` (variant names
+``("original", *perturbation names)``) with the ground truth of every sample. The work is
+spread over processes (both cores by default); each worker only writes image files and returns
+results, so the database is written by the calling process alone.
+
+`build_demo_project` does the same into a new project folder, stores run, prompts, samples,
+detections, ground truth, the default checker config and its verdicts, and returns a summary
+that includes the checker's agreement with the known truth.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import struct
+import time
+import zlib
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..config import CheckerConfig, Perturbation
+from ..dataset import Dataset, Detections, Prompts, Samples
+from ..types import (
+    FAIL,
+    ORIGINAL_NAME,
+    PASS,
+    PRIMARY,
+    RELATION_CODE,
+    SECONDARY,
+    UNDECIDABLE,
+    VERDICT_CODE,
+    VERDICTS,
+    WorkstationError,
+)
+
+log = logging.getLogger(__name__)
+
+DEMO_RUN_ID = "demo_procedural"
+DEMO_METHOD = "demo_procedural"
+IMAGE_DIR = "images"
+DETECTOR_NAMES = ("demo_scene", "demo_scene_template")  # primary, secondary
+
+ProgressFn = Callable[[int, int], None]
+CancelFn = Callable[[], bool]
+
+# stage names of the per-stage CPU times
+STAGES = ("render", "write_png", "perturb", "detect_primary", "detect_secondary")
+
+
+class DemoCancelled(WorkstationError):
+    """The user cancelled building the demo."""
+
+
+def sample_id_for(run_id: str, prompt_id: str, seed: int) -> str:
+    return f"{run_id}_{prompt_id}_seed{int(seed):04d}"
+
+
+# ---- worker side -------------------------------------------------------------------------------
+_WORKER: dict[str, Any] = {}
+
+
+def _worker_state() -> dict[str, Any]:
+    if not _WORKER:
+        from .detector import SceneDetector, TemplateSceneDetector
+
+        _WORKER["primary"] = SceneDetector()
+        _WORKER["secondary"] = TemplateSceneDetector()
+    return _WORKER
+
+
+def _init_worker() -> None:
+    # one OpenCV thread per process: the processes already use every core
+    import cv2
+
+    cv2.setNumThreads(1)
+    _worker_state()
+
+
+def encode_png(img: np.ndarray) -> bytes:
+    """A standard 8-bit RGB PNG of `img` (H×W×3 uint8), fast: "Up" row filter and
+    Huffman-only deflate (the scenes' grain makes slower compression gain little)."""
+    if img.dtype != np.uint8 or img.ndim != 3 or img.shape[2] != 3:
+        raise ValueError("expected an H×W×3 uint8 RGB image")
+    h, w, _ = img.shape
+    raw = np.ascontiguousarray(img).reshape(h, w * 3)
+    rows = np.empty((h, w * 3 + 1), np.uint8)
+    rows[:, 0] = 2  # filter type Up: each byte minus the byte above (mod 256)
+    rows[0, 1:] = raw[0]
+    np.subtract(raw[1:], raw[:-1], out=rows[1:, 1:])
+    comp = zlib.compressobj(1, zlib.DEFLATED, 15, 9, zlib.Z_HUFFMAN_ONLY)
+    data = comp.compress(rows.tobytes()) + comp.flush()
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF)
+
+    header = struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)  # 8-bit truecolour, no interlace
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", data) + chunk(b"IEND", b"")
+
+
+def write_png(path: Path, img: np.ndarray) -> None:
+    """Write `img` as PNG (via a temporary file, so a cancelled build leaves no torn image)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".part")
+    try:
+        tmp.write_bytes(encode_png(img))
+        os.replace(tmp, path)
+    except OSError as e:
+        raise WorkstationError(f"could not write the image {path}: {e.strerror or e}") from None
+
+
+def _work_chunk(task: dict[str, Any]) -> dict[str, Any]:
+    """Render, save, perturb and detect a list of (prompt row, seed) items."""
+    from ..perturb import apply
+    from .scenes import render
+
+    st = _worker_state()
+    prim, sec = st["primary"], st["secondary"]
+    folder = Path(task["folder"])
+    perts = [Perturbation.from_name(n) for n in task["perturbations"]]
+    times = dict.fromkeys(STAGES, 0.0)
+    out = []
+    for row, seed, rel_path in task["items"]:
+        t0 = time.perf_counter()
+        img, truth = render(row, seed, size=task["size"])
+        t1 = time.perf_counter()
+        write_png(folder / rel_path, img)
+        t2 = time.perf_counter()
+        variants = [img] + [apply(img, p) for p in perts]
+        t3 = time.perf_counter()
+        dets: list[tuple[int, int, str, float, float, float, float, float]] = []
+        for v, im in enumerate(variants):
+            for d in prim.detect(im):
+                dets.append((PRIMARY, v, d.label, d.score, *d.box))
+        t4 = time.perf_counter()
+        for d in sec.detect(img):
+            dets.append((SECONDARY, 0, d.label, d.score, *d.box))
+        t5 = time.perf_counter()
+        for k, a, b in zip(STAGES, (t0, t1, t2, t3, t4), (t1, t2, t3, t4, t5)):
+            times[k] += b - a
+        out.append({"truth": truth, "dets": dets})
+    return {"index": task["index"], "results": out, "times": times, "pid": os.getpid()}
+
+
+# ---- builder side ------------------------------------------------------------------------------
+def _default_workers() -> int:
+    n = os.cpu_count() or 1
+    return max(1, min(n, 8))
+
+
+def build_demo_dataset(
+    folder: str | Path,
+    n_seeds: int = 4,
+    prompts: Prompts | None = None,
+    progress: ProgressFn | None = None,
+    cancel: CancelFn | None = None,
+    *,
+    size: int = 512,
+    perturbations: Sequence[Perturbation] | None = None,
+    run_id: str = DEMO_RUN_ID,
+    workers: int | None = None,
+    chunk_size: int = 16,
+    stats: dict[str, Any] | None = None,
+) -> tuple[Dataset, list[dict[str, Any]]]:
+    """Render and detect the demo; returns (Dataset, truth rows aligned with its samples).
+
+    Images go to ``<folder>/images/<run_id>/<sample_id>.png`` (paths in the dataset are
+    relative to `folder`). `prompts` defaults to the built-in 200-prompt spatial suite;
+    `perturbations` to the default checker config's. `workers` processes (default: every
+    core; 0 or 1 = in this process). `progress(done, total)` is called as samples finish;
+    `cancel()` returning True stops the build with :class:`DemoCancelled`. If `stats` is given
+    it receives wall time and summed per-stage CPU seconds.
+    """
+    from ..suites import spatial_suite
+    from .scenes import prompt_rows, style_of
+
+    t_start = time.perf_counter()
+    if n_seeds < 1:
+        raise WorkstationError(f"the demo needs at least one seed per prompt, got {n_seeds}")
+    if size < 64:
+        raise WorkstationError(f"demo images must be at least 64 pixels wide, got {size}")
+    if prompts is None:
+        prompts = spatial_suite()
+    if len(prompts) == 0:
+        raise WorkstationError("the demo needs at least one prompt")
+    for lab in set(prompts.label_a.tolist()) | set(prompts.label_b.tolist()):
+        style_of(str(lab))  # clear error for objects the demo cannot draw
+    perts = tuple(CheckerConfig().perturbations if perturbations is None else perturbations)
+    pert_names = [p.name for p in perts]
+    if len(set(pert_names)) != len(pert_names):
+        raise WorkstationError(f"duplicate perturbations: {', '.join(pert_names)}")
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+
+    rows = prompt_rows(prompts)
+    items: list[tuple[Any, int, str]] = []
+    sample_ids: list[str] = []
+    prompt_index: list[int] = []
+    seeds: list[int] = []
+    for pi, row in enumerate(rows):
+        for seed in range(n_seeds):
+            sid = sample_id_for(run_id, row.prompt_id, seed)
+            rel = f"{IMAGE_DIR}/{run_id}/{sid}.png"
+            items.append((row, seed, rel))
+            sample_ids.append(sid)
+            prompt_index.append(pi)
+            seeds.append(seed)
+    total = len(items)
+    chunk_size = max(1, int(chunk_size))
+    tasks = [
+        {"index": k, "folder": str(folder), "size": int(size), "perturbations": pert_names,
+         "items": items[s:s + chunk_size]}
+        for k, s in enumerate(range(0, total, chunk_size))
+    ]
+    n_workers = _default_workers() if workers is None else max(0, int(workers))
+    results: dict[int, dict[str, Any]] = {}
+    done = 0
+    if progress:
+        progress(0, total)
+
+    def run_here(todo: list[dict[str, Any]]) -> None:
+        nonlocal done
+        for task in todo:
+            if cancel is not None and cancel():
+                raise DemoCancelled("building the demo was cancelled")
+            res = _work_chunk(task)
+            results[task["index"]] = res
+            done += len(res["results"])
+            if progress:
+                progress(done, total)
+
+    if n_workers <= 1 or len(tasks) == 1:
+        run_here(tasks)
+    else:
+        import multiprocessing
+        from concurrent.futures.process import BrokenProcessPool
+
+        ctx = multiprocessing.get_context("spawn")  # safe beside threads (GUI, database)
+        ex = ProcessPoolExecutor(max_workers=min(n_workers, len(tasks)), mp_context=ctx,
+                                 initializer=_init_worker)
+        broken: BaseException | None = None
+        try:
+            pending: set[Future[dict[str, Any]]] = {ex.submit(_work_chunk, t) for t in tasks}
+            while pending:
+                finished, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    try:
+                        res = fut.result()
+                    except BrokenProcessPool as e:
+                        broken = e
+                        continue
+                    results[res["index"]] = res
+                    done += len(res["results"])
+                    if progress:
+                        progress(done, total)
+                if broken is not None:
+                    break
+                if pending and cancel is not None and cancel():
+                    for f in pending:
+                        f.cancel()
+                    raise DemoCancelled("building the demo was cancelled")
+        finally:
+            ex.shutdown(wait=True, cancel_futures=True)
+        if broken is not None:
+            # e.g. a script without an `if __name__ == "__main__":` guard, or a frozen app
+            # without multiprocessing.freeze_support(): finish the work in this process
+            log.warning("demo worker processes failed (%s); continuing in this process", broken)
+            run_here([t for t in tasks if t["index"] not in results])
+
+    # ---- assemble the dataset in sample order ------------------------------------------------
+    t_asm = time.perf_counter()
+    truths: list[dict[str, Any]] = []
+    d_si: list[int] = []
+    d_cols: list[tuple[int, int, str, float, float, float, float, float]] = []
+    i = 0
+    times = dict.fromkeys(STAGES, 0.0)
+    for k in range(len(tasks)):
+        res = results[k]
+        for key in STAGES:
+            times[key] += res["times"][key]
+        for r in res["results"]:
+            t = dict(r["truth"])
+            t["sample_id"] = sample_ids[i]
+            truths.append(t)
+            d_si.extend([i] * len(r["dets"]))
+            d_cols.extend(r["dets"])
+            i += 1
+    n = total
+    o = lambda v: np.array(v, dtype=object)  # noqa: E731
+    pidx = np.array(prompt_index, np.int64)
+    samples = Samples(
+        sample_id=o(sample_ids),
+        run_id=o([run_id] * n),
+        prompt_id=prompts.prompt_id[pidx].astype(object),
+        seed=np.array(seeds, np.int64),
+        relation=prompts.relation[pidx].astype(np.int8),
+        label_a=prompts.label_a[pidx].astype(object),
+        label_b=prompts.label_b[pidx].astype(object),
+        width=np.full(n, float(size)),
+        height=np.full(n, float(size)),
+        image_path=o([it[2] for it in items]),
+        recorded_stability=np.full(n, math.nan),
+        has_secondary=np.ones(n, bool),
+        has_perturbed=np.full(n, len(perts) > 0),
+    )
+    if d_cols:
+        src, var, lab, score, x1, y1, x2, y2 = zip(*d_cols)
+    else:
+        src = var = lab = score = x1 = y1 = x2 = y2 = ()
+    f = lambda v: np.array(v, dtype=np.float64)  # noqa: E731
+    dets = Detections(
+        sample_idx=np.array(d_si, np.int64), source=np.array(src, np.int8), variant=np.array(var, np.int16),
+        label=o(list(lab)), score=f(score), x1=f(x1), y1=f(y1), x2=f(x2), y2=f(y2),
+    )
+    ds = Dataset(samples, dets, prompts, (ORIGINAL_NAME, *pert_names))
+    if stats is not None:
+        stats.update({
+            "samples": n, "workers": max(1, n_workers), "wall_s": time.perf_counter() - t_start,
+            "assemble_s": time.perf_counter() - t_asm, "cpu_s": times,
+            "detections": len(dets), "images": n, "variants": 1 + len(perts),
+        })
+    return ds, truths
+
+
+def truth_agreement(verdict: np.ndarray, truths: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """How the checker's verdicts compare with the known truth of demo samples.
+
+    ``decided_accuracy``: of the samples the checker decided (PASS/FAIL), the fraction whose
+    true verdict is the same (a decision on a truly undecidable sample counts as wrong).
+    ``accuracy_on_decidable``: the same restricted to samples whose truth is PASS/FAIL.
+    ``agreement``: exact three-way agreement over all samples. ``confusion[truth][checker]``.
+    """
+    v = np.asarray(verdict, dtype=np.int64)
+    t = np.array([VERDICT_CODE[str(r["expected"])] for r in truths], np.int64)
+    if len(v) != len(t):
+        raise ValueError(f"{len(v)} verdicts for {len(t)} truth rows")
+    n = len(v)
+    decided = v != UNDECIDABLE
+    both = decided & (t != UNDECIDABLE)
+    conf = np.zeros((3, 3), np.int64)
+    np.add.at(conf, (t, v), 1)
+    by_kind: dict[str, dict[str, int]] = {}
+    for r, vi in zip(truths, v.tolist()):
+        k = by_kind.setdefault(str(r.get("error", "")), dict.fromkeys(VERDICTS, 0))
+        k[VERDICTS[vi]] += 1
+    return {
+        "samples": n,
+        "decided": int(decided.sum()),
+        "coverage": float(decided.mean()) if n else 0.0,
+        "decided_accuracy": float((v[decided] == t[decided]).mean()) if decided.any() else math.nan,
+        "accuracy_on_decidable": float((v[both] == t[both]).mean()) if both.any() else math.nan,
+        "agreement": float((v == t).mean()) if n else math.nan,
+        "false_pass": int(((v == PASS) & (t != PASS)).sum()),
+        "false_fail": int(((v == FAIL) & (t != FAIL)).sum()),
+        "confusion": {VERDICTS[i]: {VERDICTS[j]: int(conf[i, j]) for j in range(3)} for i in range(3)},
+        "by_error": by_kind,
+    }
+
+
+def build_demo_project(
+    folder: str | Path,
+    n_seeds: int = 4,
+    progress: ProgressFn | None = None,
+    cancel: CancelFn | None = None,
+    *,
+    prompts: Prompts | None = None,
+    config: CheckerConfig | None = None,
+    size: int = 512,
+    workers: int | None = None,
+    run_id: str = DEMO_RUN_ID,
+) -> dict[str, Any]:
+    """Create a project in `folder` (which must not hold one) with the demo, and check it.
+
+    Stores the run, prompts, samples (with their ground truth), detections of both detectors
+    and of every perturbation, the checker config (default unless given, saved as the active
+    version) and its verdicts. Returns a summary: counts, verdict counts, the checker's
+    agreement with the truth (:func:`truth_agreement`), and timings.
+    """
+    from ..checker import evaluate
+    from ..store import Project
+    from ..suites import content_hash, spatial_suite
+    from .detector import SceneDetector, TemplateSceneDetector
+
+    cfg = config or CheckerConfig(name="default")
+    if prompts is None:
+        prompts = spatial_suite()
+    t0 = time.perf_counter()
+    stats: dict[str, Any] = {}
+    with Project.create(folder) as project:
+        ds, truths = build_demo_dataset(project.folder, n_seeds, prompts, progress, cancel, size=size,
+                                        perturbations=cfg.perturbations, run_id=run_id, workers=workers,
+                                        stats=stats)
+        t_store = time.perf_counter()
+        provenance = {
+            "generator": "procedural", "renderer": "workstation.demo.scenes.render",
+            "suite": str(prompts.suite[0]) if len(prompts) else "", "suite_hash": content_hash(prompts),
+            "detectors": {"primary": SceneDetector().provenance(), "secondary": TemplateSceneDetector().provenance()},
+            "perturbations": list(ds.variant_names[1:]),
+        }
+        project.add_run(run_id, method=DEMO_METHOD, model={"generator": "procedural"},
+                        params={"seeds": n_seeds, "width": size, "height": size},
+                        provenance=provenance, source="demo")
+        project.add_dataset(ds, detector_names=DETECTOR_NAMES,
+                            truth=[json.dumps(t, separators=(",", ":")) for t in truths])
+        cid = project.save_config(cfg, note="demo: default checker parameters")
+        t_eval = time.perf_counter()
+        v = evaluate(ds, cfg)
+        t_save = time.perf_counter()
+        project.save_verdicts(cid, ds, v)
+        t_end = time.perf_counter()
+    p, f_, u = v.counts()
+    return {
+        "folder": str(Path(folder)),
+        "run_id": run_id,
+        "samples": ds.n,
+        "prompts": len(prompts),
+        "seeds": n_seeds,
+        "detections": len(ds.detections),
+        "variants": list(ds.variant_names),
+        "config_id": cid,
+        "verdicts": {"PASS": p, "FAIL": f_, "UNDECIDABLE": u},
+        "truth": truth_agreement(v.verdict, truths),
+        "timings": {
+            "build_s": stats.get("wall_s", math.nan),
+            "store_s": t_eval - t_store,
+            "evaluate_s": t_save - t_eval,
+            "save_verdicts_s": t_end - t_save,
+            "total_s": t_end - t0,
+            "cpu_s": stats.get("cpu_s", {}),
+            "workers": stats.get("workers", 1),
+        },
+    }

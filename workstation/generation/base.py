@@ -1,0 +1,194 @@
+"""The generator interface: parameters, grounding layouts, the ``Generator`` protocol.
+
+A generator turns prompts and seeds into RGB uint8 images (H×W×3 numpy arrays). Sample i is
+seeded by its own ``torch.Generator(cpu).manual_seed(seeds[i])``, so it can be re-made alone,
+bit for bit, whatever else was in its batch (see ``GenerationParams.fixed_batch``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from ..types import RELATIONS, WorkstationError
+
+Box = tuple[float, float, float, float]  # xyxy, normalised to [0, 1]
+ProgressFn = Callable[[int, int], None]  # (denoising step done, steps in all) for the current batch
+
+ATTENTION_MODES = ("sdpa", "slicing", "xformers")
+
+
+class OutOfMemory(WorkstationError):
+    """The accelerator ran out of memory for this batch; retry with a smaller ``batch_size``."""
+
+    def __init__(self, batch_size: int, detail: str = "") -> None:
+        self.batch_size = batch_size
+        self.detail = detail
+        super().__init__(
+            f"out of GPU memory generating a batch of {batch_size}"
+            + (f" ({detail.splitlines()[0][:200]})" if detail else "")
+            + "; use a smaller batch size or lower resolution"
+        )
+
+
+@dataclass(frozen=True)
+class GenerationParams:
+    """Everything that changes the pixels of a generated image, plus how batches are run."""
+
+    width: int = 512
+    height: int = 512
+    steps: int = 30
+    guidance: float = 7.5
+    negative_prompt: str | None = None
+    scheduler: str | None = None  # None: DPM-Solver++ 2M, or the pipeline's own for flow-matching models
+    dtype: str = "auto"  # auto (fp16 on CUDA, fp32 on CPU) | fp32 | fp16 | bf16
+    batch_size: int = 4
+    attention: str = "sdpa"  # sdpa | slicing | xformers
+    device: str = "auto"
+    # Run every batch at exactly batch_size (padding a short batch with copies whose outputs are
+    # dropped) so each sample sees the same tensor shapes however the batch was composed: then a
+    # sample regenerated alone equals the one made in a batch, bit for bit, on any backend.
+    fixed_batch: bool = True
+    gligen_beta: float = 0.3  # GLIGEN scheduled-sampling beta (fraction of steps with grounding)
+
+    def __post_init__(self) -> None:
+        if self.width < 8 or self.height < 8 or self.width % 8 or self.height % 8:
+            raise WorkstationError(f"width and height must be multiples of 8 (at least 8), got {self.width}×{self.height}")
+        if self.steps < 1:
+            raise WorkstationError(f"steps must be at least 1, got {self.steps}")
+        if self.batch_size < 1:
+            raise WorkstationError(f"batch size must be at least 1, got {self.batch_size}")
+        if self.attention not in ATTENTION_MODES:
+            raise WorkstationError(f"unknown attention mode {self.attention!r}; use one of {', '.join(ATTENTION_MODES)}")
+        if not 0.0 <= self.gligen_beta <= 1.0:
+            raise WorkstationError(f"gligen_beta must be within [0, 1], got {self.gligen_beta}")
+
+    def replace(self, **changes: Any) -> "GenerationParams":
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @staticmethod
+    def from_dict(d: dict[str, Any]) -> "GenerationParams":
+        names = {f.name for f in dataclasses.fields(GenerationParams)}
+        unknown = sorted(set(d) - names)
+        if unknown:
+            raise WorkstationError(
+                f"unknown generation parameter(s) {', '.join(unknown)}; known: {', '.join(sorted(names))}"
+            )
+        return GenerationParams(**d)
+
+    def pixel_key(self) -> str:
+        """Hash of the fields that change pixels (not device / attention mode)."""
+        d = self.to_dict()
+        for k in ("device", "attention"):
+            d.pop(k)
+        return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Grounding:
+    """Phrases and their boxes (normalised xyxy) for grounded generation of one prompt."""
+
+    phrases: tuple[str, ...]
+    boxes: tuple[Box, ...]
+
+    def __post_init__(self) -> None:
+        if len(self.phrases) != len(self.boxes):
+            raise WorkstationError(f"{len(self.phrases)} phrases but {len(self.boxes)} boxes in a grounding")
+        for b in self.boxes:
+            if len(b) != 4 or not (0 <= b[0] < b[2] <= 1 and 0 <= b[1] < b[3] <= 1):
+                raise WorkstationError(f"grounding box {b} is not a normalised xyxy box inside [0, 1]")
+
+    @staticmethod
+    def for_relation(object_a: str, object_b: str, relation: str, **layout: Any) -> "Grounding":
+        a, b = layout_boxes(relation, **layout)
+        return Grounding((object_a, object_b), (a, b))
+
+
+def layout_boxes(
+    relation: str,
+    *,
+    near: tuple[float, float] = (0.05, 0.35),
+    far: tuple[float, float] = (0.65, 0.95),
+    across: tuple[float, float] = (0.25, 0.75),
+) -> list[Box]:
+    """Boxes [box_a, box_b] (normalised xyxy) that put object A ``relation`` object B.
+
+    Defaults follow SpatialBench-UC's placement: for left_of, A spans x 0.05–0.35 and B x 0.65–0.95,
+    both y 0.25–0.75; right_of swaps them; above / below do the same along y.
+    """
+    if relation not in RELATIONS:
+        raise WorkstationError(f"unknown relation {relation!r}; known: {', '.join(RELATIONS)}")
+    for name, (lo, hi) in (("near", near), ("far", far), ("across", across)):
+        if not 0 <= lo < hi <= 1:
+            raise WorkstationError(f"layout range {name}={lo, hi} must satisfy 0 ≤ low < high ≤ 1")
+    if relation in ("left_of", "right_of"):
+        first: Box = (near[0], across[0], near[1], across[1])
+        second: Box = (far[0], across[0], far[1], across[1])
+    else:
+        first = (across[0], near[0], across[1], near[1])
+        second = (across[0], far[0], across[1], far[1])
+    return [first, second] if relation in ("left_of", "above") else [second, first]
+
+
+@runtime_checkable
+class Generator(Protocol):
+    """What the job layer needs from a generator backend."""
+
+    name: str  # registry name, e.g. "diffusers", "gligen"
+
+    def generate(
+        self,
+        prompts: list[str],
+        seeds: list[int],
+        params: GenerationParams,
+        groundings: list[Grounding] | None = None,
+        progress: ProgressFn | None = None,
+    ) -> list[np.ndarray]:
+        """One RGB uint8 image per (prompt, seed). Raises OutOfMemory when a batch does not fit."""
+        ...
+
+    def provenance(self) -> dict[str, Any]:
+        """Model id / folder / revision / weights fingerprint, pipeline class, versions."""
+        ...
+
+
+def check_request(prompts: Sequence[str], seeds: Sequence[int], groundings: Sequence[Grounding] | None) -> None:
+    if len(prompts) != len(seeds):
+        raise WorkstationError(f"{len(prompts)} prompts but {len(seeds)} seeds")
+    if groundings is not None and len(groundings) != len(prompts):
+        raise WorkstationError(f"{len(groundings)} groundings for {len(prompts)} prompts")
+    for s in seeds:
+        if not 0 <= int(s) < 2**63:
+            raise WorkstationError(f"seed {s} is outside 0 … 2^63-1")
+
+
+def generate_iter(
+    generator: Generator,
+    prompts: Sequence[str],
+    seeds: Sequence[int],
+    params: GenerationParams,
+    groundings: Sequence[Grounding] | None = None,
+    progress: ProgressFn | None = None,
+) -> Iterator[tuple[slice, list[np.ndarray]]]:
+    """Generate batch by batch (``params.batch_size``); stop iterating to cancel between batches."""
+    check_request(prompts, seeds, groundings)
+    bs = params.batch_size
+    for start in range(0, len(prompts), bs):
+        sl = slice(start, min(len(prompts), start + bs))
+        g = None if groundings is None else list(groundings[sl])
+        yield sl, generator.generate(list(prompts[sl]), [int(s) for s in seeds[sl]], params, g, progress)
+
+
+def to_uint8(images: np.ndarray) -> list[np.ndarray]:
+    """Float images in [0, 1] (N×H×W×3) → list of uint8 arrays, rounded as diffusers does for PIL."""
+    arr = (np.clip(np.asarray(images, dtype=np.float32), 0.0, 1.0) * 255).round().astype(np.uint8)
+    return [np.ascontiguousarray(a) for a in arr]

@@ -1,0 +1,223 @@
+"""Merge shard projects (or shard job folders) made on other machines into one project.
+
+A lab spreads one job over machines with ``--shard i/n``; each machine fills its own project
+folder. ``merge_into`` brings them together: runs, prompts, samples (with their images and
+ground truth), detections and the job history. Every source lands in one transaction.
+
+* A sample id already in the target with the same run, prompt, seed, size and image bytes is
+  the same sample: it is skipped (detections of (detector, variant) groups the target lacks
+  are still added).
+* The same sample id with different content is an error naming both places; nothing of that
+  source is kept.
+* A run present in both must have the same method, model and parameters (the machines'
+  provenance may differ).
+
+A source may also be a job folder (``PROJECT/jobs/<job_id>`` with ``spec.json``): its chunk
+files are ingested as the project that ran it would have, its images copied from that project.
+Labels, verdicts and audit sets of the sources are not merged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..types import WorkstationError
+from .chunks import pending_chunks
+from .ingest import copy_image, file_sha256, ingest_job_folder
+from .spec import JobPaths
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..store import Project
+
+
+@dataclass
+class MergeReport:
+    sources: int = 0
+    runs_added: int = 0
+    samples_added: int = 0
+    samples_identical: int = 0
+    detections_added: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        s = (f"merged {self.sources} source(s): {self.samples_added} new sample(s), "
+             f"{self.samples_identical} identical skipped, {self.detections_added} detection(s), "
+             f"{self.runs_added} new run(s)")
+        return s + "".join(f"\nwarning: {w}" for w in self.warnings)
+
+
+_SAMPLE_COLS = ("sample_id", "run_id", "prompt_id", "seed", "image_path", "width", "height",
+                "recorded_stability", "has_secondary", "has_perturbed", "truth")
+_DET_COLS = ("sample_id", "source", "detector", "variant", "label", "score", "x1", "y1", "x2", "y2")
+
+
+def _open_source(folder: Path) -> "Project":
+    from ..store import Project, ProjectLocked
+
+    try:
+        return Project.open(folder, read_only=True)
+    except ProjectLocked:
+        return Project.open_snapshot(folder)
+
+
+def _rows(project: "Project", sql: str, cols: Sequence[str], params: Any = None) -> dict[str, list[Any]]:
+    rows = project.con.execute(sql, params).fetchall() if params is not None else project.con.execute(sql).fetchall()
+    return {c: [r[i] for r in rows] for i, c in enumerate(cols)}
+
+
+def _same_run(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return a["method"] == b["method"] and a["model"] == b["model"] and a["params"] == b["params"]
+
+
+def _merge_project(target: "Project", folder: Path, report: MergeReport) -> None:
+    import pyarrow as pa
+
+    from ..dataset import Dataset, Detections, Prompts, Samples
+
+    src = _open_source(folder)
+    copied: list[Path] = []
+    try:
+        jobs_dir = folder / "jobs"
+        if jobs_dir.is_dir():
+            for jd in sorted(p for p in jobs_dir.iterdir() if (p / "spec.json").is_file()):
+                n = len(pending_chunks(JobPaths.of_dir(jd)))
+                if n:
+                    report.warnings.append(
+                        f"{jd} has {n} finished chunk(s) its project has not ingested; run "
+                        f"`jobs resume --project {folder}` there first, or merge that job folder too")
+        t_runs = {r["run_id"]: r for r in target.runs()}
+        s_cols = _rows(src, f"SELECT {', '.join(_SAMPLE_COLS)} FROM samples ORDER BY ord", _SAMPLE_COLS)
+        ids = s_cols["sample_id"]
+        with target.transaction():
+            for r in src.runs():
+                old = t_runs.get(r["run_id"])
+                if old is None:
+                    target.add_run(r["run_id"], method=r["method"], model=r["model"], params=r["params"],
+                                   provenance={**(r["provenance"] or {}), "merged_from": str(folder)},
+                                   source=r["source"] or f"merged from {folder}")
+                    report.runs_added += 1
+                elif not _same_run(old, r):
+                    raise WorkstationError(
+                        f"run {r['run_id']!r} has other settings in {folder} than in {target.folder} "
+                        "(method, model or parameters differ); these are not shards of one job")
+            target.add_prompts(src.load_prompts())
+            # samples already in the target
+            target.con.register("_merge_ids", pa.table({"sample_id": list(ids)}))
+            try:
+                t_cols = _rows(target, f"SELECT {', '.join('s.' + c for c in _SAMPLE_COLS)} FROM samples s "
+                               "JOIN _merge_ids m USING (sample_id)", _SAMPLE_COLS)
+            finally:
+                target.con.unregister("_merge_ids")
+            t_index = {sid: i for i, sid in enumerate(t_cols["sample_id"])}
+            new_rows, same_ids = [], []
+            for i, sid in enumerate(ids):
+                j = t_index.get(sid)
+                if j is None:
+                    new_rows.append(i)
+                    continue
+                diff = [c for c in ("run_id", "prompt_id", "seed", "width", "height")
+                        if s_cols[c][i] != t_cols[c][j]]
+                if not diff:
+                    a, b = folder / (s_cols["image_path"][i] or ""), target.folder / (t_cols["image_path"][j] or "")
+                    if s_cols["image_path"][i] and t_cols["image_path"][j] and a.is_file() and b.is_file() \
+                            and file_sha256(a) != file_sha256(b):
+                        diff.append("image bytes")
+                if diff:
+                    raise WorkstationError(
+                        f"sample {sid!r} is in both {folder} and {target.folder} with different "
+                        f"{', '.join(diff)}; duplicate sample ids across shards cannot be merged")
+                same_ids.append(sid)
+            report.samples_identical += len(same_ids)
+            # new samples: images, rows, truth
+            if new_rows:
+                for i in new_rows:
+                    if s_cols["image_path"][i]:
+                        copy_image(folder, target.folder, s_cols["image_path"][i], copied)
+                prompts = target.load_prompts()
+                pidx = {p: k for k, p in enumerate(prompts.prompt_id.tolist())}
+                pj = np.array([pidx[s_cols["prompt_id"][i]] for i in new_rows], np.int64)
+                take = lambda c, dt: np.array([s_cols[c][i] for i in new_rows], dtype=dt)  # noqa: E731
+                samples = Samples(
+                    sample_id=take("sample_id", object), run_id=take("run_id", object),
+                    prompt_id=take("prompt_id", object), seed=take("seed", np.int64),
+                    relation=prompts.relation[pj], label_a=prompts.label_a[pj], label_b=prompts.label_b[pj],
+                    width=take("width", np.float64), height=take("height", np.float64),
+                    image_path=np.array([s_cols["image_path"][i] or "" for i in new_rows], dtype=object),
+                    recorded_stability=np.array([np.nan if s_cols["recorded_stability"][i] is None
+                                                 else s_cols["recorded_stability"][i] for i in new_rows]),
+                    has_secondary=np.array([bool(s_cols["has_secondary"][i]) for i in new_rows]),
+                    has_perturbed=np.array([bool(s_cols["has_perturbed"][i]) for i in new_rows]))
+                target.add_dataset(Dataset(samples, Detections.empty(), Prompts.empty()),
+                                   truth=[s_cols["truth"][i] for i in new_rows])
+                report.samples_added += len(new_rows)
+            # detections: all of the new samples; of identical ones, the groups the target lacks
+            d = src.con.execute(f"SELECT {', '.join(_DET_COLS)} FROM detections").to_arrow_table()
+            if d.num_rows:
+                target.con.register("_merge_det", d)
+                try:
+                    before = target.con.execute("SELECT count(*) FROM detections").fetchone()[0]
+                    target.con.execute(
+                        f"INSERT INTO detections ({', '.join(_DET_COLS)}) "
+                        f"SELECT {', '.join('m.' + c for c in _DET_COLS)} FROM _merge_det m "
+                        "WHERE NOT EXISTS (SELECT 1 FROM detections t WHERE t.sample_id = m.sample_id "
+                        "AND t.detector IS NOT DISTINCT FROM m.detector AND t.variant IS NOT DISTINCT FROM m.variant)")
+                    after = target.con.execute("SELECT count(*) FROM detections").fetchone()[0]
+                    report.detections_added += int(after - before)
+                finally:
+                    target.con.unregister("_merge_det")
+            if same_ids:
+                same_set = set(same_ids)
+                flags = [(sid, bool(s_cols["has_secondary"][i]), bool(s_cols["has_perturbed"][i]))
+                         for i, sid in enumerate(ids) if sid in same_set]
+                target.con.register("_merge_flags", pa.table({
+                    "sample_id": [f[0] for f in flags], "sec": [f[1] for f in flags], "pert": [f[2] for f in flags]}))
+                try:
+                    target.con.execute(
+                        "UPDATE samples SET has_secondary = coalesce(samples.has_secondary, false) OR f.sec, "
+                        "has_perturbed = coalesce(samples.has_perturbed, false) OR f.pert "
+                        "FROM _merge_flags f WHERE samples.sample_id = f.sample_id")
+                finally:
+                    target.con.unregister("_merge_flags")
+            # job history
+            known = {j["job_id"] for j in target.jobs()}
+            for j in src.jobs():
+                if j["job_id"] not in known:
+                    target.record_job(j["job_id"], j["kind"], j["spec"], status=j["status"] or "",
+                                      done=int(j["done"] or 0), total=int(j["total"] or 0),
+                                      message=f"merged from {folder}" + (f": {j['message']}" if j["message"] else ""))
+    except BaseException:
+        for p in copied:
+            p.unlink(missing_ok=True)
+        raise
+    finally:
+        src.close()
+
+
+def merge_into(target: "Project", sources: Sequence[str | Path],
+               on_source: Callable[[int, int, str], None] | None = None) -> MergeReport:
+    """Merge shard projects / job folders into ``target``, one transaction per source."""
+    report = MergeReport()
+    for k, s in enumerate(sources):
+        folder = Path(s)
+        if on_source is not None:
+            on_source(k, len(sources), str(folder))
+        if not folder.is_dir():
+            raise WorkstationError(f"{folder} is not a folder (expected a project folder or a job folder)")
+        if folder.resolve() == target.folder.resolve():
+            raise WorkstationError(f"{folder} is the target project itself")
+        if (folder / "project.duckdb").is_file():
+            _merge_project(target, folder, report)
+        elif (folder / "spec.json").is_file():
+            r = ingest_job_folder(target, folder)
+            report.samples_added += r.samples
+            report.samples_identical += r.skipped
+            report.detections_added += r.detections
+        else:
+            raise WorkstationError(f"{folder} is neither a project folder (project.duckdb) nor a job folder (spec.json)")
+        report.sources += 1
+    return report

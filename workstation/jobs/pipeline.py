@@ -1,0 +1,85 @@
+"""The usual chain of jobs from one request: generate → detect → evaluate.
+
+``create_pipeline`` stores the jobs (the detection job restricted to the generation job's run)
+and returns their specs in the order they should run. The "New job…" dialog and scripts use it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..types import WorkstationError
+from .spec import PROCEDURAL, SCENE, JobSpec, create_detect_job, create_evaluate_job, create_generate_job
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..dataset import Prompts
+    from ..store import Project
+
+
+def default_perturbations() -> list[str]:
+    from ..config import DEFAULT_PERTURBATIONS
+
+    return [p.name for p in DEFAULT_PERTURBATIONS]
+
+
+def load_suite(suite: str, pairs: int = 50, limit: int | None = None) -> tuple["Prompts", str]:
+    """The prompts of a suite ('builtin' or a .jsonl / .csv prompt file) and a provenance label."""
+    import numpy as np
+
+    from ..suites import load_prompt_file, spatial_suite
+
+    if suite == "builtin":
+        prompts, label = spatial_suite(pairs), f"builtin:{pairs}"
+    else:
+        path = Path(suite).expanduser()
+        prompts, label = load_prompt_file(path), str(path.resolve())
+    if limit is not None:
+        if limit < 1:
+            raise WorkstationError(f"the prompt limit must be at least 1, got {limit}")
+        prompts = prompts.take(np.arange(min(limit, len(prompts))))
+    return prompts, label
+
+
+@dataclass
+class PipelineRequest:
+    """What to make and check: suite, seeds, generator, detectors, evaluation."""
+
+    suite: str = "builtin"
+    pairs: int = 4  # built-in suite: object pairs (4 prompts each)
+    limit: int | None = None
+    seeds: int = 2
+    seed_start: int = 0
+    generator: str = PROCEDURAL
+    model: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    batch_size: int = 4
+    run_id: str | None = None
+    detector: str | None = SCENE  # None: no detection job
+    detector_model: str | None = None
+    secondary: list[tuple[str, str | None]] = field(default_factory=list)
+    perturbations: list[str] = field(default_factory=default_perturbations)
+    detect_batch_size: int = 8
+    evaluate: bool = True
+
+
+def create_pipeline(project: "Project", req: PipelineRequest) -> list[JobSpec]:
+    """Store the jobs of ``req``; returns them in running order."""
+    if req.generator != PROCEDURAL and not req.model:
+        raise WorkstationError(f"generator {req.generator!r} needs a model folder (or a Hugging Face id)")
+    if req.seeds < 1:
+        raise WorkstationError(f"give at least one seed, got {req.seeds}")
+    prompts, label = load_suite(req.suite, req.pairs, req.limit)
+    gen = create_generate_job(project, prompts, generator=req.generator,
+                              model=req.model if req.generator != PROCEDURAL else None, params=req.params,
+                              seeds=list(range(req.seed_start, req.seed_start + req.seeds)), run_id=req.run_id,
+                              batch_size=req.batch_size, suite=label)
+    specs = [gen]
+    if req.detector:
+        specs.append(create_detect_job(project, detector=req.detector, model=req.detector_model,
+                                       secondary=req.secondary, perturbations=req.perturbations,
+                                       runs=[gen.run_id], batch_size=req.detect_batch_size, check_runs=False))
+    if req.evaluate:
+        specs.append(create_evaluate_job(project))
+    return specs

@@ -1,0 +1,480 @@
+"""Job specs: what a job does, stored as ``jobs/<job_id>/spec.json`` in the project folder.
+
+A job is one of
+
+* ``generate`` — make images for (prompt, seed) items with a generator backend; its inputs
+  (the prompts) are frozen into ``inputs.parquet`` when the job is created;
+* ``detect`` — run a primary detector (on the original image and each perturbed variant) and
+  any secondary detectors (on the original) over samples; one item is one sample; its inputs
+  (the samples to look at) are listed into ``inputs.parquet`` each time the job starts;
+* ``evaluate`` — compute the checker's verdicts for the whole project (in the process that
+  holds the project: it is fast and needs the database).
+
+Everything a worker process needs is in the job folder, so a worker never opens the database.
+
+Job folder layout (``JobPaths``)::
+
+    spec.json          the spec (this module)
+    inputs.parquet     prompts (generate) or samples (detect) the items come from
+    skip.txt           item keys the project already holds, written at each start
+    chunks/*.parquet   finished results, one file per batch, written atomically
+    ingested.txt       chunk files already ingested into the project
+    progress.json      the worker's latest Progress
+    provenance.json    environment and model provenance, written by the worker
+    log.txt            the job's log (worker and ingestion)
+    worker.out         the worker process's raw stdout / stderr (crash traces)
+    cancel             flag file: its presence asks the worker to stop at the next batch
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..dataset import Prompts
+from ..types import RELATIONS, WorkstationError
+from .shards import Shard
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..store import Project
+
+JOB_KINDS = ("generate", "detect", "evaluate")
+SPEC_VERSION = 1
+PROCEDURAL = "procedural"  # the built-in generator that needs no weights
+SCENE = "scene"  # the built-in detector for procedural scenes
+
+_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def safe_name(text: str) -> str:
+    """A file-name-safe form of ``text``; a short hash keeps changed names distinct."""
+    s = _SAFE.sub("_", text).strip("._") or "x"
+    if s != text:
+        s = f"{s[:80]}-{hashlib.sha1(text.encode()).hexdigest()[:6]}"
+    return s
+
+
+def check_run_id(run_id: str) -> str:
+    if not _RUN_ID.match(run_id or ""):
+        raise WorkstationError(
+            f"run id {run_id!r} may hold only letters, digits, '.', '_' and '-' (and must start with a "
+            "letter or digit)")
+    return run_id
+
+
+def sample_id_for(run_id: str, prompt_id: str, seed: int) -> str:
+    """Sample ids as the demo builder makes them: ``<run>_<prompt>_seed0007``."""
+    return f"{run_id}_{prompt_id}_seed{int(seed):04d}"
+
+
+def image_path_for(run_id: str, prompt_id: str, seed: int) -> str:
+    """Project-relative PNG path of a generated sample."""
+    return f"images/{run_id}/{safe_name(prompt_id)}_s{int(seed)}.png"
+
+
+@dataclass
+class JobSpec:
+    """A stored job. Fields a kind does not use stay empty."""
+
+    job_id: str
+    kind: str
+    # generate
+    run_id: str = ""
+    generator: dict[str, Any] = field(default_factory=dict)  # {"name", "model", "params"}
+    seeds: list[int] = field(default_factory=list)
+    suite: str = ""  # where the prompts came from (provenance)
+    # detect
+    detector: dict[str, Any] = field(default_factory=dict)  # primary {"name", "model", "options"}
+    secondary: list[dict[str, Any]] = field(default_factory=list)
+    perturbations: list[str] = field(default_factory=list)  # Perturbation names
+    runs: list[str] = field(default_factory=list)  # samples of these runs; [] = every run
+    # evaluate
+    config_id: int | None = None
+    # all kinds
+    batch_size: int = 4
+    shard: list[int] = field(default_factory=lambda: [1, 1])
+    created_at: float = 0.0
+    version: int = SPEC_VERSION
+
+    def __post_init__(self) -> None:
+        if self.kind not in JOB_KINDS:
+            raise WorkstationError(f"unknown job kind {self.kind!r}; expected one of {', '.join(JOB_KINDS)}")
+        if self.batch_size < 1:
+            raise WorkstationError(f"batch size must be at least 1, got {self.batch_size}")
+        Shard.parse(self.shard)
+
+    @property
+    def shard_obj(self) -> Shard:
+        return Shard.parse(self.shard)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @staticmethod
+    def from_dict(d: dict[str, Any]) -> "JobSpec":
+        names = {f.name for f in dataclasses.fields(JobSpec)}
+        unknown = sorted(set(d) - names)
+        if unknown:
+            raise WorkstationError(f"job spec has unknown field(s) {', '.join(unknown)}")
+        return JobSpec(**d)
+
+    def fingerprint(self) -> str:
+        """Hash of what the job computes (not its id or creation time)."""
+        d = self.to_dict()
+        for k in ("job_id", "created_at"):
+            d.pop(k)
+        return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+    def describe(self) -> str:
+        """One line for lists: 'generate procedural · 16 prompts × 2 seeds · shard 1/2'."""
+        if self.kind == "generate":
+            g = self.generator
+            what = f"generate {g.get('name')}" + (f" {g.get('model')}" if g.get("model") else "")
+            what += f" → run {self.run_id} · {len(self.seeds)} seed(s)"
+        elif self.kind == "detect":
+            names = [self.detector.get("name", "?")] + [s.get("name", "?") for s in self.secondary]
+            what = f"detect {' + '.join(names)} · {len(self.perturbations)} perturbation(s)"
+            if self.runs:
+                what += f" · runs {', '.join(self.runs)}"
+        else:
+            what = "evaluate" + (f" config v{self.config_id}" if self.config_id else " active config")
+        if not self.shard_obj.whole:
+            what += f" · shard {self.shard_obj}"
+        return what
+
+
+class JobPaths:
+    """The files of one job folder."""
+
+    def __init__(self, project_folder: str | Path, job_id: str) -> None:
+        self.project = Path(project_folder)
+        self.job_id = job_id
+        self.dir = self.project / "jobs" / job_id
+
+    @staticmethod
+    def of_dir(job_dir: str | Path) -> "JobPaths":
+        d = Path(job_dir)
+        return JobPaths(d.parent.parent, d.name)
+
+    @property
+    def spec(self) -> Path:
+        return self.dir / "spec.json"
+
+    @property
+    def inputs(self) -> Path:
+        return self.dir / "inputs.parquet"
+
+    @property
+    def skip(self) -> Path:
+        return self.dir / "skip.txt"
+
+    @property
+    def chunks(self) -> Path:
+        return self.dir / "chunks"
+
+    @property
+    def ingested(self) -> Path:
+        return self.dir / "ingested.txt"
+
+    @property
+    def progress(self) -> Path:
+        return self.dir / "progress.json"
+
+    @property
+    def provenance(self) -> Path:
+        return self.dir / "provenance.json"
+
+    @property
+    def log(self) -> Path:
+        return self.dir / "log.txt"
+
+    @property
+    def worker_out(self) -> Path:
+        return self.dir / "worker.out"
+
+    @property
+    def cancel(self) -> Path:
+        return self.dir / "cancel"
+
+
+def write_json_atomic(path: Path, obj: Any) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(obj, indent=1, sort_keys=True, default=str), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def save_spec(paths: JobPaths, spec: JobSpec) -> None:
+    paths.dir.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(paths.spec, spec.to_dict())
+
+
+def load_spec(paths: JobPaths) -> JobSpec:
+    try:
+        raw = json.loads(paths.spec.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise WorkstationError(f"no job {paths.job_id!r} in {paths.project} (missing {paths.spec})") from None
+    except ValueError as e:
+        raise WorkstationError(f"job spec {paths.spec} is not valid JSON: {e}") from None
+    if not isinstance(raw, dict):
+        raise WorkstationError(f"job spec {paths.spec} is not a JSON object")
+    return JobSpec.from_dict(raw)
+
+
+def append_log(paths: JobPaths, line: str) -> None:
+    """Append a time-stamped line to the job's log (never fails the job)."""
+    try:
+        paths.dir.mkdir(parents=True, exist_ok=True)
+        with paths.log.open("a", encoding="utf-8") as fh:
+            fh.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {line.rstrip()}\n")
+    except OSError:
+        pass
+
+
+# ---- inputs ---------------------------------------------------------------------------------
+PROMPT_COLUMNS = ("prompt_id", "text", "relation", "label_a", "label_b", "counterfactual_id", "pair_id", "suite")
+SAMPLE_COLUMNS = ("sample_id", "run_id", "image_path", "label_a", "label_b", "width", "height")
+
+
+def write_table(path: Path, columns: dict[str, Sequence[Any]]) -> None:
+    """Write columns to a Parquet file atomically (tmp file + rename)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    pq.write_table(pa.table({k: list(v) for k, v in columns.items()}), tmp)
+    os.replace(tmp, path)
+
+
+def read_table(path: Path) -> dict[str, list[Any]]:
+    import pyarrow.parquet as pq
+
+    t = pq.read_table(path)
+    return {name: t.column(name).to_pylist() for name in t.column_names}
+
+
+def write_prompts(path: Path, prompts: Prompts) -> None:
+    write_table(path, {
+        "prompt_id": prompts.prompt_id.tolist(), "text": prompts.text.tolist(),
+        "relation": [RELATIONS[int(r)] for r in prompts.relation],
+        "label_a": prompts.label_a.tolist(), "label_b": prompts.label_b.tolist(),
+        "counterfactual_id": prompts.counterfactual_id.tolist(), "pair_id": prompts.pair_id.tolist(),
+        "suite": prompts.suite.tolist(),
+    })
+
+
+def read_prompts(path: Path) -> Prompts:
+    from ..types import RELATION_CODE
+
+    t = read_table(path)
+    o = lambda v: np.array([x if x is not None else "" for x in v], dtype=object)  # noqa: E731
+    return Prompts(o(t["prompt_id"]), o(t["text"]), np.array([RELATION_CODE[r] for r in t["relation"]], np.int8),
+                   o(t["label_a"]), o(t["label_b"]), o(t["counterfactual_id"]), o(t["pair_id"]), o(t["suite"]))
+
+
+# ---- items ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class GenItem:
+    """One image to make."""
+
+    key: str  # = sample id
+    prompt_index: int
+    prompt_id: str
+    seed: int
+    image_path: str
+
+    @property
+    def shard_key(self) -> str:
+        return f"{self.prompt_id}|{self.seed}"
+
+
+@dataclass(frozen=True)
+class DetItem:
+    """One sample to run the detectors on."""
+
+    key: str  # = sample id
+    image_path: str
+    queries: tuple[str, ...]
+
+    @property
+    def shard_key(self) -> str:
+        return self.key
+
+
+def generation_items(spec: JobSpec, prompts: Prompts) -> list[GenItem]:
+    """Every (prompt, seed) of the job's shard, prompt-major: p0 s0, p0 s1, …, p1 s0, …"""
+    items = []
+    for i, pid in enumerate(prompts.prompt_id.tolist()):
+        for seed in spec.seeds:
+            items.append(GenItem(sample_id_for(spec.run_id, pid, seed), i, pid, int(seed),
+                                 image_path_for(spec.run_id, pid, seed)))
+    shard = spec.shard_obj
+    return [it for it in items if shard.owns(it.shard_key)]
+
+
+def detection_items(spec: JobSpec, samples: dict[str, list[Any]]) -> list[DetItem]:
+    shard = spec.shard_obj
+    out = []
+    for sid, path, a, b in zip(samples["sample_id"], samples["image_path"], samples["label_a"], samples["label_b"]):
+        it = DetItem(str(sid), str(path or ""), tuple(q for q in (str(a), str(b)) if q))
+        if shard.owns(it.shard_key):
+            out.append(it)
+    return out
+
+
+# ---- creating jobs ------------------------------------------------------------------------------
+def _model_short(generator: str, model: str | None) -> str:
+    if generator == PROCEDURAL or not model:
+        return generator
+    return Path(str(model).rstrip("/\\")).name or generator
+
+
+def default_run_id(generator: str, model: str | None, params: dict[str, Any], seeds: Sequence[int],
+                   prompts: Prompts) -> str:
+    """A run id that is the same on every machine for the same model, settings, seeds and prompts,
+    so shards made apart merge into one run."""
+    from ..suites import content_hash
+
+    blob = json.dumps({"g": generator, "m": model, "p": params, "s": list(seeds), "c": content_hash(prompts)},
+                      sort_keys=True, default=str)
+    short = safe_name(_model_short(generator, model))[:40]
+    return f"{short}-{hashlib.sha256(blob.encode()).hexdigest()[:8]}"
+
+
+def _existing(project: "Project", paths: JobPaths, spec: JobSpec) -> JobSpec | None:
+    """The stored spec when a job with this id exists and computes the same; an error if it differs."""
+    if not paths.spec.exists():
+        return None
+    old = load_spec(paths)
+    if old.fingerprint() != spec.fingerprint():
+        raise WorkstationError(
+            f"job {spec.job_id} already exists in {project.folder} with other settings; give another --run-id "
+            f"or remove {paths.dir}")
+    return old
+
+
+def _register(project: "Project", paths: JobPaths, spec: JobSpec) -> None:
+    save_spec(paths, spec)
+    known = {j["job_id"]: j for j in project.jobs()}
+    if spec.job_id not in known:
+        project.record_job(spec.job_id, spec.kind, spec.to_dict(), status="queued")
+    append_log(paths, f"job created: {spec.describe()}")
+
+
+def create_generate_job(
+    project: "Project",
+    prompts: Prompts,
+    *,
+    generator: str = PROCEDURAL,
+    model: str | None = None,
+    params: dict[str, Any] | None = None,
+    seeds: Sequence[int] = (0,),
+    run_id: str | None = None,
+    shard: "Shard | str | None" = None,
+    batch_size: int = 4,
+    suite: str = "",
+) -> JobSpec:
+    """Store a generation job (or return the same job stored before, to resume it).
+
+    The prompts go into the project now; the run is added with the first finished images.
+    """
+    if len(prompts) == 0:
+        raise WorkstationError("the prompt suite is empty")
+    if not seeds:
+        raise WorkstationError("give at least one seed")
+    if len(set(int(s) for s in seeds)) != len(seeds):
+        raise WorkstationError("seeds must be distinct")
+    params = {k: v for k, v in dict(params or {}).items() if v is not None}
+    _check_generation_params(generator, params)
+    sh = Shard.parse(shard)
+    rid = check_run_id(run_id) if run_id else default_run_id(generator, model, params, seeds, prompts)
+    job_id = f"generate-{rid}" + ("" if sh.whole else f"-shard{sh.index}of{sh.count}")
+    spec = JobSpec(job_id=job_id, kind="generate", run_id=rid,
+                   generator={"name": generator, "model": model, "params": params},
+                   seeds=[int(s) for s in seeds], suite=suite, batch_size=int(batch_size),
+                   shard=sh.to_list(), created_at=time.time())
+    paths = JobPaths(project.folder, job_id)
+    old = _existing(project, paths, spec)
+    if old is not None:
+        return old
+    if rid in project.run_ids():
+        raise WorkstationError(f"run {rid!r} already exists in the project; choose another --run-id")
+    with project.transaction():
+        project.add_prompts(prompts)
+        paths.dir.mkdir(parents=True, exist_ok=True)
+        write_prompts(paths.inputs, prompts)
+        _register(project, paths, spec)
+    return spec
+
+
+def _check_generation_params(generator: str, params: dict[str, Any]) -> None:
+    """Reject unknown parameters and bad values now, before anything is stored."""
+    from ..generation import GenerationParams
+
+    GenerationParams.from_dict(params)
+    if "scheduler" in params and params["scheduler"] and generator != PROCEDURAL:
+        from ..generation import canonical_scheduler
+
+        canonical_scheduler(str(params["scheduler"]))
+
+
+def create_detect_job(
+    project: "Project",
+    *,
+    detector: str,
+    model: str | None = None,
+    options: dict[str, Any] | None = None,
+    secondary: Sequence[tuple[str, str | None]] = (),
+    perturbations: Sequence[str] = (),
+    runs: Sequence[str] = (),
+    shard: "Shard | str | None" = None,
+    batch_size: int = 8,
+    check_runs: bool = True,
+) -> JobSpec:
+    """Store a detection job over the samples of ``runs`` (every run when empty).
+
+    ``check_runs=False`` allows runs that a queued generation job has yet to make."""
+    from ..config import Perturbation
+
+    for name in perturbations:
+        try:
+            Perturbation.from_name(name)
+        except ValueError as e:
+            raise WorkstationError(f"{e}; perturbations look like brightness_1.1, gaussian_blur_1, resize_0.9") from None
+    known = set(project.run_ids())
+    for r in runs if check_runs else ():
+        if r not in known:
+            raise WorkstationError(f"run {r!r} is not in the project; known runs: {', '.join(sorted(known)) or '(none)'}")
+    sh = Shard.parse(shard)
+    spec = JobSpec(job_id="", kind="detect",
+                   detector={"name": detector, "model": model, "options": dict(options or {})},
+                   secondary=[{"name": n, "model": m, "options": {}} for n, m in secondary],
+                   perturbations=list(perturbations), runs=list(runs), batch_size=int(batch_size),
+                   shard=sh.to_list(), created_at=time.time())
+    spec.job_id = f"detect-{safe_name(detector)}-{spec.fingerprint()[:8]}" + (
+        "" if sh.whole else f"-shard{sh.index}of{sh.count}")
+    paths = JobPaths(project.folder, spec.job_id)
+    old = _existing(project, paths, spec)
+    if old is not None:
+        return old
+    _register(project, paths, spec)
+    return spec
+
+
+def create_evaluate_job(project: "Project", config_id: int | None = None) -> JobSpec:
+    """Store a job that computes the verdicts of ``config_id`` (the active config when None)."""
+    spec = JobSpec(job_id=f"evaluate-{time.strftime('%Y%m%d-%H%M%S')}-{os.urandom(2).hex()}", kind="evaluate",
+                   config_id=config_id, batch_size=1, created_at=time.time())
+    _register(project, JobPaths(project.folder, spec.job_id), spec)
+    return spec

@@ -1,0 +1,352 @@
+"""Evaluation metrics over checker verdicts (METHODS.md §1), grouped by run.
+
+Every function takes the dataset and the checker's ``VerdictArrays`` (aligned with
+``ds.samples``) and returns plain rows (``list[dict]``) whose keys follow SpatialBench-UC's report
+tables; the ``*_COLUMNS`` tuples give each table's published column order (extra keys follow
+them in the rows). ``summarize`` returns all tables at once.
+
+Definitions
+-----------
+* Per image, over N samples with counts P, F, U: pass_rate = P/N, coverage = (P+F)/N,
+  pass_rate_cond = P/(P+F), undecidable_rate = U/N, mean_conf = mean of conf over all N.
+* Prompt level, per run: the run's prompts are those with at least one sample in the run.
+  K is ``k`` when given, else the run's seeds per prompt (the largest number of samples any
+  prompt has in that run). best-of-K = PASS if any sample PASS, FAIL if all FAIL, else
+  UNDECIDABLE. all-of-K = UNDECIDABLE when the prompt has fewer than K samples; otherwise PASS
+  if all its samples PASS, FAIL if any FAILs, else UNDECIDABLE. Rates are over all the run's
+  prompts (prompt_pass_rate in main_results = best-of-K pass rate).
+* Counterfactual pairs: a prompt and its ``counterfactual_id`` twin, both with samples in the run,
+  counted once per run, from the best-of-K prompt verdicts: undecidable if either is
+  UNDECIDABLE, else both_pass, both_fail or one_sided. Rates are over the pairs.
+* Abstention: UNDECIDABLE samples by reason, as counts and as a fraction / percent of all samples.
+
+A rate whose denominator is 0 is NaN (for example pass_rate_cond with no decided sample).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .checker import VerdictArrays
+from .dataset import Dataset
+from .types import FAIL, PASS, REASONS, RELATIONS, UNDECIDABLE, VERDICTS
+
+__all__ = [
+    "MAIN_RESULTS_COLUMNS", "BY_RELATION_RATE_SUFFIX", "COUNTERFACTUAL_COLUMNS",
+    "PROMPT_METRICS_COLUMNS", "ABSTENTION_COLUMNS", "RELATION_DETAIL_COLUMNS",
+    "PromptVerdicts", "Summary", "image_metrics", "main_results", "relation_detail", "by_relation",
+    "prompt_verdicts", "prompt_metrics", "counterfactual", "abstention", "summarize",
+]
+
+MAIN_RESULTS_COLUMNS = ("run", "samples", "pass_rate", "coverage", "pass_rate_cond",
+                        "prompt_pass_rate", "mean_conf")
+BY_RELATION_RATE_SUFFIX = "_pass_rate"  # by_relation: run, then <relation>_pass_rate, relations sorted
+RELATION_DETAIL_COLUMNS = ("run", "relation", "samples", "pass_count", "fail_count",
+                           "undecidable_count", "pass_rate", "coverage", "pass_rate_cond", "mean_conf")
+COUNTERFACTUAL_COLUMNS = ("run", "pairs", "both_pass_rate", "one_sided_rate", "both_fail_rate",
+                          "undecidable_rate", "undecidable_count")
+PROMPT_METRICS_COLUMNS = ("run", "total_prompts", "best_of_k_pass_rate", "all_of_k_pass_rate")
+ABSTENTION_COLUMNS = ("run", "reason", "count", "rate", "percent", "share_of_undecidable")
+
+_NAN = float("nan")
+
+
+def _rate(num: float, den: float) -> float:
+    return float(num) / float(den) if den else _NAN
+
+
+def _factorize(values: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """Integer codes (order of first appearance) and the distinct values of a string column."""
+    table: dict[str, int] = {}
+    codes = np.fromiter((table.setdefault(str(x), len(table)) for x in values.tolist()),
+                        dtype=np.int64, count=len(values))
+    return codes, list(table)
+
+
+# =============================================================================================
+# Per image
+# =============================================================================================
+def image_metrics(verdict: np.ndarray, conf: np.ndarray) -> dict[str, Any]:
+    """Counts and rates over the given samples (METHODS.md §1, per-image metrics)."""
+    verdict = np.asarray(verdict)
+    n = len(verdict)
+    p = int(np.count_nonzero(verdict == PASS))
+    f = int(np.count_nonzero(verdict == FAIL))
+    u = n - p - f
+    return {
+        "samples": n, "pass_count": p, "fail_count": f, "undecidable_count": u,
+        "pass_rate": _rate(p, n), "coverage": _rate(p + f, n), "pass_rate_cond": _rate(p, p + f),
+        "undecidable_rate": _rate(u, n), "mean_conf": float(np.mean(conf)) if n else _NAN,
+    }
+
+
+def _runs(ds: Dataset) -> tuple[np.ndarray, list[str]]:
+    return _factorize(ds.samples.run_id)
+
+
+def _check(ds: Dataset, v: VerdictArrays) -> None:
+    if len(v) != ds.n:
+        raise ValueError(f"verdicts are for {len(v)} samples but the dataset has {ds.n}")
+
+
+# =============================================================================================
+# Prompt level
+# =============================================================================================
+@dataclass
+class PromptVerdicts:
+    """Per (run, prompt) verdicts: one entry per prompt with samples in the run."""
+
+    run: np.ndarray  # object (str)
+    prompt_id: np.ndarray  # object (str)
+    n_samples: np.ndarray  # int64
+    pass_count: np.ndarray  # int64
+    fail_count: np.ndarray  # int64
+    best_of_k: np.ndarray  # int8 verdict code
+    all_of_k: np.ndarray  # int8 verdict code
+    k: dict[str, int] = field(default_factory=dict)  # K used per run
+
+    def rows(self) -> list[dict[str, Any]]:
+        names = np.array(VERDICTS, dtype=object)
+        return [
+            {"run": r, "prompt_id": p, "samples": int(n), "pass_count": int(pc), "fail_count": int(fc),
+             "undecidable_count": int(n - pc - fc), "best_of_k": str(b), "all_of_k": str(a)}
+            for r, p, n, pc, fc, b, a in zip(
+                self.run.tolist(), self.prompt_id.tolist(), self.n_samples.tolist(),
+                self.pass_count.tolist(), self.fail_count.tolist(),
+                names[self.best_of_k.astype(np.int64)].tolist(), names[self.all_of_k.astype(np.int64)].tolist())
+        ]
+
+
+def prompt_verdicts(ds: Dataset, v: VerdictArrays, k: int | None = None) -> PromptVerdicts:
+    """best-of-K and all-of-K verdict of every prompt of every run (see module docstring)."""
+    _check(ds, v)
+    if k is not None and k < 1:
+        raise ValueError(f"K (seeds per prompt) must be at least 1, got {k}")
+    run_code, run_names = _runs(ds)
+    prompt_code, prompt_names = _factorize(ds.samples.prompt_id)
+    key = run_code * max(len(prompt_names), 1) + prompt_code
+    uniq, first, inv = np.unique(key, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")  # groups in order of first appearance
+    rank = np.empty(len(uniq), np.int64)
+    rank[order] = np.arange(len(uniq))
+    g = rank[inv.ravel()]
+    n_groups = len(uniq)
+    verdict = np.asarray(v.verdict)
+    n = np.bincount(g, minlength=n_groups).astype(np.int64)
+    npass = np.bincount(g, weights=(verdict == PASS), minlength=n_groups).astype(np.int64)
+    nfail = np.bincount(g, weights=(verdict == FAIL), minlength=n_groups).astype(np.int64)
+    g_first = first[order]
+    g_run = run_code[g_first]
+    ks: dict[str, int] = {}
+    k_of_group = np.zeros(n_groups, np.int64)
+    for rc, name in enumerate(run_names):
+        sel = g_run == rc
+        kk = int(k) if k is not None else int(n[sel].max()) if sel.any() else 0
+        ks[name] = kk
+        k_of_group[sel] = kk
+    best = np.full(n_groups, UNDECIDABLE, np.int8)
+    best[nfail == n] = FAIL
+    best[npass > 0] = PASS
+    allk = np.full(n_groups, UNDECIDABLE, np.int8)
+    full = n >= k_of_group
+    allk[full & (nfail > 0)] = FAIL
+    allk[full & (npass == n)] = PASS
+    runs = np.array(run_names, dtype=object)
+    prompts = np.array(prompt_names, dtype=object)
+    return PromptVerdicts(
+        run=runs[g_run] if n_groups else np.array([], dtype=object),
+        prompt_id=prompts[prompt_code[g_first]] if n_groups else np.array([], dtype=object),
+        n_samples=n, pass_count=npass, fail_count=nfail, best_of_k=best, all_of_k=allk, k=ks)
+
+
+def prompt_metrics(ds: Dataset, v: VerdictArrays, k: int | None = None,
+                   pv: PromptVerdicts | None = None) -> list[dict[str, Any]]:
+    """Per run: total_prompts, best_of_k_pass_rate, all_of_k_pass_rate, K and the counts."""
+    pv = pv if pv is not None else prompt_verdicts(ds, v, k)
+    rows = []
+    for run in _run_names(ds):
+        sel = pv.run == run
+        total = int(np.count_nonzero(sel))
+        b, a = pv.best_of_k[sel], pv.all_of_k[sel]
+        row: dict[str, Any] = {
+            "run": run, "total_prompts": total,
+            "best_of_k_pass_rate": _rate(np.count_nonzero(b == PASS), total),
+            "all_of_k_pass_rate": _rate(np.count_nonzero(a == PASS), total),
+            "k": pv.k.get(run, 0),
+        }
+        for nm, arr in (("best_of_k", b), ("all_of_k", a)):
+            row[f"{nm}_pass"] = int(np.count_nonzero(arr == PASS))
+            row[f"{nm}_fail"] = int(np.count_nonzero(arr == FAIL))
+            row[f"{nm}_undecidable"] = int(np.count_nonzero(arr == UNDECIDABLE))
+            row[f"{nm}_coverage"] = _rate(row[f"{nm}_pass"] + row[f"{nm}_fail"], total)
+        rows.append(row)
+    return rows
+
+
+def _run_names(ds: Dataset) -> list[str]:
+    return _runs(ds)[1]
+
+
+# =============================================================================================
+# Tables
+# =============================================================================================
+def main_results(ds: Dataset, v: VerdictArrays, k: int | None = None,
+                 pv: PromptVerdicts | None = None) -> list[dict[str, Any]]:
+    """Per run: samples, pass_rate, coverage, pass_rate_cond, prompt_pass_rate (best-of-K),
+    mean_conf, then pass/fail/undecidable counts, undecidable_rate, prompts and K."""
+    _check(ds, v)
+    pv = pv if pv is not None else prompt_verdicts(ds, v, k)
+    run_code, run_names = _runs(ds)
+    rows = []
+    for rc, run in enumerate(run_names):
+        sel = run_code == rc
+        im = image_metrics(v.verdict[sel], v.conf[sel])
+        psel = pv.run == run
+        n_prompts = int(np.count_nonzero(psel))
+        rows.append({
+            "run": run, "samples": im["samples"], "pass_rate": im["pass_rate"],
+            "coverage": im["coverage"], "pass_rate_cond": im["pass_rate_cond"],
+            "prompt_pass_rate": _rate(np.count_nonzero(pv.best_of_k[psel] == PASS), n_prompts),
+            "mean_conf": im["mean_conf"], "pass_count": im["pass_count"], "fail_count": im["fail_count"],
+            "undecidable_count": im["undecidable_count"], "undecidable_rate": im["undecidable_rate"],
+            "prompts": n_prompts, "k": pv.k.get(run, 0),
+        })
+    return rows
+
+
+def relation_detail(ds: Dataset, v: VerdictArrays) -> list[dict[str, Any]]:
+    """Per run and relation (long form): counts and per-image rates."""
+    _check(ds, v)
+    run_code, run_names = _runs(ds)
+    rel = np.asarray(ds.samples.relation, np.int64)
+    rows = []
+    for rc, run in enumerate(run_names):
+        in_run = run_code == rc
+        for code in sorted(range(len(RELATIONS)), key=lambda c: RELATIONS[c]):
+            sel = in_run & (rel == code)
+            if not sel.any():
+                continue
+            im = image_metrics(v.verdict[sel], v.conf[sel])
+            rows.append({"run": run, "relation": RELATIONS[code],
+                         **{c: im[c] for c in RELATION_DETAIL_COLUMNS[2:]}})
+    return rows
+
+
+def by_relation(ds: Dataset, v: VerdictArrays,
+                detail: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """SpatialBench-UC's by_relation table: per run, ``<relation>_pass_rate`` for every relation
+    present in the dataset (sorted by name); NaN where a run has no sample of that relation."""
+    detail = detail if detail is not None else relation_detail(ds, v)
+    present = sorted({r["relation"] for r in detail})
+    rows = []
+    for run in _run_names(ds):
+        row: dict[str, Any] = {"run": run}
+        for r in present:
+            row[f"{r}{BY_RELATION_RATE_SUFFIX}"] = _NAN
+        for d in detail:
+            if d["run"] == run:
+                row[f"{d['relation']}{BY_RELATION_RATE_SUFFIX}"] = d["pass_rate"]
+        rows.append(row)
+    return rows
+
+
+def counterfactual(ds: Dataset, v: VerdictArrays, k: int | None = None,
+                   pv: PromptVerdicts | None = None) -> list[dict[str, Any]]:
+    """Per run: counterfactual pairs by best-of-K outcome (see module docstring)."""
+    pv = pv if pv is not None else prompt_verdicts(ds, v, k)
+    twin = {str(p): str(c) for p, c in zip(ds.prompts.prompt_id.tolist(),
+                                           ds.prompts.counterfactual_id.tolist()) if c}
+    rows = []
+    for run in _run_names(ds):
+        sel = pv.run == run
+        verdict_of = dict(zip(pv.prompt_id[sel].tolist(), pv.best_of_k[sel].tolist()))
+        seen: set[tuple[str, str]] = set()
+        counts = {"both_pass": 0, "both_fail": 0, "one_sided": 0, "undecidable": 0}
+        for p, vp in verdict_of.items():
+            c = twin.get(p)
+            if c is None or c == p or c not in verdict_of:
+                continue
+            pair = (p, c) if p < c else (c, p)
+            if pair in seen:
+                continue
+            seen.add(pair)
+            vc = verdict_of[c]
+            if vp == UNDECIDABLE or vc == UNDECIDABLE:
+                counts["undecidable"] += 1
+            elif vp == PASS and vc == PASS:
+                counts["both_pass"] += 1
+            elif vp == FAIL and vc == FAIL:
+                counts["both_fail"] += 1
+            else:
+                counts["one_sided"] += 1
+        pairs = len(seen)
+        rows.append({
+            "run": run, "pairs": pairs,
+            "both_pass_rate": _rate(counts["both_pass"], pairs),
+            "one_sided_rate": _rate(counts["one_sided"], pairs),
+            "both_fail_rate": _rate(counts["both_fail"], pairs),
+            "undecidable_rate": _rate(counts["undecidable"], pairs),
+            "undecidable_count": counts["undecidable"],
+            "both_pass": counts["both_pass"], "one_sided": counts["one_sided"],
+            "both_fail": counts["both_fail"],
+        })
+    return rows
+
+
+def abstention(ds: Dataset, v: VerdictArrays) -> list[dict[str, Any]]:
+    """Per run and abstention reason (every reason, zeros included): count, rate (fraction of
+    all the run's samples), percent (100 x rate) and share_of_undecidable."""
+    _check(ds, v)
+    run_code, run_names = _runs(ds)
+    rows = []
+    for rc, run in enumerate(run_names):
+        sel = run_code == rc
+        n = int(np.count_nonzero(sel))
+        und = sel & (v.verdict == UNDECIDABLE)
+        n_und = int(np.count_nonzero(und))
+        counts = np.bincount(v.reason[und].astype(np.int64), minlength=len(REASONS))
+        for code in range(1, len(REASONS)):
+            c = int(counts[code])
+            rate = _rate(c, n)
+            rows.append({"run": run, "reason": REASONS[code], "count": c, "rate": rate,
+                         "percent": 100.0 * rate, "share_of_undecidable": _rate(c, n_und)})
+    return rows
+
+
+@dataclass
+class Summary:
+    """Every report table as rows (list of dicts), grouped by run.
+
+    main_results, by_relation (wide, SpatialBench-UC layout), counterfactual, prompt_metrics and
+    abstention map to the CSV files of the same names; relation_detail (long form) and
+    prompts (per-prompt best-of-K / all-of-K rows) are their detail.
+    """
+
+    main_results: list[dict[str, Any]]
+    by_relation: list[dict[str, Any]]
+    relation_detail: list[dict[str, Any]]
+    counterfactual: list[dict[str, Any]]
+    prompt_metrics: list[dict[str, Any]]
+    abstention: list[dict[str, Any]]
+    prompts: list[dict[str, Any]]
+    k: dict[str, int]
+
+
+def summarize(ds: Dataset, v: VerdictArrays, k: int | None = None) -> Summary:
+    """All metric tables for the verdicts ``v`` of ``ds`` (K = seeds per prompt, see above)."""
+    _check(ds, v)
+    pv = prompt_verdicts(ds, v, k)
+    detail = relation_detail(ds, v)
+    return Summary(
+        main_results=main_results(ds, v, k, pv=pv),
+        by_relation=by_relation(ds, v, detail=detail),
+        relation_detail=detail,
+        counterfactual=counterfactual(ds, v, k, pv=pv),
+        prompt_metrics=prompt_metrics(ds, v, k, pv=pv),
+        abstention=abstention(ds, v),
+        prompts=pv.rows(),
+        k=dict(pv.k),
+    )

@@ -1,0 +1,103 @@
+"""Progress bars for the terminal (tqdm), fed by the core's progress reports.
+
+The core reports progress in two ways: generators that yield `(done, total)` and return a
+result (`calibration.iter_grid_search`), and callbacks `progress(done, total)` (importers,
+`grid_search`, the demo builder). `drive` consumes the first, `TerminalProgress` is the second.
+Bars go to stderr and are hidden when stderr is not a terminal (tests, pipes) unless forced.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Generator, Iterable, Iterator
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+def _disabled(force: bool | None) -> bool:
+    if force is not None:
+        return not force
+    try:
+        return not sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return True
+
+
+class TerminalProgress:
+    """A `progress(done, total)` callback that draws one tqdm bar; use as a context manager.
+
+    `done` is absolute (not an increment); a changing `total` resizes the bar. Extra positional
+    or keyword arguments (e.g. a message) are shown as the bar's postfix when they are strings.
+    """
+
+    def __init__(self, desc: str, unit: str = "it", show: bool | None = None) -> None:
+        self.desc = desc
+        self.unit = unit
+        self._disable = _disabled(show)
+        self._bar: Any = None
+        self.done = 0
+        self.total = 0
+
+    def __enter__(self) -> "TerminalProgress":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _ensure(self, total: int) -> Any:
+        if self._bar is None:
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=total or None, desc=self.desc, unit=self.unit, disable=self._disable,
+                             file=sys.stderr, dynamic_ncols=True, leave=False)
+        return self._bar
+
+    def __call__(self, done: int, total: int | None = None, *extra: Any, **kw: Any) -> None:
+        total = int(total) if total is not None else self.total
+        bar = self._ensure(total)
+        if total and bar.total != total:
+            bar.total = total
+            bar.refresh()
+        step = int(done) - self.done
+        if step:
+            bar.update(step)
+        self.done, self.total = int(done), total
+        msg = next((x for x in (*extra, *kw.values()) if isinstance(x, str)), None)
+        if msg:
+            bar.set_postfix_str(msg, refresh=False)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+
+def drive(gen: Generator[Any, Any, T], desc: str, unit: str = "it", show: bool | None = None) -> T:
+    """Run a progress generator to the end with a bar; return the generator's return value.
+
+    The generator yields `(done, total)` tuples (anything else just ticks the bar). Ctrl-C
+    closes the generator (so it can clean up) and propagates.
+    """
+    with TerminalProgress(desc, unit, show) as bar:
+        try:
+            while True:
+                item = next(gen)
+                if isinstance(item, tuple) and len(item) >= 2:
+                    bar(int(item[0]), int(item[1]), *item[2:])
+                else:
+                    bar(bar.done + 1)
+        except StopIteration as stop:
+            return stop.value  # type: ignore[no-any-return]
+        except BaseException:
+            gen.close()
+            raise
+
+
+def track(items: Iterable[T], desc: str, total: int | None = None, unit: str = "it",
+          show: bool | None = None) -> Iterator[T]:
+    """Iterate with a bar (thin wrapper over tqdm that follows the terminal rule above)."""
+    from tqdm import tqdm
+
+    yield from tqdm(items, desc=desc, total=total, unit=unit, disable=_disabled(show), file=sys.stderr,
+                    dynamic_ncols=True, leave=False)

@@ -1,0 +1,551 @@
+"""Report bundle: CSV tables, PNG plots and an index.html, written all at once or not at all.
+
+Layout (as SpatialBench-UC publishes its reports)::
+
+    <out_dir>/index.html          tables, plots, config hash and provenance
+    <out_dir>/report_meta.json    config, hash, provenance, every table at full precision
+    <out_dir>/tables/*.csv        presentation tables
+    <out_dir>/data/*.csv          the same tables at full precision
+    <out_dir>/assets/*.png        plots
+
+Tables `main_results`, `by_relation`, `counterfactual` and `prompt_metrics` carry
+SpatialBench-UC's column names and formatting: text quoted, counts as integers, rates with
+4 decimals (its published tables round every rate to 4 decimals, e.g. pass_rate 0.4037 for
+0.40375). `abstention` (and, with human labels, `audit_confusion` and `risk_coverage`) follow the
+same presentation. Nothing is rounded anywhere else: `data/*.csv` (Python's shortest exact float
+`repr`, plus the detail columns the metrics carry, e.g. pass/fail counts) and `report_meta.json`
+hold the exact values.
+
+The bundle is built in a hidden temporary folder beside `out_dir` and renamed into place when
+complete, so a failed report leaves nothing half-written.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import html
+import json
+import math
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .config import CheckerConfig
+from .dataset import Dataset
+from .types import FAIL, PASS, RELATIONS, UNDECIDABLE, VERDICTS, WorkstationError
+
+# SpatialBench-UC's table columns (its report's tables/*.csv), in its order.
+SBUC_COLUMNS: dict[str, tuple[str, ...]] = {
+    "main_results": ("run", "samples", "pass_rate", "coverage", "pass_rate_cond", "prompt_pass_rate", "mean_conf"),
+    "by_relation": ("run", "above_pass_rate", "below_pass_rate", "left_of_pass_rate", "right_of_pass_rate"),
+    "counterfactual": ("run", "pairs", "both_pass_rate", "one_sided_rate", "both_fail_rate", "undecidable_rate",
+                       "undecidable_count"),
+    "prompt_metrics": ("run", "total_prompts", "best_of_k_pass_rate", "all_of_k_pass_rate"),
+}
+TABLES: tuple[str, ...] = ("main_results", "by_relation", "counterfactual", "prompt_metrics", "abstention")
+
+TABLE_TITLES: dict[str, str] = {
+    "main_results": "Main results (per-image checker metrics; prompt pass rate is best-of-K)",
+    "by_relation": "Pass rate by relation",
+    "counterfactual": "Counterfactual pairs (from best-of-K prompt verdicts)",
+    "prompt_metrics": "Prompt-level pass rates (best-of-K and all-of-K)",
+    "abstention": "Abstentions by reason (as a fraction of all samples)",
+    "audit_confusion": "Checker vs human labels (audited samples)",
+    "audit_confusion_at_tau": "Checker at the operating point τ vs human labels (audited samples)",
+    "risk_coverage": "Risk–coverage on the audited samples",
+}
+
+TABLE_DEFINITIONS: dict[str, str] = {
+    "main_results": "pass_rate = P/N, coverage = (P+F)/N, pass_rate_cond = P/(P+F), mean_conf over all N; "
+                    "prompt_pass_rate: a prompt passes when any of its K seeds passes.",
+    "by_relation": "pass_rate = P/N over the samples of each relation.",
+    "counterfactual": "Each pair (A r B, B r⁻¹ A) counted once from best-of-K prompt verdicts: undecidable if "
+                      "either is UNDECIDABLE, else both_pass, both_fail or one_sided.",
+    "prompt_metrics": "best-of-K: PASS if any seed PASS; all-of-K: PASS if all K PASS (a prompt with fewer "
+                      "than K samples is UNDECIDABLE); rates over all prompts.",
+    "abstention": "UNDECIDABLE counts by reason, as a fraction of all samples.",
+    "audit_confusion": "Rows: checker verdict; columns: human verdict (latest label per sample).",
+    "audit_confusion_at_tau": "As above, with checker PASS/FAIL below confidence τ counted as UNDECIDABLE.",
+    "risk_coverage": "covered = checker PASS/FAIL with conf ≥ τ; coverage = covered / audited; risk = 1 − "
+                     "accuracy over covered samples with a human PASS/FAIL label (coverage 0 → risk 0); "
+                     "fpr_pass = fraction of covered checker PASS that humans label FAIL.",
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Tables
+# ---------------------------------------------------------------------------------------------
+
+
+def _plain(x: Any) -> Any:
+    if isinstance(x, np.generic):
+        return x.item()
+    return x
+
+
+def table_rows(summary: Any, name: str) -> list[dict[str, Any]]:
+    """Rows of one table of a metrics summary (attribute or key `name`): a list of mappings, a
+    mapping of equal-length columns, or an object with `rows()` / `to_rows()`."""
+    if isinstance(summary, Mapping):
+        obj = summary.get(name)
+    else:
+        obj = getattr(summary, name, None)
+    if obj is None:
+        return []
+    for meth in ("rows", "to_rows"):
+        if hasattr(obj, meth) and callable(getattr(obj, meth)):
+            obj = getattr(obj, meth)()
+            break
+    if isinstance(obj, Mapping):
+        cols = {k: list(np.asarray(v).tolist()) if not isinstance(v, list) else v for k, v in obj.items()}
+        n = len(next(iter(cols.values()))) if cols else 0
+        return [{k: _plain(c[i]) for k, c in cols.items()} for i in range(n)]
+    return [{str(k): _plain(v) for k, v in dict(r).items()} for r in obj]
+
+
+def _columns_for(name: str, rows: list[dict[str, Any]]) -> list[str]:
+    if name == "by_relation" and rows:
+        # one <relation>_pass_rate column per relation present, sorted by name (as SpatialBench-UC)
+        rates = sorted(k for k in rows[0] if k.endswith("_pass_rate"))
+        return ["run"] + rates
+    if name in SBUC_COLUMNS:
+        cols = list(SBUC_COLUMNS[name])
+        if rows:
+            missing = [c for c in cols if c not in rows[0]]
+            if missing:
+                raise WorkstationError(
+                    f"metrics table {name!r} lacks column(s) {', '.join(missing)}; cannot write the report")
+        return cols
+    cols = []
+    for r in rows:
+        for k in r:
+            if k not in cols:
+                cols.append(k)
+    return cols
+
+
+def _fmt(x: Any, full: bool) -> str:
+    x = _plain(x)
+    if x is None:
+        return ""
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    if isinstance(x, int):
+        return str(x)
+    if isinstance(x, float):
+        if math.isnan(x):
+            return "nan"
+        if full:
+            return repr(x)
+        return f"{x:.4f}"
+    s = str(x)
+    return '"' + s.replace('"', '""') + '"'
+
+
+def write_csv(path: Path, columns: Sequence[str], rows: Sequence[Mapping[str, Any]], full: bool) -> None:
+    """CSV in SpatialBench-UC's style: header bare, text quoted, integers plain, floats 4 decimals
+    (or `repr`, exact, when `full`)."""
+    lines = [",".join(columns)]
+    for r in rows:
+        lines.append(",".join(_fmt(r.get(c), full) for c in columns))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+# ---------------------------------------------------------------------------------------------
+# Plots (matplotlib's object API on an Agg canvas: no pyplot, no global backend change)
+# ---------------------------------------------------------------------------------------------
+
+
+def _figure(w: float = 7.0, h: float = 4.2) -> Any:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(w, h), dpi=110)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _save(fig: Any, path: Path) -> None:
+    fig.tight_layout()
+    fig.savefig(str(path), format="png")
+
+
+def plot_pass_rate_by_relation(rows: list[dict[str, Any]], path: Path) -> None:
+    fig = _figure()
+    ax = fig.add_subplot(1, 1, 1)
+    rels = ["above", "below", "left_of", "right_of"]
+    x = np.arange(len(rels))
+    width = 0.8 / max(len(rows), 1)
+    for i, r in enumerate(rows):
+        vals = [float(r.get(f"{rel}_pass_rate", np.nan)) for rel in rels]
+        ax.bar(x + (i - (len(rows) - 1) / 2) * width, vals, width, label=str(r.get("run")))
+    ax.set_xticks(x, rels)
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("pass rate (checker PASS / N)")
+    ax.set_title("Pass rate by run and relation")
+    if rows:
+        ax.legend(fontsize=8)
+    _save(fig, path)
+
+
+def plot_pass_rate_comparison(rows: list[dict[str, Any]], path: Path) -> None:
+    fig = _figure()
+    ax = fig.add_subplot(1, 1, 1)
+    keys = [("pass_rate", "pass rate"), ("coverage", "coverage"), ("pass_rate_cond", "pass | decided")]
+    x = np.arange(len(rows))
+    width = 0.8 / len(keys)
+    for i, (k, label) in enumerate(keys):
+        ax.bar(x + (i - 1) * width, [float(r.get(k, np.nan)) for r in rows], width, label=label)
+    ax.set_xticks(x, [str(r.get("run")) for r in rows])
+    ax.set_ylim(0, 1)
+    ax.set_title("Pass rate, coverage and conditional pass rate by run")
+    ax.legend(fontsize=8)
+    _save(fig, path)
+
+
+def plot_confidence_distribution(verdict: np.ndarray, conf: np.ndarray, path: Path, tau: float | None) -> None:
+    fig = _figure()
+    ax = fig.add_subplot(1, 1, 1)
+    bins = np.linspace(0.0, 1.0, 21)
+    c = np.clip(np.nan_to_num(np.asarray(conf, np.float64)), 0.0, 1.0)
+    data = [c[np.asarray(verdict) == code] for code in (PASS, FAIL, UNDECIDABLE)]
+    colors = ["#2e9d48", "#d0453a", "#8d8d8d"]
+    ax.hist(data, bins=bins, stacked=True, label=list(VERDICTS), color=colors)
+    if tau is not None and tau > 0:
+        ax.axvline(tau, color="black", linestyle="--", linewidth=1, label=f"τ = {tau:g}")
+    ax.set_xlabel("checker confidence")
+    ax.set_ylabel("samples")
+    ax.set_title("Confidence distribution by checker verdict")
+    ax.legend(fontsize=8)
+    _save(fig, path)
+
+
+def plot_counterfactual(rows: list[dict[str, Any]], path: Path) -> None:
+    fig = _figure()
+    ax = fig.add_subplot(1, 1, 1)
+    parts = [("both_pass_rate", "both pass", "#2e9d48"), ("one_sided_rate", "one-sided", "#e0a526"),
+             ("both_fail_rate", "both fail", "#d0453a"), ("undecidable_rate", "undecidable", "#8d8d8d")]
+    x = np.arange(len(rows))
+    bottom = np.zeros(len(rows))
+    for k, label, color in parts:
+        vals = np.array([float(r.get(k, 0.0)) for r in rows])
+        ax.bar(x, vals, 0.6, bottom=bottom, label=label, color=color)
+        bottom += np.nan_to_num(vals)
+    ax.set_xticks(x, [str(r.get("run")) for r in rows])
+    ax.set_xlim(-0.5 - 0.5 * (len(rows) < 3), len(rows) - 0.5 + 0.5 * (len(rows) < 3))
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("fraction of pairs")
+    ax.set_title("Counterfactual consistency")
+    ax.legend(fontsize=8)
+    _save(fig, path)
+
+
+def plot_risk_coverage(rc: Any, path: Path, point: Any = None) -> None:
+    """Step plot of risk over coverage. Thresholds where covered samples exist but none has a
+    human PASS/FAIL label (risk 1 by convention, accuracy undefined) are left out of the line;
+    `point` (a one-τ RiskCoverage) marks the operating point."""
+    fig = _figure(6.0, 4.5)
+    ax = fig.add_subplot(1, 1, 1)
+    defined = (rc.n_covered == 0) | (rc.n_evaluated > 0)
+    cov, risk = rc.coverage[defined], rc.risk[defined]
+    order = np.argsort(cov, kind="stable")
+    ax.step(cov[order], risk[order], where="post", linewidth=2)
+    if point is not None and len(point.tau):
+        ax.plot([point.coverage[0]], [point.risk[0]], "o", color="black",
+                label=f"τ = {point.tau[0]:g}: coverage {point.coverage[0]:.3f}, risk {point.risk[0]:.3f}")
+        ax.legend(fontsize=8)
+    ax.set_xlim(0, 1)
+    top = float(np.max(risk)) if len(risk) else 0.0
+    ax.set_ylim(0, max(0.05, top * 1.15))
+    ax.set_xlabel("coverage (checker PASS/FAIL with conf ≥ τ, of audited)")
+    ax.set_ylabel("risk (1 − accuracy on human PASS/FAIL)")
+    ax.set_title(f"Risk–coverage on {rc.n_audited} audited samples")
+    ax.grid(True, alpha=0.3)
+    _save(fig, path)
+
+
+# ---------------------------------------------------------------------------------------------
+# HTML
+# ---------------------------------------------------------------------------------------------
+
+
+def _html_table(columns: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> str:
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
+    body = []
+    for r in rows:
+        cells = []
+        for c in columns:
+            v = _plain(r.get(c))
+            if isinstance(v, float):
+                txt, title = ("nan" if math.isnan(v) else f"{v:.4f}"), repr(v)
+                cells.append(f'<td class="num" title="{html.escape(title)}">{txt}</td>')
+            elif isinstance(v, int) and not isinstance(v, bool):
+                cells.append(f'<td class="num">{v}</td>')
+            else:
+                cells.append(f"<td>{html.escape('' if v is None else str(v))}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _kv_table(d: Mapping[str, Any]) -> str:
+    rows = []
+    for k, v in d.items():
+        if isinstance(v, (dict, list, tuple)):
+            val = f"<pre>{html.escape(json.dumps(v, indent=1, default=str, ensure_ascii=False))}</pre>"
+        else:
+            val = html.escape(str(v))
+        rows.append(f"<tr><th>{html.escape(str(k))}</th><td>{val}</td></tr>")
+    return f"<table class='kv'>{''.join(rows)}</table>"
+
+
+_CSS = """
+body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px;color:#222}
+table{border-collapse:collapse;margin:.5em 0 1em}th,td{border:1px solid #ccc;padding:3px 8px}
+td.num{text-align:right;font-variant-numeric:tabular-nums}table.kv th{text-align:left;background:#f4f4f4}
+.src{color:#555;font-size:.9em}.warn{color:#a33}img{max-width:100%;border:1px solid #ddd;margin:.5em 0}
+pre{margin:0;font-size:.85em}code{background:#f4f4f4;padding:0 3px}
+"""
+
+
+# ---------------------------------------------------------------------------------------------
+# The report
+# ---------------------------------------------------------------------------------------------
+
+
+def _json_default(o: Any) -> Any:
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if isinstance(o, Path):
+        return str(o)
+    return str(o)
+
+
+def _sanitize(o: Any) -> Any:
+    """JSON-ready copy: numpy scalars/arrays to Python, NaN/inf to null (strict JSON)."""
+    if isinstance(o, Mapping):
+        return {str(k): _sanitize(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_sanitize(v) for v in o]
+    if isinstance(o, np.ndarray):
+        return [_sanitize(v) for v in o.tolist()]
+    return _finite_or_none(o)
+
+
+def _finite_or_none(x: Any) -> Any:
+    x = _plain(x)
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+def write_report(
+    out_dir: str | Path,
+    ds: Dataset,
+    v: Any,
+    cfg: CheckerConfig,
+    config_hash: str,
+    provenance: Mapping[str, Any],
+    summary: Any = None,
+    labels: np.ndarray | Sequence[Any] | Mapping[Any, Any] | None = None,
+    overwrite: bool = False,
+) -> dict[str, Path]:
+    """Write the report bundle for a verdict set; returns {name: path} of every file written.
+
+    `v` is the verdict set (verdict, reason, conf arrays aligned with `ds.samples`), produced by
+    `cfg` whose stored hash is `config_hash`. `provenance` (project, verdict-set version, runs,
+    label set, ...) is shown in index.html and stored in report_meta.json. `summary` defaults to
+    `metrics.summarize(ds, v)`. `labels` (human verdict per sample row, -1 for none, or a mapping
+    sample_id → verdict) adds the audit confusion, the risk–coverage table and plot.
+    An existing `out_dir` is replaced only with `overwrite=True`.
+    """
+    out = Path(out_dir)
+    if out.exists() and not overwrite and (not out.is_dir() or any(out.iterdir())):
+        raise WorkstationError(f"report folder {out} already exists; choose another or allow overwriting")
+    verdict = np.asarray(v.verdict)
+    conf = np.asarray(v.conf, dtype=np.float64)
+    if len(verdict) != ds.n or len(conf) != ds.n:
+        raise WorkstationError(f"verdict set has {len(verdict)} rows but the dataset has {ds.n} samples")
+    if summary is None:
+        from .metrics import summarize
+
+        summary = summarize(ds, v)
+
+    tables: dict[str, tuple[list[str], list[dict[str, Any]]]] = {}
+    for name in TABLES:
+        rows = table_rows(summary, name)
+        tables[name] = (_columns_for(name, rows), rows)
+
+    rc = None
+    at_tau = None
+    audit_info: dict[str, Any] | None = None
+    if labels is not None:
+        from .audit import confusion_summary
+        from .calibration import human_by_row, risk_coverage
+
+        from .calibration import apply_tau
+
+        human = human_by_row(ds, labels)
+        audited = np.flatnonzero((human >= 0) & (human <= UNDECIDABLE))
+        cs = confusion_summary(verdict[audited], human[audited])
+        rc = risk_coverage(verdict[audited], conf[audited], human[audited])
+
+        def matrix_rows(m: np.ndarray) -> list[dict[str, Any]]:
+            out_rows = []
+            for i, name in enumerate(VERDICTS):
+                row: dict[str, Any] = {"checker": name}
+                for j, hname in enumerate(VERDICTS):
+                    row[f"human_{hname}"] = int(m[i, j])
+                out_rows.append(row)
+            return out_rows
+
+        m_cols = ["checker"] + [f"human_{h}" for h in VERDICTS]
+        tables["audit_confusion"] = (m_cols, matrix_rows(cs.matrix))
+        cs_tau = None
+        if cfg.tau > 0:
+            cs_tau = confusion_summary(apply_tau(verdict[audited], conf[audited], cfg.tau), human[audited])
+            tables["audit_confusion_at_tau"] = (m_cols, matrix_rows(cs_tau.matrix))
+        rc_rows = rc.rows()
+        tables["risk_coverage"] = (list(rc_rows[0].keys()) if rc_rows else ["tau"], rc_rows)
+        at_tau = risk_coverage(verdict[audited], conf[audited], human[audited], taus=[cfg.tau])
+        audit_info = {
+            "n_audited": int(len(audited)), "confusion": cs.to_dict(),
+            "confusion_at_tau": None if cs_tau is None else cs_tau.to_dict(),
+            "operating_point": {k: _finite_or_none(val) for k, val in at_tau.rows()[0].items()} if len(at_tau) else {},
+        }
+
+    created = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    runs = sorted(set(np.asarray(ds.samples.run_id).astype(str).tolist()))
+    computed_hash = cfg.content_hash()
+    source_line = (f"Computed from the verdict set of checker config <code>{html.escape(config_hash)}</code> "
+                   f"over {ds.n} samples of run(s) {html.escape(', '.join(runs))}")
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=str(out.parent)))
+    written: dict[str, Path] = {}
+    try:
+        (tmp / "tables").mkdir()
+        (tmp / "data").mkdir()
+        (tmp / "assets").mkdir()
+        for name, (cols, rows) in tables.items():
+            write_csv(tmp / "tables" / f"{name}.csv", cols, rows, full=False)
+            extra = [k for k in _columns_for("", rows) if k not in cols]  # detail columns
+            write_csv(tmp / "data" / f"{name}.csv", cols + extra, rows, full=True)
+            written[name] = Path("tables") / f"{name}.csv"
+            written[f"{name}_full"] = Path("data") / f"{name}.csv"
+
+        plots: list[tuple[str, str]] = []
+        main_rows = tables["main_results"][1]
+        plot_pass_rate_by_relation(tables["by_relation"][1], tmp / "assets" / "pass_rate_by_relation.png")
+        plots.append(("pass_rate_by_relation", "Pass rate by run and relation"))
+        plot_pass_rate_comparison(main_rows, tmp / "assets" / "pass_rate_comparison.png")
+        plots.append(("pass_rate_comparison", "Pass rate, coverage and conditional pass rate by run"))
+        plot_confidence_distribution(verdict, conf, tmp / "assets" / "confidence_distribution.png",
+                                     cfg.tau if cfg.tau > 0 else None)
+        plots.append(("confidence_distribution", "Confidence distribution by checker verdict"))
+        plot_counterfactual(tables["counterfactual"][1], tmp / "assets" / "counterfactual_consistency.png")
+        plots.append(("counterfactual_consistency", "Counterfactual consistency"))
+        if rc is not None:
+            plot_risk_coverage(rc, tmp / "assets" / "risk_coverage.png", at_tau)
+            plots.append(("risk_coverage", "Risk–coverage on the audited samples"))
+        for key, _ in plots:
+            written[key] = Path("assets") / f"{key}.png"
+
+        meta = {
+            "created_utc": created,
+            "config_hash": config_hash,
+            "config_content_hash": computed_hash,
+            "config": cfg.to_dict(),
+            "provenance": dict(provenance),
+            "samples": ds.n,
+            "runs": runs,
+            "tables": {name: {"csv": f"tables/{name}.csv", "full_precision_csv": f"data/{name}.csv",
+                              "columns": cols, "rows": [{k: _finite_or_none(val) for k, val in r.items()} for r in rows]}
+                       for name, (cols, rows) in tables.items()},
+            "assets": [f"assets/{k}.png" for k, _ in plots],
+            "audit": audit_info,
+            "rounding": "tables/*.csv: rates with 4 decimals as SpatialBench-UC publishes them; "
+                        "data/*.csv and this file: full precision",
+        }
+        (tmp / "report_meta.json").write_text(
+            json.dumps(_sanitize(meta), indent=2, default=_json_default, ensure_ascii=False, allow_nan=False),
+            encoding="utf-8")
+        written["meta"] = Path("report_meta.json")
+
+        (tmp / "index.html").write_text(
+            _index_html(tables, plots, cfg, config_hash, computed_hash, provenance, created, source_line, audit_info),
+            encoding="utf-8")
+        written["index"] = Path("index.html")
+
+        if out.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".old", dir=str(out.parent)))
+            os.rmdir(old)
+            os.replace(out, old)
+            try:
+                os.replace(tmp, out)
+            except OSError:
+                os.replace(old, out)
+                raise
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return {k: out / p for k, p in written.items()}
+
+
+def _index_html(
+    tables: dict[str, tuple[list[str], list[dict[str, Any]]]],
+    plots: list[tuple[str, str]],
+    cfg: CheckerConfig,
+    config_hash: str,
+    computed_hash: str,
+    provenance: Mapping[str, Any],
+    created: str,
+    source_line: str,
+    audit_info: dict[str, Any] | None,
+) -> str:
+    parts = [
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        f"<title>Evaluation report {html.escape(config_hash)}</title><style>{_CSS}</style></head><body>",
+        "<h1>Evaluation report</h1>",
+        f"<p>Generated {html.escape(created)} (UTC). Checker config hash <code>{html.escape(config_hash)}</code>"
+        f" (<code>{html.escape(cfg.name)}</code>).</p>",
+    ]
+    if computed_hash != config_hash:
+        parts.append(f"<p class='warn'>Note: the config shown hashes to <code>{html.escape(computed_hash)}</code>, "
+                     f"not <code>{html.escape(config_hash)}</code>; the verdicts may come from a recorded run.</p>")
+    parts.append("<h2>Provenance</h2>")
+    parts.append(_kv_table(provenance) if provenance else "<p>(none given)</p>")
+    sections = [n for n in (*TABLES, "audit_confusion", "audit_confusion_at_tau", "risk_coverage") if n in tables]
+    for name in sections:
+        cols, rows = tables[name]
+        parts.append(f"<h2 id='{name}'>{html.escape(TABLE_TITLES.get(name, name))}</h2>")
+        parts.append(f"<p class='src'>{source_line}"
+                     + ("; human labels of the audited samples" if name.startswith(("audit_", "risk_")) else "")
+                     + f". {html.escape(TABLE_DEFINITIONS.get(name, ''))} "
+                     f"Files: <a href='tables/{name}.csv'>tables/{name}.csv</a> (4 decimals), "
+                     f"<a href='data/{name}.csv'>data/{name}.csv</a> (full precision; hover a number to see it).</p>")
+        shown = rows if len(rows) <= 60 else rows[:60]
+        parts.append(_html_table(cols, shown))
+        if len(rows) > len(shown):
+            parts.append(f"<p class='src'>{len(rows) - len(shown)} more rows in the CSV.</p>")
+    if audit_info is not None:
+        op = audit_info.get("operating_point") or {}
+        parts.append("<h2>Operating point</h2>")
+        parts.append(_kv_table({"audited samples": audit_info["n_audited"], **op}))
+    parts.append("<h2>Plots</h2>")
+    for key, title in plots:
+        parts.append(f"<h3>{html.escape(title)}</h3><p class='src'>{source_line}.</p>"
+                     f"<img src='assets/{key}.png' alt='{html.escape(title)}'>")
+    parts.append("<h2>Checker configuration</h2>")
+    parts.append(_kv_table(cfg.to_dict()))
+    parts.append("</body></html>")
+    return "\n".join(parts)
