@@ -145,7 +145,7 @@ class AgreementDialog(QDialog):
             for j, text in enumerate(vals):
                 it = QTableWidgetItem(text)
                 if j >= 2:
-                    it.setTextAlignment(int(Qt.AlignRight | Qt.AlignVCenter))
+                    it.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter)
                 self.table.setItem(i, j, it)
         self.disagreements = disagreement_rows(self.state)
         names = self.state.project.annotators() if self.state.project is not None else []

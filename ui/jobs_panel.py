@@ -170,6 +170,7 @@ class JobsPanel(QWidget):
             self.queue.cancel_all()
             for _ in range(3):  # let the cancel reach the queue bookkeeping
                 self.queue.step()
+            self.queue = None  # the project belongs to the application state
 
     # ---- jobs --------------------------------------------------------------------------------------
     def submit(self, job_ids: list[str]) -> None:
@@ -242,7 +243,8 @@ class JobsPanel(QWidget):
             return
         try:
             run = q.step()
-        except WorkstationError as e:  # bookkeeping problems: show them, keep the window
+        except Exception as e:  # noqa: BLE001 - whatever goes wrong with a job, the window stays
+            log.exception("job queue step failed")
             self.show_error(str(e))
             run = None
         if run is not None:
@@ -446,6 +448,7 @@ class NewJobDialog(QDialog):
         self.generator.addItems(names)
         self.model = QLineEdit()
         self.model.setPlaceholderText("model folder (diffusers save_pretrained) or cached HF id")
+        self.model.setMinimumWidth(260)
         browse_model = QPushButton("Browse…")
         browse_model.clicked.connect(self._browse_model)
         model_row = QHBoxLayout()
@@ -582,3 +585,13 @@ class NewJobDialog(QDialog):
             self.error.setText("Choose a model folder for this generator.")
             return
         super().accept()
+
+
+JobPanel = JobsPanel  # the name the main window's docstring uses
+
+
+def install(window: Any, area: str = "bottom") -> JobsPanel:
+    """Add a job panel to a main window that has ``state`` and ``add_panel(name, widget, area)``."""
+    panel = JobsPanel(window.state)
+    window.add_panel("Jobs", panel, area)
+    return panel

@@ -154,8 +154,8 @@ class LabelController(QObject):
         if st.queue:
             if st.queue_pos + 1 >= len(st.queue):
                 self._leaving()
-                self.finished_queue.emit()
                 st.message.emit("end of the queue")
+                self.finished_queue.emit()
                 return
             self.go(st.queue_pos + 1)
         elif st.dataset is not None and st.current + 1 < st.dataset.n:

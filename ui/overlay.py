@@ -1,7 +1,7 @@
 """What the pair viewer draws over an image: boxes, labels, centres and the margin band.
 
 `overlay_spec(ds, verdicts, row)` gathers, from the core's arrays, everything to draw for one
-sample (no Qt); `OverlayLayer` turns a spec into QGraphicsItems, one group per layer, so each
+sample (no Qt); `OverlayLayer` turns a spec into QGraphicsItems, listed per layer, so each
 layer shows or hides by itself. Pens are cosmetic (their width is in screen pixels, whatever
 the zoom) and labels ignore the view's transform, so a tag stays readable and sits outside
 its box: a small box is never hidden by its own label.
@@ -22,7 +22,6 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import (
     QGraphicsItem,
-    QGraphicsItemGroup,
     QGraphicsLineItem,
     QGraphicsRectItem,
     QGraphicsScene,
@@ -191,7 +190,11 @@ def _pen(color: str | QColor, width: float, style: Qt.PenStyle = Qt.SolidLine) -
 
 
 class OverlayLayer:
-    """The overlay items of one image, in one group per layer."""
+    """The overlay items of one image, listed per layer.
+
+    Items are added to the scene directly (no item groups) and removed one by one, so that
+    each is owned by exactly one side at any time; a layer is shown or hidden item by item.
+    """
 
     KIND_STYLE = {
         "A": (theme.BOX_A, 1.0, Qt.SolidLine, "primary"),
@@ -202,35 +205,31 @@ class OverlayLayer:
         "secondary_B": (theme.BOX_B, 0.6, Qt.DashLine, "secondary"),
         "perturbed": (theme.BOX_PERTURBED, 0.5, Qt.DotLine, "perturbed"),
     }
+    Z = {"geometry": 1, "others": 2, "perturbed": 3, "secondary": 4, "primary": 5, "labels": 6}
 
     def __init__(self, scene: QGraphicsScene) -> None:
         self.scene = scene
-        self.groups: dict[str, QGraphicsItemGroup] = {}
-        self.items_by_kind: dict[str, list[QGraphicsRectItem]] = {}
+        self.layers: dict[str, list[QGraphicsItem]] = {}
+        self.items_by_kind: dict[str, list[QGraphicsItem]] = {}
         self.tags: list[TagItem] = []
+        self.visible: dict[str, bool] = {}
 
     def clear(self) -> None:
-        for g in self.groups.values():
-            self.scene.removeItem(g)
-        self.groups.clear()
-        self.items_by_kind.clear()
-        self.tags.clear()
+        for items in self.layers.values():
+            for it in items:
+                self.scene.removeItem(it)
+        self.layers = {}
+        self.items_by_kind = {}
+        self.tags = []
 
-    def _group(self, name: str) -> QGraphicsItemGroup:
-        g = self.groups.get(name)
-        if g is None:
-            g = QGraphicsItemGroup()
-            g.setHandlesChildEvents(False)
-            z = {"geometry": 1, "others": 2, "perturbed": 3, "secondary": 4, "primary": 5, "labels": 6}
-            g.setZValue(z.get(name, 5))
-            self.scene.addItem(g)
-            self.groups[name] = g
-        return g
+    def _add(self, layer: str, item: QGraphicsItem) -> None:
+        item.setZValue(self.Z.get(layer, 5))
+        item.setVisible(self.visible.get(layer, True))
+        self.scene.addItem(item)
+        self.layers.setdefault(layer, []).append(item)
 
     def build(self, spec: OverlaySpec, line_width: float = 2.0) -> None:
         self.clear()
-        for name in ("primary", *LAYERS):
-            self._group(name)
         if spec.b is not None:
             self._build_geometry(spec, line_width)
         for b in spec.boxes:
@@ -243,7 +242,7 @@ class OverlayLayer:
                 halo = QGraphicsRectItem(item.rect())
                 halo.setPen(_pen("#000000", item.pen().widthF() + 2))
                 halo.setOpacity(0.55)
-                self.groups[layer].addToGroup(halo)
+                self._add(layer, halo)
             tip = f"{b.label} {b.score:.2f} — " + {
                 "A": "selected object A (primary detector)", "B": "selected object B (primary detector)",
                 "other": "other primary detection", "secondary": "secondary detector",
@@ -251,7 +250,7 @@ class OverlayLayer:
                 "perturbed": f"primary detector on the {b.variant} image"}[b.kind]
             item.setToolTip(tip)
             item.setData(0, b.kind)
-            self.groups[layer].addToGroup(item)
+            self._add(layer, item)
             self.items_by_kind.setdefault(b.kind, []).append(item)
             if b.kind in ("A", "B"):
                 self._tag(f"{b.kind}: {b.label} {b.score:.2f}", QColor(color), b, spec)
@@ -264,17 +263,16 @@ class OverlayLayer:
         below = b.y1 < 0.06 * spec.height
         tag = TagItem(text, color, below=below)
         tag.setPos(QPointF(b.x1, b.y2 if below else b.y1))
-        self.groups["labels"].addToGroup(tag)
+        self._add("labels", tag)
         self.tags.append(tag)
 
     def _note(self, text: str, spec: OverlaySpec) -> None:
         tag = TagItem(text, QColor(40, 40, 40), below=True)
         tag.setPos(QPointF(4, 4))
-        self.groups["labels"].addToGroup(tag)
+        self._add("labels", tag)
         self.tags.append(tag)
 
     def _build_geometry(self, spec: OverlaySpec, line_width: float) -> None:
-        g = self.groups["geometry"]
         lo, hi = spec.band()  # type: ignore[misc]
         band_color = QColor(theme.MARGIN_BAND)
         fill = QColor(band_color)
@@ -289,11 +287,11 @@ class OverlayLayer:
         axis = "x" if spec.horizontal else "y"
         band.setToolTip(f"UNDECIDABLE zone: |d| ≤ margin {spec.margin:g} around B's centre on the {axis} axis")
         band.setData(0, "margin_band")
-        g.addToGroup(band)
+        self._add("geometry", band)
         self.items_by_kind.setdefault("margin_band", []).append(band)
         tag = TagItem(f"margin ±{spec.margin:g}", band_color, below=True, text_color=QColor("black"))
         tag.setPos(QPointF(rect.left(), rect.top()) if spec.horizontal else QPointF(0, rect.top()))
-        g.addToGroup(tag)
+        self._add("geometry", tag)
         # centres, and the line between them
         r = max(4.0, 0.012 * max(spec.width, spec.height))
         pts = []
@@ -306,17 +304,17 @@ class OverlayLayer:
                 ln = QGraphicsLineItem(x1, y1, x2, y2)
                 ln.setPen(_pen(color, max(2.0, line_width)))
                 ln.setData(0, "centre")
-                g.addToGroup(ln)
+                self._add("geometry", ln)
                 self.items_by_kind.setdefault("centre", []).append(ln)
         if len(pts) == 2:
             ln = QGraphicsLineItem(pts[0].x(), pts[0].y(), pts[1].x(), pts[1].y())
             ln.setPen(_pen("#ffffff", 1.0, Qt.DotLine))
-            g.addToGroup(ln)
+            self._add("geometry", ln)
 
     def set_visible(self, layer: str, visible: bool) -> None:
-        g = self.groups.get(layer)
-        if g is not None:
-            g.setVisible(visible)
+        self.visible[layer] = visible
+        for it in self.layers.get(layer, []):
+            it.setVisible(visible)
 
     def visible_kinds(self) -> set[str]:
         """Kinds of the items now shown (tests ask what a user would see)."""

@@ -377,11 +377,16 @@ def prepare(ds: Dataset) -> Prepared:
     role = np.repeat(np.array([0, 1], np.int64), [int(role_a.sum()), int(role_b.sum())])
     del role_a, role_b
     group = np.where(source[rows] == SECONDARY, 1, np.where(variant[rows] == 0, 0, 1 + variant[rows]))
-    key = (2 * group + role) * n + sample_idx[rows]
+    key = sample_idx[rows] * n_slots + (2 * group + role)  # sample-major: near-sorted in practice
     del group, role
     score = np.asarray(d.score, np.float64)
-    # sort by (slot, sample), then score descending, then detection row (ties keep row order)
-    order_local = np.lexsort((rows, -score[rows], key))
+    # sort by (sample, slot), then score descending, then detection row: one stable sort of a
+    # complex key (real = segment, imag = -score; numpy orders complex lexicographically)
+    ck = np.empty(len(rows), np.complex128)
+    ck.real = key
+    ck.imag = -score[rows]
+    order_local = np.argsort(ck, kind="stable")
+    del ck
     order = rows[order_local]
     key_sorted = key[order_local]
     del rows, key, order_local
@@ -389,9 +394,9 @@ def prepare(ds: Dataset) -> Prepared:
     count_flat = np.bincount(key_sorted, minlength=n_slots * n)
     del key_sorted
     start_flat = np.cumsum(count_flat) - count_flat
-    count = count_flat.reshape(n_slots, n).astype(np.int32)
+    count = np.ascontiguousarray(count_flat.reshape(n, n_slots).T).astype(np.int32)
     has = count > 0
-    first = np.where(has, start_flat.reshape(n_slots, n), -1).astype(np.int64)
+    first = np.where(has, start_flat.reshape(n, n_slots).T, -1).astype(np.int64)
     del count_flat, start_flat
 
     row0 = np.full((n_slots, n), -1, np.int64)

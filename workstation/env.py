@@ -176,8 +176,12 @@ def is_hub_id(model: str) -> bool:
     return bool(_HUB_ID.match(model))
 
 
-def resolve_model(model: str | os.PathLike[str], revision: str | None = None, what: str = "model") -> ModelLocation:
+def resolve_model(
+    model: str | os.PathLike[str], revision: str | None = None, what: str = "model", cache_dir: str | None = None
+) -> ModelLocation:
     """A local folder, or a hub id found in the local HF cache (never downloads).
+
+    ``cache_dir`` overrides the Hugging Face cache folder (default: HF_HUB_CACHE / HF_HOME).
 
     Raises WorkstationError naming the folder or the cache searched when nothing is there.
     """
@@ -198,11 +202,11 @@ def resolve_model(model: str | os.PathLike[str], revision: str | None = None, wh
     except ImportError as e:  # pragma: no cover - huggingface_hub comes with transformers/diffusers
         raise WorkstationError(f"{what} {text!r} is not a folder and huggingface_hub is not installed") from e
     try:
-        snap = snapshot_download(text, revision=revision, local_files_only=True)
+        snap = snapshot_download(text, revision=revision, local_files_only=True, cache_dir=cache_dir)
     except Exception as e:  # LocalEntryNotFoundError, RevisionNotFoundError, ...
         rev = f" at revision {revision}" if revision else ""
         raise WorkstationError(
-            f"{what} {text!r}{rev} is neither a folder nor in the local Hugging Face cache ({HF_HUB_CACHE}); "
+            f"{what} {text!r}{rev} is neither a folder nor in the local Hugging Face cache ({cache_dir or HF_HUB_CACHE}); "
             f"downloads are off — copy the model into a folder and give its path"
         ) from e
     sp = Path(snap)

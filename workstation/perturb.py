@@ -38,7 +38,8 @@ def apply(img: np.ndarray, p: Perturbation) -> np.ndarray:
     check_image(img)
     v = float(p.value)
     if p.kind not in PERTURBATION_KINDS:
-        raise WorkstationError(f"unknown perturbation kind {p.kind!r} (expected one of {', '.join(PERTURBATION_KINDS)})")
+        raise WorkstationError(
+            f"unknown perturbation kind {p.kind!r} (expected one of {', '.join(PERTURBATION_KINDS)})")
     if not math.isfinite(v):
         raise WorkstationError(f"perturbation {p.name}: value must be finite")
     img = np.ascontiguousarray(img)

@@ -195,7 +195,8 @@ def _parse_csv_rows(path: Path, suite: str, reader: Any) -> Prompts:
                 raise InputError(path, f"empty field '{k}'", line)
         rel = get("relation").lower()
         if rel not in RELATION_CODE:
-            raise InputError(path, f"unknown relation {get('relation')!r} (expected one of {', '.join(RELATIONS)})", line)
+            raise InputError(
+                path, f"unknown relation {get('relation')!r} (expected one of {', '.join(RELATIONS)})", line)
         a, b = get("object_a").lower(), get("object_b").lower()
         if a == b:
             raise InputError(path, f"object_a and object_b are the same object {a!r}", line)

@@ -98,7 +98,8 @@ def sd15_size_components(tokenizer_dir: Path) -> dict[str, Any]:
     )
     text_encoder = CLIPTextModel(CLIPTextConfig(hidden_size=768, intermediate_size=3072, num_attention_heads=12,
                                                 num_hidden_layers=12, projection_dim=768, hidden_act="quick_gelu"))
-    scheduler = DPMSolverMultistepScheduler(beta_start=0.00085, beta_end=0.012, beta_schedule="scaled_linear")
+    scheduler = DPMSolverMultistepScheduler(beta_start=0.00085, beta_end=0.012, beta_schedule="scaled_linear",
+                                            steps_offset=1)
     return {
         "unet": unet, "vae": vae, "text_encoder": text_encoder, "tokenizer": clip_tokenizer(tokenizer_dir),
         "scheduler": scheduler, "safety_checker": None, "feature_extractor": None,
@@ -277,3 +278,14 @@ def build_tiny_florence2(out: Path, image_size: int = 64) -> Path:
     model.save_pretrained(str(out), safe_serialization=True)
     processor.save_pretrained(str(out))
     return out
+
+
+def as_hf_cache_entry(folder: Path, cache_dir: Path, repo_id: str, commit: str = "0123456789abcdef0123456789abcdef01234567") -> str:
+    """Lay ``folder`` out as the local Hugging Face cache does (refs/main → snapshots/<commit>)."""
+    import shutil
+
+    repo = cache_dir / ("models--" + repo_id.replace("/", "--"))
+    (repo / "refs").mkdir(parents=True, exist_ok=True)
+    (repo / "refs" / "main").write_text(commit)
+    shutil.copytree(folder, repo / "snapshots" / commit)
+    return commit

@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import models_tiny  # noqa: E402
 
 pytest.importorskip("diffusers")
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 PROMPTS = [f"A photo of a {a} to the left of a {b}." for a, b in [
     ("cat", "dog"), ("cake", "bed"), ("apple", "banana"), ("bus", "car"), ("cow", "horse"), ("tv", "couch"),
@@ -39,6 +40,18 @@ PROMPTS = [f"A photo of a {a} to the left of a {b}." for a, b in [
 SMALL = GenerationParams(width=64, height=64, steps=2, batch_size=8)
 
 
+@pytest.fixture(scope="module", autouse=True)
+def one_torch_thread() -> Any:
+    """Tiny models run fastest on one thread, and do not stall when other processes hold the cores.
+    (On the CPU the thread count is part of what fixes the pixels, so every fixture here uses one.)"""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(scope="session")
 def tokenizer_dir(models_dir: Path) -> Path:
     d = models_dir / "clip_tokenizer"
@@ -47,17 +60,17 @@ def tokenizer_dir(models_dir: Path) -> Path:
     return d
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def tiny_sd(tmp_path_factory: pytest.TempPathFactory, tokenizer_dir: Path) -> Path:
     return models_tiny.build_tiny_sd(tmp_path_factory.mktemp("models") / "tiny-sd", tokenizer_dir)
 
 
-@pytest.fixture(scope="session")
-def generator(tiny_sd: Path) -> Any:
+@pytest.fixture(scope="module")
+def generator(tiny_sd: Path, one_torch_thread: None) -> Any:
     return create_generator("diffusers", model=str(tiny_sd))
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def batch_images(generator: Any) -> list[np.ndarray]:
     prompts = PROMPTS * 2
     seeds = [0] * 16 + [1] * 16
@@ -232,3 +245,12 @@ def test_importing_the_model_layer_loads_no_ml_library() -> None:
             "print(sorted(m for m in ('torch','diffusers','transformers') if m in sys.modules))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.stdout.strip() == "[]", r.stderr
+
+
+def test_model_from_the_local_hf_cache_records_its_revision(tiny_sd: Path, tmp_path: Path) -> None:
+    commit = models_tiny.as_hf_cache_entry(tiny_sd, tmp_path / "hub", "tiny-org/tiny-sd")
+    g = create_generator("diffusers", model="tiny-org/tiny-sd", cache_dir=str(tmp_path / "hub"))
+    prov = g.provenance()
+    assert prov["model_id"] == "tiny-org/tiny-sd" and prov["revision"] == commit and prov["source"] == "hf_cache"
+    with pytest.raises(WorkstationError, match="revision v9"):
+        create_generator("diffusers", model="tiny-org/tiny-sd", revision="v9", cache_dir=str(tmp_path / "hub"))

@@ -20,6 +20,8 @@ from workstation.types import VERDICTS
 pytestmark = pytest.mark.gui
 
 
+
+
 # ---- fixtures ------------------------------------------------------------------------------------
 def make_project(folder, parsed, n_labels: int = 200, seed: int = 7) -> Project:
     p = Project.create(folder)
@@ -186,7 +188,8 @@ def test_tau_slider_moves_line_and_confusion(qtbot, panel, state):
     assert panel.tau_plot.line.value() == pytest.approx(0.7)
     assert panel.cov_plot.line.value() == pytest.approx(0.7)
     verdict, conf, human = _audited(state)
-    np.testing.assert_array_equal(panel.confusion_view.matrix, confusion(apply_tau(verdict, conf, 0.7), human))
+    want = confusion(apply_tau(verdict, conf, 0.7), human)
+    np.testing.assert_array_equal(panel.confusion_view.matrix, want)
     pt = risk_coverage(verdict, conf, human, taus=[0.7])
     assert "τ = 0.700" in panel.readout.text()
     assert f"coverage <b>{pt.coverage[0]:.3f}</b>" in panel.readout.text()

@@ -15,6 +15,8 @@ from workstation.types import VERDICTS
 pytestmark = pytest.mark.gui
 
 
+
+
 def make_project(folder, parsed, n_labels: int = 200, seed: int = 7) -> Project:
     p = Project.create(folder)
     p.add_run(parsed.run_id, method="sd15_boxdiff")

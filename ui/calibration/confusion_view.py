@@ -9,7 +9,14 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QSizePolicy, QTableWidget, QTableWidgetItem, QWidget
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QSizePolicy,
+    QTableWidget,
+    QTableWidgetItem,
+    QWidget,
+)
 
 from workstation.types import VERDICTS
 
@@ -35,12 +42,20 @@ class ConfusionView(QTableWidget):
         self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         self.setMinimumHeight(140)
-        self.setToolTip("rows: checker at the current τ (conf < τ counts as UNDECIDABLE); columns: latest human label")
+        self.setToolTip("rows: checker at the current τ (conf < τ counts as UNDECIDABLE); "
+                        "columns: latest human label")
         self.matrix = np.zeros((3, 3), np.int64)
         for r in range(4):
             for c in range(4):
                 it = QTableWidgetItem("")
                 it.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
+                if r == 3 or c == 3:
+                    bg = _TOTAL
+                elif r < 2 and c < 2:
+                    bg = _AGREE if r == c else (_FALSE_PASS if (r, c) == (0, 1) else _DISAGREE)
+                else:
+                    bg = QColor("white")
+                it.setBackground(QBrush(bg))
                 self.setItem(r, c, it)
         self.set_matrix(self.matrix)
 
@@ -55,14 +70,9 @@ class ConfusionView(QTableWidget):
         for r in range(4):
             for c in range(4):
                 it = self.item(r, c)
-                it.setText(str(int(full[r, c])))
-                if r == 3 or c == 3:
-                    bg = _TOTAL
-                elif r < 2 and c < 2:
-                    bg = _AGREE if r == c else (_FALSE_PASS if (r, c) == (0, 1) else _DISAGREE)
-                else:
-                    bg = QColor("white")
-                it.setBackground(QBrush(bg))
+                text = str(int(full[r, c]))
+                if it.text() != text:
+                    it.setText(text)
 
     def count(self, checker: str, human: str) -> int:
         """Cell by names, e.g. count('PASS', 'FAIL') = false PASS."""

@@ -110,11 +110,18 @@ class DeltaTable(QTableWidget):
             b, a = before.get(row.key), after.get(row.key)
             d = a - b
             for c, x in enumerate((b, a)):
-                self.setItem(r, c, _num(f"{x:.4f}" if np.isfinite(x) else "—"))
-            it = _num(f"{d:+.4f}" if np.isfinite(d) else "—")
-            if np.isfinite(d) and abs(d) >= 5e-5:
-                it.setForeground(QBrush(_UP if d > 0 else _DOWN))
-            self.setItem(r, 2, it)
+                self._set(r, c, f"{x:.4f}" if np.isfinite(x) else "—")
+            colour = (_UP if d > 0 else _DOWN) if np.isfinite(d) and abs(d) >= 5e-5 else QColor("#222")
+            self._set(r, 2, f"{d:+.4f}" if np.isfinite(d) else "—").setForeground(QBrush(colour))
+
+    def _set(self, r: int, c: int, text: str) -> QTableWidgetItem:
+        it = self.item(r, c)
+        if it is None:
+            it = _num(text)
+            self.setItem(r, c, it)
+        elif it.text() != text:
+            it.setText(text)
+        return it
 
     def delta(self, key: str) -> float:
         assert self.before is not None and self.after is not None

@@ -179,7 +179,8 @@ class GridSearchDialog(QDialog):
         self.table.cellClicked.connect(lambda r, _c: self._choose(r))
         self.table.cellDoubleClicked.connect(self._choose_and_close)
         self.table.itemSelectionChanged.connect(self._on_selection)
-        self.status = QLabel("Click a row to load its parameters into the sliders; double-click to load and close.")
+        self.status = QLabel("Click a row to load its parameters into the sliders; "
+                             "double-click to load and close.")
         self.status.setWordWrap(True)
 
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
@@ -226,11 +227,13 @@ class GridSearchDialog(QDialog):
             self.error_label.setText(str(e))
             self.run_button.setEnabled(False)
             return
-        n_eval = int(np.prod([len(v) for k, v in g.items() if k != "tau"])) if any(k != "tau" for k in g) else 1
+        n_eval = int(np.prod([len(v) for k, v in g.items() if k != "tau"]))  # 1 when only τ is searched
         n_comb = n_eval * len(g.get("tau", [0]))
         self.error_label.setText("" if n_comb <= MAX_COMBINATIONS else
-                                 f"{n_comb} combinations is too many (at most {MAX_COMBINATIONS}); use coarser grids")
-        self.count_label.setText(f"{n_comb} parameter sets · {n_eval} checker evaluations over the audited samples")
+                                 f"{n_comb} combinations is too many (at most {MAX_COMBINATIONS}); "
+                                 "use coarser grids")
+        self.count_label.setText(
+            f"{n_comb} parameter sets · {n_eval} checker evaluations over the audited samples")
         self.run_button.setEnabled(n_comb <= MAX_COMBINATIONS and self.worker is None)
 
     # ---- run --------------------------------------------------------------------------------

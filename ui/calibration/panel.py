@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
-    QGridLayout,
     QGroupBox,
     QHBoxLayout,
     QHeaderView,
@@ -41,12 +41,24 @@ from workstation.config import CheckerConfig
 from .confusion_view import ConfusionView
 from .deltas import DELTA_ROWS, METRIC_ROWS, DeltaTable, Summary, summarize_verdicts
 from .grid_dialog import GridSearchDialog
-from .plots import BLUE, GREEN, ORANGE, PURPLE, TAU_GRID, VERMILION, EmptyState, RiskCoveragePlot, TauPlot, coverage_curve
+from .plots import (
+    BLUE,
+    GREEN,
+    ORANGE,
+    PURPLE,
+    TAU_GRID,
+    VERMILION,
+    EmptyState,
+    RiskCoveragePlot,
+    TauPlot,
+    coverage_curve,
+)
 from .sliders import PARAMS, ParamSliders
 
 log = logging.getLogger(__name__)
 
 THROTTLE_MS = 40
+APPLY_TIP = "save these parameters as a new checker-config version with its verdicts"
 
 NO_PROJECT = "Open a project to calibrate the checker."
 NO_SAMPLES = "This project has no samples yet: import a run or generate images first."
@@ -60,6 +72,18 @@ def _item(text: str, align_right: bool = True) -> QTableWidgetItem:
     if align_right:
         it.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
     return it
+
+
+def _set(t: QTableWidget, r: int, c: int, text: str, color: QColor | None = None) -> None:
+    """Show `text` in a cell, reusing its item (a refresh runs on every slider step)."""
+    it = t.item(r, c)
+    if it is None:
+        it = _item(text)
+        t.setItem(r, c, it)
+    elif it.text() != text:
+        it.setText(text)
+    if color is not None:
+        it.setForeground(QBrush(color))
 
 
 def _table(rows: int, cols: int, headers: list[str], name: str) -> QTableWidget:
@@ -76,7 +100,8 @@ def _table(rows: int, cols: int, headers: list[str], name: str) -> QTableWidget:
 
 
 def _fit_height(t: QTableWidget) -> None:
-    h = t.horizontalHeader().height() + sum(t.rowHeight(r) for r in range(t.rowCount())) + 2 * t.frameWidth() + 2
+    rows = sum(t.rowHeight(r) for r in range(t.rowCount()))
+    h = t.horizontalHeader().height() + rows + 2 * t.frameWidth() + 2
     t.setFixedHeight(h)
 
 
@@ -105,6 +130,8 @@ class CalibrationPanel(QWidget):
         self.evaluations = 0  # how many times this panel asked the state to re-evaluate
         self.point: dict[str, float] | None = None  # the operating point at the current τ
         self._baseline_seen: Any = None
+        self._stored_hash: dict[int, str] = {}  # config version → content hash
+        self._live_hash: tuple[CheckerConfig, str] | None = None
 
         self._throttle = QTimer(self)
         self._throttle.setSingleShot(True)
@@ -145,7 +172,7 @@ class CalibrationPanel(QWidget):
         self.note_edit.setPlaceholderText("note for the new version (optional)")
         self.apply_button = QPushButton("Apply")
         self.apply_button.setObjectName("calib_apply")
-        self.apply_button.setToolTip("save these parameters as a new checker-config version with its verdicts")
+        self.apply_button.setToolTip(APPLY_TIP)
         apply_row.addWidget(self.note_edit, 1)
         apply_row.addWidget(self.apply_button)
         pl.addLayout(apply_row)
@@ -170,7 +197,8 @@ class CalibrationPanel(QWidget):
         before_row.addWidget(QLabel("before:"))
         self.before_combo = QComboBox()
         self.before_combo.setObjectName("calib_before")
-        self.before_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.before_combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.before_combo.setMinimumContentsLength(16)
         before_row.addWidget(self.before_combo, 1)
         dl.addLayout(before_row)
@@ -306,6 +334,7 @@ class CalibrationPanel(QWidget):
     # =========================================================================================
     def _on_project(self) -> None:
         st = self.state
+        self._stored_hash.clear()
         self.session_start_id = st.config_id if st.project is not None else None
         self._summaries.clear()
         self._on_dataset()
@@ -388,17 +417,22 @@ class CalibrationPanel(QWidget):
         for r, row in enumerate(METRIC_ROWS):
             lv = live.get(row.key)
             av = act.get(row.key) if act is not None else float("nan")
-            self.metrics_table.setItem(r, 0, _item(_fmt(lv, row.kind)))
-            self.metrics_table.setItem(r, 1, _item(_fmt(av, row.kind)))
+            _set(self.metrics_table, r, 0, _fmt(lv, row.kind))
+            _set(self.metrics_table, r, 1, _fmt(av, row.kind))
             d = lv - av if act is not None else float("nan")
-            self.metrics_table.setItem(r, 2, _item(_delta_text(d, row.kind)))
+            _set(self.metrics_table, r, 2, _delta_text(d, row.kind))
         reasons = live.abstention
-        self.abstention_table.setRowCount(len(reasons))
-        self.abstention_table.setVerticalHeaderLabels([r for r, _c, _p in reasons])
+        t = self.abstention_table
+        names = [r for r, _c, _p in reasons]
+        heads = (t.verticalHeaderItem(i) for i in range(t.rowCount()))
+        shown = [h.text() if h is not None else "" for h in heads]
+        if shown != names:
+            t.setRowCount(len(reasons))
+            t.setVerticalHeaderLabels(names)
+            _fit_height(t)
         for i, (_r, count, pct) in enumerate(reasons):
-            self.abstention_table.setItem(i, 0, _item(str(count)))
-            self.abstention_table.setItem(i, 1, _item(f"{100.0 * pct:.1f}%"))
-        _fit_height(self.abstention_table)
+            _set(t, i, 0, str(count))
+            _set(t, i, 1, f"{100.0 * pct:.1f}%")
 
     def _refresh_coverage_plot(self) -> None:
         v = self.state.verdicts
@@ -464,7 +498,8 @@ class CalibrationPanel(QWidget):
         combo.blockSignals(True)
         combo.clear()
         start = self.session_start_id
-        combo.addItem(f"session start ({'v%d' % start if start is not None else 'defaults'})", ("start", start))
+        start_name = f"v{start}" if start is not None else "defaults"
+        combo.addItem(f"session start ({start_name})", ("start", start))
         parent = None
         versions = st.project.configs() if st.project is not None else []
         for c in versions:
@@ -507,14 +542,20 @@ class CalibrationPanel(QWidget):
         self.delta_table.set_summaries(before_name, before, after_name, self._live)
 
     def _is_applied(self) -> bool:
+        """The live parameters are those of the stored active version."""
         st = self.state
         if st.config_id is None or st.project is None:
             return False
-        try:
-            stored = st.project.get_config(st.config_id)
-        except Exception:  # noqa: BLE001
-            return False
-        return stored.content_hash() == st.config.content_hash()
+        h = self._stored_hash.get(st.config_id)
+        if h is None:
+            try:
+                h = st.project.get_config(st.config_id).content_hash()
+            except Exception:  # noqa: BLE001 - a version that cannot be read is not applied
+                return False
+            self._stored_hash[st.config_id] = h
+        if self._live_hash is None or self._live_hash[0] is not st.config:
+            self._live_hash = (st.config, st.config.content_hash())
+        return h == self._live_hash[1]
 
     def _update_version_label(self) -> None:
         st = self.state
@@ -532,7 +573,7 @@ class CalibrationPanel(QWidget):
         ro = bool(getattr(st.project, "read_only", False))
         self.apply_button.setEnabled(not applied and not ro)
         self.apply_button.setToolTip("the project is open read-only" if ro else
-                                     "save these parameters as a new checker-config version with its verdicts")
+                                     APPLY_TIP)
 
     # =========================================================================================
     # actions

@@ -14,7 +14,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QFont
-from PySide6.QtWidgets import QLabel, QStackedWidget, QWidget
+from PySide6.QtWidgets import QGraphicsItem, QLabel, QStackedWidget, QWidget
 
 from workstation.types import FAIL, PASS
 
@@ -41,6 +41,9 @@ def _style(plot: pg.PlotWidget, x: str, y: str, title: str) -> None:
         ax.setTextPen(pg.mkPen("#222"))
         ax.setLabel(text, color="#222")
         ax.enableAutoSIPrefix(False)
+        # axes also draw the grid across the plot, so every curve update repaints them:
+        # keep their (text-heavy) drawing in a pixmap that is redrawn only when they change
+        ax.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
     item.showGrid(x=True, y=True, alpha=0.15)
     item.setMenuEnabled(False)
     item.hideButtons()
@@ -74,15 +77,15 @@ class TauPlot(pg.PlotWidget):
         item.setXRange(0.0, 1.0, padding=0.02)
         item.setYRange(0.0, 1.0, padding=0.04)
         item.setLimits(xMin=-0.05, xMax=1.05, yMin=-0.1, yMax=1.6)
-        self.legend = item.addLegend(offset=(-8, 4), labelTextColor="#222", brush=pg.mkBrush(255, 255, 255, 220),
-                                     pen=pg.mkPen("#bbb"), colCount=3)
+        self.legend = item.addLegend(offset=(-8, 4), labelTextColor="#222", pen=pg.mkPen("#bbb"),
+                                     brush=pg.mkBrush(255, 255, 255, 220), colCount=3)
         self.curves: dict[str, pg.PlotDataItem] = {}
         self.line = pg.InfiniteLine(
             pos=0.0, angle=90, movable=True, bounds=(0.0, 1.0),
             pen=pg.mkPen(TAU_LINE, width=2, style=Qt.PenStyle.DashLine),
             hoverPen=pg.mkPen(VERMILION, width=3),
-            label="τ={value:.2f}", labelOpts={"position": 0.93, "color": "#222", "fill": (255, 255, 255, 200),
-                                             "movable": False},
+            label="τ={value:.2f}",
+            labelOpts={"position": 0.93, "color": "#222", "fill": (255, 255, 255, 200), "movable": False},
         )
         self.line.setZValue(20)
         self.line.setToolTip("drag to change τ")

@@ -35,7 +35,6 @@ from ..types import (
     ORIGINAL_NAME,
     PASS,
     PRIMARY,
-    RELATION_CODE,
     SECONDARY,
     UNDECIDABLE,
     VERDICT_CODE,
@@ -48,12 +47,12 @@ log = logging.getLogger(__name__)
 DEMO_RUN_ID = "demo_procedural"
 DEMO_METHOD = "demo_procedural"
 IMAGE_DIR = "images"
-DETECTOR_NAMES = ("demo_scene", "demo_scene_template")  # primary, secondary
+DETECTOR_NAMES = ("scene", "scene_template")  # primary, secondary (the detectors' names)
 
 ProgressFn = Callable[[int, int], None]
 CancelFn = Callable[[], bool]
 
-# stage names of the per-stage CPU times
+# stages whose CPU time (process time, summed over workers) the builder reports
 STAGES = ("render", "write_png", "perturb", "detect_primary", "detect_secondary")
 
 
@@ -101,7 +100,8 @@ def encode_png(img: np.ndarray) -> bytes:
     data = comp.compress(rows.tobytes()) + comp.flush()
 
     def chunk(kind: bytes, body: bytes) -> bytes:
-        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF)
+        crc = zlib.crc32(kind + body) & 0xFFFFFFFF
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", crc)
 
     header = struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)  # 8-bit truecolour, no interlace
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", data) + chunk(b"IEND", b"")
@@ -129,22 +129,23 @@ def _work_chunk(task: dict[str, Any]) -> dict[str, Any]:
     perts = [Perturbation.from_name(n) for n in task["perturbations"]]
     times = dict.fromkeys(STAGES, 0.0)
     out = []
+    clock = time.process_time  # CPU seconds of this process: independent of other load
     for row, seed, rel_path in task["items"]:
-        t0 = time.perf_counter()
+        t0 = clock()
         img, truth = render(row, seed, size=task["size"])
-        t1 = time.perf_counter()
+        t1 = clock()
         write_png(folder / rel_path, img)
-        t2 = time.perf_counter()
+        t2 = clock()
         variants = [img] + [apply(img, p) for p in perts]
-        t3 = time.perf_counter()
+        t3 = clock()
         dets: list[tuple[int, int, str, float, float, float, float, float]] = []
         for v, im in enumerate(variants):
             for d in prim.detect(im):
                 dets.append((PRIMARY, v, d.label, d.score, *d.box))
-        t4 = time.perf_counter()
+        t4 = clock()
         for d in sec.detect(img):
             dets.append((SECONDARY, 0, d.label, d.score, *d.box))
-        t5 = time.perf_counter()
+        t5 = clock()
         for k, a, b in zip(STAGES, (t0, t1, t2, t3, t4), (t1, t2, t3, t4, t5)):
             times[k] += b - a
         out.append({"truth": truth, "dets": dets})
@@ -178,7 +179,7 @@ def build_demo_dataset(
     `perturbations` to the default checker config's. `workers` processes (default: every
     core; 0 or 1 = in this process). `progress(done, total)` is called as samples finish;
     `cancel()` returning True stops the build with :class:`DemoCancelled`. If `stats` is given
-    it receives wall time and summed per-stage CPU seconds.
+    it receives the wall time and the CPU seconds of each stage summed over the workers.
     """
     from ..suites import spatial_suite
     from .scenes import prompt_rows, style_of
@@ -403,7 +404,8 @@ def build_demo_project(
         provenance = {
             "generator": "procedural", "renderer": "workstation.demo.scenes.render",
             "suite": str(prompts.suite[0]) if len(prompts) else "", "suite_hash": content_hash(prompts),
-            "detectors": {"primary": SceneDetector().provenance(), "secondary": TemplateSceneDetector().provenance()},
+            "detectors": {"primary": SceneDetector().provenance(),
+                          "secondary": TemplateSceneDetector().provenance()},
             "perturbations": list(ds.variant_names[1:]),
         }
         project.add_run(run_id, method=DEMO_METHOD, model={"generator": "procedural"},

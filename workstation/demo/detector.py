@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..detection.base import DEFAULT_SCORE_FLOOR, Detection, check_images, make_detections
+from ..types import WorkstationError
 from .scenes import COLOURS, SHAPES, STYLES, shape_mask
 
 _PROTOTYPES: dict[str, np.ndarray] | None = None
@@ -109,10 +110,24 @@ def _clean_render(shape: str, radius: float, angle: float, hue: float = 215.0) -
     return np.clip(np.rint(img), 0, 255).astype(np.uint8)
 
 
+def _check_options(classes: Mapping[str, tuple[str, str]], score_floor: float,
+                   min_area_fraction: float) -> None:
+
+    for label, style in classes.items():
+        if not (isinstance(style, tuple) and len(style) == 2 and style[0] in SHAPES and style[1] in COLOURS):
+            raise WorkstationError(
+                f"scene detector class {label!r}: expected (shape, colour) with shape in {', '.join(SHAPES)} "
+                f"and colour in {', '.join(COLOURS)}, got {style!r}")
+    if not 0.0 <= score_floor <= 1.0:
+        raise WorkstationError(f"scene detector score_floor must be in [0, 1], got {score_floor}")
+    if not 0.0 <= min_area_fraction < 1.0:
+        raise WorkstationError(f"scene detector min_area_fraction must be in [0, 1), got {min_area_fraction}")
+
+
 class SceneDetector:
     """Primary demo detector: HSV segmentation + contour shape descriptors."""
 
-    name = "demo_scene"
+    name = "scene"
     batch_size = 16
 
     def __init__(
@@ -127,6 +142,7 @@ class SceneDetector:
         max_labels_per_region: int = 3,
     ) -> None:
         self.classes = dict(STYLES if classes is None else classes)
+        _check_options(self.classes, float(score_floor), float(min_area_fraction))
         self.score_floor = float(score_floor)
         self.threshold = float(threshold)
         self.min_area_fraction = float(min_area_fraction)
@@ -150,7 +166,9 @@ class SceneDetector:
         """Detections of one RGB uint8 image, best first, down to the score floor."""
         return self.detect_batch([img], None if queries is None else [list(queries)])[0]
 
-    def detect_batch(self, images: list[np.ndarray], queries: list[list[str]] | None = None) -> list[list[Detection]]:
+    def detect_batch(
+        self, images: list[np.ndarray], queries: list[list[str]] | None = None
+    ) -> list[list[Detection]]:
         check_images(images, queries)
         out = []
         for i, im in enumerate(images):
@@ -230,7 +248,7 @@ class TemplateSceneDetector:
     class shape's template, and a hole test separates rings from discs.
     """
 
-    name = "demo_scene_template"
+    name = "scene_template"
     batch_size = 16
 
     def __init__(
@@ -247,6 +265,7 @@ class TemplateSceneDetector:
         downscale: int = 2,
     ) -> None:
         self.classes = dict(STYLES if classes is None else classes)
+        _check_options(self.classes, float(score_floor), float(min_area_fraction))
         self.score_floor = float(score_floor)
         self.threshold = float(threshold)
         self.min_area_fraction = float(min_area_fraction)
@@ -271,7 +290,9 @@ class TemplateSceneDetector:
     def detect(self, img: np.ndarray, queries: Sequence[str] | None = None) -> list[Detection]:
         return self.detect_batch([img], None if queries is None else [list(queries)])[0]
 
-    def detect_batch(self, images: list[np.ndarray], queries: list[list[str]] | None = None) -> list[list[Detection]]:
+    def detect_batch(
+        self, images: list[np.ndarray], queries: list[list[str]] | None = None
+    ) -> list[list[Detection]]:
         check_images(images, queries)
         out = []
         for i, im in enumerate(images):
@@ -296,7 +317,9 @@ class TemplateSceneDetector:
 
         h, w = img.shape[:2]
         f = self.downscale
-        small = cv2.resize(img, (max(1, w // f), max(1, h // f)), interpolation=cv2.INTER_AREA) if f > 1 else img
+        small = img
+        if f > 1:
+            small = cv2.resize(img, (max(1, w // f), max(1, h // f)), interpolation=cv2.INTER_AREA)
         sx, sy = w / small.shape[1], h / small.shape[0]
         lab = cv2.cvtColor(small, cv2.COLOR_RGB2Lab)
         a = lab[:, :, 1].astype(np.float32) - 128.0
@@ -338,7 +361,8 @@ class TemplateSceneDetector:
                 dist = np.linalg.norm(self._sig - sig[None, :], axis=1)
                 hole_z = (holes / area - self._holes) / self.hole_sigma
                 shape_score = np.exp(-0.5 * ((dist / self.signature_sigma) ** 2 + hole_z ** 2))
-                colour_score = np.exp(-0.5 * (_hue_diff(mean_angle, self._colour_angle) / self.angle_sigma) ** 2)
+                colour_z = _hue_diff(mean_angle, self._colour_angle) / self.angle_sigma
+                colour_score = np.exp(-0.5 * colour_z ** 2)
                 size_q = min(1.0, area / (3.0 * min_area)) ** 0.5
                 cls = 0.97 * size_q * shape_score[self._shape_idx] ** 0.6 * colour_score ** 0.4
                 for k in np.argsort(-cls)[: self.max_labels]:
@@ -419,7 +443,8 @@ def templates() -> dict[str, tuple[np.ndarray, float]]:
                     outer = [i for i in range(len(contours)) if hier[0][i][3] == -1]
                     i = max(outer, key=lambda k: cv2.contourArea(contours[k]))
                     area = cv2.contourArea(contours[i])
-                    holes = sum(cv2.contourArea(contours[k]) for k in range(len(contours)) if hier[0][k][3] == i)
+                    holes = sum(cv2.contourArea(contours[k]) for k in range(len(contours))
+                                if hier[0][k][3] == i)
                     sigs.append(radial_signature(contours[i]))
                     hole_ratios.append(holes / area)
             out[s] = (np.mean(sigs, axis=0), float(np.mean(hole_ratios)))

@@ -87,7 +87,8 @@ def style_of(label: str) -> tuple[str, str]:
         return STYLES[label.strip().lower()]
     except KeyError:
         raise WorkstationError(
-            f"the demo cannot draw {label!r}: it draws only the built-in objects ({', '.join(SPATIAL_OBJECTS)})"
+            f"the demo cannot draw {label!r}: it draws only the built-in objects "
+            f"({', '.join(SPATIAL_OBJECTS)})"
         ) from None
 
 
@@ -145,7 +146,8 @@ def shape_polygons(shape: str, similarity: float = 0.0) -> tuple[list[np.ndarray
     if shape == "rounded_square":
         return [_rounded_square(0.82, 0.12 + 0.4 * u)], []
     if shape == "rectangle":
-        return [np.array([(-0.9, -0.9), (0.9, -0.9), (0.9, 0.9), (-0.9, 0.9)]) * np.array([1.0, 0.95 - 0.3 * u])], []
+        rect = np.array([(-0.9, -0.9), (0.9, -0.9), (0.9, 0.9), (-0.9, 0.9)])
+        return [rect * np.array([1.0, 0.95 - 0.3 * u])], []
     if shape == "narrow_triangle":
         hw = 0.866 * (0.95 - 0.35 * u)
         return [np.array([(0.0, -1.0), (hw, 0.5), (-hw, 0.5)])], []
@@ -195,7 +197,8 @@ class PromptRow:
 
 
 def as_prompt_row(row: Any) -> PromptRow:
-    """Accept a PromptRow, or a mapping with prompt_id, relation (name or code), label_a/object_a, label_b/object_b."""
+    """A PromptRow from a PromptRow or a mapping with prompt_id, relation (name or code),
+    label_a / object_a and label_b / object_b (names, or SpatialBench-UC object dicts)."""
     if isinstance(row, PromptRow):
         return row
     if not isinstance(row, Mapping):
@@ -467,7 +470,8 @@ def _draw(img: np.ndarray, o: _Obj, rng: np.random.Generator,
     # soft shading across the object
     ang = float(rng.uniform(0, 2 * math.pi))
     yy, xx = np.mgrid[0:m.shape[0], 0:m.shape[1]].astype(np.float32)
-    shade = 1.0 + o.shade * ((xx - xx.mean()) * math.cos(ang) + (yy - yy.mean()) * math.sin(ang)) / max(m.shape)
+    ramp = (xx - xx.mean()) * math.cos(ang) + (yy - yy.mean()) * math.sin(ang)
+    shade = 1.0 + o.shade * ramp / max(m.shape)
     alpha = (m.astype(np.float32) / 255.0)[:, :, None]
     if o.translucent:
         under = occupied[y0:y1, x0:x1] >= 128
@@ -529,7 +533,9 @@ def choose_error(rng: np.random.Generator) -> str:
     return ERROR_KINDS[int(rng.choice(len(ERROR_KINDS), p=w / w.sum()))]
 
 
-def render(prompt_row: Any, seed: int, size: int = 512, error: str | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+def render(
+    prompt_row: Any, seed: int, size: int = 512, error: str | None = None
+) -> tuple[np.ndarray, dict[str, Any]]:
     """Draw a prompt as a scene. Returns (H×W×3 uint8 RGB image, truth).
 
     `truth` holds ``error`` (an ERROR_KINDS name), ``expected`` (PASS / FAIL / UNDECIDABLE),
@@ -537,8 +543,6 @@ def render(prompt_row: Any, seed: int, size: int = 512, error: str | None = None
     instance of A / B), ``distractors`` (look-alikes: ``looks_like``, ``shape``, ``box``) and the
     ``objects`` drawn. `error` forces an error kind (tests); otherwise the seeded model picks one.
     """
-    import cv2  # noqa: F401  (drawing backend)
-
     row = as_prompt_row(prompt_row)
     if size < 64:
         raise WorkstationError(f"demo images must be at least 64 pixels wide, got {size}")

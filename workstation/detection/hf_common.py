@@ -62,8 +62,9 @@ class HFDetector:
         threshold: float | None = None,
         score_floor: float = DEFAULT_SCORE_FLOOR,
         batch_size: int = 8,
+        cache_dir: str | None = None,
     ) -> None:
-        self.location = env.resolve_model(model, revision, what=f"{self.name} model")
+        self.location = env.resolve_model(model, revision, what=f"{self.name} model", cache_dir=cache_dir)
         self.config = self._check_folder(self.location.path)
         if name:
             self.name = name

@@ -89,8 +89,9 @@ class DiffusersGenerator:
         pipeline_class: str | None = None,
         keep_safety_checker: bool = False,
         name: str | None = None,
+        cache_dir: str | None = None,
     ) -> None:
-        self.location = env.resolve_model(model, revision, what="generation model")
+        self.location = env.resolve_model(model, revision, what="generation model", cache_dir=cache_dir)
         self.model_index = check_pipeline_folder(self.location.path)
         self.pipeline_class = pipeline_class
         self.keep_safety_checker = keep_safety_checker
@@ -257,6 +258,11 @@ class DiffusersGenerator:
             "attention": params.attention,
             "params": params.to_dict(),
         }
+        if self.last_run["device"] == "cpu":
+            import torch
+
+            # on the CPU the number of threads changes how sums are split, hence the last bits
+            self.last_run["cpu_threads"] = torch.get_num_threads()
         return pipe
 
     @staticmethod

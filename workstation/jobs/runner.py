@@ -18,6 +18,7 @@ interrupted) is terminated, then killed.
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
@@ -49,6 +50,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..store import Project
 
 ProgressCallback = Callable[[Progress], None]
+log = logging.getLogger(__name__)
 
 
 def worker_command(job_dir: Path) -> list[str]:
@@ -263,6 +265,10 @@ class JobRun:
         except WorkstationError as e:
             self._finish(FAILED, str(e))
             return self
+        except Exception as e:  # noqa: BLE001 - reported as the job's failure, with the traceback in the log
+            log.exception("starting job %s failed", self.job_id)
+            self._finish(FAILED, f"cannot start the job: {type(e).__name__}: {e}")
+            return self
         self._record(force=True)
         return self
 
@@ -304,19 +310,21 @@ class JobRun:
                 self.status = p.state
         try:
             self.last_ingest = ingest_pending(self.project, self.paths, self.spec)
-        except WorkstationError as e:
+            self.ingested += self.last_ingest
+            if rc is not None:  # the worker has ended: everything it finished is on disk
+                last = ingest_pending(self.project, self.paths, self.spec)
+                self.last_ingest += last
+                self.ingested += last
+        except Exception as e:  # noqa: BLE001 - a database error (disk full, …) ends the job, not the app
+            log.exception("ingesting the results of job %s failed", self.job_id)
             self.worker.cancel(0.0)
             self.worker.enforce()
-            self._finish(FAILED, f"cannot add results to the project: {e}")
+            self._finish(FAILED, f"cannot add results to the project: {e}; the result files stay in "
+                                 f"{self.paths.chunks} and are added when the job is resumed")
             return self.progress
-        self.ingested += self.last_ingest
         if rc is None:
             self._record()
             return self.progress
-        # the worker has ended: everything it finished is on disk
-        last = ingest_pending(self.project, self.paths, self.spec)
-        self.last_ingest += last
-        self.ingested += last
         p = read_progress(self.paths.progress) or self.progress
         self.progress = p
         if p.state == DONE:

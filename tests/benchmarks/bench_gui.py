@@ -1,0 +1,378 @@
+"""Benchmark: the auditor's screen. Prints figures; asserts nothing but that torch stays unloaded.
+
+    .venv/bin/python tests/benchmarks/bench_gui.py [--n 100000] [--images 120] [--work DIR]
+
+1. cold start: `python main.py gui` as a new process until its window is shown and
+   interactive (the app prints READY, then quits): empty window, the SpatialBench-UC fixture
+   project (if ../shared is there) and the N-sample synthetic project. Target ≤ 1.5 s to an
+   interactive window; `torch` must not be in sys.modules.
+2. next-pair latency: Right arrow → pair viewer showing the next pair (two 512² PNGs decoded,
+   overlays, seed strip, table selection) and painted, with prefetch and an auditor's dwell
+   of 150 ms per pair; and the same with prefetch off. Target p95 ≤ 50 ms.
+3. slider move → all views updated: `AppState.set_config` with a new margin on the N-sample
+   project (checker re-evaluation, live table re-registered and re-queried, pair viewer and
+   status bar refreshed, events processed and painted). Target p95 ≤ 100 ms.
+4. resident memory with the N-sample project open. Target ≤ 500 MB.
+
+Projects are built once under --work (default: a temp folder) and reused when present.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+SHARED = ROOT.parent / "shared" / "fixtures" / "spatialbench_uc"
+
+VOCAB = np.array(["person", "dog", "cat", "car", "bicycle", "chair", "table", "bottle", "cup", "bird",
+                  "horse", "sheep", "cow", "bench", "clock", "vase", "laptop", "book", "pizza", "cake"],
+                 dtype=object)
+RELS = ("left_of", "right_of", "above", "below")
+INV = {0: 1, 1: 0, 2: 3, 3: 2}
+
+
+def pct(xs: list[float], q: float) -> float:
+    return float(np.percentile(np.asarray(xs), q))
+
+
+# ---------------------------------------------------------------------------------------------
+# synthetic projects
+# ---------------------------------------------------------------------------------------------
+
+def synthetic_dataset(n: int, seed: int = 0, image_paths: list[str] | None = None):
+    """n samples (K = 4 seeds per prompt, prompts in counterfactual twin pairs), 512×512, with
+    3 primary detections (A, B, a distractor), 2 secondary and A / B on 4 perturbed variants."""
+    from workstation.config import DEFAULT_PERTURBATIONS
+    from workstation.dataset import Dataset, Detections, Prompts, Samples
+    from workstation.types import ORIGINAL_NAME
+
+    rng = np.random.default_rng(seed)
+    W = H = 512.0
+    n_prompts = (n + 3) // 4
+    n_prompts += n_prompts % 2
+    pair = np.arange(n_prompts) // 2
+    twin_first = (np.arange(n_prompts) % 2) == 0
+    base_rel = rng.integers(0, 4, n_prompts // 2)
+    base_a = rng.integers(0, len(VOCAB), n_prompts // 2)
+    base_b = (base_a + rng.integers(1, len(VOCAB), n_prompts // 2)) % len(VOCAB)
+    p_rel = np.where(twin_first, base_rel[pair], [INV[int(r)] for r in base_rel[pair]]).astype(np.int8)
+    p_a = np.where(twin_first, base_a[pair], base_b[pair])
+    p_b = np.where(twin_first, base_b[pair], base_a[pair])
+    pid = np.array([f"p{i:06d}" for i in range(n_prompts)], dtype=object)
+    cf = np.array([f"p{(i + 1 if i % 2 == 0 else i - 1):06d}" for i in range(n_prompts)], dtype=object)
+    text = np.array([f"a photo of a {VOCAB[a]} {RELS[r].replace('_', ' ')} a {VOCAB[b]} #{i}"
+                     for i, (a, r, b) in enumerate(zip(p_a, p_rel, p_b))], dtype=object)
+    prompts = Prompts(pid, text, p_rel, VOCAB[p_a], VOCAB[p_b], cf,
+                      np.array([f"pair{i:06d}" for i in pair], dtype=object),
+                      np.full(n_prompts, "synthetic", dtype=object))
+    s_prompt = np.arange(n) // 4
+    a = p_a[s_prompt]
+    b = p_b[s_prompt]
+    # primary: A, B, distractor
+    si = np.repeat(np.arange(n), 3)
+    slot = np.tile(np.arange(3), n)
+    lab = np.where(slot == 0, a[si], np.where(slot == 1, b[si], rng.integers(0, len(VOCAB), len(si))))
+    score = np.round(rng.uniform(0.15, 1.0, len(si)), 3)
+    cx = rng.uniform(40, W - 40, len(si))
+    cy = rng.uniform(40, H - 40, len(si))
+    bw = W * rng.uniform(0.05, 0.4, len(si))
+    bh = H * rng.uniform(0.05, 0.4, len(si))
+    x1, x2 = np.clip(cx - bw / 2, 0, W), np.clip(cx + bw / 2, 0, W)
+    y1, y2 = np.clip(cy - bh / 2, 0, H), np.clip(cy + bh / 2, 0, H)
+    ab = np.flatnonzero(slot < 2)
+    # secondary: jittered copies of A and B
+    j = lambda m, s: rng.normal(0, s, m)  # noqa: E731
+    s_x1 = np.clip(x1[ab] + j(len(ab), 5), 0, W)
+    s_y1 = np.clip(y1[ab] + j(len(ab), 5), 0, H)
+    s_x2 = np.clip(np.maximum(x2[ab] + j(len(ab), 5), s_x1 + 1), 0, W)
+    s_y2 = np.clip(np.maximum(y2[ab] + j(len(ab), 5), s_y1 + 1), 0, H)
+    # perturbed variants of A and B
+    nv = len(DEFAULT_PERTURBATIONS)
+    rep = np.repeat(ab, nv)
+    var = np.tile(np.arange(1, nv + 1), len(ab))
+    p_x1 = np.clip(x1[rep] + j(len(rep), 3), 0, W)
+    p_y1 = np.clip(y1[rep] + j(len(rep), 3), 0, H)
+    p_x2 = np.clip(np.maximum(x2[rep] + j(len(rep), 3), p_x1 + 1), 0, W)
+    p_y2 = np.clip(np.maximum(y2[rep] + j(len(rep), 3), p_y1 + 1), 0, H)
+    cat = np.concatenate
+    sample_idx = cat([si, si[ab], si[rep]]).astype(np.int64)
+    order = np.argsort(sample_idx, kind="stable")
+    dets = Detections(
+        sample_idx=sample_idx[order],
+        source=cat([np.zeros(len(si)), np.ones(len(ab)), np.zeros(len(rep))]).astype(np.int8)[order],
+        variant=cat([np.zeros(len(si)), np.zeros(len(ab)), var]).astype(np.int16)[order],
+        label=VOCAB[cat([lab, lab[ab], lab[rep]])][order],
+        score=cat([score, np.clip(score[ab] * 0.9 + 0.05, 0, 1), np.clip(score[rep] + j(len(rep), 0.03), 0, 1)])[order],
+        x1=cat([x1, s_x1, p_x1])[order], y1=cat([y1, s_y1, p_y1])[order],
+        x2=cat([x2, s_x2, p_x2])[order], y2=cat([y2, s_y2, p_y2])[order])
+    paths = image_paths if image_paths is not None else [""] * n
+    samples = Samples(
+        sample_id=np.array([f"s{i:07d}" for i in range(n)], dtype=object),
+        run_id=np.full(n, "synthetic", dtype=object), prompt_id=pid[s_prompt],
+        seed=(np.arange(n) % 4).astype(np.int64), relation=p_rel[s_prompt], label_a=VOCAB[a], label_b=VOCAB[b],
+        width=np.full(n, W), height=np.full(n, H), image_path=np.array(paths, dtype=object),
+        recorded_stability=np.full(n, np.nan), has_secondary=np.ones(n, bool), has_perturbed=np.ones(n, bool))
+    used = np.unique(s_prompt)
+    names = (ORIGINAL_NAME,) + tuple(p.name for p in DEFAULT_PERTURBATIONS)
+    return Dataset(samples, dets, prompts.take(used), names)
+
+
+def build_project(folder: Path, n: int, images: bool = False) -> Path:
+    from workstation.config import CheckerConfig
+    from workstation.store import DB_NAME, Project
+
+    if (folder / DB_NAME).is_file():
+        return folder
+    paths = [f"images/s{i:07d}.png" for i in range(n)] if images else None
+    ds = synthetic_dataset(n, image_paths=paths)
+    p = Project.create(folder)
+    try:
+        with p.transaction():
+            p.add_run("synthetic", method="synthetic")
+            p.add_dataset(ds)
+            p.save_config(CheckerConfig(name="bench"))
+        p.set_setting("annotator", "bench")
+    finally:
+        p.close()
+    if images:
+        write_images(folder, ds)
+    return folder
+
+
+def write_images(folder: Path, ds) -> None:
+    """512² PNGs with photo-like entropy (blurred noise) and the A / B boxes painted in."""
+    import cv2
+
+    rng = np.random.default_rng(1)
+    d = ds.detections
+    for i in range(ds.n):
+        noise = rng.integers(0, 255, (512, 512, 3), dtype=np.uint8)
+        img = cv2.GaussianBlur(noise, (0, 0), 3)
+        img = cv2.addWeighted(img, 0.6, np.full_like(img, (150, 170, 190)), 0.4, 0)
+        rows = np.flatnonzero((d.sample_idx == i) & (d.source == 0) & (d.variant == 0))[:2]
+        for k, r in enumerate(rows):
+            cv2.rectangle(img, (int(d.x1[r]), int(d.y1[r])), (int(d.x2[r]), int(d.y2[r])),
+                          (60, 60, 200) if k == 0 else (200, 90, 40), -1)
+        out = folder / str(ds.samples.image_path[i])
+        out.parent.mkdir(parents=True, exist_ok=True)
+        cv2.imwrite(str(out), img)
+
+
+def build_fixture_project(folder: Path) -> Path | None:
+    from workstation.store import DB_NAME, Project
+
+    if (folder / DB_NAME).is_file():
+        return folder
+    if not (SHARED / "sd15_boxdiff" / "eval" / "per_sample.jsonl").is_file():
+        return None
+    from workstation.config import CheckerConfig
+    from workstation.io.sbuc import parse_run
+
+    parsed = parse_run(SHARED / "sd15_boxdiff", SHARED / "v1.0.1" / "prompts.jsonl")
+    p = Project.create(folder)
+    try:
+        with p.transaction():
+            p.add_run(parsed.run_id, method=parsed.run_id)
+            p.add_dataset(parsed.dataset)
+            p.save_config(parsed.config or CheckerConfig())
+        p.set_setting("annotator", "bench")
+    finally:
+        p.close()
+    return folder
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. cold start
+# ---------------------------------------------------------------------------------------------
+
+def cold_start(project: Path | None, settings: Path, repeat: int = 3) -> tuple[list[float], str]:
+    env = dict(os.environ, WORKSTATION_EXIT_WHEN_READY="1", WORKSTATION_SETTINGS=str(settings))
+    env.setdefault("QT_QPA_PLATFORM", "offscreen")
+    cmd = [sys.executable, "main.py", "gui"] + (["--project", str(project)] if project else [])
+    walls = []
+    last = ""
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        r = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+        wall = time.perf_counter() - t0
+        ready = [ln for ln in r.stdout.splitlines() if ln.startswith("READY")]
+        if r.returncode != 0 or not ready:
+            raise SystemExit(f"the app did not start: rc={r.returncode}\n{r.stdout}\n{r.stderr}")
+        last = ready[-1]
+        assert "torch=False" in last, f"torch was imported at start: {last}"
+        walls.append(wall)
+    return walls, last
+
+
+# ---------------------------------------------------------------------------------------------
+# 2 and 3: in-process measurements
+# ---------------------------------------------------------------------------------------------
+
+def wait(app, seconds: float) -> None:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        app.processEvents()
+        time.sleep(0.005)
+
+
+def next_pair_latency(app, folder: Path, steps: int, dwell: float, prefetch: bool) -> list[float]:
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    from ui import main_window
+    from ui.main_window import MainWindow
+
+    main_window.PREFETCH_AHEAD = 4 if prefetch else 0
+    w = MainWindow(ask_annotator=lambda: "bench")
+    w.resize(1500, 940)
+    w.show()
+    w.activateWindow()
+    wait(app, 0.2)
+    w.open_project(folder)
+    w.review_from_browse(0)
+    wait(app, 0.3)
+    out = []
+    for _ in range(steps):
+        if not prefetch:
+            w.images.clear()
+        wait(app, dwell)
+        t0 = time.perf_counter()
+        QTest.keyClick(w, Qt.Key_Right)
+        app.processEvents()  # layout and paint of the new pair
+        out.append((time.perf_counter() - t0) * 1000)
+    w.close()
+    app.processEvents()
+    return out
+
+
+def rss_mb() -> float:
+    import psutil
+
+    return psutil.Process().memory_info().rss / 2**20
+
+
+def slider_moves(app, folder: Path, moves: int, with_calibration: bool) -> dict[str, object]:
+    from workstation.checker import evaluate
+
+    from ui.main_window import MainWindow
+
+    w = MainWindow(ask_annotator=lambda: "bench")
+    w.resize(1500, 940)
+    w.show()
+    wait(app, 0.2)
+    t0 = time.perf_counter()
+    w.open_project(folder)
+    app.processEvents()
+    open_s = time.perf_counter() - t0
+    rss_open = rss_mb()
+    st = w.state
+    if with_calibration:
+        w.show_tab("Calibration")
+        wait(app, 0.5)
+    else:
+        w.review_from_browse(0)
+        w.show_tab("Browse")
+        wait(app, 0.3)
+    margins = [0.02 + 0.2 * (i % 20) / 20 for i in range(moves)]
+    total, ev_only, table = [], [], []
+    for m in margins:
+        cfg = st.config.replace(margin=round(m, 4))
+        t1 = time.perf_counter()
+        evaluate(st.dataset, cfg)
+        ev_only.append((time.perf_counter() - t1) * 1000)
+        cfg = cfg.replace(t_det=round(0.2 + (m % 0.05), 4))  # a new config (no cache hit)
+        t0 = time.perf_counter()
+        st.set_config(cfg)
+        app.processEvents()
+        total.append((time.perf_counter() - t0) * 1000)
+        table.append(w.browser.model.last_query_ms)
+        wait(app, 0.05)
+    res = {"open_s": open_s, "rss_open": rss_open, "rss_after": rss_mb(), "total": total, "evaluate": ev_only,
+           "table": table, "n": st.dataset.n, "dets": len(st.dataset.detections)}
+    w.close()
+    app.processEvents()
+    return res
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--n", type=int, default=100_000, help="samples in the large synthetic project")
+    ap.add_argument("--images", type=int, default=120, help="512² images for the next-pair benchmark")
+    ap.add_argument("--steps", type=int, default=100, help="next-pair steps")
+    ap.add_argument("--moves", type=int, default=30, help="slider moves")
+    ap.add_argument("--work", type=Path, default=None, help="folder for the projects (kept)")
+    args = ap.parse_args(argv)
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    work = args.work or Path(tempfile.mkdtemp(prefix="bench_gui_"))
+    work.mkdir(parents=True, exist_ok=True)
+    settings = work / "settings.ini"
+    os.environ["WORKSTATION_SETTINGS"] = str(settings)
+    print(f"platform {os.environ['QT_QPA_PLATFORM']}, {os.cpu_count()} cores, projects in {work}")
+
+    t = time.perf_counter()
+    big = build_project(work / f"synthetic_{args.n}", args.n)
+    pics = build_project(work / f"images_{args.images}", args.images, images=True)
+    fixture = build_fixture_project(work / "fixture")
+    print(f"projects ready in {time.perf_counter() - t:.1f} s")
+
+    print("\n== 1. cold start to an interactive window (new process, wall clock) ==")
+    for name, proj in (("empty window", None), ("fixture project (800 samples)", fixture),
+                       (f"synthetic project ({args.n:,} samples)", big)):
+        if name.startswith("fixture") and proj is None:
+            print(f"  {name}: skipped (../shared not found)")
+            continue
+        walls, line = cold_start(proj, settings)
+        print(f"  {name}: median {statistics.median(walls):.2f} s, max {max(walls):.2f} s   [{line}]")
+    print("  target <= 1.5 s to an interactive window; torch not imported at start: OK")
+
+    from PySide6.QtWidgets import QApplication
+
+    from ui import theme
+
+    app = QApplication.instance() or QApplication([])
+    theme.apply_theme(app, "dark")
+
+    print("\n== 2. next-pair latency, 512x512 PNG pairs (Right arrow -> new pair painted) ==")
+    for prefetch in (True, False):
+        lat = next_pair_latency(app, pics, args.steps, dwell=0.15, prefetch=prefetch)
+        label = "with prefetch (150 ms dwell)" if prefetch else "prefetch off (cold decode)"
+        print(f"  {label}: p50 {pct(lat, 50):.1f} ms, p95 {pct(lat, 95):.1f} ms, max {max(lat):.1f} ms "
+              f"over {len(lat)} steps")
+    print("  target p95 <= 50 ms with prefetch")
+
+    print(f"\n== 3. slider move -> all views updated ({args.n:,} samples) ==")
+    for cal in (False, True):
+        r = slider_moves(app, big, args.moves, with_calibration=cal)
+        tot = r["total"]
+        where = "Calibration tab shown (its plots included)" if cal else "Browse tab shown (table, pair viewer)"
+        if not cal:
+            print(f"  project: {r['n']:,} samples, {r['dets']:,} detections; opened in {r['open_s']:.2f} s")
+            print(f"  checker evaluate alone: p50 {pct(r['evaluate'], 50):.1f} ms, "
+                  f"p95 {pct(r['evaluate'], 95):.1f} ms")
+            print(f"  table re-query: p50 {pct(r['table'], 50):.1f} ms, p95 {pct(r['table'], 95):.1f} ms")
+        print(f"  {where}: set_config -> views updated p50 {pct(tot, 50):.1f} ms, p95 {pct(tot, 95):.1f} ms, "
+              f"max {max(tot):.1f} ms over {len(tot)} moves")
+        if not cal:
+            print("  target p95 <= 100 ms")
+            print(f"\n== 4. resident memory with the {args.n:,}-sample project open ==")
+            print(f"  RSS after open {r['rss_open']:.0f} MB, after {len(tot)} slider moves "
+                  f"{r['rss_after']:.0f} MB (target <= 500 MB)")
+    print(f"\ntorch imported by the UI: {'torch' in sys.modules}")
+    assert "torch" not in sys.modules
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,141 @@
+"""Audit sets: a seeded stratified sample becomes a blind queue, with consistency re-checks and
+self-agreement."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtWidgets import QApplication, QCheckBox, QDoubleSpinBox, QPushButton, QSpinBox
+
+from ui.audit_dialog import draw_audit_set, recheck_plan, self_agreement_report
+from workstation.audit import stratum_codes
+
+from .conftest import on_next_modal
+
+pytestmark = pytest.mark.gui
+
+
+def _key(qtbot, w, key, modifier=Qt.NoModifier) -> None:
+    if not w.isActiveWindow():  # after a dialog closed (offscreen does not give the focus back)
+        w.activateWindow()
+        qtbot.waitUntil(lambda: w.isActiveWindow(), timeout=2000)
+    target = QApplication.focusWidget()
+    qtbot.keyClick(target if target is not None and target.isVisible() else w, key, modifier)
+
+
+def _type_into(qtbot, box, value: str) -> None:
+    box.setFocus()
+    box.selectAll()
+    qtbot.keyClicks(box, value)
+
+
+def _create_with_dialog(qtbot, w, size: int, seed: int, recheck: str = "0.10", blind: bool = True) -> list:
+    def fill(dlg) -> None:
+        _type_into(qtbot, dlg.findChild(QSpinBox, "auditSize").lineEdit(), str(size))
+        _type_into(qtbot, dlg.findChild(QSpinBox, "auditSeed").lineEdit(), str(seed))
+        _type_into(qtbot, dlg.findChild(QDoubleSpinBox, "auditRecheck").lineEdit(), recheck)
+        cb = dlg.findChild(QCheckBox, "auditBlind")
+        if cb.isChecked() != blind:
+            qtbot.mouseClick(cb, Qt.LeftButton, pos=QPoint(6, cb.height() // 2))
+        qtbot.mouseClick(dlg.findChild(QPushButton, "auditCreate"), Qt.LeftButton)
+
+    return on_next_modal(qtbot, fill)
+
+
+def test_new_audit_set_becomes_a_blind_queue(qtbot, open_window, sbuc_project: Path) -> None:
+    w = open_window(sbuc_project)
+    seen = _create_with_dialog(qtbot, w, 40, 3)
+    _key(qtbot, w, Qt.Key_A, Qt.ControlModifier | Qt.ShiftModifier)
+    assert seen, "Ctrl+Shift+A opened no dialog"
+    st = w.state
+    sets = st.project.audit_sets()
+    assert len(sets) == 1 and sets[0]["blind"] and sets[0]["size"] == 44  # 40 + 4 re-checks
+    assert sets[0]["params"]["seed"] == 3 and sets[0]["params"]["strata"] == ["run", "relation", "verdict"]
+    assert len(st.queue) == 44 and st.blind and st.audit_set_id == sets[0]["audit_set_id"]
+    assert w.tabs.currentWidget() is w.review
+    # blind: no checker verdict, confidence or colours anywhere
+    for side in (w.viewer.left, w.viewer.right):
+        assert side.card.chip.text() in ("BLIND", "—")
+        assert not side.card.bar.isVisible()
+    assert w.labeling.blind_banner.isVisible()
+    assert all(w.browser.table.isColumnHidden(c) for c in (5, 6, 7, 9))
+    assert w.counts_label.text() == ""
+    assert all(it == -1 for it in (w.browser.model.data(w.browser.model.index(i, 0), Qt.UserRole + 2)
+                                   for i in range(5)))
+    assert w.labeling.progress.text() == "0 / 44 labelled"
+    # every stratum (run × relation × verdict) with samples is represented
+    codes, names = stratum_codes(st.dataset, st.verdicts, ("run", "relation", "verdict"))
+    assert set(codes[np.array(st.queue)].tolist()) == set(codes.tolist())
+
+
+def test_audit_set_without_blind_shows_the_checker(qtbot, open_window, sbuc_project: Path) -> None:
+    w = open_window(sbuc_project)
+    seen = _create_with_dialog(qtbot, w, 10, 1, recheck="0", blind=False)
+    _key(qtbot, w, Qt.Key_A, Qt.ControlModifier | Qt.ShiftModifier)
+    assert seen
+    assert not w.state.blind and len(w.state.queue) == 10
+    assert w.viewer.left.card.chip.text() in ("PASS", "FAIL", "UNDECIDABLE")
+    assert not w.labeling.blind_banner.isVisible()
+
+
+def test_same_seed_same_sample(qtbot, open_window, sbuc_project: Path) -> None:
+    w = open_window(sbuc_project)
+    a = draw_audit_set(w.state, name="a", size=30, seed=11, recheck_fraction=0.0)
+    b = draw_audit_set(w.state, name="b", size=30, seed=11, recheck_fraction=0.0)
+    c = draw_audit_set(w.state, name="c", size=30, seed=12, recheck_fraction=0.0)
+    items = {k: w.state.project.audit_items(k) for k in (a, b, c)}
+    assert items[a] == items[b]
+    assert items[a] != items[c]
+    assert len({s for s, _ in items[a]}) == 30  # no duplicates
+
+
+def test_rechecks_come_back_later_blind_and_give_self_agreement(qtbot, open_window, sbuc_project: Path) -> None:
+    w = open_window(sbuc_project)
+    seen = _create_with_dialog(qtbot, w, 20, 5, recheck="0.20")
+    _key(qtbot, w, Qt.Key_A, Qt.ControlModifier | Qt.ShiftModifier)
+    assert seen
+    st = w.state
+    items = st.project.audit_items(st.audit_set_id)
+    assert len(items) == 24
+    first_pos = {}
+    for pos, (sid, rc) in enumerate(items):
+        if rc:
+            assert sid in first_pos and first_pos[sid] < pos  # after the original
+        else:
+            first_pos[sid] = pos
+    # label everything with keys: PASS the first time, and for two of the four re-checks FAIL
+    rechecks_seen = 0
+    for pos in range(24):
+        assert st.queue_pos == pos
+        if w.controller.is_recheck():
+            assert "re-check" in w.labeling.position.text()
+            assert w.viewer.left.card.chip.text() == "BLIND"
+            rechecks_seen += 1
+            _key(qtbot, w, Qt.Key_F if rechecks_seen <= 2 else Qt.Key_P)
+        else:
+            _key(qtbot, w, Qt.Key_P)
+    assert rechecks_seen == 4
+    assert w.labeling.progress.text() == "24 / 24 labelled"
+    rep = self_agreement_report(st, st.audit_set_id)
+    assert rep["n_pairs"] == 4 and rep["percent"] == pytest.approx(0.5)
+    assert rep["by_annotator"]["alice"]["n_pairs"] == 4
+    # the end of the queue reports it
+    assert "Self-agreement: 4 re-checks: 50% the same" in w.statusBar().currentMessage()
+
+
+def test_recheck_plan_places_each_after_its_original() -> None:
+    for n in (1, 5, 40, 200):
+        for frac in (0.05, 0.1, 0.5):
+            plan = recheck_plan(n, frac, seed=3)
+            assert len(plan) == int(round(frac * n))
+            # rebuild the queue as the store does
+            items = [(i, False) for i in range(n)]
+            for final, orig in sorted((f, o) for o, f in plan):
+                items.insert(min(final, len(items)), (orig, True))
+            pos_first = {i: p for p, (i, rc) in enumerate(items) if not rc}
+            for p, (i, rc) in enumerate(items):
+                if rc:
+                    assert p > pos_first[i]

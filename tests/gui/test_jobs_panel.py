@@ -1,0 +1,144 @@
+"""The job panel: run a job and watch it reach 100 %, cancel another, New job…, failures."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDialogButtonBox, QProgressBar
+
+from workstation.jobs import CANCELLED, DONE, FAILED
+from workstation.jobs.pipeline import PipelineRequest
+from workstation.store import Project
+
+from .conftest import on_next_modal
+
+pytestmark = pytest.mark.gui
+
+SMALL = {"width": 128, "height": 128}
+
+
+@pytest.fixture
+def panel(qtbot: Any, tmp_path: Path) -> Any:
+    from ui.jobs_panel import JobsPanel
+    from ui.state import AppState
+
+    state = AppState()
+    state.set_project(Project.create(tmp_path / "project"))
+    w = JobsPanel(state, poll_ms=40, reload_interval=0.5)
+    qtbot.addWidget(w)
+    w.resize(1000, 500)
+    w.show()
+    yield w
+    w.shutdown()
+    state.close_project()
+
+
+def row_of(panel: Any, job_id: str) -> int:
+    from ui.jobs_panel import COL_JOB
+
+    for r in range(panel.table.rowCount()):
+        if panel.table.item(r, COL_JOB).text() == job_id:
+            return r
+    raise AssertionError(f"{job_id} is not listed")
+
+
+def cell(panel: Any, job_id: str, col: int) -> str:
+    return panel.table.item(row_of(panel, job_id), col).text()
+
+
+def test_a_job_reaches_100_percent_and_another_is_cancelled(qtbot: Any, panel: Any) -> None:
+    from ui.jobs_panel import COL_PROGRESS, COL_STATE
+
+    (first,) = panel.run_request(PipelineRequest(pairs=2, seeds=1, params=SMALL, detector=None, evaluate=False))
+    assert cell(panel, first, COL_STATE) in ("queued", "starting", "running")
+    with qtbot.waitSignal(panel.job_finished, timeout=60000) as done:
+        pass
+    assert done.args[:2] == [first, DONE]
+    bar = panel.table.cellWidget(row_of(panel, first), COL_PROGRESS)
+    assert isinstance(bar, QProgressBar)
+    assert bar.maximum() == 8 and bar.value() == 8 and "100%" in bar.text()
+    assert cell(panel, first, COL_STATE) == DONE
+    assert panel.state.dataset is not None and panel.state.dataset.n == 8  # the other views see the samples
+
+    # a second, slower job: cancel it from the panel while it runs
+    panel.queue.env = dict(os.environ, WORKSTATION_JOB_DELAY="0.3")
+    (second,) = panel.run_request(PipelineRequest(pairs=2, seeds=2, params=SMALL, batch_size=1, run_id="second",
+                                                  detector=None, evaluate=False))
+    qtbot.waitUntil(lambda: (panel.progress_of(second) or Any).__dict__.get("done", 0) >= 1, timeout=60000)
+    panel.select_job(second)
+    assert panel.cancel_button.isEnabled() and not panel.resume_button.isEnabled()
+    with qtbot.waitSignal(panel.job_finished, timeout=60000) as cancelled:
+        qtbot.mouseClick(panel.cancel_button, Qt.LeftButton)
+    assert cancelled.args[:2] == [second, CANCELLED]
+    assert cell(panel, second, COL_STATE) == CANCELLED
+    kept = panel.state.dataset.n - 8
+    assert 1 <= kept < 16
+    assert panel.resume_button.isEnabled()
+    assert "cancel" in panel.log_view.toPlainText()
+
+    # Resume finishes it, skipping what is done
+    panel.queue.env = None
+    with qtbot.waitSignal(panel.job_finished, timeout=60000) as resumed:
+        qtbot.mouseClick(panel.resume_button, Qt.LeftButton)
+    assert resumed.args[:2] == [second, DONE]
+    assert panel.state.dataset.n == 8 + 16
+
+
+def test_new_job_dialog_generates_detects_and_evaluates(qtbot: Any, panel: Any) -> None:
+    from ui.jobs_panel import COL_STATE
+
+    def fill(dlg: Any) -> None:
+        dlg.pairs.setValue(1)
+        dlg.seeds.setValue(1)
+        dlg.size.setValue(128)
+        dlg.perturb.setChecked(False)
+        assert dlg.detector.currentText() == "scene"
+        qtbot.mouseClick(dlg.run_button, Qt.LeftButton)
+
+    finished: list[tuple[str, str]] = []
+    panel.job_finished.connect(lambda j, s, _m: finished.append((j, s)))
+    on_next_modal(qtbot, fill)
+    qtbot.mouseClick(panel.new_button, Qt.LeftButton)
+    qtbot.waitUntil(lambda: len(finished) == 3, timeout=90000)
+    assert [s for _j, s in finished] == [DONE, DONE, DONE]
+    assert [j.split("-")[0] for j, _s in finished] == ["generate", "detect", "evaluate"]
+    assert all(cell(panel, j, COL_STATE) == DONE for j, _s in finished)
+    ds = panel.state.dataset
+    assert ds is not None and ds.n == 4 and len(ds.detections) > 0
+    assert panel.state.verdicts is not None
+
+
+def test_new_job_dialog_refuses_a_missing_prompt_file(qtbot: Any, panel: Any, tmp_path: Path) -> None:
+    seen: list[Any] = []
+
+    def fill(dlg: Any) -> None:
+        seen.append(dlg)
+        dlg.suite_kind.setCurrentIndex(1)
+        dlg.suite_file.setText(str(tmp_path / "nope.jsonl"))
+        qtbot.mouseClick(dlg.run_button, Qt.LeftButton)
+        assert dlg.isVisible() and "not found" in dlg.error.text()
+        dlg.buttons.button(QDialogButtonBox.Cancel).click()
+
+    on_next_modal(qtbot, fill)
+    qtbot.mouseClick(panel.new_button, Qt.LeftButton)
+    qtbot.waitUntil(lambda: bool(seen) and not seen[0].isVisible(), timeout=10000)
+    assert panel.table.rowCount() == 0
+
+
+def test_a_failing_job_shows_its_message_and_the_window_stays(qtbot: Any, panel: Any, tmp_path: Path) -> None:
+    from ui.jobs_panel import COL_MESSAGE, COL_STATE
+
+    missing = tmp_path / "no_model_here"
+    (job,) = panel.run_request(PipelineRequest(pairs=1, seeds=1, generator="diffusers", model=str(missing),
+                                               params=SMALL, detector=None, evaluate=False))
+    with qtbot.waitSignal(panel.job_finished, timeout=60000) as failed:
+        pass
+    assert failed.args[:2] == [job, FAILED]
+    assert panel.banner.isVisible() and "not found" in panel.banner.text() and str(missing) in panel.banner.text()
+    assert cell(panel, job, COL_STATE) == FAILED
+    assert "not found" in cell(panel, job, COL_MESSAGE)
+    assert panel.isVisible()

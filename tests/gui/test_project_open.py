@@ -1,0 +1,138 @@
+"""Opening projects: recent projects, a project held by another window or process (a clear
+message and a read-only snapshot), creating one, the `gui` command."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMessageBox, QPushButton
+
+from ui import project_dialogs
+from ui.main_window import MainWindow
+
+from .conftest import ROOT, on_next_modal
+
+pytestmark = pytest.mark.gui
+
+
+def _click_button(qtbot, box, name: str) -> None:
+    b = box.findChild(QPushButton, name)
+    assert b is not None, f"no button {name} in {box.text()!r}"
+    qtbot.mouseClick(b, Qt.LeftButton)
+
+
+def test_recent_projects(qtbot, open_window, sbuc_project: Path, png_project: Path) -> None:
+    w = open_window(sbuc_project)
+    assert w.open_project(png_project)
+    assert project_dialogs.recent_projects()[:2] == [str(png_project.resolve()), str(sbuc_project.resolve())]
+    w._fill_recent()
+    texts = [a.text() for a in w.recent_menu.actions()]
+    assert texts[:2] == [str(png_project.resolve()), str(sbuc_project.resolve())]
+    w.recent_menu.actions()[1].trigger()
+    assert w.state.project.folder.resolve() == sbuc_project.resolve()
+    assert w.windowTitle().startswith("sbuc_project")
+
+
+def test_settings_are_isolated_per_test(isolated_settings: Path) -> None:
+    assert project_dialogs.recent_projects() == []
+    assert project_dialogs.settings().fileName() == str(isolated_settings)
+
+
+def test_second_window_gets_a_message_and_a_snapshot(qtbot, open_window, sbuc_project: Path) -> None:
+    w1 = open_window(sbuc_project)
+    w1.review_from_browse(0)
+    qtbot.keyClick(w1, Qt.Key_P)  # a committed label, part of the snapshot
+    w2 = MainWindow(ask_annotator=lambda: "bob")
+    qtbot.addWidget(w2)
+    w2.show()
+    got = {}
+
+    def answer(box) -> None:
+        got["text"] = box.text() + " " + box.informativeText()
+        _click_button(qtbot, box, "openSnapshot")
+
+    seen = on_next_modal(qtbot, answer)
+    assert w2.open_project(sbuc_project)
+    assert seen and "open in another window or process" in got["text"]
+    assert w2.state.project.read_only
+    assert "read-only" in w2.windowTitle()
+    assert len(w2.state.project.latest_labels()) == 1
+    assert not w2.labeling.buttons["PASS"].isEnabled()
+    w2.close()
+    # the first window still writes
+    w1.activateWindow()
+    qtbot.waitUntil(lambda: w1.isActiveWindow(), timeout=2000)
+    qtbot.keyClick(w1, Qt.Key_F)
+    assert len(w1.state.project.latest_labels()) == 2
+
+
+def test_another_process_holds_the_project(qtbot, open_window, sbuc_project: Path) -> None:
+    code = ("import sys, time; from workstation.store import Project; p = Project.open(sys.argv[1]); "
+            "print('HELD', flush=True); time.sleep(60)")
+    holder = subprocess.Popen([sys.executable, "-c", code, str(sbuc_project)], cwd=ROOT,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "HELD"
+        w = open_window(None)
+        got = {}
+
+        def cancel(box) -> None:
+            got["text"] = box.text() + " " + box.informativeText()
+            box.button(QMessageBox.Cancel).click()
+
+        seen = on_next_modal(qtbot, cancel)
+        assert not w.open_project(sbuc_project)
+        assert seen and "another process" in got["text"]
+        assert w.state.project is None
+
+        seen = on_next_modal(qtbot, lambda box: _click_button(qtbot, box, "openSnapshot"))
+        assert w.open_project(sbuc_project)
+        assert seen and w.state.project.read_only
+        assert w.state.dataset.n == 800
+        w.close_project()
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_read_only_when_locked_opens_a_snapshot_without_asking(qtbot, open_window, sbuc_project: Path) -> None:
+    w1 = open_window(sbuc_project)
+    w2 = open_window(None)
+    assert w2.open_project(sbuc_project, read_only=True)
+    assert w2.state.project.read_only
+    assert w1.state.project is not None and not w1.state.project.read_only
+
+
+def test_create_a_project(qtbot, open_window, tmp_path: Path) -> None:
+    folder = tmp_path / "fresh"
+    w = open_window(None)
+    assert project_dialogs.create_project(w, folder)
+    assert w.open_project(folder)
+    assert w.browser.count_label.text() == "0 of 0 samples"
+    assert w.viewer.left.view.message.startswith("Open a project")
+
+
+def test_not_a_project(qtbot, open_window, tmp_path: Path) -> None:
+    w = open_window(None)
+    got = {}
+
+    def read(box) -> None:
+        got["text"] = box.text()
+        box.accept()
+
+    seen = on_next_modal(qtbot, read)
+    assert not w.open_project(tmp_path)
+    assert seen and "no project" in got["text"].lower()
+
+
+def test_gui_command_reports_a_missing_project(tmp_path: Path) -> None:
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    r = subprocess.run([sys.executable, "main.py", "gui", "--project", str(tmp_path / "nope")], cwd=ROOT,
+                       capture_output=True, text=True, env=env, timeout=60)
+    assert r.returncode == 2
+    assert "no project in" in r.stderr
