@@ -109,33 +109,33 @@ def _install_hooks(app: Any, window: Any) -> None:
 
 
 def run(project: str | Path | None = None, read_only: bool = False, argv: Sequence[str] | None = None) -> int:
-    """Open the window (and `project`); returns the application's exit code."""
+    """Open the window (then `project`, loaded in the background); returns the exit code."""
     install_excepthook()
     app = create_application(argv)
     window = build_window(app)
     window.show()
     app.processEvents()
     t_window = time.perf_counter()
-    if project is None and not os.environ.get("WORKSTATION_NO_RECENT"):
-        from . import project_dialogs
+    times = {"window": t_window, "project": t_window}
 
-        recent = project_dialogs.recent_projects()
-        if recent and project_dialogs.is_project(recent[0]) and os.environ.get("WORKSTATION_OPEN_RECENT"):
-            project = recent[0]
+    def loaded(ok: bool) -> None:
+        times["project"] = time.perf_counter()
+        _install_hooks(app, window)
+        if os.environ.get("WORKSTATION_EXIT_WHEN_READY"):
+            from PySide6.QtCore import QTimer
+
+            QTimer.singleShot(0, ready)
+
+    def ready() -> None:
+        ds = window.state.dataset
+        print(f"READY window_ms={(times['window'] - T0) * 1000:.0f} project_ms={(times['project'] - T0) * 1000:.0f} "
+              f"torch={'torch' in sys.modules} samples={ds.n if ds is not None else 0}", flush=True)
+        window.close()
+        app.quit()
+
     if project is not None:
-        window.open_project(project, read_only=read_only)
-        app.processEvents()
-    t_project = time.perf_counter()
-    _install_hooks(app, window)
-    if os.environ.get("WORKSTATION_EXIT_WHEN_READY"):
-        from PySide6.QtCore import QTimer
-
-        def ready() -> None:
-            print(f"READY window_ms={(t_window - T0) * 1000:.0f} project_ms={(t_project - T0) * 1000:.0f} "
-                  f"torch={'torch' in sys.modules} samples={window.state.dataset.n if window.state.dataset else 0}",
-                  flush=True)
-            window.close()
-            app.quit()
-
-        QTimer.singleShot(0, ready)
+        window.load_finished.connect(loaded)
+        window.open_project_in_background(project, read_only=read_only)
+    else:
+        loaded(True)
     return int(app.exec())

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QDockWidget,
     QFileDialog,
     QLabel,
+    QApplication,
     QMainWindow,
     QMenu,
     QMessageBox,
@@ -80,6 +81,7 @@ class CalibrationPlaceholder(QWidget):
 
 class MainWindow(QMainWindow):
     project_opened = Signal()
+    load_finished = Signal(bool)  # a background open ended (True: the project is open)
 
     def __init__(self, state: AppState | None = None, ask_annotator: Callable[[], str | None] | None = None
                  ) -> None:
@@ -92,6 +94,7 @@ class MainWindow(QMainWindow):
         self.docks: dict[str, QDockWidget] = {}
         self.panels: dict[str, QWidget] = {}
         self._ask_annotator_override = ask_annotator
+        self._load_worker: Any = None
         self.controller = LabelController(self.state, ask_annotator=self.ask_annotator)
 
         # pages
@@ -312,6 +315,55 @@ class MainWindow(QMainWindow):
             self.ensure_annotator()
             self.project_opened.emit()
         return ok
+
+    def open_project_in_background(self, folder: str | Path, read_only: bool = False) -> None:
+        """Open a project without blocking the window: the store reads the samples and the
+        checker evaluates them on a worker thread; the views fill in when it is done
+        (`load_finished(ok)`). Locks and errors end in the same messages as `open_project`."""
+        from .state import load_project
+        from .workers import GeneratorWorker
+
+        folder = Path(folder)
+        if (self._load_worker is not None or not project_dialogs.is_project(folder)
+                or project_dialogs.is_open_here(folder)):
+            ok = self.open_project(folder, read_only=read_only) if self._load_worker is None else False
+            self.load_finished.emit(ok)
+            return
+        self.statusBar().showMessage(f"Opening {folder.name}…")
+        self.browser.count_label.setText(f"opening {folder.name}…")
+        QApplication.setOverrideCursor(Qt.BusyCursor)
+        worker = GeneratorWorker(load_project, folder, read_only)
+        worker.returned.connect(lambda loaded: self._adopt_loaded(loaded, folder))
+        worker.errored.connect(lambda e: self._load_failed(e, folder, read_only))
+        self._load_worker = worker
+        worker.start()
+
+    def _adopt_loaded(self, loaded: Any, folder: Path) -> None:
+        self._load_worker = None
+        QApplication.restoreOverrideCursor()
+        old = self.state.project
+        if old is not None and not old.read_only:
+            project_dialogs.release(old.folder)
+        self.state.adopt(loaded)
+        project_dialogs.mark_open(folder, writable=not loaded.project.read_only)
+        n = loaded.dataset.n
+        self.statusBar().showMessage(f"opened {folder.name}: {n:,} samples", 6000)
+        self.ensure_annotator()
+        self.project_opened.emit()
+        self.load_finished.emit(True)
+
+    def _load_failed(self, error: BaseException, folder: Path, read_only: bool) -> None:
+        from workstation.store import ProjectLocked
+
+        self._load_worker = None
+        QApplication.restoreOverrideCursor()
+        self.browser._update_count()
+        if isinstance(error, ProjectLocked):
+            ok = self.open_project(folder, read_only=read_only)  # the lock message, the snapshot
+        else:
+            QMessageBox.critical(self, "Cannot open the project", str(error))
+            ok = False
+        self.load_finished.emit(ok)
 
     def close_project(self) -> None:
         p = self.state.project
@@ -544,8 +596,6 @@ class MainWindow(QMainWindow):
         self._sheet.show()
 
     def toggle_theme(self) -> None:
-        from PySide6.QtWidgets import QApplication
-
         name = "light" if theme.current().name == "dark" else "dark"
         theme.apply_theme(QApplication.instance(), name)
         project_dialogs.settings().setValue("theme", name)

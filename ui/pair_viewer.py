@@ -50,33 +50,52 @@ from .state import AppState
 # ---------------------------------------------------------------------------------------------
 
 class PairIndex:
-    """Twin and seed lookups over a dataset, built once per dataset."""
+    """Twin and seed lookups over a dataset (vectorised; built once per dataset and cached)."""
 
     def __init__(self, ds: Any) -> None:
         s = ds.samples
-        self.by_key: dict[tuple[str, str, int], int] = {}
-        self.seeds: dict[tuple[str, str], list[int]] = {}
-        for i, (r, p, sd) in enumerate(zip(s.run_id.tolist(), s.prompt_id.tolist(), s.seed.tolist())):
-            self.by_key[(r, p, int(sd))] = i
-            self.seeds.setdefault((r, p), []).append(i)
-        for rows in self.seeds.values():
-            rows.sort(key=lambda i: int(s.seed[i]))
+        self._s = s
+        run_u, run_c = np.unique(np.asarray(s.run_id, dtype=str), return_inverse=True)
+        pr_u, pr_c = np.unique(np.asarray(s.prompt_id, dtype=str), return_inverse=True)
+        self.prompt_code = {p: i for i, p in enumerate(pr_u.tolist())}
+        self.n_prompts = max(len(pr_u), 1)
+        self.key = run_c.reshape(-1).astype(np.int64) * self.n_prompts + pr_c.reshape(-1).astype(np.int64)
+        self.order = np.lexsort((np.asarray(s.seed, np.int64), self.key))
+        self.sorted_key = self.key[self.order]
         pr = ds.prompts
         self.twin_prompt = {p: c for p, c in zip(pr.prompt_id.tolist(), pr.counterfactual_id.tolist()) if c}
         self.text = dict(zip(pr.prompt_id.tolist(), pr.text.tolist()))
-        self._s = s
+
+    @staticmethod
+    def of(ds: Any) -> "PairIndex":
+        idx = ds.cache.get("ui_pair_index")
+        if idx is None:
+            idx = PairIndex(ds)
+            ds.cache["ui_pair_index"] = idx
+        return idx
+
+    def _rows(self, key: int) -> np.ndarray:
+        lo = int(np.searchsorted(self.sorted_key, key, "left"))
+        hi = int(np.searchsorted(self.sorted_key, key, "right"))
+        return self.order[lo:hi]
 
     def twin(self, row: int) -> int:
         """Row of the counterfactual twin (same run, same seed), or -1."""
         s = self._s
         cf = self.twin_prompt.get(str(s.prompt_id[row]))
-        if not cf:
+        code = self.prompt_code.get(cf) if cf else None
+        if code is None:
             return -1
-        return self.by_key.get((str(s.run_id[row]), cf, int(s.seed[row])), -1)
+        run_part = int(self.key[row]) // self.n_prompts
+        seed = int(s.seed[row])
+        for r in self._rows(run_part * self.n_prompts + code).tolist():
+            if int(s.seed[r]) == seed:
+                return r
+        return -1
 
     def seed_rows(self, row: int) -> list[int]:
-        s = self._s
-        return self.seeds.get((str(s.run_id[row]), str(s.prompt_id[row])), [row])
+        """The samples of the same run and prompt (its K seeds), by seed."""
+        return self._rows(int(self.key[row])).tolist() or [row]
 
     def prompt_text(self, row: int) -> str:
         return self.text.get(str(self._s.prompt_id[row]), str(self._s.prompt_id[row]))
@@ -590,7 +609,10 @@ class PairViewer(QWidget):
     # ---- state ----------------------------------------------------------------------------------
     def _on_dataset(self) -> None:
         ds = self.state.dataset
-        self.index = PairIndex(ds) if ds is not None and ds.n else None
+        index = PairIndex.of(ds) if ds is not None and ds.n else None
+        if index is self.index and index is not None:
+            return  # several signals announce one load
+        self.index = index
         self.cache.clear()
         self.thumbs.clear()
         self.refresh()

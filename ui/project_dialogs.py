@@ -63,6 +63,18 @@ def _key(folder: str | Path) -> str:
     return str(Path(folder).resolve())
 
 
+def is_open_here(folder: str | Path) -> bool:
+    """Whether this process holds `folder` for writing."""
+    return _key(folder) in _OPEN_HERE
+
+
+def mark_open(folder: str | Path, writable: bool) -> None:
+    """Remember a project just opened (recent list; the in-process lock when writable)."""
+    if writable:
+        _OPEN_HERE.add(_key(folder))
+    add_recent(folder)
+
+
 def release(folder: str | Path | None) -> None:
     if folder is not None:
         _OPEN_HERE.discard(_key(folder))

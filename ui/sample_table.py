@@ -4,9 +4,11 @@ Rows are never all turned into Qt items: the model runs `SELECT … LIMIT page O
 the view scrolls near the end (`canFetchMore` / `fetchMore`), so 100,000 samples cost one
 count and one page. The live checker verdicts (recomputed as the calibration sliders move)
 live in numpy arrays in `AppState`; they reach SQL as an Arrow table registered on the
-project's connection (`_ui_live`: row, sample_id, verdict, reason, conf, human), re-registered
-when verdicts or labels change, then joined to `samples` and `prompts`. Human labels come
-from `label_events` (the latest event per sample and annotator).
+project's connection (`_ui_live`), re-registered when verdicts or labels change. Its
+sample columns (id, run, prompt text, relation, seed, image path) are built once per loaded
+dataset and reused, so a re-registration only wraps the new verdict arrays (no copy).
+Human labels come from `label_events`: the latest event per sample and annotator, aggregated
+once per label change into `_ui_labels` (row, labels, number of distinct verdicts).
 
 `FilterSpec` is what the filter bar edits and what `project.save_filter` stores.
 """
@@ -53,6 +55,7 @@ SEED_ROLE = Qt.UserRole + 5
 RELATION_ROLE = Qt.UserRole + 6
 
 LIVE_TABLE = "_ui_live"
+LABELS_TABLE = "_ui_labels"
 
 COLUMNS: tuple[str, ...] = ("Sample", "Run", "Prompt", "Relation", "Seed", "Checker", "Reason", "Conf",
                             "Human", "Agreement")
@@ -60,22 +63,46 @@ CHECKER_COLUMNS = (5, 6, 7, 9)  # hidden in blind mode
 
 _AGREE = ("CASE WHEN coalesce(l.nv, 0) > 1 THEN 'annotators differ' WHEN v.human < 0 THEN '' "
           "WHEN v.human = v.verdict THEN 'agrees' ELSE 'differs' END")
-SORT_EXPR = ("s.sample_id", "s.run_id", "p.text", "p.relation", "s.seed", "v.verdict", "v.reason", "v.conf",
+SORT_EXPR = ("v.sample_id", "v.run_id", "v.text", "v.relation", "v.seed", "v.verdict", "v.reason", "v.conf",
              "v.human", _AGREE)
 
-_SELECT = ("v.row, s.sample_id, s.run_id, p.text, p.relation, s.seed, v.verdict, v.reason, v.conf, l.labels, "
-           f"v.human, {_AGREE} AS agreement, s.image_path")
+_SELECT = ("v.row, v.sample_id, v.run_id, v.text, v.relation, v.seed, v.verdict, v.reason, v.conf, l.labels, "
+           f"v.human, {_AGREE} AS agreement, v.image_path")
 # tuple positions in a fetched row
 R_ROW, R_SID, R_RUN, R_TEXT, R_REL, R_SEED, R_VERDICT, R_REASON, R_CONF, R_LABELS, R_HUMAN, R_AGREE, R_PATH = \
     range(13)
 
-_LABELS_CTE = (
+_FROM = f"FROM {LIVE_TABLE} v LEFT JOIN {LABELS_TABLE} l USING (row) "
+
+# latest event per (sample, annotator); samples with a verdict from at least one annotator
+LABELS_SQL = (
     "WITH ev AS (SELECT sample_id, annotator, verdict, row_number() OVER "
-    "(PARTITION BY sample_id, annotator ORDER BY event_id DESC) AS rn FROM label_events), "
-    "lab AS (SELECT sample_id, string_agg(annotator || ': ' || verdict, ', ' ORDER BY annotator) AS labels, "
-    "count(DISTINCT verdict) AS nv FROM ev WHERE rn = 1 AND verdict IS NOT NULL GROUP BY sample_id) ")
-_FROM = (f"FROM {LIVE_TABLE} v JOIN samples s USING (sample_id) JOIN prompts p USING (prompt_id) "
-         "LEFT JOIN lab l USING (sample_id) ")
+    "(PARTITION BY sample_id, annotator ORDER BY event_id DESC) AS rn FROM label_events) "
+    "SELECT sample_id, string_agg(annotator || ': ' || verdict, ', ' ORDER BY annotator) AS labels, "
+    "count(DISTINCT verdict) AS nv FROM ev WHERE rn = 1 AND verdict IS NOT NULL GROUP BY sample_id")
+
+
+def sample_columns(ds: Any) -> dict[str, Any]:
+    """The dataset's per-sample columns as Arrow arrays (built once per dataset, cached)."""
+    cached = ds.cache.get("ui_arrow_samples")
+    if cached is not None:
+        return cached
+    import pyarrow as pa
+
+    s = ds.samples
+    texts = dict(zip(ds.prompts.prompt_id.tolist(), ds.prompts.text.tolist()))
+    rel_names = np.array(RELATIONS, dtype=object)
+    cols = {
+        "row": pa.array(np.arange(ds.n, dtype=np.int64)),
+        "sample_id": pa.array(s.sample_id.tolist(), pa.string()),
+        "run_id": pa.array(s.run_id.tolist(), pa.string()),
+        "text": pa.array([texts.get(x, x) for x in s.prompt_id.tolist()], pa.string()),
+        "relation": pa.array(rel_names[np.asarray(s.relation, np.int64)].tolist(), pa.string()),
+        "seed": pa.array(np.asarray(s.seed, np.int64)),
+        "image_path": pa.array(s.image_path.tolist(), pa.string()),
+    }
+    ds.cache["ui_arrow_samples"] = cols
+    return cols
 
 
 @dataclass
@@ -105,10 +132,10 @@ class FilterSpec:
         parts: list[str] = []
         params: list[Any] = []
         if self.runs:
-            parts.append("s.run_id IN (SELECT unnest(?))")
+            parts.append("v.run_id IN (SELECT unnest(?))")
             params.append(list(self.runs))
         if self.relations:
-            parts.append("p.relation IN (SELECT unnest(?))")
+            parts.append("v.relation IN (SELECT unnest(?))")
             params.append(list(self.relations))
         if self.verdicts:
             parts.append("v.verdict IN (SELECT unnest(?))")
@@ -131,7 +158,7 @@ class FilterSpec:
         if self.annotators_disagree:
             parts.append("coalesce(l.nv, 0) > 1")
         if self.text.strip():
-            parts.append("(p.text ILIKE ? OR s.sample_id ILIKE ?)")
+            parts.append("(v.text ILIKE ? OR v.sample_id ILIKE ?)")
             pat = "%" + self.text.strip().replace("%", r"\%").replace("_", r"\_") + "%"
             params += [pat, pat]
         return (("WHERE " + " AND ".join(parts) + " ") if parts else ""), params
@@ -155,8 +182,10 @@ class SampleTableModel(QAbstractTableModel):
         self.total = 0
         self.all_count = 0
         self.last_query_ms = 0.0
-        self._sid_arrow: Any = None
         self._registered = False
+        self._ds: Any = None  # the dataset the registered tables describe
+        self._live_key: tuple[Any, int] = (None, -1)  # (verdicts, labels version) registered
+        self.labels_version = 0
         state.project_changed.connect(self._on_dataset)
         state.dataset_changed.connect(self._on_dataset)
         state.verdicts_changed.connect(self.refresh_live)
@@ -164,24 +193,49 @@ class SampleTableModel(QAbstractTableModel):
         state.queue_changed.connect(self._on_blind)
         self._on_dataset()
 
-    # ---- live table ----------------------------------------------------------------------------
+    # ---- registered tables ---------------------------------------------------------------------
     def _on_dataset(self) -> None:
-        self._sid_arrow = None
-        self._registered = False
+        ds = self.state.dataset
+        if ds is not None and self.state.project is not None and ds is self._ds and self._registered:
+            return  # the same dataset (several signals announce one load)
         self.reload()
 
+    def _register_labels(self) -> None:
+        import pyarrow as pa
+
+        st = self.state
+        idx = st.dataset.sample_index()
+        rows, labels, nv = [], [], []
+        for sid, text, k in st.project.con.execute(LABELS_SQL).fetchall():
+            r = idx.get(sid)
+            if r is not None:
+                rows.append(r)
+                labels.append(text)
+                nv.append(int(k))
+        st.project.con.register(LABELS_TABLE, pa.table({
+            "row": pa.array(rows, pa.int64()), "labels": pa.array(labels, pa.string()),
+            "nv": pa.array(nv, pa.int32())}))
+
     def _register(self) -> bool:
+        """(Re-)register the live table (and the labels when they changed); False without data."""
         st = self.state
         if st.project is None or st.dataset is None or st.dataset.n == 0:
             self._registered = False
+            self._ds = None
+            self._live_key = (None, -1)
             return False
         import pyarrow as pa
 
-        n = st.dataset.n
-        if self._sid_arrow is None or len(self._sid_arrow) != n:
-            self._sid_arrow = pa.array(st.dataset.samples.sample_id.tolist(), type=pa.string())
+        ds = st.dataset
+        n = ds.n
+        new_ds = ds is not self._ds or not self._registered
+        key = (st.verdicts, self.labels_version)
+        if not new_ds and key[0] is self._live_key[0] and key[1] == self._live_key[1]:
+            return True
+        if new_ds or key[1] != self._live_key[1]:
+            self._register_labels()
         v = st.verdicts
-        if v is not None:
+        if v is not None and len(v.verdict) == n:
             verdict = np.asarray(v.verdict, np.int8)
             reason = np.asarray(v.reason, np.int8)
             conf = np.asarray(v.conf, np.float64)
@@ -189,13 +243,14 @@ class SampleTableModel(QAbstractTableModel):
             verdict = np.full(n, -1, np.int8)
             reason = np.zeros(n, np.int8)
             conf = np.full(n, np.nan)
-        human = st.human if len(st.human) == n else np.full(n, -1, np.int8)
-        table = pa.Table.from_arrays(
-            [pa.array(np.arange(n, dtype=np.int64)), self._sid_arrow, pa.array(verdict), pa.array(reason),
-             pa.array(conf), pa.array(np.asarray(human, np.int8))],
-            names=["row", "sample_id", "verdict", "reason", "conf", "human"])
-        st.project.con.register(LIVE_TABLE, table)
+        human = np.asarray(st.human if len(st.human) == n else np.full(n, -1), np.int8)
+        cols = dict(sample_columns(ds))
+        cols.update(verdict=pa.array(verdict), reason=pa.array(reason), conf=pa.array(conf),
+                    human=pa.array(human.copy()))
+        st.project.con.register(LIVE_TABLE, pa.table(cols))
         self._registered = True
+        self._ds = ds
+        self._live_key = key
         return True
 
     # ---- queries -------------------------------------------------------------------------------
@@ -207,20 +262,20 @@ class SampleTableModel(QAbstractTableModel):
 
     def _query(self, limit: int, offset: int) -> list[tuple[Any, ...]]:
         where, params = self.spec.where()
-        sql = f"{_LABELS_CTE}SELECT {_SELECT} {_FROM}{where}{self._order()} LIMIT {int(limit)} OFFSET {int(offset)}"
+        sql = f"SELECT {_SELECT} {_FROM}{where}{self._order()} LIMIT {int(limit)} OFFSET {int(offset)}"
         return self.state.project.con.execute(sql, params).fetchall()
 
     def _count(self) -> int:
         where, params = self.spec.where()
         return int(self.state.project.con.execute(
-            f"{_LABELS_CTE}SELECT count(*) {_FROM}{where}", params).fetchone()[0])
+            f"SELECT count(*) {_FROM}{where}", params).fetchone()[0])
 
     def all_rows(self) -> list[int]:
         """Dataset rows of every sample matching the filter, in table order (the review queue)."""
         if not self._registered:
             return []
         where, params = self.spec.where()
-        sql = f"{_LABELS_CTE}SELECT v.row {_FROM}{where}{self._order()}"
+        sql = f"SELECT v.row {_FROM}{where}{self._order()}"
         return [int(r[0]) for r in self.state.project.con.execute(sql, params).fetchall()]
 
     def reload(self) -> None:
@@ -229,6 +284,8 @@ class SampleTableModel(QAbstractTableModel):
         self.beginResetModel()
         self.rows = []
         self.total = 0
+        if self.state.dataset is None or self.state.dataset is not self._ds:
+            self._registered = False
         if self._register():
             self.total = self._count()
             self.all_count = self.state.dataset.n
@@ -240,16 +297,19 @@ class SampleTableModel(QAbstractTableModel):
         self.refreshed.emit()
 
     def refresh_live(self) -> None:
-        """Verdicts changed: same filter, new values; rows already loaded are reloaded in place."""
-        if not self._registered or self.state.dataset is None:
+        """Verdicts or labels changed: same filter, new values; loaded rows are reloaded in place."""
+        st = self.state
+        if not self._registered or st.dataset is None or st.dataset is not self._ds:
             self.reload()
+            return
+        if st.verdicts is self._live_key[0] and self.labels_version == self._live_key[1]:
             return
         t0 = time.perf_counter()
         self._register()
         total = self._count()
         n = len(self.rows)
         if total == self.total and n <= self.KEEP_LOADED_MAX:
-            rows = self._query(max(n, self.PAGE) if n else self.PAGE, 0)[:max(n, 0) or self.PAGE]
+            rows = self._query(max(n, 1), 0) if n else []
             if len(rows) == n:
                 self.rows = rows
                 if n:
@@ -267,6 +327,7 @@ class SampleTableModel(QAbstractTableModel):
 
     def _on_labels(self, sid: str) -> None:
         # a label changes the human columns (and possibly which rows a label filter keeps)
+        self.labels_version += 1
         self.refresh_live()
 
     def _on_blind(self) -> None:

@@ -8,6 +8,7 @@ config that the calibration sliders edit, and the verdicts it gives.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -55,6 +56,21 @@ class AppState(QObject):
         self.reload()
         self.project_changed.emit()
 
+    def adopt(self, loaded: "LoadedProject") -> None:
+        """Take a project loaded off the GUI thread (`load_project`) as `open_project` would."""
+        self.close_project()
+        self.project = loaded.project
+        self.annotator = loaded.annotator
+        self.dataset = loaded.dataset
+        self.config_id, self.config = loaded.config_id, loaded.config
+        self.baseline = self.verdicts = loaded.verdicts
+        self.human = loaded.human
+        self.labels_changed.emit("")
+        self.dataset_changed.emit()
+        self.config_changed.emit()
+        self.verdicts_changed.emit()
+        self.project_changed.emit()
+
     def set_project(self, project: Project) -> None:
         self.close_project()
         self.project = project
@@ -73,6 +89,8 @@ class AppState(QObject):
         self.current = -1
         self.queue = []
         self.queue_pos = 0
+        self.blind = False
+        self.audit_set_id = None
 
     def reload(self) -> None:
         """Reload samples, detections, the active config, its verdicts and the labels."""
@@ -174,3 +192,35 @@ class AppState(QObject):
         self.queue_changed.emit()
         if self.queue:
             self.set_current(self.queue[0])
+
+
+@dataclass
+class LoadedProject:
+    """Everything `AppState.open_project` reads, gathered by `load_project` (any thread)."""
+
+    project: Project
+    dataset: Dataset
+    config_id: int | None
+    config: CheckerConfig
+    verdicts: object
+    human: np.ndarray
+    annotator: str
+
+
+def load_project(folder: str | Path, read_only: bool = False, snapshot: bool = False) -> LoadedProject:
+    """Open a project and load its samples, active config, verdicts and labels. No Qt objects
+    are touched, so a worker thread can run it while the window stays responsive; the
+    connection is then used by the GUI thread alone. Raises what `Project.open` raises."""
+    from workstation.checker import evaluate
+
+    project = Project.open_snapshot(folder) if snapshot else Project.open(folder, read_only=read_only)
+    try:
+        ds = project.load_dataset()
+        cid, cfg = project.active_config()
+        verdicts = evaluate(ds, cfg) if ds.n else None
+        human = project.human_verdicts(ds)
+        annotator = project.get_setting("annotator", "") or ""
+    except BaseException:
+        project.close()
+        raise
+    return LoadedProject(project, ds, cid, cfg, verdicts, human, annotator)

@@ -37,8 +37,14 @@ Rules, exactly as SpatialBench-UC applies them (checked against its published ru
   (det+eps)^w_det * (geom+eps)^w_geom * (stab+eps)^w_stab * (agree+eps)^w_agree, eps = 1e-10,
   det = clip(sqrt(s_A*s_B)), geom = clip((|d| - m)/gamma), stab and agree clipped to [0, 1].
 
-All arithmetic is float64 in the same operation order as the reference, so both agree to the
-last bit on ordinary data.
+Perturbations are matched to cached detection variants by ``Perturbation.name``
+(``ds.variant_names``); a configured perturbation with no cached detections is a
+WorkstationError when stability has to be computed from cached detections.
+
+All arithmetic is float64 in the reference's operation order, so verdicts, reasons, deltas,
+IoUs and the four components agree with ``evaluate_reference`` to the last bit; the vectorised
+confidence is computed as exp(sum of w*log(c + eps)) (numpy's pow is slow), which agrees with
+the reference's product of powers to about 1e-15 relative.
 """
 
 from __future__ import annotations

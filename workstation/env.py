@@ -190,7 +190,12 @@ def resolve_model(
     if p.exists():
         if not p.is_dir():
             raise WorkstationError(f"{what} path {p} is a file; give the folder that holds the model")
-        return ModelLocation(p.resolve(), text, None, "folder")
+        rp = p.resolve()
+        if rp.parent.name == "snapshots" and rp.parent.parent.name.startswith("models--"):
+            # a snapshot folder of the HF cache given by path: its name is the commit
+            repo = rp.parent.parent.name[len("models--") :].replace("--", "/")
+            return ModelLocation(rp, repo, rp.name, "hf_cache")
+        return ModelLocation(rp, text, None, "folder")
     if isinstance(model, Path) or not is_hub_id(text):
         raise WorkstationError(
             f"{what} folder not found: {p} (give an existing folder, or a Hugging Face id such as "
@@ -263,10 +268,21 @@ def check_weights(folder: Path) -> None:
             raise WorkstationError(f"corrupt weights file {p}: it is empty")
 
 
+def _sample_blocks(f: Any, size: int, start: int, n: int = 16, block: int = 1 << 16) -> bytes:
+    """``n`` blocks spread evenly over bytes [start, size) of an open file."""
+    out = []
+    span = max(size - start - block, 0)
+    for k in range(n):
+        f.seek(start + (span * k) // max(n - 1, 1))
+        out.append(f.read(block))
+    return b"".join(out)
+
+
 def weights_fingerprint(folder: Path) -> str:
-    """sha256 over the folder's config / index JSON files and each weights file's name, size and
-    safetensors header (tensor names, dtypes, shapes, offsets). Cheap for multi-GB models; it
-    changes when any file is replaced by a different export."""
+    """sha256 over the folder's config / index JSON files and, per weights file, its name, size,
+    safetensors header (tensor names, dtypes, shapes, offsets) and 16 sampled 64 KiB blocks of its
+    data. Cheap for multi-GB models (about 1 MiB read per file) and different for any two
+    trainings of the same architecture; ``full_weights_sha256`` hashes every byte."""
     h = hashlib.sha256()
     files = sorted(p for p in folder.rglob("*") if p.is_file())
     for p in files:
@@ -278,11 +294,23 @@ def weights_fingerprint(folder: Path) -> str:
             size = p.stat().st_size
             h.update(f"weights:{rel}:{size}\n".encode())
             with p.open("rb") as f:
+                start = 0
                 if p.suffix == ".safetensors":
                     head = f.read(8)
                     if len(head) == 8:
                         (n,) = struct.unpack("<Q", head)
                         h.update(f.read(min(n, size)))
-                else:
-                    h.update(f.read(1 << 20))
+                        start = 8 + n
+                h.update(_sample_blocks(f, size, start))
+    return h.hexdigest()
+
+
+def full_weights_sha256(folder: Path) -> str:
+    """sha256 over every weights file's bytes (slow for large models; for archival provenance)."""
+    h = hashlib.sha256()
+    for p in weight_files(folder):
+        h.update(f"{p.relative_to(folder).as_posix()}\n".encode())
+        with p.open("rb") as f:
+            for chunk in iter(lambda: f.read(1 << 22), b""):
+                h.update(chunk)
     return h.hexdigest()

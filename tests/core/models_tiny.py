@@ -82,6 +82,40 @@ def build_tiny_sd(out: Path, tokenizer_dir: Path, *, gligen: bool = False) -> Pa
     return out
 
 
+def build_tiny_sdxl(out: Path, tokenizer_dir: Path) -> Path:
+    """A tiny SDXL pipeline (two CLIP text encoders, text-time conditioning) saved to ``out``."""
+    from diffusers import AutoencoderKL, EulerDiscreteScheduler, StableDiffusionXLPipeline, UNet2DConditionModel
+    from transformers import CLIPTextConfig, CLIPTextModel, CLIPTextModelWithProjection
+
+    _seed(0)
+    unet = UNet2DConditionModel(
+        block_out_channels=(32, 64), layers_per_block=1, sample_size=16, in_channels=4, out_channels=4,
+        down_block_types=("DownBlock2D", "CrossAttnDownBlock2D"), up_block_types=("CrossAttnUpBlock2D", "UpBlock2D"),
+        attention_head_dim=(2, 4), use_linear_projection=True, addition_embed_type="text_time",
+        addition_time_embed_dim=8, transformer_layers_per_block=(1, 1), projection_class_embeddings_input_dim=80,
+        cross_attention_dim=64, norm_num_groups=8,
+    )
+    _seed(1)
+    vae = AutoencoderKL(
+        block_out_channels=(8, 16, 16), in_channels=3, out_channels=3, down_block_types=("DownEncoderBlock2D",) * 3,
+        up_block_types=("UpDecoderBlock2D",) * 3, latent_channels=4, norm_num_groups=8, sample_size=64,
+    )
+    text = CLIPTextConfig(
+        bos_token_id=49406, eos_token_id=49407, pad_token_id=49407, hidden_size=32, intermediate_size=64,
+        num_attention_heads=4, num_hidden_layers=2, vocab_size=49408, max_position_embeddings=77,
+        projection_dim=32, hidden_act="gelu",
+    )
+    _seed(2)
+    te1, te2 = CLIPTextModel(text), CLIPTextModelWithProjection(text)
+    scheduler = EulerDiscreteScheduler(beta_start=0.00085, beta_end=0.012, beta_schedule="scaled_linear",
+                                       steps_offset=1, timestep_spacing="leading")
+    tok = clip_tokenizer(tokenizer_dir)
+    pipe = StableDiffusionXLPipeline(vae=vae, text_encoder=te1, text_encoder_2=te2, tokenizer=tok, tokenizer_2=tok,
+                                     unet=unet, scheduler=scheduler)
+    pipe.save_pretrained(str(out), safe_serialization=True)
+    return out
+
+
 def sd15_size_components(tokenizer_dir: Path) -> dict[str, Any]:
     """Random-weight components with the Stable Diffusion 1.5 sizes (for benchmarks)."""
     from diffusers import AutoencoderKL, DPMSolverMultistepScheduler, UNet2DConditionModel

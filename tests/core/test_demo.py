@@ -298,6 +298,30 @@ def test_build_demo_project(tmp_path: Path) -> None:
             assert p.image_file(rel).is_file()
     with pytest.raises(WorkstationError, match="already exists"):
         build_demo_project(folder, n_seeds=1, prompts=spatial_suite(n_pairs=1), workers=1)
+    with store.Project.open(folder, read_only=True) as p:  # the existing project is untouched
+        assert p.sample_count() == 24
+
+
+def test_cancelled_demo_project_leaves_nothing_behind(tmp_path: Path) -> None:
+    pytest.importorskip("workstation.store")
+    from workstation.demo.build import build_demo_project
+
+    seen = []
+
+    def cancel() -> bool:
+        seen.append(1)
+        return len(seen) > 1  # after the first chunk
+
+    with pytest.raises(DemoCancelled):
+        build_demo_project(tmp_path / "new", n_seeds=2, prompts=spatial_suite(n_pairs=5), workers=1,
+                           cancel=cancel)
+    assert not (tmp_path / "new").exists()
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep")
+    with pytest.raises(DemoCancelled):
+        build_demo_project(tmp_path / "mine", n_seeds=1, prompts=spatial_suite(n_pairs=1), workers=1,
+                           cancel=lambda: True)
+    assert [p.name for p in (tmp_path / "mine").iterdir()] == ["notes.txt"]
 
 
 def test_detector_options_are_checked() -> None:

@@ -254,3 +254,32 @@ def test_model_from_the_local_hf_cache_records_its_revision(tiny_sd: Path, tmp_p
     assert prov["model_id"] == "tiny-org/tiny-sd" and prov["revision"] == commit and prov["source"] == "hf_cache"
     with pytest.raises(WorkstationError, match="revision v9"):
         create_generator("diffusers", model="tiny-org/tiny-sd", revision="v9", cache_dir=str(tmp_path / "hub"))
+    # a snapshot folder given by path is recognised too
+    snapshot = tmp_path / "hub" / "models--tiny-org--tiny-sd" / "snapshots" / commit
+    prov = create_generator("diffusers", model=str(snapshot)).provenance()
+    assert prov["model_id"] == "tiny-org/tiny-sd" and prov["revision"] == commit
+
+
+def test_weights_fingerprint_tells_trainings_apart(tiny_sd: Path, tmp_path: Path) -> None:
+    from workstation.env import weights_fingerprint
+
+    copy = tmp_path / "copy"
+    shutil.copytree(tiny_sd, copy)
+    assert weights_fingerprint(copy) == weights_fingerprint(tiny_sd)
+    # same header (names, shapes, offsets), different values — as two fine-tunes would be
+    w = copy / "unet" / "diffusion_pytorch_model.safetensors"
+    data = bytearray(w.read_bytes())
+    data[-10] ^= 0xFF  # inside the last sampled block
+    w.write_bytes(bytes(data))
+    assert weights_fingerprint(copy) != weights_fingerprint(tiny_sd)
+
+
+def test_sdxl_pipeline_loads_and_reproduces(tmp_path_factory: pytest.TempPathFactory, tokenizer_dir: Path,
+                                            one_torch_thread: None) -> None:
+    folder = models_tiny.build_tiny_sdxl(tmp_path_factory.mktemp("models") / "tiny-sdxl", tokenizer_dir)
+    g = create_generator("diffusers", model=str(folder))
+    p = SMALL.replace(batch_size=2, negative_prompt="blurry")
+    a = g.generate(PROMPTS[:2], [0, 1], p)
+    assert [im.shape for im in a] == [(64, 64, 3)] * 2
+    assert np.array_equal(a[1], g.generate(PROMPTS[1:2], [1], p)[0])
+    assert g.provenance()["pipeline_class"] == "StableDiffusionXLPipeline"

@@ -68,7 +68,11 @@ def test_a_job_reaches_100_percent_and_another_is_cancelled(qtbot: Any, panel: A
     panel.queue.env = dict(os.environ, WORKSTATION_JOB_DELAY="0.3")
     (second,) = panel.run_request(PipelineRequest(pairs=2, seeds=2, params=SMALL, batch_size=1, run_id="second",
                                                   detector=None, evaluate=False))
-    qtbot.waitUntil(lambda: (panel.progress_of(second) or Any).__dict__.get("done", 0) >= 1, timeout=60000)
+    def started() -> bool:
+        p = panel.progress_of(second)
+        return p is not None and p.done >= 1
+
+    qtbot.waitUntil(started, timeout=60000)
     panel.select_job(second)
     assert panel.cancel_button.isEnabled() and not panel.resume_button.isEnabled()
     with qtbot.waitSignal(panel.job_finished, timeout=60000) as cancelled:

@@ -136,3 +136,27 @@ def test_gui_command_reports_a_missing_project(tmp_path: Path) -> None:
                        capture_output=True, text=True, env=env, timeout=60)
     assert r.returncode == 2
     assert "no project in" in r.stderr
+
+
+def test_background_open_keeps_the_window_responsive(qtbot, open_window, sbuc_project: Path) -> None:
+    w = open_window(None)
+    with qtbot.waitSignal(w.load_finished, timeout=30000) as blocker:
+        w.open_project_in_background(sbuc_project)
+        assert w.state.project is None  # returned at once; the loading runs on a worker thread
+        assert w.browser.count_label.text().startswith("opening")
+    assert blocker.args == [True]
+    assert w.state.dataset.n == 800
+    assert w.browser.count_label.text() == "800 of 800 samples"
+    assert project_dialogs.recent_projects()[0] == str(sbuc_project.resolve())
+    # a second background open of the same folder, here, meets the in-process lock
+    got = {}
+
+    def cancel(box) -> None:
+        got["text"] = box.text()
+        box.button(QMessageBox.Cancel).click()
+
+    w2 = open_window(None)
+    seen = on_next_modal(qtbot, cancel)
+    with qtbot.waitSignal(w2.load_finished, timeout=30000) as blocker2:
+        w2.open_project_in_background(sbuc_project)
+    assert seen and blocker2.args == [False]

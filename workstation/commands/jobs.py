@@ -13,8 +13,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..types import WorkstationError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..store import Project
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -32,7 +36,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
             q.add_argument("job_id", nargs="*")
         if name == "show":
             q.add_argument("--lines", type=int, default=20, help="log lines to show")
-    w = js.add_parser("worker", help=argparse.SUPPRESS)
+    w = js.add_parser("worker", help="(internal) run the worker process of one job folder")
     w.add_argument("job_dir")
     p.set_defaults(func=run)
 
@@ -55,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         return _show(project, args.job_id, args.lines)
 
 
-def _list(project) -> int:  # type: ignore[no-untyped-def]
+def _list(project: "Project") -> int:
     from ..jobs.runner import live_status
     from ..jobs.spec import JobPaths, JobSpec, load_spec
 
@@ -74,7 +78,7 @@ def _list(project) -> int:  # type: ignore[no-untyped-def]
     return 0
 
 
-def _show(project, job_id: str, lines: int) -> int:  # type: ignore[no-untyped-def]
+def _show(project: "Project", job_id: str, lines: int) -> int:
     from ..jobs.progress import format_progress, read_progress
     from ..jobs.runner import live_status, tail
     from ..jobs.spec import JobPaths, load_spec

@@ -386,42 +386,28 @@ def build_demo_project(
     version) and its verdicts. Returns a summary: counts, verdict counts, the checker's
     agreement with the truth (:func:`truth_agreement`), and timings.
     """
-    from ..checker import evaluate
     from ..store import Project
-    from ..suites import content_hash, spatial_suite
-    from .detector import SceneDetector, TemplateSceneDetector
+    from ..suites import spatial_suite
 
     cfg = config or CheckerConfig(name="default")
     if prompts is None:
         prompts = spatial_suite()
     t0 = time.perf_counter()
     stats: dict[str, Any] = {}
-    with Project.create(folder) as project:
-        ds, truths = build_demo_dataset(project.folder, n_seeds, prompts, progress, cancel, size=size,
-                                        perturbations=cfg.perturbations, run_id=run_id, workers=workers,
-                                        stats=stats)
-        t_store = time.perf_counter()
-        provenance = {
-            "generator": "procedural", "renderer": "workstation.demo.scenes.render",
-            "suite": str(prompts.suite[0]) if len(prompts) else "", "suite_hash": content_hash(prompts),
-            "detectors": {"primary": SceneDetector().provenance(),
-                          "secondary": TemplateSceneDetector().provenance()},
-            "perturbations": list(ds.variant_names[1:]),
-        }
-        project.add_run(run_id, method=DEMO_METHOD, model={"generator": "procedural"},
-                        params={"seeds": n_seeds, "width": size, "height": size},
-                        provenance=provenance, source="demo")
-        project.add_dataset(ds, detector_names=DETECTOR_NAMES,
-                            truth=[json.dumps(t, separators=(",", ":")) for t in truths])
-        cid = project.save_config(cfg, note="demo: default checker parameters")
-        t_eval = time.perf_counter()
-        v = evaluate(ds, cfg)
-        t_save = time.perf_counter()
-        project.save_verdicts(cid, ds, v)
-        t_end = time.perf_counter()
+    folder = Path(folder)
+    existed = folder.exists()
+    project = Project.create(folder)
+    try:
+        with project:
+            ds, truths, v, cid = _fill_project(project, n_seeds, prompts, progress, cancel, cfg, size,
+                                               workers, run_id, stats)
+    except BaseException:
+        _discard(folder, existed, run_id)
+        raise
     p, f_, u = v.counts()
+    t_end = time.perf_counter()
     return {
-        "folder": str(Path(folder)),
+        "folder": str(folder),
         "run_id": run_id,
         "samples": ds.n,
         "prompts": len(prompts),
@@ -433,11 +419,63 @@ def build_demo_project(
         "truth": truth_agreement(v.verdict, truths),
         "timings": {
             "build_s": stats.get("wall_s", math.nan),
-            "store_s": t_eval - t_store,
-            "evaluate_s": t_save - t_eval,
-            "save_verdicts_s": t_end - t_save,
+            "store_s": stats.get("store_s", math.nan),
+            "evaluate_s": stats.get("evaluate_s", math.nan),
+            "save_verdicts_s": stats.get("save_verdicts_s", math.nan),
             "total_s": t_end - t0,
             "cpu_s": stats.get("cpu_s", {}),
             "workers": stats.get("workers", 1),
         },
     }
+
+
+def _discard(folder: Path, existed: bool, run_id: str) -> None:
+    """Remove what a failed or cancelled demo build created in `folder`."""
+    import shutil
+
+    from ..store import DB_NAME
+
+    if not existed:
+        shutil.rmtree(folder, ignore_errors=True)
+        return
+    for name in (DB_NAME, DB_NAME + ".wal"):
+        (folder / name).unlink(missing_ok=True)
+    shutil.rmtree(folder / IMAGE_DIR / run_id, ignore_errors=True)
+    for sub in (folder / IMAGE_DIR, folder / "jobs"):
+        try:
+            sub.rmdir()  # only if empty
+        except OSError:
+            pass
+
+
+def _fill_project(project: Any, n_seeds: int, prompts: Prompts, progress: ProgressFn | None,
+                  cancel: CancelFn | None, cfg: CheckerConfig, size: int, workers: int | None,
+                  run_id: str, stats: dict[str, Any]) -> tuple[Dataset, list[dict[str, Any]], Any, int]:
+    from ..checker import evaluate
+    from ..suites import content_hash
+    from .detector import SceneDetector, TemplateSceneDetector
+
+    ds, truths = build_demo_dataset(project.folder, n_seeds, prompts, progress, cancel, size=size,
+                                    perturbations=cfg.perturbations, run_id=run_id, workers=workers,
+                                    stats=stats)
+    t_store = time.perf_counter()
+    provenance = {
+        "generator": "procedural", "renderer": "workstation.demo.scenes.render",
+        "suite": str(prompts.suite[0]) if len(prompts) else "", "suite_hash": content_hash(prompts),
+        "detectors": {"primary": SceneDetector().provenance(),
+                      "secondary": TemplateSceneDetector().provenance()},
+        "perturbations": list(ds.variant_names[1:]),
+    }
+    project.add_run(run_id, method=DEMO_METHOD, model={"generator": "procedural"},
+                    params={"seeds": n_seeds, "width": size, "height": size},
+                    provenance=provenance, source="demo")
+    project.add_dataset(ds, detector_names=DETECTOR_NAMES,
+                        truth=[json.dumps(t, separators=(",", ":")) for t in truths])
+    cid = project.save_config(cfg, note="demo: default checker parameters")
+    t_eval = time.perf_counter()
+    v = evaluate(ds, cfg)
+    t_save = time.perf_counter()
+    project.save_verdicts(cid, ds, v)
+    stats.update(store_s=t_eval - t_store, evaluate_s=t_save - t_eval,
+                 save_verdicts_s=time.perf_counter() - t_save)
+    return ds, truths, v, cid

@@ -110,6 +110,8 @@ class Florence2Detector(HFDetector):
         return d
 
     def load(self) -> None:
+        if self._model is not None:
+            return
         super().load()
         tok = self._processor.tokenizer
         vocab = tok.get_vocab()

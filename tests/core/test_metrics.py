@@ -1,0 +1,150 @@
+"""Metrics: per image, by relation, best-of-K / all-of-K, counterfactual pairs, abstention."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from workstation.checker import VerdictArrays
+from workstation.config import CheckerConfig
+from workstation.dataset import Dataset, Detections, Prompts, Samples
+from workstation.metrics import (
+    COUNTERFACTUAL_COLUMNS,
+    MAIN_RESULTS_COLUMNS,
+    PROMPT_METRICS_COLUMNS,
+    counterfactual,
+    image_metrics,
+    prompt_verdicts,
+    summarize,
+)
+from workstation.types import FAIL, PASS, REASON_CODE, RELATION_CODE, UNDECIDABLE
+
+P, F, U = PASS, FAIL, UNDECIDABLE
+
+
+def build(rows: list[tuple[str, str, str, int, str]], prompts: list[tuple[str, str, str]]
+          ) -> tuple[Dataset, VerdictArrays]:
+    """rows: (run, prompt_id, relation, verdict, reason); prompts: (prompt_id, relation, twin)."""
+    n = len(rows)
+    o = lambda v: np.array(v, dtype=object)  # noqa: E731
+    samples = Samples(
+        sample_id=o([f"s{i}" for i in range(n)]), run_id=o([r[0] for r in rows]),
+        prompt_id=o([r[1] for r in rows]), seed=np.arange(n, dtype=np.int64),
+        relation=np.array([RELATION_CODE[r[2]] for r in rows], np.int8),
+        label_a=o(["dog"] * n), label_b=o(["cat"] * n), width=np.full(n, 100.0),
+        height=np.full(n, 100.0), image_path=o([""] * n), recorded_stability=np.full(n, np.nan),
+        has_secondary=np.zeros(n, bool), has_perturbed=np.zeros(n, bool))
+    pr = Prompts(
+        prompt_id=o([p[0] for p in prompts]), text=o([""] * len(prompts)),
+        relation=np.array([RELATION_CODE[p[1]] for p in prompts], np.int8),
+        label_a=o(["dog"] * len(prompts)), label_b=o(["cat"] * len(prompts)),
+        counterfactual_id=o([p[2] for p in prompts]), pair_id=o([""] * len(prompts)),
+        suite=o(["t"] * len(prompts)))
+    ds = Dataset(samples, Detections.empty(), pr)
+    verdict = np.array([r[3] for r in rows], np.int8)
+    reason = np.array([REASON_CODE[r[4]] for r in rows], np.int8)
+    conf = np.where(verdict == U, 0.0, 0.8)
+    z = np.zeros(n)
+    neg = np.full(n, -1, np.int64)
+    v = VerdictArrays(verdict, reason, np.zeros(n, np.int8), conf, z, z, z, z, z, z, neg, neg, neg, neg,
+                      samples.label_a, samples.label_b, CheckerConfig())
+    return ds, v
+
+
+def test_image_metrics_and_zero_decided_is_nan():
+    m = image_metrics(np.array([P, P, F, U], np.int8), np.array([0.9, 0.7, 0.5, 0.0]))
+    assert (m["pass_count"], m["fail_count"], m["undecidable_count"]) == (2, 1, 1)
+    assert m["pass_rate"] == 0.5 and m["coverage"] == 0.75
+    assert m["pass_rate_cond"] == pytest.approx(2 / 3) and m["mean_conf"] == pytest.approx(0.525)
+    m = image_metrics(np.array([U, U], np.int8), np.array([0.0, 0.0]))
+    assert m["coverage"] == 0.0 and m["pass_rate"] == 0.0 and math.isnan(m["pass_rate_cond"])
+
+
+PROMPTS = [("p1", "left_of", "p2"), ("p2", "right_of", "p1"),
+           ("p3", "above", "p4"), ("p4", "below", "p3"),
+           ("p5", "left_of", "p6"), ("p6", "right_of", "p5"),
+           ("p7", "above", "p8"), ("p8", "below", "p7")]
+
+
+def test_best_of_k_and_all_of_k():
+    rows = [
+        ("r", "p1", "left_of", P, ""), ("r", "p1", "left_of", P, ""), ("r", "p1", "left_of", P, ""),
+        ("r", "p2", "right_of", P, ""), ("r", "p2", "right_of", U, "missing"),
+        ("r", "p2", "right_of", F, ""),
+        ("r", "p3", "above", F, ""), ("r", "p3", "above", F, ""), ("r", "p3", "above", F, ""),
+        ("r", "p4", "below", U, "ambiguous"), ("r", "p4", "below", F, ""), ("r", "p4", "below", U, "missing"),
+        # p5 has only 2 of the 3 seeds
+        ("r", "p5", "left_of", P, ""), ("r", "p5", "left_of", P, ""),
+    ]
+    ds, v = build(rows, PROMPTS)
+    pv = prompt_verdicts(ds, v)
+    assert pv.k == {"r": 3}
+    got = {p: (int(b), int(a)) for p, b, a in zip(pv.prompt_id, pv.best_of_k, pv.all_of_k)}
+    assert got == {"p1": (P, P), "p2": (P, F), "p3": (F, F), "p4": (U, F), "p5": (P, U)}
+    s = summarize(ds, v)
+    (pm,) = s.prompt_metrics
+    assert pm["total_prompts"] == 5
+    assert pm["best_of_k_pass_rate"] == 3 / 5 and pm["all_of_k_pass_rate"] == 1 / 5
+    assert s.main_results[0]["prompt_pass_rate"] == 3 / 5
+    # an explicit K of 2: p5 now has all its K samples
+    pv2 = prompt_verdicts(ds, v, k=2)
+    assert dict(zip(pv2.prompt_id, pv2.all_of_k.tolist()))["p5"] == P
+    with pytest.raises(ValueError):
+        prompt_verdicts(ds, v, k=0)
+
+
+def test_fewer_seeds_than_four():
+    # a run with two seeds per prompt: K = 2, every prompt complete
+    rows = [("r", "p1", "left_of", P, ""), ("r", "p1", "left_of", P, ""),
+            ("r", "p2", "right_of", P, ""), ("r", "p2", "right_of", F, "")]
+    ds, v = build(rows, PROMPTS)
+    (pm,) = summarize(ds, v).prompt_metrics
+    assert pm["k"] == 2 and pm["all_of_k_pass_rate"] == 0.5 and pm["best_of_k_pass_rate"] == 1.0
+    # forcing K = 4 makes every prompt UNDECIDABLE for all-of-K
+    (pm,) = summarize(ds, v, k=4).prompt_metrics
+    assert pm["all_of_k_pass_rate"] == 0.0 and pm["all_of_k_undecidable"] == 2
+
+
+def test_counterfactual_categories_each_pair_once():
+    rows = [
+        ("r", "p1", "left_of", P, ""), ("r", "p2", "right_of", P, ""),  # both_pass
+        ("r", "p3", "above", F, ""), ("r", "p4", "below", F, ""),  # both_fail
+        ("r", "p5", "left_of", P, ""), ("r", "p6", "right_of", F, ""),  # one_sided
+        ("r", "p7", "above", P, ""), ("r", "p8", "below", U, "missing"),  # undecidable
+    ]
+    ds, v = build(rows, PROMPTS)
+    (cf,) = counterfactual(ds, v)
+    assert cf["pairs"] == 4
+    assert (cf["both_pass"], cf["both_fail"], cf["one_sided"], cf["undecidable_count"]) == (1, 1, 1, 1)
+    assert cf["both_pass_rate"] == 0.25 and cf["undecidable_rate"] == 0.25
+    # a twin without samples in the run forms no pair; no pairs -> NaN rates
+    ds, v = build(rows[:1], PROMPTS)
+    (cf,) = counterfactual(ds, v)
+    assert cf["pairs"] == 0 and math.isnan(cf["both_pass_rate"])
+
+
+def test_grouped_by_run_with_relation_and_abstention_tables():
+    rows = [("a", "p1", "left_of", P, ""), ("a", "p1", "left_of", U, "near_boundary"),
+            ("a", "p3", "above", F, ""), ("a", "p3", "above", U, "missing"),
+            ("b", "p1", "left_of", U, "unstable"), ("b", "p1", "left_of", U, "unstable")]
+    ds, v = build(rows, PROMPTS)
+    s = summarize(ds, v)
+    assert [r["run"] for r in s.main_results] == ["a", "b"]
+    a, b = s.main_results
+    assert a["pass_rate"] == 0.25 and a["coverage"] == 0.5 and a["pass_rate_cond"] == 0.5
+    assert b["coverage"] == 0.0 and math.isnan(b["pass_rate_cond"]) and b["mean_conf"] == 0.0
+    assert s.by_relation[0] == {"run": "a", "above_pass_rate": 0.0, "left_of_pass_rate": 0.5}
+    assert s.by_relation[1]["left_of_pass_rate"] == 0.0 and math.isnan(s.by_relation[1]["above_pass_rate"])
+    ab = {(r["run"], r["reason"]): r for r in s.abstention}
+    assert ab[("a", "near_boundary")]["count"] == 1 and ab[("a", "near_boundary")]["percent"] == 25.0
+    assert ab[("a", "missing")]["share_of_undecidable"] == 0.5
+    assert ab[("b", "unstable")]["count"] == 2 and ab[("b", "unstable")]["rate"] == 1.0
+    assert ab[("b", "ambiguous")]["count"] == 0
+    # every published column is present in every row
+    for rows_, cols in ((s.main_results, MAIN_RESULTS_COLUMNS), (s.counterfactual, COUNTERFACTUAL_COLUMNS),
+                        (s.prompt_metrics, PROMPT_METRICS_COLUMNS)):
+        for r in rows_:
+            assert list(r)[:len(cols)] == list(cols)
+    assert len(s.prompts) == 3 and s.k == {"a": 2, "b": 2}
