@@ -66,7 +66,9 @@ class LabelController(QObject):
         self.current_state: LabelState = (None, None)
         self.notes_provider: Callable[[], str] | None = None  # the notes field's text
         self.on_move: list[Callable[[], None]] = []  # called before leaving a sample (save notes)
-        self._done: dict[tuple[str, bool], str | None] = {}
+        # per dataset row: the current annotator's latest first-pass / re-check label has a verdict
+        self._done = np.zeros((2, 0), bool)
+        self._queue_arrays: tuple[Any, np.ndarray, np.ndarray] | None = None
         state.current_changed.connect(self._on_current)
         state.project_changed.connect(self._on_project)
         state.queue_changed.connect(self._on_queue)
@@ -95,6 +97,7 @@ class LabelController(QObject):
     def _on_queue(self) -> None:
         if len(self.recheck) != len(self.state.queue):
             self.recheck = [False] * len(self.state.queue)
+        self._queue_arrays = None
         self._reload_done()
         self.state_changed.emit()
 
@@ -103,15 +106,23 @@ class LabelController(QObject):
         self.state_changed.emit()
 
     def _reload_done(self) -> None:
-        """Latest verdict per (sample, is_recheck) of the current annotator, for progress."""
-        self._done = {}
+        """Whether each sample's latest first-pass / re-check label of the current annotator
+        carries a verdict (progress counts these)."""
         st = self.state
-        if st.project is None or not st.annotator:
+        n = st.dataset.n if st.dataset is not None else 0
+        self._done = np.zeros((2, n), bool)
+        if st.project is None or st.dataset is None or not st.annotator:
             return
+        idx = st.dataset.sample_index()
         q = ("SELECT sample_id, coalesce(source, '') = 'recheck' AS rc, arg_max(verdict, event_id) "
              "FROM label_events WHERE annotator = ? GROUP BY ALL")
         for sid, rc, v in st.project.con.execute(q, [st.annotator]).fetchall():
-            self._done[(sid, bool(rc))] = v
+            r = idx.get(sid)
+            if r is not None:
+                self._done[int(bool(rc)), r] = v is not None
+
+    def _is_done(self, row: int, recheck: bool) -> bool:
+        return bool(self._done.shape[1] > row >= 0 and self._done[int(recheck), row])
 
     # ---- queue position ---------------------------------------------------------------------------
     @property
@@ -128,14 +139,17 @@ class LabelController(QObject):
         st = self.state
         if st.dataset is None:
             return (0, 0)
-        ids = st.dataset.samples.sample_id
         if st.queue:
-            done = 0
-            for pos, row in enumerate(st.queue):
-                rc = bool(self.recheck[pos]) if pos < len(self.recheck) else False
-                if self._done.get((str(ids[row]), rc)) is not None:
-                    done += 1
-            return done, len(st.queue)
+            qa = self._queue_arrays
+            if qa is None or qa[0] is not st.queue:
+                rows = np.asarray(st.queue, np.int64)
+                rc = np.zeros(len(rows), np.int64)
+                k = min(len(self.recheck), len(rows))
+                rc[:k] = np.asarray(self.recheck[:k], bool)
+                qa = self._queue_arrays = (st.queue, rows, rc)
+            if self._done.shape[1] != st.dataset.n:
+                self._reload_done()
+            return int(np.count_nonzero(self._done[qa[2], qa[1]])), len(st.queue)
         return int(np.count_nonzero(st.human >= 0)), int(st.dataset.n)
 
     def go(self, pos: int) -> None:
@@ -216,8 +230,8 @@ class LabelController(QObject):
         st = self.state
         before = self.label_state(row) if row != st.current else self.current_state
         st.add_label(row, new[0], notes=new[1], source=source)
-        sid = str(st.dataset.samples.sample_id[row])
-        self._done[(sid, source == "recheck")] = new[0]
+        if self._done.shape[1] == st.dataset.n:
+            self._done[int(source == "recheck"), row] = new[0] is not None
         if row == st.current:
             self.current_state = new
         if record:
@@ -295,11 +309,12 @@ class LabelController(QObject):
                 rows.append(idx[sid])
                 flags.append(rc)
         self.recheck = flags
+        self._queue_arrays = None
         st.set_queue(rows, blind=bool(meta["blind"]) if meta else True, audit_set_id=audit_set_id)
         # start at the first item not yet labelled
         done, _ = self.progress()
         for pos, row in enumerate(rows):
-            if self._done.get((str(st.dataset.samples.sample_id[row]), bool(flags[pos]))) is None:
+            if not self._is_done(row, bool(flags[pos])):
                 if pos:
                     self.go(pos)
                 break
@@ -308,6 +323,7 @@ class LabelController(QObject):
     def set_plain_queue(self, rows: list[int], start_row: int | None = None) -> None:
         st = self.state
         self.recheck = [False] * len(rows)
+        self._queue_arrays = None
         st.set_queue(rows, blind=False, audit_set_id=None)
         if start_row is not None and start_row in rows:
             self.go(rows.index(start_row))

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtGui import QBrush, QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QButtonGroup,
@@ -179,6 +179,10 @@ class SampleTableModel(QAbstractTableModel):
         self.sort_column = -1
         self.sort_order = Qt.AscendingOrder
         self.rows: list[tuple[Any, ...]] = []
+        self._disp: dict[int, tuple[str, ...]] = {}
+        self._brushes: dict[int, QBrush] = {}
+        self._bold = QFont()
+        self._bold.setBold(True)
         self.total = 0
         self.all_count = 0
         self.last_query_ms = 0.0
@@ -283,6 +287,7 @@ class SampleTableModel(QAbstractTableModel):
         t0 = time.perf_counter()
         self.beginResetModel()
         self.rows = []
+        self._disp = {}
         self.total = 0
         if self.state.dataset is None or self.state.dataset is not self._ds:
             self._registered = False
@@ -312,6 +317,7 @@ class SampleTableModel(QAbstractTableModel):
             rows = self._query(max(n, 1), 0) if n else []
             if len(rows) == n:
                 self.rows = rows
+                self._disp = {}
                 if n:
                     self.dataChanged.emit(self.index(0, 0), self.index(n - 1, len(COLUMNS) - 1))
                 self.last_query_ms = (time.perf_counter() - t0) * 1000
@@ -321,6 +327,7 @@ class SampleTableModel(QAbstractTableModel):
         self.beginResetModel()
         self.total = total
         self.rows = self._query(keep, 0)
+        self._disp = {}
         self.endResetModel()
         self.last_query_ms = (time.perf_counter() - t0) * 1000
         self.refreshed.emit()
@@ -386,37 +393,57 @@ class SampleTableModel(QAbstractTableModel):
                 return i
         return -1
 
+    _HANDLED = frozenset({int(Qt.DisplayRole), int(Qt.ForegroundRole), int(Qt.FontRole),
+                          int(Qt.TextAlignmentRole), int(Qt.ToolTipRole), ROW_ROLE, VERDICT_ROLE, HUMAN_ROLE,
+                          PATH_ROLE, SEED_ROLE, RELATION_ROLE})
+    _RIGHT = int(Qt.AlignRight | Qt.AlignVCenter)
+
+    def _display(self, i: int) -> tuple[str, ...]:
+        """The ten display strings of loaded row i (computed once per fetched row)."""
+        d = self._disp.get(i)
+        if d is None:
+            r = self.rows[i]
+            v, rs, cf = r[R_VERDICT], r[R_REASON], r[R_CONF]
+            d = (r[R_SID], r[R_RUN], r[R_TEXT], r[R_REL], str(r[R_SEED]),
+                 VERDICTS[v] if v is not None and v >= 0 else "—",
+                 REASONS[rs] if rs else "",
+                 f"{cf:.3f}" if cf is not None and math.isfinite(cf) else "—",
+                 r[R_LABELS] or "", r[R_AGREE])
+            self._disp[i] = d
+        return d
+
+    def _brush(self, code: int) -> QBrush:
+        b = self._brushes.get(code)
+        if b is None:
+            b = self._brushes[code] = QBrush(theme.verdict_color(code))
+        return b
+
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.DisplayRole) -> Any:
-        if not index.isValid() or index.row() >= len(self.rows):
+        role = int(role)
+        if role not in self._HANDLED:
             return None
-        r = self.rows[index.row()]
+        i = index.row()
+        if i < 0 or i >= len(self.rows):
+            return None
         c = index.column()
         blind = self.state.blind
         if role == Qt.DisplayRole:
-            if c == 0:
-                return r[R_SID]
-            if c == 1:
-                return r[R_RUN]
-            if c == 2:
-                return r[R_TEXT]
-            if c == 3:
-                return r[R_REL]
-            if c == 4:
-                return str(r[R_SEED])
             if blind and c in CHECKER_COLUMNS:
                 return "·"
-            if c == 5:
-                return VERDICTS[r[R_VERDICT]] if r[R_VERDICT] is not None and r[R_VERDICT] >= 0 else "—"
-            if c == 6:
-                return REASONS[r[R_REASON]] if r[R_REASON] else ""
-            if c == 7:
-                v = r[R_CONF]
-                return f"{v:.3f}" if v is not None and math.isfinite(v) else "—"
-            if c == 8:
-                return r[R_LABELS] or ""
-            if c == 9:
-                return r[R_AGREE]
+            return self._display(i)[c]
+        r = self.rows[i]
+        if role == Qt.ForegroundRole:
+            if c == 5 and not blind and r[R_VERDICT] is not None and r[R_VERDICT] >= 0:
+                return self._brush(int(r[R_VERDICT]))
+            if c == 8 and r[R_HUMAN] >= 0:
+                return self._brush(int(r[R_HUMAN]))
+            if c == 9 and not blind and r[R_AGREE] in ("differs", "annotators differ"):
+                return self._brush(1)
             return None
+        if role == Qt.FontRole:
+            return self._bold if c in (5, 8) else None
+        if role == Qt.TextAlignmentRole:
+            return self._RIGHT if c in (4, 7) else None
         if role == ROW_ROLE:
             return int(r[R_ROW])
         if role == VERDICT_ROLE:
@@ -429,26 +456,11 @@ class SampleTableModel(QAbstractTableModel):
             return int(r[R_SEED])
         if role == RELATION_ROLE:
             return r[R_REL]
-        if role == Qt.ForegroundRole:
-            if c == 5 and not blind and r[R_VERDICT] is not None and r[R_VERDICT] >= 0:
-                return QBrush(theme.verdict_color(int(r[R_VERDICT])))
-            if c == 8 and r[R_HUMAN] >= 0:
-                return QBrush(theme.verdict_color(int(r[R_HUMAN])))
-            if c == 9 and not blind and r[R_AGREE] in ("differs", "annotators differ"):
-                return QBrush(QColor(theme.VERDICT_COLORS[1]))
-            return None
-        if role == Qt.FontRole and c in (5, 8):
-            f = QFont()
-            f.setBold(True)
-            return f
-        if role == Qt.TextAlignmentRole and c in (4, 7):
-            return int(Qt.AlignRight | Qt.AlignVCenter)
         if role == Qt.ToolTipRole:
             if c == 2:
                 return r[R_TEXT]
             if c == 6 and not blind and self.state.verdicts is not None:
                 return self.state.verdicts.reason_text(int(r[R_ROW])) or "decided"
-            return None
         return None
 
 

@@ -45,7 +45,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .checker import VerdictArrays
 
 DB_NAME = "project.duckdb"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 class ProjectError(WorkstationError):
@@ -107,6 +107,12 @@ _MIGRATIONS: list[list[str]] = [
         """CREATE INDEX det_sample ON detections(sample_id)""",
         """CREATE INDEX verdict_cfg ON verdicts(config_id, sample_id)""",
         """CREATE INDEX label_sample ON label_events(sample_id)""",
+    ],
+    # 1 -> 2: image variants a detector ran on are recorded even when it found nothing there,
+    # so "no detections on the blurred copy" is not mistaken for "never detected".
+    [
+        """CREATE TABLE image_variants (name VARCHAR PRIMARY KEY)""",
+        """INSERT INTO image_variants SELECT DISTINCT variant FROM detections WHERE variant IS NOT NULL""",
     ],
 ]
 
@@ -454,10 +460,11 @@ class Project:
         """Insert the detections of `ds` for its samples (already in the project)."""
         self._check_writable()
         d = ds.detections
-        if len(d) == 0:
+        if len(d) == 0 and len(ds.variant_names) <= 1:
             return
         names = np.array(list(ds.variant_names), dtype=object)
         with self.transaction():
+            self.record_variants(ds.variant_names)
             if replace:
                 self.con.register("_ids", _arrow({"sample_id": ds.samples.sample_id}))
                 try:
@@ -471,6 +478,13 @@ class Project:
                 "variant": names[d.variant.astype(np.int64)],
                 "label": d.label, "score": d.score, "x1": d.x1, "y1": d.y1, "x2": d.x2, "y2": d.y2,
             })
+
+    def record_variants(self, names: Sequence[str]) -> None:
+        """Record image variants a detector ran on (even where it found nothing)."""
+        self._check_writable()
+        with self.transaction():
+            for name in names:
+                self.con.execute("INSERT OR IGNORE INTO image_variants VALUES (?)", [name])
 
     def sample_count(self) -> int:
         return int(self.con.execute("SELECT count(*) FROM samples").fetchone()[0])
@@ -511,7 +525,8 @@ class Project:
             self.con.unregister("_order")
         dc = {k: dt.column(k).to_numpy(zero_copy_only=False) for k in dt.column_names}
         variant_vals = [str(v) for v in dc["variant"]]
-        names = [ORIGINAL_NAME] + sorted({v for v in variant_vals if v != ORIGINAL_NAME})
+        recorded = {r[0] for r in self.con.execute("SELECT name FROM image_variants").fetchall()}
+        names = [ORIGINAL_NAME] + sorted((set(variant_vals) | recorded) - {ORIGINAL_NAME})
         vidx = {v: i for i, v in enumerate(names)}
         dets = Detections(
             sample_idx=dc["idx"].astype(np.int64), source=dc["source"].astype(np.int8),

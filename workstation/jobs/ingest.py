@@ -188,6 +188,7 @@ def _ingest_detect(project: "Project", spec: JobSpec, cols: dict[str, list[Any]]
     has_sec = bool(spec.secondary)
     has_pert = bool(spec.perturbations)
     with project.transaction():
+        project.record_variants(variant_names)
         key = pa.table({"sample_id": [s for s in items for _ in groups],
                         "detector": [d for _ in items for d, _v in groups],
                         "variant": [v for _ in items for _d, v in groups]})
