@@ -312,7 +312,6 @@ class LabelController(QObject):
         self._queue_arrays = None
         st.set_queue(rows, blind=bool(meta["blind"]) if meta else True, audit_set_id=audit_set_id)
         # start at the first item not yet labelled
-        done, _ = self.progress()
         for pos, row in enumerate(rows):
             if not self._is_done(row, bool(flags[pos])):
                 if pos:

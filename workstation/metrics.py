@@ -1,7 +1,8 @@
 """Evaluation metrics over checker verdicts (METHODS.md §1), grouped by run.
 
 Every function takes the dataset and the checker's ``VerdictArrays`` (aligned with
-``ds.samples``) and returns plain rows (``list[dict]``) whose keys follow SpatialBench-UC's report
+``ds.samples``; any object with ``verdict``, ``reason`` and ``conf`` arrays will do, e.g. a
+verdict set loaded from the store) and returns plain rows (``list[dict]``) whose keys follow SpatialBench-UC's report
 tables; the ``*_COLUMNS`` tuples give each table's published column order (extra keys follow
 them in the rows). ``summarize`` returns all tables at once.
 
@@ -88,8 +89,8 @@ def _runs(ds: Dataset) -> tuple[np.ndarray, list[str]]:
 
 
 def _check(ds: Dataset, v: VerdictArrays) -> None:
-    if len(v) != ds.n:
-        raise ValueError(f"verdicts are for {len(v)} samples but the dataset has {ds.n}")
+    if len(v.verdict) != ds.n:
+        raise ValueError(f"verdicts are for {len(v.verdict)} samples but the dataset has {ds.n}")
 
 
 # =============================================================================================
