@@ -60,6 +60,10 @@ def prompt_text(relation: str, a: str, b: str) -> str:
     return TEMPLATES[relation].format(a=with_article(a), b=with_article(b))
 
 
+def _slug(name: str) -> str:
+    return "-".join(name.split())
+
+
 def spatial_suite(
     n_pairs: int = 50,
     seed: int = 1234,
@@ -70,7 +74,8 @@ def spatial_suite(
 
     For an object pair (A, B) the four prompts are, in order:
     ``A left_of B``, ``B right_of A`` (its twin), ``A above B``, ``B below A`` (its twin).
-    Prompt ids are ``<version>_<000000>`` in that order, pair ids ``<version>_pair_<0000>``;
+    Prompt ids name their content (``<version>_cat_left_of_dog``), pair ids the object pair
+    (``<version>_pair_cat_dog``), so suites of other sizes or seeds agree on every shared id;
     the same arguments always give the same suite (and the same :func:`content_hash`).
     """
     objs = [o.strip().lower() for o in (SPATIAL_OBJECTS if objects is None else objects)]
@@ -90,13 +95,14 @@ def spatial_suite(
     flip = rng.random(n_pairs) < 0.5
     rows: list[tuple[str, str, str, str, str, str]] = []  # id, text, rel, a, b, pair
     cf: list[str] = []
-    for k, (ci, f) in enumerate(zip(pick.tolist(), flip.tolist())):
+    for ci, f in zip(pick.tolist(), flip.tolist()):
         a, b = combos[ci]
         if f:
             a, b = b, a
-        pair = f"{version}_pair_{k:04d}"
-        base = 4 * k
-        ids = [f"{version}_{base + j:06d}" for j in range(4)]
+        # ids name the content, so suites of different sizes or seeds never give one id two texts
+        pair = f"{version}_pair_{_slug(a)}_{_slug(b)}"
+        ids = [f"{version}_{_slug(x)}_{rel}_{_slug(y)}" for rel, x, y in
+               (("left_of", a, b), ("right_of", b, a), ("above", a, b), ("below", b, a))]
         for j, (rel, x, y) in enumerate(
             (("left_of", a, b), ("right_of", b, a), ("above", a, b), ("below", b, a))
         ):

@@ -72,8 +72,8 @@ def test_generation_items_of_shards_union_to_the_job() -> None:
 
     whole = generation_items(spec([1, 1]), prompts)
     assert len(whole) == 32
-    assert [(it.prompt_id, it.seed) for it in whole[:3]] == [
-        ("builtin-1_000000", 0), ("builtin-1_000000", 1), ("builtin-1_000001", 0)]
+    p0, p1 = prompts.prompt_id[0], prompts.prompt_id[1]
+    assert [(it.prompt_id, it.seed) for it in whole[:3]] == [(p0, 0), (p0, 1), (p1, 0)]
     parts = [generation_items(spec([i, 3]), prompts) for i in (1, 2, 3)]
     assert sorted(it.key for p in parts for it in p) == sorted(it.key for it in whole)
     assert sum(len(p) for p in parts) == 32

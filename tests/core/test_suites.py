@@ -67,7 +67,8 @@ def test_suite_is_stable_and_seeded() -> None:
     a, b = spatial_suite(), spatial_suite()
     assert a.prompt_id.tolist() == b.prompt_id.tolist()
     assert content_hash(a) == content_hash(b)
-    assert a.prompt_id[0] == "builtin-1_000000"
+    first = a.take(np.array([0]))
+    assert a.prompt_id[0] == f"builtin-1_{first.label_a[0]}_left_of_{first.label_b[0]}".replace(" ", "-")
     c = spatial_suite(seed=99)
     assert content_hash(c) != content_hash(a)
     # the hash does not depend on row order
@@ -75,10 +76,19 @@ def test_suite_is_stable_and_seeded() -> None:
     assert content_hash(rev) == content_hash(a)
 
 
+def test_suites_of_other_sizes_agree_on_shared_ids() -> None:
+    """Generating with 4 pairs and later with 8 in one project must not clash."""
+    small, large = spatial_suite(n_pairs=4), spatial_suite(n_pairs=8)
+    text_small = dict(zip(small.prompt_id.tolist(), small.text.tolist()))
+    text_large = dict(zip(large.prompt_id.tolist(), large.text.tolist()))
+    shared = set(text_small) & set(text_large)
+    assert all(text_small[k] == text_large[k] for k in shared)
+
+
 def test_suite_arguments() -> None:
     small = spatial_suite(n_pairs=3, objects=["cat", "dog", "cup"], version="mini")
     assert len(small) == 12
-    assert small.prompt_id[0] == "mini_000000"
+    assert small.prompt_id[0].startswith("mini_") and "_left_of_" in small.prompt_id[0]
     with pytest.raises(WorkstationError, match="only 3 distinct pairs"):
         spatial_suite(n_pairs=4, objects=["cat", "dog", "cup"])
     with pytest.raises(WorkstationError, match="at least one object pair"):
