@@ -17,7 +17,6 @@ from .types import WorkstationError
 
 # module names under workstation.commands, in --help order
 COMMAND_MODULES: tuple[str, ...] = (
-    "gui",
     "demo",
     "import_sbuc",
     "evaluate",
@@ -35,25 +34,38 @@ COMMAND_MODULES: tuple[str, ...] = (
 log = logging.getLogger("workstation")
 
 
-def build_parser() -> argparse.ArgumentParser:
+# Command modules from outside the core, set by the composition root (main.py adds the UI's
+# `gui`); kept for the process so that a command may run another (demo opens the window).
+_extra_modules: tuple[str, ...] = ()
+
+
+def build_parser(extra: Sequence[str] | None = None) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="workstation",
         description="Annotation and audit workstation for text-to-image evaluation.",
     )
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    extra = _extra_modules if extra is None else tuple(extra)
+    for modname in [f"workstation.commands.{n}" for n in COMMAND_MODULES] + list(extra):
         try:
-            mod = importlib.import_module(f"workstation.commands.{name}")
+            mod = importlib.import_module(modname)
         except ModuleNotFoundError as e:
-            if e.name == f"workstation.commands.{name}":
-                continue  # command not built yet
+            if e.name in (modname, modname.split(".")[0]):
+                continue  # e.g. a core-only install without the UI package
             raise
         mod.register(sub)
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def has_command(name: str) -> bool:
+    return any(a.dest == "command" and name in getattr(a, "choices", {}) for a in build_parser()._actions)
+
+
+def main(argv: Sequence[str] | None = None, extra_commands: Sequence[str] | None = None) -> int:
+    global _extra_modules
+    if extra_commands is not None:
+        _extra_modules = tuple(extra_commands)
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(

@@ -12,7 +12,6 @@ moved into place when complete, so an interrupted build never leaves a half-buil
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import math
 import os
 import shutil
@@ -137,12 +136,13 @@ def build(folder: Path, seeds: int, workers: int | None, pairs: int = 50) -> dic
 
 
 def open_gui(folder: Path) -> int:
-    if importlib.util.find_spec("workstation.commands.gui") is None:
+    from ..cli import has_command
+    from ..cli import main as cli_main
+
+    if not has_command("gui"):
         print(f"the workstation window is not available in this installation; "
               f"open the project later with: python main.py gui --project {folder}", file=sys.stderr)
         return 0
-    from ..cli import main as cli_main
-
     return cli_main(["gui", "--project", str(folder)])
 
 

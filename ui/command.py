@@ -2,8 +2,9 @@
 
     python main.py gui [--project DIR] [--read-only]
 
-With no command at all, `main.py` opens the window too. Qt is imported only here, inside
-`run`, so the core and the other commands never load it.
+With no command at all, `main.py` opens the window too. This command lives in `ui/` (the core
+never imports the UI); `main.py`, the composition root, adds it to the core's command line.
+Qt is imported only inside `run`, so the other commands never load it.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..types import WorkstationError
+from workstation.types import WorkstationError
 
 
 def register(sub: Any) -> None:
@@ -25,7 +26,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..store import DB_NAME
+    from workstation.store import DB_NAME
 
     project = getattr(args, "project", None)
     if project is not None and not (Path(project) / DB_NAME).is_file():
