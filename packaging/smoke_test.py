@@ -12,8 +12,8 @@ import tempfile
 from pathlib import Path
 
 
-def run(exe: str, *args: str, timeout: int = 300) -> str:
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+def run(exe: str, *args: str, timeout: int = 300, **extra_env: str) -> str:
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", **extra_env)
     r = subprocess.run([exe, *args], capture_output=True, text=True, timeout=timeout, env=env)
     if r.returncode != 0:
         sys.exit(f"FAILED: {exe} {' '.join(args)}\n{r.stdout[-2000:]}\n{r.stderr[-3000:]}")
@@ -29,7 +29,9 @@ def main() -> None:
         print(run(exe, "demo", "--project", str(proj), "--no-gui").strip().splitlines()[-1])
         run(exe, "report", "--project", str(proj), "--out", str(Path(tmp) / "report"))
         assert (Path(tmp) / "report" / "index.html").is_file()
-        run(exe, "gui", "--project", str(proj), "--smoke-test", timeout=120)
+        out = run(exe, "gui", "--project", str(proj), timeout=120, WORKSTATION_EXIT_WHEN_READY="1")
+        assert "READY" in out and "samples=800" in out, out
+        print(out.strip().splitlines()[-1])
     print("bundle smoke test passed")
 
 

@@ -120,7 +120,7 @@ class AgreementDialog(QDialog):
         lay.addWidget(self.summary)
         self.table = QTableWidget(0, 5, self)
         self.table.setObjectName("agreementTable")
-        self.table.setHorizontalHeaderLabels(["Annotator", "Annotator", "Samples both labelled",
+        self.table.setHorizontalHeaderLabels(["Annotator", "Annotator", "Both labelled",
                                               "Agreement", "Cohen's κ"])
         self.table.verticalHeader().hide()
         self.table.setEditTriggers(QTableWidget.NoEditTriggers)

@@ -38,6 +38,23 @@ def _qt_message_handler(mode: Any, context: Any, message: str) -> None:
     logging.getLogger("qt").log(level, "%s", message)
 
 
+def _rss_mb() -> float:
+    """Resident memory of this process in MB (0 where it cannot be read)."""
+    try:
+        import psutil
+
+        return psutil.Process().memory_info().rss / 2**20
+    except Exception:  # noqa: BLE001
+        try:
+            with open("/proc/self/status", encoding="ascii") as fh:
+                for line in fh:
+                    if line.startswith("VmRSS"):
+                        return int(line.split()[1]) / 1024
+        except OSError:
+            pass
+    return 0.0
+
+
 def install_excepthook() -> None:
     """Uncaught exceptions: logged, and shown in a dialog when there is a screen to show it on."""
 
@@ -129,10 +146,14 @@ def run(project: str | Path | None = None, read_only: bool = False, argv: Sequen
     def ready() -> None:
         ds = window.state.dataset
         print(f"READY window_ms={(times['window'] - T0) * 1000:.0f} project_ms={(times['project'] - T0) * 1000:.0f} "
-              f"torch={'torch' in sys.modules} samples={ds.n if ds is not None else 0}", flush=True)
+              f"torch={'torch' in sys.modules} samples={ds.n if ds is not None else 0} rss_mb={_rss_mb():.0f}",
+              flush=True)
         window.close()
         app.quit()
 
+    from PySide6.QtCore import QTimer
+
+    QTimer.singleShot(0, window.install_extra_panels)  # after the first paint
     if project is not None:
         window.load_finished.connect(loaded)
         window.open_project_in_background(project, read_only=read_only)

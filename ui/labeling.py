@@ -102,6 +102,7 @@ class LabelController(QObject):
         self.state_changed.emit()
 
     def _on_current(self, row: int) -> None:
+        self.state.item_blind = bool(self.is_recheck())  # re-checks come back blind
         self.current_state = self.label_state(row)
         self.state_changed.emit()
 
@@ -160,8 +161,9 @@ class LabelController(QObject):
         self._leaving()
         st.queue_pos = pos
         if st.current == st.queue[pos]:
-            self._on_current(st.current)
-        st.set_current(st.queue[pos])
+            st.current_changed.emit(st.current)  # same sample, another queue item (a re-check)
+        else:
+            st.set_current(st.queue[pos])
 
     def next(self) -> None:
         st = self.state
@@ -393,13 +395,13 @@ class LabelingPanel(QWidget):
             self.buttons[v] = b
             lay.addWidget(b)
         self.yours = QLabel("your label: —")
-        self.yours.setMinimumWidth(150)
+        self.yours.setMinimumWidth(130)
         lay.addWidget(self.yours)
         lay.addWidget(QLabel("Notes (N):"))
         self.notes = NotesEdit(self)
         self.notes.setObjectName("notes")
         self.notes.setPlaceholderText("notes on this sample — Enter saves")
-        self.notes.setMinimumWidth(220)
+        self.notes.setMinimumWidth(160)
         self.notes.editingFinished.connect(self._notes_done)
         self.notes.returnPressed.connect(self._return_focus)
         self.notes.escape.connect(self._revert_notes)
@@ -429,7 +431,7 @@ class LabelingPanel(QWidget):
         lay.addWidget(self.position)
         self.progress = QProgressBar()
         self.progress.setObjectName("labelProgress")
-        self.progress.setMaximumWidth(200)
+        self.progress.setMaximumWidth(170)
         self.progress.setTextVisible(True)
         lay.addWidget(self.progress)
         self.focus_target: QWidget | None = None
@@ -489,7 +491,7 @@ class LabelingPanel(QWidget):
             self.position.setText(f"sample {st.current + 1} of {st.dataset.n if st.dataset else 0}")
         else:
             self.position.setText("")
-        self.blind_banner.setVisible(bool(st.blind))
+        self.blind_banner.setVisible(bool(st.blind or st.item_blind))
         self.undo_button.setEnabled(bool(self.ctl.undo_stack))
         self.redo_button.setEnabled(bool(self.ctl.redo_stack))
         ro = st.project is None or st.project.read_only

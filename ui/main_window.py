@@ -42,7 +42,7 @@ from .image_cache import ImageCache
 from .labeling import GotoDialog, LabelController, LabelingPanel
 from .pair_viewer import PairViewer, verdict_counts_text
 from .sample_table import SampleBrowser
-from .shortcuts import ShortcutSheet, make_action
+from .shortcuts import ShortcutSheet, key_sequences, make_action
 from .state import AppState
 
 log = logging.getLogger(__name__)
@@ -151,6 +151,28 @@ class MainWindow(QMainWindow):
         self.docks[name] = dock
         self.panels_menu.addAction(dock.toggleViewAction())
         return dock
+
+    def install_extra_panels(self) -> None:
+        """Panels built beside the main window (each optional: a missing or broken one is
+        logged and left out). The jobs panel docks at the bottom, hidden until Ctrl+J."""
+        if "Jobs" in self.panels:
+            return
+        try:
+            from .jobs_panel import install
+        except ImportError as e:
+            log.info("jobs panel not available: %s", e)
+            return
+        try:
+            install(self, "bottom")
+        except Exception:  # noqa: BLE001 - a broken panel must not take the window down
+            log.exception("the jobs panel failed to start")
+            return
+        dock = self.docks.get("Jobs")
+        if dock is not None:
+            dock.hide()
+            toggle = dock.toggleViewAction()
+            toggle.setShortcuts(key_sequences("jobs"))
+            toggle.setText("Jobs panel")
 
     def show_tab(self, name: str) -> None:
         for i in range(self.tabs.count()):

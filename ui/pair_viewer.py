@@ -461,6 +461,7 @@ class SidePanel(QWidget):
         self.prompt.setTextInteractionFlags(Qt.TextSelectableByMouse)
         self.meta = QLabel("")
         self.meta.setObjectName("dim")
+        self.meta.setWordWrap(True)  # a long sample id must not widen the window
         self.meta.setTextInteractionFlags(Qt.TextSelectableByMouse)
         lay.addWidget(self.title)
         lay.addWidget(self.prompt)
@@ -534,6 +535,8 @@ class PairViewer(QWidget):
         self.line_width = 2.0
         self.left_row = -1
         self.right_row = -1
+        self._blind_hid = False
+        self._geometry_before_blind = True
 
         lay = QVBoxLayout(self)
         lay.setContentsMargins(6, 6, 6, 6)
@@ -596,7 +599,7 @@ class PairViewer(QWidget):
         state.dataset_changed.connect(self._on_dataset)
         state.project_changed.connect(self._on_dataset)
         state.labels_changed.connect(self._on_labels)
-        state.queue_changed.connect(self.refresh)
+        state.queue_changed.connect(self._on_queue)
         self.cache.loaded.connect(self._on_loaded)
         self.thumbs.loaded.connect(self._on_thumb_loaded)
         theme.signals().changed.connect(self._on_theme)
@@ -615,6 +618,24 @@ class PairViewer(QWidget):
         self.index = index
         self.cache.clear()
         self.thumbs.clear()
+        self.refresh()
+
+    @property
+    def blind(self) -> bool:
+        """Hide the checker: a blind audit queue, or a blind re-check item in any queue."""
+        return bool(self.state.blind or getattr(self.state, "item_blind", False))
+
+    def _on_queue(self) -> None:
+        """A blind queue hides the margin band and centres (the checker's UNDECIDABLE zone)
+        until the auditor asks for them; leaving it restores the layer as it was."""
+        blind = bool(self.state.blind)
+        if blind and not self._blind_hid:
+            self._geometry_before_blind = self.layers["geometry"]
+            self._blind_hid = True
+            self.set_layer("geometry", False)
+        elif not blind and self._blind_hid:
+            self._blind_hid = False
+            self.set_layer("geometry", self._geometry_before_blind)
         self.refresh()
 
     def _on_theme(self, _name: str) -> None:
@@ -669,7 +690,7 @@ class PairViewer(QWidget):
         if row < 0:
             side.prompt.setText("(no counterfactual twin with this seed in this run)")
             side.meta.setText("")
-            side.card.show_verdict(None, -1, st.blind)
+            side.card.show_verdict(None, -1, self.blind)
             side.view.show_sample(None, None, self.layers, self.line_width, "no twin sample")
             return
         s = ds.samples
@@ -677,7 +698,7 @@ class PairViewer(QWidget):
         side.meta.setText(f"{s.sample_id[row]}  ·  run {s.run_id[row]}  ·  seed {int(s.seed[row])}  ·  "
                           f"{RELATIONS[int(s.relation[row])]}  ·  A = {s.label_a[row]}, B = {s.label_b[row]}  ·  "
                           f"{int(s.width[row])}×{int(s.height[row])}")
-        side.card.show_verdict(st.verdicts, row, st.blind, self._human_text(row))
+        side.card.show_verdict(st.verdicts, row, self.blind, self._human_text(row))
         spec = overlay_spec(ds, st.verdicts, row)
         key = image_key(st, row)
         img = self.cache.get(key, display=str(s.image_path[row])) if key else ImageResult(
@@ -687,7 +708,7 @@ class PairViewer(QWidget):
     def _refresh_cards(self) -> None:
         for side in (self.left, self.right):
             if side.row >= 0:
-                side.card.show_verdict(self.state.verdicts, side.row, self.state.blind, self._human_text(side.row))
+                side.card.show_verdict(self.state.verdicts, side.row, self.blind, self._human_text(side.row))
 
     def _human_text(self, row: int) -> str:
         h = self.state.human
@@ -705,7 +726,7 @@ class PairViewer(QWidget):
         for r in rows:
             key = image_key(st, r)
             img = self.thumbs.request(key) if key else ImageResult(None, "")
-            code = None if (st.blind or v is None) else int(v.verdict[r])
+            code = None if (self.blind or v is None) else int(v.verdict[r])
             it = QListWidgetItem(_thumb_icon(img, code, r == self.left_row),
                                  f"seed {int(st.dataset.samples.seed[r])}")
             it.setData(Qt.UserRole, r)

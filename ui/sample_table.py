@@ -47,12 +47,14 @@ from workstation.types import REASONS, RELATIONS, VERDICTS
 from . import theme
 from .state import AppState
 
-ROW_ROLE = Qt.UserRole + 1  # dataset row (int)
-VERDICT_ROLE = Qt.UserRole + 2  # checker verdict code (int, -1 none)
-PATH_ROLE = Qt.UserRole + 3  # image path relative to the project
-HUMAN_ROLE = Qt.UserRole + 4  # human verdict code (int, -1 none)
-SEED_ROLE = Qt.UserRole + 5
-RELATION_ROLE = Qt.UserRole + 6
+ROW_ROLE = int(Qt.UserRole) + 1  # dataset row (int)
+VERDICT_ROLE = int(Qt.UserRole) + 2  # checker verdict code (int, -1 none)
+PATH_ROLE = int(Qt.UserRole) + 3  # image path relative to the project
+HUMAN_ROLE = int(Qt.UserRole) + 4  # human verdict code (int, -1 none)
+SEED_ROLE = int(Qt.UserRole) + 5
+RELATION_ROLE = int(Qt.UserRole) + 6
+_DISPLAY, _FOREGROUND, _FONT, _ALIGN, _TOOLTIP = (int(Qt.DisplayRole), int(Qt.ForegroundRole), int(Qt.FontRole),
+                                                  int(Qt.TextAlignmentRole), int(Qt.ToolTipRole))
 
 LIVE_TABLE = "_ui_live"
 LABELS_TABLE = "_ui_labels"
@@ -310,6 +312,15 @@ class SampleTableModel(QAbstractTableModel):
         if st.verdicts is self._live_key[0] and self.labels_version == self._live_key[1]:
             return
         t0 = time.perf_counter()
+        if self.labels_version == self._live_key[1] and not self.verdict_dependent() and st.verdicts is not None:
+            # only verdict values changed and neither the filter nor the sort looks at them: the
+            # rows and their order stay; the live table is re-registered (for the next pages) and
+            # the loaded rows take the new values from the arrays, without a query
+            self._register()
+            self._patch_loaded_rows()
+            self.last_query_ms = (time.perf_counter() - t0) * 1000
+            self.refreshed.emit()
+            return
         self._register()
         total = self._count()
         n = len(self.rows)
@@ -331,6 +342,31 @@ class SampleTableModel(QAbstractTableModel):
         self.endResetModel()
         self.last_query_ms = (time.perf_counter() - t0) * 1000
         self.refreshed.emit()
+
+    def verdict_dependent(self) -> bool:
+        """Whether the filter or the sort depends on the checker's verdicts."""
+        f = self.spec
+        return bool(f.verdicts or f.reasons or f.conf_min > 0.0 or f.conf_max < 1.0 or f.checker_vs_human
+                    or self.sort_column in (5, 6, 7, 9))
+
+    def _patch_loaded_rows(self) -> None:
+        n = len(self.rows)
+        if n == 0:
+            return
+        v = self.state.verdicts
+        idx = np.fromiter((r[R_ROW] for r in self.rows), np.int64, n)
+        verdict = v.verdict[idx].tolist()
+        reason = v.reason[idx].tolist()
+        conf = v.conf[idx].tolist()
+        out = []
+        for r, vd, rs, cf in zip(self.rows, verdict, reason, conf):
+            h = r[R_HUMAN]
+            agree = r[R_AGREE] if r[R_AGREE] == "annotators differ" else (
+                "" if h < 0 else "agrees" if h == vd else "differs")
+            out.append((*r[:R_VERDICT], vd, rs, cf, *r[R_CONF + 1:R_AGREE], agree, *r[R_AGREE + 1:]))
+        self.rows = out
+        self._disp = {}
+        self.dataChanged.emit(self.index(0, 5), self.index(n - 1, len(COLUMNS) - 1))
 
     def _on_labels(self, sid: str) -> None:
         # a label changes the human columns (and possibly which rows a label filter keeps)
@@ -393,8 +429,7 @@ class SampleTableModel(QAbstractTableModel):
                 return i
         return -1
 
-    _HANDLED = frozenset({int(Qt.DisplayRole), int(Qt.ForegroundRole), int(Qt.FontRole),
-                          int(Qt.TextAlignmentRole), int(Qt.ToolTipRole), ROW_ROLE, VERDICT_ROLE, HUMAN_ROLE,
+    _HANDLED = frozenset({_DISPLAY, _FOREGROUND, _FONT, _ALIGN, _TOOLTIP, ROW_ROLE, VERDICT_ROLE, HUMAN_ROLE,
                           PATH_ROLE, SEED_ROLE, RELATION_ROLE})
     _RIGHT = int(Qt.AlignRight | Qt.AlignVCenter)
 
@@ -418,32 +453,35 @@ class SampleTableModel(QAbstractTableModel):
             b = self._brushes[code] = QBrush(theme.verdict_color(code))
         return b
 
-    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.DisplayRole) -> Any:
-        role = int(role)
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = _DISPLAY) -> Any:
+        # called for every visible cell and role on each repaint: plain int comparisons only
         if role not in self._HANDLED:
             return None
         i = index.row()
-        if i < 0 or i >= len(self.rows):
+        rows = self.rows
+        if i < 0 or i >= len(rows):
             return None
         c = index.column()
         blind = self.state.blind
-        if role == Qt.DisplayRole:
+        if role == _DISPLAY:
             if blind and c in CHECKER_COLUMNS:
                 return "·"
-            return self._display(i)[c]
-        r = self.rows[i]
-        if role == Qt.ForegroundRole:
-            if c == 5 and not blind and r[R_VERDICT] is not None and r[R_VERDICT] >= 0:
-                return self._brush(int(r[R_VERDICT]))
-            if c == 8 and r[R_HUMAN] >= 0:
-                return self._brush(int(r[R_HUMAN]))
+            d = self._disp.get(i)
+            return (d if d is not None else self._display(i))[c]
+        r = rows[i]
+        if role == _FOREGROUND:
+            if c == 5:
+                v = r[R_VERDICT]
+                return self._brush(v) if not blind and v is not None and v >= 0 else None
+            if c == 8:
+                return self._brush(r[R_HUMAN]) if r[R_HUMAN] >= 0 else None
             if c == 9 and not blind and r[R_AGREE] in ("differs", "annotators differ"):
                 return self._brush(1)
             return None
-        if role == Qt.FontRole:
-            return self._bold if c in (5, 8) else None
-        if role == Qt.TextAlignmentRole:
-            return self._RIGHT if c in (4, 7) else None
+        if role == _FONT:
+            return self._bold if c == 5 or c == 8 else None
+        if role == _ALIGN:
+            return self._RIGHT if c == 4 or c == 7 else None
         if role == ROW_ROLE:
             return int(r[R_ROW])
         if role == VERDICT_ROLE:
@@ -456,9 +494,11 @@ class SampleTableModel(QAbstractTableModel):
             return int(r[R_SEED])
         if role == RELATION_ROLE:
             return r[R_REL]
-        if role == Qt.ToolTipRole:
+        if role == _TOOLTIP:
             if c == 2:
                 return r[R_TEXT]
+            if c == 8 and r[R_LABELS]:
+                return "latest label of each annotator: " + r[R_LABELS]
             if c == 6 and not blind and self.state.verdicts is not None:
                 return self.state.verdicts.reason_text(int(r[R_ROW])) or "decided"
         return None
@@ -711,9 +751,10 @@ class SampleBrowser(QWidget):
         self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
         self.table.verticalHeader().setDefaultSectionSize(24)
         self.table.verticalHeader().hide()
+        self.table.setTextElideMode(Qt.ElideMiddle)  # long sample ids keep their seed suffix
         hh = self.table.horizontalHeader()
         hh.setSectionResizeMode(QHeaderView.Interactive)
-        for c, w in enumerate((250, 110, 330, 80, 55, 110, 120, 60, 150, 120)):
+        for c, w in enumerate((250, 110, 320, 75, 50, 105, 110, 60, 210, 120)):
             self.table.setColumnWidth(c, w)
         hh.setStretchLastSection(True)
         self.table.doubleClicked.connect(lambda ix: self.open_requested.emit(self.model.dataset_row(ix.row())))
@@ -729,7 +770,14 @@ class SampleBrowser(QWidget):
         self.model.refreshed.connect(self._update_count)
         self.model.modelReset.connect(self._update_count)
         state.queue_changed.connect(self._apply_blind)
+        state.project_changed.connect(self._fit_columns)
         self._update_count()
+
+    def _fit_columns(self) -> None:
+        """Size the id and run columns to the project's ids (within limits)."""
+        for c, cap in ((0, 380), (1, 200)):
+            self.table.resizeColumnToContents(c)
+            self.table.setColumnWidth(c, min(max(self.table.columnWidth(c), 90), cap))
 
     def _row_selected(self, cur: QModelIndex, _prev: QModelIndex) -> None:
         if cur.isValid():

@@ -48,6 +48,7 @@ SHORTCUTS: tuple[Shortcut, ...] = (
     Shortcut("browse", "Ctrl+1", "Browse", "Show the sample table and filters", "Navigate"),
     Shortcut("review", "Ctrl+2", "Review", "Show the pair viewer", "Navigate"),
     Shortcut("calibration", "Ctrl+3", "Calibration", "Show the calibration panel", "Navigate"),
+    Shortcut("jobs", "Ctrl+J", "Jobs panel", "Show / hide the jobs panel (generation, detection)", "Navigate"),
     # view
     Shortcut("layer_others", "1", "Other detections", "Show / hide the other primary detections", "View"),
     Shortcut("layer_secondary", "2", "Secondary detector", "Show / hide the secondary detector's boxes",
@@ -120,4 +121,4 @@ class ShortcutSheet(QDialog):
         bb = QDialogButtonBox(QDialogButtonBox.Close, self)
         bb.rejected.connect(self.reject)
         lay.addWidget(bb)
-        self.resize(640, 620)
+        self.resize(680, 900)

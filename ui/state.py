@@ -46,6 +46,7 @@ class AppState(QObject):
         self.queue: list[int] = []  # sample rows to label, in order
         self.queue_pos: int = 0
         self.blind: bool = False
+        self.item_blind: bool = False  # the item under review is a blind consistency re-check
         self.audit_set_id: int | None = None
 
     # ---- project ---------------------------------------------------------------------------
@@ -90,6 +91,7 @@ class AppState(QObject):
         self.queue = []
         self.queue_pos = 0
         self.blind = False
+        self.item_blind = False
         self.audit_set_id = None
 
     def reload(self) -> None:

@@ -112,6 +112,7 @@ def style_sheet(t: Theme) -> str:
         return ""
     fields = ("window", "base", "alt_base", "text", "dim_text", "button", "highlight", "highlight_text",
               "border", "canvas")
+    qss = qss.replace("@icons", (RESOURCES / "icons").as_posix())
     for field in sorted(fields, key=len, reverse=True):  # "@highlight_text" before "@highlight"
         qss = qss.replace("@" + field, getattr(t, field))
     return qss

@@ -14,8 +14,6 @@ from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt,
 from PySide6.QtGui import QColor, QFont, QPainter, QPen
 from PySide6.QtWidgets import QListView, QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
-from workstation.types import VERDICTS
-
 from . import theme
 from .image_cache import ImageCache
 from .sample_table import HUMAN_ROLE, PATH_ROLE, RELATION_ROLE, ROW_ROLE, SEED_ROLE, VERDICT_ROLE, SampleTableModel
@@ -147,5 +145,3 @@ class _NoImage:
 
 
 _NO_IMAGE = _NoImage()
-
-__all__ = ["ThumbnailGrid", "ThumbnailDelegate", "VERDICTS"]

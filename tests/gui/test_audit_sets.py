@@ -66,9 +66,17 @@ def test_new_audit_set_becomes_a_blind_queue(qtbot, open_window, sbuc_project: P
     assert all(it == -1 for it in (w.browser.model.data(w.browser.model.index(i, 0), Qt.UserRole + 2)
                                    for i in range(5)))
     assert w.labeling.progress.text() == "0 / 44 labelled"
+    # the margin band (the checker's UNDECIDABLE zone) is hidden too, until asked for
+    assert "margin_band" not in w.viewer.left.view.overlay.visible_kinds()
+    assert {"A", "B"} <= w.viewer.left.view.overlay.visible_kinds()
     # every stratum (run × relation × verdict) with samples is represented
     codes, names = stratum_codes(st.dataset, st.verdicts, ("run", "relation", "verdict"))
     assert set(codes[np.array(st.queue)].tolist()) == set(codes.tolist())
+    # leaving the audit queue brings the checker back
+    w.review_from_browse(0)
+    assert not st.blind
+    assert w.viewer.left.card.chip.text() in ("PASS", "FAIL", "UNDECIDABLE")
+    assert "margin_band" in w.viewer.left.view.overlay.visible_kinds() or st.verdicts.sel_b[st.current] < 0
 
 
 def test_audit_set_without_blind_shows_the_checker(qtbot, open_window, sbuc_project: Path) -> None:
@@ -79,6 +87,22 @@ def test_audit_set_without_blind_shows_the_checker(qtbot, open_window, sbuc_proj
     assert not w.state.blind and len(w.state.queue) == 10
     assert w.viewer.left.card.chip.text() in ("PASS", "FAIL", "UNDECIDABLE")
     assert not w.labeling.blind_banner.isVisible()
+
+
+def test_rechecks_are_blind_even_in_an_open_audit_set(qtbot, open_window, sbuc_project: Path) -> None:
+    w = open_window(sbuc_project)
+    seen = _create_with_dialog(qtbot, w, 12, 2, recheck="0.50", blind=False)
+    _key(qtbot, w, Qt.Key_A, Qt.ControlModifier | Qt.ShiftModifier)
+    assert seen and not w.state.blind and len(w.state.queue) == 18
+    kinds = []
+    for _ in range(18):
+        rc = w.controller.is_recheck()
+        kinds.append(rc)
+        chip = w.viewer.left.card.chip.text()
+        assert (chip == "BLIND") == rc, (chip, rc)
+        assert w.labeling.blind_banner.isVisible() == rc
+        _key(qtbot, w, Qt.Key_Right)
+    assert sum(kinds) == 6
 
 
 def test_same_seed_same_sample(qtbot, open_window, sbuc_project: Path) -> None:

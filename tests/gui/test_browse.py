@@ -187,3 +187,23 @@ def test_double_click_reviews_the_filtered_rows(qtbot, open_window, sbuc_project
     assert len(st.queue) == 200
     assert st.queue_pos == 2
     assert all(st.dataset.samples.relation[r] == 0 for r in st.queue)
+
+
+def test_live_verdicts_update_loaded_rows_in_place(qtbot, open_window, sbuc_project: Path) -> None:
+    w = open_window(sbuc_project)
+    m = w.browser.model
+    t = w.browser.table
+    t.setFocus()
+    qtbot.keyClick(t, Qt.Key_PageDown)
+    first_rows = [m.data(m.index(i, 0), Qt.UserRole + 1) for i in range(m.rowCount())]
+    st = w.state
+    st.set_config(st.config.replace(margin=0.35))
+    v = st.verdicts
+    assert [m.data(m.index(i, 0), Qt.UserRole + 1) for i in range(m.rowCount())] == first_rows  # same rows
+    assert _column(m, 5) == [VERDICTS[int(v.verdict[r])] for r in first_rows]
+    assert _column(m, 7) == [f"{v.conf[r]:.3f}" for r in first_rows]
+    # and the next page, fetched by SQL, agrees with the arrays too
+    for _ in range(4):
+        qtbot.keyClick(t, Qt.Key_End, Qt.ControlModifier)
+    rows = [m.data(m.index(i, 0), Qt.UserRole + 1) for i in range(m.rowCount())]
+    assert _column(m, 5) == [VERDICTS[int(v.verdict[r])] for r in rows]

@@ -160,3 +160,28 @@ def test_background_open_keeps_the_window_responsive(qtbot, open_window, sbuc_pr
     with qtbot.waitSignal(w2.load_finished, timeout=30000) as blocker2:
         w2.open_project_in_background(sbuc_project)
     assert seen and blocker2.args == [False]
+
+
+def test_jobs_panel_is_hosted_in_a_dock(qtbot, open_window, sbuc_project: Path) -> None:
+    pytest.importorskip("ui.jobs_panel")
+    w = open_window(sbuc_project)
+    w.install_extra_panels()
+    dock = w.docks["Jobs"]
+    assert not dock.isVisible()
+    qtbot.keyClick(w, Qt.Key_J, Qt.ControlModifier)
+    assert dock.isVisible()
+    assert dock.toggleViewAction() in w.panels_menu.actions()
+    qtbot.keyClick(w, Qt.Key_J, Qt.ControlModifier)
+    assert not dock.isVisible()
+
+
+def test_add_panel_as_tab_and_dock(qtbot, open_window) -> None:
+    from PySide6.QtWidgets import QLabel
+
+    w = open_window(None)
+    w.add_panel("Reports", QLabel("reports"), "tab")
+    assert w.tabs.tabText(w.tabs.count() - 1) == "Reports"
+    dock = w.add_panel("Notes", QLabel("notes"), "right")
+    assert dock.widget().text() == "notes" and w.docks["Notes"] is dock
+    with pytest.raises(ValueError):
+        w.add_panel("Bad", QLabel("x"), "middle")

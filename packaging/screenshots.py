@@ -1,0 +1,213 @@
+"""Screenshots of every main screen, on the demo project and on the SpatialBench-UC fixture.
+
+    .venv/bin/python packaging/screenshots.py [--out resources/screenshots] [--work DIR]
+
+Runs the real window under Xvfb (re-executing itself with `xvfb-run` when there is no
+display; offscreen if Xvfb is not installed) and saves one PNG per screen:
+browse table and grid, the pair viewer (dark and light), a blind audit item, the audit-set
+dialog, the calibration tab, the agreement dialog and the shortcut sheet. The demo project
+is built with `python main.py demo --no-gui` when missing; the fixture project is imported
+from ../shared/fixtures/spatialbench_uc (skipped when that is absent). Projects live under
+--work (default: a temporary folder), never in the user's settings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+SHARED = ROOT.parent / "shared" / "fixtures" / "spatialbench_uc"
+SIZE = (1600, 1000)
+
+
+def ensure_display(argv: list[str]) -> None:
+    """Re-run under Xvfb when there is no display (once)."""
+    if os.environ.get("DISPLAY") or os.environ.get("QT_QPA_PLATFORM") or os.environ.get("_SCREENSHOTS_CHILD"):
+        return
+    xvfb = shutil.which("xvfb-run")
+    if xvfb is None:
+        print("no display and no xvfb-run: using the offscreen platform", file=sys.stderr)
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+        return
+    env = dict(os.environ, _SCREENSHOTS_CHILD="1")
+    cmd = [xvfb, "-a", "-s", f"-screen 0 {SIZE[0]}x{SIZE[1]}x24", sys.executable, __file__, *argv]
+    sys.exit(subprocess.call(cmd, env=env))
+
+
+def build_demo(folder: Path) -> Path:
+    from workstation.store import DB_NAME
+
+    if not (folder / DB_NAME).is_file():
+        subprocess.run([sys.executable, "main.py", "demo", "--no-gui", "--project", str(folder), "--pairs", "12"],
+                       cwd=ROOT, check=True)
+    return folder
+
+
+def build_fixture(folder: Path) -> Path | None:
+    from workstation.config import CheckerConfig
+    from workstation.store import DB_NAME, Project
+
+    if (folder / DB_NAME).is_file():
+        return folder
+    if not (SHARED / "sd15_boxdiff" / "eval" / "per_sample.jsonl").is_file():
+        print(f"fixture not found at {SHARED}: its screenshots are skipped", file=sys.stderr)
+        return None
+    from workstation.io.sbuc import parse_run
+
+    parsed = parse_run(SHARED / "sd15_boxdiff", SHARED / "v1.0.1" / "prompts.jsonl")
+    p = Project.create(folder)
+    try:
+        with p.transaction():
+            p.add_run(parsed.run_id, method=parsed.run_id, source="spatialbench_uc")
+            p.add_dataset(parsed.dataset)
+            p.save_config(parsed.config or CheckerConfig())
+    finally:
+        p.close()
+    return folder
+
+
+class Shooter:
+    def __init__(self, app, out: Path) -> None:
+        self.app = app
+        self.out = out
+        self.saved: list[Path] = []
+
+    def settle(self, seconds: float = 0.3) -> None:
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            self.app.processEvents()
+            time.sleep(0.01)
+
+    def save(self, widget, name: str) -> None:
+        self.settle()
+        path = self.out / f"{name}.png"
+        widget.grab().save(str(path))
+        self.saved.append(path)
+        print(f"  {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
+
+
+def pick_pair(state, want: str = "PASS") -> int:
+    """A sample whose checker verdict is `want` and that has a twin (for a telling pair)."""
+    from ui.pair_viewer import PairIndex
+    from workstation.types import VERDICTS
+
+    v = state.verdicts
+    idx = PairIndex.of(state.dataset)
+    for r in range(state.dataset.n):
+        if v is not None and VERDICTS[int(v.verdict[r])] == want and idx.twin(r) >= 0 \
+                and int(v.verdict[idx.twin(r)]) != int(v.verdict[r]):
+            return r
+    return 0
+
+
+def shoot_project(sh: Shooter, folder: Path, tag: str) -> None:
+    from ui import theme
+    from ui.annotators import AgreementDialog
+    from ui.audit_dialog import AuditSetDialog, draw_audit_set
+    from ui.main_window import MainWindow
+    from ui.shortcuts import ShortcutSheet
+
+    theme.apply_theme(sh.app, "dark")
+    w = MainWindow(ask_annotator=lambda: "auditor")
+    w.resize(*SIZE)
+    w.show()
+    w.open_project(folder)
+    st = w.state
+    sh.save(w, f"{tag}_browse_table")
+    w.browser.view_buttons.button(1).click()
+    sh.settle(1.0)
+    sh.save(w, f"{tag}_browse_grid")
+    w.browser.view_buttons.button(0).click()
+
+    row = pick_pair(st, "PASS")
+    w.review_from_browse(row)
+    w.viewer.fit()
+    sh.save(w, f"{tag}_review_pair")
+    # labels of two annotators on the same samples, so the table and the agreement dialog
+    # have something to show
+    if not st.project.read_only and not st.project.latest_labels():
+        start = st.queue_pos
+        for name, verdicts in (("second", ("PASS", "PASS", "UNDECIDABLE", "FAIL")),
+                               ("auditor", ("PASS", "FAIL", "UNDECIDABLE", "FAIL"))):
+            st.set_annotator(name)
+            w.controller._reload_done()
+            w.controller.go(start)
+            for verdict in verdicts:
+                w.controller.record(verdict)
+        w.controller.go(start)
+        w._update_status()
+    w.viewer.zoom(2.0)
+    sh.save(w, f"{tag}_review_zoomed")
+    w.viewer.fit()
+    theme.apply_theme(sh.app, "light")
+    sh.save(w, f"{tag}_review_light")
+    w.show_tab("Browse")
+    sh.save(w, f"{tag}_browse_light")
+    theme.apply_theme(sh.app, "dark")
+
+    # audit set dialog, then the blind queue
+    dlg = AuditSetDialog(st, w)
+    dlg.show()
+    sh.save(dlg, f"{tag}_audit_dialog")
+    dlg.close()
+    aid = draw_audit_set(st, name="screenshot audit", size=min(60, st.dataset.n), seed=1, recheck_fraction=0.1)
+    w.start_audit_set(aid)
+    sh.save(w, f"{tag}_review_blind_audit")
+
+    ag = AgreementDialog(st, w)
+    ag.show()
+    sh.save(ag, f"{tag}_agreement")
+    ag.close()
+
+    w.show_tab("Calibration")
+    sh.settle(1.0)
+    sh.save(w, f"{tag}_calibration")
+
+    sheet = ShortcutSheet(w)
+    sheet.show()
+    sh.save(sheet, f"{tag}_shortcuts")
+    sheet.close()
+    w.close()
+    sh.settle(0.1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", type=Path, default=ROOT / "resources" / "screenshots")
+    ap.add_argument("--work", type=Path, default=None, help="folder for the projects")
+    args = ap.parse_args(argv)
+    ensure_display(argv)
+    work = args.work or Path(tempfile.mkdtemp(prefix="screenshots_"))
+    work.mkdir(parents=True, exist_ok=True)
+    os.environ["WORKSTATION_SETTINGS"] = str(work / "settings.ini")
+    args.out.mkdir(parents=True, exist_ok=True)
+
+    demo = build_demo(work / "demo")
+    fixture = build_fixture(work / "fixture")
+
+    from PySide6.QtWidgets import QApplication
+
+    from ui.app import create_application
+
+    app = create_application(["screenshots"])
+    print(f"platform {QApplication.platformName()}, saving to {args.out}")
+    sh = Shooter(app, args.out)
+    shoot_project(sh, demo, "demo")
+    if fixture is not None:
+        shoot_project(sh, fixture, "fixture")
+    print(f"{len(sh.saved)} screenshots")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
