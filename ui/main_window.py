@@ -334,7 +334,6 @@ class MainWindow(QMainWindow):
                                               or self.state.project.read_only):
             project_dialogs.release(old_folder)
         if ok:
-            self.ensure_annotator()
             self.project_opened.emit()
         return ok
 
@@ -370,7 +369,7 @@ class MainWindow(QMainWindow):
         project_dialogs.mark_open(folder, writable=not loaded.project.read_only)
         n = loaded.dataset.n
         self.statusBar().showMessage(f"opened {folder.name}: {n:,} samples", 6000)
-        self.ensure_annotator()
+        # the annotator's name is asked at the first label, so browsing never waits on a dialog
         self.project_opened.emit()
         self.load_finished.emit(True)
 

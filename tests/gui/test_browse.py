@@ -122,6 +122,7 @@ def test_sort_by_clicking_a_header(qtbot, open_window, sbuc_project: Path) -> No
 def test_labelled_and_checker_vs_human_filters(qtbot, open_window, sbuc_project: Path) -> None:
     w = open_window(sbuc_project)
     st = w.state
+    st.set_annotator("alice")
     v = st.verdicts
     # label three samples: two agree with the checker, one does not
     st.add_label(0, VERDICTS[int(v.verdict[0])])

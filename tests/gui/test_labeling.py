@@ -158,6 +158,7 @@ def test_shortcut_sheet_on_f1(qtbot, open_window, sbuc_project: Path) -> None:
 
 
 def test_annotator_asked_once_per_project(qtbot, sbuc_project: Path) -> None:
+    """Browsing never asks; the first label asks the name, which is stored with the project."""
     from tests.gui.conftest import on_next_modal
     from ui.main_window import MainWindow
 
@@ -170,19 +171,32 @@ def test_annotator_asked_once_per_project(qtbot, sbuc_project: Path) -> None:
     w = MainWindow()
     qtbot.addWidget(w)
     w.show()
-    seen = on_next_modal(qtbot, answer)
+    qtbot.waitExposed(w)
+    w.activateWindow()
+    qtbot.waitUntil(lambda: w.isActiveWindow(), timeout=3000)
     assert w.open_project(sbuc_project)
-    assert seen, "the annotator was not asked"
+    assert w.state.annotator == ""  # opening and browsing ask nothing
+    _review(qtbot, w)
+    first = w.state.current
+    seen = on_next_modal(qtbot, answer)
+    _key(qtbot, w, Qt.Key_P)
+    assert seen, "the annotator was not asked at the first label"
     assert w.state.annotator == "bob"
     assert "bob" in w.annotator_label.text()
+    assert _latest(w.state.project, "bob")[w.state.dataset.samples.sample_id[first]].verdict == "PASS"
     w.close()
     assert Project.open(sbuc_project).get_setting("annotator") == "bob"
 
     w2 = MainWindow(ask_annotator=lambda: pytest.fail("asked the annotator a second time"))
     qtbot.addWidget(w2)
     w2.show()
+    qtbot.waitExposed(w2)
+    w2.activateWindow()
+    qtbot.waitUntil(lambda: w2.isActiveWindow(), timeout=3000)
     assert w2.open_project(sbuc_project)
     assert w2.state.annotator == "bob"
+    _review(qtbot, w2)
+    _key(qtbot, w2, Qt.Key_F)
     w2.close()
 
 
