@@ -27,6 +27,7 @@ _AGREE = QColor("#d8efe3")
 _DISAGREE = QColor("#f7d4cc")
 _FALSE_PASS = QColor("#eeaa99")
 _TOTAL = QColor("#f0f0f0")
+_INK = QColor("#151515")
 
 
 class ConfusionView(QTableWidget):
@@ -56,6 +57,7 @@ class ConfusionView(QTableWidget):
                 else:
                     bg = QColor("white")
                 it.setBackground(QBrush(bg))
+                it.setForeground(QBrush(_INK))  # the cells are light in both themes
                 self.setItem(r, c, it)
         self.set_matrix(self.matrix)
 

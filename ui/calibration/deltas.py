@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtGui import QBrush, QColor, QPalette
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem, QWidget
 
 from workstation import metrics
@@ -82,8 +82,8 @@ def summarize_verdicts(ds: Dataset, v: Any, k: int | None = None) -> Summary:
     return Summary(vals, ab, source=v)
 
 
-_UP = QColor("#1b7a3a")
-_DOWN = QColor("#b3261e")
+_UP = QColor("#2e9e57")
+_DOWN = QColor("#d9443a")
 
 
 class DeltaTable(QTableWidget):
@@ -111,7 +111,8 @@ class DeltaTable(QTableWidget):
             d = a - b
             for c, x in enumerate((b, a)):
                 self._set(r, c, f"{x:.4f}" if np.isfinite(x) else "—")
-            colour = (_UP if d > 0 else _DOWN) if np.isfinite(d) and abs(d) >= 5e-5 else QColor("#222")
+            plain = self.palette().color(QPalette.ColorRole.Text)
+            colour = (_UP if d > 0 else _DOWN) if np.isfinite(d) and abs(d) >= 5e-5 else plain
             self._set(r, 2, f"{d:+.4f}" if np.isfinite(d) else "—").setForeground(QBrush(colour))
 
     def _set(self, r: int, c: int, text: str) -> QTableWidgetItem:
