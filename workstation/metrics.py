@@ -84,8 +84,21 @@ def image_metrics(verdict: np.ndarray, conf: np.ndarray) -> dict[str, Any]:
     }
 
 
+def _codes(ds: Dataset, column: str) -> tuple[np.ndarray, list[str]]:
+    """`_factorize` of a sample column, cached in ds.cache (metrics are recomputed on every
+    slider move; the columns never change under them)."""
+    values = getattr(ds.samples, column)
+    key = f"metrics.codes.{column}"
+    hit = ds.cache.get(key)
+    if hit is not None and hit[0] is values:
+        return hit[1], hit[2]
+    codes, names = _factorize(values)
+    ds.cache[key] = (values, codes, names)
+    return codes, names
+
+
 def _runs(ds: Dataset) -> tuple[np.ndarray, list[str]]:
-    return _factorize(ds.samples.run_id)
+    return _codes(ds, "run_id")
 
 
 def _check(ds: Dataset, v: VerdictArrays) -> None:
@@ -127,7 +140,7 @@ def prompt_verdicts(ds: Dataset, v: VerdictArrays, k: int | None = None) -> Prom
     if k is not None and k < 1:
         raise ValueError(f"K (seeds per prompt) must be at least 1, got {k}")
     run_code, run_names = _runs(ds)
-    prompt_code, prompt_names = _factorize(ds.samples.prompt_id)
+    prompt_code, prompt_names = _codes(ds, "prompt_id")
     key = run_code * max(len(prompt_names), 1) + prompt_code
     uniq, first, inv = np.unique(key, return_index=True, return_inverse=True)
     order = np.argsort(first, kind="stable")  # groups in order of first appearance
