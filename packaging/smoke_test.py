@@ -29,6 +29,12 @@ def main() -> None:
         print(run(exe, "demo", "--project", str(proj), "--no-gui").strip().splitlines()[-1])
         run(exe, "report", "--project", str(proj), "--out", str(Path(tmp) / "report"))
         assert (Path(tmp) / "report" / "index.html").is_file()
+        # a generation job: its worker process is the bundle itself (`jobs worker`)
+        gen = Path(tmp) / "gen"
+        run(exe, "generate", "--project", str(gen), "--suite", "builtin", "--pairs", "1",
+            "--model", "procedural", "--seeds", "1")
+        run(exe, "detect", "--project", str(gen), "--detector", "scene", "--evaluate")
+        assert len(list((gen / "images").rglob("*.png"))) == 4, "the generation job made no images"
         out = run(exe, "gui", "--project", str(proj), timeout=120, WORKSTATION_EXIT_WHEN_READY="1")
         assert "READY" in out and "samples=800" in out, out
         print(out.strip().splitlines()[-1])

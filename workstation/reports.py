@@ -37,7 +37,7 @@ import numpy as np
 
 from .config import CheckerConfig
 from .dataset import Dataset
-from .types import FAIL, PASS, RELATIONS, UNDECIDABLE, VERDICTS, WorkstationError
+from .types import FAIL, PASS, UNDECIDABLE, VERDICTS, WorkstationError
 
 # SpatialBench-UC's table columns (its report's tables/*.csv), in its order.
 SBUC_COLUMNS: dict[str, tuple[str, ...]] = {

@@ -33,7 +33,6 @@ from .types import (
     REASONS,
     RELATION_CODE,
     RELATIONS,
-    SOURCES,
     VERDICT_CODE,
     VERDICTS,
     WorkstationError,

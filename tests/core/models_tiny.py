@@ -7,7 +7,6 @@ downloads anything; text models use the real CLIP tokenizer from ``../shared/mod
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from workstation.store import DB_NAME, SCHEMA_VERSION, Project, ProjectError, ProjectLocked
+from workstation.store import DB_NAME, SCHEMA_VERSION, Project, ProjectError
 
 ROOT = Path(__file__).resolve().parents[2]
 

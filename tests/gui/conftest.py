@@ -135,6 +135,41 @@ def build_png_project(folder: Path) -> Path:
     return folder
 
 
+def build_labelled_project(folder: Path, parsed: Any, n_labels: int = 200, seed: int = 7) -> Any:
+    """The fixture run imported, with `n_labels` seeded human labels (15 % disagree with the
+    recorded verdicts); returns the open Project."""
+    import numpy as np
+
+    from workstation.store import Project
+    from workstation.types import VERDICTS
+
+    p = Project.create(folder)
+    p.add_run(parsed.run_id, method="sd15_boxdiff")
+    p.add_dataset(parsed.dataset)
+    p.save_config(parsed.config, note="imported")
+    if n_labels:
+        rng = np.random.default_rng(seed)
+        rows = rng.choice(parsed.dataset.n, n_labels, replace=False)
+        rec = parsed.recorded.verdict[rows].astype(int)
+        flip = rng.random(n_labels) < 0.15
+        human = np.where(flip, rng.integers(0, 3, n_labels), rec)
+        p.add_labels_bulk({"sample_id": parsed.dataset.samples.sample_id[rows].tolist(),
+                           "annotator": ["alice"] * n_labels,
+                           "verdict": [VERDICTS[h] for h in human]})
+    return p
+
+
+@pytest.fixture
+def labelled_state(qtbot: Any, tmp_path: Path, sbuc_parsed: Any) -> Any:
+    """An AppState on the labelled fixture project."""
+    from ui.state import AppState
+
+    st = AppState()
+    st.set_project(build_labelled_project(tmp_path / "proj", sbuc_parsed))
+    yield st
+    st.close_project()
+
+
 @pytest.fixture
 def png_project(tmp_path: Path) -> Path:
     return build_png_project(tmp_path / "png_project")

@@ -104,7 +104,7 @@ def test_export_labels_round_trip(qtbot, open_window, sbuc_project: Path, tmp_pa
     t = read_labels(out)
     assert list(zip(t.sample_id, t.annotator, t.verdict)) == [
         (ids[0], "alice", "PASS"), (ids[1], "alice", "FAIL"), (ids[2], "alice", "UNDECIDABLE")]
-    assert f"exported 3 label(s)" in w.statusBar().currentMessage()
+    assert "exported 3 label(s)" in w.statusBar().currentMessage()
 
 
 def test_bad_label_file_gives_a_message(qtbot, open_window, sbuc_project: Path, tmp_path: Path) -> None:

@@ -14,8 +14,8 @@ from PySide6.QtWidgets import QApplication
 from workstation.audit import confusion
 from workstation.calibration import apply_tau, risk_coverage
 from workstation.checker import evaluate
-from workstation.store import Project
-from workstation.types import VERDICTS
+
+from tests.gui.conftest import build_labelled_project
 
 pytestmark = pytest.mark.gui
 
@@ -23,31 +23,9 @@ pytestmark = pytest.mark.gui
 
 
 # ---- fixtures ------------------------------------------------------------------------------------
-def make_project(folder, parsed, n_labels: int = 200, seed: int = 7) -> Project:
-    p = Project.create(folder)
-    p.add_run(parsed.run_id, method="sd15_boxdiff")
-    p.add_dataset(parsed.dataset)
-    p.save_config(parsed.config, note="imported")
-    if n_labels:
-        rng = np.random.default_rng(seed)
-        rows = rng.choice(parsed.dataset.n, n_labels, replace=False)
-        rec = parsed.recorded.verdict[rows].astype(int)
-        flip = rng.random(n_labels) < 0.15
-        human = np.where(flip, rng.integers(0, 3, n_labels), rec)
-        p.add_labels_bulk({"sample_id": parsed.dataset.samples.sample_id[rows].tolist(),
-                           "annotator": ["alice"] * n_labels,
-                           "verdict": [VERDICTS[h] for h in human]})
-    return p
-
-
 @pytest.fixture
-def state(qtbot, tmp_path, sbuc_parsed):
-    from ui.state import AppState
-
-    st = AppState()
-    st.set_project(make_project(tmp_path / "proj", sbuc_parsed))
-    yield st
-    st.close_project()
+def state(labelled_state):
+    return labelled_state
 
 
 @pytest.fixture
@@ -285,7 +263,7 @@ def test_empty_states(qtbot, tmp_path, sbuc_parsed):
     qtbot.addWidget(w)
     w.show()
     assert "Open a project" in (w.body.message or "")
-    st.set_project(make_project(tmp_path / "p", sbuc_parsed, n_labels=0))
+    st.set_project(build_labelled_project(tmp_path / "p", sbuc_parsed, n_labels=0))
     assert w.body.message is None
     msg = w.audit_area.message or ""
     assert "label an audit set to see risk–coverage" in msg.lower()

@@ -4,42 +4,20 @@ generator worker helper (ui/workers.py) on its own."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
 from workstation.calibration import PAPER_GRID, Weights, grid_search
 from workstation.store import Project
-from workstation.types import VERDICTS
 
 pytestmark = pytest.mark.gui
 
 
 
 
-def make_project(folder, parsed, n_labels: int = 200, seed: int = 7) -> Project:
-    p = Project.create(folder)
-    p.add_run(parsed.run_id, method="sd15_boxdiff")
-    p.add_dataset(parsed.dataset)
-    p.save_config(parsed.config, note="imported")
-    rng = np.random.default_rng(seed)
-    rows = rng.choice(parsed.dataset.n, n_labels, replace=False)
-    rec = parsed.recorded.verdict[rows].astype(int)
-    flip = rng.random(n_labels) < 0.15
-    human = np.where(flip, rng.integers(0, 3, n_labels), rec)
-    p.add_labels_bulk({"sample_id": parsed.dataset.samples.sample_id[rows].tolist(),
-                       "annotator": ["alice"] * n_labels, "verdict": [VERDICTS[h] for h in human]})
-    return p
-
-
 @pytest.fixture
-def state(qtbot, tmp_path, sbuc_parsed):
-    from ui.state import AppState
-
-    st = AppState()
-    st.set_project(make_project(tmp_path / "proj", sbuc_parsed))
-    yield st
-    st.close_project()
+def state(labelled_state):
+    return labelled_state
 
 
 @pytest.fixture
