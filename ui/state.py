@@ -16,7 +16,7 @@ from PySide6.QtCore import QObject, Signal
 
 from workstation.config import CheckerConfig
 from workstation.dataset import Dataset
-from workstation.store import Project
+from workstation.store import Project, release_freed_memory
 from workstation.types import VERDICT_CODE
 
 log = logging.getLogger(__name__)
@@ -222,6 +222,7 @@ def load_project(folder: str | Path, read_only: bool = False, snapshot: bool = F
         verdicts = evaluate(ds, cfg) if ds.n else None
         human = project.human_verdicts(ds)
         annotator = project.get_setting("annotator", "") or ""
+        release_freed_memory()  # the checker's one-off preparation leaves freed temporaries
     except BaseException:
         project.close()
         raise
