@@ -124,44 +124,24 @@ def _check_options(classes: Mapping[str, tuple[str, str]], score_floor: float,
         raise WorkstationError(f"scene detector min_area_fraction must be in [0, 1), got {min_area_fraction}")
 
 
-class SceneDetector:
-    """Primary demo detector: HSV segmentation + contour shape descriptors."""
+class _SceneDetectorBase:
+    """What both demo detectors share: the class table, the common options, the Detector
+    protocol's `detect` / `detect_batch`; subclasses implement `_detect_one`."""
 
-    name = "scene"
+    name = ""
     batch_size = 16
 
-    def __init__(
-        self,
-        classes: Mapping[str, tuple[str, str]] | None = None,
-        score_floor: float = DEFAULT_SCORE_FLOOR,
-        threshold: float = 0.0,
-        min_area_fraction: float = 0.0012,
-        saturation_min: int = 80,
-        value_min: int = 45,
-        hue_sigma: float = 11.0,
-        max_labels_per_region: int = 3,
-    ) -> None:
+    def __init__(self, classes: Mapping[str, tuple[str, str]] | None, score_floor: float,
+                 threshold: float, min_area_fraction: float, max_labels_per_region: int) -> None:
         self.classes = dict(STYLES if classes is None else classes)
         _check_options(self.classes, float(score_floor), float(min_area_fraction))
         self.score_floor = float(score_floor)
         self.threshold = float(threshold)
         self.min_area_fraction = float(min_area_fraction)
-        self.saturation_min = int(saturation_min)
-        self.value_min = int(value_min)
-        self.hue_sigma = float(hue_sigma)
         self.max_labels = int(max_labels_per_region)
         self._labels = list(self.classes)
         self._shape_idx = np.array([SHAPES.index(self.classes[k][0]) for k in self._labels])
-        self._colour_hue = np.array([COLOURS[self.classes[k][1]] for k in self._labels])
-        centres = np.array(list(COLOURS.values()))
-        # hue (OpenCV full range 0..255) -> nearest colour bin 1..5
-        hue_deg = np.arange(256) * 360.0 / 256.0
-        nearest = np.argmin(_hue_diff(hue_deg[:, None], centres[None, :]), axis=1)
-        self._bin_lut = (nearest + 1).astype(np.uint8)
-        self._n_bins = len(centres)
-        self._proto = np.stack([prototypes()[s] for s in SHAPES])
 
-    # ---- Detector protocol ----------------------------------------------------------------
     def detect(self, img: np.ndarray, queries: Sequence[str] | None = None) -> list[Detection]:
         """Detections of one RGB uint8 image, best first, down to the score floor."""
         return self.detect_batch([img], None if queries is None else [list(queries)])[0]
@@ -179,13 +159,47 @@ class SceneDetector:
             out.append(dets)
         return out
 
+    def _provenance(self, method: str, **options: Any) -> dict[str, Any]:
+        return {"detector": self.name, "method": method, "threshold": self.threshold,
+                "score_floor": self.score_floor, "min_area_fraction": self.min_area_fraction,
+                **options, "classes": len(self.classes)}
+
+    def _detect_one(self, img: np.ndarray) -> list[Detection]:
+        raise NotImplementedError
+
+
+class SceneDetector(_SceneDetectorBase):
+    """Primary demo detector: HSV segmentation + contour shape descriptors."""
+
+    name = "scene"
+
+    def __init__(
+        self,
+        classes: Mapping[str, tuple[str, str]] | None = None,
+        score_floor: float = DEFAULT_SCORE_FLOOR,
+        threshold: float = 0.0,
+        min_area_fraction: float = 0.0012,
+        saturation_min: int = 80,
+        value_min: int = 45,
+        hue_sigma: float = 11.0,
+        max_labels_per_region: int = 3,
+    ) -> None:
+        super().__init__(classes, score_floor, threshold, min_area_fraction, max_labels_per_region)
+        self.saturation_min = int(saturation_min)
+        self.value_min = int(value_min)
+        self.hue_sigma = float(hue_sigma)
+        self._colour_hue = np.array([COLOURS[self.classes[k][1]] for k in self._labels])
+        centres = np.array(list(COLOURS.values()))
+        # hue (OpenCV full range 0..255) -> nearest colour bin 1..5
+        hue_deg = np.arange(256) * 360.0 / 256.0
+        nearest = np.argmin(_hue_diff(hue_deg[:, None], centres[None, :]), axis=1)
+        self._bin_lut = (nearest + 1).astype(np.uint8)
+        self._n_bins = len(centres)
+        self._proto = np.stack([prototypes()[s] for s in SHAPES])
+
     def provenance(self) -> dict[str, Any]:
-        return {
-            "detector": self.name, "method": "hsv-segmentation+shape-descriptors",
-            "threshold": self.threshold, "score_floor": self.score_floor,
-            "min_area_fraction": self.min_area_fraction, "saturation_min": self.saturation_min,
-            "value_min": self.value_min, "hue_sigma": self.hue_sigma, "classes": len(self.classes),
-        }
+        return self._provenance("hsv-segmentation+shape-descriptors", saturation_min=self.saturation_min,
+                                value_min=self.value_min, hue_sigma=self.hue_sigma)
 
     # ---- internals -------------------------------------------------------------------------
     def _detect_one(self, img: np.ndarray) -> list[Detection]:
@@ -240,7 +254,7 @@ class SceneDetector:
                                self.score_floor)
 
 
-class TemplateSceneDetector:
+class TemplateSceneDetector(_SceneDetectorBase):
     """Secondary demo detector: Lab chroma angle on a half-size image + radial shape signatures.
 
     Each colour region's outline is turned into a centroid-distance profile over 64 angle bins;
@@ -249,7 +263,6 @@ class TemplateSceneDetector:
     """
 
     name = "scene_template"
-    batch_size = 16
 
     def __init__(
         self,
@@ -264,19 +277,12 @@ class TemplateSceneDetector:
         max_labels_per_region: int = 3,
         downscale: int = 2,
     ) -> None:
-        self.classes = dict(STYLES if classes is None else classes)
-        _check_options(self.classes, float(score_floor), float(min_area_fraction))
-        self.score_floor = float(score_floor)
-        self.threshold = float(threshold)
-        self.min_area_fraction = float(min_area_fraction)
+        super().__init__(classes, score_floor, threshold, min_area_fraction, max_labels_per_region)
         self.chroma_min = float(chroma_min)
         self.angle_sigma = float(angle_sigma)
         self.signature_sigma = float(signature_sigma)
         self.hole_sigma = float(hole_sigma)
-        self.max_labels = int(max_labels_per_region)
         self.downscale = max(1, int(downscale))
-        self._labels = list(self.classes)
-        self._shape_idx = np.array([SHAPES.index(self.classes[k][0]) for k in self._labels])
         angles = lab_angles()
         self._colour_angle = np.array([angles[self.classes[k][1]] for k in self._labels])
         centres = np.array(list(angles.values()))
@@ -287,30 +293,10 @@ class TemplateSceneDetector:
         self._sig = np.stack([tm[s][0] for s in SHAPES])
         self._holes = np.array([tm[s][1] for s in SHAPES])
 
-    def detect(self, img: np.ndarray, queries: Sequence[str] | None = None) -> list[Detection]:
-        return self.detect_batch([img], None if queries is None else [list(queries)])[0]
-
-    def detect_batch(
-        self, images: list[np.ndarray], queries: list[list[str]] | None = None
-    ) -> list[list[Detection]]:
-        check_images(images, queries)
-        out = []
-        for i, im in enumerate(images):
-            dets = self._detect_one(im)
-            if queries is not None:
-                want = {q.strip().lower() for q in queries[i]}
-                dets = [d for d in dets if d.label in want]
-            out.append(dets)
-        return out
-
     def provenance(self) -> dict[str, Any]:
-        return {
-            "detector": self.name, "method": "lab-chroma+radial-shape-signature",
-            "threshold": self.threshold, "score_floor": self.score_floor,
-            "min_area_fraction": self.min_area_fraction, "chroma_min": self.chroma_min,
-            "angle_sigma": self.angle_sigma, "signature_sigma": self.signature_sigma,
-            "downscale": self.downscale, "classes": len(self.classes),
-        }
+        return self._provenance("lab-chroma+radial-shape-signature", chroma_min=self.chroma_min,
+                                angle_sigma=self.angle_sigma, signature_sigma=self.signature_sigma,
+                                downscale=self.downscale)
 
     def _detect_one(self, img: np.ndarray) -> list[Detection]:
         import cv2
