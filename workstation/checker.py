@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -74,7 +74,7 @@ from .types import (
     WorkstationError,
 )
 
-__all__ = ["VerdictArrays", "Prepared", "prepare", "evaluate", "evaluate_reference", "EPS"]
+__all__ = ["VerdictArrays", "VerdictColumns", "StorableVerdicts", "Prepared", "prepare", "evaluate", "evaluate_reference", "EPS"]
 
 EPS = 1e-10
 _CACHE_KEY = "checker.prepared"
@@ -91,6 +91,29 @@ _HORIZONTAL[RELATION_CODE["right_of"]] = True
 # =============================================================================================
 # Result
 # =============================================================================================
+class VerdictColumns(Protocol):
+    """The per-sample columns metrics read from a verdict set aligned with ``ds.samples``:
+    ``VerdictArrays`` and ``io.export.StoredVerdicts`` both have them."""
+
+    verdict: np.ndarray
+    reason: np.ndarray
+    conf: np.ndarray
+
+
+class StorableVerdicts(VerdictColumns, Protocol):
+    """What ``Project.save_verdicts`` stores from a verdict set (``VerdictArrays`` or
+    ``io.export.StoredVerdicts``)."""
+
+    c_detection: np.ndarray
+    c_geometry: np.ndarray
+    c_stability: np.ndarray
+    c_agreement: np.ndarray
+    delta: np.ndarray
+    iou_ab: np.ndarray
+
+    def reason_text(self, i: int) -> str: ...
+
+
 @dataclass
 class VerdictArrays:
     """Checker output for N samples, aligned with ``ds.samples`` (row i = sample i).

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from .checker import VerdictArrays
+from .checker import VerdictColumns
 from .dataset import Dataset
 from .types import FAIL, PASS, REASONS, RELATIONS, UNDECIDABLE, VERDICTS
 
@@ -55,7 +55,7 @@ ABSTENTION_COLUMNS = ("run", "reason", "count", "rate", "percent", "share_of_und
 _NAN = float("nan")
 
 
-def _rate(num: float, den: float) -> float:
+def _rate(num: float | np.number[Any], den: float | np.number[Any]) -> float:
     return float(num) / float(den) if den else _NAN
 
 
@@ -101,7 +101,7 @@ def _runs(ds: Dataset) -> tuple[np.ndarray, list[str]]:
     return _codes(ds, "run_id")
 
 
-def _check(ds: Dataset, v: VerdictArrays) -> None:
+def _check(ds: Dataset, v: VerdictColumns) -> None:
     if len(v.verdict) != ds.n:
         raise ValueError(f"verdicts are for {len(v.verdict)} samples but the dataset has {ds.n}")
 
@@ -134,7 +134,7 @@ class PromptVerdicts:
         ]
 
 
-def prompt_verdicts(ds: Dataset, v: VerdictArrays, k: int | None = None) -> PromptVerdicts:
+def prompt_verdicts(ds: Dataset, v: VerdictColumns, k: int | None = None) -> PromptVerdicts:
     """best-of-K and all-of-K verdict of every prompt of every run (see module docstring)."""
     _check(ds, v)
     if k is not None and k < 1:
@@ -176,7 +176,7 @@ def prompt_verdicts(ds: Dataset, v: VerdictArrays, k: int | None = None) -> Prom
         n_samples=n, pass_count=npass, fail_count=nfail, best_of_k=best, all_of_k=allk, k=ks)
 
 
-def prompt_metrics(ds: Dataset, v: VerdictArrays, k: int | None = None,
+def prompt_metrics(ds: Dataset, v: VerdictColumns, k: int | None = None,
                    pv: PromptVerdicts | None = None) -> list[dict[str, Any]]:
     """Per run: total_prompts, best_of_k_pass_rate, all_of_k_pass_rate, K and the counts."""
     pv = pv if pv is not None else prompt_verdicts(ds, v, k)
@@ -207,7 +207,7 @@ def _run_names(ds: Dataset) -> list[str]:
 # =============================================================================================
 # Tables
 # =============================================================================================
-def main_results(ds: Dataset, v: VerdictArrays, k: int | None = None,
+def main_results(ds: Dataset, v: VerdictColumns, k: int | None = None,
                  pv: PromptVerdicts | None = None) -> list[dict[str, Any]]:
     """Per run: samples, pass_rate, coverage, pass_rate_cond, prompt_pass_rate (best-of-K),
     mean_conf, then pass/fail/undecidable counts, undecidable_rate, prompts and K."""
@@ -231,7 +231,7 @@ def main_results(ds: Dataset, v: VerdictArrays, k: int | None = None,
     return rows
 
 
-def relation_detail(ds: Dataset, v: VerdictArrays) -> list[dict[str, Any]]:
+def relation_detail(ds: Dataset, v: VerdictColumns) -> list[dict[str, Any]]:
     """Per run and relation (long form): counts and per-image rates."""
     _check(ds, v)
     run_code, run_names = _runs(ds)
@@ -249,7 +249,7 @@ def relation_detail(ds: Dataset, v: VerdictArrays) -> list[dict[str, Any]]:
     return rows
 
 
-def by_relation(ds: Dataset, v: VerdictArrays,
+def by_relation(ds: Dataset, v: VerdictColumns,
                 detail: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """SpatialBench-UC's by_relation table: per run, ``<relation>_pass_rate`` for every relation
     present in the dataset (sorted by name); NaN where a run has no sample of that relation."""
@@ -267,7 +267,7 @@ def by_relation(ds: Dataset, v: VerdictArrays,
     return rows
 
 
-def counterfactual(ds: Dataset, v: VerdictArrays, k: int | None = None,
+def counterfactual(ds: Dataset, v: VerdictColumns, k: int | None = None,
                    pv: PromptVerdicts | None = None) -> list[dict[str, Any]]:
     """Per run: counterfactual pairs by best-of-K outcome (see module docstring)."""
     pv = pv if pv is not None else prompt_verdicts(ds, v, k)
@@ -310,7 +310,7 @@ def counterfactual(ds: Dataset, v: VerdictArrays, k: int | None = None,
     return rows
 
 
-def abstention(ds: Dataset, v: VerdictArrays) -> list[dict[str, Any]]:
+def abstention(ds: Dataset, v: VerdictColumns) -> list[dict[str, Any]]:
     """Per run and abstention reason (every reason, zeros included): count, rate (fraction of
     all the run's samples), percent (100 x rate) and share_of_undecidable."""
     _check(ds, v)
@@ -349,7 +349,7 @@ class Summary:
     k: dict[str, int]
 
 
-def summarize(ds: Dataset, v: VerdictArrays, k: int | None = None) -> Summary:
+def summarize(ds: Dataset, v: VerdictColumns, k: int | None = None) -> Summary:
     """All metric tables for the verdicts ``v`` of ``ds`` (K = seeds per prompt, see above)."""
     _check(ds, v)
     pv = prompt_verdicts(ds, v, k)

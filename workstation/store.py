@@ -17,7 +17,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -41,7 +41,7 @@ from .types import (
 if TYPE_CHECKING:  # pragma: no cover
     import duckdb
 
-    from .checker import VerdictArrays
+    from .checker import StorableVerdicts
 
 DB_NAME = "project.duckdb"
 SCHEMA_VERSION = 2
@@ -475,7 +475,9 @@ class Project:
                 self.con.unregister("_new_ids")
             if clash:
                 raise ProjectError(f"sample {clash[0]!r} is already in the project")
-            base = self.con.execute("SELECT coalesce(max(ord) + 1, 0) FROM samples").fetchone()[0]
+            base_row = self.con.execute("SELECT coalesce(max(ord) + 1, 0) FROM samples").fetchone()
+            assert base_row is not None
+            base = base_row[0]
             self._insert("samples", {
                 "sample_id": s.sample_id, "run_id": s.run_id, "prompt_id": s.prompt_id,
                 "seed": s.seed, "image_path": np.array(paths, dtype=object), "width": s.width,
@@ -518,7 +520,9 @@ class Project:
                 self.con.execute("INSERT OR IGNORE INTO image_variants VALUES (?)", [name])
 
     def sample_count(self) -> int:
-        return int(self.con.execute("SELECT count(*) FROM samples").fetchone()[0])
+        row = self.con.execute("SELECT count(*) FROM samples").fetchone()
+        assert row is not None
+        return int(row[0])
 
     def load_dataset(self, runs: Sequence[str] | None = None) -> Dataset:
         """All samples (or those of `runs`) with their detections, in project order."""
@@ -570,8 +574,8 @@ class Project:
         sql = f"SELECT sample_id, source, variant, label, score, x1, y1, x2, y2 FROM detections {where_d}"
         idx = self.dataset_index_map(samples)
         dicts: dict[str, dict[str, int]] = {"variant": {}, "label": {}}
-        cols: dict[str, list[np.ndarray]] = {k: [] for k in
-                                             ("row", "source", "variant", "label", "score", "x1", "y1", "x2", "y2")}
+        det_cols: dict[str, list[np.ndarray]] = {
+            k: [] for k in ("row", "source", "variant", "label", "score", "x1", "y1", "x2", "y2")}
 
         def codes(batch: Any, col: str, table: dict[str, int]) -> np.ndarray:
             enc = pc.dictionary_encode(batch.column(col))
@@ -585,14 +589,14 @@ class Project:
             for batch in reader:
                 enc = pc.dictionary_encode(batch.column("sample_id"))
                 row_of = np.array([idx.get(str(x), -1) for x in enc.dictionary.to_pylist()], dtype=np.int64)
-                cols["row"].append(row_of[enc.indices.to_numpy(zero_copy_only=False)] if len(row_of)
-                                   else np.zeros(0, np.int64))
-                cols["variant"].append(codes(batch, "variant", dicts["variant"]))
-                cols["label"].append(codes(batch, "label", dicts["label"]))
+                det_cols["row"].append(row_of[enc.indices.to_numpy(zero_copy_only=False)] if len(row_of)
+                                       else np.zeros(0, np.int64))
+                det_cols["variant"].append(codes(batch, "variant", dicts["variant"]))
+                det_cols["label"].append(codes(batch, "label", dicts["label"]))
                 for k in ("source", "score", "x1", "y1", "x2", "y2"):
-                    cols[k].append(batch.column(k).to_numpy(zero_copy_only=False))
+                    det_cols[k].append(batch.column(k).to_numpy(zero_copy_only=False))
             del reader
-        cat = {k: (np.concatenate(v) if v else np.zeros(0)) for k, v in cols.items()}
+        cat = {k: (np.concatenate(v) if v else np.zeros(0)) for k, v in det_cols.items()}
         rows = cat["row"].astype(np.int64)
         keep = rows >= 0
         order = np.nonzero(keep)[0][np.argsort(rows[keep], kind="stable")]
@@ -653,8 +657,10 @@ class Project:
             if row:
                 cid = int(row[0])
             else:
-                cid = int(self.con.execute(
-                    "SELECT coalesce(max(config_id), 0) + 1 FROM checker_configs").fetchone()[0])
+                next_row = self.con.execute(
+                    "SELECT coalesce(max(config_id), 0) + 1 FROM checker_configs").fetchone()
+                assert next_row is not None
+                cid = int(next_row[0])
                 self.con.execute("INSERT INTO checker_configs VALUES (?, ?, ?, ?, ?, ?, ?)",
                                  [cid, cfg.name, h, json.dumps(cfg.to_dict()), note, parent_id, _now()])
             if activate:
@@ -689,7 +695,7 @@ class Project:
         self.get_config(config_id)
         self.set_setting("active_config", str(config_id))
 
-    def save_verdicts(self, config_id: int, ds: Dataset, v: "VerdictArrays") -> None:
+    def save_verdicts(self, config_id: int, ds: Dataset, v: "StorableVerdicts") -> None:
         """Replace the verdict set of `config_id` for the samples of `ds`. Transactional."""
         self._check_writable()
         n = ds.n
@@ -742,9 +748,10 @@ class Project:
                 "audit_set_id, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING event_id",
                 [sample_id, annotator.strip(), verdict, rating, notes, created_at or _now(), audit_set_id,
                  source]).fetchone()
+            assert row is not None
             return int(row[0])
 
-    def add_labels_bulk(self, rows: dict[str, Sequence[Any]], source: str = "import") -> int:
+    def add_labels_bulk(self, rows: Mapping[str, Sequence[Any]], source: str = "import") -> int:
         """Append many label events in one transaction (columns: sample_id, annotator, verdict,
         and optionally rating, notes, created_at). Unknown samples are an error."""
         self._check_writable()
@@ -811,7 +818,9 @@ class Project:
         as blind consistency re-checks."""
         self._check_writable()
         with self.transaction():
-            aid = int(self.con.execute("SELECT coalesce(max(audit_set_id), 0) + 1 FROM audit_sets").fetchone()[0])
+            aid_row = self.con.execute("SELECT coalesce(max(audit_set_id), 0) + 1 FROM audit_sets").fetchone()
+            assert aid_row is not None
+            aid = int(aid_row[0])
             self.con.execute("INSERT INTO audit_sets VALUES (?, ?, ?, ?, ?)",
                              [aid, name, json.dumps(params, default=str), blind, _now()])
             items: list[tuple[str, bool]] = [(s, False) for s in sample_ids]

@@ -230,10 +230,10 @@ def _parse_csv_rows(path: Path, suite: str, reader: Any) -> Prompts:
     if "pair_id" not in col:
         groups: dict[frozenset[str], str] = {}
         for i in range(len(ids)):
-            k = frozenset((la[i], lb[i]))
-            if k not in groups:
-                groups[k] = f"{suite}_pair_{len(groups):04d}"
-            pair[i] = groups[k]
+            labels = frozenset((la[i], lb[i]))
+            if labels not in groups:
+                groups[labels] = f"{suite}_pair_{len(groups):04d}"
+            pair[i] = groups[labels]
     o = lambda v: np.array(v, dtype=object)  # noqa: E731
     return Prompts(o(ids), o(texts), np.array([RELATION_CODE[r] for r in rels], np.int8), o(la), o(lb),
                    o(cf), o(pair), o([suite] * len(ids)))

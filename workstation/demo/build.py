@@ -317,10 +317,10 @@ def build_demo_dataset(
         src, var, lab, score, x1, y1, x2, y2 = zip(*d_cols)
     else:
         src = var = lab = score = x1 = y1 = x2 = y2 = ()
-    f = lambda v: np.array(v, dtype=np.float64)  # noqa: E731
+    f64 = lambda v: np.array(v, dtype=np.float64)  # noqa: E731
     dets = Detections(
         sample_idx=np.array(d_si, np.int64), source=np.array(src, np.int8), variant=np.array(var, np.int16),
-        label=o(list(lab)), score=f(score), x1=f(x1), y1=f(y1), x2=f(x2), y2=f(y2),
+        label=o(list(lab)), score=f64(score), x1=f64(x1), y1=f64(y1), x2=f64(x2), y2=f64(y2),
     )
     ds = Dataset(samples, dets, prompts, (ORIGINAL_NAME, *pert_names))
     if stats is not None:

@@ -220,7 +220,8 @@ class SceneDetector(_SceneDetectorBase):
         for c in range(1, self._n_bins + 1):
             if counts[c] < min_area:
                 continue
-            full = cv2.compare(bins, c, cv2.CMP_EQ)
+            # OpenCV takes a scalar src2; its stubs list only arrays
+            full = cv2.compare(bins, c, cv2.CMP_EQ)  # type: ignore[call-overload]
             # work inside the colour's bounding rectangle (padded: same result as the full image)
             rx, ry, rw, rh = cv2.boundingRect(full)
             x0, y0 = max(rx - 3, 0), max(ry - 3, 0)

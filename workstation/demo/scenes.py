@@ -440,8 +440,8 @@ def _background(rng: np.random.Generator, size: int) -> np.ndarray:
             if rng.random() < 0.5:
                 pts = _regular(int(rng.integers(5, 9)), 1.0) * rng.uniform(0.4, 1.0, (1, 1))
                 pts = pts * rng.uniform(0.5, 1.0, (pts.shape[0], 1)) * rng.uniform(0.02, 0.06) * size
-                pts = np.round(pts + [cx, cy]).astype(np.int32).reshape(-1, 1, 2)
-                cv2.fillPoly(img, [pts], col, cv2.LINE_AA)
+                poly = np.round(pts + [cx, cy]).astype(np.int32).reshape(-1, 1, 2)
+                cv2.fillPoly(img, [poly], col, cv2.LINE_AA)
             else:
                 dx, dy = (int(v) for v in rng.uniform(-0.12, 0.12, 2) * size)
                 cv2.line(img, (cx, cy), (cx + dx, cy + dy), col, int(rng.integers(3, 9)), cv2.LINE_AA)

@@ -91,7 +91,8 @@ def check_images(images: Sequence[np.ndarray], queries: Sequence[Sequence[str]] 
         raise WorkstationError(f"{len(queries)} query lists given for {len(images)} images")
 
 
-def clip_box(box: Sequence[float], width: float, height: float) -> tuple[float, float, float, float]:
+def clip_box(box: Sequence[float] | np.ndarray, width: float,
+             height: float) -> tuple[float, float, float, float]:
     x1, y1, x2, y2 = (float(v) for v in box)
     x1, x2 = min(max(x1, 0.0), width), min(max(x2, 0.0), width)
     y1, y2 = min(max(y1, 0.0), height), min(max(y2, 0.0), height)
@@ -99,8 +100,8 @@ def clip_box(box: Sequence[float], width: float, height: float) -> tuple[float, 
 
 
 def make_detections(
-    labels: Sequence[str], scores: Sequence[float], boxes: np.ndarray, width: float, height: float,
-    score_floor: float,
+    labels: Sequence[str], scores: Sequence[float] | np.ndarray, boxes: np.ndarray, width: float,
+    height: float, score_floor: float,
 ) -> list[Detection]:
     """Detections sorted by descending score, clipped to the image, below-floor and empty boxes dropped."""
     out = []

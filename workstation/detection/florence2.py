@@ -151,6 +151,7 @@ class Florence2Detector(HFDetector):
                                 lambda ids: tok.decode(ids, skip_special_tokens=True), w, h)
             labels, sc, bx = [], [], []
             for phrase, s, box in found:
+                lab: str | None
                 if queries is None:
                     lab = COCO.canonical(phrase) or normalize(phrase)
                 else:

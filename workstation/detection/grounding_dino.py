@@ -75,7 +75,7 @@ class GroundingDinoDetector(HFDetector):
         for k in range(max((len(c) for c in chunks), default=0)):
             idx = [i for i, c in enumerate(chunks) if len(c) > k]
             self._run_chunk([images[i] for i in idx], [chunks[i][k] for i in idx], [found[i] for i in idx])
-        results = []
+        results: list[list[Detection]] = []
         for i, im in enumerate(images):
             h, w = im.shape[:2]
             if not found[i]:

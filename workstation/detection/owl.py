@@ -76,7 +76,7 @@ class OwlDetector(HFDetector):
         outputs = self.run(lambda: self._model(**inputs), len(images))
         probs = torch.sigmoid(outputs.logits.float()).cpu().numpy()  # B × patches × max queries
         boxes = outputs.pred_boxes.float().cpu().numpy()  # B × patches × (cx, cy, w, h), normalised
-        results = []
+        results: list[list[Detection]] = []
         for i, im in enumerate(images):
             h, w = im.shape[:2]
             nq = len(names[i])

@@ -16,7 +16,7 @@ import itertools
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -88,7 +88,7 @@ def read_image(path: Path) -> np.ndarray:
     return np.ascontiguousarray(img[:, :, ::-1])
 
 
-def write_chunk(paths: JobPaths, kind: str, columns: dict[str, Sequence[Any]], items: Sequence[str],
+def write_chunk(paths: JobPaths, kind: str, columns: Mapping[str, Sequence[Any]], items: Sequence[str],
                 types: dict[str, Any] | None = None) -> Path:
     """Write one finished batch as a chunk file; returns its path."""
     import pyarrow as pa

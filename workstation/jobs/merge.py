@@ -160,13 +160,17 @@ def _merge_project(target: "Project", folder: Path, report: MergeReport) -> None
             if d.num_rows:
                 target.con.register("_merge_det", d)
                 try:
-                    before = target.con.execute("SELECT count(*) FROM detections").fetchone()[0]
+                    before_row = target.con.execute("SELECT count(*) FROM detections").fetchone()
+                    assert before_row is not None
+                    before = before_row[0]
                     target.con.execute(
                         f"INSERT INTO detections ({', '.join(_DET_COLS)}) "
                         f"SELECT {', '.join('m.' + c for c in _DET_COLS)} FROM _merge_det m "
                         "WHERE NOT EXISTS (SELECT 1 FROM detections t WHERE t.sample_id = m.sample_id "
                         "AND t.detector IS NOT DISTINCT FROM m.detector AND t.variant IS NOT DISTINCT FROM m.variant)")
-                    after = target.con.execute("SELECT count(*) FROM detections").fetchone()[0]
+                    after_row = target.con.execute("SELECT count(*) FROM detections").fetchone()
+                    assert after_row is not None
+                    after = after_row[0]
                     report.detections_added += int(after - before)
                 finally:
                     target.con.unregister("_merge_det")
@@ -184,12 +188,13 @@ def _merge_project(target: "Project", folder: Path, report: MergeReport) -> None
                 finally:
                     target.con.unregister("_merge_flags")
             # job history
-            known = {j["job_id"] for j in target.jobs()}
-            for j in src.jobs():
-                if j["job_id"] not in known:
-                    target.record_job(j["job_id"], j["kind"], j["spec"], status=j["status"] or "",
-                                      done=int(j["done"] or 0), total=int(j["total"] or 0),
-                                      message=f"merged from {folder}" + (f": {j['message']}" if j["message"] else ""))
+            known = {job["job_id"] for job in target.jobs()}
+            for job in src.jobs():
+                if job["job_id"] not in known:
+                    target.record_job(job["job_id"], job["kind"], job["spec"], status=job["status"] or "",
+                                      done=int(job["done"] or 0), total=int(job["total"] or 0),
+                                      message=f"merged from {folder}"
+                                      + (f": {job['message']}" if job["message"] else ""))
     except BaseException:
         for p in copied:
             p.unlink(missing_ok=True)

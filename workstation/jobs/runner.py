@@ -24,7 +24,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -193,12 +193,13 @@ def prepare_inputs(project: "Project", paths: JobPaths, spec: JobSpec) -> str:
     return note
 
 
-def iter_evaluate(project: "Project", spec: JobSpec) -> Iterator[Progress]:
+def iter_evaluate(project: "Project", spec: JobSpec) -> Generator[Progress, None, None]:
     """Verdicts of the job's config (or the active one) for every sample, saved as its verdict set."""
     from ..checker import evaluate
 
     yield Progress(0, 1, message="loading samples and detections", state=RUNNING)
     ds = project.load_dataset()
+    cid: int | None
     if spec.config_id is not None:
         cid, cfg = spec.config_id, project.get_config(spec.config_id)
     else:
@@ -229,7 +230,7 @@ class JobRun:
         self.last_ingest = IngestResult()
         self._recorded_at = 0.0
         self._recorded_state = ""
-        self._inline: Iterator[Progress] | None = None
+        self._inline: Generator[Progress, None, None] | None = None
         self._cancelled = False
         self.memory_notes: list[str] = []  # "out of GPU memory at batch size 8 …; going on with 4"
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -45,7 +45,8 @@ R = TypeVar("R")
 LogFn = Callable[[str], None]
 
 
-def iter_job(job_dir: str | Path, log: LogFn | None = None, delay: float = 0.0) -> Iterator[Progress]:
+def iter_job(job_dir: str | Path, log: LogFn | None = None,
+             delay: float = 0.0) -> Generator[Progress, None, None]:
     """Do the job in ``job_dir`` batch by batch, yielding progress; close it to cancel."""
     paths = JobPaths.of_dir(job_dir)
     spec = load_spec(paths)
@@ -246,8 +247,11 @@ def _iter_detect(paths: JobPaths, spec: JobSpec, say: LogFn, delay: float) -> It
             add(k, PRIMARY, pname, variant, dets)
         for sec, sname, halv in zip(secondaries, snames, halvings[1:]):
             idx = list(range(len(batch)))
-            sres = halv.run(idx, lambda part, s=sec: s.detect_batch([originals[i] for i in part],
-                                                                    [queries[i] for i in part]))
+
+            def detect_secondary(part: Sequence[int], s: Any = sec) -> list[Any]:
+                return s.detect_batch([originals[i] for i in part], [queries[i] for i in part])
+
+            sres = halv.run(idx, detect_secondary)
             for k, dets in zip(idx, sres):
                 add(k, SECONDARY, sname, ORIGINAL_NAME, dets)
         write_chunk(paths, "detect", rows, [it.key for it in batch], types=_DET_TYPES())
