@@ -27,18 +27,6 @@ def read_csv(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(fh))
 
 
-@pytest.fixture(scope="module")
-def imported(tmp_path_factory: pytest.TempPathFactory, sbuc_run_dir: Path, sbuc_prompts: Path) -> Path:
-    folder = tmp_path_factory.mktemp("cli") / "project"
-    assert main(["import-sbuc", str(sbuc_run_dir), "--prompts", str(sbuc_prompts), "--project", str(folder)]) == 0
-    return folder
-
-
-@pytest.fixture
-def project(imported: Path, tmp_path: Path) -> Path:
-    dst = tmp_path / "project"
-    shutil.copytree(imported, dst)
-    return dst
 
 
 def verdict_counts(folder: Path) -> tuple[int | None, dict[str, int]]:

@@ -37,12 +37,6 @@ def detection_rows(folder: Path) -> list[tuple[Any, ...]]:
                              "FROM detections ORDER BY ALL").fetchall()
 
 
-@pytest.fixture(scope="module")
-def imported(tmp_path_factory: pytest.TempPathFactory, sbuc_run_dir: Path, sbuc_prompts: Path) -> Path:
-    folder = tmp_path_factory.mktemp("export") / "project"
-    assert main(["import-sbuc", str(sbuc_run_dir), "--prompts", str(sbuc_prompts), "--project", str(folder)]) == 0
-    return folder
-
 
 def make_run_folder(tmp: Path, manifest: Path, per_sample: Path) -> Path:
     run = tmp / "sd15_boxdiff"

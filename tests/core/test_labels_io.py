@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import csv
 import json
-import math
-import shutil
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -14,6 +12,8 @@ from typing import Any
 import pytest
 
 from workstation.cli import main
+
+from tests.core.conftest import dump_tables
 from workstation.io.labels import LabelRecord, read_labels, write_labels
 from workstation.store import Project
 from workstation.types import InputError
@@ -23,25 +23,7 @@ S1 = "sd15_boxdiff_v1_000001_seed0000"
 S2 = "sd15_boxdiff_v1_000002_seed0002"
 
 
-def dump_tables(folder: Path) -> dict[str, list[tuple[Any, ...]]]:
-    with Project.open(folder, read_only=True) as p:
-        names = [r[0] for r in p.con.execute("SELECT table_name FROM duckdb_tables() ORDER BY table_name").fetchall()]
-        return {n: [tuple("NaN" if isinstance(x, float) and math.isnan(x) else x for x in row)
-                    for row in p.con.execute(f"SELECT * FROM {n} ORDER BY ALL").fetchall()] for n in names}
 
-
-@pytest.fixture(scope="module")
-def base_project(tmp_path_factory: pytest.TempPathFactory, sbuc_run_dir: Path, sbuc_prompts: Path) -> Path:
-    folder = tmp_path_factory.mktemp("labels") / "base"
-    assert main(["import-sbuc", str(sbuc_run_dir), "--prompts", str(sbuc_prompts), "--project", str(folder)]) == 0
-    return folder
-
-
-@pytest.fixture
-def project(base_project: Path, tmp_path: Path) -> Path:
-    dst = tmp_path / "project"
-    shutil.copytree(base_project, dst)
-    return dst
 
 
 def latest(folder: Path) -> dict[tuple[str, str], tuple[Any, ...]]:
