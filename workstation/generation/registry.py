@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..detection.registry import Registry
+from ..registry import Registry
 from .base import Generator
 
 GENERATORS: Registry[Generator] = Registry("generator")

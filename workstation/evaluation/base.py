@@ -1,0 +1,189 @@
+"""What every evaluation method provides, and what the kernel asks of it.
+
+A method (SpatialBench-UC's spatial checker, MetaLogic's equivalent-prompt pairs, ProtoBias's
+metric audit, DyEval's test trees, ...) is a package under ``workstation/methods/<name>/``,
+registered by name in ``workstation.methods`` and imported only when used. The kernel (store,
+jobs, commands, report bundle) talks to it only through these protocols:
+
+* `Method` — its name, config, label schemes, tables (migrations), suite, pure evaluation,
+  metrics and report section;
+* `MethodConfig` — its parameters: a dict round trip and a content hash (stored as numbered
+  evaluation versions, with the parent each was derived from);
+* `Results` — what one evaluation gives per item (sample, pair, triplet or tree node):
+  ids, an optional verdict with a confidence, and named columns;
+* `LabelScheme` — one kind of human judgement (P/F/U per sample, aligned/misaligned per pair,
+  1-4 fidelity rating per image, PASS/FAIL per test image): the task name, the kind of target,
+  the values with their keys, and whether they are ordinal. Every label of every method is one
+  event in the project's single append-only label log, keyed by (task, target id).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from ..types import WorkstationError
+
+#: what a label or a result can be about
+TARGET_KINDS: tuple[str, ...] = ("sample", "pair", "triplet", "image", "node")
+
+
+@dataclass(frozen=True)
+class LabelScheme:
+    """One kind of human judgement.
+
+    ``task`` is unique across methods ("spatial.verdict", "metalogic.pair", "protobias.fidelity",
+    "dyeval.image"); ``values`` are what is stored (text), ``keys`` the keyboard key of each value,
+    ``titles`` their display names. Ordinal schemes (ratings) compare annotators with the quadratic
+    weighted κ, the others with Cohen's κ.
+    """
+
+    task: str
+    target: str
+    values: tuple[str, ...]
+    keys: tuple[str, ...]
+    titles: tuple[str, ...] = ()
+    ordinal: bool = False
+    title: str = ""
+
+    def __post_init__(self) -> None:
+        if self.target not in TARGET_KINDS:
+            raise ValueError(f"label scheme {self.task!r}: unknown target {self.target!r}")
+        if len(self.keys) != len(self.values) or (self.titles and len(self.titles) != len(self.values)):
+            raise ValueError(f"label scheme {self.task!r}: one key (and title) per value")
+
+    def code(self, value: str | None) -> int:
+        """Index of ``value`` in ``values``; -1 for None (no label)."""
+        if value is None:
+            return -1
+        try:
+            return self.values.index(value)
+        except ValueError:
+            return -1
+
+    def validate(self, value: object) -> str:
+        """``value`` as stored, or a WorkstationError naming the allowed values."""
+        v = str(value).strip() if value is not None else ""
+        if self.ordinal:
+            # ratings may arrive as numbers: 3, 3.0, "3"
+            try:
+                f = float(v)
+                if f.is_integer():
+                    v = str(int(f))
+            except ValueError:
+                pass
+        up = v.upper()
+        for cand in self.values:
+            if v == cand or up == cand.upper():
+                return cand
+        raise WorkstationError(
+            f"{self.title or self.task}: {value!r} is not one of {', '.join(self.values)}")
+
+    def value_for_key(self, key: str) -> str | None:
+        k = key.upper()
+        for value, kk in zip(self.values, self.keys):
+            if kk.upper() == k:
+                return value
+        return None
+
+    def title_of(self, value: str) -> str:
+        i = self.code(value)
+        return self.titles[i] if self.titles and i >= 0 else value
+
+
+@runtime_checkable
+class MethodConfig(Protocol):
+    """A method's parameters. Equal content → equal hash → one stored version."""
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+    def content_hash(self) -> str: ...
+
+    def validate(self) -> None: ...
+
+
+@runtime_checkable
+class Results(Protocol):
+    """What one evaluation gives, one entry per item, aligned arrays.
+
+    ``item_kind`` is one of TARGET_KINDS; ``ids`` the item ids (object array of str);
+    ``verdict`` int8 codes into ``verdict_names`` (or None for score-only methods) and
+    ``conf`` float64 in [0, 1] (or None); ``columns()`` every per-item column to store or export,
+    ids and verdicts included, as numpy arrays of equal length.
+    """
+
+    item_kind: str
+    ids: np.ndarray
+    verdict: np.ndarray | None
+    conf: np.ndarray | None
+    verdict_names: tuple[str, ...]
+
+    def __len__(self) -> int: ...
+
+    def columns(self) -> dict[str, np.ndarray]: ...
+
+
+@dataclass
+class ReportSection:
+    """One method's part of a report bundle: tables (CSV), figures (PNG) and an HTML fragment.
+
+    ``tables`` map a file stem to rows; ``figures`` map a file stem to a PNG path already written
+    under the bundle folder; ``html`` is the section body (the bundle adds the heading);
+    ``meta`` holds the config hash and provenance that the bundle records beside it.
+    """
+
+    method: str
+    title: str
+    html: str = ""
+    tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    figures: dict[str, Path] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+class Method(Protocol):
+    """An evaluation method, as the kernel (store, jobs, CLI, report bundle) uses it.
+
+    Every method module defines one object satisfying this protocol as ``METHOD``.
+    """
+
+    name: str  # registry name, also the prefix of its tables and label tasks
+    title: str  # "Spatial checker (SpatialBench-UC)"
+    label_schemes: tuple[LabelScheme, ...]
+
+    def default_config(self) -> MethodConfig: ...
+
+    def config_from_dict(self, d: Mapping[str, Any]) -> MethodConfig: ...
+
+    def migrations(self) -> list[list[str]]:
+        """SQL statements creating and migrating the method's own tables (``<name>_*``), one list
+        per schema version; the store runs the ones a project has not had yet."""
+        ...
+
+    def load(self, project: Any) -> Any:
+        """The method's data from an open project (what `evaluate` takes)."""
+        ...
+
+    def evaluate(self, data: Any, cfg: Any) -> Results:
+        """Pure and vectorised: no store, no files, no UI."""
+        ...
+
+    def metrics(self, data: Any, results: Any) -> dict[str, list[dict[str, Any]]]:
+        """Named tables of rows (the report's tables and the UI's metric views)."""
+        ...
+
+    def save_results(self, project: Any, eval_id: int, data: Any, results: Any) -> None:
+        """Store ``results`` as the result set of evaluation version ``eval_id`` (in a transaction
+        the caller holds)."""
+        ...
+
+    def report_section(self, project: Any, out_dir: Path) -> ReportSection:
+        """Tables, figures and HTML for the project's current state (active evaluation)."""
+        ...
+
+
+def method_table_prefix(method: str) -> str:
+    return f"{method}_"

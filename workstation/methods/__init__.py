@@ -1,0 +1,23 @@
+"""Evaluation methods, registered by name and imported only when used.
+
+Each method is a package ``workstation.methods.<name>`` whose ``METHOD`` object satisfies
+`workstation.evaluation.Method`. Adding a method is a folder and one line here. Methods never
+import each other (an import-linter contract in pyproject.toml).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..registry import Registry
+
+METHODS: Registry[Any] = Registry("method")
+
+
+def get_method(name: str) -> Any:
+    """The registered method object (its package is imported now)."""
+    return METHODS.get(name)
+
+
+def method_names() -> list[str]:
+    return METHODS.names()

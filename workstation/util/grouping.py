@@ -1,0 +1,39 @@
+"""Group codes: one small integer per distinct value (or tuple of values), vectorised."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+
+import numpy as np
+
+
+def factorize(values: Sequence[Hashable] | np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """Codes 0..k-1 (int64, in sorted order of the values as text) and the k names."""
+    arr = np.asarray(values)
+    if len(arr) == 0:
+        return np.zeros(0, np.int64), []
+    uniq, inv = np.unique(arr.astype(str), return_inverse=True)
+    return inv.reshape(-1).astype(np.int64), [str(u) for u in uniq]
+
+
+def group_codes(*cols: Sequence[Hashable] | np.ndarray) -> np.ndarray:
+    """One integer per distinct tuple of the aligned columns (codes in sorted tuple order).
+
+    Integer and boolean columns are used as they are; other columns are compared as text."""
+    if not cols or len(cols[0]) == 0:
+        return np.zeros(0, np.int64)
+    parts = []
+    for c in cols:
+        arr = np.asarray(c)
+        if len(arr) != len(cols[0]):
+            raise ValueError("group_codes: the columns differ in length")
+        if arr.dtype.kind in "iub":
+            parts.append(arr.astype(np.int64))
+        else:
+            parts.append(factorize(arr)[0])
+    if len(parts) == 1:
+        _, inv = np.unique(parts[0], return_inverse=True)
+        return inv.reshape(-1).astype(np.int64)
+    key = np.stack(parts, axis=1)
+    _, inv = np.unique(key, axis=0, return_inverse=True)
+    return inv.reshape(-1).astype(np.int64)
