@@ -53,7 +53,7 @@ def build_demo(folder: Path) -> Path:
 
 
 def build_fixture(folder: Path) -> Path | None:
-    from workstation.config import CheckerConfig
+    from workstation.methods.spatial.config import CheckerConfig
     from workstation.store import DB_NAME, Project
 
     if (folder / DB_NAME).is_file():
@@ -61,7 +61,7 @@ def build_fixture(folder: Path) -> Path | None:
     if not (SHARED / "sd15_boxdiff" / "eval" / "per_sample.jsonl").is_file():
         print(f"fixture not found at {SHARED}: its screenshots are skipped", file=sys.stderr)
         return None
-    from workstation.io.sbuc import parse_run
+    from workstation.methods.spatial.sbuc import parse_run
 
     parsed = parse_run(SHARED / "sd15_boxdiff", SHARED / "v1.0.1" / "prompts.jsonl")
     p = Project.create(folder)
@@ -98,7 +98,7 @@ class Shooter:
 def pick_pair(state, want: str = "PASS") -> int:
     """A sample whose checker verdict is `want` and that has a twin (for a telling pair)."""
     from ui.pair_viewer import PairIndex
-    from workstation.types import VERDICTS
+    from workstation.methods.spatial.types import VERDICTS
 
     v = state.verdicts
     idx = PairIndex.of(state.dataset)

@@ -57,7 +57,7 @@ def sbuc_prompts() -> Path:
 
 @pytest.fixture(scope="session")
 def sbuc_parsed(sbuc_run_dir: Path, sbuc_prompts: Path):
-    from workstation.io.sbuc import parse_run
+    from workstation.methods.spatial.sbuc import parse_run
 
     return parse_run(sbuc_run_dir, sbuc_prompts)
 

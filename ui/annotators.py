@@ -1,8 +1,8 @@
 """Several annotators: label files in and out, agreement between annotators, adjudication.
 
-Import and export go through `workstation.io.labels` (SpatialBench-UC JSON / CSV and our own
+Import and export go through `workstation.methods.spatial.labels_io` (SpatialBench-UC JSON / CSV and our own
 CSV / Parquet). Agreement is Cohen's κ and percent agreement per pair of annotators over the
-samples both labelled (`workstation.audit.annotator_agreement`, latest label of each).
+samples both labelled (`workstation.methods.spatial.audit.annotator_agreement`, latest label of each).
 The disagreement queue holds the samples whose annotators' latest verdicts differ; whoever
 adjudicates labels them under their own name.
 """
@@ -27,15 +27,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workstation.audit import annotator_agreement
-from workstation.types import VERDICT_CODE, WorkstationError
+from workstation.evaluation.agreement import annotator_agreement
+from workstation.methods.spatial.types import VERDICT_CODE
+from workstation.types import WorkstationError
 
 from .state import AppState
 
 
 def import_label_file(state: AppState, path: str | Path, annotator: str | None = None) -> tuple[int, str]:
     """Append the labels of a file (one transaction); (count, a one-line summary)."""
-    from workstation.io.labels import read_labels
+    from workstation.methods.spatial.labels_io import read_labels
 
     p = state.project
     if p is None or state.dataset is None:
@@ -57,7 +58,7 @@ def import_label_file(state: AppState, path: str | Path, annotator: str | None =
 def export_label_file(state: AppState, path: str | Path, annotator: str | None = None,
                       fmt: str = "auto") -> int:
     """Write the latest label per (sample, annotator) that carries a verdict."""
-    from workstation.io.labels import write_labels
+    from workstation.methods.spatial.labels_io import write_labels
 
     p = state.project
     if p is None:

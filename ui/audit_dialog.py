@@ -1,6 +1,6 @@
 """Audit sets: draw a seeded stratified sample, store it, make it the (blind) queue.
 
-`draw_audit_set` (no widgets) draws with `workstation.audit.stratified_sample`, shuffles the
+`draw_audit_set` (no widgets) draws with `workstation.methods.spatial.audit.stratified_sample`, shuffles the
 queue order with the same seed (so the seeds of one prompt do not come in a row), and puts a
 chosen fraction of the items back later in the queue as blind consistency re-checks. The
 dialog edits its parameters and shows how the sample spreads over the strata.
@@ -29,8 +29,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workstation.audit import STRATA_KEYS, cohen_kappa, percent_agreement, strata_table, stratified_sample
-from workstation.types import VERDICT_CODE, WorkstationError
+from workstation.evaluation.agreement import cohen_kappa, percent_agreement
+from workstation.methods.spatial.audit import STRATA_KEYS, strata_table, stratified_sample
+from workstation.methods.spatial.types import VERDICT_CODE
+from workstation.types import WorkstationError
 
 from .state import AppState
 

@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workstation.types import VERDICTS
+from workstation.methods.spatial.types import VERDICTS
 
 from . import theme
 from .state import AppState

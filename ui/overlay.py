@@ -30,7 +30,8 @@ from PySide6.QtWidgets import (
 )
 
 from workstation.dataset import Dataset
-from workstation.types import HORIZONTAL, PRIMARY, RELATIONS, SECONDARY
+from workstation.methods.spatial.types import HORIZONTAL, RELATIONS
+from workstation.types import PRIMARY, SECONDARY
 
 from . import theme
 

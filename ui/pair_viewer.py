@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workstation.types import RELATIONS, VERDICTS
+from workstation.methods.spatial.types import RELATIONS, VERDICTS
 
 from . import theme
 from .image_cache import ImageCache, ImageResult

@@ -42,7 +42,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workstation.types import REASONS, RELATIONS, VERDICTS
+from workstation.methods.spatial.types import REASONS, RELATIONS, VERDICTS
 
 from . import theme
 from .state import AppState

@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 from PySide6.QtCore import QObject, Signal
 
-from workstation.config import CheckerConfig
+from workstation.methods.spatial.config import CheckerConfig
 from workstation.dataset import Dataset
 from workstation.store import Project, release_freed_memory
-from workstation.types import VERDICT_CODE
+from workstation.methods.spatial.types import VERDICT_CODE
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ class AppState(QObject):
 
     def reload(self) -> None:
         """Reload samples, detections, the active config, its verdicts and the labels."""
-        from workstation.checker import evaluate
+        from workstation.methods.spatial.checker import evaluate
 
         assert self.project is not None
         self.dataset = self.project.load_dataset()
@@ -118,7 +118,7 @@ class AppState(QObject):
     # ---- live checker config ---------------------------------------------------------------
     def set_config(self, cfg: CheckerConfig) -> None:
         """Re-evaluate every verdict under `cfg` (not saved until `apply_config`)."""
-        from workstation.checker import evaluate
+        from workstation.methods.spatial.checker import evaluate
 
         if cfg == self.config and self.verdicts is not None:
             return
@@ -213,7 +213,7 @@ def load_project(folder: str | Path, read_only: bool = False, snapshot: bool = F
     """Open a project and load its samples, active config, verdicts and labels. No Qt objects
     are touched, so a worker thread can run it while the window stays responsive; the
     connection is then used by the GUI thread alone. Raises what `Project.open` raises."""
-    from workstation.checker import evaluate
+    from workstation.methods.spatial.checker import evaluate
 
     project = Project.open_snapshot(folder) if snapshot else Project.open(folder, read_only=read_only)
     try:

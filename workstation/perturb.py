@@ -10,12 +10,42 @@ All are deterministic: the same image and perturbation give the same bytes.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from collections.abc import Sequence
 
 import numpy as np
 
-from .config import PERTURBATION_KINDS, Perturbation
 from .types import WorkstationError
+
+
+@dataclass(frozen=True)
+class Perturbation:
+    """One perturbed copy of an image used for the stability term."""
+
+    kind: str  # "brightness" | "gaussian_blur" | "resize"
+    value: float  # factor, sigma or scale
+
+    @property
+    def name(self) -> str:
+        """Stable variant name stored with detections, e.g. 'brightness_1.1'."""
+        return f"{self.kind}_{self.value:g}"
+
+    @staticmethod
+    def from_name(name: str) -> "Perturbation":
+        kind, _, value = name.rpartition("_")
+        if kind not in PERTURBATION_KINDS:
+            raise ValueError(f"unknown perturbation {name!r}")
+        return Perturbation(kind, float(value))
+
+
+PERTURBATION_KINDS = ("brightness", "gaussian_blur", "resize")
+
+DEFAULT_PERTURBATIONS: tuple[Perturbation, ...] = (
+    Perturbation("brightness", 1.1),
+    Perturbation("brightness", 0.9),
+    Perturbation("gaussian_blur", 1.0),
+    Perturbation("resize", 0.9),
+)
 
 
 def check_image(img: np.ndarray) -> None:

@@ -26,22 +26,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .config import CheckerConfig
+from .methods.spatial.config import CheckerConfig
 from .dataset import Dataset, Detections, Prompts, Samples
-from .types import (
-    ORIGINAL_NAME,
-    REASONS,
-    RELATION_CODE,
-    RELATIONS,
-    VERDICT_CODE,
-    VERDICTS,
-    WorkstationError,
-)
+from .types import ORIGINAL_NAME, WorkstationError
+from .methods.spatial.types import REASONS, RELATION_CODE, RELATIONS, VERDICT_CODE, VERDICTS
 
 if TYPE_CHECKING:  # pragma: no cover
     import duckdb
 
-    from .checker import StorableVerdicts
+    from .methods.spatial.checker import StorableVerdicts
 
 DB_NAME = "project.duckdb"
 SCHEMA_VERSION = 2

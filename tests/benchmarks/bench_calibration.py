@@ -25,10 +25,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from workstation import calibration as cal  # noqa: E402
-from workstation.config import CheckerConfig  # noqa: E402
+from workstation.methods.spatial import calibration as cal
+from workstation.methods.spatial.config import CheckerConfig
 from workstation.dataset import Dataset, Detections, Prompts, Samples  # noqa: E402
-from workstation.types import FAIL, PASS, PRIMARY, SECONDARY, UNDECIDABLE  # noqa: E402
+from workstation.methods.spatial.types import FAIL, PASS, UNDECIDABLE
+from workstation.types import PRIMARY, SECONDARY
 
 
 def synthetic(n: int, seed: int = 0) -> tuple[Dataset, np.ndarray]:
@@ -126,7 +127,7 @@ def main() -> None:
     ap.add_argument("--subset", type=int, default=40, help="(margin, t_det, tau) combinations timed for the plain run")
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
-    from workstation import checker
+    from workstation.methods.spatial import checker
 
     t0 = time.perf_counter()
     ds, human = synthetic(args.samples)

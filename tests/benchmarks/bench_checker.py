@@ -24,8 +24,9 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from workstation.checker import evaluate, evaluate_reference, prepare  # noqa: E402
-from workstation.config import DEFAULT_PERTURBATIONS, CheckerConfig  # noqa: E402
+from workstation.methods.spatial.checker import evaluate, evaluate_reference, prepare
+from workstation.perturb import DEFAULT_PERTURBATIONS
+from workstation.methods.spatial.config import CheckerConfig
 from workstation.dataset import Dataset, Detections, Prompts, Samples  # noqa: E402
 from workstation.types import ORIGINAL_NAME, PRIMARY, SECONDARY  # noqa: E402
 

@@ -54,7 +54,7 @@ def pct(xs: list[float], q: float) -> float:
 def synthetic_dataset(n: int, seed: int = 0, image_paths: list[str] | None = None):
     """n samples (K = 4 seeds per prompt, prompts in counterfactual twin pairs), 512×512, with
     3 primary detections (A, B, a distractor), 2 secondary and A / B on 4 perturbed variants."""
-    from workstation.config import DEFAULT_PERTURBATIONS
+    from workstation.perturb import DEFAULT_PERTURBATIONS
     from workstation.dataset import Dataset, Detections, Prompts, Samples
     from workstation.types import ORIGINAL_NAME
 
@@ -130,7 +130,7 @@ def synthetic_dataset(n: int, seed: int = 0, image_paths: list[str] | None = Non
 
 
 def build_project(folder: Path, n: int, images: bool = False) -> Path:
-    from workstation.config import CheckerConfig
+    from workstation.methods.spatial.config import CheckerConfig
     from workstation.store import DB_NAME, Project
 
     if (folder / DB_NAME).is_file():
@@ -178,8 +178,8 @@ def build_fixture_project(folder: Path) -> Path | None:
         return folder
     if not (SHARED / "sd15_boxdiff" / "eval" / "per_sample.jsonl").is_file():
         return None
-    from workstation.config import CheckerConfig
-    from workstation.io.sbuc import parse_run
+    from workstation.methods.spatial.config import CheckerConfig
+    from workstation.methods.spatial.sbuc import parse_run
 
     parsed = parse_run(SHARED / "sd15_boxdiff", SHARED / "v1.0.1" / "prompts.jsonl")
     p = Project.create(folder)
@@ -268,7 +268,7 @@ def slider_moves(app, folder: Path, moves: int, with_calibration: bool, filtered
                  ) -> dict[str, object]:
     from PySide6.QtCore import Qt
 
-    from workstation.checker import evaluate
+    from workstation.methods.spatial.checker import evaluate
 
     from ui.main_window import MainWindow
     from ui.sample_table import FilterSpec

@@ -7,9 +7,11 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from workstation import audit
+from workstation.evaluation import agreement
+from workstation.methods.spatial import audit
 from workstation.dataset import Dataset, Detections, Prompts, Samples
-from workstation.types import FAIL, PASS, UNDECIDABLE, WorkstationError
+from workstation.methods.spatial.types import FAIL, PASS, UNDECIDABLE
+from workstation.types import WorkstationError
 
 
 @dataclass
@@ -120,12 +122,12 @@ def test_allocate_respects_sizes_and_minimum():
 def test_latest_label_per_sample_and_annotator_counts():
     sample = ["a", "a", "b", "a", "b"]
     annot = ["ann", "ann", "ann", "bob", "ann"]
-    assert audit.latest_labels(sample, annot).tolist() == [1, 3, 4]
-    assert audit.first_labels(sample, annot).tolist() == [0, 2, 3]
+    assert agreement.latest_labels(sample, annot).tolist() == [1, 3, 4]
+    assert agreement.first_labels(sample, annot).tolist() == [0, 2, 3]
     # an explicit order (timestamps) decides, not the position
     ts = ["2026-01-02", "2026-01-01", "2026-01-03", "2026-01-01", "2026-01-01"]
-    assert audit.latest_labels(sample, annot, ts).tolist() == [0, 2, 3]
-    assert len(audit.latest_labels([], [])) == 0
+    assert agreement.latest_labels(sample, annot, ts).tolist() == [0, 2, 3]
+    assert len(agreement.latest_labels([], [])) == 0
 
 
 def test_labels_by_row_latest_and_majority():
@@ -174,43 +176,43 @@ def test_cohen_kappa_textbook_values():
     # 50 items: yes/yes 20, yes/no 5, no/yes 10, no/no 15 -> kappa 0.4
     a = [1] * 25 + [0] * 25
     b = [1] * 20 + [0] * 5 + [1] * 10 + [0] * 15
-    assert audit.cohen_kappa(a, b) == pytest.approx(0.4)
-    assert audit.percent_agreement(a, b) == pytest.approx(0.7)
+    assert agreement.cohen_kappa(a, b) == pytest.approx(0.4)
+    assert agreement.percent_agreement(a, b) == pytest.approx(0.7)
     # 100 items: 45 / 15 / 25 / 15 -> p_o 0.60, p_e 0.54, kappa 0.1304
     a = [1] * 60 + [0] * 40
     b = [1] * 45 + [0] * 15 + [1] * 25 + [0] * 15
-    assert audit.cohen_kappa(a, b) == pytest.approx(0.06 / 0.46)
-    assert audit.cohen_kappa([0, 1, 2], [0, 1, 2]) == pytest.approx(1.0)
-    assert np.isnan(audit.cohen_kappa([], []))
-    assert np.isnan(audit.cohen_kappa([1, 1], [1, 1]))  # p_e = 1: undefined
-    assert np.isnan(audit.percent_agreement([], []))
+    assert agreement.cohen_kappa(a, b) == pytest.approx(0.06 / 0.46)
+    assert agreement.cohen_kappa([0, 1, 2], [0, 1, 2]) == pytest.approx(1.0)
+    assert np.isnan(agreement.cohen_kappa([], []))
+    assert np.isnan(agreement.cohen_kappa([1, 1], [1, 1]))  # p_e = 1: undefined
+    assert np.isnan(agreement.percent_agreement([], []))
     # missing labels (-1) are left out pairwise
-    assert audit.cohen_kappa([0, 1, -1], [0, 1, 0]) == pytest.approx(1.0)
+    assert agreement.cohen_kappa([0, 1, -1], [0, 1, 0]) == pytest.approx(1.0)
 
 
 def test_quadratic_weighted_kappa():
-    assert audit.quadratic_weighted_kappa([1, 2, 3, 4], [1, 2, 3, 4], 4) == pytest.approx(1.0)
-    assert audit.quadratic_weighted_kappa([1, 1, 4, 4], [4, 4, 1, 1], 4) == pytest.approx(-1.0)
+    assert agreement.quadratic_weighted_kappa([1, 2, 3, 4], [1, 2, 3, 4], 4) == pytest.approx(1.0)
+    assert agreement.quadratic_weighted_kappa([1, 1, 4, 4], [4, 4, 1, 1], 4) == pytest.approx(-1.0)
     rng = np.random.default_rng(0)
     a = rng.integers(1, 5, 300)
     b = np.clip(a + rng.integers(-1, 2, 300), 1, 4)
     # identity for quadratic weights: 2·cov / (var_a + var_b + (mean_a − mean_b)²)
     ref = 2 * np.cov(a, b, bias=True)[0, 1] / (a.var() + b.var() + (a.mean() - b.mean()) ** 2)
-    assert audit.quadratic_weighted_kappa(a, b, 4) == pytest.approx(ref)
-    assert np.isnan(audit.quadratic_weighted_kappa([], [], 4))
+    assert agreement.quadratic_weighted_kappa(a, b, 4) == pytest.approx(ref)
+    assert np.isnan(agreement.quadratic_weighted_kappa([], [], 4))
     with pytest.raises(WorkstationError, match="ratings"):
-        audit.quadratic_weighted_kappa([1, 5], [1, 2], 4)
+        agreement.quadratic_weighted_kappa([1, 5], [1, 2], 4)
 
 
 def test_self_agreement_first_vs_latest():
     sample = ["a", "a", "a", "b", "b", "c"]
     ann = ["x", "x", "x", "x", "x", "x"]
     lab = [PASS, FAIL, PASS, FAIL, PASS, PASS]  # a: PASS then PASS (latest); b: FAIL then PASS
-    r = audit.self_agreement(sample, ann, lab)
+    r = agreement.self_agreement(sample, ann, lab)
     assert r.n_pairs == 2
     assert r.percent == pytest.approx(0.5)
     assert sorted(r.sample.tolist()) == ["a", "b"]
-    empty = audit.self_agreement([], [], [])
+    empty = agreement.self_agreement([], [], [])
     assert empty.n_pairs == 0 and np.isnan(empty.percent) and np.isnan(empty.kappa)
 
 
@@ -218,6 +220,6 @@ def test_annotator_agreement_pairs():
     sample = ["a", "b", "c", "a", "b", "c", "a"]
     ann = ["x", "x", "x", "y", "y", "y", "y"]
     rating = [1, 2, 4, 1, 3, 4, 2]  # y re-rated "a": latest (2) counts
-    rows = audit.annotator_agreement(sample, ann, rating, weighted_categories=4)
+    rows = agreement.annotator_agreement(sample, ann, rating, weighted_categories=4)
     assert len(rows) == 1 and rows[0]["n"] == 3
-    assert rows[0]["kappa"] == pytest.approx(audit.quadratic_weighted_kappa([1, 2, 4], [2, 3, 4], 4))
+    assert rows[0]["kappa"] == pytest.approx(agreement.quadratic_weighted_kappa([1, 2, 4], [2, 3, 4], 4))

@@ -8,10 +8,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from workstation import calibration as cal
-from workstation.config import CheckerConfig
+from workstation.methods.spatial import calibration as cal
+from workstation.methods.spatial.config import CheckerConfig
 from workstation.dataset import Dataset, Detections, Prompts, Samples
-from workstation.types import FAIL, PASS, UNDECIDABLE, WorkstationError
+from workstation.methods.spatial.types import FAIL, PASS, UNDECIDABLE
+from workstation.types import WorkstationError
 
 P, F, U = PASS, FAIL, UNDECIDABLE
 
@@ -236,7 +237,7 @@ def test_grid_search_accepts_labels_by_sample_id_and_uses_base_tau():
 
 
 def test_paper_grid_with_the_checker_matches_brute_force(sbuc_parsed):
-    from workstation import audit, checker
+    from workstation.methods.spatial import audit, checker
 
     ds, cfg = sbuc_parsed.dataset, sbuc_parsed.config
     v = checker.evaluate(ds, cfg)

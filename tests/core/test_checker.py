@@ -8,20 +8,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from workstation.checker import EPS, evaluate, evaluate_reference, prepare
-from workstation.config import DEFAULT_PERTURBATIONS, CheckerConfig, Perturbation
+from workstation.methods.spatial.checker import EPS, evaluate, evaluate_reference, prepare
+from workstation.perturb import DEFAULT_PERTURBATIONS, Perturbation
+from workstation.methods.spatial.config import CheckerConfig
 from workstation.dataset import Dataset, Detections, Prompts, Samples
-from workstation.types import (
-    FAIL,
-    ORIGINAL_NAME,
-    PASS,
-    PRIMARY,
-    REASON_CODE,
-    RELATION_CODE,
-    SECONDARY,
-    UNDECIDABLE,
-    WorkstationError,
-)
+from workstation.methods.spatial.types import FAIL, PASS, REASON_CODE, RELATION_CODE, UNDECIDABLE
+from workstation.types import ORIGINAL_NAME, PRIMARY, SECONDARY, WorkstationError
 
 PERT_NAMES = tuple(p.name for p in DEFAULT_PERTURBATIONS)
 NO_STAB_NO_SEC = CheckerConfig(use_secondary=False, stability_enabled=False)

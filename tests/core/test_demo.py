@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from workstation.config import DEFAULT_PERTURBATIONS, CheckerConfig
+from workstation.perturb import DEFAULT_PERTURBATIONS
+from workstation.methods.spatial.config import CheckerConfig
 from workstation.demo.build import (
     DemoCancelled,
     build_demo_dataset,
@@ -26,8 +27,9 @@ from workstation.demo.scenes import (
     render,
 )
 from workstation.perturb import apply
-from workstation.suites import SPATIAL_OBJECTS, spatial_suite
-from workstation.types import FAIL, PASS, PRIMARY, SECONDARY, WorkstationError
+from workstation.methods.spatial.suite import SPATIAL_OBJECTS, spatial_suite
+from workstation.methods.spatial.types import FAIL, PASS
+from workstation.types import PRIMARY, SECONDARY, WorkstationError
 
 ROWS = prompt_rows(spatial_suite())
 
@@ -261,7 +263,7 @@ def test_truth_agreement_counts() -> None:
 
 # ---- with the checker and the project store --------------------------------------------------------
 def test_checker_passes_correct_scenes_and_fails_swapped_ones(tmp_path: Path) -> None:
-    checker = pytest.importorskip("workstation.checker")
+    checker = pytest.importorskip("workstation.methods.spatial.checker")
     ds, truth = build_demo_dataset(tmp_path, n_seeds=2, prompts=spatial_suite(n_pairs=8), workers=1)
     v = checker.evaluate(ds, CheckerConfig())
     kinds = np.array([t["error"] for t in truth])
@@ -276,7 +278,7 @@ def test_checker_passes_correct_scenes_and_fails_swapped_ones(tmp_path: Path) ->
 
 
 def test_build_demo_project(tmp_path: Path) -> None:
-    pytest.importorskip("workstation.checker")
+    pytest.importorskip("workstation.methods.spatial.checker")
     store = pytest.importorskip("workstation.store")
     from workstation.demo.build import build_demo_project
 

@@ -35,7 +35,7 @@ from workstation.jobs.queue import JobQueue
 from workstation.jobs.runner import JobRun, run_job
 from workstation.jobs.worker import EXIT_FAILED, run_worker
 from workstation.store import Project
-from workstation.suites import spatial_suite
+from workstation.methods.spatial.suite import spatial_suite
 from workstation.types import WorkstationError
 
 SIZE = 128

@@ -14,7 +14,7 @@ import pytest
 from workstation.cli import main
 
 from tests.core.conftest import dump_tables
-from workstation.io.labels import LabelRecord, read_labels, write_labels
+from workstation.methods.spatial.labels_io import LabelRecord, read_labels, write_labels
 from workstation.store import Project
 from workstation.types import InputError
 

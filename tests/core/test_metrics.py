@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from workstation.checker import VerdictArrays
-from workstation.config import CheckerConfig
+from workstation.methods.spatial.checker import VerdictArrays
+from workstation.methods.spatial.config import CheckerConfig
 from workstation.dataset import Dataset, Detections, Prompts, Samples
-from workstation.metrics import (
+from workstation.methods.spatial.metrics import (
     COUNTERFACTUAL_COLUMNS,
     MAIN_RESULTS_COLUMNS,
     PROMPT_METRICS_COLUMNS,
@@ -19,7 +19,7 @@ from workstation.metrics import (
     prompt_verdicts,
     summarize,
 )
-from workstation.types import FAIL, PASS, REASON_CODE, RELATION_CODE, UNDECIDABLE
+from workstation.methods.spatial.types import FAIL, PASS, REASON_CODE, RELATION_CODE, UNDECIDABLE
 
 P, F, U = PASS, FAIL, UNDECIDABLE
 

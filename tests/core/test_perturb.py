@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from workstation.config import DEFAULT_PERTURBATIONS, Perturbation
+from workstation.perturb import DEFAULT_PERTURBATIONS, Perturbation
 from workstation.perturb import apply, apply_all, blur_kernel_size
 from workstation.types import WorkstationError
 

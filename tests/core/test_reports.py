@@ -8,8 +8,9 @@ import json
 import numpy as np
 import pytest
 
-from workstation import audit, checker, reports
-from workstation.types import FAIL, PASS, UNDECIDABLE, WorkstationError
+from workstation.methods.spatial import audit, checker, report as reports
+from workstation.methods.spatial.types import FAIL, PASS, UNDECIDABLE
+from workstation.types import WorkstationError
 
 # the published calibrated report's row for this run (tables/*.csv of SpatialBench-UC)
 PUBLISHED = {
@@ -88,7 +89,7 @@ def test_report_files_plots_html_and_meta(evaluated, tmp_path):
     assert "audit_confusion_at_tau" not in paths  # tau 0: no operating-point table
     paths2 = reports.write_report(tmp_path / "rep2", ds, v, cfg.replace(tau=0.9), "h", {}, labels=human)
     at = list(csv.DictReader(paths2["audit_confusion_at_tau"].open(newline="")))
-    from workstation.calibration import apply_tau
+    from workstation.methods.spatial.calibration import apply_tau
     m_tau = audit.confusion(apply_tau(v.verdict[lab], v.conf[lab], 0.9), human[lab])
     assert [[int(r[f"human_{h}"]) for h in ("PASS", "FAIL", "UNDECIDABLE")] for r in at] == m_tau.tolist()
     rc = list(csv.DictReader(paths["risk_coverage_full"].open(newline="")))

@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from workstation.checker import evaluate, evaluate_reference
-from workstation.metrics import summarize
-from workstation.types import REASONS
+from workstation.methods.spatial.checker import evaluate, evaluate_reference
+from workstation.methods.spatial.metrics import summarize
+from workstation.methods.spatial.types import REASONS
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import pytest
 
 from workstation.jobs.shards import Shard, select, shard_of, split, stable_hash
 from workstation.jobs.spec import DetItem, JobSpec, detection_items, generation_items
-from workstation.suites import spatial_suite
+from workstation.methods.spatial.suite import spatial_suite
 from workstation.types import WorkstationError
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from workstation.checker import evaluate
-from workstation.config import CheckerConfig
+from workstation.methods.spatial.checker import evaluate
+from workstation.methods.spatial.config import CheckerConfig
 from workstation.dataset import Dataset, Detections, Prompts, Samples
 from workstation.store import Project
-from workstation.types import RELATION_CODE, UNDECIDABLE, UNSTABLE
+from workstation.methods.spatial.types import RELATION_CODE, UNDECIDABLE, UNSTABLE
 
 
 def _dataset() -> Dataset:

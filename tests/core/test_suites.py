@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from workstation.suites import (
+from workstation.methods.spatial.suite import (
     SPATIAL_OBJECTS,
     content_hash,
     load_prompt_file,
@@ -15,7 +15,8 @@ from workstation.suites import (
     spatial_suite,
     write_prompt_file,
 )
-from workstation.types import INVERSE_RELATION, RELATIONS, InputError, WorkstationError
+from workstation.methods.spatial.types import INVERSE_RELATION, RELATIONS
+from workstation.types import InputError, WorkstationError
 
 
 def _rows(p):

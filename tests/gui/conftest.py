@@ -36,7 +36,7 @@ def isolated_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def build_sbuc_project(folder: Path, parsed: Any) -> Path:
-    from workstation.config import CheckerConfig
+    from workstation.methods.spatial.config import CheckerConfig
     from workstation.store import Project
 
     p = Project.create(folder)
@@ -76,10 +76,10 @@ def write_scene_png(path: Path, boxes: list[tuple[float, float, float, float, st
 
 def build_png_project(folder: Path) -> Path:
     """Two twin prompts × 3 seeds; images for all but one (missing), one of them corrupt."""
-    from workstation.config import CheckerConfig
+    from workstation.methods.spatial.config import CheckerConfig
     from workstation.dataset import Dataset, Detections, Prompts, Samples
     from workstation.store import Project
-    from workstation.types import RELATION_CODE
+    from workstation.methods.spatial.types import RELATION_CODE
 
     prompts = Prompts(
         prompt_id=np.array(["p0", "p1"], dtype=object),
@@ -141,7 +141,7 @@ def build_labelled_project(folder: Path, parsed: Any, n_labels: int = 200, seed:
     import numpy as np
 
     from workstation.store import Project
-    from workstation.types import VERDICTS
+    from workstation.methods.spatial.types import VERDICTS
 
     p = Project.create(folder)
     p.add_run(parsed.run_id, method="sd15_boxdiff")

@@ -11,9 +11,9 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QApplication, QPushButton, QTableWidget
 
-from workstation.audit import cohen_kappa, percent_agreement
-from workstation.io.labels import read_labels
-from workstation.types import VERDICT_CODE
+from workstation.evaluation.agreement import cohen_kappa, percent_agreement
+from workstation.methods.spatial.labels_io import read_labels
+from workstation.methods.spatial.types import VERDICT_CODE
 
 from .conftest import on_next_modal
 

@@ -11,7 +11,7 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QApplication, QCheckBox, QDoubleSpinBox, QPushButton, QSpinBox
 
 from ui.audit_dialog import draw_audit_set, recheck_plan, self_agreement_report
-from workstation.audit import stratum_codes
+from workstation.methods.spatial.audit import stratum_codes
 
 from .conftest import on_next_modal
 

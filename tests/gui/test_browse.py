@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QApplication, QLineEdit
 
-from workstation.types import REASONS, VERDICTS
+from workstation.methods.spatial.types import REASONS, VERDICTS
 
 from .conftest import on_next_modal
 

@@ -11,9 +11,9 @@ from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QApplication
 
-from workstation.audit import confusion
-from workstation.calibration import apply_tau, risk_coverage
-from workstation.checker import evaluate
+from workstation.methods.spatial.audit import confusion
+from workstation.methods.spatial.calibration import apply_tau, risk_coverage
+from workstation.methods.spatial.checker import evaluate
 
 from tests.gui.conftest import build_labelled_project
 
@@ -196,7 +196,7 @@ def test_dragging_tau_line_moves_slider(qtbot, panel, state):
 
 
 def test_apply_stores_version_and_shows_deltas(qtbot, panel, state):
-    from workstation import metrics
+    from workstation.methods.spatial import metrics
 
     project = state.project
     v1 = state.config_id

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from workstation.calibration import PAPER_GRID, Weights, grid_search
+from workstation.methods.spatial.calibration import PAPER_GRID, Weights, grid_search
 from workstation.store import Project
 
 pytestmark = pytest.mark.gui

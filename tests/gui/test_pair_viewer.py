@@ -11,7 +11,7 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QColor, QWheelEvent
 from PySide6.QtWidgets import QApplication
 
-from workstation.types import VERDICTS
+from workstation.methods.spatial.types import VERDICTS
 
 pytestmark = pytest.mark.gui
 

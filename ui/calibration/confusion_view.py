@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workstation.types import VERDICTS
+from workstation.methods.spatial.types import VERDICTS
 
 _ROW = ["checker " + v if v != "UNDECIDABLE" else "checker UNDEC." for v in VERDICTS] + ["total"]
 _COL = ["human " + v if v != "UNDECIDABLE" else "human UNDEC." for v in VERDICTS] + ["total"]

@@ -2,7 +2,7 @@
 Table 9: before, after and the difference for pass rate, coverage, PASS | decided, prompt pass
 rate best-of-K and mean confidence).
 
-The numbers come from `workstation.metrics` (image metrics over all samples; prompt-level
+The numbers come from `workstation.methods.spatial.metrics` (image metrics over all samples; prompt-level
 best-of-K / all-of-K summed over runs; abstention counts by reason). With one run they are that
 run's `main_results` / `prompt_metrics` row.
 """
@@ -17,7 +17,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QPalette
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem, QWidget
 
-from workstation import metrics
+from workstation.methods.spatial import metrics
 from workstation.dataset import Dataset
 
 

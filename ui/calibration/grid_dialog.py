@@ -2,7 +2,7 @@
 worker thread (progress bar, Cancel), read the ranked parameter sets, and load one into the
 calibration sliders (click a row; double-click loads it and closes the dialog).
 
-The search itself is `workstation.calibration.iter_grid_search`; this module only parses what
+The search itself is `workstation.methods.spatial.calibration.iter_grid_search`; this module only parses what
 the user typed and shows the answer.
 """
 
@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workstation.calibration import PAPER_GRID, GridResult, Weights, iter_grid_search
+from workstation.methods.spatial.calibration import PAPER_GRID, GridResult, Weights, iter_grid_search
 from workstation.types import WorkstationError
 
 from ..workers import GeneratorWorker

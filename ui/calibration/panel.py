@@ -34,9 +34,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workstation.audit import confusion
-from workstation.calibration import Weights, apply_tau, objective, risk_coverage
-from workstation.config import CheckerConfig
+from workstation.methods.spatial.audit import confusion
+from workstation.methods.spatial.calibration import Weights, apply_tau, objective, risk_coverage
+from workstation.methods.spatial.config import CheckerConfig
 
 from .confusion_view import ConfusionView
 from .deltas import DELTA_ROWS, METRIC_ROWS, DeltaTable, Summary, summarize_verdicts
@@ -519,7 +519,7 @@ class CalibrationPanel(QWidget):
         key = ("version", cid)
         s = self._summaries.get(key)
         if s is None:
-            from workstation.checker import evaluate
+            from workstation.methods.spatial.checker import evaluate
 
             cfg = st.project.get_config(cid) if cid is not None else CheckerConfig()
             s = summarize_verdicts(st.dataset, evaluate(st.dataset, cfg))

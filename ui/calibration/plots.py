@@ -16,7 +16,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import QGraphicsItem, QLabel, QStackedWidget, QWidget
 
-from workstation.types import FAIL, PASS
+from workstation.methods.spatial.types import FAIL, PASS
 
 # Colour-blind-safe palette (Okabe–Ito)
 BLUE = "#0072B2"

@@ -26,7 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from ..types import VERDICT_CODE, VERDICTS, WorkstationError
+from ..methods.spatial.types import VERDICT_CODE, VERDICTS
+from ..types import WorkstationError
 from .evaluate import active_verdicts, add_project_arg, config_hash, load_samples, open_project, reading_project
 
 DEFAULT_TAU_GRID = tuple(round(0.05 * i, 2) for i in range(21))
@@ -83,8 +84,8 @@ def register(sub: Any) -> None:
 
 
 def run_sample(args: argparse.Namespace) -> int:
-    from ..audit import stratified_sample, strata_table
-    from ..types import RELATIONS
+    from ..methods.spatial.audit import stratified_sample, strata_table
+    from ..methods.spatial.types import RELATIONS
 
     strata = tuple(s.strip() for s in args.strata.split(",") if s.strip())
     if args.size <= 0:
@@ -162,8 +163,9 @@ def _confusion_dict(cs: Any) -> dict[str, Any]:
 def audit_metrics(project: Any, annotator: str | None = None,
                   taus: tuple[float, ...] = DEFAULT_TAU_GRID) -> dict[str, Any]:
     """Everything `audit-metrics` writes, as a JSON-ready dict."""
-    from ..audit import annotator_agreement, confusion_summary, self_agreement
-    from ..calibration import apply_tau, risk_coverage
+    from ..evaluation.agreement import annotator_agreement, self_agreement
+    from ..methods.spatial.audit import confusion_summary
+    from ..methods.spatial.calibration import apply_tau, risk_coverage
 
     ds = load_samples(project)
     cid, cfg, v = active_verdicts(project, ds)

@@ -53,7 +53,7 @@ def parse_grid(items: list[str] | None) -> dict[str, list[Any]]:
 
 
 def parse_weights(text: str | None) -> Any:
-    from ..calibration import Weights
+    from ..methods.spatial.calibration import Weights
 
     if text is None:
         return Weights()
@@ -98,7 +98,7 @@ def _clean(x: Any) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..calibration import PAPER_GRID, grid_search
+    from ..methods.spatial.calibration import PAPER_GRID, grid_search
     from ..progress import TerminalProgress
 
     grids = parse_grid(args.grid) or {k: list(v) for k, v in PAPER_GRID.items()}
@@ -132,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
         }
         v_all = None
         if args.apply:
-            from .. import checker
+            from ..methods.spatial import checker
 
             v_all = checker.evaluate(ds, best_cfg)
             params = ", ".join(f"{k}={val:g}" if isinstance(val, float) else f"{k}={val}"

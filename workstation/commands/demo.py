@@ -115,7 +115,7 @@ def build(folder: Path, seeds: int, workers: int | None, pairs: int = 50) -> dic
     """Build the demo into a hidden sibling folder, then move it into `folder`."""
     from ..demo.build import build_demo_project
     from ..progress import TerminalProgress
-    from ..suites import spatial_suite
+    from ..methods.spatial.suite import spatial_suite
 
     folder.parent.mkdir(parents=True, exist_ok=True)
     tmp = folder.parent / f".{folder.name}.building"

@@ -35,7 +35,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 
 
 def perturbation_names(text: str) -> list[str]:
-    from ..config import DEFAULT_PERTURBATIONS, Perturbation
+    from ..perturb import DEFAULT_PERTURBATIONS, Perturbation
 
     t = text.strip().lower()
     if t == "default":

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 from ..types import WorkstationError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..config import CheckerConfig
+    from ..methods.spatial.config import CheckerConfig
     from ..dataset import Dataset
-    from ..io.export import StoredVerdicts
+    from ..methods.spatial.sbuc_export import StoredVerdicts
     from ..store import Project
 
 
@@ -77,7 +77,7 @@ def load_samples(project: "Project") -> "Dataset":
 
 def active_verdicts(project: "Project", ds: "Dataset") -> tuple[int, "CheckerConfig", "StoredVerdicts"]:
     """(config id, config, verdict set) of the active checker config for the samples of `ds`."""
-    from ..io.export import stored_verdicts
+    from ..methods.spatial.sbuc_export import stored_verdicts
 
     cid = project.active_config_id()
     if cid is None:
@@ -99,7 +99,7 @@ def fmt(x: Any, digits: int = 4) -> str:
 
 def print_main_results(ds: "Dataset", v: Any, out: Any = None) -> None:
     """One line per run with the main metrics (4 decimals) and the abstention reasons."""
-    from ..metrics import abstention, main_results
+    from ..methods.spatial.metrics import abstention, main_results
 
     out = out or sys.stdout
     for row in main_results(ds, v):
@@ -132,8 +132,8 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .. import checker
-    from ..config import load_config
+    from ..methods.spatial import checker
+    from ..methods.spatial.config import load_config
 
     cfg = load_config(args.config) if args.config else None  # validate before touching the project
     with open_project(args.project) as project:

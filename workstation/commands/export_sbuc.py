@@ -31,7 +31,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..io.export import export_sbuc
+    from ..methods.spatial.sbuc_export import export_sbuc
 
     with reading_project(args.project) as project:
         cid = args.config_version if args.config_version is not None else project.active_config_id()

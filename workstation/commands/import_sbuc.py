@@ -62,9 +62,9 @@ def _read_gen_config(run_dir: Path) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..config import CheckerConfig
-    from ..io.export import StoredVerdicts
-    from ..io.sbuc import parse_run
+    from ..methods.spatial.config import CheckerConfig
+    from ..methods.spatial.sbuc_export import StoredVerdicts
+    from ..methods.spatial.sbuc import parse_run
     from ..progress import track
     from ..store import DB_NAME, Project
 

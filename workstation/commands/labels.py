@@ -4,7 +4,7 @@
     python main.py labels export --project DIR --out FILE(.csv|.parquet|.json) [--annotator NAME]
 
 Import reads SpatialBench-UC's `labels_filled.json` / `labels_filled.csv` and our own CSV /
-Parquet (see `workstation.io.labels`); the whole file is validated first, then appended as label
+Parquet (see `workstation.methods.spatial.labels_io`); the whole file is validated first, then appended as label
 events in one transaction (nothing is written when any row is bad). Export writes the latest
 label per (sample, annotator), or every event with --all-events.
 """
@@ -54,7 +54,7 @@ def register(sub: Any) -> None:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from ..io.labels import read_labels
+    from ..methods.spatial.labels_io import read_labels
 
     table = read_labels(args.file, args.annotator)  # validates format, verdicts, ratings, timestamps
     with open_project(args.project) as project:
@@ -70,7 +70,7 @@ def run_import(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from ..io.labels import write_labels
+    from ..methods.spatial.labels_io import write_labels
 
     with reading_project(args.project) as project:
         if args.all_events:

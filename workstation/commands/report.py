@@ -29,8 +29,8 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..metrics import summarize
-    from ..reports import write_report
+    from ..methods.spatial.metrics import summarize
+    from ..methods.spatial.report import write_report
 
     with reading_project(args.project) as project:
         ds = load_samples(project)

@@ -28,19 +28,11 @@ from typing import Any
 
 import numpy as np
 
-from ..config import CheckerConfig, Perturbation
+from ..methods.spatial.config import CheckerConfig
+from ..perturb import Perturbation
 from ..dataset import Dataset, Detections, Prompts, Samples
-from ..types import (
-    FAIL,
-    ORIGINAL_NAME,
-    PASS,
-    PRIMARY,
-    SECONDARY,
-    UNDECIDABLE,
-    VERDICT_CODE,
-    VERDICTS,
-    WorkstationError,
-)
+from ..methods.spatial.types import FAIL, PASS, UNDECIDABLE, VERDICT_CODE, VERDICTS
+from ..types import ORIGINAL_NAME, PRIMARY, SECONDARY, WorkstationError
 
 log = logging.getLogger(__name__)
 
@@ -181,7 +173,7 @@ def build_demo_dataset(
     `cancel()` returning True stops the build with :class:`DemoCancelled`. If `stats` is given
     it receives the wall time and the CPU seconds of each stage summed over the workers.
     """
-    from ..suites import spatial_suite
+    from ..methods.spatial.suite import spatial_suite
     from .scenes import prompt_rows, style_of
 
     t_start = time.perf_counter()
@@ -387,7 +379,7 @@ def build_demo_project(
     agreement with the truth (:func:`truth_agreement`), and timings.
     """
     from ..store import Project
-    from ..suites import spatial_suite
+    from ..methods.spatial.suite import spatial_suite
 
     cfg = config or CheckerConfig(name="default")
     if prompts is None:
@@ -451,8 +443,8 @@ def _discard(folder: Path, existed: bool, run_id: str) -> None:
 def _fill_project(project: Any, n_seeds: int, prompts: Prompts, progress: ProgressFn | None,
                   cancel: CancelFn | None, cfg: CheckerConfig, size: int, workers: int | None,
                   run_id: str, stats: dict[str, Any]) -> tuple[Dataset, list[dict[str, Any]], Any, int]:
-    from ..checker import evaluate
-    from ..suites import content_hash
+    from ..methods.spatial.checker import evaluate
+    from ..methods.spatial.suite import content_hash
     from .detector import SceneDetector, TemplateSceneDetector
 
     ds, truths = build_demo_dataset(project.folder, n_seeds, prompts, progress, cancel, size=size,

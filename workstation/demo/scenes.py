@@ -37,8 +37,9 @@ from typing import Any
 
 import numpy as np
 
-from ..suites import SPATIAL_OBJECTS
-from ..types import RELATIONS, WorkstationError
+from ..methods.spatial.suite import SPATIAL_OBJECTS
+from ..methods.spatial.types import RELATIONS
+from ..types import WorkstationError
 
 # ---- classes: (shape, colour) ----------------------------------------------------------------
 SHAPES: tuple[str, ...] = ("circle", "square", "triangle", "star", "cross", "ring")

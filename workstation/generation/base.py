@@ -16,7 +16,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ..types import RELATIONS, WorkstationError
+from ..methods.spatial.types import RELATIONS
+from ..types import WorkstationError
 
 Box = tuple[float, float, float, float]  # xyxy, normalised to [0, 1]
 ProgressFn = Callable[[int, int], None]  # (denoising step done, steps in all) for the current batch

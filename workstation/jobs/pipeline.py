@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def default_perturbations() -> list[str]:
-    from ..config import DEFAULT_PERTURBATIONS
+    from ..perturb import DEFAULT_PERTURBATIONS
 
     return [p.name for p in DEFAULT_PERTURBATIONS]
 
@@ -28,7 +28,7 @@ def load_suite(suite: str, pairs: int = 50, limit: int | None = None) -> tuple["
     """The prompts of a suite ('builtin' or a .jsonl / .csv prompt file) and a provenance label."""
     import numpy as np
 
-    from ..suites import load_prompt_file, spatial_suite
+    from ..methods.spatial.suite import load_prompt_file, spatial_suite
 
     if suite == "builtin":
         prompts, label = spatial_suite(pairs), f"builtin:{pairs}"

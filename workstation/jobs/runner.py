@@ -195,7 +195,7 @@ def prepare_inputs(project: "Project", paths: JobPaths, spec: JobSpec) -> str:
 
 def iter_evaluate(project: "Project", spec: JobSpec) -> Generator[Progress, None, None]:
     """Verdicts of the job's config (or the active one) for every sample, saved as its verdict set."""
-    from ..checker import evaluate
+    from ..methods.spatial.checker import evaluate
 
     yield Progress(0, 1, message="loading samples and detections", state=RUNNING)
     ds = project.load_dataset()

@@ -42,7 +42,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..dataset import Prompts
-from ..types import RELATIONS, WorkstationError
+from ..methods.spatial.types import RELATIONS
+from ..types import WorkstationError
 from .shards import Shard
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -275,7 +276,7 @@ def write_prompts(path: Path, prompts: Prompts) -> None:
 
 
 def read_prompts(path: Path) -> Prompts:
-    from ..types import RELATION_CODE
+    from ..methods.spatial.types import RELATION_CODE
 
     t = read_table(path)
     o = lambda v: np.array([x if x is not None else "" for x in v], dtype=object)  # noqa: E731
@@ -344,7 +345,7 @@ def default_run_id(generator: str, model: str | None, params: dict[str, Any], se
                    prompts: Prompts) -> str:
     """A run id that is the same on every machine for the same model, settings, seeds and prompts,
     so shards made apart merge into one run."""
-    from ..suites import content_hash
+    from ..methods.spatial.suite import content_hash
 
     blob = json.dumps({"g": generator, "m": model, "p": params, "s": list(seeds), "c": content_hash(prompts)},
                       sort_keys=True, default=str)
@@ -445,7 +446,7 @@ def create_detect_job(
     """Store a detection job over the samples of ``runs`` (every run when empty).
 
     ``check_runs=False`` allows runs that a queued generation job has yet to make."""
-    from ..config import Perturbation
+    from ..perturb import Perturbation
 
     for name in perturbations:
         try:

@@ -126,7 +126,7 @@ def _iter_generate(paths: JobPaths, spec: JobSpec, say: LogFn, delay: float) -> 
         f"{params.steps} steps, batch {spec.batch_size})")
     halving = _Halving(spec.batch_size, "generating", say)
     rel = [str(r) for r in prompts.relation]
-    from ..types import RELATIONS
+    from ..methods.spatial.types import RELATIONS
 
     def make(part: Sequence[GenItem]) -> list[tuple[np.ndarray, dict[str, Any] | None]]:
         seeds = [it.seed for it in part]
@@ -181,7 +181,7 @@ def _iter_generate(paths: JobPaths, spec: JobSpec, say: LogFn, delay: float) -> 
 
 # ---- detection ------------------------------------------------------------------------------------
 def _iter_detect(paths: JobPaths, spec: JobSpec, say: LogFn, delay: float) -> Iterator[Progress]:
-    from ..config import Perturbation
+    from ..perturb import Perturbation
     from ..perturb import apply
 
     samples = read_table(paths.inputs) if paths.inputs.is_file() else {
@@ -273,7 +273,7 @@ def _DET_TYPES() -> dict[str, Any]:  # noqa: N802 - a constant built lazily (pya
 
 def detection_groups(spec: JobSpec) -> list[tuple[str, str]]:
     """(detector, variant) groups a detect job writes for every sample it finishes."""
-    from ..config import Perturbation
+    from ..perturb import Perturbation
 
     groups = [(str(spec.detector["name"]), ORIGINAL_NAME)]
     groups += [(str(spec.detector["name"]), Perturbation.from_name(n).name) for n in spec.perturbations]

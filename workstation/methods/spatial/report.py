@@ -36,8 +36,9 @@ from typing import Any
 import numpy as np
 
 from .config import CheckerConfig
-from .dataset import Dataset
-from .types import FAIL, PASS, UNDECIDABLE, VERDICTS, WorkstationError
+from ...dataset import Dataset
+from .types import FAIL, PASS, UNDECIDABLE, VERDICTS
+from ...types import WorkstationError
 
 # SpatialBench-UC's table columns (its report's tables/*.csv), in its order.
 SBUC_COLUMNS: dict[str, tuple[str, ...]] = {

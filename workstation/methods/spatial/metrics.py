@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from .checker import VerdictColumns
-from .dataset import Dataset
+from ...dataset import Dataset
 from .types import FAIL, PASS, REASONS, RELATIONS, UNDECIDABLE, VERDICTS
 
 __all__ = [

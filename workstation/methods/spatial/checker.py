@@ -56,7 +56,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from .config import CheckerConfig
-from .dataset import Dataset
+from ...dataset import Dataset
 from .types import (
     AMBIGUOUS,
     DECIDED,
@@ -65,14 +65,12 @@ from .types import (
     MISSING,
     NEAR_BOUNDARY,
     PASS,
-    PRIMARY,
     REASONS,
     RELATION_CODE,
-    SECONDARY,
     UNDECIDABLE,
     UNSTABLE,
-    WorkstationError,
 )
+from ...types import PRIMARY, SECONDARY, WorkstationError
 
 __all__ = ["VerdictArrays", "VerdictColumns", "StorableVerdicts", "Prepared", "prepare", "evaluate", "evaluate_reference", "EPS"]
 

@@ -16,19 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from ..config import CheckerConfig
-from ..dataset import Dataset, Detections, Prompts, Samples
-from ..types import (
-    PRIMARY,
-    REASON_CODE,
-    RELATION_CODE,
-    RELATIONS,
-    SECONDARY,
-    SOURCES,
-    VERDICT_CODE,
-    InputError,
-)
-from .jsonl import check_box, check_score, read_jsonl, require
+from .config import CheckerConfig
+from ...dataset import Dataset, Detections, Prompts, Samples
+from ...types import PRIMARY, SECONDARY, SOURCES, InputError
+from .types import REASON_CODE, RELATION_CODE, RELATIONS, VERDICT_CODE
+from ...io.jsonl import check_box, check_score, read_jsonl, require
 
 
 @dataclass

@@ -27,8 +27,9 @@ from typing import Any, Protocol
 import numpy as np
 
 from .config import CheckerConfig
-from .dataset import Dataset
-from .types import FAIL, PASS, UNDECIDABLE, VERDICT_CODE, WorkstationError
+from ...dataset import Dataset
+from .types import FAIL, PASS, UNDECIDABLE, VERDICT_CODE
+from ...types import WorkstationError
 
 # The grid of the SpatialBench-UC paper (it selected margin 0.10, t_det 0.2, tau 0.7).
 PAPER_GRID: dict[str, tuple[float, ...]] = {
@@ -357,7 +358,7 @@ def human_by_row(ds: Dataset, human: Any) -> np.ndarray:
 
 
 def _default_evaluator(sub: Dataset) -> Evaluator:
-    from . import checker  # the checker is imported only when a search runs
+    from . import checker
 
     prep = getattr(checker, "prepare", None)
     if prep is not None:

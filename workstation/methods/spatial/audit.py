@@ -16,21 +16,10 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .dataset import Dataset
-from .evaluation.agreement import (
-    _event_order,
-    _group_codes,
-    _pick_per_group,
-    annotator_agreement,
-    cohen_kappa,
-    first_labels,
-    latest_labels,
-    percent_agreement,
-    quadratic_weighted_kappa,
-    self_agreement,
-    SelfAgreement,
-)
-from .types import FAIL, PASS, RELATIONS, UNDECIDABLE, VERDICTS, REASONS, WorkstationError
+from ...dataset import Dataset
+from ...evaluation.agreement import _event_order, latest_labels
+from .types import FAIL, PASS, RELATIONS, UNDECIDABLE, VERDICTS, REASONS
+from ...types import WorkstationError
 
 NO_LABEL = -1
 

@@ -24,9 +24,10 @@ from typing import Any
 
 import numpy as np
 
-from .dataset import Prompts
-from .io.sbuc import parse_prompts
-from .types import INVERSE_RELATION, RELATION_CODE, RELATIONS, InputError, WorkstationError
+from ...dataset import Prompts
+from .sbuc import parse_prompts
+from .types import INVERSE_RELATION, RELATION_CODE, RELATIONS
+from ...types import InputError, WorkstationError
 
 # Thirty COCO classes used by the built-in suite (and drawn by the procedural demo).
 SPATIAL_OBJECTS: tuple[str, ...] = (

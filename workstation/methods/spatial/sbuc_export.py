@@ -24,21 +24,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..config import CheckerConfig
-from ..dataset import Dataset
-from ..types import (
-    MISSING,
-    ORIGINAL,
-    PRIMARY,
-    RELATIONS,
-    SECONDARY,
-    SOURCES,
-    VERDICTS,
-    WorkstationError,
-)
+from .config import CheckerConfig
+from ...dataset import Dataset
+from .types import MISSING, RELATIONS, VERDICTS
+from ...types import ORIGINAL, PRIMARY, SECONDARY, SOURCES, WorkstationError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..store import Project
+    from ...store import Project
     from .sbuc import RecordedVerdicts
 
 
@@ -167,7 +159,7 @@ def sbuc_records(ds: Dataset, v: StoredVerdicts, cfg: CheckerConfig,
         raise WorkstationError(f"verdict set has {len(v)} rows but the dataset has {ds.n} samples")
     names = dict(detectors or {PRIMARY: SOURCES[PRIMARY], SECONDARY: SOURCES[SECONDARY]})
     if selection is None:
-        from .. import checker  # numpy only; imported when an export runs
+        from . import checker
 
         va = checker.evaluate(ds, cfg)
         selection = (np.asarray(va.sel_a, np.int64), np.asarray(va.sel_b, np.int64))

@@ -24,7 +24,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..types import VERDICT_CODE, VERDICTS, InputError
+from .types import VERDICT_CODE, VERDICTS
+from ...types import InputError
 
 DEFAULT_ANNOTATOR = "imported"
 NATIVE_COLUMNS: tuple[str, ...] = ("sample_id", "annotator", "verdict", "rating", "notes", "created_at")
