@@ -21,6 +21,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from workstation.methods.spatial.store import SpatialStore
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -69,7 +70,7 @@ def build_fixture(folder: Path) -> Path | None:
         with p.transaction():
             p.add_run(parsed.run_id, method=parsed.run_id, source="spatialbench_uc")
             p.add_dataset(parsed.dataset)
-            p.save_config(parsed.config or CheckerConfig())
+            SpatialStore(p).save_config(parsed.config or CheckerConfig())
     finally:
         p.close()
     return folder
@@ -134,7 +135,7 @@ def shoot_project(sh: Shooter, folder: Path, tag: str) -> None:
     sh.save(w, f"{tag}_review_pair")
     # labels of two annotators on the same samples, so the table and the agreement dialog
     # have something to show
-    if not st.project.read_only and not st.project.latest_labels():
+    if not st.project.read_only and not SpatialStore(st.project).latest_labels():
         start = st.queue_pos
         for name, verdicts in (("second", ("PASS", "PASS", "UNDECIDABLE", "FAIL")),
                                ("auditor", ("PASS", "FAIL", "UNDECIDABLE", "FAIL"))):

@@ -32,6 +32,7 @@ from workstation.methods.spatial.types import VERDICT_CODE
 from workstation.types import WorkstationError
 
 from .state import AppState
+from workstation.methods.spatial.store import SpatialStore
 
 
 def import_label_file(state: AppState, path: str | Path, annotator: str | None = None) -> tuple[int, str]:
@@ -48,7 +49,7 @@ def import_label_file(state: AppState, path: str | Path, annotator: str | None =
     if hasattr(table, "check_samples"):
         table.check_samples(known)
     with p.transaction():
-        n = p.add_labels_bulk(table.rows(), source=f"import:{Path(path).name}")
+        n = SpatialStore(p).add_labels_bulk(table.rows(), source=f"import:{Path(path).name}")
     state.reload_labels()
     who = ", ".join(sorted(set(table.annotator))) or "none"
     skipped = f"; {table.skipped} row(s) without a verdict skipped" if table.skipped else ""
@@ -63,7 +64,7 @@ def export_label_file(state: AppState, path: str | Path, annotator: str | None =
     p = state.project
     if p is None:
         raise WorkstationError("open a project first")
-    rows = [r for r in p.latest_labels(annotator) if r.verdict is not None]
+    rows = [r for r in SpatialStore(p).latest_labels(annotator) if r.verdict is not None]
     return write_labels(path, rows, fmt=fmt)
 
 
@@ -73,7 +74,7 @@ def latest_verdict_events(state: AppState) -> tuple[np.ndarray, np.ndarray, np.n
     if p is None:
         e = np.array([], dtype=object)
         return e, e, np.array([], np.int64)
-    rows = [r for r in p.latest_labels() if r.verdict in VERDICT_CODE]
+    rows = [r for r in SpatialStore(p).latest_labels() if r.verdict in VERDICT_CODE]
     return (np.array([r.sample_id for r in rows], dtype=object),
             np.array([r.annotator for r in rows], dtype=object),
             np.array([VERDICT_CODE[r.verdict] for r in rows], np.int64))
@@ -149,7 +150,7 @@ class AgreementDialog(QDialog):
                     it.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter)
                 self.table.setItem(i, j, it)
         self.disagreements = disagreement_rows(self.state)
-        names = self.state.project.annotators() if self.state.project is not None else []
+        names = SpatialStore(self.state.project).annotators() if self.state.project is not None else []
         if len(names) < 2:
             self.summary.setText(f"{len(names)} annotator(s) in this project: agreement needs two. "
                                  "Import another annotator's label file (File → Import labels…).")

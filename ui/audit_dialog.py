@@ -35,6 +35,7 @@ from workstation.methods.spatial.types import VERDICT_CODE
 from workstation.types import WorkstationError
 
 from .state import AppState
+from workstation.methods.spatial.store import LABELS_RELATION, SpatialStore
 
 
 def recheck_plan(n: int, fraction: float, seed: int) -> list[tuple[int, int]]:
@@ -82,7 +83,7 @@ def draw_audit_set(state: AppState, *, name: str, size: int, seed: int,
               "recheck_fraction": float(recheck_fraction), "rechecks": len(rechecks),
               "config_version": state.config_id, "config_hash": state.config.content_hash(),
               "exclude_labelled": bool(exclude_labelled), "blind": bool(blind)}
-    return p.create_audit_set(name, ids, params, blind=blind, rechecks=rechecks)
+    return SpatialStore(p).create_audit_set(name, ids, params, blind=blind, rechecks=rechecks)
 
 
 def self_agreement_report(state: AppState, audit_set_id: int | None = None) -> dict[str, Any]:
@@ -94,7 +95,7 @@ def self_agreement_report(state: AppState, audit_set_id: int | None = None) -> d
     params = [audit_set_id] if audit_set_id is not None else []
     rows = p.con.execute(
         "SELECT sample_id, annotator, coalesce(source, '') = 'recheck' AS rc, "
-        f"arg_max(verdict, event_id) FROM label_events {where} GROUP BY ALL", params).fetchall()
+        f"arg_max(verdict, event_id) FROM {LABELS_RELATION} {where} GROUP BY ALL", params).fetchall()
     first: dict[tuple[str, str], str | None] = {}
     again: dict[tuple[str, str], str | None] = {}
     for sid, ann, rc, verdict in rows:

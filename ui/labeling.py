@@ -37,6 +37,7 @@ from workstation.methods.spatial.types import VERDICTS
 
 from . import theme
 from .state import AppState
+from workstation.methods.spatial.store import LABELS_RELATION, SpatialStore
 
 LabelState = tuple[str | None, str | None]  # (verdict, notes)
 
@@ -81,7 +82,7 @@ class LabelController(QObject):
             return (None, None)
         sid = str(st.dataset.samples.sample_id[row])
         out: LabelState = (None, None)
-        for r in st.project.label_events(sid):
+        for r in SpatialStore(st.project).label_events(sid):
             if r.annotator != st.annotator:
                 continue
             out = (r.verdict, r.notes)
@@ -116,7 +117,7 @@ class LabelController(QObject):
             return
         idx = st.dataset.sample_index()
         q = ("SELECT sample_id, coalesce(source, '') = 'recheck' AS rc, arg_max(verdict, event_id) "
-             "FROM label_events WHERE annotator = ? GROUP BY ALL")
+             f"FROM {LABELS_RELATION} WHERE annotator = ? GROUP BY ALL")
         for sid, rc, v in st.project.con.execute(q, [st.annotator]).fetchall():
             r = idx.get(sid)
             if r is not None:

@@ -34,6 +34,7 @@ from workstation.methods.spatial.types import HORIZONTAL, RELATIONS
 from workstation.types import PRIMARY, SECONDARY
 
 from . import theme
+from workstation.methods.spatial.data import spatial_columns
 
 LAYERS: tuple[str, ...] = ("others", "secondary", "perturbed", "geometry", "labels")
 LAYER_TITLES = {"others": "Other boxes", "secondary": "Secondary", "perturbed": "Perturbed",
@@ -107,8 +108,9 @@ def overlay_spec(ds: Dataset, verdicts: Any, row: int) -> OverlaySpec:
     """Everything to draw for sample `row` under the given verdicts (None: no selection)."""
     s = ds.samples
     d = ds.detections
-    rel = RELATIONS[int(s.relation[row])]
-    la, lb = str(s.label_a[row]), str(s.label_b[row])
+    sc = spatial_columns(ds)
+    rel = RELATIONS[int(sc.relation[row])]
+    la, lb = str(sc.label_a[row]), str(sc.label_b[row])
     margin = float(verdicts.config.margin) if verdicts is not None else 0.1
     spec = OverlaySpec(float(s.width[row]), float(s.height[row]), rel, la, lb, margin=margin)
     sel = {}

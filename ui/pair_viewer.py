@@ -43,6 +43,7 @@ from . import theme
 from .image_cache import ImageCache, ImageResult
 from .overlay import DEFAULT_LAYERS, LAYER_TITLES, LAYERS, OverlayLayer, OverlaySpec, overlay_spec
 from .state import AppState
+from workstation.methods.spatial.data import spatial_columns
 
 
 # ---------------------------------------------------------------------------------------------
@@ -63,7 +64,7 @@ class PairIndex:
         self.order = np.lexsort((np.asarray(s.seed, np.int64), self.key))
         self.sorted_key = self.key[self.order]
         pr = ds.prompts
-        self.twin_prompt = {p: c for p, c in zip(pr.prompt_id.tolist(), pr.counterfactual_id.tolist()) if c}
+        self.twin_prompt = {p: c for p, c in zip(pr.prompt_id.tolist(), pr.twin_id.tolist()) if c}
         self.text = dict(zip(pr.prompt_id.tolist(), pr.text.tolist()))
 
     @staticmethod
@@ -694,9 +695,10 @@ class PairViewer(QWidget):
             side.view.show_sample(None, None, self.layers, self.line_width, "no twin sample")
             return
         s = ds.samples
+        sc = spatial_columns(ds)
         side.prompt.setText(self.index.prompt_text(row))
         side.meta.setText(f"{s.sample_id[row]}  ·  run {s.run_id[row]}  ·  seed {int(s.seed[row])}  ·  "
-                          f"{RELATIONS[int(s.relation[row])]}  ·  A = {s.label_a[row]}, B = {s.label_b[row]}  ·  "
+                          f"{RELATIONS[int(sc.relation[row])]}  ·  A = {sc.label_a[row]}, B = {sc.label_b[row]}  ·  "
                           f"{int(s.width[row])}×{int(s.height[row])}")
         side.card.show_verdict(st.verdicts, row, self.blind, self._human_text(row))
         spec = overlay_spec(ds, st.verdicts, row)

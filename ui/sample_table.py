@@ -46,6 +46,8 @@ from workstation.methods.spatial.types import REASONS, RELATIONS, VERDICTS
 
 from . import theme
 from .state import AppState
+from workstation.methods.spatial.data import spatial_columns
+from workstation.methods.spatial.store import LABELS_RELATION
 
 ROW_ROLE = int(Qt.UserRole) + 1  # dataset row (int)
 VERDICT_ROLE = int(Qt.UserRole) + 2  # checker verdict code (int, -1 none)
@@ -79,7 +81,7 @@ _FROM = f"FROM {LIVE_TABLE} v LEFT JOIN {LABELS_TABLE} l USING (row) "
 # latest event per (sample, annotator); samples with a verdict from at least one annotator
 LABELS_SQL = (
     "WITH ev AS (SELECT sample_id, annotator, verdict, row_number() OVER "
-    "(PARTITION BY sample_id, annotator ORDER BY event_id DESC) AS rn FROM label_events) "
+    "(PARTITION BY sample_id, annotator ORDER BY event_id DESC) AS rn FROM " + LABELS_RELATION + ") "
     "SELECT sample_id, string_agg(annotator || ': ' || verdict, ', ' ORDER BY annotator) AS labels, "
     "count(DISTINCT verdict) AS nv FROM ev WHERE rn = 1 AND verdict IS NOT NULL GROUP BY sample_id")
 
@@ -99,7 +101,7 @@ def sample_columns(ds: Any) -> dict[str, Any]:
         "sample_id": pa.array(s.sample_id.tolist(), pa.string()),
         "run_id": pa.array(s.run_id.tolist(), pa.string()),
         "text": pa.array([texts.get(x, x) for x in s.prompt_id.tolist()], pa.string()),
-        "relation": pa.array(rel_names[np.asarray(s.relation, np.int64)].tolist(), pa.string()),
+        "relation": pa.array(rel_names[np.asarray(spatial_columns(ds).relation, np.int64)].tolist(), pa.string()),
         "seed": pa.array(np.asarray(s.seed, np.int64)),
         "image_path": pa.array(s.image_path.tolist(), pa.string()),
     }

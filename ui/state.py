@@ -18,6 +18,7 @@ from workstation.methods.spatial.config import CheckerConfig
 from workstation.dataset import Dataset
 from workstation.store import Project, release_freed_memory
 from workstation.methods.spatial.types import VERDICT_CODE
+from workstation.methods.spatial.store import SpatialStore
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +101,7 @@ class AppState(QObject):
 
         assert self.project is not None
         self.dataset = self.project.load_dataset()
-        self.config_id, self.config = self.project.active_config()
+        self.config_id, self.config = SpatialStore(self.project).active_config()
         self.baseline = evaluate(self.dataset, self.config) if self.dataset.n else None
         self.verdicts = self.baseline
         self.reload_labels()
@@ -112,7 +113,7 @@ class AppState(QObject):
 
     def reload_labels(self) -> None:
         assert self.project is not None and self.dataset is not None
-        self.human = self.project.human_verdicts(self.dataset)
+        self.human = SpatialStore(self.project).human_verdicts(self.dataset)
         self.labels_changed.emit("")
 
     # ---- live checker config ---------------------------------------------------------------
@@ -132,9 +133,9 @@ class AppState(QObject):
         """Save the live config as a new version with its verdict set and make it active."""
         assert self.project is not None and self.dataset is not None
         with self.project.transaction():
-            cid = self.project.save_config(self.config, note=note, parent_id=self.config_id)
+            cid = SpatialStore(self.project).save_config(self.config, note=note, parent_id=self.config_id)
             if self.verdicts is not None:
-                self.project.save_verdicts(cid, self.dataset, self.verdicts)
+                SpatialStore(self.project).save_verdicts(cid, self.dataset, self.verdicts)
         self.config_id = cid
         self.baseline = self.verdicts
         self.message.emit(f"saved checker config v{cid} ({self.config.content_hash()})")
@@ -158,7 +159,7 @@ class AppState(QObject):
         """
         assert self.project is not None and self.dataset is not None
         sid = str(self.dataset.samples.sample_id[row])
-        eid = self.project.add_label(sid, self.annotator, verdict, notes=notes, rating=rating,
+        eid = SpatialStore(self.project).add_label(sid, self.annotator, verdict, notes=notes, rating=rating,
                                      audit_set_id=self.audit_set_id, source=source)
         if verdict is not None:
             self.human[row] = VERDICT_CODE[verdict]
@@ -172,7 +173,7 @@ class AppState(QObject):
         `Project.human_verdicts` counts it."""
         assert self.project is not None
         latest: dict[str, tuple[int, str | None]] = {}
-        for r in self.project.label_events(sample_id):
+        for r in SpatialStore(self.project).label_events(sample_id):
             latest[r.annotator] = (r.event_id, r.verdict)
         best = (-1, -1)
         for eid, v in latest.values():
@@ -218,9 +219,9 @@ def load_project(folder: str | Path, read_only: bool = False, snapshot: bool = F
     project = Project.open_snapshot(folder) if snapshot else Project.open(folder, read_only=read_only)
     try:
         ds = project.load_dataset()
-        cid, cfg = project.active_config()
+        cid, cfg = SpatialStore(project).active_config()
         verdicts = evaluate(ds, cfg) if ds.n else None
-        human = project.human_verdicts(ds)
+        human = SpatialStore(project).human_verdicts(ds)
         annotator = project.get_setting("annotator", "") or ""
         release_freed_memory()  # the checker's one-off preparation leaves freed temporaries
     except BaseException:

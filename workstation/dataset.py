@@ -1,8 +1,10 @@
-"""Columnar, in-memory view of a project's samples and cached detections.
+"""Columnar, in-memory view of a project's prompts, samples and cached detections.
 
-This is the contract between the store (which loads / saves it), the importers (which
-build it), the checker (which evaluates it, vectorised) and the calibration engine.
-All arrays of one table have the same length. Labels are lower-cased object names.
+This is the contract between the store (which loads / saves it), the importers and jobs
+(which build it) and the methods (which evaluate it, vectorised). It knows no method:
+a prompt carries its entities (lower-case names, in prompt order) and its method's own
+fields in `attrs`; the method that owns a prompt reads what it needs from there.
+All arrays of one table have the same length.
 """
 
 from __future__ import annotations
@@ -30,13 +32,10 @@ class Samples:
     run_id: np.ndarray  # object (str)
     prompt_id: np.ndarray  # object (str)
     seed: np.ndarray  # int64
-    relation: np.ndarray  # int8, types.RELATION_CODE
-    label_a: np.ndarray  # object (str), lower-case
-    label_b: np.ndarray  # object (str), lower-case
     width: np.ndarray  # float64, pixels
     height: np.ndarray  # float64, pixels
     image_path: np.ndarray  # object (str), relative to the project folder ("" if none)
-    recorded_stability: np.ndarray  # float64, NaN unless an imported run recorded it
+    recorded_stability: np.ndarray  # float64, NaN unless an imported run recorded a stability term
     has_secondary: np.ndarray  # bool: the secondary detector ran on this image
     has_perturbed: np.ndarray  # bool: perturbed-variant detections are cached
 
@@ -51,7 +50,24 @@ class Samples:
         o = np.array([], dtype=object)
         f = np.array([], dtype=np.float64)
         b = np.array([], dtype=bool)
-        return Samples(o, o, o, np.array([], np.int64), np.array([], np.int8), o, o, f, f, o, f, b, b)
+        return Samples(o, o, o, np.array([], np.int64), f, f, o, f, b, b)
+
+    @staticmethod
+    def build(sample_id: Any, run_id: Any, prompt_id: Any, seed: Any = None, width: Any = 512.0,
+              height: Any = 512.0, image_path: Any = "", recorded_stability: Any = np.nan,
+              has_secondary: Any = False, has_perturbed: Any = False) -> "Samples":
+        """Samples from lists or scalars (a scalar is repeated for every sample)."""
+        n = len(sample_id)
+
+        def col(v: Any, dtype: Any) -> np.ndarray:
+            if np.ndim(v) == 0 and not isinstance(v, (list, tuple, np.ndarray)):
+                return np.full(n, v, dtype=dtype) if dtype is not object else np.array([v] * n, dtype=object)
+            return np.asarray(list(v) if dtype is object else v, dtype=dtype)
+
+        return Samples(col(sample_id, object), col(run_id, object), col(prompt_id, object),
+                       col(0 if seed is None else seed, np.int64), col(width, np.float64),
+                       col(height, np.float64), col(image_path, object), col(recorded_stability, np.float64),
+                       col(has_secondary, bool), col(has_perturbed, bool))
 
 
 @dataclass
@@ -83,12 +99,12 @@ class Detections:
 class Prompts:
     prompt_id: np.ndarray  # object (str), unique
     text: np.ndarray  # object (str)
-    relation: np.ndarray  # int8
-    label_a: np.ndarray  # object (str)
-    label_b: np.ndarray  # object (str)
-    counterfactual_id: np.ndarray  # object (str), "" if none
-    pair_id: np.ndarray  # object (str), "" if none
-    suite: np.ndarray  # object (str)
+    suite: np.ndarray  # object (str): where the prompt came from (provenance)
+    method: np.ndarray  # object (str): the evaluation method whose suite it belongs to
+    entities: np.ndarray  # object: tuple[str, ...] of lower-case entity names, in prompt order
+    attrs: np.ndarray  # object: dict of the method's own fields (JSON-serialisable)
+    twin_id: np.ndarray  # object (str): the prompt this one is compared with ("" if none)
+    group_id: np.ndarray  # object (str): the pair / triplet / node it belongs to ("" if none)
 
     def __len__(self) -> int:
         return len(self.prompt_id)
@@ -99,7 +115,45 @@ class Prompts:
     @staticmethod
     def empty() -> "Prompts":
         o = np.array([], dtype=object)
-        return Prompts(o, o, np.array([], np.int8), o, o, o, o, o)
+        return Prompts(o, o, o, o, o, o, o, o)
+
+    @staticmethod
+    def build(prompt_id: Any, text: Any, *, method: str | Any, suite: str | Any = "",
+              entities: Any = None, attrs: Any = None, twin_id: Any = None, group_id: Any = None) -> "Prompts":
+        """Prompts from lists (a str given for method / suite applies to all)."""
+        n = len(prompt_id)
+
+        def strs(v: Any, default: str = "") -> np.ndarray:
+            if v is None:
+                v = [default] * n
+            elif isinstance(v, str):
+                v = [v] * n
+            return np.array([("" if x is None else str(x)) for x in v], dtype=object)
+
+        ents = np.empty(n, dtype=object)
+        for i, e in enumerate(entities if entities is not None else [()] * n):
+            ents[i] = tuple(str(x).lower() for x in (e or ()))
+        ats = np.empty(n, dtype=object)
+        for i, a in enumerate(attrs if attrs is not None else [None] * n):
+            ats[i] = dict(a or {})
+        return Prompts(strs(prompt_id), strs(text), strs(suite), strs(method), ents, ats, strs(twin_id),
+                       strs(group_id))
+
+    def of_method(self, method: str) -> "Prompts":
+        return self.take(np.flatnonzero(self.method == method))
+
+    def content_hash(self) -> str:
+        """Hash of the prompts' content (ids, texts, methods, entities, attrs, links), order-free."""
+        import hashlib
+        import json
+
+        h = hashlib.sha256()
+        for i in np.argsort(self.prompt_id.astype(str), kind="stable"):
+            h.update(json.dumps([self.prompt_id[i], self.text[i], self.method[i], list(self.entities[i]),
+                                 self.attrs[i], self.twin_id[i], self.group_id[i]],
+                                sort_keys=True, default=str).encode())
+            h.update(b"\x1e")
+        return h.hexdigest()[:16]
 
 
 @dataclass
@@ -121,6 +175,32 @@ class Dataset:
             idx = {s: i for i, s in enumerate(self.samples.sample_id.tolist())}
             self.cache["sample_index"] = idx
         return idx
+
+    def prompt_rows(self) -> np.ndarray:
+        """Row in `prompts` of every sample's prompt (int64; -1 where the prompt is not loaded)."""
+        rows = self.cache.get("prompt_rows")
+        if rows is None or len(rows) != self.n:
+            pid = self.prompts.prompt_id.astype(str)
+            order = np.argsort(pid, kind="stable")
+            sorted_ids = pid[order]
+            sid = self.samples.prompt_id.astype(str)
+            if len(sorted_ids):
+                pos = np.clip(np.searchsorted(sorted_ids, sid), 0, len(sorted_ids) - 1)
+                rows = np.where(sorted_ids[pos] == sid, order[pos], -1).astype(np.int64)
+            else:
+                rows = np.full(self.n, -1, np.int64)
+            self.cache["prompt_rows"] = rows
+        return rows
+
+    def of_method(self, method: str) -> "Dataset":
+        """The samples whose prompt belongs to ``method`` (with their detections and those prompts)."""
+        rows = self.prompt_rows()
+        pm = self.prompts.method
+        keep = np.flatnonzero((rows >= 0) & (pm[np.maximum(rows, 0)] == method)) if self.n else np.zeros(0, np.int64)
+        sub = self.subset(keep)
+        sub.prompts = self.prompts.of_method(method)
+        sub.cache.pop("prompt_rows", None)
+        return sub
 
     def subset(self, sample_rows: np.ndarray) -> "Dataset":
         """Dataset restricted to the given sample rows (detections re-indexed)."""

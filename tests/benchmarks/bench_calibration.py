@@ -27,7 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from workstation.methods.spatial import calibration as cal
 from workstation.methods.spatial.config import CheckerConfig
-from workstation.dataset import Dataset, Detections, Prompts, Samples  # noqa: E402
+from workstation.dataset import Dataset, Detections, Samples  # noqa: E402
+from workstation.methods.spatial.data import spatial_dataset  # noqa: E402
 from workstation.methods.spatial.types import FAIL, PASS, UNDECIDABLE
 from workstation.types import PRIMARY, SECONDARY
 
@@ -85,15 +86,14 @@ def synthetic(n: int, seed: int = 0) -> tuple[Dataset, np.ndarray]:
     o = lambda v: np.array(v, dtype=object)  # noqa: E731
     samples = Samples(
         sample_id=o([f"syn_{i:05d}" for i in range(n)]), run_id=o(rng.choice(["m1", "m2", "m3"], n).tolist()),
-        prompt_id=o([f"p{i // 4}" for i in range(n)]), seed=np.arange(n, dtype=np.int64) % 4, relation=rel,
-        label_a=o(la.tolist()), label_b=o(lb.tolist()), width=np.full(n, W), height=np.full(n, H),
+        prompt_id=o([f"p{i}" for i in range(n)]), seed=np.arange(n, dtype=np.int64) % 4, width=np.full(n, W), height=np.full(n, H),
         image_path=o([""] * n), recorded_stability=np.full(n, np.nan), has_secondary=np.ones(n, bool),
         has_perturbed=np.ones(n, bool),
     )
     f = lambda k: np.array(cols[k], np.float64)  # noqa: E731
     dets = Detections(np.array(cols["si"], np.int64), np.array(cols["src"], np.int8), np.array(cols["var"], np.int16),
                       o(cols["lab"]), f("score"), f("x1"), f("y1"), f("x2"), f("y2"))
-    ds = Dataset(samples, dets, Prompts.empty(), ("original",) + tuple(p.name for p in cfg.perturbations))
+    ds = spatial_dataset(samples, rel, la, lb, dets, ("original",) + tuple(p.name for p in cfg.perturbations))
     # relation holds when A is on the relation's side of B: left_of/above need d < 0
     holds = np.where((rel == 0) | (rel == 2), d_true < 0, d_true > 0)
     human = np.where(holds, PASS, FAIL)

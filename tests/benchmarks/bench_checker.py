@@ -27,7 +27,8 @@ if str(ROOT) not in sys.path:
 from workstation.methods.spatial.checker import evaluate, evaluate_reference, prepare
 from workstation.perturb import DEFAULT_PERTURBATIONS
 from workstation.methods.spatial.config import CheckerConfig
-from workstation.dataset import Dataset, Detections, Prompts, Samples  # noqa: E402
+from workstation.dataset import Dataset, Detections, Samples  # noqa: E402
+from workstation.methods.spatial.data import spatial_dataset  # noqa: E402
 from workstation.types import ORIGINAL_NAME, PRIMARY, SECONDARY  # noqa: E402
 
 VOCAB = np.array([f"object{i:02d}" for i in range(60)], dtype=object)
@@ -96,16 +97,16 @@ def synthetic_dataset(n: int, seed: int = 0) -> Dataset:
         x2=cat([x2, px2, s_x2]), y2=cat([y2, py2, s_y2]),
     )
     sid = np.array([f"s{i:07d}" for i in range(n)], dtype=object)
-    pid = np.array([f"p{i // 4:07d}" for i in range(n)], dtype=object)
+    pid = np.array([f"p{i:07d}" for i in range(n)], dtype=object)
     samples = Samples(
         sample_id=sid, run_id=np.full(n, "synthetic", dtype=object), prompt_id=pid,
-        seed=(np.arange(n) % 4).astype(np.int64), relation=rel, label_a=VOCAB[a], label_b=VOCAB[b],
+        seed=(np.arange(n) % 4).astype(np.int64),
         width=np.full(n, W), height=np.full(n, H), image_path=np.full(n, "", dtype=object),
         recorded_stability=np.full(n, np.nan), has_secondary=rng.random(n) < 0.97,
         has_perturbed=np.ones(n, bool),
     )
     names = (ORIGINAL_NAME,) + tuple(p.name for p in DEFAULT_PERTURBATIONS)
-    return Dataset(samples, dets, Prompts.empty(), names)
+    return spatial_dataset(samples, rel, VOCAB[a], VOCAB[b], dets, names)
 
 
 PARAMS = [

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from workstation.demo.build import STAGES, build_demo_dataset, build_demo_project  # noqa: E402
+from workstation.methods.spatial.demo import STAGES, build_demo_dataset, build_demo_project  # noqa: E402
 from workstation.methods.spatial.suite import spatial_suite
 
 

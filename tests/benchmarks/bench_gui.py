@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from workstation.methods.spatial.store import SpatialStore
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
@@ -55,7 +56,8 @@ def synthetic_dataset(n: int, seed: int = 0, image_paths: list[str] | None = Non
     """n samples (K = 4 seeds per prompt, prompts in counterfactual twin pairs), 512×512, with
     3 primary detections (A, B, a distractor), 2 secondary and A / B on 4 perturbed variants."""
     from workstation.perturb import DEFAULT_PERTURBATIONS
-    from workstation.dataset import Dataset, Detections, Prompts, Samples
+    from workstation.dataset import Dataset, Detections, Samples
+    from workstation.methods.spatial.data import spatial_prompts
     from workstation.types import ORIGINAL_NAME
 
     rng = np.random.default_rng(seed)
@@ -74,9 +76,8 @@ def synthetic_dataset(n: int, seed: int = 0, image_paths: list[str] | None = Non
     cf = np.array([f"p{(i + 1 if i % 2 == 0 else i - 1):06d}" for i in range(n_prompts)], dtype=object)
     text = np.array([f"a photo of a {VOCAB[a]} {RELS[r].replace('_', ' ')} a {VOCAB[b]} #{i}"
                      for i, (a, r, b) in enumerate(zip(p_a, p_rel, p_b))], dtype=object)
-    prompts = Prompts(pid, text, p_rel, VOCAB[p_a], VOCAB[p_b], cf,
-                      np.array([f"pair{i:06d}" for i in pair], dtype=object),
-                      np.full(n_prompts, "synthetic", dtype=object))
+    prompts = spatial_prompts(pid, text, p_rel, VOCAB[p_a], VOCAB[p_b], counterfactual_id=cf,
+                              pair_id=[f"pair{i:06d}" for i in pair], suite="synthetic")
     s_prompt = np.arange(n) // 4
     a = p_a[s_prompt]
     b = p_b[s_prompt]
@@ -121,7 +122,7 @@ def synthetic_dataset(n: int, seed: int = 0, image_paths: list[str] | None = Non
     samples = Samples(
         sample_id=np.array([f"s{i:07d}" for i in range(n)], dtype=object),
         run_id=np.full(n, "synthetic", dtype=object), prompt_id=pid[s_prompt],
-        seed=(np.arange(n) % 4).astype(np.int64), relation=p_rel[s_prompt], label_a=VOCAB[a], label_b=VOCAB[b],
+        seed=(np.arange(n) % 4).astype(np.int64),
         width=np.full(n, W), height=np.full(n, H), image_path=np.array(paths, dtype=object),
         recorded_stability=np.full(n, np.nan), has_secondary=np.ones(n, bool), has_perturbed=np.ones(n, bool))
     used = np.unique(s_prompt)
@@ -142,7 +143,7 @@ def build_project(folder: Path, n: int, images: bool = False) -> Path:
         with p.transaction():
             p.add_run("synthetic", method="synthetic")
             p.add_dataset(ds)
-            p.save_config(CheckerConfig(name="bench"))
+            SpatialStore(p).save_config(CheckerConfig(name="bench"))
         p.set_setting("annotator", "bench")
     finally:
         p.close()
@@ -187,7 +188,7 @@ def build_fixture_project(folder: Path) -> Path | None:
         with p.transaction():
             p.add_run(parsed.run_id, method=parsed.run_id)
             p.add_dataset(parsed.dataset)
-            p.save_config(parsed.config or CheckerConfig())
+            SpatialStore(p).save_config(parsed.config or CheckerConfig())
         p.set_setting("annotator", "bench")
     finally:
         p.close()

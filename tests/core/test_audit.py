@@ -9,9 +9,10 @@ import pytest
 
 from workstation.evaluation import agreement
 from workstation.methods.spatial import audit
-from workstation.dataset import Dataset, Detections, Prompts, Samples
+from workstation.dataset import Dataset, Samples
 from workstation.methods.spatial.types import FAIL, PASS, UNDECIDABLE
 from workstation.types import WorkstationError
+from workstation.methods.spatial.data import spatial_dataset
 
 
 @dataclass
@@ -25,12 +26,11 @@ def make_dataset(n: int, runs: list[str], rng: np.random.Generator) -> Dataset:
     o = lambda v: np.array(v, dtype=object)  # noqa: E731
     samples = Samples(
         sample_id=o([f"s{i:05d}" for i in range(n)]), run_id=o(rng.choice(runs, n).tolist()),
-        prompt_id=o([f"p{i // 4}" for i in range(n)]), seed=np.arange(n) % 4,
-        relation=rng.integers(0, 4, n).astype(np.int8), label_a=o(["cat"] * n), label_b=o(["dog"] * n),
+        prompt_id=o([f"p{i}" for i in range(n)]), seed=np.arange(n) % 4,
         width=np.full(n, 512.0), height=np.full(n, 512.0), image_path=o([""] * n),
         recorded_stability=np.full(n, np.nan), has_secondary=np.ones(n, bool), has_perturbed=np.zeros(n, bool),
     )
-    return Dataset(samples, Detections.empty(), Prompts.empty())
+    return spatial_dataset(samples, rng.integers(0, 4, n), ["cat"] * n, ["dog"] * n)
 
 
 @pytest.fixture()

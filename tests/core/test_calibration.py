@@ -10,9 +10,10 @@ import pytest
 
 from workstation.methods.spatial import calibration as cal
 from workstation.methods.spatial.config import CheckerConfig
-from workstation.dataset import Dataset, Detections, Prompts, Samples
+from workstation.dataset import Dataset, Samples
 from workstation.methods.spatial.types import FAIL, PASS, UNDECIDABLE
 from workstation.types import WorkstationError
+from workstation.methods.spatial.data import spatial_dataset
 
 P, F, U = PASS, FAIL, UNDECIDABLE
 
@@ -113,11 +114,11 @@ def make_dataset(delta: np.ndarray, score: np.ndarray) -> Dataset:
     o = lambda v: np.array(v, dtype=object)  # noqa: E731
     s = Samples(
         sample_id=o([f"s{i}" for i in range(n)]), run_id=o(["r"] * n), prompt_id=o([f"p{i}" for i in range(n)]),
-        seed=np.zeros(n, np.int64), relation=np.zeros(n, np.int8), label_a=o(["a"] * n), label_b=o(["b"] * n),
+        seed=np.zeros(n, np.int64),
         width=np.asarray(score, float) * 1000.0, height=np.full(n, 512.0), image_path=o([""] * n),
         recorded_stability=np.asarray(delta, float), has_secondary=np.zeros(n, bool), has_perturbed=np.zeros(n, bool),
     )
-    return Dataset(s, Detections.empty(), Prompts.empty())
+    return spatial_dataset(s, np.zeros(n, np.int8), ["a"] * n, ["b"] * n)
 
 
 def brute_force(ds: Dataset, human: np.ndarray, grids: dict[str, list[float]], evaluate: Any,

@@ -11,9 +11,10 @@ import pytest
 from workstation.methods.spatial.checker import EPS, evaluate, evaluate_reference, prepare
 from workstation.perturb import DEFAULT_PERTURBATIONS, Perturbation
 from workstation.methods.spatial.config import CheckerConfig
-from workstation.dataset import Dataset, Detections, Prompts, Samples
+from workstation.dataset import Dataset, Detections, Samples
 from workstation.methods.spatial.types import FAIL, PASS, REASON_CODE, RELATION_CODE, UNDECIDABLE
 from workstation.types import ORIGINAL_NAME, PRIMARY, SECONDARY, WorkstationError
+from workstation.methods.spatial.data import spatial_dataset
 
 PERT_NAMES = tuple(p.name for p in DEFAULT_PERTURBATIONS)
 NO_STAB_NO_SEC = CheckerConfig(use_secondary=False, stability_enabled=False)
@@ -54,15 +55,14 @@ def make_ds(samples: list[dict[str, Any]], variants: tuple[str, ...] = PERT_NAME
         sample_id=o([f"s{i}" for i in range(n)]), run_id=o(["run"] * n),
         prompt_id=o([smp.get("prompt", f"p{i}") for i, smp in enumerate(samples)]),
         seed=np.zeros(n, np.int64),
-        relation=np.array([RELATION_CODE[smp.get("rel", "left_of")] for smp in samples], np.int8),
-        label_a=o([smp.get("a", "dog") for smp in samples]), label_b=o([smp.get("b", "cat") for smp in samples]),
         width=np.array([smp.get("w", 100.0) for smp in samples], np.float64),
         height=np.array([smp.get("h", 100.0) for smp in samples], np.float64),
         image_path=o([""] * n),
         recorded_stability=np.array([smp.get("rec", math.nan) for smp in samples], np.float64),
         has_secondary=np.array([smp.get("sec") is not None for smp in samples], bool),
         has_perturbed=np.array([smp.get("pert") is not None for smp in samples], bool))
-    return Dataset(s, dets, Prompts.empty(), names)
+    return spatial_dataset(s, [smp.get("rel", "left_of") for smp in samples], [smp.get("a", "dog") for smp in samples],
+                           [smp.get("b", "cat") for smp in samples], dets, names)
 
 
 def run(samples: list[dict[str, Any]], cfg: CheckerConfig = NO_STAB_NO_SEC, **kw: Any):

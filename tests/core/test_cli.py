@@ -16,6 +16,7 @@ import pytest
 
 from workstation.cli import main
 from workstation.store import Project
+from workstation.methods.spatial.store import SpatialStore
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = [["import-sbuc"], ["evaluate"], ["export-sbuc"], ["report"], ["labels"], ["labels", "import"],
@@ -31,8 +32,8 @@ def read_csv(path: Path) -> list[dict[str, str]]:
 
 def verdict_counts(folder: Path) -> tuple[int | None, dict[str, int]]:
     with Project.open(folder, read_only=True) as p:
-        cid = p.active_config_id()
-        rows = p.con.execute("SELECT verdict, count(*) FROM verdicts WHERE config_id=? GROUP BY verdict",
+        cid = SpatialStore(p).active_config_id()
+        rows = p.con.execute("SELECT verdict, count(*) FROM spatial_verdicts WHERE eval_id=? GROUP BY verdict",
                              [cid]).fetchall()
     return cid, dict(rows)
 
@@ -76,7 +77,7 @@ def test_import_shows_the_published_verdicts(tmp_path: Path, sbuc_run_dir: Path,
     assert cid == 1 and counts == {"PASS": 323, "FAIL": 17, "UNDECIDABLE": 460}
     with Project.open(folder, read_only=True) as p:
         run = p.runs()[0]
-        cfg = p.get_config(cid)
+        cfg = SpatialStore(p).get_config(cid)
         dets = dict(p.con.execute("SELECT source, min(detector) FROM detections GROUP BY source").fetchall())
     assert run["run_id"] == "boxdiff_a" and run["method"] == "sd15_boxdiff" and run["samples"] == 800
     assert run["params"]["width"] == 512 and run["params"]["num_inference_steps"] == 30
@@ -170,7 +171,7 @@ def test_commands_on_a_folder_without_a_project(tmp_path: Path, capsys: pytest.C
 def test_evaluate_reproduces_the_published_verdicts(project: Path, sbuc_run_dir: Path,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     with Project.open(project, read_only=True) as p:
-        before = p.con.execute("SELECT * FROM verdicts ORDER BY sample_id").fetchall()
+        before = p.con.execute("SELECT * FROM spatial_verdicts ORDER BY sample_id").fetchall()
     assert main(["evaluate", "--project", str(project)]) == 0
     out = capsys.readouterr().out
     assert "323 PASS, 17 FAIL, 460 UNDECIDABLE" in out and "config v1" in out
@@ -180,7 +181,7 @@ def test_evaluate_reproduces_the_published_verdicts(project: Path, sbuc_run_dir:
     cid, counts = verdict_counts(project)
     assert cid == 1 and counts == {"PASS": 323, "FAIL": 17, "UNDECIDABLE": 460}
     with Project.open(project, read_only=True) as p:
-        after = p.con.execute("SELECT verdict, reason, conf FROM verdicts ORDER BY sample_id").fetchall()
+        after = p.con.execute("SELECT verdict, reason, conf FROM spatial_verdicts ORDER BY sample_id").fetchall()
     assert [(r[2], r[3]) for r in before] == [(r[0], r[1]) for r in after]
     assert np.allclose([r[5] for r in before], [r[2] for r in after], rtol=0, atol=1e-12)
 
@@ -194,8 +195,8 @@ def test_evaluate_with_a_flat_config_adds_a_version(project: Path, tmp_path: Pat
     assert cid == 2
     assert counts["UNDECIDABLE"] < 460 and sum(counts.values()) == 800  # a smaller margin abstains less
     with Project.open(project, read_only=True) as p:
-        assert [c["verdicts"] for c in p.configs()] == [800, 800]
-        assert p.get_config(2).name == "narrow" and p.get_config(2).margin == 0.03
+        assert [c["verdicts"] for c in SpatialStore(p).configs()] == [800, 800]
+        assert SpatialStore(p).get_config(2).name == "narrow" and SpatialStore(p).get_config(2).margin == 0.03
     out = tmp_path / "report"
     assert main(["report", "--project", str(project), "--out", str(out)]) == 0
     assert read_csv(out / "tables" / "main_results.csv")[0]["pass_rate"] != "0.4037"
@@ -319,7 +320,7 @@ def test_calibrate_ranks_the_grid_and_applies_the_best(project: Path, tmp_path: 
     cid, counts = verdict_counts(project)
     assert cid == res["applied_config_version"] == 2 and sum(counts.values()) == 800
     with Project.open(project, read_only=True) as p:
-        cfg = p.get_config(cid)
+        cfg = SpatialStore(p).get_config(cid)
     assert (cfg.margin, cfg.t_det, cfg.tau) == (best["params"]["margin"], best["params"]["t_det"], best["params"]["tau"])
     printed = capsys.readouterr().out
     assert "applied as checker config v2" in printed
@@ -352,7 +353,7 @@ def test_demo_builds_once_then_reuses(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "accuracy on decided" in out
     assert not any(p.name.endswith(".building") for p in tmp_path.iterdir())
     with Project.open(folder, read_only=True) as p:
-        assert p.sample_count() == 16 and p.active_config_id() == 1
+        assert p.sample_count() == 16 and SpatialStore(p).active_config_id() == 1
     assert main(["demo", "--project", str(folder), "--no-gui"]) == 0
     out2 = capsys.readouterr().out
     assert "demo project reused" in out2 and "16 samples" in out2

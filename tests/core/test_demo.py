@@ -11,7 +11,7 @@ import pytest
 
 from workstation.perturb import DEFAULT_PERTURBATIONS
 from workstation.methods.spatial.config import CheckerConfig
-from workstation.demo.build import (
+from workstation.methods.spatial.demo import (
     DemoCancelled,
     build_demo_dataset,
     encode_png,
@@ -30,6 +30,7 @@ from workstation.perturb import apply
 from workstation.methods.spatial.suite import SPATIAL_OBJECTS, spatial_suite
 from workstation.methods.spatial.types import FAIL, PASS
 from workstation.types import PRIMARY, SECONDARY, WorkstationError
+from workstation.methods.spatial.store import SpatialStore
 
 ROWS = prompt_rows(spatial_suite())
 
@@ -280,7 +281,7 @@ def test_checker_passes_correct_scenes_and_fails_swapped_ones(tmp_path: Path) ->
 def test_build_demo_project(tmp_path: Path) -> None:
     pytest.importorskip("workstation.methods.spatial.checker")
     store = pytest.importorskip("workstation.store")
-    from workstation.demo.build import build_demo_project
+    from workstation.methods.spatial.demo import build_demo_project
 
     folder = tmp_path / "demo"
     summary = build_demo_project(folder, n_seeds=2, prompts=spatial_suite(n_pairs=3), workers=1)
@@ -293,9 +294,9 @@ def test_build_demo_project(tmp_path: Path) -> None:
         assert set(ds.variant_names) == set(summary["variants"])
         truth = p.sample_truth()
         assert len(truth) == 24 and all("expected" in t for t in truth.values())
-        cid = p.active_config_id()
+        cid = SpatialStore(p).active_config_id()
         assert cid == summary["config_id"]
-        assert len(p.load_verdict_table(cid)["sample_id"]) == 24
+        assert len(SpatialStore(p).load_verdict_table(cid)["sample_id"]) == 24
         for rel in ds.samples.image_path.tolist():
             assert p.image_file(rel).is_file()
     with pytest.raises(WorkstationError, match="already exists"):
@@ -306,7 +307,7 @@ def test_build_demo_project(tmp_path: Path) -> None:
 
 def test_cancelled_demo_project_leaves_nothing_behind(tmp_path: Path) -> None:
     pytest.importorskip("workstation.store")
-    from workstation.demo.build import build_demo_project
+    from workstation.methods.spatial.demo import build_demo_project
 
     seen = []
 

@@ -12,6 +12,7 @@ import pytest
 
 from workstation.cli import main
 from workstation.store import Project
+from workstation.methods.spatial.store import SpatialStore
 
 COMPARED = ("sample_id", "prompt_id", "relation", "object_a", "object_b", "verdict_raw", "verdict_reason",
             "conf", "conf_components", "selected", "geometry")
@@ -24,10 +25,10 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 def verdict_rows(folder: Path) -> list[tuple[Any, ...]]:
     """(sample, verdict, reason, reason text, conf, components) of the active verdict set."""
     with Project.open(folder, read_only=True) as p:
-        cid = p.active_config_id()
+        cid = SpatialStore(p).active_config_id()
         rows = p.con.execute(
             "SELECT sample_id, verdict, reason, reason_text, conf, c_detection, c_geometry, c_stability, "
-            "c_agreement FROM verdicts WHERE config_id=? ORDER BY sample_id", [cid]).fetchall()
+            "c_agreement FROM spatial_verdicts WHERE eval_id=? ORDER BY sample_id", [cid]).fetchall()
     return rows
 
 

@@ -37,6 +37,7 @@ from workstation.jobs.worker import EXIT_FAILED, run_worker
 from workstation.store import Project
 from workstation.methods.spatial.suite import spatial_suite
 from workstation.types import WorkstationError
+from workstation.methods.spatial.store import SpatialStore
 
 SIZE = 128
 GEN = {"width": SIZE, "height": SIZE}
@@ -356,8 +357,8 @@ def test_queue_runs_generate_detect_evaluate_in_order(tmp_path: Path) -> None:
             q.submit(s.job_id)
         runs = q.run_all(poll=0.05)
         assert [(r.spec.kind, r.status) for r in runs] == [("generate", DONE), ("detect", DONE), ("evaluate", DONE)]
-        cid = p.active_config_id()
-        assert cid is not None and len(p.load_verdict_table(cid)["sample_id"]) == 4
+        cid = SpatialStore(p).active_config_id()
+        assert cid is not None and len(SpatialStore(p).load_verdict_table(cid)["sample_id"]) == 4
         assert [j["status"] for j in p.jobs()] == [DONE, DONE, DONE]
     finally:
         p.close()

@@ -17,6 +17,7 @@ from tests.core.conftest import dump_tables
 from workstation.methods.spatial.labels_io import LabelRecord, read_labels, write_labels
 from workstation.store import Project
 from workstation.types import InputError
+from workstation.methods.spatial.store import SpatialStore
 
 S0 = "sd15_boxdiff_v1_000000_seed0000"
 S1 = "sd15_boxdiff_v1_000001_seed0000"
@@ -28,7 +29,7 @@ S2 = "sd15_boxdiff_v1_000002_seed0002"
 
 def latest(folder: Path) -> dict[tuple[str, str], tuple[Any, ...]]:
     with Project.open(folder, read_only=True) as p:
-        return {(r.sample_id, r.annotator): (r.verdict, r.rating, r.notes, r.created_at) for r in p.latest_labels()}
+        return {(r.sample_id, r.annotator): (r.verdict, r.rating, r.notes, r.created_at) for r in SpatialStore(p).latest_labels()}
 
 
 def sbuc_json(path: Path, rows: list[tuple[str, str, str]]) -> Path:
@@ -87,8 +88,8 @@ def test_latest_label_wins_after_a_second_import(project: Path, tmp_path: Path) 
     assert main(["labels", "import", str(a), "--project", str(project), "--annotator", "alice"]) == 0
     assert main(["labels", "import", str(b), "--project", str(project), "--annotator", "alice"]) == 0
     with Project.open(project, read_only=True) as p:
-        assert [e.verdict for e in p.label_events(S0)] == ["PASS", "FAIL"]  # both events kept
-        assert [(r.verdict, r.notes) for r in p.latest_labels()] == [("FAIL", "changed my mind")]
+        assert [e.verdict for e in SpatialStore(p).label_events(S0)] == ["PASS", "FAIL"]  # both events kept
+        assert [(r.verdict, r.notes) for r in SpatialStore(p).latest_labels()] == [("FAIL", "changed my mind")]
 
 
 @pytest.mark.parametrize("suffix,fmt", [(".csv", "auto"), (".parquet", "auto"), (".json", "auto")])

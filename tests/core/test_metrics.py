@@ -9,7 +9,7 @@ import pytest
 
 from workstation.methods.spatial.checker import VerdictArrays
 from workstation.methods.spatial.config import CheckerConfig
-from workstation.dataset import Dataset, Detections, Prompts, Samples
+from workstation.dataset import Dataset, Detections, Samples
 from workstation.methods.spatial.metrics import (
     COUNTERFACTUAL_COLUMNS,
     MAIN_RESULTS_COLUMNS,
@@ -19,7 +19,8 @@ from workstation.methods.spatial.metrics import (
     prompt_verdicts,
     summarize,
 )
-from workstation.methods.spatial.types import FAIL, PASS, REASON_CODE, RELATION_CODE, UNDECIDABLE
+from workstation.methods.spatial.types import FAIL, PASS, REASON_CODE, UNDECIDABLE
+from workstation.methods.spatial.data import spatial_columns, spatial_prompts
 
 P, F, U = PASS, FAIL, UNDECIDABLE
 
@@ -31,17 +32,12 @@ def build(rows: list[tuple[str, str, str, int, str]], prompts: list[tuple[str, s
     o = lambda v: np.array(v, dtype=object)  # noqa: E731
     samples = Samples(
         sample_id=o([f"s{i}" for i in range(n)]), run_id=o([r[0] for r in rows]),
-        prompt_id=o([r[1] for r in rows]), seed=np.arange(n, dtype=np.int64),
-        relation=np.array([RELATION_CODE[r[2]] for r in rows], np.int8),
-        label_a=o(["dog"] * n), label_b=o(["cat"] * n), width=np.full(n, 100.0),
+        prompt_id=o([r[1] for r in rows]), seed=np.arange(n, dtype=np.int64), width=np.full(n, 100.0),
         height=np.full(n, 100.0), image_path=o([""] * n), recorded_stability=np.full(n, np.nan),
         has_secondary=np.zeros(n, bool), has_perturbed=np.zeros(n, bool))
-    pr = Prompts(
-        prompt_id=o([p[0] for p in prompts]), text=o([""] * len(prompts)),
-        relation=np.array([RELATION_CODE[p[1]] for p in prompts], np.int8),
-        label_a=o(["dog"] * len(prompts)), label_b=o(["cat"] * len(prompts)),
-        counterfactual_id=o([p[2] for p in prompts]), pair_id=o([""] * len(prompts)),
-        suite=o(["t"] * len(prompts)))
+    pr = spatial_prompts([p[0] for p in prompts], [""] * len(prompts), [p[1] for p in prompts],
+                         ["dog"] * len(prompts), ["cat"] * len(prompts), counterfactual_id=[p[2] for p in prompts],
+                         suite="t")
     ds = Dataset(samples, Detections.empty(), pr)
     verdict = np.array([r[3] for r in rows], np.int8)
     reason = np.array([REASON_CODE[r[4]] for r in rows], np.int8)
@@ -49,7 +45,7 @@ def build(rows: list[tuple[str, str, str, int, str]], prompts: list[tuple[str, s
     z = np.zeros(n)
     neg = np.full(n, -1, np.int64)
     v = VerdictArrays(verdict, reason, np.zeros(n, np.int8), conf, z, z, z, z, z, z, neg, neg, neg, neg,
-                      samples.label_a, samples.label_b, CheckerConfig())
+                      spatial_columns(ds).label_a, spatial_columns(ds).label_b, CheckerConfig())
     return ds, v
 
 

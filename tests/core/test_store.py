@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from workstation.store import DB_NAME, SCHEMA_VERSION, Project, ProjectError
+from workstation.methods.spatial.store import SpatialStore
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -47,8 +48,9 @@ def test_new_project_has_the_current_schema_and_every_table(tmp_path: Path) -> N
     with Project.create(tmp_path / "p") as p:
         assert p.schema_version == SCHEMA_VERSION
         tables = {r[0] for r in p.con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
-    assert {"meta", "runs", "prompts", "samples", "detections", "checker_configs", "verdicts", "label_events",
+    assert {"meta", "runs", "prompts", "samples", "detections", "evaluations", "label_events", "schema_components",
             "audit_sets", "audit_items", "jobs", "saved_filters", "settings"} <= tables
+    assert not {"checker_configs", "verdicts", "spatial_verdicts"} & tables  # no method's tables until it is used
     assert (tmp_path / "p" / DB_NAME).is_file() and (tmp_path / "p" / "images").is_dir()
 
 
@@ -167,12 +169,13 @@ def test_second_process_gets_a_clear_lock_message(tmp_path: Path, sbuc_parsed: A
 def test_snapshot_reads_a_locked_project(tmp_path: Path, sbuc_parsed: Any) -> None:
     folder = make_project(tmp_path / "p", sbuc_parsed)
     with Project.open(folder) as p:
-        p.add_label(str(sbuc_parsed.dataset.samples.sample_id[0]), "alice", "PASS")
+        SpatialStore(p).add_label(str(sbuc_parsed.dataset.samples.sample_id[0]), "alice", "PASS")
         r = python("""
             import sys
+            from workstation.methods.spatial.store import SpatialStore
             from workstation.store import Project
             with Project.open_snapshot(sys.argv[1]) as s:
-                print("SAMPLES", s.sample_count(), "LABELS", len(s.latest_labels()), "RO", s.read_only)
+                print("SAMPLES", s.sample_count(), "LABELS", len(SpatialStore(s).latest_labels()), "RO", s.read_only)
             """, str(folder))
         assert "SAMPLES 12 LABELS 1 RO True" in r.stdout, r.stdout + r.stderr
     with Project.open_snapshot(folder) as s:
@@ -205,24 +208,24 @@ def test_label_events_are_append_only_and_the_latest_wins(tmp_path: Path, sbuc_p
     sid = str(sbuc_parsed.dataset.samples.sample_id[0])
     other = str(sbuc_parsed.dataset.samples.sample_id[1])
     with Project.open(folder) as p:
-        e1 = p.add_label(sid, "alice", "PASS", rating=4)
-        e2 = p.add_label(sid, "alice", "FAIL", notes="second look")
-        p.add_label(sid, "bob", "UNDECIDABLE")
-        p.add_label(other, "alice", "PASS")
+        e1 = SpatialStore(p).add_label(sid, "alice", "PASS", rating=4)
+        e2 = SpatialStore(p).add_label(sid, "alice", "FAIL", notes="second look")
+        SpatialStore(p).add_label(sid, "bob", "UNDECIDABLE")
+        SpatialStore(p).add_label(other, "alice", "PASS")
         assert e2 > e1
-        assert [(e.annotator, e.verdict) for e in p.label_events(sid)] == [
+        assert [(e.annotator, e.verdict) for e in SpatialStore(p).label_events(sid)] == [
             ("alice", "PASS"), ("alice", "FAIL"), ("bob", "UNDECIDABLE")]
-        latest = {(r.sample_id, r.annotator): (r.verdict, r.notes) for r in p.latest_labels()}
+        latest = {(r.sample_id, r.annotator): (r.verdict, r.notes) for r in SpatialStore(p).latest_labels()}
         assert latest == {(sid, "alice"): ("FAIL", "second look"), (sid, "bob"): ("UNDECIDABLE", None),
                           (other, "alice"): ("PASS", None)}
         ds = p.load_dataset()
-        h = p.human_verdicts(ds, "alice")
+        h = SpatialStore(p).human_verdicts(ds, "alice")
         assert h[0] == 1 and h[1] == 0 and (h[2:] == -1).all()
         with pytest.raises(ProjectError, match="unknown sample"):
-            p.add_label("ghost", "alice", "PASS")
+            SpatialStore(p).add_label("ghost", "alice", "PASS")
         with pytest.raises(ProjectError, match="unknown verdict"):
-            p.add_label(sid, "alice", "MAYBE")
-        assert len(p.label_events()) == 4
+            SpatialStore(p).add_label(sid, "alice", "MAYBE")
+        assert len(SpatialStore(p).label_events()) == 4
 
 
 def test_bulk_label_insert(tmp_path: Path, sbuc_parsed: Any) -> None:
@@ -233,25 +236,27 @@ def test_bulk_label_insert(tmp_path: Path, sbuc_parsed: Any) -> None:
             "verdict": [("PASS", "FAIL", "UNDECIDABLE")[i % 3] for i in range(n)],
             "rating": [None if i % 5 == 0 else 1 + i % 4 for i in range(n)]}
     with Project.open(folder) as p:
-        assert p.add_labels_bulk(rows) == n
-        assert len(p.label_events()) == n
-        assert len(p.latest_labels()) == 12  # i % 12 fixes i % 3: one annotator per sample
+        assert SpatialStore(p).add_labels_bulk(rows) == n
+        assert len(SpatialStore(p).label_events()) == n
+        assert len(SpatialStore(p).latest_labels()) == 12  # i % 12 fixes i % 3: one annotator per sample
         bad = dict(rows, sample_id=rows["sample_id"][:-1] + ["ghost"])
         with pytest.raises(ProjectError, match="ghost"):
-            p.add_labels_bulk(bad)
-        assert len(p.label_events()) == n  # nothing of the failed batch
+            SpatialStore(p).add_labels_bulk(bad)
+        assert len(SpatialStore(p).label_events()) == n  # nothing of the failed batch
 
 
 _WRITER = """
 import sys
+from workstation.methods.spatial.store import SpatialStore
 from workstation.store import Project
 folder, annotator = sys.argv[1], sys.argv[2]
 p = Project.open(folder)
 ids = [r[0] for r in p.con.execute("SELECT sample_id FROM samples ORDER BY ord").fetchall()]
+store = SpatialStore(p)
 i = 0
 while True:
     sid = ids[i % len(ids)]
-    eid = p.add_label(sid, annotator, ("PASS", "FAIL", "UNDECIDABLE")[i % 3], notes=f"n{i}")
+    eid = store.add_label(sid, annotator, ("PASS", "FAIL", "UNDECIDABLE")[i % 3], notes=f"n{i}")
     print(f"ACK {eid} {sid} {i}", flush=True)  # acknowledged: add_label has returned
     i += 1
 """
@@ -278,7 +283,7 @@ def test_acknowledged_labels_survive_sigkill(tmp_path: Path, sbuc_parsed: Any) -
     assert proc.returncode == -signal.SIGKILL
     assert len(acked) >= 25, proc.stderr.read() if proc.stderr else ""
     with Project.open(folder) as p:  # reopening replays the write-ahead log
-        events = {e.event_id: e for e in p.label_events()}
+        events = {e.event_id: e for e in SpatialStore(p).label_events()}
     for eid, sid, i in acked:
         assert eid in events, f"acknowledged label {eid} lost"
         assert events[eid].sample_id == sid and events[eid].notes == f"n{i}"

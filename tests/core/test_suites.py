@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from workstation.methods.spatial.data import prompt_columns
 from workstation.methods.spatial.suite import (
     SPATIAL_OBJECTS,
     content_hash,
@@ -22,8 +23,8 @@ from workstation.types import InputError, WorkstationError
 def _rows(p):
     return {
         str(pid): (RELATIONS[int(r)], str(a), str(b), str(cf), str(pair), str(t))
-        for pid, r, a, b, cf, pair, t in zip(p.prompt_id, p.relation, p.label_a, p.label_b,
-                                             p.counterfactual_id, p.pair_id, p.text)
+        for pid, r, a, b, cf, pair, t in zip(p.prompt_id, prompt_columns(p).relation, prompt_columns(p).label_a, prompt_columns(p).label_b,
+                                             p.twin_id, p.group_id, p.text)
     }
 
 
@@ -31,15 +32,15 @@ def test_builtin_suite_has_200_prompts_in_50_object_pairs() -> None:
     p = spatial_suite()
     assert len(p) == 200
     assert len(set(p.prompt_id.tolist())) == 200
-    pairs, counts = np.unique(p.pair_id.astype(str), return_counts=True)
+    pairs, counts = np.unique(p.group_id.astype(str), return_counts=True)
     assert len(pairs) == 50 and set(counts.tolist()) == {4}
     # each object pair is asked in all four relations
     for pair in pairs:
-        rows = np.flatnonzero(p.pair_id.astype(str) == pair)
-        assert sorted(RELATIONS[int(r)] for r in p.relation[rows]) == sorted(RELATIONS)
-        assert len({frozenset((p.label_a[i], p.label_b[i])) for i in rows}) == 1
-    assert set(p.label_a.tolist()) | set(p.label_b.tolist()) <= set(SPATIAL_OBJECTS)
-    assert len(set(p.label_a.tolist()) | set(p.label_b.tolist())) >= 25
+        rows = np.flatnonzero(p.group_id.astype(str) == pair)
+        assert sorted(RELATIONS[int(r)] for r in prompt_columns(p).relation[rows]) == sorted(RELATIONS)
+        assert len({frozenset((prompt_columns(p).label_a[i], prompt_columns(p).label_b[i])) for i in rows}) == 1
+    assert set(prompt_columns(p).label_a.tolist()) | set(prompt_columns(p).label_b.tolist()) <= set(SPATIAL_OBJECTS)
+    assert len(set(prompt_columns(p).label_a.tolist()) | set(prompt_columns(p).label_b.tolist())) >= 25
     assert set(p.suite.tolist()) == {"builtin-1"}
 
 
@@ -69,7 +70,7 @@ def test_suite_is_stable_and_seeded() -> None:
     assert a.prompt_id.tolist() == b.prompt_id.tolist()
     assert content_hash(a) == content_hash(b)
     first = a.take(np.array([0]))
-    assert a.prompt_id[0] == f"builtin-1_{first.label_a[0]}_left_of_{first.label_b[0]}".replace(" ", "-")
+    assert a.prompt_id[0] == f"builtin-1_{prompt_columns(first).label_a[0]}_left_of_{prompt_columns(first).label_b[0]}".replace(" ", "-")
     c = spatial_suite(seed=99)
     assert content_hash(c) != content_hash(a)
     # the hash does not depend on row order
@@ -124,9 +125,9 @@ def test_csv_prompt_file_links_twins_and_pairs(tmp_path: Path) -> None:
     p = load_prompt_file(path)
     assert len(p) == 4
     assert p.prompt_id.tolist() == ["custom_000000", "custom_000001", "custom_000002", "custom_000003"]
-    assert p.counterfactual_id.tolist() == ["custom_000001", "custom_000000", "custom_000003", "custom_000002"]
-    assert p.label_a[2] == "cup"
-    assert p.pair_id[0] == p.pair_id[1] != p.pair_id[2] == p.pair_id[3]
+    assert p.twin_id.tolist() == ["custom_000001", "custom_000000", "custom_000003", "custom_000002"]
+    assert prompt_columns(p).label_a[2] == "cup"
+    assert p.group_id[0] == p.group_id[1] != p.group_id[2] == p.group_id[3]
 
 
 def test_csv_with_explicit_ids(tmp_path: Path) -> None:
@@ -138,7 +139,7 @@ def test_csv_with_explicit_ids(tmp_path: Path) -> None:
     p = load_prompt_file(path)
     assert p.prompt_id.tolist() == ["p1", "p2"]
     assert p.text[0] == "A cat, to the left of a dog"
-    assert p.counterfactual_id.tolist() == ["p2", "p1"]
+    assert p.twin_id.tolist() == ["p2", "p1"]
 
 
 @pytest.mark.parametrize(

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from workstation.methods.spatial.store import SpatialStore
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
@@ -44,7 +45,7 @@ def build_sbuc_project(folder: Path, parsed: Any) -> Path:
         with p.transaction():
             p.add_run(parsed.run_id, method=parsed.run_id, source="spatialbench_uc")
             p.add_dataset(parsed.dataset)
-            p.save_config(parsed.config or CheckerConfig())
+            SpatialStore(p).save_config(parsed.config or CheckerConfig())
     finally:
         p.close()
     return folder
@@ -77,17 +78,13 @@ def write_scene_png(path: Path, boxes: list[tuple[float, float, float, float, st
 def build_png_project(folder: Path) -> Path:
     """Two twin prompts × 3 seeds; images for all but one (missing), one of them corrupt."""
     from workstation.methods.spatial.config import CheckerConfig
-    from workstation.dataset import Dataset, Detections, Prompts, Samples
+    from workstation.dataset import Dataset, Detections, Samples
+    from workstation.methods.spatial.data import spatial_prompts
     from workstation.store import Project
-    from workstation.methods.spatial.types import RELATION_CODE
 
-    prompts = Prompts(
-        prompt_id=np.array(["p0", "p1"], dtype=object),
-        text=np.array(["a cat to the left of a dog", "a dog to the right of a cat"], dtype=object),
-        relation=np.array([RELATION_CODE["left_of"], RELATION_CODE["right_of"]], np.int8),
-        label_a=np.array(["cat", "dog"], dtype=object), label_b=np.array(["dog", "cat"], dtype=object),
-        counterfactual_id=np.array(["p1", "p0"], dtype=object), pair_id=np.array(["pair0", "pair0"], dtype=object),
-        suite=np.array(["test", "test"], dtype=object))
+    prompts = spatial_prompts(["p0", "p1"], ["a cat to the left of a dog", "a dog to the right of a cat"],
+                              ["left_of", "right_of"], ["cat", "dog"], ["dog", "cat"],
+                              counterfactual_id=["p1", "p0"], pair_id=["pair0", "pair0"], suite="test")
     sids, pids, seeds, paths = [], [], [], []
     det_rows: list[tuple[int, int, str, float, float, float, float, float]] = []
     for pi, pid in enumerate(("p0", "p1")):
@@ -105,11 +102,8 @@ def build_png_project(folder: Path) -> Path:
             det_rows.append((i, 1, "cat", 0.8, cat[0] + 4, cat[1] + 2, cat[2] - 2, cat[3]))
             det_rows.append((i, 1, "dog", 0.7, dog[0] - 3, dog[1], dog[2], dog[3] + 3))
     n = len(sids)
-    rel = np.array([RELATION_CODE["left_of"] if p == "p0" else RELATION_CODE["right_of"] for p in pids], np.int8)
-    la = np.array(["cat" if p == "p0" else "dog" for p in pids], dtype=object)
-    lb = np.array(["dog" if p == "p0" else "cat" for p in pids], dtype=object)
     samples = Samples(np.array(sids, dtype=object), np.array(["run1"] * n, dtype=object),
-                      np.array(pids, dtype=object), np.array(seeds, np.int64), rel, la, lb,
+                      np.array(pids, dtype=object), np.array(seeds, np.int64),
                       np.full(n, 512.0), np.full(n, 512.0), np.array(paths, dtype=object), np.full(n, np.nan),
                       np.ones(n, bool), np.zeros(n, bool))
     d = list(zip(*det_rows))
@@ -122,7 +116,7 @@ def build_png_project(folder: Path) -> Path:
         with p.transaction():
             p.add_run("run1", method="test")
             p.add_dataset(ds)
-            p.save_config(CheckerConfig(stability_enabled=False))
+            SpatialStore(p).save_config(CheckerConfig(stability_enabled=False))
     finally:
         p.close()
     for i in range(n):
@@ -146,14 +140,14 @@ def build_labelled_project(folder: Path, parsed: Any, n_labels: int = 200, seed:
     p = Project.create(folder)
     p.add_run(parsed.run_id, method="sd15_boxdiff")
     p.add_dataset(parsed.dataset)
-    p.save_config(parsed.config, note="imported")
+    SpatialStore(p).save_config(parsed.config, note="imported")
     if n_labels:
         rng = np.random.default_rng(seed)
         rows = rng.choice(parsed.dataset.n, n_labels, replace=False)
         rec = parsed.recorded.verdict[rows].astype(int)
         flip = rng.random(n_labels) < 0.15
         human = np.where(flip, rng.integers(0, 3, n_labels), rec)
-        p.add_labels_bulk({"sample_id": parsed.dataset.samples.sample_id[rows].tolist(),
+        SpatialStore(p).add_labels_bulk({"sample_id": parsed.dataset.samples.sample_id[rows].tolist(),
                            "annotator": ["alice"] * n_labels,
                            "verdict": [VERDICTS[h] for h in human]})
     return p

@@ -16,6 +16,7 @@ from workstation.methods.spatial.labels_io import read_labels
 from workstation.methods.spatial.types import VERDICT_CODE
 
 from .conftest import on_next_modal
+from workstation.methods.spatial.store import SpatialStore
 
 pytestmark = pytest.mark.gui
 
@@ -55,7 +56,7 @@ def test_import_then_kappa_and_adjudicate(qtbot, open_window, sbuc_project: Path
     ids = _label_first(qtbot, w, ALICE)
     w.import_labels(str(_bob_file(tmp_path, ids, BOB)))
     st = w.state
-    assert sorted(st.project.annotators()) == ["alice", "bob"]
+    assert sorted(SpatialStore(st.project).annotators()) == ["alice", "bob"]
     assert "imported 10 label(s)" in w.statusBar().currentMessage()
 
     got = {}
@@ -120,4 +121,4 @@ def test_bad_label_file_gives_a_message(qtbot, open_window, sbuc_project: Path, 
     seen = on_next_modal(qtbot, read)
     w.import_labels(str(bad))
     assert seen and "no_such_sample" in got["text"] and "bad.json" in got["text"]
-    assert w.state.project.annotators() == []
+    assert SpatialStore(w.state.project).annotators() == []

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QApplication, QLineEdit
 from workstation.methods.spatial.types import REASONS, VERDICTS
 
 from .conftest import on_next_modal
+from workstation.methods.spatial.data import spatial_columns
 
 pytestmark = pytest.mark.gui
 
@@ -83,7 +84,7 @@ def test_filters_by_combo_text_and_confidence(qtbot, open_window, sbuc_project: 
     _pick(qtbot, f.relation, "above")
     assert set(_column(m, 3)) == {"above"}
     _pick(qtbot, f.reason, "missing")
-    n = int(np.sum((ds.samples.relation == 2) & (v.reason == REASONS.index("missing"))))
+    n = int(np.sum((spatial_columns(ds).relation == 2) & (v.reason == REASONS.index("missing"))))
     assert _count(w) == f"{n} of 800 samples"
     qtbot.mouseClick(f.reset_button, Qt.LeftButton)
     assert _count(w) == "800 of 800 samples"
@@ -187,7 +188,7 @@ def test_double_click_reviews_the_filtered_rows(qtbot, open_window, sbuc_project
     st = w.state
     assert len(st.queue) == 200
     assert st.queue_pos == 2
-    assert all(st.dataset.samples.relation[r] == 0 for r in st.queue)
+    assert all(spatial_columns(st.dataset).relation[r] == 0 for r in st.queue)
 
 
 def test_live_verdicts_update_loaded_rows_in_place(qtbot, open_window, sbuc_project: Path) -> None:

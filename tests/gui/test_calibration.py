@@ -16,6 +16,7 @@ from workstation.methods.spatial.calibration import apply_tau, risk_coverage
 from workstation.methods.spatial.checker import evaluate
 
 from tests.gui.conftest import build_labelled_project
+from workstation.methods.spatial.store import SpatialStore
 
 pytestmark = pytest.mark.gui
 
@@ -211,18 +212,18 @@ def test_apply_stores_version_and_shows_deltas(qtbot, panel, state):
     qtbot.keyClicks(panel.note_edit, "calibrated on 200 labels")
     qtbot.mouseClick(panel.apply_button, Qt.MouseButton.LeftButton)
 
-    versions = project.configs()
+    versions = SpatialStore(project).configs()
     assert len(versions) == 2
     new = versions[-1]
     assert new["config_id"] == state.config_id != v1
     assert new["note"] == "calibrated on 200 labels"
     assert new["parent_id"] == v1
-    stored_cfg = project.get_config(new["config_id"])
+    stored_cfg = SpatialStore(project).get_config(new["config_id"])
     assert stored_cfg.margin == pytest.approx(0.05) and stored_cfg.tau == pytest.approx(0.5)
-    assert project.active_config_id() == new["config_id"]
+    assert SpatialStore(project).active_config_id() == new["config_id"]
     # the verdict set is stored, and it is the checker's for those parameters
     after_v = evaluate(state.dataset, stored_cfg)
-    table = project.load_verdict_table(new["config_id"])
+    table = SpatialStore(project).load_verdict_table(new["config_id"])
     assert new["verdicts"] == state.dataset.n
     np.testing.assert_array_equal(table["verdict"], after_v.verdict)
     np.testing.assert_allclose(table["conf"], after_v.conf)

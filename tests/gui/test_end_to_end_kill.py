@@ -16,6 +16,7 @@ import pytest
 from workstation.store import Project
 
 from .conftest import ROOT
+from workstation.methods.spatial.store import SpatialStore
 
 pytestmark = [pytest.mark.gui, pytest.mark.slow]
 
@@ -97,7 +98,7 @@ def test_labels_survive_sigkill(tmp_path: Path, sbuc_project: Path) -> None:
 
     p = Project.open(sbuc_project)  # the lock was released by the kill; the WAL is replayed
     try:
-        labels = {r.sample_id: r for r in p.latest_labels("e2e")}
+        labels = {r.sample_id: r for r in SpatialStore(p).latest_labels("e2e")}
         assert [labels[s].verdict for s in acked] == ["PASS", "FAIL", "UNDECIDABLE"] * 6 + ["PASS", "FAIL"]
         for i, sid in enumerate(acked):
             assert labels[sid].notes == (f"note {i}" if i % 3 == 0 else None)

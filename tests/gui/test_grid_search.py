@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt
 
 from workstation.methods.spatial.calibration import PAPER_GRID, Weights, grid_search
 from workstation.store import Project
+from workstation.methods.spatial.store import SpatialStore
 
 pytestmark = pytest.mark.gui
 
@@ -175,7 +176,7 @@ def test_no_labels_grid_search_says_why(qtbot, tmp_path, sbuc_parsed):
     p = Project.create(tmp_path / "nolabels")
     p.add_run(sbuc_parsed.run_id, method="m")
     p.add_dataset(sbuc_parsed.dataset)
-    p.save_config(sbuc_parsed.config)
+    SpatialStore(p).save_config(sbuc_parsed.config)
     st = AppState()
     st.set_project(p)
     w = CalibrationPanel(st)

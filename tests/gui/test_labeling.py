@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QLineEdit
 
 from workstation.store import Project
+from workstation.methods.spatial.store import SpatialStore
 
 pytestmark = pytest.mark.gui
 
@@ -29,7 +30,7 @@ def _key(qtbot, w, key, modifier=Qt.NoModifier) -> None:
 
 
 def _latest(folder_or_project, annotator="alice"):
-    return {r.sample_id: r for r in folder_or_project.latest_labels(annotator)}
+    return {r.sample_id: r for r in SpatialStore(folder_or_project).latest_labels(annotator)}
 
 
 def test_pfu_keys_record_and_advance(qtbot, open_window, sbuc_project: Path) -> None:
@@ -69,7 +70,7 @@ def test_notes_saved_with_or_without_a_verdict(qtbot, open_window, sbuc_project:
     assert w.labeling.notes.hasFocus()
     qtbot.keyClicks(w.labeling.notes, "bed hidden")
     qtbot.keyClick(w.labeling.notes, Qt.Key_Return)
-    ev = st.project.label_events(str(ids[row0]))
+    ev = SpatialStore(st.project).label_events(str(ids[row0]))
     assert [(e.verdict, e.notes) for e in ev] == [(None, "bed hidden")]
     assert not w.labeling.notes.hasFocus()  # the keys go back to the viewer
     # then P records the verdict, keeping the notes
@@ -110,11 +111,11 @@ def test_undo_redo_append_compensating_events(qtbot, open_window, sbuc_project: 
     assert st.human[row0] == -1
     assert w.labeling.yours.text() == "your label: —"
     # events are append-only: 2 labels + 2 compensating events
-    assert len(st.project.label_events(sid0)) == 2 and len(st.project.label_events(sid1)) == 2
+    assert len(SpatialStore(st.project).label_events(sid0)) == 2 and len(SpatialStore(st.project).label_events(sid1)) == 2
     _key(qtbot, w, Qt.Key_Z, Qt.ControlModifier | Qt.ShiftModifier)  # redo PASS
     assert _latest(st.project)[sid0].verdict == "PASS"
     assert w.labeling.yours.text() == "your label: PASS"
-    assert len(st.project.label_events(sid0)) == 3
+    assert len(SpatialStore(st.project).label_events(sid0)) == 3
     # re-labelling after an undo replaces the label; the undo restores the previous one
     _key(qtbot, w, Qt.Key_U)  # current is sid0 again after redo → UNDECIDABLE
     assert _latest(st.project)[sid0].verdict == "UNDECIDABLE"

@@ -16,6 +16,7 @@ from ui import project_dialogs
 from ui.main_window import MainWindow
 
 from .conftest import ROOT, on_next_modal
+from workstation.methods.spatial.store import SpatialStore
 
 pytestmark = pytest.mark.gui
 
@@ -61,14 +62,14 @@ def test_second_window_gets_a_message_and_a_snapshot(qtbot, open_window, sbuc_pr
     assert seen and "open in another window or process" in got["text"]
     assert w2.state.project.read_only
     assert "read-only" in w2.windowTitle()
-    assert len(w2.state.project.latest_labels()) == 1
+    assert len(SpatialStore(w2.state.project).latest_labels()) == 1
     assert not w2.labeling.buttons["PASS"].isEnabled()
     w2.close()
     # the first window still writes
     w1.activateWindow()
     qtbot.waitUntil(lambda: w1.isActiveWindow(), timeout=2000)
     qtbot.keyClick(w1, Qt.Key_F)
-    assert len(w1.state.project.latest_labels()) == 2
+    assert len(SpatialStore(w1.state.project).latest_labels()) == 2
 
 
 def test_another_process_holds_the_project(qtbot, open_window, sbuc_project: Path) -> None:

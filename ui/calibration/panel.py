@@ -54,6 +54,7 @@ from .plots import (
     coverage_curve,
 )
 from .sliders import PARAMS, ParamSliders
+from workstation.methods.spatial.store import SpatialStore
 
 log = logging.getLogger(__name__)
 
@@ -501,7 +502,7 @@ class CalibrationPanel(QWidget):
         start_name = f"v{start}" if start is not None else "defaults"
         combo.addItem(f"session start ({start_name})", ("start", start))
         parent = None
-        versions = st.project.configs() if st.project is not None else []
+        versions = SpatialStore(st.project).configs() if st.project is not None else []
         for c in versions:
             if c["config_id"] == st.config_id:
                 parent = c["parent_id"]
@@ -521,7 +522,7 @@ class CalibrationPanel(QWidget):
         if s is None:
             from workstation.methods.spatial.checker import evaluate
 
-            cfg = st.project.get_config(cid) if cid is not None else CheckerConfig()
+            cfg = SpatialStore(st.project).get_config(cid) if cid is not None else CheckerConfig()
             s = summarize_verdicts(st.dataset, evaluate(st.dataset, cfg))
             self._summaries[key] = s
         return s
@@ -549,7 +550,7 @@ class CalibrationPanel(QWidget):
         h = self._stored_hash.get(st.config_id)
         if h is None:
             try:
-                h = st.project.get_config(st.config_id).content_hash()
+                h = SpatialStore(st.project).get_config(st.config_id).content_hash()
             except Exception:  # noqa: BLE001 - a version that cannot be read is not applied
                 return False
             self._stored_hash[st.config_id] = h
@@ -582,7 +583,7 @@ class CalibrationPanel(QWidget):
         st = self.state
         if st.project is None:
             return
-        _cid, cfg = st.project.active_config()
+        _cid, cfg = SpatialStore(st.project).active_config()
         self.sliders.set_values({s.name: float(getattr(cfg, s.name)) for s in PARAMS})
         st.set_config(cfg)
 

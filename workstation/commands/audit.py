@@ -29,6 +29,8 @@ import numpy as np
 from ..methods.spatial.types import VERDICT_CODE, VERDICTS
 from ..types import WorkstationError
 from .evaluate import active_verdicts, add_project_arg, config_hash, load_samples, open_project, reading_project
+from ..methods.spatial.store import SpatialStore
+from ..methods.spatial.data import spatial_columns
 
 DEFAULT_TAU_GRID = tuple(round(0.05 * i, 2) for i in range(21))
 SAMPLE_COLUMNS = ("sample_id", "run", "prompt_id", "prompt", "relation", "object_a", "object_b", "seed",
@@ -96,12 +98,13 @@ def run_sample(args: argparse.Namespace) -> int:
     with opener(args.project) as project:
         ds = load_samples(project)
         cid, cfg, v = active_verdicts(project, ds)
-        exclude = project.human_verdicts(ds) >= 0 if args.exclude_labelled else None
+        exclude = SpatialStore(project).human_verdicts(ds) >= 0 if args.exclude_labelled else None
         rows = stratified_sample(ds, v, args.size, args.seed, strata=strata, conf_bins=args.conf_bins,
                                  exclude=exclude)
         if len(rows) == 0:
             raise WorkstationError("no sample is eligible for the audit (all are labelled already?)")
         s = ds.samples
+        sc = spatial_columns(ds)
         text = dict(zip(ds.prompts.prompt_id.tolist(), ds.prompts.text.tolist()))
         name = args.name or f"audit-{args.size}-seed{args.seed}"
         params = {"size": args.size, "seed": args.seed, "strata": list(strata), "conf_bins": args.conf_bins,
@@ -114,13 +117,13 @@ def run_sample(args: argparse.Namespace) -> int:
             w.writerow(SAMPLE_COLUMNS)
             for i in rows.tolist():
                 w.writerow([s.sample_id[i], s.run_id[i], s.prompt_id[i], text.get(s.prompt_id[i], ""),
-                            RELATIONS[int(s.relation[i])], s.label_a[i], s.label_b[i], int(s.seed[i]),
+                            RELATIONS[int(sc.relation[i])], sc.label_a[i], sc.label_b[i], int(s.seed[i]),
                             VERDICTS[int(v.verdict[i])], v.reason_text(i), f"{float(v.conf[i]):.6f}",
                             s.image_path[i], "", ""])
         aid = None
         try:
             if not args.no_store:
-                aid = project.create_audit_set(name, s.sample_id[rows].tolist(), params)
+                aid = SpatialStore(project).create_audit_set(name, s.sample_id[rows].tolist(), params)
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
@@ -169,7 +172,7 @@ def audit_metrics(project: Any, annotator: str | None = None,
 
     ds = load_samples(project)
     cid, cfg, v = active_verdicts(project, ds)
-    human = project.human_verdicts(ds, annotator).astype(np.int64)
+    human = SpatialStore(project).human_verdicts(ds, annotator).astype(np.int64)
     audited = np.flatnonzero((human >= 0) & (human <= 2))
     if len(audited) == 0:
         who = f" from annotator {annotator!r}" if annotator else ""
@@ -183,7 +186,7 @@ def audit_metrics(project: Any, annotator: str | None = None,
         "project": str(Path(project.folder).resolve()),
         "config_version": cid, "config_hash": config_hash(project, cid), "config_name": cfg.name,
         "tau": cfg.tau, "samples": ds.n, "audited": int(len(audited)),
-        "annotator": annotator, "annotators": project.annotators(),
+        "annotator": annotator, "annotators": SpatialStore(project).annotators(),
         "human_counts": {VERDICTS[k]: int((h == k).sum()) for k in range(3)},
         "checker_counts": {VERDICTS[k]: int((at_tau == k).sum()) for k in range(3)},
         "confusion": _confusion_dict(confusion_summary(at_tau, h)),
@@ -195,7 +198,7 @@ def audit_metrics(project: Any, annotator: str | None = None,
     out["risk_coverage"] = {"unique": uniq.rows(), "grid": grid.rows(),
                             "at_tau": risk_coverage(verdict, conf, h, taus=[cfg.tau]).rows()[0]}
 
-    events_all = project.label_events()  # agreement always looks at every annotator
+    events_all = SpatialStore(project).label_events()  # agreement always looks at every annotator
     codes = [VERDICT_CODE.get(e.verdict or "", -1) for e in events_all]
     ev_ok = [i for i, c in enumerate(codes) if c >= 0]
     sample = np.array([events_all[i].sample_id for i in ev_ok], dtype=object)

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..types import WorkstationError
 from .evaluate import active_verdicts, add_project_arg, load_samples, open_project, print_main_results, reading_project
+from ..methods.spatial.store import SpatialStore
 
 
 def parse_grid(items: list[str] | None) -> dict[str, list[Any]]:
@@ -109,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
     with opener(args.project) as project:
         ds = load_samples(project)
         base_id, base_cfg, _ = active_verdicts(project, ds)
-        human = project.human_verdicts(ds, args.annotator)
+        human = SpatialStore(project).human_verdicts(ds, args.annotator)
         with TerminalProgress("calibrating", unit="config") as bar:
             result = grid_search(ds, base_cfg, human, grids, weights, progress=bar)
         best = result.best
@@ -138,9 +139,9 @@ def run(args: argparse.Namespace) -> int:
             params = ", ".join(f"{k}={val:g}" if isinstance(val, float) else f"{k}={val}"
                                for k, val in report["best"]["params"].items())
             with project.transaction():
-                cid = project.save_config(best_cfg, note=f"calibrate: {params}; J={best['j']:.4f}",
+                cid = SpatialStore(project).save_config(best_cfg, note=f"calibrate: {params}; J={best['j']:.4f}",
                                           parent_id=base_id)
-                project.save_verdicts(cid, ds, v_all)
+                SpatialStore(project).save_verdicts(cid, ds, v_all)
             report["applied_config_version"] = cid
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(_clean(report), indent=2, allow_nan=False) + "\n", encoding="utf-8")

@@ -67,7 +67,7 @@ def _is_demo_project(folder: Path) -> bool:
 
 def _summary_of_existing(folder: Path) -> dict[str, Any]:
     """The summary of a demo project built earlier (truth agreement recomputed from the store)."""
-    from ..demo.build import truth_agreement
+    from ..methods.spatial.demo import truth_agreement
     from .evaluate import active_verdicts, load_samples, reading_project
 
     with reading_project(folder) as project:
@@ -113,7 +113,7 @@ def print_summary(s: dict[str, Any]) -> None:
 
 def build(folder: Path, seeds: int, workers: int | None, pairs: int = 50) -> dict[str, Any]:
     """Build the demo into a hidden sibling folder, then move it into `folder`."""
-    from ..demo.build import build_demo_project
+    from ..methods.spatial.demo import build_demo_project
     from ..progress import TerminalProgress
     from ..methods.spatial.suite import spatial_suite
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..types import WorkstationError
+from ..methods.spatial.store import SpatialStore
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..methods.spatial.config import CheckerConfig
@@ -79,15 +80,15 @@ def active_verdicts(project: "Project", ds: "Dataset") -> tuple[int, "CheckerCon
     """(config id, config, verdict set) of the active checker config for the samples of `ds`."""
     from ..methods.spatial.sbuc_export import stored_verdicts
 
-    cid = project.active_config_id()
+    cid = SpatialStore(project).active_config_id()
     if cid is None:
         raise WorkstationError("the project has no verdict set yet; run `evaluate` first")
-    cfg = project.get_config(cid)
+    cfg = SpatialStore(project).get_config(cid)
     return cid, cfg, stored_verdicts(project, ds, cid)
 
 
 def config_hash(project: "Project", config_id: int) -> str:
-    row = project.con.execute("SELECT content_hash FROM checker_configs WHERE config_id=?", [config_id]).fetchone()
+    row = project.con.execute("SELECT content_hash FROM evaluations WHERE eval_id=?", [config_id]).fetchone()
     return str(row[0]) if row else ""
 
 
@@ -138,14 +139,14 @@ def run(args: argparse.Namespace) -> int:
     cfg = load_config(args.config) if args.config else None  # validate before touching the project
     with open_project(args.project) as project:
         ds = load_samples(project)
-        parent, active = project.active_config()
+        parent, active = SpatialStore(project).active_config()
         if cfg is None:
             cfg = active
         v = checker.evaluate(ds, cfg)
         note = args.note or (f"evaluate --config {args.config}" if args.config else "evaluate")
         with project.transaction():
-            cid = project.save_config(cfg, note=note, parent_id=parent)
-            project.save_verdicts(cid, ds, v)
+            cid = SpatialStore(project).save_config(cfg, note=note, parent_id=parent)
+            SpatialStore(project).save_verdicts(cid, ds, v)
     p, f, u = v.counts()
     print(f"evaluated {ds.n} samples with checker config v{cid} ({cfg.name}, {cfg.content_hash()}): "
           f"{p} PASS, {f} FAIL, {u} UNDECIDABLE")

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .evaluate import add_project_arg, reading_project
+from ..methods.spatial.store import SpatialStore
 
 
 def register(sub: Any) -> None:
@@ -34,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     from ..methods.spatial.sbuc_export import export_sbuc
 
     with reading_project(args.project) as project:
-        cid = args.config_version if args.config_version is not None else project.active_config_id()
+        cid = args.config_version if args.config_version is not None else SpatialStore(project).active_config_id()
         n = export_sbuc(project, args.run, args.out, cid)
     print(f"wrote {n} records of run {args.run} (checker config v{cid}) to {args.out}")
     return 0

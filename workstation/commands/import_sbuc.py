@@ -23,6 +23,7 @@ import numpy as np
 
 from ..types import WorkstationError
 from .evaluate import add_project_arg
+from ..methods.spatial.store import SpatialStore
 
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
@@ -116,9 +117,9 @@ def run(args: argparse.Namespace) -> int:
                             provenance=provenance, source="spatialbench_uc")
             project.add_dataset(ds, detector_names=(detectors.get("primary", "primary"),
                                                     detectors.get("secondary", "secondary")))
-            cid = project.save_config(cfg, note=f"imported with run {rid} from {run_dir}")
+            cid = SpatialStore(project).save_config(cfg, note=f"imported with run {rid} from {run_dir}")
             if parsed.recorded is not None:
-                project.save_verdicts(cid, ds, StoredVerdicts.from_recorded(parsed.recorded))
+                SpatialStore(project).save_verdicts(cid, ds, StoredVerdicts.from_recorded(parsed.recorded))
         ok = True
     finally:
         if not ok:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .evaluate import add_project_arg, open_project, reading_project
+from ..methods.spatial.store import SpatialStore
 
 
 def register(sub: Any) -> None:
@@ -61,7 +62,7 @@ def run_import(args: argparse.Namespace) -> int:
         known = {r[0] for r in project.con.execute("SELECT sample_id FROM samples").fetchall()}
         table.check_samples(known)
         with project.transaction():
-            n = project.add_labels_bulk(table.rows(), source=f"import:{Path(args.file).name}")
+            n = SpatialStore(project).add_labels_bulk(table.rows(), source=f"import:{Path(args.file).name}")
     by = Counter(table.annotator)
     who = ", ".join(f"{a} {c}" for a, c in sorted(by.items())) or "none"
     skipped = f"; skipped {table.skipped} row(s) without a verdict" if table.skipped else ""
@@ -74,11 +75,11 @@ def run_export(args: argparse.Namespace) -> int:
 
     with reading_project(args.project) as project:
         if args.all_events:
-            rows = project.label_events()
+            rows = SpatialStore(project).label_events()
             if args.annotator:
                 rows = [r for r in rows if r.annotator == args.annotator]
         else:
-            rows = project.latest_labels(args.annotator)
+            rows = SpatialStore(project).latest_labels(args.annotator)
     n = write_labels(args.out, rows, args.format)
     what = "label events" if args.all_events else "labels (latest per sample and annotator)"
     print(f"wrote {n} {what} to {args.out}")

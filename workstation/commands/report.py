@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .evaluate import active_verdicts, add_project_arg, config_hash, load_samples, print_main_results, reading_project
+from ..methods.spatial.store import SpatialStore
 
 
 def register(sub: Any) -> None:
@@ -35,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     with reading_project(args.project) as project:
         ds = load_samples(project)
         cid, cfg, v = active_verdicts(project, ds)
-        human = project.human_verdicts(ds, args.annotator)
+        human = SpatialStore(project).human_verdicts(ds, args.annotator)
         labels = human if (human >= 0).any() else None
         provenance = {
             "project": str(Path(args.project).resolve()),
@@ -43,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
             "config_name": cfg.name,
             "runs": [{k: r[k] for k in ("run_id", "method", "model", "params", "source", "samples")}
                      for r in project.runs()],
-            "labels": {"audited_samples": int((human >= 0).sum()), "annotators": project.annotators(),
+            "labels": {"audited_samples": int((human >= 0).sum()), "annotators": SpatialStore(project).annotators(),
                        "annotator_filter": args.annotator},
         }
         chash = config_hash(project, cid)

@@ -1,12 +1,13 @@
-"""The built-in demo: procedural scenes, classical scene detectors, and the demo builder.
+"""The built-in demo's backends: procedural scenes (a generator) and classical scene detectors.
 
 Nothing here needs model weights: scenes are drawn from the prompts with a seeded error model
 and known ground truth, and the detectors find the drawn shapes from the pixels.
 
 - `scenes.render(prompt_row, seed, size=512) -> (image, truth)` — deterministic per (prompt, seed)
 - `detector.SceneDetector` (primary) and `detector.TemplateSceneDetector` (secondary)
-- `build.build_demo_dataset(folder, n_seeds=4, ...) -> (Dataset, truth rows)`
-- `build.build_demo_project(folder, n_seeds=4, ...) -> summary` (store, checker, truth agreement)
+- `classes.DEMO_OBJECTS` — the thirty classes they draw and find
+
+Each method builds its part of the demo project from these (e.g. `methods.spatial.demo`).
 
 Submodules are imported on use; OpenCV loads only when a scene is drawn or detected.
 """

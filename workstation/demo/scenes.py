@@ -37,9 +37,11 @@ from typing import Any
 
 import numpy as np
 
-from ..methods.spatial.suite import SPATIAL_OBJECTS
-from ..methods.spatial.types import RELATIONS
 from ..types import WorkstationError
+from .classes import DEMO_OBJECTS
+
+# The relations a two-object scene can be drawn in.
+RELATIONS: tuple[str, ...] = ("left_of", "right_of", "above", "below")
 
 # ---- classes: (shape, colour) ----------------------------------------------------------------
 SHAPES: tuple[str, ...] = ("circle", "square", "triangle", "star", "cross", "ring")
@@ -60,7 +62,7 @@ LOOKALIKES: dict[str, tuple[str, ...]] = {
 
 def _style_table() -> dict[str, tuple[str, str]]:
     table: dict[str, tuple[str, str]] = {}
-    for i, name in enumerate(SPATIAL_OBJECTS):
+    for i, name in enumerate(DEMO_OBJECTS):
         q, r = divmod(i, len(SHAPES))
         table[name] = (SHAPES[r], _COLOUR_NAMES[(q + r) % len(_COLOUR_NAMES)])
     return table
@@ -89,7 +91,7 @@ def style_of(label: str) -> tuple[str, str]:
     except KeyError:
         raise WorkstationError(
             f"the demo cannot draw {label!r}: it draws only the built-in objects "
-            f"({', '.join(SPATIAL_OBJECTS)})"
+            f"({', '.join(DEMO_OBJECTS)})"
         ) from None
 
 
@@ -198,12 +200,20 @@ class PromptRow:
 
 
 def as_prompt_row(row: Any) -> PromptRow:
-    """A PromptRow from a PromptRow or a mapping with prompt_id, relation (name or code),
-    label_a / object_a and label_b / object_b (names, or SpatialBench-UC object dicts)."""
+    """A PromptRow from a PromptRow, a generic prompt row (``entities`` and ``attrs["relation"]``),
+    or a mapping with prompt_id, relation (name or code), label_a / object_a and label_b / object_b
+    (names, or SpatialBench-UC object dicts)."""
     if isinstance(row, PromptRow):
         return row
     if not isinstance(row, Mapping):
         raise TypeError(f"expected a prompt row mapping, got {type(row).__name__}")
+    if "entities" in row and "relation" not in row:
+        ents = tuple(row.get("entities") or ())
+        rel = (row.get("attrs") or {}).get("relation")
+        if rel not in _SIGN or len(ents) < 2:
+            raise WorkstationError(f"prompt {row.get('prompt_id')!r}: the procedural renderer draws two objects "
+                                   "in a relation (left_of, right_of, above, below); this prompt has none")
+        return PromptRow(str(row["prompt_id"]), rel, str(ents[0]).strip().lower(), str(ents[1]).strip().lower())
     rel = row["relation"]
     if not isinstance(rel, str):
         rel = RELATIONS[int(rel)]
@@ -220,10 +230,8 @@ def as_prompt_row(row: Any) -> PromptRow:
 
 def prompt_rows(prompts: Any) -> list[PromptRow]:
     """The rows of a `Prompts` table as PromptRow records."""
-    return [
-        PromptRow(str(p), RELATIONS[int(r)], str(a), str(b))
-        for p, r, a, b in zip(prompts.prompt_id, prompts.relation, prompts.label_a, prompts.label_b)
-    ]
+    return [as_prompt_row({"prompt_id": p, "entities": e, "attrs": a})
+            for p, e, a in zip(prompts.prompt_id, prompts.entities, prompts.attrs)]
 
 
 # ---- scene layout ------------------------------------------------------------------------------

@@ -16,7 +16,6 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ..methods.spatial.types import RELATIONS
 from ..types import WorkstationError
 
 Box = tuple[float, float, float, float]  # xyxy, normalised to [0, 1]
@@ -94,6 +93,10 @@ class GenerationParams:
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
 
 
+# Relation words a grounded (layout) generator can place two objects by.
+RELATIONS: tuple[str, ...] = ("left_of", "right_of", "above", "below")
+
+
 @dataclass(frozen=True)
 class Grounding:
     """Phrases and their boxes (normalised xyxy) for grounded generation of one prompt."""
@@ -112,6 +115,22 @@ class Grounding:
     def for_relation(object_a: str, object_b: str, relation: str, **layout: Any) -> "Grounding":
         a, b = layout_boxes(relation, **layout)
         return Grounding((object_a, object_b), (a, b))
+
+    @staticmethod
+    def for_prompt_row(row: dict[str, Any]) -> "Grounding":
+        """The grounding of a prompt row (``entities``, ``attrs``): explicit ``attrs["layout"]``
+        boxes (one normalised xyxy box per entity), else two entities placed by ``attrs["relation"]``."""
+        ents = tuple(row.get("entities") or ())
+        attrs = row.get("attrs") or {}
+        boxes = attrs.get("layout")
+        if boxes:
+            boxes_t = tuple((float(b[0]), float(b[1]), float(b[2]), float(b[3])) for b in boxes)
+            return Grounding(ents[: len(boxes)], boxes_t)
+        rel = attrs.get("relation")
+        if rel in RELATIONS and len(ents) >= 2:
+            return Grounding.for_relation(ents[0], ents[1], rel)
+        raise WorkstationError(f"prompt {row.get('prompt_id')!r} has no layout to ground (no boxes and no "
+                               "relation between two objects)")
 
 
 def layout_boxes(

@@ -135,14 +135,12 @@ def _ingest_generate(project: "Project", paths: JobPaths, spec: JobSpec, cols: d
         missing = sorted({cols["prompt_id"][i] for i in keep} - set(pidx))
         if missing:
             raise WorkstationError(f"job {spec.job_id}: prompt {missing[0]!r} is not in the project")
-        pj = np.array([pidx[cols["prompt_id"][i]] for i in keep], np.int64)
         n = len(keep)
         o = lambda v: np.array(v, dtype=object)  # noqa: E731
         samples = Samples(
             sample_id=o([cols["sample_id"][i] for i in keep]), run_id=o([cols["run_id"][i] for i in keep]),
             prompt_id=o([cols["prompt_id"][i] for i in keep]),
-            seed=np.array([cols["seed"][i] for i in keep], np.int64), relation=prompts.relation[pj],
-            label_a=prompts.label_a[pj], label_b=prompts.label_b[pj],
+            seed=np.array([cols["seed"][i] for i in keep], np.int64),
             width=np.array([cols["width"][i] for i in keep], np.float64),
             height=np.array([cols["height"][i] for i in keep], np.float64),
             image_path=o([cols["image_path"][i] for i in keep]), recorded_stability=np.full(n, np.nan),
@@ -179,8 +177,8 @@ def _ingest_detect(project: "Project", spec: JobSpec, cols: dict[str, list[Any]]
     n = len(items)
     o = lambda v: np.array(v, dtype=object)  # noqa: E731
     f = np.zeros(n)
-    samples = Samples(o(items), o([""] * n), o([""] * n), np.zeros(n, np.int64), np.zeros(n, np.int8),
-                      o([""] * n), o([""] * n), f, f, o([""] * n), f, np.zeros(n, bool), np.zeros(n, bool))
+    samples = Samples(o(items), o([""] * n), o([""] * n), np.zeros(n, np.int64), f, f, o([""] * n), f,
+                      np.zeros(n, bool), np.zeros(n, bool))
     det = np.array(cols.get("detector", []), dtype=object)
     src = np.array(cols.get("source", []), dtype=np.int8)
     keep_row = np.array([s in sidx for s in cols.get("sample_id", [])], dtype=bool)

@@ -138,14 +138,10 @@ def _merge_project(target: "Project", folder: Path, report: MergeReport) -> None
                 for i in new_rows:
                     if s_cols["image_path"][i]:
                         copy_image(folder, target.folder, s_cols["image_path"][i], copied)
-                prompts = target.load_prompts()
-                pidx = {p: k for k, p in enumerate(prompts.prompt_id.tolist())}
-                pj = np.array([pidx[s_cols["prompt_id"][i]] for i in new_rows], np.int64)
                 take = lambda c, dt: np.array([s_cols[c][i] for i in new_rows], dtype=dt)  # noqa: E731
                 samples = Samples(
                     sample_id=take("sample_id", object), run_id=take("run_id", object),
                     prompt_id=take("prompt_id", object), seed=take("seed", np.int64),
-                    relation=prompts.relation[pj], label_a=prompts.label_a[pj], label_b=prompts.label_b[pj],
                     width=take("width", np.float64), height=take("height", np.float64),
                     image_path=np.array([s_cols["image_path"][i] or "" for i in new_rows], dtype=object),
                     recorded_stability=np.array([np.nan if s_cols["recorded_stability"][i] is None

@@ -45,6 +45,7 @@ from .progress import (
     read_progress,
 )
 from .spec import SAMPLE_COLUMNS, JobPaths, JobSpec, append_log, load_spec, write_table
+from ..methods.spatial.store import SpatialStore
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..store import Project
@@ -177,7 +178,7 @@ def prepare_inputs(project: "Project", paths: JobPaths, spec: JobSpec) -> str:
             where += " AND s.run_id IN (SELECT unnest(?))"
             params.append(list(spec.runs))
         rows = project.con.execute(
-            "SELECT s.sample_id, s.run_id, s.image_path, p.object_a, p.object_b, s.width, s.height "
+            "SELECT s.sample_id, s.run_id, s.image_path, p.entities, s.width, s.height "
             f"FROM samples s JOIN prompts p USING (prompt_id) {where} ORDER BY s.ord", params).fetchall()
         missing = [r for r in rows if not (project.folder / r[2]).is_file()]
         if missing:
@@ -201,14 +202,14 @@ def iter_evaluate(project: "Project", spec: JobSpec) -> Generator[Progress, None
     ds = project.load_dataset()
     cid: int | None
     if spec.config_id is not None:
-        cid, cfg = spec.config_id, project.get_config(spec.config_id)
+        cid, cfg = spec.config_id, SpatialStore(project).get_config(spec.config_id)
     else:
-        cid, cfg = project.active_config()
+        cid, cfg = SpatialStore(project).active_config()
         if cid is None:
-            cid = project.save_config(cfg, note="default config (evaluate job)")
+            cid = SpatialStore(project).save_config(cfg, note="default config (evaluate job)")
     yield Progress(0, 1, message=f"evaluating {ds.n} sample(s)", state=RUNNING)
     if ds.n:
-        project.save_verdicts(cid, ds, evaluate(ds, cfg))
+        SpatialStore(project).save_verdicts(cid, ds, evaluate(ds, cfg))
     yield Progress(1, 1, message=f"{ds.n} verdict(s) under config v{cid}", state=DONE)
 
 

@@ -39,10 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 
 from ..dataset import Prompts
-from ..methods.spatial.types import RELATIONS
 from ..types import WorkstationError
 from .shards import Shard
 
@@ -243,8 +241,8 @@ def append_log(paths: JobPaths, line: str) -> None:
 
 
 # ---- inputs ---------------------------------------------------------------------------------
-PROMPT_COLUMNS = ("prompt_id", "text", "relation", "label_a", "label_b", "counterfactual_id", "pair_id", "suite")
-SAMPLE_COLUMNS = ("sample_id", "run_id", "image_path", "label_a", "label_b", "width", "height")
+PROMPT_COLUMNS = ("prompt_id", "text", "suite", "method", "entities", "attrs", "twin_id", "group_id")
+SAMPLE_COLUMNS = ("sample_id", "run_id", "image_path", "entities", "width", "height")
 
 
 def write_table(path: Path, columns: dict[str, Sequence[Any]]) -> None:
@@ -267,21 +265,32 @@ def read_table(path: Path) -> dict[str, list[Any]]:
 
 def write_prompts(path: Path, prompts: Prompts) -> None:
     write_table(path, {
-        "prompt_id": prompts.prompt_id.tolist(), "text": prompts.text.tolist(),
-        "relation": [RELATIONS[int(r)] for r in prompts.relation],
-        "label_a": prompts.label_a.tolist(), "label_b": prompts.label_b.tolist(),
-        "counterfactual_id": prompts.counterfactual_id.tolist(), "pair_id": prompts.pair_id.tolist(),
-        "suite": prompts.suite.tolist(),
+        "prompt_id": prompts.prompt_id.tolist(), "text": prompts.text.tolist(), "suite": prompts.suite.tolist(),
+        "method": prompts.method.tolist(), "entities": [list(e) for e in prompts.entities],
+        "attrs": [json.dumps(a or {}, sort_keys=True, default=str) for a in prompts.attrs],
+        "twin_id": prompts.twin_id.tolist(), "group_id": prompts.group_id.tolist(),
     })
 
 
 def read_prompts(path: Path) -> Prompts:
-    from ..methods.spatial.types import RELATION_CODE
-
+    """The prompts of a job folder (also the layout of job folders made before methods had
+    their own fields: relation, label_a, label_b, counterfactual_id, pair_id)."""
     t = read_table(path)
-    o = lambda v: np.array([x if x is not None else "" for x in v], dtype=object)  # noqa: E731
-    return Prompts(o(t["prompt_id"]), o(t["text"]), np.array([RELATION_CODE[r] for r in t["relation"]], np.int8),
-                   o(t["label_a"]), o(t["label_b"]), o(t["counterfactual_id"]), o(t["pair_id"]), o(t["suite"]))
+    if "relation" in t and "attrs" not in t:  # a job folder of an older version
+        return Prompts.build(t["prompt_id"], t["text"], method="spatial", suite=t["suite"],
+                             entities=list(zip(t["label_a"], t["label_b"])),
+                             attrs=[{"relation": r} for r in t["relation"]], twin_id=t["counterfactual_id"],
+                             group_id=t["pair_id"])
+    return Prompts.build(t["prompt_id"], t["text"], method=t["method"], suite=t["suite"], entities=t["entities"],
+                         attrs=[json.loads(a) if a else {} for a in t["attrs"]], twin_id=t["twin_id"],
+                         group_id=t["group_id"])
+
+
+def prompt_row(prompts: Prompts, i: int) -> dict[str, Any]:
+    """One prompt as a plain row: what a generator that draws from rows (the procedural one) gets."""
+    return {"prompt_id": str(prompts.prompt_id[i]), "text": str(prompts.text[i]), "method": str(prompts.method[i]),
+            "entities": tuple(prompts.entities[i]), "attrs": dict(prompts.attrs[i] or {}),
+            "twin_id": str(prompts.twin_id[i]), "group_id": str(prompts.group_id[i])}
 
 
 # ---- items ------------------------------------------------------------------------------------
@@ -327,8 +336,12 @@ def generation_items(spec: JobSpec, prompts: Prompts) -> list[GenItem]:
 def detection_items(spec: JobSpec, samples: dict[str, list[Any]]) -> list[DetItem]:
     shard = spec.shard_obj
     out = []
-    for sid, path, a, b in zip(samples["sample_id"], samples["image_path"], samples["label_a"], samples["label_b"]):
-        it = DetItem(str(sid), str(path or ""), tuple(q for q in (str(a), str(b)) if q))
+    if "entities" in samples:
+        queries = [tuple(str(q) for q in (e or ()) if q) for e in samples["entities"]]
+    else:  # a job folder of an older version
+        queries = [tuple(str(q) for q in (a, b) if q) for a, b in zip(samples["label_a"], samples["label_b"])]
+    for sid, path, q in zip(samples["sample_id"], samples["image_path"], queries):
+        it = DetItem(str(sid), str(path or ""), tuple(dict.fromkeys(q)))
         if shard.owns(it.shard_key):
             out.append(it)
     return out

@@ -27,6 +27,7 @@ from ..types import ORIGINAL_NAME, PRIMARY, SECONDARY, WorkstationError
 from . import backends
 from .chunks import encode_png, finished_keys, read_image, write_bytes_atomic, write_chunk
 from .progress import STARTING, Progress, RateMeter
+from .spec import prompt_row
 from .spec import (
     DetItem,
     GenItem,
@@ -125,17 +126,13 @@ def _iter_generate(paths: JobPaths, spec: JobSpec, say: LogFn, delay: float) -> 
     say(f"generating {len(todo)} image(s) with {gname} ({params.width}×{params.height}, "
         f"{params.steps} steps, batch {spec.batch_size})")
     halving = _Halving(spec.batch_size, "generating", say)
-    rel = [str(r) for r in prompts.relation]
-    from ..methods.spatial.types import RELATIONS
 
     def make(part: Sequence[GenItem]) -> list[tuple[np.ndarray, dict[str, Any] | None]]:
         seeds = [it.seed for it in part]
         # the generator pads a short part to the current batch size: same tensor shapes every batch
         p = params.replace(batch_size=max(len(part), halving.size))
         if takes_rows:
-            rows = [{"prompt_id": it.prompt_id, "relation": RELATIONS[int(rel[it.prompt_index])],
-                     "label_a": str(prompts.label_a[it.prompt_index]),
-                     "label_b": str(prompts.label_b[it.prompt_index])} for it in part]
+            rows = [prompt_row(prompts, it.prompt_index) for it in part]
             images, truths = gen.generate_rows(rows, seeds, p)
             return list(zip(images, truths))
         texts = [str(prompts.text[it.prompt_index]) for it in part]
@@ -143,9 +140,7 @@ def _iter_generate(paths: JobPaths, spec: JobSpec, say: LogFn, delay: float) -> 
         if grounded:
             from ..generation import Grounding
 
-            groundings = [Grounding.for_relation(str(prompts.label_a[it.prompt_index]),
-                                                 str(prompts.label_b[it.prompt_index]),
-                                                 RELATIONS[int(rel[it.prompt_index])]) for it in part]
+            groundings = [Grounding.for_prompt_row(prompt_row(prompts, it.prompt_index)) for it in part]
         images = gen.generate(texts, seeds, p, groundings)
         if len(images) != len(part):
             raise WorkstationError(f"generator {gname!r} returned {len(images)} image(s) for {len(part)} prompt(s)")
@@ -185,7 +180,7 @@ def _iter_detect(paths: JobPaths, spec: JobSpec, say: LogFn, delay: float) -> It
     from ..perturb import apply
 
     samples = read_table(paths.inputs) if paths.inputs.is_file() else {
-        "sample_id": [], "image_path": [], "label_a": [], "label_b": []}
+        "sample_id": [], "image_path": [], "entities": []}
     items = detection_items(spec, samples)
     skip = finished_keys(paths)
     todo = [it for it in items if it.key not in skip]

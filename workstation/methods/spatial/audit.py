@@ -18,6 +18,7 @@ import numpy as np
 
 from ...dataset import Dataset
 from ...evaluation.agreement import _event_order, latest_labels
+from .data import spatial_columns
 from .types import FAIL, PASS, RELATIONS, UNDECIDABLE, VERDICTS, REASONS
 from ...types import WorkstationError
 
@@ -66,7 +67,7 @@ def stratum_codes(
         if s == "run":
             c, nm = _codes(ds.samples.run_id)
         elif s == "relation":
-            c = np.asarray(ds.samples.relation, dtype=np.int64)
+            c = np.asarray(spatial_columns(ds).relation, dtype=np.int64)
             nm = list(RELATIONS)
         elif s == "verdict":
             c = np.asarray(v.verdict, dtype=np.int64)  # type: ignore[union-attr]

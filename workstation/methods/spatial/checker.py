@@ -56,6 +56,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from .config import CheckerConfig
+from .data import spatial_columns
 from ...dataset import Dataset
 from .types import (
     AMBIGUOUS,
@@ -235,7 +236,7 @@ def _geometry(ds: Dataset, rows: np.ndarray, idx: np.ndarray | None,
     the keys of BASE_KEYS / SECONDARY_KEYS / VARIANT_KEYS (variant rows not asked for stay 0).
     """
     s, det = ds.samples, ds.detections
-    rel = np.asarray(s.relation, np.int64)
+    rel = np.asarray(spatial_columns(ds).relation, np.int64)
     w = np.asarray(s.width, np.float64)
     h = np.asarray(s.height, np.float64)
     if idx is not None:
@@ -323,8 +324,8 @@ class Prepared:
 
 def _fingerprint(ds: Dataset) -> tuple[Any, ...]:
     s, d = ds.samples, ds.detections
-    return (len(s), len(d), tuple(ds.variant_names), id(s.sample_id), id(s.label_a), id(s.label_b),
-            id(s.width), id(s.height), id(s.relation), id(d.sample_idx), id(d.label), id(d.score),
+    return (len(s), len(d), tuple(ds.variant_names), id(s.sample_id), id(spatial_columns(ds).label_a), id(spatial_columns(ds).label_b),
+            id(s.width), id(s.height), id(spatial_columns(ds).relation), id(d.sample_idx), id(d.label), id(d.score),
             id(d.x1), id(d.y1), id(d.x2), id(d.y2), id(d.source), id(d.variant))
 
 
@@ -359,8 +360,8 @@ def _canonical_codes(ds: Dataset) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return mapping[codes]
 
     lab = encode(ds.detections.label, add=True)
-    a = encode(ds.samples.label_a, add=False)
-    b = encode(ds.samples.label_b, add=False)
+    a = encode(spatial_columns(ds).label_a, add=False)
+    b = encode(spatial_columns(ds).label_b, add=False)
     return lab, a, b
 
 
@@ -738,7 +739,7 @@ def evaluate(ds: Dataset, cfg: CheckerConfig) -> VerdictArrays:
         verdict=out["verdict"], reason=out["reason"], reason_detail=out["detail"], conf=out["conf"],
         c_detection=comps[0], c_geometry=comps[1], c_stability=comps[2], c_agreement=comps[3],
         delta=delta_out, iou_ab=iou_out, sel_a=selected(0), sel_b=selected(1),
-        sel2_a=sel2_a, sel2_b=sel2_b, label_a=s.label_a, label_b=s.label_b, config=cfg,
+        sel2_a=sel2_a, sel2_b=sel2_b, label_a=spatial_columns(ds).label_a, label_b=spatial_columns(ds).label_b, config=cfg,
     )
 
 
@@ -808,11 +809,11 @@ def evaluate_reference(ds: Dataset, cfg: CheckerConfig) -> VerdictArrays:
         "sa", "sb", "s2a", "s2b")}
     rel_names = {c: r for r, c in RELATION_CODE.items()}
     for i in range(n):
-        rel = rel_names[int(s.relation[i])]
+        rel = rel_names[int(spatial_columns(ds).relation[i])]
         horizontal = rel in ("left_of", "right_of")
         negative = rel in ("left_of", "above")
-        la = str(s.label_a[i]).strip().lower()
-        lb = str(s.label_b[i]).strip().lower()
+        la = str(spatial_columns(ds).label_a[i]).strip().lower()
+        lb = str(spatial_columns(ds).label_b[i]).strip().lower()
         w, h = float(s.width[i]), float(s.height[i])
         min_area = cfg.min_area_fraction * (w * h)
         prim = lists.get((i, PRIMARY, 0), [])
@@ -894,5 +895,5 @@ def evaluate_reference(ds: Dataset, cfg: CheckerConfig) -> VerdictArrays:
         reason_detail=np.array(out["detail"], np.int8), conf=f("conf"), c_detection=f("det"),
         c_geometry=f("geom"), c_stability=f("stab"), c_agreement=f("agree"), delta=f("delta"),
         iou_ab=f("iou"), sel_a=g("sa"), sel_b=g("sb"), sel2_a=g("s2a"), sel2_b=g("s2b"),
-        label_a=s.label_a, label_b=s.label_b, config=cfg,
+        label_a=spatial_columns(ds).label_a, label_b=spatial_columns(ds).label_b, config=cfg,
     )

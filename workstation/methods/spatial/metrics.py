@@ -33,6 +33,7 @@ import numpy as np
 
 from .checker import VerdictColumns
 from ...dataset import Dataset
+from .data import spatial_columns
 from .types import FAIL, PASS, REASONS, RELATIONS, UNDECIDABLE, VERDICTS
 
 __all__ = [
@@ -235,7 +236,7 @@ def relation_detail(ds: Dataset, v: VerdictColumns) -> list[dict[str, Any]]:
     """Per run and relation (long form): counts and per-image rates."""
     _check(ds, v)
     run_code, run_names = _runs(ds)
-    rel = np.asarray(ds.samples.relation, np.int64)
+    rel = np.asarray(spatial_columns(ds).relation, np.int64)
     rows = []
     for rc, run in enumerate(run_names):
         in_run = run_code == rc
@@ -272,7 +273,7 @@ def counterfactual(ds: Dataset, v: VerdictColumns, k: int | None = None,
     """Per run: counterfactual pairs by best-of-K outcome (see module docstring)."""
     pv = pv if pv is not None else prompt_verdicts(ds, v, k)
     twin = {str(p): str(c) for p, c in zip(ds.prompts.prompt_id.tolist(),
-                                           ds.prompts.counterfactual_id.tolist()) if c}
+                                           ds.prompts.twin_id.tolist()) if c}
     rows = []
     for run in _run_names(ds):
         sel = pv.run == run

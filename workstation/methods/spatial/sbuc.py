@@ -19,6 +19,7 @@ import numpy as np
 from .config import CheckerConfig
 from ...dataset import Dataset, Detections, Prompts, Samples
 from ...types import PRIMARY, SECONDARY, SOURCES, InputError
+from .data import spatial_prompts
 from .types import REASON_CODE, RELATION_CODE, RELATIONS, VERDICT_CODE
 from ...io.jsonl import check_box, check_score, read_jsonl, require
 
@@ -85,8 +86,7 @@ def parse_prompts(path: str | Path, suite: str | None = None) -> Prompts:
             raise InputError(path, f"counterfactual prompt_id {c!r} of {ids[i]!r} is not in the file", seen[ids[i]])
     suite_name = suite or path.parent.name or path.stem
     o = lambda v: np.array(v, dtype=object)  # noqa: E731
-    return Prompts(o(ids), o(texts), np.array(rels, np.int8), o(la), o(lb), o(cf), o(pair),
-                   o([suite_name] * len(ids)))
+    return spatial_prompts(ids, texts, rels, la, lb, counterfactual_id=cf, pair_id=pair, suite=suite_name)
 
 
 def _object_name(v: Any, path: object, line: int, key: str) -> str:
@@ -242,8 +242,7 @@ def parse_run(run_dir: str | Path, prompts_path: str | Path, run_id: str | None 
     n = len(s_cols["sid"])
     samples = Samples(
         sample_id=o(s_cols["sid"]), run_id=o([rid] * n), prompt_id=o(s_cols["pid"]),
-        seed=np.array(s_cols["seed"], np.int64), relation=np.array(s_cols["rel"], np.int8),
-        label_a=o(s_cols["a"]), label_b=o(s_cols["b"]), width=f(s_cols["w"]), height=f(s_cols["h"]),
+        seed=np.array(s_cols["seed"], np.int64), width=f(s_cols["w"]), height=f(s_cols["h"]),
         image_path=o(s_cols["img"]), recorded_stability=f(s_cols["stab"]),
         has_secondary=np.array(s_cols["has2"], bool), has_perturbed=np.zeros(n, bool),
     )
@@ -263,7 +262,7 @@ def parse_run(run_dir: str | Path, prompts_path: str | Path, run_id: str | None 
     used = sorted({p for p in s_cols["pid"]})
     keep = np.array([p_index[p] for p in used], np.int64)
     # keep counterfactual twins too, so pairs can be formed
-    twin = [p_index[c] for c in prompts.counterfactual_id[keep].tolist() if c and c in p_index]
+    twin = [p_index[c] for c in prompts.twin_id[keep].tolist() if c and c in p_index]
     keep = np.unique(np.concatenate([keep, np.array(twin, np.int64)]))
     meta["detectors"] = {k: det_types.get(k, k) for k in SOURCES}
     meta.update({"source": "spatialbench_uc", "run_dir": str(run_dir.resolve()),

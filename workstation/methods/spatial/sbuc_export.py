@@ -26,8 +26,10 @@ import numpy as np
 
 from .config import CheckerConfig
 from ...dataset import Dataset
+from .data import spatial_columns
 from .types import MISSING, RELATIONS, VERDICTS
 from ...types import ORIGINAL, PRIMARY, SECONDARY, SOURCES, WorkstationError
+from .store import SpatialStore
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...store import Project
@@ -95,7 +97,7 @@ def stored_verdicts(project: "Project", ds: Dataset, config_id: int) -> StoredVe
 
     Raises WorkstationError naming how many samples have no verdict under that version.
     """
-    cols = project.load_verdict_table(config_id)
+    cols = SpatialStore(project).load_verdict_table(config_id)
     pos = {s: i for i, s in enumerate(cols["sample_id"].tolist())}
     idx = np.array([pos.get(s, -1) for s in ds.samples.sample_id.tolist()], np.int64)
     lacking = int((idx < 0).sum())
@@ -197,9 +199,9 @@ def sbuc_records(ds: Dataset, v: StoredVerdicts, cfg: CheckerConfig,
         yield {
             "sample_id": str(s.sample_id[i]),
             "prompt_id": str(s.prompt_id[i]),
-            "relation": RELATIONS[int(s.relation[i])],
-            "object_a": str(s.label_a[i]),
-            "object_b": str(s.label_b[i]),
+            "relation": RELATIONS[int(spatial_columns(ds).relation[i])],
+            "object_a": str(spatial_columns(ds).label_a[i]),
+            "object_b": str(spatial_columns(ds).label_b[i]),
             "verdict_raw": verdict,
             "verdict_reason": v.reason_text(i) or None,
             "conf": float(v.conf[i]),
@@ -241,10 +243,10 @@ def export_sbuc(project: "Project", run_id: str, out: str | Path, config_id: int
     runs = project.run_ids()
     if run_id not in runs:
         raise WorkstationError(f"no run {run_id!r} in the project (runs: {', '.join(runs) or 'none'})")
-    cid = config_id if config_id is not None else project.active_config_id()
+    cid = config_id if config_id is not None else SpatialStore(project).active_config_id()
     if cid is None:
         raise WorkstationError("the project has no verdict set yet; run `evaluate` first")
-    cfg = project.get_config(cid)
+    cfg = SpatialStore(project).get_config(cid)
     ds = project.load_dataset(runs=[run_id])
     v = stored_verdicts(project, ds, cid)
     return write_jsonl(out, sbuc_records(ds, v, cfg, detector_names(project, run_id)))

@@ -26,17 +26,13 @@ import numpy as np
 
 from ...dataset import Prompts
 from .sbuc import parse_prompts
+from .data import prompt_columns, spatial_prompts
 from .types import INVERSE_RELATION, RELATION_CODE, RELATIONS
+from ...demo.classes import DEMO_OBJECTS
 from ...types import InputError, WorkstationError
 
-# Thirty COCO classes used by the built-in suite (and drawn by the procedural demo).
-SPATIAL_OBJECTS: tuple[str, ...] = (
-    "person", "bicycle", "car", "motorcycle", "bus", "truck",
-    "bench", "bird", "cat", "dog", "horse", "sheep",
-    "cow", "elephant", "bear", "giraffe", "umbrella", "suitcase",
-    "bottle", "cup", "bowl", "banana", "apple", "chair",
-    "couch", "potted plant", "bed", "laptop", "clock", "vase",
-)
+# Thirty COCO classes used by the built-in suite (the ones the procedural demo draws).
+SPATIAL_OBJECTS: tuple[str, ...] = DEMO_OBJECTS
 
 # Text templates per relation; {a} / {b} include their article ("a cat", "an apple").
 TEMPLATES: dict[str, str] = {
@@ -109,30 +105,23 @@ def spatial_suite(
         ):
             rows.append((ids[j], prompt_text(rel, x, y), rel, x, y, pair))
         cf.extend([ids[1], ids[0], ids[3], ids[2]])
-    o = lambda v: np.array(v, dtype=object)  # noqa: E731
-    return Prompts(
-        prompt_id=o([r[0] for r in rows]),
-        text=o([r[1] for r in rows]),
-        relation=np.array([RELATION_CODE[r[2]] for r in rows], np.int8),
-        label_a=o([r[3] for r in rows]),
-        label_b=o([r[4] for r in rows]),
-        counterfactual_id=o(cf),
-        pair_id=o([r[5] for r in rows]),
-        suite=o([version] * len(rows)),
-    )
+    return spatial_prompts([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows],
+                           [r[3] for r in rows], [r[4] for r in rows], counterfactual_id=cf,
+                           pair_id=[r[5] for r in rows], suite=version)
 
 
 def content_hash(prompts: Prompts) -> str:
     """sha256 (16 hex digits) of a suite's content, independent of row order and suite name."""
+    pc = prompt_columns(prompts)
     rows = sorted(
         zip(
             prompts.prompt_id.astype(str).tolist(),
             prompts.text.astype(str).tolist(),
-            [RELATIONS[int(r)] for r in prompts.relation],
-            prompts.label_a.astype(str).tolist(),
-            prompts.label_b.astype(str).tolist(),
-            prompts.counterfactual_id.astype(str).tolist(),
-            prompts.pair_id.astype(str).tolist(),
+            [RELATIONS[int(r)] for r in pc.relation],
+            pc.label_a.astype(str).tolist(),
+            pc.label_b.astype(str).tolist(),
+            prompts.twin_id.astype(str).tolist(),
+            prompts.group_id.astype(str).tolist(),
         )
     )
     blob = json.dumps(rows, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
@@ -235,30 +224,29 @@ def _parse_csv_rows(path: Path, suite: str, reader: Any) -> Prompts:
             if labels not in groups:
                 groups[labels] = f"{suite}_pair_{len(groups):04d}"
             pair[i] = groups[labels]
-    o = lambda v: np.array(v, dtype=object)  # noqa: E731
-    return Prompts(o(ids), o(texts), np.array([RELATION_CODE[r] for r in rels], np.int8), o(la), o(lb),
-                   o(cf), o(pair), o([suite] * len(ids)))
+    return spatial_prompts(ids, texts, rels, la, lb, counterfactual_id=cf, pair_id=pair, suite=suite)
 
 
 def write_prompt_file(prompts: Prompts, path: str | Path) -> Path:
     """Write a suite as SpatialBench-UC prompt JSONL (readable by :func:`load_prompt_file`)."""
     path = Path(path)
     index = {p: i for i, p in enumerate(prompts.prompt_id.astype(str).tolist())}
+    pc = prompt_columns(prompts)
     lines = []
     for i in range(len(prompts)):
         rec: dict[str, Any] = {
             "prompt_id": str(prompts.prompt_id[i]),
-            "pair_id": str(prompts.pair_id[i]),
+            "pair_id": str(prompts.group_id[i]),
             "version": str(prompts.suite[i]),
-            "relation": RELATIONS[int(prompts.relation[i])],
-            "object_a": {"name": str(prompts.label_a[i]), "coco_label": str(prompts.label_a[i])},
-            "object_b": {"name": str(prompts.label_b[i]), "coco_label": str(prompts.label_b[i])},
+            "relation": RELATIONS[int(pc.relation[i])],
+            "object_a": {"name": str(pc.label_a[i]), "coco_label": str(pc.label_a[i])},
+            "object_b": {"name": str(pc.label_b[i]), "coco_label": str(pc.label_b[i])},
             "prompt": str(prompts.text[i]),
         }
-        c = str(prompts.counterfactual_id[i])
+        c = str(prompts.twin_id[i])
         if c and c in index:
             j = index[c]
-            rec["counterfactual"] = {"prompt_id": c, "relation": RELATIONS[int(prompts.relation[j])],
+            rec["counterfactual"] = {"prompt_id": c, "relation": RELATIONS[int(pc.relation[j])],
                                      "prompt": str(prompts.text[j])}
         lines.append(json.dumps(rec, ensure_ascii=False))
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -28,11 +28,13 @@ from typing import Any
 
 import numpy as np
 
-from ..methods.spatial.config import CheckerConfig
-from ..perturb import Perturbation
-from ..dataset import Dataset, Detections, Prompts, Samples
-from ..methods.spatial.types import FAIL, PASS, UNDECIDABLE, VERDICT_CODE, VERDICTS
-from ..types import ORIGINAL_NAME, PRIMARY, SECONDARY, WorkstationError
+from ...dataset import Dataset, Detections, Prompts, Samples
+from ...perturb import Perturbation
+from ...types import ORIGINAL_NAME, PRIMARY, SECONDARY, WorkstationError
+from .config import CheckerConfig
+from .data import prompt_columns
+from .store import SpatialStore
+from .types import FAIL, PASS, UNDECIDABLE, VERDICT_CODE, VERDICTS
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +64,7 @@ _WORKER: dict[str, Any] = {}
 
 def _worker_state() -> dict[str, Any]:
     if not _WORKER:
-        from .detector import SceneDetector, TemplateSceneDetector
+        from ...demo.detector import SceneDetector, TemplateSceneDetector
 
         _WORKER["primary"] = SceneDetector()
         _WORKER["secondary"] = TemplateSceneDetector()
@@ -112,8 +114,8 @@ def write_png(path: Path, img: np.ndarray) -> None:
 
 def _work_chunk(task: dict[str, Any]) -> dict[str, Any]:
     """Render, save, perturb and detect a list of (prompt row, seed) items."""
-    from ..perturb import apply
-    from .scenes import render
+    from ...perturb import apply
+    from ...demo.scenes import render
 
     st = _worker_state()
     prim, sec = st["primary"], st["secondary"]
@@ -173,8 +175,8 @@ def build_demo_dataset(
     `cancel()` returning True stops the build with :class:`DemoCancelled`. If `stats` is given
     it receives the wall time and the CPU seconds of each stage summed over the workers.
     """
-    from ..methods.spatial.suite import spatial_suite
-    from .scenes import prompt_rows, style_of
+    from .suite import spatial_suite
+    from ...demo.scenes import prompt_rows, style_of
 
     t_start = time.perf_counter()
     if n_seeds < 1:
@@ -185,7 +187,8 @@ def build_demo_dataset(
         prompts = spatial_suite()
     if len(prompts) == 0:
         raise WorkstationError("the demo needs at least one prompt")
-    for lab in set(prompts.label_a.tolist()) | set(prompts.label_b.tolist()):
+    pc = prompt_columns(prompts)
+    for lab in set(pc.label_a.tolist()) | set(pc.label_b.tolist()):
         style_of(str(lab))  # clear error for objects the demo cannot draw
     perts = tuple(CheckerConfig().perturbations if perturbations is None else perturbations)
     pert_names = [p.name for p in perts]
@@ -295,9 +298,6 @@ def build_demo_dataset(
         run_id=o([run_id] * n),
         prompt_id=prompts.prompt_id[pidx].astype(object),
         seed=np.array(seeds, np.int64),
-        relation=prompts.relation[pidx].astype(np.int8),
-        label_a=prompts.label_a[pidx].astype(object),
-        label_b=prompts.label_b[pidx].astype(object),
         width=np.full(n, float(size)),
         height=np.full(n, float(size)),
         image_path=o([it[2] for it in items]),
@@ -378,8 +378,8 @@ def build_demo_project(
     version) and its verdicts. Returns a summary: counts, verdict counts, the checker's
     agreement with the truth (:func:`truth_agreement`), and timings.
     """
-    from ..store import Project
-    from ..methods.spatial.suite import spatial_suite
+    from ...store import Project
+    from .suite import spatial_suite
 
     cfg = config or CheckerConfig(name="default")
     if prompts is None:
@@ -425,7 +425,7 @@ def _discard(folder: Path, existed: bool, run_id: str) -> None:
     """Remove what a failed or cancelled demo build created in `folder`."""
     import shutil
 
-    from ..store import DB_NAME
+    from ...store import DB_NAME
 
     if not existed:
         shutil.rmtree(folder, ignore_errors=True)
@@ -443,9 +443,9 @@ def _discard(folder: Path, existed: bool, run_id: str) -> None:
 def _fill_project(project: Any, n_seeds: int, prompts: Prompts, progress: ProgressFn | None,
                   cancel: CancelFn | None, cfg: CheckerConfig, size: int, workers: int | None,
                   run_id: str, stats: dict[str, Any]) -> tuple[Dataset, list[dict[str, Any]], Any, int]:
-    from ..methods.spatial.checker import evaluate
-    from ..methods.spatial.suite import content_hash
-    from .detector import SceneDetector, TemplateSceneDetector
+    from .checker import evaluate
+    from .suite import content_hash
+    from ...demo.detector import SceneDetector, TemplateSceneDetector
 
     ds, truths = build_demo_dataset(project.folder, n_seeds, prompts, progress, cancel, size=size,
                                     perturbations=cfg.perturbations, run_id=run_id, workers=workers,
@@ -463,11 +463,11 @@ def _fill_project(project: Any, n_seeds: int, prompts: Prompts, progress: Progre
                     provenance=provenance, source="demo")
     project.add_dataset(ds, detector_names=DETECTOR_NAMES,
                         truth=[json.dumps(t, separators=(",", ":")) for t in truths])
-    cid = project.save_config(cfg, note="demo: default checker parameters")
+    cid = SpatialStore(project).save_config(cfg, note="demo: default checker parameters")
     t_eval = time.perf_counter()
     v = evaluate(ds, cfg)
     t_save = time.perf_counter()
-    project.save_verdicts(cid, ds, v)
+    SpatialStore(project).save_verdicts(cid, ds, v)
     stats.update(store_s=t_eval - t_store, evaluate_s=t_save - t_eval,
                  save_verdicts_s=time.perf_counter() - t_save)
     return ds, truths, v, cid

@@ -1,0 +1,116 @@
+"""The spatial method's view of the generic dataset: relation and objects A, B per sample.
+
+A spatial prompt is a generic prompt with ``method = "spatial"``, ``entities = (A, B)`` and
+``attrs = {"relation": "left_of" | "right_of" | "above" | "below"}``; its counterfactual twin
+(``B r⁻¹ A``) is its ``twin_id`` and the two share a ``group_id`` (the pair).
+`spatial_columns(ds)` gives the per-sample arrays the checker, metrics and audit read, computed
+once per dataset from its prompts and cached in ``ds.cache``. `spatial_prompts` builds spatial
+prompts and `spatial_dataset` a whole dataset from per-sample columns (importers, tests,
+benchmarks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ...dataset import Dataset, Detections, Prompts, Samples
+from ...types import ORIGINAL_NAME, WorkstationError
+from .types import RELATION_CODE, RELATIONS
+
+METHOD_NAME = "spatial"
+_CACHE_KEY = "spatial.columns"
+
+
+@dataclass
+class SpatialColumns:
+    relation: np.ndarray  # int8 per sample, types.RELATION_CODE (-1 where the prompt is not spatial)
+    label_a: np.ndarray  # object (str), lower-case
+    label_b: np.ndarray  # object (str), lower-case
+
+
+def prompt_columns(p: Prompts) -> SpatialColumns:
+    """Relation code and objects A, B of every prompt (-1 / "" for prompts of other methods)."""
+    n = len(p)
+    rel = np.full(n, -1, np.int8)
+    a = np.full(n, "", dtype=object)
+    b = np.full(n, "", dtype=object)
+    for i in range(n):
+        at = p.attrs[i] or {}
+        r = at.get("relation") if isinstance(at, dict) else None
+        ents: tuple[str, ...] = tuple(p.entities[i] or ())
+        if r in RELATION_CODE and len(ents) >= 2:
+            rel[i] = RELATION_CODE[r]
+            a[i], b[i] = ents[0], ents[1]
+    return SpatialColumns(rel, a, b)
+
+
+def spatial_columns(ds: Dataset) -> SpatialColumns:
+    """Per-sample relation, A and B, from the samples' prompts (cached per dataset)."""
+    cached = ds.cache.get(_CACHE_KEY)
+    if cached is not None and len(cached.relation) == ds.n:
+        return cached
+    pc = prompt_columns(ds.prompts)
+    rows = ds.prompt_rows()
+    ok = rows >= 0
+    safe = np.where(ok, rows, 0)
+    if len(pc.relation):
+        rel = np.where(ok, pc.relation[safe], -1).astype(np.int8)
+        la = np.where(ok, pc.label_a[safe], "").astype(object)
+        lb = np.where(ok, pc.label_b[safe], "").astype(object)
+    else:
+        rel = np.full(ds.n, -1, np.int8)
+        la = np.full(ds.n, "", dtype=object)
+        lb = np.full(ds.n, "", dtype=object)
+    if ds.n and (rel < 0).any():
+        bad = int(np.flatnonzero(rel < 0)[0])
+        raise WorkstationError(
+            f"sample {ds.samples.sample_id[bad]!r} has no spatial prompt (prompt {ds.samples.prompt_id[bad]!r} "
+            "is missing or belongs to another method)")
+    cols = SpatialColumns(rel, la, lb)
+    ds.cache[_CACHE_KEY] = cols
+    return cols
+
+
+def spatial_prompts(prompt_id: Sequence[str] | np.ndarray, text: Sequence[str] | np.ndarray,
+                    relation: Sequence[str] | Sequence[int] | np.ndarray,
+                    label_a: Sequence[str] | np.ndarray, label_b: Sequence[str] | np.ndarray, *, counterfactual_id: Any = None,
+                    pair_id: Any = None, suite: Any = "") -> Prompts:
+    """Spatial prompts; ``relation`` as names or as `RELATION_CODE` codes."""
+    rel = [RELATIONS[int(r)] if not isinstance(r, str) else r for r in relation]
+    for r in rel:
+        if r not in RELATION_CODE:
+            raise WorkstationError(f"unknown relation {r!r}; expected one of {', '.join(RELATIONS)}")
+    return Prompts.build(prompt_id, text, method=METHOD_NAME, suite=suite,
+                         entities=[(str(a).lower(), str(b).lower()) for a, b in zip(label_a, label_b)],
+                         attrs=[{"relation": r} for r in rel], twin_id=counterfactual_id, group_id=pair_id)
+
+
+def spatial_dataset(samples: Samples, relation: Sequence[Any] | np.ndarray, label_a: Sequence[str],
+                    label_b: Sequence[str], detections: Detections | None = None,
+                    variant_names: tuple[str, ...] = (ORIGINAL_NAME,), texts: Sequence[str] | None = None,
+                    counterfactual_id: Any = None, pair_id: Any = None, suite: str = "") -> Dataset:
+    """A dataset whose prompts are made from per-sample relation / A / B columns.
+
+    Samples sharing a prompt id must agree on its relation and objects. ``texts`` and the links
+    default to empty. Meant for importers that read per-sample records, tests and benchmarks."""
+    pid = np.asarray(samples.prompt_id).astype(str)
+    uniq, first = np.unique(pid, return_index=True)
+    rel_all = np.array([RELATION_CODE[r] if isinstance(r, str) else int(r) for r in relation], np.int8)
+    la = np.asarray([str(x).lower() for x in label_a], dtype=object)
+    lb = np.asarray([str(x).lower() for x in label_b], dtype=object)
+    _, inv = np.unique(pid, return_inverse=True)
+    inv = inv.reshape(-1)
+    for col, name in ((rel_all, "relation"), (la, "object A"), (lb, "object B")):
+        ref = col[first][inv]
+        diff = np.flatnonzero(ref != col)
+        if len(diff):
+            i = int(diff[0])
+            raise WorkstationError(f"samples of prompt {pid[i]!r} disagree on its {name}")
+    pick = lambda v: None if v is None else [np.asarray(v, dtype=object)[i] for i in first]  # noqa: E731
+    prompts = spatial_prompts(list(uniq), pick(texts) or [""] * len(uniq), rel_all[first], la[first], lb[first],
+                              counterfactual_id=pick(counterfactual_id), pair_id=pick(pair_id), suite=suite)
+    return Dataset(samples, detections if detections is not None else Detections.empty(), prompts, variant_names)

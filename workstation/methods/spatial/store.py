@@ -1,0 +1,186 @@
+"""The spatial method's part of a project: checker-config versions, verdict sets and P/F/U labels.
+
+`SpatialStore(project)` wraps an open `Project`: checker configs are the project's evaluation
+versions of method "spatial"; a version's verdict set lives in the method's own table
+``spatial_verdicts``; human verdicts are label events of task ``spatial.verdict`` on samples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ...dataset import Dataset
+from ...store import Project, ProjectError
+from ...store.base import _arrow
+from ...store.schema import SPATIAL_V1
+from .config import CheckerConfig
+from .types import REASONS, VERDICT_CODE, VERDICTS
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .checker import StorableVerdicts
+
+METHOD = "spatial"
+TASK = "spatial.verdict"
+
+#: the label log's P/F/U events as a relation with the spatial names (for SQL over labels)
+LABELS_RELATION = ("(SELECT event_id, target_id AS sample_id, annotator, value AS verdict, rating, notes, created_at, "
+                   f"audit_set_id, source FROM label_events WHERE task = '{TASK}')")
+
+#: the method's own tables, one list of statements per version
+MIGRATIONS: list[list[Any]] = [list(SPATIAL_V1)]
+
+
+@dataclass
+class LabelRow:
+    """A P/F/U label event of one sample."""
+
+    sample_id: str
+    annotator: str
+    verdict: str | None
+    rating: int | None
+    notes: str | None
+    created_at: datetime
+    event_id: int
+
+
+class SpatialStore:
+    """The spatial method's view of a project (see the module docstring)."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+        self.con = project.con
+        project.ensure_schema(METHOD, MIGRATIONS) if not project.read_only else None
+
+    def _has_table(self) -> bool:
+        return self.project.component_version(METHOD) >= 1
+
+    # ---- checker configs ---------------------------------------------------------------------
+    def save_config(self, cfg: CheckerConfig, note: str = "", parent_id: int | None = None,
+                    activate: bool = True) -> int:
+        """Store `cfg` as a new version (or return the id of an identical stored one)."""
+        return self.project.save_evaluation(METHOD, cfg.to_dict(), cfg.content_hash(), name=cfg.name, note=note,
+                                            parent_id=parent_id, activate=activate)
+
+    def configs(self) -> list[dict[str, Any]]:
+        counts: dict[int, int] = {}
+        if self._has_table():
+            counts = {int(e): int(n) for e, n in self.con.execute(
+                "SELECT eval_id, count(*) FROM spatial_verdicts GROUP BY eval_id").fetchall()}
+        return [{"config_id": e["eval_id"], "name": e["name"], "content_hash": e["content_hash"], "note": e["note"],
+                 "parent_id": e["parent_id"], "created_at": e["created_at"], "verdicts": counts.get(e["eval_id"], 0)}
+                for e in self.project.evaluations(METHOD)]
+
+    def get_config(self, config_id: int) -> CheckerConfig:
+        try:
+            ev = self.project.get_evaluation(config_id, METHOD)
+        except ProjectError:
+            raise ProjectError(f"no checker config version {config_id} in the project") from None
+        return CheckerConfig.from_dict(ev["config"])
+
+    def active_config_id(self) -> int | None:
+        return self.project.active_evaluation_id(METHOD)
+
+    def active_config(self) -> tuple[int | None, CheckerConfig]:
+        cid = self.active_config_id()
+        if cid is None:
+            return None, CheckerConfig()
+        return cid, self.get_config(cid)
+
+    def set_active_config(self, config_id: int) -> None:
+        self.project.set_active_evaluation(METHOD, config_id)
+
+    # ---- verdict sets ------------------------------------------------------------------------
+    def save_verdicts(self, config_id: int, ds: Dataset, v: "StorableVerdicts") -> None:
+        """Replace the verdict set of `config_id` for the samples of `ds`. Transactional."""
+        self.project._check_writable()
+        n = ds.n
+        texts = np.array([v.reason_text(i) for i in range(n)], dtype=object)
+        with self.project.transaction():
+            self.con.register("_ids", _arrow({"sample_id": ds.samples.sample_id}))
+            try:
+                self.con.execute("DELETE FROM spatial_verdicts WHERE eval_id=? AND sample_id IN "
+                                 "(SELECT sample_id FROM _ids)", [config_id])
+            finally:
+                self.con.unregister("_ids")
+            self.project.insert_columns("spatial_verdicts", {
+                "eval_id": np.full(n, config_id, np.int32), "sample_id": ds.samples.sample_id,
+                "verdict": np.array(VERDICTS, dtype=object)[v.verdict.astype(np.int64)],
+                "reason": np.array(REASONS, dtype=object)[v.reason.astype(np.int64)],
+                "reason_text": texts, "conf": v.conf, "c_detection": v.c_detection,
+                "c_geometry": v.c_geometry, "c_stability": v.c_stability, "c_agreement": v.c_agreement,
+                "delta": v.delta, "iou_ab": v.iou_ab,
+            })
+
+    def load_verdict_table(self, config_id: int) -> dict[str, np.ndarray]:
+        """Stored verdicts of a config version as columns (sample_id, verdict code, reason code, ...)."""
+        if not self._has_table():
+            raise ProjectError(f"no verdicts stored for checker config version {config_id}")
+        t = self.con.execute(
+            "SELECT v.sample_id, v.verdict, v.reason, v.reason_text, v.conf, v.c_detection, v.c_geometry, "
+            "v.c_stability, v.c_agreement, v.delta, v.iou_ab FROM spatial_verdicts v JOIN samples s USING (sample_id) "
+            "WHERE v.eval_id=? ORDER BY s.ord", [config_id]).to_arrow_table()
+        cols = {k: t.column(k).to_numpy(zero_copy_only=False) for k in t.column_names}
+        cols["verdict"] = np.array([VERDICT_CODE[x] for x in cols["verdict"]], np.int8)
+        rc = {r: i for i, r in enumerate(REASONS)}
+        cols["reason"] = np.array([rc[x] for x in cols["reason"]], np.int8)
+        return cols
+
+    # ---- labels ---------------------------------------------------------------------------------
+    def add_label(self, sample_id: str, annotator: str, verdict: str | None, *, rating: int | None = None,
+                  notes: str | None = None, audit_set_id: int | None = None, source: str = "ui",
+                  created_at: datetime | None = None) -> int:
+        """Append one P/F/U label event; it is committed (durable) when this returns."""
+        if verdict is not None and verdict not in VERDICT_CODE:
+            raise ProjectError(f"unknown verdict {verdict!r}; expected PASS, FAIL or UNDECIDABLE")
+        if not isinstance(annotator, str) or not annotator.strip():
+            raise ProjectError("an annotator name is required")
+        return self.project.add_label_event(TASK, "sample", sample_id, annotator, verdict, rating=rating, notes=notes,
+                                            audit_set_id=audit_set_id, source=source, created_at=created_at)
+
+    def add_labels_bulk(self, rows: Mapping[str, Sequence[Any]], source: str = "import") -> int:
+        """Append many label events in one transaction (columns: sample_id, annotator, verdict,
+        and optionally rating, notes, created_at). Unknown samples are an error."""
+        cols = {k: v for k, v in rows.items() if k not in ("sample_id", "verdict")}
+        cols["target_id"] = rows["sample_id"]
+        cols["value"] = rows["verdict"]
+        return self.project.add_label_events_bulk(TASK, "sample", cols, source=source)
+
+    @staticmethod
+    def _row(e: Any) -> LabelRow:
+        return LabelRow(e.target_id, e.annotator, e.value, e.rating, e.notes, e.created_at, e.event_id)
+
+    def label_events(self, sample_id: str | None = None) -> list[LabelRow]:
+        return [self._row(e) for e in self.project.label_events(task=TASK, target_id=sample_id)]
+
+    def latest_labels(self, annotator: str | None = None) -> list[LabelRow]:
+        """The latest event per (sample, annotator)."""
+        return [self._row(e) for e in self.project.latest_label_events(TASK, annotator)]
+
+    def annotators(self) -> list[str]:
+        return self.project.label_annotators(TASK)
+
+    def human_verdicts(self, ds: Dataset, annotator: str | None = None) -> np.ndarray:
+        """Per sample of `ds`: the latest human verdict code (int8) or -1 where unlabelled.
+
+        With several annotators and no `annotator` given, the most recent label of anyone counts.
+        """
+        out = np.full(ds.n, -1, np.int8)
+        idx = ds.sample_index()
+        for r in sorted(self.latest_labels(annotator), key=lambda r: r.event_id):
+            i = idx.get(r.sample_id)
+            if i is not None and r.verdict in VERDICT_CODE:
+                out[i] = VERDICT_CODE[r.verdict]
+        return out
+
+    # ---- audit sets --------------------------------------------------------------------------------
+    def create_audit_set(self, name: str, sample_ids: Sequence[str], params: dict[str, Any],
+                         blind: bool = True, rechecks: Sequence[tuple[int, str]] = ()) -> int:
+        return self.project.create_audit_set(name, TASK, sample_ids, params, blind=blind, rechecks=rechecks)
+
+    def audit_sets(self) -> list[dict[str, Any]]:
+        return self.project.audit_sets(TASK)

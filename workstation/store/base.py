@@ -1,0 +1,293 @@
+"""The project folder and its DuckDB connection: opening, locking, transactions, settings.
+
+A project folder holds `project.duckdb`, `images/` and `jobs/`. Image paths in the
+database are relative to the folder and never escape it. Every write that belongs
+together runs in one transaction: an import lands whole or not at all.
+
+DuckDB lets one process hold a database file for writing. A second process gets
+`ProjectLocked`, and may open a read-only snapshot instead (`ProjectBase.open_snapshot`).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import numpy as np
+
+from ..types import WorkstationError
+from . import schema
+
+if TYPE_CHECKING:  # pragma: no cover
+    import duckdb
+
+DB_NAME = "project.duckdb"
+P = TypeVar("P", bound="ProjectBase")
+
+
+class ProjectError(WorkstationError):
+    pass
+
+
+class ProjectLocked(ProjectError):
+    """Another process holds the project for writing."""
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+def _arrow(columns: dict[str, Any]):  # -> pyarrow.Table
+    import pyarrow as pa
+
+    return pa.table({k: (v.tolist() if isinstance(v, np.ndarray) and v.dtype == object else v)
+                     for k, v in columns.items()})
+
+
+def release_freed_memory() -> None:
+    """Hand memory freed by a large load back to the system. glibc keeps freed heap pages (how
+    many varies from run to run: 0 to 150 MB after 1.3M detections) until asked to trim."""
+    import ctypes
+    import sys
+
+    try:
+        import pyarrow as pa
+
+        pa.default_memory_pool().release_unused()
+    except Exception:  # noqa: BLE001 - best effort
+        pass
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
+        except (OSError, AttributeError):  # not glibc
+            pass
+
+
+def safe_relpath(folder: Path, path: str) -> str:
+    """Return `path` relative to `folder`; raise if it escapes the folder."""
+    p = Path(path)
+    full = (folder / p).resolve() if not p.is_absolute() else p.resolve()
+    try:
+        rel = full.relative_to(folder.resolve())
+    except ValueError:
+        raise ProjectError(f"image path {path!r} escapes the project folder {folder}") from None
+    return rel.as_posix()
+
+
+class _Result:
+    """A query result read to the end, so the connection is free for the next statement."""
+
+    def __init__(self, cur: Any) -> None:
+        self._cur = cur
+
+    def fetchall(self) -> list[tuple[Any, ...]]:
+        return self._cur.fetchall()
+
+    def fetchone(self) -> tuple[Any, ...] | None:
+        rows = self._cur.fetchall()
+        return rows[0] if rows else None
+
+    def to_arrow_table(self) -> Any:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Arrow output on a DB-API result")
+            return self._cur.to_arrow_table()
+
+    def df(self) -> Any:
+        return self._cur.df()
+
+
+class _Connection:
+    """DuckDB connection whose `execute` results never stay half-read."""
+
+    def __init__(self, con: "duckdb.DuckDBPyConnection") -> None:
+        self.raw = con
+
+    def execute(self, sql: str, params: Any = None) -> _Result:
+        return _Result(self.raw.execute(sql, params) if params is not None else self.raw.execute(sql))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.raw, name)
+
+
+class ProjectBase:
+    """The connection, schema and transactions of an open project (see `workstation.store.Project`)."""
+
+    def __init__(self, folder: Path, con: "duckdb.DuckDBPyConnection", read_only: bool,
+                 snapshot_dir: Path | None = None) -> None:
+        self.folder = folder
+        self.con = _Connection(con)
+        self.read_only = read_only
+        self._snapshot_dir = snapshot_dir
+        self._lock = threading.RLock()
+        self._in_tx = False
+
+    # ---- opening ------------------------------------------------------------------------
+    @classmethod
+    def create(cls: type[P], folder: str | Path, exist_ok: bool = False) -> P:
+        folder = Path(folder)
+        db = folder / DB_NAME
+        if db.exists():
+            if not exist_ok:
+                raise ProjectError(f"a project already exists in {folder}")
+            return cls.open(folder)
+        if folder.exists() and not folder.is_dir():
+            raise ProjectError(f"{folder} is a file, not a folder")
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "images").mkdir(exist_ok=True)
+        return cls.open(folder)
+
+    @classmethod
+    def open(cls: type[P], folder: str | Path, read_only: bool = False) -> P:
+        import duckdb
+
+        folder = Path(folder)
+        db = folder / DB_NAME
+        if not folder.is_dir():
+            raise ProjectError(f"project folder not found: {folder}")
+        if read_only and not db.exists():
+            raise ProjectError(f"no project in {folder} (missing {DB_NAME})")
+        try:
+            con = duckdb.connect(str(db), read_only=read_only)
+        except duckdb.IOException as e:
+            msg = str(e)
+            if "lock" in msg.lower():
+                raise ProjectLocked(
+                    f"the project {folder} is open in another process; close it there, "
+                    "or open a read-only snapshot"
+                ) from None
+            raise ProjectError(f"cannot open project {folder}: {msg}") from None
+        except duckdb.Error as e:
+            raise ProjectError(f"cannot open project {folder}: {e}") from None
+        p = cls(folder, con, read_only)
+        p._limit_cached_memory()
+        if not read_only:
+            p._migrate()
+        elif p._schema_version() != schema.SCHEMA_VERSION:
+            con.close()
+            raise ProjectError(f"project {folder} has schema version {p._schema_version()}; "
+                               f"open it once for writing to upgrade it to {schema.SCHEMA_VERSION}")
+        return p
+
+    @classmethod
+    def open_snapshot(cls: type[P], folder: str | Path) -> P:
+        """A read-only copy of the project as last committed, for when another process holds it."""
+        import duckdb
+
+        folder = Path(folder)
+        src = folder / DB_NAME
+        if not src.exists():
+            raise ProjectError(f"no project in {folder} (missing {DB_NAME})")
+        tmp = Path(tempfile.mkdtemp(prefix="workstation-snapshot-"))
+        shutil.copy2(src, tmp / DB_NAME)
+        wal = folder / (DB_NAME + ".wal")
+        if wal.exists():
+            shutil.copy2(wal, tmp / (DB_NAME + ".wal"))
+        try:
+            con = duckdb.connect(str(tmp / DB_NAME), read_only=False)
+        except duckdb.Error as e:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise ProjectError(f"cannot read a snapshot of {folder}: {e}") from None
+        p = cls(folder, con, True, snapshot_dir=tmp)
+        p._limit_cached_memory()
+        return p
+
+    def _limit_cached_memory(self) -> None:
+        """Have DuckDB hand freed memory back to the system at once: a workstation holds a
+        project open for hours, and large scans (loading 1M detections) should not leave
+        hundreds of MB cached in its allocator."""
+        for setting in ("allocator_flush_threshold", "allocator_bulk_deallocation_flush_threshold"):
+            try:
+                self.con.execute(f"SET {setting} = '0MB'")
+            except Exception:  # an older DuckDB without the setting
+                pass
+
+    def close(self) -> None:
+        with self._lock:
+            try:
+                self.con.close()
+            finally:
+                if self._snapshot_dir is not None:
+                    shutil.rmtree(self._snapshot_dir, ignore_errors=True)
+
+    def __enter__(self: P) -> P:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---- schema ---------------------------------------------------------------------------
+    def _schema_version(self) -> int:
+        return schema.kernel_version(self.con)
+
+    def _migrate(self) -> None:
+        schema.migrate_kernel(self)
+
+    @property
+    def schema_version(self) -> int:
+        return self._schema_version()
+
+    def ensure_schema(self, component: str, migrations: list[list[Any]]) -> int:
+        """Bring a component's own tables (a method's ``<name>_*`` tables) to the newest of
+        ``migrations`` (one list of SQL statements or callables per version); returns the version.
+        A read-only project whose component is behind raises ProjectError."""
+        return schema.ensure_component(self, component, migrations)
+
+    def component_version(self, component: str) -> int:
+        return schema.component_version(self.con, component)
+
+    # ---- transactions ------------------------------------------------------------------------
+    def _check_writable(self) -> None:
+        if self.read_only:
+            raise ProjectError(f"project {self.folder} is open read-only")
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One all-or-nothing unit of writes (nested calls join the outer one)."""
+        with self._lock:
+            if self._in_tx:
+                yield
+                return
+            self.con.execute("BEGIN TRANSACTION")
+            self._in_tx = True
+            try:
+                yield
+            except BaseException:
+                self._in_tx = False
+                self.con.execute("ROLLBACK")
+                raise
+            self._in_tx = False
+            self.con.execute("COMMIT")
+
+    def insert_columns(self, table: str, columns: dict[str, Any]) -> None:
+        """Bulk insert columns (numpy arrays or lists; names must match the table's) through Arrow."""
+        t = _arrow(columns)
+        if t.num_rows == 0:
+            return
+        name = f"_ins_{table}"
+        self.con.register(name, t)
+        try:
+            cols = ", ".join(columns)
+            self.con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {name}")
+        finally:
+            self.con.unregister(name)
+
+    _insert = insert_columns
+
+    # ---- settings --------------------------------------------------------------------------------
+    def get_setting(self, key: str, default: str | None = None) -> str | None:
+        row = self.con.execute("SELECT value FROM settings WHERE key=?", [key]).fetchone()
+        return row[0] if row else default
+
+    def set_setting(self, key: str, value: str) -> None:
+        self._check_writable()
+        with self._lock:
+            self.con.execute("INSERT OR REPLACE INTO settings VALUES (?, ?)", [key, value])
+

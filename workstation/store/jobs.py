@@ -1,0 +1,33 @@
+"""The project's record of jobs (their files live under ``jobs/<job_id>/``)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .base import ProjectBase, _now
+
+
+class JobsRepo(ProjectBase):
+    """Job records: kind, spec, state, progress and the last message."""
+
+    def record_job(self, job_id: str, kind: str, spec: dict[str, Any], status: str = "queued",
+                   done: int = 0, total: int = 0, message: str = "") -> None:
+        self._check_writable()
+        with self._lock:
+            now = _now()
+            exists = self.con.execute("SELECT 1 FROM jobs WHERE job_id=?", [job_id]).fetchone()
+            if exists:
+                self.con.execute("UPDATE jobs SET status=?, done=?, total=?, message=?, updated_at=? "
+                                 "WHERE job_id=?", [status, done, total, message, now, job_id])
+            else:
+                self.con.execute("INSERT INTO jobs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                 [job_id, kind, json.dumps(spec, default=str), status, now, now, done, total,
+                                  message])
+
+    def jobs(self) -> list[dict[str, Any]]:
+        rows = self.con.execute("SELECT job_id, kind, spec, status, created_at, updated_at, done, total, message "
+                                "FROM jobs ORDER BY created_at").fetchall()
+        return [{"job_id": r[0], "kind": r[1], "spec": json.loads(r[2] or "{}"), "status": r[3],
+                 "created_at": r[4], "updated_at": r[5], "done": r[6], "total": r[7], "message": r[8]}
+                for r in rows]

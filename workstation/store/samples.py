@@ -1,0 +1,290 @@
+"""Runs, prompts, samples and detections of a project, and loading them as a `Dataset`."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..dataset import Dataset, Detections, Prompts, Samples
+from ..types import ORIGINAL_NAME
+from .base import ProjectBase, ProjectError, _arrow, _now, release_freed_memory, safe_relpath
+
+
+def _prompt_hashes(p: Prompts) -> list[str]:
+    out = []
+    for i in range(len(p)):
+        blob = "\x1f".join([str(p.text[i]), str(p.method[i]), json.dumps(list(p.entities[i])),
+                            json.dumps(p.attrs[i] or {}, sort_keys=True, default=str)])
+        out.append(hashlib.sha256(blob.encode()).hexdigest()[:16])
+    return out
+
+
+class SamplesRepo(ProjectBase):
+    """Runs, prompts, samples and cached detections."""
+
+    def runs(self) -> list[dict[str, Any]]:
+        rows = self.con.execute(
+            "SELECT r.run_id, r.method, r.model, r.params, r.provenance, r.source, r.created_at, "
+            "(SELECT count(*) FROM samples s WHERE s.run_id = r.run_id) AS n "
+            "FROM runs r ORDER BY r.created_at, r.run_id").fetchall()
+        out = []
+        for rid, method, model, params, prov, source, created, n in rows:
+            out.append({"run_id": rid, "method": method, "model": json.loads(model or "null"),
+                        "params": json.loads(params or "{}"), "provenance": json.loads(prov or "{}"),
+                        "source": source, "created_at": created, "samples": int(n)})
+        return out
+
+    def run_ids(self) -> list[str]:
+        return [r[0] for r in self.con.execute("SELECT run_id FROM runs ORDER BY created_at, run_id").fetchall()]
+
+    def add_run(self, run_id: str, *, method: str = "", model: Any = None, params: Any = None,
+                provenance: Any = None, source: str = "") -> None:
+        self._check_writable()
+        if not run_id:
+            raise ProjectError("a run needs a non-empty id")
+        with self.transaction():
+            if self.con.execute("SELECT 1 FROM runs WHERE run_id=?", [run_id]).fetchone():
+                raise ProjectError(f"run {run_id!r} already exists in the project; choose another --run-id")
+            self.con.execute(
+                "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [run_id, method, json.dumps(model), json.dumps(params or {}, default=str),
+                 json.dumps(provenance or {}, default=str), source, _now()])
+
+    def add_prompts(self, prompts: Prompts) -> int:
+        """Insert prompts not yet present (same id and same text); a conflicting text is an error."""
+        self._check_writable()
+        if len(prompts) == 0:
+            return 0
+        with self.transaction():
+            existing = dict(self.con.execute("SELECT prompt_id, text FROM prompts").fetchall())
+            keep = []
+            for i, (pid, text) in enumerate(zip(prompts.prompt_id.tolist(), prompts.text.tolist())):
+                if pid in existing:
+                    if existing[pid] != text:
+                        raise ProjectError(
+                            f"prompt {pid!r} is already in the project with a different text "
+                            f"({existing[pid]!r} vs {text!r})")
+                else:
+                    keep.append(i)
+            if not keep:
+                return 0
+            p = prompts.take(np.array(keep, np.int64))
+            self._insert("prompts", {
+                "prompt_id": p.prompt_id, "suite": p.suite, "method": p.method, "text": p.text,
+                "entities": [list(e) for e in p.entities],
+                "attrs": np.array([json.dumps(a or {}, sort_keys=True, default=str) for a in p.attrs], dtype=object),
+                "twin_id": p.twin_id, "group_id": p.group_id,
+                "content_hash": np.array(_prompt_hashes(p), dtype=object),
+            })
+            return len(keep)
+
+    def add_dataset(self, ds: Dataset, *, detector_names: Sequence[str] = ("primary", "secondary"),
+                    truth: Sequence[str | None] | None = None) -> None:
+        """Insert the samples and detections of `ds` (its runs must exist). Transactional."""
+        self._check_writable()
+        s = ds.samples
+        n = len(s)
+        if n == 0:
+            return
+        ids = s.sample_id.tolist()
+        if len(set(ids)) != n:
+            seen: set[str] = set()
+            dup = next(x for x in ids if x in seen or seen.add(x))  # type: ignore[func-returns-value]
+            raise ProjectError(f"duplicate sample id {dup!r}")
+        paths = [safe_relpath(self.folder, p) if p else "" for p in s.image_path.tolist()]
+        with self.transaction():
+            self.add_prompts(ds.prompts)
+            known_runs = set(self.run_ids())
+            for r in set(s.run_id.tolist()):
+                if r not in known_runs:
+                    raise ProjectError(f"run {r!r} does not exist; add it first")
+            pids = set(r[0] for r in self.con.execute("SELECT prompt_id FROM prompts").fetchall())
+            for i, pid in enumerate(s.prompt_id.tolist()):
+                if pid not in pids:
+                    raise ProjectError(f"sample {ids[i]!r} refers to unknown prompt {pid!r}")
+            self.con.register("_new_ids", _arrow({"sample_id": s.sample_id}))
+            try:
+                clash = self.con.execute(
+                    "SELECT n.sample_id FROM _new_ids n JOIN samples s USING (sample_id) LIMIT 1").fetchone()
+            finally:
+                self.con.unregister("_new_ids")
+            if clash:
+                raise ProjectError(f"sample {clash[0]!r} is already in the project")
+            base_row = self.con.execute("SELECT coalesce(max(ord) + 1, 0) FROM samples").fetchone()
+            assert base_row is not None
+            base = base_row[0]
+            self._insert("samples", {
+                "sample_id": s.sample_id, "run_id": s.run_id, "prompt_id": s.prompt_id,
+                "seed": s.seed, "image_path": np.array(paths, dtype=object), "width": s.width,
+                "height": s.height, "recorded_stability": s.recorded_stability,
+                "has_secondary": s.has_secondary, "has_perturbed": s.has_perturbed,
+                "truth": np.array(list(truth) if truth is not None else [None] * n, dtype=object),
+                "ord": np.arange(base, base + n, dtype=np.int64),
+            })
+            self.add_detections(ds, detector_names=detector_names)
+
+    def add_detections(self, ds: Dataset, *, detector_names: Sequence[str] = ("primary", "secondary"),
+                       replace: bool = False) -> None:
+        """Insert the detections of `ds` for its samples (already in the project)."""
+        self._check_writable()
+        d = ds.detections
+        if len(d) == 0 and len(ds.variant_names) <= 1:
+            return
+        names = np.array(list(ds.variant_names), dtype=object)
+        with self.transaction():
+            self.record_variants(ds.variant_names)
+            if replace:
+                self.con.register("_ids", _arrow({"sample_id": ds.samples.sample_id}))
+                try:
+                    self.con.execute("DELETE FROM detections WHERE sample_id IN (SELECT sample_id FROM _ids)")
+                finally:
+                    self.con.unregister("_ids")
+            self._insert("detections", {
+                "sample_id": ds.samples.sample_id[d.sample_idx],
+                "source": d.source,
+                "detector": np.array(list(detector_names), dtype=object)[d.source.astype(np.int64)],
+                "variant": names[d.variant.astype(np.int64)],
+                "label": d.label, "score": d.score, "x1": d.x1, "y1": d.y1, "x2": d.x2, "y2": d.y2,
+            })
+
+    def record_variants(self, names: Sequence[str]) -> None:
+        """Record image variants a detector ran on (even where it found nothing)."""
+        self._check_writable()
+        with self.transaction():
+            for name in names:
+                self.con.execute("INSERT OR IGNORE INTO image_variants VALUES (?)", [name])
+
+    def sample_count(self) -> int:
+        row = self.con.execute("SELECT count(*) FROM samples").fetchone()
+        assert row is not None
+        return int(row[0])
+
+    def load_dataset(self, runs: Sequence[str] | None = None, method: str | None = None) -> Dataset:
+        """All samples (or those of `runs`, or whose prompt belongs to `method`) with their
+        detections, in project order. With `method`, only that method's prompts are loaded."""
+        ds = self._load_dataset(runs, method)
+        # The scan leaves the table's blocks in DuckDB's buffer pool (~50 MB per 1.3M detections)
+        # and freed buffers in its allocator: a brief low memory limit evicts the blocks, the next
+        # statement flushes the allocator; then the C heap and Arrow's pool are trimmed.
+        with self._lock:
+            try:
+                self.con.execute("SET memory_limit = '16MB'")
+                self.con.execute("SELECT 1").fetchall()
+            finally:
+                self.con.execute("RESET memory_limit")
+        release_freed_memory()
+        return ds
+
+    def _load_dataset(self, runs: Sequence[str] | None, method: str | None = None) -> Dataset:
+        conds: list[str] = []
+        params: list[Any] = []
+        if runs:
+            conds.append("s.run_id IN (SELECT unnest(?))")
+            params.append(list(runs))
+        if method:
+            conds.append("p.method = ?")
+            params.append(method)
+        where = ("WHERE " + " AND ".join(conds)) if conds else ""
+        st = self.con.execute(
+            f"SELECT s.sample_id, s.run_id, s.prompt_id, s.seed, "
+            f"s.width, s.height, s.image_path, s.recorded_stability, s.has_secondary, s.has_perturbed "
+            f"FROM samples s JOIN prompts p USING (prompt_id) {where} ORDER BY s.ord", params).to_arrow_table()
+        cols = {k: st.column(k).to_numpy(zero_copy_only=False) for k in st.column_names}
+        obj = lambda a: np.asarray(a, dtype=object)  # noqa: E731
+        samples = Samples(
+            sample_id=obj(cols["sample_id"]), run_id=obj(cols["run_id"]), prompt_id=obj(cols["prompt_id"]),
+            seed=cols["seed"].astype(np.int64),
+            width=cols["width"].astype(np.float64), height=cols["height"].astype(np.float64),
+            image_path=obj([x or "" for x in cols["image_path"]]),
+            recorded_stability=np.asarray(cols["recorded_stability"], dtype=np.float64),
+            has_secondary=cols["has_secondary"].astype(bool), has_perturbed=cols["has_perturbed"].astype(bool),
+        )
+        # Detections in insertion order (DuckDB preserves it for a plain scan), mapped to sample
+        # rows in numpy and stably sorted by row: each sample keeps its detections' stored order
+        # (the checker's tie-break depends on it). Strings are dictionary-encoded, so 1M
+        # detections share a handful of label / variant string objects.
+        import pyarrow.compute as pc
+
+        where_d = (f"WHERE sample_id IN (SELECT s.sample_id FROM samples s JOIN prompts p USING (prompt_id) "
+                   f"{where})") if conds else ""
+        sql = f"SELECT sample_id, source, variant, label, score, x1, y1, x2, y2 FROM detections {where_d}"
+        idx = self.dataset_index_map(samples)
+        dicts: dict[str, dict[str, int]] = {"variant": {}, "label": {}}
+        det_cols: dict[str, list[np.ndarray]] = {
+            k: [] for k in ("row", "source", "variant", "label", "score", "x1", "y1", "x2", "y2")}
+
+        def codes(batch: Any, col: str, table: dict[str, int]) -> np.ndarray:
+            enc = pc.dictionary_encode(batch.column(col))
+            local = [table.setdefault(str(x), len(table)) for x in enc.dictionary.to_pylist()]
+            return np.asarray(local, dtype=np.int64)[enc.indices.to_numpy(zero_copy_only=False)] \
+                if local else np.zeros(0, np.int64)
+
+        # streamed in batches: the whole result never sits in memory as one table
+        with self._lock:
+            reader = self.con.raw.sql(sql, params=params or None).to_arrow_reader(131072)
+            for batch in reader:
+                enc = pc.dictionary_encode(batch.column("sample_id"))
+                row_of = np.array([idx.get(str(x), -1) for x in enc.dictionary.to_pylist()], dtype=np.int64)
+                det_cols["row"].append(row_of[enc.indices.to_numpy(zero_copy_only=False)] if len(row_of)
+                                       else np.zeros(0, np.int64))
+                det_cols["variant"].append(codes(batch, "variant", dicts["variant"]))
+                det_cols["label"].append(codes(batch, "label", dicts["label"]))
+                for k in ("source", "score", "x1", "y1", "x2", "y2"):
+                    det_cols[k].append(batch.column(k).to_numpy(zero_copy_only=False))
+            del reader
+        cat = {k: (np.concatenate(v) if v else np.zeros(0)) for k, v in det_cols.items()}
+        rows = cat["row"].astype(np.int64)
+        keep = rows >= 0
+        order = np.nonzero(keep)[0][np.argsort(rows[keep], kind="stable")]
+        var_dict = list(dicts["variant"])
+        lab_dict = list(dicts["label"])
+        recorded = {r[0] for r in self.con.execute("SELECT name FROM image_variants").fetchall()}
+        names = [ORIGINAL_NAME] + sorted((set(var_dict) | recorded) - {ORIGINAL_NAME})
+        vidx = np.array([names.index(v) for v in var_dict] or [0], dtype=np.int16)
+        labels = np.array([x.lower() for x in lab_dict] or [""], dtype=object)
+        var_code = cat["variant"].astype(np.int64)
+        lab_code = cat["label"].astype(np.int64)
+
+        def num(col: str, dtype: type) -> np.ndarray:
+            return cat[col].astype(dtype)[order]
+
+        dets = Detections(
+            sample_idx=rows[order], source=num("source", np.int8),
+            variant=vidx[var_code[order]], label=labels[lab_code[order]],
+            score=num("score", np.float64), x1=num("x1", np.float64), y1=num("y1", np.float64),
+            x2=num("x2", np.float64), y2=num("y2", np.float64),
+        )
+        return Dataset(samples, dets, self.load_prompts(method), tuple(names))
+
+    @staticmethod
+    def dataset_index_map(samples: Samples) -> dict[str, int]:
+        return {sid: i for i, sid in enumerate(samples.sample_id.tolist())}
+
+    def load_prompts(self, method: str | None = None) -> Prompts:
+        """The project's prompts (of one method, when given), ordered by id."""
+        t = self.con.execute(
+            "SELECT prompt_id, text, suite, method, entities, attrs, twin_id, group_id FROM prompts "
+            + ("WHERE method = ? " if method else "") + "ORDER BY prompt_id", [method] if method else []).fetchall()
+        if not t:
+            return Prompts.empty()
+        c = list(zip(*t))
+        return Prompts.build(c[0], c[1], method=c[3], suite=c[2], entities=[tuple(e or ()) for e in c[4]],
+                             attrs=[json.loads(a) if a else {} for a in c[5]], twin_id=c[6], group_id=c[7])
+
+    def prompt_methods(self) -> dict[str, int]:
+        """Number of prompts per method."""
+        return {m: int(n) for m, n in self.con.execute(
+            "SELECT method, count(*) FROM prompts GROUP BY method ORDER BY method").fetchall()}
+
+    def sample_truth(self) -> dict[str, Any]:
+        """Ground truth recorded for procedural samples (demo), by sample id."""
+        return {sid: json.loads(t) for sid, t in
+                self.con.execute("SELECT sample_id, truth FROM samples WHERE truth IS NOT NULL").fetchall()}
+
+    def image_file(self, rel_path: str) -> Path:
+        return self.folder / rel_path
