@@ -48,7 +48,7 @@ from PySide6.QtWidgets import (
 )
 
 from workstation.jobs import CANCELLED, DONE, FAILED, PROCEDURAL, QUEUED, SCENE, Progress
-from workstation.jobs.pipeline import PipelineRequest, create_pipeline, default_perturbations
+from workstation.commands.pipeline import PipelineRequest, create_pipeline, default_perturbations
 from workstation.jobs.progress import LIVE_STATES, format_seconds
 from workstation.jobs.queue import JobQueue
 from workstation.jobs.runner import JobRun, live_status, tail

@@ -41,7 +41,7 @@ from . import project_dialogs, theme
 from .image_cache import ImageCache
 from .labeling import GotoDialog, LabelController, LabelingPanel
 from .pair_viewer import PairViewer, verdict_counts_text
-from .sample_table import SampleBrowser
+from .browse import SampleBrowser
 from .shortcuts import ShortcutSheet, key_sequences, make_action
 from .state import AppState
 
@@ -93,6 +93,7 @@ class MainWindow(QMainWindow):
         self.thumbs = ImageCache(max_side=300, max_bytes=64 * 1024 * 1024)
         self.docks: dict[str, QDockWidget] = {}
         self.panels: dict[str, QWidget] = {}
+        self.method_views: dict[str, Any] = {}  # installed views of each method (ui.methods registry)
         self._ask_annotator_override = ask_annotator
         self._load_worker: Any = None
         self.controller = LabelController(self.state, ask_annotator=self.ask_annotator)
@@ -173,6 +174,56 @@ class MainWindow(QMainWindow):
             toggle = dock.toggleViewAction()
             toggle.setShortcuts(key_sequences("jobs"))
             toggle.setText("Jobs panel")
+
+    # ---- method views -----------------------------------------------------------------------------
+    def install_method_views(self, name: str) -> Any:
+        """Install a method's views (pages, menus) once; returns them."""
+        from .methods import views_for
+
+        views = self.method_views.get(name)
+        if views is None:
+            views = views_for(name)
+            views.install(self)
+            self.method_views[name] = views
+            views.on_project(self)
+        return views
+
+    def open_method(self, name: str) -> None:
+        views = self.install_method_views(name)
+        self.show_tab(views.title)
+
+    def _sync_method_views(self) -> None:
+        """Install the views of every method with data in the open project; tell installed ones."""
+        from .methods import view_names
+
+        p = self.state.project
+        present = p.prompt_methods() if p is not None else {}
+        for name in view_names():
+            if name in self.method_views:
+                try:
+                    self.method_views[name].on_project(self)
+                except Exception:  # noqa: BLE001 - one method's views must not take the window down
+                    log.exception("the %s views failed to follow the project", name)
+            elif name in present:
+                try:
+                    self.install_method_views(name)
+                except Exception:  # noqa: BLE001
+                    log.exception("the %s views failed to start", name)
+
+    def _fill_methods_menu(self) -> None:
+        from workstation.methods import METHODS
+
+        from .methods import view_names
+
+        self.methods_menu.clear()
+        names = view_names()
+        if not names:
+            a = self.methods_menu.addAction("(no other methods installed)")
+            a.setEnabled(False)
+        for name in names:
+            desc = METHODS.entry(name).description if name in METHODS else ""
+            a = self.methods_menu.addAction(f"{name}: {desc}" if desc else name)
+            a.triggered.connect(lambda _=False, n=name: self.open_method(n))
 
     def show_tab(self, name: str) -> None:
         for i in range(self.tabs.count()):
@@ -287,6 +338,9 @@ class MainWindow(QMainWindow):
         vm.addAction(a["theme"])
         self.panels_menu = vm.addMenu("Panels")
 
+        self.methods_menu = mb.addMenu("&Methods")
+        self.methods_menu.aboutToShow.connect(self._fill_methods_menu)
+
         au = mb.addMenu("&Audit")
         au.addAction(a["audit_new"])
         self.audit_menu = QMenu("Open audit set", self)
@@ -342,7 +396,7 @@ class MainWindow(QMainWindow):
         checker evaluates them on a worker thread; the views fill in when it is done
         (`load_finished(ok)`). Locks and errors end in the same messages as `open_project`."""
         from .state import load_project
-        from .workers import GeneratorWorker
+        from superqt.utils import create_worker
 
         folder = Path(folder)
         if (self._load_worker is not None or not project_dialogs.is_project(folder)
@@ -353,7 +407,7 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Opening {folder.name}…")
         self.browser.count_label.setText(f"opening {folder.name}…")
         QApplication.setOverrideCursor(Qt.BusyCursor)
-        worker = GeneratorWorker(load_project, folder, read_only)
+        worker = create_worker(load_project, folder, read_only, _start_thread=False, _ignore_errors=True)
         worker.returned.connect(lambda loaded: self._adopt_loaded(loaded, folder))
         worker.errored.connect(lambda e: self._load_failed(e, folder, read_only))
         self._load_worker = worker
@@ -444,6 +498,7 @@ class MainWindow(QMainWindow):
             a.triggered.connect(lambda _=False, ff=f: self.open_project(ff))
 
     def _on_project(self) -> None:
+        self._sync_method_views()
         p = self.state.project
         if p is None:
             self.setWindowTitle("T2I Audit Workstation")

@@ -100,7 +100,7 @@ class AppState(QObject):
         from workstation.methods.spatial.checker import evaluate
 
         assert self.project is not None
-        self.dataset = self.project.load_dataset()
+        self.dataset = self.project.load_dataset(method="spatial")
         self.config_id, self.config = SpatialStore(self.project).active_config()
         self.baseline = evaluate(self.dataset, self.config) if self.dataset.n else None
         self.verdicts = self.baseline
@@ -218,7 +218,7 @@ def load_project(folder: str | Path, read_only: bool = False, snapshot: bool = F
 
     project = Project.open_snapshot(folder) if snapshot else Project.open(folder, read_only=read_only)
     try:
-        ds = project.load_dataset()
+        ds = project.load_dataset(method="spatial")
         cid, cfg = SpatialStore(project).active_config()
         verdicts = evaluate(ds, cfg) if ds.n else None
         human = SpatialStore(project).human_verdicts(ds)

@@ -137,7 +137,7 @@ def test_report_gives_the_published_values(imported: Path, tmp_path: Path, capsy
     assert main(["report", "--project", str(imported), "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "pass_rate 0.4037" in printed
-    t = out / "tables"
+    t = out / "spatial" / "tables"
     main_r = read_csv(t / "main_results.csv")
     assert main_r == [{"run": "sd15_boxdiff", "samples": "800", "pass_rate": "0.4037", "coverage": "0.4250",
                        "pass_rate_cond": "0.9500", "prompt_pass_rate": "0.7600", "mean_conf": "0.3948"}]
@@ -199,7 +199,7 @@ def test_evaluate_with_a_flat_config_adds_a_version(project: Path, tmp_path: Pat
         assert SpatialStore(p).get_config(2).name == "narrow" and SpatialStore(p).get_config(2).margin == 0.03
     out = tmp_path / "report"
     assert main(["report", "--project", str(project), "--out", str(out)]) == 0
-    assert read_csv(out / "tables" / "main_results.csv")[0]["pass_rate"] != "0.4037"
+    assert read_csv(out / "spatial" / "tables" / "main_results.csv")[0]["pass_rate"] != "0.4037"
 
 
 # ---------------------------------------------------------------------------------------------

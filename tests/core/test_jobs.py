@@ -29,7 +29,7 @@ from workstation.jobs import (
 from workstation.jobs.chunks import chunk_files, ingested_names
 from workstation.jobs.ingest import ingest_pending
 from workstation.jobs.merge import merge_into
-from workstation.jobs.pipeline import PipelineRequest, create_pipeline
+from workstation.commands.pipeline import PipelineRequest, create_pipeline
 from workstation.jobs.progress import read_progress
 from workstation.jobs.queue import JobQueue
 from workstation.jobs.runner import JobRun, run_job
@@ -287,7 +287,7 @@ def test_out_of_memory_halves_the_batch_and_goes_on(tmp_path: Path) -> None:
 def test_disk_full_keeps_finished_items_and_resume_completes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import builtins
 
-    import workstation.jobs.chunks as chunks
+    import workstation.util.atomic as atomic
 
     p = new_project(tmp_path / "p")
     try:
@@ -297,13 +297,13 @@ def test_disk_full_keeps_finished_items_and_resume_completes(tmp_path: Path, mon
         calls = {"n": 0}
 
         def filling_open(file: Any, mode: str = "r", *a: Any, **kw: Any) -> Any:
-            if "w" in mode and str(file).endswith(".tmp"):
+            if "w" in mode and str(file).endswith(atomic.PARTIAL_SUFFIX):
                 calls["n"] += 1
                 if calls["n"] > 10:  # the disk fills up during the third batch
                     raise OSError(errno.ENOSPC, "No space left on device", str(file))
             return real_open(file, mode, *a, **kw)
 
-        monkeypatch.setattr(chunks, "open", filling_open, raising=False)
+        monkeypatch.setattr(atomic, "open", filling_open, raising=False)
         assert run_worker(paths.dir) == EXIT_FAILED
         prog = read_progress(paths.progress)
         assert prog.state == FAILED and "out of disk space" in prog.error and "resume" in prog.error

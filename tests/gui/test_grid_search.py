@@ -1,6 +1,6 @@
 """Grid-search dialog: grids typed by the user, a run on a worker thread with progress, Cancel,
 the ranked table equal to the core's search, and loading a row into the sliders. Also the
-generator worker helper (ui/workers.py) on its own."""
+core generators run by superqt's workers (results, errors, abort closes the generator)."""
 
 from __future__ import annotations
 
@@ -201,10 +201,10 @@ def _boom():
 
 
 def test_worker_yields_returns_and_finishes(qtbot):
-    from ui.workers import GeneratorWorker
+    from superqt.utils import create_worker
 
     got: list[object] = []
-    w = GeneratorWorker(_count, 5)
+    w = create_worker(_count, 5, _start_thread=False)
     w.yielded.connect(got.append)
     with qtbot.waitSignal(w.finished, timeout=5000):
         with qtbot.waitSignal(w.returned, timeout=5000) as ret:
@@ -215,9 +215,9 @@ def test_worker_yields_returns_and_finishes(qtbot):
 
 
 def test_worker_reports_errors(qtbot):
-    from ui.workers import GeneratorWorker
+    from superqt.utils import create_worker
 
-    w = GeneratorWorker(_boom)
+    w = create_worker(_boom, _start_thread=False, _ignore_errors=True)
     with qtbot.waitSignal(w.errored, timeout=5000) as err:
         w.start()
     assert isinstance(err.args[0], ValueError) and "line 3" in str(err.args[0])
@@ -226,7 +226,7 @@ def test_worker_reports_errors(qtbot):
 def test_worker_aborts_at_a_yield(qtbot):
     import threading
 
-    from ui.workers import GeneratorWorker
+    from superqt.utils import create_worker
 
     gate = threading.Event()
     closed = threading.Event()
@@ -240,7 +240,7 @@ def test_worker_aborts_at_a_yield(qtbot):
         finally:
             closed.set()
 
-    w = GeneratorWorker(slow)
+    w = create_worker(slow, _start_thread=False)
     returned: list[object] = []
     w.returned.connect(returned.append)
     with qtbot.waitSignal(w.yielded, timeout=5000):
@@ -248,6 +248,10 @@ def test_worker_aborts_at_a_yield(qtbot):
     with qtbot.waitSignal(w.aborted, timeout=5000):
         w.quit()
         gate.set()
-    assert closed.wait(2)  # the generator was closed (its finally ran)
     qtbot.waitUntil(lambda: not w.is_running, timeout=2000)
+    import gc
+
+    del w
+    gc.collect()
+    assert closed.wait(2)  # the generator was closed (its finally ran) once the worker let go of it
     assert returned == []

@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialogButtonBox, QProgressBar
 
 from workstation.jobs import CANCELLED, DONE, FAILED
-from workstation.jobs.pipeline import PipelineRequest
+from workstation.commands.pipeline import PipelineRequest
 from workstation.store import Project
 
 from .conftest import on_next_modal

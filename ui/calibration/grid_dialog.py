@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (
 from workstation.methods.spatial.calibration import PAPER_GRID, GridResult, Weights, iter_grid_search
 from workstation.types import WorkstationError
 
-from ..workers import GeneratorWorker
+from superqt.utils import GeneratorWorker, create_worker
 from .sliders import PARAMS
 
 MAX_COMBINATIONS = 200_000
@@ -261,7 +261,8 @@ class GridSearchDialog(QDialog):
         self.status.setText("running…")
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
-        w = GeneratorWorker(iter_grid_search, st.dataset, st.config, st.human.copy(), grids, weights)
+        w = create_worker(iter_grid_search, st.dataset, st.config, st.human.copy(), grids, weights,
+                          _start_thread=False, _ignore_errors=True)
         w.yielded.connect(self._on_progress)
         w.returned.connect(self._on_result)
         w.errored.connect(self._on_error)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..methods.spatial.types import VERDICT_CODE, VERDICTS
+from ..util.jsonsafe import dumps
 from ..types import WorkstationError
 from .evaluate import active_verdicts, add_project_arg, config_hash, load_samples, open_project, reading_project
 from ..methods.spatial.store import SpatialStore
@@ -224,7 +224,7 @@ def run_metrics(args: argparse.Namespace) -> int:
     with reading_project(args.project) as project:
         result = audit_metrics(project, args.annotator, taus)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    args.out.write_text(dumps(result, indent=2) + "\n", encoding="utf-8")
     c = result["confusion"]
     print(f"audit over {result['audited']} labelled samples (checker config v{result['config_version']}, "
           f"tau {result['tau']:g}): PASS/PASS {c['tp']}, PASS/FAIL {c['fp']}, FAIL/PASS {c['fn']}, "

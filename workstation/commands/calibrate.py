@@ -12,13 +12,11 @@ with its verdict set over every sample and makes it active.
 from __future__ import annotations
 
 import argparse
-import json
-import math
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 
+from ..util.jsonsafe import dumps
 from ..types import WorkstationError
 from .evaluate import active_verdicts, add_project_arg, load_samples, open_project, print_main_results, reading_project
 from ..methods.spatial.store import SpatialStore
@@ -86,18 +84,6 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _clean(x: Any) -> Any:
-    if isinstance(x, dict):
-        return {k: _clean(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_clean(v) for v in x]
-    if isinstance(x, np.generic):
-        x = x.item()
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    return x
-
-
 def run(args: argparse.Namespace) -> int:
     from ..methods.spatial.calibration import PAPER_GRID, grid_search
     from ..progress import TerminalProgress
@@ -144,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
                 SpatialStore(project).save_verdicts(cid, ds, v_all)
             report["applied_config_version"] = cid
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(_clean(report), indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    args.out.write_text(dumps(report, indent=2) + "\n", encoding="utf-8")
     b = report["best"]
     params = ", ".join(f"{k} {val:g}" if isinstance(val, float) else f"{k} {val}" for k, val in b["params"].items())
     print(f"best of {len(result)} combinations over {result.n_audited} audited samples: {params}; "

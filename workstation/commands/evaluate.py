@@ -70,9 +70,10 @@ def reading_project(folder: Path) -> Iterator["Project"]:
 
 
 def load_samples(project: "Project") -> "Dataset":
-    ds = project.load_dataset()
+    """The samples of the spatial method's prompts, with their detections."""
+    ds = project.load_dataset(method="spatial")
     if ds.n == 0:
-        raise WorkstationError(f"the project {project.folder} has no samples; import a run first")
+        raise WorkstationError(f"the project {project.folder} has no samples of spatial prompts; import a run first")
     return ds
 
 
@@ -100,17 +101,10 @@ def fmt(x: Any, digits: int = 4) -> str:
 
 def print_main_results(ds: "Dataset", v: Any, out: Any = None) -> None:
     """One line per run with the main metrics (4 decimals) and the abstention reasons."""
-    from ..methods.spatial.metrics import abstention, main_results
+    from ..methods.spatial.report import summary_lines
 
-    out = out or sys.stdout
-    for row in main_results(ds, v):
-        print(f"  {row['run']}: samples {row['samples']}  pass_rate {fmt(row['pass_rate'])}  "
-              f"coverage {fmt(row['coverage'])}  pass_rate_cond {fmt(row['pass_rate_cond'])}  "
-              f"prompt_pass_rate (best-of-{row['k']}) {fmt(row['prompt_pass_rate'])}  "
-              f"mean_conf {fmt(row['mean_conf'])}", file=out)
-        reasons = [f"{r['reason']} {r['count']}" for r in abstention(ds, v) if r["run"] == row["run"] and r["count"]]
-        print(f"    PASS {row['pass_count']}  FAIL {row['fail_count']}  UNDECIDABLE {row['undecidable_count']}"
-              + (f" ({', '.join(reasons)})" if reasons else ""), file=out)
+    for line in summary_lines(ds, v):
+        print(line, file=out or sys.stdout)
 
 
 # ---------------------------------------------------------------------------------------------

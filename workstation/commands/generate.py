@@ -57,7 +57,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 
 
 def load_suite(suite: str, pairs: int = 50, limit: int | None = None) -> tuple["Prompts", str]:
-    from ..jobs.pipeline import load_suite as _load
+    from .pipeline import load_suite as _load
 
     return _load(suite, pairs, limit)
 

@@ -1,9 +1,10 @@
-"""`report`: write the report bundle (CSV tables, plots, index.html) of the active verdict set.
+"""`report`: write the report bundle of the project: a section per method (tables, plots, its own
+index.html) under one index with the provenance of every number.
 
-    python main.py report --project DIR --out OUT_DIR [--overwrite]
+    python main.py report --project DIR --out OUT_DIR [--method NAME ...] [--overwrite]
 
-Tables follow SpatialBench-UC's published report (rates with 4 decimals); with human labels in
-the project the audit confusion and the risk–coverage table are added.
+The spatial section's tables follow SpatialBench-UC's published report (rates with 4 decimals);
+with human labels in the project the audit confusion and the risk–coverage table are added.
 """
 
 from __future__ import annotations
@@ -12,46 +13,56 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from .evaluate import active_verdicts, add_project_arg, config_hash, load_samples, print_main_results, reading_project
-from ..methods.spatial.store import SpatialStore
+from ..types import WorkstationError
+from .evaluate import add_project_arg, reading_project
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
-        "report", help="write CSV tables, plots and index.html for the active verdict set",
-        description="Write the report bundle of the active verdict set into OUT_DIR: tables/*.csv "
-                    "(SpatialBench-UC layout, 4 decimals), data/*.csv (full precision), assets/*.png, "
-                    "report_meta.json and index.html.")
+        "report", help="write the report bundle (a section per method: CSV tables, plots, index.html)",
+        description="Write the report bundle of the project into OUT_DIR: OUT_DIR/index.html with a "
+                    "section per method that has data in the project (or the --method ones), each "
+                    "method's files under OUT_DIR/<method>/ (tables/*.csv with 4 decimals, data/*.csv "
+                    "at full precision, assets/*.png, report_meta.json, index.html).")
     add_project_arg(p)
     p.add_argument("--out", required=True, type=Path, metavar="OUT_DIR", help="report folder")
+    p.add_argument("--method", action="append", metavar="NAME",
+                   help="report only this method (repeatable; default: every method with data)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing report folder")
     p.add_argument("--annotator", metavar="NAME", help="use only this annotator's labels for the audit tables")
     p.set_defaults(func=run)
 
 
+def methods_with_data(project: Any, wanted: list[str] | None) -> list[Any]:
+    from ..methods import METHODS, get_method
+
+    if wanted:
+        for name in wanted:
+            METHODS.entry(name)  # a clear error naming the registered methods
+        return [get_method(n) for n in wanted]
+    found = [get_method(n) for n in METHODS.names()]
+    found = [m for m in found if m.has_data(project)]
+    if not found:
+        raise WorkstationError(f"the project {project.folder} has no samples of any method; import or "
+                               "generate a run first")
+    return found
+
+
 def run(args: argparse.Namespace) -> int:
-    from ..methods.spatial.metrics import summarize
-    from ..methods.spatial.report import write_report
+    from ..evaluation.bundle import write_bundle
 
     with reading_project(args.project) as project:
-        ds = load_samples(project)
-        cid, cfg, v = active_verdicts(project, ds)
-        human = SpatialStore(project).human_verdicts(ds, args.annotator)
-        labels = human if (human >= 0).any() else None
-        provenance = {
-            "project": str(Path(args.project).resolve()),
-            "config_version": cid,
-            "config_name": cfg.name,
-            "runs": [{k: r[k] for k in ("run_id", "method", "model", "params", "source", "samples")}
-                     for r in project.runs()],
-            "labels": {"audited_samples": int((human >= 0).sum()), "annotators": SpatialStore(project).annotators(),
-                       "annotator_filter": args.annotator},
-        }
-        chash = config_hash(project, cid)
-    summary = summarize(ds, v)
-    written = write_report(args.out, ds, v, cfg, chash, provenance, summary=summary, labels=labels,
-                           overwrite=args.overwrite)
-    print(f"report of checker config v{cid} ({ds.n} samples) written to {args.out} "
-          f"({len(written)} files; open {written.get('index', Path(args.out) / 'index.html')})")
-    print_main_results(ds, v)
+        methods = methods_with_data(project, args.method)
+        provenance = {"project": str(Path(args.project).resolve()), "methods": ", ".join(m.name for m in methods),
+                      "runs": ", ".join(project.run_ids())}
+
+        def build(folder: Path) -> list[Any]:
+            return [m.report_section(project, folder / m.name, annotator=args.annotator) for m in methods]
+
+        sections = write_bundle(args.out, build, provenance=provenance, overwrite=args.overwrite)
+    print(f"report of {', '.join(s.title for s in sections)} written to {args.out} "
+          f"(open {Path(args.out) / 'index.html'})")
+    for s in sections:
+        for line in s.meta.get("summary_lines", []):
+            print(line)
     return 0

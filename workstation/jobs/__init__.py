@@ -22,9 +22,9 @@ from .progress import (
     Progress,
     format_progress,
 )
+from .kinds import KINDS, JobKind, job_kind
 from .shards import Shard, shard_of
 from .spec import (
-    JOB_KINDS,
     PROCEDURAL,
     SCENE,
     JobPaths,
@@ -36,7 +36,7 @@ from .spec import (
 )
 
 __all__ = [
-    "CANCELLED", "DONE", "FAILED", "INTERRUPTED", "JOB_KINDS", "PROCEDURAL", "QUEUED", "RUNNING", "SCENE",
+    "CANCELLED", "DONE", "FAILED", "INTERRUPTED", "KINDS", "JobKind", "job_kind", "PROCEDURAL", "QUEUED", "RUNNING", "SCENE",
     "STARTING", "DiskFull", "JobPaths", "JobSpec", "Progress", "Shard", "create_detect_job",
     "create_evaluate_job", "create_generate_job", "format_progress", "load_spec", "shard_of",
 ]

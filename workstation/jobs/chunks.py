@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..types import WorkstationError
+from ..util.atomic import PARTIAL_SUFFIX, atomic_path, atomic_write_bytes
 from .spec import JobPaths
 
 META_ITEMS = b"workstation.items"
@@ -44,17 +45,10 @@ def _disk_error(path: Path, e: OSError) -> WorkstationError:
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
+        atomic_write_bytes(path, data, fsync=False)
     except OSError as e:
-        try:
-            tmp.unlink(missing_ok=True)
-        except OSError:
-            pass
         raise _disk_error(path, e) from e
 
 
@@ -103,16 +97,11 @@ def write_chunk(paths: JobPaths, kind: str, columns: Mapping[str, Sequence[Any]]
         META_KIND: kind.encode(),
         META_JOB: paths.job_id.encode(),
     })
-    tmp = paths.chunks / f".{name}.tmp"
     try:
         paths.chunks.mkdir(parents=True, exist_ok=True)
-        pq.write_table(table, tmp)
-        os.replace(tmp, path)
+        with atomic_path(path) as tmp:
+            pq.write_table(table, tmp)
     except OSError as e:
-        try:
-            tmp.unlink(missing_ok=True)
-        except OSError:
-            pass
         raise _disk_error(path, e) from e
     return path
 
@@ -175,7 +164,7 @@ def clean_temporary(paths: JobPaths) -> int:
     n = 0
     for folder in (paths.chunks, paths.dir):
         if folder.is_dir():
-            for p in folder.glob(".*.tmp"):
+            for p in [*folder.glob(".*.tmp"), *folder.glob(f".*{PARTIAL_SUFFIX}")]:
                 try:
                     p.unlink()
                     n += 1

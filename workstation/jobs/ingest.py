@@ -117,7 +117,7 @@ def _existing_ids(project: "Project", ids: list[str]) -> set[str]:
     return {r[0] for r in rows}
 
 
-def _ingest_generate(project: "Project", paths: JobPaths, spec: JobSpec, cols: dict[str, list[Any]],
+def ingest_generate(project: "Project", paths: JobPaths, spec: JobSpec, cols: dict[str, list[Any]],
                      src_root: Path | None) -> IngestResult:
     res = IngestResult(chunks=1, items=len(cols["sample_id"]))
     have = _existing_ids(project, list(cols["sample_id"]))
@@ -158,7 +158,7 @@ def _ingest_generate(project: "Project", paths: JobPaths, spec: JobSpec, cols: d
     return res
 
 
-def _ingest_detect(project: "Project", spec: JobSpec, cols: dict[str, list[Any]], items: list[str]) -> IngestResult:
+def ingest_detect(project: "Project", spec: JobSpec, cols: dict[str, list[Any]], items: list[str]) -> IngestResult:
     import pyarrow as pa
 
     from .work import detection_groups
@@ -227,11 +227,9 @@ def ingest_chunk(project: "Project", paths: JobPaths, spec: JobSpec, chunk: Path
     cols, items, kind = read_chunk(chunk)
     if kind and kind != spec.kind:
         raise WorkstationError(f"chunk {chunk} holds {kind} results, but job {spec.job_id} is a {spec.kind} job")
-    if spec.kind == "generate":
-        return _ingest_generate(project, paths, spec, cols, src_root)
-    if spec.kind == "detect":
-        return _ingest_detect(project, spec, cols, items)
-    raise WorkstationError(f"a {spec.kind} job has no chunks to ingest")
+    from .kinds import job_kind
+
+    return job_kind(spec.kind).ingest(project, paths, spec, cols, items, src_root)
 
 
 def ingest_pending(project: "Project", paths: JobPaths, spec: JobSpec | None = None) -> IngestResult:

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from ..types import WorkstationError
 from .chunks import clean_temporary, finished_keys
 from .ingest import IngestResult, ingest_pending
+from .kinds import job_kind
 from .progress import (
     CANCELLED,
     DONE,
@@ -44,8 +45,7 @@ from .progress import (
     Progress,
     read_progress,
 )
-from .spec import SAMPLE_COLUMNS, JobPaths, JobSpec, append_log, load_spec, write_table
-from ..methods.spatial.store import SpatialStore
+from .spec import JobPaths, JobSpec, append_log, load_spec
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..store import Project
@@ -163,54 +163,8 @@ class WorkerProcess:
 
 
 def prepare_inputs(project: "Project", paths: JobPaths, spec: JobSpec) -> str:
-    """Write what a launch needs from the database: the skip list and (detect) the samples.
-
-    Returns a note for the log ("" when there is nothing to say)."""
-    note = ""
-    if spec.kind == "generate":
-        rows = project.con.execute("SELECT sample_id FROM samples WHERE run_id = ?", [spec.run_id]).fetchall()
-        text = "\n".join(r[0] for r in rows)
-        paths.skip.write_text(text + ("\n" if text else ""), encoding="utf-8")
-    elif spec.kind == "detect":
-        where = "WHERE coalesce(s.image_path, '') <> ''"
-        params: list[Any] = []
-        if spec.runs:
-            where += " AND s.run_id IN (SELECT unnest(?))"
-            params.append(list(spec.runs))
-        rows = project.con.execute(
-            "SELECT s.sample_id, s.run_id, s.image_path, p.entities, s.width, s.height "
-            f"FROM samples s JOIN prompts p USING (prompt_id) {where} ORDER BY s.ord", params).fetchall()
-        missing = [r for r in rows if not (project.folder / r[2]).is_file()]
-        if missing:
-            note = (f"{len(missing)} sample(s) have no image file in the project (e.g. {missing[0][2]}); "
-                    "they are left out")
-            rows = [r for r in rows if (project.folder / r[2]).is_file()]
-        if not rows:
-            raise WorkstationError("no samples with images to run the detectors on"
-                                   + (f" in run(s) {', '.join(spec.runs)}" if spec.runs else "")
-                                   + "; generate or import images first")
-        write_table(paths.inputs, {c: [r[i] for r in rows] for i, c in enumerate(SAMPLE_COLUMNS)})
-        paths.skip.write_text("", encoding="utf-8")
-    return note
-
-
-def iter_evaluate(project: "Project", spec: JobSpec) -> Generator[Progress, None, None]:
-    """Verdicts of the job's config (or the active one) for every sample, saved as its verdict set."""
-    from ..methods.spatial.checker import evaluate
-
-    yield Progress(0, 1, message="loading samples and detections", state=RUNNING)
-    ds = project.load_dataset()
-    cid: int | None
-    if spec.config_id is not None:
-        cid, cfg = spec.config_id, SpatialStore(project).get_config(spec.config_id)
-    else:
-        cid, cfg = SpatialStore(project).active_config()
-        if cid is None:
-            cid = SpatialStore(project).save_config(cfg, note="default config (evaluate job)")
-    yield Progress(0, 1, message=f"evaluating {ds.n} sample(s)", state=RUNNING)
-    if ds.n:
-        SpatialStore(project).save_verdicts(cid, ds, evaluate(ds, cfg))
-    yield Progress(1, 1, message=f"{ds.n} verdict(s) under config v{cid}", state=DONE)
+    """Write what a launch needs from the database (the kind's plan). Returns a note for the log."""
+    return job_kind(spec.kind).prepare(project, paths, spec)
 
 
 class JobRun:
@@ -250,8 +204,8 @@ class JobRun:
         self.status = STARTING
         self.progress = Progress(state=STARTING, message="starting")
         try:
-            if self.spec.kind == "evaluate":
-                self._inline = iter_evaluate(self.project, self.spec)
+            if job_kind(self.spec.kind).inline:
+                self._inline = job_kind(self.spec.kind).run_inline(self.project, self.spec)
                 self._record(force=True)
                 return self
             clean_temporary(self.paths)
@@ -367,7 +321,7 @@ class JobRun:
         return self.progress
 
     def _count_done(self) -> int:
-        return len(finished_keys(self.paths)) if self.spec.kind != "evaluate" else 0
+        return len(finished_keys(self.paths)) if not job_kind(self.spec.kind).inline else 0
 
     def _finish(self, status: str, message: str) -> None:
         self.status = status

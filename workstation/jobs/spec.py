@@ -42,12 +42,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..dataset import Prompts
 from ..types import WorkstationError
+from ..util.atomic import atomic_path, atomic_write_text
+from ..util.jsonsafe import dumps
 from .shards import Shard
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..store import Project
 
-JOB_KINDS = ("generate", "detect", "evaluate")
 SPEC_VERSION = 1
 PROCEDURAL = "procedural"  # the built-in generator that needs no weights
 SCENE = "scene"  # the built-in detector for procedural scenes
@@ -99,7 +100,10 @@ class JobSpec:
     perturbations: list[str] = field(default_factory=list)  # Perturbation names
     runs: list[str] = field(default_factory=list)  # samples of these runs; [] = every run
     # evaluate
-    config_id: int | None = None
+    method: str = ""  # the evaluation method ("" in specs written before methods had names: spatial)
+    config_id: int | None = None  # the method's evaluation version (None: the active one)
+    # other kinds: their own options
+    options: dict[str, Any] = field(default_factory=dict)
     # all kinds
     batch_size: int = 4
     shard: list[int] = field(default_factory=lambda: [1, 1])
@@ -107,8 +111,10 @@ class JobSpec:
     version: int = SPEC_VERSION
 
     def __post_init__(self) -> None:
-        if self.kind not in JOB_KINDS:
-            raise WorkstationError(f"unknown job kind {self.kind!r}; expected one of {', '.join(JOB_KINDS)}")
+        from .kinds import KINDS
+
+        if self.kind not in KINDS:
+            raise WorkstationError(f"unknown job kind {self.kind!r}; expected one of {', '.join(KINDS.names())}")
         if self.batch_size < 1:
             raise WorkstationError(f"batch size must be at least 1, got {self.batch_size}")
         Shard.parse(self.shard)
@@ -137,17 +143,9 @@ class JobSpec:
 
     def describe(self) -> str:
         """One line for lists: 'generate procedural · 16 prompts × 2 seeds · shard 1/2'."""
-        if self.kind == "generate":
-            g = self.generator
-            what = f"generate {g.get('name')}" + (f" {g.get('model')}" if g.get("model") else "")
-            what += f" → run {self.run_id} · {len(self.seeds)} seed(s)"
-        elif self.kind == "detect":
-            names = [self.detector.get("name", "?")] + [s.get("name", "?") for s in self.secondary]
-            what = f"detect {' + '.join(names)} · {len(self.perturbations)} perturbation(s)"
-            if self.runs:
-                what += f" · runs {', '.join(self.runs)}"
-        else:
-            what = "evaluate" + (f" config v{self.config_id}" if self.config_id else " active config")
+        from .kinds import job_kind
+
+        what = job_kind(self.kind).describe(self)
         if not self.shard_obj.whole:
             what += f" · shard {self.shard_obj}"
         return what
@@ -208,9 +206,7 @@ class JobPaths:
 
 
 def write_json_atomic(path: Path, obj: Any) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=1, sort_keys=True, default=str), encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write_text(path, dumps(obj, indent=1, sort_keys=True), fsync=False)
 
 
 def save_spec(paths: JobPaths, spec: JobSpec) -> None:
@@ -251,9 +247,8 @@ def write_table(path: Path, columns: dict[str, Sequence[Any]]) -> None:
     import pyarrow.parquet as pq
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    pq.write_table(pa.table({k: list(v) for k, v in columns.items()}), tmp)
-    os.replace(tmp, path)
+    with atomic_path(path, fsync=False) as tmp:
+        pq.write_table(pa.table({k: list(v) for k, v in columns.items()}), tmp)
 
 
 def read_table(path: Path) -> dict[str, list[Any]]:
@@ -267,7 +262,7 @@ def write_prompts(path: Path, prompts: Prompts) -> None:
     write_table(path, {
         "prompt_id": prompts.prompt_id.tolist(), "text": prompts.text.tolist(), "suite": prompts.suite.tolist(),
         "method": prompts.method.tolist(), "entities": [list(e) for e in prompts.entities],
-        "attrs": [json.dumps(a or {}, sort_keys=True, default=str) for a in prompts.attrs],
+        "attrs": [dumps(a or {}, sort_keys=True) for a in prompts.attrs],
         "twin_id": prompts.twin_id.tolist(), "group_id": prompts.group_id.tolist(),
     })
 
@@ -358,9 +353,7 @@ def default_run_id(generator: str, model: str | None, params: dict[str, Any], se
                    prompts: Prompts) -> str:
     """A run id that is the same on every machine for the same model, settings, seeds and prompts,
     so shards made apart merge into one run."""
-    from ..methods.spatial.suite import content_hash
-
-    blob = json.dumps({"g": generator, "m": model, "p": params, "s": list(seeds), "c": content_hash(prompts)},
+    blob = json.dumps({"g": generator, "m": model, "p": params, "s": list(seeds), "c": prompts.content_hash()},
                       sort_keys=True, default=str)
     short = safe_name(_model_short(generator, model))[:40]
     return f"{short}-{hashlib.sha256(blob.encode()).hexdigest()[:8]}"
@@ -486,9 +479,10 @@ def create_detect_job(
     return spec
 
 
-def create_evaluate_job(project: "Project", config_id: int | None = None) -> JobSpec:
-    """Store a job that computes the verdicts of ``config_id`` (the active config when None)."""
+def create_evaluate_job(project: "Project", config_id: int | None = None, method: str = "spatial") -> JobSpec:
+    """Store a job that computes ``method``'s results under evaluation version ``config_id`` (the
+    method's active version when None)."""
     spec = JobSpec(job_id=f"evaluate-{time.strftime('%Y%m%d-%H%M%S')}-{os.urandom(2).hex()}", kind="evaluate",
-                   config_id=config_id, batch_size=1, created_at=time.time())
+                   method=method, config_id=config_id, batch_size=1, created_at=time.time())
     _register(project, JobPaths(project.folder, spec.job_id), spec)
     return spec

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..types import ORIGINAL_NAME, PRIMARY, SECONDARY, WorkstationError
 from . import backends
+from .kinds import job_kind
 from .chunks import encode_png, finished_keys, read_image, write_bytes_atomic, write_chunk
 from .progress import STARTING, Progress, RateMeter
 from .spec import prompt_row
@@ -52,12 +53,7 @@ def iter_job(job_dir: str | Path, log: LogFn | None = None,
     paths = JobPaths.of_dir(job_dir)
     spec = load_spec(paths)
     say = log or (lambda _m: None)
-    if spec.kind == "generate":
-        yield from _iter_generate(paths, spec, say, delay)
-    elif spec.kind == "detect":
-        yield from _iter_detect(paths, spec, say, delay)
-    else:
-        raise WorkstationError(f"a {spec.kind} job runs in the process that holds the project, not in a worker")
+    yield from job_kind(spec.kind).run(paths, spec, say, delay)
 
 
 class _Halving:
@@ -102,7 +98,7 @@ def _write_provenance(paths: JobPaths, spec: JobSpec, backend: dict[str, Any], i
 
 
 # ---- generation ---------------------------------------------------------------------------------
-def _iter_generate(paths: JobPaths, spec: JobSpec, say: LogFn, delay: float) -> Iterator[Progress]:
+def iter_generate(paths: JobPaths, spec: JobSpec, say: LogFn, delay: float) -> Iterator[Progress]:
     prompts = read_prompts(paths.inputs)
     items = generation_items(spec, prompts)
     skip = finished_keys(paths)
@@ -175,7 +171,7 @@ def _iter_generate(paths: JobPaths, spec: JobSpec, say: LogFn, delay: float) -> 
 
 
 # ---- detection ------------------------------------------------------------------------------------
-def _iter_detect(paths: JobPaths, spec: JobSpec, say: LogFn, delay: float) -> Iterator[Progress]:
+def iter_detect(paths: JobPaths, spec: JobSpec, say: LogFn, delay: float) -> Iterator[Progress]:
     from ..perturb import Perturbation
     from ..perturb import apply
 

@@ -12,6 +12,8 @@ from typing import Any
 from ..registry import Registry
 
 METHODS: Registry[Any] = Registry("method")
+METHODS.register("spatial", "workstation.methods.spatial.method:METHOD",
+                 description="SpatialBench-UC: an abstaining checker of two objects' spatial relation")
 
 
 def get_method(name: str) -> Any:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..util.jsonsafe import dumps
 from .base import ProjectBase, _now
 
 
@@ -22,7 +23,7 @@ class JobsRepo(ProjectBase):
                                  "WHERE job_id=?", [status, done, total, message, now, job_id])
             else:
                 self.con.execute("INSERT INTO jobs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                                 [job_id, kind, json.dumps(spec, default=str), status, now, now, done, total,
+                                 [job_id, kind, dumps(spec), status, now, now, done, total,
                                   message])
 
     def jobs(self) -> list[dict[str, Any]]:

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..dataset import Dataset, Detections, Prompts, Samples
 from ..types import ORIGINAL_NAME
+from ..util.jsonsafe import dumps
 from .base import ProjectBase, ProjectError, _arrow, _now, release_freed_memory, safe_relpath
 
 
@@ -52,8 +53,8 @@ class SamplesRepo(ProjectBase):
                 raise ProjectError(f"run {run_id!r} already exists in the project; choose another --run-id")
             self.con.execute(
                 "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [run_id, method, json.dumps(model), json.dumps(params or {}, default=str),
-                 json.dumps(provenance or {}, default=str), source, _now()])
+                [run_id, method, dumps(model), dumps(params or {}),
+                 dumps(provenance or {}), source, _now()])
 
     def add_prompts(self, prompts: Prompts) -> int:
         """Insert prompts not yet present (same id and same text); a conflicting text is an error."""
@@ -77,7 +78,7 @@ class SamplesRepo(ProjectBase):
             self._insert("prompts", {
                 "prompt_id": p.prompt_id, "suite": p.suite, "method": p.method, "text": p.text,
                 "entities": [list(e) for e in p.entities],
-                "attrs": np.array([json.dumps(a or {}, sort_keys=True, default=str) for a in p.attrs], dtype=object),
+                "attrs": np.array([dumps(a or {}, sort_keys=True) for a in p.attrs], dtype=object),
                 "twin_id": p.twin_id, "group_id": p.group_id,
                 "content_hash": np.array(_prompt_hashes(p), dtype=object),
             })

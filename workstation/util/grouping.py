@@ -7,12 +7,25 @@ from collections.abc import Hashable, Sequence
 import numpy as np
 
 
-def factorize(values: Sequence[Hashable] | np.ndarray) -> tuple[np.ndarray, list[str]]:
-    """Codes 0..k-1 (int64, in sorted order of the values as text) and the k names."""
-    arr = np.asarray(values)
-    if len(arr) == 0:
+def factorize(values: Sequence[Hashable] | np.ndarray, *, sort: bool = True) -> tuple[np.ndarray, list[str]]:
+    """Codes 0..k-1 (int64) of the values as text and the k names: in sorted order of the names,
+    or with ``sort=False`` in order of first appearance (hash encoding: fast on large columns)."""
+    if len(values) == 0:
         return np.zeros(0, np.int64), []
-    uniq, inv = np.unique(arr.astype(str), return_inverse=True)
+    if not sort:
+        try:
+            import pyarrow as pa
+
+            arr = values.tolist() if isinstance(values, np.ndarray) else list(values)
+            enc = pa.array([str(x) for x in arr] if not all(isinstance(x, str) for x in arr[:64]) else arr,
+                           type=pa.string()).dictionary_encode()
+            return (enc.indices.to_numpy(zero_copy_only=False).astype(np.int64),
+                    [str(x) for x in enc.dictionary.to_pylist()])
+        except (ImportError, TypeError, ValueError):  # pragma: no cover - mixed types: the plain path
+            table: dict[str, int] = {}
+            codes = [table.setdefault(str(v), len(table)) for v in values]
+            return np.array(codes, np.int64), list(table)
+    uniq, inv = np.unique(np.asarray(values).astype(str), return_inverse=True)
     return inv.reshape(-1).astype(np.int64), [str(u) for u in uniq]
 
 

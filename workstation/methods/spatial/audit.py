@@ -18,6 +18,7 @@ import numpy as np
 
 from ...dataset import Dataset
 from ...evaluation.agreement import _event_order, latest_labels
+from ...util.grouping import factorize
 from .data import spatial_columns
 from .types import FAIL, PASS, RELATIONS, UNDECIDABLE, VERDICTS, REASONS
 from ...types import WorkstationError
@@ -39,10 +40,9 @@ class VerdictLike(Protocol):
 # ---------------------------------------------------------------------------------------------
 
 
-def _codes(values: np.ndarray) -> tuple[np.ndarray, list[str]]:  # noqa: D103
+def _codes(values: np.ndarray) -> tuple[np.ndarray, list[str]]:
     """Integer codes (sorted by value) and their display names."""
-    uniq, inv = np.unique(np.asarray(values).astype(str), return_inverse=True)
-    return inv.astype(np.int64).reshape(-1), [str(u) for u in uniq]
+    return factorize(values)
 
 
 def stratum_codes(

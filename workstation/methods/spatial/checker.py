@@ -55,6 +55,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ...util.grouping import factorize
 from .config import CheckerConfig
 from .data import spatial_columns
 from ...dataset import Dataset
@@ -330,19 +331,8 @@ def _fingerprint(ds: Dataset) -> tuple[Any, ...]:
 
 
 def _factorize_labels(values: np.ndarray) -> tuple[np.ndarray, list[str]]:
-    """Codes and unique values of a string column (pyarrow's hash encoding; dict fallback)."""
-    if len(values) == 0:
-        return np.zeros(0, np.int64), []
-    try:
-        import pyarrow as pa
-
-        enc = pa.array(values, type=pa.string()).dictionary_encode()
-        codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        return codes, [str(x) for x in enc.dictionary.to_pylist()]
-    except Exception:  # pragma: no cover - pyarrow is a dependency; keep a plain path anyway
-        table: dict[str, int] = {}
-        codes_l = [table.setdefault(str(v), len(table)) for v in values.tolist()]
-        return np.array(codes_l, np.int64), list(table)
+    """Codes and unique values of a string column (hash encoding, order of first appearance)."""
+    return factorize(values, sort=False)
 
 
 def _canonical_codes(ds: Dataset) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

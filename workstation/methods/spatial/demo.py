@@ -31,6 +31,7 @@ import numpy as np
 from ...dataset import Dataset, Detections, Prompts, Samples
 from ...perturb import Perturbation
 from ...types import ORIGINAL_NAME, PRIMARY, SECONDARY, WorkstationError
+from ...util.atomic import atomic_write_bytes
 from .config import CheckerConfig
 from .data import prompt_columns
 from .store import SpatialStore
@@ -104,10 +105,8 @@ def encode_png(img: np.ndarray) -> bytes:
 def write_png(path: Path, img: np.ndarray) -> None:
     """Write `img` as PNG (via a temporary file, so a cancelled build leaves no torn image)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".part")
     try:
-        tmp.write_bytes(encode_png(img))
-        os.replace(tmp, path)
+        atomic_write_bytes(path, encode_png(img), fsync=False)
     except OSError as e:
         raise WorkstationError(f"could not write the image {path}: {e.strerror or e}") from None
 

@@ -33,6 +33,7 @@ import numpy as np
 
 from .checker import VerdictColumns
 from ...dataset import Dataset
+from ...util.grouping import factorize
 from .data import spatial_columns
 from .types import FAIL, PASS, REASONS, RELATIONS, UNDECIDABLE, VERDICTS
 
@@ -62,10 +63,7 @@ def _rate(num: float | np.number[Any], den: float | np.number[Any]) -> float:
 
 def _factorize(values: np.ndarray) -> tuple[np.ndarray, list[str]]:
     """Integer codes (order of first appearance) and the distinct values of a string column."""
-    table: dict[str, int] = {}
-    codes = np.fromiter((table.setdefault(str(x), len(table)) for x in values.tolist()),
-                        dtype=np.int64, count=len(values))
-    return codes, list(table)
+    return factorize(values, sort=False)
 
 
 # =============================================================================================

@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from ...util.jsonsafe import dumps, jsonable
 from .config import CheckerConfig
 from ...dataset import Dataset
 from .types import FAIL, PASS, UNDECIDABLE, VERDICTS
@@ -318,32 +319,8 @@ pre{margin:0;font-size:.85em}code{background:#f4f4f4;padding:0 3px}
 # ---------------------------------------------------------------------------------------------
 
 
-def _json_default(o: Any) -> Any:
-    if isinstance(o, np.generic):
-        return o.item()
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    if isinstance(o, Path):
-        return str(o)
-    return str(o)
-
-
-def _sanitize(o: Any) -> Any:
-    """JSON-ready copy: numpy scalars/arrays to Python, NaN/inf to null (strict JSON)."""
-    if isinstance(o, Mapping):
-        return {str(k): _sanitize(v) for k, v in o.items()}
-    if isinstance(o, (list, tuple)):
-        return [_sanitize(v) for v in o]
-    if isinstance(o, np.ndarray):
-        return [_sanitize(v) for v in o.tolist()]
-    return _finite_or_none(o)
-
-
 def _finite_or_none(x: Any) -> Any:
-    x = _plain(x)
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    return x
+    return jsonable(x)
 
 
 def write_report(
@@ -475,7 +452,7 @@ def write_report(
                         "data/*.csv and this file: full precision",
         }
         (tmp / "report_meta.json").write_text(
-            json.dumps(_sanitize(meta), indent=2, default=_json_default, ensure_ascii=False, allow_nan=False),
+            dumps(meta, indent=2),
             encoding="utf-8")
         written["meta"] = Path("report_meta.json")
 
@@ -550,3 +527,71 @@ def _index_html(
     parts.append(_kv_table(cfg.to_dict()))
     parts.append("</body></html>")
     return "\n".join(parts)
+
+
+def report_section(project: Any, out_dir: Path, annotator: str | None = None) -> Any:
+    """The spatial section of a report bundle: the full report of the active verdict set written into
+    ``out_dir`` (tables, plots, its own index.html), and a summary for the bundle's index."""
+    from ...evaluation.base import ReportSection
+    from .metrics import summarize
+    from .sbuc_export import stored_verdicts
+    from .store import SpatialStore
+
+    store = SpatialStore(project)
+    ds = project.load_dataset(method="spatial")
+    if ds.n == 0:
+        raise WorkstationError("the project has no samples of spatial prompts")
+    cid = store.active_config_id()
+    if cid is None:
+        raise WorkstationError("the project has no verdict set yet; run `evaluate` first")
+    cfg = store.get_config(cid)
+    v = stored_verdicts(project, ds, cid)
+    human = store.human_verdicts(ds, annotator)
+    labels = human if (human >= 0).any() else None
+    ev = project.get_evaluation(cid)
+    provenance = {
+        "project": str(Path(project.folder).resolve()),
+        "config_version": cid,
+        "config_name": cfg.name,
+        "runs": [{k: r[k] for k in ("run_id", "method", "model", "params", "source", "samples")}
+                 for r in project.runs() if r["run_id"] in set(ds.samples.run_id.tolist())],
+        "labels": {"audited_samples": int((human >= 0).sum()), "annotators": store.annotators(),
+                   "annotator_filter": annotator},
+        "config_note": ev.get("note") or "",
+    }
+    summary = summarize(ds, v)
+    written = write_report(out_dir, ds, v, cfg, str(ev["content_hash"]), provenance, summary=summary,
+                           labels=labels, overwrite=True)
+    cols, rows = _columns_for("main_results", table_rows(summary, "main_results")), \
+        table_rows(summary, "main_results")
+    body = (f"<p class='src'>{ds.n} samples, checker config v{cid} <code>{html.escape(str(ev['content_hash']))}"
+            f"</code>" + (f" — note: {html.escape(ev['note'])}" if ev.get("note") else "") + ".</p>"
+            + _html_table(cols, rows))
+    return ReportSection(method="spatial", title="Spatial checker (SpatialBench-UC)", html=body,
+                         tables={"main_results": rows},
+                         figures={k: p for k, p in written.items() if str(p).endswith(".png")},
+                         meta={"config_version": cid, "config_hash": ev["content_hash"], "samples": ds.n,
+                               "provenance": provenance, "summary_lines": summary_lines(ds, v)})
+
+
+def _fmt4(x: Any, digits: int = 4) -> str:
+    if isinstance(x, float):
+        return "n/a" if math.isnan(x) else f"{x:.{digits}f}"
+    return str(x)
+
+
+def summary_lines(ds: Dataset, v: Any) -> list[str]:
+    """Two lines per run: the main metrics (4 decimals) and the verdict counts with abstention reasons."""
+    from .metrics import abstention, main_results
+
+    lines = []
+    ab = abstention(ds, v)
+    for row in main_results(ds, v):
+        lines.append(f"  {row['run']}: samples {row['samples']}  pass_rate {_fmt4(row['pass_rate'])}  "
+                     f"coverage {_fmt4(row['coverage'])}  pass_rate_cond {_fmt4(row['pass_rate_cond'])}  "
+                     f"prompt_pass_rate (best-of-{row['k']}) {_fmt4(row['prompt_pass_rate'])}  "
+                     f"mean_conf {_fmt4(row['mean_conf'])}")
+        reasons = [f"{r['reason']} {r['count']}" for r in ab if r["run"] == row["run"] and r["count"]]
+        lines.append(f"    PASS {row['pass_count']}  FAIL {row['fail_count']}  UNDECIDABLE {row['undecidable_count']}"
+                     + (f" ({', '.join(reasons)})" if reasons else ""))
+    return lines

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..jobs.spec import PROCEDURAL, SCENE, JobSpec, create_detect_job, create_evaluate_job, create_generate_job
 from ..types import WorkstationError
-from .spec import PROCEDURAL, SCENE, JobSpec, create_detect_job, create_evaluate_job, create_generate_job
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..dataset import Prompts

@@ -1,0 +1,131 @@
+"""The Browse page: the filter bar over the sample table and the thumbnail grid of the same rows.
+
+It joins `sample_table` (the paged DuckDB-backed model, its table view and filter bar) and
+`thumbnails` (a grid view of that model), so neither of those imports the other.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QButtonGroup,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QStackedWidget,
+    QTableView,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from .sample_table import CHECKER_COLUMNS, FilterBar, SampleTableModel
+from .state import AppState
+from .thumbnails import ThumbnailGrid
+
+class SampleBrowser(QWidget):
+    """Filter bar over a table and a thumbnail grid of the same rows.
+
+    `open_requested(row)` fires on double-click / Enter: the main window then makes the
+    filtered rows the review queue and shows the pair viewer.
+    """
+
+    open_requested = Signal(int)
+
+    def __init__(self, state: AppState, thumbs: Any = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.model = SampleTableModel(state, self)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(2)
+        self.filters = FilterBar(state, self)
+        lay.addWidget(self.filters)
+        head = QHBoxLayout()
+        head.setContentsMargins(6, 0, 6, 0)
+        self.count_label = QLabel("")
+        self.count_label.setObjectName("countLabel")
+        head.addWidget(self.count_label)
+        head.addStretch(1)
+        self.review_button = QPushButton("Review these ▶")
+        self.review_button.setObjectName("reviewButton")
+        self.review_button.setToolTip("Make the filtered samples the review queue (Enter on a row)")
+        self.review_button.clicked.connect(self._review_all)
+        head.addWidget(self.review_button)
+        self.view_buttons = QButtonGroup(self)
+        for k, name in enumerate(("Table", "Grid")):
+            b = QToolButton()
+            b.setText(name)
+            b.setObjectName(f"show{name}")
+            b.setCheckable(True)
+            b.setChecked(k == 0)
+            self.view_buttons.addButton(b, k)
+            head.addWidget(b)
+        lay.addLayout(head)
+        self.stack = QStackedWidget(self)
+        self.table = QTableView(self)
+        self.table.setObjectName("sampleTable")
+        self.table.setModel(self.model)
+        self.table.setSortingEnabled(True)
+        self.table.horizontalHeader().setSortIndicatorShown(True)
+        self.table.horizontalHeader().setSortIndicator(-1, Qt.AscendingOrder)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SingleSelection)
+        self.table.setAlternatingRowColors(True)
+        self.table.setWordWrap(False)
+        self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.table.verticalHeader().setDefaultSectionSize(24)
+        self.table.verticalHeader().hide()
+        self.table.setTextElideMode(Qt.ElideMiddle)  # long sample ids keep their seed suffix
+        hh = self.table.horizontalHeader()
+        hh.setSectionResizeMode(QHeaderView.Interactive)
+        for c, w in enumerate((250, 110, 320, 75, 50, 105, 110, 60, 210, 120)):
+            self.table.setColumnWidth(c, w)
+        hh.setStretchLastSection(True)
+        self.table.doubleClicked.connect(lambda ix: self.open_requested.emit(self.model.dataset_row(ix.row())))
+        self.table.activated.connect(lambda ix: self.open_requested.emit(self.model.dataset_row(ix.row())))
+        self.table.selectionModel().currentRowChanged.connect(self._row_selected)
+        self.stack.addWidget(self.table)
+        self.grid = ThumbnailGrid(state, self.model, thumbs, self)
+        self.grid.open_requested.connect(self.open_requested)
+        self.stack.addWidget(self.grid)
+        lay.addWidget(self.stack, 1)
+        self.view_buttons.idClicked.connect(self.stack.setCurrentIndex)
+        self.filters.changed.connect(lambda: self.model.set_filter(self.filters.spec()))
+        self.model.refreshed.connect(self._update_count)
+        self.model.modelReset.connect(self._update_count)
+        state.queue_changed.connect(self._apply_blind)
+        state.project_changed.connect(self._fit_columns)
+        self._update_count()
+
+    def _fit_columns(self) -> None:
+        """Size the id and run columns to the project's ids (within limits)."""
+        for c, cap in ((0, 380), (1, 200)):
+            self.table.resizeColumnToContents(c)
+            self.table.setColumnWidth(c, min(max(self.table.columnWidth(c), 90), cap))
+
+    def _row_selected(self, cur: QModelIndex, _prev: QModelIndex) -> None:
+        if cur.isValid():
+            self.state.set_current(self.model.dataset_row(cur.row()))
+
+    def _review_all(self) -> None:
+        rows = self.model.all_rows()
+        if rows:
+            cur = self.table.currentIndex()
+            self.open_requested.emit(self.model.dataset_row(cur.row()) if cur.isValid() else rows[0])
+
+    def _apply_blind(self) -> None:
+        for c in CHECKER_COLUMNS:
+            self.table.setColumnHidden(c, bool(self.state.blind))
+
+    def _update_count(self) -> None:
+        m = self.model
+        if self.state.project is None:
+            self.count_label.setText("no project open")
+        else:
+            self.count_label.setText(f"{m.total:,} of {m.all_count:,} samples")
+        self.review_button.setEnabled(m.total > 0)

@@ -1,0 +1,93 @@
+"""The report bundle: one folder with a section per method and an index that links them.
+
+    OUT/index.html            every section's summary, provenance, links
+    OUT/report_meta.json      the sections' tables, config hashes and provenance (strict JSON)
+    OUT/<method>/...          the method's own files (tables, data, plots, its index.html)
+
+The bundle is written into a temporary folder beside OUT and renamed into place, so a reader
+sees the old bundle or the new one; a failed or cancelled report leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import html
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..types import WorkstationError
+from ..util.jsonsafe import dumps
+from .base import ReportSection
+
+_CSS = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#1d2330}"
+        "h1{font-size:1.6em}h2{margin-top:1.6em;border-bottom:1px solid #d8dce5;padding-bottom:.2em}"
+        "table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #d8dce5;padding:.25em .6em;"
+        "text-align:right}th{background:#f2f4f8}td:first-child,th:first-child{text-align:left}"
+        ".src{color:#5b6475;font-size:.9em}code{background:#f2f4f8;padding:0 .25em}")
+
+
+def _kv(d: Mapping[str, Any]) -> str:
+    rows = "".join(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>" for k, v in d.items())
+    return f"<table>{rows}</table>"
+
+
+def write_bundle(out_dir: str | Path, build: Callable[[Path], list[ReportSection]], *,
+                 provenance: Mapping[str, Any], overwrite: bool = False,
+                 title: str = "Evaluation report") -> list[ReportSection]:
+    """Write the bundle: ``build(folder)`` writes each method's files under ``folder/<method>/`` and
+    returns its sections; then the index and the meta file are written and the folder renamed to
+    ``out_dir``. An existing non-empty ``out_dir`` is replaced only with ``overwrite``."""
+    out = Path(out_dir)
+    if out.exists() and not overwrite and (not out.is_dir() or any(out.iterdir())):
+        raise WorkstationError(f"report folder {out} already exists; choose another or allow overwriting")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=str(out.parent)))
+    except OSError as e:
+        raise WorkstationError(f"cannot write the report into {out.parent}: {e.strerror or e}") from None
+    try:
+        sections = build(tmp)
+        if not sections:
+            raise WorkstationError("nothing to report: the project has no samples of any method")
+        created = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+        parts = ["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+                 f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>",
+                 f"<h1>{html.escape(title)}</h1>",
+                 f"<p class='src'>Generated {html.escape(created)} (UTC).</p>",
+                 "<h2>Provenance</h2>", _kv(provenance),
+                 "<h2>Sections</h2><ul>"]
+        parts += [f"<li><a href='#{html.escape(s.method)}'>{html.escape(s.title)}</a></li>" for s in sections]
+        parts.append("</ul>")
+        for s in sections:
+            parts.append(f"<h2 id='{html.escape(s.method)}'>{html.escape(s.title)}</h2>")
+            parts.append(s.html)
+            if (tmp / s.method / "index.html").is_file():
+                parts.append(f"<p><a href='{html.escape(s.method)}/index.html'>The full {html.escape(s.title)} "
+                             "section (every table, plot and its provenance)</a></p>")
+        parts.append("</body></html>")
+        (tmp / "index.html").write_text("\n".join(parts), encoding="utf-8")
+        meta = {"created_utc": created, "provenance": dict(provenance),
+                "sections": [{"method": s.method, "title": s.title, "meta": s.meta, "tables": s.tables,
+                              "figures": {k: str(Path(v).relative_to(tmp)) if Path(v).is_relative_to(tmp) else str(v)
+                                          for k, v in s.figures.items()}} for s in sections]}
+        (tmp / "report_meta.json").write_text(dumps(meta, indent=2), encoding="utf-8")
+        if out.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".old", dir=str(out.parent)))
+            os.rmdir(old)
+            os.replace(out, old)
+            try:
+                os.replace(tmp, out)
+            except OSError:
+                os.replace(old, out)
+                raise
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return sections

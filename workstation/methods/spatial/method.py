@@ -1,0 +1,102 @@
+"""The spatial method (SpatialBench-UC) behind the `workstation.evaluation.Method` protocol."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...dataset import Dataset
+from ...evaluation.base import LabelScheme, ReportSection
+from .config import CheckerConfig
+from .types import VERDICTS
+
+LABELS = LabelScheme(task="spatial.verdict", target="sample", values=("PASS", "FAIL", "UNDECIDABLE"),
+                     keys=("P", "F", "U"), titles=("pass", "fail", "undecidable"),
+                     title="Does the image show the relation?")
+
+
+@dataclass
+class SpatialResults:
+    """The checker's verdicts for the samples of a dataset (`checker.VerdictArrays` inside)."""
+
+    ids: np.ndarray
+    arrays: Any  # checker.VerdictArrays
+    item_kind: str = "sample"
+    verdict_names: tuple[str, ...] = VERDICTS
+
+    @property
+    def verdict(self) -> np.ndarray:
+        return np.asarray(self.arrays.verdict)
+
+    @property
+    def conf(self) -> np.ndarray:
+        return np.asarray(self.arrays.conf)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def columns(self) -> dict[str, np.ndarray]:
+        a = self.arrays
+        return {"sample_id": self.ids, "verdict": a.verdict, "reason": a.reason, "reason_text": a.reason_texts(),
+                "conf": a.conf, "c_detection": a.c_detection, "c_geometry": a.c_geometry,
+                "c_stability": a.c_stability, "c_agreement": a.c_agreement, "delta": a.delta, "iou_ab": a.iou_ab}
+
+
+class SpatialMethod:
+    name = "spatial"
+    title = "Spatial checker (SpatialBench-UC)"
+    summary = ("Does the image put object A left of / right of / above / below object B? An abstaining "
+               "checker over detections gives PASS / FAIL / UNDECIDABLE with a reason and a confidence.")
+    label_schemes = (LABELS,)
+
+    def default_config(self) -> CheckerConfig:
+        return CheckerConfig()
+
+    def config_from_dict(self, d: Mapping[str, Any]) -> CheckerConfig:
+        return CheckerConfig.from_dict(dict(d))
+
+    def migrations(self) -> list[list[Any]]:
+        from .store import MIGRATIONS
+
+        return MIGRATIONS
+
+    def suite(self, n_pairs: int = 50, **options: Any) -> Any:
+        from .suite import spatial_suite
+
+        return spatial_suite(n_pairs, **options)
+
+    def load(self, project: Any) -> Dataset:
+        return project.load_dataset(method=self.name)
+
+    def evaluate(self, data: Dataset, cfg: CheckerConfig) -> SpatialResults:
+        from .checker import evaluate
+
+        return SpatialResults(data.samples.sample_id, evaluate(data, cfg))
+
+    def metrics(self, data: Dataset, results: SpatialResults) -> dict[str, list[dict[str, Any]]]:
+        from .metrics import summarize
+
+        s = summarize(data, results.arrays)
+        return {"main_results": s.main_results, "by_relation": s.by_relation, "relation_detail": s.relation_detail,
+                "counterfactual": s.counterfactual, "prompt_metrics": s.prompt_metrics, "abstention": s.abstention}
+
+    def save_results(self, project: Any, eval_id: int, data: Dataset, results: SpatialResults) -> None:
+        from .store import SpatialStore
+
+        if len(results):
+            SpatialStore(project).save_verdicts(eval_id, data, results.arrays)
+
+    def report_section(self, project: Any, out_dir: Path, **options: Any) -> ReportSection:
+        from .report import report_section
+
+        return report_section(project, out_dir, annotator=options.get("annotator"))
+
+    def has_data(self, project: Any) -> bool:
+        return bool(project.prompt_methods().get(self.name))
+
+
+METHOD = SpatialMethod()
