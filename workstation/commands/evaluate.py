@@ -69,7 +69,7 @@ def reading_project(folder: Path) -> Iterator["Project"]:
         project.close()
 
 
-def load_samples(project: "Project") -> "Dataset":
+def load_samples(project: "Project") -> "Dataset":  # the spatial commands' samples
     """The samples of the spatial method's prompts, with their detections."""
     ds = project.load_dataset(method="spatial")
     if ds.n == 0:
@@ -114,35 +114,44 @@ def print_main_results(ds: "Dataset", v: Any, out: Any = None) -> None:
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
-        "evaluate", help="run the checker over every sample and store the verdict set",
-        description="Run the spatial checker over every sample of the project with the active checker "
-                    "config (or --config), store the config as a version with its verdict set, make it "
-                    "active, and print the main metrics.")
+        "evaluate", help="evaluate every method with data in the project and store the result sets",
+        description="Evaluate the project with each method that has data in it (or the --method ones) "
+                    "under its active config (or --config), store the config as a version with its "
+                    "result set, make it active, and print the main metrics. The spatial method's "
+                    "--config is our flat YAML/JSON or a SpatialBench-UC checker_config.yaml.")
     add_project_arg(p)
-    p.add_argument("--config", type=Path, metavar="CHECKER.yaml",
-                   help="checker config: our flat YAML/JSON or a SpatialBench-UC checker_config.yaml "
-                        "(default: the project's active config, or the defaults)")
+    p.add_argument("--method", action="append", metavar="NAME",
+                   help="evaluate only this method (repeatable; default: every method with data)")
+    p.add_argument("--config", type=Path, metavar="CONFIG.yaml",
+                   help="the method's config file (one method; default: its active config, or the defaults); "
+                        "without --method it is a spatial checker config")
     p.add_argument("--note", default="", help="a note stored with the config version")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..methods.spatial import checker
-    from ..methods.spatial.config import load_config
+    from ..evaluation.run import config_of, evaluate_and_store
+    from ..methods import METHODS, get_method
+    from .report import methods_with_data
 
-    cfg = load_config(args.config) if args.config else None  # validate before touching the project
+    wanted = args.method
+    if args.config and not wanted:
+        wanted = ["spatial"]
+    if args.config and len(wanted) != 1:
+        raise WorkstationError("--config belongs to one method; give exactly one --method with it")
+    for name in wanted or ():
+        METHODS.entry(name)
+    cfg = get_method(wanted[0]).load_config_file(args.config) if args.config else None  # validated first
     with open_project(args.project) as project:
-        ds = load_samples(project)
-        parent, active = SpatialStore(project).active_config()
-        if cfg is None:
-            cfg = active
-        v = checker.evaluate(ds, cfg)
-        note = args.note or (f"evaluate --config {args.config}" if args.config else "evaluate")
-        with project.transaction():
-            cid = SpatialStore(project).save_config(cfg, note=note, parent_id=parent)
-            SpatialStore(project).save_verdicts(cid, ds, v)
-    p, f, u = v.counts()
-    print(f"evaluated {ds.n} samples with checker config v{cid} ({cfg.name}, {cfg.content_hash()}): "
-          f"{p} PASS, {f} FAIL, {u} UNDECIDABLE")
-    print_main_results(ds, v)
+        methods = methods_with_data(project, wanted)
+        for m in methods:
+            data = m.load(project)
+            if not m.has_data(project):
+                raise WorkstationError(f"the project {project.folder} has no {m.name} data to evaluate")
+            parent, active = config_of(project, m, None)
+            note = args.note or (f"evaluate --config {args.config}" if args.config else "evaluate")
+            use = cfg if cfg is not None else active
+            eid, results = evaluate_and_store(project, m, parent, cfg=use, note=note, data=data)
+            for line in m.summary_lines(data, results, eid, use):
+                print(line)
     return 0

@@ -180,8 +180,31 @@ class Method(Protocol):
         the caller holds)."""
         ...
 
-    def report_section(self, project: Any, out_dir: Path) -> ReportSection:
-        """Tables, figures and HTML for the project's current state (active evaluation)."""
+    def report_section(self, project: Any, out_dir: Path, **options: Any) -> ReportSection:
+        """Tables, figures and HTML for the project's current state (active evaluation), written
+        under ``out_dir``; ``options`` are the report command's (e.g. ``annotator``)."""
+        ...
+
+    def has_data(self, project: Any) -> bool:
+        """Whether the project holds anything of this method (its prompts, triplets, trees)."""
+        ...
+
+    def suite(self, **options: Any) -> Any:
+        """The method's built-in suite (generic `Prompts`), seeded and versioned by content hash."""
+        ...
+
+    def load_config_file(self, path: Path) -> MethodConfig:
+        """A config from a YAML / JSON file (errors name the file and line)."""
+        ...
+
+    def summary_lines(self, data: Any, results: Any, eval_id: int, cfg: Any) -> list[str]:
+        """A few lines for the terminal after an evaluation."""
+        ...
+
+    def build_demo(self, project: Any, *, small: bool = False, progress: Any = None,
+                   workers: int | None = None) -> dict[str, Any]:
+        """Add the method's part of the built-in demo to a project (procedural images, detections
+        or scores, a first evaluation); returns a summary. ``small`` is for tests."""
         ...
 
 

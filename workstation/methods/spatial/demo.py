@@ -420,6 +420,26 @@ def build_demo_project(
     }
 
 
+def add_demo(project: Any, *, n_seeds: int = 4, prompts: Prompts | None = None, progress: ProgressFn | None = None,
+             cancel: CancelFn | None = None, config: CheckerConfig | None = None, size: int = 512,
+             workers: int | None = None, run_id: str = DEMO_RUN_ID) -> dict[str, Any]:
+    """Add the spatial demo to an open project (run, samples with truth, detections, a checked
+    config); returns the same summary as `build_demo_project`."""
+    from .suite import spatial_suite
+
+    cfg = config or CheckerConfig(name="default")
+    if prompts is None:
+        prompts = spatial_suite()
+    t0 = time.perf_counter()
+    stats: dict[str, Any] = {}
+    ds, truths, v, cid = _fill_project(project, n_seeds, prompts, progress, cancel, cfg, size, workers, run_id, stats)
+    p, f_, u = v.counts()
+    return {"method": "spatial", "run_id": run_id, "samples": ds.n, "prompts": len(prompts), "seeds": n_seeds,
+            "detections": len(ds.detections), "variants": list(ds.variant_names), "config_id": cid,
+            "verdicts": {"PASS": p, "FAIL": f_, "UNDECIDABLE": u}, "truth": truth_agreement(v.verdict, truths),
+            "timings": {"total_s": time.perf_counter() - t0, "workers": stats.get("workers", 1)}}
+
+
 def _discard(folder: Path, existed: bool, run_id: str) -> None:
     """Remove what a failed or cancelled demo build created in `folder`."""
     import shutil

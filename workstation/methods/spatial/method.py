@@ -98,5 +98,25 @@ class SpatialMethod:
     def has_data(self, project: Any) -> bool:
         return bool(project.prompt_methods().get(self.name))
 
+    def load_config_file(self, path: Path) -> CheckerConfig:
+        from .config import load_config
+
+        return load_config(path)
+
+    def summary_lines(self, data: Dataset, results: SpatialResults, eval_id: int, cfg: CheckerConfig) -> list[str]:
+        from .report import summary_lines
+
+        p, f, u = results.arrays.counts()
+        return [f"evaluated {data.n} samples with checker config v{eval_id} ({cfg.name}, {cfg.content_hash()}): "
+                f"{p} PASS, {f} FAIL, {u} UNDECIDABLE"] + summary_lines(data, results.arrays)
+
+    def build_demo(self, project: Any, *, small: bool = False, progress: Any = None,
+                   workers: int | None = None) -> dict[str, Any]:
+        from .demo import add_demo
+        from .suite import spatial_suite
+
+        return add_demo(project, n_seeds=1 if small else 4, prompts=spatial_suite(2 if small else 50),
+                        progress=progress, workers=workers, size=128 if small else 512)
+
 
 METHOD = SpatialMethod()

@@ -1,0 +1,108 @@
+"""The methods' keyboard judgement bar: keys commit label events of the scheme's task, notes,
+undo / redo, auto-advance off, re-checks that show nothing of the first answer, export, and a
+write that fails keeping the item."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QWidget
+
+from ui.state import AppState
+from ui.widgets.judge import JudgeBar, JudgeController, csv_cell, install_shortcuts
+from workstation.evaluation.base import LabelScheme
+from workstation.store import Project
+
+SCHEME = LabelScheme(task="test.pair", target="pair", values=("ALIGNED", "MISALIGNED", "UNDECIDABLE"),
+                     keys=("A", "M", "U"), titles=("aligned", "misaligned", "undecidable"), title="Same content?")
+
+
+@pytest.fixture
+def page(qtbot: Any, png_project: Path) -> tuple[QWidget, JudgeController, JudgeBar, AppState]:
+    st = AppState()
+    st.open_project(png_project)
+    st.set_annotator("ann")
+    c = JudgeController(SCHEME, st)
+    w = QWidget()
+    bar = JudgeBar(c, w)
+    install_shortcuts(w, c, bar)
+    qtbot.addWidget(w)
+    w.show()
+    c.set_queue(["pair-1", "pair-2", "pair-3"])
+    w.setFocus()
+    return w, c, bar, st
+
+
+def events(st: AppState) -> list[Any]:
+    return st.project.label_events(task=SCHEME.task)
+
+
+def test_keys_commit_one_event_each_and_advance(qtbot: Any, page: Any) -> None:
+    w, c, bar, st = page
+    qtbot.keyClick(w, Qt.Key_A)
+    qtbot.keyClick(w, Qt.Key_M)
+    ev = events(st)
+    assert [(e.target_kind, e.target_id, e.value, e.annotator) for e in ev] == \
+        [("pair", "pair-1", "ALIGNED", "ann"), ("pair", "pair-2", "MISALIGNED", "ann")]
+    assert c.pos == 2 and bar.position.text() == "item 3 of 3"
+    assert bar.bar.value() == 2
+    # undo takes pair-2 back (a compensating event) and shows it; redo enables after undo
+    assert not bar.redo_button.isEnabled()
+    qtbot.keyClick(w, Qt.Key_Z, Qt.ControlModifier)
+    assert c.current == "pair-2" and c.current_state == (None, None)
+    assert bar.redo_button.isEnabled()
+    assert events(st)[-1].value is None
+    bar.redo_button.click()
+    assert c.current_state[0] == "MISALIGNED"
+
+
+def test_without_auto_advance_the_note_is_written_after_the_key(qtbot: Any, page: Any) -> None:
+    w, c, bar, st = page
+    bar.auto.setChecked(False)
+    qtbot.keyClick(w, Qt.Key_U)
+    assert c.current == "pair-1"
+    bar.notes.setPlainText("both blurry\nsecond line")
+    c.next()  # leaving saves the note with the value
+    last = [e for e in events(st) if e.target_id == "pair-1"][-1]
+    assert (last.value, last.notes) == ("UNDECIDABLE", "both blurry\nsecond line")
+
+
+def test_a_recheck_shows_nothing_of_the_first_answer_and_is_recorded_as_one(qtbot: Any, page: Any) -> None:
+    w, c, bar, st = page
+    qtbot.keyClick(w, Qt.Key_A)  # pair-1 first pass
+    c.set_queue(["pair-1", "pair-1"], recheck=[False, True])
+    c.go(1)
+    assert c.is_recheck() and c.current_state == (None, None)
+    assert not any(b.isChecked() for b in bar.buttons.values()) and "(re-check)" in bar.position.text()
+    qtbot.keyClick(w, Qt.Key_M)
+    sources = [(e.value, e.source) for e in events(st) if e.target_id == "pair-1"]
+    assert sources == [("ALIGNED", "ui"), ("MISALIGNED", "recheck")]
+
+
+def test_export_escapes_formula_cells(qtbot: Any, page: Any, tmp_path: Path) -> None:
+    w, c, bar, st = page
+    bar.notes.setPlainText("=HYPERLINK(\"x\")")
+    qtbot.keyClick(w, Qt.Key_A)
+    out = tmp_path / "labels.csv"
+    assert bar.export(str(out)) == 1
+    rows = list(csv.DictReader(out.open(encoding="utf-8")))
+    assert rows[0]["notes"] == "'=HYPERLINK(\"x\")" and rows[0]["value"] == "ALIGNED"
+    assert csv_cell("-3") == "'-3" and csv_cell("plain") == "plain"
+
+
+def test_a_failed_write_keeps_the_item_and_says_why(qtbot: Any, page: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    w, c, bar, st = page
+    messages: list[str] = []
+    st.message.connect(messages.append)
+
+    def full(*a: Any, **k: Any) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Project, "add_label_event", full)
+    qtbot.keyClick(w, Qt.Key_A)
+    assert c.current == "pair-1" and c.n_committed == 0
+    assert any("disk full" in m for m in messages)

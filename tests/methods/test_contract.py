@@ -1,0 +1,110 @@
+"""One contract, run over every registered method: suite → demo → evaluate → metrics → stored
+results → report section, the config's round trip, the label schemes and the migrations.
+
+A new method passes this file before it is wired into anything else (the views' half of the
+contract is `tests/gui/test_method_views.py`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from workstation.evaluation.base import TARGET_KINDS, ReportSection
+from workstation.evaluation.bundle import write_bundle
+from workstation.evaluation.run import evaluate_and_store
+from workstation.methods import METHODS, get_method
+from workstation.store import Project
+
+NAMES = METHODS.names()
+
+
+@pytest.fixture(scope="module", params=NAMES)
+def demo(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path]:
+    """A small demo project of one method (built once per method)."""
+    method = get_method(request.param)
+    folder = tmp_path_factory.mktemp(f"demo_{method.name}")
+    with Project.create(folder / "p") as p:
+        summary = method.build_demo(p, small=True, workers=0)
+    assert isinstance(summary, dict)
+    return method, folder / "p"
+
+
+def test_every_registered_method_is_importable_and_named_as_registered() -> None:
+    assert "spatial" in NAMES
+    for name in NAMES:
+        m = get_method(name)
+        assert m.name == name and m.title
+        for attr in ("default_config", "config_from_dict", "migrations", "load", "evaluate", "metrics",
+                     "save_results", "report_section", "has_data", "suite", "load_config_file",
+                     "summary_lines", "build_demo"):
+            assert callable(getattr(m, attr, None)), f"{name} lacks {attr}"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_label_schemes_are_well_formed(name: str) -> None:
+    m = get_method(name)
+    assert m.label_schemes
+    for s in m.label_schemes:
+        assert s.task.startswith(f"{name}.") and s.target in TARGET_KINDS
+        assert len(set(k.upper() for k in s.keys)) == len(s.keys)
+        for v, k in zip(s.values, s.keys):
+            assert s.value_for_key(k) == v and s.validate(v) == v
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_config_round_trips_with_its_hash(name: str) -> None:
+    m = get_method(name)
+    cfg = m.default_config()
+    cfg.validate()
+    again = m.config_from_dict(cfg.to_dict())
+    assert again.content_hash() == cfg.content_hash()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_suite_is_of_the_method_and_seeded(name: str) -> None:
+    m = get_method(name)
+    a, b = m.suite(), m.suite()
+    assert len(a) > 0 and set(a.method.tolist()) == {name}
+    assert len(set(a.prompt_id.tolist())) == len(a)
+    assert a.content_hash() == b.content_hash()
+
+
+def test_demo_evaluates_reports_and_stores(demo: tuple[Any, Path], tmp_path: Path) -> None:
+    method, folder = demo
+    with Project.open(folder) as p:
+        assert method.has_data(p)
+        data = method.load(p)
+        cfg = method.default_config()
+        results = method.evaluate(data, cfg)
+        n = len(results)
+        assert n > 0 and results.item_kind in TARGET_KINDS
+        ids = np.asarray(results.ids).astype(str)
+        assert len(ids) == n and len(set(ids.tolist())) == n
+        if results.verdict is not None:
+            v = np.asarray(results.verdict)
+            assert len(v) == n and v.min() >= 0 and v.max() < len(results.verdict_names)
+        if results.conf is not None:
+            c = np.asarray(results.conf, np.float64)
+            assert len(c) == n and np.all((c >= 0) & (c <= 1))
+        cols = results.columns()
+        assert all(len(np.asarray(x)) == n for x in cols.values())
+        tables = method.metrics(data, results)
+        assert tables and all(isinstance(rows, list) for rows in tables.values())
+        assert any(rows for rows in tables.values())
+        eid, again = evaluate_and_store(p, method, data=data)
+        assert p.active_evaluation_id(method.name) == eid and len(again) == n
+        assert method.summary_lines(data, again, eid, cfg)
+        # the method's tables are at their newest version, and bringing them there again is a no-op
+        newest = len(method.migrations())
+        assert p.ensure_schema(method.name, method.migrations()) == newest
+
+        def build(out: Path) -> list[ReportSection]:
+            return [method.report_section(p, out / method.name)]
+
+        (section,) = write_bundle(tmp_path / "report", build, provenance={"project": str(folder)})
+    assert section.method == method.name and section.html
+    assert (tmp_path / "report" / "index.html").is_file()
+    assert (tmp_path / "report" / method.name).is_dir()
