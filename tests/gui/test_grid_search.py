@@ -251,7 +251,7 @@ def test_worker_aborts_at_a_yield(qtbot):
     qtbot.waitUntil(lambda: not w.is_running, timeout=2000)
     import gc
 
-    del w
+    w = None  # let go of the worker
     gc.collect()
     assert closed.wait(2)  # the generator was closed (its finally ran) once the worker let go of it
     assert returned == []
