@@ -163,7 +163,9 @@ def test_prompt_columns_map_onto_generic_prompts() -> None:
     assert a0["domain"] == t.domain and a0["knob"] == t.knob and a0["extra_element"] == t.extra_element
     assert a0["eval_text"] == a1["eval_text"] == t.text
     assert (a0["knob_value"], a1["knob_value"]) == (t.knob_value, t.knob_value_adv)
-    assert cols["entities"][0] == (t.hypernym, t.extra_element)
+    assert cols["entities"][0] == (t.non_proto, t.extra_element)  # the entity each prompt asks for
+    assert cols["entities"][1] == (t.proto, t.extra_element)
+    assert t.entities() == (t.hypernym, t.extra_element)
     dem = next(i for i, a in enumerate(cols["attrs"]) if a["domain"] == "demography")
     assert cols["entities"][dem][0] == "person" and "pole" in cols["attrs"][dem]
     assert triplet_prompt_columns([], "x")["prompt_id"].shape == (0,)

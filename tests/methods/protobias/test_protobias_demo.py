@@ -42,6 +42,10 @@ def test_demo_triplets(demo: object) -> None:
         f = parse_demo_text(t.text)
         assert f is not None and f["main_colour"] == t.attrs["main_colour"]
         assert f["value"] == t.knob_value and f["value"] != t.knob_value_adv
+    cols = demo.to_prompt_columns()  # type: ignore[attr-defined]
+    t0 = ts[0]
+    assert cols["entities"][1] == (f"{t0.attrs['main_colour']} {t0.attrs['main_shape']}", t0.extra_element)
+    assert cols["text"][1] == t0.prompt_adv and cols["attrs"][1]["eval_text"] == t0.text
     assert build_demo_triplets(100, seed=7).content_hash == demo.content_hash  # type: ignore[attr-defined]
     assert build_demo_triplets(100, seed=8).content_hash != demo.content_hash  # type: ignore[attr-defined]
 

@@ -59,9 +59,16 @@ class Triplet:
         d["attrs"] = dict(self.attrs)
         return d
 
-    def entities(self) -> tuple[str, ...]:
-        """Lower-case main entity (the hypernym's head noun) and extra element, in prompt order."""
-        head = "person" if self.domain == "demography" else self.hypernym
+    def entities(self, role: str | None = None) -> tuple[str, ...]:
+        """Lower-case main entity and extra element, in prompt order, of T (``role`` None) or of
+        the generation prompt of ``role``: the hypernym, the non-prototype or the prototype
+        ("person" for every demography sentence; the plain shape for demo triplets)."""
+        if self.domain == "demography" and "demo" not in self.attrs:
+            head = "person"
+        elif "demo" in self.attrs:
+            head = f"{self.attrs['main_colour']} {self.attrs['main_shape']}"
+        else:
+            head = {None: self.hypernym, "corr": self.non_proto, "adv": self.proto}[role]
         return (head.lower(), self.extra_element.lower())
 
 
@@ -132,7 +139,7 @@ def triplet_prompt_columns(triplets: Sequence[Triplet], suite: str) -> dict[str,
             cols["text"][r] = t.prompt_corr if role == "corr" else t.prompt_adv
             cols["suite"][r] = suite
             cols["method"][r] = METHOD_NAME
-            cols["entities"][r] = t.entities()
+            cols["entities"][r] = t.entities(role)
             attrs = {
                 "domain": t.domain, "knob": t.knob, "role": role, "extra_element": t.extra_element,
                 "knob_value": t.knob_value if role == "corr" else t.knob_value_adv,
