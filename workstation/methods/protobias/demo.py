@@ -33,7 +33,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -41,6 +41,9 @@ from ...types import WorkstationError
 from . import templates as tp
 from .build import Triplet, TripletSet, _content_hash, triplet_id_for
 from .vocab import DOMAIN_KNOBS, DOMAINS, Extra
+
+if TYPE_CHECKING:
+    from .metrics import TripletScores
 
 DEMO_SHAPES: tuple[str, ...] = ("circle", "square", "triangle", "star", "cross", "ring")
 DEMO_COLOURS: dict[str, float] = {"red": 2.0, "yellow": 52.0, "green": 128.0, "blue": 215.0, "purple": 285.0}
@@ -394,7 +397,7 @@ class ToyProtoMetric:
 
 
 def demo_scores(triplets: TripletSet | Sequence[Triplet], metrics: Sequence[Any], *, seed: int = 0,
-                size: int = 256) -> Any:
+                size: int = 256) -> TripletScores:
     """Render both images of every demo triplet and score them (against T) with each metric
     (objects with ``name`` and ``score(images, texts)``); returns a `TripletScores`."""
     from .metrics import TripletScores
