@@ -299,3 +299,21 @@ def test_image_paths_may_not_escape_the_project(tmp_path: Path, sbuc_parsed: Any
             p.add_dataset(ds)
         assert p.sample_count() == 0
 
+
+
+def test_scores_are_kept_per_sample_scorer_and_text_and_replaced_on_rescoring(tmp_path: Path, sbuc_parsed: Any) -> None:
+    folder = make_project(tmp_path / "p", sbuc_parsed)
+    with Project.open(folder) as p:
+        ids = [r[0] for r in p.con.execute("SELECT sample_id FROM samples ORDER BY ord LIMIT 3").fetchall()]
+        assert p.add_scores({"sample_id": ids, "scorer": ["clip@abc"] * 3, "text": ["a cat"] * 3,
+                             "score": [31.5, 28.0, float("nan")]}) == 3
+        p.add_scores({"sample_id": ids[:1], "scorer": ["clip@abc"], "text": ["a dog"], "score": [12.0]})
+        p.add_scores({"sample_id": ids[:1], "scorer": ["clip@abc"], "text": ["a cat"], "score": [33.0]})  # rescored
+        t = p.scores_table("clip@abc")
+        got = sorted(zip(t["sample_id"].tolist(), t["text"].tolist(), t["score"].tolist()), key=str)
+        assert len(got) == 4
+        assert (ids[0], "a cat", 33.0) in got and (ids[0], "a dog", 12.0) in got
+        assert p.scorers() == [{"scorer": "clip@abc", "scores": 4}]
+        with pytest.raises(ProjectError, match="ghost"):
+            p.add_scores({"sample_id": ["ghost"], "scorer": ["clip@abc"], "text": ["x"], "score": [1.0]})
+        assert p.scorers() == [{"scorer": "clip@abc", "scores": 4}]  # nothing of the failed batch

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover
     from .base import ProjectBase
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _V1_V2: list[list[Any]] = [
     [
@@ -144,7 +144,15 @@ SPATIAL_V1: tuple[str, ...] = (
     """CREATE INDEX IF NOT EXISTS spatial_verdict_eval ON spatial_verdicts(eval_id, sample_id)""",
 )
 
-KERNEL_MIGRATIONS: list[list[Any]] = _V1_V2 + [[_v3_methods]]
+# Version 3 → 4: scores of images against texts by automatic metrics (a backend family of its own).
+_V4_SCORES: list[Any] = [
+    """CREATE TABLE scores (
+        sample_id VARCHAR NOT NULL, scorer VARCHAR NOT NULL, text VARCHAR NOT NULL, score DOUBLE,
+        detail VARCHAR, created_at TIMESTAMP)""",
+    """CREATE INDEX score_sample ON scores(sample_id, scorer)""",
+]
+
+KERNEL_MIGRATIONS: list[list[Any]] = _V1_V2 + [[_v3_methods], _V4_SCORES]
 
 
 def _run(con: Any, step: Any) -> None:
