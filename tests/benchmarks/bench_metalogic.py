@@ -38,7 +38,7 @@ def synthetic_pairs(n: int, seed: int = 0) -> PairData:
     W = 512.0
     e = 3
     n_ent = rng.integers(2, 4, n)
-    ent_code = np.stack([rng.integers(0, 80, n), (rng.integers(1, 27, n)), rng.integers(27, 53, n)], axis=1)
+    ent_code = np.stack([rng.integers(0, 80, n), rng.integers(1, 27, n), rng.integers(27, 53, n)], axis=1)
     ent_code[:, 1] = (ent_code[:, 0] + ent_code[:, 1]) % 80
     ent_code[:, 2] = (ent_code[:, 0] + ent_code[:, 2]) % 80
     used = np.arange(e)[None, :] < n_ent[:, None]
@@ -49,51 +49,41 @@ def synthetic_pairs(n: int, seed: int = 0) -> PairData:
     rank = np.where((count > 0) & (dim[:, None] > 0), np.cumsum(count > 0, axis=1) - 1, -1).astype(np.int8)
 
     # ---- image A: one box per present entity, extra instances, second labels, other objects ----
-    present = count > 0
-    pr, ps = np.nonzero(present)
+    pr, ps = np.nonzero(count > 0)
     k = len(pr)
-    order_pos = np.where(dim[pr] > 0, rank[pr, ps], rng.integers(0, 3, k))
-    cx = np.where(dim[pr] == 1, 80 + 170 * order_pos + rng.normal(0, 15, k), rng.uniform(60, 450, k))
-    cy = np.where(dim[pr] == 2, 80 + 170 * order_pos + rng.normal(0, 15, k), rng.uniform(60, 450, k))
+    place = np.where(dim[pr] > 0, rank[pr, ps], rng.integers(0, 3, k))
+    cx = np.where(dim[pr] == 1, 80 + 170 * place + rng.normal(0, 15, k), rng.uniform(60, 450, k))
+    cy = np.where(dim[pr] == 2, 80 + 170 * place + rng.normal(0, 15, k), rng.uniform(60, 450, k))
     bw, bh = rng.uniform(30, 140, k), rng.uniform(30, 140, k)
     lab = ent_code[pr, ps]
     sc = rng.uniform(0.35, 0.98, k)
-    img_pair = [pr]
-    lab_l, sc_l, cx_l, cy_l, bw_l, bh_l = [lab], [sc], [cx], [cy], [bw], [bh]
-    # second label on the same box (lower score)
-    j = rng.random(k) < 0.35
-    img_pair.append(pr[j]); lab_l.append(rng.integers(0, 80, j.sum())); sc_l.append(sc[j] * rng.uniform(0.2, 1.0, j.sum()))
-    cx_l.append(cx[j]); cy_l.append(cy[j]); bw_l.append(bw[j]); bh_l.append(bh[j])
-    # duplicate box of the same label (detector noise)
-    j = rng.random(k) < 0.15
-    img_pair.append(pr[j]); lab_l.append(lab[j]); sc_l.append(sc[j] * 0.7)
-    cx_l.append(cx[j] + 3); cy_l.append(cy[j] + 2); bw_l.append(bw[j]); bh_l.append(bh[j])
-    # other objects (any label, low scores), ~2.5 per image
-    m = rng.poisson(2.5, n)
-    op = np.repeat(np.arange(n), m)
-    img_pair.append(op); lab_l.append(rng.integers(0, 80, len(op))); sc_l.append(rng.uniform(0.05, 0.6, len(op)))
-    cx_l.append(rng.uniform(30, 480, len(op))); cy_l.append(rng.uniform(30, 480, len(op)))
-    bw_l.append(rng.uniform(5, 120, len(op))); bh_l.append(rng.uniform(5, 120, len(op)))
-    a_pair = np.concatenate(img_pair)
-    a_lab, a_sc = np.concatenate(lab_l), np.concatenate(sc_l)
-    a_cx, a_cy, a_bw, a_bh = (np.concatenate(x) for x in (cx_l, cy_l, bw_l, bh_l))
+    parts = [(pr, lab, sc, cx, cy, bw, bh)]
+    j = rng.random(k) < 0.35  # a second label on the same box, lower score
+    parts.append((pr[j], rng.integers(0, 80, j.sum()), sc[j] * rng.uniform(0.2, 1.0, j.sum()),
+                  cx[j], cy[j], bw[j], bh[j]))
+    j = rng.random(k) < 0.15  # the detector's duplicate box of the same label
+    parts.append((pr[j], lab[j], sc[j] * 0.7, cx[j] + 3, cy[j] + 2, bw[j], bh[j]))
+    op = np.repeat(np.arange(n), rng.poisson(2.5, n))  # other objects, ~2.5 per image, low scores
+    m = len(op)
+    parts.append((op, rng.integers(0, 80, m), rng.uniform(0.05, 0.6, m), rng.uniform(30, 480, m),
+                  rng.uniform(30, 480, m), rng.uniform(5, 120, m), rng.uniform(5, 120, m)))
+    a_pair, a_lab, a_sc, a_cx, a_cy, a_bw, a_bh = (np.concatenate(c) for c in zip(*parts))
 
     # ---- image B: A jittered; some pairs lose a box, gain a copy or swap two entities ---------
-    na = len(a_pair)
-    keep = rng.random(na) >= 0.04
-    b_pair, b_lab = a_pair[keep], a_lab[keep]
-    b_sc = np.clip(a_sc[keep] + rng.normal(0, 0.03, keep.sum()), 0.01, 1.0)
-    b_cx = a_cx[keep] + rng.normal(0, 4, keep.sum())
-    b_cy = a_cy[keep] + rng.normal(0, 4, keep.sum())
-    b_bw, b_bh = a_bw[keep], a_bh[keep]
+    keep = rng.random(len(a_pair)) >= 0.04
+    nk = int(keep.sum())
+    b_pair, b_lab, b_bw, b_bh = a_pair[keep], a_lab[keep], a_bw[keep], a_bh[keep]
+    b_sc = np.clip(a_sc[keep] + rng.normal(0, 0.03, nk), 0.01, 1.0)
+    b_cx = a_cx[keep] + rng.normal(0, 4, nk)
+    b_cy = a_cy[keep] + rng.normal(0, 4, nk)
     swap = (rng.random(n) < 0.08)[b_pair] & (dim[b_pair] > 0)
     b_cx = np.where(swap & (dim[b_pair] == 1), W - b_cx, b_cx)
     b_cy = np.where(swap & (dim[b_pair] == 2), W - b_cy, b_cy)
     dup = np.flatnonzero(rng.random(k) < 0.05)
-    b_pair = np.concatenate([b_pair, pr[dup]]); b_lab = np.concatenate([b_lab, lab[dup]])
-    b_sc = np.concatenate([b_sc, rng.uniform(0.3, 0.9, len(dup))])
-    b_cx = np.concatenate([b_cx, rng.uniform(40, 470, len(dup))]); b_cy = np.concatenate([b_cy, rng.uniform(40, 470, len(dup))])
-    b_bw = np.concatenate([b_bw, bw[dup]]); b_bh = np.concatenate([b_bh, bh[dup]])
+    extra = (pr[dup], lab[dup], rng.uniform(0.3, 0.9, len(dup)), rng.uniform(40, 470, len(dup)),
+             rng.uniform(40, 470, len(dup)), bw[dup], bh[dup])
+    b_pair, b_lab, b_sc, b_cx, b_cy, b_bw, b_bh = (
+        np.concatenate([x, y]) for x, y in zip((b_pair, b_lab, b_sc, b_cx, b_cy, b_bw, b_bh), extra))
 
     img = np.concatenate([2 * a_pair, 2 * b_pair + 1])
     lab_all = np.concatenate([a_lab, b_lab])

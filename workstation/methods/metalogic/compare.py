@@ -63,8 +63,13 @@ alignment on every entity (and every compared couple).
 *Per image* (``ok_a`` / ``ok_b``, point estimates): every count equals the expected count and every
 shown couple of positioned entities is in the expected order (d < 0 when i comes first).
 
-All arithmetic is float64 in the same operation order in both implementations, so every output
-agrees to the last bit.
+*Implementation.* `prepare` suppresses duplicates and ranks the candidates once; scores and area
+fractions are replaced by their rank among the distinct values, so every threshold test in
+`evaluate` is an integer comparison, code ≥ searchsorted(values, threshold), which is exactly the
+float test. Counts are small-integer columns added rank by rank; the order step touches only the
+pairs that position two entities. The float arithmetic (IoU, centroids, d, confidences) is float64
+in the reference's operation order, so every output agrees with `reference.evaluate_reference`
+(re-exported here) to the last bit.
 """
 
 from __future__ import annotations
@@ -92,7 +97,8 @@ from .results import (
     PairResults,
 )
 
-__all__ = ["VERDICTS", "KINDS", "REASONS", "PairResults", "Prepared", "prepare", "evaluate", "evaluate_reference"]
+__all__ = ["VERDICTS", "KINDS", "REASONS", "PairResults", "Prepared", "prepare", "evaluate",
+           "evaluate_reference"]
 
 _CACHE_KEY = "metalogic.prepared"
 
@@ -484,7 +490,6 @@ def evaluate(data: PairData, cfg: MetaLogicConfig | None = None) -> PairResults:
     side2 = np.zeros(p, np.int8)
     conf2 = np.zeros(p)
     g_min = np.ones(p)
-    mid_flat = n_mid
     for k, cp in enumerate(prep.couples):
         pr = cp.pairs
         s_ai, s_aj = cp.i * p + pr, cp.j * p + pr
@@ -526,7 +531,6 @@ def evaluate(data: PairData, cfg: MetaLogicConfig | None = None) -> PairResults:
             tgt, und = tgt[new], und[new]
             c_unc[tgt] = k
             amb_unc[tgt] = amb[und]
-    del mid_flat
     mis2 = c_diff >= 0
     und2 = ~mis2 & (c_unc >= 0)
     if prep.couples:
@@ -551,7 +555,8 @@ def evaluate(data: PairData, cfg: MetaLogicConfig | None = None) -> PairResults:
     return PairResults(
         ids=data.pair_id, verdict=verdict, conf=conf, kind=kind, reason=reason, slot=slot, slot2=slot2,
         side=side, ok_a=ok_img[0], ok_b=ok_img[1], count=mid3, count_lo=lo3, count_hi=hi3,
-        sel_row=sel_row.reshape(shp), coord=np.where(selected.reshape(shp) & pos_seg, c_sel.reshape(shp), np.nan),
+        sel_row=sel_row.reshape(shp),
+        coord=np.where(selected.reshape(shp) & pos_seg, c_sel.reshape(shp), np.nan),
         entity=data.entity, law=data.law, modifier=data.modifier, dimension=data.dimension, run=data.run,
         config=cfg,
     )

@@ -152,7 +152,8 @@ class PairData:
         ``det_score``, ``det_box`` (xyxy pixels).
         """
         n = len(pair_id)
-        for nm, col in (("law", law), ("modifier", modifier), ("dimension", dimension), ("entities", entities)):
+        columns = (("law", law), ("modifier", modifier), ("dimension", dimension), ("entities", entities))
+        for nm, col in columns:
             if len(col) != n:
                 raise WorkstationError(f"PairData: {nm} has {len(col)} rows, pair_id has {n}")
         ents = [[" ".join(str(e).split()).lower() for e in row] for row in entities]
@@ -165,9 +166,11 @@ class PairData:
         dim_c = np.empty(n, np.int8)
         axis_c = np.empty(n, np.int8)
         for i in range(n):
-            lw, md, dm = canonical_law(law[i]), canonical_modifier(modifier[i]), canonical_dimension(dimension[i])
+            lw, md = canonical_law(law[i]), canonical_modifier(modifier[i])
+            dm = canonical_dimension(dimension[i])
             if lw is None:
-                raise WorkstationError(f"pair {pair_id[i]!r}: unknown law {law[i]!r} (expected one of {', '.join(LAWS)})")
+                raise WorkstationError(f"pair {pair_id[i]!r}: unknown law {law[i]!r} "
+                                       f"(expected one of {', '.join(LAWS)})")
             if md is None:
                 raise WorkstationError(f"pair {pair_id[i]!r}: unknown modifier {modifier[i]!r} (AND or OR)")
             if dm is None:
@@ -187,13 +190,15 @@ class PairData:
                          else [" ".join(str(e).split()).lower() for e in expected_order[i]])
                 for r, e in enumerate(order):
                     if e not in row:
-                        raise WorkstationError(f"pair {pair_id[i]!r}: ordered entity {e!r} is not among its entities")
+                        raise WorkstationError(
+                            f"pair {pair_id[i]!r}: ordered entity {e!r} is not among its entities")
                     rank[i, row.index(e)] = r
         w = np.broadcast_to(np.asarray(width, np.float64).reshape(-1, 1) if np.ndim(width) == 1
                             else np.asarray(width, np.float64), (n, 2)).copy()
         h = np.broadcast_to(np.asarray(height, np.float64).reshape(-1, 1) if np.ndim(height) == 1
                             else np.asarray(height, np.float64), (n, 2)).copy()
-        sides = np.array([0 if s in (0, "A", "a") else 1 if s in (1, "B", "b") else -1 for s in det_side], np.int64)
+        side_code = {0: 0, "A": 0, "a": 0, 1: 1, "B": 1, "b": 1}
+        sides = np.array([side_code.get(s, -1) for s in det_side], np.int64)
         if (sides < 0).any():
             raise WorkstationError("PairData: det_side must be 0/1 or 'A'/'B'")
         box = np.asarray(det_box, np.float64).reshape(-1, 4) if len(det_box) else np.zeros((0, 4))
@@ -206,8 +211,10 @@ class PairData:
             seed=np.asarray(seed if seed is not None else np.zeros(n), np.int64).reshape(n),
             entity=ent, expected_count=cnt, expected_rank=rank, width=w, height=h,
             det_image=2 * np.asarray(det_pair, np.int64).reshape(d) + sides,
-            det_label=_obj([str(x) for x in det_label]), det_score=np.asarray(det_score, np.float64).reshape(d),
-            det_x1=box[:, 0].copy(), det_y1=box[:, 1].copy(), det_x2=box[:, 2].copy(), det_y2=box[:, 3].copy(),
+            det_label=_obj([str(x) for x in det_label]),
+            det_score=np.asarray(det_score, np.float64).reshape(d),
+            det_x1=box[:, 0].copy(), det_y1=box[:, 1].copy(),
+            det_x2=box[:, 2].copy(), det_y2=box[:, 3].copy(),
         )
         data.validate()
         return data
@@ -243,7 +250,8 @@ class PairData:
         return PairData.from_lists(
             pair_id=list(pair_ids) if pair_ids is not None else [str(get(s, "pair_id")) for s in specs],
             law=[get(s, "law") for s in specs], modifier=[get(s, "modifier") for s in specs],
-            dimension=[get(s, "dimension") for s in specs], entities=[list(get(s, "entities")) for s in specs],
+            dimension=[get(s, "dimension") for s in specs],
+            entities=[list(get(s, "entities")) for s in specs],
             expected_count=[list(get(s, "expected_count")) for s in specs],
             expected_order=[list(get(s, "expected_order")) for s in specs],
             width=width, height=height, run=[run] * n if isinstance(run, str) else list(run),
@@ -279,8 +287,11 @@ class PairData:
         if (used[:, 1:] & ~used[:, :-1]).any():
             raise WorkstationError("PairData: entity slots must be filled from the first one")
         names = self.entity
-        for i in np.flatnonzero((used & (names == "")).any(axis=1) | (~used & (names != "")).any(axis=1))[:1]:
-            raise WorkstationError(f"pair {self.pair_id[i]!r}: an entity slot without a name (or a name without a count)")
+        odd = (used & (names == "")).any(axis=1) | (~used & (names != "")).any(axis=1)
+        if odd.any():
+            i = int(np.argmax(odd))
+            raise WorkstationError(
+                f"pair {self.pair_id[i]!r}: an entity slot without a name (or a name without a count)")
         for a in range(e):
             for b in range(a + 1, e):
                 same = used[:, a] & used[:, b] & (names[:, a] == names[:, b])

@@ -52,7 +52,8 @@ MAX_ENTITIES = 8
 MAX_TEXT_CHARS = 4_000
 MAX_ID_CHARS = 200
 REQUIRED = ("pair_id", "law", "modifier", "dimension", "prompt_a", "prompt_b", "entities")
-OPTIONAL = ("expected_counts", "expected_order", "attributes", "form_a", "form_b", "seed", "variant", "template")
+OPTIONAL = ("expected_counts", "expected_order", "attributes", "form_a", "form_b", "seed", "variant",
+            "template")
 _LIST_FIELDS = ("entities", "expected_counts", "expected_order", "attributes")
 
 
@@ -113,7 +114,8 @@ def _name(path: Path, no: int, what: str, v: Any) -> str:
     if not s:
         raise InputError(path, f"empty name in {what}", no)
     if any(c in s for c in "[]<>:~&|()@\x00") or any(ord(c) < 32 for c in s):
-        raise InputError(path, f"name {v!r} in {what} contains a bracket, an operator or a control character", no)
+        raise InputError(path, f"name {v!r} in {what} contains a bracket, an operator or a control "
+                               "character", no)
     return s
 
 
@@ -127,15 +129,15 @@ def _pair(path: Path, no: int, rec: dict[str, Any], source: str) -> PairSpec:
     pid = _clean_id(path, no, rec["pair_id"])
     law = canonical_law(str(rec["law"]))
     if law is None:
-        raise InputError(path, f"unknown law {rec['law']!r} (Commutative, Associative, Distributive, DeMorgan, "
-                               "Complement)", no)
+        raise InputError(path, f"unknown law {rec['law']!r} (Commutative, Associative, Distributive, "
+                               "DeMorgan, Complement)", no)
     mod = canonical_modifier(str(rec["modifier"]))
     if mod is None:
         raise InputError(path, f"unknown modifier {rec['modifier']!r} (AND or OR)", no)
     dim = canonical_dimension(str(rec["dimension"]))
     if dim is None:
-        raise InputError(path, f"unknown dimension {rec['dimension']!r} (none, x, y, conjunctive, horizontal, "
-                               "vertical, attributes)", no)
+        raise InputError(path, f"unknown dimension {rec['dimension']!r} (none, x, y, conjunctive, "
+                               "horizontal, vertical, attributes)", no)
     axis = DIMENSION_AXIS[dim]
     text_a, text_b = _text(path, no, rec, "prompt_a"), _text(path, no, rec, "prompt_b")
     ents_raw = rec["entities"]
@@ -161,7 +163,8 @@ def _pair(path: Path, no: int, rec: dict[str, Any], source: str) -> PairSpec:
         named = {x for a in atoms(fa, fb) for x in a.entities}
         extra = sorted(named - set(ents))
         if extra:
-            raise InputError(path, f"the forms name {', '.join(map(repr, extra))}, which is not in entities", no)
+            raise InputError(path, f"the forms name {', '.join(map(repr, extra))}, which is not in "
+                                   "entities", no)
         try:
             if not equivalent(fa, fb):
                 raise InputError(path, "form_a and form_b are not logically equivalent", no)
@@ -183,7 +186,8 @@ def _pair(path: Path, no: int, rec: dict[str, Any], source: str) -> PairSpec:
         except (TypeError, ValueError):
             raise InputError(path, f"expected_counts must be whole numbers, got {counts_raw!r}", no) from None
         if any(c < 0 or c > 100 or str(c) != str(r).strip() for c, r in zip(counts, counts_raw)):
-            raise InputError(path, f"expected_counts must be whole numbers from 0 to 100, got {counts_raw!r}", no)
+            raise InputError(path, f"expected_counts must be whole numbers from 0 to 100, got "
+                                   f"{counts_raw!r}", no)
         if form_counts is not None and counts != form_counts:
             raise InputError(path, f"expected_counts {list(counts)} disagree with form_a, which implies "
                                    f"{list(form_counts)}", no)
@@ -201,7 +205,8 @@ def _pair(path: Path, no: int, rec: dict[str, Any], source: str) -> PairSpec:
         if len(set(order)) != len(order):
             raise InputError(path, "expected_order names an entity twice", no)
         if fa_t and order != form_order:
-            raise InputError(path, f"expected_order {list(order)} disagrees with form_a ({list(form_order)})", no)
+            raise InputError(path, f"expected_order {list(order)} disagrees with form_a "
+                                   f"({list(form_order)})", no)
     if order and not axis:
         raise InputError(path, f"expected_order given for a position-less dimension {dim!r}", no)
     if any(counts[ents.index(x)] < 1 for x in order):
@@ -216,7 +221,8 @@ def _pair(path: Path, no: int, rec: dict[str, Any], source: str) -> PairSpec:
     if att_raw in (None, "", []):
         attrs = form_attrs if any(form_attrs) else ()
     else:
-        if not isinstance(att_raw, list) or len(att_raw) != len(ents) or not all(isinstance(a, str) for a in att_raw):
+        if (not isinstance(att_raw, list) or len(att_raw) != len(ents)
+                or not all(isinstance(a, str) for a in att_raw)):
             raise InputError(path, f"attributes must list one text per entity ({len(ents)})", no)
         attrs = tuple(" ".join(a.split()).lower() for a in att_raw)
 
@@ -230,10 +236,11 @@ def _pair(path: Path, no: int, rec: dict[str, Any], source: str) -> PairSpec:
             raise InputError(path, f"seed must be a whole number, got {seed_raw!r}", no) from None
         if not 0 <= seed < 2 ** 63:
             raise InputError(path, f"seed must be from 0 to 2**63 - 1, got {seed}", no)
-    return PairSpec(pair_id=pid, variant=str(rec.get("variant") or "custom"), law=law, modifier=mod, dimension=dim,
-                    axis=axis, template=str(rec.get("template") or ""), text_a=text_a, text_b=text_b, form_a=fa_t,
-                    form_b=fb_t, entities=tuple(ents), expected_count=tuple(counts), expected_order=tuple(order),
-                    attributes=tuple(attrs), seed=seed, source=source)
+    return PairSpec(pair_id=pid, variant=str(rec.get("variant") or "custom"), law=law, modifier=mod,
+                    dimension=dim, axis=axis, template=str(rec.get("template") or ""), text_a=text_a,
+                    text_b=text_b, form_a=fa_t, form_b=fb_t, entities=tuple(ents),
+                    expected_count=tuple(counts), expected_order=tuple(order), attributes=tuple(attrs),
+                    seed=seed, source=source)
 
 
 def _jsonl_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -261,7 +268,8 @@ def _csv_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         raise InputError(path, f"malformed CSV ({e})", 1) from None
     missing = [c for c in REQUIRED if c not in header]
     if missing:
-        raise InputError(path, f"missing column(s) {', '.join(missing)} in the header (required: {', '.join(REQUIRED)})", 1)
+        raise InputError(path, f"missing column(s) {', '.join(missing)} in the header "
+                               f"(required: {', '.join(REQUIRED)})", 1)
     unknown = [h for h in header if h not in REQUIRED and h not in OPTIONAL]
     if unknown:
         raise InputError(path, f"unknown column(s) {', '.join(unknown)}", 1)
@@ -308,7 +316,8 @@ def load_pairs(path: str | Path, name: str | None = None) -> MetaLogicSuite:
     for no, rec in records:
         spec = _pair(path, no, rec, suite_name)
         if spec.pair_id in seen:
-            raise InputError(path, f"duplicate pair_id {spec.pair_id!r} (first on line {seen[spec.pair_id]})", no)
+            raise InputError(path, f"duplicate pair_id {spec.pair_id!r} (first on line "
+                                   f"{seen[spec.pair_id]})", no)
         seen[spec.pair_id] = no
         pairs.append(spec)
         if len(pairs) > MAX_PAIRS:

@@ -41,7 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from .forms import Expr, parse
+from .forms import Expr, atoms, parse
 
 # ---- codes (int8 in arrays) ---------------------------------------------------------------------
 LAWS: Final[tuple[str, ...]] = ("Commutative", "Associative", "Distributive", "DeMorgan", "Complement")
@@ -128,8 +128,6 @@ class Template:
     @property
     def slots(self) -> tuple[str, ...]:
         """Entity slots used, in the order p, q, r."""
-        from .forms import atoms
-
         used = {e for a in atoms(self.form_a, self.form_b) for e in a.entities}
         return tuple(s for s in ("p", "q", "r") if s in used)
 
@@ -247,7 +245,8 @@ STUDENT_TEMPLATES: Final[tuple[Template, ...]] = (
        ("a scene in which it is not true that there is no {p}, with {aq}", "~~[p] & [q]"),
        ("a scene with {ap} and {aq}", "[p] & [q]")),
     _t("student", "DeMorgan", "AND", _CONJ,
-       ("a scene with {ap} where it is not the case that both {ap} and {aq} are present", "[p] & ~([p] & [q])"),
+       ("a scene with {ap} where it is not the case that both {ap} and {aq} are present",
+        "[p] & ~([p] & [q])"),
        ("a scene with {ap} and either no {p} or no {q} present", "[p] & (~[p] | ~[q])")),
     # ---- horizontal / vertical ----------------------------------------------------------------------
     _t("student", "Commutative", "AND", _HV,

@@ -38,7 +38,8 @@ __all__ = ["PUBLISHED", "published_rate", "rate_rows", "misalignment_tables", "h
 #: paper reports one figure (over its runs).
 PUBLISHED: dict[str, dict[str, float]] = {
     "model": {"Flux.dev": 0.71, "DALL-E 3": 0.59},
-    "law": {"Distributive": 0.86, "Associative": 0.73, "DeMorgan": 0.59, "Commutative": 0.54, "Complement": 0.52},
+    "law": {"Distributive": 0.86, "Associative": 0.73, "DeMorgan": 0.59, "Commutative": 0.54,
+            "Complement": 0.52},
     "modifier": {"AND": 0.458, "OR": 0.653},
     "dimension": {"x": 0.63, "y": 0.85},
 }
@@ -89,7 +90,8 @@ def rate_rows(results: PairResults, by: Sequence[str] = (), *, per_run: bool = T
     v = results.verdict[idx].astype(np.int64)
     count = lambda mask_: np.bincount(g[mask_], minlength=k)  # noqa: E731
     n_al, n_mis, n_und = count(v == ALIGNED), count(v == MISALIGNED), count(v == UNDECIDABLE)
-    kinds = {name: count((v == MISALIGNED) & (results.kind[idx] == code)) for code, name in enumerate(KINDS) if name}
+    kind = results.kind[idx]
+    kinds = {name: count((v == MISALIGNED) & (kind == code)) for code, name in enumerate(KINDS) if name}
     decided = n_al + n_mis
     with np.errstate(invalid="ignore", divide="ignore"):
         rate = np.where(decided > 0, n_mis / np.maximum(decided, 1), np.nan)
@@ -116,7 +118,8 @@ def rate_rows(results: PairResults, by: Sequence[str] = (), *, per_run: bool = T
             row["dimension_title"] = DIMENSION_TITLES[row["dimension"]]
         rows.append(row)
     order_keys = [k_ for k_ in keys if k_ != "run"]
-    rows.sort(key=lambda r: ((r["run"],) if per_run else ()) + tuple(_NAMES[k_].index(r[k_]) for k_ in order_keys))
+    rows.sort(key=lambda r: ((r["run"],) if per_run else ())
+              + tuple(_NAMES[k_].index(r[k_]) for k_ in order_keys))
     return rows
 
 
@@ -156,8 +159,8 @@ def heatmap(results: PairResults, *, run: str | None = None,
     with np.errstate(invalid="ignore", divide="ignore"):
         rate = np.where(dec > 0, mis / np.maximum(dec, 1), np.nan)
     lo, hi = wilson_arrays(mis.ravel(), dec.ravel())
-    return {"laws": list(LAWS), "dimensions": dims, "rate": rate, "lo": lo.reshape(shape), "hi": hi.reshape(shape),
-            "misaligned": mis, "decided": dec, "undecidable": und}
+    return {"laws": list(LAWS), "dimensions": dims, "rate": rate, "lo": lo.reshape(shape),
+            "hi": hi.reshape(shape), "misaligned": mis, "decided": dec, "undecidable": und}
 
 
 # ---- the student variant's scores ----------------------------------------------------------------
@@ -177,7 +180,8 @@ def pair_scores(clip_a: Sequence[float] | np.ndarray, clip_b: Sequence[float] | 
         if fa.shape != ca.shape or fb.shape != ca.shape:
             raise ValueError("faithfulness arrays differ in length from the CLIPScore arrays")
         fd = np.abs(fa - fb)
-        out.update(faith_a=fa, faith_b=fb, faith_mean=(fa + fb) / 2.0, faith_diff=fd, faith_stability=1.0 - fd)
+        out.update(faith_a=fa, faith_b=fb, faith_mean=(fa + fb) / 2.0, faith_diff=fd,
+                   faith_stability=1.0 - fd)
     return out
 
 

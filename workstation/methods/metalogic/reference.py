@@ -70,8 +70,9 @@ def evaluate_reference(data: PairData, cfg: MetaLogicConfig | None = None) -> Pa
         w, h = float(data.width[pi, sd]), float(data.height[pi, sd])
         axis = int(data.axis[pi])
         coord = ((bx1 + bx2) / 2) / w if axis == 1 else ((by1 + by2) / 2) / h if axis == 2 else 0.0
-        per_image.setdefault(im, []).append(_RefDet(row, " ".join(str(lab).split()).lower(), sc,
-                                                    (bx1, by1, bx2, by2), ((bx2 - bx1) * (by2 - by1)) / (w * h), coord))
+        af = ((bx2 - bx1) * (by2 - by1)) / (w * h)
+        name = " ".join(str(lab).split()).lower()
+        per_image.setdefault(im, []).append(_RefDet(row, name, sc, (bx1, by1, bx2, by2), af, coord))
     for dets in per_image.values():
         dets.sort(key=lambda d: (-d.score, d.row))
         for i, di in enumerate(dets):
@@ -195,7 +196,8 @@ def evaluate_reference(data: PairData, cfg: MetaLogicConfig | None = None) -> Pa
         ids=data.pair_id, verdict=np.array(out["verdict"], np.int8), conf=np.array(out["conf"], np.float64),
         kind=np.array(out["kind"], np.int8), reason=np.array(out["reason"], np.int8),
         slot=np.array(out["slot"], np.int8), slot2=np.array(out["slot2"], np.int8),
-        side=np.array(out["side"], np.int8), ok_a=np.array(out["ok_a"], bool), ok_b=np.array(out["ok_b"], bool),
+        side=np.array(out["side"], np.int8), ok_a=np.array(out["ok_a"], bool),
+        ok_b=np.array(out["ok_b"], bool),
         count=count, count_lo=count_lo, count_hi=count_hi, sel_row=sel_row, coord=coord, entity=data.entity,
         law=data.law, modifier=data.modifier, dimension=data.dimension, run=data.run, config=cfg,
     )

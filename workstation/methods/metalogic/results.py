@@ -96,7 +96,8 @@ class PairResults:
             if k == DUPLICATION:
                 return (f"duplication: {name} × {int(self.count[0, s, i])} in A, "
                         f"× {int(self.count[1, s, i])} in B ({where} differs)")
-            return f"positional: {name} / {self._name(i, s2)} in a different order ({where} differs from the prompt)"
+            return (f"positional: {name} / {self._name(i, s2)} in a different order "
+                    f"({where} differs from the prompt)")
         r = int(self.reason[i])
         if r == NEAR_BOUNDARY:
             return f"near_boundary: {name} / {self._name(i, s2)} too close on the axis"

@@ -23,6 +23,7 @@ or seeds never give one id two texts; the same arguments always give the same su
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Sequence
@@ -79,7 +80,8 @@ def vocabulary(name: str | Sequence[str]) -> tuple[str, ...]:
 
             names = SPATIAL_OBJECTS
         else:
-            raise WorkstationError(f"unknown vocabulary {name!r}: use 'coco', 'demo' or a list of object names")
+            raise WorkstationError(
+                f"unknown vocabulary {name!r}: use 'coco', 'demo' or a list of object names")
     else:
         names = name
     out = tuple(" ".join(str(n).split()).lower() for n in names)
@@ -94,7 +96,8 @@ def vocabulary(name: str | Sequence[str]) -> tuple[str, ...]:
 
 def pair_seed(pair_id: str) -> int:
     """The image seed both prompts of a pair are rendered with (31 bits, from the id)."""
-    return int.from_bytes(hashlib.sha256(f"metalogic-seed|{pair_id}".encode()).digest()[:4], "little") & 0x7FFFFFFF
+    digest = hashlib.sha256(f"metalogic-seed|{pair_id}".encode()).digest()
+    return int.from_bytes(digest[:4], "little") & 0x7FFFFFFF
 
 
 @dataclass(frozen=True)
@@ -171,7 +174,8 @@ def _fill(text: str, names: dict[str, str], attrs: dict[str, str], axis: str) ->
     return text.format(**subs)
 
 
-def expectation(form: str, entities: Sequence[str]) -> tuple[tuple[int, ...], tuple[str, ...], tuple[str, ...]]:
+def expectation(form: str, entities: Sequence[str]
+                ) -> tuple[tuple[int, ...], tuple[str, ...], tuple[str, ...]]:
     """(expected counts, expected order, attributes) of the single model of ``form``.
 
     Raises FormError when the form has no single model or its order atoms do not give a linear
@@ -310,8 +314,8 @@ def build_suite(variant: str = "main", n_pairs: int | None = None, *, seed: int 
             for i in range(slots):
                 avail *= len(ATTRIBUTES) - i
         if k > avail:
-            raise WorkstationError(f"{len(names)} object names give only {avail} distinct {law} {mod} {dim} pairs; "
-                                   f"{k} requested")
+            raise WorkstationError(f"{len(names)} object names give only {avail} distinct {law} {mod} {dim} "
+                                   f"pairs; {k} requested")
         rng = _cell_rng(seed, f"{t.key}|{dim}")
         seen: set[tuple[str, ...]] = set()
         while len(seen) < k:
@@ -329,7 +333,7 @@ def build_suite(variant: str = "main", n_pairs: int | None = None, *, seed: int 
             pairs.append(spec)
     vocab_name = objects if isinstance(objects, str) else f"custom{len(names)}"
     name = f"{version}-{variant}-{vocab_name}-n{n}-seed{seed}"
-    pairs = [PairSpec(**{**p.__dict__, "source": name}) for p in pairs]
+    pairs = [dataclasses.replace(p, source=name) for p in pairs]
     return MetaLogicSuite(name=name, pairs=tuple(pairs),
                           params={"variant": variant, "n_pairs": n, "seed": seed, "objects": vocab_name,
                                   "version": version, "laws": list(LAWS)})
