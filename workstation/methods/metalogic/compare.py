@@ -106,17 +106,6 @@ _CACHE_KEY = "metalogic.prepared"
 # =============================================================================================
 # Shared small helpers
 # =============================================================================================
-def _iou(ax1: Any, ay1: Any, ax2: Any, ay2: Any, bx1: Any, by1: Any, bx2: Any, by2: Any) -> Any:
-    """IoU of xyxy boxes, arrays (0 where the union is empty); same operations as `_ref_iou`."""
-    iw = np.maximum(np.minimum(ax2, bx2) - np.maximum(ax1, bx1), 0.0)
-    ih = np.maximum(np.minimum(ay2, by2) - np.maximum(ay1, by1), 0.0)
-    inter = iw * ih
-    union = (ax2 - ax1) * (ay2 - ay1) + (bx2 - bx1) * (by2 - by1) - inter
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = inter / union
-    return np.where(union > 0, out, 0.0)
-
-
 def _canonical_codes(labels: np.ndarray, entities: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Integer codes of the lower-cased detection labels and entity names (shared table);
     unused entity slots ("") get -1, entity names no detection has get codes of their own."""
@@ -224,24 +213,33 @@ def _dedup(img: np.ndarray, score: np.ndarray, box: tuple[np.ndarray, ...], lab:
     new[1:] = imo[1:] != imo[:-1]
     pos = np.arange(d) - np.maximum.accumulate(np.where(new, np.arange(d), 0))
     so, lo, mo = score[o], lab[o], matters[o]
-    bx = [b[o] for b in box]
+    x1, y1, x2, y2 = (b[o] for b in box)
+    area = (x2 - x1) * (y2 - y1)  # the same product `_iou` forms, computed once
     kept_o = np.ones(d, bool)
     alt_o = np.full(d, -np.inf)
     idx = np.flatnonzero(pos >= 1)
     k = 1
-    while len(idx):
-        j = idx - k
-        need = mo[idx] | mo[j]
-        ii, jj = idx[need], j[need]
-        iou = _iou(bx[0][ii], bx[1][ii], bx[2][ii], bx[3][ii], bx[0][jj], bx[1][jj], bx[2][jj], bx[3][jj])
-        over = iou > dedup_iou
-        kept_o[ii[over]] = False
-        dl = over & (lo[ii] != lo[jj])
-        a, b = ii[dl], jj[dl]
-        alt_o[a] = np.maximum(alt_o[a], so[b])
-        alt_o[b] = np.maximum(alt_o[b], so[a])
-        k += 1
-        idx = idx[pos[idx] >= k]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        while len(idx):
+            j = idx - k
+            need = mo[idx] | mo[j]
+            ii, jj = idx[need], j[need]
+            iw = np.minimum(x2[ii], x2[jj]) - np.maximum(x1[ii], x1[jj])
+            ih = np.minimum(y2[ii], y2[jj]) - np.maximum(y1[ii], y1[jj])
+            np.maximum(iw, 0.0, out=iw)
+            np.maximum(ih, 0.0, out=ih)
+            inter = iw * ih
+            # IoU > dedup_iou, operations as in `reference._ref_iou` (an empty union gives NaN here,
+            # 0 there: both fail the test)
+            over = np.flatnonzero(inter / (area[ii] + area[jj] - inter) > dedup_iou)
+            a, b = ii[over], jj[over]
+            kept_o[a] = False
+            dl = lo[a] != lo[b]
+            a, b = a[dl], b[dl]
+            alt_o[a] = np.maximum(alt_o[a], so[b])
+            alt_o[b] = np.maximum(alt_o[b], so[a])
+            k += 1
+            idx = idx[pos[idx] >= k]
     kept[o] = kept_o
     alt[o] = alt_o
     return kept, alt
