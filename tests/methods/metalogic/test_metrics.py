@@ -18,7 +18,15 @@ from workstation.methods.metalogic.metrics import (
     rate_rows,
     score_tables,
 )
-from workstation.methods.metalogic.results import ALIGNED, DUPLICATION, MISALIGNED, OMISSION, POSITIONAL, PairResults
+from workstation.methods.metalogic.results import (
+    ALIGNED,
+    DUPLICATION,
+    MISALIGNED,
+    OMISSION,
+    POSITIONAL,
+    PairResults,
+    Selection,
+)
 
 A, M, U = ALIGNED, MISALIGNED, 2
 
@@ -32,7 +40,7 @@ def results(rows: list[tuple[str, str, str, int, int, str]]) -> PairResults:
         verdict=np.array([r[3] for r in rows], np.int8), conf=np.ones(n), kind=np.array([r[4] for r in rows], np.int8),
         reason=np.zeros(n, np.int8), slot=np.zeros(n, np.int8), slot2=np.full(n, -1, np.int8),
         side=np.zeros(n, np.int8), ok_a=np.ones(n, bool), ok_b=np.ones(n, bool), count=z, count_lo=z, count_hi=z,
-        sel_row=np.full((2, 1, n), -1), coord=np.full((2, 1, n), np.nan),
+        selection=Selection(rows=np.full((2, 1, n), -1), coords=np.full((2, 1, n), np.nan)),
         entity=np.full((n, 1), "cat", dtype=object),
         law=np.array([LAWS.index(r[0]) for r in rows], np.int8),
         modifier=np.array([MODIFIERS.index(r[1]) for r in rows], np.int8),

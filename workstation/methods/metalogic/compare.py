@@ -95,6 +95,7 @@ from .results import (
     UNDECIDABLE,
     VERDICTS,
     PairResults,
+    Selection,
 )
 
 __all__ = ["VERDICTS", "KINDS", "REASONS", "PairResults", "Prepared", "prepare", "evaluate",
@@ -178,7 +179,7 @@ class Prepared:
     areas: np.ndarray  # float64, sorted distinct candidate area fractions
     count_dtype: Any  # int8 / int16 / int32: wide enough for the longest segment
     code0: np.ndarray  # (S,) score code of the best candidate, -1 empty
-    acode0: np.ndarray  # (S,) its area code, -1 empty
+    acode0: np.ndarray  # (S,) its area code, the type's maximum when empty
     c0: np.ndarray  # (S,) float64 its axis coordinate
     row0: np.ndarray  # (S,) int64 its detection row, -1
     more: np.ndarray  # (S,) bool: more than one candidate
@@ -303,7 +304,8 @@ def prepare(data: PairData, dedup_iou: float = MetaLogicConfig.dedup_iou) -> Pre
     cdt = scode.dtype if len(rows) else np.int16
 
     code0 = np.full(n_seg, -1, cdt)
-    acode0 = np.full(n_seg, -1, acode.dtype if len(rows) else np.int16)
+    adt = acode.dtype if len(rows) else np.int16
+    acode0 = np.full(n_seg, np.iinfo(adt).max, adt)  # empty: passes the area test, no score test
     c0 = np.zeros(n_seg)
     row0 = np.full(n_seg, -1, np.int64)
     f0 = np.flatnonzero(first)
@@ -373,22 +375,28 @@ def evaluate(data: PairData, cfg: MetaLogicConfig | None = None) -> PairResults:
     k_lo, k_mid, k_hi = (int(k) for k in np.searchsorted(prep.scores, [t_lo, t, t_hi], side="left"))
     k_a = int(np.searchsorted(prep.areas, cfg.min_area_fraction, side="left"))
     # count evidence of one candidate, tabulated per distinct score (min commutes with it)
-    c_tab = np.minimum(1.0, np.abs(prep.scores - t) / cfg.score_slope)
-    if len(c_tab) == 0:
-        c_tab = np.ones(1)
+    c_tab = np.append(np.minimum(1.0, np.abs(prep.scores - t) / cfg.score_slope), 1.0)
 
     # ---- per segment: counts at t - b, t, t + b; count evidence; selection ------------------
-    ok0 = prep.acode0 >= k_a
+    # empty segments have score code -1 (below every threshold) and pass the area test
+    small = np.flatnonzero(prep.acode0 < k_a)  # best candidate's box too small (rare)
 
     def count(k: int) -> np.ndarray:
-        x = ok0 & (prep.code0 >= k)
+        x = prep.code0 >= k
+        if len(small):
+            x[small] = False
         return x.view(np.int8) if cdt == np.int8 else x.astype(cdt)
 
     n_hi, n_mid, n_lo = count(k_lo), count(k_mid), count(k_hi)
     hit0 = n_mid.astype(bool)
-    csc = np.where(ok0, c_tab[prep.code0], 1.0)
-    pending = ~ok0 & prep.more  # best candidate too small: a later one may be selected
-    walk = bool(pending.any())
+    csc = c_tab[prep.code0]  # c_tab[-1] = 1.0 for empty segments
+    if len(small):
+        csc[small] = 1.0
+    pend = small[prep.more[small]]  # a later candidate may be selected
+    pending: np.ndarray | None = None
+    if len(pend):
+        pending = np.zeros(2 * e * p, bool)
+        pending[pend] = True
     patch_seg: list[np.ndarray] = []
     patch_row: list[np.ndarray] = []
     patch_c: list[np.ndarray] = []
@@ -400,7 +408,7 @@ def evaluate(data: PairData, cfg: MetaLogicConfig | None = None) -> PairResults:
         n_mid[seg] += hit
         n_lo[seg] += okc & (col.code >= k_hi)
         csc[seg] = np.minimum(csc[seg], np.where(okc, c_tab[col.code], 1.0))
-        if walk:
+        if pending is not None:
             take = hit & pending[seg]
             if take.any():
                 ts = seg[take]
@@ -419,12 +427,10 @@ def evaluate(data: PairData, cfg: MetaLogicConfig | None = None) -> PairResults:
         hi = n_hi + lamb
     else:
         lo, hi = n_lo, n_hi
-    sel_row = np.where(hit0, prep.row0, -1)
     c_sel = prep.c0
     selected = hit0
     if patch_seg:
         ps = np.concatenate(patch_seg)
-        sel_row[ps] = np.concatenate(patch_row)
         c_sel = prep.c0.copy()
         c_sel[ps] = np.concatenate(patch_c)
         selected = hit0.copy()
@@ -549,12 +555,19 @@ def evaluate(data: PairData, cfg: MetaLogicConfig | None = None) -> PairResults:
     ia = np.flatnonzero(~(mis1 | und1 | mis2 | und2))
     conf[ia] = np.minimum(c_all[ia], g_min[ia])  # g_min stays 1 without compared couples
 
-    pos_seg = np.broadcast_to(prep.positional, shp)
+    row0, positional = prep.row0, prep.positional
+    patches = (np.concatenate(patch_seg), np.concatenate(patch_row)) if patch_seg else None
+
+    def make_selection() -> tuple[np.ndarray, np.ndarray]:
+        rows = np.where(hit0, row0, -1)
+        if patches is not None:
+            rows[patches[0]] = patches[1]
+        coords = np.where(selected.reshape(shp) & positional, c_sel.reshape(shp), np.nan)
+        return rows.reshape(shp), coords
+
     return PairResults(
         ids=data.pair_id, verdict=verdict, conf=conf, kind=kind, reason=reason, slot=slot, slot2=slot2,
         side=side, ok_a=ok_img[0], ok_b=ok_img[1], count=mid3, count_lo=lo3, count_hi=hi3,
-        sel_row=sel_row.reshape(shp),
-        coord=np.where(selected.reshape(shp) & pos_seg, c_sel.reshape(shp), np.nan),
-        entity=data.entity, law=data.law, modifier=data.modifier, dimension=data.dimension, run=data.run,
-        config=cfg,
+        selection=Selection(make_selection), entity=data.entity, law=data.law, modifier=data.modifier,
+        dimension=data.dimension, run=data.run, config=cfg,
     )

@@ -26,6 +26,7 @@ from .results import (
     POSITIONAL,
     UNDECIDABLE,
     PairResults,
+    Selection,
 )
 
 __all__ = ["evaluate_reference"]
@@ -198,6 +199,7 @@ def evaluate_reference(data: PairData, cfg: MetaLogicConfig | None = None) -> Pa
         slot=np.array(out["slot"], np.int8), slot2=np.array(out["slot2"], np.int8),
         side=np.array(out["side"], np.int8), ok_a=np.array(out["ok_a"], bool),
         ok_b=np.array(out["ok_b"], bool),
-        count=count, count_lo=count_lo, count_hi=count_hi, sel_row=sel_row, coord=coord, entity=data.entity,
+        count=count, count_lo=count_lo, count_hi=count_hi, selection=Selection(rows=sel_row, coords=coord),
+        entity=data.entity,
         law=data.law, modifier=data.modifier, dimension=data.dimension, run=data.run, config=cfg,
     )

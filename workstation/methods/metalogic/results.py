@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -13,7 +14,7 @@ from .laws import DIMENSIONS, LAWS, MODIFIERS
 
 __all__ = ["VERDICTS", "KINDS", "REASONS", "SIDES", "ALIGNED", "MISALIGNED", "UNDECIDABLE", "OMISSION",
            "DUPLICATION", "POSITIONAL", "NEAR_THRESHOLD", "AMBIGUOUS", "NEAR_BOUNDARY", "PairResults",
-           "LABEL_SCHEME"]
+           "Selection", "LABEL_SCHEME"]
 
 VERDICTS: tuple[str, ...] = ("ALIGNED", "MISALIGNED", "UNDECIDABLE")
 ALIGNED, MISALIGNED, UNDECIDABLE = 0, 1, 2
@@ -30,6 +31,34 @@ LABEL_SCHEME = LabelScheme(
 )
 
 
+class Selection:
+    """The selected box of every (side, slot, pair): detection rows (-1 none) and axis coordinates
+    (NaN without a box or an axis), arrays of shape (2, E, P). Built on first use when made from
+    a function (a slider move need not pay for arrays nobody reads)."""
+
+    def __init__(self, make: Callable[[], tuple[np.ndarray, np.ndarray]] | None = None,
+                 rows: np.ndarray | None = None, coords: np.ndarray | None = None) -> None:
+        self._make = make
+        self._rows = rows
+        self._coords = coords
+
+    def _build(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._rows is None or self._coords is None:
+            if self._make is None:
+                raise ValueError("empty selection")
+            self._rows, self._coords = self._make()
+            self._make = None
+        return self._rows, self._coords
+
+    @property
+    def rows(self) -> np.ndarray:
+        return self._build()[0]
+
+    @property
+    def coords(self) -> np.ndarray:
+        return self._build()[1]
+
+
 @dataclass
 class PairResults:
     """Comparison output, one entry per image pair (row i = ``data`` pair i).
@@ -40,7 +69,9 @@ class PairResults:
     1 B, -1), ``conf`` float64, ``ok_a`` / ``ok_b`` bool. Per (side, slot, pair), arrays of shape
     (2, E, P): ``count`` (point count at the threshold), ``count_lo`` / ``count_hi`` (the widened
     interval), ``sel_row`` (row in the detection arrays of the selected box, -1), ``coord``
-    (its centroid on the pair's axis as a fraction of the image side; NaN without a box or axis).
+    (its centroid on the pair's axis as a fraction of the image side; NaN without a box or axis)
+    — these two from ``selection``, built on first use. Counts are small integers (int8 unless
+    a segment holds more than 120 candidates).
     """
 
     item_kind: ClassVar[str] = "pair"
@@ -59,14 +90,23 @@ class PairResults:
     count: np.ndarray
     count_lo: np.ndarray
     count_hi: np.ndarray
-    sel_row: np.ndarray
-    coord: np.ndarray
+    selection: Selection
     entity: np.ndarray
     law: np.ndarray
     modifier: np.ndarray
     dimension: np.ndarray
     run: np.ndarray
     config: MetaLogicConfig = field(default_factory=MetaLogicConfig)
+
+    @property
+    def sel_row(self) -> np.ndarray:
+        """(2, E, P) int64: row in the detection arrays of each selected box, -1 none."""
+        return self.selection.rows
+
+    @property
+    def coord(self) -> np.ndarray:
+        """(2, E, P) float64: centroid of each selected box on the pair's axis (fraction of the side)."""
+        return self.selection.coords
 
     def __len__(self) -> int:
         return len(self.verdict)
