@@ -232,6 +232,19 @@ def test_near_boundary_and_instance_ambiguity() -> None:
                ).verdict[0] == ALIGNED
 
 
+def test_a_certain_swap_decides_although_another_count_is_uncertain() -> None:
+    # "a cat left of a dog, and no cow": A shows a cow near the threshold (count 0 or 1)
+    spec = {"entities": ["cat", "dog", "cow"], "counts": [1, 1, 0], "dim": "x", "order": ["cat", "dog"]}
+    cow = ("cow", 0.31, box(50, 85))
+    r = run(pairs({**spec, "a": [("cat", 0.9, box(20)), ("dog", 0.9, box(80)), cow],
+                   "b": [("cat", 0.9, box(80)), ("dog", 0.9, box(20))]},
+                  {**spec, "a": [("cat", 0.9, box(20)), ("dog", 0.9, box(80)), cow],
+                   "b": [("cat", 0.9, box(20)), ("dog", 0.9, box(80))]}))
+    assert (r.verdict[0], r.kind[0], r.reason[0], r.slot[0], r.slot2[0], r.side[0]) == (
+        MISALIGNED, POSITIONAL, 0, 0, 1, 1)
+    assert (r.verdict[1], r.reason[1], r.slot[1]) == (UNDECIDABLE, NEAR_THRESHOLD, 2)
+
+
 def test_consistent_mistakes_are_aligned_but_not_faithful() -> None:
     r = run(pairs({**XY, "a": [("cat", 0.9, box(20))], "b": [("cat", 0.9, box(30))]},
                   {**XY, "a": [("cat", 0.9, box(80)), ("dog", 0.9, box(20))],

@@ -36,15 +36,18 @@ the same single number, and are *uncertain* otherwise.
   - else some entity uncertain → **UNDECIDABLE**, reason **ambiguous** when the intervals without
     the label-ambiguity widening would have decided it, else **near_threshold**;
   - else position-less pairs are **ALIGNED**; positional pairs go on.
-*Step 2, order* (positional pairs). The entities with an expected place on the axis that both
-images show are compared two by two (slot order). The coordinate of an entity is the centroid of
+*Step 2, order* (positional pairs not MISALIGNED by step 1). The entities with an expected place
+on the axis that both images show, with certainly equal counts, are compared two by two (slot
+order). The coordinate of an entity is the centroid of
 its selected box (its highest-ranked candidate, which scores ≥ t), divided by the image width (X)
 or height (Y); d = coord(i) − coord(j) in each image. An entity is *instance-ambiguous* in an image
 when its two highest-ranked not-suppressed detections (area not filtered, as the spatial checker)
 both score ≥ t and differ by less than ``ambiguity_delta``. A couple is decided when |d| >
 ``axis_margin`` in both images and neither entity is instance-ambiguous; it *differs* when the
 signs of d differ.
-  - a decided couple differs → **MISALIGNED**, type **positional**, both entities named;
+  - a decided couple differs → **MISALIGNED**, type **positional**, both entities named — also
+    when step 1 abstained on another entity's count (a certain difference is a difference);
+  - else a pair step 1 abstained on stays **UNDECIDABLE** with step 1's reason;
   - else a couple not decided → **UNDECIDABLE**, reason **ambiguous** (instance ambiguity) or
     **near_boundary**;
   - else **ALIGNED** (also when fewer than two positioned entities are shown by both).
@@ -447,7 +450,7 @@ def evaluate(data: PairData, cfg: MetaLogicConfig | None = None) -> PairResults:
     mis1 = s_diff >= 0
     s_unc = np.where(mis1, -1, _first(unc))
     und1 = s_unc >= 0
-    step2 = ~(mis1 | und1) & prep.positional
+    order_step = ~mis1 & prep.positional  # a certain order difference decides even after step 1 abstained
     c_all = csc.reshape(2 * e, p).min(axis=0) if e else np.ones(p)
 
     verdict = np.zeros(p, np.int8)
@@ -505,7 +508,7 @@ def evaluate(data: PairData, cfg: MetaLogicConfig | None = None) -> PairResults:
             sh_b = selected[s_bi] & selected[s_bj]
             ok_img[0, pr] &= ~sh_a | np.where(cp.exp_neg, da < 0, da > 0)
             ok_img[1, pr] &= ~sh_b | np.where(cp.exp_neg, db < 0, db > 0)
-        u = np.flatnonzero(step2[pr] & sh_a)
+        u = np.flatnonzero(order_step[pr] & sh_a & ~unc[cp.i, pr] & ~unc[cp.j, pr])
         if len(u) == 0:
             continue
         pu = pr[u]
@@ -536,13 +539,14 @@ def evaluate(data: PairData, cfg: MetaLogicConfig | None = None) -> PairResults:
             c_unc[tgt] = k
             amb_unc[tgt] = amb[und]
     mis2 = c_diff >= 0
-    und2 = ~mis2 & (c_unc >= 0)
+    und2 = ~(mis2 | und1) & (c_unc >= 0)
     if prep.couples:
         ci = np.array([c.i for c in prep.couples], np.int8)
         cj = np.array([c.j for c in prep.couples], np.int8)
         i2 = np.flatnonzero(mis2)
         verdict[i2] = MISALIGNED
         kind[i2] = POSITIONAL
+        reason[i2] = 0
         slot[i2] = ci[c_diff[i2]]
         slot2[i2] = cj[c_diff[i2]]
         side[i2] = side2[i2]

@@ -164,30 +164,38 @@ def evaluate_reference(data: PairData, cfg: MetaLogicConfig | None = None) -> Pa
             reason = AMBIGUOUS if raw_decided else NEAR_THRESHOLD
         if verdict == ALIGNED:
             conf = c_all
-            if positional:
-                g_min = 1.0
-                undecided: tuple[int, int, bool] | None = None
-                for i, j in couples:
-                    if not (st[0, i]["n"] > 0 and st[0, j]["n"] > 0):
-                        continue
-                    da = st[0, i]["coord"] - st[0, j]["coord"]
-                    db = st[1, i]["coord"] - st[1, j]["coord"]
-                    amb = st[0, i]["iamb"] or st[1, i]["iamb"] or st[0, j]["iamb"] or st[1, j]["iamb"]
-                    g = min(max((min(abs(da), abs(db)) - m) / cfg.geom_slope, 0.0), 1.0)
-                    g_min = min(g_min, g)
-                    if abs(da) > m and abs(db) > m and not amb:
-                        if (da > 0) != (db > 0):
-                            verdict, kind, s1, s2 = MISALIGNED, POSITIONAL, i, j
-                            side = 0 if (da < 0) != (rank[i] < rank[j]) else 1
-                            conf = min(st[0, i]["c"], st[1, i]["c"], st[0, j]["c"], st[1, j]["c"], g)
-                            break
-                    elif undecided is None:
-                        undecided = (i, j, amb)
-                if verdict == ALIGNED and undecided is not None:
+        if verdict != MISALIGNED and positional:
+            # order: couples of entities both images show, with counts certainly equal (all of
+            # them unless step 1 was undecided); a certain difference decides even then
+            counted = verdict == ALIGNED
+
+            def sure(s: int) -> bool:
+                a, b = st[0, s], st[1, s]
+                return bool(a["lo"] == a["hi"] == b["lo"] == b["hi"])
+
+            g_min = 1.0
+            undecided: tuple[int, int, bool] | None = None
+            for i, j in couples:
+                if not (st[0, i]["n"] > 0 and st[0, j]["n"] > 0 and sure(i) and sure(j)):
+                    continue
+                da = st[0, i]["coord"] - st[0, j]["coord"]
+                db = st[1, i]["coord"] - st[1, j]["coord"]
+                amb = st[0, i]["iamb"] or st[1, i]["iamb"] or st[0, j]["iamb"] or st[1, j]["iamb"]
+                g = min(max((min(abs(da), abs(db)) - m) / cfg.geom_slope, 0.0), 1.0)
+                g_min = min(g_min, g)
+                if abs(da) > m and abs(db) > m and not amb:
+                    if (da > 0) != (db > 0):
+                        verdict, kind, reason, s1, s2 = MISALIGNED, POSITIONAL, 0, i, j
+                        side = 0 if (da < 0) != (rank[i] < rank[j]) else 1
+                        conf = min(st[0, i]["c"], st[1, i]["c"], st[0, j]["c"], st[1, j]["c"], g)
+                        break
+                elif undecided is None:
+                    undecided = (i, j, amb)
+            if counted and verdict == ALIGNED:
+                if undecided is not None:
                     verdict, s1, s2 = UNDECIDABLE, undecided[0], undecided[1]
                     reason = AMBIGUOUS if undecided[2] else NEAR_BOUNDARY
-                    conf = 0.0
-                elif verdict == ALIGNED:
+                else:
                     conf = min(c_all, g_min)
         for k, v in (("verdict", verdict), ("kind", kind), ("reason", reason), ("slot", s1), ("slot2", s2),
                      ("side", side), ("conf", conf if verdict != UNDECIDABLE else 0.0), ("ok_a", ok[0]),
