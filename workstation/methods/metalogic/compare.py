@@ -258,7 +258,8 @@ def _codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def prepare(data: PairData, dedup_iou: float = MetaLogicConfig.dedup_iou) -> Prepared:
     """Parameter-independent precomputation for `evaluate` (cached in ``data.cache``; rebuilt when
-    the arrays are replaced or ``dedup_iou`` changes). Validates ``data``."""
+    the arrays are replaced or ``dedup_iou`` changes; code that edits arrays in place must
+    ``data.cache.clear()``). Validates ``data``."""
     key = data.fingerprint() + (float(dedup_iou),)
     cached = data.cache.get(_CACHE_KEY)
     if isinstance(cached, Prepared) and cached.key == key:
