@@ -601,3 +601,14 @@ def render(
         "height": size,
     }
     return out, truth
+
+
+# ---- drawing primitives for other demo scenes (MetaLogic pairs) ----------------------------------
+# Public names for the pieces `render` is made of; `render` itself is unchanged.
+SceneObject = _Obj
+new_object = _new_obj
+place_free = _place_free
+separated = _separated
+inside = _inside
+draw_background = _background
+draw_object = _draw

@@ -1,0 +1,235 @@
+"""MetaLogic metrics: misalignment rates with Wilson intervals, the law × dimension heatmap, the
+published figures beside them, and the student variant's CLIPScore / VQA stability scores.
+
+Rules:
+
+* **Misalignment rate** = MISALIGNED / (ALIGNED + MISALIGNED). UNDECIDABLE pairs are left out of
+  the denominator and counted separately (``undecidable``, and ``coverage`` = decided / all);
+  intervals are 95 % Wilson score intervals (`workstation.evaluation.stats`), NaN with no decided
+  pair.
+* Every table is per run (the generating model; ``run`` of `data.PairData`) and per group
+  (law, modifier, dimension, law × dimension), plus the misalignment types.
+* **Published figures** (METHODS.md §2; the seed's section 4.2 for AND / OR) are a constant table,
+  shown in a ``published`` column beside the measured rate where one exists.
+* **Student scores** (per pair, from per-image CLIPScore on the 0–100 scale and VQA faithfulness
+  in [0, 1]): clip_diff = |clip_A − clip_B| / 100, clip_stability = 1 − clip_diff;
+  faith_mean = (faith_A + faith_B) / 2, faith_diff = |faith_A − faith_B|, faith_stability =
+  1 − faith_diff; aggregated as means (with seeded 95 % bootstrap intervals) per category
+  (law × dimension), per law and per dimension. A pair with a NaN score is left out of that
+  score's mean.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ...evaluation.stats import bootstrap_interval, wilson_arrays
+from ...util.grouping import group_codes
+from .laws import DIMENSION_TITLES, DIMENSIONS, LAWS, MODIFIERS, STUDENT_DIMENSIONS
+from .results import ALIGNED, KINDS, MISALIGNED, UNDECIDABLE, PairResults
+
+__all__ = ["PUBLISHED", "published_rate", "rate_rows", "misalignment_tables", "heatmap", "pair_scores",
+           "score_tables", "GROUPINGS"]
+
+#: published misalignment rates (fractions). Overall per model; per law, modifier and axis the
+#: paper reports one figure (over its runs).
+PUBLISHED: dict[str, dict[str, float]] = {
+    "model": {"Flux.dev": 0.71, "DALL-E 3": 0.59},
+    "law": {"Distributive": 0.86, "Associative": 0.73, "DeMorgan": 0.59, "Commutative": 0.54,
+            "Complement": 0.52},
+    "modifier": {"AND": 0.458, "OR": 0.653},
+    "dimension": {"x": 0.63, "y": 0.85},
+}
+PUBLISHED_SOURCE = ("MetaLogic (arXiv 2510.00796), 800 pairs, Florence-2 detection: METHODS.md §2; "
+                    "AND / OR from the paper's section 4.2 as summarised in its seed")
+
+#: table name -> the pair attributes it groups by (besides the run)
+GROUPINGS: dict[str, tuple[str, ...]] = {
+    "overall": (),
+    "law": ("law",),
+    "modifier": ("modifier",),
+    "dimension": ("dimension",),
+    "law_dimension": ("law", "dimension"),
+    "law_modifier": ("law", "modifier"),
+}
+_NAMES = {"law": LAWS, "modifier": MODIFIERS, "dimension": DIMENSIONS}
+
+
+def published_rate(grouping: str, key: str) -> float | None:
+    """The published rate for a group (``grouping`` "law" / "modifier" / "dimension" / "model")."""
+    return PUBLISHED.get(grouping, {}).get(key)
+
+
+def rate_rows(results: PairResults, by: Sequence[str] = (), *, per_run: bool = True,
+              mask: np.ndarray | None = None) -> list[dict[str, Any]]:
+    """One row per group: counts, the misalignment rate with its Wilson interval, coverage, the
+    misalignment types, and the published rate where the paper has one.
+
+    ``by`` names pair attributes ("law", "modifier", "dimension"); ``per_run`` adds the run;
+    ``mask`` restricts to some pairs. Groups are in code order (laws as in LAWS, ...)."""
+    n = len(results)
+    sel = np.ones(n, bool) if mask is None else np.asarray(mask, bool)
+    idx = np.flatnonzero(sel)
+    cols: list[np.ndarray] = []
+    keys: list[str] = []
+    if per_run:
+        cols.append(np.asarray(results.run, dtype=object)[idx])
+        keys.append("run")
+    for b in by:
+        if b not in _NAMES:
+            raise ValueError(f"cannot group MetaLogic pairs by {b!r} (law, modifier or dimension)")
+        cols.append(np.asarray(getattr(results, b), np.int64)[idx])
+        keys.append(b)
+    if len(idx) == 0:
+        return []
+    g = group_codes(*cols) if cols else np.zeros(len(idx), np.int64)
+    k = int(g.max()) + 1
+    v = results.verdict[idx].astype(np.int64)
+    count = lambda mask_: np.bincount(g[mask_], minlength=k)  # noqa: E731
+    n_al, n_mis, n_und = count(v == ALIGNED), count(v == MISALIGNED), count(v == UNDECIDABLE)
+    kind = results.kind[idx]
+    kinds = {name: count((v == MISALIGNED) & (kind == code)) for code, name in enumerate(KINDS) if name}
+    decided = n_al + n_mis
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rate = np.where(decided > 0, n_mis / np.maximum(decided, 1), np.nan)
+    lo, hi = wilson_arrays(n_mis, decided)
+    _, first = np.unique(g, return_index=True)  # a representative member of each group
+    rows = []
+    for c in range(k):
+        row: dict[str, Any] = {}
+        for name, col in zip(keys, cols):
+            val = col[first[c]]
+            row[name] = str(val) if name == "run" else _NAMES[name][int(val)]
+        total = int(n_al[c] + n_mis[c] + n_und[c])
+        row.update(pairs=total, aligned=int(n_al[c]), misaligned=int(n_mis[c]), undecidable=int(n_und[c]),
+                   decided=int(decided[c]), rate=float(rate[c]), rate_lo=float(lo[c]), rate_hi=float(hi[c]),
+                   coverage=decided[c] / total if total else float("nan"),
+                   **{k_: int(a[c]) for k_, a in kinds.items()})
+        pub = None
+        if len(by) == 1:
+            pub = published_rate(by[0], row[by[0]])
+        elif not by and per_run:
+            pub = published_rate("model", row["run"])
+        row["published"] = pub
+        if "dimension" in row:
+            row["dimension_title"] = DIMENSION_TITLES[row["dimension"]]
+        rows.append(row)
+    order_keys = [k_ for k_ in keys if k_ != "run"]
+    rows.sort(key=lambda r: ((r["run"],) if per_run else ())
+              + tuple(_NAMES[k_].index(r[k_]) for k_ in order_keys))
+    return rows
+
+
+def misalignment_tables(results: PairResults, *, per_run: bool = True) -> dict[str, list[dict[str, Any]]]:
+    """Every grouping of `GROUPINGS` as rows (`rate_rows`), plus ``published`` (the constant table)."""
+    out = {name: rate_rows(results, by, per_run=per_run) for name, by in GROUPINGS.items()}
+    out["published"] = [{"grouping": g, "group": k, "rate": v, "source": PUBLISHED_SOURCE}
+                        for g, d in PUBLISHED.items() for k, v in d.items()]
+    return out
+
+
+def heatmap(results: PairResults, *, run: str | None = None,
+            dimensions: Sequence[str] | None = None) -> dict[str, Any]:
+    """Law × dimension misalignment rates as matrices (rows LAWS, columns ``dimensions``; by
+    default the dimensions present). ``rate`` / ``lo`` / ``hi`` float (NaN where nothing was
+    decided), ``decided`` / ``misaligned`` / ``undecidable`` int."""
+    sel = np.ones(len(results), bool) if run is None else (np.asarray(results.run, dtype=object) == run)
+    dims_present = sorted(set(np.asarray(results.dimension)[sel].tolist()))
+    dims = list(dimensions) if dimensions is not None else [DIMENSIONS[d] for d in dims_present]
+    dcode = {d: i for i, d in enumerate(dims)}
+    shape = (len(LAWS), len(dims))
+    mis = np.zeros(shape, np.int64)
+    dec = np.zeros(shape, np.int64)
+    und = np.zeros(shape, np.int64)
+    law = np.asarray(results.law, np.int64)
+    dim_map = np.full(len(DIMENSIONS), -1, np.int64)
+    for name, j in dcode.items():
+        dim_map[DIMENSIONS.index(name)] = j
+    col = dim_map[np.asarray(results.dimension, np.int64)]
+    keep = sel & (col >= 0)
+    v = results.verdict
+    flat = law[keep] * len(dims) + col[keep]
+    size = shape[0] * shape[1]
+    mis = np.bincount(flat[v[keep] == MISALIGNED], minlength=size).reshape(shape)
+    dec = np.bincount(flat[v[keep] != UNDECIDABLE], minlength=size).reshape(shape)
+    und = np.bincount(flat[v[keep] == UNDECIDABLE], minlength=size).reshape(shape)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rate = np.where(dec > 0, mis / np.maximum(dec, 1), np.nan)
+    lo, hi = wilson_arrays(mis.ravel(), dec.ravel())
+    return {"laws": list(LAWS), "dimensions": dims, "rate": rate, "lo": lo.reshape(shape),
+            "hi": hi.reshape(shape), "misaligned": mis, "decided": dec, "undecidable": und}
+
+
+# ---- the student variant's scores ----------------------------------------------------------------
+def pair_scores(clip_a: Sequence[float] | np.ndarray, clip_b: Sequence[float] | np.ndarray,
+                faith_a: Sequence[float] | np.ndarray | None = None,
+                faith_b: Sequence[float] | np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Per-pair stability scores from per-image CLIPScore (0–100) and VQA faithfulness (0–1)."""
+    ca, cb = np.asarray(clip_a, np.float64), np.asarray(clip_b, np.float64)
+    if ca.shape != cb.shape:
+        raise ValueError("clip_a and clip_b differ in length")
+    clip_diff = np.abs(ca - cb) / 100.0
+    out = {"clip_a": ca, "clip_b": cb, "clip_diff": clip_diff, "clip_stability": 1.0 - clip_diff}
+    if faith_a is not None or faith_b is not None:
+        if faith_a is None or faith_b is None:
+            raise ValueError("give both faith_a and faith_b")
+        fa, fb = np.asarray(faith_a, np.float64), np.asarray(faith_b, np.float64)
+        if fa.shape != ca.shape or fb.shape != ca.shape:
+            raise ValueError("faithfulness arrays differ in length from the CLIPScore arrays")
+        fd = np.abs(fa - fb)
+        out.update(faith_a=fa, faith_b=fb, faith_mean=(fa + fb) / 2.0, faith_diff=fd,
+                   faith_stability=1.0 - fd)
+    return out
+
+
+def _names(values: Sequence[Any] | np.ndarray, table: Sequence[str]) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.dtype.kind in "iu":
+        return np.asarray(table, dtype=object)[arr.astype(np.int64)]
+    return arr.astype(object)
+
+
+def score_tables(law: Sequence[Any] | np.ndarray, dimension: Sequence[Any] | np.ndarray,
+                 scores: dict[str, np.ndarray], *, n_boot: int = 1000, seed: int = 0
+                 ) -> dict[str, list[dict[str, Any]]]:
+    """Means of each score per category (law × dimension), per law and per dimension.
+
+    ``law`` / ``dimension``: names or codes per pair; ``scores``: `pair_scores` output (any
+    per-pair arrays). Each row: the group, ``n`` and, per score, ``<score>`` (mean),
+    ``<score>_lo`` / ``<score>_hi`` (bootstrap 95 % interval)."""
+    laws = _names(law, LAWS)
+    dims = _names(dimension, DIMENSIONS)
+    names = [k for k in scores if k not in ("clip_a", "clip_b", "faith_a", "faith_b")]
+    out: dict[str, list[dict[str, Any]]] = {}
+    for table, keys in (("category", ("law", "dimension")), ("law", ("law",)), ("dimension", ("dimension",))):
+        cols = {"law": laws, "dimension": dims}
+        groups: dict[tuple[str, ...], list[int]] = {}
+        for i, key in enumerate(zip(*(cols[k].tolist() for k in keys))):
+            groups.setdefault(tuple(str(x) for x in key), []).append(i)
+        rows = []
+        for key, members in groups.items():
+            row: dict[str, Any] = dict(zip(keys, key))
+            row["n"] = len(members)
+            for s in names:
+                x = np.asarray(scores[s], np.float64)[members]
+                x = x[np.isfinite(x)]
+                row[s] = float(x.mean()) if len(x) else float("nan")
+                row[s + "_lo"], row[s + "_hi"] = bootstrap_interval(x, n_boot=n_boot, seed=seed)
+            rows.append(row)
+
+        def order(r: dict[str, Any]) -> tuple[int, ...]:
+            o = []
+            if "law" in r:
+                o.append(LAWS.index(r["law"]) if r["law"] in LAWS else len(LAWS))
+            if "dimension" in r:
+                d = r["dimension"]
+                o.append(STUDENT_DIMENSIONS.index(d) if d in STUDENT_DIMENSIONS else
+                         len(STUDENT_DIMENSIONS) + (DIMENSIONS.index(d) if d in DIMENSIONS else 99))
+            return tuple(o)
+
+        rows.sort(key=order)
+        out[table] = rows
+    return out
