@@ -129,6 +129,8 @@ def test_runner_reports_unloadable_images_or_stops_on_them() -> None:
     assert math.isnan(run.scores[2]) and run.details[2] == {"error": "FileNotFoundError: samples/2.png"}
     assert np.isfinite(np.delete(run.scores, 2)).all()
     assert run.notes == ["1 image(s) could not be loaded; their scores are missing"]
+    with pytest.raises(WorkstationError, match=r"item 's0': image 0 must be an H×W×3 RGB uint8 array, got uint8 \(4, 4\)"):
+        score_items(FakeScorer(), items(2), load_image=lambda i: np.zeros((4, 4), np.uint8))
     with pytest.raises(WorkstationError, match="'s1' occurs more than once"):
         score_items(FakeScorer(), items(3) + [ScoreItem("s1", 0, "x")], load_image=load)
 

@@ -122,6 +122,7 @@ def test_statuses() -> None:
 
 
 def test_given_entities_restrict_and_name_the_questions() -> None:
+    assert derive_questions("a cat above a table", ()) == derive_questions("a cat above a table")
     assert asked("A photo of a cat above a wooden table", ("cat",)) == [("presence", "Is there a cat?", ("yes",))]
     # a given name not found in the text is asked about as given; order follows the given names
     assert asked("a cat above a dog", ("dog", "cat", "bird")) == [

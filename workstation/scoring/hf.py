@@ -60,14 +60,14 @@ def check_model_folder(folder: Path, model_types: Sequence[str], architectures: 
     return config
 
 
-def check_processor_folder(folder: Path, *, needs_images: bool = True) -> None:
-    """Tokenizer files and (for image models) an image-processor config must be there."""
+def check_processor_folder(folder: Path) -> None:
+    """Tokenizer files and an image-processor config must be there."""
     if not any((folder / n).is_file() for n in TOKENIZER_FILES):
         raise WorkstationError(
             f"{folder} has no tokenizer files ({', '.join(TOKENIZER_FILES[:3])}); give the folder that holds "
             f"the tokenizer and image processor with processor=…"
         )
-    if needs_images and not any((folder / n).is_file() for n in IMAGE_PROCESSOR_FILES):
+    if not any((folder / n).is_file() for n in IMAGE_PROCESSOR_FILES):
         raise WorkstationError(
             f"{folder} has no image processor config ({' or '.join(IMAGE_PROCESSOR_FILES)}); give the folder "
             f"that holds it with processor=…"
@@ -107,6 +107,8 @@ class HFScorer(BatchedScorer):
         name: str | None = None,
     ) -> None:
         super().__init__(batch_size=batch_size, fixed_batch=fixed_batch)
+        if dtype.lower() not in env.DTYPES:
+            raise WorkstationError(f"unknown dtype {dtype!r}; use one of {', '.join(env.DTYPES)}")
         if name:
             self.name = name
         self.location = env.resolve_model(model, revision, what=self.what, cache_dir=cache_dir)
@@ -119,8 +121,6 @@ class HFScorer(BatchedScorer):
         check_processor_folder(self.processor_location.path)
         self.device_request = device
         self.dtype_request = dtype
-        if dtype.lower() not in env.DTYPES:
-            raise WorkstationError(f"unknown dtype {dtype!r}; use one of {', '.join(env.DTYPES)}")
         self.device: str | None = None
         self.dtype: Any = None
         self._model: Any = None
@@ -144,17 +144,21 @@ class HFScorer(BatchedScorer):
         dtype = env.pick_dtype(self.dtype_request, device, accelerated_default="fp32")
         path, ppath = str(self.location.path), str(self.processor_location.path)
         try:
+            tokenizer = AutoTokenizer.from_pretrained(ppath, local_files_only=True)
+            image_processor = load_image_processor(ppath)
+        except Exception as e:
+            raise WorkstationError(f"cannot load the tokenizer / image processor from {ppath}: "
+                                   f"{type(e).__name__}: {e}") from e
+        try:
             model, info = self._model_class().from_pretrained(
                 path, local_files_only=True, use_safetensors=True, output_loading_info=True,
                 **{_transformers_dtype_kwarg(): dtype},
             )
-            tokenizer = AutoTokenizer.from_pretrained(ppath, local_files_only=True)
-            image_processor = load_image_processor(ppath)
-        except WorkstationError:
-            raise
         except Exception as e:
+            if is_oom(e):
+                raise WorkstationError(f"out of memory loading the {self.what} from {path}") from e
             raise WorkstationError(f"cannot load the {self.what} from {path}: {type(e).__name__}: {e}") from e
-        missing = list(info.get("missing_keys") or [])
+        missing = sorted(info.get("missing_keys") or [])
         if missing:
             raise WorkstationError(
                 f"{path} lacks {len(missing)} weight(s) the {self.what} needs (e.g. {missing[0]}); it holds a "
@@ -169,7 +173,11 @@ class HFScorer(BatchedScorer):
             raise
         self._model, self._tokenizer, self._image_processor = model, tokenizer, image_processor
         self.device, self.dtype, self._torch = device, dtype, torch
-        self._after_load()
+        try:
+            self._after_load()
+        except Exception:
+            self.unload()
+            raise
 
     def _after_load(self) -> None:
         """Subclass hook: token ids and the like, checked once the tokenizer is there."""

@@ -36,8 +36,8 @@ The rules, in order (``parse_prompt``):
 4. A relation links the nearest entity phrase before it and the first one after it, in the same
    clause; it is asked only when both entities are expected present.
 
-``entities`` (lower-case names, e.g. a project's ``Prompts.entities``) restricts the questions to
-those names: each is matched to its phrase in the text (same singular head; the name's other
+``entities`` (names, e.g. a project's ``Prompts.entities``; None or empty: none given) restricts
+the questions to those names: each is matched to its phrase in the text (same singular head; the name's other
 words in the phrase) for count, colours, negation and relations; a name not found in the text is
 asked about as present. The same noun mentioned twice is one entity (colours merged; a count or
 status that disagrees is dropped / makes it skipped).
@@ -477,9 +477,9 @@ def parse_prompt(text: str, entities: Sequence[str] | None = None) -> Scene:
             _analyse(e.phrase)
     events = _carry_colours(events)
     status = _statuses(events)
-    given = [" ".join(g.lower().split()) for g in entities or () if g and g.strip()]
-    # the entity name each phrase stands for
-    if entities is not None:
+    given = list(dict.fromkeys(" ".join(g.lower().split()) for g in entities or () if g and g.strip()))
+    # the entity name each phrase stands for (no names given, or an empty list: the phrases' own)
+    if given:
         for e in events:
             if e.phrase is not None and e.phrase.name:
                 e.phrase.name = next((g for g in given if _match_given(e.phrase, g)), "")
@@ -510,7 +510,7 @@ def parse_prompt(text: str, entities: Sequence[str] | None = None) -> Scene:
             ent = Entity(g, reason="not found in the text; asked as given")
             by_name[g] = ent
             scene.entities.append(ent)
-    if entities is not None:
+    if given:
         order = {g: i for i, g in enumerate(given)}
         scene.entities.sort(key=lambda x: order.get(x.name, len(order)))
     scene.relations = _relations(events, status)

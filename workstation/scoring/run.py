@@ -25,7 +25,7 @@ import numpy as np
 
 from ..types import WorkstationError
 from ..util import dumps
-from .base import Detail, Scorer
+from .base import Detail, Scorer, check_inputs
 
 LoadImage = Callable[[Any], np.ndarray]
 IMAGE_ERRORS = ("raise", "record")
@@ -130,7 +130,9 @@ def iter_score_batches(
         errors: dict[int, str] = {}
         for k, it in enumerate(batch):
             try:
-                images.append(load_image(it.image))
+                im = load_image(it.image)
+                check_inputs([im], [it.text])
+                images.append(im)
                 ok.append(k)
             except Exception as e:  # reported per item, or re-raised naming the item
                 if image_errors == "raise":
