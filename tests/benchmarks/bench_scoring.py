@@ -7,7 +7,8 @@ Without ``--model`` a random-weight CLIP is built in a temporary folder: ``tiny`
 32-px input; the figure is mostly preprocessing and call overhead) or ``vit-b32`` (the sizes of
 openai/clip-vit-base-patch32: 224 px, 12 + 12 layers). ``--model`` takes a real local CLIP folder
 (with its tokenizer and preprocessor files). Images are random RGB ``--size``² arrays; texts are
-prompts of 8–40 words. Scoring goes through the batch runner (``score_items``) as a job would.
+prompts of 8–40 words, all distinct, and the text cache is off, so every pair costs an image and
+a text pass. Scoring goes through the batch runner (``score_items``) as a job would.
 Needs ../shared/models/clip_tokenizer for the built models.
 """
 
@@ -84,9 +85,10 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(args.model) if args.model else build_model(args.arch, Path(tmp) / f"clip-{args.arch}")
-        batched = create_scorer("clipscore", model=str(folder), batch_size=args.batch, device=args.device,
-                                dtype=args.dtype)
-        single = create_scorer("clipscore", model=str(folder), batch_size=1, device=args.device, dtype=args.dtype)
+        # no text cache: every repeat embeds every text, as a run over distinct prompts does
+        opts = {"model": str(folder), "device": args.device, "dtype": args.dtype, "text_cache": 0}
+        batched = create_scorer("clipscore", batch_size=args.batch, **opts)
+        single = create_scorer("clipscore", batch_size=1, **opts)
         batched.score(images[:2], texts[:2])  # load and warm up
         single.score(images[:1], texts[:1])
 

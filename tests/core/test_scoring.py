@@ -268,6 +268,27 @@ def test_a_text_longer_than_77_tokens_is_truncated_not_refused(tiny_clip: Path) 
     assert one[0] == pytest.approx(100 * max(float(t @ v / t.norm() / v.norm()), 0.0), abs=1e-5)
 
 
+def count_text_rows(scorer: Any) -> list[int]:
+    """Rows of every text-tower pass the scorer makes from now on."""
+    scorer.load()
+    real = scorer._model.get_text_features
+    rows: list[int] = []
+    scorer._model.get_text_features = lambda **kw: rows.append(len(kw["input_ids"])) or real(**kw)
+    return rows
+
+
+def test_each_distinct_text_is_embedded_once(tiny_clip: Path) -> None:
+    """Several images of one prompt (DyEval's n_x images per prompt) cost one text embedding."""
+    ims = images(8)
+    texts = [TEXTS[0], TEXTS[1]] * 4
+    cached = create_scorer("clipscore", model=str(tiny_clip), batch_size=4)
+    uncached = create_scorer("clipscore", model=str(tiny_clip), batch_size=4, text_cache=0)
+    rows, rows_uncached = count_text_rows(cached), count_text_rows(uncached)
+    got = cached.score(ims, texts)
+    assert got.tolist() == uncached.score(ims, texts).tolist()
+    assert rows == [4] and rows_uncached == [4, 4]  # the second batch's two texts were already embedded
+
+
 def test_pickscore_is_the_scaled_cosine(tiny_clip: Path, tmp_path: Path) -> None:
     ims = images(8)
     pick = create_scorer("pickscore", model=str(tiny_clip), batch_size=8)

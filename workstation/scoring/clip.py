@@ -15,11 +15,14 @@ Text is tokenized by the model's tokenizer and truncated to the model's context
 by the CLIPScore reference code and as PickScore's processor call do. (torchmetrics instead cuts
 the token ids at 77, which drops the end-of-text token CLIP pools from; for texts within 77 tokens
 the two agree.) A truncated text is not an error; its detail records the token count.
-With ``fixed_batch`` texts are padded to the full context, as ``clip.tokenize`` does.
+With ``fixed_batch`` texts are padded to the full context, as ``clip.tokenize`` does. Each distinct
+text is embedded once per scorer (``text_cache`` texts are kept), so the images of one prompt
+share its text pass.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -40,9 +43,11 @@ class ClipEmbedder(HFScorer):
     model_types = ("clip",)
     architectures = ("CLIPModel",)
 
-    def __init__(self, model: Any, *, prefix: str = "", **kwargs: Any) -> None:
+    def __init__(self, model: Any, *, prefix: str = "", text_cache: int = 4096, **kwargs: Any) -> None:
         super().__init__(model, **kwargs)
         self.prefix = str(prefix)  # e.g. "A photo depicts " as in the CLIPScore reference code; "" by default
+        self.text_cache_size = max(0, int(text_cache))
+        self._text_cache: OrderedDict[str, np.ndarray] = OrderedDict()
         text_config = self.config.get("text_config") or {}
         self.max_text_tokens = int(text_config.get("max_position_embeddings") or 77)
 
@@ -62,24 +67,47 @@ class ClipEmbedder(HFScorer):
         ids = self._tokenizer([self.prefix + t for t in texts], add_special_tokens=True, verbose=False)["input_ids"]
         return [len(x) for x in ids]
 
-    def embed(self, images: list[np.ndarray], texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        """Unit-norm float64 image and text embeddings (n × projection_dim each) of the n pairs."""
+    def image_embeddings(self, images: list[np.ndarray]) -> np.ndarray:
+        """Unit-norm float64 image embeddings (n × projection_dim)."""
         self.load()
         n = len(images)
-        if n == 0:
-            return np.zeros((0, 0)), np.zeros((0, 0))
-        rows = pad_rows(n, self.batch_size, self.fixed_batch)
-        pixels = self.pixel_values(images, rows)
-        tok = self.tokenize([texts[r] for r in rows])
+        pixels = self.pixel_values(images, pad_rows(n, self.batch_size, self.fixed_batch))
         with self.inference():
             fi = _pooled(self._model.get_image_features(pixel_values=pixels))
-            ft = _pooled(self._model.get_text_features(input_ids=tok["input_ids"].to(self.device),
-                                                       attention_mask=tok["attention_mask"].to(self.device)))
         img = fi[:n].double().cpu().numpy()
-        txt = ft[:n].double().cpu().numpy()
-        img /= np.linalg.norm(img, axis=1, keepdims=True)
-        txt /= np.linalg.norm(txt, axis=1, keepdims=True)
-        return img, txt
+        return img / np.linalg.norm(img, axis=1, keepdims=True)  # type: ignore[no-any-return]
+
+    def text_embeddings(self, texts: list[str]) -> np.ndarray:
+        """Unit-norm float64 text embeddings (n × projection_dim). Each distinct text is embedded
+        once and kept (up to ``text_cache`` texts): several images of one prompt cost one text pass.
+        Under ``fixed_batch`` a text's embedding does not depend on the texts embedded with it."""
+        self.load()
+        have = self._text_cache
+        new: dict[str, np.ndarray] = {}
+        todo = [t for t in dict.fromkeys(texts) if t not in have]
+        bs = self.batch_size
+        for start in range(0, len(todo), bs):
+            part = todo[start : start + bs]
+            tok = self.tokenize([part[r] for r in pad_rows(len(part), bs, self.fixed_batch)])
+            with self.inference():
+                ft = _pooled(self._model.get_text_features(input_ids=tok["input_ids"].to(self.device),
+                                                           attention_mask=tok["attention_mask"].to(self.device)))
+            txt = ft[: len(part)].double().cpu().numpy()
+            new.update(zip(part, txt / np.linalg.norm(txt, axis=1, keepdims=True)))
+        out = np.stack([new[t] if t in new else have[t] for t in texts])
+        for t in dict.fromkeys(texts):  # most recently used last
+            if t in have:
+                have.move_to_end(t)
+        have.update(new)
+        while len(have) > self.text_cache_size:
+            have.popitem(last=False)
+        return out
+
+    def embed(self, images: list[np.ndarray], texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Unit-norm float64 image and text embeddings (n × projection_dim each) of the n pairs."""
+        if not images:
+            return np.zeros((0, 0)), np.zeros((0, 0))
+        return self.image_embeddings(images), self.text_embeddings(texts)
 
     def cosine(self, images: list[np.ndarray], texts: list[str]) -> np.ndarray:
         """cos(E_I, E_T) per pair, float64."""
@@ -93,6 +121,10 @@ class ClipEmbedder(HFScorer):
             out.append({"truncated": True, "tokens": n_tok, "max_tokens": self.max_text_tokens}
                        if n_tok > self.max_text_tokens else None)
         return out
+
+    def unload(self) -> None:
+        super().unload()
+        self._text_cache.clear()
 
     def provenance(self) -> dict[str, Any]:
         d = super().provenance()
