@@ -322,3 +322,84 @@ def as_hf_cache_entry(folder: Path, cache_dir: Path, repo_id: str, commit: str =
     (repo / "refs" / "main").write_text(commit)
     shutil.copytree(folder, repo / "snapshots" / commit)
     return commit
+
+
+# ------------------------------------------------------------------------------------------------
+# scorers
+
+_CLIP_TEXT = dict(hidden_size=32, intermediate_size=64, num_attention_heads=4, num_hidden_layers=2,
+                  vocab_size=49408, max_position_embeddings=77, bos_token_id=49406, eos_token_id=49407,
+                  pad_token_id=49407)
+
+
+def build_tiny_clip(out: Path, tokenizer_dir: Path, *, image_size: int = 32, seed: int = 0,
+                    logit_scale: float = 2.6592) -> Path:
+    """A tiny CLIPModel (2-layer towers, 16-d projections, 77-token context) with its processor:
+    the real CLIP tokenizer, PIL image processor (shortest edge + centre crop to ``image_size``)."""
+    import transformers as tf
+
+    _seed(seed)
+    config = tf.CLIPConfig(
+        text_config=_CLIP_TEXT,
+        vision_config=dict(hidden_size=32, intermediate_size=64, num_attention_heads=4, num_hidden_layers=2,
+                           image_size=image_size, patch_size=8),
+        projection_dim=16, logit_scale_init_value=logit_scale,
+    )
+    model = tf.CLIPModel(config)
+    image_processor = tf.CLIPImageProcessorPil(
+        size={"shortest_edge": image_size}, crop_size={"height": image_size, "width": image_size}
+    )
+    processor = tf.CLIPProcessor(image_processor=image_processor, tokenizer=clip_tokenizer(tokenizer_dir))
+    model.save_pretrained(str(out), safe_serialization=True)
+    processor.save_pretrained(str(out))
+    return out
+
+
+# the words of the VQA tests' questions, prompts and answers
+VQA_WORDS = (
+    "yes no is are there a an the what color how many of to left right above below does this image show "
+    "cat cats dog dogs bird cube sphere table red blue green white black one two three four photo on and or "
+    "wooden apple apples bowl"
+).split()
+
+
+def write_bert_vocab(folder: Path, words: tuple[str, ...] | list[str] = tuple(VQA_WORDS)) -> Path:
+    """A WordPiece vocab.txt: special tokens, BLIP's decoder start token [DEC], punctuation, ``words``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "[DEC]", "?", ".", ",", "##s"]
+    tokens += [w for w in dict.fromkeys(words) if w not in tokens]
+    (folder / "vocab.txt").write_text("\n".join(tokens) + "\n", encoding="utf-8")
+    return folder / "vocab.txt"
+
+
+def build_tiny_blip_vqa(out: Path, vocab_dir: Path, *, image_size: int = 32, seed: int = 0,
+                        answer_bias: dict[str, float] | None = None) -> Path:
+    """A tiny BlipForQuestionAnswering (2-layer ViT and BERT towers) with a BERT tokenizer read from
+    ``vocab_dir/vocab.txt`` ([DEC] as the decoder start token, [SEP] ending answers) and a PIL
+    image processor resizing to ``image_size``. ``answer_bias`` adds to the answer decoder's output
+    bias of those words: {"yes": 50.0} makes a model that answers "yes" to everything."""
+    import transformers as tf
+
+    tokenizer = tf.BertTokenizer.from_pretrained(str(vocab_dir), bos_token="[DEC]", do_lower_case=True)
+    _seed(seed)
+    text = tf.BlipTextConfig(
+        vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+        intermediate_size=64, max_position_embeddings=64, encoder_hidden_size=32,
+        bos_token_id=tokenizer.bos_token_id, sep_token_id=tokenizer.sep_token_id,
+        pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.sep_token_id,
+    )
+    vision = tf.BlipVisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                                 image_size=image_size, patch_size=8)
+    config = tf.BlipConfig(text_config=text.to_dict(), vision_config=vision.to_dict())
+    model = tf.BlipForQuestionAnswering(config)
+    if answer_bias:
+        import torch
+
+        with torch.no_grad():
+            for word, b in answer_bias.items():
+                model.text_decoder.cls.predictions.bias[tokenizer.convert_tokens_to_ids(word)] += b
+    image_processor = tf.BlipImageProcessorPil(size={"height": image_size, "width": image_size})
+    processor = tf.BlipProcessor(image_processor=image_processor, tokenizer=tokenizer)
+    model.save_pretrained(str(out), safe_serialization=True)
+    processor.save_pretrained(str(out))
+    return out

@@ -61,7 +61,8 @@ class ScoresRepo(ProjectBase):
 
     def scores_table(self, scorer: str | None = None, sample_ids: Sequence[str] | None = None) -> dict[str, np.ndarray]:
         """Score rows (sample_id, scorer, text, score, detail) as numpy columns."""
-        conds, params = [], []
+        conds: list[str] = []
+        params: list[Any] = []
         if scorer:
             conds.append("scorer = ?")
             params.append(scorer)

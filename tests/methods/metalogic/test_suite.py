@@ -9,7 +9,7 @@ import pytest
 from workstation.detection.vocab import COCO_CLASSES
 from workstation.methods.metalogic.forms import equivalent, parse, unique_model
 from workstation.methods.metalogic.suite import build_suite, pair_seed, vocabulary
-from workstation.suites import SPATIAL_OBJECTS
+from workstation.demo.classes import DEMO_OBJECTS as SPATIAL_OBJECTS
 from workstation.types import WorkstationError
 
 

@@ -76,7 +76,7 @@ def vocabulary(name: str | Sequence[str]) -> tuple[str, ...]:
 
             names: Sequence[str] = COCO_CLASSES
         elif name == "demo":
-            from ...suites import SPATIAL_OBJECTS
+            from ...demo.classes import DEMO_OBJECTS as SPATIAL_OBJECTS
 
             names = SPATIAL_OBJECTS
         else:
