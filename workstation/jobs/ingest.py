@@ -40,6 +40,7 @@ class IngestResult:
     samples: int = 0  # new samples
     skipped: int = 0  # samples the project already held
     detections: int = 0
+    scores: int = 0
 
     def __iadd__(self, o: "IngestResult") -> "IngestResult":
         self.chunks += o.chunks
@@ -47,6 +48,7 @@ class IngestResult:
         self.samples += o.samples
         self.skipped += o.skipped
         self.detections += o.detections
+        self.scores += o.scores
         return self
 
 

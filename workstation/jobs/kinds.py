@@ -66,6 +66,7 @@ KINDS: Registry[JobKind] = Registry("job kind")
 KINDS.register("generate", "workstation.jobs.kind_generate:KIND", description="make images with a generator")
 KINDS.register("detect", "workstation.jobs.kind_detect:KIND",
                description="run detectors on images and their perturbed copies")
+KINDS.register("score", "workstation.jobs.kind_score:KIND", description="score images against texts with a metric")
 KINDS.register("evaluate", "workstation.methods.evaluate_job:KIND",
                description="compute a method's results for the whole project")
 

@@ -479,6 +479,32 @@ def create_detect_job(
     return spec
 
 
+def create_score_job(project: "Project", *, scorer: str, model: str | None = None,
+                     options: dict[str, Any] | None = None, runs: Sequence[str] = (), method: str = "",
+                     shard: "Shard | str | None" = None, batch_size: int = 16) -> JobSpec:
+    """Store a job that scores the images of ``runs`` (every run when empty) whose prompts belong
+    to ``method`` (any when empty) with a scorer backend. Checked before it is stored."""
+    from .kinds import job_kind
+
+    known = set(project.run_ids())
+    for r in runs:
+        if r not in known:
+            raise WorkstationError(f"run {r!r} is not in the project; known runs: {', '.join(sorted(known)) or '(none)'}")
+    sh = Shard.parse(shard)
+    spec = JobSpec(job_id="", kind="score", batch_size=int(batch_size), shard=sh.to_list(), created_at=time.time(),
+                   options={"scorer": {"name": scorer, "model": model, "options": dict(options or {})},
+                            "runs": list(runs), "method": method})
+    job_kind("score").check(spec)
+    spec.job_id = f"score-{safe_name(scorer)}-{spec.fingerprint()[:8]}" + (
+        "" if sh.whole else f"-shard{sh.index}of{sh.count}")
+    paths = JobPaths(project.folder, spec.job_id)
+    old = _existing(project, paths, spec)
+    if old is not None:
+        return old
+    _register(project, paths, spec)
+    return spec
+
+
 def create_evaluate_job(project: "Project", config_id: int | None = None, method: str = "spatial") -> JobSpec:
     """Store a job that computes ``method``'s results under evaluation version ``config_id`` (the
     method's active version when None)."""

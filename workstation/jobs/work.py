@@ -89,7 +89,7 @@ class _Halving:
         return out
 
 
-def _write_provenance(paths: JobPaths, spec: JobSpec, backend: dict[str, Any], include_torch: bool) -> None:
+def write_provenance(paths: JobPaths, spec: JobSpec, backend: dict[str, Any], include_torch: bool) -> None:
     from .. import env
 
     info = {"job_id": spec.job_id, "kind": spec.kind, "spec": spec.to_dict(), "backend": backend,
@@ -118,7 +118,7 @@ def iter_generate(paths: JobPaths, spec: JobSpec, say: LogFn, delay: float) -> I
     takes_rows = bool(getattr(gen, "takes_rows", False)) or hasattr(gen, "generate_rows")
     grounded = getattr(gen, "name", gname) == "gligen"
     prov = gen.provenance()
-    _write_provenance(paths, spec, prov, include_torch=not takes_rows)
+    write_provenance(paths, spec, prov, include_torch=not takes_rows)
     say(f"generating {len(todo)} image(s) with {gname} ({params.width}×{params.height}, "
         f"{params.steps} steps, batch {spec.batch_size})")
     halving = _Halving(spec.batch_size, "generating", say)
@@ -193,7 +193,7 @@ def iter_detect(paths: JobPaths, spec: JobSpec, say: LogFn, delay: float) -> Ite
     primary = backends.make_detector(spec.detector)
     secondaries = [backends.make_detector(s) for s in spec.secondary]
     prov = {"primary": primary.provenance(), "secondary": [s.provenance() for s in secondaries]}
-    _write_provenance(paths, spec, prov, include_torch=False)
+    write_provenance(paths, spec, prov, include_torch=False)
     pname = str(spec.detector["name"])
     snames = [str(s["name"]) for s in spec.secondary]
     say(f"detecting on {len(todo)} sample(s): {pname} on {len(variants)} variant(s)"
