@@ -1,0 +1,113 @@
+"""APR / AFR / #Bugs on a small hand-made tree, against values computed by hand (Eqs. 1, 7-9)."""
+
+from __future__ import annotations
+
+import pytest
+
+from workstation.methods.dyeval import ACCEPTED, DyEvalConfig, TestTree, outcome, parse_text, summarize
+
+
+def _judge(tree: TestTree, owner: str, labels: str, start: int) -> int:
+    """Attach one image per letter (P / F / - for not judged yet) and label it."""
+    for j, v in enumerate(labels):
+        iid = f"{owner}-{start + j}"
+        tree.add_image(owner, iid, f"img/{iid}.png", seed=j)
+        if v != "-":
+            tree.record_label(iid, "PASS" if v == "P" else "FAIL", "ann")
+    return start + len(labels)
+
+
+def build() -> tuple[TestTree, dict[str, str]]:
+    t = TestTree.new(DyEvalConfig(n_i=3, n_x=4, rho=0.75, premark_threshold=20.0))
+    ids: dict[str, str] = {}
+    ids["n1"] = t.add_root("Material objects", "Object")
+    ids["p1"] = t.add_prompt(ids["n1"], "A red apple on a table.", parse_text("A red apple on a table."))
+    ids["p2"] = t.add_prompt(ids["n1"], "A silk kimono.", parse_text("A silk kimono."))
+    ids["p3"] = t.add_prompt(ids["n1"], "A tiny blue boat.", parse_text("A tiny blue boat."))
+    t.confirm_prompts(ids["n1"])
+    _judge(t, ids["p1"], "PPPP", 0)
+    _judge(t, ids["p2"], "PFFF", 0)
+    _judge(t, ids["p3"], "PP--", 0)
+    # latest label wins: p1's last image is relabelled FAIL
+    t.record_label(f"{ids['p1']}-3", "FAIL", "ann")
+    (prop,) = t.add_proposals(ids["n1"], ["Clothing"])
+    ids["n2"] = t.decide_proposal(prop, ACCEPTED) or ""
+    ids["q1"] = t.add_prompt(ids["n2"], "A kimono.", parse_text("A kimono."))
+    ids["q2"] = t.add_prompt(ids["n2"], "A woolen hat.", parse_text("A woolen hat."))
+    t.confirm_prompts(ids["n2"])
+    _judge(t, ids["q1"], "FFFF", 0)
+    _judge(t, ids["q2"], "PPPP", 0)
+    return t, ids
+
+
+def test_hand_computed_apr_afr_bugs() -> None:
+    t, ids = build()
+    # Node n1 (ρ = 0.75, n_x = 4):
+    #   p1: P P P F (the F replaced an earlier P)  → 3/4 = 0.75, complete, not < 0.75 → not a bug
+    #   p2: P F F F                                → 1/4 = 0.25 < 0.75              → bug
+    #   p3: P P - -   (two images not judged)      → 2/2 judged; incomplete          → not decided
+    #   tests = 4 + 4 + 2 = 10 judged pairs, passes = 3 + 1 + 2 = 6
+    #   APR = 6/10 = 0.6, AFR = 0.4, #Bugs = 1
+    o1, o2, o3 = (t.outcome(ids[p]) for p in ("p1", "p2", "p3"))
+    assert (o1.pass_rate, o1.complete, o1.is_bug, o1.verdict) == (0.75, True, False, "PASS")
+    assert (o2.pass_rate, o2.complete, o2.is_bug, o2.verdict) == (0.25, True, True, "FAIL")
+    assert (o3.pass_rate, o3.complete, o3.is_bug, o3.verdict) == (1.0, False, False, None)
+    s1 = t.node_summary(ids["n1"])
+    assert (s1.tests, s1.passes, s1.fails, s1.bugs, s1.prompts, s1.complete_prompts) == (10, 6, 4, 1, 3, 2)
+    assert s1.apr == pytest.approx(0.6) and s1.afr == pytest.approx(0.4)
+    # Node n2: q1 F F F F → 0/4 bug; q2 P P P P → 4/4. tests 8, passes 4, APR 0.5, #Bugs 1
+    s2 = t.node_summary(ids["n2"])
+    assert (s2.tests, s2.passes, s2.bugs) == (8, 4, 1) and s2.apr == pytest.approx(0.5)
+    # Tree: tests 10 + 8 = 18, passes 6 + 4 = 10 → APR 10/18 = 0.5556, AFR 8/18 = 0.4444, #Bugs 2
+    st = t.tree_summary()
+    assert (st.tests, st.passes, st.bugs) == (18, 10, 2)
+    assert st.apr == pytest.approx(10 / 18) and st.afr == pytest.approx(8 / 18)
+    assert t.subtree_summary(ids["n1"]) == st
+    # Fig. 3's accumulated #Bugs in breadth-first order: n1 (1), then n2 (1 more)
+    assert t.accumulated_bugs(ids["n1"]) == [1, 2]
+    assert t.bugs(ids["n1"]) == [ids["p2"]]
+
+
+def test_premarks_are_kept_apart_and_count_only_when_configured() -> None:
+    t, ids = build()
+    # p3's third image gets CLIPScore 12 < 20: pre-marked FAIL, no human label
+    assert t.premark(f"{ids['p3']}-2", 12.0) is True
+    assert t.premark(f"{ids['p3']}-3", 31.5) is False
+    img = t.images[f"{ids['p3']}-2"]
+    assert (img.label, img.premark_fail, img.clip_score) == (None, True, 12.0)
+    # premark_counts off (default): nothing changes — n1 still 10 tests, 6 passes
+    s = t.node_summary(ids["n1"])
+    assert (s.tests, s.passes) == (10, 6)
+    # premark_counts on: the pre-marked image counts as FAIL: 11 tests, 6 passes, APR 6/11
+    t2 = TestTree.from_dict({**t.to_dict(), "config": {**t.config.to_dict(), "premark_counts": True}})
+    s = t2.node_summary(ids["n1"])
+    assert (s.tests, s.passes) == (11, 6) and s.apr == pytest.approx(6 / 11)
+    # a human label overrides the pre-mark (and both are kept)
+    t2.record_label(f"{ids['p3']}-2", "PASS", "ann")
+    s = t2.node_summary(ids["n1"])
+    assert (s.tests, s.passes) == (11, 7)
+    assert t2.images[f"{ids['p3']}-2"].premark_fail is True
+
+
+def test_failure_location_steps_do_not_count() -> None:
+    t, ids = build()
+    before = (t.node_summary(ids["n2"]), t.tree_summary())
+    lid = t.start_location(ids["n2"], ids["q1"])
+    # "A kimono." is one element: its own trigger, no step. Use p2 ("A silk kimono.", 2 elements).
+    assert t.locations[lid].machine.done
+    lid2 = t.start_location(ids["n1"], ids["p2"])
+    (step,) = t.locations[lid2].machine.pending()
+    assert step.text == "A kimono."
+    _judge(t, t.locations[lid2].owner(step.step_id), "FFFF", 0)
+    assert t.locations[lid2].machine.done
+    assert (t.node_summary(ids["n2"]), t.tree_summary()) == before
+
+
+def test_summaries_of_plain_label_lists() -> None:
+    a = outcome("x", ["PASS", "FAIL", None], expected=3, rho=0.75)
+    b = outcome("y", ["FAIL", "FAIL", "FAIL"], expected=3, rho=0.75)
+    s = summarize([a, b])
+    # a: 2 judged, 1 pass, incomplete; b: 3 judged, 0 pass, bug → tests 5, passes 1, APR 0.2, bugs 1
+    assert (s.tests, s.passes, s.bugs) == (5, 1, 1) and s.apr == pytest.approx(0.2)
+    empty = summarize([])
+    assert (empty.apr, empty.afr) == (None, None)

@@ -1,0 +1,78 @@
+"""DyEval's parameters (seed 002 §5.1; METHODS.md §4), content-hashed like every method config."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+from ...types import WorkstationError
+from .dedup import DEFAULT_N, DEFAULT_THRESHOLD
+
+
+@dataclass(frozen=True)
+class DyEvalConfig:
+    """Test-tree parameters.
+
+    * ``n_i`` prompts per node (5), ``n_x`` images per prompt (4), ``n_t`` child topics proposed
+      per node (3), ``d_max`` the deepest level (3; roots are depth 1, so a full tree has
+      1 + 3 + 9 = 13 nodes, as in §5.2).
+    * ``rho``: a prompt is a bug when its pass rate over its images is < rho. The paper's Fig. 3
+      counts "test inputs with an average pass rate below 0.75" as bugs: 0.75.
+    * ``expand_apr``: a judged node with APR ≥ expand_apr (and depth < d_max) gets child topics
+      proposed. ``locate_apr``: a judged node with APR < locate_apr runs failure location on each
+      of its bugs, then a reflection. Both default to 0.6, the boundary of Fig. 5's green nodes, so
+      a node either expands or is located. The paper's own runs set the "topic stop extension pass
+      rate" to 0 so that every node expanded: ``expand_apr=0`` reproduces that (with
+      ``locate_apr`` > 0 a low node is then located first and expanded after).
+    * ``premark_threshold``: images whose CLIPScore (0-100) is below it are pre-marked FAIL for
+      the auditor to confirm (None: no pre-marks). ``premark_counts``: whether a pre-mark counts as
+      a FAIL judgement until a human labels the image (the paper's filter: "automatically marked as
+      a fail ... they can refine as needed"); off by default, so only human labels count.
+    * ``dedup_n`` / ``dedup_threshold``: prompt de-duplication (`dedup.py`).
+    * ``max_prompt_words``: the paper asks the LLM for inputs of at most 77 words.
+    """
+
+    n_i: int = 5
+    n_x: int = 4
+    n_t: int = 3
+    d_max: int = 3
+    rho: float = 0.75
+    expand_apr: float = 0.6
+    locate_apr: float = 0.6
+    premark_threshold: float | None = None
+    premark_counts: bool = False
+    dedup_n: int = DEFAULT_N
+    dedup_threshold: float = DEFAULT_THRESHOLD
+    max_prompt_words: int = 77
+
+    def validate(self) -> None:
+        for name in ("n_i", "n_x", "n_t", "d_max", "dedup_n", "max_prompt_words"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise WorkstationError(f"DyEval config: {name} must be a whole number ≥ 1, not {v!r}")
+        for name in ("rho", "expand_apr", "locate_apr", "dedup_threshold"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or not 0.0 <= float(v) <= 1.0:
+                raise WorkstationError(f"DyEval config: {name} must be between 0 and 1, not {v!r}")
+        if self.premark_threshold is not None and not 0.0 <= float(self.premark_threshold) <= 100.0:
+            raise WorkstationError("DyEval config: premark_threshold is a CLIPScore between 0 and 100")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> DyEvalConfig:
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(d) - known)
+        if unknown:
+            raise WorkstationError(f"DyEval config: unknown setting {unknown[0]!r}")
+        cfg = cls(**{k: d[k] for k in d})
+        cfg.validate()
+        return cfg
+
+    def content_hash(self) -> str:
+        text = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
