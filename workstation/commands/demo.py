@@ -54,6 +54,8 @@ def register(sub: Any) -> None:
                    help="object pairs of the built-in suite when building (4 prompts each; default 50)")
     p.add_argument("--workers", type=int, metavar="N", help="worker processes when building (default: all cores)")
     p.add_argument("--rebuild", action="store_true", help="delete an existing demo project and build it again")
+    p.add_argument("--method", action="append", metavar="NAME",
+                   help="build only this method's part (repeatable; default: every method)")
     p.set_defaults(func=run)
 
 
@@ -67,6 +69,8 @@ def _is_demo_project(folder: Path) -> bool:
 
 def _summary_of_existing(folder: Path) -> dict[str, Any]:
     """The summary of a demo project built earlier (truth agreement recomputed from the store)."""
+    from ..evaluation.run import config_of
+    from ..methods import METHODS, get_method
     from ..methods.spatial.demo import truth_agreement
     from .evaluate import active_verdicts, load_samples, reading_project
 
@@ -75,13 +79,21 @@ def _summary_of_existing(folder: Path) -> dict[str, Any]:
         cid, _, v = active_verdicts(project, ds)
         truth = project.sample_truth()
         runs = project.runs()
+        others: dict[str, dict[str, Any]] = {}
+        for name in METHODS.names():
+            m = get_method(name)
+            if name == "spatial" or not m.has_data(project):
+                continue
+            data = m.load(project)
+            eid, cfg = config_of(project, m, None)
+            others[name] = {"method": name, "lines": m.summary_lines(data, m.evaluate(data, cfg), eid or 0, cfg)}
     rows = [truth.get(s) for s in ds.samples.sample_id.tolist()]
     p, f, u = v.counts()
     out: dict[str, Any] = {
-        "folder": str(folder), "run_id": ", ".join(r["run_id"] for r in runs), "samples": ds.n,
-        "prompts": len(set(ds.samples.prompt_id.tolist())), "detections": len(ds.detections),
+        "folder": str(folder), "run_id": ", ".join(r["run_id"] for r in runs if r["run_id"].startswith("demo")),
+        "samples": ds.n, "prompts": len(set(ds.samples.prompt_id.tolist())), "detections": len(ds.detections),
         "variants": list(ds.variant_names), "config_id": cid,
-        "verdicts": {"PASS": p, "FAIL": f, "UNDECIDABLE": u}, "reused": True,
+        "verdicts": {"PASS": p, "FAIL": f, "UNDECIDABLE": u}, "reused": True, "methods": others,
     }
     if rows and all(r is not None for r in rows):
         out["truth"] = truth_agreement(v.verdict, rows)  # type: ignore[arg-type]
@@ -106,25 +118,52 @@ def print_summary(s: dict[str, Any]) -> None:
               f"on decidable samples {_pct(t.get('accuracy_on_decidable'))}, coverage {_pct(t.get('coverage'))}, "
               f"exact agreement {_pct(t.get('agreement'))}; false PASS {t.get('false_pass')}, "
               f"false FAIL {t.get('false_fail')}")
+    for name, ms in (s.get("methods") or {}).items():
+        print(f"  {name}:")
+        for line in ms.get("lines", []):
+            print(f"  {line}")
     tm = s.get("timings")
     if tm and isinstance(tm.get("total_s"), (int, float)):
         print(f"  built in {tm['total_s']:.1f} s with {tm.get('workers', 1)} worker(s)")
 
 
-def build(folder: Path, seeds: int, workers: int | None, pairs: int = 50) -> dict[str, Any]:
-    """Build the demo into a hidden sibling folder, then move it into `folder`."""
-    from ..methods.spatial.demo import build_demo_project
-    from ..progress import TerminalProgress
-    from ..methods.spatial.suite import spatial_suite
+def build(folder: Path, seeds: int, workers: int | None, pairs: int = 50,
+          methods: list[str] | None = None) -> dict[str, Any]:
+    """Build the demo into a hidden sibling folder, then move it into `folder`: the spatial part
+    (procedural scenes of the built-in suite, detected and checked) and every other method's part
+    (`Method.build_demo`), one after another, each saying what it builds."""
+    import time
 
+    from ..methods import METHODS, get_method
+    from ..methods.spatial.demo import add_demo
+    from ..methods.spatial.suite import spatial_suite
+    from ..progress import TerminalProgress
+    from ..store import Project
+
+    names = methods or METHODS.names()
+    for name in names:
+        METHODS.entry(name)
     folder.parent.mkdir(parents=True, exist_ok=True)
     tmp = folder.parent / f".{folder.name}.building"
     if tmp.exists():
         shutil.rmtree(tmp)  # a build interrupted earlier
+    t0 = time.perf_counter()
     try:
-        with TerminalProgress("building demo", unit="img") as bar:
-            summary = build_demo_project(tmp, n_seeds=seeds, progress=bar, workers=workers,
-                                         prompts=spatial_suite(n_pairs=pairs))
+        with Project.create(tmp) as project:
+            print(f"building the demo project in {folder} (procedural images, classical detectors, no model "
+                  f"weights): {', '.join(names)}", flush=True)
+            summary: dict[str, Any] = {"methods": {}}
+            if "spatial" in names:
+                with TerminalProgress("spatial: scenes of 2 objects", unit="img") as bar:
+                    summary.update(add_demo(project, n_seeds=seeds, prompts=spatial_suite(n_pairs=pairs),
+                                            progress=bar, workers=workers))
+            for name in names:
+                if name == "spatial":
+                    continue
+                m = get_method(name)
+                with TerminalProgress(f"{name}: {m.title}", unit="item") as bar:
+                    ms = m.build_demo(project, progress=bar, workers=workers)
+                summary["methods"][name] = ms
         if folder.exists():
             folder.rmdir()  # only an empty folder is replaced (checked by the caller)
         os.replace(tmp, folder)
@@ -132,6 +171,7 @@ def build(folder: Path, seeds: int, workers: int | None, pairs: int = 50) -> dic
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     summary["folder"] = str(folder)
+    summary.setdefault("timings", {})["total_s"] = time.perf_counter() - t0
     return summary
 
 
@@ -163,7 +203,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
             raise WorkstationError(f"{folder} exists and is not an empty folder or a project; choose another --project")
-        summary = build(folder, args.seeds, args.workers, args.pairs)
+        summary = build(folder, args.seeds, args.workers, args.pairs, args.method)
     print_summary(summary)
     if args.no_gui:
         return 0

@@ -201,6 +201,9 @@ class Method(Protocol):
         """A few lines for the terminal after an evaluation."""
         ...
 
+    # optional: ``render_demo_row(row, seed, size=512) -> (image, truth)`` draws one prompt row of
+    # the method procedurally (the ``procedural`` generator calls it for the method's prompts)
+
     def build_demo(self, project: Any, *, small: bool = False, progress: Any = None,
                    workers: int | None = None) -> dict[str, Any]:
         """Add the method's part of the built-in demo to a project (procedural images, detections

@@ -53,7 +53,11 @@ class ProceduralGenerator:
         size = self._size(params)
         images, truths = [], []
         for row, seed in zip(rows, seeds):
-            img, truth = render(row, int(seed), size=size)
+            method = str(row.get("method") or "") if isinstance(row, dict) else ""
+            if method and method != "spatial" and "relation" not in (row.get("attrs") or {}):
+                img, truth = method_renderer(method)(row, int(seed), size=size)
+            else:
+                img, truth = render(row, int(seed), size=size)
             images.append(img)
             truths.append(truth)
         return images, truths
@@ -62,6 +66,17 @@ class ProceduralGenerator:
                  progress: Any = None) -> list[np.ndarray]:
         raise WorkstationError("the procedural generator draws from prompt rows (relation and objects), "
                                "not from free text; run it through a job")
+
+
+def method_renderer(method: str) -> Any:
+    """The procedural renderer of a method's prompt rows: ``render_demo_row(row, seed, size=...) ->
+    (RGB uint8 image, truth dict)`` of the method object, found by name in the method registry."""
+    methods = importlib.import_module("workstation.methods")
+    m = methods.get_method(method)
+    fn = getattr(m, "render_demo_row", None)
+    if fn is None:
+        raise WorkstationError(f"the procedural generator cannot draw prompts of method {method!r}")
+    return fn
 
 
 def _ensure_builtins() -> None:
