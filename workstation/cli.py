@@ -18,6 +18,7 @@ from .types import WorkstationError
 # module names under workstation.commands, in --help order
 COMMAND_MODULES: tuple[str, ...] = (
     "demo",
+    "suite",
     "import_sbuc",
     "evaluate",
     "export_sbuc",
@@ -27,6 +28,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "calibrate",
     "generate",
     "detect",
+    "score",
     "jobs",
     "merge",
 )

@@ -32,7 +32,10 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     p.add_argument("--project", required=True, type=Path, metavar="DIR",
                    help="project folder (created if it does not exist)")
     p.add_argument("--suite", default="builtin", metavar="builtin|FILE",
-                   help="'builtin' (the spatial suite) or a prompt file (.jsonl / .csv)")
+                   help="'builtin' (the --method's built-in suite) or a prompt file (.jsonl / .csv, or one "
+                        "written by `suite --out`)")
+    p.add_argument("--method", default="spatial", metavar="NAME",
+                   help="the method whose built-in suite 'builtin' means (default: spatial)")
     p.add_argument("--pairs", type=int, default=50, help="object pairs of the built-in suite (4 prompts each)")
     p.add_argument("--limit", type=int, default=None, metavar="N", help="use only the first N prompts")
     p.add_argument("--model", required=True, metavar="procedural|PATH|HF_ID",
@@ -56,10 +59,11 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     p.set_defaults(func=run)
 
 
-def load_suite(suite: str, pairs: int = 50, limit: int | None = None) -> tuple["Prompts", str]:
+def load_suite(suite: str, pairs: int = 50, limit: int | None = None,
+               method: str = "spatial") -> tuple["Prompts", str]:
     from .pipeline import load_suite as _load
 
-    return _load(suite, pairs, limit)
+    return _load(suite, pairs, limit, method)
 
 
 def generation_params(args: argparse.Namespace) -> dict[str, Any]:
@@ -103,7 +107,7 @@ def exit_code(run: "JobRun") -> int:
 def run(args: argparse.Namespace) -> int:
     from ..jobs import PROCEDURAL, create_generate_job
 
-    prompts, label = load_suite(args.suite, args.pairs, args.limit)
+    prompts, label = load_suite(args.suite, args.pairs, args.limit, getattr(args, "method", "spatial"))
     if args.seeds < 1:
         raise WorkstationError(f"--seeds must be at least 1, got {args.seeds}")
     seeds = list(range(args.seed_start, args.seed_start + args.seeds))

@@ -24,17 +24,57 @@ def default_perturbations() -> list[str]:
     return [p.name for p in DEFAULT_PERTURBATIONS]
 
 
-def load_suite(suite: str, pairs: int = 50, limit: int | None = None) -> tuple["Prompts", str]:
-    """The prompts of a suite ('builtin' or a .jsonl / .csv prompt file) and a provenance label."""
+def _is_generic_prompt_file(path: Path) -> bool:
+    """A prompt file written by `suite --out` (every line carries its method)."""
+    import json
+
+    try:
+        with path.open("r", encoding="utf-8") as fh:
+            for line in fh:
+                if line.strip():
+                    obj = json.loads(line)
+                    return isinstance(obj, dict) and "method" in obj and "entities" in obj
+    except (OSError, ValueError):
+        return False
+    return False
+
+
+def load_suite(suite: str, pairs: int = 50, limit: int | None = None, method: str = "spatial",
+               options: dict[str, Any] | None = None) -> tuple["Prompts", str]:
+    """The prompts of a suite and a provenance label: 'builtin' (the method's built-in suite;
+    the spatial one with `pairs` object pairs), a prompt file written by `suite --out`, a spatial
+    prompt file (SpatialBench-UC .jsonl / .csv) or the method's own suite file."""
     import numpy as np
 
-    from ..methods.spatial.suite import load_prompt_file, spatial_suite
+    from ..methods import get_method
 
     if suite == "builtin":
-        prompts, label = spatial_suite(pairs), f"builtin:{pairs}"
+        if method == "spatial":
+            from ..methods.spatial.suite import spatial_suite
+
+            prompts, label = spatial_suite(pairs), f"builtin:{pairs}"
+        else:
+            prompts = get_method(method).suite(**(options or {}))
+            label = f"builtin:{method}:{prompts.content_hash()}"
     else:
         path = Path(suite).expanduser()
-        prompts, label = load_prompt_file(path), str(path.resolve())
+        if not path.is_file():
+            raise WorkstationError(f"prompt file not found: {path}")
+        if _is_generic_prompt_file(path):
+            from ..io.prompts import read_prompts_jsonl
+
+            prompts = read_prompts_jsonl(path)
+        elif method == "spatial":
+            from ..methods.spatial.suite import load_prompt_file
+
+            prompts = load_prompt_file(path)
+        else:
+            reader = getattr(get_method(method), "read_suite_file", None)
+            if reader is None:
+                raise WorkstationError(f"{path}: not a prompt file of the workstation (see `suite --out`), and "
+                                       f"method {method!r} reads no suite files of its own")
+            prompts = reader(path)
+        label = str(path.resolve())
     if limit is not None:
         if limit < 1:
             raise WorkstationError(f"the prompt limit must be at least 1, got {limit}")
@@ -47,6 +87,8 @@ class PipelineRequest:
     """What to make and check: suite, seeds, generator, detectors, evaluation."""
 
     suite: str = "builtin"
+    method: str = "spatial"  # whose built-in suite 'builtin' means
+    suite_options: dict[str, Any] = field(default_factory=dict)
     pairs: int = 4  # built-in suite: object pairs (4 prompts each)
     limit: int | None = None
     seeds: int = 2
@@ -70,7 +112,7 @@ def create_pipeline(project: "Project", req: PipelineRequest) -> list[JobSpec]:
         raise WorkstationError(f"generator {req.generator!r} needs a model folder (or a Hugging Face id)")
     if req.seeds < 1:
         raise WorkstationError(f"give at least one seed, got {req.seeds}")
-    prompts, label = load_suite(req.suite, req.pairs, req.limit)
+    prompts, label = load_suite(req.suite, req.pairs, req.limit, req.method, req.suite_options)
     gen = create_generate_job(project, prompts, generator=req.generator,
                               model=req.model if req.generator != PROCEDURAL else None, params=req.params,
                               seeds=list(range(req.seed_start, req.seed_start + req.seeds)), run_id=req.run_id,

@@ -1,0 +1,77 @@
+"""`suite`: build a method's built-in suite (seeded, versioned by content hash) and write it to a
+prompt file or add it to a project.
+
+    python main.py suite --method metalogic [--set n_pairs=800 --set seed=0 ...] (--out FILE.jsonl | --project DIR)
+
+`--set key=value` passes the method's suite options (numbers, true/false and text are read as
+such); `generate --suite FILE` makes images for the file's prompts.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from ..types import WorkstationError
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("suite", help="build a method's built-in suite into a prompt file or a project",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--method", required=True, metavar="NAME", help="the method (see `main.py methods`)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a suite option (repeatable)")
+    p.add_argument("--out", type=Path, metavar="FILE.jsonl", help="write the prompts to this file")
+    p.add_argument("--project", type=Path, metavar="DIR", help="add the prompts to this project")
+    p.set_defaults(func=run)
+
+
+def parse_value(text: str) -> Any:
+    low = text.strip().lower()
+    if low in ("true", "yes"):
+        return True
+    if low in ("false", "no"):
+        return False
+    for conv in (int, float):
+        try:
+            v = conv(text)
+        except ValueError:
+            continue
+        if isinstance(v, float) and v != v:  # NaN
+            break
+        return v
+    return text
+
+
+def parse_options(items: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise WorkstationError(f"--set {item!r}: expected KEY=VALUE")
+        out[key.strip()] = parse_value(value)
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..io.prompts import write_prompts_jsonl
+    from ..methods import METHODS, get_method
+
+    if not args.out and not args.project:
+        raise WorkstationError("give --out FILE.jsonl, --project DIR, or both")
+    METHODS.entry(args.method)
+    opts = parse_options(args.set)
+    try:
+        prompts = get_method(args.method).suite(**opts)
+    except TypeError as e:
+        raise WorkstationError(f"{args.method} suite: {e}") from None
+    if args.out:
+        n = write_prompts_jsonl(prompts, args.out)
+        print(f"wrote {n} {args.method} prompts ({prompts.content_hash()}) to {args.out}")
+    if args.project:
+        from ..store import Project
+
+        with Project.create(args.project, exist_ok=True) as p:
+            added = p.add_prompts(prompts)
+        print(f"added {added} of {len(prompts)} {args.method} prompts ({prompts.content_hash()}) to {args.project}")
+    return 0

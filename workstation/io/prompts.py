@@ -1,0 +1,73 @@
+"""Any method's prompts as JSONL, one prompt per line (what `suite --out` writes and
+`generate --suite FILE` reads back): prompt_id, text, method, suite, entities, attrs, twin_id,
+group_id. Every problem names the file and the line; nothing is returned partially."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..dataset import Prompts
+from ..types import InputError
+from ..util.atomic import atomic_write_text
+from ..util.jsonsafe import dumps
+from .jsonl import read_jsonl, require
+
+MAX_PROMPTS = 1_000_000
+MAX_TEXT = 2_000
+
+
+def _ident(v: Any, key: str, path: Path, line: int) -> str:
+    if not isinstance(v, str) or not v.strip() or len(v) > 500 or any(c in v for c in "\x00\n\r"):
+        raise InputError(path, f"field '{key}' must be a one-line text of at most 500 characters", line)
+    return v
+
+
+def read_prompts_jsonl(path: str | Path) -> Prompts:
+    path = Path(path)
+    rows: dict[str, list[Any]] = {k: [] for k in ("prompt_id", "text", "method", "suite", "entities", "attrs",
+                                                  "twin_id", "group_id")}
+    seen: dict[str, int] = {}
+    for line, obj in read_jsonl(path, "prompt file"):
+        pid = _ident(require(obj, "prompt_id", path, line), "prompt_id", path, line)
+        if pid in seen:
+            raise InputError(path, f"duplicate prompt_id {pid!r} (first on line {seen[pid]})", line)
+        seen[pid] = line
+        if len(seen) > MAX_PROMPTS:
+            raise InputError(path, f"more than {MAX_PROMPTS} prompts", line)
+        text = require(obj, "text", path, line, str)
+        if len(text) > MAX_TEXT:
+            raise InputError(path, f"prompt text longer than {MAX_TEXT} characters", line)
+        method = _ident(require(obj, "method", path, line), "method", path, line)
+        ents = obj.get("entities") or []
+        if not isinstance(ents, list) or not all(isinstance(e, str) and e.strip() for e in ents):
+            raise InputError(path, "field 'entities' must be a list of names", line)
+        attrs = obj.get("attrs") or {}
+        if not isinstance(attrs, dict):
+            raise InputError(path, "field 'attrs' must be an object", line)
+        rows["prompt_id"].append(pid)
+        rows["text"].append(text)
+        rows["method"].append(method)
+        rows["suite"].append(str(obj.get("suite") or path.stem))
+        rows["entities"].append(tuple(e.strip().lower() for e in ents))
+        rows["attrs"].append(attrs)
+        rows["twin_id"].append(str(obj.get("twin_id") or ""))
+        rows["group_id"].append(str(obj.get("group_id") or ""))
+    if not seen:
+        raise InputError(path, "prompt file has no prompts")
+    for i, t in enumerate(rows["twin_id"]):
+        if t and t not in seen:
+            raise InputError(path, f"twin_id {t!r} of {rows['prompt_id'][i]!r} is not in the file",
+                             seen[rows["prompt_id"][i]])
+    return Prompts.build(rows["prompt_id"], rows["text"], method=rows["method"], suite=rows["suite"],
+                         entities=rows["entities"], attrs=rows["attrs"], twin_id=rows["twin_id"],
+                         group_id=rows["group_id"])
+
+
+def write_prompts_jsonl(prompts: Prompts, path: str | Path) -> int:
+    lines = [dumps({"prompt_id": prompts.prompt_id[i], "text": prompts.text[i], "method": prompts.method[i],
+                    "suite": prompts.suite[i], "entities": list(prompts.entities[i]), "attrs": prompts.attrs[i],
+                    "twin_id": prompts.twin_id[i], "group_id": prompts.group_id[i]}, sort_keys=True)
+             for i in range(len(prompts))]
+    atomic_write_text(path, "\n".join(lines) + "\n")
+    return len(lines)
