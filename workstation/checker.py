@@ -602,21 +602,23 @@ def _build_area_stage(ds: Dataset, prep: Prepared, maf: float) -> _AreaStage:
         got = found >= 0
         return cand[got], found[got]
 
+    thr_all = _area_threshold(prep, maf)
+    thr_rows = thr_all if isinstance(thr_all, float) else thr_all[None, :]
+    with np.errstate(invalid="ignore"):
+        ok = ~(prep.area0 < thr_rows)  # first rows that pass the area filter
+        vok = ~(prep.varea < thr_rows)
     moved: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     if len(d):
-        thr_all = _area_threshold(prep, maf)
         with np.errstate(invalid="ignore"):
             for sl in range(4):
-                moved[sl] = walk(sl, np.flatnonzero(prep.area0[sl] < thr_all))
+                moved[sl] = walk(sl, np.flatnonzero(~ok[sl]))
             for k in range(n_slots // 2 - 2):
-                cand = np.flatnonzero(prep.varea[k] < thr_all)  # A's or B's first row is small
-                thr_c = _area_threshold(prep, maf, cand)
+                cand = np.flatnonzero(~vok[k])  # A's or B's first row is small
                 for sl in (4 + 2 * k, 5 + 2 * k):
                     f = cand * n_slots + sl
-                    has = start[f + 1] > start[f]
-                    c = cand[has]
-                    small = area(order[start[f[has]]].astype(np.int64)) < (
-                        thr_c[has] if isinstance(thr_c, np.ndarray) else thr_c)
+                    c = cand[start[f + 1] - start[f] >= 2]  # a later row to move to
+                    thr_c = _area_threshold(prep, maf, c)
+                    small = area(order[start[c * n_slots + sl]].astype(np.int64)) < thr_c
                     moved[sl] = walk(sl, c[small])
     parts = [mv for mv, _ in moved.values() if len(mv)]
     idx = np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
@@ -643,10 +645,6 @@ def _build_area_stage(ds: Dataset, prep: Prepared, maf: float) -> _AreaStage:
     eff = np.where(rows >= 0, score[np.maximum(rows, 0)], -np.inf) if len(d) else np.full(rows.shape, -np.inf)
     veff = np.minimum(eff[4::2], eff[5::2])
     geom = _geometry(ds, rows, idx)
-    thr_all = _area_threshold(prep, maf)
-    with np.errstate(invalid="ignore"):
-        ok = ~(prep.area0 < (thr_all if isinstance(thr_all, float) else thr_all[None, :]))
-        vok = ~(prep.varea < (thr_all if isinstance(thr_all, float) else thr_all[None, :]))
     return _AreaStage(idx=idx, rows=rows, eff=eff[:4].copy(), veff=veff, geom=geom, finite=_all_finite(geom),
                       ok=ok, vok=vok)
 
@@ -682,6 +680,7 @@ class _Stages:
         self.area: OrderedDict[float, _AreaStage] = OrderedDict()
         self.sel: list[tuple[tuple[Any, ...], tuple[Callable[[], Any], ...], dict[str, np.ndarray]]] = []
         self.results: list[_Result] = []
+        self.flags: tuple[tuple[Callable[[], Any], ...], tuple[bool, bool]] | None = None
 
     def selection(self, key: tuple[Any, ...], flags: tuple[Callable[[], Any], ...]) -> dict[str, np.ndarray] | None:
         with self.lock:
@@ -696,6 +695,17 @@ class _Stages:
         with self.lock:
             self.sel.append((key, flags, arrays))
             del self.sel[:-self.MAX_SELECTIONS]
+
+    def flag_summary(self, flags: tuple[Callable[[], Any], ...], has_pert: np.ndarray,
+                     recorded: np.ndarray) -> tuple[bool, bool]:
+        """(some sample has perturbed detections, some other one a recorded stability)."""
+        with self.lock:
+            if self.flags is not None and _same_refs(self.flags[0], flags):
+                return self.flags[1]
+        summary = bool(has_pert.any()), bool((np.isfinite(recorded) & ~has_pert).any())
+        with self.lock:
+            self.flags = (flags, summary)
+        return summary
 
     def area_stage(self, ds: Dataset, prep: Prepared, maf: float) -> _AreaStage:
         with self.lock:
@@ -1087,9 +1097,10 @@ def _decision(ds: Dataset, prep: Prepared, area: _AreaStage, cfg: CheckerConfig,
     has_pert = np.asarray(s.has_perturbed, bool)
     has2 = np.asarray(s.has_secondary, bool)
     recorded = np.asarray(s.recorded_stability, np.float64)
+    any_pert, any_rec = prep.stages.flag_summary(flags, has_pert, recorded)
     stab_on = cfg.stability_enabled and len(cfg.perturbations) > 0
-    stab_dets = stab_on and bool(has_pert.any())
-    use_rec = stab_on and bool((np.isfinite(recorded) & ~has_pert).any())
+    stab_dets = stab_on and any_pert
+    use_rec = stab_on and any_rec
     p = _Params.of(cfg, prep, _perturbation_variants(ds, cfg, needed=stab_dets), stab_dets, use_rec,
                    prep.finite and area.finite)
     sel_key = (cfg.min_area_fraction, p.cut1, p.cut2, p.use2, p.pvars if stab_dets else ())
