@@ -607,26 +607,32 @@ def _build_area_stage(ds: Dataset, prep: Prepared, maf: float) -> _AreaStage:
     with np.errstate(invalid="ignore"):
         ok = ~(prep.area0 < thr_rows)  # first rows that pass the area filter
         vok = ~(prep.varea < thr_rows)
-    moved: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-    if len(d):
+    def moved_in(sl: int) -> tuple[np.ndarray, np.ndarray]:
         with np.errstate(invalid="ignore"):
-            for sl in range(4):
-                moved[sl] = walk(sl, np.flatnonzero(~ok[sl]))
-            for k in range(n_slots // 2 - 2):
-                cand = np.flatnonzero(~vok[k])  # A's or B's first row is small
-                for sl in (4 + 2 * k, 5 + 2 * k):
-                    f = cand * n_slots + sl
-                    c = cand[start[f + 1] - start[f] >= 2]  # a later row to move to
-                    thr_c = _area_threshold(prep, maf, c)
-                    small = area(order[start[c * n_slots + sl]].astype(np.int64)) < thr_c
-                    moved[sl] = walk(sl, c[small])
-    parts = [mv for mv, _ in moved.values() if len(mv)]
-    idx = np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
+            if sl < 4:
+                return walk(sl, np.flatnonzero(~ok[sl]))
+            cand = np.flatnonzero(~vok[(sl - 4) // 2])  # A's or B's first row is small
+            f = cand * n_slots + sl
+            c = cand[start[f + 1] - start[f] >= 2]  # a later row to move to
+            small = area(order[start[c * n_slots + sl]].astype(np.int64)) < _area_threshold(prep, maf, c)
+            return walk(sl, c[small])
+
+    moved: list[tuple[np.ndarray, np.ndarray]] = [(np.zeros(0, np.int64),) * 2] * n_slots
+    if len(d):
+        def find(sl: int) -> None:
+            moved[sl] = moved_in(sl)
+
+        _run_tasks(n_slots, find)
+    any_moved = np.zeros(prep.n, bool)
+    for mv, _ in moved:
+        any_moved[mv] = True
+    idx = np.flatnonzero(any_moved)
     k_n = len(idx)
     rows = np.full((n_slots, k_n), -1, np.int64)
     if k_n:
         thr_i = _area_threshold(prep, maf, idx)
-        for sl in range(n_slots):
+
+        def selections(sl: int) -> None:
             with np.errstate(invalid="ignore"):
                 if sl < 4:
                     r0 = prep.row0[sl, idx].astype(np.int64)
@@ -638,13 +644,23 @@ def _build_area_stage(ds: Dataset, prep: Prepared, maf: float) -> _AreaStage:
                     r0[has] = order[start[f[has]]]
                     small = has & (area(np.maximum(r0, 0)) < thr_i)
             r0[small] = -1
-            if sl in moved and len(moved[sl][0]):
-                mv, rr = moved[sl]
+            mv, rr = moved[sl]
+            if len(mv):
                 r0[np.searchsorted(idx, mv)] = rr
             rows[sl] = r0
+
+        _run_tasks(n_slots, selections)
     eff = np.where(rows >= 0, score[np.maximum(rows, 0)], -np.inf) if len(d) else np.full(rows.shape, -np.inf)
     veff = np.minimum(eff[4::2], eff[5::2])
-    geom = _geometry(ds, rows, idx)
+    parts: list[dict[str, np.ndarray]] = [{} for _ in range(-(-k_n // CHUNK))]
+
+    def geometry(k: int) -> None:
+        s = slice(k * CHUNK, (k + 1) * CHUNK)
+        parts[k] = _geometry(ds, rows[:, s], idx[s])
+
+    _run_tasks(len(parts), geometry)
+    geom = ({key: np.concatenate([g[key] for g in parts], axis=-1) for key in parts[0]} if parts
+            else _geometry(ds, rows, idx))
     return _AreaStage(idx=idx, rows=rows, eff=eff[:4].copy(), veff=veff, geom=geom, finite=_all_finite(geom),
                       ok=ok, vok=vok)
 
@@ -774,16 +790,15 @@ def _threads() -> int:
     return max(1, min(2, cores))
 
 
-def _run_chunks(n: int, fn: Callable[[int, int], None]) -> None:
-    """fn(lo, hi) over [0, n) in chunks of CHUNK samples. With two threads both take the next
-    chunk as they finish one (the calling thread too), so a core busy with other work slows
-    the pass down to one thread's speed, not below it."""
+def _run_tasks(n_tasks: int, fn: Callable[[int], None], min_tasks: int = 2) -> None:
+    """fn(0), ..., fn(n_tasks - 1) on up to two threads (numpy releases the GIL in its loops):
+    both take the next task as they finish one, the calling thread too, so a core busy with
+    other work slows the whole down to one thread's speed, not below it."""
     global _pool
-    n_chunks = -(-n // CHUNK)
-    nt = min(_threads(), n_chunks // 2)
+    nt = min(_threads(), n_tasks) if n_tasks >= min_tasks else 1
     if nt <= 1:
-        for lo in range(0, n, CHUNK):
-            fn(lo, min(lo + CHUNK, n))
+        for k in range(n_tasks):
+            fn(k)
         return
     with _pool_lock:
         if _pool is None or _pool._max_workers < nt - 1:
@@ -795,11 +810,10 @@ def _run_chunks(n: int, fn: Callable[[int, int], None]) -> None:
     def run() -> None:
         while not stop.is_set():
             k = next(counter)
-            if k >= n_chunks:
+            if k >= n_tasks:
                 return
-            lo = k * CHUNK
             try:
-                fn(lo, min(lo + CHUNK, n))
+                fn(k)
             except BaseException:
                 stop.set()
                 raise
@@ -810,6 +824,12 @@ def _run_chunks(n: int, fn: Callable[[int, int], None]) -> None:
     finally:
         for fut in futures:
             fut.result()
+
+
+def _run_chunks(n: int, fn: Callable[[int, int], None]) -> None:
+    """fn(lo, hi) over [0, n) in chunks of CHUNK samples (``_run_tasks``; one thread below four
+    chunks)."""
+    _run_tasks(-(-n // CHUNK), lambda k: fn(k * CHUNK, min((k + 1) * CHUNK, n)), min_tasks=4)
 
 
 # =============================================================================================
