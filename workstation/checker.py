@@ -687,7 +687,7 @@ class _Stages:
     ``min_area_fraction``) and weak references to recent results (reused while their owner
     keeps them alive, so the cache itself holds no result memory)."""
 
-    MAX_AREA = 4
+    MAX_AREA = 2
     MAX_SELECTIONS = 2
     MAX_RESULTS = 4
 
@@ -711,6 +711,19 @@ class _Stages:
         with self.lock:
             self.sel.append((key, flags, arrays))
             del self.sel[:-self.MAX_SELECTIONS]
+
+    def nbytes(self) -> int:
+        """Memory held by the cached area and selection stages (selected-row arrays included,
+        which live results share)."""
+        seen: dict[int, int] = {}
+        with self.lock:
+            for st in self.area.values():
+                for a in (st.idx, st.rows, st.eff, st.veff, st.ok, st.vok, *st.geom.values()):
+                    seen[id(a)] = a.nbytes
+            for _, _, arrays in self.sel:
+                for a in arrays.values():
+                    seen[id(a)] = a.nbytes
+        return sum(seen.values())
 
     def flag_summary(self, flags: tuple[Callable[[], Any], ...], has_pert: np.ndarray,
                      recorded: np.ndarray) -> tuple[bool, bool]:

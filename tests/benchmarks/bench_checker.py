@@ -216,6 +216,10 @@ def run_size(n: int, args: argparse.Namespace) -> None:
     ev_peak = traced_peak_mb(lambda: keep.append(evaluate(ds, SCENARIOS[0][1]())))
     print(f"tracemalloc peak of one every-stage evaluate(): {ev_peak:.0f} MB "
           f"(its result holds {sum(getattr(keep[-1], f).nbytes for f in ('verdict', 'reason', 'reason_detail', 'conf', 'c_detection', 'c_geometry', 'c_stability', 'c_agreement', 'delta', 'iou_ab', 'sel_a', 'sel_b', 'sel2_a', 'sel2_b')) / 1e6:.0f} MB)")
+    stages = getattr(prep, "stages", None)
+    if stages is not None:
+        print(f"stage caches now hold {stages.nbytes() / 1e6:.0f} MB (at most {stages.MAX_AREA} area and "
+              f"{stages.MAX_SELECTIONS} selection stages; selected rows shared with live results)")
     print(f"process ru_maxrss so far: {maxrss_mb():.0f} MB (includes building the synthetic data)")
 
     if args.orig_n:
