@@ -52,14 +52,23 @@ How ``evaluate`` is fast (stages, each recomputed only when a parameter it reads
    the geometry of every segment's first (highest-scoring) row. The selected box of a segment
    is its first row whose area passes the area filter, kept when its score passes the cut; so
    the score cut (t_det) never changes WHICH box is selected, only whether one is.
-2. Area stage (reads ``min_area_fraction`` only; a few cached): the samples where the area filter
-   moves some selection past the first row, with their selected rows and geometry.
-3. Decision pass (every other verdict parameter): one pass over the samples in cache-sized
-   chunks on up to two threads (numpy releases the GIL), reading the prepared columns once and
-   writing each output once; then the same pass over the area stage's samples, scattered back.
-4. Confidence (weights, gamma): when only these change, the last result's verdicts are reused
-   and only ``conf`` and ``c_geometry`` are recomputed; when only ``tau`` / ``name`` change,
-   every array is reused. Results share arrays, so they are returned read-only.
+2. Area stage (``min_area_fraction``; two cached): which first rows pass the area filter, and
+   the samples where the filter moves a selection past its first row, with their selections
+   and geometry.
+3. Selection stage (the cuts, the area stage, the perturbations used; two cached): which
+   selections are present, the selected rows (``sel_*``), and the stability terms that do not
+   depend on the margin (how many variants found both objects, their IoU sum).
+4. Decision pass (margin, ambiguity, overlap, consistency, agreement, weights): one pass in
+   cache-sized chunks with comparisons and small-integer arithmetic, then the same pass over
+   the area stage's samples, scattered back.
+5. When only the weights / gamma change, a live earlier result's verdicts are reused and only
+   ``conf`` and ``c_geometry`` are recomputed; when only ``tau`` / ``name`` change, every array
+   is reused. Results share arrays, so they are returned read-only; the result cache holds
+   weak references only (it reuses what its owner keeps alive, and keeps nothing alive).
+Chunked passes and the area stage's per-slot work run on up to two threads (numpy releases
+the GIL; ``THREADS`` / ``WORKSTATION_CHECKER_THREADS``), each taking the next chunk when free.
+No float is narrowed: every one feeds a verdict comparison or an output compared bit for bit
+with the reference; indices are int32 where they fit, flags bool / int8 / int16.
 """
 
 from __future__ import annotations
@@ -788,6 +797,16 @@ CHUNK = 1 << 15  # samples per chunk: a chunk's temporaries stay in the core's c
 THREADS: int | None = None  # None: WORKSTATION_CHECKER_THREADS, else min(2, usable cores)
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
+
+
+def _forget_pool() -> None:
+    """In a forked child the pool's threads do not exist: start a new pool when needed."""
+    global _pool
+    _pool = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
 
 
 def _threads() -> int:

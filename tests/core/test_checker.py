@@ -533,3 +533,45 @@ def test_spatial_fields_are_read_through_one_function(monkeypatch):
     monkeypatch.setattr(checker, "_spatial_columns", lambda d: cols)
     assert_same(evaluate(bare, cfg), expected)
     assert_same(evaluate_reference(bare, cfg), expected)
+
+
+def test_a_forked_child_evaluates_with_its_own_threads(monkeypatch):
+    """After the parent used the thread pool, a forked child (a worker process) still gets
+    results: it must not hand chunks to the parent's threads, which it does not have."""
+    import os
+    import signal
+    import time
+
+    from workstation import checker
+
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork on this platform")
+    monkeypatch.setattr(checker, "CHUNK", 16)
+    monkeypatch.setattr(checker, "THREADS", 2)
+    rng = np.random.default_rng(10)
+    ds = make_ds(random_samples(rng, 200))
+    expected = evaluate(ds, CheckerConfig())  # starts the pool in this process
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: evaluate under another config, report PASS count, exit at once
+        try:
+            v = evaluate(fresh_copy(ds), CheckerConfig(margin=0.05))
+            os.write(write, str(v.counts()[0]).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    deadline = time.monotonic() + 60
+    while True:  # a child stuck on threads it does not have would never exit: bound the wait
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked child did not finish its evaluation within 60 s")
+        time.sleep(0.05)
+    got = os.read(read, 64).decode()
+    os.close(read)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert got == str(evaluate(ds, CheckerConfig(margin=0.05)).counts()[0])
+    assert expected.counts() == evaluate_reference(ds, CheckerConfig()).counts()
