@@ -1,194 +1,184 @@
-"""Benchmark: calibration grid search, vectorised vs a plain per-combination implementation.
+"""Benchmark: the calibration grid search, against SpatialBench-UC's own 36-combination search.
 
-2,000 labelled synthetic samples (primary + secondary detections and 4 perturbed variants),
-a 20 × 20 × 50 grid over margin × t_det × τ.
+1. The published run (``../shared/fixtures/spatialbench_uc/sd15_boxdiff``, 800 samples) with 200
+   labels made as ``tests/core/test_calibration.py`` makes them (a stratified audit sample of the
+   checker's verdicts, 20 % of them changed at random): ``calibration.grid_search`` over the
+   paper's grid (margin {0.03,0.05,0.07,0.10} × t_det {0.2,0.3,0.4} × τ {0.3,0.5,0.7}) and the
+   original ``grid_search_calibration`` (``../shared/anchors``, unchanged, same process, same
+   recorded detections: ``sbuc_original.py``); both timed, the same best parameters asserted.
+2. Synthetic datasets of 100k, 300k and 1M samples (``bench_checker.synthetic_dataset``) with
+   ``--labels`` (10,000) labelled samples made the same way: the paper's grid, from a dataset
+   not prepared yet (as ``main.py calibrate`` meets it) and from one already prepared and
+   evaluated (as the window has it), median of ``--repeat``; a 20 × 20 × 50 grid too; the
+   tracemalloc peak of one search. The original's search re-evaluates only the labelled
+   samples, so its time does not depend on the dataset size: it is timed on the first
+   ``--orig-labels`` labelled samples and extrapolated linearly to ``--labels``, and its best
+   parameters on those samples are asserted equal to ours on the same samples.
 
-- vectorised: `calibration.grid_search` — one checker evaluation per (margin, t_det), all
-  50 τ at once from sorted confidences;
-- plain: every (margin, t_det, τ) combination on its own — a checker evaluation and the metrics
-  in Python loops over the samples (timed on a subset of combinations and extrapolated);
-- plain, τ hoisted: one evaluation per (margin, t_det), the metrics per τ in Python loops
-  (as SpatialBench-UC's own search is organised), also extrapolated.
-
-    .venv/bin/python tests/benchmarks/bench_calibration.py [--samples 2000] [--subset 40]
+    .venv/bin/python tests/benchmarks/bench_calibration.py [--sizes 100000,300000,1000000]
+        [--labels 10000] [--repeat 5] [--orig-labels 1000]
 """
 
 from __future__ import annotations
 
 import argparse
-import itertools
+import statistics
 import sys
 import time
+import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+ROOT = Path(__file__).resolve().parents[2]
+for p in (ROOT, Path(__file__).resolve().parent):
+    if str(p) not in sys.path:
+        sys.path.insert(0, str(p))
 
+from workstation.methods.spatial import audit, checker
 from workstation.methods.spatial import calibration as cal
 from workstation.methods.spatial.config import CheckerConfig
-from workstation.dataset import Dataset, Detections, Samples  # noqa: E402
-from workstation.methods.spatial.data import spatial_dataset  # noqa: E402
+from workstation.dataset import Dataset
 from workstation.methods.spatial.types import FAIL, PASS, UNDECIDABLE
-from workstation.types import PRIMARY, SECONDARY
+
+SBUC = ROOT.parent / "shared" / "fixtures" / "spatialbench_uc"
+BIG_GRID = {"margin": np.linspace(0.02, 0.2, 20).tolist(), "t_det": np.linspace(0.1, 0.6, 20).tolist(),
+            "tau": np.linspace(0.0, 0.98, 50).tolist()}
 
 
-def synthetic(n: int, seed: int = 0) -> tuple[Dataset, np.ndarray]:
-    """n samples with boxes for A and B, distractors, secondary detections, perturbed copies;
-    human labels derived from the true layout with some noise."""
+def labelled(ds: Dataset, cfg: CheckerConfig, size: int, seed: int = 11) -> tuple[np.ndarray, np.ndarray]:
+    """(audited rows, human verdict per sample row or -1): a stratified sample of the checker's
+    verdicts, 20 % of them replaced by a random verdict (tests/core/test_calibration.py)."""
+    v = checker.evaluate(ds, cfg)
+    rows = audit.stratified_sample(ds, v, size, seed=seed)
     rng = np.random.default_rng(seed)
+    human = np.full(ds.n, -1)
+    human[rows] = v.verdict[rows]
+    flip = rows[rng.random(len(rows)) < 0.2]
+    human[flip] = rng.choice([PASS, FAIL, UNDECIDABLE], len(flip))
+    return rows, human
+
+
+def timed(fn: Callable[[], Any], repeat: int) -> tuple[float, float, float, Any]:
+    """(median, min, max) wall seconds of fn() and its last result."""
+    walls = []
+    out = None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        out = fn()
+        walls.append(time.perf_counter() - t)
+    return statistics.median(walls), min(walls), max(walls), out
+
+
+def traced_peak_mb(fn: Callable[[], Any]) -> float:
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1] / 1e6
+    finally:
+        tracemalloc.stop()
+
+
+def fresh(ds: Dataset) -> Dataset:
+    """The same arrays without any cached preparation (as a newly loaded dataset)."""
+    return Dataset(ds.samples, ds.detections, ds.prompts, ds.variant_names)
+
+
+def params(best: dict[str, Any]) -> str:
+    return f"margin {best['margin']:g}, t_det {best['t_det']:g}, tau {best['tau']:g}"
+
+
+def published(args: argparse.Namespace) -> None:
+    import sbuc_original as orig
+
+    from workstation.methods.spatial.sbuc import parse_run
+
+    run = SBUC / "sd15_boxdiff"
+    if not (run / "eval" / "per_sample.jsonl").is_file():
+        print(f"published run not found at {run} (needs ../shared): part 1 skipped")
+        return
+    parsed = parse_run(run, SBUC / "v1.0.1" / "prompts.jsonl")
+    ds, cfg = parsed.dataset, parsed.config
+    assert cfg is not None
+    rows, human = labelled(ds, cfg, 200)
+    grid = {k: list(v) for k, v in cal.PAPER_GRID.items()}
+    ours_t, ours_min, ours_max, res = timed(lambda: cal.grid_search(fresh(ds), cfg, human, grid), args.repeat)
+    items = orig.inputs(ds, rows)
+    orig_t, orig_min, orig_max, theirs = timed(lambda: orig.calibrate_original(ds, rows, human, cfg, items),
+                                               max(1, args.repeat // 2))
+    same = orig.same_best(res.best, theirs)
+    print(f"published run, {ds.n} samples, {len(rows)} labels, paper grid (36 combinations):")
+    print(f"  calibration.grid_search:           {1e3 * ours_t:8.1f} ms median ({1e3 * ours_min:.1f}-{1e3 * ours_max:.1f})"
+          f"  best: {params(res.best)}, J {res.best['j']:.4f}")
+    print(f"  original grid_search_calibration:  {1e3 * orig_t:8.1f} ms median ({1e3 * orig_min:.1f}-{1e3 * orig_max:.1f})"
+          f"  best: margin {theirs['margin']:g}, detection_score {theirs['detection_score']:g}, "
+          f"confidence_threshold {theirs['confidence_threshold']:g}")
+    print(f"  ratio original / ours: {orig_t / ours_t:.0f}x; same best parameters: {same}")
+    if not same:
+        raise SystemExit("the original and the project's grid search chose different parameters")
+
+
+def at_size(n: int, args: argparse.Namespace) -> None:
+    import sbuc_original as orig
+    from bench_checker import synthetic_dataset
+
+    t = time.perf_counter()
+    ds = synthetic_dataset(n, seed=1)
     cfg = CheckerConfig()
-    W = H = 512.0
-    rel = rng.integers(0, 4, n).astype(np.int8)
-    names = [f"obj{i}" for i in range(20)]
-    la = rng.choice(names, n)
-    lb = np.array([names[(names.index(a) + 1 + rng.integers(0, 19)) % 20] for a in la])
-    d_true = rng.uniform(-0.6, 0.6, n)
-    cols: dict[str, list] = {k: [] for k in ("si", "src", "var", "lab", "score", "x1", "y1", "x2", "y2")}
+    rows, human = labelled(fresh(ds), cfg, args.labels)
+    print(f"\n=== {n:,} samples ({len(ds.detections):,} cached detections), {len(rows):,} labels "
+          f"(built in {time.perf_counter() - t:.1f} s)")
+    grid = {k: list(v) for k, v in cal.PAPER_GRID.items()}
+    cold_t, cold_min, cold_max, res = timed(lambda: cal.grid_search(fresh(ds), cfg, human, grid), args.repeat)
+    print(f"  paper grid, dataset not prepared (CLI):  {1e3 * cold_t:7.1f} ms median ({1e3 * cold_min:.1f}-"
+          f"{1e3 * cold_max:.1f}); best: {params(res.best)}")
+    checker.evaluate(ds, cfg)  # prepared and evaluated, as in the window
+    warm_t, warm_min, warm_max, res_w = timed(lambda: cal.grid_search(ds, cfg, human, grid), args.repeat)
+    assert res_w.best == res.best
+    print(f"  paper grid, dataset prepared (window):   {1e3 * warm_t:7.1f} ms median ({1e3 * warm_min:.1f}-"
+          f"{1e3 * warm_max:.1f})")
+    peak = traced_peak_mb(lambda: cal.grid_search(fresh(ds), cfg, human, grid))
+    print(f"  tracemalloc peak of one paper-grid search: {peak:.0f} MB")
+    big_t, _, _, big = timed(lambda: cal.grid_search(ds, cfg, human, BIG_GRID), max(1, args.repeat // 2))
+    print(f"  20 x 20 x 50 grid (400 checker evaluations): {1e3 * big_t:7.1f} ms median; best: {params(big.best)}")
+    print(f"  target: paper grid over {len(rows):,} labels <= 2 s: "
+          f"{'met' if max(cold_t, warm_t) <= 2.0 else 'NOT met'}")
 
-    def add(i: int, src: int, var: int, lab: str, score: float, cx: float, cy: float, w: float, h: float) -> None:
-        cols["si"].append(i); cols["src"].append(src); cols["var"].append(var); cols["lab"].append(lab)
-        cols["score"].append(score)
-        cols["x1"].append(max(0.0, cx - w / 2)); cols["y1"].append(max(0.0, cy - h / 2))
-        cols["x2"].append(min(W, cx + w / 2)); cols["y2"].append(min(H, cy + h / 2))
-
-    for i in range(n):
-        horiz = rel[i] < 2
-        c = rng.uniform(0.3, 0.7)
-        off = d_true[i] / 2
-        if horiz:
-            ca = ((c + off) * W, rng.uniform(0.3, 0.7) * H)
-            cb = ((c - off) * W, rng.uniform(0.3, 0.7) * H)
-        else:
-            ca = (rng.uniform(0.3, 0.7) * W, (c + off) * H)
-            cb = (rng.uniform(0.3, 0.7) * W, (c - off) * H)
-        sa, sb = rng.uniform(0.15, 1.0), rng.uniform(0.15, 1.0)
-        wa, ha, wb, hb = rng.uniform(40, 160, 4)
-        # the detector sees the objects with some localisation error
-        ca = (ca[0] + rng.normal(0, 10), ca[1] + rng.normal(0, 10))
-        cb = (cb[0] + rng.normal(0, 10), cb[1] + rng.normal(0, 10))
-        for var in range(len(cfg.perturbations) + 1):
-            for src in (PRIMARY, SECONDARY):
-                if var > 0 and src == SECONDARY:
-                    continue
-                jj = (3.0 if var > 0 else 0.0) + (5.0 if src == SECONDARY else 0.0)
-                if rng.random() > 0.08:
-                    add(i, src, var, la[i], float(np.clip(sa + rng.normal(0, 0.03), 0.01, 1)),
-                        ca[0] + rng.normal(0, jj + 1e-9), ca[1] + rng.normal(0, jj + 1e-9), wa, ha)
-                if rng.random() > 0.08:
-                    add(i, src, var, lb[i], float(np.clip(sb + rng.normal(0, 0.03), 0.01, 1)),
-                        cb[0] + rng.normal(0, jj + 1e-9), cb[1] + rng.normal(0, jj + 1e-9), wb, hb)
-                if rng.random() < 0.15:  # a second, weaker A: sometimes ambiguous
-                    add(i, src, var, la[i], float(np.clip(sa - rng.uniform(0, 0.3), 0.01, 1)),
-                        rng.uniform(50, 460), rng.uniform(50, 460), wa, ha)
-                if rng.random() < 0.3:  # an unrelated detection
-                    add(i, src, var, "clutter", rng.uniform(0.2, 0.9), rng.uniform(50, 460), rng.uniform(50, 460), 50, 50)
-    o = lambda v: np.array(v, dtype=object)  # noqa: E731
-    samples = Samples(
-        sample_id=o([f"syn_{i:05d}" for i in range(n)]), run_id=o(rng.choice(["m1", "m2", "m3"], n).tolist()),
-        prompt_id=o([f"p{i}" for i in range(n)]), seed=np.arange(n, dtype=np.int64) % 4, width=np.full(n, W), height=np.full(n, H),
-        image_path=o([""] * n), recorded_stability=np.full(n, np.nan), has_secondary=np.ones(n, bool),
-        has_perturbed=np.ones(n, bool),
-    )
-    f = lambda k: np.array(cols[k], np.float64)  # noqa: E731
-    dets = Detections(np.array(cols["si"], np.int64), np.array(cols["src"], np.int8), np.array(cols["var"], np.int16),
-                      o(cols["lab"]), f("score"), f("x1"), f("y1"), f("x2"), f("y2"))
-    ds = spatial_dataset(samples, rel, la, lb, dets, ("original",) + tuple(p.name for p in cfg.perturbations))
-    # relation holds when A is on the relation's side of B: left_of/above need d < 0
-    holds = np.where((rel == 0) | (rel == 2), d_true < 0, d_true > 0)
-    human = np.where(holds, PASS, FAIL)
-    human = np.where(np.abs(d_true) < 0.03, UNDECIDABLE, human)
-    flip = rng.random(n) < 0.05
-    human = np.where(flip, rng.choice([PASS, FAIL, UNDECIDABLE], n), human).astype(np.int8)
-    return ds, human
+    if args.orig_labels:
+        sub_rows = rows[:min(args.orig_labels, len(rows))]
+        sub_human = np.full(ds.n, -1)
+        sub_human[sub_rows] = human[sub_rows]
+        ours_sub = cal.grid_search(ds, cfg, sub_human, grid)
+        items = orig.inputs(ds, sub_rows)
+        t = time.perf_counter()
+        theirs = orig.calibrate_original(ds, sub_rows, sub_human, cfg, items)
+        t_orig = time.perf_counter() - t
+        scale = len(rows) / len(sub_rows)
+        same = orig.same_best(ours_sub.best, theirs)
+        print(f"  original grid_search_calibration (same process, same detections): {t_orig:.2f} s on "
+              f"{len(sub_rows):,} labels -> {t_orig * scale:.1f} s extrapolated to {len(rows):,} labels "
+              f"({t_orig * scale / cold_t:.0f}x ours, dataset not prepared); same best parameters on those "
+              f"{len(sub_rows):,} labels: {same}")
+        if not same:
+            raise SystemExit("the original and the project's grid search chose different parameters")
 
 
-def plain_metrics(verdict: np.ndarray, conf: np.ndarray, human: np.ndarray, tau: float, w: cal.Weights) -> tuple:
-    verdict = verdict.tolist(); conf = conf.tolist(); human = human.tolist()
-    covered = correct = evaluated = n_pass = n_fp = 0
-    for c, cf, h in zip(verdict, conf, human):
-        if c in (PASS, FAIL) and cf >= tau:
-            covered += 1
-            if h in (PASS, FAIL):
-                evaluated += 1
-                correct += c == h
-            if c == PASS:
-                n_pass += 1
-                n_fp += h == FAIL
-    risk = 0.0 if covered == 0 else 1.0 - (correct / evaluated if evaluated else 0.0)
-    fpr = n_fp / n_pass if n_pass else 1.0
-    cov = covered / len(verdict)
-    return w.fpr_pass * fpr + w.risk * risk + w.coverage * (1 - cov), fpr, risk, cov
-
-
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--samples", type=int, default=2000)
-    ap.add_argument("--subset", type=int, default=40, help="(margin, t_det, tau) combinations timed for the plain run")
-    ap.add_argument("--repeat", type=int, default=3)
-    args = ap.parse_args()
-    from workstation.methods.spatial import checker
-
-    t0 = time.perf_counter()
-    ds, human = synthetic(args.samples)
-    print(f"synthetic data: {ds.n} samples, {len(ds.detections)} detections ({time.perf_counter() - t0:.1f} s to build)")
-    grids = {"margin": np.linspace(0.02, 0.2, 20).tolist(), "t_det": np.linspace(0.1, 0.6, 20).tolist(),
-             "tau": np.linspace(0.0, 0.98, 50).tolist()}
-    n_combos = 20 * 20 * 50
-    base = CheckerConfig()
-
-    times = []
-    for _ in range(args.repeat):
-        t0 = time.perf_counter()
-        res = cal.grid_search(ds, base, human, grids)
-        times.append(time.perf_counter() - t0)
-    t_vec = min(times)
-    print(f"vectorised grid_search, {n_combos} combinations ({20 * 20} checker evaluations): "
-          f"best of {args.repeat} = {t_vec:.3f} s (runs: {', '.join(f'{t:.3f}' for t in times)})")
-    print(f"  best: {res.best}")
-
-    # checker alone, for context
-    sub = ds.subset(np.flatnonzero(human >= 0))
-    checker.prepare(sub)
-    t0 = time.perf_counter()
-    for m, t in itertools.islice(itertools.product(grids["margin"], grids["t_det"]), 20):
-        checker.evaluate(sub, base.replace(margin=m, t_det=t))
-    t_eval = (time.perf_counter() - t0) / 20
-    print(f"checker.evaluate on {sub.n} samples: {t_eval * 1e3:.2f} ms per call")
-
-    # plain: each (margin, t_det, tau) on its own, metrics in Python loops
-    w = cal.Weights()
-    rng = np.random.default_rng(0)
-    all_triples = list(itertools.product(grids["margin"], grids["t_det"], grids["tau"]))
-    pick = rng.choice(len(all_triples), args.subset, replace=False)
-    t0 = time.perf_counter()
-    plain_j = []
-    for k in pick.tolist():
-        m, t, tau = all_triples[k]
-        v = checker.evaluate(sub, base.replace(margin=m, t_det=t))
-        plain_j.append(plain_metrics(np.asarray(v.verdict), np.asarray(v.conf), human[human >= 0], tau, w)[0])
-    t_plain_each = (time.perf_counter() - t0) / args.subset
-    t_plain = t_plain_each * n_combos
-    # the vectorised table agrees with the plain values on the timed combinations
-    idx = {(res.columns["margin"][i], res.columns["t_det"][i], res.columns["tau"][i]): i for i in range(len(res))}
-    err = max(abs(res.j[idx[all_triples[k]]] - j) for k, j in zip(pick.tolist(), plain_j))
-    print(f"plain per-combination: {t_plain_each * 1e3:.2f} ms per combination (timed {args.subset}) "
-          f"-> {t_plain:.1f} s extrapolated for {n_combos}; max |J difference| vs vectorised = {err:.1e}")
-
-    # plain with tau hoisted: one evaluation per (margin, t_det), Python loops per tau
-    t0 = time.perf_counter()
-    n_pairs = 4
-    for m, t in itertools.islice(itertools.product(grids["margin"], grids["t_det"]), n_pairs):
-        v = checker.evaluate(sub, base.replace(margin=m, t_det=t))
-        vv, cc = np.asarray(v.verdict), np.asarray(v.conf)
-        for tau in grids["tau"]:
-            plain_metrics(vv, cc, human[human >= 0], tau, w)
-    t_hoist = (time.perf_counter() - t0) / n_pairs * 400
-    print(f"plain, tau hoisted (one evaluation per margin x t_det, Python loop per tau): "
-          f"{t_hoist:.2f} s extrapolated from {n_pairs} of 400")
-    print(f"ratio plain / vectorised = {t_plain / t_vec:.0f}x; plain-tau-hoisted / vectorised = {t_hoist / t_vec:.1f}x")
-    print(f"target 20x20x50 over {args.samples} samples <= 2 s: {'met' if t_vec <= 2.0 else 'NOT met'}")
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="100000,300000,1000000", help="comma-separated sample counts (0: none)")
+    ap.add_argument("--labels", type=int, default=10_000, help="labelled samples per synthetic dataset")
+    ap.add_argument("--repeat", type=int, default=5, help="timed runs (median reported)")
+    ap.add_argument("--orig-labels", type=int, default=1_000,
+                    help="labels the original search is timed on at each size (0: skip)")
+    args = ap.parse_args(argv)
+    published(args)
+    for n in (int(x) for x in args.sizes.split(",") if x and int(x) > 0):
+        at_size(n, args)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -1,35 +1,52 @@
-"""Benchmark: vectorised checker vs the plain per-sample reference.
+"""Benchmark: the vectorised checker at 100k, 300k and 1M samples, against the original.
 
-Builds a synthetic dataset (default 1,000,000 samples; ~6 primary detections per image with
-distractor labels, 4 perturbation variants, a secondary detector), then prints
-- the time of ``prepare`` (parameter-independent, paid once per loaded dataset),
-- the median time of ``evaluate`` under new parameter sets (what a slider move costs),
-- the time of ``evaluate_reference`` (pure Python loop) on a subset, extrapolated per sample,
-- the ratio, and a check that both give the same verdicts on the subset.
+For each size, a synthetic dataset (~6 primary detections per image with distractor labels,
+4 perturbation variants, a secondary detector; ~32 cached detections per sample) and:
 
-    .venv/bin/python tests/benchmarks/bench_checker.py [--n 1000000] [--ref-n 20000] [--repeat 5]
+- ``prepare`` (parameter-independent, once per loaded dataset) and the first ``evaluate``;
+- re-evaluation under new parameters, median of ``--repeat`` calls, each with values not seen
+  before (so no cached result can answer): every stage (min_area_fraction changes too), the
+  selection and decision stages (t_det and the rest, min_area_fraction kept), and one slider
+  at a time (margin, t_det, ambiguity Δ, max-overlap IoU, weights, τ); wall and CPU time,
+  with 1 and 2 threads;
+- peak memory: tracemalloc's peak of ``prepare`` and of one new-parameter ``evaluate`` (numpy
+  reports its buffers to tracemalloc), and the process's ru_maxrss so far;
+- the baseline: SpatialBench-UC's own ``evaluate_sample`` (``../shared/anchors``, unchanged),
+  in this process on the same detections (``sbuc_original.py``), timed on the first
+  ``--orig-n`` samples and extrapolated linearly to the size; the verdicts of both are compared
+  on those samples.
+
+    .venv/bin/python tests/benchmarks/bench_checker.py [--sizes 100000,300000,1000000]
+        [--repeat 7] [--threads 1,2] [--orig-n 10000]
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
+import resource
 import statistics
 import sys
 import time
+import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+for p in (ROOT, Path(__file__).resolve().parent):
+    if str(p) not in sys.path:
+        sys.path.insert(0, str(p))
 
-from workstation.methods.spatial.checker import evaluate, evaluate_reference, prepare
+from workstation.methods.spatial import checker
+from workstation.methods.spatial.checker import evaluate, prepare
 from workstation.perturb import DEFAULT_PERTURBATIONS
 from workstation.methods.spatial.config import CheckerConfig
-from workstation.dataset import Dataset, Detections, Samples  # noqa: E402
-from workstation.methods.spatial.data import spatial_dataset  # noqa: E402
-from workstation.types import ORIGINAL_NAME, PRIMARY, SECONDARY  # noqa: E402
+from workstation.dataset import Dataset, Detections, Samples
+from workstation.methods.spatial.data import spatial_dataset
+from workstation.types import ORIGINAL_NAME, PRIMARY, SECONDARY
 
 VOCAB = np.array([f"object{i:02d}" for i in range(60)], dtype=object)
 
@@ -65,7 +82,7 @@ def synthetic_dataset(n: int, seed: int = 0) -> Dataset:
     var = np.tile(np.arange(1, nv + 1), len(si))
     keep = rng.random(len(rep)) >= 0.05
     rep, var = rep[keep], var[keep]
-    jit = lambda s: rng.normal(0, s, len(rep))  # noqa: E731
+    jit = lambda s: rng.normal(0, s, len(rep))
     px1 = np.clip(x1[rep] + jit(3.0), 0, W)
     py1 = np.clip(y1[rep] + jit(3.0), 0, H)
     px2 = np.clip(np.maximum(x2[rep] + jit(3.0), px1), 0, W)
@@ -109,62 +126,148 @@ def synthetic_dataset(n: int, seed: int = 0) -> Dataset:
     return spatial_dataset(samples, rel, VOCAB[a], VOCAB[b], dets, names)
 
 
-PARAMS = [
-    dict(t_det=0.3, margin=0.07, min_area_fraction=0.01),
-    dict(t_det=0.4, margin=0.05, ambiguity_delta=0.05),
-    dict(t_det=0.25, margin=0.1, max_overlap_iou=0.4, consistency_threshold=0.6),
-    dict(t_det=0.2, margin=0.03, min_area_fraction=0.02, geom_slope=0.2),
-    dict(t_det=0.35, margin=0.08, ambiguity_delta=0.15),
+# Each scenario gives a config whose changed values were never evaluated before (a fresh k per
+# call: tiny offsets keep the values representative), so no cached result can answer.
+BASE = CheckerConfig()
+_K = itertools.count(1)
+
+
+def _fresh(**offsets: float) -> CheckerConfig:
+    k = next(_K)
+    return BASE.replace(**{name: getattr(BASE, name) + step * k for name, step in offsets.items()})
+
+
+SCENARIOS: list[tuple[str, Callable[[], CheckerConfig]]] = [
+    ("every stage (+ min_area_fraction)", lambda: _fresh(
+        min_area_fraction=1e-6, t_det=1e-5, margin=-1e-5, ambiguity_delta=-1e-5, w_detection=1e-5)),
+    ("selection + decision (all but maf)", lambda: _fresh(
+        t_det=1e-5, margin=-1e-5, ambiguity_delta=-1e-5, max_overlap_iou=-1e-5, consistency_threshold=1e-5,
+        w_geometry=1e-5)),
+    ("slider: margin", lambda: _fresh(margin=-1e-5)),
+    ("slider: t_det", lambda: _fresh(t_det=1e-5)),
+    ("slider: ambiguity_delta", lambda: _fresh(ambiguity_delta=-1e-5)),
+    ("slider: max_overlap_iou", lambda: _fresh(max_overlap_iou=-1e-5)),
+    ("slider: weights (conf only)", lambda: _fresh(w_detection=1e-5)),
+    ("slider: tau (nothing to compute)", lambda: _fresh(tau=1e-5)),
 ]
+
+
+def held_mb(prep: Any) -> float:
+    """Memory of the arrays a Prepared holds (its nbytes(), or counted from its fields)."""
+    if hasattr(prep, "nbytes"):
+        return float(prep.nbytes()) / 1e6
+    total = 0
+    for v in vars(prep).values():
+        for a in (v.values() if isinstance(v, dict) else [v]):
+            total += a.nbytes if isinstance(a, np.ndarray) else 0
+    return total / 1e6
+
+
+def set_threads(k: int | None) -> None:
+    if hasattr(checker, "THREADS"):
+        checker.THREADS = k
+
+
+def maxrss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def traced_peak_mb(fn: Callable[[], Any]) -> float:
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1] / 1e6
+    finally:
+        tracemalloc.stop()
+
+
+def run_size(n: int, args: argparse.Namespace) -> None:
+    t = time.perf_counter()
+    ds = synthetic_dataset(n, seed=1)
+    print(f"\n=== {n:,} samples, {len(ds.detections):,} cached detections "
+          f"({len(ds.detections) / n:.1f}/sample; built in {time.perf_counter() - t:.1f} s)")
+    prep_peak = traced_peak_mb(lambda: prepare(Dataset(ds.samples, ds.detections, ds.prompts, ds.variant_names)))
+    t, c = time.perf_counter(), time.process_time()
+    prep = prepare(ds)
+    print(f"prepare(): {time.perf_counter() - t:.2f} s wall, {time.process_time() - c:.2f} s CPU; holds "
+          f"{held_mb(prep):.0f} MB; tracemalloc peak {prep_peak:.0f} MB (once per loaded dataset)")
+    t = time.perf_counter()
+    first = evaluate(ds, BASE)
+    p_, f_, u_ = first.counts()
+    print(f"first evaluate(): {1e3 * (time.perf_counter() - t):.0f} ms (builds the stages); "
+          f"PASS {p_:,} FAIL {f_:,} UNDECIDABLE {u_:,}")
+    keep = [first]  # the caller keeps its last results alive, as the GUI does
+    for threads in args.threads if hasattr(checker, "THREADS") else [1]:
+        set_threads(threads)
+        print(f"-- {threads} thread(s); wall ms median (min-max) and CPU ms median of {args.repeat}")
+        for s_i, (label, make) in enumerate(SCENARIOS):
+            walls, cpus = [], []
+            for i in range(args.repeat):
+                cfg = make()
+                t, c = time.perf_counter(), time.process_time()
+                v = evaluate(ds, cfg)
+                walls.append(time.perf_counter() - t)
+                cpus.append(time.process_time() - c)
+                keep.append(v)
+                del keep[:-2]
+            med = statistics.median(walls)
+            print(f"   {label:36s} {1e3 * med:7.1f} ({1e3 * min(walls):.1f}-{1e3 * max(walls):.1f})"
+                  f"  CPU {1e3 * statistics.median(cpus):7.1f}   {1e9 * med / n:5.0f} ns/sample")
+    set_threads(None)
+    ev_peak = traced_peak_mb(lambda: keep.append(evaluate(ds, SCENARIOS[0][1]())))
+    print(f"tracemalloc peak of one every-stage evaluate(): {ev_peak:.0f} MB "
+          f"(its result holds {sum(getattr(keep[-1], f).nbytes for f in ('verdict', 'reason', 'reason_detail', 'conf', 'c_detection', 'c_geometry', 'c_stability', 'c_agreement', 'delta', 'iou_ab', 'sel_a', 'sel_b', 'sel2_a', 'sel2_b')) / 1e6:.0f} MB)")
+    stages = getattr(prep, "stages", None)
+    if stages is not None:
+        print(f"stage caches now hold {stages.nbytes() / 1e6:.0f} MB (at most {stages.MAX_AREA} area and "
+              f"{stages.MAX_SELECTIONS} selection stages; selected rows shared with live results)")
+    print(f"process ru_maxrss so far: {maxrss_mb():.0f} MB (includes building the synthetic data)")
+
+    if args.orig_n:
+        import sbuc_original as orig
+
+        rows = np.arange(min(args.orig_n, n))
+        items = orig.inputs(ds, rows)
+        cfg = SCENARIOS[1][1]()
+        ours = evaluate(ds, cfg)
+        t = time.perf_counter()
+        res = orig.evaluate_original(ds, items, cfg)
+        per = (time.perf_counter() - t) / len(rows)
+        bad, err = orig.agreement(res, ours, rows)
+        ours_wall = _median_wall(ds, SCENARIOS[1][1], 7)
+        print(f"original SpatialBench-UC evaluate_sample (same process, same detections): "
+              f"{1e6 * per:.0f} us/sample on {len(rows):,} samples -> {per * n:.1f} s extrapolated to {n:,}; "
+              f"vectorised (selection + decision, median) {1e3 * ours_wall:.0f} ms -> {per * n / ours_wall:.0f}x; "
+              f"verdict/reason differences on those samples: {bad}, max |conf difference| {err:.1e}")
+
+
+def _median_wall(ds: Dataset, make: Callable[[], CheckerConfig], k: int) -> float:
+    walls = []
+    keep = []
+    for _ in range(k):
+        cfg = make()
+        t = time.perf_counter()
+        keep.append(evaluate(ds, cfg))
+        walls.append(time.perf_counter() - t)
+        del keep[:-2]
+    return statistics.median(walls)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--n", type=int, default=1_000_000, help="samples in the synthetic dataset")
-    ap.add_argument("--ref-n", type=int, default=20_000, help="samples for the pure-Python reference")
-    ap.add_argument("--repeat", type=int, default=5, help="evaluate() timings (median reported)")
+    ap.add_argument("--sizes", default="100000,300000,1000000", help="comma-separated sample counts")
+    ap.add_argument("--repeat", type=int, default=7, help="evaluate() calls per scenario (median reported)")
+    ap.add_argument("--threads", default="1,2", help="thread counts to time, e.g. 1,2")
+    ap.add_argument("--orig-n", type=int, default=10_000,
+                    help="samples timed with the original evaluate_sample (0: skip the baseline)")
     args = ap.parse_args(argv)
-
-    t = time.perf_counter()
-    ds = synthetic_dataset(args.n, seed=1)
-    print(f"dataset: {args.n:,} samples, {len(ds.detections):,} cached detections "
-          f"({len(ds.detections) / args.n:.1f}/sample; built in {time.perf_counter() - t:.1f} s)")
-
-    t, c = time.perf_counter(), time.process_time()
-    prepare(ds)
-    print(f"prepare():                 {time.perf_counter() - t:8.3f} s wall, CPU {time.process_time() - c:.3f} s"
-          " (once per loaded dataset)")
-
-    base = CheckerConfig()
-    v = evaluate(ds, base)  # warm-up
-    p, f, u = v.counts()
-    print(f"default verdicts: PASS {p:,}  FAIL {f:,}  UNDECIDABLE {u:,}")
-    times, cpu = [], []
-    for i in range(args.repeat):
-        cfg = base.replace(**PARAMS[i % len(PARAMS)])
-        t, c = time.perf_counter(), time.process_time()
-        evaluate(ds, cfg)
-        times.append(time.perf_counter() - t)
-        cpu.append(time.process_time() - c)
-    t_eval = statistics.median(times)
-    print(f"evaluate() new parameters: {t_eval:8.3f} s median wall of {len(times)} "
-          f"(min {min(times):.3f}, max {max(times):.3f}; CPU median {statistics.median(cpu):.3f} s)"
-          f" = {1e9 * t_eval / args.n:.0f} ns/sample")
-
-    small = synthetic_dataset(args.ref_n, seed=2)
-    cfg = base.replace(**PARAMS[0])
-    t = time.perf_counter()
-    ref = evaluate_reference(small, cfg)
-    t_ref = time.perf_counter() - t
-    per = t_ref / args.ref_n
-    vec = evaluate(small, cfg)
-    same = bool((vec.verdict == ref.verdict).all() and (vec.reason == ref.reason).all()
-                and np.allclose(vec.conf, ref.conf, rtol=1e-12, atol=0))
-    print(f"evaluate_reference():      {t_ref:8.3f} s for {args.ref_n:,} samples = {1e6 * per:.1f} us/sample"
-          f" -> {per * args.n:.1f} s extrapolated to {args.n:,}")
-    print(f"speed-up (reference / vectorised): {per * args.n / t_eval:.0f}x;"
-          f" vectorised == reference on the subset: {same}")
-    return 0 if same else 1
+    args.threads = [int(x) for x in args.threads.split(",") if x]
+    if hasattr(checker, "CHUNK"):
+        print(f"checker chunk {checker.CHUNK} samples; default threads {checker._threads()}")
+    for n in (int(x) for x in args.sizes.split(",") if x):
+        run_size(n, args)
+    return 0
 
 
 if __name__ == "__main__":

@@ -11,10 +11,10 @@ import pytest
 from workstation.methods.spatial.checker import EPS, evaluate, evaluate_reference, prepare
 from workstation.perturb import DEFAULT_PERTURBATIONS, Perturbation
 from workstation.methods.spatial.config import CheckerConfig
-from workstation.dataset import Dataset, Detections, Samples
+from workstation.dataset import Dataset, Detections, Prompts, Samples
 from workstation.methods.spatial.types import FAIL, PASS, REASON_CODE, RELATION_CODE, UNDECIDABLE
 from workstation.types import ORIGINAL_NAME, PRIMARY, SECONDARY, WorkstationError
-from workstation.methods.spatial.data import spatial_dataset
+from workstation.methods.spatial.data import spatial_columns, spatial_dataset
 
 PERT_NAMES = tuple(p.name for p in DEFAULT_PERTURBATIONS)
 NO_STAB_NO_SEC = CheckerConfig(use_secondary=False, stability_enabled=False)
@@ -397,3 +397,175 @@ def test_vectorised_equals_reference_on_random_data(seed):
     for _ in range(6):
         cfg = random_config(rng)
         assert_same(evaluate(ds, cfg), evaluate_reference(ds, cfg))
+
+
+# ---------------------------------------------------------------------------------------------
+# stage caches: a cached result is never stale
+# ---------------------------------------------------------------------------------------------
+CHOICES: dict[str, list[Any]] = {
+    "t_det": [0.0, 0.2, 0.3, 0.5],
+    "min_area_fraction": [0.0, 0.005, 0.01, 0.05],
+    "ambiguity_delta": [0.0, 0.05, 0.1, 0.2],
+    "max_overlap_iou": [0.0, 0.3, 0.5, 1.0],
+    "margin": [0.0, 0.05, 0.1, 0.2],
+    "primary_threshold": [0.0, 0.35],
+    "secondary_threshold": [0.0, 0.6],
+    "use_secondary": [True, False],
+    "stability_enabled": [True, False],
+    "perturbations": [DEFAULT_PERTURBATIONS, DEFAULT_PERTURBATIONS[1:3], DEFAULT_PERTURBATIONS[::-1],
+                      (DEFAULT_PERTURBATIONS[0], DEFAULT_PERTURBATIONS[0])],
+    "consistency_threshold": [0.3, 0.5, 0.8],
+    "neutral_agreement": [0.5, 0.3],
+    "geom_slope": [0.05, 0.15],
+    "w_detection": [0.4, 0.0, 1.0],
+    "w_geometry": [0.3, 0.7],
+    "w_stability": [0.2, 0.0],
+    "w_agreement": [0.1, 0.5],
+    "tau": [0.0, 0.3, 0.7],
+}
+CONF_ONLY = ["w_detection", "w_geometry", "w_stability", "w_agreement", "geom_slope", "tau"]
+
+
+def assert_identical(a, b) -> None:
+    """Every array bit for bit (NaN where NaN), the config equal."""
+    for k in ("verdict", "reason", "reason_detail", "conf", "c_detection", "c_geometry", "c_stability",
+              "c_agreement", "delta", "iou_ab", "sel_a", "sel_b", "sel2_a", "sel2_b"):
+        x, y = getattr(a, k), getattr(b, k)
+        assert x.dtype == y.dtype, k
+        np.testing.assert_array_equal(x.view(np.uint8), y.view(np.uint8), err_msg=k)
+    assert a.config == b.config
+
+
+def fresh_copy(ds: Dataset) -> Dataset:
+    return Dataset(ds.samples, ds.detections, ds.prompts, ds.variant_names)  # same arrays, empty cache
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_cached_evaluate_equals_fresh_evaluate_and_reference(seed, monkeypatch):
+    from workstation.methods.spatial import checker
+
+    monkeypatch.setattr(checker, "CHUNK", 64)  # several chunks, taken by two threads
+    monkeypatch.setattr(checker, "THREADS", 2)
+    rng = np.random.default_rng(100 + seed)
+    ds = make_ds(random_samples(rng, 500))
+    cfg = random_config(rng)
+    held: list[Any] = []  # results kept alive: the result cache reuses only live ones
+    for step in range(30):
+        r = rng.random()
+        if r < 0.3 and held:  # back to an earlier config, sometimes with other weights / tau
+            cfg = held[int(rng.integers(len(held)))].config
+            names = list(rng.choice(CONF_ONLY, int(rng.integers(0, 3)), replace=False))
+        elif r < 0.6:  # one slider
+            names = [str(rng.choice(list(CHOICES)))]
+        else:
+            names = list(rng.choice(list(CHOICES), int(rng.integers(2, 6)), replace=False))
+        for name in names:
+            opts = CHOICES[name]
+            cfg = cfg.replace(**{name: opts[int(rng.integers(len(opts)))]})
+        cached = evaluate(ds, cfg)
+        assert_identical(cached, evaluate(fresh_copy(ds), cfg))
+        assert_same(cached, evaluate_reference(ds, cfg))
+        if rng.random() < 0.5:
+            held.append(cached)
+        if len(held) > 4:
+            held.pop(0)
+
+
+def test_caches_share_what_a_change_cannot_touch_and_results_are_read_only():
+    rng = np.random.default_rng(7)
+    ds = make_ds(random_samples(rng, 200))
+    base = CheckerConfig()
+    v = evaluate(ds, base)
+    v_tau = evaluate(ds, base.replace(tau=0.5, name="other"))
+    assert v_tau.verdict is v.verdict and v_tau.conf is v.conf and v_tau.config.tau == 0.5
+    v_w = evaluate(ds, base.replace(w_detection=0.9))
+    assert v_w.verdict is v.verdict and v_w.c_stability is v.c_stability
+    assert v_w.conf is not v.conf and not np.array_equal(v_w.conf[v.conf > 0], v.conf[v.conf > 0])
+    v_m = evaluate(ds, base.replace(margin=0.2))  # a verdict parameter: new verdicts, same selections
+    assert v_m.verdict is not v.verdict and v_m.sel_a is v.sel_a
+    v_t = evaluate(ds, base.replace(t_det=0.5))
+    assert v_t.sel_a is not v.sel_a
+    with pytest.raises(ValueError):
+        v.verdict[0] = FAIL
+    with pytest.raises(ValueError):
+        v_w.conf[:] = 0.0
+    # a replaced per-sample flag is noticed (the caches hold weak references, not ids)
+    ds.samples.has_secondary = ~ds.samples.has_secondary
+    assert_same(evaluate(ds, base), evaluate_reference(ds, base))
+    assert_identical(evaluate(ds, base), evaluate(fresh_copy(ds), base))
+
+
+def test_two_threads_give_the_bits_of_one(monkeypatch):
+    from workstation.methods.spatial import checker
+
+    rng = np.random.default_rng(8)
+    ds = make_ds(random_samples(rng, 600))
+    monkeypatch.setattr(checker, "CHUNK", 32)
+    cfgs = [random_config(rng) for _ in range(4)]
+    monkeypatch.setattr(checker, "THREADS", 1)
+    one = [evaluate(fresh_copy(ds), c) for c in cfgs]
+    monkeypatch.setattr(checker, "THREADS", 2)
+    for c, v in zip(cfgs, one):
+        assert_identical(evaluate(fresh_copy(ds), c), v)
+
+
+def test_spatial_fields_are_read_through_one_function(monkeypatch):
+    """relation, label_a and label_b reach the checker through checker._spatial_columns only."""
+    import dataclasses
+
+    from workstation.methods.spatial import checker
+
+    rng = np.random.default_rng(9)
+    ds = make_ds(random_samples(rng, 120))
+    cfg = CheckerConfig()
+    expected = evaluate_reference(ds, cfg)
+    sc = spatial_columns(ds)
+    cols = (sc.relation, sc.label_a, sc.label_b)
+    bare = Dataset(dataclasses.replace(ds.samples), ds.detections, Prompts.empty(), ds.variant_names)
+    with pytest.raises(WorkstationError):  # without its prompts the dataset has no spatial columns
+        spatial_columns(bare)
+    monkeypatch.setattr(checker, "_spatial_columns", lambda d: cols)
+    assert_same(evaluate(bare, cfg), expected)
+    assert_same(evaluate_reference(bare, cfg), expected)
+
+
+def test_a_forked_child_evaluates_with_its_own_threads(monkeypatch):
+    """After the parent used the thread pool, a forked child (a worker process) still gets
+    results: it must not hand chunks to the parent's threads, which it does not have."""
+    import os
+    import signal
+    import time
+
+    from workstation.methods.spatial import checker
+
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork on this platform")
+    monkeypatch.setattr(checker, "CHUNK", 16)
+    monkeypatch.setattr(checker, "THREADS", 2)
+    rng = np.random.default_rng(10)
+    ds = make_ds(random_samples(rng, 200))
+    expected = evaluate(ds, CheckerConfig())  # starts the pool in this process
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: evaluate under another config, report PASS count, exit at once
+        try:
+            v = evaluate(fresh_copy(ds), CheckerConfig(margin=0.05))
+            os.write(write, str(v.counts()[0]).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    deadline = time.monotonic() + 60
+    while True:  # a child stuck on threads it does not have would never exit: bound the wait
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked child did not finish its evaluation within 60 s")
+        time.sleep(0.05)
+    got = os.read(read, 64).decode()
+    os.close(read)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert got == str(evaluate(ds, CheckerConfig(margin=0.05)).counts()[0])
+    assert expected.counts() == evaluate_reference(ds, CheckerConfig()).counts()

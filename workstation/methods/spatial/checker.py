@@ -4,8 +4,8 @@ Public API
 ----------
 ``prepare(ds) -> Prepared``
     Parameter-independent precomputation, cached in ``ds.cache`` (label/role matching,
-    score-sorted segments, areas, the geometry of the default selections). Called by
-    ``evaluate``; call it yourself to pay its cost up front (e.g. right after loading).
+    score-sorted segments, the geometry of the default selections). Called by ``evaluate``;
+    call it yourself to pay its cost up front (e.g. right after loading).
 ``evaluate(ds, cfg) -> VerdictArrays``
     Verdicts, reasons and confidences of every sample under ``cfg``, vectorised with numpy.
 ``evaluate_reference(ds, cfg) -> VerdictArrays``
@@ -45,20 +45,53 @@ All arithmetic is float64 in the reference's operation order, so verdicts, reaso
 IoUs and the four components agree with ``evaluate_reference`` to the last bit; the vectorised
 confidence is computed as exp(sum of w*log(c + eps)) (numpy's pow is slow), which agrees with
 the reference's product of powers to about 1e-15 relative.
+
+How ``evaluate`` is fast (stages, each recomputed only when a parameter it reads changes)
+--------------------------------------------------------------------------------------
+1. ``prepare`` (no parameter): detections matched to (sample, slot) segments sorted by score;
+   the geometry of every segment's first (highest-scoring) row. The selected box of a segment
+   is its first row whose area passes the area filter, kept when its score passes the cut; so
+   the score cut (t_det) never changes WHICH box is selected, only whether one is.
+2. Area stage (``min_area_fraction``; two cached): which first rows pass the area filter, and
+   the samples where the filter moves a selection past its first row, with their selections
+   and geometry.
+3. Selection stage (the cuts, the area stage, the perturbations used; two cached): which
+   selections are present, the selected rows (``sel_*``), and the stability terms that do not
+   depend on the margin (how many variants found both objects, their IoU sum).
+4. Decision pass (margin, ambiguity, overlap, consistency, agreement, weights): one pass in
+   cache-sized chunks with comparisons and small-integer arithmetic, then the same pass over
+   the area stage's samples, scattered back.
+5. When only the weights / gamma change, a live earlier result's verdicts are reused and only
+   ``conf`` and ``c_geometry`` are recomputed; when only ``tau`` / ``name`` change, every array
+   is reused. Results share arrays, so they are returned read-only; the result cache holds
+   weak references only (it reuses what its owner keeps alive, and keeps nothing alive).
+Chunked passes and the area stage's per-slot work run on up to two threads (numpy releases
+the GIL; ``THREADS`` / ``WORKSTATION_CHECKER_THREADS``), each taking the next chunk when free.
+No float is narrowed: every one feeds a verdict comparison or an output compared bit for bit
+with the reference; indices are int32 where they fit, flags bool / int8 / int16.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
-from dataclasses import dataclass, fields
+import os
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, fields
+from dataclasses import replace as dataclasses_replace
 from typing import Any, Protocol
 
 import numpy as np
 
+from ...dataset import Dataset
+from ...types import PRIMARY, SECONDARY, WorkstationError
 from ...util.grouping import factorize
 from .config import CheckerConfig
 from .data import spatial_columns
-from ...dataset import Dataset
 from .types import (
     AMBIGUOUS,
     DECIDED,
@@ -72,9 +105,9 @@ from .types import (
     UNDECIDABLE,
     UNSTABLE,
 )
-from ...types import PRIMARY, SECONDARY, WorkstationError
 
-__all__ = ["VerdictArrays", "VerdictColumns", "StorableVerdicts", "Prepared", "prepare", "evaluate", "evaluate_reference", "EPS"]
+__all__ = ["VerdictArrays", "VerdictColumns", "StorableVerdicts", "Prepared", "prepare", "evaluate",
+           "evaluate_reference", "EPS"]
 
 EPS = 1e-10
 _CACHE_KEY = "checker.prepared"
@@ -86,6 +119,21 @@ _NEGATIVE[RELATION_CODE["above"]] = True
 _HORIZONTAL = np.zeros(len(RELATION_CODE), dtype=bool)
 _HORIZONTAL[RELATION_CODE["left_of"]] = True
 _HORIZONTAL[RELATION_CODE["right_of"]] = True
+# the decision pass reads relations and reasons by their codes' arithmetic (_decide_chunk)
+if list(RELATION_CODE) != ["left_of", "right_of", "above", "below"] or (NEAR_BOUNDARY, UNSTABLE) != (4, 5) \
+        or len(REASONS) != 6:
+    raise ImportError("workstation.checker: relation or reason codes changed; update _decide_chunk")
+
+
+def _spatial_columns(ds: Dataset) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(relation, label_a, label_b) of every sample: relation codes (types.RELATION_CODE) and
+    the object names A and B. The only place the checker reads these fields of a dataset.
+
+    Return the same array objects for as long as the dataset does not change: ``prepare``
+    keys its cache on their identity (new objects on every call would re-prepare each time).
+    """
+    sc = spatial_columns(ds)  # computed once per dataset from its prompts, then cached
+    return sc.relation, sc.label_a, sc.label_b
 
 
 # =============================================================================================
@@ -222,77 +270,63 @@ def _iou(ax1: np.ndarray, ay1: np.ndarray, ax2: np.ndarray, ay2: np.ndarray,
     return np.where(union > 0, out, 0.0)
 
 
-BASE_KEYS = ("d", "absd", "sd", "iou_ab", "iou_h", "cd", "logcd")
-SECONDARY_KEYS = ("absd2", "sd2", "signok", "qa", "qb")
-VARIANT_KEYS = ("absdk", "same", "iouak", "ioubk")  # (V, L) arrays, row v - 1 for variant v
-
-
-def _geometry(ds: Dataset, rows: np.ndarray, idx: np.ndarray | None,
-              pairs: set[int] | None = None) -> dict[str, np.ndarray]:
-    """What the verdict logic needs from the selected boxes, at samples ``idx`` (all if None).
+def _geometry(ds: Dataset, rows: np.ndarray, idx: np.ndarray | None) -> dict[str, np.ndarray]:
+    """What the decision pass reads from the selected boxes, at samples ``idx`` (all if None).
 
     ``rows``: (S, L) selected ds.detections row per slot (-1 where absent; values derived from an
-    absent box are finite placeholders that the logic never uses). ``pairs`` limits the work to
-    some slot pairs (0 = primary A/B on the original, 1 = secondary A/B, 1 + v = variant v):
-    the keys of BASE_KEYS / SECONDARY_KEYS / VARIANT_KEYS (variant rows not asked for stay 0).
+    absent box are finite placeholders that the decision never uses). Keys: ``d`` (delta),
+    ``iou_ab``, ``cd`` (clipped sqrt(s_A*s_B)), ``logcd`` = log(cd + EPS); secondary ``d2``,
+    ``qa`` / ``qb`` = 0.25*IoU(A, A2) / 0.25*IoU(B, B2) (exact: a power-of-two scaling); per
+    perturbed variant v (row v - 1 of (V-1, L) arrays) ``sdk`` = |d_v| where d_v lies on the
+    same side as d (else -1, so that "same verdict as the base" is ``sdk > margin``),
+    ``iouak`` / ``ioubk`` = IoU of A / B with their selections on the variant.
     """
-    s, det = ds.samples, ds.detections
-    rel = np.asarray(spatial_columns(ds).relation, np.int64)
-    w = np.asarray(s.width, np.float64)
-    h = np.asarray(s.height, np.float64)
+    det = ds.detections
+    relation, _, _ = _spatial_columns(ds)
+    rel = np.asarray(relation, np.int64)
+    w = np.asarray(ds.samples.width, np.float64)
+    h = np.asarray(ds.samples.height, np.float64)
     if idx is not None:
         rel, w, h = rel[idx], w[idx], h[idx]
-    horizontal, negative = _HORIZONTAL[rel], _NEGATIVE[rel]
+    horizontal = _HORIZONTAL[rel]
     n_slots, length = rows.shape
-    n_var = n_slots // 2 - 1
-    want = set(range(n_slots // 2)) if pairs is None else pairs
-    g: dict[str, np.ndarray] = {}
+    n_pert = n_slots // 2 - 2
     if len(det) == 0:
+        zero = np.zeros(1)
+        x1 = y1 = x2 = y2 = score = zero
         rows = np.zeros((n_slots, length), np.int64)
-        det = type(det)(*(np.zeros(1, a.dtype) for a in (
-            det.sample_idx, det.source, det.variant, det.label, det.score, det.x1, det.y1, det.x2, det.y2)))
+    else:
+        x1, y1, x2, y2 = (np.asarray(a, np.float64) for a in (det.x1, det.y1, det.x2, det.y2))
+        score = np.asarray(det.score, np.float64)
 
     def box(sl: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         r = np.maximum(rows[sl], 0)
-        return det.x1[r], det.y1[r], det.x2[r], det.y2[r]
+        return x1[r], y1[r], x2[r], y2[r]
 
+    g: dict[str, np.ndarray] = {}
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         ba, bb = box(0), box(1)
         d = _delta(*ba, *bb, horizontal, w, h)
-        if 0 in want:
-            g["d"] = d
-            g["absd"] = np.abs(d)
-            g["sd"] = np.where(negative, -d, d)  # PASS iff sd > m (same floats as d < -m / d > m)
-            iou_ab = _iou(*ba, *bb)
-            g["iou_ab"] = iou_ab
-            g["iou_h"] = np.where(horizontal, iou_ab, -np.inf)  # high_overlap: left/right only
-            cd = np.clip(np.sqrt(det.score[np.maximum(rows[0], 0)] * det.score[np.maximum(rows[1], 0)]),
-                         0.0, 1.0)
-            g["cd"] = cd
-            g["logcd"] = np.log(cd + EPS)
-        if 1 in want:
-            a2, b2 = box(2), box(3)
-            d2 = _delta(*a2, *b2, horizontal, w, h)
-            g["absd2"] = np.abs(d2)
-            g["sd2"] = np.where(negative, -d2, d2)
-            g["signok"] = d * d2 >= 0
-            g["qa"] = 0.25 * _iou(*ba, *a2)  # exact: 0.25 * x is a power-of-two scaling
-            g["qb"] = 0.25 * _iou(*bb, *b2)
-        variants = [v for v in range(1, n_var) if 1 + v in want]
-        if variants or pairs is None:
-            absdk = np.zeros((n_var - 1, length))
-            same = np.zeros((n_var - 1, length), bool)
-            iouak = np.zeros((n_var - 1, length))
-            ioubk = np.zeros((n_var - 1, length))
-            dneg = d < 0
-            for v in variants:
-                pa_, pb_ = box(2 * (1 + v)), box(2 * (1 + v) + 1)
-                dk = _delta(*pa_, *pb_, horizontal, w, h)
-                absdk[v - 1] = np.abs(dk)
-                same[v - 1] = (dk < 0) == dneg
-                iouak[v - 1] = _iou(*ba, *pa_)
-                ioubk[v - 1] = _iou(*bb, *pb_)
-            g.update(absdk=absdk, same=same, iouak=iouak, ioubk=ioubk)
+        g["d"] = d
+        g["iou_ab"] = _iou(*ba, *bb)
+        cd = np.clip(np.sqrt(score[np.maximum(rows[0], 0)] * score[np.maximum(rows[1], 0)]), 0.0, 1.0)
+        g["cd"] = cd
+        g["logcd"] = np.log(cd + EPS)
+        a2, b2 = box(2), box(3)
+        g["d2"] = _delta(*a2, *b2, horizontal, w, h)
+        g["qa"] = 0.25 * _iou(*ba, *a2)
+        g["qb"] = 0.25 * _iou(*bb, *b2)
+        sdk = np.empty((n_pert, length))
+        iouak = np.empty((n_pert, length))
+        ioubk = np.empty((n_pert, length))
+        dneg = d < 0
+        for k in range(n_pert):
+            pa_, pb_ = box(4 + 2 * k), box(5 + 2 * k)
+            dk = _delta(*pa_, *pb_, horizontal, w, h)
+            sdk[k] = np.where((dk < 0) == dneg, np.abs(dk), -1.0)
+            iouak[k] = _iou(*ba, *pa_)
+            ioubk[k] = _iou(*bb, *pb_)
+        g.update(sdk=sdk, iouak=iouak, ioubk=ioubk)
     return g
 
 
@@ -303,31 +337,60 @@ def _geometry(ds: Dataset, rows: np.ndarray, idx: np.ndarray | None,
 class Prepared:
     """What ``prepare`` caches. Slots: 2*g + role, role 0 = A, 1 = B; group g = 0 primary
     detections on the original image, 1 secondary on the original, 1 + v primary on variant v.
-    A segment = the detections of one (slot, sample), sorted by score descending (ties by row).
-    ``geom`` holds ``_geometry`` of the default selection (every segment's first row)."""
+    A segment = the detections of one (sample, slot), sorted by score descending (ties by row);
+    segments are laid out sample-major: segment f = sample * n_slots + slot holds
+    ``order[start[f]:start[f + 1]]``. ``geom`` holds ``_geometry`` of the first rows."""
 
-    fingerprint: tuple[Any, ...]
+    fingerprint: tuple[Any, ...]  # see _fingerprint
     n: int
     n_slots: int
-    order: np.ndarray  # int64, sorted position -> row in ds.detections
-    first: np.ndarray  # int64 (S, N): position of the segment's first row, -1 if empty
-    count: np.ndarray  # int32 (S, N): segment length
-    multi: np.ndarray  # bool (S, N): segment has more than one row
-    area0: np.ndarray  # float64 (S, N): area of the first row (+inf if empty)
-    score0: np.ndarray  # float64 (S, N): score of the first row (-inf if empty)
-    row0: np.ndarray  # int64 (S, N): ds.detections row of the first row (-1 if empty)
+    order: np.ndarray  # int32 (int64 for > 2**31 detections): ds.detections rows, by segment
+    start: np.ndarray  # same dtype (n * n_slots + 1,): segment starts in ``order``
+    row0: np.ndarray  # (4, N): first row of slots 0..3 (primary / secondary A, B), -1 if empty
+    score0: np.ndarray  # float64 (4, N): its score (-inf if empty)
+    area0: np.ndarray  # float64 (4, N): its area (+inf if empty)
+    vscore: np.ndarray  # float64 (V-1, N): min score of the first rows of variant v's A and B
+    varea: np.ndarray  # float64 (V-1, N): fmin of their areas (a NaN area never counts as small)
     s2: np.ndarray  # float64 (2, N): second-best score of original primary A / B (-inf)
     gap: np.ndarray  # float64 (2, N): best - second-best score (inf / NaN if undefined)
+    rel: np.ndarray  # int8 (N,): relation code
     wh: np.ndarray  # float64 (N,): W*H
     wh_scalar: float | None  # W*H when every sample has the same size
     geom: dict[str, np.ndarray]
+    finite: bool  # every geometry value is finite
+    stages: _Stages = field(default_factory=lambda: _Stages(), repr=False)
+
+    def nbytes(self) -> int:
+        """Memory held by the prepared arrays (not counting cached stages)."""
+        arrays = [self.order, self.start, self.row0, self.score0, self.area0, self.vscore, self.varea,
+                  self.s2, self.gap, self.rel, self.wh, *self.geom.values()]
+        return int(sum(a.nbytes for a in arrays))
 
 
-def _fingerprint(ds: Dataset) -> tuple[Any, ...]:
+def _weak(x: Any) -> Callable[[], Any]:
+    """A weak reference to x (a strong one for the odd object that takes none)."""
+    try:
+        return weakref.ref(x)
+    except TypeError:
+        return lambda: x
+
+
+def _fingerprint(ds: Dataset) -> tuple[tuple[Any, ...], tuple[Callable[[], Any], ...]]:
+    """Sizes and variant names, and weak references to every array the preparation reads: a
+    replaced array never matches, even when a new one reuses the old one's address."""
     s, d = ds.samples, ds.detections
-    return (len(s), len(d), tuple(ds.variant_names), id(s.sample_id), id(spatial_columns(ds).label_a), id(spatial_columns(ds).label_b),
-            id(s.width), id(s.height), id(spatial_columns(ds).relation), id(d.sample_idx), id(d.label), id(d.score),
-            id(d.x1), id(d.y1), id(d.x2), id(d.y2), id(d.source), id(d.variant))
+    relation, label_a, label_b = _spatial_columns(ds)
+    arrays = (s.sample_id, label_a, label_b, s.width, s.height, relation, d.sample_idx, d.label,
+              d.score, d.x1, d.y1, d.x2, d.y2, d.source, d.variant)
+    return (len(s), len(d), tuple(ds.variant_names)), tuple(_weak(a) for a in arrays)
+
+
+def _same_refs(a: tuple[Callable[[], Any], ...], b: tuple[Callable[[], Any], ...]) -> bool:
+    return len(a) == len(b) and all(x() is not None and x() is y() for x, y in zip(a, b))
+
+
+def _same_fingerprint(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    return bool(a[0] == b[0]) and _same_refs(a[1], b[1])
 
 
 def _factorize_labels(values: np.ndarray) -> tuple[np.ndarray, list[str]]:
@@ -349,28 +412,37 @@ def _canonical_codes(ds: Dataset) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             mapping[j] = canon.setdefault(key, len(canon)) if add else canon.get(key, -1)
         return mapping[codes]
 
+    _, label_a, label_b = _spatial_columns(ds)
     lab = encode(ds.detections.label, add=True)
-    a = encode(spatial_columns(ds).label_a, add=False)
-    b = encode(spatial_columns(ds).label_b, add=False)
-    return lab, a, b
+    return lab, encode(label_a, add=False), encode(label_b, add=False)
 
 
 def _variant_index(ds: Dataset) -> dict[str, int]:
     return {name: k for k, name in enumerate(ds.variant_names) if k >= 1}
 
 
+def _all_finite(arrays: dict[str, np.ndarray]) -> bool:
+    return all(bool(np.isfinite(a).all()) for a in arrays.values())
+
+
+def _index_dtype(size: int) -> type[np.signedinteger[Any]]:
+    return np.int32 if size < 2**31 - 1 else np.int64
+
+
 def prepare(ds: Dataset) -> Prepared:
     """Parameter-independent precomputation for ``evaluate``, cached in ``ds.cache``.
 
     The cache is rebuilt when the dataset's arrays are replaced (it keys on their identity and
-    lengths); code that edits arrays in place must ``ds.cache.pop("checker.prepared")``.
+    lengths); code that edits arrays in place must ``ds.cache.pop("checker.prepared")`` (which
+    drops every cached stage and result of the checker with it).
     """
     fp = _fingerprint(ds)
     cached = ds.cache.get(_CACHE_KEY)
-    if isinstance(cached, Prepared) and cached.fingerprint == fp:
+    if isinstance(cached, Prepared) and _same_fingerprint(cached.fingerprint, fp):
         return cached
 
     s, d = ds.samples, ds.detections
+    relation, _, _ = _spatial_columns(ds)
     n = len(s)
     n_var = len(ds.variant_names)
     n_slots = 2 * (1 + n_var)  # primary original, secondary original, primary variants 1..V
@@ -395,42 +467,65 @@ def prepare(ds: Dataset) -> Prepared:
     role = np.repeat(np.array([0, 1], np.int64), [int(role_a.sum()), int(role_b.sum())])
     del role_a, role_b
     group = np.where(source[rows] == SECONDARY, 1, np.where(variant[rows] == 0, 0, 1 + variant[rows]))
-    key = sample_idx[rows] * n_slots + (2 * group + role)  # sample-major: near-sorted in practice
+    key = sample_idx[rows] * n_slots + (2 * group + role)  # sample-major segments
     del group, role
     score = np.asarray(d.score, np.float64)
-    # sort by (sample, slot), then score descending, then detection row: one stable sort of a
-    # complex key (real = segment, imag = -score; numpy orders complex lexicographically)
+    # sort by segment, then score descending, then detection row: one stable sort of a complex
+    # key (real = segment, imag = -score; numpy orders complex numbers lexicographically)
     ck = np.empty(len(rows), np.complex128)
     ck.real = key
     ck.imag = -score[rows]
     order_local = np.argsort(ck, kind="stable")
     del ck
-    order = rows[order_local]
+    idt = _index_dtype(max(len(d), len(rows)))
+    order = rows[order_local].astype(idt)
     key_sorted = key[order_local]
     del rows, key, order_local
 
-    count_flat = np.bincount(key_sorted, minlength=n_slots * n)
+    count = np.bincount(key_sorted, minlength=n_slots * n)
     del key_sorted
-    start_flat = np.cumsum(count_flat) - count_flat
-    count = np.ascontiguousarray(count_flat.reshape(n, n_slots).T).astype(np.int32)
-    has = count > 0
-    first = np.where(has, start_flat.reshape(n, n_slots).T, -1).astype(np.int64)
-    del count_flat, start_flat
-
-    row0 = np.full((n_slots, n), -1, np.int64)
-    row0[has] = order[first[has]]
+    start = np.zeros(n_slots * n + 1, idt)
+    np.cumsum(count, out=start[1:])
+    count2 = count.reshape(n, n_slots)
+    first2 = start[:-1].reshape(n, n_slots)
     if len(d):
-        r = np.maximum(row0, 0)
-        area0 = np.where(has, (d.x2[r] - d.x1[r]) * (d.y2[r] - d.y1[r]), np.inf)
-        score0 = np.where(has, score[r], -np.inf)
-        del r
-    else:
-        area0 = np.full((n_slots, n), np.inf)
-        score0 = np.full((n_slots, n), -np.inf)
+        x1, y1, x2, y2 = (np.asarray(a, np.float64) for a in (d.x1, d.y1, d.x2, d.y2))
+
+    def first_rows(sl: int, count2: np.ndarray = count2, first2: np.ndarray = first2) -> np.ndarray:
+        has = count2[:, sl] > 0
+        r = np.full(n, -1, np.int64)
+        r[has] = order[first2[has, sl]]
+        return r
+
+    def score_area(r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if not len(d):
+            return np.full(n, -np.inf), np.full(n, np.inf)
+        has = r >= 0
+        rr = np.maximum(r, 0)
+        return (np.where(has, score[rr], -np.inf),
+                np.where(has, (x2[rr] - x1[rr]) * (y2[rr] - y1[rr]), np.inf))
+
+    row0_all = np.stack([first_rows(sl) for sl in range(n_slots)])
+    geom = _geometry(ds, row0_all, None)
+    row0 = row0_all[:4].astype(idt)
+    score0 = np.empty((4, n))
+    area0 = np.empty((4, n))
+    for sl in range(4):
+        score0[sl], area0[sl] = score_area(row0_all[sl])
+    n_pert = n_var - 1
+    vscore = np.empty((n_pert, n))
+    varea = np.empty((n_pert, n))
+    for k in range(n_pert):
+        sa, aa = score_area(row0_all[4 + 2 * k])
+        sb, ab = score_area(row0_all[5 + 2 * k])
+        vscore[k] = np.minimum(sa, sb)
+        varea[k] = np.fmin(aa, ab)
+    del row0_all
     s2 = np.full((2, n), -np.inf)
     for sl in (0, 1):
-        two = count[sl] >= 2
-        s2[sl, two] = score[order[first[sl, two] + 1]]
+        two = np.flatnonzero(count2[:, sl] >= 2)
+        s2[sl, two] = score[order[first2[two, sl] + 1]]
+    del count, count2, first2
     with np.errstate(invalid="ignore"):
         gap = score0[:2] - s2
 
@@ -439,12 +534,323 @@ def prepare(ds: Dataset) -> Prepared:
     wh = width * height
     wh_scalar = float(wh[0]) if n and bool((wh == wh[0]).all()) else None
     prep = Prepared(
-        fingerprint=fp, n=n, n_slots=n_slots, order=order, first=first, count=count,
-        multi=count > 1, area0=area0, score0=score0, row0=row0, s2=s2, gap=gap, wh=wh,
-        wh_scalar=wh_scalar, geom=_geometry(ds, row0, None),
+        fingerprint=fp, n=n, n_slots=n_slots, order=order, start=start, row0=row0, score0=score0,
+        area0=area0, vscore=vscore, varea=varea, s2=s2, gap=gap,
+        rel=np.asarray(relation).astype(np.int8), wh=wh, wh_scalar=wh_scalar, geom=geom,
+        finite=_all_finite(geom),
     )
     ds.cache[_CACHE_KEY] = prep
     return prep
+
+
+# =============================================================================================
+# Area stage: where the area filter moves a selection past its segment's first row
+# =============================================================================================
+@dataclass
+class _AreaStage:
+    """For one ``min_area_fraction``: the samples ``idx`` (sorted) where some slot's selection is
+    not its first row (the first row fails the area filter and a later one passes it), with
+    every input the decision pass reads for them, computed from their actual selections."""
+
+    idx: np.ndarray
+    rows: np.ndarray  # (S, K) int64 selected row per slot, -1 where none passes the area filter
+    eff: np.ndarray  # (4, K) float64 score of the selection in slots 0..3 (-inf where none)
+    veff: np.ndarray  # (V-1, K) float64 min of the scores of variant v's A and B selections
+    geom: dict[str, np.ndarray]
+    finite: bool
+    ok: np.ndarray  # (4, N) bool: the first row of slot 0..3 passes the area filter (every sample)
+    vok: np.ndarray  # (V-1, N) bool: the first rows of variant v's A and B both pass it
+
+
+def _area_threshold(prep: Prepared, maf: float, idx: np.ndarray | None = None) -> np.ndarray | float:
+    if prep.wh_scalar is not None:
+        return maf * prep.wh_scalar
+    return maf * (prep.wh if idx is None else prep.wh[idx])
+
+
+def _build_area_stage(ds: Dataset, prep: Prepared, maf: float) -> _AreaStage:
+    d = ds.detections
+    n_slots = prep.n_slots
+    start, order = prep.start, prep.order
+    if len(d):
+        x1, y1, x2, y2 = (np.asarray(a, np.float64) for a in (d.x1, d.y1, d.x2, d.y2))
+        score = np.asarray(d.score, np.float64)
+
+    def area(r: np.ndarray) -> np.ndarray:
+        return (x2[r] - x1[r]) * (y2[r] - y1[r])
+
+    def walk(sl: int, cand: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Samples ``cand`` whose first row in slot ``sl`` fails the area filter: the first later
+        row that passes it (samples without one are dropped). One row per step, vectorised."""
+        f = cand * n_slots + sl
+        pos = start[f].astype(np.int64) + 1
+        end = start[f + 1].astype(np.int64)
+        live = pos < end
+        cand, pos, end = cand[live], pos[live], end[live]
+        thr = _area_threshold(prep, maf, cand)
+        thr_c = thr if isinstance(thr, np.ndarray) else np.full(len(cand), thr)
+        found = np.full(len(cand), -1, np.int64)
+        active = np.arange(len(cand))
+        while len(active):
+            rr = order[pos[active]].astype(np.int64)
+            hit = ~(area(rr) < thr_c[active])
+            found[active[hit]] = rr[hit]
+            active = active[~hit & (pos[active] + 1 < end[active])]
+            pos[active] += 1
+        got = found >= 0
+        return cand[got], found[got]
+
+    thr_all = _area_threshold(prep, maf)
+    thr_rows = thr_all if isinstance(thr_all, float) else thr_all[None, :]
+    with np.errstate(invalid="ignore"):
+        ok = ~(prep.area0 < thr_rows)  # first rows that pass the area filter
+        vok = ~(prep.varea < thr_rows)
+    def moved_in(sl: int) -> tuple[np.ndarray, np.ndarray]:
+        with np.errstate(invalid="ignore"):
+            if sl < 4:
+                return walk(sl, np.flatnonzero(~ok[sl]))
+            cand = np.flatnonzero(~vok[(sl - 4) // 2])  # A's or B's first row is small
+            f = cand * n_slots + sl
+            c = cand[start[f + 1] - start[f] >= 2]  # a later row to move to
+            small = area(order[start[c * n_slots + sl]].astype(np.int64)) < _area_threshold(prep, maf, c)
+            return walk(sl, c[small])
+
+    moved: list[tuple[np.ndarray, np.ndarray]] = [(np.zeros(0, np.int64),) * 2] * n_slots
+    if len(d):
+        def find(sl: int) -> None:
+            moved[sl] = moved_in(sl)
+
+        _run_tasks(n_slots, find)
+    any_moved = np.zeros(prep.n, bool)
+    for mv, _ in moved:
+        any_moved[mv] = True
+    idx = np.flatnonzero(any_moved)
+    k_n = len(idx)
+    rows = np.full((n_slots, k_n), -1, np.int64)
+    if k_n:
+        thr_i = _area_threshold(prep, maf, idx)
+
+        def selections(sl: int) -> None:
+            with np.errstate(invalid="ignore"):
+                if sl < 4:
+                    r0 = prep.row0[sl, idx].astype(np.int64)
+                    small = prep.area0[sl, idx] < thr_i
+                else:
+                    f = idx * n_slots + sl
+                    has = start[f + 1] > start[f]
+                    r0 = np.full(k_n, -1, np.int64)
+                    r0[has] = order[start[f[has]]]
+                    small = has & (area(np.maximum(r0, 0)) < thr_i)
+            r0[small] = -1
+            mv, rr = moved[sl]
+            if len(mv):
+                r0[np.searchsorted(idx, mv)] = rr
+            rows[sl] = r0
+
+        _run_tasks(n_slots, selections)
+    eff = np.where(rows >= 0, score[np.maximum(rows, 0)], -np.inf) if len(d) else np.full(rows.shape, -np.inf)
+    veff = np.minimum(eff[4::2], eff[5::2])
+    parts: list[dict[str, np.ndarray]] = [{} for _ in range(-(-k_n // CHUNK))]
+
+    def geometry(k: int) -> None:
+        s = slice(k * CHUNK, (k + 1) * CHUNK)
+        parts[k] = _geometry(ds, rows[:, s], idx[s])
+
+    _run_tasks(len(parts), geometry)
+    geom = ({key: np.concatenate([g[key] for g in parts], axis=-1) for key in parts[0]} if parts
+            else _geometry(ds, rows, idx))
+    return _AreaStage(idx=idx, rows=rows, eff=eff[:4].copy(), veff=veff, geom=geom, finite=_all_finite(geom),
+                      ok=ok, vok=vok)
+
+
+# =============================================================================================
+# Stage cache
+# =============================================================================================
+_CONF_FIELDS = ("w_detection", "w_geometry", "w_stability", "w_agreement", "geom_slope")
+_INERT_FIELDS = ("tau", "name", "extra")  # never change a verdict array
+_DECISION_FIELDS = tuple(f.name for f in fields(CheckerConfig)
+                         if f.name not in _CONF_FIELDS + _INERT_FIELDS + ("min_area_fraction",))
+
+
+@dataclass
+class _Result:
+    key: tuple[Any, ...]  # min_area_fraction and the decision parameters
+    flags: tuple[Callable[[], Any], ...]  # weak references to the per-sample flags it read
+    conf_key: tuple[Any, ...]
+    ref: Callable[[], Any]  # weak reference to the VerdictArrays
+
+
+class _Stages:
+    """The checker's caches for one prepared dataset: a few area stages (by
+    ``min_area_fraction``) and weak references to recent results (reused while their owner
+    keeps them alive, so the cache itself holds no result memory)."""
+
+    MAX_AREA = 2
+    MAX_SELECTIONS = 2
+    MAX_RESULTS = 4
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.area: OrderedDict[float, _AreaStage] = OrderedDict()
+        self.sel: list[tuple[tuple[Any, ...], tuple[Callable[[], Any], ...], dict[str, np.ndarray]]] = []
+        self.results: list[_Result] = []
+        self.flags: tuple[tuple[Callable[[], Any], ...], tuple[bool, bool]] | None = None
+
+    def selection(self, key: tuple[Any, ...], flags: tuple[Callable[[], Any], ...]) -> dict[str, np.ndarray] | None:
+        with self.lock:
+            for i, (k, f, arrays) in enumerate(self.sel):
+                if k == key and _same_refs(f, flags):
+                    self.sel.append(self.sel.pop(i))
+                    return arrays
+        return None
+
+    def add_selection(self, key: tuple[Any, ...], flags: tuple[Callable[[], Any], ...],
+                      arrays: dict[str, np.ndarray]) -> None:
+        with self.lock:
+            self.sel.append((key, flags, arrays))
+            del self.sel[:-self.MAX_SELECTIONS]
+
+    def nbytes(self) -> int:
+        """Memory held by the cached area and selection stages (selected-row arrays included,
+        which live results share)."""
+        seen: dict[int, int] = {}
+        with self.lock:
+            for st in self.area.values():
+                for a in (st.idx, st.rows, st.eff, st.veff, st.ok, st.vok, *st.geom.values()):
+                    seen[id(a)] = a.nbytes
+            for _, _, arrays in self.sel:
+                for a in arrays.values():
+                    seen[id(a)] = a.nbytes
+        return sum(seen.values())
+
+    def flag_summary(self, flags: tuple[Callable[[], Any], ...], has_pert: np.ndarray,
+                     recorded: np.ndarray) -> tuple[bool, bool]:
+        """(some sample has perturbed detections, some other one a recorded stability)."""
+        with self.lock:
+            if self.flags is not None and _same_refs(self.flags[0], flags):
+                return self.flags[1]
+        summary = bool(has_pert.any()), bool((np.isfinite(recorded) & ~has_pert).any())
+        with self.lock:
+            self.flags = (flags, summary)
+        return summary
+
+    def area_stage(self, ds: Dataset, prep: Prepared, maf: float) -> _AreaStage:
+        with self.lock:
+            hit = self.area.get(maf)
+            if hit is not None:
+                self.area.move_to_end(maf)
+                return hit
+        stage = _build_area_stage(ds, prep, maf)
+        with self.lock:
+            self.area[maf] = stage
+            while len(self.area) > self.MAX_AREA:
+                self.area.popitem(last=False)
+        return stage
+
+    def find(self, key: tuple[Any, ...], flags: tuple[Callable[[], Any], ...],
+             conf_key: tuple[Any, ...]) -> tuple[VerdictArrays | None, bool]:
+        """A live result with the same decision key and flags, and whether its conf_key is
+        also the same (preferred when several match)."""
+        with self.lock:
+            self.results = [r for r in self.results if r.ref() is not None]
+            found: VerdictArrays | None = None
+            for r in reversed(self.results):
+                v = r.ref()
+                if v is None or r.key != key or not _same_refs(r.flags, flags):
+                    continue
+                if r.conf_key == conf_key:
+                    return v, True
+                found = found or v
+            return found, False
+
+    def add(self, key: tuple[Any, ...], flags: tuple[Callable[[], Any], ...],
+            conf_key: tuple[Any, ...], v: VerdictArrays) -> None:
+        with self.lock:
+            self.results.append(_Result(key, flags, conf_key, weakref.ref(v)))
+            del self.results[:-self.MAX_RESULTS]
+
+
+def _keys(cfg: CheckerConfig, ds: Dataset) -> tuple[tuple[Any, ...], tuple[Callable[[], Any], ...], tuple[Any, ...]]:
+    """(decision key, flags, conf key) of an evaluation: every parameter that changes a verdict
+    array, weak references to the sample flags it reads, and the confidence-only parameters."""
+    s = ds.samples
+    key = (cfg.min_area_fraction,) + tuple(getattr(cfg, f) for f in _DECISION_FIELDS)
+    flags = tuple(_weak(a) for a in (s.has_perturbed, s.has_secondary, s.recorded_stability))
+    return key, flags, tuple(getattr(cfg, f) for f in _CONF_FIELDS)
+
+
+# =============================================================================================
+# Chunks on up to two threads
+# =============================================================================================
+CHUNK = 1 << 15  # samples per chunk: a chunk's temporaries stay in the core's cache
+THREADS: int | None = None  # None: WORKSTATION_CHECKER_THREADS, else min(2, usable cores)
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _forget_pool() -> None:
+    """In a forked child the pool's threads do not exist: start a new pool when needed."""
+    global _pool
+    _pool = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
+def _threads() -> int:
+    if THREADS is not None:
+        return max(1, int(THREADS))
+    env = os.environ.get("WORKSTATION_CHECKER_THREADS", "").strip()
+    if env.isdigit():
+        return max(1, int(env))
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(2, cores))
+
+
+def _run_tasks(n_tasks: int, fn: Callable[[int], None], min_tasks: int = 2) -> None:
+    """fn(0), ..., fn(n_tasks - 1) on up to two threads (numpy releases the GIL in its loops):
+    both take the next task as they finish one, the calling thread too, so a core busy with
+    other work slows the whole down to one thread's speed, not below it."""
+    global _pool
+    nt = min(_threads(), n_tasks) if n_tasks >= min_tasks else 1
+    if nt <= 1:
+        for k in range(n_tasks):
+            fn(k)
+        return
+    with _pool_lock:
+        if _pool is None or _pool._max_workers < nt - 1:
+            _pool = ThreadPoolExecutor(max_workers=nt - 1, thread_name_prefix="checker")
+        pool = _pool
+    counter = itertools.count()  # next() is atomic under the GIL
+    stop = threading.Event()
+
+    def run() -> None:
+        while not stop.is_set():
+            k = next(counter)
+            if k >= n_tasks:
+                return
+            try:
+                fn(k)
+            except BaseException:
+                stop.set()
+                raise
+
+    futures = [pool.submit(run) for _ in range(nt - 1)]
+    try:
+        run()
+    finally:
+        for fut in futures:
+            fut.result()
+
+
+def _run_chunks(n: int, fn: Callable[[int, int], None]) -> None:
+    """fn(lo, hi) over [0, n) in chunks of CHUNK samples (``_run_tasks``; one thread below four
+    chunks)."""
+    _run_tasks(-(-n // CHUNK), lambda k: fn(k * CHUNK, min((k + 1) * CHUNK, n)), min_tasks=4)
 
 
 # =============================================================================================
@@ -466,43 +872,53 @@ def _perturbation_variants(ds: Dataset, cfg: CheckerConfig, needed: bool) -> lis
     return out
 
 
-def _presence(prep: Prepared, sl: int, thr: np.ndarray | float, cut: float
-              ) -> tuple[np.ndarray, np.ndarray]:
-    """Default selection in one slot: (present, bad). present = the segment's first
-    (highest-scoring) row passes score and area; bad = samples whose first row fails the area
-    filter while later rows exist (``_walk`` looks further there)."""
-    small = prep.area0[sl] < thr
-    present = prep.score0[sl] >= cut
-    present &= ~small
-    small &= prep.multi[sl]
-    return present, np.flatnonzero(small)
+@dataclass(frozen=True)
+class _Params:
+    """The scalars one decision pass reads (derived from a CheckerConfig)."""
+
+    cut1: float
+    cut2: float
+    maf: float
+    amb: float
+    max_iou: float
+    margin: float
+    ct: float
+    neutral: float
+    use2: bool
+    stab_on: bool  # stability enabled with perturbations configured
+    stab_dets: bool  # ... and computed from cached perturbed detections somewhere
+    pvars: tuple[int, ...]
+    use_rec: bool  # some sample uses a recorded stability
+    finite: bool  # every geometry input is finite (see _masked)
+    gamma: float
+    wd: float
+    wg: float
+    ws: float
+    wa: float
+
+    @property
+    def conf_bounded(self) -> bool:
+        """With weights >= 0 every confidence is finite: a product of powers of (0, 1 + eps]."""
+        return 0 <= min(self.wd, self.wg, self.ws, self.wa) and max(self.wd, self.wg, self.ws, self.wa) <= 1e6
+
+    @staticmethod
+    def of(cfg: CheckerConfig, prep: Prepared, pvars: list[int], stab_dets: bool, use_rec: bool = False,
+           finite: bool = False) -> _Params:
+        return _Params(
+            cut1=max(cfg.t_det, cfg.primary_threshold), cut2=max(cfg.t_det, cfg.secondary_threshold),
+            maf=cfg.min_area_fraction,
+            amb=cfg.ambiguity_delta, max_iou=cfg.max_overlap_iou, margin=float(cfg.margin),
+            ct=cfg.consistency_threshold, neutral=float(cfg.neutral_agreement), use2=cfg.use_secondary,
+            stab_on=cfg.stability_enabled and len(cfg.perturbations) > 0, stab_dets=stab_dets,
+            pvars=tuple(pvars), use_rec=use_rec, finite=finite, gamma=cfg.geom_slope, wd=cfg.w_detection, wg=cfg.w_geometry,
+            ws=cfg.w_stability, wa=cfg.w_agreement)
 
 
-def _walk(ds: Dataset, prep: Prepared, sl: int, bad: np.ndarray, thr: np.ndarray | float,
-          cut: float) -> tuple[np.ndarray, np.ndarray]:
-    """Selection in the segments ``bad`` past their first row: the first later row that passes
-    the area filter, kept if it passes the score cut. Returns (samples with such a selection,
-    their ds.detections rows). Walks one row per step, only the segments still looking."""
-    if len(bad) == 0:
-        return bad, bad
-    d = ds.detections
-    thr_bad = thr[bad] if isinstance(thr, np.ndarray) else np.full(len(bad), thr)
-    pos = prep.first[sl, bad] + 1
-    left = prep.count[sl, bad].astype(np.int64) - 1
-    active = np.arange(len(bad))
-    found_row = np.full(len(bad), -1, np.int64)
-    while len(active):
-        rr = prep.order[pos[active]]
-        area = (d.x2[rr] - d.x1[rr]) * (d.y2[rr] - d.y1[rr])
-        hit = area >= thr_bad[active]
-        found_row[active[hit]] = rr[hit]
-        go = ~hit & (left[active] > 1)
-        active = active[go]
-        pos[active] += 1
-        left[active] -= 1
-    got = np.flatnonzero(found_row >= 0)
-    got = got[d.score[found_row[got]] >= cut]
-    return bad[got], found_row[got]
+_OUT_TYPES = {"verdict": np.int8, "reason": np.int8, "reason_detail": np.int8, "conf": np.float64,
+              "c_detection": np.float64, "c_geometry": np.float64, "c_stability": np.float64,
+              "c_agreement": np.float64, "delta": np.float64, "iou_ab": np.float64}
+_SEL_TYPES = {"pa": np.bool_, "pb": np.bool_, "ok2": np.bool_, "iou_term": np.float64, "nobody": np.bool_,
+              "sel_a": np.int64, "sel_b": np.int64, "sel2_a": np.int64, "sel2_b": np.int64}
 
 
 def _b8(mask: np.ndarray) -> np.ndarray:
@@ -510,227 +926,259 @@ def _b8(mask: np.ndarray) -> np.ndarray:
     return mask.view(np.int8)
 
 
-def _decide(cfg: CheckerConfig, g: dict[str, np.ndarray], pres: dict[int, np.ndarray],
-            s2: np.ndarray, gap: np.ndarray, pvars: list[int], has_pert: np.ndarray,
-            recorded: np.ndarray, has2: np.ndarray) -> dict[str, np.ndarray]:
-    """The verdict logic of METHODS.md §1 on aligned arrays of any length L.
-
-    Written with comparisons, integer arithmetic and index gathers (no random-mask ``where``),
-    which is what keeps a million samples fast.
-    """
-    m = float(cfg.margin)
-    cut1 = max(cfg.t_det, cfg.primary_threshold)
-    length = len(g["d"])
-    pres_a, pres_b = pres[0], pres[1]
-    with np.errstate(invalid="ignore"):
-        missing = ~(pres_a & pres_b)
-        amb_a = (s2[0] >= cut1) & (gap[0] < cfg.ambiguity_delta)
-        amb_b = (s2[1] >= cut1) & (gap[1] < cfg.ambiguity_delta)
-        amb = ~missing & (amb_a | amb_b)
-        geo = ~(missing | amb)
-        high = geo & (g["iou_h"] > cfg.max_overlap_iou)
-        reach = geo & ~high
-        near = reach & (g["absd"] <= m)
-        decided = reach & ~near
-        passed = g["sd"] > m
-
-    # ---- stability (decided samples only) ---------------------------------------------------
-    stab = np.ones(length)
-    unstable = np.zeros(length, bool)
-    if cfg.stability_enabled and len(cfg.perturbations) > 0:
-        use_rec = np.flatnonzero(decided & ~has_pert & np.isfinite(recorded))
-        stab[use_rec] = recorded[use_rec]
-        comp = np.flatnonzero(decided & has_pert)
-        if len(comp):
-            matches = np.zeros(len(comp))
-            succ = np.zeros(len(comp))
-            iou_sum = np.zeros(len(comp))
-            for v in pvars:
-                both = pres[2 * (1 + v)][comp] & pres[2 * (1 + v) + 1][comp]
-                # same geometric verdict as the base: |d_k| > m and d_k on the same side as d
-                with np.errstate(invalid="ignore"):
-                    matches += both & (g["absdk"][v - 1, comp] > m) & g["same"][v - 1, comp]
-                succ += both
-                iou_sum += g["iouak"][v - 1, comp] * both
-                iou_sum += g["ioubk"][v - 1, comp] * both
-            with np.errstate(invalid="ignore", divide="ignore"):
-                val = 0.5 * (matches / len(pvars)) + 0.5 * (iou_sum / (2 * succ))
-            val[succ == 0] = 0.0
-            stab[comp] = val
-        with np.errstate(invalid="ignore"):
-            unstable = decided & (stab < cfg.consistency_threshold)
-
-    final_ok = decided & ~unstable
-    # PASS 0 / FAIL 1 / UNDECIDABLE 2
-    verdict = (UNDECIDABLE - _b8(final_ok) * (1 + _b8(passed))).astype(np.int8)
-
-    # ---- agreement with the secondary detector ----------------------------------------------
-    ir = np.flatnonzero(reach)
-    if cfg.use_secondary:
-        agree_r = np.full(len(ir), float(cfg.neutral_agreement))
-        ok2 = (has2[ir] & pres[2][ir] & pres[3][ir])
-        i2 = ir[ok2]
-        if len(i2):
-            und2 = g["absd2"][i2] <= m
-            v2 = UNDECIDABLE * _b8(und2) + _b8(~und2) * (1 - _b8(g["sd2"][i2] > m))
-            h = 0.25 * (v2 == verdict[i2]) + 0.25 * g["signok"][i2]
-            agree_r[ok2] = (h + g["qa"][i2]) + g["qb"][i2]
+def _masked(p: _Params, values: np.ndarray, mask: np.ndarray, out: np.ndarray, bounded: bool = True) -> None:
+    """out = values where mask else 0.0. For finite values >= 0 (every input finite, and for
+    conf weights >= 0) this is values * mask, bit for bit, and cheaper than np.where."""
+    if p.finite and bounded:
+        np.multiply(values, mask, out=out)
     else:
-        agree_r = np.ones(len(ir))
+        out[...] = np.where(mask, values, 0.0)
 
-    # ---- confidence (samples that reached the margin test) ----------------------------------
-    conf = np.zeros(length)
-    comps = np.zeros((4, length))
-    if len(ir):
-        cg = np.clip((g["absd"][ir] - m) / cfg.geom_slope, 0.0, 1.0)
-        cs = np.clip(stab[ir], 0.0, 1.0)
-        ca = np.clip(agree_r, 0.0, 1.0)
-        with np.errstate(divide="ignore"):
-            conf[ir] = np.exp(cfg.w_detection * g["logcd"][ir] + cfg.w_geometry * np.log(cg + EPS)
-                              + cfg.w_stability * np.log(cs + EPS) + cfg.w_agreement * np.log(ca + EPS))
-        comps[0, ir] = g["cd"][ir]
-        comps[1, ir] = cg
-        comps[2, ir] = cs
-        comps[3, ir] = ca
 
-    reason = (MISSING * _b8(missing) + AMBIGUOUS * _b8(amb) + HIGH_OVERLAP * _b8(high)
-              + NEAR_BOUNDARY * _b8(near) + UNSTABLE * _b8(unstable)).astype(np.int8)
-    detail = (_b8(missing) * (_b8(~pres_a) + 2 * _b8(~pres_b)) + _b8(amb) * (2 - _b8(amb_a))).astype(np.int8)
-    return {"verdict": verdict, "reason": reason, "detail": detail, "conf": conf, "comps": comps,
-            "geo": geo, "reach": reach, "decided": decided}
+def _rows_or_none(rows: np.ndarray, mask: np.ndarray, out: np.ndarray) -> None:
+    """out (int64) = rows where mask else -1 (rows is -1 where a segment is empty)."""
+    np.multiply(rows + 1, mask, out=out)
+    out -= 1
+
+
+def _select_chunk(p: _Params, x: dict[str, Any], out: dict[str, np.ndarray], s: slice) -> None:
+    """Which selections pass the score cut and the area filter, the selected rows, and the
+    stability terms that depend on the selections only (not on the margin): samples ``s``.
+    ``x["ok"]`` / ``x["vok"]``: whether the first rows pass the area filter; None where
+    ``x["sc"]`` / ``x["vsc"]`` already hold the scores of the selections that pass it (-inf
+    where none)."""
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        def present(scores: np.ndarray, area_ok: np.ndarray | None, row: int, cut: float) -> np.ndarray:
+            ok = scores[row, s] >= cut
+            if area_ok is not None:
+                ok &= area_ok[row, s]
+            return ok
+
+        sc, ar, rows = x["sc"], x["ok"], x["rows"]
+        pa, pb = present(sc, ar, 0, p.cut1), present(sc, ar, 1, p.cut1)
+        out["pa"][s] = pa
+        out["pb"][s] = pb
+        _rows_or_none(rows[0, s], pa, out["sel_a"][s])
+        _rows_or_none(rows[1, s], pb, out["sel_b"][s])
+        if p.use2:
+            has2 = x["has2"][s]
+            p2a = has2 & present(sc, ar, 2, p.cut2)
+            p2b = has2 & present(sc, ar, 3, p.cut2)
+            out["ok2"][s] = p2a & p2b
+            _rows_or_none(rows[2, s], p2a, out["sel2_a"][s])
+            _rows_or_none(rows[3, s], p2b, out["sel2_b"][s])
+        else:
+            out["ok2"][s] = False
+            out["sel2_a"][s] = -1
+            out["sel2_b"][s] = -1
+        if p.stab_dets:
+            both = {v: present(x["vsc"], x["vok"], v - 1, p.cut1) for v in set(p.pvars)}
+            for v, b in both.items():
+                out[f"both{v}"][s] = b
+            succ = np.zeros(len(pa), np.int16)
+            iou_sum = np.zeros(len(pa))
+            iouak, ioubk = x["iouak"], x["ioubk"]
+            for v in p.pvars:  # the reference's order of additions
+                b = both[v]
+                succ += b
+                iou_sum += iouak[v - 1, s] * b
+                iou_sum += ioubk[v - 1, s] * b
+            out["iou_term"][s] = 0.5 * (iou_sum / (2.0 * succ))  # NaN where no variant found both
+            out["nobody"][s] = succ == 0
+
+
+def _confidence(p: _Params, absd: np.ndarray, logcd: np.ndarray, stab: np.ndarray,
+                agree: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(conf, geom, stab, agree) clipped, as the reference computes them (exp of the weighted
+    log-sum). Shared by the decision pass and the weights-only pass: equal inputs, equal bits."""
+    cg = np.clip((absd - p.margin) / p.gamma, 0.0, 1.0)
+    cs = np.clip(stab, 0.0, 1.0)
+    ca = np.clip(agree, 0.0, 1.0)
+    conf = np.exp(p.wd * logcd + p.wg * np.log(cg + EPS) + p.ws * np.log(cs + EPS) + p.wa * np.log(ca + EPS))
+    return conf, cg, cs, ca
+
+
+def _decide_chunk(p: _Params, x: dict[str, Any], out: dict[str, np.ndarray], s: slice) -> None:
+    """The verdict logic of METHODS.md §1 on samples ``s`` of the aligned inputs ``x`` (the
+    geometry and a selection stage's arrays), written into ``out[...][s]``. Full-width on the
+    chunk with comparisons and small-integer arithmetic (no index gathers, few np.where): its
+    temporaries stay in the core's cache."""
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        pa, pb = x["pa"][s], x["pb"][s]
+        found = pa & pb
+        s2, gap = x["s2"], x["gap"]
+        amb_a = (s2[0, s] >= p.cut1) & (gap[0, s] < p.amb)
+        amb_b = (s2[1, s] >= p.cut1) & (gap[1, s] < p.amb)
+        amb = found & (amb_a | amb_b)
+        geo = found & ~amb
+        rel = x["rel"][s]
+        # relation codes: left_of 0, right_of 1 (horizontal: code < 2); an odd code needs a
+        # positive delta to PASS: sign * d > m with sign = +1 / -1 (exact)
+        sign = (rel & 1) * 2.0 - 1.0
+        d = x["d"][s]
+        iou = x["iou_ab"][s]
+        high = geo & (rel < 2) & (iou > p.max_iou)
+        reach = geo & ~high
+        absd = np.abs(d)
+        near = reach & (absd <= p.margin)
+        decided = reach & ~near
+        passed = d * sign > p.margin
+        length = len(d)
+
+        # ---- stability (decided samples only) -----------------------------------------------
+        unstable = np.zeros(length, bool)
+        if p.stab_on:
+            hp = x["has_pert"][s]
+            if p.use_rec:
+                rec = x["recorded"][s]
+                stab = np.where(decided & ~hp & np.isfinite(rec), rec, 1.0)
+            else:
+                stab = np.ones(length)
+            comp = decided & hp
+            if p.stab_dets and comp.any():
+                matches = np.zeros(length, np.int16)
+                sdk = x["sdk"]
+                for v in p.pvars:  # found both, with the base's geometric verdict
+                    matches += x[f"both{v}"][s] & (sdk[v - 1, s] > p.margin)
+                val = 0.5 * (matches / len(p.pvars)) + x["iou_term"][s]
+                # where no variant found both: 0 (val is NaN there, and only there when finite)
+                val = np.fmax(val, 0.0) if p.finite else np.where(x["nobody"][s], 0.0, val)
+                stab = np.where(comp, val, stab)
+            unstable = decided & (stab < p.ct)
+        else:
+            stab = np.ones(length)
+        final_ok = decided & ~unstable
+        verdict = UNDECIDABLE - _b8(final_ok) * (1 + _b8(passed))  # int8: PASS 0 / FAIL 1
+
+        # ---- agreement with the secondary detector ------------------------------------------
+        if p.use2:
+            d2 = x["d2"][s]
+            und2 = np.abs(d2) <= p.margin
+            v2 = UNDECIDABLE * _b8(und2) + _b8(~(und2 | (d2 * sign > p.margin)))
+            # 0.25*[v2 == verdict] + 0.25*[d*d2 >= 0], summed as small integers first (exact)
+            h = 0.25 * (_b8(v2 == verdict) + _b8(d * d2 >= 0))
+            agree = np.where(reach & x["ok2"][s], (h + x["qa"][s]) + x["qb"][s], p.neutral)
+        else:
+            agree = np.ones(length)
+
+        # ---- confidence (samples that reached the margin test) ------------------------------
+        conf, cg, cs, ca = _confidence(p, absd, x["logcd"][s], stab, agree)
+        _masked(p, conf, reach, out["conf"][s], p.conf_bounded)
+        _masked(p, x["cd"][s], reach, out["c_detection"][s])
+        _masked(p, cg, reach, out["c_geometry"][s])
+        _masked(p, cs, reach, out["c_stability"][s])
+        _masked(p, ca, reach, out["c_agreement"][s])
+        out["verdict"][s] = verdict
+        out["reason"][s] = (MISSING * _b8(~found) + AMBIGUOUS * _b8(amb) + HIGH_OVERLAP * _b8(high)
+                            + NEAR_BOUNDARY * _b8(near) + UNSTABLE * _b8(unstable))
+        out["reason_detail"][s] = (_b8(~found) * (_b8(~pa) + 2 * _b8(~pb)) + _b8(amb) * (2 - _b8(amb_a)))
+        one_or_nan = geo / geo  # 1.0 where geo, NaN (0/0) elsewhere; x * 1.0 == x bit for bit
+        np.multiply(d, one_or_nan, out=out["delta"][s])
+        np.multiply(iou, one_or_nan, out=out["iou_ab"][s])
+
+
+def _reweigh_chunk(p: _Params, x: dict[str, np.ndarray], out: dict[str, np.ndarray], s: slice) -> None:
+    """conf and c_geometry of samples ``s`` from a result with the same verdicts (weights /
+    gamma changed): the same ``_confidence`` on the same inputs as the decision pass."""
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        r = x["reason"][s]
+        reach = (r == DECIDED) | (r >= NEAR_BOUNDARY)  # near_boundary, unstable
+        conf, cg, _, _ = _confidence(p, np.abs(x["delta"][s]), x["logcd"][s], x["c_stability"][s],
+                                     x["c_agreement"][s])
+        out["conf"][s] = np.where(reach, conf, 0.0)  # NaN outside reach: delta is NaN there
+        out["c_geometry"][s] = np.where(reach, cg, 0.0)
+
+
+def _two_passes(n: int, idx: np.ndarray, kernel: Callable[..., None], p: _Params, x_all: dict[str, Any],
+                x_sub: dict[str, Any], types: dict[str, Any]) -> dict[str, np.ndarray]:
+    """``kernel`` over every sample from the prepared inputs, then over the area stage's samples
+    ``idx`` from their own inputs (scattered over the first pass's values). Read-only results."""
+    out = {k: np.empty(n, t) for k, t in types.items()}
+    _run_chunks(n, lambda lo, hi: kernel(p, x_all, out, slice(lo, hi)))
+    if len(idx):
+        sub = {k: np.empty(len(idx), t) for k, t in types.items()}
+        _run_chunks(len(idx), lambda lo, hi: kernel(p, x_sub, sub, slice(lo, hi)))
+        for k in types:
+            out[k][idx] = sub[k]
+    for arr in out.values():
+        arr.flags.writeable = False
+    return out
+
+
+def _reweigh(prep: Prepared, area: _AreaStage, hit: VerdictArrays, cfg: CheckerConfig) -> VerdictArrays:
+    """``hit`` under ``cfg``, which differs from hit.config in confidence parameters only."""
+    p = _Params.of(cfg, prep, [], False, finite=prep.finite and area.finite)
+    x_all = {"reason": hit.reason, "delta": hit.delta, "logcd": prep.geom["logcd"],
+             "c_stability": hit.c_stability, "c_agreement": hit.c_agreement}
+    x_sub = {k: (a[area.idx] if k != "logcd" else area.geom["logcd"]) for k, a in x_all.items()}
+    o = _two_passes(prep.n, area.idx, _reweigh_chunk, p, x_all, x_sub, {"conf": np.float64, "c_geometry": np.float64})
+    return dataclasses_replace(hit, conf=o["conf"], c_geometry=o["c_geometry"], config=cfg)
+
+
+def _selection(prep: Prepared, area: _AreaStage, p: _Params, has2: np.ndarray) -> dict[str, np.ndarray]:
+    """The selection stage's arrays (see _select_chunk) for every sample."""
+    idx = area.idx
+    types = {k: t for k, t in _SEL_TYPES.items() if p.stab_dets or k not in ("iou_term", "nobody")}
+    types.update({f"both{v}": np.bool_ for v in set(p.pvars) if p.stab_dets})
+    x_all: dict[str, Any] = {
+        "sc": prep.score0, "ok": area.ok, "vsc": prep.vscore, "vok": area.vok, "rows": prep.row0,
+        "has2": has2, "iouak": prep.geom["iouak"], "ioubk": prep.geom["ioubk"]}
+    x_sub: dict[str, Any] = {
+        "sc": area.eff, "ok": None, "vsc": area.veff, "vok": None, "rows": area.rows[:4],
+        "has2": has2[idx], "iouak": area.geom["iouak"], "ioubk": area.geom["ioubk"]}
+    return _two_passes(prep.n, idx, _select_chunk, p, x_all, x_sub, types)
+
+
+def _decision(ds: Dataset, prep: Prepared, area: _AreaStage, cfg: CheckerConfig,
+              flags: tuple[Callable[[], Any], ...]) -> VerdictArrays:
+    """A new result: the selection stage (cached by the cuts, the area filter and the variants
+    it reads), then the decision pass."""
+    s = ds.samples
+    idx = area.idx
+    has_pert = np.asarray(s.has_perturbed, bool)
+    has2 = np.asarray(s.has_secondary, bool)
+    recorded = np.asarray(s.recorded_stability, np.float64)
+    any_pert, any_rec = prep.stages.flag_summary(flags, has_pert, recorded)
+    stab_on = cfg.stability_enabled and len(cfg.perturbations) > 0
+    stab_dets = stab_on and any_pert
+    use_rec = stab_on and any_rec
+    p = _Params.of(cfg, prep, _perturbation_variants(ds, cfg, needed=stab_dets), stab_dets, use_rec,
+                   prep.finite and area.finite)
+    sel_key = (cfg.min_area_fraction, p.cut1, p.cut2, p.use2, p.pvars if stab_dets else ())
+    sel = prep.stages.selection(sel_key, flags)
+    if sel is None:
+        sel = _selection(prep, area, p, has2)
+        prep.stages.add_selection(sel_key, flags, sel)
+    sel_in = {k: a for k, a in sel.items() if not k.startswith("sel")}
+    x_all = {"rel": prep.rel, "s2": prep.s2, "gap": prep.gap, "has_pert": has_pert, "recorded": recorded,
+             **prep.geom, **sel_in}
+    x_sub = {"rel": prep.rel[idx], "s2": prep.s2[:, idx], "gap": prep.gap[:, idx], "has_pert": has_pert[idx],
+             "recorded": recorded[idx], **area.geom, **{k: a[idx] for k, a in sel_in.items()}}
+    o = _two_passes(prep.n, idx, _decide_chunk, p, x_all, x_sub, _OUT_TYPES)
+    _, label_a, label_b = _spatial_columns(ds)
+    return VerdictArrays(**o, sel_a=sel["sel_a"], sel_b=sel["sel_b"], sel2_a=sel["sel2_a"], sel2_b=sel["sel2_b"],
+                         label_a=label_a, label_b=label_b, config=cfg)
 
 
 def evaluate(ds: Dataset, cfg: CheckerConfig) -> VerdictArrays:
     """Evaluate every sample of ``ds`` under ``cfg`` (METHODS.md §1), vectorised.
 
-    Uses ``prepare(ds)`` (cached). Raises WorkstationError when stability must be computed from
-    cached perturbed detections and a perturbation of ``cfg`` has none cached.
-
-    The precomputed geometry assumes every selection is its segment's first (highest-scoring)
-    row. Samples where the area filter moves a selection that matters to a later row are
-    recomputed as a subset and scattered back.
+    Uses ``prepare(ds)`` (cached) and the stage caches described in the module docstring.
+    Raises WorkstationError when stability must be computed from cached perturbed detections
+    and a perturbation of ``cfg`` has none cached. The arrays returned are read-only (results
+    under configs that differ only in weights or tau share them).
     """
     prep = prepare(ds)
-    s = ds.samples
-    n = prep.n
-    cut1 = max(cfg.t_det, cfg.primary_threshold)
-    cut2 = max(cfg.t_det, cfg.secondary_threshold)
-    thr: np.ndarray | float = (cfg.min_area_fraction * prep.wh_scalar if prep.wh_scalar is not None
-                               else cfg.min_area_fraction * prep.wh)
-    has_pert = np.asarray(s.has_perturbed, bool)
-    has2 = np.asarray(s.has_secondary, bool)
-    recorded = np.asarray(s.recorded_stability, np.float64)
-    stab_from_dets = cfg.stability_enabled and len(cfg.perturbations) > 0 and bool(has_pert.any())
-    pvars = _perturbation_variants(ds, cfg, needed=stab_from_dets)
-
-    # ---- default selections (first rows) in every slot the config uses ------------------------
-    sec_slots = [2, 3] if cfg.use_secondary else []
-    var_slots = [sl for v in sorted(set(pvars)) for sl in (2 * (1 + v), 2 * (1 + v) + 1)] \
-        if stab_from_dets else []
-    cut_of = {sl: (cut2 if sl in (2, 3) else cut1) for sl in [0, 1] + sec_slots + var_slots}
-    pres: dict[int, np.ndarray] = {}
-    bad: dict[int, np.ndarray] = {}
-    for sl, cut in cut_of.items():
-        pres[sl], bad[sl] = _presence(prep, sl, thr, cut)
-    no = np.zeros(n, bool)
-    for sl in range(prep.n_slots):  # slots the config does not use: never present
-        pres.setdefault(sl, no)
-
-    out = _decide(cfg, prep.geom, pres, prep.s2, prep.gap, pvars, has_pert, recorded, has2)
-
-    # ---- selections past the first row, where they matter ------------------------------------
-    moved: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-    for sl in [0, 1] + sec_slots:  # all of them: sel_a / sel_b / sel2_* are reported for every sample
-        moved[sl] = _walk(ds, prep, sl, bad[sl], thr, cut_of[sl])
-    base_moved = np.zeros(n, bool)
-    base_moved[moved[0][0]] = True
-    base_moved[moved[1][0]] = True
-    if var_slots:
-        relevant = out["decided"] | base_moved
-        for sl in var_slots:
-            b = bad[sl]
-            moved[sl] = _walk(ds, prep, sl, b[relevant[b]], thr, cut_of[sl])
-    recompute = base_moved.copy()
-    if sec_slots:
-        relevant = out["reach"] | base_moved
-        for sl in sec_slots:
-            mv = moved[sl][0]
-            recompute[mv[relevant[mv]]] = True
-    for sl in var_slots:
-        recompute[moved[sl][0]] = True
-    for sl, (mv, _) in moved.items():
-        pres[sl][mv] = True  # fresh arrays from _presence
-
-    d = prep.geom["d"]
-    iou_ab = prep.geom["iou_ab"]
-    idx = np.flatnonzero(recompute)
-    if len(idx):
-        rows = prep.row0[:, idx]
-        in_idx: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        for sl, (mv, rr) in moved.items():
-            keep = recompute[mv]
-            pos = np.searchsorted(idx, mv[keep])
-            rows[sl, pos] = rr[keep]
-            in_idx[sl] = (pos, rr[keep])
-        g = {k: arr[..., idx] for k, arr in prep.geom.items()}
-        # base moved: everything changes; otherwise only the pairs whose selection moved
-        pos_base = np.flatnonzero(base_moved[idx])
-        if len(pos_base):
-            gb = _geometry(ds, rows[:, pos_base], idx[pos_base])
-            for k, arr in gb.items():
-                g[k][..., pos_base] = arr
-        not_base = ~base_moved[idx]
-        for pair, keys, slots_ in [(1, SECONDARY_KEYS, (2, 3))] + [
-                (1 + v, VARIANT_KEYS, (2 * (1 + v), 2 * (1 + v) + 1)) for v in sorted(set(pvars)) if var_slots]:
-            hit = np.zeros(len(idx), bool)
-            for sl in slots_:
-                if sl in in_idx:
-                    hit[in_idx[sl][0]] = True
-            pos = np.flatnonzero(hit & not_base)
-            if len(pos) == 0:
-                continue
-            gp = _geometry(ds, rows[:, pos], idx[pos], pairs={pair})
-            for k in keys:
-                if k in VARIANT_KEYS:
-                    g[k][pair - 2, pos] = gp[k][pair - 2]
-                else:
-                    g[k][pos] = gp[k]
-        sub = _decide(cfg, g, {sl: p[idx] for sl, p in pres.items()}, prep.s2[:, idx],
-                      prep.gap[:, idx], pvars, has_pert[idx], recorded[idx], has2[idx])
-        for k, arr in sub.items():
-            out[k][..., idx] = arr
-        d, iou_ab = d.copy(), iou_ab.copy()
-        d[idx], iou_ab[idx] = g["d"], g["iou_ab"]
-
-    not_geo = np.flatnonzero(~out["geo"])
-    delta_out = d.copy()
-    delta_out[not_geo] = np.nan
-    iou_out = iou_ab.copy()
-    iou_out[not_geo] = np.nan
-
-    def selected(sl: int) -> np.ndarray:
-        p = pres[sl]
-        r = prep.row0[sl] * p - _b8(~p)  # the first row where present, else -1
-        mv, rr = moved.get(sl, (None, None))
-        if mv is not None and len(mv):
-            r[mv] = rr
-        return r
-
-    if cfg.use_secondary:
-        no2 = np.flatnonzero(~has2)
-        sel2_a, sel2_b = selected(2), selected(3)
-        sel2_a[no2] = -1
-        sel2_b[no2] = -1
+    stages = prep.stages
+    key, flags, conf_key = _keys(cfg, ds)
+    hit, same_conf = stages.find(key, flags, conf_key)
+    if hit is not None and same_conf:
+        v = dataclasses_replace(hit, config=cfg)
     else:
-        sel2_a = np.full(n, -1, np.int64)
-        sel2_b = np.full(n, -1, np.int64)
-    comps = out["comps"]
-    return VerdictArrays(
-        verdict=out["verdict"], reason=out["reason"], reason_detail=out["detail"], conf=out["conf"],
-        c_detection=comps[0], c_geometry=comps[1], c_stability=comps[2], c_agreement=comps[3],
-        delta=delta_out, iou_ab=iou_out, sel_a=selected(0), sel_b=selected(1),
-        sel2_a=sel2_a, sel2_b=sel2_b, label_a=spatial_columns(ds).label_a, label_b=spatial_columns(ds).label_b, config=cfg,
-    )
+        area = stages.area_stage(ds, prep, cfg.min_area_fraction)
+        v = _reweigh(prep, area, hit, cfg) if hit is not None else _decision(ds, prep, area, cfg, flags)
+    stages.add(key, flags, conf_key, v)
+    return v
 
 
 # =============================================================================================
@@ -798,12 +1246,13 @@ def evaluate_reference(ds: Dataset, cfg: CheckerConfig) -> VerdictArrays:
         "verdict", "reason", "detail", "conf", "det", "geom", "stab", "agree", "delta", "iou",
         "sa", "sb", "s2a", "s2b")}
     rel_names = {c: r for r, c in RELATION_CODE.items()}
+    relation, label_a, label_b = _spatial_columns(ds)
     for i in range(n):
-        rel = rel_names[int(spatial_columns(ds).relation[i])]
+        rel = rel_names[int(relation[i])]
         horizontal = rel in ("left_of", "right_of")
         negative = rel in ("left_of", "above")
-        la = str(spatial_columns(ds).label_a[i]).strip().lower()
-        lb = str(spatial_columns(ds).label_b[i]).strip().lower()
+        la = str(label_a[i]).strip().lower()
+        lb = str(label_b[i]).strip().lower()
         w, h = float(s.width[i]), float(s.height[i])
         min_area = cfg.min_area_fraction * (w * h)
         prim = lists.get((i, PRIMARY, 0), [])
@@ -885,5 +1334,5 @@ def evaluate_reference(ds: Dataset, cfg: CheckerConfig) -> VerdictArrays:
         reason_detail=np.array(out["detail"], np.int8), conf=f("conf"), c_detection=f("det"),
         c_geometry=f("geom"), c_stability=f("stab"), c_agreement=f("agree"), delta=f("delta"),
         iou_ab=f("iou"), sel_a=g("sa"), sel_b=g("sb"), sel2_a=g("s2a"), sel2_b=g("s2b"),
-        label_a=spatial_columns(ds).label_a, label_b=spatial_columns(ds).label_b, config=cfg,
+        label_a=label_a, label_b=label_b, config=cfg,
     )
