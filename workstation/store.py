@@ -45,6 +45,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 DB_NAME = "project.duckdb"
 SCHEMA_VERSION = 2
+# Each of a run's model, params and provenance is stored as JSON of at most this many bytes; larger
+# parts are replaced by their size and sha256 (`util.jsonsafe.capped`).
+MAX_PROVENANCE_BYTES = 256 * 1024
 
 
 class ProjectError(WorkstationError):
@@ -234,9 +237,31 @@ class Project:
             return cls.open(folder)
         if folder.exists() and not folder.is_dir():
             raise ProjectError(f"{folder} is a file, not a folder")
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "images").mkdir(exist_ok=True)
-        return cls.open(folder)
+        # a folder that cannot be written (read-only, permission, a full disk) gives one message
+        # and leaves nothing behind: the database file and the folders made here are removed
+        made = [p for p in reversed((folder, *folder.parents)) if not p.exists()]
+        if not (folder / "images").exists():
+            made.append(folder / "images")
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "images").mkdir(exist_ok=True)
+            return cls.open(folder)
+        except (OSError, ProjectError) as e:
+            for name in (DB_NAME, DB_NAME + ".wal"):  # there was no database before this call
+                try:
+                    (folder / name).unlink(missing_ok=True)
+                except OSError:
+                    pass
+            for p in reversed(made):
+                try:
+                    p.rmdir()
+                except OSError:
+                    pass
+            if isinstance(e, ProjectError):
+                raise
+            from .util.output import describe_os_error
+
+            raise ProjectError(f"cannot create a project in {folder}: {describe_os_error(e)}") from None
 
     @classmethod
     def open(cls, folder: str | Path, read_only: bool = False) -> "Project":
@@ -411,10 +436,13 @@ class Project:
         with self.transaction():
             if self.con.execute("SELECT 1 FROM runs WHERE run_id=?", [run_id]).fetchone():
                 raise ProjectError(f"run {run_id!r} already exists in the project; choose another --run-id")
+            from .util.jsonsafe import capped, dumps
+
             self.con.execute(
                 "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [run_id, method, json.dumps(model), json.dumps(params or {}, default=str),
-                 json.dumps(provenance or {}, default=str), source, _now()])
+                [run_id, method, dumps(capped(model, MAX_PROVENANCE_BYTES)),
+                 dumps(capped(params or {}, MAX_PROVENANCE_BYTES)),
+                 dumps(capped(provenance or {}, MAX_PROVENANCE_BYTES)), source, _now()])
 
     def add_prompts(self, prompts: Prompts) -> int:
         """Insert prompts not yet present (same id and same text); a conflicting text is an error."""

@@ -48,8 +48,13 @@ def run(args: argparse.Namespace) -> int:
         }
         chash = config_hash(project, cid)
     summary = summarize(ds, v)
-    written = write_report(args.out, ds, v, cfg, chash, provenance, summary=summary, labels=labels,
-                           overwrite=args.overwrite)
+    try:
+        written = write_report(args.out, ds, v, cfg, chash, provenance, summary=summary, labels=labels,
+                               overwrite=args.overwrite)
+    except OSError as e:  # the report is built in a temporary folder beside OUT_DIR, removed on failure
+        from ..util.output import OutputError, describe_os_error
+
+        raise OutputError(f"cannot write the report {args.out}: {describe_os_error(e)}; nothing was written") from None
     print(f"report of checker config v{cid} ({ds.n} samples) written to {args.out} "
           f"({len(written)} files; open {written.get('index', Path(args.out) / 'index.html')})")
     print_main_results(ds, v)
