@@ -27,6 +27,7 @@ import numpy as np
 from .dataset import Prompts
 from .io.sbuc import parse_prompts
 from .types import INVERSE_RELATION, RELATION_CODE, RELATIONS, InputError, WorkstationError
+from .util.ids import check_id
 
 # Thirty COCO classes used by the built-in suite (and drawn by the procedural demo).
 SPATIAL_OBJECTS: tuple[str, ...] = (
@@ -157,13 +158,14 @@ def load_prompt_file(path: str | Path, suite: str | None = None) -> Prompts:
 
 
 def _parse_csv(path: Path, suite: str) -> Prompts:
+    from .util.textio import read_text
+
+    text = read_text(path, what="prompt file")  # a byte that is not UTF-8 names its line
+    reader = csv.reader(text.splitlines(keepends=True))
     try:
-        with path.open("r", encoding="utf-8-sig", newline="") as fh:
-            return _parse_csv_rows(path, suite, csv.reader(fh))
-    except UnicodeDecodeError as e:
-        raise InputError(path, f"not UTF-8 text ({e.reason})") from None
+        return _parse_csv_rows(path, suite, reader)
     except csv.Error as e:
-        raise InputError(path, f"malformed CSV ({e})") from None
+        raise InputError(path, f"malformed CSV ({e})", reader.line_num or None) from None
 
 
 def _parse_csv_rows(path: Path, suite: str, reader: Any) -> Prompts:
@@ -199,6 +201,14 @@ def _parse_csv_rows(path: Path, suite: str, reader: Any) -> Prompts:
         for k in CSV_REQUIRED:
             if not get(k):
                 raise InputError(path, f"empty field '{k}'", line)
+        try:
+            for k in ("prompt_id", "object_a", "object_b", "counterfactual_id", "pair_id"):
+                if get(k):
+                    check_id(get(k), k)
+        except ValueError as e:
+            raise InputError(path, str(e), line) from None
+        if "\x00" in get("prompt"):
+            raise InputError(path, "the prompt holds a NUL character", line)
         rel = get("relation").lower()
         if rel not in RELATION_CODE:
             raise InputError(

@@ -9,7 +9,7 @@ The rule, for every CSV file the project writes (label exports, audit samples, r
   that the rule can be undone without guessing;
 * numbers are written as numbers (``-0.5`` stays a number).
 
-Reading our own CSV back (`labels import`, prompt CSVs) undoes it: one leading apostrophe is
+Reading our own CSV back (`labels import`, which also reads a filled-in audit sample) undoes it: one leading apostrophe is
 removed when the next character is one of the characters above or another apostrophe. So
 every value survives an export and an import unchanged. A CSV from elsewhere whose cell
 starts with ``'=`` loses that apostrophe on import — the same thing a spreadsheet shows.
