@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import shutil
 import tempfile
 import threading
@@ -56,6 +57,10 @@ class ProjectError(WorkstationError):
 
 class ProjectLocked(ProjectError):
     """Another process holds the project for writing."""
+
+
+class ProjectReadOnly(ProjectError):
+    """The project's folder or database file cannot be written (a read-only folder or medium)."""
 
 
 def _now() -> datetime:
@@ -273,11 +278,19 @@ class Project:
             raise ProjectError(f"project folder not found: {folder}")
         if read_only and not db.exists():
             raise ProjectError(f"no project in {folder} (missing {DB_NAME})")
+        if not read_only and (not os.access(folder, os.W_OK | os.X_OK)
+                              or (db.exists() and not os.access(db, os.W_OK))):
+            raise ProjectReadOnly(f"the project {folder} is in a folder that cannot be written (read-only "
+                                  "medium or no permission); open it read-only to browse it")
         try:
             con = duckdb.connect(str(db), read_only=read_only)
         except duckdb.IOException as e:
             msg = str(e)
-            if "lock" in msg.lower():
+            low = msg.lower()
+            if not read_only and ("read-only file system" in low or "permission denied" in low):
+                raise ProjectReadOnly(f"the project {folder} cannot be written ({msg.splitlines()[0]}); "
+                                      "open it read-only to browse it") from None
+            if "lock" in low:
                 raise ProjectLocked(
                     f"the project {folder} is open in another process; close it there, "
                     "or open a read-only snapshot"
