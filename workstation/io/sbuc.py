@@ -262,7 +262,10 @@ def parse_run(run_dir: str | Path, prompts_path: str | Path, run_id: str | None 
             raise InputError(P, "field 'conf_components' must be an object", line)
         conf = number(obj.get("conf"), P, line, "conf", lo=0.0, hi=1.0)
         vcode = VERDICT_CODE[verdict]
-        rcode = _reason_code(obj.get("verdict_reason"), verdict)
+        reason_text = obj.get("verdict_reason") or ""
+        if not isinstance(reason_text, str):
+            raise InputError(P, f"field 'verdict_reason' must be text, got {type(reason_text).__name__}", line)
+        rcode = _reason_code(reason_text, verdict)
         stab = _unit(cc.get("stability"), P, line, "conf_components.stability", math.nan)
         if rcode in (REASON_CODE["missing"], REASON_CODE["ambiguous"], REASON_CODE["high_overlap"]):
             stab = math.nan  # never computed for these
@@ -282,9 +285,6 @@ def parse_run(run_dir: str | Path, prompts_path: str | Path, run_id: str | None 
         s_cols["has2"].append(sec is not None)
         r_cols["verdict"].append(vcode)
         r_cols["reason"].append(rcode)
-        reason_text = obj.get("verdict_reason") or ""
-        if not isinstance(reason_text, str):
-            raise InputError(P, f"field 'verdict_reason' must be text, got {type(reason_text).__name__}", line)
         r_cols["text"].append(reason_text)
         r_cols["conf"].append(conf)
         r_cols["det"].append(_unit(cc.get("detection"), P, line, "conf_components.detection", 0.0))

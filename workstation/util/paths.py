@@ -56,6 +56,10 @@ def source_file(root: str | Path, rel: str, what: str = "image") -> Path:
     p = check_relative(rel, f"{what} path")
     root_real = Path(os.path.realpath(root))
     cand = Path(root) / Path(*p.parts)
+    parent_real = Path(os.path.realpath(cand.parent))
+    if not _inside(parent_real, root_real):
+        raise UnsafePath(f"{what} {rel!r} lies behind a link to {parent_real}, outside {root}; "
+                         "only files inside the folder are copied")
     try:
         lst = os.lstat(cand)
     except FileNotFoundError:

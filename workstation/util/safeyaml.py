@@ -99,6 +99,8 @@ def loads_yaml(text: str, source: object = "<yaml>") -> Any:
         return loader.get_single_data()
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
+        if e.context_mark is not None and "<stream end>" in str(e.problem or ""):
+            mark = e.context_mark  # "expected ']' but got the end": name where the open bracket is
         what = _one_line(e.problem) or _one_line(e.context) or "syntax error"
         if e.context and e.problem and not isinstance(e, _Refused):
             what = f"{_one_line(e.problem)} ({_one_line(e.context)})"
