@@ -178,6 +178,7 @@ manifest_case("image-path-absolute", 25, lambda o: o.update(image_path="/etc/pas
 manifest_case("image-path-list", 26, lambda o: o.update(image_path=["a.png"]), "image_path", "must be text")
 manifest_case("image-path-nul", 27, lambda o: o.update(image_path="images/a\u0000.png"), "control character")
 manifest_case("relation-unknown", 28, lambda o: o.update(relation="inside"), "unknown relation")
+manifest_case("relation-list", 30, lambda o: o.update(relation=[]), "unknown relation")
 manifest_case("relation-contradicts-prompt", 1, lambda o: o.update(relation="right_of"), "contradicts", "left_of")
 manifest_case("object-contradicts-prompt", 1, lambda o: o.update(object_a="giraffe"), "contradicts", "cake")
 manifest_case("duplicate-sample-id", 2, lambda o: o.update(sample_id=SID1), "duplicate sample_id")
@@ -619,6 +620,7 @@ flat_config_case("perturbations-not-a-list", "perturbations: blur\n", 1, "pertur
 flat_config_case("aliases", "a: &x 0.1\nmargin: *x\n", 1, "anchors")
 flat_config_case("non-utf8", b"margin: 0.05\nname: \xe9t\xe9\n", 2, "not UTF-8")
 flat_config_case("syntax-error", "margin: 0.05\nt_det: [oops\n", 2, "not valid YAML")
+flat_config_case("control-character", "margin: 0.05\nname: a\x1fb\n", 2, "not allowed")
 flat_config_case("tab-indentation", "thresholds:\n\tmargin: 0.1\n", 2, "not valid YAML")
 
 

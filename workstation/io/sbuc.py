@@ -187,8 +187,9 @@ def parse_run(run_dir: str | Path, prompts_path: str | Path, run_id: str | None 
                 raise InputError(manifest_path, f"{e} (it must stay inside the run folder)", line) from None
         k = p_index[pid]
         rel = obj.get("relation")
-        if rel is not None and rel not in RELATION_CODE:
-            raise InputError(manifest_path, f"unknown relation {rel!r} (expected one of {', '.join(RELATIONS)})", line)
+        if rel is not None and (not isinstance(rel, str) or rel not in RELATION_CODE):
+            raise InputError(manifest_path, f"unknown relation {rel!r:.60} (expected one of {', '.join(RELATIONS)})",
+                             line)
         _agrees_with_prompt(obj, prompts, k, manifest_path, line)
         rid_here = obj.get("run_id") or ""
         if not isinstance(rid_here, str):

@@ -94,8 +94,9 @@ def loads_yaml(text: str, source: object = "<yaml>") -> Any:
     """Parse YAML text (see the module doc); errors name `source` and the line."""
     if len(text.encode("utf-8", "surrogatepass")) > MAX_YAML_BYTES:
         raise InputError(source, f"YAML text is over the limit of {MAX_YAML_BYTES:,} bytes")
-    loader = _StrictLoader(text)
+    loader: _StrictLoader | None = None
     try:
+        loader = _StrictLoader(text)  # the reader refuses control characters here already
         return loader.get_single_data()
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
@@ -107,12 +108,16 @@ def loads_yaml(text: str, source: object = "<yaml>") -> Any:
         line = None if mark is None else mark.line + 1
         col = "" if mark is None else f" at column {mark.column + 1}"
         raise InputError(source, f"not valid YAML: {what}{col}", line) from None
+    except yaml.reader.ReaderError as e:
+        line = text.count("\n", 0, max(0, e.position)) + 1
+        raise InputError(source, f"not valid YAML: character {e.character!r} is not allowed", line) from None
     except yaml.YAMLError as e:
         raise InputError(source, f"not valid YAML: {_one_line(e)}") from None
     except RecursionError:
         raise InputError(source, f"not valid YAML: nested too deeply (more than {MAX_DEPTH} levels)") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
 def load_yaml(path: str | Path, what: str = "YAML file", max_bytes: int = MAX_YAML_BYTES) -> Any:
