@@ -271,9 +271,9 @@ class CheckerConfig:
                      "consistency_threshold": (stab, "consistency_threshold"), "geom_slope": (conf, "geom_slope"),
                      "w_detection": (w, "detection"), "w_geometry": (w, "geometry"),
                      "w_stability": (w, "stability"), "w_agreement": (w, "agreement")}
-            where = lines.get(e.key or "")
+            at = lines.get(e.key or "")
             raise InputError(source, f"invalid checker config: {e}",
-                             line_of(*where) if where else None) from None
+                             line_of(*at) if at else None) from None
         return cfg
 
     def to_sbuc_dict(self) -> dict[str, Any]:
