@@ -674,7 +674,7 @@ option_case("calibrate-huge-grid", lambda c: [
     "calibrate", "--project", P(c), "--grid", "margin=" + ",".join(f"{i / 10000:.4f}" for i in range(1000)),
     "--grid", "t_det=" + ",".join(f"{i / 1000:.3f}" for i in range(1000)),
     "--grid", "tau=" + ",".join(f"{i / 100:.2f}" for i in range(100)), "--out", str(c.tmp / "c.json")],
-    "1,000,000 checker evaluations", "limit is 10,000", labelled=True)
+    "1,000,000 checker evaluations", "limit is 100,000", labelled=True)
 option_case("calibrate-too-many-rows", lambda c: [
     "calibrate", "--project", P(c), "--grid", "margin=" + ",".join(f"{i / 10000:.4f}" for i in range(100)),
     "--grid", "tau=" + ",".join(f"{i / 10000:.4f}" for i in range(10000)), "--out", str(c.tmp / "c.json")],

@@ -282,13 +282,14 @@ def test_calibration_grid_limits_are_stated() -> None:
     from workstation.calibration import MAX_GRID_EVALUATIONS, MAX_GRID_ROWS, _check_grids
     from workstation.config import CheckerConfig
 
-    ok = {"margin": [0.01 * i for i in range(100)], "t_det": [0.01 * i for i in range(100)], "tau": [0.5]}
-    _check_grids(CheckerConfig(), ok)  # 10,000 evaluations: at the limit
-    with pytest.raises(WorkstationError, match="10,100 checker evaluations; the limit is 10,000"):
-        _check_grids(CheckerConfig(), {**ok, "t_det": [0.01 * i for i in range(101)]})
+    ok = {"margin": [0.001 * i for i in range(1000)], "t_det": [0.01 * i for i in range(100)], "tau": [0.5]}
+    _check_grids(CheckerConfig(), ok)  # 100,000 evaluations: at the limit
+    with pytest.raises(WorkstationError, match=r"\(1000 margin × 101 t_det × 1 tau\) needs 101,000 checker "
+                                                r"evaluations; the limit is 100,000"):
+        _check_grids(CheckerConfig(), {**ok, "t_det": [0.01 * i for i in range(100)] + [1.0]})
     with pytest.raises(WorkstationError, match="limit is 500,000"):
         _check_grids(CheckerConfig(), {"margin": [0.1] * 1, "tau": [i / 600000 for i in range(600000)]})
-    assert MAX_GRID_EVALUATIONS == 10_000 and MAX_GRID_ROWS == 500_000
+    assert MAX_GRID_EVALUATIONS == 100_000 and MAX_GRID_ROWS == 500_000
 
 
 def test_calibrate_cancelled_with_ctrl_c_writes_nothing(labelled_project: Path, tmp_path: Path,
