@@ -148,16 +148,39 @@ def load_prompt_file(path: str | Path, suite: str | None = None) -> Prompts:
     path = Path(path)
     if not path.is_file():
         raise InputError(path, "prompt file not found")
+    return load_prompt_file_with_lines(path, suite)[0]
+
+
+def load_prompt_file_with_lines(path: str | Path, suite: str | None = None) -> tuple[Prompts, dict[str, int]]:
+    """`load_prompt_file` and the line of each prompt id (for messages naming file and line)."""
+    from .io.sbuc import parse_prompts_with_lines
+
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "prompt file not found")
     name = suite or path.stem
     ext = path.suffix.lower()
     if ext in (".jsonl", ".ndjson"):
-        return parse_prompts(path, suite=name)
+        return parse_prompts_with_lines(path, suite=name)
     if ext == ".csv":
         return _parse_csv(path, name)
     raise InputError(path, f"unsupported prompt file type {path.suffix!r}: expected .jsonl or .csv")
 
 
-def _parse_csv(path: Path, suite: str) -> Prompts:
+def check_prompt_texts(project: Any, prompts: Prompts, source: object, lines: dict[str, int] | None = None) -> None:
+    """A prompt id the project holds with another text is an error naming the file and line."""
+    ids = prompts.prompt_id.tolist()
+    if not ids:
+        return
+    have = dict(project.con.execute("SELECT prompt_id, text FROM prompts WHERE prompt_id IN (SELECT unnest(?))",
+                                    [ids]).fetchall())
+    for pid, text in zip(ids, prompts.text.tolist()):
+        if pid in have and have[pid] != text:
+            raise InputError(source, f"prompt {pid!r} is already in the project {project.folder} with another "
+                                     f"text ({have[pid]!r:.80} vs {text!r:.80})", (lines or {}).get(pid))
+
+
+def _parse_csv(path: Path, suite: str) -> tuple[Prompts, dict[str, int]]:
     from .util.textio import read_text
 
     text = read_text(path, what="prompt file")  # a byte that is not UTF-8 names its line
@@ -168,7 +191,7 @@ def _parse_csv(path: Path, suite: str) -> Prompts:
         raise InputError(path, f"malformed CSV ({e})", reader.line_num or None) from None
 
 
-def _parse_csv_rows(path: Path, suite: str, reader: Any) -> Prompts:
+def _parse_csv_rows(path: Path, suite: str, reader: Any) -> tuple[Prompts, dict[str, int]]:
     try:
         header = [h.strip().lower() for h in next(reader)]
     except StopIteration:
@@ -246,7 +269,7 @@ def _parse_csv_rows(path: Path, suite: str, reader: Any) -> Prompts:
             pair[i] = groups[labels]
     o = lambda v: np.array(v, dtype=object)  # noqa: E731
     return Prompts(o(ids), o(texts), np.array([RELATION_CODE[r] for r in rels], np.int8), o(la), o(lb),
-                   o(cf), o(pair), o([suite] * len(ids)))
+                   o(cf), o(pair), o([suite] * len(ids))), seen
 
 
 def write_prompt_file(prompts: Prompts, path: str | Path) -> Path:

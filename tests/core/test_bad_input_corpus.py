@@ -751,6 +751,18 @@ def _(c: Ctx) -> list[str]:
     return ["generate", "--project", str(c.new_folder()), "--model", "procedural", "--suite", str(f)]
 
 
+@case("generate-suite-text-conflicts-with-project", "suite.jsonl", 2, "already in the project", "another text")
+def _(c: Ctx) -> list[str]:
+    proj = c.use_project()
+    f = c.tmp / "suite.jsonl"
+    rows = [{"prompt_id": "mine_1", "prompt": "a cat to the left of a dog", "relation": "left_of",
+             "object_a": "cat", "object_b": "dog"},
+            {"prompt_id": "v1_000000", "prompt": "not the published text", "relation": "left_of",
+             "object_a": "cake", "object_b": "bed"}]
+    f.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return ["generate", "--project", str(proj), "--model", "procedural", "--suite", str(f), "--no-run"]
+
+
 # ---------------------------------------------------------------------------------------------
 # merge: shard projects from elsewhere (validated before anything is created or written)
 # ---------------------------------------------------------------------------------------------

@@ -112,7 +112,10 @@ def run(args: argparse.Namespace) -> int:
     from ..jobs.shards import resolve_shard
     from ..jobs.spec import JobPaths, append_log, check_generate_request
 
-    prompts, label = load_suite(args.suite, args.pairs, args.limit)
+    from ..jobs.pipeline import load_suite_with_lines
+    from ..suites import check_prompt_texts
+
+    prompts, label, lines = load_suite_with_lines(args.suite, args.pairs, args.limit)
     if args.seeds < 1:
         raise WorkstationError(f"--seeds must be at least 1, got {args.seeds}")
     seeds = list(range(args.seed_start, args.seed_start + args.seeds))
@@ -135,6 +138,7 @@ def run(args: argparse.Namespace) -> int:
                            run_id=args.run_id, shard=shard, batch_size=args.batch_size)
     project = open_or_create(args.project)
     try:
+        check_prompt_texts(project, prompts, args.suite if args.suite != "builtin" else "the built-in suite", lines)
         spec = create_generate_job(project, prompts, generator=generator, model=model_arg,
                                    params=generation_params(args), seeds=seeds, run_id=args.run_id,
                                    shard=shard, batch_size=args.batch_size, suite=label)

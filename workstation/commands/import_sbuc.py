@@ -111,23 +111,6 @@ def plan_images(parsed: Any, run_dir: Path, src_images: list[str], targets: list
     return out
 
 
-def check_prompt_texts(project: Any, parsed: Any) -> None:
-    """A prompt id already in the project with another text: an error naming the prompt file's line."""
-    from ..types import InputError
-
-    p = parsed.dataset.prompts
-    ids = p.prompt_id.tolist()
-    if not ids:
-        return
-    have = dict(project.con.execute("SELECT prompt_id, text FROM prompts WHERE prompt_id IN (SELECT unnest(?))",
-                                    [ids]).fetchall())
-    for pid, text in zip(ids, p.text.tolist()):
-        if pid in have and have[pid] != text:
-            raise InputError(parsed.prompts_path or "prompt file",
-                             f"prompt {pid!r} is already in the project {project.folder} with another text "
-                             f"({have[pid]!r:.80} vs {text!r:.80})", parsed.prompt_lines.get(pid))
-
-
 def run(args: argparse.Namespace) -> int:
     from ..config import CheckerConfig
     from ..io.sbuc import parse_run
@@ -159,7 +142,9 @@ def run(args: argparse.Namespace) -> int:
     folder = Path(args.project)
     copied: list[Path] = []
     with _project_folder(folder, copied) as (project, root):
-        check_prompt_texts(project, parsed)
+        from ..suites import check_prompt_texts
+
+        check_prompt_texts(project, parsed.dataset.prompts, parsed.prompts_path or "prompt file", parsed.prompt_lines)
         if rid in project.run_ids():
             raise WorkstationError(f"run {rid!r} already exists in the project {folder}; choose another --run-id")
         _copy_images(images, root, copied)

@@ -26,20 +26,29 @@ def default_perturbations() -> list[str]:
 
 def load_suite(suite: str, pairs: int = 50, limit: int | None = None) -> tuple["Prompts", str]:
     """The prompts of a suite ('builtin' or a .jsonl / .csv prompt file) and a provenance label."""
+    prompts, label, _lines = load_suite_with_lines(suite, pairs, limit)
+    return prompts, label
+
+
+def load_suite_with_lines(suite: str, pairs: int = 50,
+                          limit: int | None = None) -> tuple["Prompts", str, dict[str, int]]:
+    """`load_suite` and the line of each prompt id in its file (empty for the built-in suite)."""
     import numpy as np
 
-    from ..suites import load_prompt_file, spatial_suite
+    from ..suites import load_prompt_file_with_lines, spatial_suite
 
+    lines: dict[str, int] = {}
     if suite == "builtin":
         prompts, label = spatial_suite(pairs), f"builtin:{pairs}"
     else:
         path = Path(suite).expanduser()
-        prompts, label = load_prompt_file(path), str(path.resolve())
+        prompts, lines = load_prompt_file_with_lines(path)
+        label = str(path.resolve())
     if limit is not None:
         if limit < 1:
             raise WorkstationError(f"the prompt limit must be at least 1, got {limit}")
         prompts = prompts.take(np.arange(min(limit, len(prompts))))
-    return prompts, label
+    return prompts, label, lines
 
 
 @dataclass
