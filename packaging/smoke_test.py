@@ -61,9 +61,13 @@ DRIVER = textwrap.dedent('''
         shot = out / "smoke_window.png"
         if not window.grab().save(str(shot)) or shot.stat().st_size < 10000:
             fail("no screenshot")
+        bundle = Path(sys.executable).resolve().parent  # dist/<variant>/workstation may lie in the checkout
+        def from_source_tree(f):
+            p = Path(f).resolve()
+            return p.is_relative_to(source) and not p.is_relative_to(bundle)
         from_source = sorted(name for name, m in list(sys.modules.items())
                              if isinstance(getattr(m, "__file__", None), str) and os.path.isabs(m.__file__)
-                             and Path(m.__file__).resolve().is_relative_to(source))
+                             and from_source_tree(m.__file__))
         if from_source:
             fail("imported from the source tree: " + ", ".join(from_source[:10]))
         ml = {n: importlib.util.find_spec(n) is not None for n in ("torch", "diffusers", "transformers")}

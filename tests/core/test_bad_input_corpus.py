@@ -734,6 +734,10 @@ option_case("detect-unknown-run", lambda c: ["detect", "--project", P(c), "--det
 option_case("demo-seeds-0", lambda c: ["demo", "--project", N(c), "--seeds", "0", "--no-gui"], "--seeds", new=True)
 option_case("jobs-show-unknown", lambda c: ["jobs", "show", "--project", P(c), "nosuch"], "nosuch")
 option_case("unknown-command", lambda c: ["frobnicate", "--project", P(c)], "invalid choice")
+option_case("gui-no-project", lambda c: ["gui", "--project", str(c.tmp / "nowhere")], "no project")
+option_case("jobs-resume-unknown", lambda c: ["jobs", "resume", "--project", P(c), "nosuch"], "nosuch")
+option_case("export-sbuc-unknown-version", lambda c: ["export-sbuc", "--project", P(c), "--run", "sd15_boxdiff",
+                                                      "--config-version", "99", "--out", str(c.tmp / "e.jsonl")], "99")
 
 
 @case("generate-suite-file-non-utf8", "suite.csv", 2, "not UTF-8")
@@ -863,7 +867,7 @@ def test_bad_input(case: Case, tmp_path: Path, imported: Path, labelled_imported
     files_before = _files(ctx.project) if ctx.project is not None else None
     capsys.readouterr()
     try:
-        rc = main(argv)
+        rc = main(argv, extra_commands=("ui.command",))  # as main.py runs it (the gui command checks before Qt)
     except SystemExit as e:  # argparse
         rc = int(e.code or 0)
     err = capsys.readouterr().err
