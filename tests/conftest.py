@@ -10,6 +10,9 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# a test run inside a Slurm job array must not shard the tests' own jobs
+for _var in [v for v in os.environ if v.startswith("SLURM_ARRAY_")]:
+    del os.environ[_var]
 
 if os.environ.get("WORKSTATION_BLOCK_QT") == "1":
     # Run the core's tests as if PySide6 were not installed (see tests/test_architecture.py).

@@ -14,6 +14,7 @@ queue position and progress, undo / redo, the annotator and the blind-mode banne
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +41,7 @@ from .state import AppState
 from workstation.methods.spatial.store import LABELS_RELATION, SpatialStore
 
 LabelState = tuple[str | None, str | None]  # (verdict, notes)
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -51,10 +53,23 @@ class Change:
     queue_pos: int
 
 
+def not_saved_message(e: BaseException) -> str:
+    """What the annotator reads when a label could not be written."""
+    from workstation.util.output import describe_os_error, is_disk_full
+
+    if is_disk_full(e):
+        return "disk full — the label was not saved (every earlier label is safe); free some space and press the key again"
+    text = str(e).lower()
+    if "read-only" in text or "permission" in text:
+        return "the project folder cannot be written — the label was not saved (earlier labels are safe)"
+    return f"the label was not saved ({describe_os_error(e)}); earlier labels are safe"
+
+
 class LabelController(QObject):
     committed = Signal(int, str)  # number of labels committed this session, sample id
     state_changed = Signal()  # current label state / progress / undo availability changed
     finished_queue = Signal()
+    save_failed = Signal(str)  # a label could not be written (the message says why)
 
     def __init__(self, state: AppState, ask_annotator: Callable[[], str | None] | None = None) -> None:
         super().__init__()
@@ -63,6 +78,7 @@ class LabelController(QObject):
         self.undo_stack: list[Change] = []
         self.redo_stack: list[Change] = []
         self.n_committed = 0
+        self.last_error = ""  # why the last label was not saved ("" when it was)
         self.recheck: list[bool] = []  # per queue position: a consistency re-check
         self.current_state: LabelState = (None, None)
         self.notes_provider: Callable[[], str] | None = None  # the notes field's text
@@ -229,10 +245,19 @@ class LabelController(QObject):
             self._reload_done()
         return True
 
-    def _write(self, row: int, new: LabelState, source: str, record: bool = True) -> None:
+    def _write(self, row: int, new: LabelState, source: str, record: bool = True) -> bool:
+        """Commit one label event; False (with a message, nothing changed) when it was not saved."""
         st = self.state
         before = self.label_state(row) if row != st.current else self.current_state
-        st.add_label(row, new[0], notes=new[1], source=source)
+        try:
+            st.add_label(row, new[0], notes=new[1], source=source)
+        except Exception as e:  # noqa: BLE001 - a full disk or a lost folder must not end the session
+            log.warning("a label was not saved: %s", e, exc_info=True)
+            self.last_error = not_saved_message(e)
+            st.message.emit(self.last_error)
+            self.save_failed.emit(self.last_error)
+            return False
+        self.last_error = ""
         if self._done.shape[1] == st.dataset.n:
             self._done[int(source == "recheck"), row] = new[0] is not None
         if row == st.current:
@@ -241,6 +266,7 @@ class LabelController(QObject):
             self.undo_stack.append(Change(row, before, new, source, st.queue_pos))
             self.redo_stack.clear()
         self.state_changed.emit()
+        return True
 
     def record(self, verdict: str) -> bool:
         """P / F / U: commit this verdict (with the notes typed) and go to the next item."""
@@ -250,7 +276,8 @@ class LabelController(QObject):
         notes = self.notes_provider() if self.notes_provider else self.current_state[1]
         notes = notes or None
         row = st.current
-        self._write(row, (verdict, notes), "recheck" if self.is_recheck() else "ui")
+        if not self._write(row, (verdict, notes), "recheck" if self.is_recheck() else "ui"):
+            return False  # not saved: stay on this item, the message says why
         self.n_committed += 1
         self.committed.emit(self.n_committed, str(st.dataset.samples.sample_id[row]))
         self.next()
@@ -264,7 +291,8 @@ class LabelController(QObject):
             return False
         if not self._writable():
             return False
-        self._write(st.current, (self.current_state[0], text), "recheck" if self.is_recheck() else "ui")
+        if not self._write(st.current, (self.current_state[0], text), "recheck" if self.is_recheck() else "ui"):
+            return False
         st.message.emit("notes saved")
         return True
 
@@ -272,7 +300,9 @@ class LabelController(QObject):
         if not self.undo_stack or self.state.project is None or self.state.project.read_only:
             return False
         ch = self.undo_stack.pop()
-        self._apply(ch, ch.before)
+        if not self._apply(ch, ch.before):
+            self.undo_stack.append(ch)
+            return False
         self.redo_stack.append(ch)
         self.state.message.emit(f"undone: {self.state.dataset.samples.sample_id[ch.row]} is back to "
                                 f"{ch.before[0] or 'unlabelled'}")
@@ -282,21 +312,24 @@ class LabelController(QObject):
         if not self.redo_stack or self.state.project is None or self.state.project.read_only:
             return False
         ch = self.redo_stack.pop()
-        self._apply(ch, ch.after)
+        if not self._apply(ch, ch.after):
+            self.redo_stack.append(ch)
+            return False
         self.undo_stack.append(ch)
         self.state.message.emit(f"redone: {self.state.dataset.samples.sample_id[ch.row]} is "
                                 f"{ch.after[0] or 'unlabelled'}")
         return True
 
-    def _apply(self, ch: Change, target: LabelState) -> None:
+    def _apply(self, ch: Change, target: LabelState) -> bool:
         st = self.state
         # show the sample whose label changes, at its queue position
         if st.queue and 0 <= ch.queue_pos < len(st.queue) and st.queue[ch.queue_pos] == ch.row:
             st.queue_pos = ch.queue_pos
         if st.current != ch.row:
             st.set_current(ch.row)
-        self._write(ch.row, target, ch.source, record=False)
+        ok = self._write(ch.row, target, ch.source, record=False)
         self.state_changed.emit()
+        return ok
 
     # ---- audit queues ----------------------------------------------------------------------------
     def start_audit_set(self, audit_set_id: int) -> int:
@@ -439,6 +472,7 @@ class LabelingPanel(QWidget):
         controller.notes_provider = lambda: self.notes.text()
         controller.on_move.append(self._save_notes_now)
         controller.state_changed.connect(self.refresh)
+        controller.save_failed.connect(self._save_failed)
         state.current_changed.connect(self._load_notes)
         state.queue_changed.connect(self.refresh)
         self.refresh()
@@ -467,6 +501,12 @@ class LabelingPanel(QWidget):
     def focus_notes(self) -> None:
         self.notes.setFocus()
         self.notes.selectAll()
+
+    def _save_failed(self, message: str) -> None:
+        """Shown where the annotator looks until the next label is saved (the status bar fades)."""
+        self.yours.setText("NOT SAVED — " + message.split(" (")[0].split(";")[0])
+        self.yours.setToolTip(message)
+        self.yours.setStyleSheet("color: #ff6b6b; font-weight: bold;")
 
     def refresh(self) -> None:
         st = self.state

@@ -428,13 +428,14 @@ class MainWindow(QMainWindow):
         self.load_finished.emit(True)
 
     def _load_failed(self, error: BaseException, folder: Path, read_only: bool) -> None:
-        from workstation.store import ProjectLocked
+        from workstation.store import ProjectLocked, ProjectReadOnly
 
         self._load_worker = None
         QApplication.restoreOverrideCursor()
         self.browser._update_count()
-        if isinstance(error, ProjectLocked):
-            ok = self.open_project(folder, read_only=read_only)  # the lock message, the snapshot
+        if isinstance(error, (ProjectLocked, ProjectReadOnly)):
+            # the lock message and the snapshot, or the offer to open a read-only folder read-only
+            ok = self.open_project(folder, read_only=read_only)
         else:
             QMessageBox.critical(self, "Cannot open the project", str(error))
             ok = False

@@ -17,7 +17,7 @@ from pathlib import Path
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox, QWidget
 
-from workstation.store import DB_NAME, Project, ProjectError, ProjectLocked
+from workstation.store import DB_NAME, Project, ProjectError, ProjectLocked, ProjectReadOnly
 
 from .state import AppState
 
@@ -98,6 +98,24 @@ def ask_open_snapshot(parent: QWidget | None, folder: str | Path, reason: str) -
     return box.clickedButton() is ro
 
 
+def ask_open_read_only(parent: QWidget | None, folder: str | Path, reason: str) -> bool:
+    """A project in a folder that cannot be written: True when the user opens it read-only."""
+    box = QMessageBox(parent)
+    box.setObjectName("readOnlyFolderMessage")
+    box.setIcon(QMessageBox.Warning)
+    box.setWindowTitle("Read-only folder")
+    box.setText(f"<b>{Path(folder).name}</b> is in a folder that cannot be written.")
+    box.setInformativeText(
+        f"{reason}\n\nYou can open it read-only: browse, look at pairs and write reports elsewhere, "
+        "but not label. To label, copy the project to a folder you can write.")
+    ro = box.addButton("Open read-only", QMessageBox.AcceptRole)
+    ro.setObjectName("openReadOnly")
+    cancel = box.addButton(QMessageBox.Cancel)
+    box.setDefaultButton(ro)
+    box.exec()
+    return box.clickedButton() is ro
+
+
 def open_project(state: AppState, folder: str | Path, parent: QWidget | None = None,
                  read_only: bool = False, snapshot: bool = False) -> bool:
     """Open `folder` into `state`, handling the lock; False if it was not opened (message shown)."""
@@ -124,6 +142,15 @@ def open_project(state: AppState, folder: str | Path, parent: QWidget | None = N
             QMessageBox.critical(parent, "Cannot open the project", str(e2))
             return False
         state.message.emit(f"opened a read-only snapshot of {folder.name}")
+    except ProjectReadOnly as e:
+        if not ask_open_read_only(parent, folder, str(e)):
+            return False
+        try:
+            state.open_project(folder, read_only=True)
+        except ProjectError as e2:
+            QMessageBox.critical(parent, "Cannot open the project", str(e2))
+            return False
+        state.message.emit(f"opened {folder.name} read-only (its folder cannot be written)")
     except ProjectError as e:
         QMessageBox.critical(parent, "Cannot open the project", str(e))
         return False

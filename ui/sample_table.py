@@ -103,6 +103,11 @@ def sample_columns(ds: Any) -> dict[str, Any]:
     return cols
 
 
+def like_literal(text: str) -> str:
+    """`text` for a LIKE pattern with ESCAPE '\\': its \\, % and _ match themselves."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
 @dataclass
 class FilterSpec:
     """What the filter bar selects; stored as JSON by `Project.save_filter`."""
@@ -156,8 +161,9 @@ class FilterSpec:
         if self.annotators_disagree:
             parts.append("coalesce(l.nv, 0) > 1")
         if self.text.strip():
-            parts.append("(v.text ILIKE ? OR v.sample_id ILIKE ?)")
-            pat = "%" + self.text.strip().replace("%", r"\%").replace("_", r"\_") + "%"
+            # the text is matched literally: \, % and _ are escaped, and the ESCAPE clause says how
+            parts.append("(v.text ILIKE ? ESCAPE '\\' OR v.sample_id ILIKE ? ESCAPE '\\')")
+            pat = "%" + like_literal(self.text.strip()) + "%"
             params += [pat, pat]
         return (("WHERE " + " AND ".join(parts) + " ") if parts else ""), params
 

@@ -12,6 +12,7 @@ import importlib
 import logging
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from .types import WorkstationError
 
@@ -36,13 +37,20 @@ COMMAND_MODULES: tuple[str, ...] = (
 log = logging.getLogger("workstation")
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """An argument error is one line on stderr (which command, what is wrong, where to look), exit 2."""
+
+    def error(self, message: str) -> "NoReturn":  # type: ignore[override]
+        self.exit(2, f"error: {self.prog}: {' '.join(message.split())} (see {self.prog} --help)\n")
+
+
 # Command modules from outside the core, set by the composition root (main.py adds the UI's
 # `gui`); kept for the process so that a command may run another (demo opens the window).
 _extra_modules: tuple[str, ...] = ()
 
 
 def build_parser(extra: Sequence[str] | None = None) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = OneLineParser(
         prog="workstation",
         description="Annotation and audit workstation for text-to-image evaluation.",
     )
@@ -80,11 +88,46 @@ def main(argv: Sequence[str] | None = None, extra_commands: Sequence[str] | None
     try:
         return int(args.func(args) or 0)
     except WorkstationError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {_one_line(str(e))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except OSError as e:
+        # a read-only folder, a full disk, a vanished file: one line, not a traceback
+        from .util.output import describe_os_error
+
+        where = f"{e.filename}: " if getattr(e, "filename", None) else ""
+        log.debug("command failed", exc_info=True)
+        print(f"error: {where}{describe_os_error(e)}", file=sys.stderr)
+        return 2
+    except Exception as e:
+        if _is_database_io_error(e):
+            from .util.output import describe_os_error
+
+            log.debug("command failed", exc_info=True)
+            print(f"error: the project could not be written: {describe_os_error(e)}", file=sys.stderr)
+            return 2
+        raise
+
+
+def _one_line(text: str) -> str:
+    """A message on one line (a multi-line message keeps its first line and says how many follow)."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if len(lines) <= 1:
+        return text.strip()
+    return f"{lines[0].strip()} (+{len(lines) - 1} more line(s); run with -v for details)"
+
+
+def _is_database_io_error(e: BaseException) -> bool:
+    """DuckDB's I/O errors (a full disk, a read-only file system) — without importing DuckDB."""
+    mod = type(e).__module__ or ""
+    if not mod.startswith("duckdb") and mod != "_duckdb":
+        return False
+    from .util.output import is_disk_full
+
+    text = str(e).lower()
+    return is_disk_full(e) or "read-only" in text or "permission denied" in text or "could not write" in text
 
 
 if __name__ == "__main__":  # pragma: no cover

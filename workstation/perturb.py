@@ -32,13 +32,33 @@ class Perturbation:
 
     @staticmethod
     def from_name(name: str) -> "Perturbation":
+        if not isinstance(name, str):
+            raise ValueError(f"a perturbation is a name such as brightness_1.1, got {name!r}")
         kind, _, value = name.rpartition("_")
         if kind not in PERTURBATION_KINDS:
             raise ValueError(f"unknown perturbation {name!r}")
-        return Perturbation(kind, float(value))
+        try:
+            v = float(value)
+        except ValueError:
+            raise ValueError(f"unknown perturbation {name!r}") from None
+        p = Perturbation(kind, v)
+        p.validate()
+        return p
+
+    def validate(self) -> None:
+        """Values within `PERTURBATION_RANGES` (a resize of 1e6 would need terabytes)."""
+        if self.kind not in PERTURBATION_KINDS:
+            raise ValueError(f"unknown perturbation kind {self.kind!r}")
+        lo, hi = PERTURBATION_RANGES[self.kind]
+        v = self.value
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not lo < v <= hi:
+            raise ValueError(f"perturbation {self.kind} needs a value in ({lo:g}, {hi:g}], got {v!r}")
 
 
 PERTURBATION_KINDS = ("brightness", "gaussian_blur", "resize")
+# allowed (low, high] value of each kind: brightness factor, blur sigma (pixels), resize scale
+PERTURBATION_RANGES: dict[str, tuple[float, float]] = {
+    "brightness": (0.0, 4.0), "gaussian_blur": (0.0, 20.0), "resize": (0.0, 2.0)}
 
 DEFAULT_PERTURBATIONS: tuple[Perturbation, ...] = (
     Perturbation("brightness", 1.1),

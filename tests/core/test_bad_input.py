@@ -15,16 +15,13 @@ import pytest
 
 from workstation.cli import main
 
-from tests.core.conftest import dump_tables
+from tests.core.conftest import assert_one_clear_error, dump_tables, edit_json_line, edit_line
 from workstation.store import DB_NAME
 
 
 # ---------------------------------------------------------------------------------------------
-# helpers
+# helpers (edit_line, edit_json_line, assert_one_clear_error and dump_tables live in conftest)
 # ---------------------------------------------------------------------------------------------
-
-
-
 
 
 @pytest.fixture
@@ -36,41 +33,11 @@ def run_copy(tmp_path: Path, sbuc_run_dir: Path, sbuc_prompts: Path) -> Path:
     return dst
 
 
-def edit_line(path: Path, lineno: int, edit: Any) -> None:
-    """Replace line `lineno` (1-based) with edit(old_line) — a str, or a dict → JSON."""
-    lines = path.read_text(encoding="utf-8").splitlines()
-    old = lines[lineno - 1]
-    new = edit(old)
-    lines[lineno - 1] = new if isinstance(new, str) else json.dumps(new)
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-
-
-def edit_json_line(path: Path, lineno: int, change: Any) -> None:
-    def f(old: str) -> dict[str, Any]:
-        obj = json.loads(old)
-        change(obj)
-        return obj
-
-    edit_line(path, lineno, f)
-
-
 def import_into(project: Path, run_dir: Path, prompts: Path, capsys: pytest.CaptureFixture[str],
                 run_id: str = "second_run") -> tuple[int, str]:
     rc = main(["import-sbuc", str(run_dir), "--prompts", str(prompts), "--project", str(project),
                "--run-id", run_id])
     return rc, capsys.readouterr().err
-
-
-def assert_one_clear_error(err: str, file_name: str, line: int | None, *words: str) -> None:
-    lines = [ln for ln in err.strip().splitlines() if ln.strip()]
-    assert len(lines) == 1, f"expected one message, got:\n{err}"
-    msg = lines[0]
-    assert msg.startswith("error: "), msg
-    assert "Traceback" not in err
-    where = f"{file_name}:{line}" if line is not None else file_name
-    assert where in msg, f"{where!r} not in {msg!r}"
-    for w in words:
-        assert w.lower() in msg.lower(), f"{w!r} not in {msg!r}"
 
 
 def check_rejected(project: Path, run_dir: Path, capsys: pytest.CaptureFixture[str], file_name: str,

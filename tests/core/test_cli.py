@@ -23,6 +23,17 @@ COMMANDS = [["import-sbuc"], ["evaluate"], ["export-sbuc"], ["report"], ["labels
             ["labels", "export"], ["audit-sample"], ["audit-metrics"], ["calibrate"], ["demo"]]
 
 
+def png_bytes(width: int = 512, height: int = 512, shade: int = 0) -> bytes:
+    """A real RGB PNG of the manifest's size (import checks every image)."""
+    import io
+
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.fromarray(np.full((height, width, 3), shade, np.uint8)).save(buf, format="PNG")
+    return buf.getvalue()
+
+
 def read_csv(path: Path) -> list[dict[str, str]]:
     with path.open(newline="", encoding="utf-8") as fh:
         return list(csv.DictReader(fh))
@@ -101,8 +112,8 @@ def test_import_copies_the_run_images_into_the_project(tmp_path: Path, sbuc_run_
     shutil.copytree(sbuc_run_dir, run)
     (run / "images").mkdir()
     names = ["sd15_boxdiff_v1_000000_seed0000.png", "sd15_boxdiff_v1_000003_seed0002.png"]
-    for n in names:
-        (run / "images" / n).write_bytes(b"\x89PNG fake " + n.encode())
+    for k, n in enumerate(names):
+        (run / "images" / n).write_bytes(png_bytes(shade=10 + k))
     folder = tmp_path / "project"
     assert main(["import-sbuc", str(run), "--prompts", str(sbuc_prompts), "--project", str(folder)]) == 0
     assert "2 images" in capsys.readouterr().out
@@ -123,7 +134,7 @@ def test_a_failed_import_removes_the_images_it_copied(imported: Path, tmp_path: 
     run = tmp_path / "run"
     shutil.copytree(sbuc_run_dir, run)
     (run / "images").mkdir()
-    (run / "images" / "sd15_boxdiff_v1_000000_seed0000.png").write_bytes(b"x")
+    (run / "images" / "sd15_boxdiff_v1_000000_seed0000.png").write_bytes(png_bytes())
     files_before = sorted(project.rglob("*"))
     # the samples are already in the project: the import fails after copying
     assert main(["import-sbuc", str(run), "--prompts", str(sbuc_prompts), "--project", str(project),

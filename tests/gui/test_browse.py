@@ -209,3 +209,27 @@ def test_live_verdicts_update_loaded_rows_in_place(qtbot, open_window, sbuc_proj
         qtbot.keyClick(t, Qt.Key_End, Qt.ControlModifier)
     rows = [m.data(m.index(i, 0), Qt.UserRole + 1) for i in range(m.rowCount())]
     assert _column(m, 5) == [VERDICTS[int(v.verdict[r])] for r in rows]
+
+
+@pytest.mark.parametrize(("typed", "expected"), [
+    ("50%", ["s_50pct"]),  # not "500 cats"
+    ("s_2", ["s_2"]),  # not "sx2"
+    ("a\\b", ["back\\slash"]),
+    ("%", ["s_50pct"]),
+    ("_", ["s_2", "s_50pct"]),
+    ("cat", ["s_50pct", "sx2"]),
+])
+def test_text_filter_matches_percent_underscore_and_backslash_literally(typed: str, expected: list[str]) -> None:
+    """The Browse filter's LIKE needs an ESCAPE clause, or '50%' and 's_2' find nothing."""
+    import duckdb
+
+    from ui.sample_table import FilterSpec
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE v (sample_id VARCHAR, text VARCHAR)")
+    con.executemany("INSERT INTO v VALUES (?, ?)", [
+        ["s_50pct", "a cat 50% to the left of a dog"], ["sx2", "500 cats above a dog"], ["s_2", "a bus"],
+        ["back\\slash", "path a\\b"]])
+    where, params = FilterSpec(text=typed).where()
+    got = sorted(r[0] for r in con.execute(f"SELECT sample_id FROM v {where}", params).fetchall())
+    assert got == sorted(expected)

@@ -18,6 +18,7 @@ re-checks) when there are several.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import math
 from pathlib import Path
@@ -26,8 +27,10 @@ from typing import Any
 import numpy as np
 
 from ..methods.spatial.types import VERDICT_CODE, VERDICTS
-from ..util.jsonsafe import dumps
 from ..types import WorkstationError
+from ..util.csvsafe import escape_row
+from ..util.jsonsafe import dumps
+from ..util.output import output_file, write_output_text
 from .evaluate import active_verdicts, add_project_arg, config_hash, load_samples, open_project, reading_project
 from ..methods.spatial.store import SpatialStore
 from ..methods.spatial.data import spatial_columns
@@ -110,24 +113,22 @@ def run_sample(args: argparse.Namespace) -> int:
         params = {"size": args.size, "seed": args.seed, "strata": list(strata), "conf_bins": args.conf_bins,
                   "config_version": cid, "exclude_labelled": bool(args.exclude_labelled)}
         table = strata_table(ds, v, rows, strata)
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = args.out.with_name(args.out.name + ".partial")
-        with tmp.open("w", encoding="utf-8", newline="") as fh:
-            w = csv.writer(fh)
-            w.writerow(SAMPLE_COLUMNS)
-            for i in rows.tolist():
-                w.writerow([s.sample_id[i], s.run_id[i], s.prompt_id[i], text.get(s.prompt_id[i], ""),
-                            RELATIONS[int(sc.relation[i])], sc.label_a[i], sc.label_b[i], int(s.seed[i]),
-                            VERDICTS[int(v.verdict[i])], v.reason_text(i), f"{float(v.conf[i]):.6f}",
-                            s.image_path[i], "", ""])
+        # the audit set and the file land together: the file is put in place inside the
+        # transaction, and a file that cannot be written rolls the audit set back
         aid = None
-        try:
+        with contextlib.nullcontext() if args.no_store else project.transaction():
             if not args.no_store:
                 aid = SpatialStore(project).create_audit_set(name, s.sample_id[rows].tolist(), params)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
-        tmp.replace(args.out)
+            with output_file(args.out, "audit sample") as tmp:
+                with tmp.open("w", encoding="utf-8", newline="") as fh:
+                    w = csv.writer(fh)
+                    w.writerow(SAMPLE_COLUMNS)
+                    for i in rows.tolist():
+                        w.writerow(escape_row([
+                            s.sample_id[i], s.run_id[i], s.prompt_id[i], text.get(s.prompt_id[i], ""),
+                            RELATIONS[int(sc.relation[i])], sc.label_a[i], sc.label_b[i], int(s.seed[i]),
+                            VERDICTS[int(v.verdict[i])], v.reason_text(i), f"{float(v.conf[i]):.6f}",
+                            s.image_path[i], "", ""]))
     n_strata = sum(1 for r in table if r["sampled"])
     stored = f"stored as audit set #{aid} '{name}'; " if aid is not None else ""
     print(f"drew {len(rows)} of {ds.n} samples from {n_strata} strata ({', '.join(strata)}) "
@@ -223,8 +224,7 @@ def run_metrics(args: argparse.Namespace) -> int:
     taus = tuple(_floats(args.taus, "--taus"))
     with reading_project(args.project) as project:
         result = audit_metrics(project, args.annotator, taus)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(dumps(result, indent=2) + "\n", encoding="utf-8")
+    write_output_text(args.out, dumps(result, indent=2) + "\n", "audit metrics")
     c = result["confusion"]
     print(f"audit over {result['audited']} labelled samples (checker config v{result['config_version']}, "
           f"tau {result['tau']:g}): PASS/PASS {c['tp']}, PASS/FAIL {c['fp']}, FAIL/PASS {c['fn']}, "

@@ -12,9 +12,10 @@ with its verdict set over every sample and makes it active.
 from __future__ import annotations
 
 import argparse
+import math
+import sys
 from pathlib import Path
 from typing import Any
-
 
 from ..util.jsonsafe import dumps
 from ..types import WorkstationError
@@ -39,12 +40,14 @@ def parse_grid(items: list[str] | None) -> dict[str, list[Any]]:
                 continue
             low = x.lower()
             if low in ("true", "false"):
-                values.append(low == "true")
+                values.append(low == "true")  # only a true/false parameter accepts these
                 continue
             try:
                 values.append(float(x))
             except ValueError:
                 raise WorkstationError(f"--grid {name}: {x!r} is not a number") from None
+            if not math.isfinite(values[-1]):
+                raise WorkstationError(f"--grid {name}: {x!r} is not a finite number")
         if not values:
             raise WorkstationError(f"--grid {name} has no values")
         out[name] = values
@@ -85,20 +88,33 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..methods.spatial.calibration import PAPER_GRID, grid_search
+    from ..methods.spatial.calibration import PAPER_GRID, _check_grids, grid_search
+    from ..methods.spatial.config import CheckerConfig
     from ..progress import TerminalProgress
+    from ..util.output import write_output_text
 
     grids = parse_grid(args.grid) or {k: list(v) for k, v in PAPER_GRID.items()}
     weights = parse_weights(args.weights)
     if args.out.suffix.lower() != ".json":
         raise WorkstationError(f"--out must be a .json file, got {args.out}")
+    names, values, taus = _check_grids(CheckerConfig(), grids)  # sizes and values, before the project opens
+    evaluations = math.prod(len(v) for v in values) if values else 1
+    if evaluations >= 100:
+        print(f"grid: {evaluations:,} checker evaluation(s) × {len(taus or [0])} tau value(s); "
+              "Ctrl-C cancels (nothing is written)", file=sys.stderr)
     opener = open_project if args.apply else reading_project
+    bar = TerminalProgress("calibrating", unit="config")
     with opener(args.project) as project:
         ds = load_samples(project)
         base_id, base_cfg, _ = active_verdicts(project, ds)
         human = SpatialStore(project).human_verdicts(ds, args.annotator)
-        with TerminalProgress("calibrating", unit="config") as bar:
-            result = grid_search(ds, base_cfg, human, grids, weights, progress=bar)
+        try:
+            with bar:
+                result = grid_search(ds, base_cfg, human, grids, weights, progress=bar)
+        except KeyboardInterrupt:
+            print(f"calibration cancelled after {bar.done} of {bar.total} checker evaluations; "
+                  "nothing was written", file=sys.stderr)
+            return 130
         best = result.best
         best_cfg = result.best_config().replace(name="calibrated")
         report: dict[str, Any] = {
@@ -124,13 +140,15 @@ def run(args: argparse.Namespace) -> int:
             v_all = checker.evaluate(ds, best_cfg)
             params = ", ".join(f"{k}={val:g}" if isinstance(val, float) else f"{k}={val}"
                                for k, val in report["best"]["params"].items())
+            # the new version and the file land together (a file that cannot be written rolls back)
             with project.transaction():
                 cid = SpatialStore(project).save_config(best_cfg, note=f"calibrate: {params}; J={best['j']:.4f}",
                                           parent_id=base_id)
                 SpatialStore(project).save_verdicts(cid, ds, v_all)
-            report["applied_config_version"] = cid
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(dumps(report, indent=2) + "\n", encoding="utf-8")
+                report["applied_config_version"] = cid
+                write_output_text(args.out, dumps(report, indent=2) + "\n", "calibration result")
+        else:
+            write_output_text(args.out, dumps(report, indent=2) + "\n", "calibration result")
     b = report["best"]
     params = ", ".join(f"{k} {val:g}" if isinstance(val, float) else f"{k} {val}" for k, val in b["params"].items())
     print(f"best of {len(result)} combinations over {result.n_audited} audited samples: {params}; "

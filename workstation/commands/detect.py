@@ -28,7 +28,9 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                         "brightness_1.1,gaussian_blur_1,resize_0.9")
     p.add_argument("--runs", nargs="*", default=[], metavar="RUN", help="only the samples of these runs")
     p.add_argument("--batch-size", type=int, default=8, help="samples per batch")
-    p.add_argument("--shard", default=None, metavar="i/n", help="only shard i of n (1-based)")
+    p.add_argument("--shard", default=None, metavar="i/n",
+                   help="only shard i of n (1-based); inside a Slurm job array the default is the array "
+                        "task's shard")
     p.add_argument("--evaluate", action="store_true", help="compute the checker's verdicts afterwards")
     p.add_argument("--no-run", action="store_true", help="store the job without running it")
     p.set_defaults(func=run)
@@ -64,18 +66,27 @@ def parse_secondary(items: list[str]) -> list[tuple[str, str | None]]:
 
 
 def run(args: argparse.Namespace) -> int:
+    import os
+
     from ..jobs import create_detect_job, create_evaluate_job
+    from ..jobs.shards import resolve_shard
+    from ..jobs.spec import JobPaths, append_log
     from .evaluate import open_project
     from .generate import exit_code, watch
 
+    shard, shard_note = resolve_shard(args.shard, os.environ)
+    secondary = parse_secondary(args.secondary)
+    perturbations = perturbation_names(args.perturbations)
     project = open_project(args.project)
     try:
         model = str(Path(args.model).expanduser().resolve()) if args.model and Path(args.model).expanduser().exists() \
             else args.model
-        spec = create_detect_job(project, detector=args.detector, model=model,
-                                 secondary=parse_secondary(args.secondary),
-                                 perturbations=perturbation_names(args.perturbations), runs=args.runs,
-                                 shard=args.shard, batch_size=args.batch_size)
+        spec = create_detect_job(project, detector=args.detector, model=model, secondary=secondary,
+                                 perturbations=perturbations, runs=args.runs, shard=shard,
+                                 batch_size=args.batch_size)
+        if shard_note:
+            print(shard_note)
+            append_log(JobPaths(project.folder, spec.job_id), shard_note)
         print(f"job {spec.job_id}: {spec.describe()}")
         if args.no_run:
             return 0

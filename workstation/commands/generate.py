@@ -9,6 +9,9 @@ The work runs in a worker process; this command shows a progress bar (items/s, E
 the finished images to the project as they come. Ctrl-C stops after the current batch; the same
 command (or `jobs resume`) later makes only the missing images. With `--shard i/n` each machine
 makes its share of the items (the same run id everywhere); `merge` joins the shard projects.
+Inside a Slurm job array (`sbatch --array=0-N`) the shard comes from the array's variables when
+`--shard` is not given (see packaging/slurm/). Everything is checked before the project is
+created: a bad request leaves no folder behind.
 """
 
 from __future__ import annotations
@@ -54,7 +57,9 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     p.add_argument("--device", default=None, help="auto, cpu, cuda, cuda:N or mps")
     p.add_argument("--batch-size", type=int, default=4, help="images per batch (halved on out-of-memory)")
     p.add_argument("--run-id", default=None, help="run id (default: derived from model, settings and suite)")
-    p.add_argument("--shard", default=None, metavar="i/n", help="make only shard i of n (1-based)")
+    p.add_argument("--shard", default=None, metavar="i/n",
+                   help="make only shard i of n (1-based); inside a Slurm job array the default is the "
+                        "array task's shard (SLURM_ARRAY_TASK_ID / _MIN / _COUNT)")
     p.add_argument("--no-run", action="store_true", help="store the job without running it")
     p.set_defaults(func=run)
 
@@ -105,9 +110,15 @@ def exit_code(run: "JobRun") -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..jobs import PROCEDURAL, create_generate_job
+    import os
 
-    prompts, label = load_suite(args.suite, args.pairs, args.limit, getattr(args, "method", "spatial"))
+    from ..jobs import PROCEDURAL, create_generate_job
+    from ..jobs.shards import resolve_shard
+    from ..jobs.spec import JobPaths, append_log, check_generate_request
+    from ..methods.spatial.suite import check_prompt_texts
+    from .pipeline import load_suite_with_lines
+
+    prompts, label, lines = load_suite_with_lines(args.suite, args.pairs, args.limit, getattr(args, "method", "spatial"))
     if args.seeds < 1:
         raise WorkstationError(f"--seeds must be at least 1, got {args.seeds}")
     seeds = list(range(args.seed_start, args.seed_start + args.seeds))
@@ -124,11 +135,19 @@ def run(args: argparse.Namespace) -> int:
                 raise WorkstationError(f"model folder not found: {p}")
             if p.exists():
                 model_arg = str(p.resolve())
+    shard, shard_note = resolve_shard(args.shard, os.environ)
+    # everything is checked before the project is created or opened: a bad request leaves nothing
+    check_generate_request(prompts, generator=generator, params=generation_params(args), seeds=seeds,
+                           run_id=args.run_id, shard=shard, batch_size=args.batch_size)
     project = open_or_create(args.project)
     try:
+        check_prompt_texts(project, prompts, args.suite if args.suite != "builtin" else "the built-in suite", lines)
         spec = create_generate_job(project, prompts, generator=generator, model=model_arg,
                                    params=generation_params(args), seeds=seeds, run_id=args.run_id,
-                                   shard=args.shard, batch_size=args.batch_size, suite=label)
+                                   shard=shard, batch_size=args.batch_size, suite=label)
+        if shard_note:
+            print(shard_note)
+            append_log(JobPaths(project.folder, spec.job_id), shard_note)
         print(f"job {spec.job_id}: {spec.describe()}")
         if args.no_run:
             return 0

@@ -7,21 +7,32 @@ transaction: the run (method, model, generation parameters, provenance), its pro
 and detections, the run's checker config as a config version, and the recorded verdicts as that
 version's verdict set (so the project shows the published verdicts at once). Images present in
 the run folder are copied to `images/<run id>/` in the project. On any error the project is
-left exactly as it was (a project created by this command is removed again).
+left exactly as it was: a new project is built in a hidden folder beside DIR and renamed into
+place only when the import has succeeded, so even a killed import leaves no project behind.
+
+Every file is checked before the project is touched: the manifest, results and prompts
+(`io.sbuc`), the YAML files (no aliases, size-capped: `util.safeyaml`) and each image (a
+regular file inside the run folder — a symbolic link out of it is refused — that decodes fully
+within the size limits of `util.images`); errors name the manifest line.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..methods.spatial.sbuc import MAX_IMAGE_SIDE
 from ..types import WorkstationError
+from ..util.images import MAX_PIXELS as MAX_IMAGE_PIXELS
 from .evaluate import add_project_arg
 from ..methods.spatial.store import SpatialStore
 
@@ -50,24 +61,61 @@ def _image_target(run_id: str, rel: str) -> str:
     return Path("images", run_id, *parts).as_posix()
 
 
+MAX_GEN_CONFIG_BYTES = 256 * 1024  # gen_config.yaml is provenance: a few KB in practice
+MAX_GEN_CONFIG_JSON_BYTES = 64 * 1024  # of gen_config.yaml, as stored in the run's provenance
+
+
 def _read_gen_config(run_dir: Path) -> Any:
+    """The run's gen_config.yaml (provenance), read safely: no aliases ("billion laughs"), at
+    most MAX_GEN_CONFIG_BYTES; a broken file fails the import with its file and line."""
+    from ..util.safeyaml import load_yaml
+
     path = run_dir / "gen_config.yaml"
     if not path.is_file():
         return None
-    import yaml
+    return load_yaml(path, what="generation config", max_bytes=MAX_GEN_CONFIG_BYTES)
 
-    try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError):
-        return None  # provenance only; an unreadable copy is not worth failing the import
+
+def plan_images(parsed: Any, run_dir: Path, src_images: list[str], targets: list[str]) -> list[tuple[Path, str]]:
+    """(source file, project-relative target) of every image to copy, each one checked first.
+
+    An image the manifest names but the folder lacks is left out (as before); a link leaving
+    the run folder, something that is not a regular file, a file that is not an acceptable
+    image (`util.images.check_image`) or one whose size differs from the manifest's is an error
+    naming the manifest line."""
+    from ..types import InputError
+    from ..util.images import BadImage, check_image
+    from ..util.paths import UnsafePath, source_file
+
+    man = parsed.manifest_path or (run_dir / "manifest.jsonl")
+    lines = parsed.manifest_lines
+    s = parsed.dataset.samples
+    out: list[tuple[Path, str]] = []
+    for i, (src, dst) in enumerate(zip(src_images, targets)):
+        if not src:
+            continue
+        line = lines.get(str(s.sample_id[i]))
+        try:
+            real = source_file(run_dir, src, "image")
+        except FileNotFoundError:
+            continue
+        except UnsafePath as e:
+            raise InputError(man, str(e), line) from None
+        try:
+            w, h = check_image(real, max_side=MAX_IMAGE_SIDE, max_pixels=MAX_IMAGE_PIXELS)
+        except BadImage as e:
+            raise InputError(man, f"image {src!r} {e}", line) from None
+        if (w, h) != (int(s.width[i]), int(s.height[i])):
+            raise InputError(man, f"image {src!r} is {w}x{h} pixels but the manifest says "
+                                  f"{int(s.width[i])}x{int(s.height[i])}", line)
+        out.append((real, dst))
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
     from ..methods.spatial.config import CheckerConfig
-    from ..methods.spatial.sbuc_export import StoredVerdicts
     from ..methods.spatial.sbuc import parse_run
-    from ..progress import track
-    from ..store import DB_NAME, Project
+    from ..util.jsonsafe import capped
 
     if args.run_id is not None and not _RUN_ID.match(args.run_id):
         raise WorkstationError(f"run id {args.run_id!r} must be letters, digits, '.', '_' or '-'")
@@ -81,37 +129,26 @@ def run(args: argparse.Namespace) -> int:
     # the method is the run's own name in the benchmark, whatever it is called here
     method = _manifest_run_id(run_dir) or run_dir.name
     src_images = ds.samples.image_path.tolist()
-    ds.samples.image_path = np.array([_image_target(rid, p) if p else "" for p in src_images], dtype=object)
+    targets = [_image_target(rid, p) if p else "" for p in src_images]
+    ds.samples.image_path = np.array(targets, dtype=object)
     cfg = parsed.config or CheckerConfig(name="default")
     detectors = meta.pop("detectors", {"primary": "primary", "secondary": "secondary"})
     provenance = {k: v for k, v in meta.items() if k not in ("model", "gen_params")}
     gen_config = _read_gen_config(run_dir)
     if gen_config is not None:
-        provenance["gen_config"] = gen_config
+        provenance["gen_config"] = capped(gen_config, MAX_GEN_CONFIG_JSON_BYTES)
     provenance["detectors"] = detectors
+    images = plan_images(parsed, run_dir, src_images, targets)  # all checked before the project is touched
 
     folder = Path(args.project)
-    folder_existed = folder.exists()
-    db_existed = (folder / DB_NAME).exists()
-    images_dir_existed = (folder / "images").exists()
     copied: list[Path] = []
-    made_dirs: list[Path] = []
-    project = Project.create(folder, exist_ok=True)
-    ok = False
-    try:
+    with _project_folder(folder, copied) as (project, root):
+        from ..methods.spatial.suite import check_prompt_texts
+
+        check_prompt_texts(project, parsed.dataset.prompts, parsed.prompts_path or "prompt file", parsed.prompt_lines)
         if rid in project.run_ids():
             raise WorkstationError(f"run {rid!r} already exists in the project {folder}; choose another --run-id")
-        todo = [(run_dir / s, folder / t) for s, t in zip(src_images, ds.samples.image_path.tolist())
-                if s and (run_dir / s).is_file()]
-        for src, dst in track(todo, desc="copying images", unit="img"):
-            for parent in reversed(dst.parents):
-                if not parent.exists():
-                    parent.mkdir()
-                    made_dirs.append(parent)
-            if dst.exists():
-                raise WorkstationError(f"image {dst} is already in the project; choose another --run-id")
-            shutil.copy2(src, dst)
-            copied.append(dst)
+        _copy_images(images, root, copied)
         with project.transaction():
             project.add_run(rid, method=method, model=meta.get("model"), params=meta.get("gen_params"),
                             provenance=provenance, source="spatialbench_uc")
@@ -119,25 +156,9 @@ def run(args: argparse.Namespace) -> int:
                                                     detectors.get("secondary", "secondary")))
             cid = SpatialStore(project).save_config(cfg, note=f"imported with run {rid} from {run_dir}")
             if parsed.recorded is not None:
+                from ..methods.spatial.sbuc_export import StoredVerdicts
+
                 SpatialStore(project).save_verdicts(cid, ds, StoredVerdicts.from_recorded(parsed.recorded))
-        ok = True
-    finally:
-        if not ok:
-            for f in copied:
-                f.unlink(missing_ok=True)
-            for d in reversed(made_dirs):
-                try:
-                    d.rmdir()
-                except OSError:
-                    pass
-        project.close()
-        if not ok and not db_existed:
-            for name in (DB_NAME, DB_NAME + ".wal"):
-                (folder / name).unlink(missing_ok=True)
-            if not images_dir_existed:
-                shutil.rmtree(folder / "images", ignore_errors=True)
-            if not folder_existed:
-                shutil.rmtree(folder, ignore_errors=True)
 
     n_prompts = len(set(ds.samples.prompt_id.tolist()))
     if parsed.recorded is not None:
@@ -146,8 +167,106 @@ def run(args: argparse.Namespace) -> int:
     else:
         verdicts = "no recorded verdicts (run `evaluate`)"
     print(f"imported run {rid} into {folder}: {ds.n} samples, {n_prompts} prompts, "
-          f"{len(ds.detections)} detections, {len(copied)} images; {verdicts} as checker config v{cid}")
+          f"{len(ds.detections)} detections, {len(images)} images; {verdicts} as checker config v{cid}")
     return 0
+
+
+def _copy_images(images: list[tuple[Path, str]], root: Path, made: list[Path]) -> None:
+    """Copy checked images under `root`, listing every file and folder made in `made`
+    (innermost last), so that a failed import can remove them again."""
+    from ..progress import track
+    from ..util.paths import target_file
+
+    for src, rel in track(images, desc="copying images", unit="img"):
+        dst = target_file(root, rel)
+        for parent in reversed(dst.parents):
+            if not parent.exists():
+                parent.mkdir()
+                made.append(parent)
+        if dst.exists():
+            raise WorkstationError(f"image {dst} is already in the project; choose another --run-id")
+        shutil.copyfile(src, dst)  # the checked regular file, never a link
+        made.append(dst)
+
+
+def _undo(made: list[Path]) -> None:
+    for p in reversed(made):
+        try:
+            if p.is_dir() and not p.is_symlink():
+                p.rmdir()
+            else:
+                p.unlink(missing_ok=True)
+        except OSError:
+            pass
+
+
+@contextmanager
+def _project_folder(folder: Path, made: list[Path]) -> Iterator[tuple[Any, Path]]:
+    """The project to import into, and the folder its files go to.
+
+    An existing project (or a folder that already holds other files) is opened in place: the
+    import is one transaction, and the files and folders listed in `made` are removed on failure.
+    A new project is built in a hidden sibling folder and renamed into place when the import has
+    succeeded, so a failed or killed import never leaves a project behind (a killed import's
+    hidden folder is removed by the next import into the same place)."""
+    from ..store import DB_NAME, Project
+
+    in_place = (folder / DB_NAME).is_file() or (folder.exists() and (not folder.is_dir() or any(folder.iterdir())))
+    parents: list[Path] = []
+    if in_place:
+        build = folder
+    else:
+        for p in reversed((folder.parent, *folder.parent.parents)):
+            if not p.exists():
+                p.mkdir()
+                parents.append(p)
+        _remove_stale_builds(folder)
+        build = folder.parent / f".{folder.name}.importing-{os.getpid()}"
+    db_existed = (build / DB_NAME).exists()
+    images_existed = (build / "images").exists()
+    try:
+        project = Project.create(build, exist_ok=True)
+    except BaseException:
+        _undo(parents)
+        raise
+    ok = False
+    try:
+        yield project, build
+        ok = True
+    finally:
+        project.close()
+        if not ok:
+            _undo(made)
+            if not in_place:
+                shutil.rmtree(build, ignore_errors=True)
+                _undo(parents)
+            elif not db_existed:
+                for name in (DB_NAME, DB_NAME + ".wal"):
+                    (build / name).unlink(missing_ok=True)
+                if not images_existed:
+                    shutil.rmtree(build / "images", ignore_errors=True)
+    if not in_place:
+        try:
+            if folder.exists():
+                folder.rmdir()  # an empty folder is replaced
+            os.rename(build, folder)
+        except OSError:
+            shutil.rmtree(build, ignore_errors=True)
+            _undo(parents)
+            raise
+
+
+def _remove_stale_builds(folder: Path) -> None:
+    """Hidden build folders of earlier imports into `folder` whose process is gone (killed)."""
+    from ..jobs.runner import pid_alive
+
+    for p in folder.parent.glob(f".{folder.name}.importing-*"):
+        try:
+            pid = int(p.name.rsplit("-", 1)[1])
+        except ValueError:
+            continue
+        if pid != os.getpid() and not pid_alive(pid):
+            shutil.rmtree(p, ignore_errors=True)
 
 
 def _manifest_run_id(run_dir: Path) -> str | None:

@@ -2,8 +2,11 @@
 
     python main.py merge --project DIR SHARD_PROJECT_DIR [SHARD_PROJECT_DIR|JOB_DIR ...]
 
-Runs, prompts, samples with their images and ground truth, detections and job history are
-copied in, one transaction per source. A sample id present twice with the same content is
+Every source is checked before anything is written or created: what it is, and every image
+path it would copy (relative, inside its folder, no symbolic link out of it, a regular file that
+decodes as an image within the limits of `util.images`). Then runs, prompts, samples with their
+images and ground truth, detections and job history are copied in, one transaction per source;
+a new target project that receives nothing is removed again. A sample id present twice with the same content is
 skipped; with different content it is an error and that source is not merged.
 """
 
@@ -11,6 +14,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..store import Project
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -23,14 +30,44 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..jobs.merge import merge_into
-    from ..store import Project
+    from ..jobs.merge import merge_into, preflight
+    from ..store import DB_NAME, Project
 
-    project = Project.create(args.project, exist_ok=True)
+    target = Path(args.project)
+    checked = preflight(target, args.sources)  # every source and image checked before anything is created
+    new = not (target / DB_NAME).exists()
+    made = [p for p in reversed((target, *target.parents)) if not p.exists()]
+    had = {name: (target / name).exists() for name in ("images", "jobs")}
+    project = Project.create(target, exist_ok=True)
     try:
-        report = merge_into(project, args.sources,
+        report = merge_into(project, args.sources, checked=checked,
                             on_source=lambda k, n, s: print(f"[{k + 1}/{n}] merging {s}"))
-    finally:
+    except BaseException:
+        if new:
+            _discard_if_empty(project, made, had)
         project.close()
+        raise
+    project.close()
     print(report.summary())
     return 0
+
+
+def _discard_if_empty(project: "Project", made: list[Path], had: dict[str, bool]) -> None:
+    """A project this merge created and could not fill is removed again (one that received a
+    source before a later one failed keeps it: each source is one transaction)."""
+    import shutil
+
+    from ..store import DB_NAME
+
+    if project.sample_count() or project.run_ids():
+        return
+    project.close()
+    target = project.folder
+    if made:
+        shutil.rmtree(made[0], ignore_errors=True)  # the outermost folder this command made
+        return
+    for name in (DB_NAME, DB_NAME + ".wal"):
+        (target / name).unlink(missing_ok=True)
+    for name, existed in had.items():
+        if not existed:
+            shutil.rmtree(target / name, ignore_errors=True)

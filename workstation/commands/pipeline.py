@@ -44,10 +44,18 @@ def load_suite(suite: str, pairs: int = 50, limit: int | None = None, method: st
     """The prompts of a suite and a provenance label: 'builtin' (the method's built-in suite;
     the spatial one with `pairs` object pairs), a prompt file written by `suite --out`, a spatial
     prompt file (SpatialBench-UC .jsonl / .csv) or the method's own suite file."""
+    prompts, label, _lines = load_suite_with_lines(suite, pairs, limit, method, options)
+    return prompts, label
+
+
+def load_suite_with_lines(suite: str, pairs: int = 50, limit: int | None = None, method: str = "spatial",
+                          options: dict[str, Any] | None = None) -> tuple["Prompts", str, dict[str, int]]:
+    """`load_suite` and the line of each prompt id in its file (empty where it has none)."""
     import numpy as np
 
     from ..methods import get_method
 
+    lines: dict[str, int] = {}
     if suite == "builtin":
         if method == "spatial":
             from ..methods.spatial.suite import spatial_suite
@@ -65,9 +73,9 @@ def load_suite(suite: str, pairs: int = 50, limit: int | None = None, method: st
 
             prompts = read_prompts_jsonl(path)
         elif method == "spatial":
-            from ..methods.spatial.suite import load_prompt_file
+            from ..methods.spatial.suite import load_prompt_file_with_lines
 
-            prompts = load_prompt_file(path)
+            prompts, lines = load_prompt_file_with_lines(path)
         else:
             reader = getattr(get_method(method), "read_suite_file", None)
             if reader is None:
@@ -79,7 +87,7 @@ def load_suite(suite: str, pairs: int = 50, limit: int | None = None, method: st
         if limit < 1:
             raise WorkstationError(f"the prompt limit must be at least 1, got {limit}")
         prompts = prompts.take(np.arange(min(limit, len(prompts))))
-    return prompts, label
+    return prompts, label, lines
 
 
 @dataclass

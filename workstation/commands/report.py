@@ -59,7 +59,13 @@ def run(args: argparse.Namespace) -> int:
         def build(folder: Path) -> list[Any]:
             return [m.report_section(project, folder / m.name, annotator=args.annotator) for m in methods]
 
-        sections = write_bundle(args.out, build, provenance=provenance, overwrite=args.overwrite)
+        try:
+            sections = write_bundle(args.out, build, provenance=provenance, overwrite=args.overwrite)
+        except OSError as e:  # the bundle is built in a temporary folder beside OUT_DIR, removed on failure
+            from ..util.output import OutputError, describe_os_error
+
+            raise OutputError(f"cannot write the report {args.out}: {describe_os_error(e)}; "
+                              "nothing was written") from None
     print(f"report of {', '.join(s.title for s in sections)} written to {args.out} "
           f"(open {Path(args.out) / 'index.html'})")
     for s in sections:

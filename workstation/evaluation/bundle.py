@@ -44,11 +44,23 @@ def write_bundle(out_dir: str | Path, build: Callable[[Path], list[ReportSection
     out = Path(out_dir)
     if out.exists() and not overwrite and (not out.is_dir() or any(out.iterdir())):
         raise WorkstationError(f"report folder {out} already exists; choose another or allow overwriting")
+    made = [q for q in reversed(out.parents) if not q.exists()]  # folders made here, removed on failure
+
+    def unmake() -> None:
+        for q in reversed(made):
+            try:
+                q.rmdir()
+            except OSError:
+                pass
+
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=str(out.parent)))
     except OSError as e:
-        raise WorkstationError(f"cannot write the report into {out.parent}: {e.strerror or e}") from None
+        from ..util.output import OutputError, describe_os_error
+
+        unmake()
+        raise OutputError(f"cannot write the report {out}: {describe_os_error(e)}; nothing was written") from None
     try:
         sections = build(tmp)
         if not sections:
@@ -89,5 +101,6 @@ def write_bundle(out_dir: str | Path, build: Callable[[Path], list[ReportSection
             os.replace(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
+        unmake()
         raise
     return sections

@@ -12,12 +12,18 @@ from ..types import InputError
 
 
 def read_jsonl(path: str | Path, what: str = "file") -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield (line_number, object) for each non-blank line; errors name file and line."""
+    """Yield (line_number, object) for each non-blank line; errors name file and line
+    (malformed JSON, a line that is not an object, bytes that are not UTF-8)."""
     path = Path(path)
     if not path.is_file():
         raise InputError(path, f"{what} not found")
-    with path.open("r", encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
+    with path.open("rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            try:
+                line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+            except UnicodeDecodeError as e:
+                raise InputError(path, f"not UTF-8 text (byte 0x{raw[e.start]:02x} at column {e.start + 1})",
+                                 lineno) from None
             s = line.strip()
             if not s:
                 continue
@@ -25,6 +31,8 @@ def read_jsonl(path: str | Path, what: str = "file") -> Iterator[tuple[int, dict
                 obj = json.loads(s)
             except json.JSONDecodeError as e:
                 raise InputError(path, f"malformed JSON ({e.msg} at column {e.colno})", lineno) from None
+            except RecursionError:
+                raise InputError(path, "malformed JSON (nested too deeply)", lineno) from None
             if not isinstance(obj, dict):
                 raise InputError(path, "expected a JSON object on each line", lineno)
             yield lineno, obj
@@ -40,13 +48,47 @@ def require(obj: dict[str, Any], key: str, path: object, line: int, kind: type |
     return v
 
 
+def require_id(obj: dict[str, Any], key: str, path: object, line: int) -> str:
+    """A required id field (text, no control characters; see `util.ids`)."""
+    from ..util.ids import check_id
+
+    v = require(obj, key, path, line)
+    try:
+        return check_id(v, f"field '{key}'")
+    except ValueError as e:
+        raise InputError(path, str(e), line) from None
+
+
+def number(v: Any, path: object, line: int, key: str, *, lo: float | None = None, hi: float | None = None,
+           default: float | None = None) -> float:
+    """A finite JSON number (never a boolean or text) within [lo, hi]; `default` for a missing one."""
+    if v is None:
+        if default is None:
+            raise InputError(path, f"missing field '{key}'", line)
+        return default
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise InputError(path, f"field '{key}' must be a number, got {v!r:.40}", line)
+    try:
+        x = float(v)
+    except OverflowError:
+        raise InputError(path, f"field '{key}' must be a finite number, got {v!r:.40}", line) from None
+    if not math.isfinite(x):
+        raise InputError(path, f"field '{key}' must be a finite number, got {v!r}", line)
+    if (lo is not None and x < lo) or (hi is not None and x > hi):
+        rng = f"[{lo:g}, {hi:g}]" if lo is not None and hi is not None else (f">= {lo:g}" if lo is not None else f"<= {hi:g}")
+        raise InputError(path, f"field '{key}' must be {rng}, got {v!r}", line)
+    return x
+
+
 def check_box(box: Any, path: object, line: int, where: str, width: float, height: float) -> tuple[float, float, float, float]:
     """Validate an xyxy pixel box. Small overshoot of the image (detector padding) is allowed."""
     if not isinstance(box, (list, tuple)) or len(box) != 4:
         raise InputError(path, f"{where}: box must be a list of 4 numbers [x1, y1, x2, y2]", line)
+    if any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in box):
+        raise InputError(path, f"{where}: box has a non-numeric coordinate: {box!r}", line)
     try:
         x1, y1, x2, y2 = (float(v) for v in box)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise InputError(path, f"{where}: box has a non-numeric coordinate: {box!r}", line) from None
     if not all(math.isfinite(v) for v in (x1, y1, x2, y2)):
         raise InputError(path, f"{where}: box has a NaN or infinite coordinate: {box!r}", line)
@@ -62,9 +104,11 @@ def check_box(box: Any, path: object, line: int, where: str, width: float, heigh
 
 
 def check_score(v: Any, path: object, line: int, where: str) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise InputError(path, f"{where}: score must be a number, got {v!r}", line)
     try:
         s = float(v)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise InputError(path, f"{where}: score must be a number, got {v!r}", line) from None
     if not math.isfinite(s) or s < 0 or s > 1:
         raise InputError(path, f"{where}: score must be in [0, 1], got {v!r}", line)

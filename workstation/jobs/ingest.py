@@ -61,20 +61,48 @@ def file_sha256(path: Path) -> str:
 
 
 def copy_image(src_root: Path, dst_root: Path, rel: str, copied: list[Path]) -> None:
-    """Copy one image into this project; identical files are left alone, different ones are an error."""
-    src, dst = src_root / rel, dst_root / rel
-    if not src.is_file():
-        raise WorkstationError(f"image {src} is missing; cannot merge its sample")
+    """Copy one image into this project; identical files are left alone, different ones are an error.
+
+    ``rel`` is checked before anything is touched: relative, no ``..``, no link out of
+    ``src_root`` (a link is followed only inside it), no link below ``dst_root`` (nothing is
+    written through one), and the source is a regular file. (The images themselves are checked
+    by `jobs.merge.preflight` before a merge starts.) Every file and folder made is listed in
+    ``copied`` (outermost folder first) so that a failed merge can remove them."""
+    from ..util.paths import UnsafePath, source_file, target_file
+
+    try:
+        dst = target_file(dst_root, rel)
+        src = source_file(src_root, rel)
+    except FileNotFoundError:
+        raise WorkstationError(f"image {src_root / rel} is missing; cannot merge its sample") from None
+    except UnsafePath as e:
+        raise WorkstationError(f"{src_root}: {e}") from None
     if dst.exists():
         if file_sha256(src) != file_sha256(dst):
             raise WorkstationError(f"image {rel} differs between {src_root} and {dst_root}")
         return
-    dst.parent.mkdir(parents=True, exist_ok=True)
     try:
-        shutil.copy2(src, dst)
+        for parent in reversed(dst.parents):
+            if not parent.exists():
+                parent.mkdir()
+                copied.append(parent)
+        shutil.copyfile(src, dst)
     except OSError as e:
+        dst.unlink(missing_ok=True)
         raise WorkstationError(f"cannot copy {src} to {dst}: {e.strerror or e}") from e
     copied.append(dst)
+
+
+def remove_copied(copied: list[Path]) -> None:
+    """Undo `copy_image`: the files, then the folders it made (innermost first)."""
+    for p in reversed(copied):
+        try:
+            if p.is_dir() and not p.is_symlink():
+                p.rmdir()
+            else:
+                p.unlink(missing_ok=True)
+        except OSError:
+            pass
 
 
 def _provenance(paths: JobPaths) -> dict[str, Any]:
@@ -153,8 +181,7 @@ def ingest_generate(project: "Project", paths: JobPaths, spec: JobSpec, cols: di
             ensure_run(project, paths, spec)
             project.add_dataset(ds, truth=truth)
     except BaseException:
-        for p in copied:
-            p.unlink(missing_ok=True)
+        remove_copied(copied)
         raise
     res.samples = len(keep)
     return res

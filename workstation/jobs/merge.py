@@ -28,7 +28,7 @@ import numpy as np
 
 from ..types import WorkstationError
 from .chunks import pending_chunks
-from .ingest import copy_image, file_sha256, ingest_job_folder
+from .ingest import copy_image, file_sha256, ingest_job_folder, remove_copied
 from .spec import JobPaths
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -192,33 +192,105 @@ def _merge_project(target: "Project", folder: Path, report: MergeReport) -> None
                                       message=f"merged from {folder}"
                                       + (f": {job['message']}" if job["message"] else ""))
     except BaseException:
-        for p in copied:
-            p.unlink(missing_ok=True)
+        remove_copied(copied)
         raise
     finally:
         src.close()
 
 
-def merge_into(target: "Project", sources: Sequence[str | Path],
-               on_source: Callable[[int, int, str], None] | None = None) -> MergeReport:
-    """Merge shard projects / job folders into ``target``, one transaction per source."""
-    report = MergeReport()
-    for k, s in enumerate(sources):
+def source_kind(folder: Path, target_folder: Path | None = None) -> str:
+    """'project' or 'job' for a merge source; WorkstationError for anything else."""
+    if not folder.is_dir():
+        raise WorkstationError(f"{folder} is not a folder (expected a project folder or a job folder)")
+    if target_folder is not None and target_folder.exists() and folder.resolve() == target_folder.resolve():
+        raise WorkstationError(f"{folder} is the target project itself")
+    if (folder / "project.duckdb").is_file():
+        return "project"
+    if (folder / "spec.json").is_file():
+        return "job"
+    raise WorkstationError(f"{folder} is neither a project folder (project.duckdb) nor a job folder (spec.json)")
+
+
+def _source_images(folder: Path, kind: str) -> tuple[Path, list[tuple[str, str]]]:
+    """(image root, [(sample id, image path)]) of a merge source, read without writing anything."""
+    from .chunks import chunk_files, read_chunk
+    from .spec import load_spec
+
+    if kind == "project":
+        src = _open_source(folder)
+        try:
+            rows = src.con.execute("SELECT sample_id, image_path FROM samples WHERE coalesce(image_path, '') <> '' "
+                                   "ORDER BY ord").fetchall()
+        finally:
+            src.close()
+        return folder, [(str(a), str(b)) for a, b in rows]
+    paths = JobPaths.of_dir(folder)
+    spec = load_spec(paths)
+    out: list[tuple[str, str]] = []
+    if spec.kind == "generate":
+        for chunk in chunk_files(paths):
+            try:
+                cols, _items, _kind = read_chunk(chunk)
+            except Exception as e:  # noqa: BLE001 - a damaged chunk from elsewhere: one clear line
+                raise WorkstationError(f"{chunk} is not a readable result chunk ({type(e).__name__}: {e})") from None
+            for sid, rel in zip(cols.get("sample_id", []), cols.get("image_path", [])):
+                if rel:
+                    out.append((str(sid), str(rel) if isinstance(rel, str) else repr(rel)))
+    return paths.project, out
+
+
+def preflight(target_folder: Path, sources: Sequence[str | Path],
+              check_images: bool = True) -> list[tuple[Path, str]]:
+    """Check every merge source before anything is written: its kind, and every image path it
+    would copy (relative, inside its folder, no links out, a regular file that decodes as an
+    image within `util.images`' limits, no link below the target). Returns (folder, kind) pairs."""
+    from ..util.images import BadImage, check_image
+    from ..util.paths import UnsafePath, check_relative, source_file, target_file
+
+    out: list[tuple[Path, str]] = []
+    for s in sources:
         folder = Path(s)
+        kind = source_kind(folder, target_folder)
+        root, images = _source_images(folder, kind)
+        for sid, rel in images:
+            where = f"{folder}: sample {sid!r}"
+            try:
+                check_relative(rel, "image path")
+                if target_folder.exists():
+                    target_file(target_folder, rel)
+                real = source_file(root, rel)
+            except FileNotFoundError:
+                raise WorkstationError(f"{where}: image {rel!r} is missing from {root}") from None
+            except UnsafePath as e:
+                raise WorkstationError(f"{where}: {e}") from None
+            if check_images:
+                try:
+                    check_image(real)
+                except BadImage as e:
+                    raise WorkstationError(f"{where}: image {rel!r} {e}") from None
+        out.append((folder, kind))
+    return out
+
+
+def merge_into(target: "Project", sources: Sequence[str | Path],
+               on_source: Callable[[int, int, str], None] | None = None,
+               checked: list[tuple[Path, str]] | None = None) -> MergeReport:
+    """Merge shard projects / job folders into ``target``, one transaction per source.
+
+    Every source is checked first (`preflight`, unless its result is given as ``checked``);
+    nothing is written when one is bad."""
+    report = MergeReport()
+    if checked is None:
+        checked = preflight(target.folder, sources)
+    for k, (folder, kind) in enumerate(checked):
         if on_source is not None:
-            on_source(k, len(sources), str(folder))
-        if not folder.is_dir():
-            raise WorkstationError(f"{folder} is not a folder (expected a project folder or a job folder)")
-        if folder.resolve() == target.folder.resolve():
-            raise WorkstationError(f"{folder} is the target project itself")
-        if (folder / "project.duckdb").is_file():
+            on_source(k, len(checked), str(folder))
+        if kind == "project":
             _merge_project(target, folder, report)
-        elif (folder / "spec.json").is_file():
+        else:
             r = ingest_job_folder(target, folder)
             report.samples_added += r.samples
             report.samples_identical += r.skipped
             report.detections_added += r.detections
-        else:
-            raise WorkstationError(f"{folder} is neither a project folder (project.duckdb) nor a job folder (spec.json)")
         report.sources += 1
     return report

@@ -113,6 +113,9 @@ class WorkerProcess:
         root = _package_root()
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         env.setdefault("PYTHONUNBUFFERED", "1")
+        from ..util.lifeline import PARENT_PID_ENV
+
+        env[PARENT_PID_ENV] = str(os.getpid())  # the worker dies with this process (util.lifeline)
         out = open(self.paths.worker_out, "ab")  # noqa: SIM115 - owned by the child
         try:
             out.write(f"--- worker started {time.strftime('%Y-%m-%d %H:%M:%S')}\n".encode())

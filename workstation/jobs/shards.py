@@ -5,13 +5,16 @@ hash of the item's shard key (for generation ``prompt_id|seed``, for detection t
 The assignment depends only on the key, never on the order of the list or on which other items
 exist, so every machine computes the same split from the same suite, the shards are disjoint
 and together cover the whole job; a suite that grows keeps the old items where they were.
+
+Inside a Slurm job array, ``generate`` and ``detect`` take the shard from the array's
+variables when ``--shard`` is not given (``shard_from_slurm``); the job log says so.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -92,3 +95,65 @@ def split(items: Iterable[T], count: int, key: Callable[[T], str]) -> list[list[
     for it in items:
         out[shard_of(key(it), count) - 1].append(it)
     return out
+
+
+# ---- Slurm job arrays ---------------------------------------------------------------------------
+SLURM_VARS = ("SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_MAX",
+              "SLURM_ARRAY_TASK_STEP")
+
+
+def shard_from_slurm(env: Mapping[str, str]) -> tuple[Shard, str] | None:
+    """The shard of this Slurm job-array task, and a note saying where it came from; None outside an array.
+
+    ``sbatch --array=0-7`` runs 8 tasks with ``SLURM_ARRAY_TASK_ID`` 0 … 7 (``_MIN`` 0, ``_MAX`` 7,
+    ``_COUNT`` 8): task k is shard (k − MIN) / STEP + 1 of COUNT. Any evenly spaced array works
+    (``--array=1-16``, ``--array=0-30:2``); a list such as ``--array=1,5,7`` does not map onto
+    shards and is refused (pass ``--shard i/n`` yourself).
+    """
+    raw = env.get("SLURM_ARRAY_TASK_ID")
+    if raw is None or raw == "":
+        return None
+
+    def num(name: str, default: int | None = None) -> int | None:
+        v = env.get(name)
+        if v is None or v == "":
+            return default
+        try:
+            return int(v)
+        except ValueError:
+            raise WorkstationError(f"{name}={v!r} is not a whole number; pass --shard i/n") from None
+
+    task = num("SLURM_ARRAY_TASK_ID")
+    count = num("SLURM_ARRAY_TASK_COUNT")
+    lo = num("SLURM_ARRAY_TASK_MIN")
+    hi = num("SLURM_ARRAY_TASK_MAX")
+    step = num("SLURM_ARRAY_TASK_STEP", 1)
+    assert task is not None and step is not None
+    if step < 1:
+        raise WorkstationError(f"SLURM_ARRAY_TASK_STEP={step} must be at least 1; pass --shard i/n")
+    if count is None and lo is not None and hi is not None:
+        count = (hi - lo) // step + 1
+    if lo is None and hi is not None and count is not None:
+        lo = hi - (count - 1) * step
+    if count is None or lo is None:
+        raise WorkstationError("SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT / _MIN / _MAX are not; "
+                               "pass --shard i/n")
+    where = (f"SLURM_ARRAY_TASK_ID={task}, SLURM_ARRAY_TASK_MIN={lo}, SLURM_ARRAY_TASK_COUNT={count}"
+             + (f", SLURM_ARRAY_TASK_STEP={step}" if step != 1 else ""))
+    if hi is not None and hi != lo + (count - 1) * step:
+        raise WorkstationError(f"the Slurm job array is not evenly spaced ({where}, SLURM_ARRAY_TASK_MAX={hi}), "
+                               "so its tasks do not map onto shards; use --array=0-N or pass --shard i/n")
+    if (task - lo) % step or not lo <= task <= lo + (count - 1) * step:
+        raise WorkstationError(f"Slurm task {task} is not one of the array's tasks ({where}); pass --shard i/n")
+    shard = Shard((task - lo) // step + 1, count)
+    return shard, f"shard {shard} from the Slurm job array ({where})"
+
+
+def resolve_shard(text: "str | None", env: Mapping[str, str]) -> tuple[Shard, str]:
+    """``--shard`` when given, else the Slurm job array's shard, else the whole job; with a note."""
+    if text:
+        return Shard.parse(text), ""
+    got = shard_from_slurm(env)
+    if got is None:
+        return Shard(), ""
+    return got

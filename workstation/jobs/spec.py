@@ -396,15 +396,8 @@ def create_generate_job(
 
     The prompts go into the project now; the run is added with the first finished images.
     """
-    if len(prompts) == 0:
-        raise WorkstationError("the prompt suite is empty")
-    if not seeds:
-        raise WorkstationError("give at least one seed")
-    if len(set(int(s) for s in seeds)) != len(seeds):
-        raise WorkstationError("seeds must be distinct")
-    params = {k: v for k, v in dict(params or {}).items() if v is not None}
-    _check_generation_params(generator, params)
-    sh = Shard.parse(shard)
+    params, sh = check_generate_request(prompts, generator=generator, params=params, seeds=seeds, run_id=run_id,
+                                        shard=shard, batch_size=batch_size)
     rid = check_run_id(run_id) if run_id else default_run_id(generator, model, params, seeds, prompts)
     job_id = f"generate-{rid}" + ("" if sh.whole else f"-shard{sh.index}of{sh.count}")
     spec = JobSpec(job_id=job_id, kind="generate", run_id=rid,
@@ -423,6 +416,59 @@ def create_generate_job(
         write_prompts(paths.inputs, prompts)
         _register(project, paths, spec)
     return spec
+
+
+MAX_SEED = 2**63 - 1  # seeds are stored as signed 64-bit integers
+MAX_SIDE = 16384  # pixels
+
+
+def check_generate_request(prompts: Prompts, *, generator: str, params: dict[str, Any] | None,
+                           seeds: Sequence[int], run_id: str | None, shard: "Shard | str | None",
+                           batch_size: int) -> tuple[dict[str, Any], Shard]:
+    """Every check of a generation request that needs no project: done before a project is
+    created or opened, so a bad request leaves nothing behind. Returns (params, shard)."""
+    if len(prompts) == 0:
+        raise WorkstationError("the prompt suite is empty")
+    if not seeds:
+        raise WorkstationError("give at least one seed")
+    for s in seeds:
+        if isinstance(s, bool) or not 0 <= int(s) <= MAX_SEED:
+            raise WorkstationError(f"seeds must be whole numbers from 0 to 2**63-1, got {s!r}")
+    if len(set(int(s) for s in seeds)) != len(seeds):
+        raise WorkstationError("seeds must be distinct")
+    if isinstance(batch_size, bool) or int(batch_size) < 1:
+        raise WorkstationError(f"batch size must be at least 1, got {batch_size}")
+    check_generator_name(generator)
+    params = {k: v for k, v in dict(params or {}).items() if v is not None}
+    for k in ("width", "height"):
+        if k in params and (isinstance(params[k], bool) or not isinstance(params[k], int)
+                            or not 8 <= params[k] <= MAX_SIDE):
+            raise WorkstationError(f"--{k} must be a whole number of pixels from 8 to {MAX_SIDE}, got {params[k]!r}")
+    _check_generation_params(generator, params)
+    if run_id:
+        check_run_id(run_id)
+    return params, Shard.parse(shard)
+
+
+def check_generator_name(name: str) -> None:
+    """An unknown generator name is an error now, not a job that can only fail."""
+    from ..generation import GENERATORS
+    from .backends import _ensure_builtins
+
+    _ensure_builtins()
+    GENERATORS.entry(str(name))
+
+
+def check_detector_name(name: str) -> None:
+    """An unknown detector name is an error now, not a job that can only fail."""
+    from .backends import _ensure_builtins, detector_names, detector_registry
+
+    _ensure_builtins()
+    reg = detector_registry()
+    if reg is not None:
+        reg.entry(str(name))
+    elif str(name).lower() not in detector_names():  # pragma: no cover
+        raise WorkstationError(f"unknown detector {name!r}; available: {', '.join(detector_names())}")
 
 
 def _check_generation_params(generator: str, params: dict[str, Any]) -> None:
@@ -454,6 +500,11 @@ def create_detect_job(
     ``check_runs=False`` allows runs that a queued generation job has yet to make."""
     from ..perturb import Perturbation
 
+    check_detector_name(detector)
+    for name, _model in secondary:
+        check_detector_name(name)
+    if isinstance(batch_size, bool) or int(batch_size) < 1:
+        raise WorkstationError(f"batch size must be at least 1, got {batch_size}")
     for name in perturbations:
         try:
             Perturbation.from_name(name)

@@ -16,7 +16,9 @@ code  state       meaning
 ====  ==========  ==================================================================
 
 A process that dies without a final state (killed, segfault in a CUDA library) is reported by
-the watching process (``runner``), which reads the tail of ``worker.out``.
+the watching process (``runner``), which reads the tail of ``worker.out``. The other way round,
+a worker started by a watching process ends when that process ends, even when it is killed
+(``util.lifeline``: ``PR_SET_PDEATHSIG`` on Linux and a parent-pid watchdog).
 
 Set ``WORKSTATION_JOB_DELAY`` (seconds) to pause after every batch — for demonstrations and
 tests that need to watch, cancel or kill a job in the middle.
@@ -47,6 +49,9 @@ def run_worker(job_dir: str | Path, delay: float | None = None) -> int:
     """Do the job in ``job_dir`` in this process, reporting through its files; returns the exit code."""
     from .work import iter_job
 
+    from ..util.lifeline import die_with_parent
+
+    tied = die_with_parent()  # started by a watching process: end when it ends (killed or not)
     paths = JobPaths.of_dir(job_dir)
     if not paths.spec.is_file():
         print(f"error: {paths.dir} is not a job folder (no spec.json)", file=sys.stderr)
@@ -68,7 +73,7 @@ def run_worker(job_dir: str | Path, delay: float | None = None) -> int:
 
     last = Progress(state=STARTING, message="starting")
     report(last)
-    say(f"worker {pid} started")
+    say(f"worker {pid} started" + (f" (ends with its parent, process {os.getppid()})" if tied else ""))
     gen = iter_job(paths.dir, log=say, delay=delay)
     try:
         for p in gen:

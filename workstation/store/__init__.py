@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 
 from .audit import AuditRepo
-from .base import DB_NAME, ProjectError, ProjectLocked, release_freed_memory, safe_relpath
+from .base import DB_NAME, ProjectError, ProjectLocked, ProjectReadOnly, release_freed_memory, safe_relpath
+from .samples import MAX_PROVENANCE_BYTES
 from .evaluations import EvaluationsRepo
 from .jobs import JobsRepo
 from .labels import LabelEvent, LabelsRepo
@@ -22,7 +23,7 @@ from .samples import SamplesRepo
 from .scores import ScoresRepo
 from .schema import SCHEMA_VERSION
 
-__all__ = ["DB_NAME", "SCHEMA_VERSION", "LabelEvent", "Project", "ProjectError", "ProjectLocked",
+__all__ = ["DB_NAME", "SCHEMA_VERSION", "LabelEvent", "Project", "ProjectError", "ProjectLocked", "ProjectReadOnly", "MAX_PROVENANCE_BYTES",
            "release_freed_memory", "safe_relpath", "wait_for_unlock"]
 
 

@@ -10,6 +10,7 @@ DuckDB lets one process hold a database file for writing. A second process gets
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 import threading
@@ -37,6 +38,10 @@ class ProjectError(WorkstationError):
 
 class ProjectLocked(ProjectError):
     """Another process holds the project for writing."""
+
+
+class ProjectReadOnly(ProjectError):
+    """The project's folder or database file cannot be written (a read-only folder or medium)."""
 
 
 def _now() -> datetime:
@@ -140,9 +145,31 @@ class ProjectBase:
             return cls.open(folder)
         if folder.exists() and not folder.is_dir():
             raise ProjectError(f"{folder} is a file, not a folder")
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "images").mkdir(exist_ok=True)
-        return cls.open(folder)
+        # a folder that cannot be written (read-only, permission, a full disk) gives one message
+        # and leaves nothing behind: the database file and the folders made here are removed
+        made = [p for p in reversed((folder, *folder.parents)) if not p.exists()]
+        if not (folder / "images").exists():
+            made.append(folder / "images")
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "images").mkdir(exist_ok=True)
+            return cls.open(folder)
+        except (OSError, ProjectError) as e:
+            for name in (DB_NAME, DB_NAME + ".wal"):  # there was no database before this call
+                try:
+                    (folder / name).unlink(missing_ok=True)
+                except OSError:
+                    pass
+            for p in reversed(made):
+                try:
+                    p.rmdir()
+                except OSError:
+                    pass
+            if isinstance(e, ProjectError):
+                raise
+            from ..util.output import describe_os_error
+
+            raise ProjectError(f"cannot create a project in {folder}: {describe_os_error(e)}") from None
 
     @classmethod
     def open(cls: type[P], folder: str | Path, read_only: bool = False) -> P:
@@ -154,11 +181,19 @@ class ProjectBase:
             raise ProjectError(f"project folder not found: {folder}")
         if read_only and not db.exists():
             raise ProjectError(f"no project in {folder} (missing {DB_NAME})")
+        if not read_only and (not os.access(folder, os.W_OK | os.X_OK)
+                              or (db.exists() and not os.access(db, os.W_OK))):
+            raise ProjectReadOnly(f"the project {folder} is in a folder that cannot be written (read-only "
+                                  "medium or no permission); open it read-only to browse it")
         try:
             con = duckdb.connect(str(db), read_only=read_only)
         except duckdb.IOException as e:
             msg = str(e)
-            if "lock" in msg.lower():
+            low = msg.lower()
+            if not read_only and ("read-only file system" in low or "permission denied" in low):
+                raise ProjectReadOnly(f"the project {folder} cannot be written ({msg.splitlines()[0]}); "
+                                      "open it read-only to browse it") from None
+            if "lock" in low:
                 raise ProjectLocked(
                     f"the project {folder} is open in another process; close it there, "
                     "or open a read-only snapshot"

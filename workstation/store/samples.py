@@ -12,8 +12,13 @@ import numpy as np
 
 from ..dataset import Dataset, Detections, Prompts, Samples
 from ..types import ORIGINAL_NAME
-from ..util.jsonsafe import dumps
+from ..util.jsonsafe import capped, dumps
 from .base import ProjectBase, ProjectError, _arrow, _now, release_freed_memory, safe_relpath
+
+
+# Each of a run's model, params and provenance is stored as JSON of at most this many bytes; larger
+# parts are replaced by their size and sha256 (`util.jsonsafe.capped`).
+MAX_PROVENANCE_BYTES = 256 * 1024
 
 
 def _prompt_hashes(p: Prompts) -> list[str]:
@@ -53,8 +58,9 @@ class SamplesRepo(ProjectBase):
                 raise ProjectError(f"run {run_id!r} already exists in the project; choose another --run-id")
             self.con.execute(
                 "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [run_id, method, dumps(model), dumps(params or {}),
-                 dumps(provenance or {}), source, _now()])
+                [run_id, method, dumps(capped(model, MAX_PROVENANCE_BYTES)),
+                 dumps(capped(params or {}, MAX_PROVENANCE_BYTES)),
+                 dumps(capped(provenance or {}, MAX_PROVENANCE_BYTES)), source, _now()])
 
     def add_prompts(self, prompts: Prompts) -> int:
         """Insert prompts not yet present (same id and same text); a conflicting text is an error."""

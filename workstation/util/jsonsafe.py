@@ -50,3 +50,29 @@ def jsonable(o: Any) -> Any:
 def dumps(o: Any, *, indent: int | None = None, sort_keys: bool = False) -> str:
     """Strict JSON text of ``o`` (see `jsonable`); never writes NaN or Infinity."""
     return json.dumps(jsonable(o), indent=indent, sort_keys=sort_keys, ensure_ascii=False, allow_nan=False)
+
+
+def capped(o: Any, limit: int) -> Any:
+    """`jsonable(o)`, or — when its JSON is over `limit` bytes — with its largest top-level parts
+    (or the whole) replaced by ``{"omitted": "<size> …", "sha256": …}``. Stored provenance is
+    capped this way, so a huge or hostile input cannot make every later read of it slow."""
+    import hashlib
+
+    def size(v: Any) -> int:
+        return len(dumps(v, sort_keys=True).encode("utf-8"))
+
+    def note(v: Any) -> dict[str, Any]:
+        text = dumps(v, sort_keys=True)
+        return {"omitted": f"{len(text.encode('utf-8')):,} bytes of JSON, over the {limit:,}-byte limit "
+                           "of stored provenance",
+                "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
+
+    out = jsonable(o)
+    if size(out) <= limit:
+        return out
+    if isinstance(out, dict):
+        for _, k in sorted(((size(v), k) for k, v in out.items()), reverse=True):
+            out[k] = note(out[k])
+            if size(out) <= limit:
+                return out
+    return note(o)

@@ -16,7 +16,7 @@ from PIL import Image
 
 from workstation.methods.protobias.io import find_index, read_triplet_index
 from workstation.types import InputError, WorkstationError
-from workstation.util.images import check_image, image_info, resolve_inside
+from workstation.util.images import image_info, resolve_inside
 
 
 def _png(path: Path, w: int = 24, h: int = 16, colour: tuple[int, int, int] = (200, 30, 30)) -> Path:
@@ -206,21 +206,21 @@ def test_bad_image_files_are_refused(tmp_path: Path) -> None:
 
 def test_image_checks_directly(tmp_path: Path) -> None:
     p = _png(tmp_path / "a.png", 40, 30)
-    assert check_image(p) == (40, 30)
+    assert (image_info(p).width, image_info(p).height) == (40, 30)
     info = image_info(p)
     assert (info.format, info.mode, info.n_bytes) == ("PNG", "RGB", p.stat().st_size)
     with pytest.raises(InputError, match="1,200 pixels; the limit is 1,000"):
-        check_image(p, max_pixels=1000)
+        image_info(p, max_pixels=1000)
     with pytest.raises(InputError, match="limit is 39 pixels per side"):
-        check_image(p, max_side=39)
+        image_info(p, max_side=39)
     with pytest.raises(InputError, match="the limit is 10"):
-        check_image(p, max_bytes=10)
+        image_info(p, max_bytes=10)
     Image.fromarray(np.zeros((5, 5, 3), np.uint8)).save(tmp_path / "b.jpg", quality=90)
-    assert check_image(tmp_path / "b.jpg") == (5, 5)
+    assert image_info(tmp_path / "b.jpg").width == 5
     frames = [Image.fromarray(np.full((6, 6, 3), v, np.uint8)) for v in (0, 255)]
     frames[0].save(tmp_path / "anim.webp", save_all=True, append_images=frames[1:])
     with pytest.raises(InputError, match="animated"):
-        check_image(tmp_path / "anim.webp")
+        image_info(tmp_path / "anim.webp")
 
 
 def test_resolve_inside(tmp_path: Path) -> None:

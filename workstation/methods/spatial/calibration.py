@@ -38,6 +38,14 @@ PAPER_GRID: dict[str, tuple[float, ...]] = {
     "tau": (0.3, 0.5, 0.7),
 }
 
+# Limits of one grid search. Each combination of the non-τ parameters is one checker evaluation
+# over the audited samples (~1 ms per 2,000 samples), and every (combination, τ) is one row of the
+# result table (kept in memory and written as JSON, ~200 bytes each): 100,000 evaluations take
+# about two minutes (with progress, and cancel), 500,000 rows about 100 MB of JSON. A
+# 1000×1000×100 grid (10^6 evaluations, 10^8 rows) is refused before anything runs.
+MAX_GRID_EVALUATIONS = 100_000
+MAX_GRID_ROWS = 500_000
+
 # J is compared after rounding to this many decimals, so that float noise in otherwise equal
 # objective values does not decide the ranking (the tie-break rules do).
 J_DECIMALS = 12
@@ -303,6 +311,8 @@ _NOT_SEARCHABLE = {"name", "extra", "perturbations"}
 
 
 def _check_grids(base_cfg: CheckerConfig, grids: Mapping[str, Sequence[Any]]) -> tuple[list[str], list[list[Any]], list[float] | None]:
+    from .config import ConfigValueError, strict_bool, strict_number
+
     if not grids:
         raise WorkstationError("the calibration grid is empty: give at least one parameter with values")
     names: list[str] = []
@@ -315,23 +325,32 @@ def _check_grids(base_cfg: CheckerConfig, grids: Mapping[str, Sequence[Any]]) ->
         vals = list(vals) if not isinstance(vals, (str, bytes)) else [vals]
         if not vals:
             raise WorkstationError(f"calibration grid for {name!r} has no values")
-        if name == "tau":
-            try:
-                taus = [float(t) for t in vals]
-            except (TypeError, ValueError):
-                raise WorkstationError(f"calibration grid for 'tau' must hold numbers, got {vals!r}") from None
-            if not all(math.isfinite(t) for t in taus):
-                raise WorkstationError("calibration grid for 'tau' must hold finite numbers")
-            continue
-        kind = type(getattr(base_cfg, name))
+        is_bool = isinstance(getattr(base_cfg, name), bool)
         conv: list[Any] = []
         for x in vals:
             try:
-                conv.append(bool(x) if kind is bool else kind(x))
-            except (TypeError, ValueError):
-                raise WorkstationError(f"calibration grid for {name!r}: {x!r} is not a {kind.__name__}") from None
+                conv.append(strict_bool(x, name) if is_bool else strict_number(x, name))
+            except ConfigValueError as e:
+                raise WorkstationError(f"calibration grid: {e}") from None
+        if name == "tau":
+            if not all(0.0 <= t <= 1.0 for t in conv):
+                raise WorkstationError(f"calibration grid for 'tau' must hold numbers in [0, 1], got {vals!r}")
+            taus = conv
+            continue
         names.append(name)
         values.append(conv)
+    evaluations = math.prod(len(v) for v in values) if values else 1
+    rows = evaluations * (len(taus) if taus else 1)
+    sizes = " × ".join(f"{len(v)} {n}" for n, v in zip(names, values)) + (f" × {len(taus)} tau" if taus else "")
+    if evaluations > MAX_GRID_EVALUATIONS:
+        raise WorkstationError(
+            f"the calibration grid ({sizes}) needs {evaluations:,} checker evaluations; the limit is "
+            f"{MAX_GRID_EVALUATIONS:,} (each non-tau combination re-runs the checker over every audited "
+            "sample): use fewer values, or search in stages")
+    if rows > MAX_GRID_ROWS:
+        raise WorkstationError(
+            f"the calibration grid ({sizes}) has {rows:,} combinations; the limit is {MAX_GRID_ROWS:,} "
+            "(each is one row of the result table held in memory and written out): use fewer tau values")
     return names, values, taus
 
 

@@ -72,7 +72,11 @@ def _worker_state() -> dict[str, Any]:
     return _WORKER
 
 
-def _init_worker() -> None:
+def _init_worker(parent_pid: int | None = None) -> None:
+    # die with the builder: a killed build must not leave workers blocked on a pipe for good
+    from ...util.lifeline import die_with_parent
+
+    die_with_parent(parent_pid)
     # one OpenCV thread per process: the processes already use every core
     import cv2
 
@@ -241,7 +245,7 @@ def build_demo_dataset(
 
         ctx = multiprocessing.get_context("spawn")  # safe beside threads (GUI, database)
         ex = ProcessPoolExecutor(max_workers=min(n_workers, len(tasks)), mp_context=ctx,
-                                 initializer=_init_worker)
+                                 initializer=_init_worker, initargs=(os.getpid(),))
         broken: BaseException | None = None
         try:
             pending: set[Future[dict[str, Any]]] = {ex.submit(_work_chunk, t) for t in tasks}

@@ -11,6 +11,9 @@ Formats, chosen by the file's extension and, for CSV, by its header:
 
 A row whose verdict is empty (an unfilled audit template row) is skipped and counted.
 Every problem raises `InputError` naming the file and the line (CSV, JSON) or row (Parquet).
+
+CSV cells are written with `util.csvsafe`'s rule (a text cell starting with =, +, -, @, tab or
+CR gets a leading apostrophe, so a spreadsheet shows it as text) and read back with it undone.
 """
 
 from __future__ import annotations
@@ -24,8 +27,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .types import VERDICT_CODE, VERDICTS
 from ...types import InputError
+from ...util.csvsafe import escape_row, unescape_cell
+from ...util.ids import check_id
+from .types import VERDICT_CODE, VERDICTS
 
 DEFAULT_ANNOTATOR = "imported"
 NATIVE_COLUMNS: tuple[str, ...] = ("sample_id", "annotator", "verdict", "rating", "notes", "created_at")
@@ -97,7 +102,9 @@ def parse_verdict(v: Any) -> str | None:
     """'PASS' / 'FAIL' / 'UNDECIDABLE' (any case), None for empty; ValueError otherwise."""
     if _blank(v):
         return None
-    s = str(v).strip().upper()
+    if not isinstance(v, str):
+        raise ValueError(f"verdict must be PASS, FAIL or UNDECIDABLE, got {v!r}")
+    s = v.strip().upper()
     if s not in VERDICT_CODE:
         raise ValueError(f"unknown verdict {v!r} (expected PASS, FAIL or UNDECIDABLE)")
     return s
@@ -106,6 +113,8 @@ def parse_verdict(v: Any) -> str | None:
 def parse_rating(v: Any) -> int | None:
     if _blank(v):
         return None
+    if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+        raise ValueError(f"rating must be a whole number from 1 to 4, got {v!r}")
     try:
         f = float(v)
     except (TypeError, ValueError):
@@ -121,8 +130,10 @@ def parse_timestamp(v: Any) -> datetime | None:
         return None
     if isinstance(v, datetime):
         t = v
+    elif not isinstance(v, str):
+        raise ValueError(f"timestamp must be ISO-8601 text, got {v!r}")
     else:
-        s = str(v).strip()
+        s = v.strip()
         try:
             t = datetime.fromisoformat(s[:-1] + "+00:00" if s.endswith(("Z", "z")) else s)
         except ValueError:
@@ -176,9 +187,17 @@ def _add(t: LabelTable, rec: dict[str, Any], cols: dict[str, str], line: int, de
         sid_raw = get("sample_id")
         if _blank(sid_raw):
             raise ValueError("empty sample_id")
+        sid = check_id(sid_raw, "sample_id")
         verdict = parse_verdict(get("verdict"))
         rating = parse_rating(get("rating"))
         created = parse_timestamp(get("created_at"))
+        ann = get("annotator")
+        ann = default_annotator if _blank(ann) else check_id(ann, "annotator")
+        notes = get("notes")
+        if notes is not None and not (isinstance(notes, float) and math.isnan(notes)) and not isinstance(notes, str):
+            raise ValueError(f"notes must be text, got {type(notes).__name__}")
+        if isinstance(notes, str) and "\x00" in notes:
+            raise ValueError("notes hold a NUL character")
     except ValueError as e:
         if t.format.endswith("parquet"):
             raise InputError(t.path, f"row {line}: {e}") from None
@@ -186,22 +205,19 @@ def _add(t: LabelTable, rec: dict[str, Any], cols: dict[str, str], line: int, de
     if verdict is None:
         t.skipped += 1
         return
-    ann = get("annotator")
-    notes = get("notes")
-    t.sample_id.append(str(sid_raw).strip())
-    t.annotator.append(default_annotator if _blank(ann) else str(ann).strip())
+    t.sample_id.append(sid)
+    t.annotator.append(ann)
     t.verdict.append(verdict)
     t.rating.append(rating)
-    t.notes.append(None if notes is None or (isinstance(notes, float) and math.isnan(notes)) else str(notes))
+    t.notes.append(notes if isinstance(notes, str) else None)
     t.created_at.append(created)
     t.line.append(line)
 
 
 def _read_text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise InputError(path, f"not UTF-8 text (byte {e.start})") from None
+    from ...util.textio import read_text
+
+    return read_text(path, what="label file")  # a bad byte names its line
 
 
 def _read_json(path: Path, annotator: str) -> LabelTable:
@@ -282,7 +298,7 @@ def _read_csv(path: Path, annotator: str) -> LabelTable:
             continue
         if len(row) != width:
             raise InputError(path, f"malformed CSV row: {len(row)} fields, the header has {width}", start)
-        _add(t, dict(zip(header, row)), cols, start, annotator)
+        _add(t, dict(zip(header, [unescape_cell(c) for c in row])), cols, start, annotator)
     return t
 
 
@@ -354,8 +370,14 @@ def write_labels(path: str | Path, labels: Sequence[Any], fmt: str = "auto") -> 
     for r in labels:
         if r.verdict is not None and r.verdict not in VERDICTS:
             raise ValueError(f"unknown verdict {r.verdict!r}")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".partial")
+    from ...util.output import output_file
+
+    with output_file(path, "label file") as tmp:
+        _write_labels_to(tmp, suffix, labels, fmt)
+    return len(labels)
+
+
+def _write_labels_to(tmp: Path, suffix: str, labels: Sequence[Any], fmt: str) -> None:
     if suffix == ".json":
         out = []
         for r in labels:
@@ -372,13 +394,15 @@ def write_labels(path: str | Path, labels: Sequence[Any], fmt: str = "auto") -> 
                 w = csv.writer(fh, quoting=csv.QUOTE_ALL)
                 w.writerow(SBUC_COLUMNS)
                 for r in labels:
-                    w.writerow([r.sample_id, r.verdict or "", r.notes or "", format_timestamp(r.created_at)])
+                    w.writerow(escape_row([r.sample_id, r.verdict or "", r.notes or "",
+                                           format_timestamp(r.created_at)]))
             else:
                 w = csv.writer(fh, quoting=csv.QUOTE_MINIMAL)
                 w.writerow(NATIVE_COLUMNS)
                 for r in labels:
-                    w.writerow([r.sample_id, r.annotator, r.verdict or "", "" if r.rating is None else r.rating,
-                                r.notes or "", format_timestamp(r.created_at)])
+                    w.writerow(escape_row([r.sample_id, r.annotator, r.verdict or "",
+                                           "" if r.rating is None else r.rating, r.notes or "",
+                                           format_timestamp(r.created_at)]))
     else:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -392,5 +416,3 @@ def write_labels(path: str | Path, labels: Sequence[Any], fmt: str = "auto") -> 
             "created_at": pa.array([r.created_at for r in labels], pa.timestamp("us")),
         })
         pq.write_table(table, tmp)
-    tmp.replace(path)
-    return len(labels)

@@ -38,8 +38,9 @@ import numpy as np
 from ...util.jsonsafe import dumps, jsonable
 from .config import CheckerConfig
 from ...dataset import Dataset
-from .types import FAIL, PASS, UNDECIDABLE, VERDICTS
 from ...types import WorkstationError
+from ...util.csvsafe import escape_cell
+from .types import FAIL, PASS, UNDECIDABLE, VERDICTS
 
 # SpatialBench-UC's table columns (its report's tables/*.csv), in its order.
 SBUC_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -145,13 +146,21 @@ def _fmt(x: Any, full: bool) -> str:
         if full:
             return repr(x)
         return f"{x:.4f}"
-    s = str(x)
+    s = escape_cell(str(x))  # a run named "=cmd()" is shown as text by spreadsheets
     return '"' + s.replace('"', '""') + '"'
 
 
+def _remove_empty(folders: Sequence[Path]) -> None:
+    for p in reversed(folders):
+        try:
+            p.rmdir()
+        except OSError:
+            pass
+
+
 def write_csv(path: Path, columns: Sequence[str], rows: Sequence[Mapping[str, Any]], full: bool) -> None:
-    """CSV in SpatialBench-UC's style: header bare, text quoted, integers plain, floats 4 decimals
-    (or `repr`, exact, when `full`)."""
+    """CSV in SpatialBench-UC's style: header bare, text quoted (and escaped against spreadsheet
+    formulas, `util.csvsafe`), integers plain, floats 4 decimals (or `repr`, exact, when `full`)."""
     lines = [",".join(columns)]
     for r in rows:
         lines.append(",".join(_fmt(r.get(c), full) for c in columns))
@@ -404,8 +413,13 @@ def write_report(
     source_line = (f"Computed from the verdict set of checker config <code>{html.escape(config_hash)}</code> "
                    f"over {ds.n} samples of run(s) {html.escape(', '.join(runs))}")
 
+    made = [p for p in reversed((out.parent, *out.parent.parents)) if not p.exists()]
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=str(out.parent)))
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=str(out.parent)))
+    except BaseException:
+        _remove_empty(made)
+        raise
     written: dict[str, Path] = {}
     try:
         (tmp / "tables").mkdir()
@@ -475,6 +489,7 @@ def write_report(
             os.replace(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
+        _remove_empty(made)  # folders this call created for the report
         raise
     return {k: out / p for k, p in written.items()}
 

@@ -16,12 +16,17 @@ from typing import Any
 
 import numpy as np
 
-from .config import CheckerConfig
 from ...dataset import Dataset, Detections, Prompts, Samples
+from ...io.jsonl import check_box, check_score, number, read_jsonl, require, require_id
 from ...types import PRIMARY, SECONDARY, SOURCES, InputError
+from .config import CheckerConfig
 from .data import spatial_prompts
 from .types import REASON_CODE, RELATION_CODE, RELATIONS, VERDICT_CODE
-from ...io.jsonl import check_box, check_score, read_jsonl, require
+
+# Limits on what a manifest may claim (images are checked against the same limits at import).
+MAX_IMAGE_SIDE = 16384  # pixels
+MAX_SEED = 2**63 - 1  # seeds are stored as signed 64-bit integers
+MAX_PROVENANCE_FILE_BYTES = 1 << 20  # eval/provenance.json (it is stored with the run, capped again)
 
 
 @dataclass
@@ -47,9 +52,20 @@ class ParsedRun:
     recorded: RecordedVerdicts | None
     config: CheckerConfig | None
     meta: dict[str, Any] = field(default_factory=dict)
+    manifest_path: Path | None = None
+    manifest_lines: dict[str, int] = field(default_factory=dict)  # sample id -> its manifest line
+    prompts_path: Path | None = None
+    prompt_lines: dict[str, int] = field(default_factory=dict)  # prompt id -> its line
 
 
 def parse_prompts(path: str | Path, suite: str | None = None) -> Prompts:
+    return parse_prompts_with_lines(path, suite)[0]
+
+
+def parse_prompts_with_lines(path: str | Path, suite: str | None = None) -> tuple[Prompts, dict[str, int]]:
+    """The prompts of a SpatialBench-UC prompt file and the line of each prompt id."""
+    from ...util.ids import check_id
+
     path = Path(path)
     if not path.is_file():
         raise InputError(path, "prompt file not found")
@@ -62,7 +78,7 @@ def parse_prompts(path: str | Path, suite: str | None = None) -> Prompts:
     pair: list[str] = []
     seen: dict[str, int] = {}
     for line, obj in read_jsonl(path, "prompt file"):
-        pid = str(require(obj, "prompt_id", path, line))
+        pid = require_id(obj, "prompt_id", path, line)
         if pid in seen:
             raise InputError(path, f"duplicate prompt_id {pid!r} (first on line {seen[pid]})", line)
         seen[pid] = line
@@ -71,14 +87,24 @@ def parse_prompts(path: str | Path, suite: str | None = None) -> Prompts:
             raise InputError(path, f"unknown relation {rel!r} (expected one of {', '.join(RELATIONS)})", line)
         a = _object_name(require(obj, "object_a", path, line), path, line, "object_a")
         b = _object_name(require(obj, "object_b", path, line), path, line, "object_b")
+        text = require(obj, "prompt", path, line, str)
+        if "\x00" in text:
+            raise InputError(path, "field 'prompt' holds a NUL character", line)
+        c = obj.get("counterfactual") or {}
+        twin = c.get("prompt_id", "") if isinstance(c, dict) else ""
+        pair_id = obj.get("pair_id", "") or ""
+        try:
+            twin = check_id(twin, "counterfactual.prompt_id") if twin not in ("", None) else ""
+            pair_id = check_id(pair_id, "field 'pair_id'") if pair_id != "" else ""
+        except ValueError as e:
+            raise InputError(path, str(e), line) from None
         ids.append(pid)
-        texts.append(str(require(obj, "prompt", path, line, str)))
+        texts.append(text)
         rels.append(RELATION_CODE[rel])
         la.append(a)
         lb.append(b)
-        c = obj.get("counterfactual") or {}
-        cf.append(str(c.get("prompt_id", "")) if isinstance(c, dict) else "")
-        pair.append(str(obj.get("pair_id", "") or ""))
+        cf.append(twin)
+        pair.append(pair_id)
     if not ids:
         raise InputError(path, "prompt file has no prompts")
     for i, c in enumerate(cf):
@@ -86,15 +112,20 @@ def parse_prompts(path: str | Path, suite: str | None = None) -> Prompts:
             raise InputError(path, f"counterfactual prompt_id {c!r} of {ids[i]!r} is not in the file", seen[ids[i]])
     suite_name = suite or path.parent.name or path.stem
     o = lambda v: np.array(v, dtype=object)  # noqa: E731
-    return spatial_prompts(ids, texts, rels, la, lb, counterfactual_id=cf, pair_id=pair, suite=suite_name)
+    return spatial_prompts(ids, texts, rels, la, lb, counterfactual_id=cf, pair_id=pair, suite=suite_name), seen
 
 
 def _object_name(v: Any, path: object, line: int, key: str) -> str:
+    from ...util.ids import check_id
+
     if isinstance(v, dict):
         v = v.get("coco_label") or v.get("name")
     if not isinstance(v, str) or not v.strip():
         raise InputError(path, f"field '{key}' must be an object name", line)
-    return v.strip().lower()
+    try:
+        return check_id(v, f"field '{key}'").lower()
+    except ValueError as e:
+        raise InputError(path, str(e), line) from None
 
 
 def _reason_code(text: str | None, verdict: str) -> int:
@@ -110,7 +141,7 @@ def parse_run(run_dir: str | Path, prompts_path: str | Path, run_id: str | None 
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise InputError(run_dir, "run folder not found")
-    prompts = parse_prompts(prompts_path)
+    prompts, prompt_lines = parse_prompts_with_lines(prompts_path)
     p_index = {p: i for i, p in enumerate(prompts.prompt_id.tolist())}
     manifest_path = run_dir / "manifest.jsonl"
     per_sample_path = run_dir / "eval" / "per_sample.jsonl"
@@ -122,29 +153,40 @@ def parse_run(run_dir: str | Path, prompts_path: str | Path, run_id: str | None 
     man_line: dict[str, int] = {}
     meta: dict[str, Any] = {}
     for line, obj in read_jsonl(manifest_path, "manifest"):
-        sid = str(require(obj, "sample_id", manifest_path, line))
+        sid = require_id(obj, "sample_id", manifest_path, line)
         if sid in man:
             raise InputError(manifest_path, f"duplicate sample_id {sid!r} (first on line {man_line[sid]})", line)
-        pid = str(require(obj, "prompt_id", manifest_path, line))
+        pid = require_id(obj, "prompt_id", manifest_path, line)
         if pid not in p_index:
             raise InputError(manifest_path, f"prompt_id {pid!r} is not in the prompt file {prompts_path}", line)
         gp = require(obj, "gen_params", manifest_path, line, dict)
-        w = gp.get("width")
-        h = gp.get("height")
-        if not isinstance(w, (int, float)) or not isinstance(h, (int, float)) or not (w > 0 and h > 0) \
-                or not (math.isfinite(w) and math.isfinite(h)):
-            raise InputError(manifest_path, f"gen_params.width/height must be positive numbers, got {w!r}x{h!r}", line)
+        w = _side(gp.get("width"), manifest_path, line, "gen_params.width")
+        h = _side(gp.get("height"), manifest_path, line, "gen_params.height")
         seed = gp.get("seed", obj.get("seed"))
-        if not isinstance(seed, int):
-            raise InputError(manifest_path, "gen_params.seed must be an integer", line)
-        img = str(obj.get("image_path", "") or "")
-        if img and (Path(img).is_absolute() or ".." in Path(img).parts):
-            raise InputError(manifest_path, f"image_path {img!r} escapes the run folder", line)
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise InputError(manifest_path, f"gen_params.seed must be a whole number, got {seed!r:.40}", line)
+        if not 0 <= seed <= MAX_SEED:
+            raise InputError(manifest_path, f"gen_params.seed must be from 0 to 2**63-1, got {seed}", line)
+        img = obj.get("image_path", "") or ""
+        if not isinstance(img, str):
+            raise InputError(manifest_path, f"image_path must be text, got {type(img).__name__}", line)
+        if img:
+            from ...util.paths import check_relative
+
+            try:
+                check_relative(img, "image_path")
+            except ValueError as e:
+                raise InputError(manifest_path, f"{e} (it must stay inside the run folder)", line) from None
+        k = p_index[pid]
         rel = obj.get("relation")
-        if rel is not None and rel not in RELATION_CODE:
-            raise InputError(manifest_path, f"unknown relation {rel!r} (expected one of {', '.join(RELATIONS)})", line)
-        man[sid] = {"prompt_id": pid, "seed": seed, "w": float(w), "h": float(h), "image": img,
-                    "run_id": str(obj.get("run_id") or "")}
+        if rel is not None and (not isinstance(rel, str) or rel not in RELATION_CODE):
+            raise InputError(manifest_path, f"unknown relation {rel!r:.60} (expected one of {', '.join(RELATIONS)})",
+                             line)
+        _agrees_with_prompt(obj, prompts, k, manifest_path, line)
+        rid_here = obj.get("run_id") or ""
+        if not isinstance(rid_here, str):
+            raise InputError(manifest_path, f"run_id must be text, got {type(rid_here).__name__}", line)
+        man[sid] = {"prompt_id": pid, "seed": seed, "w": w, "h": h, "image": img, "run_id": rid_here}
         man_line[sid] = line
         if not meta:
             meta = {"model": obj.get("model"), "gen_params": {k: v for k, v in gp.items() if k != "seed"},
@@ -164,18 +206,22 @@ def parse_run(run_dir: str | Path, prompts_path: str | Path, run_id: str | None 
     seen: dict[str, int] = {}
     for line, obj in read_jsonl(per_sample_path, "per-sample results"):
         P = per_sample_path
-        sid = str(require(obj, "sample_id", P, line))
+        sid = require_id(obj, "sample_id", P, line)
         if sid in seen:
             raise InputError(P, f"duplicate sample_id {sid!r} (first on line {seen[sid]})", line)
         if sid not in man:
             raise InputError(P, f"sample_id {sid!r} is not in the manifest {manifest_path}", line)
         seen[sid] = line
         m = man[sid]
+        if "prompt_id" in obj and obj["prompt_id"] != m["prompt_id"]:
+            raise InputError(P, f"prompt_id {obj['prompt_id']!r:.60} differs from the manifest's "
+                                f"{m['prompt_id']!r} (line {man_line[sid]})", line)
         rel = require(obj, "relation", P, line, str)
         if rel not in RELATION_CODE:
             raise InputError(P, f"unknown relation {rel!r} (expected one of {', '.join(RELATIONS)})", line)
         a = _object_name(require(obj, "object_a", P, line), P, line, "object_a")
         b = _object_name(require(obj, "object_b", P, line), P, line, "object_b")
+        _agrees_with_prompt(obj, prompts, p_index[m["prompt_id"]], P, line)
         verdict = require(obj, "verdict_raw", P, line, str)
         if verdict not in VERDICT_CODE:
             raise InputError(P, f"unknown verdict {verdict!r} (expected PASS, FAIL or UNDECIDABLE)", line)
@@ -205,13 +251,20 @@ def parse_run(run_dir: str | Path, prompts_path: str | Path, run_id: str | None 
                 d_cols["score"].append(check_score(d.get("score"), P, line, where))
                 d_cols["box"].append(check_box(d.get("box_xyxy"), P, line, where, m["w"], m["h"]))
         cc = obj.get("conf_components") or {}
-        conf = _num(obj.get("conf"), P, line, "conf")
+        if not isinstance(cc, dict):
+            raise InputError(P, "field 'conf_components' must be an object", line)
+        conf = number(obj.get("conf"), P, line, "conf", lo=0.0, hi=1.0)
         vcode = VERDICT_CODE[verdict]
-        rcode = _reason_code(obj.get("verdict_reason"), verdict)
-        stab = _num(cc.get("stability"), P, line, "conf_components.stability", default=math.nan)
+        reason_text = obj.get("verdict_reason") or ""
+        if not isinstance(reason_text, str):
+            raise InputError(P, f"field 'verdict_reason' must be text, got {type(reason_text).__name__}", line)
+        rcode = _reason_code(reason_text, verdict)
+        stab = _unit(cc.get("stability"), P, line, "conf_components.stability", math.nan)
         if rcode in (REASON_CODE["missing"], REASON_CODE["ambiguous"], REASON_CODE["high_overlap"]):
             stab = math.nan  # never computed for these
         geo = obj.get("geometry") or {}
+        if not isinstance(geo, dict):
+            raise InputError(P, "field 'geometry' must be an object", line)
         s_cols["sid"].append(sid)
         s_cols["pid"].append(m["prompt_id"])
         s_cols["seed"].append(m["seed"])
@@ -225,14 +278,15 @@ def parse_run(run_dir: str | Path, prompts_path: str | Path, run_id: str | None 
         s_cols["has2"].append(sec is not None)
         r_cols["verdict"].append(vcode)
         r_cols["reason"].append(rcode)
-        r_cols["text"].append(obj.get("verdict_reason") or "")
+        r_cols["text"].append(reason_text)
         r_cols["conf"].append(conf)
-        r_cols["det"].append(_num(cc.get("detection"), P, line, "conf_components.detection", 0.0))
-        r_cols["geom"].append(_num(cc.get("geometry"), P, line, "conf_components.geometry", 0.0))
-        r_cols["stab"].append(_num(cc.get("stability"), P, line, "conf_components.stability", 0.0))
-        r_cols["agree"].append(_num(cc.get("agreement"), P, line, "conf_components.agreement", 0.0))
-        r_cols["delta"].append(_num(geo.get("delta"), P, line, "geometry.delta", math.nan))
-        r_cols["iou"].append(_num(geo.get("iou_ab"), P, line, "geometry.iou_ab", math.nan))
+        r_cols["det"].append(_unit(cc.get("detection"), P, line, "conf_components.detection", 0.0))
+        r_cols["geom"].append(_unit(cc.get("geometry"), P, line, "conf_components.geometry", 0.0))
+        r_cols["stab"].append(_unit(cc.get("stability"), P, line, "conf_components.stability", 0.0))
+        r_cols["agree"].append(_unit(cc.get("agreement"), P, line, "conf_components.agreement", 0.0))
+        r_cols["delta"].append(number(geo.get("delta"), P, line, "geometry.delta", lo=-1e6, hi=1e6,
+                                      default=math.nan))
+        r_cols["iou"].append(_unit(geo.get("iou_ab"), P, line, "geometry.iou_ab", math.nan))
     missing = [s for s in man if s not in seen]
     if missing:
         raise InputError(per_sample_path, f"{len(missing)} manifest sample(s) have no result, e.g. {missing[0]!r}")
@@ -269,23 +323,41 @@ def parse_run(run_dir: str | Path, prompts_path: str | Path, run_id: str | None 
                  "prompts": str(Path(prompts_path).resolve())})
     prov = run_dir / "eval" / "provenance.json"
     if prov.is_file():
+        from ...util.textio import read_text
+
         try:
-            meta["provenance"] = json.loads(prov.read_text(encoding="utf-8"))
+            meta["provenance"] = json.loads(read_text(prov, MAX_PROVENANCE_FILE_BYTES, "provenance file"))
         except json.JSONDecodeError as e:
             raise InputError(prov, f"malformed JSON ({e.msg})", e.lineno) from None
+        except RecursionError:
+            raise InputError(prov, "malformed JSON (nested too deeply)") from None
     ds = Dataset(samples, detections, prompts.take(keep))
-    return ParsedRun(rid, ds, recorded, config, meta)
+    return ParsedRun(rid, ds, recorded, config, meta, manifest_path=manifest_path, manifest_lines=man_line,
+                     prompts_path=Path(prompts_path), prompt_lines=prompt_lines)
 
 
-def _num(v: Any, path: object, line: int, key: str, default: float | None = None) -> float:
-    if v is None:
-        if default is None:
-            raise InputError(path, f"missing field '{key}'", line)
-        return default
-    try:
-        x = float(v)
-    except (TypeError, ValueError):
-        raise InputError(path, f"field '{key}' must be a number, got {v!r}", line) from None
-    if math.isnan(x) and default is None:
-        raise InputError(path, f"field '{key}' is NaN", line)
+def _unit(v: Any, path: object, line: int, key: str, default: float) -> float:
+    """A confidence or component: a number in [0, 1] (`default` when absent)."""
+    return number(v, path, line, key, lo=0.0, hi=1.0, default=default)
+
+
+def _side(v: Any, path: object, line: int, key: str) -> float:
+    """An image side in pixels: a whole number from 1 to MAX_IMAGE_SIDE."""
+    x = number(v, path, line, key, lo=1.0, hi=float(MAX_IMAGE_SIDE))
+    if x != int(x):
+        raise InputError(path, f"field '{key}' must be a whole number of pixels, got {v!r}", line)
     return x
+
+
+def _agrees_with_prompt(obj: dict[str, Any], prompts: Prompts, k: int, path: object, line: int) -> None:
+    """A record's own relation / object_a / object_b (where given) must be its prompt's."""
+    ents = tuple(prompts.entities[k])
+    want = {"relation": str((prompts.attrs[k] or {}).get("relation")), "object_a": str(ents[0]),
+            "object_b": str(ents[1])}
+    for key, expected in want.items():
+        if key not in obj or obj[key] is None:
+            continue
+        got = obj[key] if key == "relation" else _object_name(obj[key], path, line, key)
+        if got != expected:
+            raise InputError(path, f"{key} {got!r} contradicts prompt {prompts.prompt_id[k]!r}, whose {key} is "
+                                   f"{expected!r}", line)

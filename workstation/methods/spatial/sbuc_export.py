@@ -220,21 +220,17 @@ def sbuc_records(ds: Dataset, v: StoredVerdicts, cfg: CheckerConfig,
 
 
 def write_jsonl(path: str | Path, records: Iterator[dict[str, Any]]) -> int:
-    """Write records as JSON lines through a temporary file (the target appears whole)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".partial")
+    """Write records as JSON lines through a temporary file (the target appears whole, or not at
+    all: a failed write leaves nothing behind and says why in one line)."""
+    from ...util.output import output_file
+
     n = 0
-    try:
+    with output_file(path, "export") as tmp:
         with tmp.open("w", encoding="utf-8") as fh:
             for rec in records:
                 fh.write(json.dumps(rec, ensure_ascii=False, allow_nan=False))
                 fh.write("\n")
                 n += 1
-        tmp.replace(path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
     return n
 
 

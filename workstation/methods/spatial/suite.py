@@ -25,11 +25,11 @@ from typing import Any
 import numpy as np
 
 from ...dataset import Prompts
-from .sbuc import parse_prompts
-from .data import prompt_columns, spatial_prompts
-from .types import INVERSE_RELATION, RELATION_CODE, RELATIONS
 from ...demo.classes import DEMO_OBJECTS
 from ...types import InputError, WorkstationError
+from ...util.ids import check_id
+from .data import prompt_columns, spatial_prompts
+from .types import INVERSE_RELATION, RELATION_CODE, RELATIONS
 
 # Thirty COCO classes used by the built-in suite (the ones the procedural demo draws).
 SPATIAL_OBJECTS: tuple[str, ...] = DEMO_OBJECTS
@@ -137,26 +137,50 @@ def load_prompt_file(path: str | Path, suite: str | None = None) -> Prompts:
     path = Path(path)
     if not path.is_file():
         raise InputError(path, "prompt file not found")
+    return load_prompt_file_with_lines(path, suite)[0]
+
+
+def load_prompt_file_with_lines(path: str | Path, suite: str | None = None) -> tuple[Prompts, dict[str, int]]:
+    """`load_prompt_file` and the line of each prompt id (for messages naming file and line)."""
+    from .sbuc import parse_prompts_with_lines
+
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "prompt file not found")
     name = suite or path.stem
     ext = path.suffix.lower()
     if ext in (".jsonl", ".ndjson"):
-        return parse_prompts(path, suite=name)
+        return parse_prompts_with_lines(path, suite=name)
     if ext == ".csv":
         return _parse_csv(path, name)
     raise InputError(path, f"unsupported prompt file type {path.suffix!r}: expected .jsonl or .csv")
 
 
-def _parse_csv(path: Path, suite: str) -> Prompts:
+def check_prompt_texts(project: Any, prompts: Prompts, source: object, lines: dict[str, int] | None = None) -> None:
+    """A prompt id the project holds with another text is an error naming the file and line."""
+    ids = prompts.prompt_id.tolist()
+    if not ids:
+        return
+    have = dict(project.con.execute("SELECT prompt_id, text FROM prompts WHERE prompt_id IN (SELECT unnest(?))",
+                                    [ids]).fetchall())
+    for pid, text in zip(ids, prompts.text.tolist()):
+        if pid in have and have[pid] != text:
+            raise InputError(source, f"prompt {pid!r} is already in the project {project.folder} with another "
+                                     f"text ({have[pid]!r:.80} vs {text!r:.80})", (lines or {}).get(pid))
+
+
+def _parse_csv(path: Path, suite: str) -> tuple[Prompts, dict[str, int]]:
+    from ...util.textio import read_text
+
+    text = read_text(path, what="prompt file")  # a byte that is not UTF-8 names its line
+    reader = csv.reader(text.splitlines(keepends=True))
     try:
-        with path.open("r", encoding="utf-8-sig", newline="") as fh:
-            return _parse_csv_rows(path, suite, csv.reader(fh))
-    except UnicodeDecodeError as e:
-        raise InputError(path, f"not UTF-8 text ({e.reason})") from None
+        return _parse_csv_rows(path, suite, reader)
     except csv.Error as e:
-        raise InputError(path, f"malformed CSV ({e})") from None
+        raise InputError(path, f"malformed CSV ({e})", reader.line_num or None) from None
 
 
-def _parse_csv_rows(path: Path, suite: str, reader: Any) -> Prompts:
+def _parse_csv_rows(path: Path, suite: str, reader: Any) -> tuple[Prompts, dict[str, int]]:
     try:
         header = [h.strip().lower() for h in next(reader)]
     except StopIteration:
@@ -189,6 +213,14 @@ def _parse_csv_rows(path: Path, suite: str, reader: Any) -> Prompts:
         for k in CSV_REQUIRED:
             if not get(k):
                 raise InputError(path, f"empty field '{k}'", line)
+        try:
+            for k in ("prompt_id", "object_a", "object_b", "counterfactual_id", "pair_id"):
+                if get(k):
+                    check_id(get(k), k)
+        except ValueError as e:
+            raise InputError(path, str(e), line) from None
+        if "\x00" in get("prompt"):
+            raise InputError(path, "the prompt holds a NUL character", line)
         rel = get("relation").lower()
         if rel not in RELATION_CODE:
             raise InputError(
@@ -224,7 +256,7 @@ def _parse_csv_rows(path: Path, suite: str, reader: Any) -> Prompts:
             if labels not in groups:
                 groups[labels] = f"{suite}_pair_{len(groups):04d}"
             pair[i] = groups[labels]
-    return spatial_prompts(ids, texts, rels, la, lb, counterfactual_id=cf, pair_id=pair, suite=suite)
+    return spatial_prompts(ids, texts, rels, la, lb, counterfactual_id=cf, pair_id=pair, suite=suite), seen
 
 
 def write_prompt_file(prompts: Prompts, path: str | Path) -> Path:

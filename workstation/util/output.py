@@ -1,0 +1,141 @@
+"""Writing output files the user named: whole or not at all, with one clear message on failure.
+
+`output_file(path)` yields a temporary path beside `path` (`atomic.atomic_path`); on success it
+replaces `path`, on any failure it is removed, and so are the parent folders this call created.
+An `OSError` (a read-only folder, permission denied, a full disk) becomes one `OutputError`
+line naming the file and the cause. `output_folder` does the same for a folder of files.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from ..types import WorkstationError
+from .atomic import atomic_path
+
+DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+DENIED_ERRNOS = frozenset({errno.EACCES, errno.EPERM})
+
+
+class OutputError(WorkstationError):
+    """An output could not be written (nothing of it was left behind)."""
+
+
+def is_disk_full(e: BaseException) -> bool:
+    """True for a full disk or quota, as an OSError or as a database error's text."""
+    if isinstance(e, OSError) and e.errno in DISK_FULL_ERRNOS:
+        return True
+    text = str(e).lower()
+    return "no space left" in text or "disk quota" in text or "disk is full" in text
+
+
+def describe_os_error(e: BaseException) -> str:
+    """A short cause: 'the disk is full', 'permission denied', 'the file system is read-only'."""
+    if is_disk_full(e):
+        return "the disk is full"
+    if isinstance(e, OSError):
+        if e.errno in DENIED_ERRNOS:
+            return "permission denied"
+        if e.errno == errno.EROFS:
+            return "the file system is read-only"
+        if e.errno == errno.ENOENT:
+            return "the folder does not exist"
+        if e.errno == errno.ENOTDIR:
+            return "a part of the path is a file, not a folder"
+        if e.errno == errno.EISDIR:
+            return "it is a folder"
+        return e.strerror or str(e)
+    return " ".join(str(e).split())[:200]
+
+
+def _make_parents(folder: Path, made: list[Path]) -> None:
+    """Create `folder` and missing parents, appending each one created to `made` (outermost first)."""
+    for p in reversed((folder, *folder.parents)):
+        if not p.exists():
+            p.mkdir()
+            made.append(p)
+
+
+def _remove_dirs(made: list[Path]) -> None:
+    for p in reversed(made):
+        try:
+            p.rmdir()
+        except OSError:
+            pass
+
+
+@contextmanager
+def output_file(path: str | Path, what: str = "output file") -> Iterator[Path]:
+    """Yield a temporary path to write; it becomes `path` when the block ends without error."""
+    target = Path(path)
+    if target.is_dir():
+        raise OutputError(f"cannot write {what} {target}: it is a folder")
+    made: list[Path] = []
+    try:
+        _make_parents(target.parent, made)
+        with atomic_path(target) as tmp:
+            yield tmp
+    except OSError as e:
+        _remove_dirs(made)
+        raise OutputError(f"cannot write {what} {target}: {describe_os_error(e)}; nothing was written") from None
+    except BaseException:
+        _remove_dirs(made)
+        raise
+
+
+def write_output_bytes(path: str | Path, data: bytes, what: str = "output file") -> None:
+    with output_file(path, what) as tmp:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+
+
+def write_output_text(path: str | Path, text: str, what: str = "output file") -> None:
+    write_output_bytes(path, text.encode("utf-8"), what)
+
+
+@contextmanager
+def output_folder(path: str | Path, what: str = "output folder", overwrite: bool = False) -> Iterator[Path]:
+    """Yield a temporary folder beside `path`; it becomes `path` (replacing an old one when
+    `overwrite`) when the block ends without error, and is removed otherwise."""
+    target = Path(path)
+    if target.exists() and not overwrite:
+        raise OutputError(f"{target} exists; choose another folder or overwrite it")
+    made: list[Path] = []
+    tmp: Path | None = None
+    try:
+        _make_parents(target.parent, made)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".partial", dir=str(target.parent)))
+        yield tmp
+        if target.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=str(target.parent)))
+            os.rmdir(old)
+            os.replace(target, old)
+            try:
+                os.replace(tmp, target)
+            except OSError:
+                os.replace(old, target)
+                raise
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, target)
+        tmp = None
+    except OSError as e:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+        _remove_dirs(made)
+        raise OutputError(f"cannot write {what} {target}: {describe_os_error(e)}; nothing was written") from None
+    except BaseException:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+        _remove_dirs(made)
+        raise
+
+
+__all__ = ["DISK_FULL_ERRNOS", "OutputError", "describe_os_error", "is_disk_full", "output_file",
+           "output_folder", "write_output_bytes", "write_output_text"]

@@ -1,0 +1,91 @@
+"""Relative paths from outside (manifests, shard projects, job chunks): checked before any disk access.
+
+* `check_relative(rel)`: a relative POSIX-style path without ``..``, without a drive or a
+  leading slash, without control characters — text checks only, nothing is touched.
+* `source_file(root, rel)`: the file ``root/rel`` to copy *from*. A symbolic link is followed
+  only when it stays inside ``root``; the result must be a regular file (not a folder, a device,
+  a FIFO). A link that leaves the folder — ``images/x.png -> /etc/shadow`` — is refused.
+* `target_file(root, rel)`: the file ``root/rel`` to copy *to*: no component below ``root``
+  may be a link, so nothing is ever written outside ``root``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from pathlib import Path, PurePosixPath
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+MAX_PATH_LEN = 1024
+
+
+class UnsafePath(ValueError):
+    """A path that would leave its folder or is not a plain file."""
+
+
+def check_relative(rel: str, what: str = "path") -> PurePosixPath:
+    """`rel` as a relative path that stays inside its folder (text checks only)."""
+    if not isinstance(rel, str) or not rel:
+        raise UnsafePath(f"{what} must be a non-empty relative path")
+    if len(rel) > MAX_PATH_LEN:
+        raise UnsafePath(f"{what} is {len(rel)} characters long; the limit is {MAX_PATH_LEN}")
+    if _CONTROL.search(rel):
+        raise UnsafePath(f"{what} {rel[:80]!r} holds a control character")
+    norm = rel.replace("\\", "/")
+    p = PurePosixPath(norm)
+    if p.is_absolute() or re.match(r"^[A-Za-z]:", norm) or norm.startswith("//"):
+        raise UnsafePath(f"{what} {rel!r} is absolute and escapes its folder")
+    if ".." in p.parts:
+        raise UnsafePath(f"{what} {rel!r} escapes its folder ('..')")
+    if not p.parts or p.parts == (".",):
+        raise UnsafePath(f"{what} {rel!r} names no file")
+    return p
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root)
+        return True
+    except ValueError:
+        return False
+
+
+def source_file(root: str | Path, rel: str, what: str = "image") -> Path:
+    """The real path of the regular file ``root/rel`` (links allowed only inside ``root``)."""
+    p = check_relative(rel, f"{what} path")
+    root_real = Path(os.path.realpath(root))
+    cand = Path(root) / Path(*p.parts)
+    parent_real = Path(os.path.realpath(cand.parent))
+    if not _inside(parent_real, root_real):
+        raise UnsafePath(f"{what} {rel!r} lies behind a link to {parent_real}, outside {root}; "
+                         "only files inside the folder are copied")
+    try:
+        lst = os.lstat(cand)
+    except FileNotFoundError:
+        raise FileNotFoundError(str(cand)) from None
+    real = Path(os.path.realpath(cand))
+    if not _inside(real, root_real):
+        kind = "a link" if stat.S_ISLNK(lst.st_mode) or real != cand.absolute() else "a path"
+        raise UnsafePath(f"{what} {rel!r} is {kind} to {real}, outside {root}; only files inside the folder are copied")
+    try:
+        st = os.stat(real)
+    except FileNotFoundError:
+        raise UnsafePath(f"{what} {rel!r} is a link to nothing ({real})") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise UnsafePath(f"{what} {rel!r} is not a regular file")
+    return real
+
+
+def target_file(root: str | Path, rel: str, what: str = "image") -> Path:
+    """``root/rel`` for writing: no component below ``root`` may be a symbolic link."""
+    p = check_relative(rel, f"{what} path")
+    cur = Path(root)
+    for part in p.parts:
+        cur = cur / part
+        if os.path.islink(cur):
+            raise UnsafePath(f"{what} path {rel!r}: {cur} is a symbolic link; nothing is written through links")
+    return cur
+
+
+__all__ = ["UnsafePath", "check_relative", "source_file", "target_file"]
