@@ -98,7 +98,7 @@ class Shooter:
 
 def pick_pair(state, want: str = "PASS") -> int:
     """A sample whose checker verdict is `want` and that has a twin (for a telling pair)."""
-    from ui.pair_viewer import PairIndex
+    from ui.methods.spatial.pair_viewer import PairIndex
     from workstation.methods.spatial.types import VERDICTS
 
     v = state.verdicts
@@ -112,8 +112,8 @@ def pick_pair(state, want: str = "PASS") -> int:
 
 def shoot_project(sh: Shooter, folder: Path, tag: str) -> None:
     from ui import theme
-    from ui.annotators import AgreementDialog
-    from ui.audit_dialog import AuditSetDialog, draw_audit_set
+    from ui.methods.spatial.annotators import AgreementDialog
+    from ui.methods.spatial.audit_dialog import AuditSetDialog, draw_audit_set
     from ui.main_window import MainWindow
     from ui.shortcuts import ShortcutSheet
 

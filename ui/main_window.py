@@ -2,7 +2,7 @@
 
 It composes the views and wires their actions; each view owns its own file:
 `sample_table.SampleBrowser` (Browse), `pair_viewer.PairViewer` + `labeling.LabelingPanel`
-(Review), `ui/calibration/panel.CalibrationPanel` (Calibration, created the first time its
+(Review), `ui/methods/spatial/calibration/panel.CalibrationPanel` (Calibration, created the first time its
 tab is shown, so that plotting libraries do not slow the start).
 
 Other panels join through `MainWindow.add_panel(name, widget, area)`:
@@ -39,9 +39,9 @@ from workstation.types import WorkstationError
 
 from . import project_dialogs, theme
 from .image_cache import ImageCache
-from .labeling import GotoDialog, LabelController, LabelingPanel
-from .pair_viewer import PairViewer, verdict_counts_text
-from .browse import SampleBrowser
+from .methods.spatial.labeling import GotoDialog, LabelController, LabelingPanel
+from .methods.spatial.pair_viewer import PairViewer, verdict_counts_text
+from .methods.spatial.browse import SampleBrowser
 from .shortcuts import ShortcutSheet, key_sequences, make_action
 from .state import AppState
 
@@ -68,7 +68,7 @@ class ReviewPage(QWidget):
 
 
 class CalibrationPlaceholder(QWidget):
-    """Shown in the Calibration tab until `ui/calibration/panel.py` is there."""
+    """Shown in the Calibration tab until `ui/methods/spatial/calibration/panel.py` is there."""
 
     def __init__(self, reason: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -235,7 +235,7 @@ class MainWindow(QMainWindow):
         """The calibration panel (created on first use; a placeholder until it is available)."""
         if self.calibration is None:
             try:
-                from .calibration.panel import CalibrationPanel
+                from .methods.spatial.calibration.panel import CalibrationPanel
 
                 self.calibration = CalibrationPanel(self.state)
             except ImportError as e:
@@ -561,14 +561,14 @@ class MainWindow(QMainWindow):
         done, total = self.controller.progress()
         msg = f"End of the queue: {done} of {total} labelled."
         if self.state.audit_set_id is not None:
-            from .audit_dialog import format_agreement, self_agreement_report
+            from .methods.spatial.audit_dialog import format_agreement, self_agreement_report
 
             msg += "  Self-agreement: " + format_agreement(self_agreement_report(self.state, self.state.audit_set_id))
         self.statusBar().showMessage(msg, 15000)
 
     # ---- audit --------------------------------------------------------------------------------------
     def new_audit_set(self) -> None:
-        from .audit_dialog import AuditSetDialog
+        from .methods.spatial.audit_dialog import AuditSetDialog
 
         st = self.state
         if st.project is None or st.dataset is None or st.dataset.n == 0:
@@ -600,7 +600,7 @@ class MainWindow(QMainWindow):
             a.triggered.connect(lambda _=False, aid=s["audit_set_id"]: self.start_audit_set(aid))
 
     def show_self_agreement(self) -> None:
-        from .audit_dialog import format_agreement, self_agreement_report
+        from .methods.spatial.audit_dialog import format_agreement, self_agreement_report
 
         r = self_agreement_report(self.state, self.state.audit_set_id)
         lines = [format_agreement(r)]
@@ -609,14 +609,14 @@ class MainWindow(QMainWindow):
         QMessageBox.information(self, "Self-agreement on re-checks", "\n".join(lines))
 
     def show_agreement(self) -> None:
-        from .annotators import AgreementDialog
+        from .methods.spatial.annotators import AgreementDialog
 
         dlg = AgreementDialog(self.state, self)
         dlg.adjudicate.connect(self.adjudicate)
         dlg.exec()
 
     def queue_disagreements(self) -> None:
-        from .annotators import disagreement_rows
+        from .methods.spatial.annotators import disagreement_rows
 
         rows = disagreement_rows(self.state)
         if not rows:
@@ -631,7 +631,7 @@ class MainWindow(QMainWindow):
         self.tabs.setCurrentWidget(self.review)
 
     def import_labels(self, path: str | None = None) -> None:
-        from .annotators import import_label_file
+        from .methods.spatial.annotators import import_label_file
 
         if not path:
             path, _ = QFileDialog.getOpenFileName(self, "Import labels", "",
@@ -648,7 +648,7 @@ class MainWindow(QMainWindow):
         self.state.message.emit(msg)
 
     def export_labels(self, path: str | None = None) -> None:
-        from .annotators import export_label_file
+        from .methods.spatial.annotators import export_label_file
 
         if not path:
             path, _ = QFileDialog.getSaveFileName(self, "Export labels", "labels.csv",

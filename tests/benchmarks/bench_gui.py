@@ -272,7 +272,7 @@ def slider_moves(app, folder: Path, moves: int, with_calibration: bool, filtered
     from workstation.methods.spatial.checker import evaluate
 
     from ui.main_window import MainWindow
-    from ui.sample_table import FilterSpec
+    from ui.methods.spatial.sample_table import FilterSpec
 
     w = MainWindow(ask_annotator=lambda: "bench")
     w.resize(1500, 940)

@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QApplication, QCheckBox, QDoubleSpinBox, QPushButton, QSpinBox
 
-from ui.audit_dialog import draw_audit_set, recheck_plan, self_agreement_report
+from ui.methods.spatial.audit_dialog import draw_audit_set, recheck_plan, self_agreement_report
 from workstation.methods.spatial.audit import stratum_codes
 
 from .conftest import on_next_modal

@@ -223,7 +223,7 @@ def test_text_filter_matches_percent_underscore_and_backslash_literally(typed: s
     """The Browse filter's LIKE needs an ESCAPE clause, or '50%' and 's_2' find nothing."""
     import duckdb
 
-    from ui.sample_table import FilterSpec
+    from ui.methods.spatial.sample_table import FilterSpec
 
     con = duckdb.connect()
     con.execute("CREATE TABLE v (sample_id VARCHAR, text VARCHAR)")

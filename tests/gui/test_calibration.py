@@ -31,7 +31,7 @@ def state(labelled_state):
 
 @pytest.fixture
 def panel(qtbot, state):
-    from ui.calibration.panel import CalibrationPanel
+    from ui.methods.spatial.calibration.panel import CalibrationPanel
 
     w = CalibrationPanel(state)
     qtbot.addWidget(w)
@@ -256,7 +256,7 @@ def test_apply_stores_version_and_shows_deltas(qtbot, panel, state):
 
 
 def test_empty_states(qtbot, tmp_path, sbuc_parsed):
-    from ui.calibration.panel import CalibrationPanel
+    from ui.methods.spatial.calibration.panel import CalibrationPanel
     from ui.state import AppState
 
     st = AppState()

@@ -23,7 +23,7 @@ def state(labelled_state):
 
 @pytest.fixture
 def panel(qtbot, state):
-    from ui.calibration.panel import CalibrationPanel
+    from ui.methods.spatial.calibration.panel import CalibrationPanel
 
     w = CalibrationPanel(state)
     qtbot.addWidget(w)
@@ -158,7 +158,7 @@ def test_bad_grid_text_is_explained_and_blocks_run(qtbot, panel):
 
 
 def test_parse_grid():
-    from ui.calibration.grid_dialog import GridSpecError, parse_grid
+    from ui.methods.spatial.calibration.grid_dialog import GridSpecError, parse_grid
 
     assert parse_grid("0.03, 0.05 0.07;0.1") == [0.03, 0.05, 0.07, 0.1]
     assert parse_grid("0.05:0.15:0.025") == [0.05, 0.075, 0.1, 0.125, 0.15]
@@ -170,7 +170,7 @@ def test_parse_grid():
 
 
 def test_no_labels_grid_search_says_why(qtbot, tmp_path, sbuc_parsed):
-    from ui.calibration.panel import CalibrationPanel
+    from ui.methods.spatial.calibration.panel import CalibrationPanel
     from ui.state import AppState
 
     p = Project.create(tmp_path / "nolabels")
@@ -251,7 +251,11 @@ def test_worker_aborts_at_a_yield(qtbot):
     qtbot.waitUntil(lambda: not w.is_running, timeout=2000)
     import gc
 
-    w = None  # let go of the worker
-    gc.collect()
-    assert closed.wait(2)  # the generator was closed (its finally ran) once the worker let go of it
+    w = None  # let go of the worker; superqt lets go of it once its finished signal is delivered
+
+    def collected() -> bool:
+        gc.collect()
+        return closed.is_set()
+
+    qtbot.waitUntil(collected, timeout=5000)  # the generator was closed (its finally ran)
     assert returned == []

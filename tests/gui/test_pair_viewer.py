@@ -201,7 +201,7 @@ def test_prefetch_decodes_the_next_items(qtbot, open_window, png_project: Path) 
     w.images.wait(5000)
     queue = w.state.queue
     nxt = queue[w.state.queue_pos + 1]
-    from ui.pair_viewer import image_key
+    from ui.methods.spatial.pair_viewer import image_key
 
     assert w.images.peek(image_key(w.state, nxt)) is not None
     hits = w.images.hits

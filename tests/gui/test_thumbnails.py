@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 
-from ui.sample_table import ROW_ROLE, VERDICT_ROLE
+from ui.methods.spatial.sample_table import ROW_ROLE, VERDICT_ROLE
 
 pytestmark = pytest.mark.gui
 

@@ -6,7 +6,7 @@ reason, a confidence bar with its four components) and the image with its overla
 (`ui/overlay.py`). Zoom and pan are linked across the pair. A missing or unreadable image
 shows a neutral canvas of the sample's W×H with the boxes and a message.
 
-The viewer only reads `AppState`; labelling is `ui/labeling.py`'s job.
+The viewer only reads `AppState`; labelling is `ui/methods/spatial/labeling.py`'s job.
 """
 
 from __future__ import annotations
@@ -16,7 +16,18 @@ from typing import Any
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QIcon, QPainter, QPen, QPixmap, QTransform, QWheelEvent
+from PySide6.QtGui import (
+    QBrush,
+    QColor,
+    QFont,
+    QFontMetricsF,
+    QIcon,
+    QPainter,
+    QPen,
+    QPixmap,
+    QTransform,
+    QWheelEvent,
+)
 from PySide6.QtWidgets import (
     QCheckBox,
     QFrame,
@@ -39,10 +50,10 @@ from PySide6.QtWidgets import (
 
 from workstation.methods.spatial.types import RELATIONS, VERDICTS
 
-from . import theme
-from .image_cache import ImageCache, ImageResult
+from ... import theme
+from ...image_cache import ImageCache, ImageResult
 from .overlay import DEFAULT_LAYERS, LAYER_TITLES, LAYERS, OverlayLayer, OverlaySpec, overlay_spec
-from .state import AppState
+from ...state import AppState
 from workstation.methods.spatial.data import spatial_columns
 
 

@@ -14,10 +14,18 @@ from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt,
 from PySide6.QtGui import QColor, QFont, QPainter, QPen
 from PySide6.QtWidgets import QListView, QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
-from . import theme
-from .image_cache import ImageCache
-from .sample_table import HUMAN_ROLE, PATH_ROLE, RELATION_ROLE, ROW_ROLE, SEED_ROLE, VERDICT_ROLE, SampleTableModel
-from .state import AppState
+from ... import theme
+from ...image_cache import ImageCache
+from .sample_table import (
+    HUMAN_ROLE,
+    PATH_ROLE,
+    RELATION_ROLE,
+    ROW_ROLE,
+    SEED_ROLE,
+    VERDICT_ROLE,
+    SampleTableModel,
+)
+from ...state import AppState
 
 TILE = 148  # thumbnail side in device-independent pixels
 CAPTION = 34

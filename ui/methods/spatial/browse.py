@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from .sample_table import CHECKER_COLUMNS, FilterBar, SampleTableModel
-from .state import AppState
+from ...state import AppState
 from .thumbnails import ThumbnailGrid
 
 class SampleBrowser(QWidget):

@@ -31,7 +31,7 @@ from workstation.evaluation.agreement import annotator_agreement
 from workstation.methods.spatial.types import VERDICT_CODE
 from workstation.types import WorkstationError
 
-from .state import AppState
+from ...state import AppState
 from workstation.methods.spatial.store import SpatialStore
 
 

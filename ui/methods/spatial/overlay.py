@@ -33,7 +33,7 @@ from workstation.dataset import Dataset
 from workstation.methods.spatial.types import HORIZONTAL, RELATIONS
 from workstation.types import PRIMARY, SECONDARY
 
-from . import theme
+from ... import theme
 from workstation.methods.spatial.data import spatial_columns
 
 LAYERS: tuple[str, ...] = ("others", "secondary", "perturbed", "geometry", "labels")

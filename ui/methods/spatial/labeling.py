@@ -36,8 +36,8 @@ from PySide6.QtWidgets import (
 
 from workstation.methods.spatial.types import VERDICTS
 
-from . import theme
-from .state import AppState
+from ... import theme
+from ...state import AppState
 from workstation.methods.spatial.store import LABELS_RELATION, SpatialStore
 
 LabelState = tuple[str | None, str | None]  # (verdict, notes)

@@ -38,8 +38,8 @@ from PySide6.QtWidgets import (
 
 from workstation.methods.spatial.types import REASONS, RELATIONS, VERDICTS
 
-from . import theme
-from .state import AppState
+from ... import theme
+from ...state import AppState
 from workstation.methods.spatial.data import spatial_columns
 from workstation.methods.spatial.store import LABELS_RELATION
 

@@ -34,7 +34,7 @@ from workstation.methods.spatial.audit import STRATA_KEYS, strata_table, stratif
 from workstation.methods.spatial.types import VERDICT_CODE
 from workstation.types import WorkstationError
 
-from .state import AppState
+from ...state import AppState
 from workstation.methods.spatial.store import LABELS_RELATION, SpatialStore
 
 
