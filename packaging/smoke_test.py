@@ -55,7 +55,8 @@ DRIVER = textwrap.dedent('''
         for kind in (QEvent.KeyPress, QEvent.KeyRelease):
             app.sendEvent(target, QKeyEvent(kind, Qt.Key_P, Qt.NoModifier, "p"))
         app.processEvents()
-        labels = {r.sample_id: r.verdict for r in state.project.latest_labels("smoke")}
+        from workstation.methods.spatial.store import SpatialStore
+        labels = {r.sample_id: r.verdict for r in SpatialStore(state.project).latest_labels("smoke")}
         if labels.get(sid) != "PASS":
             fail(f"the P key did not label {sid}: {labels}")
         shot = out / "smoke_window.png"
@@ -76,7 +77,15 @@ DRIVER = textwrap.dedent('''
         window.close()
         app.quit()
 
-    QTimer.singleShot(200, step)
+    def guarded():
+        try:
+            step()
+        except BaseException:
+            import traceback
+            traceback.print_exc()
+            fail("the window step raised")
+
+    QTimer.singleShot(200, guarded)
 ''')
 
 
