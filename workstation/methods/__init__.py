@@ -14,6 +14,8 @@ from ..registry import Registry
 METHODS: Registry[Any] = Registry("method")
 METHODS.register("spatial", "workstation.methods.spatial.method:METHOD",
                  description="SpatialBench-UC: an abstaining checker of two objects' spatial relation")
+METHODS.register("metalogic", "workstation.methods.metalogic.method:METHOD",
+                 description="MetaLogic: are two images of logically equivalent prompts the same scene?")
 
 
 def get_method(name: str) -> Any:

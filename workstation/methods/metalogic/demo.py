@@ -40,7 +40,7 @@ from ...types import WorkstationError
 from .laws import LAWS
 from .suite import PairSpec
 
-__all__ = ["DEFAULT_ERROR_RATES", "ERROR_KINDS", "render_pair", "render_and_detect"]
+__all__ = ["DEFAULT_ERROR_RATES", "ERROR_KINDS", "render_pair", "render_side", "render_and_detect"]
 
 #: published misalignment rate per law (METHODS.md §2), the demo's default injected rates
 DEFAULT_ERROR_RATES: dict[str, float] = {
@@ -126,24 +126,11 @@ def _choose(spec: PairSpec, rng: np.random.Generator, weights: Mapping[str, floa
     return kind, [present[int(rng.integers(len(present)))]]
 
 
-def render_pair(spec: PairSpec, seed: int | None = None, *, rates: Mapping[str, float] | None = None,
-                size: int = 512, kind_weights: Mapping[str, float] | None = None,
-                force: str | None = None) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
-    """Draw image A and image B of a pair (same seed). Returns (A, B, truth), images H×W×3 uint8 RGB.
-
-    ``seed`` defaults to the pair's own; ``rates`` maps laws to injected error rates (missing laws
-    keep the default); ``force`` injects that error kind ("omission", "duplication", "swap") or
-    none (""), whatever the rates. ``truth``: ``injected`` (bool), ``kind``, ``side`` ("A"/"B"),
-    ``entities`` (the entity or the two swapped ones), ``expected_verdict`` (MISALIGNED / ALIGNED),
-    ``expected_kind`` (the comparison's type), ``boxes_a`` / ``boxes_b`` (entity -> true boxes).
-    """
-    from ...demo import scenes
-
-    if size < 64:
-        raise WorkstationError(f"demo images must be at least 64 pixels wide, got {size}")
-    for e in spec.entities:
-        scenes.style_of(e)  # a clear error for names the demo cannot draw
-    seed = spec.seed if seed is None else int(seed)
+def _decide(spec: PairSpec, seed: int, rates: Mapping[str, float] | None,
+            kind_weights: Mapping[str, float] | None, force: str | None) -> tuple[str, list[str], int]:
+    """(error kind or "", the entities it touches, the side it changes: 0 A, 1 B, -1 none) of a
+    (pair, seed): one seeded stream per (pair id, seed), so image A and image B — drawn apart by a
+    generator job — make the same decision."""
     rate = _rates(rates)[spec.law]
     rng = _rng(spec.pair_id, seed, "error")
     if force is None:
@@ -157,53 +144,109 @@ def render_pair(spec: PairSpec, seed: int | None = None, *, rates: Mapping[str, 
         if not kind:
             raise WorkstationError(f"pair {spec.pair_id} cannot take a {force} error")
     err_side = int(rng.integers(2)) if kind else -1
-    base = _layout(spec, _rng(spec.pair_id, seed, "layout"))
-    images: list[np.ndarray] = []
-    boxes: list[dict[str, list[list[float]]]] = []
-    for side in (0, 1):
-        objs = [copy.copy(o) for o in base]
-        ids = list(range(len(objs)))
-        if side == err_side:
-            if kind == "omission":
-                k = next(i for i, o in enumerate(objs) if o.label == ents[0])
-                del objs[k], ids[k]
-            elif kind == "duplication":
-                src = next(o for o in objs if o.label == ents[0])
-                drng = _rng(spec.pair_id, seed, "duplicate")
-                dup = scenes.new_object(drng, "entity", src.label, r=src.r * float(drng.uniform(0.9, 1.1)))
-                dup.look, dup.sat, dup.val, dup.shade = "normal", src.sat, src.val, 0.08
-                if not scenes.place_free(drng, dup, objs, tries=400):
-                    raise WorkstationError(  # pragma: no cover - ample room
-                        f"no room for a duplicate in pair {spec.pair_id}")
-                objs.append(dup)
-                ids.append(len(base))
-            elif kind == "swap":
-                a = next(o for o in objs if o.label == ents[0])
-                b = next(o for o in objs if o.label == ents[1])
-                if spec.axis == "x":
-                    a.cx, b.cx = b.cx, a.cx
-                else:
-                    a.cy, b.cy = b.cy, a.cy
-                for o in (a, b):  # keep a larger object inside the image after the move
-                    ext = o.r * 1.05 + 0.02
-                    o.cx, o.cy = min(max(o.cx, ext), 1 - ext), min(max(o.cy, ext), 1 - ext)
-        img = scenes.draw_background(_rng(spec.pair_id, seed, "background"), size)
-        occupied = np.zeros((size, size), np.uint8)
-        bx: dict[str, list[list[float]]] = {}
-        for oid, o in zip(ids, objs):
-            box = scenes.draw_object(img, o, _rng(spec.pair_id, seed, "object", oid), occupied)
-            if box is not None:
-                bx.setdefault(o.label, []).append([round(v, 2) for v in box])
-        images.append(img)
-        boxes.append(bx)
-    truth = {
+    return kind, ents, err_side
+
+
+def _check(spec: PairSpec, size: int) -> None:
+    from ...demo import scenes
+
+    if size < 64:
+        raise WorkstationError(f"demo images must be at least 64 pixels wide, got {size}")
+    for e in spec.entities:
+        scenes.style_of(e)  # a clear error for names the demo cannot draw
+
+
+def _draw_side(spec: PairSpec, seed: int, base: list[Any], side: int, kind: str, ents: list[str], err_side: int,
+               size: int) -> tuple[np.ndarray, dict[str, list[list[float]]]]:
+    """One image of the pair: the shared layout ``base``, changed when ``side`` is the error's side.
+    Every random stream is seeded by (pair, seed, purpose), so drawing a side alone gives the same
+    pixels as drawing both."""
+    from ...demo import scenes
+
+    objs = [copy.copy(o) for o in base]
+    ids = list(range(len(objs)))
+    if side == err_side:
+        if kind == "omission":
+            k = next(i for i, o in enumerate(objs) if o.label == ents[0])
+            del objs[k], ids[k]
+        elif kind == "duplication":
+            src = next(o for o in objs if o.label == ents[0])
+            drng = _rng(spec.pair_id, seed, "duplicate")
+            dup = scenes.new_object(drng, "entity", src.label, r=src.r * float(drng.uniform(0.9, 1.1)))
+            dup.look, dup.sat, dup.val, dup.shade = "normal", src.sat, src.val, 0.08
+            if not scenes.place_free(drng, dup, objs, tries=400):
+                raise WorkstationError(  # pragma: no cover - ample room
+                    f"no room for a duplicate in pair {spec.pair_id}")
+            objs.append(dup)
+            ids.append(len(base))
+        elif kind == "swap":
+            a = next(o for o in objs if o.label == ents[0])
+            b = next(o for o in objs if o.label == ents[1])
+            if spec.axis == "x":
+                a.cx, b.cx = b.cx, a.cx
+            else:
+                a.cy, b.cy = b.cy, a.cy
+            for o in (a, b):  # keep a larger object inside the image after the move
+                ext = o.r * 1.05 + 0.02
+                o.cx, o.cy = min(max(o.cx, ext), 1 - ext), min(max(o.cy, ext), 1 - ext)
+    img = scenes.draw_background(_rng(spec.pair_id, seed, "background"), size)
+    occupied = np.zeros((size, size), np.uint8)
+    bx: dict[str, list[list[float]]] = {}
+    for oid, o in zip(ids, objs):
+        box = scenes.draw_object(img, o, _rng(spec.pair_id, seed, "object", oid), occupied)
+        if box is not None:
+            bx.setdefault(o.label, []).append([round(v, 2) for v in box])
+    return img, bx
+
+
+def _truth(spec: PairSpec, seed: int, kind: str, ents: list[str], err_side: int, size: int,
+           base: list[Any]) -> dict[str, Any]:
+    return {
         "pair_id": spec.pair_id, "seed": seed, "law": spec.law, "injected": bool(kind), "kind": kind,
         "side": "AB"[err_side] if kind else "", "entities": ents,
         "expected_verdict": "MISALIGNED" if kind else "ALIGNED", "expected_kind": EXPECTED_KIND.get(kind, ""),
-        "boxes_a": boxes[0], "boxes_b": boxes[1], "width": size, "height": size,
-        "looks": {o.label: o.look for o in base},
+        "width": size, "height": size, "looks": {o.label: o.look for o in base},
     }
-    return images[0], images[1], truth
+
+
+def render_pair(spec: PairSpec, seed: int | None = None, *, rates: Mapping[str, float] | None = None,
+                size: int = 512, kind_weights: Mapping[str, float] | None = None,
+                force: str | None = None) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+    """Draw image A and image B of a pair (same seed). Returns (A, B, truth), images H×W×3 uint8 RGB.
+
+    ``seed`` defaults to the pair's own; ``rates`` maps laws to injected error rates (missing laws
+    keep the default); ``force`` injects that error kind ("omission", "duplication", "swap") or
+    none (""), whatever the rates. ``truth``: ``injected`` (bool), ``kind``, ``side`` ("A"/"B"),
+    ``entities`` (the entity or the two swapped ones), ``expected_verdict`` (MISALIGNED / ALIGNED),
+    ``expected_kind`` (the comparison's type), ``boxes_a`` / ``boxes_b`` (entity -> true boxes).
+    """
+    _check(spec, size)
+    seed = spec.seed if seed is None else int(seed)
+    kind, ents, err_side = _decide(spec, seed, rates, kind_weights, force)
+    base = _layout(spec, _rng(spec.pair_id, seed, "layout"))
+    img_a, box_a = _draw_side(spec, seed, base, 0, kind, ents, err_side, size)
+    img_b, box_b = _draw_side(spec, seed, base, 1, kind, ents, err_side, size)
+    truth = _truth(spec, seed, kind, ents, err_side, size, base)
+    truth.update(boxes_a=box_a, boxes_b=box_b)
+    return img_a, img_b, truth
+
+
+def render_side(spec: PairSpec, seed: int, side: str, *, rates: Mapping[str, float] | None = None,
+                size: int = 512, kind_weights: Mapping[str, float] | None = None,
+                force: str | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+    """Draw one image of a pair (``side`` "A" or "B"): the same pixels as that image of
+    `render_pair` with the same arguments — what a generator job asks for, one prompt at a time.
+    ``truth`` is the pair's (as `render_pair`'s) with ``image_side`` and that image's ``boxes``."""
+    if side not in ("A", "B"):
+        raise WorkstationError(f"a MetaLogic image is side 'A' or 'B', got {side!r}")
+    _check(spec, size)
+    seed = int(seed)
+    kind, ents, err_side = _decide(spec, seed, rates, kind_weights, force)
+    base = _layout(spec, _rng(spec.pair_id, seed, "layout"))
+    img, boxes = _draw_side(spec, seed, base, "AB".index(side), kind, ents, err_side, size)
+    truth = _truth(spec, seed, kind, ents, err_side, size, base)
+    truth.update(image_side=side, boxes=boxes)
+    return img, truth
 
 
 def render_and_detect(specs: Sequence[PairSpec], detector: Any = None, *,

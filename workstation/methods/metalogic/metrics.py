@@ -21,18 +21,66 @@ Rules:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 
 from ...evaluation.stats import bootstrap_interval, wilson_arrays
 from ...util.grouping import group_codes
 from .laws import DIMENSION_TITLES, DIMENSIONS, LAWS, MODIFIERS, STUDENT_DIMENSIONS
-from .results import ALIGNED, KINDS, MISALIGNED, UNDECIDABLE, PairResults
+from .results import ALIGNED, KINDS, MISALIGNED, REASONS, UNDECIDABLE, VERDICTS
 
 __all__ = ["PUBLISHED", "published_rate", "rate_rows", "misalignment_tables", "heatmap", "pair_scores",
-           "score_tables", "GROUPINGS"]
+           "score_tables", "GROUPINGS", "Outcomes", "StoredOutcomes", "reason_rows", "agreement"]
+
+
+class Outcomes(Protocol):
+    """What the rate tables read of a result set, one entry per image pair: `results.PairResults`
+    (live) or `StoredOutcomes` (a stored result set)."""
+
+    verdict: np.ndarray  # int8 VERDICTS codes
+    kind: np.ndarray  # int8 KINDS codes
+    reason: np.ndarray  # int8 REASONS codes
+    law: np.ndarray  # int8 LAWS codes
+    modifier: np.ndarray  # int8 MODIFIERS codes
+    dimension: np.ndarray  # int8 DIMENSIONS codes
+    run: np.ndarray  # object
+
+    def __len__(self) -> int: ...
+
+
+@dataclass
+class StoredOutcomes:
+    """A stored result set as codes (see `from_columns`)."""
+
+    verdict: np.ndarray
+    kind: np.ndarray
+    reason: np.ndarray
+    law: np.ndarray
+    modifier: np.ndarray
+    dimension: np.ndarray
+    run: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.verdict)
+
+    @staticmethod
+    def from_columns(cols: Mapping[str, np.ndarray]) -> "StoredOutcomes":
+        """From stored columns with names (verdict, kind, reason, law, modifier, dimension, run_id)."""
+        def codes(key: str, names: Sequence[str]) -> np.ndarray:
+            table = {n: i for i, n in enumerate(names)}
+            vals = [("" if v is None else str(v)) for v in np.asarray(cols[key], dtype=object).tolist()]
+            bad = [v for v in vals if v not in table]
+            if bad:
+                raise ValueError(f"stored MetaLogic result has an unknown {key} {bad[0]!r}")
+            return np.array([table[v] for v in vals], np.int8)
+
+        return StoredOutcomes(verdict=codes("verdict", VERDICTS), kind=codes("kind", KINDS),
+                              reason=codes("reason", REASONS), law=codes("law", LAWS),
+                              modifier=codes("modifier", MODIFIERS), dimension=codes("dimension", DIMENSIONS),
+                              run=np.asarray(cols["run_id"], dtype=object))
 
 #: published misalignment rates (fractions). Overall per model; per law, modifier and axis the
 #: paper reports one figure (over its runs).
@@ -63,7 +111,7 @@ def published_rate(grouping: str, key: str) -> float | None:
     return PUBLISHED.get(grouping, {}).get(key)
 
 
-def rate_rows(results: PairResults, by: Sequence[str] = (), *, per_run: bool = True,
+def rate_rows(results: Outcomes, by: Sequence[str] = (), *, per_run: bool = True,
               mask: np.ndarray | None = None) -> list[dict[str, Any]]:
     """One row per group: counts, the misalignment rate with its Wilson interval, coverage, the
     misalignment types, and the published rate where the paper has one.
@@ -123,7 +171,7 @@ def rate_rows(results: PairResults, by: Sequence[str] = (), *, per_run: bool = T
     return rows
 
 
-def misalignment_tables(results: PairResults, *, per_run: bool = True) -> dict[str, list[dict[str, Any]]]:
+def misalignment_tables(results: Outcomes, *, per_run: bool = True) -> dict[str, list[dict[str, Any]]]:
     """Every grouping of `GROUPINGS` as rows (`rate_rows`), plus ``published`` (the constant table)."""
     out = {name: rate_rows(results, by, per_run=per_run) for name, by in GROUPINGS.items()}
     out["published"] = [{"grouping": g, "group": k, "rate": v, "source": PUBLISHED_SOURCE}
@@ -131,7 +179,7 @@ def misalignment_tables(results: PairResults, *, per_run: bool = True) -> dict[s
     return out
 
 
-def heatmap(results: PairResults, *, run: str | None = None,
+def heatmap(results: Outcomes, *, run: str | None = None,
             dimensions: Sequence[str] | None = None) -> dict[str, Any]:
     """Law × dimension misalignment rates as matrices (rows LAWS, columns ``dimensions``; by
     default the dimensions present). ``rate`` / ``lo`` / ``hi`` float (NaN where nothing was
@@ -161,6 +209,40 @@ def heatmap(results: PairResults, *, run: str | None = None,
     lo, hi = wilson_arrays(mis.ravel(), dec.ravel())
     return {"laws": list(LAWS), "dimensions": dims, "rate": rate, "lo": lo.reshape(shape),
             "hi": hi.reshape(shape), "misaligned": mis, "decided": dec, "undecidable": und}
+
+
+def reason_rows(results: Outcomes) -> list[dict[str, Any]]:
+    """Per run: UNDECIDABLE pairs by reason (counts and fraction of the run's pairs)."""
+    run = np.asarray(results.run, dtype=object).astype(str)
+    rows = []
+    for r in sorted(set(run.tolist())):
+        sel = run == r
+        n = int(sel.sum())
+        und = sel & (np.asarray(results.verdict) == UNDECIDABLE)
+        for code, name in enumerate(REASONS):
+            if not name:
+                continue
+            k = int((und & (np.asarray(results.reason) == code)).sum())
+            rows.append({"run": r, "reason": name, "count": k, "fraction": k / n if n else float("nan")})
+    return rows
+
+
+def agreement(computed: np.ndarray, human: np.ndarray) -> dict[str, Any]:
+    """The computed outcome against human judgements (codes; human -1 = unlabelled, left out):
+    ``n``, ``agreement`` (fraction equal), Cohen's ``kappa`` (NaN when undefined) and
+    ``confusion[computed][human]`` (3 × 3 counts, VERDICTS order)."""
+    from ...evaluation.agreement import cohen_kappa, percent_agreement
+
+    c = np.asarray(computed, np.int64)
+    h = np.asarray(human, np.int64)
+    if c.shape != h.shape:
+        raise ValueError("computed and human outcomes differ in length")
+    sel = h >= 0
+    m = np.zeros((3, 3), np.int64)
+    np.add.at(m, (c[sel], h[sel]), 1)
+    n = int(sel.sum())
+    return {"n": n, "agreement": percent_agreement(c[sel], h[sel]) if n else float("nan"),
+            "kappa": cohen_kappa(c[sel], h[sel]) if n else float("nan"), "confusion": m}
 
 
 # ---- the student variant's scores ----------------------------------------------------------------
