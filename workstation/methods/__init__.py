@@ -14,6 +14,8 @@ from ..registry import Registry
 METHODS: Registry[Any] = Registry("method")
 METHODS.register("spatial", "workstation.methods.spatial.method:METHOD",
                  description="SpatialBench-UC: an abstaining checker of two objects' spatial relation")
+METHODS.register("protobias", "workstation.methods.protobias.method:METHOD",
+                 description="ProtoBias: do image-text metrics prefer the prototypical image to the correct one?")
 
 
 def get_method(name: str) -> Any:
