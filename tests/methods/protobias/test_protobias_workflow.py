@@ -18,7 +18,7 @@ from workstation.jobs.runner import run_job
 from workstation.jobs.spec import create_generate_job, prompt_row
 from workstation.methods import get_method
 from workstation.methods.protobias import ToyProtoMetric
-from workstation.methods.protobias.project_demo import DEMO_P, add_demo, render_demo_row, toy_scorer_id
+from workstation.methods.protobias.project_demo import DEMO_PS, add_demo, render_demo_row, toy_scorer_id
 from workstation.methods.protobias.results import stored_results
 from workstation.store import Project
 from workstation.types import WorkstationError
@@ -27,35 +27,40 @@ M = get_method("protobias")
 MODELS = Path(__file__).resolve().parents[3].parent / "shared" / "models"
 
 
-def test_demo_failure_rate_matches_the_toy_metrics_set_probability(tmp_path: Path) -> None:
-    """300 procedural triplets scored by a toy metric that prefers the prototype on a set fraction
-    p = 0.35 of texts: it fails exactly on those, and the measured rate is within sampling error."""
+def test_demo_failure_rates_match_the_toy_metrics_set_probabilities(tmp_path: Path) -> None:
+    """300 procedural triplets scored by two toy metrics that prefer the prototype on a set fraction
+    p of texts (0.35 and 0.7): each fails exactly on those, and its measured rate is within sampling
+    error of p."""
     with Project.create(tmp_path / "demo") as p:
         s = add_demo(p)
-        assert s["triplets"] == 300 and s["images"] == 600 and s["metric"] == toy_scorer_id(DEMO_P)
-        assert p.runs()[0]["source"] == "demo" and p.scorers() == [{"scorer": "toy_proto@p=0.35", "scores": 600}]
+        assert s["triplets"] == 300 and s["images"] == 600 and s["metrics"] == ["toy_proto@p=0.35", "toy_proto@p=0.7"]
+        assert p.runs()[0]["source"] == "demo"
+        assert p.scorers() == [{"scorer": "toy_proto@p=0.35", "scores": 600}, {"scorer": "toy_proto@p=0.7", "scores": 600}]
         d = M.load(p)
         r = M.evaluate(d, M.default_config())
-        j = r.metrics.index("toy_proto@p=0.35")
-        toy = ToyProtoMetric(p=DEMO_P, seed=0)
-        biased = np.array([toy.is_biased(t) for t in d.text])
-        # the toy metric fails exactly where its draw made it biased …
-        np.testing.assert_array_equal(r.failed[:, j], biased)
-        # … so the failure rate is Binomial(n, p) / n: within 3.29 standard errors (99.9 %) of p
-        n = len(d)
-        rate = float(r.failed[:, j].mean())
-        assert abs(rate - DEMO_P) <= 3.29 * math.sqrt(DEMO_P * (1 - DEMO_P) / n), rate
-        assert s["failure_rate"] == pytest.approx(rate)
-        # the stored version holds the same failures; the report's table says the same
+        tables = M.metrics(d, r)
         st = stored_results(p, s["eval_id"])
-        assert int(np.sum(st["failed"])) == int(r.failed[:, j].sum())
-        row = next(x for x in M.metrics(d, r)["failure_by_domain"] if x["domain"] == "all")
-        assert row["failure_rate"] == pytest.approx(rate)
-        assert row["failure_rate_lo"] < DEMO_P < row["failure_rate_hi"]
+        n = len(d)
+        for prob in DEMO_PS:
+            sid = toy_scorer_id(prob)
+            j = r.metrics.index(sid)
+            toy = ToyProtoMetric(p=prob, seed=0)
+            biased = np.array([toy.is_biased(t) for t in d.text])
+            # the toy metric fails exactly where its draw made it biased …
+            np.testing.assert_array_equal(r.failed[:, j], biased)
+            # … so its failure rate is Binomial(n, p) / n: within 3.29 standard errors (99.9 %) of p
+            rate = float(r.failed[:, j].mean())
+            assert abs(rate - prob) <= 3.29 * math.sqrt(prob * (1 - prob) / n), (sid, rate)
+            assert s["failure_rates"][sid] == pytest.approx(rate)
+            # the stored version and the report's table say the same
+            assert int(np.sum(st["failed"][st["metric"] == sid])) == int(r.failed[:, j].sum())
+            row = next(x for x in tables["failure_by_domain"] if x["domain"] == "all" and x["metric"] == sid)
+            assert row["failure_rate"] == pytest.approx(rate)
+            assert row["failure_rate_lo"] < prob < row["failure_rate_hi"]
         # simulated annotators rated 60 triplets spread over the three domains
-        t = M.metrics(d, r)
-        assert {x["domain"]: x["n"] for x in t["human"]} == {"animals": 20, "objects": 20, "demography": 20, "all": 60}
-        assert t["annotator_kappa"][0]["n"] == 120
+        assert {x["domain"]: x["n"] for x in tables["human"]} == {"animals": 20, "objects": 20, "demography": 20,
+                                                                 "all": 60}
+        assert tables["annotator_kappa"][0]["n"] == 120
 
 
 def test_procedural_generate_job_draws_the_demo_suite_as_the_demo_does(tmp_path: Path) -> None:
@@ -137,7 +142,7 @@ def test_evaluate_and_report_commands(tmp_path: Path, capsys: pytest.CaptureFixt
         add_demo(p, small=True)
     assert cli_main(["evaluate", "--method", "protobias", "--project", str(tmp_path / "p")]) == 0
     out = capsys.readouterr().out
-    assert "audited 12 triplets" in out and "toy_proto@p=0.35: failure rate" in out
+    assert "audited 12 triplets" in out and "toy_proto@p=0.35: failure rate" in out and "toy_proto@p=0.7" in out
     assert cli_main(["report", "--method", "protobias", "--project", str(tmp_path / "p"),
                      "--out", str(tmp_path / "r")]) == 0
     assert (tmp_path / "r" / "protobias" / "tables" / "failure_by_domain.csv").is_file()

@@ -226,7 +226,7 @@ def _load_scores(project: Any, arr: dict[str, np.ndarray], n: int) -> tuple[Trip
             name, _, weights = sid.partition("@")
             model = models.get(sid, "")
             if name == TOY_NAME and not model:
-                model = "built-in toy metric of known prototype bias (the demo)"
+                model = "the demo's toy metric"
             info.append(MetricInfo(sid, name, weights, model, int(m.sum())))
     m_ = len(names)
     sc = np.stack(corr_cols, axis=1) if m_ else np.zeros((n, 0))

@@ -8,16 +8,17 @@
 2. draws both images of each with `render_demo_row` — the same function the ``procedural``
    generator calls for ProtoBias rows, so a generate job over the demo suite gives the same
    pixels — into a run ``demo_protobias`` (samples with their truth);
-3. scores every image against T with the built-in toy metric of known bias
-   (`demo.ToyProtoMetric`: it prefers the prototype on a set fraction ``p`` of texts), stored in
-   the scores table as ``toy_proto@p=<p>``;
+3. scores every image against T with two built-in toy metrics of known bias
+   (`demo.ToyProtoMetric`: each prefers the prototype on a set fraction ``p`` of texts — one
+   mostly follows the text, p = 0.35, one mostly the prototype, p = 0.7, as CLIPScore does in the
+   seed), stored in the scores table as ``toy_proto@p=0.35`` and ``toy_proto@p=0.7``;
 4. adds 1-4 ratings by two *simulated* annotators (``simulated-1``, ``simulated-2``, source
    ``demo``) on 60 triplets spread over the domains (6 in the small demo), drawn from the truth with noise, so the human tables and κ
    have something to show; real annotators rate in the rating mode;
 5. evaluates with the default config (a stored evaluation version).
 
-The toy metric fails exactly on the triplets whose T it is biased on, so the measured failure
-rate is Binomial(n, p) / n (tested).
+A toy metric fails exactly on the triplets whose T it is biased on, so its measured failure rate
+is Binomial(n, p) / n (tested).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from .demo import DEMO_VERSION, ToyProtoMetric, build_demo_triplets, render_demo
 
 DEMO_RUN_ID = "demo_protobias"
 DEMO_P = 0.35
+DEMO_PS: tuple[float, ...] = (DEMO_P, 0.7)
 SIMULATED = ("simulated-1", "simulated-2")
 
 ProgressFn = Callable[[int, int], Any]
@@ -95,7 +97,8 @@ def simulated_ratings(n: int, seed: int = 0) -> np.ndarray:
     return out
 
 
-def add_demo(project: Any, *, small: bool = False, progress: ProgressFn | None = None, p: float = DEMO_P,
+def add_demo(project: Any, *, small: bool = False, progress: ProgressFn | None = None,
+             ps: tuple[float, ...] = DEMO_PS,
              n_per_domain: int | None = None, size: int | None = None, run_id: str = DEMO_RUN_ID,
              n_rated: int | None = None) -> dict[str, Any]:
     from ...evaluation.run import evaluate_and_store
@@ -130,20 +133,20 @@ def add_demo(project: Any, *, small: bool = False, progress: ProgressFn | None =
             sids.append(sample_id_for(run_id, row["prompt_id"], 0))
             if progress and (i + 1) % 20 == 0:
                 progress(i + 1, total)
-        toy = ToyProtoMetric(p=p, seed=0)
         texts = [str(a["score_text"]) for a in prompts.attrs]
-        scores = toy.score(images, texts)
-        sid_name = toy_scorer_id(p)
+        toys = [ToyProtoMetric(p=p, seed=0) for p in ps]
+        scores = [toy.score(images, texts) for toy in toys]
         samples = Samples.build(sids, run_id, prompts.prompt_id.tolist(), seed=0, width=float(size), height=float(size),
                                 image_path=paths)
         with project.transaction():
             project.add_run(run_id, method="demo_procedural", model={"generator": "procedural"},
                             params={"width": size, "height": size, "triplets_per_domain": n},
                             provenance={"demo": DEMO_VERSION, "triplets_hash": triplets.content_hash,
-                                        "toy_metric": {"name": "toy_proto", "p": p, "seed": 0}}, source="demo")
+                                        "toy_metrics": [{"name": "toy_proto", "p": q, "seed": 0} for q in ps]}, source="demo")
             project.add_dataset(Dataset(samples, Detections.empty(), prompts),
                                 truth=[json.dumps(t, separators=(",", ":")) for t in truths])
-            project.add_scores({"sample_id": sids, "scorer": [sid_name] * total, "text": texts, "score": scores})
+            for p, sc in zip(ps, scores):
+                project.add_scores({"sample_id": sids, "scorer": [toy_scorer_id(p)] * total, "text": texts, "score": sc})
             k = len(triplets.triplets) if n_rated is None else min(n_rated, len(triplets.triplets))
             k = min(k, 6 if small else 60)
             if k:
@@ -165,15 +168,15 @@ def add_demo(project: Any, *, small: bool = False, progress: ProgressFn | None =
         raise
     if progress:
         progress(total, total)
-    j = results.metrics.index(sid_name)
-    fail = results.failed[:, j]
-    biased = np.array([toy.is_biased(t.text) for t in triplets.triplets])
     data = METHOD.load(project)
-    lines = METHOD.summary_lines(data, results, eid, results.cfg) + [
-        f"  the toy metric was set to prefer the prototype on p = {p:.0%} of texts; measured failure rate "
-        f"{fail.mean():.1%} ({int(fail.sum())}/{len(fail)})"]
+    lines = METHOD.summary_lines(data, results, eid, results.cfg)
+    measured: dict[str, float] = {}
+    for p, toy in zip(ps, toys):
+        fail = results.failed[:, results.metrics.index(toy_scorer_id(p))]
+        measured[toy_scorer_id(p)] = float(fail.mean()) if len(fail) else float("nan")
+        lines.append(f"  {toy_scorer_id(p)} was set to prefer the prototype on {p:.0%} of texts; measured failure "
+                     f"rate {fail.mean():.1%} ({int(fail.sum())}/{len(fail)})")
     return {"method": "protobias", "run_id": run_id, "triplets": len(triplets.triplets), "images": total,
-            "lines": lines,
-            "metric": sid_name, "eval_id": eid, "failure_rate": float(fail.mean()) if len(fail) else float("nan"),
-            "set_probability": p, "biased_texts": int(biased.sum()),
+            "lines": lines, "metrics": [toy_scorer_id(p) for p in ps], "eval_id": eid, "failure_rates": measured,
+            "set_probabilities": {toy_scorer_id(p): p for p in ps},
             "timings": {"total_s": time.perf_counter() - t0}}
