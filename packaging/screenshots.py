@@ -191,7 +191,10 @@ def shoot_protobias(sh: Shooter, w) -> None:
     pb = w.protobias_page
     w.show_tab("ProtoBias")
     pb.show_page("metrics")
-    sh.settle(0.8)
+    end = time.perf_counter() + 30
+    while not pb.metrics.ready and time.perf_counter() < end:  # the tables come from a worker thread
+        sh.settle(0.1)
+    sh.settle(0.5)
     sh.save(w, "protobias_metrics")
     t = pb.triplets
     pb.show_page("triplets")

@@ -3,7 +3,7 @@
 Prints
 - the time to build N triplets per domain from the templates,
 - the time to validate an image folder (T triplets, two 512×512 PNGs each: path checks, full
-  decode, hashing),
+  decode, hashing), and to import it into a project (validate, copy, one transaction),
 - the time of ``metric_table`` (6 metrics, 1000 bootstrap resamples) for 1k and 10k triplets,
   per domain and per domain × knob,
 - the time per demo image to render and to score with the toy metric,
@@ -151,6 +151,19 @@ def main() -> None:
         (root / "index.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
         t = timed(lambda: read_triplet_index(root), a.repeat)
         print(f"read_triplet_index: {a.folder} triplets ({2 * a.folder} PNG 512x512, noise) in {t:.2f} s "
+              f"({t / (2 * a.folder) * 1000:.1f} ms per image)")
+        from workstation.methods.protobias.importer import import_folder
+        from workstation.store import Project
+
+        times = []
+        with tempfile.TemporaryDirectory() as ptmp:
+            for k in range(a.repeat):
+                with Project.create(Path(ptmp) / f"project-{k}") as proj:
+                    t0 = time.perf_counter()
+                    import_folder(proj, root, run_id="bench")
+                    times.append(time.perf_counter() - t0)
+        t = statistics.median(times)
+        print(f"import_folder (validate, copy, add in one transaction): {a.folder} triplets in {t:.2f} s "
               f"({t / (2 * a.folder) * 1000:.1f} ms per image)")
 
     rng = np.random.default_rng(1)

@@ -130,7 +130,7 @@ def test_keys_1_to_4_rate_each_image_blind_with_notes_undo_and_redo(qtbot: Any, 
     assert latest == {queue[0]: "1", queue[1]: "2", queue[2]: "3", queue[3]: "4", queue[4]: None}
     assert pb.metrics.stale
     pb.show_page("metrics")
-    qtbot.waitUntil(lambda: not pb.metrics.stale, timeout=5000)
+    qtbot.waitUntil(lambda: not pb.metrics.stale and pb.metrics.ready, timeout=10000)
     rt = pb.session.data.ratings
     assert int((rt.annotator == "ann").sum()) == len(own_events(w)) == 8
 
@@ -209,6 +209,7 @@ def test_triplet_view_bars_failure_marks_filters_and_sorting(qtbot: Any, open_wi
 def test_metric_table_cell_click_shows_those_triplets(qtbot: Any, open_window: Any, hand_project: Path) -> None:
     _w, pb = open_page(open_window, hand_project, "metrics")
     m = pb.metrics
+    qtbot.waitUntil(lambda: m.ready, timeout=10000)  # the tables are computed on a worker thread
     keys = [(r["metric"], r["domain"]) for r in m.rows]
     assert keys == [("mA@abc123", "animals"), ("mA@abc123", "objects"), ("mA@abc123", "all"),
                     ("vqa_yes@def456", "animals"), ("vqa_yes@def456", "objects"), ("vqa_yes@def456", "all")]

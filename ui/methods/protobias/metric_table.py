@@ -119,8 +119,17 @@ class FailureChart(pg.PlotWidget):
         item.setXRange(-0.6, max(0.6, len(domains) - 0.4), padding=0)
 
 
+def _compute(generation: int, method: Any, data: Any, results: Any) -> tuple[int, dict[str, list[dict[str, Any]]]]:
+    return generation, method.metrics(data, results)
+
+
 class MetricTablePage(QWidget):
+    """The tables (bootstrap intervals over every metric × domain, × knob, humans, κ) are computed
+    on a worker thread (`superqt.create_worker`) so that a large project never freezes the window;
+    ``ready`` is True and ``tables_ready`` is emitted when the shown tables are the session's."""
+
     show_triplets = Signal(str, str, str)  # metric, domain ("all" = every domain), outcome
+    tables_ready = Signal()
 
     def __init__(self, session: Any, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -129,6 +138,9 @@ class MetricTablePage(QWidget):
         self.tables: dict[str, list[dict[str, Any]]] = {}
         self.rows: list[dict[str, Any]] = []
         self.stale = False
+        self.ready = False
+        self._generation = 0
+        self._worker: Any = None
         self.summary = QLabel("")
         self.summary.setWordWrap(True)
         self.rule = QLabel(RESCALING_RULE + " Click a cell to see those triplets.")
@@ -215,13 +227,41 @@ class MetricTablePage(QWidget):
             self.session.reload()
 
     def refresh(self) -> None:
+        """Recompute the tables of the session's current data and results (on a worker thread)."""
+        from superqt.utils import create_worker
+
         self.stale = False
+        self.ready = False
+        self._generation += 1
         s = self.session
         if s.data is None or s.results is None:
+            self._adopt({}, self._generation)
+            return
+        self.summary.setText("computing the tables and their bootstrap intervals…")
+        worker = create_worker(_compute, self._generation, s.method, s.data, s.results, _start_thread=False)
+        # bound methods of this widget: the connections go with it if the page is closed first
+        worker.returned.connect(self._returned)
+        worker.errored.connect(self._failed)
+        self._worker = worker
+        worker.start()
+
+    def _returned(self, result: tuple[int, dict[str, list[dict[str, Any]]]]) -> None:
+        self._adopt(result[1], result[0])
+
+    def _failed(self, error: BaseException) -> None:
+        self.summary.setText(f"the tables could not be computed: {error}")
+        self.ready = True
+        self.tables_ready.emit()
+
+    def _adopt(self, tables: dict[str, list[dict[str, Any]]], generation: int) -> None:
+        if generation != self._generation:
+            return  # a newer refresh is under way
+        s = self.session
+        if not tables:
             self.tables, self.rows = {}, []
             self.summary.setText(s.error or "No ProtoBias triplets in this project.")
         else:
-            self.tables = s.method.metrics(s.data, s.results)
+            self.tables = tables
             self.rows = list(self.tables["failure_by_domain"])
             sm = self.tables["summary"][0]
             ids = ", ".join(html.escape(m["metric"]) + (f" ({html.escape(m['model'])})" if m["model"] else "")
@@ -232,6 +272,8 @@ class MetricTablePage(QWidget):
         self._fill_table()
         self._fill_humans()
         self.chart.set_rows(self.rows)
+        self.ready = True
+        self.tables_ready.emit()
 
     def _fill_table(self) -> None:
         agree = {(r["metric"], r["domain"]): r for r in self.tables.get("human_agreement", [])}

@@ -1,10 +1,27 @@
 """The ProtoBias method behind the `workstation.evaluation.Method` protocol.
 
-How triplets, scores and ratings live in a project: `data` (module doc). The pieces:
-`build` / `templates` / `vocab` (the built-in suite), `importer` (an image folder), the
-``generate`` job (both images from a local model), the ``score`` job (every metric against T),
-`results` (per-triplet failures and margins, ``protobias_results``), `tables` / `report` (the
-audit's tables, charts and report section), `project_demo` (the demo's part).
+How triplets live in a project (`data` reads them):
+
+* **Prompts** — two per triplet (T, I_corr, I_adv): ``<triplet_id>:corr`` and
+  ``<triplet_id>:adv``, method ``protobias``, ``group_id`` = the triplet id, each the other's twin.
+  Their text is the image's generation prompt; their ``attrs`` hold the domain, the knob, the
+  role, the extra element, what T states and what I_adv's prompt states instead
+  (``knob_value_text`` / ``knob_value_adv``), T (``eval_text``) and ``score_text`` = T, so that a
+  score job scores *both* images against T.
+* **Images** — samples of a run: a generation run (``generate --method protobias``: one image per
+  prompt and seed) or an import run (``protobias import FOLDER``). The evaluated unit is a triplet
+  instance (run, triplet, seed) with both images present, id ``<run>/<triplet_id>/s<seed>``.
+* **Metric scores** — the project's ``scores`` table, one scorer id per metric: its name and the
+  hash of its weights (``clipscore@3f2a…``; the demo's ``toy_proto@p=0.35``), shown in every table;
+  only scores against T count.
+* **Human ratings** — ``protobias.fidelity`` label events (target kind ``image``, target id = the
+  sample id, values "1".."4"); the latest per image and annotator counts.
+* **Results** — ``protobias_results`` (per evaluation version, triplet instance and metric: raw
+  scores, rescaled scores, failed, tie, the rescaling rule).
+
+The pieces: `build` / `templates` / `vocab` (the built-in suite), `importer`, `results` (pure,
+vectorised `evaluate`), `tables` / `report` (the audit's tables, charts, report section),
+`project_demo` (the demo's part: procedural triplets, toy metrics of known bias, simulated raters).
 """
 
 from __future__ import annotations
