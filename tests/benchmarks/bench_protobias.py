@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from workstation.methods.protobias import (  # noqa: E402
+from workstation.methods.protobias import (
     ToyProtoMetric,
     TripletScores,
     build_demo_triplets,

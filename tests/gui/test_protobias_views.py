@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QWidget
@@ -20,7 +19,7 @@ from workstation.methods.protobias.project_demo import add_demo
 from workstation.store import Project
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "methods" / "protobias"))
-from test_protobias_project import make_project  # noqa: E402  (the hand-made project of the core tests)
+from test_protobias_project import make_project
 
 pytestmark = pytest.mark.gui
 TASK = "protobias.fidelity"

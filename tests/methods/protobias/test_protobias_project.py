@@ -171,7 +171,7 @@ def test_metric_tables_by_hand(project: Project) -> None:
 
 
 def test_results_are_stored_per_version(project: Project) -> None:
-    eid, res = evaluate_and_store(project, M)
+    eid, _ = evaluate_and_store(project, M)
     st = stored_results(project, eid)
     assert len(st["item_id"]) == 6  # 3 triplets × 2 metrics
     a = {(i, m): (f, s, pa) for i, m, f, s, pa in zip(st["item_id"], st["metric"], st["failed"], st["sc"], st["pa"])}

@@ -8,6 +8,7 @@ import json
 import math
 import sys
 from pathlib import Path
+
 import numpy as np
 import pytest
 

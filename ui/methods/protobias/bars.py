@@ -60,13 +60,13 @@ class ScoreBars(QWidget):
         self.updateGeometry()
         self.update()
 
-    def sizeHint(self) -> QSize:  # noqa: N802
+    def sizeHint(self) -> QSize:
         return QSize(420, max(ROW_H + 8, len(self.rows) * BLOCK_H + 6))
 
-    def minimumSizeHint(self) -> QSize:  # noqa: N802
+    def minimumSizeHint(self) -> QSize:
         return self.sizeHint()
 
-    def paintEvent(self, _e: object) -> None:  # noqa: N802
+    def paintEvent(self, _e: object) -> None:
         p = QPainter(self)
         p.setRenderHint(QPainter.Antialiasing)
         pal = self.palette()

@@ -215,7 +215,7 @@ class MetricTablePage(QWidget):
             return
         self.summary.setText(self.summary.text() + f"  ·  stored as v{eid}")
 
-    def showEvent(self, e: Any) -> None:  # noqa: N802
+    def showEvent(self, e: Any) -> None:
         super().showEvent(e)
         if self.stale:
             self.session.reload()

@@ -151,7 +151,7 @@ class RatingPage(QWidget):
             return True
         return super().event(e)
 
-    def keyPressEvent(self, e: QKeyEvent) -> None:  # noqa: N802
+    def keyPressEvent(self, e: QKeyEvent) -> None:
         k = self._undo_key(e)
         if k and not self.bar.notes.hasFocus():
             (self.controller.undo if k == "undo" else self.controller.redo)()
@@ -189,7 +189,7 @@ class RatingPage(QWidget):
                 pane.show_image(None, caption="")
             self._update_position()
             return
-        i, k, side = self.where[sid]
+        i, _k, side = self.where[sid]
         left, right = blind_sides(str(data.item_id[i]), BLIND_SEED)
         self.text.setText(html.escape(str(data.text[i])))
         for s, role in (("A", left), ("B", right)):

@@ -245,7 +245,7 @@ class TripletPage(QWidget):
             self.show_row(-1)
             return
         v = self.model.view_row_of(self.current) if self.current >= 0 else -1
-        self.table.selectRow(v if v >= 0 else 0)
+        self.table.selectRow(max(v, 0))
         if v < 0:
             self._row_selected(0)
         else:

@@ -267,5 +267,11 @@ def _load_ratings(project: Any, arr: dict[str, np.ndarray]) -> Ratings:
                    np.asarray(values, np.float64), np.asarray(t["event_id"], np.int64)[idx])
 
 
-__all__ = ["MetricInfo", "ProtoBiasData", "TOY_NAME", "item_id_for", "load_project_data",
-           "triplet_prompts"]
+__all__ = [
+    "TOY_NAME",
+    "MetricInfo",
+    "ProtoBiasData",
+    "item_id_for",
+    "load_project_data",
+    "triplet_prompts",
+]

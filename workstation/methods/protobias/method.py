@@ -115,8 +115,8 @@ class ProtoBiasMethod:
                       cfg: ProtoBiasConfig) -> list[str]:
         import numpy as np
 
-        lines = [f"audited {len(data)} triplets ({data.n_incomplete} incomplete left out) with ProtoBias config "
-                 f"v{eval_id} ({cfg.content_hash()}): {len(results.metrics)} metric(s)"]
+        lines = [(f"audited {len(data)} triplets ({data.n_incomplete} incomplete left out) with ProtoBias config "
+                  f"v{eval_id} ({cfg.content_hash()}): {len(results.metrics)} metric(s)")]
         for j, m in enumerate(results.metrics):
             v = results.valid[:, j]
             if not v.any():

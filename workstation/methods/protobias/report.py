@@ -45,12 +45,11 @@ def write_table_csv(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
             if k not in cols:
                 cols.append(k)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_path(path, fsync=False) as tmp:
-        with open(tmp, "w", newline="", encoding="utf-8") as fh:
-            w = csv.writer(fh)
-            w.writerow(cols)
-            for r in rows:
-                w.writerow([csv_cell(r.get(c)) for c in cols])
+    with atomic_path(path, fsync=False) as tmp, open(tmp, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(cols)
+        for r in rows:
+            w.writerow([csv_cell(r.get(c)) for c in cols])
 
 
 def _fmt(v: Any, digits: int = 3) -> str:

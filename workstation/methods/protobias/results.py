@@ -93,7 +93,7 @@ class ProtoBiasResults:
     def long_columns(self, data: ProtoBiasData) -> dict[str, np.ndarray]:
         """One row per (triplet instance, metric): what ``protobias_results`` stores."""
         n, m = len(self.ids), len(self.metrics)
-        rep = lambda a: np.repeat(np.asarray(a), m)  # noqa: E731 - row-major over (item, metric)
+        rep = lambda a: np.repeat(np.asarray(a), m)
         return {
             "item_id": rep(self.ids).astype(object), "triplet_id": rep(data.triplet_id).astype(object),
             "run_id": rep(data.run_id).astype(object), "seed": rep(data.seed).astype(np.int64),

@@ -23,8 +23,14 @@ from typing import Any
 import numpy as np
 
 from .data import ProtoBiasData
-from .metrics import (annotator_kappa_table, human_agreement_table, human_scores, human_table, metric_table,
-                      sc_pa_table)
+from .metrics import (
+    annotator_kappa_table,
+    human_agreement_table,
+    human_scores,
+    human_table,
+    metric_table,
+    sc_pa_table,
+)
 from .published import published_failure_table, published_margin_table, published_sc_pa_table
 from .results import ProtoBiasResults
 
