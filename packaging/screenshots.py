@@ -5,7 +5,8 @@
 Runs the real window under Xvfb (re-executing itself with `xvfb-run` when there is no
 display; offscreen if Xvfb is not installed) and saves one PNG per screen:
 browse table and grid, the pair viewer (dark and light), a blind audit item, the audit-set
-dialog, the calibration tab, the agreement dialog and the shortcut sheet. The demo project
+dialog, the calibration tab, the agreement dialog and the shortcut sheet; on the demo project also
+ProtoBias's metric table, triplet view (and blind) and rating mode (``protobias_*.png``). The demo project
 is built with `python main.py demo --no-gui` when missing; the fixture project is imported
 from ../shared/fixtures/spatialbench_uc (skipped when that is absent). Projects live under
 --work (default: a temporary folder), never in the user's settings.
@@ -21,11 +22,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from workstation.methods.spatial.store import SpatialStore
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+# after ROOT is on the path: this checkout's packages, never another installed copy
+from workstation.methods.spatial.store import SpatialStore  # noqa: E402
 SHARED = ROOT.parent / "shared" / "fixtures" / "spatialbench_uc"
 SIZE = (1600, 1000)
 
@@ -177,8 +179,43 @@ def shoot_project(sh: Shooter, folder: Path, tag: str) -> None:
     sheet.show()
     sh.save(sheet, f"{tag}_shortcuts")
     sheet.close()
+    if getattr(w, "protobias_page", None) is not None:
+        shoot_protobias(sh, w)
     w.close()
     sh.settle(0.1)
+
+
+def shoot_protobias(sh: Shooter, w) -> None:
+    """ProtoBias: the metric table, a triplet where one metric fails and one does not (and the same
+    triplet blind), and the blind rating mode."""
+    pb = w.protobias_page
+    w.show_tab("ProtoBias")
+    pb.show_page("metrics")
+    end = time.perf_counter() + 30
+    while not pb.metrics.ready and time.perf_counter() < end:  # the tables come from a worker thread
+        sh.settle(0.1)
+    sh.settle(0.5)
+    sh.save(w, "protobias_metrics")
+    t = pb.triplets
+    pb.show_page("triplets")
+    r = pb.session.results
+    if r is not None and len(r.metrics) >= 2:
+        # a triplet the second metric fails and the first ranks correctly: both marks in one view
+        both = r.failed[:, 1] & r.valid[:, 0] & ~r.failed[:, 0]
+        t.metric.setCurrentIndex(1)
+        if both.any():
+            row = int(both.nonzero()[0][0])
+            t.table.selectRow(max(t.model.view_row_of(row), 0))
+    sh.settle(0.8)
+    sh.save(w, "protobias_triplets")
+    t.blind.setChecked(True)
+    sh.settle(0.5)
+    sh.save(w, "protobias_triplets_blind")
+    t.blind.setChecked(False)
+    pb.show_page("rating")
+    pb.rating.panes["A"].view.setFocus()
+    sh.settle(0.8)
+    sh.save(w, "protobias_rating")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -30,6 +30,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "generate",
     "detect",
     "score",
+    "protobias",
     "jobs",
     "merge",
 )

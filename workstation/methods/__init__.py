@@ -16,6 +16,8 @@ METHODS.register("spatial", "workstation.methods.spatial.method:METHOD",
                  description="SpatialBench-UC: an abstaining checker of two objects' spatial relation")
 METHODS.register("metalogic", "workstation.methods.metalogic.method:METHOD",
                  description="MetaLogic: are two images of logically equivalent prompts the same scene?")
+METHODS.register("protobias", "workstation.methods.protobias.method:METHOD",
+                 description="ProtoBias: do image-text metrics prefer the prototypical image to the correct one?")
 
 
 def get_method(name: str) -> Any:

@@ -14,6 +14,18 @@ on T when M(T, I_adv) ≥ M(T, I_corr). This package is the method's pure core:
 * `labels` — the 1-4 fidelity label scheme and the blind left/right order;
 * `demo` — procedural triplets, their images and a toy metric of known bias.
 
+Wired into the workstation (`method.METHOD`, registered as ``protobias``):
+
+* `data` — how triplets live in a project (prompts ``<tid>:corr`` / ``<tid>:adv`` with
+  ``score_text`` = T, images as samples of a generation or import run, metric scores from the
+  ``scores`` table, ratings as ``protobias.fidelity`` label events) and `load_project_data`;
+* `config` — `ProtoBiasConfig` (metrics, annotators, score ranges, bootstrap), content-hashed;
+* `results` — `evaluate` (per triplet and metric: failure, tie, rescaled scores, margin) and the
+  ``protobias_results`` table;
+* `tables` / `report` — the audit's tables and the report section (CSV, charts, HTML);
+* `importer` — an image folder into a project (``main.py protobias import``);
+* `project_demo` — the demo's part and the procedural renderer of demo prompt rows.
+
 Names are imported lazily (``from workstation.methods.protobias import metric_table`` loads only
 what it needs).
 """

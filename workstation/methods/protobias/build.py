@@ -13,7 +13,8 @@ version always give the same triplets, ids and content hash.
 Triplet ids are content-based: ``pb-<a|o|d>-<first 10 hex of sha256(domain, T, corr, adv)>``.
 `TripletSet.to_prompt_columns()` maps the set onto the generic ``Prompts`` columns: two
 generation prompts per triplet (role "corr" and "adv"), twins of each other, grouped by the
-triplet id; T is kept in ``attrs["eval_text"]``.
+triplet id; T is kept in ``attrs["eval_text"]`` and ``attrs["score_text"]`` (what a score job
+scores both images against).
 """
 
 from __future__ import annotations
@@ -103,7 +104,9 @@ class TripletSet:
         """The generic ``Prompts`` columns: rows ``<triplet_id>:corr`` and ``<triplet_id>:adv``.
 
         ``attrs`` of each row: domain, knob, role, extra_element, knob_value (what this row's
-        prompt states), knob_value_text (what T states), eval_text (T), subcategory, hypernym,
+        prompt states), knob_value_text (what T states), knob_value_adv (what I_adv's prompt
+        states), eval_text and score_text (T: a score job scores both images against it),
+        subcategory, hypernym,
         subject, triplet_id and the triplet's own attrs (demography: group_category, socio_attr,
         pole, attr_token, advantaged, disadvantaged).
         """
@@ -143,7 +146,8 @@ def triplet_prompt_columns(triplets: Sequence[Triplet], suite: str) -> dict[str,
             attrs = {
                 "domain": t.domain, "knob": t.knob, "role": role, "extra_element": t.extra_element,
                 "knob_value": t.knob_value if role == "corr" else t.knob_value_adv,
-                "knob_value_text": t.knob_value, "eval_text": t.text, "subcategory": t.subcategory,
+                "knob_value_text": t.knob_value, "knob_value_adv": t.knob_value_adv, "eval_text": t.text,
+                "score_text": t.text, "subcategory": t.subcategory,
                 "hypernym": t.hypernym, "subject": t.non_proto if role == "corr" else t.proto,
                 "triplet_id": t.triplet_id,
             }

@@ -8,8 +8,8 @@ Rules (seed §3.1, §5; METHODS.md §3), and ours where the seed is silent:
   out of that metric's statistics and counted in ``n_missing`` — neither a failure nor a success.
 * **Rescaling to [0, 1]** (the seed reports SC, PA and margins "scaled to the [0, 1] range" without
   saying how): a metric with a known bounded range is mapped linearly from that range — VQA-style
-  P(yes) and ProtoScore from [0, 1] (unchanged), 1-4 judges (LLM-as-judge, humans) by (s − 1) / 3;
-  any other metric (CLIPScore, PickScore, a new one) min–max over every finite score of that
+  P(yes), ProtoScore and the demo's toy metric from [0, 1] (unchanged), 1-4 judges (LLM-as-judge,
+  humans) by (s − 1) / 3; any other metric (CLIPScore, PickScore, a new one) min–max over every finite score of that
   metric in the data set given (both images, all domains together, so domains stay comparable).
   `DEFAULT_SCALES` holds the known ranges; a caller may pass others. A score outside its stated
   range is an error; a constant metric (max = min) maps to 0.5.
@@ -196,7 +196,7 @@ _JUDGE = Scale("range", 1.0, 4.0)
 MINMAX = Scale("minmax")
 #: known ranges (lower-case metric names); every other metric is min–max rescaled
 DEFAULT_SCALES: dict[str, Scale] = {
-    "vqa_yes": _UNIT, "vqascore": _UNIT, "protoscore": _UNIT,
+    "vqa_yes": _UNIT, "vqascore": _UNIT, "protoscore": _UNIT, "toy_proto": _UNIT,
     "gpt-4o": _JUDGE, "gpt-5": _JUDGE, "llm_judge": _JUDGE, "human": _JUDGE,
     "clipscore": MINMAX, "pickscore": MINMAX,
 }

@@ -1,0 +1,270 @@
+"""The ProtoBias section of a report bundle: CSV tables, bar charts, an HTML fragment.
+
+    <out_dir>/index.html           the whole section (every table, both charts, provenance)
+    <out_dir>/tables/<name>.csv    every table of `tables.audit_tables`, full precision
+    <out_dir>/assets/failure_rates.png   failure rate per metric × domain with bootstrap intervals,
+                                         the seed's published overall rate marked where it has one
+    <out_dir>/assets/margins.png         correct- and incorrect-ranking margins per metric × domain
+
+CSV cells are spreadsheet-safe (a text cell starting with = + - @ tab or CR gets a leading ').
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ...evaluation.base import ReportSection
+from ...types import WorkstationError
+from ...util.atomic import atomic_path
+from .tables import RESCALING_RULE, TABLE_TITLES, audit_tables, published_rate
+
+DOMAIN_ORDER = ("animals", "objects", "demography", "all")
+_COLOURS = ("#4f81bd", "#c0504d", "#9bbb59", "#8064a2", "#f79646", "#4bacc6", "#7f7f7f", "#d9a441")
+
+
+def csv_cell(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return "nan" if math.isnan(v) else repr(v)
+    s = str(v)
+    return "'" + s if s[:1] in ("=", "+", "-", "@", "\t", "\r") else s
+
+
+def write_table_csv(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
+    cols: list[str] = []
+    for r in rows:
+        for k in r:
+            if k not in cols:
+                cols.append(k)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(path, fsync=False) as tmp, open(tmp, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(cols)
+        for r in rows:
+            w.writerow([csv_cell(r.get(c)) for c in cols])
+
+
+def _fmt(v: Any, digits: int = 3) -> str:
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return "–" if math.isnan(v) else f"{v:.{digits}f}"
+    return "" if v is None else str(v)
+
+
+def _ci(r: Mapping[str, Any], k: str) -> str:
+    v, lo, hi = r.get(k), r.get(f"{k}_lo"), r.get(f"{k}_hi")
+    if not isinstance(v, float) or math.isnan(v):
+        return "–"
+    if isinstance(lo, float) and not math.isnan(lo):
+        return f"{v:.3f} [{lo:.3f}, {hi:.3f}]"
+    return f"{v:.3f}"
+
+
+def html_table(columns: Sequence[tuple[str, str]], rows: Sequence[Mapping[str, Any]]) -> str:
+    """(key, heading) columns; a key ending in "~" shows the value with its interval."""
+    head = "".join(f"<th>{html.escape(h)}</th>" for _k, h in columns)
+    body = []
+    for r in rows:
+        cells = [(_ci(r, k[:-1]) if k.endswith("~") else _fmt(r.get(k))) for k, _h in columns]
+        body.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
+    return f"<table><tr>{head}</tr>{''.join(body)}</table>"
+
+
+FAILURE_COLUMNS = (("metric", "metric"), ("domain", "domain"), ("n", "n"), ("n_fail", "fail"), ("n_tie", "ties"),
+                   ("failure_rate~", "failure rate [95% CI]"), ("sc", "SC"), ("pa", "PA"), ("delta", "Δ"),
+                   ("correct_margin~", "correct margin"), ("incorrect_margin~", "incorrect margin"))
+
+
+# ---- charts (matplotlib's object API on an Agg canvas) ------------------------------------------
+def _figure(w: float, h: float) -> Any:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(w, h), dpi=110)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _grouped(rows: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[str], dict[tuple[str, str], Mapping[str, Any]]]:
+    metrics = list(dict.fromkeys(str(r["metric"]) for r in rows))
+    present = {str(r["domain"]) for r in rows if r.get("n")}
+    domains = [d for d in DOMAIN_ORDER if d in present] + sorted(present - set(DOMAIN_ORDER))
+    by = {(str(r["metric"]), str(r["domain"])): r for r in rows}
+    return metrics, domains, by
+
+
+def plot_failure_rates(rows: Sequence[Mapping[str, Any]], path: Path) -> None:
+    """Grouped bars: x = domain, one bar per metric, bootstrap interval as an error bar; the seed's
+    published overall failure rate as a diamond on the "all" group where the metric has one."""
+    import numpy as np
+
+    metrics, domains, by = _grouped(rows)
+    fig = _figure(max(6.0, 1.2 + 1.1 * len(domains) * max(1, len(metrics)) * 0.45), 4.2)
+    ax = fig.add_subplot(111)
+    width = 0.8 / max(1, len(metrics))
+    x = np.arange(len(domains))
+    for j, m in enumerate(metrics):
+        vals = np.array([float(by.get((m, d), {}).get("failure_rate", math.nan)) for d in domains])
+        lo = np.array([float(by.get((m, d), {}).get("failure_rate_lo", math.nan)) for d in domains])
+        hi = np.array([float(by.get((m, d), {}).get("failure_rate_hi", math.nan)) for d in domains])
+        err = np.vstack([np.nan_to_num(vals - lo), np.nan_to_num(hi - vals)])
+        pos = x - 0.4 + width * (j + 0.5)
+        ax.bar(pos, np.nan_to_num(vals), width * 0.9, yerr=err, capsize=3, color=_COLOURS[j % len(_COLOURS)],
+               label=m, error_kw={"elinewidth": 1, "ecolor": "#333333"})
+        pub = published_rate(m)
+        if pub is not None and "all" in domains:
+            k = domains.index("all")
+            ax.plot([pos[k]], [pub[0]], marker="D", color="black", markersize=5,
+                    label=f"published {m.partition('@')[0]} ({'>' if pub[1] == '>' else ''}{pub[0]:.0%})")
+    ax.axhline(0.5, color="#999999", linestyle=":", linewidth=1)
+    ax.set_xticks(x)
+    ax.set_xticklabels(domains)
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("failure rate  (M(T, I_adv) ≥ M(T, I_corr))")
+    ax.set_title("ProtoBias: how often each metric prefers the prototype")
+    ax.legend(fontsize=7, loc="upper right")
+    fig.tight_layout()
+    fig.savefig(str(path), format="png")
+
+
+def plot_margins(rows: Sequence[Mapping[str, Any]], path: Path) -> None:
+    import numpy as np
+
+    metrics, domains, by = _grouped(rows)
+    fig = _figure(max(6.0, 1.5 + 0.9 * len(domains) * max(1, len(metrics)) * 0.5), 4.0)
+    ax = fig.add_subplot(111)
+    width = 0.8 / max(1, len(metrics))
+    x = np.arange(len(domains))
+    for j, m in enumerate(metrics):
+        cm = np.array([float(by.get((m, d), {}).get("correct_margin", math.nan)) for d in domains])
+        im = np.array([float(by.get((m, d), {}).get("incorrect_margin", math.nan)) for d in domains])
+        pos = x - 0.4 + width * (j + 0.5)
+        c = _COLOURS[j % len(_COLOURS)]
+        ax.bar(pos, np.nan_to_num(cm), width * 0.9, color=c, label=f"{m}: correct (up)")
+        ax.bar(pos, -np.nan_to_num(im), width * 0.9, color=c, alpha=0.45, hatch="//", label=f"{m}: incorrect (down)")
+    ax.axhline(0.0, color="black", linewidth=0.8)
+    ax.set_xticks(x)
+    ax.set_xticklabels(domains)
+    ax.set_ylabel("mean rescaled margin")
+    ax.set_title("Correct-ranking margin (up) and incorrect-ranking margin (down)")
+    ax.legend(fontsize=7, loc="upper right")
+    fig.tight_layout()
+    fig.savefig(str(path), format="png")
+
+
+# ---- the section ------------------------------------------------------------------------------
+def _published_beside(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for r in rows:
+        if r["domain"] != "all":
+            continue
+        pub = published_rate(str(r["metric"]))
+        out.append({"metric": r["metric"], "measured": r["failure_rate"], "measured_lo": r["failure_rate_lo"],
+                    "measured_hi": r["failure_rate_hi"],
+                    "published": (("> " if pub[1] == ">" else "") + f"{pub[0]:.4f}") if pub else "none for this metric"})
+    return out
+
+
+def write_section(project: Any, out_dir: Path, data: Any, results: Any, eval_info: Mapping[str, Any]
+                  ) -> ReportSection:
+    tables = audit_tables(data, results)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, rows in tables.items():
+        write_table_csv(out_dir / "tables" / f"{name}.csv", rows)
+    assets = out_dir / "assets"
+    assets.mkdir(exist_ok=True)
+    figures: dict[str, Path] = {}
+    if results.metrics:
+        plot_failure_rates(tables["failure_by_domain"], assets / "failure_rates.png")
+        plot_margins(tables["failure_by_domain"], assets / "margins.png")
+        figures = {"failure_rates": assets / "failure_rates.png", "margins": assets / "margins.png"}
+    s = tables["summary"][0]
+    head = (f"<p class='src'>{s['triplets']} triplets ({s['incomplete_triplets']} incomplete left out) in "
+            f"{s['runs']} run(s); {s['metrics']} metric(s); {s['rated_images']} image(s) rated by "
+            f"{s['annotators']} annotator(s). Evaluation v{eval_info.get('eval_id')} "
+            f"<code>{html.escape(str(eval_info.get('content_hash', '')))}</code>.</p>")
+    rule = f"<p class='src'>{html.escape(RESCALING_RULE)}</p>"
+    metrics_html = html_table((("metric", "metric (scorer id)"), ("model", "model"), ("triplets_scored", "triplets"),
+                               ("scale", "rescaling")), tables["metrics"])
+
+    def body(prefix: str) -> str:
+        img = "".join(f"<p><img src='{html.escape(prefix)}assets/{k}.png' alt='{k}' style='max-width:100%'></p>"
+                      for k in figures)
+        return (head + metrics_html + rule
+                + f"<h3>{TABLE_TITLES['failure_by_domain']}</h3>" + html_table(FAILURE_COLUMNS, tables["failure_by_domain"])
+                + img
+                + "<h3>Measured beside published (all domains)</h3>"
+                + html_table((("metric", "metric"), ("measured~", "measured failure rate"),
+                              ("published", "published (seed Fig. 2)")),
+                             _published_beside(tables["failure_by_domain"]))
+                + f"<h3>{TABLE_TITLES['sc_pa']}</h3>"
+                + html_table((("metric", "metric"), ("domain", "domain"), ("n", "n"), ("sc~", "SC"), ("pa~", "PA"),
+                              ("delta~", "Δ")), tables["sc_pa"])
+                + f"<h3>{TABLE_TITLES['human_agreement']}</h3>"
+                + html_table((("metric", "metric"), ("domain", "domain"), ("n", "n"), ("n_agree", "agree"),
+                              ("agreement~", "agreement"), ("n_human_tie", "human ties (left out)")),
+                             tables["human_agreement"])
+                + f"<h3>{TABLE_TITLES['annotator_kappa']}</h3>"
+                + (html_table((("annotator_a", "annotator"), ("annotator_b", "annotator"), ("n", "images"),
+                               ("percent_agreement", "agreement"), ("kappa_w", "κ_w (quadratic)"), ("kappa", "κ")),
+                              tables["annotator_kappa"]) if tables["annotator_kappa"]
+                   else "<p class='src'>Fewer than two annotators rated the same images.</p>")
+                + "<p class='src'>Published pairwise κ_w between the seed's five annotators: 0.60–0.84.</p>")
+
+    page = ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>ProtoBias</title></head><body>"
+            "<h1>ProtoBias: metric audit against prototypes</h1>" + body("")
+            + f"<h3>{TABLE_TITLES['failure_by_knob']}</h3>" + html_table(FAILURE_COLUMNS[:1] + (("knob", "knob"),)
+                                                                         + FAILURE_COLUMNS[1:], tables["failure_by_knob"])
+            + f"<h3>{TABLE_TITLES['human']}</h3>"
+            + html_table((("domain", "domain"), ("n", "n"), ("sc~", "SC"), ("pa~", "PA"), ("delta~", "Δ"),
+                          ("n_prefer_corr", "prefer I_corr"), ("n_tie", "tie"), ("n_prefer_adv", "prefer I_adv")),
+                         tables["human"])
+            + f"<h3>{TABLE_TITLES['published_margins']}</h3>"
+            + html_table((("metric", "metric"), ("domain", "domain"), ("correct_margin", "correct"),
+                          ("incorrect_margin", "incorrect")), tables["published_margins"])
+            + f"<h3>{TABLE_TITLES['published_sc_pa']}</h3>"
+            + html_table((("metric", "metric"), ("domain", "domain"), ("sc", "SC"), ("pa", "PA"), ("delta", "Δ")),
+                         tables["published_sc_pa"])
+            + "</body></html>")
+    (out_dir / "index.html").write_text(page, encoding="utf-8")
+    return ReportSection(method="protobias", title="ProtoBias (metrics vs prototypes)", html=body(f"{out_dir.name}/"),
+                         tables={k: tables[k] for k in ("summary", "metrics", "failure_by_domain", "sc_pa",
+                                                        "human_agreement", "annotator_kappa")},
+                         figures=figures,
+                         meta={"config_version": eval_info.get("eval_id"), "config_hash": eval_info.get("content_hash"),
+                               "triplets": len(data), "rescaling": RESCALING_RULE,
+                               "runs": sorted(set(data.run_id.tolist()))})
+
+
+def report_section(project: Any, out_dir: Path, annotator: str | None = None) -> ReportSection:
+    """The section for the project's active ProtoBias evaluation (the defaults when none is stored);
+    ``annotator`` restricts the human ratings to one annotator."""
+    from ...evaluation.run import config_of
+    from .data import load_project_data
+    from .results import evaluate
+
+    data = load_project_data(project)
+    if len(data) == 0:
+        raise WorkstationError("the project has no complete ProtoBias triplets (both images of a triplet); import, "
+                               "generate or build the demo first")
+    eid, cfg = config_of(project, _method(), None)
+    if annotator:
+        cfg = cfg.replace(annotators=(annotator,))
+    results = evaluate(data, cfg)
+    info = project.get_evaluation(eid) if eid is not None else {"eval_id": None, "content_hash": cfg.content_hash()}
+    return write_section(project, out_dir, data, results, info)
+
+
+def _method() -> Any:
+    from .method import METHOD
+
+    return METHOD
