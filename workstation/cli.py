@@ -29,6 +29,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "generate",
     "detect",
     "score",
+    "dyeval",
     "jobs",
     "merge",
 )

@@ -353,7 +353,7 @@ def test_demo_builds_once_then_reuses(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "accuracy on decided" in out
     assert not any(p.name.endswith(".building") for p in tmp_path.iterdir())
     with Project.open(folder, read_only=True) as p:
-        assert p.sample_count() == 16 and SpatialStore(p).active_config_id() == 1
+        assert p.load_dataset(method="spatial").n == 16 and SpatialStore(p).active_config_id() == 1
     assert main(["demo", "--project", str(folder), "--no-gui"]) == 0
     out2 = capsys.readouterr().out
     assert "demo project reused" in out2 and "16 samples" in out2

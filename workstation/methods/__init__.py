@@ -14,6 +14,8 @@ from ..registry import Registry
 METHODS: Registry[Any] = Registry("method")
 METHODS.register("spatial", "workstation.methods.spatial.method:METHOD",
                  description="SpatialBench-UC: an abstaining checker of two objects' spatial relation")
+METHODS.register("dyeval", "workstation.methods.dyeval.method:METHOD",
+                 description="DyEval: interactive test trees that grow where the model is strong and dig where it fails")
 
 
 def get_method(name: str) -> Any:
