@@ -108,7 +108,8 @@ def _fmt(x: float | None) -> str:
     return "  – " if x is None else f"{x:.2f}"
 
 
-def print_tree(r: Any, out: Any = sys.stdout) -> None:
+def print_tree(r: Any, out: Any = None) -> None:
+    out = out or sys.stdout
     t = r.tree
     s = t.tree_summary()
     judged = sum(1 for i in t.images.values() if i.label is not None)
@@ -151,7 +152,8 @@ _HINT = {
 }
 
 
-def print_next(r: Any, out: Any = sys.stdout) -> None:
+def print_next(r: Any, out: Any = None) -> None:
+    out = out or sys.stdout
     acts = r.next_actions()
     if not acts:
         print("nothing left to do: every node is done (accept more topics, or make a new tree)", file=out)
