@@ -20,6 +20,7 @@ from typing import Any
 from workstation.registry import Registry
 
 VIEWS: Registry[Any] = Registry("method views")
+VIEWS.register("dyeval", "ui.methods.dyeval:VIEWS")
 
 
 def views_for(name: str) -> Any:

@@ -39,10 +39,11 @@ COLOUR_HSV: dict[str, tuple[float, float, float]] = {
     "golden": (45, 0.75, 0.88), "silver": (0, 0.03, 0.8), "violet": (275, 0.55, 0.88),
     "turquoise": (175, 0.7, 0.85), "beige": (40, 0.25, 0.9), "crimson": (350, 0.85, 0.7), "teal": (180, 0.8, 0.55),
 }
-SIZE_RADIUS: dict[str, float] = {"tiny": 0.035, "miniature": 0.04, "small": 0.05, "little": 0.05, "short": 0.06,
-                                 "thin": 0.06, "narrow": 0.06, "big": 0.12, "large": 0.12, "tall": 0.11,
-                                 "long": 0.11, "wide": 0.12, "thick": 0.11, "huge": 0.15, "giant": 0.16,
-                                 "enormous": 0.16, "massive": 0.16}
+DEFAULT_RADIUS = 0.17
+SIZE_RADIUS: dict[str, float] = {"tiny": 0.06, "miniature": 0.07, "small": 0.1, "little": 0.1, "short": 0.13,
+                                 "thin": 0.13, "narrow": 0.13, "big": 0.23, "large": 0.23, "tall": 0.21,
+                                 "long": 0.21, "wide": 0.22, "thick": 0.21, "huge": 0.27, "giant": 0.28,
+                                 "enormous": 0.28, "massive": 0.28}
 SEE_THROUGH = frozenset({"glass", "crystal", "transparent", "translucent"})
 SHINY = frozenset({"metallic", "shiny", "glossy", "metal", "steel", "silver", "golden"})
 PATTERNS = frozenset({"striped", "checkered", "spotted", "polka-dotted"})
@@ -106,8 +107,7 @@ def _things(g: SceneGraph, rng: np.random.Generator) -> dict[str, _Thing]:
     out: dict[str, _Thing] = {}
     for o in g.objects:
         shape, hsv = _style(o.name)
-        r = 0.085
-        t = _Thing(o.id, o.name, o.name, shape, hsv, r, _count(o))
+        t = _Thing(o.id, o.name, o.name, shape, hsv, DEFAULT_RADIUS, _count(o))
         for a in o.attributes:
             low = a.lower()
             if low in COLOUR_HSV:
@@ -123,7 +123,9 @@ def _things(g: SceneGraph, rng: np.random.Generator) -> dict[str, _Thing]:
             if low in PATTERNS:
                 t.pattern = low
         if t.count > 1:
-            t.r = min(t.r, 0.075)
+            t.r = min(t.r, 0.12 if t.count <= 3 else 0.085)
+        if len(g.objects) >= 2:
+            t.r = min(t.r, 0.19 if len(g.objects) == 2 else 0.14)
         out[o.id] = t
     return out
 
@@ -157,7 +159,7 @@ def _apply_failures(g: SceneGraph, things: dict[str, _Thing], truth: ImageTruth,
             if low in COLOUR_HSV:
                 t.hsv = _style(t.name)[1]
             if low in SIZE_RADIUS:
-                t.r = 0.085
+                t.r = DEFAULT_RADIUS
         elif w.kind == "relation":
             wrong_rel.add(rest)
         elif w.kind == "together":

@@ -126,9 +126,8 @@ class DyEvalRunner:
         self._lm = make_lm(spec, self.tree.config.lm_seed)
 
     def sync(self) -> SyncReport:
-        """Bring in the project's images, judgements and pre-marks for this tree."""
-        if self.project.read_only:
-            return SyncReport()
+        """Bring in the project's images, judgements and pre-marks for this tree (stored as tree
+        events; in memory only on a read-only project)."""
         return sync_tree(self.project, self.tree)
 
     # --- the auditor's decisions ---------------------------------------------------------------------

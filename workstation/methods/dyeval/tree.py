@@ -60,7 +60,7 @@ from .provenance import HUMAN_PROVENANCE, Provenance
 from .scene_graph import SceneGraph
 
 LABEL_SCHEME = LabelScheme(task="dyeval.image", target="image", values=(PASS, FAIL), keys=("P", "F"),
-                           titles=("Pass", "Fail"), title="DyEval image test")
+                           titles=("Pass", "Fail"), title="Does the image show what the text says?")
 
 NEW, PROMPTS_WRITTEN, GENERATING, JUDGING, JUDGED, LOCATING, EXPANDING, DONE = (
     "new", "prompts_written", "generating", "judging", "judged", "locating", "expanding", "done")
