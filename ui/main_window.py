@@ -204,11 +204,25 @@ class MainWindow(QMainWindow):
                     self.method_views[name].on_project(self)
                 except Exception:  # noqa: BLE001 - one method's views must not take the window down
                     log.exception("the %s views failed to follow the project", name)
-            elif name in present:
+            elif name in present or self._method_has_data(name):
                 try:
                     self.install_method_views(name)
                 except Exception:  # noqa: BLE001
                     log.exception("the %s views failed to start", name)
+
+    def _method_has_data(self, name: str) -> bool:
+        """Whether the open project holds data of a method beyond its prompts (a DyEval tree
+        before its first images); asked only of methods with views and no prompts."""
+        from workstation.methods import METHODS, get_method
+
+        p = self.state.project
+        if p is None or name not in METHODS:
+            return False
+        try:
+            return bool(get_method(name).has_data(p))
+        except Exception:  # noqa: BLE001 - a method that cannot tell is not installed
+            log.exception("asking %s whether the project has its data", name)
+            return False
 
     def _fill_methods_menu(self) -> None:
         from workstation.methods import METHODS
@@ -254,6 +268,9 @@ class MainWindow(QMainWindow):
         on_review = w is self.review
         for a in self.review_actions:
             a.setEnabled(on_review)
+        for k in ("undo", "redo"):  # a method's tab binds Ctrl+Z to its own judgement bar
+            if k in getattr(self, "actions_by_id", {}):
+                self.actions_by_id[k].setEnabled(on_review)
         if w is self._calibration_tab:
             self.calibration_panel()
         if on_review:

@@ -31,6 +31,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "detect",
     "score",
     "protobias",
+    "dyeval",
     "jobs",
     "merge",
 )

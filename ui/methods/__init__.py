@@ -21,6 +21,7 @@ from workstation.registry import Registry
 
 VIEWS: Registry[Any] = Registry("method views")
 VIEWS.register("protobias", "ui.methods.protobias:VIEWS")
+VIEWS.register("dyeval", "ui.methods.dyeval:VIEWS")
 
 
 def views_for(name: str) -> Any:

@@ -18,6 +18,8 @@ METHODS.register("metalogic", "workstation.methods.metalogic.method:METHOD",
                  description="MetaLogic: are two images of logically equivalent prompts the same scene?")
 METHODS.register("protobias", "workstation.methods.protobias.method:METHOD",
                  description="ProtoBias: do image-text metrics prefer the prototypical image to the correct one?")
+METHODS.register("dyeval", "workstation.methods.dyeval.method:METHOD",
+                 description="DyEval: interactive test trees that grow where the model is strong and dig where it fails")
 
 
 def get_method(name: str) -> Any:

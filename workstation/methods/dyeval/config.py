@@ -33,6 +33,11 @@ class DyEvalConfig:
       a fail ... they can refine as needed"); off by default, so only human labels count.
     * ``dedup_n`` / ``dedup_threshold``: prompt de-duplication (`dedup.py`).
     * ``max_prompt_words``: the paper asks the LLM for inputs of at most 77 words.
+    * ``premark_scorer`` / ``premark_model``: the scorer whose scores pre-mark images (its
+      registry name; scores of any weights of that scorer count, the most complete set first)
+      and the local model folder a score job loads for it ("" : no score job is started).
+    * ``lm``: who writes topics, prompts, graphs and reflections — "templates" (the built-in
+      writer) or a local instruction-tuned causal LM folder; ``lm_seed`` seeds either.
     """
 
     n_i: int = 5
@@ -47,6 +52,10 @@ class DyEvalConfig:
     dedup_n: int = DEFAULT_N
     dedup_threshold: float = DEFAULT_THRESHOLD
     max_prompt_words: int = 77
+    premark_scorer: str = "clipscore"
+    premark_model: str = ""
+    lm: str = "templates"
+    lm_seed: int = 0
 
     def validate(self) -> None:
         for name in ("n_i", "n_x", "n_t", "d_max", "dedup_n", "max_prompt_words"):
@@ -59,6 +68,13 @@ class DyEvalConfig:
                 raise WorkstationError(f"DyEval config: {name} must be between 0 and 1, not {v!r}")
         if self.premark_threshold is not None and not 0.0 <= float(self.premark_threshold) <= 100.0:
             raise WorkstationError("DyEval config: premark_threshold is a CLIPScore between 0 and 100")
+        for name in ("premark_scorer", "premark_model", "lm"):
+            if not isinstance(getattr(self, name), str):
+                raise WorkstationError(f"DyEval config: {name} must be a text, not {getattr(self, name)!r}")
+        if not self.lm.strip():
+            raise WorkstationError("DyEval config: lm is 'templates' or a local model folder")
+        if not isinstance(self.lm_seed, int) or isinstance(self.lm_seed, bool):
+            raise WorkstationError(f"DyEval config: lm_seed must be a whole number, not {self.lm_seed!r}")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

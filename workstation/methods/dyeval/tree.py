@@ -14,7 +14,8 @@ prompt_graph_set       prompt_id, graph, provenance (the auditor corrects the pa
 prompts_confirmed      node_id (its prompts go to generation)
 image_added            image_id, owner, path, seed (owner: a prompt id or "L<k>/s<step>")
 image_premarked        image_id, clip_score, threshold, fail
-label                  image_id, value (PASS/FAIL), annotator — the latest label wins
+label                  image_id, value (PASS/FAIL, or null: the label taken back), annotator — the latest
+                       label wins
 proposals_added        node_id, proposals [{proposal_id, text, order, provenance}]
 proposal_decided       proposal_id, decision (accepted/edited/rejected), text, child_id
 proposals_reordered    node_id, order [proposal ids]
@@ -46,7 +47,7 @@ images wait for a human), `pending_actions()` (what the engine or the auditor do
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,7 +60,7 @@ from .provenance import HUMAN_PROVENANCE, Provenance
 from .scene_graph import SceneGraph
 
 LABEL_SCHEME = LabelScheme(task="dyeval.image", target="image", values=(PASS, FAIL), keys=("P", "F"),
-                           titles=("Pass", "Fail"), title="DyEval image test")
+                           titles=("Pass", "Fail"), title="Does the image show what the text says?")
 
 NEW, PROMPTS_WRITTEN, GENERATING, JUDGING, JUDGED, LOCATING, EXPANDING, DONE = (
     "new", "prompts_written", "generating", "judging", "judged", "locating", "expanding", "done")
@@ -280,6 +281,8 @@ class TestTree:
         self.locations: dict[str, LocationRecord] = {}
         self.counters: dict[str, int] = {"n": 0, "p": 0, "t": 0, "L": 0}
         self.log: list[dict[str, Any]] = []
+        #: called with each event once it is applied and logged (a store persists it there)
+        self.on_event: Callable[[dict[str, Any]], None] | None = None
 
     # --- creation, replay, snapshot -------------------------------------------------------------------
 
@@ -362,6 +365,8 @@ class TestTree:
         except (KeyError, TypeError, ValueError) as err:
             raise WorkstationError(f"DyEval: malformed {kind} event ({err.__class__.__name__}: {err})") from None
         self.log.append(e)
+        if self.on_event is not None:
+            self.on_event(e)
         return e
 
     def _bump(self, prefix: str, ident: str) -> None:
@@ -502,7 +507,7 @@ class TestTree:
 
     def _ev_label(self, e: dict[str, Any]) -> None:
         img = self._image(str(e["image_id"]))
-        value = LABEL_SCHEME.validate(e["value"])
+        value = None if e.get("value") is None else LABEL_SCHEME.validate(e["value"])
         e["value"] = value
         img.label = value
         img.annotator = str(e.get("annotator", ""))
@@ -646,7 +651,8 @@ class TestTree:
                     "threshold": th, "fail": fail})
         return fail
 
-    def record_label(self, image_id: str, value: str, annotator: str = "") -> None:
+    def record_label(self, image_id: str, value: str | None, annotator: str = "") -> None:
+        """A human PASS / FAIL for an image (None takes the label back: undo)."""
         self.apply({"kind": "label", "image_id": image_id, "value": value, "annotator": annotator})
 
     def add_proposals(self, node_id: str, texts: Sequence[str], provenance: Provenance = HUMAN_PROVENANCE) -> list[str]:

@@ -1,0 +1,375 @@
+"""`dyeval`: DyEval test trees from the command line — make a tree, take its next steps, judge,
+decide on proposals, export.
+
+    python main.py dyeval new-tree --project DIR (--topic TEXT ... | --perspectives [NAMES]) [--tree ID]
+                                   [--config FILE.yaml] [--set KEY=VALUE ...]
+    python main.py dyeval step   --project DIR [--tree ID] [--lm templates|FOLDER] [--confirm]
+                                 [--only write,generate,score,locate,reflect,propose] [--no-run]
+                                 [--generator procedural|diffusers --model DIR] [--size N]
+    python main.py dyeval show   --project DIR [--tree ID] [--todo FILE.csv]
+    python main.py dyeval label  FILE.csv --project DIR [--tree ID] [--annotator NAME]
+    python main.py dyeval accept --project DIR [--tree ID] (PROPOSAL ... [--text NEW] | --all)
+    python main.py dyeval reject --project DIR [--tree ID] PROPOSAL ...
+    python main.py dyeval export --project DIR [--tree ID] --out FILE.json
+
+`step` does what the tree can do without a human: write prompts (templates or a local LM),
+generate their images (jobs; the procedural generator unless --model is given), score them for
+CLIPScore pre-marks (when the tree's config names a CLIP folder), start failure location on
+low-pass nodes, reflect, propose child topics on high-pass ones — and stops where the auditor
+decides (confirm prompts with --confirm; judge; accept / reject proposals). `show --todo`
+writes the images waiting for a judgement as a CSV whose ``value`` column (PASS / FAIL) `label`
+reads back. Every change is stored as it happens: stop anywhere and run `step` again later.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..types import InputError, WorkstationError
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("dyeval", help="DyEval test trees: new-tree, step, show, label, accept, reject, export",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    s = p.add_subparsers(dest="dyeval_command", metavar="ACTION")
+    s.required = True
+
+    def common(q: argparse.ArgumentParser, tree: bool = True) -> None:
+        q.add_argument("--project", required=True, type=Path, metavar="DIR", help="project folder")
+        if tree:
+            q.add_argument("--tree", metavar="ID", help="the tree (default: the newest)")
+
+    q = s.add_parser("new-tree", help="make a tree with root topics or the paper's four perspectives")
+    common(q, tree=False)
+    q.add_argument("--tree", metavar="ID", help="its id (default t1, t2, ...)")
+    q.add_argument("--topic", action="append", default=[], metavar="TEXT", help="a root topic (repeatable)")
+    q.add_argument("--perspectives", nargs="?", const="", default=None, metavar="NAMES",
+                   help="roots for the paper's initial topics: all nine, or the comma-separated sub-topics named")
+    q.add_argument("--config", type=Path, metavar="FILE", help="DyEval settings (YAML / JSON)")
+    q.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a setting (n_i, n_x, rho, ...)")
+    q.set_defaults(func=run_new_tree)
+
+    q = s.add_parser("step", help="take the tree's automatic next steps (write, generate, locate, propose)")
+    common(q)
+    q.add_argument("--lm", metavar="templates|FOLDER", help="who writes (default: the tree's config)")
+    q.add_argument("--only", metavar="KINDS", help="comma-separated: write, generate, score, locate, reflect, propose")
+    q.add_argument("--confirm", action="store_true", help="confirm written prompts for generation")
+    q.add_argument("--no-run", action="store_true", help="store the jobs without running them")
+    q.add_argument("--generator", metavar="NAME", help="generator backend (default procedural, diffusers with --model)")
+    q.add_argument("--model", metavar="DIR", help="a local text-to-image model folder")
+    q.add_argument("--size", type=int, default=256, help="procedural image size (default 256)")
+    q.set_defaults(func=run_step)
+
+    q = s.add_parser("show", help="the tree, its figures and what to do next")
+    common(q)
+    q.add_argument("--todo", type=Path, metavar="FILE.csv", help="write the images waiting for a judgement")
+    q.set_defaults(func=run_show)
+
+    q = s.add_parser("label", help="import PASS / FAIL judgements from a CSV (image_id, value[, annotator, notes])")
+    q.add_argument("file", type=Path, metavar="FILE.csv")
+    common(q)
+    q.add_argument("--annotator", metavar="NAME", help="for rows without an annotator column")
+    q.set_defaults(func=run_label)
+
+    q = s.add_parser("accept", help="accept proposed topics (--text edits one first)")
+    common(q)
+    q.add_argument("proposals", nargs="*", metavar="PROPOSAL")
+    q.add_argument("--text", metavar="NEW", help="accept one proposal with this text instead")
+    q.add_argument("--all", action="store_true", help="accept every open proposal")
+    q.set_defaults(func=run_accept)
+
+    q = s.add_parser("reject", help="reject proposed topics")
+    common(q)
+    q.add_argument("proposals", nargs="+", metavar="PROPOSAL")
+    q.set_defaults(func=run_reject)
+
+    q = s.add_parser("export", help="the whole tree as JSON (topics, prompts, graphs, image paths, judgements)")
+    common(q)
+    q.add_argument("--out", required=True, type=Path, metavar="FILE.json")
+    q.set_defaults(func=run_export)
+
+
+# --- helpers ---------------------------------------------------------------------------------------------
+
+
+def _runner(project: Any, tree: str | None) -> Any:
+    from ..methods.dyeval.runner import DyEvalRunner
+
+    r = DyEvalRunner(project, tree)
+    r.sync()
+    return r
+
+
+def _fmt(x: float | None) -> str:
+    return "  – " if x is None else f"{x:.2f}"
+
+
+def print_tree(r: Any, out: Any = None) -> None:
+    out = out or sys.stdout
+    t = r.tree
+    s = t.tree_summary()
+    judged = sum(1 for i in t.images.values() if i.label is not None)
+    roots = [n for n in t.bfs_order() if t.nodes[n].parent_id is None]
+    print(f"tree {t.tree_id} ({'; '.join(t.nodes[n].topic for n in roots)}): {len(t.nodes)} node(s), "
+          f"{judged}/{len(t.images)} image(s) judged, APR {_fmt(s.apr)}, AFR {_fmt(s.afr)}, #Bugs {s.bugs}", file=out)
+
+    def node(nid: str, indent: int) -> None:
+        n = t.nodes[nid]
+        ns = t.node_summary(nid)
+        label = f"{'  ' * indent}{nid} {n.topic}"
+        print(f"  {label:<48} APR {_fmt(ns.apr)}  #Bugs {ns.bugs:<3} {t.node_state(nid)}", file=out)
+        for lid in n.location_ids:
+            m = t.locations[lid].machine
+            trig = "; ".join(f"'{x.text}'" for x in m.triggers)
+            state = "done" if m.done else f"{len(m.pending())} step(s) waiting"
+            print(f"  {'  ' * (indent + 1)}{lid} failure location of '{t.prompts[t.locations[lid].prompt_id].text}': "
+                  f"{len(m.rendered_steps())} test(s), {state}" + (f"; triggers {trig}" if trig else ""), file=out)
+        for pid in n.proposal_ids:
+            p = t.proposals[pid]
+            if p.state == "proposed":
+                print(f"  {'  ' * (indent + 1)}{pid} proposed: '{p.text}'", file=out)
+        for c in n.child_ids:
+            node(c, indent + 1)
+
+    for root in roots:
+        node(root, 0)
+
+
+_HINT = {
+    "write": "step --only write",
+    "confirm": "step --confirm   (or review / edit the prompts in the window's DyEval tab first)",
+    "generate": "step --only generate",
+    "judge": "show --todo todo.csv, fill its value column, then: label todo.csv --annotator NAME   (or keys "
+             "P / F in the window's DyEval tab)",
+    "locate": "step --only locate   (correct the scene graphs in the window first, if the parse is wrong)",
+    "reflect": "step --only reflect",
+    "propose": "step --only propose",
+    "decide": "accept ID ... [--text NEW]  /  reject ID ...   (reorder in the window)",
+}
+
+
+def print_next(r: Any, out: Any = None) -> None:
+    out = out or sys.stdout
+    acts = r.next_actions()
+    if not acts:
+        print("nothing left to do: every node is done (accept more topics, or make a new tree)", file=out)
+        return
+    base = f"python main.py dyeval {{}} --project {r.project.folder} --tree {r.tree_id}"
+    print("next:", file=out)
+    for a in acts:
+        verb, _, rest = _HINT.get(a.kind, "").partition(" ")
+        hint = base.format(verb) + (f" {rest}" if rest else "")
+        print(f"  - [{a.by}] {a.text}\n      → {hint}", file=out)
+
+
+# --- commands ----------------------------------------------------------------------------------------------
+
+
+def run_new_tree(args: argparse.Namespace) -> int:
+    from ..methods.dyeval.config import DyEvalConfig
+    from ..methods.dyeval.method import load_config
+    from ..methods.dyeval.runner import DyEvalRunner
+    from ..store import Project
+    from .suite import parse_options
+
+    cfg = load_config(args.config) if args.config else DyEvalConfig()
+    sets = parse_options(args.set)
+    if sets:
+        cfg = DyEvalConfig.from_dict({**cfg.to_dict(), **sets})
+    persp = None
+    if args.perspectives is not None:
+        persp = [x.strip() for x in args.perspectives.split(",") if x.strip()]
+    if not args.topic and persp is None:
+        raise WorkstationError("give a root topic (--topic TEXT) or --perspectives")
+    with Project.create(args.project, exist_ok=True) as p:
+        r = DyEvalRunner.create(p, cfg, tree_id=args.tree, topics=args.topic, perspectives=persp)
+        print(f"made tree {r.tree_id} in {args.project} with {len(r.tree.nodes)} root topic(s)")
+        print_tree(r)
+        print_next(r)
+    return 0
+
+
+def run_step(args: argparse.Namespace) -> int:
+    from ..methods.dyeval.runner import STEP_KINDS
+    from ..progress import TerminalProgress
+    from .evaluate import open_project
+
+    kinds = STEP_KINDS if not args.only else tuple(k.strip() for k in args.only.split(",") if k.strip())
+    generator = args.generator or ("diffusers" if args.model else None)
+    model = str(Path(args.model).expanduser().resolve()) if args.model else None
+    if model and not Path(model).exists():
+        raise WorkstationError(f"model folder not found: {model}")
+    project = open_project(args.project)
+    try:
+        r = _runner(project, args.tree)
+        if args.lm:
+            r.set_lm(args.lm)
+        with TerminalProgress(f"dyeval {r.tree_id}", unit="img") as bar:
+            def show(p: Any) -> None:
+                if p.total:
+                    bar(p.done, p.total, p.message)
+
+            rep = r.step(kinds, confirm=args.confirm, run=not args.no_run, generator=generator, model=model,
+                         size=args.size, on_progress=show)
+        for line in rep.done:
+            print(f"- {line}")
+        if rep.jobs:
+            print(f"jobs: {', '.join(dict.fromkeys(rep.jobs))}" + (" (stored; run them with `jobs resume`)"
+                                                                   if args.no_run else ""))
+        if not rep.done and not rep.jobs:
+            print("nothing to do automatically now")
+        print_tree(r)
+        print_next(r)
+    finally:
+        project.close()
+    return 0
+
+
+def run_show(args: argparse.Namespace) -> int:
+    from ..methods.dyeval.runner import DyEvalRunner
+    from ..util.atomic import atomic_path
+    from .evaluate import reading_project
+
+    with reading_project(args.project) as project:
+        from ..methods.dyeval.store import TreeStore
+
+        st = TreeStore(project)
+        ids = st.tree_ids()
+        if not args.tree and len(ids) > 1:
+            print(f"trees: {', '.join(ids)} (showing the newest; choose with --tree)")
+        r = DyEvalRunner(project, args.tree)
+        from ..methods.dyeval.link import sync_tree
+
+        sync_tree(project, r.tree)  # read-only: in memory
+        print_tree(r)
+        print_next(r)
+        if args.todo:
+            from ..methods.dyeval.report import safe_cell
+
+            q = r.tree.judging_queue()
+            with atomic_path(args.todo) as tmp:
+                with open(tmp, "w", newline="", encoding="utf-8") as fh:
+                    w = csv.writer(fh)
+                    w.writerow(["image_id", "value", "node_id", "topic", "owner", "kind", "text", "image_path",
+                                "premark", "clip_score"])
+                    for j in q:
+                        w.writerow([safe_cell(x) for x in (j.image_id, "", j.node_id, r.tree.nodes[j.node_id].topic,
+                                                             j.owner, j.kind, j.text, j.path,
+                                                             "FAIL" if j.premark_fail else "", j.clip_score)])
+            print(f"wrote {len(q)} image(s) to judge to {args.todo}: fill the value column with PASS or FAIL, then "
+                  f"`dyeval label {args.todo} --project {args.project} --annotator NAME`")
+    return 0
+
+
+def read_label_csv(path: Path, default_annotator: str | None) -> list[tuple[str, str, str, str | None]]:
+    """Rows (image id, value, annotator, notes) of a judgement CSV; rows with no value are skipped."""
+    try:
+        fh = path.open(newline="", encoding="utf-8-sig")
+    except OSError as e:
+        raise InputError(path, f"cannot read ({e.strerror or e})") from None
+    with fh:
+        reader = csv.DictReader(fh)
+        cols = [c.strip().lower() for c in (reader.fieldnames or [])]
+        reader.fieldnames = cols
+        id_col = "image_id" if "image_id" in cols else "sample_id" if "sample_id" in cols else None
+        val_col = "value" if "value" in cols else "label" if "label" in cols else None
+        if id_col is None or val_col is None:
+            raise InputError(path, "expected the columns image_id (or sample_id) and value (PASS / FAIL)", 1)
+        out = []
+        for row in reader:
+            line = reader.line_num
+            iid = (row.get(id_col) or "").strip().lstrip("'")
+            value = (row.get(val_col) or "").strip()
+            if not value:
+                continue
+            v = {"P": "PASS", "F": "FAIL"}.get(value.upper(), value.upper())
+            if v not in ("PASS", "FAIL"):
+                raise InputError(path, f"value {value!r} is not PASS or FAIL", line)
+            if not iid:
+                raise InputError(path, "a row without an image_id", line)
+            ann = (row.get("annotator") or "").strip() or (default_annotator or "")
+            if not ann:
+                raise InputError(path, "no annotator: add an annotator column or give --annotator NAME", line)
+            notes = (row.get("notes") or "").strip() or None
+            out.append((iid, v, ann, notes))
+    return out
+
+
+def run_label(args: argparse.Namespace) -> int:
+    from .evaluate import open_project
+
+    rows = read_label_csv(args.file, args.annotator)
+    project = open_project(args.project)
+    try:
+        r = _runner(project, args.tree)
+        unknown = [x[0] for x in rows if x[0] not in r.tree.images]
+        if unknown:
+            raise InputError(args.file, f"image {unknown[0]!r} is not in tree {r.tree_id}")
+        n = r.import_labels(rows)
+        print(f"recorded {n} judgement(s) in tree {r.tree_id}")
+        print_tree(r)
+        print_next(r)
+    finally:
+        project.close()
+    return 0
+
+
+def run_accept(args: argparse.Namespace) -> int:
+    from .evaluate import open_project
+
+    if not args.proposals and not args.all:
+        raise WorkstationError("name the proposals to accept (see `dyeval show`), or --all")
+    if args.text is not None and len(args.proposals) != 1:
+        raise WorkstationError("--text edits exactly one proposal")
+    project = open_project(args.project)
+    try:
+        r = _runner(project, args.tree)
+        ids = args.proposals or [p for p, q in r.tree.proposals.items() if q.state == "proposed"]
+        for pid in ids:
+            child = r.accept(pid, args.text)
+            print(f"accepted {pid} '{r.tree.proposals[pid].text}' as node {child}")
+        print_next(r)
+    finally:
+        project.close()
+    return 0
+
+
+def run_reject(args: argparse.Namespace) -> int:
+    from .evaluate import open_project
+
+    project = open_project(args.project)
+    try:
+        r = _runner(project, args.tree)
+        for pid in args.proposals:
+            r.reject(pid)
+            print(f"rejected {pid} '{r.tree.proposals[pid].text}'")
+        print_next(r)
+    finally:
+        project.close()
+    return 0
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from ..methods.dyeval.export import export_dict
+    from ..methods.dyeval.link import sync_tree
+    from ..methods.dyeval.runner import DyEvalRunner
+    from ..util import atomic_write_text, dumps
+    from .evaluate import reading_project
+
+    with reading_project(args.project) as project:
+        r = DyEvalRunner(project, args.tree)
+        sync_tree(project, r.tree)
+        d = export_dict(r.tree)
+        d["project_folder"] = str(Path(project.folder).resolve())
+        try:
+            atomic_write_text(args.out, dumps(d, indent=1))
+        except OSError as e:
+            raise WorkstationError(f"cannot write {args.out}: {e.strerror or e}") from None
+    t = r.tree
+    print(f"exported tree {t.tree_id} ({len(t.nodes)} nodes, {len(t.prompts)} prompts, {len(t.images)} images, "
+          f"{len(t.locations)} failure location(s)) to {args.out}")
+    return 0

@@ -1,0 +1,159 @@
+"""DyEval (dynamic interactive test trees) behind the `workstation.evaluation.Method` protocol.
+
+Results are per tree node (item kind "node"): APR, AFR and #Bugs of its prompts. How a tree lives
+in a project: `store.py`; the controller that resumes it: `runner.py`; the command line:
+`workstation/commands/dyeval.py`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...evaluation.base import ReportSection
+from ...types import InputError, WorkstationError
+from .config import DyEvalConfig
+from .results import DyEvalData, NodeResults
+from .tree import LABEL_SCHEME
+
+
+def _key_line(text: str, key: str) -> int | None:
+    """The line of a top-level ``key:`` (or ``"key":``) in a YAML / JSON text."""
+    import re
+
+    pat = re.compile(r"^\s*[\"']?" + re.escape(key) + r"[\"']?\s*:")
+    for i, line in enumerate(text.splitlines(), 1):
+        if pat.match(line):
+            return i
+    return None
+
+
+def load_config(path: Path) -> DyEvalConfig:
+    """A DyEval config from a YAML or JSON file of its settings (errors name file and line)."""
+    import yaml
+
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise InputError(p, f"cannot read ({e.strerror or e})") from None
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        raise InputError(p, f"not valid YAML: {getattr(e, 'problem', e)}",
+                         None if mark is None else mark.line + 1) from None
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise InputError(p, "expected a mapping of DyEval settings (n_i, n_x, rho, ...)")
+    cfg = DyEvalConfig()
+    from dataclasses import fields
+
+    known = {f.name for f in fields(DyEvalConfig)}
+    for k in raw:
+        if k not in known:
+            raise InputError(p, f"unknown setting {k!r}; settings: {', '.join(sorted(known))}", _key_line(text, str(k)))
+    try:
+        cfg = DyEvalConfig.from_dict(raw)
+    except (WorkstationError, TypeError, ValueError) as e:
+        bad = next((k for k in raw if f" {k} " in f" {e} "), None)
+        raise InputError(p, str(e).removeprefix("DyEval config: "), _key_line(text, bad) if bad else None) from None
+    return cfg
+
+
+class DyEvalMethod:
+    name = "dyeval"
+    title = "DyEval test trees"
+    summary = ("Test trees that grow where the model is strong and dig where it fails: topics, prompts, human "
+               "PASS / FAIL per image, APR / AFR / #Bugs per node, failure location of bug prompts.")
+    label_schemes = (LABEL_SCHEME,)
+
+    def default_config(self) -> DyEvalConfig:
+        return DyEvalConfig()
+
+    def config_from_dict(self, d: Mapping[str, Any]) -> DyEvalConfig:
+        return DyEvalConfig.from_dict(dict(d))
+
+    def migrations(self) -> list[list[Any]]:
+        from .store import MIGRATIONS
+
+        return MIGRATIONS
+
+    def suite(self, n_i: int = 5, seed: int = 0, topics: Any = None, **options: Any) -> Any:
+        from .demo import builtin_suite
+
+        if options:
+            raise WorkstationError(f"unknown DyEval suite option {sorted(options)[0]!r}; options: n_i, seed, topics")
+        if isinstance(topics, str):
+            topics = [t.strip() for t in topics.split(",") if t.strip()]
+        return builtin_suite(n_i=n_i, seed=seed, topics=topics)
+
+    def load(self, project: Any) -> DyEvalData:
+        from .results import load_data
+
+        return load_data(project)
+
+    def evaluate(self, data: DyEvalData, cfg: DyEvalConfig) -> NodeResults:
+        from .results import evaluate
+
+        return evaluate(data, cfg)
+
+    def metrics(self, data: DyEvalData, results: NodeResults) -> dict[str, list[dict[str, Any]]]:
+        from .results import metrics
+
+        return metrics(data, results)
+
+    def save_results(self, project: Any, eval_id: int, data: DyEvalData, results: NodeResults) -> None:
+        from .store import RESULT_COLUMNS, TreeStore
+
+        c = results.cols
+        n = len(results)
+        cols = {"eval_id": np.full(n, int(eval_id), np.int64), "tree_id": c["tree_id"], "node_id": c["node_id"],
+                "parent_id": c["parent_id"], "topic": c["topic"], "depth": c["depth"], "state": c["state"],
+                "prompts": c["prompts"], "complete_prompts": c["complete_prompts"], "tests": c["tests"],
+                "passes": c["passes"], "bugs": c["bugs"], "apr": c["apr"], "afr": c["afr"]}
+        assert tuple(cols) == RESULT_COLUMNS
+        TreeStore(project).save_node_results(eval_id, cols)
+
+    def report_section(self, project: Any, out_dir: Path, **options: Any) -> ReportSection:
+        from .report import report_section
+
+        return report_section(project, out_dir, **options)  # type: ignore[no-any-return]
+
+    def has_data(self, project: Any) -> bool:
+        from .store import TreeStore
+
+        return bool(project.prompt_methods().get(self.name)) or bool(TreeStore(project).tree_ids())
+
+    def load_config_file(self, path: Path) -> DyEvalConfig:
+        return load_config(path)
+
+    def summary_lines(self, data: DyEvalData, results: NodeResults, eval_id: int, cfg: DyEvalConfig) -> list[str]:
+        from .results import metrics
+
+        out = [f"evaluated {len(results)} node(s) of {len(data.trees)} DyEval tree(s) with config v{eval_id} "
+               f"({cfg.content_hash()}, rho {cfg.rho:g})"]
+        for tr in metrics(data, results)["trees"]:
+            apr = "n/a" if tr["apr"] is None else f"{tr['apr']:.4f}"
+            afr = "n/a" if tr["afr"] is None else f"{tr['afr']:.4f}"
+            out.append(f"  tree {tr['tree_id']} ({tr['roots']}): {tr['nodes']} nodes, {tr['tests']} judged images, "
+                       f"APR {apr}, AFR {afr}, #Bugs {tr['bugs']}, {tr['triggers']} failure trigger(s)")
+        return out
+
+    def build_demo(self, project: Any, *, small: bool = False, progress: Any = None,
+                   workers: int | None = None) -> dict[str, Any]:
+        from .demo import build_demo
+
+        return build_demo(project, small=small, progress=progress)
+
+    def render_demo_row(self, row: Mapping[str, Any], seed: int, size: int = 512) -> tuple[np.ndarray, dict[str, Any]]:
+        from .render import render_demo_row
+
+        return render_demo_row(row, seed, size=size)
+
+
+METHOD = DyEvalMethod()
