@@ -6,7 +6,9 @@ Runs the real window under Xvfb (re-executing itself with `xvfb-run` when there 
 display; offscreen if Xvfb is not installed) and saves one PNG per screen:
 browse table and grid, the pair viewer (dark and light), a blind audit item, the audit-set
 dialog, the calibration tab, the agreement dialog and the shortcut sheet; on the demo project also
-ProtoBias's metric table, triplet view (and blind) and rating mode (``protobias_*.png``). The demo project
+ProtoBias's metric table, triplet view (and blind) and rating mode (``protobias_*.png``); DyEval's tree,
+a node to judge, pre-marks, the split diagram, proposals, the scene-graph editor and the New tree
+dialog (``dyeval_*.png``). The demo project
 is built with `python main.py demo --no-gui` when missing; the fixture project is imported
 from ../shared/fixtures/spatialbench_uc (skipped when that is absent). Projects live under
 --work (default: a temporary folder), never in the user's settings.
@@ -218,12 +220,114 @@ def shoot_protobias(sh: Shooter, w) -> None:
     sh.save(w, "protobias_rating")
 
 
+def prepare_dyeval(folder: Path) -> bool:
+    """The demo's DyEval tree with one more child to judge, and a second tree whose images carry
+    pre-marks (scores of the weight-free `fake` scorer stand in for CLIPScore here)."""
+    from workstation.methods.dyeval.config import DyEvalConfig
+    from workstation.methods.dyeval.runner import DyEvalRunner
+    from workstation.methods.dyeval.store import TreeStore
+    from workstation.store import Project
+
+    with Project.open(folder) as p:
+        st = TreeStore(p)
+        if "demo" not in st.tree_ids():
+            print("the demo has no DyEval tree: its screenshots are skipped", file=sys.stderr)
+            return False
+        r = DyEvalRunner(p, "demo")
+        open_root = [x for x in r.tree.nodes["n1"].proposal_ids if r.tree.proposals[x].state == "proposed"]
+        for pid in open_root:
+            r.accept(pid)
+        r.run_automatic(("write",), confirm=True)
+        r.render_inline(size=256)
+        if "premarks" not in st.tree_ids():
+            cfg = DyEvalConfig(n_i=3, n_x=4, premark_threshold=45.0, premark_scorer="fake")
+            q = DyEvalRunner.create(p, cfg, tree_id="premarks", topics=["Static attributes"])
+            q.run_automatic(("write",), confirm=True)
+            q.render_inline(size=256)
+            ids = list(q.tree.images)
+            from workstation.jobs.chunks import read_image
+            from workstation.scoring.fake import FakeScorer
+
+            texts = [q.tree.step_owner_text(q.tree.images[i].owner) for i in ids]
+            scores = [100.0 * FakeScorer.unit(read_image(folder / q.tree.images[i].path), t) for i, t in zip(ids, texts)]
+            p.add_scores({"sample_id": ids, "scorer": ["fake"] * len(ids), "text": texts, "score": scores})
+            q.sync()
+    return True
+
+
+def shoot_dyeval(sh: Shooter, folder: Path) -> None:
+    from ui import theme
+    from ui.main_window import MainWindow
+    from ui.methods.dyeval.dialogs import NewTreeDialog
+
+    if not prepare_dyeval(folder):
+        return
+    theme.apply_theme(sh.app, "dark")
+    w = MainWindow(ask_annotator=lambda: "auditor")
+    w.resize(*SIZE)
+    w.show()
+    w.open_project(folder)
+    w.open_method("dyeval")
+    page = w.panels["DyEval"]
+    page.session.open_tree("demo")
+    sh.settle(0.5)
+    tree = page.session.tree
+    page.tree_view.select("node", "n1")
+    sh.save(w, "dyeval_tree")
+    judging = next((n for n in tree.bfs_order() if tree.node_state(n) == "judging"), None)
+    if judging is not None:
+        page.tree_view.select("node", judging)
+        page.images.controller.go(1)
+        sh.save(w, "dyeval_node_judging")
+    if tree.locations:
+        lid = next(iter(tree.locations))
+        page.tree_view.select("location", lid)
+        sh.settle(0.3)
+        page.location.diagram.fit()
+        sh.save(w, "dyeval_split_diagram")
+    expanding = next((n for n in tree.bfs_order() if any(tree.proposals[x].state == "proposed"
+                                                         for x in tree.nodes[n].proposal_ids)), None)
+    if expanding is not None:
+        page.tree_view.select("node", expanding)
+        page.tabs.setCurrentWidget(page.proposals)
+        sh.save(w, "dyeval_proposals")
+    located = next((n for n in tree.bfs_order() if tree.bugs(n)), None)
+    if located is not None:
+        page.tree_view.select("node", located)
+        page.tabs.setCurrentWidget(page.graph)
+        page.graph.show_node(located, tree.bugs(located)[-1])
+        sh.save(w, "dyeval_scene_graph")
+    page.session.open_tree("premarks")
+    sh.settle(0.3)
+    page.tree_view.select("node", "n1")
+    page.tabs.setCurrentWidget(page.images)
+    t2 = page.session.tree
+    marked = [i for i in page.images.controller.queue if t2.images[i].premark_fail]
+    if marked:
+        page.images.controller.go(page.images.controller.queue.index(marked[0]))
+    sh.save(w, "dyeval_premarks")
+    theme.apply_theme(sh.app, "light")
+    page.session.open_tree("demo")
+    page.tree_view.select("node", "n2")
+    sh.save(w, "dyeval_tree_light")
+    theme.apply_theme(sh.app, "dark")
+    dlg = NewTreeDialog(w)
+    dlg.topics.setPlainText("Animals playing in the snow")
+    dlg.show()
+    sh.save(dlg, "dyeval_new_tree")
+    dlg.close()
+    w.close()
+    sh.settle(0.1)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", type=Path, default=ROOT / "resources" / "screenshots")
     ap.add_argument("--work", type=Path, default=None, help="folder for the projects")
+    ap.add_argument("--only", default="", metavar="SETS", help="comma-separated: demo, dyeval, fixture (default: all)")
     args = ap.parse_args(argv)
+    only = {x.strip() for x in args.only.split(",") if x.strip()} or {"demo", "dyeval", "fixture"}
     ensure_display(argv)
     work = args.work or Path(tempfile.mkdtemp(prefix="screenshots_"))
     work.mkdir(parents=True, exist_ok=True)
@@ -231,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
 
     demo = build_demo(work / "demo")
-    fixture = build_fixture(work / "fixture")
+    fixture = build_fixture(work / "fixture") if "fixture" in only else None
 
     from PySide6.QtWidgets import QApplication
 
@@ -240,7 +344,10 @@ def main(argv: list[str] | None = None) -> int:
     app = create_application(["screenshots"])
     print(f"platform {QApplication.platformName()}, saving to {args.out}")
     sh = Shooter(app, args.out)
-    shoot_project(sh, demo, "demo")
+    if "demo" in only:
+        shoot_project(sh, demo, "demo")
+    if "dyeval" in only:
+        shoot_dyeval(sh, demo)
     if fixture is not None:
         shoot_project(sh, fixture, "fixture")
     print(f"{len(sh.saved)} screenshots")

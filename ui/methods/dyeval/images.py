@@ -272,11 +272,13 @@ class NodeImages(QWidget):
             img = tree.images[iid]
             pix = self._thumb(folder / img.path) if folder is not None and img.path else None
             pm = ""
+            name = score_name(tree)
             if img.clip_score is not None:
-                pm = f"CLIP {img.clip_score:.1f}" + (" ⚑" if img.premark_fail else "")
+                pm = f"{name} {img.clip_score:.1f}" + (" ⚑" if img.premark_fail else "")
             note = (f"{iid}\nseed {img.seed} · " + (f"judged {img.label} by {img.annotator}" if img.label
                                                     else "not judged")
-                    + (f"\nCLIPScore {img.clip_score:.2f}" + (" — pre-marked FAIL" if img.premark_fail else "")
+                    + (f"\n{tree.config.premark_scorer} {img.clip_score:.2f}" + (" — pre-marked FAIL" if img.premark_fail
+                                                                                 else "")
                        if img.clip_score is not None else ""))
             tile.set_state(pix, img.label, pm if img.premark_fail or img.clip_score is not None else "", note)
         self._buttons()
@@ -322,7 +324,7 @@ class NodeImages(QWidget):
         pm = ""
         if img.clip_score is not None:
             th = tree.config.premark_threshold
-            pm = (f"<br>CLIPScore {img.clip_score:.2f}" + (f" &lt; {th:g}: <b style='color:{PREMARK_COLOR}'>pre-marked "
+            pm = (f"<br>{tree.config.premark_scorer} {img.clip_score:.2f}" + (f" &lt; {th:g}: <b style='color:{PREMARK_COLOR}'>pre-marked "
                                                            "FAIL</b> — F confirms, P overrides" if img.premark_fail
                                                            else ""))
         judged = f"<b>{img.label}</b> by {img.annotator}" if img.label else "not judged yet — P / F"
@@ -378,6 +380,12 @@ class NodeImages(QWidget):
         ids = [i for i in self.tiles]
         self.session.confirm_premarks(ids, st.annotator)
         self.controller.reload()
+
+
+def score_name(tree: Any) -> str:
+    """The pre-mark scorer as a tile badge says it: "CLIP" for CLIPScore, else its name."""
+    name = str(tree.config.premark_scorer or "score")
+    return "CLIP" if name.startswith("clip") else name
 
 
 def _esc(s: str) -> str:
