@@ -19,6 +19,7 @@ from .types import WorkstationError
 # module names under workstation.commands, in --help order
 COMMAND_MODULES: tuple[str, ...] = (
     "demo",
+    "methods",
     "suite",
     "import_sbuc",
     "evaluate",

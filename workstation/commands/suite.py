@@ -19,7 +19,7 @@ from ..types import WorkstationError
 def register(sub: Any) -> None:
     p = sub.add_parser("suite", help="build a method's built-in suite into a prompt file or a project",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--method", required=True, metavar="NAME", help="the method (see `main.py methods`)")
+    p.add_argument("--method", required=True, metavar="NAME", help="the method (`main.py methods` lists them)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a suite option (repeatable)")
     p.add_argument("--out", type=Path, metavar="FILE.jsonl", help="write the prompts to this file")
     p.add_argument("--project", type=Path, metavar="DIR", help="add the prompts to this project")
