@@ -1,0 +1,69 @@
+"""The views' half of the method contract (`tests/methods/test_contract.py` is the core's half),
+run over every method whose views are registered in `ui.methods.VIEWS`.
+
+On a small demo project of that method alone, opened in the real main window offscreen: the
+window installs the method's views by itself (it knows no method by name), its tab is shown and
+painted, the Methods menu lists it, and closing the project and opening it again keeps the views
+working. A second window on a project without the method's data does not install them until the
+user asks from the Methods menu.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ui.methods import view_names, views_for
+from workstation.methods import get_method
+from workstation.store import Project
+
+NAMES = view_names()
+
+
+@pytest.fixture(scope="module", params=NAMES)
+def method_demo(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+    name = request.param
+    folder = tmp_path_factory.mktemp(f"views_{name}") / "p"
+    with Project.create(folder) as p:
+        get_method(name).build_demo(p, small=True, workers=0)
+    return name, folder
+
+
+def _tab_titles(w: Any) -> list[str]:
+    return [w.tabs.tabText(i) for i in range(w.tabs.count())]
+
+
+def test_views_install_by_themselves_and_paint(qtbot: Any, open_window: Any, method_demo: tuple[str, Path]) -> None:
+    name, folder = method_demo
+    title = views_for(name).title
+    w = open_window(folder)
+    qtbot.waitUntil(lambda: name in w.method_views, timeout=20000)
+    assert title in _tab_titles(w)
+    w.show_tab(title)
+    assert w.tabs.tabText(w.tabs.currentIndex()) == title
+    page = w.tabs.currentWidget()
+    qtbot.wait(200)
+    shot = page.grab()
+    assert shot.width() > 200 and shot.height() > 200
+    w.methods_menu.aboutToShow.emit()  # the menu is filled as it opens
+    menu = [a.text() for a in w.methods_menu.actions()]
+    assert any(t.startswith(f"{name}:") for t in menu), menu
+    # the project closed and opened again: the views follow without raising
+    w.close_project()
+    assert w.open_project(folder)
+    qtbot.wait(200)
+    assert title in _tab_titles(w)
+
+
+def test_views_wait_for_the_methods_menu_without_data(qtbot: Any, open_window: Any, tmp_path: Path) -> None:
+    with Project.create(tmp_path / "empty"):
+        pass
+    w = open_window(tmp_path / "empty")
+    qtbot.wait(200)
+    assert not (set(NAMES) & set(w.method_views))
+    for name in NAMES:
+        w.open_method(name)
+        assert views_for(name).title in _tab_titles(w)
+        assert w.tabs.tabText(w.tabs.currentIndex()) == views_for(name).title
