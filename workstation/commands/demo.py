@@ -67,9 +67,17 @@ def _is_demo_project(folder: Path) -> bool:
     return bool(runs) and all(r["source"] == "demo" for r in runs)
 
 
+def method_lines(project: Any, m: Any) -> list[str]:
+    """A method's summary lines for the project's data under its active configuration."""
+    from ..evaluation.run import config_of
+
+    data = m.load(project)
+    eid, cfg = config_of(project, m, None)
+    return list(m.summary_lines(data, m.evaluate(data, cfg), eid or 0, cfg))
+
+
 def _summary_of_existing(folder: Path) -> dict[str, Any]:
     """The summary of a demo project built earlier (truth agreement recomputed from the store)."""
-    from ..evaluation.run import config_of
     from ..methods import METHODS, get_method
     from ..methods.spatial.demo import truth_agreement
     from .evaluate import active_verdicts, load_samples, reading_project
@@ -84,13 +92,12 @@ def _summary_of_existing(folder: Path) -> dict[str, Any]:
             m = get_method(name)
             if name == "spatial" or not m.has_data(project):
                 continue
-            data = m.load(project)
-            eid, cfg = config_of(project, m, None)
-            others[name] = {"method": name, "lines": m.summary_lines(data, m.evaluate(data, cfg), eid or 0, cfg)}
+            others[name] = {"method": name, "lines": method_lines(project, m)}
     rows = [truth.get(s) for s in ds.samples.sample_id.tolist()]
     p, f, u = v.counts()
     out: dict[str, Any] = {
-        "folder": str(folder), "run_id": ", ".join(r["run_id"] for r in runs if r["run_id"].startswith("demo")),
+        "folder": str(folder), "run_id": ", ".join(r["run_id"] for r in runs
+                                                   if r["run_id"] in set(ds.samples.run_id.tolist())),
         "samples": ds.n, "prompts": len(set(ds.samples.prompt_id.tolist())), "detections": len(ds.detections),
         "variants": list(ds.variant_names), "config_id": cid,
         "verdicts": {"PASS": p, "FAIL": f, "UNDECIDABLE": u}, "reused": True, "methods": others,
@@ -163,6 +170,8 @@ def build(folder: Path, seeds: int, workers: int | None, pairs: int = 50,
                 m = get_method(name)
                 with TerminalProgress(f"{name}: {m.title}", unit="item") as bar:
                     ms = m.build_demo(project, progress=bar, workers=workers)
+                if not ms.get("lines") and m.has_data(project):
+                    ms = {**ms, "lines": method_lines(project, m)}
                 summary["methods"][name] = ms
         if folder.exists():
             folder.rmdir()  # only an empty folder is replaced (checked by the caller)
