@@ -244,10 +244,11 @@ class PairListModel(QAbstractTableModel):
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         cols = self.columns
-        if not 0 <= column < len(cols):
+        if column >= len(cols):
             return
         self.layoutAboutToBeChanged.emit()
-        self.sort_key = (cols[column][0], order == Qt.SortOrder.DescendingOrder)
+        # column -1: the data order (the sort indicator cleared)
+        self.sort_key = (cols[column][0], order == Qt.SortOrder.DescendingOrder) if column >= 0 else ("", False)
         self._apply()
         self.layoutChanged.emit()
 

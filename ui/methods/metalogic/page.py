@@ -176,7 +176,8 @@ class MetaLogicPage(QWidget):
         self.list.setObjectName("metalogicPairList")
         self.list.setModel(self.model)
         self.list.setSortingEnabled(True)
-        self.list.sortByColumn(-1, Qt.SortOrder.AscendingOrder)
+        self.list.horizontalHeader().setSortIndicatorClearable(True)
+        self.list.sortByColumn(-1, Qt.SortOrder.AscendingOrder)  # data order until a header is clicked
         self.list.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.list.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
