@@ -130,8 +130,12 @@ def test_an_omission_is_marked_on_both_images(qtbot: Any, open_window: Any, demo
         rects = [it.rect() for it in warn]
         drawn = t_has["boxes"][name][0]
         assert max(iou((r.left(), r.top(), r.right(), r.bottom()), drawn) for r in rects) > 0.5
-        # the image without it: no such box, and its caption names what is missing
-        assert WARNING.name() not in pen_colours(panes[missing_side])
+        # the image without it: a dashed warning box where the other image has it, and its caption
+        # names what is missing
+        ghost = [it for it in panes[missing_side].box_items if it.pen().color() == WARNING]
+        assert ghost and all(it.pen().style() == Qt.DashLine for it in ghost)
+        assert all(it.pen().style() == Qt.SolidLine for it in warn)
+        assert sorted((g.rect().getCoords()) for g in ghost) == sorted(r.getCoords() for r in rects)
         assert f"missing here: {name}" in panes[missing_side].caption.text()
         assert "missing here" not in panes[has_side].caption.text()
         # prompts above their images, the outcome in words

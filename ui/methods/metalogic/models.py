@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtGui import QBrush, QColor, QPainter, QPen
+from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from workstation.methods.metalogic.laws import DIMENSION_TITLES, DIMENSIONS, LAWS, MODIFIERS
 from workstation.methods.metalogic.metrics import PUBLISHED, heatmap
@@ -127,6 +128,38 @@ class HeatmapModel(QAbstractTableModel):
         return None
 
 
+class HeatmapDelegate(QStyledItemDelegate):
+    """Cells keep their rate colour when selected; the selected cell gets a frame instead."""
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
+        opt = QStyleOptionViewItem(option)
+        selected = bool(opt.state & QStyle.StateFlag.State_Selected)
+        opt.state &= ~QStyle.StateFlag.State_Selected
+        opt.state &= ~QStyle.StateFlag.State_HasFocus
+        super().paint(painter, opt, index)
+        if selected:
+            painter.save()
+            pen = QPen(QColor("#1e88e5"))
+            pen.setWidth(4)
+            painter.setPen(pen)
+            painter.drawRect(opt.rect.adjusted(2, 2, -2, -2))
+            painter.restore()
+
+
+def short_pair_names(ids: np.ndarray) -> np.ndarray:
+    """What the list shows of each image pair id ``"<suite pair>|<run>|<seed>"``: the suite pair
+    without the dotted prefix every pair shares (run and seed have columns of their own)."""
+    group = [str(x).split("|", 1)[0] for x in ids.tolist()]
+    if len(set(group)) < 2:
+        return np.array(group, dtype=object)
+    lo, hi = min(group), max(group)  # their common prefix is every id's
+    k = 0
+    while k < min(len(lo), len(hi)) and lo[k] == hi[k]:
+        k += 1
+    k = lo.rfind(".", 0, k) + 1
+    return np.array([g[k:] for g in group], dtype=object)
+
+
 # ---- the pair list -----------------------------------------------------------------------------------
 #: (key, header, computed: hidden in blind mode)
 COLUMNS: tuple[tuple[str, str, bool], ...] = (
@@ -169,6 +202,7 @@ class PairListModel(QAbstractTableModel):
         if n:
             p = data.pairs
             c["pair"] = data.pair_id.astype(object)
+            c["short"] = short_pair_names(data.pair_id)
             c["run"] = p.run.astype(object)
             c["seed"] = p.seed
             c["law"] = np.asarray(p.law, np.int64)
@@ -278,7 +312,7 @@ class PairListModel(QAbstractTableModel):
     def text(self, data_row: int, key: str) -> str:
         c = self._cols
         if key == "pair":
-            return str(c["pair"][data_row])
+            return str(c["short"][data_row])
         if key == "run":
             return str(c["run"][data_row])
         if key == "seed":
@@ -313,6 +347,8 @@ class PairListModel(QAbstractTableModel):
             return self.text(r, key)
         if role == Qt.ItemDataRole.ForegroundRole and key == "outcome" and not self.blind and "outcome" in self._cols:
             return QBrush(_OUTCOME_COLOUR[int(self._cols["outcome"][r])])
-        if role == Qt.ItemDataRole.ToolTipRole and key in ("pair", "detail"):
+        if role == Qt.ItemDataRole.ToolTipRole and key == "pair":
+            return str(self._cols["pair"][r])
+        if role == Qt.ItemDataRole.ToolTipRole and key == "detail":
             return self.text(r, key)
         return None

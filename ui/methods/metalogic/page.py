@@ -48,7 +48,7 @@ from workstation.methods.metalogic.laws import DIMENSION_TITLES
 from workstation.methods.metalogic.metrics import agreement
 from workstation.methods.metalogic.results import LABEL_SCHEME, REASONS, UNDECIDABLE, VERDICTS
 
-from .models import HeatmapModel, PairListModel
+from .models import HeatmapDelegate, HeatmapModel, PairListModel
 from .pair_view import PairView
 
 #: (config field, title, maximum, tooltip) — sliders in hundredths from 0 to the maximum
@@ -64,6 +64,9 @@ SLIDERS: tuple[tuple[str, str, float, str], ...] = (
      "(fraction of the image side)"),
 )
 DEBOUNCE_MS = 120
+#: list column widths (pixels; pair and detail share the rest)
+WIDTHS = {"run": 120, "seed": 44, "law": 96, "modifier": 66, "dimension": 104, "outcome": 104, "kind": 104,
+          "conf": 46, "human": 104}
 
 
 class ParamSlider(QWidget):
@@ -148,6 +151,7 @@ class MetaLogicPage(QWidget):
         self.heat_view = QTableView()
         self.heat_view.setObjectName("metalogicHeatmap")
         self.heat_view.setModel(self.heat)
+        self.heat_view.setItemDelegate(HeatmapDelegate(self.heat_view))
         self.heat_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.heat_view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.heat_view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
@@ -183,7 +187,7 @@ class MetaLogicPage(QWidget):
         self.list.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.list.verticalHeader().setVisible(False)
         self.list.verticalHeader().setDefaultSectionSize(22)
-        self.list.horizontalHeader().setStretchLastSection(True)
+        self.list.horizontalHeader().setStretchLastSection(False)
         self.list.selectionModel().currentRowChanged.connect(self._row_selected)
         self.filter_label = QLabel("all pairs")
         self.filter_label.setObjectName("metalogicFilter")
@@ -417,11 +421,11 @@ class MetaLogicPage(QWidget):
         kap = "undefined" if k != k else f"{k:.2f}"
         conf = st["confusion"]
         rows = "".join(
-            f"<tr><td>{VERDICTS[c][:4].lower()}</td>" + "".join(f"<td align='right'>{int(conf[c, h])}</td>"
-                                                                  for h in range(3)) + "</tr>"
+            f"<tr><td>computed {VERDICTS[c]}</td>" + "".join(f"<td align='right'>{int(conf[c, h])}</td>"
+                                                              for h in range(3)) + "</tr>"
             for c in range(3))
-        table = ("<table cellspacing='0' cellpadding='2'><tr><td><i>computed \\ you</i></td><td>align</td>"
-                 f"<td>misa</td><td>unde</td></tr>{rows}</table>")
+        table = ("<table cellspacing='0' cellpadding='3'><tr><td></td><td>you A</td><td>you M</td><td>you U</td></tr>"
+                 f"{rows}</table>")
         self.agreement.setText(head + f"<br>Agreement with the computed outcome: <b>{100 * st['agreement']:.0f}%</b> "
                                f"raw, Cohen's κ <b>{kap}</b> over {st['n']} pairs" + table)
 
@@ -454,9 +458,19 @@ class MetaLogicPage(QWidget):
         self.cell = None
         self.model.set_filters()
 
+    def _size_columns(self) -> None:
+        h = self.list.horizontalHeader()
+        for c, (key, _title, _computed) in enumerate(self.model.columns):
+            if key in ("pair", "detail"):
+                h.setSectionResizeMode(c, QHeaderView.ResizeMode.Stretch)
+            else:
+                h.setSectionResizeMode(c, QHeaderView.ResizeMode.Interactive)
+                h.resizeSection(c, WIDTHS.get(key, 90))
+
     def _list_reset(self) -> None:
         """The list's rows changed (filter, sort, results): they become the queue."""
         m = self.model
+        self._size_columns()
         n = m.rowCount()
         if self.cell is not None:
             law, dim = self.cell

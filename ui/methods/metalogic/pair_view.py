@@ -2,8 +2,8 @@
 pair's entities boxed in both, and the computed outcome with the misaligned entity marked.
 
 Marks (not in blind mode): the misaligned entity's boxes are drawn in the warning colour in
-both images — for an omission in the image that has it, and the image without it names it in
-its caption ("missing here: dog"); for a duplication every counted box of it; for a positional
+both images — for an omission in the image that has it, and the image without it gets a dashed
+warning box where the other image has it and names it in its caption ("missing here: dog"); for a duplication every counted box of it; for a positional
 misalignment the two entities' selected boxes. An UNDECIDABLE pair's doubtful entity is drawn
 dashed in the doubt colour. In blind mode the same detections are drawn in their entity colours
 only, and nothing computed is shown.
@@ -134,8 +134,8 @@ class PairView(QWidget):
         elif v == UNDECIDABLE:
             for side in (0, 1):
                 for name in ents:
-                    rows = self.index.rows(2 * i + side) if self.index is not None else np.zeros(0, np.int64)
-                    doubt[side] |= {int(r) for r in rows if str(p.det_label[r]).lower() == name}
+                    det_rows = self.index.rows(2 * i + side) if self.index is not None else np.zeros(0, np.int64)
+                    doubt[side] |= {int(r) for r in det_rows if str(p.det_label[r]).lower() == name}
         return warn, doubt, missing, notes
 
     # ---- drawing -------------------------------------------------------------------------------------
@@ -151,6 +151,7 @@ class PairView(QWidget):
         warn, doubt, missing, notes = (self._marks(i, results, cfg) if not blind else
                                        ({0: set(), 1: set()}, {0: set(), 1: set()}, {0: [], 1: []}, {0: "", 1: ""}))
         self.marked, self.missing = warn, missing
+        two_lines = any(missing[s] or notes[s] for s in (0, 1))
         floor = cfg.score_threshold - cfg.near_band
         for side, pane, text, path, sample in ((0, self.pane_a, data.text_a[i], data.image_a[i], data.sample_a[i]),
                                                (1, self.pane_b, data.text_b[i], data.image_b[i], data.sample_b[i])):
@@ -175,6 +176,18 @@ class PairView(QWidget):
                 extra.append(f"<span style='color:{WARNING}'>{_esc(notes[side])}</span>")
             if extra:
                 cap += "<br>" + " · ".join(extra)
+            elif two_lines:
+                cap += "<br>&nbsp;"  # the other caption has two lines: the images stay level
+            # where the other image shows the entity this one lacks: a dashed mark (the same place)
+            other = 1 - side
+            for name in missing[side]:
+                sx = float(p.width[i, side]) / max(float(p.width[i, other]), 1.0)
+                sy = float(p.height[i, side]) / max(float(p.height[i, other]), 1.0)
+                for r in sorted(warn[other]):
+                    if str(p.det_label[r]).lower() == name:
+                        boxes.append(Box(float(p.det_x1[r]) * sx, float(p.det_y1[r]) * sy, float(p.det_x2[r]) * sx,
+                                         float(p.det_y2[r]) * sy, label=f"⚠ no {name} (where {'AB'[other]} has it)",
+                                         color=WARNING, dashed=True, width=3.0))
             full = (folder / str(path)) if folder is not None and path else None
             pane.show_image(full, boxes, cap, size=(float(p.width[i, side]), float(p.height[i, side])))
             pane.setToolTip(f"sample {sample}")
