@@ -163,7 +163,7 @@ def short_pair_names(ids: np.ndarray) -> np.ndarray:
 # ---- the pair list -----------------------------------------------------------------------------------
 #: (key, header, computed: hidden in blind mode)
 COLUMNS: tuple[tuple[str, str, bool], ...] = (
-    ("pair", "pair", False), ("run", "run", False), ("seed", "seed", False), ("law", "law", False),
+    ("pair", "pair (entities)", False), ("run", "run", False), ("seed", "seed", False), ("law", "law", False),
     ("modifier", "modifier", False), ("dimension", "dimension", False), ("outcome", "outcome", True),
     ("kind", "kind / reason", True), ("detail", "detail", True), ("conf", "conf", True), ("human", "you", False),
 )
@@ -202,7 +202,8 @@ class PairListModel(QAbstractTableModel):
         if n:
             p = data.pairs
             c["pair"] = data.pair_id.astype(object)
-            c["short"] = short_pair_names(data.pair_id)
+            c["short"] = np.array([" · ".join(str(e) for e in row if e) for row in p.entity.tolist()], dtype=object) \
+                if p.entity.ndim == 2 and p.entity.shape[1] else short_pair_names(data.pair_id)
             c["run"] = p.run.astype(object)
             c["seed"] = p.seed
             c["law"] = np.asarray(p.law, np.int64)

@@ -460,7 +460,10 @@ class MetaLogicPage(QWidget):
 
     def _size_columns(self) -> None:
         h = self.list.horizontalHeader()
+        d = self.session.data
+        one_run = d is None or len(set(np.asarray(d.pairs.run).astype(str).tolist())) <= 1
         for c, (key, _title, _computed) in enumerate(self.model.columns):
+            self.list.setColumnHidden(c, key == "run" and one_run)  # the summary names the one run
             if key in ("pair", "detail"):
                 h.setSectionResizeMode(c, QHeaderView.ResizeMode.Stretch)
             else:

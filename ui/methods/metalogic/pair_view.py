@@ -186,7 +186,7 @@ class PairView(QWidget):
                 for r in sorted(warn[other]):
                     if str(p.det_label[r]).lower() == name:
                         boxes.append(Box(float(p.det_x1[r]) * sx, float(p.det_y1[r]) * sy, float(p.det_x2[r]) * sx,
-                                         float(p.det_y2[r]) * sy, label=f"⚠ no {name} (where {'AB'[other]} has it)",
+                                         float(p.det_y2[r]) * sy, label=f"no {name}",
                                          color=WARNING, dashed=True, width=3.0))
             full = (folder / str(path)) if folder is not None and path else None
             pane.show_image(full, boxes, cap, size=(float(p.width[i, side]), float(p.height[i, side])))
