@@ -245,6 +245,15 @@ def test_sliders_reevaluate_as_the_core_predicts(qtbot: Any, open_window: Any, d
     col = page.model.column_of("outcome")
     shown = [page.model.data(page.model.index(k, col)) for k in range(page.model.rowCount())]
     assert shown == [VERDICTS[v] for v in want.verdict[page.model.rows]]
+    # two moves in quick succession: the newest wins, whichever evaluation returns first
+    page.sliders["near_band"].slider.setValue(10)
+    page.apply_sliders()
+    page.sliders["near_band"].slider.setValue(20)
+    page.apply_sliders()
+    qtbot.waitUntil(lambda: not page.evaluating, timeout=3000)
+    qtbot.wait(100)
+    assert page.session.config.near_band == pytest.approx(0.2)
+    assert np.array_equal(page.session.results.verdict, want.verdict)
     # the axis margin too; storing keeps the live parameters as a version
     page.sliders["axis_margin"].slider.setValue(30)
     qtbot.waitUntil(lambda: page.session.config.axis_margin == pytest.approx(0.3), timeout=3000)

@@ -55,12 +55,14 @@ class HeatmapModel(QAbstractTableModel):
             self.dims, self.hm, self.counts = [], None, np.zeros((len(LAWS), 0), np.int64)
         else:
             sel = np.ones(len(results), bool) if run is None else (np.asarray(results.run).astype(str) == run)
-            present = sorted(set(np.asarray(results.dimension)[sel].tolist()))
-            self.dims = [DIMENSIONS[d] for d in present]
+            dcode = np.asarray(results.dimension, np.int64)[sel]
+            present = np.flatnonzero(np.bincount(dcode, minlength=len(DIMENSIONS)))
+            self.dims = [DIMENSIONS[int(d)] for d in present]
             self.hm = heatmap(results, run=run, dimensions=self.dims)
             law = np.asarray(results.law, np.int64)[sel]
-            col = {DIMENSIONS.index(d): j for j, d in enumerate(self.dims)}
-            dim = np.array([col[int(x)] for x in np.asarray(results.dimension)[sel].tolist()], np.int64)
+            col = np.full(len(DIMENSIONS), -1, np.int64)
+            col[present] = np.arange(len(present))
+            dim = col[dcode]
             self.counts = np.zeros((len(LAWS), len(self.dims)), np.int64)
             np.add.at(self.counts, (law, dim), 1)
         self.endResetModel()
@@ -146,6 +148,16 @@ class HeatmapDelegate(QStyledItemDelegate):
             painter.restore()
 
 
+def entity_names(entity: np.ndarray) -> np.ndarray:
+    """Each pair's entity names joined with " · " (object array), vectorised over the slots."""
+    e = entity.astype(str).astype(object)
+    out = e[:, 0].copy()
+    for k in range(1, e.shape[1]):
+        col = e[:, k]
+        out = np.where(col != "", out + " · " + col, out)
+    return out
+
+
 def short_pair_names(ids: np.ndarray) -> np.ndarray:
     """What the list shows of each image pair id ``"<suite pair>|<run>|<seed>"``: the suite pair
     without the dotted prefix every pair shares (run and seed have columns of their own)."""
@@ -202,8 +214,8 @@ class PairListModel(QAbstractTableModel):
         if n:
             p = data.pairs
             c["pair"] = data.pair_id.astype(object)
-            c["short"] = np.array([" · ".join(str(e) for e in row if e) for row in p.entity.tolist()], dtype=object) \
-                if p.entity.ndim == 2 and p.entity.shape[1] else short_pair_names(data.pair_id)
+            c["short"] = entity_names(p.entity) if p.entity.ndim == 2 and p.entity.shape[1] \
+                else short_pair_names(data.pair_id)
             c["run"] = p.run.astype(object)
             c["seed"] = p.seed
             c["law"] = np.asarray(p.law, np.int64)

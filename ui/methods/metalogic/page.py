@@ -3,8 +3,8 @@ human judgements, over one live `MethodSession`.
 
 * **Sliders** — the comparison's abstention thresholds (the detection threshold, the band around it
   where an entity is *near threshold*, the score gap under which the top detections are
-  *ambiguous*, the centroid margin on the axis): a move re-evaluates every pair through
-  `MethodSession.set_config` (debounced) and the heatmap, the list and the pair follow.
+  *ambiguous*, the centroid margin on the axis): a move re-evaluates every pair (debounced, on a
+  worker thread) and the heatmap, the list and the pair follow.
   "Store as version" keeps the live parameters as an evaluation version.
 * **Heatmap** — misalignment rate (and decided pairs) per law × dimension; a click lists exactly
   the pairs of that cell.
@@ -16,8 +16,10 @@ human judgements, over one live `MethodSession`.
   Cohen's κ and the confusion counts (`metrics.agreement`).
 * **Blind** — hides everything computed (outcomes, kinds, rates, marks, agreement).
 
-The agreement table is recomputed from numpy columns on each change (a few array operations at
-100,000 pairs); re-evaluation under the sliders is the core's vectorised comparison (~0.1 s at 1M).
+A slider move re-evaluates on a worker thread (`superqt.create_worker`: the comparison is pure
+numpy over the loaded arrays) and the session adopts the result (`MethodSession.adopt`); the
+newest move wins. Loading reads the project on the GUI thread (its DuckDB connection is not
+shared with worker threads).
 """
 
 from __future__ import annotations
@@ -65,8 +67,13 @@ SLIDERS: tuple[tuple[str, str, float, str], ...] = (
 )
 DEBOUNCE_MS = 120
 #: list column widths (pixels; pair and detail share the rest)
-WIDTHS = {"run": 120, "seed": 44, "law": 96, "modifier": 66, "dimension": 104, "outcome": 104, "kind": 104,
+WIDTHS = {"run": 120, "seed": 44, "law": 96, "modifier": 76, "dimension": 104, "outcome": 104, "kind": 104,
           "conf": 46, "human": 104}
+
+
+def _evaluate(generation: int, method: Any, data: Any, cfg: Any) -> tuple[int, Any, Any, Any]:
+    """Every pair under ``cfg`` (on a worker thread: pure numpy over the loaded arrays)."""
+    return generation, data, cfg, method.evaluate(data, cfg)
 
 
 class ParamSlider(QWidget):
@@ -117,6 +124,11 @@ class MetaLogicPage(QWidget):
         self.human = np.zeros(0, np.int8)
         self.cell: tuple[str, str] | None = None
         self._syncing = False
+        self._rows: dict[str, int] = {}  # pair id -> data row
+        self._runs: list[str] = []
+        self._eval_generation = 0
+        self._worker: Any = None
+        self.evaluating = False
 
         # ---- top: summary, blind, store ---------------------------------------------------------------
         self.summary = QLabel("")
@@ -293,7 +305,31 @@ class MetaLogicPage(QWidget):
         except ValueError as e:
             self._message(f"not applied: {e}")
             return
-        s.set_config(cfg)
+        if s.data is None or (s.results is not None and cfg.content_hash() == s.config.content_hash()):
+            self._eval_generation += 1  # back where the session is: a pending evaluation is stale
+            self.evaluating = False
+            s.set_config(cfg)
+            return
+        from superqt.utils import create_worker
+
+        self._eval_generation += 1
+        self.evaluating = True
+        worker = create_worker(_evaluate, self._eval_generation, s.method, s.data, cfg, _start_thread=False)
+        worker.returned.connect(self._evaluated)  # bound method: delivered on the GUI thread
+        worker.errored.connect(self._evaluation_failed)
+        self._worker = worker
+        worker.start()
+
+    def _evaluated(self, r: tuple[int, Any, Any, Any]) -> None:
+        generation, data, cfg, results = r
+        if generation != self._eval_generation or data is not self.session.data:
+            return  # a newer move, or the data were reloaded meanwhile
+        self.evaluating = False
+        self.session.adopt(cfg, results)
+
+    def _evaluation_failed(self, e: BaseException) -> None:
+        self.evaluating = False
+        self._message(f"the pairs could not be re-evaluated: {e}")
 
     def _store(self) -> None:
         try:
@@ -312,6 +348,8 @@ class MetaLogicPage(QWidget):
     # ---- session -> views --------------------------------------------------------------------------
     def _data_changed(self) -> None:
         d = self.session.data
+        self._rows = d.row_of() if d is not None else {}
+        self._runs = np.unique(np.asarray(d.pairs.run).astype(str)).tolist() if d is not None and len(d) else []
         self.pair.set_data(d)
         self.cell = None
         self.model.filters = {}
@@ -334,7 +372,7 @@ class MetaLogicPage(QWidget):
         p, who = self.session.project, self.session.app.annotator
         if not n or p is None or not who:
             return out
-        row = d.row_of()
+        row = self._rows
         for e in p.latest_label_events(LABEL_SCHEME.task, who):
             i = row.get(str(e.target_id))
             if i is not None:
@@ -363,11 +401,7 @@ class MetaLogicPage(QWidget):
                 self.refresh_human()
 
     def _row_of_target(self, target: str) -> int:
-        d = self.session.data
-        if d is None:
-            return -1
-        hit = np.flatnonzero(np.asarray(d.pair_id, dtype=object) == target)
-        return int(hit[0]) if len(hit) else -1
+        return self._rows.get(target, -1)
 
     def _update_summary(self) -> None:
         s = self.session
@@ -376,7 +410,7 @@ class MetaLogicPage(QWidget):
             self.summary.setText(html.escape(s.error) if s.error else "No MetaLogic image pairs in this project.")
             return
         n = len(d)
-        runs = sorted(set(np.asarray(d.pairs.run).astype(str).tolist()))
+        runs = self._runs
         ver = f"v{s.eval_id}" if s.eval_id is not None else "not stored"
         dirty = " (live parameters changed)" if s.dirty else ""
         text = f"<b>{n}</b> image pairs · run {html.escape(', '.join(runs))} · config {ver}{dirty}"
@@ -461,7 +495,7 @@ class MetaLogicPage(QWidget):
     def _size_columns(self) -> None:
         h = self.list.horizontalHeader()
         d = self.session.data
-        one_run = d is None or len(set(np.asarray(d.pairs.run).astype(str).tolist())) <= 1
+        one_run = d is None or len(self._runs) <= 1
         for c, (key, _title, _computed) in enumerate(self.model.columns):
             self.list.setColumnHidden(c, key == "run" and one_run)  # the summary names the one run
             if key in ("pair", "detail"):
