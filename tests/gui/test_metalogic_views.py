@@ -197,6 +197,7 @@ def test_blind_mode_hides_every_computed_outcome(qtbot: Any, open_window: Any, d
     assert WARNING.name() in pen_colours(page.pair.pane_a) + pen_colours(page.pair.pane_b)
     qtbot.mouseClick(page.blind_box, Qt.LeftButton)
     assert page.blind
+    assert not any(s.isEnabled() for s in page.sliders.values())  # no outcome to tune while blind
     keys = [c[0] for c in page.model.columns]
     assert not {"outcome", "kind", "detail", "conf"} & set(keys)
     headers = [page.model.headerData(k, Qt.Horizontal) for k in range(page.model.columnCount())]
@@ -262,3 +263,40 @@ def test_sliders_reevaluate_as_the_core_predicts(qtbot: Any, open_window: Any, d
     eid = w.state.project.active_evaluation_id("metalogic")
     assert page.session.eval_id == eid
     assert w.state.project.get_evaluation(eid)["content_hash"] == cfg.replace(axis_margin=0.3).content_hash()
+
+
+def test_duplication_positional_and_undecidable_marks(qtbot: Any, open_window: Any, demo_project: Path) -> None:
+    w, page = open_page(open_window, demo_project)
+    data, res = page.session.data, page.session.results
+    p = w.state.project
+    panes = (page.pair.pane_a, page.pair.pane_b)
+    dup = np.flatnonzero((res.verdict == MISALIGNED) & (res.kind == 2))
+    pos = np.flatnonzero((res.verdict == MISALIGNED) & (res.kind == 3))
+    assert len(dup) and len(pos)
+    for i in dup.tolist():
+        name = str(res.entity[i, int(res.slot[i])])
+        select_pair(qtbot, page, str(data.pair_id[i]))
+        for side, sid in enumerate((data.sample_a[i], data.sample_b[i])):
+            drawn = truth(p, str(sid))["boxes"][name]
+            warn = [it for it in panes[side].box_items if it.pen().color() == WARNING]
+            assert len(warn) == len(drawn) == int(res.count[side, int(res.slot[i]), i])  # every instance marked
+            assert f"{name} × {len(drawn)} here" in panes[side].caption.text()
+    for i in pos.tolist():
+        names = {str(res.entity[i, int(res.slot[i])]), str(res.entity[i, int(res.slot2[i])])}
+        select_pair(qtbot, page, str(data.pair_id[i]))
+        for side, sid in enumerate((data.sample_a[i], data.sample_b[i])):
+            t = truth(p, str(sid))["boxes"]
+            warn = [it.rect() for it in panes[side].box_items if it.pen().color() == WARNING]
+            assert len(warn) == 2  # the two entities whose order differs, in both images
+            for nm in names:  # each marked box is where that entity was drawn
+                assert max(iou((r.left(), r.top(), r.right(), r.bottom()), t[nm][0]) for r in warn) > 0.5
+            assert "order of" in panes[side].caption.text()
+    # a wider band around the threshold: a pair abstains, its doubtful entity dashed in the doubt colour
+    page.sliders["near_band"].slider.setValue(20)
+    qtbot.waitUntil(lambda: page.session.config.near_band == pytest.approx(0.2), timeout=3000)
+    res = page.session.results
+    i = int(np.flatnonzero(res.verdict == UNDECIDABLE)[0])
+    select_pair(qtbot, page, str(data.pair_id[i]))
+    doubt = [it for pane in panes for it in pane.box_items if it.pen().color() == QColor("#ffd54f")]
+    assert doubt and all(it.pen().style() == Qt.DashLine for it in doubt)
+    assert "UNDECIDABLE" in page.pair.outcome.text() and res.detail_text(i) in page.pair.outcome.text()
