@@ -66,6 +66,9 @@ SLIDERS: tuple[tuple[str, str, float, str], ...] = (
      "(fraction of the image side)"),
 )
 DEBOUNCE_MS = 120
+HEAT_HINT = ("Misalignment rate · decided pairs per law × dimension (published rates in the headers). "
+             "Click a cell to list its pairs.")
+HEAT_HINT_BLIND = "Image pairs per law × dimension. Click a cell to list its pairs."
 #: list column widths (pixels; pair and detail share the rest)
 WIDTHS = {"run": 120, "seed": 44, "law": 96, "modifier": 76, "dimension": 104, "outcome": 104, "kind": 104,
           "conf": 46, "human": 104}
@@ -170,8 +173,7 @@ class MetaLogicPage(QWidget):
         self.heat_view.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.heat_view.setMinimumHeight(200)
         self.heat_view.clicked.connect(self._cell_clicked)
-        heat_hint = QLabel("Misalignment rate · decided pairs per law × dimension (published rates in the "
-                           "headers). Click a cell to list its pairs.")
+        self.heat_hint = heat_hint = QLabel(HEAT_HINT)
         heat_hint.setObjectName("dim")
         heat_hint.setWordWrap(True)
         self.agreement = QLabel("")
@@ -472,6 +474,7 @@ class MetaLogicPage(QWidget):
         self.blind = on
         for s in self.sliders.values():
             s.setEnabled(not on)
+        self.heat_hint.setText(HEAT_HINT_BLIND if on else HEAT_HINT)
         if on:
             self.model.filters = {k: v for k, v in self.model.filters.items() if k not in ("outcome", "kind")}
         self._results_changed()
