@@ -82,7 +82,7 @@ def iou(a: Any, b: Any) -> float:
 
 # ---- heatmap -> list -------------------------------------------------------------------------------
 def test_a_heatmap_cell_click_lists_exactly_its_pairs(qtbot: Any, open_window: Any, demo_project: Path) -> None:
-    w, page = open_page(open_window, demo_project)
+    _w, page = open_page(open_window, demo_project)
     data, res = page.session.data, page.session.results
     heat = page.heat
     assert heat.rowCount() == len(LAWS) and heat.dims == ["none", "x", "y"]

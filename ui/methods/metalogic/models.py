@@ -9,6 +9,7 @@ filtered or sorted by them.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -27,12 +28,12 @@ _NEUTRAL = QColor("#c9d3e3")
 
 
 def _pct(x: float | None) -> str:
-    return "–" if x is None or x != x else f"{100 * x:.0f}%"
+    return "–" if x is None or math.isnan(x) else f"{100 * x:.0f}%"
 
 
 def rate_colour(rate: float) -> QColor:
     """White → red with the misalignment rate (0 → 1); grey when nothing was decided."""
-    if rate != rate:
+    if math.isnan(rate):
         return _EMPTY
     r = min(max(float(rate), 0.0), 1.0)
     return QColor(int(255 - 35 * r), int(245 - 190 * r), int(240 - 190 * r))
@@ -67,16 +68,16 @@ class HeatmapModel(QAbstractTableModel):
             np.add.at(self.counts, (law, dim), 1)
         self.endResetModel()
 
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802, B008
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(LAWS)
 
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802, B008
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.dims)
 
     def cell(self, row: int, col: int) -> tuple[str, str]:
         return LAWS[row], self.dims[col]
 
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:  # noqa: N802
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if role != Qt.ItemDataRole.DisplayRole and role != Qt.ItemDataRole.ToolTipRole:
             return None
         if orientation == Qt.Orientation.Vertical:
@@ -118,7 +119,7 @@ class HeatmapModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.BackgroundRole:
             return QBrush(rate_colour(rate))
         if role == Qt.ItemDataRole.ForegroundRole:
-            return QBrush(QColor("white") if rate == rate and rate > 0.65 else _INK)
+            return QBrush(QColor("white") if not math.isnan(rate) and rate > 0.65 else _INK)
         if role == Qt.ItemDataRole.TextAlignmentRole:
             return int(Qt.AlignmentFlag.AlignCenter)
         if role == Qt.ItemDataRole.ToolTipRole:
@@ -300,13 +301,13 @@ class PairListModel(QAbstractTableModel):
         self.layoutChanged.emit()
 
     # ---- Qt ---------------------------------------------------------------------------------------------
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802, B008
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.rows)
 
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802, B008
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.columns)
 
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:  # noqa: N802
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
             cols = self.columns
             return cols[section][1] if 0 <= section < len(cols) else None

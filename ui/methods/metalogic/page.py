@@ -25,6 +25,7 @@ shared with worker threads).
 from __future__ import annotations
 
 import html
+import math
 from typing import Any
 
 import numpy as np
@@ -62,8 +63,8 @@ SLIDERS: tuple[tuple[str, str, float, str], ...] = (
     ("ambiguity_delta", "ambiguous top Δ", 0.30,
      "UNDECIDABLE (ambiguous) when the two top detections of an entity are closer than this in score"),
     ("axis_margin", "axis margin", 0.30,
-     "UNDECIDABLE (near_boundary) when the two entities' centroids are at most this far apart on the axis "
-     "(fraction of the image side)"),
+     ("UNDECIDABLE (near_boundary) when the two entities' centroids are at most this far apart on the axis "
+      "(fraction of the image side)")),
 )
 DEBOUNCE_MS = 120
 HEAT_HINT = ("Misalignment rate · decided pairs per law × dimension (published rates in the headers). "
@@ -90,7 +91,7 @@ class ParamSlider(QWidget):
         self.title = QLabel(title)
         self.slider = QSlider(Qt.Orientation.Horizontal)
         self.slider.setObjectName(f"ml_{key}")
-        self.slider.setRange(0, int(round(top * 100)))
+        self.slider.setRange(0, round(top * 100))
         self.slider.setMinimumWidth(120)
         self.value = QLabel("")
         self.value.setMinimumWidth(34)
@@ -112,7 +113,7 @@ class ParamSlider(QWidget):
 
     def set_quiet(self, x: float) -> None:
         self.slider.blockSignals(True)
-        self.slider.setValue(int(round(float(x) * 100)))
+        self.slider.setValue(round(float(x) * 100))
         self.slider.blockSignals(False)
         self.value.setText(f"{self.get():.2f}")
 
@@ -279,7 +280,7 @@ class MetaLogicPage(QWidget):
             return True
         return super().event(e)
 
-    def keyPressEvent(self, e: QKeyEvent) -> None:  # noqa: N802
+    def keyPressEvent(self, e: QKeyEvent) -> None:
         k = self._undo_key(e)
         if k and not self.bar.notes.hasFocus():
             (self.controller.undo if k == "undo" else self.controller.redo)()
@@ -454,7 +455,7 @@ class MetaLogicPage(QWidget):
                                    "(A aligned · M misaligned · U undecidable).")
             return
         k = st["kappa"]
-        kap = "undefined" if k != k else f"{k:.2f}"
+        kap = "undefined" if math.isnan(k) else f"{k:.2f}"
         conf = st["confusion"]
         rows = "".join(
             f"<tr><td>computed {VERDICTS[c]}</td>" + "".join(f"<td align='right'>{int(conf[c, h])}</td>"

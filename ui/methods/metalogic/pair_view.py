@@ -111,7 +111,7 @@ class PairView(QWidget):
             area = (p.det_x2[rows] - p.det_x1[rows]) * (p.det_y2[rows] - p.det_y1[rows])
             frac = area / (p.width[i, side] * p.height[i, side])
             ok = (lab == name) & (p.det_score[rows] >= cfg.score_threshold) & (frac >= cfg.min_area_fraction)
-            return set(int(r) for r in rows[ok])
+            return {int(r) for r in rows[ok]}
 
         sel = results.sel_row  # (2, E, P)
         if v == MISALIGNED and k in (OMISSION, DUPLICATION):
