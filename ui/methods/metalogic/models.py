@@ -208,11 +208,14 @@ class PairListModel(QAbstractTableModel):
     def set_session(self, data: Any, results: Any, human: np.ndarray, blind: bool) -> None:
         """New data / results / human labels / blind mode: rebuild the columns, keep the filters."""
         self.beginResetModel()
+        same_data = data is not None and data is self.data_ and "pair" in self._cols
         self.data_, self.results, self.blind = data, results, blind
         n = len(data) if data is not None else 0
         self.human = np.asarray(human, np.int8) if len(human) == n else np.full(n, -1, np.int8)
         c: dict[str, np.ndarray] = {}
-        if n:
+        if n and same_data:  # the data's own columns stay (a slider move changes only the outcome)
+            c = {k: self._cols[k] for k in ("pair", "short", "run", "seed", "law", "modifier", "dimension")}
+        elif n:
             p = data.pairs
             c["pair"] = data.pair_id.astype(object)
             c["short"] = entity_names(p.entity) if p.entity.ndim == 2 and p.entity.shape[1] \
@@ -222,6 +225,7 @@ class PairListModel(QAbstractTableModel):
             c["law"] = np.asarray(p.law, np.int64)
             c["modifier"] = np.asarray(p.modifier, np.int64)
             c["dimension"] = np.asarray(p.dimension, np.int64)
+        if n:
             if results is not None and len(results) == n:
                 v = np.asarray(results.verdict, np.int64)
                 c["outcome"] = v

@@ -130,6 +130,8 @@ class MetaLogicPage(QWidget):
         self._syncing = False
         self._rows: dict[str, int] = {}  # pair id -> data row
         self._runs: list[str] = []
+        self._queue_rows = np.zeros(0, np.int64)  # the list rows the judging queue was made of
+        self._queue_data: Any = None
         self._eval_generation = 0
         self._worker: Any = None
         self.evaluating = False
@@ -520,8 +522,15 @@ class MetaLogicPage(QWidget):
         else:
             self.filter_label.setText(f"all <b>{n}</b> pairs")
         self.all_button.setEnabled(self.cell is not None)
-        ids = m.pair_ids()
         c = self.controller
+        if len(m.rows) == len(c.queue) and np.array_equal(m.rows, self._queue_rows) \
+                and self._queue_data is self.session.data:  # the same pairs in the same order
+            c.reload()
+            self._select_row(c.pos)
+            self._show_current()
+            return
+        ids = m.pair_ids()
+        self._queue_rows, self._queue_data = m.rows.copy(), self.session.data
         if ids == c.queue:
             c.reload()
             self._select_row(c.pos)
