@@ -24,10 +24,10 @@ for p in (ROOT, ROOT / "tests" / "benchmarks"):
         sys.path.insert(0, str(p))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from bench_metalogic import synthetic_pairs  # noqa: E402
+from bench_metalogic import synthetic_pairs
 
-from workstation.methods import get_method  # noqa: E402
-from workstation.methods.metalogic.adapter import MetaLogicData  # noqa: E402
+from workstation.methods import get_method
+from workstation.methods.metalogic.adapter import MetaLogicData
 
 
 class _Window:
