@@ -106,6 +106,10 @@ def test_a_heatmap_cell_click_lists_exactly_its_pairs(qtbot: Any, open_window: A
     assert seen == 20  # every pair sits in one cell
     qtbot.mouseClick(page.all_button, Qt.LeftButton)
     assert page.model.pair_ids() == [str(x) for x in data.pair_id]
+    # sorting by a header reorders the list, and the judging queue with it
+    page.list.sortByColumn(page.model.column_of("outcome"), Qt.AscendingOrder)
+    order = np.argsort(res.verdict, kind="stable")
+    assert page.model.pair_ids() == [str(x) for x in data.pair_id[order]] == page.controller.queue
 
 
 # ---- the pair view ----------------------------------------------------------------------------------
