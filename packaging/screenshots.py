@@ -6,7 +6,9 @@ Runs the real window under Xvfb (re-executing itself with `xvfb-run` when there 
 display; offscreen if Xvfb is not installed) and saves one PNG per screen:
 browse table and grid, the pair viewer (dark and light), a blind audit item, the audit-set
 dialog, the calibration tab, the agreement dialog and the shortcut sheet; on the demo project also
-ProtoBias's metric table, triplet view (and blind) and rating mode (``protobias_*.png``); DyEval's tree,
+ProtoBias's metric table, triplet view (and blind) and rating mode (``protobias_*.png``); MetaLogic's
+heatmap with a cell's pairs, an omission pair marked on both images, and the page blind
+(``metalogic_*.png``); DyEval's tree,
 a node to judge, pre-marks, the split diagram, proposals, the scene-graph editor and the New tree
 dialog (``dyeval_*.png``). The demo project
 is built with `python main.py demo --no-gui` when missing; the fixture project is imported
@@ -183,6 +185,8 @@ def shoot_project(sh: Shooter, folder: Path, tag: str) -> None:
     sheet.close()
     if getattr(w, "protobias_page", None) is not None:
         shoot_protobias(sh, w)
+    if getattr(w, "metalogic_page", None) is not None:
+        shoot_metalogic(sh, w)
     w.close()
     sh.settle(0.1)
 
@@ -218,6 +222,48 @@ def shoot_protobias(sh: Shooter, w) -> None:
     pb.rating.panes["A"].view.setFocus()
     sh.settle(0.8)
     sh.save(w, "protobias_rating")
+
+
+def shoot_metalogic(sh: Shooter, w) -> None:
+    """MetaLogic: the heatmap with one cell's pairs listed, an omission pair marked on both images
+    (after a few judgements, so the agreement shows), and the same page blind."""
+    import numpy as np
+
+    from workstation.methods.metalogic.laws import DIMENSIONS, LAWS
+    from workstation.methods.metalogic.results import MISALIGNED, OMISSION
+
+    page = w.metalogic_page
+    w.show_tab("MetaLogic")
+    r = page.session.results
+    if r is None or not len(r):
+        return
+    if not w.state.annotator:
+        w.state.set_annotator("demo")
+    # a few judgements: the computed outcome, one disagreement
+    page.controller.auto_advance = True
+    for k in range(min(8, len(page.controller.queue))):
+        page.controller.go(k)
+        v = int(r.verdict[page.current_row()])
+        page.controller.record(("ALIGNED", "MISALIGNED", "UNDECIDABLE")[v if k != 3 else (v + 1) % 2])
+    # the busiest cell with misalignments, and an omission pair in it
+    om = (r.verdict == MISALIGNED) & (r.kind == OMISSION)
+    cells = np.zeros((len(LAWS), len(DIMENSIONS)), np.int64)
+    np.add.at(cells, (r.law.astype(np.int64), r.dimension.astype(np.int64)), om.astype(np.int64))
+    law, dim = np.unravel_index(int(np.argmax(cells)), cells.shape)
+    page.show_cell(LAWS[int(law)], DIMENSIONS[int(dim)])
+    hm = page.heat
+    page.heat_view.setCurrentIndex(hm.index(int(law), hm.dims.index(DIMENSIONS[int(dim)])))
+    rows = page.model.rows
+    pick = [k for k, i in enumerate(rows.tolist()) if om[i]]
+    page.controller.go(pick[0] if pick else 0)
+    sh.settle(0.8)
+    sh.save(w, "metalogic_heatmap")
+    page.pair.pane_a.setFocus()
+    sh.save(page.pair.parentWidget(), "metalogic_pair")
+    page.set_blind(True)
+    sh.settle(0.5)
+    sh.save(w, "metalogic_blind")
+    page.set_blind(False)
 
 
 def prepare_dyeval(folder: Path) -> bool:

@@ -73,6 +73,12 @@ class MethodSession(QObject):
         self.config_changed.emit()
         self.results_changed.emit()
 
+    def adopt(self, cfg: Any, results: Any) -> None:
+        """Take ``results`` computed elsewhere (a worker thread) under ``cfg`` for the current data."""
+        self.config, self.results = cfg, results
+        self.config_changed.emit()
+        self.results_changed.emit()
+
     @property
     def dirty(self) -> bool:
         """The live config differs from the stored version it came from."""

@@ -22,6 +22,7 @@ from workstation.registry import Registry
 VIEWS: Registry[Any] = Registry("method views")
 VIEWS.register("protobias", "ui.methods.protobias:VIEWS")
 VIEWS.register("dyeval", "ui.methods.dyeval:VIEWS")
+VIEWS.register("metalogic", "ui.methods.metalogic:VIEWS")
 
 
 def views_for(name: str) -> Any:

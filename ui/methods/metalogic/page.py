@@ -1,0 +1,578 @@
+"""The MetaLogic page: the law × dimension heatmap, the pair list, the selected image pair and the
+human judgements, over one live `MethodSession`.
+
+* **Sliders** — the comparison's abstention thresholds (the detection threshold, the band around it
+  where an entity is *near threshold*, the score gap under which the top detections are
+  *ambiguous*, the centroid margin on the axis): a move re-evaluates every pair (debounced, on a
+  worker thread) and the heatmap, the list and the pair follow.
+  "Store as version" keeps the live parameters as an evaluation version.
+* **Heatmap** — misalignment rate (and decided pairs) per law × dimension; a click lists exactly
+  the pairs of that cell.
+* **Pair list / pair view** — prompt A above image A, prompt B above image B (linked zoom), the
+  detections boxed and the misaligned entity marked on both.
+* **Judgements** — keys A / M / U write one ``metalogic.pair`` label event for the shown pair
+  (`ui.widgets.judge`), notes, undo / redo, ← / →; the list is the queue.
+* **Agreement** — the computed outcome against this annotator's judgements: raw agreement,
+  Cohen's κ and the confusion counts (`metrics.agreement`).
+* **Blind** — hides everything computed (outcomes, kinds, rates, marks, agreement).
+
+A slider move re-evaluates on a worker thread (`superqt.create_worker`: the comparison is pure
+numpy over the loaded arrays) and the session adopts the result (`MethodSession.adopt`); the
+newest move wins. Loading reads the project on the GUI thread (its DuckDB connection is not
+shared with worker threads).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, Qt, QTimer, Signal
+from PySide6.QtGui import QKeyEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QGridLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QSlider,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ui.widgets.judge import JudgeBar, JudgeController, install_shortcuts
+from workstation.methods.metalogic.laws import DIMENSION_TITLES
+from workstation.methods.metalogic.metrics import agreement
+from workstation.methods.metalogic.results import LABEL_SCHEME, REASONS, UNDECIDABLE, VERDICTS
+
+from .models import HeatmapDelegate, HeatmapModel, PairListModel
+from .pair_view import PairView
+
+#: (config field, title, maximum, tooltip) — sliders in hundredths from 0 to the maximum
+SLIDERS: tuple[tuple[str, str, float, str], ...] = (
+    ("score_threshold", "detection threshold", 0.95,
+     "a detection counts when its score is at least this"),
+    ("near_band", "near threshold ±", 0.30,
+     "UNDECIDABLE (near_threshold) when an entity's detection lies within this band around the threshold"),
+    ("ambiguity_delta", "ambiguous top Δ", 0.30,
+     "UNDECIDABLE (ambiguous) when the two top detections of an entity are closer than this in score"),
+    ("axis_margin", "axis margin", 0.30,
+     ("UNDECIDABLE (near_boundary) when the two entities' centroids are at most this far apart on the axis "
+      "(fraction of the image side)")),
+)
+DEBOUNCE_MS = 120
+HEAT_HINT = ("Misalignment rate · decided pairs per law × dimension (published rates in the headers). "
+             "Click a cell to list its pairs.")
+HEAT_HINT_BLIND = "Image pairs per law × dimension. Click a cell to list its pairs."
+#: list column widths (pixels; pair and detail share the rest)
+WIDTHS = {"run": 120, "seed": 44, "law": 96, "modifier": 76, "dimension": 104, "outcome": 104, "kind": 104,
+          "conf": 46, "human": 104}
+
+
+def _evaluate(generation: int, method: Any, data: Any, cfg: Any) -> tuple[int, Any, Any, Any]:
+    """Every pair under ``cfg`` (on a worker thread: pure numpy over the loaded arrays)."""
+    return generation, data, cfg, method.evaluate(data, cfg)
+
+
+class ParamSlider(QWidget):
+    """A title, a slider in hundredths and the value."""
+
+    moved = Signal()
+
+    def __init__(self, key: str, title: str, top: float, tip: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.key = key
+        self.title = QLabel(title)
+        self.slider = QSlider(Qt.Orientation.Horizontal)
+        self.slider.setObjectName(f"ml_{key}")
+        self.slider.setRange(0, round(top * 100))
+        self.slider.setMinimumWidth(120)
+        self.value = QLabel("")
+        self.value.setMinimumWidth(34)
+        for w in (self, self.slider, self.title):
+            w.setToolTip(tip)
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.title)
+        lay.addWidget(self.slider, 1)
+        lay.addWidget(self.value)
+        self.slider.valueChanged.connect(self._changed)
+
+    def _changed(self, v: int) -> None:
+        self.value.setText(f"{v / 100:.2f}")
+        self.moved.emit()
+
+    def get(self) -> float:
+        return self.slider.value() / 100
+
+    def set_quiet(self, x: float) -> None:
+        self.slider.blockSignals(True)
+        self.slider.setValue(round(float(x) * 100))
+        self.slider.blockSignals(False)
+        self.value.setText(f"{self.get():.2f}")
+
+
+class MetaLogicPage(QWidget):
+    def __init__(self, session: Any, window: Any, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("metalogicPage")
+        self.session = session
+        self.window_ = window
+        self.blind = False
+        self.human = np.zeros(0, np.int8)
+        self.cell: tuple[str, str] | None = None
+        self._syncing = False
+        self._rows: dict[str, int] = {}  # pair id -> data row
+        self._runs: list[str] = []
+        self._queue_rows = np.zeros(0, np.int64)  # the list rows the judging queue was made of
+        self._queue_data: Any = None
+        self._eval_generation = 0
+        self._worker: Any = None
+        self.evaluating = False
+
+        # ---- top: summary, blind, store ---------------------------------------------------------------
+        self.summary = QLabel("")
+        self.summary.setObjectName("metalogicSummary")
+        self.summary.setWordWrap(True)
+        self.blind_box = QCheckBox("blind (hide computed outcomes)")
+        self.blind_box.setObjectName("metalogicBlind")
+        self.blind_box.toggled.connect(self.set_blind)
+        self.store_button = QPushButton("Store as version")
+        self.store_button.setToolTip("Store the live parameters and their outcomes as an evaluation version")
+        self.store_button.clicked.connect(self._store)
+        head = QHBoxLayout()
+        head.addWidget(self.summary, 1)
+        head.addWidget(self.blind_box)
+        head.addWidget(self.store_button)
+
+        self.sliders: dict[str, ParamSlider] = {}
+        grid = QGridLayout()
+        grid.setHorizontalSpacing(18)
+        for k, (key, title, top, tip) in enumerate(SLIDERS):
+            s = ParamSlider(key, title, top, tip, self)
+            s.moved.connect(self._slider_moved)
+            self.sliders[key] = s
+            grid.addWidget(s, 0, k)
+        self._debounce = QTimer(self)
+        self._debounce.setSingleShot(True)
+        self._debounce.setInterval(DEBOUNCE_MS)
+        self._debounce.timeout.connect(self.apply_sliders)
+
+        # ---- left: heatmap and agreement ---------------------------------------------------------
+        self.heat = HeatmapModel(self)
+        self.heat_view = QTableView()
+        self.heat_view.setObjectName("metalogicHeatmap")
+        self.heat_view.setModel(self.heat)
+        self.heat_view.setItemDelegate(HeatmapDelegate(self.heat_view))
+        self.heat_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.heat_view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.heat_view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.heat_view.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.heat_view.setMinimumHeight(200)
+        self.heat_view.clicked.connect(self._cell_clicked)
+        self.heat_hint = heat_hint = QLabel(HEAT_HINT)
+        heat_hint.setObjectName("dim")
+        heat_hint.setWordWrap(True)
+        self.agreement = QLabel("")
+        self.agreement.setObjectName("metalogicAgreement")
+        self.agreement.setWordWrap(True)
+        self.agreement.setTextFormat(Qt.TextFormat.RichText)
+        left = QWidget()
+        ll = QVBoxLayout(left)
+        ll.setContentsMargins(0, 0, 0, 0)
+        ll.addWidget(self.heat_view, 3)
+        ll.addWidget(heat_hint)
+        ll.addWidget(self.agreement)
+        ll.addStretch(1)
+
+        # ---- right: list, pair, judge bar ---------------------------------------------------------
+        self.model = PairListModel(self)
+        self.list = QTableView()
+        self.list.setObjectName("metalogicPairList")
+        self.list.setModel(self.model)
+        self.list.setSortingEnabled(True)
+        self.list.horizontalHeader().setSortIndicatorClearable(True)
+        self.list.sortByColumn(-1, Qt.SortOrder.AscendingOrder)  # data order until a header is clicked
+        self.list.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.list.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.list.verticalHeader().setVisible(False)
+        self.list.verticalHeader().setDefaultSectionSize(22)
+        self.list.horizontalHeader().setStretchLastSection(False)
+        self.list.selectionModel().currentRowChanged.connect(self._row_selected)
+        self.filter_label = QLabel("all pairs")
+        self.filter_label.setObjectName("metalogicFilter")
+        self.all_button = QPushButton("Show all pairs")
+        self.all_button.clicked.connect(self.show_all)
+        frow = QHBoxLayout()
+        frow.addWidget(self.filter_label, 1)
+        frow.addWidget(self.all_button)
+        top_right = QWidget()
+        tl = QVBoxLayout(top_right)
+        tl.setContentsMargins(0, 0, 0, 0)
+        tl.addLayout(frow)
+        tl.addWidget(self.list, 1)
+
+        self.pair = PairView(getattr(window, "images", None), self)
+        self.controller = JudgeController(LABEL_SCHEME, window.state,
+                                          ask_annotator=getattr(window, "ask_annotator", None), parent=self)
+        self.bar = JudgeBar(self.controller, self)
+        self.shortcuts = install_shortcuts(self, self.controller, self.bar)
+        bottom_right = QWidget()
+        bl = QVBoxLayout(bottom_right)
+        bl.setContentsMargins(0, 0, 0, 0)
+        bl.addWidget(self.pair, 1)
+        bl.addWidget(self.bar)
+        right = QSplitter(Qt.Orientation.Vertical)
+        right.addWidget(top_right)
+        right.addWidget(bottom_right)
+        right.setStretchFactor(0, 1)
+        right.setStretchFactor(1, 3)
+        right.setSizes([220, 600])
+
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(left)
+        split.addWidget(right)
+        split.setStretchFactor(0, 2)
+        split.setStretchFactor(1, 5)
+        split.setSizes([430, 1000])
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(8, 6, 8, 6)
+        lay.addLayout(head)
+        lay.addLayout(grid)
+        lay.addWidget(split, 1)
+
+        self.controller.moved.connect(self._moved)
+        self.controller.committed.connect(lambda *_: self.refresh_human())
+        self.controller.changed.connect(self._after_change)
+        self.model.modelReset.connect(self._list_reset)
+        self.model.layoutChanged.connect(self._list_reset)
+        session.data_changed.connect(self._data_changed)
+        session.results_changed.connect(self._results_changed)
+        session.config_changed.connect(self._sync_sliders)
+        self._data_changed()
+        self._sync_sliders()
+
+    # ---- loading ------------------------------------------------------------------------------------
+    def load(self) -> None:
+        """Read the project's pairs and active version into the session (on the GUI thread: the
+        project's DuckDB connection is not shared with worker threads)."""
+        self.session.reload()
+
+    # ---- undo / redo keys (the window's Edit → Undo belongs to the spatial labels) -------------------
+    @staticmethod
+    def _undo_key(e: QKeyEvent) -> str:
+        seq = QKeySequence(e.keyCombination())
+        if seq.matches(QKeySequence("Ctrl+Z")) == QKeySequence.SequenceMatch.ExactMatch:
+            return "undo"
+        if seq.matches(QKeySequence("Ctrl+Shift+Z")) == QKeySequence.SequenceMatch.ExactMatch:
+            return "redo"
+        return ""
+
+    def event(self, e: QEvent) -> bool:
+        if e.type() == QEvent.Type.ShortcutOverride and isinstance(e, QKeyEvent) and self._undo_key(e) \
+                and not self.bar.notes.hasFocus():
+            e.accept()
+            return True
+        return super().event(e)
+
+    def keyPressEvent(self, e: QKeyEvent) -> None:
+        k = self._undo_key(e)
+        if k and not self.bar.notes.hasFocus():
+            (self.controller.undo if k == "undo" else self.controller.redo)()
+            e.accept()
+            return
+        super().keyPressEvent(e)
+
+    # ---- sliders -----------------------------------------------------------------------------------
+    def _sync_sliders(self) -> None:
+        cfg = self.session.config
+        for key, s in self.sliders.items():
+            s.set_quiet(getattr(cfg, key))
+
+    def _slider_moved(self) -> None:
+        self._debounce.start()
+
+    def apply_sliders(self) -> None:
+        """Re-evaluate under the sliders' values (now; the sliders call it debounced)."""
+        self._debounce.stop()
+        s = self.session
+        changes = {k: sl.get() for k, sl in self.sliders.items()}
+        try:
+            cfg = s.config.replace(**changes)
+            cfg.validate()
+        except ValueError as e:
+            self._message(f"not applied: {e}")
+            return
+        if s.data is None or (s.results is not None and cfg.content_hash() == s.config.content_hash()):
+            self._eval_generation += 1  # back where the session is: a pending evaluation is stale
+            self.evaluating = False
+            s.set_config(cfg)
+            return
+        from superqt.utils import create_worker
+
+        self._eval_generation += 1
+        self.evaluating = True
+        worker = create_worker(_evaluate, self._eval_generation, s.method, s.data, cfg, _start_thread=False)
+        worker.returned.connect(self._evaluated)  # bound method: delivered on the GUI thread
+        worker.errored.connect(self._evaluation_failed)
+        self._worker = worker
+        worker.start()
+
+    def _evaluated(self, r: tuple[int, Any, Any, Any]) -> None:
+        generation, data, cfg, results = r
+        if generation != self._eval_generation or data is not self.session.data:
+            return  # a newer move, or the data were reloaded meanwhile
+        self.evaluating = False
+        self.session.adopt(cfg, results)
+
+    def _evaluation_failed(self, e: BaseException) -> None:
+        self.evaluating = False
+        self._message(f"the pairs could not be re-evaluated: {e}")
+
+    def _store(self) -> None:
+        try:
+            eid = self.session.apply("from the MetaLogic page")
+        except Exception as e:  # noqa: BLE001 - said in the status line
+            self._message(f"not stored: {e}")
+
+            return
+        self._message(f"stored the MetaLogic parameters as v{eid}")
+
+    def _message(self, text: str) -> None:
+        msg = getattr(self.session.app, "message", None)
+        if msg is not None:
+            msg.emit(text)
+
+    # ---- session -> views --------------------------------------------------------------------------
+    def _data_changed(self) -> None:
+        d = self.session.data
+        self._rows = d.row_of() if d is not None else {}
+        self._runs = np.unique(np.asarray(d.pairs.run).astype(str)).tolist() if d is not None and len(d) else []
+        self.pair.set_data(d)
+        self.cell = None
+        self.model.filters = {}
+        self._results_changed()
+
+    def _results_changed(self) -> None:
+        s = self.session
+        self.human = self._read_human()
+        self.heat.set_results(s.results, None, self.blind)
+        self.model.set_session(s.data, s.results, self.human, self.blind)
+        self._update_summary()
+        self._update_agreement()
+        self._show_current()
+
+    def _read_human(self) -> np.ndarray:
+        """This annotator's latest judgement of each pair (VERDICTS code, -1 none)."""
+        d = self.session.data
+        n = len(d) if d is not None else 0
+        out = np.full(n, -1, np.int8)
+        p, who = self.session.project, self.session.app.annotator
+        if not n or p is None or not who:
+            return out
+        row = self._rows
+        for e in p.latest_label_events(LABEL_SCHEME.task, who):
+            i = row.get(str(e.target_id))
+            if i is not None:
+                out[i] = VERDICTS.index(e.value) if e.value in VERDICTS else -1
+        return out
+
+    def refresh_human(self) -> None:
+        """A label was written (or undone): the "you" column and the agreement follow."""
+        self.human = self._read_human()
+        m = self.model
+        if len(m.human) == len(self.human):
+            m.human = self.human
+            m._cols["human"] = self.human.astype(np.int64)
+            if m.rowCount():
+                c = m.column_of("human")
+                m.dataChanged.emit(m.index(0, c), m.index(m.rowCount() - 1, c))
+        self._update_agreement()
+
+    def _after_change(self) -> None:
+        # undo / redo change the current target's label without a commit signal
+        if len(self.human) and self.controller.current is not None:
+            i = self._row_of_target(self.controller.current)
+            v = self.controller.current_state[0]
+            code = VERDICTS.index(v) if v in VERDICTS else -1
+            if i >= 0 and int(self.human[i]) != code:
+                self.refresh_human()
+
+    def _row_of_target(self, target: str) -> int:
+        return self._rows.get(target, -1)
+
+    def _update_summary(self) -> None:
+        s = self.session
+        d, r = s.data, s.results
+        if d is None or r is None:
+            self.summary.setText(html.escape(s.error) if s.error else "No MetaLogic image pairs in this project.")
+            return
+        n = len(d)
+        runs = self._runs
+        ver = f"v{s.eval_id}" if s.eval_id is not None else "not stored"
+        dirty = " (live parameters changed)" if s.dirty else ""
+        text = f"<b>{n}</b> image pairs · run {html.escape(', '.join(runs))} · config {ver}{dirty}"
+        if self.blind:
+            text += " · <i>blind: computed outcomes hidden</i>"
+        else:
+            a, m, u = r.counts()
+            why = np.bincount(np.asarray(r.reason, np.int64)[np.asarray(r.verdict) == UNDECIDABLE],
+                              minlength=len(REASONS))
+            reasons = ", ".join(f"{REASONS[k]} {int(why[k])}" for k in range(1, len(REASONS)) if why[k])
+            text += (f" · <span style='color:#2e9d48'><b>{a}</b> ALIGNED</span> · "
+                     f"<span style='color:#d0453a'><b>{m}</b> MISALIGNED</span> · "
+                     f"<b>{u}</b> UNDECIDABLE" + (f" ({reasons})" if reasons else ""))
+        self.summary.setText(text)
+
+    def agreement_stats(self) -> dict[str, Any] | None:
+        r = self.session.results
+        if r is None or len(self.human) != len(r):
+            return None
+        return agreement(np.asarray(r.verdict, np.int64), self.human.astype(np.int64))
+
+    def _update_agreement(self) -> None:
+        st = self.agreement_stats()
+        who = self.session.app.annotator
+        labelled = int((self.human >= 0).sum()) if len(self.human) else 0
+        if st is None:
+            self.agreement.setText("")
+            return
+        head = f"<b>Your judgements</b> ({html.escape(who) if who else 'no annotator yet'}): {labelled} of " \
+               f"{len(self.human)} pairs"
+        if labelled:
+            hc = np.bincount(self.human[self.human >= 0].astype(np.int64), minlength=3)
+            head += " — " + ", ".join(f"{VERDICTS[k].lower()} {int(hc[k])}" for k in range(3))
+        if self.blind:
+            self.agreement.setText(head + "<br><i>blind: agreement with the computed outcome is hidden</i>")
+            return
+        if not st["n"]:
+            self.agreement.setText(head + "<br>Agreement with the computed outcome: judge some pairs "
+                                   "(A aligned · M misaligned · U undecidable).")
+            return
+        k = st["kappa"]
+        kap = "undefined" if math.isnan(k) else f"{k:.2f}"
+        conf = st["confusion"]
+        rows = "".join(
+            f"<tr><td>computed {VERDICTS[c]}</td>" + "".join(f"<td align='right'>{int(conf[c, h])}</td>"
+                                                              for h in range(3)) + "</tr>"
+            for c in range(3))
+        table = ("<table cellspacing='0' cellpadding='3'><tr><td></td><td>you A</td><td>you M</td><td>you U</td></tr>"
+                 f"{rows}</table>")
+        self.agreement.setText(head + f"<br>Agreement with the computed outcome: <b>{100 * st['agreement']:.0f}%</b> "
+                               f"raw, Cohen's κ <b>{kap}</b> over {st['n']} pairs" + table)
+
+    # ---- blind ---------------------------------------------------------------------------------------
+    def set_blind(self, on: bool) -> None:
+        on = bool(on)
+        if self.blind_box.isChecked() != on:
+            self.blind_box.setChecked(on)  # comes back here
+            return
+        self.blind = on
+        for s in self.sliders.values():
+            s.setEnabled(not on)
+        self.heat_hint.setText(HEAT_HINT_BLIND if on else HEAT_HINT)
+        if on:
+            self.model.filters = {k: v for k, v in self.model.filters.items() if k not in ("outcome", "kind")}
+        self._results_changed()
+
+    # ---- heatmap -> list ---------------------------------------------------------------------------
+    def _cell_clicked(self, index: QModelIndex) -> None:
+        if not index.isValid() or not self.heat.dims:
+            return
+        law, dim = self.heat.cell(index.row(), index.column())
+        self.show_cell(law, dim)
+
+    def show_cell(self, law: str, dimension: str) -> None:
+        """List exactly the pairs of one heatmap cell (and make them the judging queue)."""
+        self.cell = (law, dimension)
+        self.model.set_filters(law=law, dimension=dimension)
+
+    def show_all(self) -> None:
+        self.cell = None
+        self.model.set_filters()
+
+    def _size_columns(self) -> None:
+        h = self.list.horizontalHeader()
+        d = self.session.data
+        one_run = d is None or len(self._runs) <= 1
+        for c, (key, _title, _computed) in enumerate(self.model.columns):
+            self.list.setColumnHidden(c, key == "run" and one_run)  # the summary names the one run
+            if key in ("pair", "detail"):
+                h.setSectionResizeMode(c, QHeaderView.ResizeMode.Stretch)
+            else:
+                h.setSectionResizeMode(c, QHeaderView.ResizeMode.Interactive)
+                h.resizeSection(c, WIDTHS.get(key, 90))
+
+    def _list_reset(self) -> None:
+        """The list's rows changed (filter, sort, results): they become the queue."""
+        m = self.model
+        self._size_columns()
+        n = m.rowCount()
+        if self.cell is not None:
+            law, dim = self.cell
+            self.filter_label.setText(f"<b>{n}</b> pairs of <b>{html.escape(law)} × "
+                                      f"{html.escape(DIMENSION_TITLES.get(dim, dim))}</b>")
+        else:
+            self.filter_label.setText(f"all <b>{n}</b> pairs")
+        self.all_button.setEnabled(self.cell is not None)
+        c = self.controller
+        if len(m.rows) == len(c.queue) and np.array_equal(m.rows, self._queue_rows) \
+                and self._queue_data is self.session.data:  # the same pairs in the same order
+            c.reload()
+            self._select_row(c.pos)
+            self._show_current()
+            return
+        ids = m.pair_ids()
+        self._queue_rows, self._queue_data = m.rows.copy(), self.session.data
+        if ids == c.queue:
+            c.reload()
+            self._select_row(c.pos)
+            self._show_current()
+            return
+        cur = c.current
+        start = ids.index(cur) if cur in ids else 0
+        c.set_queue(ids, start=start)
+
+    # ---- selection ---------------------------------------------------------------------------------
+    def _row_selected(self, cur: QModelIndex, _prev: QModelIndex) -> None:
+        if self._syncing or not cur.isValid():
+            return
+        self.controller.go(cur.row())
+
+    def _select_row(self, pos: int) -> None:
+        if pos < 0 or pos >= self.model.rowCount():
+            return
+        self._syncing = True
+        try:
+            idx = self.model.index(pos, 0)
+            self.list.selectionModel().setCurrentIndex(
+                idx, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+            self.list.scrollTo(idx)
+        finally:
+            self._syncing = False
+
+    def _moved(self, pos: int) -> None:
+        self._select_row(pos)
+        self._show_current()
+
+    def current_row(self) -> int:
+        """Data row of the pair shown (-1 none)."""
+        t = self.controller.current
+        return self._row_of_target(t) if t is not None else -1
+
+    def _show_current(self) -> None:
+        s = self.session
+        i = self.current_row()
+        if s.data is None or i < 0:
+            self.pair.clear()
+            return
+        folder = getattr(s.project, "folder", None) if s.project is not None else None
+        self.pair.show_pair(i, s.results, s.config, folder, self.blind)
+
