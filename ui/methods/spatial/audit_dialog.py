@@ -95,7 +95,7 @@ def self_agreement_report(state: AppState, audit_set_id: int | None = None) -> d
     params = [audit_set_id] if audit_set_id is not None else []
     rows = p.con.execute(
         "SELECT sample_id, annotator, coalesce(source, '') = 'recheck' AS rc, "
-        f"arg_max(verdict, event_id) FROM {LABELS_RELATION} {where} GROUP BY ALL", params).fetchall()
+        f"arg_max_null(verdict, event_id) FROM {LABELS_RELATION} {where} GROUP BY ALL", params).fetchall()
     first: dict[tuple[str, str], str | None] = {}
     again: dict[tuple[str, str], str | None] = {}
     for sid, ann, rc, verdict in rows:

@@ -91,15 +91,17 @@ class LabelController(QObject):
         state.queue_changed.connect(self._on_queue)
 
     # ---- reading label state ----------------------------------------------------------------------
-    def label_state(self, row: int, source_recheck: bool | None = None) -> LabelState:
-        """Latest (verdict, notes) of the current annotator for the sample at `row`."""
+    def label_state(self, row: int, recheck: bool = False) -> LabelState:
+        """Latest (verdict, notes) of the current annotator for the sample at `row`, of its
+        first pass or (`recheck`) of its consistency re-check: a re-check shows nothing of the
+        first answer, and the first pass is not changed by a re-check."""
         st = self.state
         if st.project is None or st.dataset is None or row < 0 or not st.annotator:
             return (None, None)
         sid = str(st.dataset.samples.sample_id[row])
         out: LabelState = (None, None)
         for r in SpatialStore(st.project).label_events(sid):
-            if r.annotator != st.annotator:
+            if r.annotator != st.annotator or ((r.source or "") == "recheck") != recheck:
                 continue
             out = (r.verdict, r.notes)
         return out
@@ -119,8 +121,9 @@ class LabelController(QObject):
         self.state_changed.emit()
 
     def _on_current(self, row: int) -> None:
-        self.state.item_blind = bool(self.is_recheck())  # re-checks come back blind
-        self.current_state = self.label_state(row)
+        rc = bool(self.is_recheck())
+        self.state.item_blind = rc  # re-checks come back blind
+        self.current_state = self.label_state(row, recheck=rc)
         self.state_changed.emit()
 
     def _reload_done(self) -> None:
@@ -132,7 +135,7 @@ class LabelController(QObject):
         if st.project is None or st.dataset is None or not st.annotator:
             return
         idx = st.dataset.sample_index()
-        q = ("SELECT sample_id, coalesce(source, '') = 'recheck' AS rc, arg_max(verdict, event_id) "
+        q = ("SELECT sample_id, coalesce(source, '') = 'recheck' AS rc, arg_max_null(verdict, event_id) "
              f"FROM {LABELS_RELATION} WHERE annotator = ? GROUP BY ALL")
         for sid, rc, v in st.project.con.execute(q, [st.annotator]).fetchall():
             r = idx.get(sid)
@@ -248,7 +251,7 @@ class LabelController(QObject):
     def _write(self, row: int, new: LabelState, source: str, record: bool = True) -> bool:
         """Commit one label event; False (with a message, nothing changed) when it was not saved."""
         st = self.state
-        before = self.label_state(row) if row != st.current else self.current_state
+        before = self.label_state(row, recheck=source == "recheck") if row != st.current else self.current_state
         try:
             st.add_label(row, new[0], notes=new[1], source=source)
         except Exception as e:  # noqa: BLE001 - a full disk or a lost folder must not end the session
