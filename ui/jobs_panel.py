@@ -48,7 +48,12 @@ from PySide6.QtWidgets import (
 )
 
 from workstation.jobs import CANCELLED, DONE, FAILED, PROCEDURAL, QUEUED, SCENE, Progress
-from workstation.commands.pipeline import PipelineRequest, create_pipeline, default_perturbations
+from workstation.commands.pipeline import (
+    PipelineRequest,
+    check_pipeline_request,
+    create_pipeline,
+    default_perturbations,
+)
 from workstation.jobs.progress import LIVE_STATES, format_seconds
 from workstation.jobs.queue import JobQueue
 from workstation.jobs.runner import JobRun, live_status, tail
@@ -160,6 +165,7 @@ class JobsPanel(QWidget):
         if p is not None and not p.read_only:
             self.queue = JobQueue(p, env=self.env)
             self.queue.on_finished = self._finished
+            self.queue.on_skipped = self._skipped
         self.new_button.setEnabled(self.queue is not None)
         self.refresh()
 
@@ -173,12 +179,13 @@ class JobsPanel(QWidget):
             self.queue = None  # the project belongs to the application state
 
     # ---- jobs --------------------------------------------------------------------------------------
-    def submit(self, job_ids: list[str]) -> None:
-        """Queue stored jobs (new ones, or ones to resume) and start watching."""
+    def submit(self, job_ids: list[str], chain: bool = False) -> None:
+        """Queue stored jobs (new ones, or ones to resume) and start watching. With `chain`, each
+        job runs only when the ones before it succeeded (a failed step stops the rest)."""
         if self.queue is None:
             raise WorkstationError("open a project for writing to run jobs")
-        for j in job_ids:
-            self.queue.submit(j)
+        for i, j in enumerate(job_ids):
+            self.queue.submit(j, after=job_ids[:i] if chain else ())
         self.banner.hide()
         self.refresh()
         if not self.timer.isActive():
@@ -191,7 +198,7 @@ class JobsPanel(QWidget):
             raise WorkstationError("open a project for writing to run jobs")
         specs = create_pipeline(self.queue.project, req)
         ids = [s.job_id for s in specs]
-        self.submit(ids)
+        self.submit(ids, chain=True)
         return ids
 
     def cancel_job(self, job_id: str) -> None:
@@ -279,6 +286,16 @@ class JobsPanel(QWidget):
         first = msg.splitlines()[0] if msg else run.status
         self.state.message.emit(f"{run.job_id}: {first}")
         self.job_finished.emit(run.job_id, run.status, msg)
+
+    def _skipped(self, job_id: str, failed: str) -> None:
+        """A job of a chain was not run because `failed` did not succeed: the banner keeps
+        naming the first failure, and says what did not run."""
+        self.refresh()
+        text = self.banner.text()
+        if self.banner.isVisible() and failed in text:
+            head, sep, rest = text.partition("\nNot run: ")
+            self.show_error(f"{head}\nNot run: {rest + ', ' if sep else ''}{job_id}")
+        self.state.message.emit(f"{job_id}: not run ({failed} did not succeed)")
 
     def _reload_state(self) -> None:
         self._dirty = False
@@ -583,6 +600,11 @@ class NewJobDialog(QDialog):
             return
         if req.generator != PROCEDURAL and not req.model:
             self.error.setText("Choose a model folder for this generator.")
+            return
+        try:  # every path and option, before any job is stored or started
+            check_pipeline_request(req)
+        except WorkstationError as e:
+            self.error.setText(str(e))
             return
         super().accept()
 
