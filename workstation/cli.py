@@ -33,6 +33,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "protobias",
     "dyeval",
     "jobs",
+    "runs",
     "merge",
 )
 
