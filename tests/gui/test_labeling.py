@@ -210,3 +210,22 @@ def test_read_only_project_cannot_label(qtbot, open_window, sbuc_project: Path) 
     assert w.state.current == before  # nothing recorded, no advance
     assert not w.labeling.buttons["PASS"].isEnabled()
     assert "read-only" in w.windowTitle()
+
+
+def test_undo_and_redo_buttons_follow_the_stacks(qtbot, open_window, sbuc_project: Path) -> None:
+    w = open_window(sbuc_project)
+    _review(qtbot, w)
+    st = w.state
+    bar = w.labeling
+    assert not bar.undo_button.isEnabled() and not bar.redo_button.isEnabled()
+    _key(qtbot, w, Qt.Key_P)
+    assert bar.undo_button.isEnabled() and not bar.redo_button.isEnabled()
+    _key(qtbot, w, Qt.Key_Z, Qt.ControlModifier)
+    assert bar.redo_button.isEnabled(), "Redo stays disabled after an undo"
+    assert not bar.undo_button.isEnabled()
+    qtbot.mouseClick(bar.redo_button, Qt.LeftButton)
+    sid = str(st.dataset.samples.sample_id[st.current])
+    assert _latest(st.project)[sid].verdict == "PASS"
+    assert bar.undo_button.isEnabled() and not bar.redo_button.isEnabled()
+    qtbot.mouseClick(bar.undo_button, Qt.LeftButton)
+    assert bar.redo_button.isEnabled() and _latest(st.project)[sid].verdict is None

@@ -307,6 +307,7 @@ class LabelController(QObject):
             self.undo_stack.append(ch)
             return False
         self.redo_stack.append(ch)
+        self.state_changed.emit()  # the stacks changed after the write: Redo becomes available
         self.state.message.emit(f"undone: {self.state.dataset.samples.sample_id[ch.row]} is back to "
                                 f"{ch.before[0] or 'unlabelled'}")
         return True
@@ -319,6 +320,7 @@ class LabelController(QObject):
             self.redo_stack.append(ch)
             return False
         self.undo_stack.append(ch)
+        self.state_changed.emit()
         self.state.message.emit(f"redone: {self.state.dataset.samples.sample_id[ch.row]} is "
                                 f"{ch.after[0] or 'unlabelled'}")
         return True
