@@ -209,3 +209,23 @@ def test_recheck_shows_nothing_of_the_first_answer_and_is_stored_as_a_recheck(
     assert w.controller.is_recheck()
     assert w.labeling.yours.text() == "your label: —"
     assert self_agreement_report(st, st.audit_set_id)["n_pairs"] == 1
+
+
+def test_preview_follows_the_recheck_fraction_at_once(qtbot, open_window, sbuc_project: Path) -> None:
+    from ui.methods.spatial.audit_dialog import AuditSetDialog
+
+    w = open_window(sbuc_project)
+    dlg = AuditSetDialog(w.state, w)
+    qtbot.addWidget(dlg)
+    dlg.show()
+    _type_into(qtbot, dlg.size.lineEdit(), "40")
+    assert "; 4 re-checks" in dlg.preview.text()
+    _type_into(qtbot, dlg.recheck.lineEdit(), "0.50")  # only the fraction changes
+    assert "40 of 800 samples" in dlg.preview.text() and "; 20 re-checks" in dlg.preview.text()
+    # leaving out labelled samples changes what can be drawn, and the preview says so
+    st = w.state
+    for row in range(790):
+        st.human[row] = 0
+    qtbot.mouseClick(dlg.exclude, Qt.LeftButton, pos=QPoint(6, dlg.exclude.height() // 2))
+    assert dlg.exclude.isChecked()
+    assert dlg.preview.text().startswith("10 of 800 samples") and "; 5 re-checks" in dlg.preview.text()
