@@ -133,13 +133,17 @@ def test_goto_sample_with_ctrl_g(qtbot, open_window, sbuc_project: Path) -> None
     def fill(dlg) -> None:
         edit = dlg.findChild(QLineEdit, "gotoEdit")
         qtbot.keyClicks(edit, target)
-        qtbot.keyClick(edit, Qt.Key_Return)
+        popup = edit.completer().popup()
+        qtbot.keyClick(popup if popup.isVisible() else edit, Qt.Key_Return)  # once
+        closed.append(not dlg.isVisible())
         if dlg.isVisible():
-            dlg.accept()
+            dlg.reject()
 
+    closed: list[bool] = []
     seen = on_next_modal(qtbot, fill)
     _key(qtbot, w, Qt.Key_G, Qt.ControlModifier)
     assert seen, "Ctrl+G opened no dialog"
+    assert closed == [True], "one Enter did not close the Go to sample dialog"
     st = w.state
     assert st.dataset.samples.sample_id[st.current] == target
     assert st.queue[st.queue_pos] == st.current  # in the queue: its position follows

@@ -385,11 +385,18 @@ class GotoDialog(QDialog):
         comp.setCaseSensitivity(Qt.CaseInsensitive)
         comp.setFilterMode(Qt.MatchContains)
         self.edit.setCompleter(comp)
+        # one Enter goes: a highlighted completion is taken, typed text is taken as it is
+        comp.activated.connect(self._take_completion)
+        self.edit.returnPressed.connect(self.accept)
         lay.addWidget(self.edit)
         bb = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel, self)
         bb.accepted.connect(self.accept)
         bb.rejected.connect(self.reject)
         lay.addWidget(bb)
+
+    def _take_completion(self, text: str) -> None:
+        self.edit.setText(text)
+        self.accept()
 
     def value(self) -> str:
         return self.edit.text().strip()
