@@ -184,3 +184,46 @@ def test_new_job_dialog_names_a_missing_detector_model_before_anything_runs(qtbo
     qtbot.mouseClick(panel.new_button, Qt.LeftButton)
     qtbot.waitUntil(lambda: bool(seen) and not seen[0].isVisible(), timeout=10000)
     assert panel.table.rowCount() == 0 and panel.queue.project.sample_count() == 0
+
+
+def test_new_job_dialog_offers_real_backends_and_schedulers_and_remembers_the_last_values(
+        qtbot: Any, tmp_path: Path) -> None:
+    import sys
+
+    from ui.jobs_panel import NewJobDialog
+
+    had_diffusers = "diffusers" in sys.modules
+    dlg = NewJobDialog()
+    qtbot.addWidget(dlg)
+    gens = [dlg.generator.itemText(i) for i in range(dlg.generator.count())]
+    dets = [dlg.detector.itemText(i) for i in range(dlg.detector.count())]
+    second = [dlg.secondary.item(i).text() for i in range(dlg.secondary.count())]
+    assert "fake" not in gens + dets + second
+    assert gens[0] == "procedural" and "diffusers" in gens and "owlv2" in dets and "scene" in second
+    names = [dlg.scheduler.itemData(i) for i in range(dlg.scheduler.count())]
+    assert names == ["", "dpmpp_2m", "dpmpp_2m_karras", "unipc", "euler", "euler_a", "ddim", "pndm", "default"]
+    assert dlg.scheduler.itemText(5) == "Euler a  (euler_a)"
+    assert had_diffusers or "diffusers" not in sys.modules  # the list comes without importing diffusers
+
+    model = tmp_path / "sd15"
+    model.mkdir()
+    dlg.generator.setCurrentText("diffusers")
+    dlg.model.setText(str(model))
+    dlg.seeds.setValue(3)
+    dlg.size.setValue(640)
+    dlg.steps.setValue(12)
+    dlg.scheduler.setCurrentIndex(names.index("euler_a"))
+    dlg.detector.setCurrentText("owlv2")
+    dlg.secondary.item(second.index("scene")).setCheckState(Qt.Checked)
+    dlg.perturb.setChecked(False)
+    req = dlg.request()
+    assert req.params["scheduler"] == "euler_a" and req.params["steps"] == 12
+    dlg.accept()
+    assert dlg.error.text() == "" and not dlg.isVisible()
+
+    again = NewJobDialog()
+    qtbot.addWidget(again)
+    r2 = again.request()
+    assert (r2.generator, r2.model, r2.seeds, r2.detector, r2.secondary, r2.perturbations) == (
+        "diffusers", str(model), 3, "owlv2", [("scene", None)], [])
+    assert r2.params == {"width": 640, "height": 640, "steps": 12, "guidance": 7.5, "scheduler": "euler_a"}
