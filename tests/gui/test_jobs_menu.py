@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialogButtonBox, QInputDialog, QMessageBox
 
 from .conftest import on_next_modal
