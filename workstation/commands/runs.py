@@ -74,6 +74,11 @@ def _generate_jobs(project: "Project", run_id: str) -> list[str]:
     return out
 
 
+def _count(project: "Project", sql: str, params: list[Any]) -> int:
+    row = project.con.execute(sql, params).fetchone()
+    return int(row[0]) if row else 0
+
+
 def plan_run_removal(project: "Project", run_id: str) -> RunRemoval:
     """What `remove_run` would take away (nothing is changed)."""
     con = project.con
@@ -86,12 +91,11 @@ def plan_run_removal(project: "Project", run_id: str) -> RunRemoval:
     r.images = sorted({str(p) for _s, p in rows if p})
     sub = "SELECT sample_id FROM samples WHERE run_id = ?"
     for t in _tables_with(project, "sample_id"):
-        r.rows[t] = int(con.execute(f'SELECT count(*) FROM "{t}" WHERE sample_id IN ({sub})', [run_id]).fetchone()[0])
+        r.rows[t] = _count(project, f'SELECT count(*) FROM "{t}" WHERE sample_id IN ({sub})', [run_id])
     for t in _tables_with(project, "run_id"):
         if t not in r.rows:
-            r.rows[t] = int(con.execute(f'SELECT count(*) FROM "{t}" WHERE run_id = ?', [run_id]).fetchone()[0])
-    r.labels_kept = int(con.execute(f"SELECT count(*) FROM label_events WHERE target_id IN ({sub})",
-                                    [run_id]).fetchone()[0])
+            r.rows[t] = _count(project, f'SELECT count(*) FROM "{t}" WHERE run_id = ?', [run_id])
+    r.labels_kept = _count(project, f"SELECT count(*) FROM label_events WHERE target_id IN ({sub})", [run_id])
     r.jobs = _generate_jobs(project, run_id)
     return r
 
