@@ -48,7 +48,12 @@ from PySide6.QtWidgets import (
 )
 
 from workstation.jobs import CANCELLED, DONE, FAILED, PROCEDURAL, QUEUED, SCENE, Progress
-from workstation.commands.pipeline import PipelineRequest, create_pipeline, default_perturbations
+from workstation.commands.pipeline import (
+    PipelineRequest,
+    check_pipeline_request,
+    create_pipeline,
+    default_perturbations,
+)
 from workstation.jobs.progress import LIVE_STATES, format_seconds
 from workstation.jobs.queue import JobQueue
 from workstation.jobs.runner import JobRun, live_status, tail
@@ -160,6 +165,7 @@ class JobsPanel(QWidget):
         if p is not None and not p.read_only:
             self.queue = JobQueue(p, env=self.env)
             self.queue.on_finished = self._finished
+            self.queue.on_skipped = self._skipped
         self.new_button.setEnabled(self.queue is not None)
         self.refresh()
 
@@ -173,12 +179,13 @@ class JobsPanel(QWidget):
             self.queue = None  # the project belongs to the application state
 
     # ---- jobs --------------------------------------------------------------------------------------
-    def submit(self, job_ids: list[str]) -> None:
-        """Queue stored jobs (new ones, or ones to resume) and start watching."""
+    def submit(self, job_ids: list[str], chain: bool = False) -> None:
+        """Queue stored jobs (new ones, or ones to resume) and start watching. With `chain`, each
+        job runs only when the ones before it succeeded (a failed step stops the rest)."""
         if self.queue is None:
             raise WorkstationError("open a project for writing to run jobs")
-        for j in job_ids:
-            self.queue.submit(j)
+        for i, j in enumerate(job_ids):
+            self.queue.submit(j, after=job_ids[:i] if chain else ())
         self.banner.hide()
         self.refresh()
         if not self.timer.isActive():
@@ -191,7 +198,7 @@ class JobsPanel(QWidget):
             raise WorkstationError("open a project for writing to run jobs")
         specs = create_pipeline(self.queue.project, req)
         ids = [s.job_id for s in specs]
-        self.submit(ids)
+        self.submit(ids, chain=True)
         return ids
 
     def cancel_job(self, job_id: str) -> None:
@@ -279,6 +286,16 @@ class JobsPanel(QWidget):
         first = msg.splitlines()[0] if msg else run.status
         self.state.message.emit(f"{run.job_id}: {first}")
         self.job_finished.emit(run.job_id, run.status, msg)
+
+    def _skipped(self, job_id: str, failed: str) -> None:
+        """A job of a chain was not run because `failed` did not succeed: the banner keeps
+        naming the first failure, and says what did not run."""
+        self.refresh()
+        text = self.banner.text()
+        if self.banner.isVisible() and failed in text:
+            head, sep, rest = text.partition("\nNot run: ")
+            self.show_error(f"{head}\nNot run: {rest + ', ' if sep else ''}{job_id}")
+        self.state.message.emit(f"{job_id}: not run ({failed} did not succeed)")
 
     def _reload_state(self) -> None:
         self._dirty = False
@@ -409,8 +426,21 @@ class JobsPanel(QWidget):
         self.state.message.emit(f"queued {len(ids)} job(s): {', '.join(ids)}")
 
 
+TEST_ONLY_BACKENDS = frozenset({"fake"})  # registered for the tests; not offered in the window
+
+
+def scheduler_choices() -> list[tuple[str, str]]:
+    """(name, label) of every sampler the diffusers backend knows, from its static table (diffusers
+    is not imported); the first entry, "", leaves the choice to the backend."""
+    from workstation.generation.schedulers import DEFAULT_SCHEDULER, SCHEDULERS
+
+    return [("", f"backend default ({SCHEDULERS[DEFAULT_SCHEDULER][2]})")] + [
+        (name, label) for name, (_cls, _cfg, label) in SCHEDULERS.items()]
+
+
 class NewJobDialog(QDialog):
-    """Pick a suite, a generator (procedural or a model folder), detectors, and run."""
+    """Pick a suite, a generator (procedural or a model folder), detectors, and run. The last
+    values are remembered (`ui.project_dialogs.settings()`, group ``new_job``)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -444,7 +474,7 @@ class NewJobDialog(QDialog):
 
         # generator
         self.generator = QComboBox()
-        names = [PROCEDURAL] + [n for n in generator_names() if n != PROCEDURAL]
+        names = [PROCEDURAL] + [n for n in generator_names() if n != PROCEDURAL and n not in TEST_ONLY_BACKENDS]
         self.generator.addItems(names)
         self.model = QLineEdit()
         self.model.setPlaceholderText("model folder (diffusers save_pretrained) or cached HF id")
@@ -465,9 +495,10 @@ class NewJobDialog(QDialog):
         self.guidance.setRange(0.0, 30.0)
         self.guidance.setValue(7.5)
         self.scheduler = QComboBox()
-        self.scheduler.setEditable(True)
-        self.scheduler.addItems(["", "dpmpp_2m", "dpmpp_2m_karras", "unipc", "euler", "euler_a", "ddim", "pndm",
-                                 "default"])
+        self.scheduler.setObjectName("newJobScheduler")
+        for name, label in scheduler_choices():
+            self.scheduler.addItem(f"{label}  ({name})" if name else label, name)
+        self.scheduler.setToolTip("the diffusers sampler; 'default' keeps the pipeline's own")
         self.batch = QSpinBox()
         self.batch.setRange(1, 256)
         self.batch.setValue(4)
@@ -485,7 +516,7 @@ class NewJobDialog(QDialog):
         gf.addRow("Run id", self.run_id)
 
         # detectors
-        dets = detector_names()
+        dets = [n for n in detector_names() if n not in TEST_ONLY_BACKENDS]
         self.detector = QComboBox()
         self.detector.addItem("(no detection)")
         self.detector.addItems(dets)
@@ -533,7 +564,68 @@ class NewJobDialog(QDialog):
 
         self.suite_kind.currentIndexChanged.connect(self._update)
         self.generator.currentIndexChanged.connect(self._update)
+        self._restore()
         self._update()
+
+    # ---- remembered values -------------------------------------------------------------------------
+    def _fields(self) -> dict[str, Any]:
+        return {"suite_kind": self.suite_kind, "pairs": self.pairs, "suite_file": self.suite_file,
+                "seeds": self.seeds, "generator": self.generator, "model": self.model, "size": self.size,
+                "steps": self.steps, "guidance": self.guidance, "scheduler": self.scheduler, "batch": self.batch,
+                "detector": self.detector, "detector_model": self.detector_model, "perturb": self.perturb,
+                "evaluate": self.evaluate}
+
+    def _restore(self) -> None:
+        from .project_dialogs import settings
+
+        st = settings()
+        st.beginGroup("new_job")
+        try:
+            for key, w in self._fields().items():
+                v = st.value(key)
+                if v is None:
+                    continue
+                try:
+                    if isinstance(w, QComboBox):
+                        i = w.findData(str(v)) if w is self.scheduler else w.findText(str(v))
+                        if i >= 0:
+                            w.setCurrentIndex(i)
+                    elif isinstance(w, QLineEdit):
+                        w.setText(str(v))
+                    elif isinstance(w, QCheckBox):
+                        w.setChecked(str(v).lower() in ("true", "1"))
+                    elif isinstance(w, QDoubleSpinBox):
+                        w.setValue(float(v))
+                    elif isinstance(w, QSpinBox):
+                        w.setValue(int(v))
+                except (TypeError, ValueError):
+                    continue  # a value from an older version: keep the default
+            secondary = st.value("secondary")
+            chosen = set(secondary if isinstance(secondary, list) else [secondary] if secondary else [])
+            for i in range(self.secondary.count()):
+                it = self.secondary.item(i)
+                it.setCheckState(Qt.Checked if it.text() in chosen else Qt.Unchecked)
+        finally:
+            st.endGroup()
+
+    def remember(self) -> None:
+        from .project_dialogs import settings
+
+        st = settings()
+        st.beginGroup("new_job")
+        for key, w in self._fields().items():
+            if isinstance(w, QComboBox):
+                st.setValue(key, w.currentData() if w is self.scheduler else w.currentText())
+            elif isinstance(w, QLineEdit):
+                st.setValue(key, w.text())
+            elif isinstance(w, QCheckBox):
+                st.setValue(key, w.isChecked())
+            else:
+                st.setValue(key, w.value())
+        st.setValue("secondary", [self.secondary.item(i).text() for i in range(self.secondary.count())
+                                  if self.secondary.item(i).checkState() == Qt.Checked])
+        st.endGroup()
+        st.sync()
 
     def _update(self) -> None:
         builtin = self.suite_kind.currentIndex() == 0
@@ -562,8 +654,8 @@ class NewJobDialog(QDialog):
         if not procedural:
             params["steps"] = self.steps.value()
             params["guidance"] = self.guidance.value()
-            if self.scheduler.currentText().strip():
-                params["scheduler"] = self.scheduler.currentText().strip()
+            if self.scheduler.currentData():
+                params["scheduler"] = str(self.scheduler.currentData())
         det = self.detector.currentText() if self.detector.currentIndex() > 0 else None
         secondary = [(self.secondary.item(i).text(), None) for i in range(self.secondary.count())
                      if self.secondary.item(i).checkState() == Qt.Checked and self.secondary.item(i).text() != det]
@@ -584,6 +676,12 @@ class NewJobDialog(QDialog):
         if req.generator != PROCEDURAL and not req.model:
             self.error.setText("Choose a model folder for this generator.")
             return
+        try:  # every path and option, before any job is stored or started
+            check_pipeline_request(req)
+        except WorkstationError as e:
+            self.error.setText(str(e))
+            return
+        self.remember()
         super().accept()
 
 

@@ -174,6 +174,9 @@ class MainWindow(QMainWindow):
             toggle = dock.toggleViewAction()
             toggle.setShortcuts(key_sequences("jobs"))
             toggle.setText("Jobs panel")
+            from .jobs_menu import install_jobs_menu
+
+            install_jobs_menu(self)  # Jobs → New job…, Show jobs panel, Cancel / Resume, Remove run…
 
     # ---- method views -----------------------------------------------------------------------------
     def install_method_views(self, name: str) -> Any:

@@ -34,6 +34,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "protobias",
     "dyeval",
     "jobs",
+    "runs",
     "merge",
 )
 

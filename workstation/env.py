@@ -218,6 +218,21 @@ def resolve_model(
     return ModelLocation(sp, text, sp.name, "hf_cache")
 
 
+def check_model_path(model: str, what: str = "model") -> None:
+    """Before any work starts: a model given by path must exist (file or folder); 'org/name'
+    that is no folder must be in the local Hugging Face cache. One line naming the path."""
+    text = str(model).strip()
+    p = Path(text).expanduser()
+    if not text:
+        raise WorkstationError(f"{what}: no path given")
+    if p.exists():
+        return
+    if is_hub_id(text):
+        resolve_model(text, what=what)
+        return
+    raise WorkstationError(f"{what} not found: {p}")
+
+
 def check_safetensors(path: Path) -> None:
     """Raise WorkstationError if a .safetensors file is truncated or its header is unreadable.
 

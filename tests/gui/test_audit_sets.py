@@ -163,3 +163,69 @@ def test_recheck_plan_places_each_after_its_original() -> None:
             for p, (i, rc) in enumerate(items):
                 if rc:
                     assert p > pos_first[i]
+
+
+def test_recheck_shows_nothing_of_the_first_answer_and_is_stored_as_a_recheck(
+        qtbot, open_window, sbuc_project: Path) -> None:
+    from workstation.commands.audit import recheck_pairs
+    from workstation.evaluation.agreement import self_agreement
+    from workstation.methods.spatial.store import SpatialStore
+
+    w = open_window(sbuc_project)
+    seen = _create_with_dialog(qtbot, w, 8, 4, recheck="0.25")
+    _key(qtbot, w, Qt.Key_A, Qt.ControlModifier | Qt.ShiftModifier)
+    assert seen
+    st = w.state
+    assert len(st.queue) == 10
+    store = SpatialStore(st.project)
+    checked = 0
+    for pos in range(10):
+        assert st.queue_pos == pos
+        sid = str(st.dataset.samples.sample_id[st.current])
+        if not w.controller.is_recheck():
+            w.labeling.notes.setText("first look: A is hidden")
+            _key(qtbot, w, Qt.Key_F)
+            continue
+        checked += 1
+        # the auditor answered FAIL with a note before: the re-check shows none of it
+        assert w.labeling.yours.text() == "your label: —"
+        assert w.labeling.notes.text() == ""
+        for side in (w.viewer.left, w.viewer.right):
+            assert "FAIL" not in side.card.human.text()
+        _key(qtbot, w, Qt.Key_P)
+        ev = store.label_events(sid)[-1]
+        assert (ev.verdict, ev.source, ev.audit_set_id) == ("PASS", "recheck", st.audit_set_id)
+        # the first-pass answer is still FAIL: the re-check is a second answer, not an edit
+        first = [e for e in store.label_events(sid) if e.source != "recheck"]
+        assert first[-1].verdict == "FAIL"
+    assert checked == 2
+    rep = self_agreement_report(st, st.audit_set_id)
+    assert rep["n_pairs"] == 2 and rep["percent"] == 0.0
+    # `audit-metrics` counts the same two re-checks (and not edits of a first answer)
+    sa = self_agreement(*recheck_pairs(store.label_events()))
+    assert sa.n_pairs == 2 and sa.percent == 0.0
+    # undoing the last re-check brings back an empty re-check, not the first answer
+    _key(qtbot, w, Qt.Key_Z, Qt.ControlModifier)
+    assert w.controller.is_recheck()
+    assert w.labeling.yours.text() == "your label: —"
+    assert self_agreement_report(st, st.audit_set_id)["n_pairs"] == 1
+
+
+def test_preview_follows_the_recheck_fraction_at_once(qtbot, open_window, sbuc_project: Path) -> None:
+    from ui.methods.spatial.audit_dialog import AuditSetDialog
+
+    w = open_window(sbuc_project)
+    dlg = AuditSetDialog(w.state, w)
+    qtbot.addWidget(dlg)
+    dlg.show()
+    _type_into(qtbot, dlg.size.lineEdit(), "40")
+    assert "; 4 re-checks" in dlg.preview.text()
+    _type_into(qtbot, dlg.recheck.lineEdit(), "0.50")  # only the fraction changes
+    assert "40 of 800 samples" in dlg.preview.text() and "; 20 re-checks" in dlg.preview.text()
+    # leaving out labelled samples changes what can be drawn, and the preview says so
+    st = w.state
+    for row in range(790):
+        st.human[row] = 0
+    qtbot.mouseClick(dlg.exclude, Qt.LeftButton, pos=QPoint(6, dlg.exclude.height() // 2))
+    assert dlg.exclude.isChecked()
+    assert dlg.preview.text().startswith("10 of 800 samples") and "; 5 re-checks" in dlg.preview.text()

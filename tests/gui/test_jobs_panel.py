@@ -135,14 +135,95 @@ def test_new_job_dialog_refuses_a_missing_prompt_file(qtbot: Any, panel: Any, tm
 
 def test_a_failing_job_shows_its_message_and_the_window_stays(qtbot: Any, panel: Any, tmp_path: Path) -> None:
     from ui.jobs_panel import COL_MESSAGE, COL_STATE
+    from workstation.jobs import create_detect_job, create_evaluate_job, create_generate_job
+    from workstation.methods.spatial.suite import spatial_suite
+    from workstation.types import WorkstationError
 
     missing = tmp_path / "no_model_here"
-    (job,) = panel.run_request(PipelineRequest(pairs=1, seeds=1, generator="diffusers", model=str(missing),
-                                               params=SMALL, detector=None, evaluate=False))
-    with qtbot.waitSignal(panel.job_finished, timeout=60000) as failed:
-        pass
-    assert failed.args[:2] == [job, FAILED]
-    assert panel.banner.isVisible() and "not found" in panel.banner.text() and str(missing) in panel.banner.text()
-    assert cell(panel, job, COL_STATE) == FAILED
-    assert "not found" in cell(panel, job, COL_MESSAGE)
+    # a request naming a missing model is refused before anything is stored
+    with pytest.raises(WorkstationError, match="generator model .diffusers. not found"):
+        panel.run_request(PipelineRequest(pairs=1, seeds=1, generator="diffusers", model=str(missing),
+                                          params=SMALL))
+    assert panel.table.rowCount() == 0
+    # a model that disappears after the chain was queued: generation fails, the rest does not run
+    p = panel.queue.project
+    gen = create_generate_job(p, spatial_suite(1), generator="diffusers", model=str(missing), seeds=[0], params=SMALL)
+    det = create_detect_job(p, detector="scene", runs=[gen.run_id], check_runs=False)
+    ev = create_evaluate_job(p)
+    finished: list[tuple[str, str]] = []
+    panel.job_finished.connect(lambda j, s, _m: finished.append((j, s)))
+    panel.submit([gen.job_id, det.job_id, ev.job_id], chain=True)
+    qtbot.waitUntil(lambda: panel.is_busy() is False and bool(finished), timeout=60000)
+    assert finished == [(gen.job_id, FAILED)]  # detection and evaluation never started
+    text = panel.banner.text()
+    assert panel.banner.isVisible() and text.startswith(f"Job {gen.job_id} failed:") and str(missing) in text
+    assert text.endswith(f"Not run: {det.job_id}, {ev.job_id}")
+    assert cell(panel, gen.job_id, COL_STATE) == FAILED
+    assert "not found" in cell(panel, gen.job_id, COL_MESSAGE)
+    assert cell(panel, det.job_id, COL_STATE) == CANCELLED == cell(panel, ev.job_id, COL_STATE)
+    assert cell(panel, det.job_id, COL_MESSAGE) == f"not run: {gen.job_id} ended failed"
     assert panel.isVisible()
+
+
+def test_new_job_dialog_names_a_missing_detector_model_before_anything_runs(qtbot: Any, panel: Any,
+                                                                           tmp_path: Path) -> None:
+    seen: list[Any] = []
+    missing = tmp_path / "detectors" / "owl"
+
+    def fill(dlg: Any) -> None:
+        seen.append(dlg)
+        dlg.pairs.setValue(1)
+        dlg.seeds.setValue(1)
+        dlg.detector_model.setText(str(missing))
+        qtbot.mouseClick(dlg.run_button, Qt.LeftButton)
+        assert dlg.isVisible()
+        assert dlg.error.text() == f"detector model (scene) not found: {missing}"
+        dlg.buttons.button(QDialogButtonBox.Cancel).click()
+
+    on_next_modal(qtbot, fill)
+    qtbot.mouseClick(panel.new_button, Qt.LeftButton)
+    qtbot.waitUntil(lambda: bool(seen) and not seen[0].isVisible(), timeout=10000)
+    assert panel.table.rowCount() == 0 and panel.queue.project.sample_count() == 0
+
+
+def test_new_job_dialog_offers_real_backends_and_schedulers_and_remembers_the_last_values(
+        qtbot: Any, tmp_path: Path) -> None:
+    import sys
+
+    from ui.jobs_panel import NewJobDialog
+
+    had_diffusers = "diffusers" in sys.modules
+    dlg = NewJobDialog()
+    qtbot.addWidget(dlg)
+    gens = [dlg.generator.itemText(i) for i in range(dlg.generator.count())]
+    dets = [dlg.detector.itemText(i) for i in range(dlg.detector.count())]
+    second = [dlg.secondary.item(i).text() for i in range(dlg.secondary.count())]
+    assert "fake" not in gens + dets + second
+    assert gens[0] == "procedural" and "diffusers" in gens and "owlv2" in dets and "scene" in second
+    names = [dlg.scheduler.itemData(i) for i in range(dlg.scheduler.count())]
+    assert names == ["", "dpmpp_2m", "dpmpp_2m_karras", "unipc", "euler", "euler_a", "ddim", "pndm", "default"]
+    assert dlg.scheduler.itemText(5) == "Euler a  (euler_a)"
+    assert had_diffusers or "diffusers" not in sys.modules  # the list comes without importing diffusers
+
+    model = tmp_path / "sd15"
+    model.mkdir()
+    dlg.generator.setCurrentText("diffusers")
+    dlg.model.setText(str(model))
+    dlg.seeds.setValue(3)
+    dlg.size.setValue(640)
+    dlg.steps.setValue(12)
+    dlg.scheduler.setCurrentIndex(names.index("euler_a"))
+    dlg.detector.setCurrentText("owlv2")
+    dlg.secondary.item(second.index("scene")).setCheckState(Qt.Checked)
+    dlg.perturb.setChecked(False)
+    req = dlg.request()
+    assert req.params["scheduler"] == "euler_a" and req.params["steps"] == 12
+    dlg.accept()
+    assert dlg.error.text() == "" and not dlg.isVisible()
+
+    again = NewJobDialog()
+    qtbot.addWidget(again)
+    r2 = again.request()
+    assert (r2.generator, r2.model, r2.seeds, r2.detector, r2.secondary, r2.perturbations) == (
+        "diffusers", str(model), 3, "owlv2", [("scene", None)], [])
+    assert r2.params == {"width": 640, "height": 640, "steps": 12, "guidance": 7.5, "scheduler": "euler_a"}

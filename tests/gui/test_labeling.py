@@ -133,13 +133,17 @@ def test_goto_sample_with_ctrl_g(qtbot, open_window, sbuc_project: Path) -> None
     def fill(dlg) -> None:
         edit = dlg.findChild(QLineEdit, "gotoEdit")
         qtbot.keyClicks(edit, target)
-        qtbot.keyClick(edit, Qt.Key_Return)
+        popup = edit.completer().popup()
+        qtbot.keyClick(popup if popup.isVisible() else edit, Qt.Key_Return)  # once
+        closed.append(not dlg.isVisible())
         if dlg.isVisible():
-            dlg.accept()
+            dlg.reject()
 
+    closed: list[bool] = []
     seen = on_next_modal(qtbot, fill)
     _key(qtbot, w, Qt.Key_G, Qt.ControlModifier)
     assert seen, "Ctrl+G opened no dialog"
+    assert closed == [True], "one Enter did not close the Go to sample dialog"
     st = w.state
     assert st.dataset.samples.sample_id[st.current] == target
     assert st.queue[st.queue_pos] == st.current  # in the queue: its position follows
@@ -210,3 +214,67 @@ def test_read_only_project_cannot_label(qtbot, open_window, sbuc_project: Path) 
     assert w.state.current == before  # nothing recorded, no advance
     assert not w.labeling.buttons["PASS"].isEnabled()
     assert "read-only" in w.windowTitle()
+
+
+def test_undo_and_redo_buttons_follow_the_stacks(qtbot, open_window, sbuc_project: Path) -> None:
+    w = open_window(sbuc_project)
+    _review(qtbot, w)
+    st = w.state
+    bar = w.labeling
+    assert not bar.undo_button.isEnabled() and not bar.redo_button.isEnabled()
+    _key(qtbot, w, Qt.Key_P)
+    assert bar.undo_button.isEnabled() and not bar.redo_button.isEnabled()
+    _key(qtbot, w, Qt.Key_Z, Qt.ControlModifier)
+    assert bar.redo_button.isEnabled(), "Redo stays disabled after an undo"
+    assert not bar.undo_button.isEnabled()
+    qtbot.mouseClick(bar.redo_button, Qt.LeftButton)
+    sid = str(st.dataset.samples.sample_id[st.current])
+    assert _latest(st.project)[sid].verdict == "PASS"
+    assert bar.undo_button.isEnabled() and not bar.redo_button.isEnabled()
+    qtbot.mouseClick(bar.undo_button, Qt.LeftButton)
+    assert bar.redo_button.isEnabled() and _latest(st.project)[sid].verdict is None
+
+
+def test_labelling_bar_multiline_notes_no_auto_advance_position_and_export(
+        qtbot, open_window, sbuc_project: Path, tmp_path: Path) -> None:
+    import csv
+
+    w = open_window(sbuc_project)
+    _review(qtbot, w)
+    st = w.state
+    bar = w.labeling
+    ids = st.dataset.samples.sample_id
+    # "item i of n" and the progress bar are on screen
+    assert bar.position.isVisible() and bar.position.text() == "item 1 of 800"
+    assert bar.progress.isVisible() and bar.progress.text() == "0 / 800 labelled"
+    # auto-advance off: P records and stays, so a note can follow the key
+    assert bar.auto.isVisible() and bar.auto.isChecked()
+    bar.auto.click()
+    assert not w.controller.auto_advance
+    row0 = st.current
+    _key(qtbot, w, Qt.Key_P)
+    assert st.current == row0 and bar.yours.text() == "your label: PASS"
+    assert bar.position.text() == "item 1 of 800" and bar.progress.text() == "1 / 800 labelled"
+    # the notes box takes several lines: Shift+Enter is a new line, Enter saves
+    _key(qtbot, w, Qt.Key_N)
+    qtbot.keyClicks(bar.notes, "A is hidden")
+    qtbot.keyClick(bar.notes, Qt.Key_Return, Qt.ShiftModifier)
+    qtbot.keyClicks(bar.notes, "B cropped")
+    qtbot.keyClick(bar.notes, Qt.Key_Return)
+    lab = _latest(st.project)[ids[row0]]
+    assert (lab.verdict, lab.notes) == ("PASS", "A is hidden\nB cropped")
+    assert not bar.notes.hasFocus()
+    _key(qtbot, w, Qt.Key_Right)
+    assert bar.position.text() == "item 2 of 800"
+    # the choice is remembered for the next window
+    w2 = open_window(sbuc_project, read_only=True)
+    assert not w2.labeling.auto.isChecked() and not w2.controller.auto_advance
+    # labels are exported from the labelling bar
+    out = tmp_path / "labels.csv"
+    assert bar.export_button.isVisible()
+    assert bar.export_labels(str(out)) == 1
+    with out.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 1 and rows[0]["sample_id"] == ids[row0] and rows[0]["verdict"] == "PASS"
+    assert rows[0]["notes"] == "A is hidden\nB cropped"
+    assert "exported 1 label(s)" in w.statusBar().currentMessage()

@@ -164,6 +164,25 @@ def _confusion_dict(cs: Any) -> dict[str, Any]:
     return d
 
 
+def recheck_pairs(events: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(sample, annotator, label, order) of two events per re-checked (sample, annotator): the
+    latest first-pass event and the latest re-check event (source "recheck"), both with a
+    verdict. A corrected first-pass label is an edit, not a second opinion: it is not counted."""
+    latest: dict[tuple[str, str, bool], Any] = {}
+    for e in events:  # in event order
+        latest[(e.sample_id, e.annotator, (e.source or "") == "recheck")] = e
+    rows: list[tuple[str, str, int, int]] = []
+    for (sid, who, rc), e in latest.items():
+        first = latest.get((sid, who, False))
+        if not rc or first is None or VERDICT_CODE.get(e.verdict or "", -1) < 0 \
+                or VERDICT_CODE.get(first.verdict or "", -1) < 0:
+            continue
+        rows.append((sid, who, VERDICT_CODE[first.verdict], 0))
+        rows.append((sid, who, VERDICT_CODE[e.verdict], 1))
+    return (np.array([r[0] for r in rows], dtype=object), np.array([r[1] for r in rows], dtype=object),
+            np.array([r[2] for r in rows], np.float64), np.array([r[3] for r in rows], np.int64))
+
+
 def audit_metrics(project: Any, annotator: str | None = None,
                   taus: tuple[float, ...] = DEFAULT_TAU_GRID) -> dict[str, Any]:
     """Everything `audit-metrics` writes, as a JSON-ready dict."""
@@ -208,8 +227,10 @@ def audit_metrics(project: Any, annotator: str | None = None,
     order = np.array([events_all[i].event_id for i in ev_ok], np.int64)
     pairs = annotator_agreement(sample, ann, lab, order) if len(set(ann.tolist())) > 1 else []
     out["agreement"] = {"between_annotators": pairs}
-    sa = self_agreement(sample, ann, lab, order)
-    out["agreement"]["self"] = {"pairs": sa.n_pairs, "percent_agreement": sa.percent, "kappa": sa.kappa}
+    sa = self_agreement(*recheck_pairs(events_all))
+    out["agreement"]["self"] = {"pairs": sa.n_pairs, "percent_agreement": sa.percent, "kappa": sa.kappa,
+                                "counts": "consistency re-checks: the latest first-pass label vs the "
+                                          "latest re-check label of the same annotator"}
     rated = [i for i in ev_ok if events_all[i].rating is not None]
     if len({events_all[i].annotator for i in rated}) > 1:
         out["agreement"]["ratings_between_annotators"] = annotator_agreement(

@@ -114,13 +114,48 @@ class PipelineRequest:
     evaluate: bool = True
 
 
-def create_pipeline(project: "Project", req: PipelineRequest) -> list[JobSpec]:
-    """Store the jobs of ``req``; returns them in running order."""
+def check_pipeline_request(req: PipelineRequest) -> tuple["Prompts", str]:
+    """Every check of a request before anything is stored or run: the suite, the generator, its
+    model path and options, the detectors and their model paths, the perturbations. Raises one
+    `WorkstationError` line (naming the path where a path is wrong); returns (prompts, label)."""
+    from ..env import check_model_path
+    from ..jobs.spec import check_detector_name, check_generate_request
+    from ..perturb import Perturbation
+
     if req.generator != PROCEDURAL and not req.model:
         raise WorkstationError(f"generator {req.generator!r} needs a model folder (or a Hugging Face id)")
     if req.seeds < 1:
         raise WorkstationError(f"give at least one seed, got {req.seeds}")
     prompts, label = load_suite(req.suite, req.pairs, req.limit, req.method, req.suite_options)
+    check_generate_request(prompts, generator=req.generator, params=req.params,
+                           seeds=list(range(req.seed_start, req.seed_start + req.seeds)), run_id=req.run_id,
+                           shard=None, batch_size=req.batch_size)
+    if req.generator != PROCEDURAL and req.model:
+        check_model_path(req.model, f"generator model ({req.generator})")
+    if req.detector:
+        check_detector_name(req.detector)
+        if req.detector_model:
+            check_model_path(req.detector_model, f"detector model ({req.detector})")
+        for name, model in req.secondary:
+            check_detector_name(name)
+            if model:
+                check_model_path(model, f"secondary detector model ({name})")
+        if isinstance(req.detect_batch_size, bool) or int(req.detect_batch_size) < 1:
+            raise WorkstationError(f"detection batch size must be at least 1, got {req.detect_batch_size}")
+        for name in req.perturbations:
+            try:
+                Perturbation.from_name(name)
+            except ValueError as e:
+                raise WorkstationError(f"{e}; perturbations look like brightness_1.1, gaussian_blur_1, "
+                                       "resize_0.9") from None
+    return prompts, label
+
+
+def create_pipeline(project: "Project", req: PipelineRequest) -> list[JobSpec]:
+    """Store the jobs of ``req``; returns them in running order. Everything is checked first
+    (`check_pipeline_request`), so a bad request stores nothing. Run them with each job after
+    the ones before it (`JobQueue.submit(job, after=...)`): a failed step stops the rest."""
+    prompts, label = check_pipeline_request(req)
     gen = create_generate_job(project, prompts, generator=req.generator,
                               model=req.model if req.generator != PROCEDURAL else None, params=req.params,
                               seeds=list(range(req.seed_start, req.seed_start + req.seeds)), run_id=req.run_id,

@@ -95,7 +95,7 @@ def self_agreement_report(state: AppState, audit_set_id: int | None = None) -> d
     params = [audit_set_id] if audit_set_id is not None else []
     rows = p.con.execute(
         "SELECT sample_id, annotator, coalesce(source, '') = 'recheck' AS rc, "
-        f"arg_max(verdict, event_id) FROM {LABELS_RELATION} {where} GROUP BY ALL", params).fetchall()
+        f"arg_max_null(verdict, event_id) FROM {LABELS_RELATION} {where} GROUP BY ALL", params).fetchall()
     first: dict[tuple[str, str], str | None] = {}
     again: dict[tuple[str, str], str | None] = {}
     for sid, ann, rc, verdict in rows:
@@ -197,8 +197,9 @@ class AuditSetDialog(QDialog):
         bb.accepted.connect(self._create)
         bb.rejected.connect(self.reject)
         lay.addWidget(bb)
-        for w in (self.size, self.seed, self.bins):
+        for w in (self.size, self.seed, self.bins, self.recheck):
             w.valueChanged.connect(self._preview)
+        self.exclude.toggled.connect(self._preview)
         self._preview()
         self.resize(560, 380)
 
@@ -211,8 +212,9 @@ class AuditSetDialog(QDialog):
             self.preview.setText("no samples in this project")
             return
         try:
+            exclude = st.human >= 0 if self.exclude.isChecked() else None
             rows = stratified_sample(st.dataset, st.verdicts, self.size.value(), self.seed.value(),
-                                     strata=self.chosen_strata(), conf_bins=self.bins.value())
+                                     strata=self.chosen_strata(), conf_bins=self.bins.value(), exclude=exclude)
             table = strata_table(st.dataset, st.verdicts, rows, self.chosen_strata())
         except WorkstationError as e:
             self.preview.setText(str(e))

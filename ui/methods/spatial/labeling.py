@@ -1,4 +1,5 @@
-"""Labelling: P / F / U record the auditor's verdict and move on; notes; undo / redo; progress.
+"""Labelling: P / F / U record the auditor's verdict and move on (auto-advance, can be turned
+off); multi-line notes; undo / redo; "item i of n" and progress; label export.
 
 `LabelController` holds the logic (no widgets of its own): every label is one event written
 through `AppState.add_label`, committed before the key press returns. An event carries the
@@ -8,8 +9,9 @@ restores the previous (verdict, notes) — events are never deleted. Items of an
 come back as consistency re-checks are written with source "recheck", so the first label and
 the re-check label can be compared (`self_agreement`).
 
-`LabelingPanel` is the bar under the pair viewer: verdict buttons, the notes field, the
-queue position and progress, undo / redo, the annotator and the blind-mode banner.
+`LabelingPanel` is the bar under the pair viewer: verdict buttons, the multi-line notes box,
+"item i of n" with a progress bar, undo / redo, auto-advance, Export labels… and the blind-mode
+banner.
 """
 
 from __future__ import annotations
@@ -22,12 +24,15 @@ from typing import Any
 import numpy as np
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QCompleter,
     QDialog,
     QDialogButtonBox,
+    QFileDialog,
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QPlainTextEdit,
     QProgressBar,
     QPushButton,
     QVBoxLayout,
@@ -35,6 +40,7 @@ from PySide6.QtWidgets import (
 )
 
 from workstation.methods.spatial.types import VERDICTS
+from workstation.types import WorkstationError
 
 from ... import theme
 from ...state import AppState
@@ -83,6 +89,7 @@ class LabelController(QObject):
         self.current_state: LabelState = (None, None)
         self.notes_provider: Callable[[], str] | None = None  # the notes field's text
         self.on_move: list[Callable[[], None]] = []  # called before leaving a sample (save notes)
+        self.auto_advance = True  # P / F / U go on to the next item
         # per dataset row: the current annotator's latest first-pass / re-check label has a verdict
         self._done = np.zeros((2, 0), bool)
         self._queue_arrays: tuple[Any, np.ndarray, np.ndarray] | None = None
@@ -91,15 +98,17 @@ class LabelController(QObject):
         state.queue_changed.connect(self._on_queue)
 
     # ---- reading label state ----------------------------------------------------------------------
-    def label_state(self, row: int, source_recheck: bool | None = None) -> LabelState:
-        """Latest (verdict, notes) of the current annotator for the sample at `row`."""
+    def label_state(self, row: int, recheck: bool = False) -> LabelState:
+        """Latest (verdict, notes) of the current annotator for the sample at `row`, of its
+        first pass or (`recheck`) of its consistency re-check: a re-check shows nothing of the
+        first answer, and the first pass is not changed by a re-check."""
         st = self.state
         if st.project is None or st.dataset is None or row < 0 or not st.annotator:
             return (None, None)
         sid = str(st.dataset.samples.sample_id[row])
         out: LabelState = (None, None)
         for r in SpatialStore(st.project).label_events(sid):
-            if r.annotator != st.annotator:
+            if r.annotator != st.annotator or ((r.source or "") == "recheck") != recheck:
                 continue
             out = (r.verdict, r.notes)
         return out
@@ -119,8 +128,9 @@ class LabelController(QObject):
         self.state_changed.emit()
 
     def _on_current(self, row: int) -> None:
-        self.state.item_blind = bool(self.is_recheck())  # re-checks come back blind
-        self.current_state = self.label_state(row)
+        rc = bool(self.is_recheck())
+        self.state.item_blind = rc  # re-checks come back blind
+        self.current_state = self.label_state(row, recheck=rc)
         self.state_changed.emit()
 
     def _reload_done(self) -> None:
@@ -132,7 +142,7 @@ class LabelController(QObject):
         if st.project is None or st.dataset is None or not st.annotator:
             return
         idx = st.dataset.sample_index()
-        q = ("SELECT sample_id, coalesce(source, '') = 'recheck' AS rc, arg_max(verdict, event_id) "
+        q = ("SELECT sample_id, coalesce(source, '') = 'recheck' AS rc, arg_max_null(verdict, event_id) "
              f"FROM {LABELS_RELATION} WHERE annotator = ? GROUP BY ALL")
         for sid, rc, v in st.project.con.execute(q, [st.annotator]).fetchall():
             r = idx.get(sid)
@@ -248,7 +258,7 @@ class LabelController(QObject):
     def _write(self, row: int, new: LabelState, source: str, record: bool = True) -> bool:
         """Commit one label event; False (with a message, nothing changed) when it was not saved."""
         st = self.state
-        before = self.label_state(row) if row != st.current else self.current_state
+        before = self.label_state(row, recheck=source == "recheck") if row != st.current else self.current_state
         try:
             st.add_label(row, new[0], notes=new[1], source=source)
         except Exception as e:  # noqa: BLE001 - a full disk or a lost folder must not end the session
@@ -269,7 +279,8 @@ class LabelController(QObject):
         return True
 
     def record(self, verdict: str) -> bool:
-        """P / F / U: commit this verdict (with the notes typed) and go to the next item."""
+        """P / F / U: commit this verdict (with the notes typed) and, when auto-advancing, go to
+        the next item."""
         if verdict not in VERDICTS or not self._writable():
             return False
         st = self.state
@@ -280,7 +291,8 @@ class LabelController(QObject):
             return False  # not saved: stay on this item, the message says why
         self.n_committed += 1
         self.committed.emit(self.n_committed, str(st.dataset.samples.sample_id[row]))
-        self.next()
+        if self.auto_advance:
+            self.next()
         return True
 
     def save_notes(self, text: str) -> bool:
@@ -304,6 +316,7 @@ class LabelController(QObject):
             self.undo_stack.append(ch)
             return False
         self.redo_stack.append(ch)
+        self.state_changed.emit()  # the stacks changed after the write: Redo becomes available
         self.state.message.emit(f"undone: {self.state.dataset.samples.sample_id[ch.row]} is back to "
                                 f"{ch.before[0] or 'unlabelled'}")
         return True
@@ -316,6 +329,7 @@ class LabelController(QObject):
             self.redo_stack.append(ch)
             return False
         self.undo_stack.append(ch)
+        self.state_changed.emit()
         self.state.message.emit(f"redone: {self.state.dataset.samples.sample_id[ch.row]} is "
                                 f"{ch.after[0] or 'unlabelled'}")
         return True
@@ -364,6 +378,12 @@ class LabelController(QObject):
             self.go(rows.index(start_row))
 
 
+def _remembered_auto_advance() -> bool:
+    from ...project_dialogs import settings
+
+    return str(settings().value("auto_advance", True)).lower() not in ("false", "0")
+
+
 class GotoDialog(QDialog):
     """Ctrl+G: type a sample id (completion over all ids)."""
 
@@ -380,38 +400,76 @@ class GotoDialog(QDialog):
         comp.setCaseSensitivity(Qt.CaseInsensitive)
         comp.setFilterMode(Qt.MatchContains)
         self.edit.setCompleter(comp)
+        # one Enter goes: a highlighted completion is taken, typed text is taken as it is
+        comp.activated.connect(self._take_completion)
+        self.edit.returnPressed.connect(self.accept)
         lay.addWidget(self.edit)
         bb = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel, self)
         bb.accepted.connect(self.accept)
         bb.rejected.connect(self.reject)
         lay.addWidget(bb)
 
+    def _take_completion(self, text: str) -> None:
+        self.edit.setText(text)
+        self.accept()
+
     def value(self) -> str:
         return self.edit.text().strip()
 
 
-class NotesEdit(QLineEdit):
-    """The notes field: Enter saves and hands the keys back to the viewer, Escape reverts."""
+class NotesEdit(QPlainTextEdit):
+    """The multi-line notes box: Enter saves and hands the keys back to the viewer, Shift+Enter
+    starts a new line, Escape reverts; leaving the box saves too. `text()` / `setText()` as a
+    line edit's."""
 
     escape = Signal()
+    returnPressed = Signal()  # noqa: N815 - the QLineEdit names the panel has always used
+    editingFinished = Signal()  # noqa: N815
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setTabChangesFocus(True)
+        self.setLineWrapMode(QPlainTextEdit.WidgetWidth)
+        self.setFixedHeight(self.fontMetrics().lineSpacing() * 3 + 12)
+
+    def text(self) -> str:
+        return self.toPlainText()
+
+    def setText(self, text: str) -> None:  # noqa: N802
+        self.setPlainText(text)
 
     def keyPressEvent(self, e: Any) -> None:  # noqa: N802
         if e.key() == Qt.Key_Escape:
             self.escape.emit()
             e.accept()
             return
+        if e.key() in (Qt.Key_Return, Qt.Key_Enter) and not (e.modifiers() & Qt.ShiftModifier):
+            self.editingFinished.emit()
+            self.returnPressed.emit()
+            e.accept()
+            return
         super().keyPressEvent(e)
+
+    def focusOutEvent(self, e: Any) -> None:  # noqa: N802
+        super().focusOutEvent(e)
+        self.editingFinished.emit()
 
 
 class LabelingPanel(QWidget):
+    """Verdict buttons, your label, ◀ ▶, undo / redo, auto-advance and label export on the first
+    row; the multi-line notes box, "item i of n" and the progress bar on the second."""
+
     def __init__(self, state: AppState, controller: LabelController, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.state = state
         self.ctl = controller
         self.setObjectName("labelingPanel")
-        lay = QHBoxLayout(self)
-        lay.setContentsMargins(6, 4, 6, 4)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(6, 4, 6, 4)
+        outer.setSpacing(4)
+        lay = QHBoxLayout()
         lay.setSpacing(8)
+        outer.addLayout(lay)
         self.blind_banner = QLabel("BLIND AUDIT")
         self.blind_banner.setObjectName("blindBanner")
         self.blind_banner.setToolTip("The checker's verdict, confidence and colours are hidden")
@@ -424,22 +482,14 @@ class LabelingPanel(QWidget):
             code = VERDICTS.index(v)
             b.setStyleSheet(f"QPushButton#verdictButton {{ border: 2px solid {theme.VERDICT_COLORS[code]}; "
                             f"border-radius: 4px; }}")
-            b.setToolTip(f"Record {v} and go to the next sample (key {key})")
+            b.setToolTip(f"Record {v} (key {key}); with auto-advance on, go to the next sample")
             b.clicked.connect(lambda _=False, vv=v: self.ctl.record(vv))
             self.buttons[v] = b
             lay.addWidget(b)
         self.yours = QLabel("your label: —")
         self.yours.setMinimumWidth(130)
         lay.addWidget(self.yours)
-        lay.addWidget(QLabel("Notes (N):"))
-        self.notes = NotesEdit(self)
-        self.notes.setObjectName("notes")
-        self.notes.setPlaceholderText("notes on this sample — Enter saves")
-        self.notes.setMinimumWidth(160)
-        self.notes.editingFinished.connect(self._notes_done)
-        self.notes.returnPressed.connect(self._return_focus)
-        self.notes.escape.connect(self._revert_notes)
-        lay.addWidget(self.notes, 1)
+        lay.addStretch(1)
         self.prev_button = QPushButton("◀")
         self.prev_button.setToolTip("Previous sample (Left)")
         self.prev_button.setFocusPolicy(Qt.NoFocus)
@@ -460,14 +510,45 @@ class LabelingPanel(QWidget):
         self.redo_button.clicked.connect(self.ctl.redo)
         lay.addWidget(self.undo_button)
         lay.addWidget(self.redo_button)
+        self.auto = QCheckBox("auto-advance")
+        self.auto.setObjectName("autoAdvance")
+        self.auto.setFocusPolicy(Qt.NoFocus)
+        self.auto.setToolTip("Go to the next sample after P / F / U; turn off to stay (e.g. to write notes after the key)")
+        self.auto.setChecked(_remembered_auto_advance())
+        controller.auto_advance = self.auto.isChecked()
+        self.auto.toggled.connect(self._auto_toggled)
+        lay.addWidget(self.auto)
+        self.export_button = QPushButton("Export labels…")
+        self.export_button.setObjectName("exportLabels")
+        self.export_button.setFocusPolicy(Qt.NoFocus)
+        self.export_button.setToolTip("Write every annotator's latest labels (CSV, SpatialBench-UC JSON or Parquet)")
+        self.export_button.clicked.connect(lambda: self.export_labels())
+        lay.addWidget(self.export_button)
+
+        row2 = QHBoxLayout()
+        row2.setSpacing(8)
+        outer.addLayout(row2)
+        row2.addWidget(QLabel("Notes (N):"), 0, Qt.AlignTop)
+        self.notes = NotesEdit(self)
+        self.notes.setObjectName("notes")
+        self.notes.setPlaceholderText("notes on this sample — Enter saves, Shift+Enter starts a new line")
+        self.notes.setMinimumWidth(160)
+        self.notes.editingFinished.connect(self._notes_done)
+        self.notes.returnPressed.connect(self._return_focus)
+        self.notes.escape.connect(self._revert_notes)
+        row2.addWidget(self.notes, 1)
+        side = QVBoxLayout()
         self.position = QLabel("")
-        self.position.setObjectName("dim")
-        lay.addWidget(self.position)
+        self.position.setObjectName("labelPosition")
+        self.position.setMinimumWidth(170)
+        side.addWidget(self.position)
         self.progress = QProgressBar()
         self.progress.setObjectName("labelProgress")
-        self.progress.setMaximumWidth(170)
+        self.progress.setMinimumWidth(170)
         self.progress.setTextVisible(True)
-        lay.addWidget(self.progress)
+        side.addWidget(self.progress)
+        side.addStretch(1)
+        row2.addLayout(side)
         self.focus_target: QWidget | None = None
         controller.notes_provider = lambda: self.notes.text()
         controller.on_move.append(self._save_notes_now)
@@ -476,6 +557,29 @@ class LabelingPanel(QWidget):
         state.current_changed.connect(self._load_notes)
         state.queue_changed.connect(self.refresh)
         self.refresh()
+
+    def _auto_toggled(self, on: bool) -> None:
+        from ...project_dialogs import settings
+
+        self.ctl.auto_advance = bool(on)
+        settings().setValue("auto_advance", bool(on))
+
+    def export_labels(self, path: str | None = None) -> int:
+        """Export labels from where the labelling happens (as File → Export labels…)."""
+        from .annotators import export_label_file
+
+        if not path:
+            path, _ = QFileDialog.getSaveFileName(self, "Export labels", "labels.csv",
+                                                  "CSV (*.csv);;SpatialBench-UC JSON (*.json);;Parquet (*.parquet)")
+        if not path:
+            return 0
+        try:
+            n = export_label_file(self.state, path)
+        except (WorkstationError, ValueError, OSError) as e:
+            self.state.message.emit(f"labels not exported: {e}")
+            return 0
+        self.state.message.emit(f"exported {n} label(s) to {path}")
+        return n
 
     def _load_notes(self, row: int) -> None:
         self.notes.blockSignals(True)

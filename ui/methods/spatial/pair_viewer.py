@@ -724,6 +724,8 @@ class PairViewer(QWidget):
                 side.card.show_verdict(self.state.verdicts, side.row, self.blind, self._human_text(side.row))
 
     def _human_text(self, row: int) -> str:
+        if self.blind:  # a blind audit or a re-check shows no earlier human answer either
+            return "human: hidden (blind)"
         h = self.state.human
         if row < 0 or row >= len(h) or h[row] < 0:
             return "human: —"

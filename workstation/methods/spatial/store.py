@@ -46,6 +46,8 @@ class LabelRow:
     notes: str | None
     created_at: datetime
     event_id: int
+    audit_set_id: int | None = None
+    source: str | None = None  # "ui", "recheck" (a consistency re-check), "import", ...
 
 
 class SpatialStore:
@@ -152,7 +154,8 @@ class SpatialStore:
 
     @staticmethod
     def _row(e: Any) -> LabelRow:
-        return LabelRow(e.target_id, e.annotator, e.value, e.rating, e.notes, e.created_at, e.event_id)
+        return LabelRow(e.target_id, e.annotator, e.value, e.rating, e.notes, e.created_at, e.event_id,
+                        e.audit_set_id, e.source)
 
     def label_events(self, sample_id: str | None = None) -> list[LabelRow]:
         return [self._row(e) for e in self.project.label_events(task=TASK, target_id=sample_id)]
