@@ -28,6 +28,7 @@ BOX_B = "#1e88ff"
 BOX_OTHER = "#e8e8e8"
 BOX_SECONDARY = "#ffd400"
 BOX_PERTURBED = "#c86bff"
+BOX_NEUTRAL = "#19d3b5"  # blind mode: a detection of one of the prompt's objects
 MARGIN_BAND = "#ffb000"
 
 

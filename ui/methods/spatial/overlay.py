@@ -69,6 +69,8 @@ class OverlaySpec:
     margin: float = 0.1
     a: Box | None = None
     b: Box | None = None
+    blind: bool = False  # no trace of the checker's outcome: no roles, no "not found", no scores
+    raw: bool = False  # the plain image: nothing drawn over it
 
     @property
     def horizontal(self) -> bool:
@@ -104,17 +106,24 @@ def detection_rows(ds: Dataset, row: int) -> np.ndarray:
     return np.flatnonzero(ds.detections.sample_idx == row)
 
 
-def overlay_spec(ds: Dataset, verdicts: Any, row: int) -> OverlaySpec:
-    """Everything to draw for sample `row` under the given verdicts (None: no selection)."""
+def overlay_spec(ds: Dataset, verdicts: Any, row: int, blind: bool = False, raw: bool = False) -> OverlaySpec:
+    """Everything to draw for sample `row` under the given verdicts (None: no selection).
+
+    `blind`: nothing that follows from the checker's outcome — no A/B selection (the prompt's
+    objects' boxes above the score cut are drawn alike, tagged with their name only), no
+    "not found" note, no margin band. `raw`: no boxes at all (the plain image)."""
     s = ds.samples
     d = ds.detections
     sc = spatial_columns(ds)
     rel = RELATIONS[int(sc.relation[row])]
     la, lb = str(sc.label_a[row]), str(sc.label_b[row])
     margin = float(verdicts.config.margin) if verdicts is not None else 0.1
-    spec = OverlaySpec(float(s.width[row]), float(s.height[row]), rel, la, lb, margin=margin)
+    spec = OverlaySpec(float(s.width[row]), float(s.height[row]), rel, la, lb, margin=margin,
+                       blind=blind, raw=raw)
+    if raw:
+        return spec
     sel = {}
-    if verdicts is not None:
+    if verdicts is not None and not blind:
         for name in ("sel_a", "sel_b", "sel2_a", "sel2_b"):
             v = int(getattr(verdicts, name)[row])
             if v >= 0:
@@ -142,6 +151,8 @@ def overlay_spec(ds: Dataset, verdicts: Any, row: int) -> OverlaySpec:
             spec.boxes.append(Box(*box_args, kind="secondary_B"))
         elif src == SECONDARY:
             spec.boxes.append(Box(*box_args, kind="secondary"))
+        elif blind and label in (la, lb) and d.score[k] >= t_det:
+            spec.boxes.append(Box(*box_args, kind="object"))
         else:
             spec.boxes.append(Box(*box_args, kind="other"))
     return spec
@@ -207,6 +218,7 @@ class OverlayLayer:
         "secondary_A": (theme.BOX_A, 0.6, Qt.DashLine, "secondary"),
         "secondary_B": (theme.BOX_B, 0.6, Qt.DashLine, "secondary"),
         "perturbed": (theme.BOX_PERTURBED, 0.5, Qt.DotLine, "perturbed"),
+        "object": (theme.BOX_NEUTRAL, 1.0, Qt.SolidLine, "primary"),
     }
     Z = {"geometry": 1, "others": 2, "perturbed": 3, "secondary": 4, "primary": 5, "labels": 6}
 
@@ -250,14 +262,20 @@ class OverlayLayer:
                 "A": "selected object A (primary detector)", "B": "selected object B (primary detector)",
                 "other": "other primary detection", "secondary": "secondary detector",
                 "secondary_A": "secondary detector's A", "secondary_B": "secondary detector's B",
-                "perturbed": f"primary detector on the {b.variant} image"}[b.kind]
+                "perturbed": f"primary detector on the {b.variant} image",
+                "object": "a detection of one of the prompt's objects"}[b.kind]
+            if spec.blind:
+                tip = f"{b.label} — " + ("a detection of one of the prompt's objects" if b.kind == "object"
+                                         else "another detection")
             item.setToolTip(tip)
             item.setData(0, b.kind)
             self._add(layer, item)
             self.items_by_kind.setdefault(b.kind, []).append(item)
             if b.kind in ("A", "B"):
                 self._tag(f"{b.kind}: {b.label} {b.score:.2f}", QColor(color), b, spec)
-        if spec.a is None or spec.b is None:
+            elif b.kind == "object":
+                self._tag(b.label, QColor(color), b, spec)
+        if not (spec.blind or spec.raw) and (spec.a is None or spec.b is None):
             missing = [n for n, bx in ((spec.label_a, spec.a), (spec.label_b, spec.b)) if bx is None]
             self._note(f"not found: {', '.join(missing)}", spec)
 

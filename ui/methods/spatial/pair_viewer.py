@@ -712,7 +712,7 @@ class PairViewer(QWidget):
                           f"{RELATIONS[int(sc.relation[row])]}  ·  A = {sc.label_a[row]}, B = {sc.label_b[row]}  ·  "
                           f"{int(s.width[row])}×{int(s.height[row])}")
         side.card.show_verdict(st.verdicts, row, self.blind, self._human_text(row))
-        spec = overlay_spec(ds, st.verdicts, row)
+        spec = overlay_spec(ds, st.verdicts, row, blind=self.blind)
         key = image_key(st, row)
         img = self.cache.get(key, display=str(s.image_path[row])) if key else ImageResult(
             None, "this sample has no image file")
