@@ -209,3 +209,24 @@ def test_prefetch_decodes_the_next_items(qtbot, open_window, png_project: Path) 
     assert w.state.current == nxt
     assert w.images.hits > hits  # shown from the cache, not decoded on the spot
     assert np.all(np.asarray(queue) >= 0)
+
+
+def test_an_object_keeps_its_colour_in_the_twin(qtbot, open_window, png_project: Path) -> None:
+    """Issue 11, item 13: the cat is A on the left and B in the twin; its box stays one colour."""
+    w = open_window(png_project)
+    _show(qtbot, w, "s_p0_seed0")  # "a cat to the left of a dog"; twin "a dog to the right of a cat"
+    left, right = w.viewer.left.view.overlay, w.viewer.right.view.overlay
+    assert [t.text for t in left.tags] == ["A: cat 0.90", "B: dog 0.85"]
+    assert sorted(t.text for t in right.tags) == ["A: dog 0.85", "B: cat 0.90"]
+    cat_left = left.items_by_kind["A"][0].pen().color().name()
+    cat_right = right.items_by_kind["B"][0].pen().color().name()
+    dog_left = left.items_by_kind["B"][0].pen().color().name()
+    dog_right = right.items_by_kind["A"][0].pen().color().name()
+    assert cat_left == cat_right == "#ff3b30"
+    assert dog_left == dog_right == "#1e88ff"
+    # the tags carry the object's colour too
+    assert {t.text: t.color.name() for t in right.tags}["B: cat 0.90"] == "#ff3b30"
+    # the legend names the objects and says the colour follows the object
+    legend = w.viewer.legend.text()
+    assert "colour = object" in legend and "■ cat" in legend and "■ dog" in legend
+    assert legend.index("#ff3b30") < legend.index("■ cat") < legend.index("#1e88ff") < legend.index("■ dog")

@@ -50,8 +50,9 @@ class Box:
     y2: float
     label: str
     score: float
-    kind: str  # "A", "B", "other", "secondary", "secondary_A", "secondary_B", "perturbed"
+    kind: str  # "A", "B", "other", "secondary", "secondary_A", "secondary_B", "perturbed", "object"
     variant: str = ""
+    color: str = ""  # the object's colour (entity_colors); "" = the kind's colour
 
     @property
     def centre(self) -> tuple[float, float]:
@@ -69,6 +70,7 @@ class OverlaySpec:
     margin: float = 0.1
     a: Box | None = None
     b: Box | None = None
+    colors: dict[str, str] = field(default_factory=dict)  # entity name -> box colour
     blind: bool = False  # no trace of the checker's outcome: no roles, no "not found", no scores
     raw: bool = False  # the plain image: nothing drawn over it
 
@@ -84,6 +86,15 @@ class OverlaySpec:
         if self.horizontal:
             return cx - self.margin * self.width, cx + self.margin * self.width
         return cy - self.margin * self.height, cy + self.margin * self.height
+
+
+def entity_colors(*names: str) -> dict[str, str]:
+    """Box colour per object name: the names in alphabetical order take theme.OBJECT_COLORS in
+    turn, so an object keeps its colour in a sample and in its twin (where A and B swap)."""
+    out: dict[str, str] = {}
+    for k, name in enumerate(sorted(set(names))):
+        out[name] = theme.OBJECT_COLORS[k % len(theme.OBJECT_COLORS)]
+    return out
 
 
 def _det_range(ds: Dataset, row: int) -> tuple[int, int]:
@@ -119,7 +130,7 @@ def overlay_spec(ds: Dataset, verdicts: Any, row: int, blind: bool = False, raw:
     la, lb = str(sc.label_a[row]), str(sc.label_b[row])
     margin = float(verdicts.config.margin) if verdicts is not None else 0.1
     spec = OverlaySpec(float(s.width[row]), float(s.height[row]), rel, la, lb, margin=margin,
-                       blind=blind, raw=raw)
+                       colors=entity_colors(la, lb), blind=blind, raw=raw)
     if raw:
         return spec
     sel = {}
@@ -135,24 +146,25 @@ def overlay_spec(ds: Dataset, verdicts: Any, row: int, blind: bool = False, raw:
         label = str(d.label[k])
         box_args = (float(d.x1[k]), float(d.y1[k]), float(d.x2[k]), float(d.y2[k]), label, float(d.score[k]))
         which = sel.get(k)
+        ec = spec.colors.get(label, "")
         if var != 0:
             if src == PRIMARY and label in (la, lb) and d.score[k] >= t_det:
                 spec.boxes.append(Box(*box_args, kind="perturbed", variant=ds.variant_names[var]))
             continue
         if which == "sel_a":
-            spec.a = Box(*box_args, kind="A")
+            spec.a = Box(*box_args, kind="A", color=ec)
             spec.boxes.append(spec.a)
         elif which == "sel_b":
-            spec.b = Box(*box_args, kind="B")
+            spec.b = Box(*box_args, kind="B", color=ec)
             spec.boxes.append(spec.b)
         elif which == "sel2_a":
-            spec.boxes.append(Box(*box_args, kind="secondary_A"))
+            spec.boxes.append(Box(*box_args, kind="secondary_A", color=ec))
         elif which == "sel2_b":
-            spec.boxes.append(Box(*box_args, kind="secondary_B"))
+            spec.boxes.append(Box(*box_args, kind="secondary_B", color=ec))
         elif src == SECONDARY:
             spec.boxes.append(Box(*box_args, kind="secondary"))
         elif blind and label in (la, lb) and d.score[k] >= t_det:
-            spec.boxes.append(Box(*box_args, kind="object"))
+            spec.boxes.append(Box(*box_args, kind="object", color=ec))
         else:
             spec.boxes.append(Box(*box_args, kind="other"))
     return spec
@@ -249,6 +261,7 @@ class OverlayLayer:
             self._build_geometry(spec, line_width)
         for b in spec.boxes:
             color, wfac, style, layer = self.KIND_STYLE[b.kind]
+            color = b.color or color
             item = QGraphicsRectItem(QRectF(QPointF(b.x1, b.y1), QPointF(b.x2, b.y2)))
             item.setPen(_pen(color, max(1.0, line_width * wfac * (1.25 if b.kind in ("A", "B") else 1.0)),
                              style))
@@ -316,9 +329,10 @@ class OverlayLayer:
         # centres, and the line between them
         r = max(4.0, 0.012 * max(spec.width, spec.height))
         pts = []
-        for b, color in ((spec.a, theme.BOX_A), (spec.b, theme.BOX_B)):
+        for b in (spec.a, spec.b):
             if b is None:
                 continue
+            color = b.color or theme.BOX_A
             cx, cy = b.centre
             pts.append(QPointF(cx, cy))
             for x1, y1, x2, y2 in ((cx - r, cy, cx + r, cy), (cx, cy - r, cx, cy + r)):

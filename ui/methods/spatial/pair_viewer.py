@@ -583,6 +583,16 @@ class PairViewer(QWidget):
         self.zoom_label.setMinimumWidth(48)
         bar.addWidget(self.zoom_label)
         lay.addLayout(bar)
+        bar2 = QHBoxLayout()
+        bar2.setSpacing(10)
+        self.legend = QLabel("")
+        self.legend.setObjectName("overlayLegend")
+        self.legend.setTextFormat(Qt.RichText)
+        self.legend.setToolTip("A box takes its object's colour in both panes (A and B swap roles in the "
+                               "twin); its tag names the role. Dashed: the secondary detector; dotted: "
+                               "perturbed copies; thin grey: the other detections.")
+        bar2.addWidget(self.legend, 1)
+        lay.addLayout(bar2)
 
         split = QSplitter(Qt.Horizontal, self)
         self.left = SidePanel("Sample")
@@ -690,6 +700,7 @@ class PairViewer(QWidget):
         self.right_row = self.index.twin(row)
         self._show_side(self.left, self.left_row)
         self._show_side(self.right, self.right_row)
+        self._update_legend()
         self.right.view.follow(self.left.view)
         self._update_zoom_label()
         self._refresh_strip()
@@ -717,6 +728,17 @@ class PairViewer(QWidget):
         img = self.cache.get(key, display=str(s.image_path[row])) if key else ImageResult(
             None, "this sample has no image file")
         side.view.show_sample(spec, img, self.layers, self.line_width)
+
+    def _update_legend(self) -> None:
+        spec = self.left.view.spec
+        if spec is None or not spec.colors:
+            self.legend.setText("")
+            return
+        swatches = "  ".join(f"<span style='color:{c}; font-weight:bold'>■ {n}</span>"
+                             for n, c in spec.colors.items())
+        role = ("" if spec.blind else
+                " · tag = role in this prompt (A: subject, B: reference)")
+        self.legend.setText(f"Box colour = object, the same in both panes: {swatches}{role}")
 
     def _refresh_cards(self) -> None:
         for side in (self.left, self.right):
