@@ -230,3 +230,33 @@ def test_an_object_keeps_its_colour_in_the_twin(qtbot, open_window, png_project:
     legend = w.viewer.legend.text()
     assert "colour = object" in legend and "■ cat" in legend and "■ dog" in legend
     assert legend.index("#ff3b30") < legend.index("■ cat") < legend.index("#1e88ff") < legend.index("■ dog")
+
+
+def test_competing_boxes_of_an_ambiguous_sample_carry_label_and_score(qtbot, open_window,
+                                                                      sbuc_project: Path) -> None:
+    """Issue 11, item 14: the boxes that made a sample "ambiguous" are tagged with label and score."""
+    from workstation.methods.spatial.types import AMBIGUOUS
+
+    w = open_window(sbuc_project)
+    v = w.state.verdicts
+    rows = np.flatnonzero(np.asarray(v.reason) == AMBIGUOUS)
+    assert len(rows) > 0
+    row = int(rows[0])
+    name = v.reason_text(row).removeprefix("ambiguous: multiple ")
+    w.review_from_browse(row)
+    ov = w.viewer.left.view.overlay
+    ds = w.state.dataset
+    d = ds.detections
+    cut = max(v.config.t_det, v.config.primary_threshold)
+    sel = {int(v.sel_a[row]), int(v.sel_b[row])}
+    k = np.flatnonzero((d.sample_idx == row) & (d.source == 0) & (d.variant == 0) & (d.label == name)
+                       & (d.score >= cut))
+    others = sorted((float(d.score[i]) for i in k.tolist() if i not in sel), reverse=True)
+    assert others, "an ambiguous sample has a second box of its object"
+    tags = [t.text for t in ov.tags]
+    for score in others:
+        assert f"{name} {score:.2f} · competing" in tags, tags
+    assert len(ov.items_by_kind["competing"]) >= len(others)
+    # blind: no competing tags (they would give the reason away)
+    w.state.set_queue([row], blind=True)
+    assert not any("competing" in t.text for t in w.viewer.left.view.overlay.tags)

@@ -6,7 +6,8 @@ layer shows or hides by itself. Pens are cosmetic (their width is in screen pixe
 the zoom) and labels ignore the view's transform, so a tag stays readable and sits outside
 its box: a small box is never hidden by its own label.
 
-Layers (keys 1–5 in the viewer): "others" (the other primary detections, thin), "secondary"
+Layers (keys 1–5 in the viewer): "others" (the other primary detections, thin; other boxes of
+the prompt's objects above the score cut are "competing" and tagged), "secondary"
 (the secondary detector's boxes, dashed), "perturbed" (boxes found on perturbed copies,
 dotted), "geometry" (box centres, the centre-to-centre line and the UNDECIDABLE margin band
 |d| ≤ m around B's centre on the relation's axis), "labels" (label + score tags).
@@ -30,7 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from workstation.dataset import Dataset
-from workstation.methods.spatial.types import HORIZONTAL, RELATIONS
+from workstation.methods.spatial.types import AMBIGUOUS, HORIZONTAL, RELATIONS
 from workstation.types import PRIMARY, SECONDARY
 
 from ... import theme
@@ -71,6 +72,7 @@ class OverlaySpec:
     a: Box | None = None
     b: Box | None = None
     colors: dict[str, str] = field(default_factory=dict)  # entity name -> box colour
+    ambiguous: str = ""  # the object the checker found several of ("ambiguous"), if any
     blind: bool = False  # no trace of the checker's outcome: no roles, no "not found", no scores
     raw: bool = False  # the plain image: nothing drawn over it
 
@@ -140,6 +142,9 @@ def overlay_spec(ds: Dataset, verdicts: Any, row: int, blind: bool = False, raw:
             if v >= 0:
                 sel[v] = name
     t_det = float(verdicts.config.t_det) if verdicts is not None else 0.0
+    cut = max(t_det, float(verdicts.config.primary_threshold)) if verdicts is not None else 0.0
+    if verdicts is not None and not blind and int(verdicts.reason[row]) == AMBIGUOUS:
+        spec.ambiguous = la if int(verdicts.reason_detail[row]) == 1 else lb
     for k in detection_rows(ds, row).tolist():
         src = int(d.source[k])
         var = int(d.variant[k])
@@ -165,6 +170,10 @@ def overlay_spec(ds: Dataset, verdicts: Any, row: int, blind: bool = False, raw:
             spec.boxes.append(Box(*box_args, kind="secondary"))
         elif blind and label in (la, lb) and d.score[k] >= t_det:
             spec.boxes.append(Box(*box_args, kind="object", color=ec))
+        elif verdicts is not None and label in (la, lb) and d.score[k] >= cut:
+            # another box of one of the prompt's objects above the score cut: it competed with
+            # the selected one (the cause of "ambiguous" when the two scores are close)
+            spec.boxes.append(Box(*box_args, kind="competing", color=ec))
         else:
             spec.boxes.append(Box(*box_args, kind="other"))
     return spec
@@ -231,6 +240,7 @@ class OverlayLayer:
         "secondary_B": (theme.BOX_B, 0.6, Qt.DashLine, "secondary"),
         "perturbed": (theme.BOX_PERTURBED, 0.5, Qt.DotLine, "perturbed"),
         "object": (theme.BOX_NEUTRAL, 1.0, Qt.SolidLine, "primary"),
+        "competing": (theme.BOX_OTHER, 0.8, Qt.DashDotLine, "others"),
     }
     Z = {"geometry": 1, "others": 2, "perturbed": 3, "secondary": 4, "primary": 5, "labels": 6}
 
@@ -276,7 +286,9 @@ class OverlayLayer:
                 "other": "other primary detection", "secondary": "secondary detector",
                 "secondary_A": "secondary detector's A", "secondary_B": "secondary detector's B",
                 "perturbed": f"primary detector on the {b.variant} image",
-                "object": "a detection of one of the prompt's objects"}[b.kind]
+                "object": "a detection of one of the prompt's objects",
+                "competing": ("competing box: the scores are too close to choose (ambiguous)"
+                              if b.label == spec.ambiguous else "competing box, not selected")}[b.kind]
             if spec.blind:
                 tip = f"{b.label} — " + ("a detection of one of the prompt's objects" if b.kind == "object"
                                          else "another detection")
@@ -288,6 +300,9 @@ class OverlayLayer:
                 self._tag(f"{b.kind}: {b.label} {b.score:.2f}", QColor(color), b, spec)
             elif b.kind == "object":
                 self._tag(b.label, QColor(color), b, spec)
+            elif b.kind == "competing":
+                self._tag(f"{b.label} {b.score:.2f} · " + ("competing" if b.label == spec.ambiguous
+                                                           else "not selected"), QColor(color), b, spec)
         if not (spec.blind or spec.raw) and (spec.a is None or spec.b is None):
             missing = [n for n, bx in ((spec.label_a, spec.a), (spec.label_b, spec.b)) if bx is None]
             self._note(f"not found: {', '.join(missing)}", spec)
