@@ -145,7 +145,11 @@ def test_verdict_card_and_confidence_components(qtbot, open_window, png_project:
     assert card.bar.conf == pytest.approx(float(v.conf[row]))
     assert set(card.bar.values) == {"detection", "geometry", "stability", "agreement"}
     assert card.bar.values["detection"] == pytest.approx(float(v.c_detection[row]))
-    assert "d = -" in card.reason.text()
+    # d in the relation's words (issue 11, item 12): cat centre 120, dog centre 390, W 512
+    assert "cat is 0.53 W left of dog (prompt: left of; margin 0.1 W)" in card.reason.text()
+    assert "d = (centre x of A − centre x of B) / W = -0.527" in card.reason.toolTip()
+    # the twin ("a dog to the right of a cat") says the same scene in its own terms
+    assert "dog is 0.53 W right of cat (prompt: right of" in w.viewer.right.card.reason.text()
     # the card follows the live config
     w.state.set_config(w.state.config.replace(margin=0.6))
     assert card.chip.text() == VERDICTS[int(w.state.verdicts.verdict[row])] == "UNDECIDABLE"
@@ -260,3 +264,15 @@ def test_competing_boxes_of_an_ambiguous_sample_carry_label_and_score(qtbot, ope
     # blind: no competing tags (they would give the reason away)
     w.state.set_queue([row], blind=True)
     assert not any("competing" in t.text for t in w.viewer.left.view.overlay.tags)
+
+
+def test_delta_in_the_relations_words() -> None:
+    """A FAIL and a PASS both had "d = +0.1…": the words say which way A lies from B."""
+    from ui.methods.spatial.pair_viewer import delta_text
+
+    fail, tip = delta_text(0.112, "above", "giraffe", "bus", 0.1)
+    assert fail == "giraffe is 0.11 H below bus (prompt: above; margin 0.1 H)"
+    assert "d < 0: A is above B" in tip and "= +0.112" in tip
+    ok, _ = delta_text(0.452, "right_of", "cup", "plate", 0.1)
+    assert ok == "cup is 0.45 W right of plate (prompt: right of; margin 0.1 W)"
+    assert delta_text(float("nan"), "left_of", "a", "b", 0.1) == ("", "")

@@ -395,6 +395,32 @@ class ConfidenceBar(QWidget):
         p.end()
 
 
+RELATION_WORDS = {"left_of": "left of", "right_of": "right of", "above": "above", "below": "below"}
+
+
+def delta_text(d: float, relation: str, label_a: str, label_b: str, margin: float) -> tuple[str, str]:
+    """The signed centre offset d in the relation's words, and a tooltip with its convention.
+
+    d = (cx_A − cx_B) / W for left_of / right_of, (cy_A − cy_B) / H for above / below (y grows
+    downwards), so d < 0 means A is left of / above B. E.g. "cat is 0.53 W left of dog"."""
+    if not math.isfinite(d):
+        return "", ""
+    horizontal = relation in ("left_of", "right_of")
+    unit = "W" if horizontal else "H"
+    where = ("left of" if d < 0 else "right of") if horizontal else ("above" if d < 0 else "below")
+    if d == 0:
+        where = "level with"
+    text = (f"{label_a} is {abs(d):.2f} {unit} {where} {label_b} "
+            f"(prompt: {RELATION_WORDS.get(relation, relation)}; margin {margin:g} {unit})")
+    axis = "x" if horizontal else "y"
+    tip = (f"d = (centre {axis} of A − centre {axis} of B) / {unit} = {d:+.3f}\n"
+           f"d < 0: A is {'left of' if horizontal else 'above'} B; d > 0: A is "
+           f"{'right of' if horizontal else 'below'} B.\n"
+           f"PASS needs A {RELATION_WORDS.get(relation, relation)} B by more than the margin "
+           f"(|d| > {margin:g}); |d| ≤ {margin:g} is UNDECIDABLE (near_boundary).")
+    return text, tip
+
+
 class VerdictCard(QFrame):
     """Verdict chip, reason and confidence bar; in blind mode a neutral banner instead."""
 
@@ -424,9 +450,11 @@ class VerdictCard(QFrame):
         self.verdict: int | None = None
         self.blind = False
 
-    def show_verdict(self, verdicts: Any, row: int, blind: bool, human_text: str = "") -> None:
+    def show_verdict(self, verdicts: Any, row: int, blind: bool, human_text: str = "",
+                     relation: str = "") -> None:
         self.blind = blind
         self.human.setText(human_text)
+        self.reason.setToolTip("")
         if blind or verdicts is None or row < 0:
             self.verdict = None
             self.chip.setText("BLIND" if blind else "—")
@@ -444,8 +472,10 @@ class VerdictCard(QFrame):
         self.chip.setToolTip(f"checker verdict under config {verdicts.config.name!r}")
         rt = verdicts.reason_text(row)
         d = float(verdicts.delta[row])
-        geo = f"d = {d:+.3f} (margin {verdicts.config.margin:g})" if math.isfinite(d) else ""
+        geo, tip = delta_text(d, relation, str(verdicts.label_a[row]), str(verdicts.label_b[row]),
+                              float(verdicts.config.margin))
         self.reason.setText(" · ".join(x for x in (rt or "decided", geo) if x))
+        self.reason.setToolTip(tip)
         self.bar.setVisible(True)
         self.bar.set_values(float(verdicts.conf[row]),
                             {name: float(getattr(verdicts, key)[row]) for key, name in COMPONENTS},
@@ -722,7 +752,8 @@ class PairViewer(QWidget):
         side.meta.setText(f"{s.sample_id[row]}  ·  run {s.run_id[row]}  ·  seed {int(s.seed[row])}  ·  "
                           f"{RELATIONS[int(sc.relation[row])]}  ·  A = {sc.label_a[row]}, B = {sc.label_b[row]}  ·  "
                           f"{int(s.width[row])}×{int(s.height[row])}")
-        side.card.show_verdict(st.verdicts, row, self.blind, self._human_text(row))
+        side.card.show_verdict(st.verdicts, row, self.blind, self._human_text(row),
+                               RELATIONS[int(sc.relation[row])])
         spec = overlay_spec(ds, st.verdicts, row, blind=self.blind)
         key = image_key(st, row)
         img = self.cache.get(key, display=str(s.image_path[row])) if key else ImageResult(
@@ -743,7 +774,8 @@ class PairViewer(QWidget):
     def _refresh_cards(self) -> None:
         for side in (self.left, self.right):
             if side.row >= 0:
-                side.card.show_verdict(self.state.verdicts, side.row, self.blind, self._human_text(side.row))
+                rel = RELATIONS[int(spatial_columns(self.state.dataset).relation[side.row])]
+                side.card.show_verdict(self.state.verdicts, side.row, self.blind, self._human_text(side.row), rel)
 
     def _human_text(self, row: int) -> str:
         h = self.state.human
