@@ -279,3 +279,35 @@ def test_empty_states(qtbot, tmp_path, sbuc_parsed):
     st.close_project()
     st.project_changed.emit()
     assert "Open a project" in (w.body.message or "")
+
+
+def test_t_det_slider_shows_the_recorded_score_floor(qtbot, panel, state):
+    """Issue 11, item 10: a run recorded from score s up: t_det below s changes nothing, and the
+    slider says so."""
+    d = state.dataset.detections
+    prim = np.asarray(d.score)[(np.asarray(d.source) == 0) & (np.asarray(d.variant) == 0)]
+    floor = float(prim.min())
+    assert floor > 0.05  # the fixture run recorded detections from a floor up
+    s = panel.sliders["t_det"]
+    assert s.floor_label.isVisible()
+    assert s.floor_label.text() == f"recorded ≥ {floor:.2f}"
+    assert f"Detections were recorded from score {floor:.2f} up" in s.slider.toolTip()
+    assert f"a t_det below {floor:.2f} changes nothing" in s.spin.toolTip()
+    # and it is true: t_det 0 and t_det just under the floor give the same verdicts
+    from workstation.methods.spatial.checker import evaluate
+
+    lo = evaluate(state.dataset, state.config.replace(t_det=0.0))
+    hi = evaluate(state.dataset, state.config.replace(t_det=floor - 0.01))
+    assert np.array_equal(lo.verdict, hi.verdict)
+
+
+def test_slider_without_a_floor_shows_none(qtbot):
+    from ui.methods.spatial.calibration.sliders import PARAM_BY_NAME, ParamSlider
+
+    s = ParamSlider(PARAM_BY_NAME["t_det"])
+    qtbot.addWidget(s)
+    s.show()
+    s.set_floor(0.5, "Detections were recorded from score 0.50 up")
+    assert s.floor_label.isVisible() and s.floor_label.text() == "recorded ≥ 0.50"
+    s.set_floor(0.0)
+    assert not s.floor_label.isVisible() and "recorded" not in s.slider.toolTip()

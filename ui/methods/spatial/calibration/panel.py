@@ -352,9 +352,20 @@ class CalibrationPanel(QWidget):
             self.body.show_message(NO_SAMPLES)
             return
         self.body.show_content()
+        self._show_score_floor()
         self._fill_before_combo()
         self._on_config()
         self._on_verdicts()
+
+    def _show_score_floor(self) -> None:
+        """Mark on the t_det slider the lowest primary detection score the data recorded: an
+        imported run recorded from 0.5 up makes any t_det below 0.5 change nothing."""
+        d = self.state.dataset.detections
+        prim = np.asarray(d.score)[(np.asarray(d.source) == 0) & (np.asarray(d.variant) == 0)]
+        floor = float(prim.min()) if len(prim) else None
+        self.sliders["t_det"].set_floor(
+            floor, f"Detections were recorded from score {floor:.2f} up (the lowest primary detection "
+                   "score in the data)" if floor is not None else "")
 
     def _on_config(self) -> None:
         st = self.state

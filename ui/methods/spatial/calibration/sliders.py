@@ -85,8 +85,13 @@ class ParamSlider(QWidget):
 
         lay = QHBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
+        self.floor_label = QLabel("")
+        self.floor_label.setObjectName(f"floor_{spec.name}")
+        self.floor_label.setVisible(False)
+        self.floor = float("nan")
         lay.addWidget(self.slider, 1)
         lay.addWidget(self.spin)
+        lay.addWidget(self.floor_label)
 
         self.slider.valueChanged.connect(self._on_slider)
         self.slider.sliderReleased.connect(self._on_released)
@@ -106,6 +111,25 @@ class ParamSlider(QWidget):
             self.spin.setValue(v)
         finally:
             self._quiet = False
+
+    def set_floor(self, floor: float | None, what: str = "") -> None:
+        """Mark the value below which moving the slider changes nothing (None: no floor), e.g.
+        the lowest detection score a run recorded; `what` says what the floor is."""
+        if floor is None or not math.isfinite(floor) or floor <= self.spec.lo + self.spec.step / 2:
+            self.floor = float("nan")
+            self.floor_label.setVisible(False)
+            self.floor_label.setText("")
+            for w in (self, self.slider, self.spin):
+                w.setToolTip(self.spec.tip)
+            return
+        self.floor = float(floor)
+        f = f"{floor:.{self.spec.decimals}f}"
+        self.floor_label.setText(f"recorded ≥ {f}")
+        self.floor_label.setVisible(True)
+        tip = (f"{self.spec.tip}\n{what or f'The data starts at {f}'}: "
+               f"a {self.spec.label} below {f} changes nothing.")
+        for w in (self, self.slider, self.spin, self.floor_label):
+            w.setToolTip(tip)
 
     def is_dragging(self) -> bool:
         return self.slider.isSliderDown()
