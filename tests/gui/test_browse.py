@@ -61,7 +61,8 @@ def test_columns_show_checker_and_prompt(qtbot, open_window, sbuc_project: Path)
     v = w.state.verdicts
     ds = w.state.dataset
     assert [m.headerData(c, Qt.Horizontal) for c in range(m.columnCount())] == [
-        "Sample", "Run", "Prompt", "Relation", "Seed", "Checker", "Reason", "Conf", "Human", "Agreement"]
+        "Sample", "Run", "Prompt", "Relation", "Seed", "Checker", "Reason", "Conf", "Human", "Agreement",
+        "Notes"]
     for i in range(10):
         assert m.data(m.index(i, 5)) == VERDICTS[int(v.verdict[i])]
         assert m.data(m.index(i, 7)) == f"{v.conf[i]:.3f}"

@@ -83,7 +83,7 @@ class SampleBrowser(QWidget):
         self.table.setTextElideMode(Qt.ElideMiddle)  # long sample ids keep their seed suffix
         hh = self.table.horizontalHeader()
         hh.setSectionResizeMode(QHeaderView.Interactive)
-        for c, w in enumerate((250, 110, 320, 75, 50, 105, 110, 60, 210, 120)):
+        for c, w in enumerate((250, 110, 320, 75, 50, 105, 110, 60, 210, 120, 240)):
             self.table.setColumnWidth(c, w)
         hh.setStretchLastSection(True)
         self.table.doubleClicked.connect(lambda ix: self.open_requested.emit(self.model.dataset_row(ix.row())))

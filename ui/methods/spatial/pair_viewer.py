@@ -510,6 +510,12 @@ class SidePanel(QWidget):
         lay.addWidget(self.meta)
         self.card = VerdictCard(self)
         lay.addWidget(self.card)
+        self.labels = QLabel("")
+        self.labels.setObjectName("annotatorLabels")
+        self.labels.setWordWrap(True)
+        self.labels.setTextFormat(Qt.RichText)
+        self.labels.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        lay.addWidget(self.labels)
         self.view = ImageView(self)
         lay.addWidget(self.view, 1)
         self.row = -1
@@ -720,6 +726,7 @@ class PairViewer(QWidget):
                 side.prompt.setText("")
                 side.meta.setText("")
                 side.card.show_verdict(None, -1, False)
+                side.labels.setText("")
                 side.view.show_sample(None, None, self.layers, self.line_width,
                                       "Open a project, then pick a sample in Browse"
                                       if side is self.left else "")
@@ -744,6 +751,7 @@ class PairViewer(QWidget):
             side.prompt.setText("(no counterfactual twin with this seed in this run)")
             side.meta.setText("")
             side.card.show_verdict(None, -1, self.blind)
+            side.labels.setText("")
             side.view.show_sample(None, None, self.layers, self.line_width, "no twin sample")
             return
         s = ds.samples
@@ -754,6 +762,7 @@ class PairViewer(QWidget):
                           f"{int(s.width[row])}×{int(s.height[row])}")
         side.card.show_verdict(st.verdicts, row, self.blind, self._human_text(row),
                                RELATIONS[int(sc.relation[row])])
+        side.labels.setText(self._annotations_html(row))
         spec = overlay_spec(ds, st.verdicts, row, blind=self.blind)
         key = image_key(st, row)
         img = self.cache.get(key, display=str(s.image_path[row])) if key else ImageResult(
@@ -776,6 +785,37 @@ class PairViewer(QWidget):
             if side.row >= 0:
                 rel = RELATIONS[int(spatial_columns(self.state.dataset).relation[side.row])]
                 side.card.show_verdict(self.state.verdicts, side.row, self.blind, self._human_text(side.row), rel)
+                side.labels.setText(self._annotations_html(side.row))
+
+    def _annotations_html(self, row: int) -> str:
+        """Every annotator's latest label and note for the sample at `row` (imported ones too).
+        In a blind audit only the current annotator's own label shows."""
+        st = self.state
+        if st.project is None or row < 0:
+            return ""
+        from html import escape
+
+        from workstation.methods.spatial.store import SpatialStore
+
+        latest: dict[str, Any] = {}
+        for e in SpatialStore(st.project).label_events(str(st.dataset.samples.sample_id[row])):
+            if e.annotator not in latest or e.event_id > latest[e.annotator].event_id:
+                latest[e.annotator] = e
+        hidden = 0
+        parts = []
+        for name in sorted(latest):
+            e = latest[name]
+            if e.verdict is None and not (e.notes or "").strip():
+                continue
+            if self.blind and name != st.annotator:
+                hidden += 1
+                continue
+            v = e.verdict or "—"
+            note = " ".join((e.notes or "").split())
+            parts.append(f"<b>{escape(name)}</b>: {escape(v)}" + (f" — <i>“{escape(note)}”</i>" if note else ""))
+        if hidden:
+            parts.append(f"{hidden} other annotator{'s' if hidden > 1 else ''} hidden (blind audit)")
+        return "Labels: " + " · ".join(parts) if parts else "Labels: none yet"
 
     def _human_text(self, row: int) -> str:
         h = self.state.human
