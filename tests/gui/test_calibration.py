@@ -234,7 +234,7 @@ def test_apply_stores_version_and_shows_deltas(qtbot, panel, state):
     b = metrics.main_results(state.dataset, before_v)[0]
     a = metrics.main_results(state.dataset, after_v)[0]
     hdr = [panel.delta_table.horizontalHeaderItem(c).text() for c in range(3)]
-    assert hdr[0] == f"v{v1}" and hdr[1] == f"v{new['config_id']} (applied)"
+    assert hdr[0] == f"v{v1}" and hdr[1] == f"v{new['config_id']}\n(applied)"
     for label, key in (("pass rate", "pass_rate"), ("coverage", "coverage"),
                        ("PASS | decided", "pass_rate_cond"), ("prompt pass (best-of-K)", "prompt_pass_rate"),
                        ("mean conf", "mean_conf")):

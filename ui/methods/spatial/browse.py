@@ -51,6 +51,10 @@ class SampleBrowser(QWidget):
         self.count_label.setObjectName("countLabel")
         head.addWidget(self.count_label)
         head.addStretch(1)
+        self.badge_legend = QLabel("")
+        self.badge_legend.setObjectName("badgeLegend")
+        self.badge_legend.setVisible(False)
+        head.addWidget(self.badge_legend)
         self.review_button = QPushButton("Review these ▶")
         self.review_button.setObjectName("reviewButton")
         self.review_button.setToolTip("Make the filtered samples the review queue (Enter on a row)")
@@ -94,7 +98,7 @@ class SampleBrowser(QWidget):
         self.grid.open_requested.connect(self.open_requested)
         self.stack.addWidget(self.grid)
         lay.addWidget(self.stack, 1)
-        self.view_buttons.idClicked.connect(self.stack.setCurrentIndex)
+        self.view_buttons.idClicked.connect(self._show_view)
         self.filters.changed.connect(lambda: self.model.set_filter(self.filters.spec()))
         self.model.refreshed.connect(self._update_count)
         self.model.modelReset.connect(self._update_count)
@@ -118,9 +122,22 @@ class SampleBrowser(QWidget):
             cur = self.table.currentIndex()
             self.open_requested.emit(self.model.dataset_row(cur.row()) if cur.isValid() else rows[0])
 
+    def _show_view(self, k: int) -> None:
+        self.stack.setCurrentIndex(k)
+        self._update_badge_legend()
+
+    def _update_badge_legend(self) -> None:
+        """The grid's badges explained: P / F / U, which corner is the checker's, which the human's."""
+        grid = self.stack.currentIndex() == 1
+        self.badge_legend.setVisible(grid)
+        human = "top-left badge: human label"
+        checker = "" if self.state.blind else "top-right badge and frame: checker verdict · "
+        self.badge_legend.setText(f"P = PASS, F = FAIL, U = UNDECIDABLE — {checker}{human}")
+
     def _apply_blind(self) -> None:
         for c in CHECKER_COLUMNS:
             self.table.setColumnHidden(c, bool(self.state.blind))
+        self._update_badge_legend()
 
     def _update_count(self) -> None:
         m = self.model

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import (
     QCompleter,
     QDialog,
@@ -429,7 +430,9 @@ class LabelingPanel(QWidget):
             self.buttons[v] = b
             lay.addWidget(b)
         self.yours = QLabel("your label: —")
-        self.yours.setMinimumWidth(130)
+        bold = QFont(self.yours.font())
+        bold.setBold(True)  # the label is bold once set
+        self.yours.setMinimumWidth(QFontMetrics(bold).horizontalAdvance("your label: UNDECIDABLE") + 8)
         lay.addWidget(self.yours)
         lay.addWidget(QLabel("Notes (N):"))
         self.notes = NotesEdit(self)
@@ -465,7 +468,9 @@ class LabelingPanel(QWidget):
         lay.addWidget(self.position)
         self.progress = QProgressBar()
         self.progress.setObjectName("labelProgress")
-        self.progress.setMaximumWidth(170)
+        # one line for "12345 / 12345 labelled", whatever the font
+        self.progress.setMinimumWidth(self.progress.fontMetrics().horizontalAdvance("00000 / 00000 labelled") + 24)
+        self.progress.setMaximumWidth(self.progress.minimumWidth() + 40)
         self.progress.setTextVisible(True)
         lay.addWidget(self.progress)
         self.focus_target: QWidget | None = None

@@ -549,7 +549,8 @@ class CalibrationPanel(QWidget):
         bid = self.before_id()
         before = self._version_summary(bid)
         applied = self._is_applied()
-        after_name = f"v{st.config_id} (applied)" if applied else "live"
+        # on two lines: the left column is narrow and a cut "1 (applie" reads badly
+        after_name = f"v{st.config_id}\n(applied)" if applied else "live"
         before_name = f"v{bid}" if bid is not None else "defaults"
         self.delta_table.set_summaries(before_name, before, after_name, self._live)
 
