@@ -582,6 +582,10 @@ class CalibrationPanel(QWidget):
             txt = f"Live parameters are the stored active version v{cid} ({st.config.content_hash()})."
         else:
             txt = f"<b>Not applied:</b> live parameters differ from the active version v{cid}."
+            if getattr(st, "draft_restored", False):
+                txt += " (kept from the last session; kept again if you quit without applying)"
+            else:
+                txt += " Quitting keeps them as a draft for next time."
         self.version_label.setText(txt)
         ro = bool(getattr(st.project, "read_only", False))
         self.apply_button.setEnabled(not applied and not ro)
