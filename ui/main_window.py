@@ -40,6 +40,7 @@ from workstation.types import WorkstationError
 from . import project_dialogs, theme
 from .image_cache import ImageCache
 from .methods.spatial.labeling import GotoDialog, LabelController, LabelingPanel
+from . import place
 from .methods.spatial.pair_viewer import PairViewer, verdict_counts_text
 from .methods.spatial.browse import SampleBrowser
 from .shortcuts import ShortcutSheet, key_sequences, make_action
@@ -129,6 +130,8 @@ class MainWindow(QMainWindow):
         s.labels_changed.connect(self._update_status)
         s.queue_changed.connect(self._update_status)
         s.current_changed.connect(self._on_current)
+        s.about_to_close.connect(lambda: place.save_place(self))  # per project: tab, sample, queue, layout
+        self.project_opened.connect(lambda: place.restore_place(self))
         self.controller.state_changed.connect(self._update_status)
         self.controller.finished_queue.connect(self._queue_finished)
         self._tab_changed(self.tabs.currentIndex())
@@ -174,6 +177,9 @@ class MainWindow(QMainWindow):
             toggle = dock.toggleViewAction()
             toggle.setShortcuts(key_sequences("jobs"))
             toggle.setText("Jobs panel")
+        kept = getattr(self, "kept_layout", None)  # the project's layout (ui/place.py), docks included
+        if kept is not None:
+            self.restoreState(kept)
 
     # ---- method views -----------------------------------------------------------------------------
     def install_method_views(self, name: str) -> Any:

@@ -36,6 +36,7 @@ class AppState(QObject):
     current_changed = Signal(int)  # the sample row under review changed
     queue_changed = Signal()  # the labelling queue changed
     message = Signal(str)  # a line for the status bar
+    about_to_close = Signal()  # the open project is about to close (views keep their place)
 
     def __init__(self) -> None:
         super().__init__()
@@ -88,6 +89,7 @@ class AppState(QObject):
 
     def close_project(self) -> None:
         if self.project is not None:
+            self.about_to_close.emit()
             self.keep_draft()
             self.project.close()
         self.project = None
