@@ -70,6 +70,11 @@ class SampleBrowser(QWidget):
             self.view_buttons.addButton(b, k)
             head.addWidget(b)
         lay.addLayout(head)
+        self.hint = QLabel("")
+        self.hint.setObjectName("browseHint")
+        self.hint.setWordWrap(True)
+        self.hint.setContentsMargins(6, 0, 6, 2)
+        lay.addWidget(self.hint)
         self.stack = QStackedWidget(self)
         self.table = QTableView(self)
         self.table.setObjectName("sampleTable")
@@ -146,3 +151,20 @@ class SampleBrowser(QWidget):
         else:
             self.count_label.setText(f"{m.total:,} of {m.all_count:,} samples")
         self.review_button.setEnabled(m.total > 0)
+        self._update_hint()
+
+    def _update_hint(self) -> None:
+        """What to do next, for a first look at this screen."""
+        m = self.model
+        if self.state.project is None:
+            text = ("Start here: open a project (Ctrl+O) or build the demo (python main.py demo). "
+                    "F1 lists every shortcut.")
+        elif m.all_count == 0:
+            text = "This project has no samples of spatial prompts yet: import a run or generate one (Jobs)."
+        elif m.total == 0:
+            text = "No sample matches the filters: clear some of them above."
+        else:
+            text = ("Next: double-click a sample (or Enter) to review it beside its counterfactual twin · "
+                    "“Review these ▶” reviews all the filtered samples in turn · Ctrl+2 shows Review, "
+                    "Ctrl+3 Calibration · F1 lists every shortcut.")
+        self.hint.setText(text)
