@@ -276,3 +276,32 @@ def test_delta_in_the_relations_words() -> None:
     ok, _ = delta_text(0.452, "right_of", "cup", "plate", 0.1)
     assert ok == "cup is 0.45 W right of plate (prompt: right of; margin 0.1 W)"
     assert delta_text(float("nan"), "left_of", "a", "b", 0.1) == ("", "")
+
+
+def test_raw_image_beside_the_overlaid_one(qtbot, open_window, png_project: Path) -> None:
+    """The right pane can show the same sample's plain image (no boxes, tags or band)."""
+    w = open_window(png_project)
+    row = _show(qtbot, w, "s_p0_seed0")
+    v = w.viewer
+    assert v.right.title.text() == "Counterfactual twin (same seed)"
+    v.raw_box.click()
+    assert v.raw_beside
+    right = v.right.view
+    assert v.right.title.text() == "Same sample, raw image (no overlays)"
+    assert v.right.prompt.text() == v.left.prompt.text() == "a cat to the left of a dog"
+    assert right.image_ok
+    assert right.overlay.visible_kinds() == set() and right.overlay.tags == []
+    assert not right.overlay.layers.get("geometry")
+    # the same picture: the cat's red rectangle where the left pane has its box
+    c = _pixel(right, 100, 300)
+    assert c.red() > 150 and c.blue() < 120, c.name()
+    # still linked: zooming the left zooms the raw image
+    v.zoom(2.0)
+    assert right.zoom_level == pytest.approx(v.left.view.zoom_level)
+    # T still goes to the twin; unticking brings the twin back on the right
+    _key(qtbot, w, Qt.Key_T)
+    assert w.state.dataset.samples.sample_id[w.state.current] == "s_p1_seed0"
+    assert v.right.prompt.text() == v.left.prompt.text() == "a dog to the right of a cat"
+    v.raw_box.click()
+    assert v.right.prompt.text() == "a cat to the left of a dog" and v.right.row == row
+    assert "A" in v.right.view.overlay.visible_kinds()

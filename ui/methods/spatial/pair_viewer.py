@@ -628,6 +628,13 @@ class PairViewer(QWidget):
                                "twin); its tag names the role. Dashed: the secondary detector; dotted: "
                                "perturbed copies; thin grey: the other detections.")
         bar2.addWidget(self.legend, 1)
+        self.raw_box = QCheckBox("Raw image on the right")
+        self.raw_box.setObjectName("rawBeside")
+        self.raw_box.setFocusPolicy(Qt.NoFocus)
+        self.raw_box.setToolTip("Show this sample's image without any overlay on the right, instead of "
+                                "the counterfactual twin (zoom and pan stay linked)")
+        self.raw_box.toggled.connect(self.set_raw_beside)
+        bar2.addWidget(self.raw_box)
         lay.addLayout(bar2)
 
         split = QSplitter(Qt.Horizontal, self)
@@ -734,16 +741,32 @@ class PairViewer(QWidget):
             self.refreshed.emit()
             return
         self.left_row = row
-        self.right_row = self.index.twin(row)
+        self.right_row = self.index.twin(row)  # T still swaps to the twin while the raw image shows
+        self.right.title.setText("Same sample, raw image (no overlays)" if self.raw_beside
+                                 else "Counterfactual twin (same seed)")
         self._show_side(self.left, self.left_row)
-        self._show_side(self.right, self.right_row)
+        if self.raw_beside:
+            self._show_side(self.right, row, raw=True)
+        else:
+            self._show_side(self.right, self.right_row)
         self._update_legend()
         self.right.view.follow(self.left.view)
         self._update_zoom_label()
         self._refresh_strip()
         self.refreshed.emit()
 
-    def _show_side(self, side: SidePanel, row: int) -> None:
+    @property
+    def raw_beside(self) -> bool:
+        return self.raw_box.isChecked()
+
+    def set_raw_beside(self, on: bool) -> None:
+        """The right pane shows the same sample's plain image (on) or the counterfactual twin."""
+        if self.raw_box.isChecked() != on:
+            self.raw_box.setChecked(on)  # comes back here through toggled
+            return
+        self.refresh()
+
+    def _show_side(self, side: SidePanel, row: int, raw: bool = False) -> None:
         st = self.state
         ds = st.dataset
         side.row = row
@@ -763,7 +786,7 @@ class PairViewer(QWidget):
         side.card.show_verdict(st.verdicts, row, self.blind, self._human_text(row),
                                RELATIONS[int(sc.relation[row])])
         side.labels.setText(self._annotations_html(row))
-        spec = overlay_spec(ds, st.verdicts, row, blind=self.blind)
+        spec = overlay_spec(ds, st.verdicts, row, blind=self.blind, raw=raw)
         key = image_key(st, row)
         img = self.cache.get(key, display=str(s.image_path[row])) if key else ImageResult(
             None, "this sample has no image file")
