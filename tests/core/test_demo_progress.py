@@ -15,7 +15,7 @@ def test_demo_build_prints_a_line_per_part_with_counts(tmp_path: Path, capsys) -
     assert out[0].startswith(f"building the demo project in {tmp_path / 'demo'}")
     # 2 pairs of the suite: 8 prompts (each pair's prompts and their counterfactual twins)
     assert out[1] == "[1/1] spatial: building scenes of 2 objects (8 prompts x 1 seeds)…"
-    m = re.fullmatch(r"\[1/1\] spatial: done — ([\d,]+) img in (\d+\.\d) s", out[2])
+    m = re.fullmatch(r"\[1/1\] spatial: done — ([\d,]+) images in (\d+\.\d) s", out[2])
     assert m, out[2]
     assert int(m.group(1).replace(",", "")) == summary["samples"] == 8  # 8 prompts x 1 seed
 

@@ -290,7 +290,10 @@ def test_t_det_slider_shows_the_recorded_score_floor(qtbot, panel, state):
     assert floor > 0.05  # the fixture run recorded detections from a floor up
     s = panel.sliders["t_det"]
     assert s.floor_label.isVisible()
-    assert s.floor_label.text() == f"recorded ≥ {floor:.2f}"
+    assert s.floor_label.text() == f"recorded ≥ {floor:.2f}: below it t_det changes nothing"
+    # under the slider: the panel's column does not widen (nothing cut on the right)
+    assert s.floor_label.geometry().top() >= s.slider.geometry().bottom()
+    assert s.width() <= s.parentWidget().width()
     assert f"Detections were recorded from score {floor:.2f} up" in s.slider.toolTip()
     assert f"a t_det below {floor:.2f} changes nothing" in s.spin.toolTip()
     # and it is true: t_det 0 and t_det just under the floor give the same verdicts
@@ -308,6 +311,6 @@ def test_slider_without_a_floor_shows_none(qtbot):
     qtbot.addWidget(s)
     s.show()
     s.set_floor(0.5, "Detections were recorded from score 0.50 up")
-    assert s.floor_label.isVisible() and s.floor_label.text() == "recorded ≥ 0.50"
+    assert s.floor_label.isVisible() and s.floor_label.text().startswith("recorded ≥ 0.50")
     s.set_floor(0.0)
     assert not s.floor_label.isVisible() and "recorded" not in s.slider.toolTip()

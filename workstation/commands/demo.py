@@ -172,7 +172,8 @@ def build(folder: Path, seeds: int, workers: int | None, pairs: int = 50,
                                                 workers=workers))
                     else:
                         summary["methods"][name] = m.build_demo(project, progress=bar, workers=workers)
-                    done = f"{bar.done:,} {unit}" if bar.done else ""
+                    noun = "image" if unit == "img" else unit
+                    done = f"{bar.done:,} {noun}{'' if bar.done == 1 else 's'}" if bar.done else ""
                 print(f"[{k}/{len(parts)}] {name}: done{' — ' + done if done else ''} "
                       f"in {time.perf_counter() - t_part:.1f} s", flush=True)
         if folder.exists():

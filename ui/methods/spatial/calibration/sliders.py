@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QSlider,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -83,15 +84,21 @@ class ParamSlider(QWidget):
         self._value = spec.lo
         self._quiet = False
 
-        lay = QHBoxLayout(self)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.setSpacing(0)
+        lay = QHBoxLayout()
         lay.setContentsMargins(0, 0, 0, 0)
-        self.floor_label = QLabel("")
-        self.floor_label.setObjectName(f"floor_{spec.name}")
-        self.floor_label.setVisible(False)
-        self.floor = float("nan")
         lay.addWidget(self.slider, 1)
         lay.addWidget(self.spin)
-        lay.addWidget(self.floor_label)
+        outer.addLayout(lay)
+        # under the slider (never wider than it): where the data starts, when that matters
+        self.floor_label = QLabel("")
+        self.floor_label.setObjectName(f"floor_{spec.name}")
+        self.floor_label.setProperty("dim", True)
+        self.floor_label.setVisible(False)
+        self.floor = float("nan")
+        outer.addWidget(self.floor_label)
 
         self.slider.valueChanged.connect(self._on_slider)
         self.slider.sliderReleased.connect(self._on_released)
@@ -124,7 +131,8 @@ class ParamSlider(QWidget):
             return
         self.floor = float(floor)
         f = f"{floor:.{self.spec.decimals}f}"
-        self.floor_label.setText(f"recorded ≥ {f}")
+        self.floor_label.setText(f"recorded ≥ {f}: below it t_det changes nothing" if self.spec.name == "t_det"
+                                 else f"recorded ≥ {f}")
         self.floor_label.setVisible(True)
         tip = (f"{self.spec.tip}\n{what or f'The data starts at {f}'}: "
                f"a {self.spec.label} below {f} changes nothing.")
