@@ -40,6 +40,7 @@ from workstation.types import WorkstationError
 from . import project_dialogs, theme
 from .image_cache import ImageCache
 from .methods.spatial.labeling import GotoDialog, LabelController, LabelingPanel
+from . import place
 from .methods.spatial.pair_viewer import PairViewer, verdict_counts_text
 from .methods.spatial.browse import SampleBrowser
 from .shortcuts import ShortcutSheet, key_sequences, make_action
@@ -129,6 +130,8 @@ class MainWindow(QMainWindow):
         s.labels_changed.connect(self._update_status)
         s.queue_changed.connect(self._update_status)
         s.current_changed.connect(self._on_current)
+        s.about_to_close.connect(lambda: place.save_place(self))  # per project: tab, sample, queue, layout
+        self.project_opened.connect(lambda: place.restore_place(self))
         self.controller.state_changed.connect(self._update_status)
         self.controller.finished_queue.connect(self._queue_finished)
         self._tab_changed(self.tabs.currentIndex())
@@ -177,6 +180,9 @@ class MainWindow(QMainWindow):
             from .jobs_menu import install_jobs_menu
 
             install_jobs_menu(self)  # Jobs → New job…, Show jobs panel, Cancel / Resume, Remove run…
+        kept = getattr(self, "kept_layout", None)  # the project's layout (ui/place.py), docks included
+        if kept is not None:
+            self.restoreState(kept)
 
     # ---- method views -----------------------------------------------------------------------------
     def install_method_views(self, name: str) -> Any:

@@ -7,6 +7,7 @@ config that the calibration sliders edit, and the verdicts it gives.
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,9 @@ from workstation.dataset import Dataset
 from workstation.store import Project, release_freed_memory
 from workstation.methods.spatial.types import VERDICT_CODE
 from workstation.methods.spatial.store import SpatialStore
+from workstation.util.jsonsafe import dumps
+
+DRAFT_KEY = "ui.spatial.calibration_draft"  # project setting: the unapplied live config (JSON)
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +36,7 @@ class AppState(QObject):
     current_changed = Signal(int)  # the sample row under review changed
     queue_changed = Signal()  # the labelling queue changed
     message = Signal(str)  # a line for the status bar
+    about_to_close = Signal()  # the open project is about to close (views keep their place)
 
     def __init__(self) -> None:
         super().__init__()
@@ -49,6 +54,7 @@ class AppState(QObject):
         self.blind: bool = False
         self.item_blind: bool = False  # the item under review is a blind consistency re-check
         self.audit_set_id: int | None = None
+        self.draft_restored: bool = False  # the live config is a draft kept at the last close
 
     # ---- project ---------------------------------------------------------------------------
     def open_project(self, folder: str | Path, read_only: bool = False, snapshot: bool = False) -> None:
@@ -66,6 +72,7 @@ class AppState(QObject):
         self.dataset = loaded.dataset
         self.config_id, self.config = loaded.config_id, loaded.config
         self.baseline = self.verdicts = loaded.verdicts
+        self._restore_draft()
         self.human = loaded.human
         self.labels_changed.emit("")
         self.dataset_changed.emit()
@@ -82,6 +89,8 @@ class AppState(QObject):
 
     def close_project(self) -> None:
         if self.project is not None:
+            self.about_to_close.emit()
+            self.keep_draft()
             self.project.close()
         self.project = None
         self.dataset = None
@@ -94,6 +103,7 @@ class AppState(QObject):
         self.blind = False
         self.item_blind = False
         self.audit_set_id = None
+        self.draft_restored = False
 
     def reload(self) -> None:
         """Reload samples, detections, the active config, its verdicts and the labels."""
@@ -104,12 +114,63 @@ class AppState(QObject):
         self.config_id, self.config = SpatialStore(self.project).active_config()
         self.baseline = evaluate(self.dataset, self.config) if self.dataset.n else None
         self.verdicts = self.baseline
+        self._restore_draft()
         self.reload_labels()
         if self.current >= self.dataset.n:
             self.current = -1
         self.dataset_changed.emit()
         self.config_changed.emit()
         self.verdicts_changed.emit()
+
+    # ---- unapplied calibration: kept as a draft in the project, restored at the next open ---------
+    def has_unapplied_config(self) -> bool:
+        """The live checker config differs from the stored active version (not applied)."""
+        if self.project is None or self.dataset is None:
+            return False
+        try:
+            _cid, stored = SpatialStore(self.project).active_config()
+        except Exception:  # noqa: BLE001 - a project without spatial tables has nothing to apply
+            return False
+        return self.config != stored
+
+    def keep_draft(self) -> bool:
+        """Store the unapplied live config as the project's draft (or clear a stale draft);
+        True when a draft was kept. Called when the project closes (quitting included), so
+        calibration changes are never lost silently."""
+        p = self.project
+        if p is None or p.read_only:
+            return False
+        try:
+            if self.has_unapplied_config():
+                p.set_setting(DRAFT_KEY, dumps(self.config.to_dict(), sort_keys=True))
+                return True
+            if p.get_setting(DRAFT_KEY):
+                p.set_setting(DRAFT_KEY, "")
+        except Exception:  # noqa: BLE001 - closing must not fail
+            log.exception("keeping the calibration draft")
+        return False
+
+    def _restore_draft(self) -> None:
+        """Take the draft left at the last close as the live config (applied: still not)."""
+        if self.project is None or self.dataset is None:
+            return
+        raw = self.project.get_setting(DRAFT_KEY, "") or ""
+        if not raw:
+            return
+        try:
+            cfg = CheckerConfig.from_dict(json.loads(raw))
+        except Exception:  # noqa: BLE001 - a damaged draft is dropped, not fatal
+            log.warning("the stored calibration draft is unreadable; ignored")
+            return
+        if cfg == self.config:
+            return
+        from workstation.methods.spatial.checker import evaluate
+
+        self.config = cfg
+        self.verdicts = evaluate(self.dataset, cfg) if self.dataset.n else None
+        self.draft_restored = True
+        self.message.emit("restored the unapplied calibration changes from last time "
+                          "(Calibration: Apply to keep them, Reset to drop them)")
 
     def reload_labels(self) -> None:
         assert self.project is not None and self.dataset is not None

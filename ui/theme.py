@@ -22,12 +22,15 @@ VERDICT_NAMES = {0: "PASS", 1: "FAIL", 2: "UNDECIDABLE"}
 VERDICT_SHORT = {0: "P", 1: "F", 2: "U"}
 NEUTRAL_COLOR = "#7d8590"  # blind mode / no verdict
 
-# overlay colours: selected A red, selected B blue (the brief's convention)
+# overlay colours: a box takes its OBJECT's colour (by entity name, alphabetical order), not its
+# role A / B, so an object keeps its colour in a sample and its twin, where A and B swap
 BOX_A = "#ff3b30"
 BOX_B = "#1e88ff"
+OBJECT_COLORS = (BOX_A, BOX_B, "#19d36b", "#ff8c1a")
 BOX_OTHER = "#e8e8e8"
 BOX_SECONDARY = "#ffd400"
 BOX_PERTURBED = "#c86bff"
+BOX_NEUTRAL = "#19d3b5"  # blind mode: a detection of one of the prompt's objects
 MARGIN_BAND = "#ffb000"
 
 

@@ -61,7 +61,8 @@ def test_columns_show_checker_and_prompt(qtbot, open_window, sbuc_project: Path)
     v = w.state.verdicts
     ds = w.state.dataset
     assert [m.headerData(c, Qt.Horizontal) for c in range(m.columnCount())] == [
-        "Sample", "Run", "Prompt", "Relation", "Seed", "Checker", "Reason", "Conf", "Human", "Agreement"]
+        "Sample", "Run", "Prompt", "Relation", "Seed", "Checker", "Reason", "Conf", "Human", "Agreement",
+        "Notes"]
     for i in range(10):
         assert m.data(m.index(i, 5)) == VERDICTS[int(v.verdict[i])]
         assert m.data(m.index(i, 7)) == f"{v.conf[i]:.3f}"
@@ -233,3 +234,26 @@ def test_text_filter_matches_percent_underscore_and_backslash_literally(typed: s
     where, params = FilterSpec(text=typed).where()
     got = sorted(r[0] for r in con.execute(f"SELECT sample_id FROM v {where}", params).fetchall())
     assert got == sorted(expected)
+
+
+def test_first_screen_says_what_to_do_next(qtbot, open_window, sbuc_project: Path) -> None:
+    """Issue 11, item 19: Browse tells a new user how to go on."""
+    w = open_window()
+    hint = w.browser.hint
+    assert hint.isVisible()
+    assert "open a project (Ctrl+O)" in hint.text() and "python main.py demo" in hint.text()
+    assert w.open_project(sbuc_project)
+    text = hint.text()
+    assert "double-click a sample (or Enter) to review it" in text
+    assert "“Review these ▶”" in text and w.browser.review_button.text() == "Review these ▶"
+    assert "Ctrl+2 shows Review" in text and "F1" in text
+    # the keys it names do what it says
+    from PySide6.QtWidgets import QApplication
+
+    qtbot.keyClick(QApplication.focusWidget() or w, Qt.Key_2, Qt.ControlModifier)
+    assert w.tabs.currentWidget() is w.review
+    # filters that match nothing: the hint says so
+    w.tabs.setCurrentWidget(w.browser)
+    w.browser.filters.text.setText("no prompt says this")
+    qtbot.waitUntil(lambda: w.browser.model.total == 0)
+    assert hint.text() == "No sample matches the filters: clear some of them above."

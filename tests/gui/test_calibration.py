@@ -234,7 +234,7 @@ def test_apply_stores_version_and_shows_deltas(qtbot, panel, state):
     b = metrics.main_results(state.dataset, before_v)[0]
     a = metrics.main_results(state.dataset, after_v)[0]
     hdr = [panel.delta_table.horizontalHeaderItem(c).text() for c in range(3)]
-    assert hdr[0] == f"v{v1}" and hdr[1] == f"v{new['config_id']} (applied)"
+    assert hdr[0] == f"v{v1}" and hdr[1] == f"v{new['config_id']}\n(applied)"
     for label, key in (("pass rate", "pass_rate"), ("coverage", "coverage"),
                        ("PASS | decided", "pass_rate_cond"), ("prompt pass (best-of-K)", "prompt_pass_rate"),
                        ("mean conf", "mean_conf")):
@@ -279,3 +279,38 @@ def test_empty_states(qtbot, tmp_path, sbuc_parsed):
     st.close_project()
     st.project_changed.emit()
     assert "Open a project" in (w.body.message or "")
+
+
+def test_t_det_slider_shows_the_recorded_score_floor(qtbot, panel, state):
+    """Issue 11, item 10: a run recorded from score s up: t_det below s changes nothing, and the
+    slider says so."""
+    d = state.dataset.detections
+    prim = np.asarray(d.score)[(np.asarray(d.source) == 0) & (np.asarray(d.variant) == 0)]
+    floor = float(prim.min())
+    assert floor > 0.05  # the fixture run recorded detections from a floor up
+    s = panel.sliders["t_det"]
+    assert s.floor_label.isVisible()
+    assert s.floor_label.text() == f"recorded ≥ {floor:.2f}: below it t_det changes nothing"
+    # under the slider: the panel's column does not widen (nothing cut on the right)
+    assert s.floor_label.geometry().top() >= s.slider.geometry().bottom()
+    assert s.width() <= s.parentWidget().width()
+    assert f"Detections were recorded from score {floor:.2f} up" in s.slider.toolTip()
+    assert f"a t_det below {floor:.2f} changes nothing" in s.spin.toolTip()
+    # and it is true: t_det 0 and t_det just under the floor give the same verdicts
+    from workstation.methods.spatial.checker import evaluate
+
+    lo = evaluate(state.dataset, state.config.replace(t_det=0.0))
+    hi = evaluate(state.dataset, state.config.replace(t_det=floor - 0.01))
+    assert np.array_equal(lo.verdict, hi.verdict)
+
+
+def test_slider_without_a_floor_shows_none(qtbot):
+    from ui.methods.spatial.calibration.sliders import PARAM_BY_NAME, ParamSlider
+
+    s = ParamSlider(PARAM_BY_NAME["t_det"])
+    qtbot.addWidget(s)
+    s.show()
+    s.set_floor(0.5, "Detections were recorded from score 0.50 up")
+    assert s.floor_label.isVisible() and s.floor_label.text().startswith("recorded ≥ 0.50")
+    s.set_floor(0.0)
+    assert not s.floor_label.isVisible() and "recorded" not in s.slider.toolTip()

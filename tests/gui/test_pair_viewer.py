@@ -145,7 +145,11 @@ def test_verdict_card_and_confidence_components(qtbot, open_window, png_project:
     assert card.bar.conf == pytest.approx(float(v.conf[row]))
     assert set(card.bar.values) == {"detection", "geometry", "stability", "agreement"}
     assert card.bar.values["detection"] == pytest.approx(float(v.c_detection[row]))
-    assert "d = -" in card.reason.text()
+    # d in the relation's words (issue 11, item 12): cat centre 120, dog centre 390, W 512
+    assert "cat is 0.53 W left of dog (prompt: left of; margin 0.1 W)" in card.reason.text()
+    assert "d = (centre x of A − centre x of B) / W = -0.527" in card.reason.toolTip()
+    # the twin ("a dog to the right of a cat") says the same scene in its own terms
+    assert "dog is 0.53 W right of cat (prompt: right of" in w.viewer.right.card.reason.text()
     # the card follows the live config
     w.state.set_config(w.state.config.replace(margin=0.6))
     assert card.chip.text() == VERDICTS[int(w.state.verdicts.verdict[row])] == "UNDECIDABLE"
@@ -209,3 +213,95 @@ def test_prefetch_decodes_the_next_items(qtbot, open_window, png_project: Path) 
     assert w.state.current == nxt
     assert w.images.hits > hits  # shown from the cache, not decoded on the spot
     assert np.all(np.asarray(queue) >= 0)
+
+
+def test_an_object_keeps_its_colour_in_the_twin(qtbot, open_window, png_project: Path) -> None:
+    """Issue 11, item 13: the cat is A on the left and B in the twin; its box stays one colour."""
+    w = open_window(png_project)
+    _show(qtbot, w, "s_p0_seed0")  # "a cat to the left of a dog"; twin "a dog to the right of a cat"
+    left, right = w.viewer.left.view.overlay, w.viewer.right.view.overlay
+    assert [t.text for t in left.tags] == ["A: cat 0.90", "B: dog 0.85"]
+    assert sorted(t.text for t in right.tags) == ["A: dog 0.85", "B: cat 0.90"]
+    cat_left = left.items_by_kind["A"][0].pen().color().name()
+    cat_right = right.items_by_kind["B"][0].pen().color().name()
+    dog_left = left.items_by_kind["B"][0].pen().color().name()
+    dog_right = right.items_by_kind["A"][0].pen().color().name()
+    assert cat_left == cat_right == "#ff3b30"
+    assert dog_left == dog_right == "#1e88ff"
+    # the tags carry the object's colour too
+    assert {t.text: t.color.name() for t in right.tags}["B: cat 0.90"] == "#ff3b30"
+    # the legend names the objects and says the colour follows the object
+    legend = w.viewer.legend.text()
+    assert "colour = object" in legend and "■ cat" in legend and "■ dog" in legend
+    assert legend.index("#ff3b30") < legend.index("■ cat") < legend.index("#1e88ff") < legend.index("■ dog")
+
+
+def test_competing_boxes_of_an_ambiguous_sample_carry_label_and_score(qtbot, open_window,
+                                                                      sbuc_project: Path) -> None:
+    """Issue 11, item 14: the boxes that made a sample "ambiguous" are tagged with label and score."""
+    from workstation.methods.spatial.types import AMBIGUOUS
+
+    w = open_window(sbuc_project)
+    v = w.state.verdicts
+    rows = np.flatnonzero(np.asarray(v.reason) == AMBIGUOUS)
+    assert len(rows) > 0
+    row = int(rows[0])
+    name = v.reason_text(row).removeprefix("ambiguous: multiple ")
+    w.review_from_browse(row)
+    ov = w.viewer.left.view.overlay
+    ds = w.state.dataset
+    d = ds.detections
+    cut = max(v.config.t_det, v.config.primary_threshold)
+    sel = {int(v.sel_a[row]), int(v.sel_b[row])}
+    k = np.flatnonzero((d.sample_idx == row) & (d.source == 0) & (d.variant == 0) & (d.label == name)
+                       & (d.score >= cut))
+    others = sorted((float(d.score[i]) for i in k.tolist() if i not in sel), reverse=True)
+    assert others, "an ambiguous sample has a second box of its object"
+    tags = [t.text for t in ov.tags]
+    for score in others:
+        assert f"{name} {score:.2f} · competing" in tags, tags
+    assert len(ov.items_by_kind["competing"]) >= len(others)
+    # blind: no competing tags (they would give the reason away)
+    w.state.set_queue([row], blind=True)
+    assert not any("competing" in t.text for t in w.viewer.left.view.overlay.tags)
+
+
+def test_delta_in_the_relations_words() -> None:
+    """A FAIL and a PASS both had "d = +0.1…": the words say which way A lies from B."""
+    from ui.methods.spatial.pair_viewer import delta_text
+
+    fail, tip = delta_text(0.112, "above", "giraffe", "bus", 0.1)
+    assert fail == "giraffe is 0.11 H below bus (prompt: above; margin 0.1 H)"
+    assert "d < 0: A is above B" in tip and "= +0.112" in tip
+    ok, _ = delta_text(0.452, "right_of", "cup", "plate", 0.1)
+    assert ok == "cup is 0.45 W right of plate (prompt: right of; margin 0.1 W)"
+    assert delta_text(float("nan"), "left_of", "a", "b", 0.1) == ("", "")
+
+
+def test_raw_image_beside_the_overlaid_one(qtbot, open_window, png_project: Path) -> None:
+    """The right pane can show the same sample's plain image (no boxes, tags or band)."""
+    w = open_window(png_project)
+    row = _show(qtbot, w, "s_p0_seed0")
+    v = w.viewer
+    assert v.right.title.text() == "Counterfactual twin (same seed)"
+    v.raw_box.click()
+    assert v.raw_beside
+    right = v.right.view
+    assert v.right.title.text() == "Same sample, raw image (no overlays)"
+    assert v.right.prompt.text() == v.left.prompt.text() == "a cat to the left of a dog"
+    assert right.image_ok
+    assert right.overlay.visible_kinds() == set() and right.overlay.tags == []
+    assert not right.overlay.layers.get("geometry")
+    # the same picture: the cat's red rectangle where the left pane has its box
+    c = _pixel(right, 100, 300)
+    assert c.red() > 150 and c.blue() < 120, c.name()
+    # still linked: zooming the left zooms the raw image
+    v.zoom(2.0)
+    assert right.zoom_level == pytest.approx(v.left.view.zoom_level)
+    # T still goes to the twin; unticking brings the twin back on the right
+    _key(qtbot, w, Qt.Key_T)
+    assert w.state.dataset.samples.sample_id[w.state.current] == "s_p1_seed0"
+    assert v.right.prompt.text() == v.left.prompt.text() == "a dog to the right of a cat"
+    v.raw_box.click()
+    assert v.right.prompt.text() == "a cat to the left of a dog" and v.right.row == row
+    assert "A" in v.right.view.overlay.visible_kinds()

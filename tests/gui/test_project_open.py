@@ -186,3 +186,14 @@ def test_add_panel_as_tab_and_dock(qtbot, open_window) -> None:
     assert dock.widget().text() == "notes" and w.docks["Notes"] is dock
     with pytest.raises(ValueError):
         w.add_panel("Bad", QLabel("x"), "middle")
+
+
+def test_background_open_says_what_it_is_doing(qtbot, open_window, sbuc_project) -> None:
+    """Issue 11, item 7: while a project loads the window says so (status bar and Browse)."""
+    w = open_window()
+    with qtbot.waitSignal(w.load_finished, timeout=30000) as sig:
+        w.open_project_in_background(sbuc_project)
+        assert w.statusBar().currentMessage() == f"Opening {sbuc_project.name}…"
+        assert w.browser.count_label.text() == f"opening {sbuc_project.name}…"
+    assert sig.args == [True]
+    assert w.statusBar().currentMessage() == f"opened {sbuc_project.name}: 800 samples"

@@ -160,19 +160,32 @@ def build(folder: Path, seeds: int, workers: int | None, pairs: int = 50,
             print(f"building the demo project in {folder} (procedural images, classical detectors, no model "
                   f"weights): {', '.join(names)}", flush=True)
             summary: dict[str, Any] = {"methods": {}}
-            if "spatial" in names:
-                with TerminalProgress("spatial: scenes of 2 objects", unit="img") as bar:
-                    summary.update(add_demo(project, n_seeds=seeds, prompts=spatial_suite(n_pairs=pairs),
-                                            progress=bar, workers=workers))
-            for name in names:
+            parts = [n for n in names if n == "spatial"] + [n for n in names if n != "spatial"]
+            prompts = spatial_suite(n_pairs=pairs) if "spatial" in names else None
+            for k, name in enumerate(parts, start=1):
+                t_part = time.perf_counter()
                 if name == "spatial":
-                    continue
-                m = get_method(name)
-                with TerminalProgress(f"{name}: {m.title}", unit="item") as bar:
-                    ms = m.build_demo(project, progress=bar, workers=workers)
-                if not ms.get("lines") and m.has_data(project):
-                    ms = {**ms, "lines": method_lines(project, m)}
-                summary["methods"][name] = ms
+                    assert prompts is not None
+                    title = f"scenes of 2 objects ({len(prompts.prompt_id)} prompts x {seeds} seeds)"
+                    unit = "img"
+                else:
+                    m = get_method(name)
+                    title, unit = str(m.title), "item"
+                # a line per part whether or not the terminal shows the bars (pipes, IDE consoles)
+                print(f"[{k}/{len(parts)}] {name}: building {title}…", flush=True)
+                with TerminalProgress(f"{name}: {title}", unit=unit) as bar:
+                    if name == "spatial":
+                        summary.update(add_demo(project, n_seeds=seeds, prompts=prompts, progress=bar,
+                                                workers=workers))
+                    else:
+                        ms = m.build_demo(project, progress=bar, workers=workers)
+                        if not ms.get("lines") and m.has_data(project):
+                            ms = {**ms, "lines": method_lines(project, m)}
+                        summary["methods"][name] = ms
+                    noun = "image" if unit == "img" else unit
+                    done = f"{bar.done:,} {noun}{'' if bar.done == 1 else 's'}" if bar.done else ""
+                print(f"[{k}/{len(parts)}] {name}: done{' — ' + done if done else ''} "
+                      f"in {time.perf_counter() - t_part:.1f} s", flush=True)
         if folder.exists():
             folder.rmdir()  # only an empty folder is replaced (checked by the caller)
         os.replace(tmp, folder)
@@ -192,6 +205,7 @@ def open_gui(folder: Path) -> int:
         print(f"the workstation window is not available in this installation; "
               f"open the project later with: python main.py gui --project {folder}", file=sys.stderr)
         return 0
+    print(f"opening the workstation window on {folder}…", flush=True)
     return cli_main(["gui", "--project", str(folder)])
 
 

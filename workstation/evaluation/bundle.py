@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import html
+import math
 import os
 import shutil
 import tempfile
@@ -30,8 +31,20 @@ _CSS = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;
         ".src{color:#5b6475;font-size:.9em}code{background:#f2f4f8;padding:0 .25em}")
 
 
+def _cell(v: Any) -> str:
+    """A value for people: a float with 4 decimals (the exact value in the hover title)."""
+    if hasattr(v, "item") and callable(v.item) and not isinstance(v, (list, dict, str)):
+        try:
+            v = v.item()
+        except (TypeError, ValueError):
+            pass
+    if isinstance(v, float) and math.isfinite(v):
+        return f'<span title="{html.escape(repr(v))}">{v:.4f}</span>'
+    return html.escape(str(v))
+
+
 def _kv(d: Mapping[str, Any]) -> str:
-    rows = "".join(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>" for k, v in d.items())
+    rows = "".join(f"<tr><th>{html.escape(str(k))}</th><td>{_cell(v)}</td></tr>" for k, v in d.items())
     return f"<table>{rows}</table>"
 
 

@@ -31,6 +31,14 @@ class EvaluationsRepo(ProjectBase):
                 [method, content_hash]).fetchone()
             if row:
                 eid = int(row[0])
+                # the same config applied again: keep the note typed this time too
+                note = (note or "").strip()
+                if note:
+                    old = self.con.execute("SELECT note FROM evaluations WHERE eval_id = ?", [eid]).fetchone()
+                    old_note = str(old[0] or "").strip() if old else ""
+                    if note not in [x.strip() for x in old_note.split(";")]:
+                        self.con.execute("UPDATE evaluations SET note = ? WHERE eval_id = ?",
+                                         [f"{old_note}; {note}" if old_note else note, eid])
             else:
                 nxt = self.con.execute("SELECT coalesce(max(eval_id), 0) + 1 FROM evaluations").fetchone()
                 assert nxt is not None

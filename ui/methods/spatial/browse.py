@@ -51,6 +51,10 @@ class SampleBrowser(QWidget):
         self.count_label.setObjectName("countLabel")
         head.addWidget(self.count_label)
         head.addStretch(1)
+        self.badge_legend = QLabel("")
+        self.badge_legend.setObjectName("badgeLegend")
+        self.badge_legend.setVisible(False)
+        head.addWidget(self.badge_legend)
         self.review_button = QPushButton("Review these ▶")
         self.review_button.setObjectName("reviewButton")
         self.review_button.setToolTip("Make the filtered samples the review queue (Enter on a row)")
@@ -66,6 +70,11 @@ class SampleBrowser(QWidget):
             self.view_buttons.addButton(b, k)
             head.addWidget(b)
         lay.addLayout(head)
+        self.hint = QLabel("")
+        self.hint.setObjectName("browseHint")
+        self.hint.setWordWrap(True)
+        self.hint.setContentsMargins(6, 0, 6, 2)
+        lay.addWidget(self.hint)
         self.stack = QStackedWidget(self)
         self.table = QTableView(self)
         self.table.setObjectName("sampleTable")
@@ -83,7 +92,7 @@ class SampleBrowser(QWidget):
         self.table.setTextElideMode(Qt.ElideMiddle)  # long sample ids keep their seed suffix
         hh = self.table.horizontalHeader()
         hh.setSectionResizeMode(QHeaderView.Interactive)
-        for c, w in enumerate((250, 110, 320, 75, 50, 105, 110, 60, 210, 120)):
+        for c, w in enumerate((250, 110, 320, 75, 50, 105, 110, 60, 210, 120, 240)):
             self.table.setColumnWidth(c, w)
         hh.setStretchLastSection(True)
         self.table.doubleClicked.connect(lambda ix: self.open_requested.emit(self.model.dataset_row(ix.row())))
@@ -94,7 +103,7 @@ class SampleBrowser(QWidget):
         self.grid.open_requested.connect(self.open_requested)
         self.stack.addWidget(self.grid)
         lay.addWidget(self.stack, 1)
-        self.view_buttons.idClicked.connect(self.stack.setCurrentIndex)
+        self.view_buttons.idClicked.connect(self._show_view)
         self.filters.changed.connect(lambda: self.model.set_filter(self.filters.spec()))
         self.model.refreshed.connect(self._update_count)
         self.model.modelReset.connect(self._update_count)
@@ -118,9 +127,22 @@ class SampleBrowser(QWidget):
             cur = self.table.currentIndex()
             self.open_requested.emit(self.model.dataset_row(cur.row()) if cur.isValid() else rows[0])
 
+    def _show_view(self, k: int) -> None:
+        self.stack.setCurrentIndex(k)
+        self._update_badge_legend()
+
+    def _update_badge_legend(self) -> None:
+        """The grid's badges explained: P / F / U, which corner is the checker's, which the human's."""
+        grid = self.stack.currentIndex() == 1
+        self.badge_legend.setVisible(grid)
+        human = "top-left badge: human label"
+        checker = "" if self.state.blind else "top-right badge and frame: checker verdict · "
+        self.badge_legend.setText(f"P = PASS, F = FAIL, U = UNDECIDABLE — {checker}{human}")
+
     def _apply_blind(self) -> None:
         for c in CHECKER_COLUMNS:
             self.table.setColumnHidden(c, bool(self.state.blind))
+        self._update_badge_legend()
 
     def _update_count(self) -> None:
         m = self.model
@@ -129,3 +151,20 @@ class SampleBrowser(QWidget):
         else:
             self.count_label.setText(f"{m.total:,} of {m.all_count:,} samples")
         self.review_button.setEnabled(m.total > 0)
+        self._update_hint()
+
+    def _update_hint(self) -> None:
+        """What to do next, for a first look at this screen."""
+        m = self.model
+        if self.state.project is None:
+            text = ("Start here: open a project (Ctrl+O) or build the demo (python main.py demo). "
+                    "F1 lists every shortcut.")
+        elif m.all_count == 0:
+            text = "This project has no samples of spatial prompts yet: import a run or generate one (Jobs)."
+        elif m.total == 0:
+            text = "No sample matches the filters: clear some of them above."
+        else:
+            text = ("Next: double-click a sample (or Enter) to review it beside its counterfactual twin · "
+                    "“Review these ▶” reviews all the filtered samples in turn · Ctrl+2 shows Review, "
+                    "Ctrl+3 Calibration · F1 lists every shortcut.")
+        self.hint.setText(text)

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import (
     QCheckBox,
     QCompleter,
@@ -487,7 +488,9 @@ class LabelingPanel(QWidget):
             self.buttons[v] = b
             lay.addWidget(b)
         self.yours = QLabel("your label: —")
-        self.yours.setMinimumWidth(130)
+        bold = QFont(self.yours.font())
+        bold.setBold(True)  # the label is bold once set
+        self.yours.setMinimumWidth(QFontMetrics(bold).horizontalAdvance("your label: UNDECIDABLE") + 8)
         lay.addWidget(self.yours)
         lay.addStretch(1)
         self.prev_button = QPushButton("◀")
@@ -544,7 +547,9 @@ class LabelingPanel(QWidget):
         side.addWidget(self.position)
         self.progress = QProgressBar()
         self.progress.setObjectName("labelProgress")
-        self.progress.setMinimumWidth(170)
+        # one line for "12345 / 12345 labelled", whatever the font
+        self.progress.setMinimumWidth(self.progress.fontMetrics().horizontalAdvance("00000 / 00000 labelled") + 24)
+        self.progress.setMaximumWidth(self.progress.minimumWidth() + 40)
         self.progress.setTextVisible(True)
         side.addWidget(self.progress)
         side.addStretch(1)

@@ -6,7 +6,8 @@ layer shows or hides by itself. Pens are cosmetic (their width is in screen pixe
 the zoom) and labels ignore the view's transform, so a tag stays readable and sits outside
 its box: a small box is never hidden by its own label.
 
-Layers (keys 1–5 in the viewer): "others" (the other primary detections, thin), "secondary"
+Layers (keys 1–5 in the viewer): "others" (the other primary detections, thin; other boxes of
+the prompt's objects above the score cut are "competing" and tagged), "secondary"
 (the secondary detector's boxes, dashed), "perturbed" (boxes found on perturbed copies,
 dotted), "geometry" (box centres, the centre-to-centre line and the UNDECIDABLE margin band
 |d| ≤ m around B's centre on the relation's axis), "labels" (label + score tags).
@@ -30,7 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from workstation.dataset import Dataset
-from workstation.methods.spatial.types import HORIZONTAL, RELATIONS
+from workstation.methods.spatial.types import AMBIGUOUS, HORIZONTAL, RELATIONS
 from workstation.types import PRIMARY, SECONDARY
 
 from ... import theme
@@ -50,8 +51,9 @@ class Box:
     y2: float
     label: str
     score: float
-    kind: str  # "A", "B", "other", "secondary", "secondary_A", "secondary_B", "perturbed"
+    kind: str  # "A", "B", "other", "secondary", "secondary_A", "secondary_B", "perturbed", "object"
     variant: str = ""
+    color: str = ""  # the object's colour (entity_colors); "" = the kind's colour
 
     @property
     def centre(self) -> tuple[float, float]:
@@ -69,6 +71,10 @@ class OverlaySpec:
     margin: float = 0.1
     a: Box | None = None
     b: Box | None = None
+    colors: dict[str, str] = field(default_factory=dict)  # entity name -> box colour
+    ambiguous: str = ""  # the object the checker found several of ("ambiguous"), if any
+    blind: bool = False  # no trace of the checker's outcome: no roles, no "not found", no scores
+    raw: bool = False  # the plain image: nothing drawn over it
 
     @property
     def horizontal(self) -> bool:
@@ -82,6 +88,15 @@ class OverlaySpec:
         if self.horizontal:
             return cx - self.margin * self.width, cx + self.margin * self.width
         return cy - self.margin * self.height, cy + self.margin * self.height
+
+
+def entity_colors(*names: str) -> dict[str, str]:
+    """Box colour per object name: the names in alphabetical order take theme.OBJECT_COLORS in
+    turn, so an object keeps its colour in a sample and in its twin (where A and B swap)."""
+    out: dict[str, str] = {}
+    for k, name in enumerate(sorted(set(names))):
+        out[name] = theme.OBJECT_COLORS[k % len(theme.OBJECT_COLORS)]
+    return out
 
 
 def _det_range(ds: Dataset, row: int) -> tuple[int, int]:
@@ -104,44 +119,61 @@ def detection_rows(ds: Dataset, row: int) -> np.ndarray:
     return np.flatnonzero(ds.detections.sample_idx == row)
 
 
-def overlay_spec(ds: Dataset, verdicts: Any, row: int) -> OverlaySpec:
-    """Everything to draw for sample `row` under the given verdicts (None: no selection)."""
+def overlay_spec(ds: Dataset, verdicts: Any, row: int, blind: bool = False, raw: bool = False) -> OverlaySpec:
+    """Everything to draw for sample `row` under the given verdicts (None: no selection).
+
+    `blind`: nothing that follows from the checker's outcome — no A/B selection (the prompt's
+    objects' boxes above the score cut are drawn alike, tagged with their name only), no
+    "not found" note, no margin band. `raw`: no boxes at all (the plain image)."""
     s = ds.samples
     d = ds.detections
     sc = spatial_columns(ds)
     rel = RELATIONS[int(sc.relation[row])]
     la, lb = str(sc.label_a[row]), str(sc.label_b[row])
     margin = float(verdicts.config.margin) if verdicts is not None else 0.1
-    spec = OverlaySpec(float(s.width[row]), float(s.height[row]), rel, la, lb, margin=margin)
+    spec = OverlaySpec(float(s.width[row]), float(s.height[row]), rel, la, lb, margin=margin,
+                       colors=entity_colors(la, lb), blind=blind, raw=raw)
+    if raw:
+        return spec
     sel = {}
-    if verdicts is not None:
+    if verdicts is not None and not blind:
         for name in ("sel_a", "sel_b", "sel2_a", "sel2_b"):
             v = int(getattr(verdicts, name)[row])
             if v >= 0:
                 sel[v] = name
     t_det = float(verdicts.config.t_det) if verdicts is not None else 0.0
+    cut = max(t_det, float(verdicts.config.primary_threshold)) if verdicts is not None else 0.0
+    if verdicts is not None and not blind and int(verdicts.reason[row]) == AMBIGUOUS:
+        spec.ambiguous = la if int(verdicts.reason_detail[row]) == 1 else lb
     for k in detection_rows(ds, row).tolist():
         src = int(d.source[k])
         var = int(d.variant[k])
         label = str(d.label[k])
         box_args = (float(d.x1[k]), float(d.y1[k]), float(d.x2[k]), float(d.y2[k]), label, float(d.score[k]))
         which = sel.get(k)
+        ec = spec.colors.get(label, "")
         if var != 0:
             if src == PRIMARY and label in (la, lb) and d.score[k] >= t_det:
                 spec.boxes.append(Box(*box_args, kind="perturbed", variant=ds.variant_names[var]))
             continue
         if which == "sel_a":
-            spec.a = Box(*box_args, kind="A")
+            spec.a = Box(*box_args, kind="A", color=ec)
             spec.boxes.append(spec.a)
         elif which == "sel_b":
-            spec.b = Box(*box_args, kind="B")
+            spec.b = Box(*box_args, kind="B", color=ec)
             spec.boxes.append(spec.b)
         elif which == "sel2_a":
-            spec.boxes.append(Box(*box_args, kind="secondary_A"))
+            spec.boxes.append(Box(*box_args, kind="secondary_A", color=ec))
         elif which == "sel2_b":
-            spec.boxes.append(Box(*box_args, kind="secondary_B"))
+            spec.boxes.append(Box(*box_args, kind="secondary_B", color=ec))
         elif src == SECONDARY:
             spec.boxes.append(Box(*box_args, kind="secondary"))
+        elif blind and label in (la, lb) and d.score[k] >= t_det:
+            spec.boxes.append(Box(*box_args, kind="object", color=ec))
+        elif verdicts is not None and label in (la, lb) and d.score[k] >= cut:
+            # another box of one of the prompt's objects above the score cut: it competed with
+            # the selected one (the cause of "ambiguous" when the two scores are close)
+            spec.boxes.append(Box(*box_args, kind="competing", color=ec))
         else:
             spec.boxes.append(Box(*box_args, kind="other"))
     return spec
@@ -207,6 +239,8 @@ class OverlayLayer:
         "secondary_A": (theme.BOX_A, 0.6, Qt.DashLine, "secondary"),
         "secondary_B": (theme.BOX_B, 0.6, Qt.DashLine, "secondary"),
         "perturbed": (theme.BOX_PERTURBED, 0.5, Qt.DotLine, "perturbed"),
+        "object": (theme.BOX_NEUTRAL, 1.0, Qt.SolidLine, "primary"),
+        "competing": (theme.BOX_OTHER, 0.8, Qt.DashDotLine, "others"),
     }
     Z = {"geometry": 1, "others": 2, "perturbed": 3, "secondary": 4, "primary": 5, "labels": 6}
 
@@ -237,6 +271,7 @@ class OverlayLayer:
             self._build_geometry(spec, line_width)
         for b in spec.boxes:
             color, wfac, style, layer = self.KIND_STYLE[b.kind]
+            color = b.color or color
             item = QGraphicsRectItem(QRectF(QPointF(b.x1, b.y1), QPointF(b.x2, b.y2)))
             item.setPen(_pen(color, max(1.0, line_width * wfac * (1.25 if b.kind in ("A", "B") else 1.0)),
                              style))
@@ -250,14 +285,25 @@ class OverlayLayer:
                 "A": "selected object A (primary detector)", "B": "selected object B (primary detector)",
                 "other": "other primary detection", "secondary": "secondary detector",
                 "secondary_A": "secondary detector's A", "secondary_B": "secondary detector's B",
-                "perturbed": f"primary detector on the {b.variant} image"}[b.kind]
+                "perturbed": f"primary detector on the {b.variant} image",
+                "object": "a detection of one of the prompt's objects",
+                "competing": ("competing box: the scores are too close to choose (ambiguous)"
+                              if b.label == spec.ambiguous else "competing box, not selected")}[b.kind]
+            if spec.blind:
+                tip = f"{b.label} — " + ("a detection of one of the prompt's objects" if b.kind == "object"
+                                         else "another detection")
             item.setToolTip(tip)
             item.setData(0, b.kind)
             self._add(layer, item)
             self.items_by_kind.setdefault(b.kind, []).append(item)
             if b.kind in ("A", "B"):
                 self._tag(f"{b.kind}: {b.label} {b.score:.2f}", QColor(color), b, spec)
-        if spec.a is None or spec.b is None:
+            elif b.kind == "object":
+                self._tag(b.label, QColor(color), b, spec)
+            elif b.kind == "competing":
+                self._tag(f"{b.label} {b.score:.2f} · " + ("competing" if b.label == spec.ambiguous
+                                                           else "not selected"), QColor(color), b, spec)
+        if not (spec.blind or spec.raw) and (spec.a is None or spec.b is None):
             missing = [n for n, bx in ((spec.label_a, spec.a), (spec.label_b, spec.b)) if bx is None]
             self._note(f"not found: {', '.join(missing)}", spec)
 
@@ -298,9 +344,10 @@ class OverlayLayer:
         # centres, and the line between them
         r = max(4.0, 0.012 * max(spec.width, spec.height))
         pts = []
-        for b, color in ((spec.a, theme.BOX_A), (spec.b, theme.BOX_B)):
+        for b in (spec.a, spec.b):
             if b is None:
                 continue
+            color = b.color or theme.BOX_A
             cx, cy = b.centre
             pts.append(QPointF(cx, cy))
             for x1, y1, x2, y2 in ((cx - r, cy, cx + r, cy), (cx, cy - r, cx, cy + r)):

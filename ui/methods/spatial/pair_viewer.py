@@ -395,6 +395,32 @@ class ConfidenceBar(QWidget):
         p.end()
 
 
+RELATION_WORDS = {"left_of": "left of", "right_of": "right of", "above": "above", "below": "below"}
+
+
+def delta_text(d: float, relation: str, label_a: str, label_b: str, margin: float) -> tuple[str, str]:
+    """The signed centre offset d in the relation's words, and a tooltip with its convention.
+
+    d = (cx_A − cx_B) / W for left_of / right_of, (cy_A − cy_B) / H for above / below (y grows
+    downwards), so d < 0 means A is left of / above B. E.g. "cat is 0.53 W left of dog"."""
+    if not math.isfinite(d):
+        return "", ""
+    horizontal = relation in ("left_of", "right_of")
+    unit = "W" if horizontal else "H"
+    where = ("left of" if d < 0 else "right of") if horizontal else ("above" if d < 0 else "below")
+    if d == 0:
+        where = "level with"
+    text = (f"{label_a} is {abs(d):.2f} {unit} {where} {label_b} "
+            f"(prompt: {RELATION_WORDS.get(relation, relation)}; margin {margin:g} {unit})")
+    axis = "x" if horizontal else "y"
+    tip = (f"d = (centre {axis} of A − centre {axis} of B) / {unit} = {d:+.3f}\n"
+           f"d < 0: A is {'left of' if horizontal else 'above'} B; d > 0: A is "
+           f"{'right of' if horizontal else 'below'} B.\n"
+           f"PASS needs A {RELATION_WORDS.get(relation, relation)} B by more than the margin "
+           f"(|d| > {margin:g}); |d| ≤ {margin:g} is UNDECIDABLE (near_boundary).")
+    return text, tip
+
+
 class VerdictCard(QFrame):
     """Verdict chip, reason and confidence bar; in blind mode a neutral banner instead."""
 
@@ -424,9 +450,11 @@ class VerdictCard(QFrame):
         self.verdict: int | None = None
         self.blind = False
 
-    def show_verdict(self, verdicts: Any, row: int, blind: bool, human_text: str = "") -> None:
+    def show_verdict(self, verdicts: Any, row: int, blind: bool, human_text: str = "",
+                     relation: str = "") -> None:
         self.blind = blind
         self.human.setText(human_text)
+        self.reason.setToolTip("")
         if blind or verdicts is None or row < 0:
             self.verdict = None
             self.chip.setText("BLIND" if blind else "—")
@@ -444,8 +472,10 @@ class VerdictCard(QFrame):
         self.chip.setToolTip(f"checker verdict under config {verdicts.config.name!r}")
         rt = verdicts.reason_text(row)
         d = float(verdicts.delta[row])
-        geo = f"d = {d:+.3f} (margin {verdicts.config.margin:g})" if math.isfinite(d) else ""
+        geo, tip = delta_text(d, relation, str(verdicts.label_a[row]), str(verdicts.label_b[row]),
+                              float(verdicts.config.margin))
         self.reason.setText(" · ".join(x for x in (rt or "decided", geo) if x))
+        self.reason.setToolTip(tip)
         self.bar.setVisible(True)
         self.bar.set_values(float(verdicts.conf[row]),
                             {name: float(getattr(verdicts, key)[row]) for key, name in COMPONENTS},
@@ -480,6 +510,12 @@ class SidePanel(QWidget):
         lay.addWidget(self.meta)
         self.card = VerdictCard(self)
         lay.addWidget(self.card)
+        self.labels = QLabel("")
+        self.labels.setObjectName("annotatorLabels")
+        self.labels.setWordWrap(True)
+        self.labels.setTextFormat(Qt.RichText)
+        self.labels.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        lay.addWidget(self.labels)
         self.view = ImageView(self)
         lay.addWidget(self.view, 1)
         self.row = -1
@@ -583,6 +619,23 @@ class PairViewer(QWidget):
         self.zoom_label.setMinimumWidth(48)
         bar.addWidget(self.zoom_label)
         lay.addLayout(bar)
+        bar2 = QHBoxLayout()
+        bar2.setSpacing(10)
+        self.legend = QLabel("")
+        self.legend.setObjectName("overlayLegend")
+        self.legend.setTextFormat(Qt.RichText)
+        self.legend.setToolTip("A box takes its object's colour in both panes (A and B swap roles in the "
+                               "twin); its tag names the role. Dashed: the secondary detector; dotted: "
+                               "perturbed copies; thin grey: the other detections.")
+        bar2.addWidget(self.legend, 1)
+        self.raw_box = QCheckBox("Raw image on the right")
+        self.raw_box.setObjectName("rawBeside")
+        self.raw_box.setFocusPolicy(Qt.NoFocus)
+        self.raw_box.setToolTip("Show this sample's image without any overlay on the right, instead of "
+                                "the counterfactual twin (zoom and pan stay linked)")
+        self.raw_box.toggled.connect(self.set_raw_beside)
+        bar2.addWidget(self.raw_box)
+        lay.addLayout(bar2)
 
         split = QSplitter(Qt.Horizontal, self)
         self.left = SidePanel("Sample")
@@ -680,6 +733,7 @@ class PairViewer(QWidget):
                 side.prompt.setText("")
                 side.meta.setText("")
                 side.card.show_verdict(None, -1, False)
+                side.labels.setText("")
                 side.view.show_sample(None, None, self.layers, self.line_width,
                                       "Open a project, then pick a sample in Browse"
                                       if side is self.left else "")
@@ -687,15 +741,32 @@ class PairViewer(QWidget):
             self.refreshed.emit()
             return
         self.left_row = row
-        self.right_row = self.index.twin(row)
+        self.right_row = self.index.twin(row)  # T still swaps to the twin while the raw image shows
+        self.right.title.setText("Same sample, raw image (no overlays)" if self.raw_beside
+                                 else "Counterfactual twin (same seed)")
         self._show_side(self.left, self.left_row)
-        self._show_side(self.right, self.right_row)
+        if self.raw_beside:
+            self._show_side(self.right, row, raw=True)
+        else:
+            self._show_side(self.right, self.right_row)
+        self._update_legend()
         self.right.view.follow(self.left.view)
         self._update_zoom_label()
         self._refresh_strip()
         self.refreshed.emit()
 
-    def _show_side(self, side: SidePanel, row: int) -> None:
+    @property
+    def raw_beside(self) -> bool:
+        return self.raw_box.isChecked()
+
+    def set_raw_beside(self, on: bool) -> None:
+        """The right pane shows the same sample's plain image (on) or the counterfactual twin."""
+        if self.raw_box.isChecked() != on:
+            self.raw_box.setChecked(on)  # comes back here through toggled
+            return
+        self.refresh()
+
+    def _show_side(self, side: SidePanel, row: int, raw: bool = False) -> None:
         st = self.state
         ds = st.dataset
         side.row = row
@@ -703,6 +774,7 @@ class PairViewer(QWidget):
             side.prompt.setText("(no counterfactual twin with this seed in this run)")
             side.meta.setText("")
             side.card.show_verdict(None, -1, self.blind)
+            side.labels.setText("")
             side.view.show_sample(None, None, self.layers, self.line_width, "no twin sample")
             return
         s = ds.samples
@@ -711,17 +783,62 @@ class PairViewer(QWidget):
         side.meta.setText(f"{s.sample_id[row]}  ·  run {s.run_id[row]}  ·  seed {int(s.seed[row])}  ·  "
                           f"{RELATIONS[int(sc.relation[row])]}  ·  A = {sc.label_a[row]}, B = {sc.label_b[row]}  ·  "
                           f"{int(s.width[row])}×{int(s.height[row])}")
-        side.card.show_verdict(st.verdicts, row, self.blind, self._human_text(row))
-        spec = overlay_spec(ds, st.verdicts, row)
+        side.card.show_verdict(st.verdicts, row, self.blind, self._human_text(row),
+                               RELATIONS[int(sc.relation[row])])
+        side.labels.setText(self._annotations_html(row))
+        spec = overlay_spec(ds, st.verdicts, row, blind=self.blind, raw=raw)
         key = image_key(st, row)
         img = self.cache.get(key, display=str(s.image_path[row])) if key else ImageResult(
             None, "this sample has no image file")
         side.view.show_sample(spec, img, self.layers, self.line_width)
 
+    def _update_legend(self) -> None:
+        spec = self.left.view.spec
+        if spec is None or not spec.colors:
+            self.legend.setText("")
+            return
+        swatches = "  ".join(f"<span style='color:{c}; font-weight:bold'>■ {n}</span>"
+                             for n, c in spec.colors.items())
+        role = ("" if spec.blind else
+                " · tag = role in this prompt (A: subject, B: reference)")
+        self.legend.setText(f"Box colour = object, the same in both panes: {swatches}{role}")
+
     def _refresh_cards(self) -> None:
         for side in (self.left, self.right):
             if side.row >= 0:
-                side.card.show_verdict(self.state.verdicts, side.row, self.blind, self._human_text(side.row))
+                rel = RELATIONS[int(spatial_columns(self.state.dataset).relation[side.row])]
+                side.card.show_verdict(self.state.verdicts, side.row, self.blind, self._human_text(side.row), rel)
+                side.labels.setText(self._annotations_html(side.row))
+
+    def _annotations_html(self, row: int) -> str:
+        """Every annotator's latest label and note for the sample at `row` (imported ones too).
+        In a blind audit only the current annotator's own label shows."""
+        st = self.state
+        if st.project is None or row < 0:
+            return ""
+        from html import escape
+
+        from workstation.methods.spatial.store import SpatialStore
+
+        latest: dict[str, Any] = {}
+        for e in SpatialStore(st.project).label_events(str(st.dataset.samples.sample_id[row])):
+            if e.annotator not in latest or e.event_id > latest[e.annotator].event_id:
+                latest[e.annotator] = e
+        hidden = 0
+        parts = []
+        for name in sorted(latest):
+            e = latest[name]
+            if e.verdict is None and not (e.notes or "").strip():
+                continue
+            if self.blind and name != st.annotator:
+                hidden += 1
+                continue
+            v = e.verdict or "—"
+            note = " ".join((e.notes or "").split())
+            parts.append(f"<b>{escape(name)}</b>: {escape(v)}" + (f" — <i>“{escape(note)}”</i>" if note else ""))
+        if hidden:
+            parts.append(f"{hidden} other annotator{'s' if hidden > 1 else ''} hidden (blind audit)")
+        return "Labels: " + " · ".join(parts) if parts else "Labels: none yet"
 
     def _human_text(self, row: int) -> str:
         if self.blind:  # a blind audit or a re-check shows no earlier human answer either

@@ -56,28 +56,32 @@ LIVE_TABLE = "_ui_live"
 LABELS_TABLE = "_ui_labels"
 
 COLUMNS: tuple[str, ...] = ("Sample", "Run", "Prompt", "Relation", "Seed", "Checker", "Reason", "Conf",
-                            "Human", "Agreement")
+                            "Human", "Agreement", "Notes")
 CHECKER_COLUMNS = (5, 6, 7, 9)  # hidden in blind mode
 
 _AGREE = ("CASE WHEN coalesce(l.nv, 0) > 1 THEN 'annotators differ' WHEN v.human < 0 THEN '' "
           "WHEN v.human = v.verdict THEN 'agrees' ELSE 'differs' END")
 SORT_EXPR = ("v.sample_id", "v.run_id", "v.text", "v.relation", "v.seed", "v.verdict", "v.reason", "v.conf",
-             "v.human", _AGREE)
+             "v.human", _AGREE, "l.notes")
 
 _SELECT = ("v.row, v.sample_id, v.run_id, v.text, v.relation, v.seed, v.verdict, v.reason, v.conf, l.labels, "
-           f"v.human, {_AGREE} AS agreement, v.image_path")
+           f"v.human, {_AGREE} AS agreement, v.image_path, l.notes")
 # tuple positions in a fetched row
-R_ROW, R_SID, R_RUN, R_TEXT, R_REL, R_SEED, R_VERDICT, R_REASON, R_CONF, R_LABELS, R_HUMAN, R_AGREE, R_PATH = \
-    range(13)
+R_ROW, R_SID, R_RUN, R_TEXT, R_REL, R_SEED, R_VERDICT, R_REASON, R_CONF, R_LABELS, R_HUMAN, R_AGREE, R_PATH, \
+    R_NOTES = range(14)
 
 _FROM = f"FROM {LIVE_TABLE} v LEFT JOIN {LABELS_TABLE} l USING (row) "
 
-# latest event per (sample, annotator); samples with a verdict from at least one annotator
+# latest event per (sample, annotator): each annotator's verdict, and each annotator's note
 LABELS_SQL = (
-    "WITH ev AS (SELECT sample_id, annotator, verdict, row_number() OVER "
+    "WITH ev AS (SELECT sample_id, annotator, verdict, notes, row_number() OVER "
     "(PARTITION BY sample_id, annotator ORDER BY event_id DESC) AS rn FROM " + LABELS_RELATION + ") "
-    "SELECT sample_id, string_agg(annotator || ': ' || verdict, ', ' ORDER BY annotator) AS labels, "
-    "count(DISTINCT verdict) AS nv FROM ev WHERE rn = 1 AND verdict IS NOT NULL GROUP BY sample_id")
+    "SELECT sample_id, string_agg(annotator || ': ' || verdict, ', ' ORDER BY annotator) "
+    "FILTER (WHERE verdict IS NOT NULL) AS labels, "
+    "count(DISTINCT verdict) AS nv, "
+    "string_agg(annotator || ': ' || trim(notes), '; ' ORDER BY annotator) "
+    "FILTER (WHERE trim(coalesce(notes, '')) <> '') AS notes "
+    "FROM ev WHERE rn = 1 AND (verdict IS NOT NULL OR trim(coalesce(notes, '')) <> '') GROUP BY sample_id")
 
 
 def sample_columns(ds: Any) -> dict[str, Any]:
@@ -213,16 +217,17 @@ class SampleTableModel(QAbstractTableModel):
 
         st = self.state
         idx = st.dataset.sample_index()
-        rows, labels, nv = [], [], []
-        for sid, text, k in st.project.con.execute(LABELS_SQL).fetchall():
+        rows, labels, nv, notes = [], [], [], []
+        for sid, text, k, note in st.project.con.execute(LABELS_SQL).fetchall():
             r = idx.get(sid)
             if r is not None:
                 rows.append(r)
                 labels.append(text)
                 nv.append(int(k))
+                notes.append(note)
         st.project.con.register(LABELS_TABLE, pa.table({
             "row": pa.array(rows, pa.int64()), "labels": pa.array(labels, pa.string()),
-            "nv": pa.array(nv, pa.int32())}))
+            "nv": pa.array(nv, pa.int32()), "notes": pa.array(notes, pa.string())}))
 
     def _register(self) -> bool:
         """(Re-)register the live table (and the labels when they changed); False without data."""
@@ -436,7 +441,7 @@ class SampleTableModel(QAbstractTableModel):
     _RIGHT = int(Qt.AlignRight | Qt.AlignVCenter)
 
     def _display(self, i: int) -> tuple[str, ...]:
-        """The ten display strings of loaded row i (computed once per fetched row)."""
+        """The eleven display strings of loaded row i (computed once per fetched row)."""
         d = self._disp.get(i)
         if d is None:
             r = self.rows[i]
@@ -445,7 +450,7 @@ class SampleTableModel(QAbstractTableModel):
                  VERDICTS[v] if v is not None and v >= 0 else "—",
                  REASONS[rs] if rs else "",
                  f"{cf:.3f}" if cf is not None and math.isfinite(cf) else "—",
-                 r[R_LABELS] or "", r[R_AGREE])
+                 r[R_LABELS] or "", r[R_AGREE], " ".join((r[R_NOTES] or "").split()))
             self._disp[i] = d
         return d
 
@@ -501,6 +506,8 @@ class SampleTableModel(QAbstractTableModel):
                 return r[R_TEXT]
             if c == 8 and r[R_LABELS]:
                 return "latest label of each annotator: " + r[R_LABELS]
+            if c == 10 and r[R_NOTES]:
+                return "each annotator's latest note:\n" + r[R_NOTES].replace("; ", "\n")
             if c == 6 and not blind and self.state.verdicts is not None:
                 return self.state.verdicts.reason_text(int(r[R_ROW])) or "decided"
         return None

@@ -303,11 +303,28 @@ def _html_table(columns: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> st
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
+def _rounded(v: Any, digits: int = 4) -> Any:
+    """`v` with every float rounded for reading (nested dicts and lists too)."""
+    v = _plain(v)
+    if isinstance(v, float):
+        return v if not math.isfinite(v) else round(v, digits)
+    if isinstance(v, Mapping):
+        return {k: _rounded(x, digits) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_rounded(x, digits) for x in v]
+    return v
+
+
 def _kv_table(d: Mapping[str, Any]) -> str:
+    """Key-value rows for people: floats with 4 decimals (the exact value in the hover title)."""
     rows = []
     for k, v in d.items():
+        v = _plain(v)
         if isinstance(v, (dict, list, tuple)):
-            val = f"<pre>{html.escape(json.dumps(v, indent=1, default=str, ensure_ascii=False))}</pre>"
+            text = json.dumps(_rounded(v), indent=1, default=str, ensure_ascii=False)
+            val = f"<pre>{html.escape(text)}</pre>"
+        elif isinstance(v, float) and math.isfinite(v):
+            val = f'<span title="{html.escape(repr(v))}">{v:.4f}</span>'
         else:
             val = html.escape(str(v))
         rows.append(f"<tr><th>{html.escape(str(k))}</th><td>{val}</td></tr>")
@@ -512,6 +529,9 @@ def _index_html(
         f"<p>Generated {html.escape(created)} (UTC). Checker config hash <code>{html.escape(config_hash)}</code>"
         f" (<code>{html.escape(cfg.name)}</code>).</p>",
     ]
+    note = str(provenance.get("config_note") or "").strip()
+    if note:
+        parts.append(f"<p class='note'>Version note: {html.escape(note)}</p>")
     if computed_hash != config_hash:
         parts.append(f"<p class='warn'>Note: the config shown hashes to <code>{html.escape(computed_hash)}</code>, "
                      f"not <code>{html.escape(config_hash)}</code>; the verdicts may come from a recorded run.</p>")

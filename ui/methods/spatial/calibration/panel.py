@@ -352,9 +352,20 @@ class CalibrationPanel(QWidget):
             self.body.show_message(NO_SAMPLES)
             return
         self.body.show_content()
+        self._show_score_floor()
         self._fill_before_combo()
         self._on_config()
         self._on_verdicts()
+
+    def _show_score_floor(self) -> None:
+        """Mark on the t_det slider the lowest primary detection score the data recorded: an
+        imported run recorded from 0.5 up makes any t_det below 0.5 change nothing."""
+        d = self.state.dataset.detections
+        prim = np.asarray(d.score)[(np.asarray(d.source) == 0) & (np.asarray(d.variant) == 0)]
+        floor = float(prim.min()) if len(prim) else None
+        self.sliders["t_det"].set_floor(
+            floor, f"Detections were recorded from score {floor:.2f} up (the lowest primary detection "
+                   "score in the data)" if floor is not None else "")
 
     def _on_config(self) -> None:
         st = self.state
@@ -538,7 +549,8 @@ class CalibrationPanel(QWidget):
         bid = self.before_id()
         before = self._version_summary(bid)
         applied = self._is_applied()
-        after_name = f"v{st.config_id} (applied)" if applied else "live"
+        # on two lines: the left column is narrow and a cut "1 (applie" reads badly
+        after_name = f"v{st.config_id}\n(applied)" if applied else "live"
         before_name = f"v{bid}" if bid is not None else "defaults"
         self.delta_table.set_summaries(before_name, before, after_name, self._live)
 
@@ -570,6 +582,10 @@ class CalibrationPanel(QWidget):
             txt = f"Live parameters are the stored active version v{cid} ({st.config.content_hash()})."
         else:
             txt = f"<b>Not applied:</b> live parameters differ from the active version v{cid}."
+            if getattr(st, "draft_restored", False):
+                txt += " (kept from the last session; kept again if you quit without applying)"
+            else:
+                txt += " Quitting keeps them as a draft for next time."
         self.version_label.setText(txt)
         ro = bool(getattr(st.project, "read_only", False))
         self.apply_button.setEnabled(not applied and not ro)

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QSlider,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -83,10 +84,21 @@ class ParamSlider(QWidget):
         self._value = spec.lo
         self._quiet = False
 
-        lay = QHBoxLayout(self)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.setSpacing(0)
+        lay = QHBoxLayout()
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.slider, 1)
         lay.addWidget(self.spin)
+        outer.addLayout(lay)
+        # under the slider (never wider than it): where the data starts, when that matters
+        self.floor_label = QLabel("")
+        self.floor_label.setObjectName(f"floor_{spec.name}")
+        self.floor_label.setProperty("dim", True)
+        self.floor_label.setVisible(False)
+        self.floor = float("nan")
+        outer.addWidget(self.floor_label)
 
         self.slider.valueChanged.connect(self._on_slider)
         self.slider.sliderReleased.connect(self._on_released)
@@ -106,6 +118,26 @@ class ParamSlider(QWidget):
             self.spin.setValue(v)
         finally:
             self._quiet = False
+
+    def set_floor(self, floor: float | None, what: str = "") -> None:
+        """Mark the value below which moving the slider changes nothing (None: no floor), e.g.
+        the lowest detection score a run recorded; `what` says what the floor is."""
+        if floor is None or not math.isfinite(floor) or floor <= self.spec.lo + self.spec.step / 2:
+            self.floor = float("nan")
+            self.floor_label.setVisible(False)
+            self.floor_label.setText("")
+            for w in (self, self.slider, self.spin):
+                w.setToolTip(self.spec.tip)
+            return
+        self.floor = float(floor)
+        f = f"{floor:.{self.spec.decimals}f}"
+        self.floor_label.setText(f"recorded ≥ {f}: below it t_det changes nothing" if self.spec.name == "t_det"
+                                 else f"recorded ≥ {f}")
+        self.floor_label.setVisible(True)
+        tip = (f"{self.spec.tip}\n{what or f'The data starts at {f}'}: "
+               f"a {self.spec.label} below {f} changes nothing.")
+        for w in (self, self.slider, self.spin, self.floor_label):
+            w.setToolTip(tip)
 
     def is_dragging(self) -> bool:
         return self.slider.isSliderDown()

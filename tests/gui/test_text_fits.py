@@ -1,0 +1,63 @@
+"""Texts are shown whole (issue 11, item 15): "your label: UNDECIDABLE", the applied version's
+column header, "15 / 800 labelled" on one line; the grid's P / F / U badges are explained."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+
+pytestmark = pytest.mark.gui
+
+
+def _fits(widget, text: str, pad: int = 0) -> bool:
+    return widget.fontMetrics().horizontalAdvance(text) + pad <= widget.contentsRect().width()
+
+
+def test_labelling_bar_texts_are_whole(qtbot, open_window, sbuc_project: Path) -> None:
+    w = open_window(sbuc_project)
+    w.resize(1100, 800)  # narrower than usual: the bar must still not cut its texts
+    w.review_from_browse(0)
+    assert w.labeling.ctl.record("UNDECIDABLE")  # goes on to the next item
+    w.labeling.ctl.prev()
+    qtbot.waitUntil(lambda: w.labeling.yours.text() == "your label: UNDECIDABLE")
+    qtbot.wait(20)
+    assert _fits(w.labeling.yours, "your label: UNDECIDABLE")
+    bar = w.labeling.progress
+    text = bar.text()
+    assert text.endswith("labelled") and "\n" not in text
+    # on one line: the bar is wider than its text (plus the frame), at any count up to 5 digits
+    assert _fits(bar, "00000 / 00000 labelled", 8)
+
+
+def test_applied_version_header_is_whole(qtbot, open_window, sbuc_project: Path) -> None:
+    w = open_window(sbuc_project)
+    w.resize(1600, 1000)
+    w.tabs.setCurrentWidget(w._calibration_tab)
+    t = w.calibration_panel().delta_table
+    qtbot.waitUntil(lambda: t.isVisible())
+    qtbot.wait(50)
+    hh = t.horizontalHeader()
+    labels = [t.horizontalHeaderItem(c).text() for c in range(3)]
+    assert labels[1] == "v1\n(applied)"  # two short lines: the column is narrow
+    fm = hh.fontMetrics()
+    for c, label in enumerate(labels):
+        for line in label.split("\n"):
+            # the header's style pads each section by about 6 px a side
+            assert fm.horizontalAdvance(line) + 12 <= hh.sectionSize(c), (line, hh.sectionSize(c))
+    assert hh.height() >= 2 * fm.height()  # both lines shown
+
+
+def test_grid_badges_have_a_legend(qtbot, open_window, sbuc_project: Path) -> None:
+    w = open_window(sbuc_project)
+    b = w.browser
+    assert not b.badge_legend.isVisible()  # the table needs none
+    qtbot.mouseClick(b.view_buttons.button(1), Qt.LeftButton)
+    assert b.badge_legend.isVisible()
+    text = b.badge_legend.text()
+    assert "P = PASS, F = FAIL, U = UNDECIDABLE" in text
+    assert "top-right badge and frame: checker verdict" in text and "top-left badge: human label" in text
+    # in a blind queue the checker's badge is hidden, and so is its explanation
+    w.state.set_queue([0, 1], blind=True)
+    assert "checker" not in b.badge_legend.text() and "human label" in b.badge_legend.text()
