@@ -23,10 +23,10 @@ from typing import Any
 from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent
 from PySide6.QtWidgets import (
+    QApplication,
     QDockWidget,
     QFileDialog,
     QLabel,
-    QApplication,
     QMainWindow,
     QMenu,
     QMessageBox,
@@ -37,12 +37,11 @@ from PySide6.QtWidgets import (
 
 from workstation.types import WorkstationError
 
-from . import project_dialogs, theme
+from . import place, project_dialogs, theme
 from .image_cache import ImageCache
-from .methods.spatial.labeling import GotoDialog, LabelController, LabelingPanel
-from . import place
-from .methods.spatial.pair_viewer import PairViewer, verdict_counts_text
 from .methods.spatial.browse import SampleBrowser
+from .methods.spatial.labeling import GotoDialog, LabelController, LabelingPanel
+from .methods.spatial.pair_viewer import PairViewer, verdict_counts_text
 from .shortcuts import ShortcutSheet, key_sequences, make_action
 from .state import AppState
 
@@ -168,7 +167,7 @@ class MainWindow(QMainWindow):
             return
         try:
             install(self, "bottom")
-        except Exception:  # noqa: BLE001 - a broken panel must not take the window down
+        except Exception:
             log.exception("the jobs panel failed to start")
             return
         dock = self.docks.get("Jobs")
@@ -211,12 +210,12 @@ class MainWindow(QMainWindow):
             if name in self.method_views:
                 try:
                     self.method_views[name].on_project(self)
-                except Exception:  # noqa: BLE001 - one method's views must not take the window down
+                except Exception:
                     log.exception("the %s views failed to follow the project", name)
             elif name in present or self._method_has_data(name):
                 try:
                     self.install_method_views(name)
-                except Exception:  # noqa: BLE001
+                except Exception:
                     log.exception("the %s views failed to start", name)
 
     def _method_has_data(self, name: str) -> bool:
@@ -229,7 +228,7 @@ class MainWindow(QMainWindow):
             return False
         try:
             return bool(get_method(name).has_data(p))
-        except Exception:  # noqa: BLE001 - a method that cannot tell is not installed
+        except Exception:
             log.exception("asking %s whether the project has its data", name)
             return False
 
@@ -265,7 +264,7 @@ class MainWindow(QMainWindow):
                 log.info("calibration panel not available: %s", e)
                 self.calibration = CalibrationPlaceholder(
                     "The calibration panel is not installed in this build.")
-            except Exception as e:  # noqa: BLE001 - a broken panel must not take the window down
+            except Exception as e:
                 log.exception("calibration panel failed to start")
                 self.calibration = CalibrationPlaceholder(f"The calibration panel failed to start:\n{e}")
             self.calibration.setObjectName("calibrationPanel")
@@ -421,8 +420,9 @@ class MainWindow(QMainWindow):
         """Open a project without blocking the window: the store reads the samples and the
         checker evaluates them on a worker thread; the views fill in when it is done
         (`load_finished(ok)`). Locks and errors end in the same messages as `open_project`."""
-        from .state import load_project
         from superqt.utils import create_worker
+
+        from .state import load_project
 
         folder = Path(folder)
         if (self._load_worker is not None or not project_dialogs.is_project(folder)
@@ -710,10 +710,10 @@ class MainWindow(QMainWindow):
         else:
             self.resize(1500, 940)
 
-    def closeEvent(self, e: QCloseEvent) -> None:  # noqa: N802
+    def closeEvent(self, e: QCloseEvent) -> None:
         try:
             self.labeling._save_notes_now()
-        except Exception:  # noqa: BLE001 - closing must not fail
+        except Exception:
             log.exception("saving notes on close")
         project_dialogs.settings().setValue("geometry", self.saveGeometry())
         p = self.state.project

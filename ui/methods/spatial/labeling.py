@@ -40,12 +40,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from workstation.methods.spatial.store import LABELS_RELATION, SpatialStore
 from workstation.methods.spatial.types import VERDICTS
 from workstation.types import WorkstationError
 
 from ... import theme
 from ...state import AppState
-from workstation.methods.spatial.store import LABELS_RELATION, SpatialStore
 
 LabelState = tuple[str | None, str | None]  # (verdict, notes)
 log = logging.getLogger(__name__)
@@ -262,7 +262,7 @@ class LabelController(QObject):
         before = self.label_state(row, recheck=source == "recheck") if row != st.current else self.current_state
         try:
             st.add_label(row, new[0], notes=new[1], source=source)
-        except Exception as e:  # noqa: BLE001 - a full disk or a lost folder must not end the session
+        except Exception as e:
             log.warning("a label was not saved: %s", e, exc_info=True)
             self.last_error = not_saved_message(e)
             st.message.emit(self.last_error)
@@ -424,8 +424,8 @@ class NotesEdit(QPlainTextEdit):
     line edit's."""
 
     escape = Signal()
-    returnPressed = Signal()  # noqa: N815 - the QLineEdit names the panel has always used
-    editingFinished = Signal()  # noqa: N815
+    returnPressed = Signal()
+    editingFinished = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -436,10 +436,10 @@ class NotesEdit(QPlainTextEdit):
     def text(self) -> str:
         return self.toPlainText()
 
-    def setText(self, text: str) -> None:  # noqa: N802
+    def setText(self, text: str) -> None:
         self.setPlainText(text)
 
-    def keyPressEvent(self, e: Any) -> None:  # noqa: N802
+    def keyPressEvent(self, e: Any) -> None:
         if e.key() == Qt.Key_Escape:
             self.escape.emit()
             e.accept()
@@ -451,7 +451,7 @@ class NotesEdit(QPlainTextEdit):
             return
         super().keyPressEvent(e)
 
-    def focusOutEvent(self, e: Any) -> None:  # noqa: N802
+    def focusOutEvent(self, e: Any) -> None:
         super().focusOutEvent(e)
         self.editingFinished.emit()
 
