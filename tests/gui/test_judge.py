@@ -106,3 +106,23 @@ def test_a_failed_write_keeps_the_item_and_says_why(qtbot: Any, page: Any, monke
     qtbot.keyClick(w, Qt.Key_A)
     assert c.current == "pair-1" and c.n_committed == 0
     assert any("disk full" in m for m in messages)
+
+
+def test_progress_kept_in_step_with_labels_undo_and_redo_equals_a_recount(qtbot: Any, page: Any) -> None:
+    w, c, bar, st = page
+    c.set_queue(["pair-1", "pair-2", "pair-1", "pair-3"])  # a target queued twice counts twice
+
+    def recount() -> int:
+        c.reload()
+        return c.progress()[0]
+
+    assert c.progress() == (0, 4)
+    qtbot.keyClick(w, Qt.Key_A)  # pair-1
+    assert c.progress() == (2, 4) == (recount(), 4)
+    qtbot.keyClick(w, Qt.Key_M)  # pair-2
+    assert c.progress()[0] == 3 == recount()
+    qtbot.keyClick(w, Qt.Key_Z, Qt.ControlModifier)  # pair-2 undone
+    assert c.progress()[0] == 2 == recount()
+    bar.redo_button.click()
+    assert c.progress()[0] == 3 == recount()
+    assert bar.bar.value() == 3

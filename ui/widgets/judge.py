@@ -80,6 +80,8 @@ class JudgeController(QObject):
         self.n_committed = 0
         self.current_state: LabelState = (None, None)
         self._done: dict[str, bool] = {}
+        self._key_count: dict[str, int] | None = None  # queue key -> how often it is queued (progress)
+        self._n_done: int | None = None  # cached progress count, kept in step with each label
         self.on_leave: list[Callable[[], None]] = []  # called before the position changes (save notes)
 
     # ---- queue ---------------------------------------------------------------------------------
@@ -87,6 +89,7 @@ class JudgeController(QObject):
         self._leave()
         self.queue = [str(t) for t in targets]
         self.recheck = list(recheck) if recheck is not None else [False] * len(self.queue)
+        self._key_count = None
         self.undo_stack.clear()
         self.redo_stack.clear()
         self.reload()
@@ -139,6 +142,7 @@ class JudgeController(QObject):
     def reload(self) -> None:
         """Re-read which queue targets carry a value of this annotator (progress)."""
         self._done = {}
+        self._n_done = None
         p, who = self.state.project, self.state.annotator
         if p is None or not who:
             return
@@ -157,10 +161,29 @@ class JudgeController(QObject):
                 out = (e.value, e.notes)
         return out
 
+    def _queue_keys(self) -> dict[str, int]:
+        if self._key_count is None:
+            counts: dict[str, int] = {}
+            for i, t in enumerate(self.queue):
+                key = f"{t}|{'r' if i < len(self.recheck) and self.recheck[i] else ''}"
+                counts[key] = counts.get(key, 0) + 1
+            self._key_count = counts
+            self._n_done = None
+        return self._key_count
+
     def progress(self) -> tuple[int, int]:
-        done = sum(1 for i, t in enumerate(self.queue)
-                   if self._done.get(f"{t}|{'r' if i < len(self.recheck) and self.recheck[i] else ''}"))
-        return done, len(self.queue)
+        """(targets of the queue with a value of this annotator, queue length): counted once per
+        queue or reload, then kept in step with each label (not a loop over the queue per call)."""
+        keys = self._queue_keys()
+        if self._n_done is None:
+            self._n_done = sum(n for k, n in keys.items() if self._done.get(k))
+        return self._n_done, len(self.queue)
+
+    def _mark_done(self, key: str, done: bool) -> None:
+        was = bool(self._done.get(key))
+        self._done[key] = done
+        if self._n_done is not None and self._key_count is not None and was != done:
+            self._n_done += (1 if done else -1) * self._key_count.get(key, 0)
 
     # ---- writing ---------------------------------------------------------------------------------
     def _message(self, text: str) -> None:
@@ -194,7 +217,7 @@ class JudgeController(QObject):
             self._message(("disk full — the label was not saved; free some space and press the key again"
                            if full else f"the label was not saved: {text}"))
             return False
-        self._done[f"{target}|{'r' if source == 'recheck' else ''}"] = new[0] is not None
+        self._mark_done(f"{target}|{'r' if source == 'recheck' else ''}", new[0] is not None)
         if target == self.current:
             self.current_state = new
         return True
