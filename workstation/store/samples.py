@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..dataset import Dataset, Detections, Prompts, Samples
+from ..dataset import LABEL_CODES_KEY, Dataset, Detections, LabelCodes, Prompts, Samples
 from ..types import ORIGINAL_NAME
 from ..util.jsonsafe import capped, dumps
 from .base import ProjectBase, ProjectError, _arrow, _now, release_freed_memory, safe_relpath
@@ -28,6 +29,19 @@ def _prompt_hashes(p: Prompts) -> list[str]:
                             json.dumps(p.attrs[i] or {}, sort_keys=True, default=str)])
         out.append(hashlib.sha256(blob.encode()).hexdigest()[:16])
     return out
+
+
+def _object_column(col: Any, shared: bool = True) -> np.ndarray:
+    """An Arrow string column as a numpy object array; with `shared`, one Python string per
+    distinct value (a run id or prompt id repeated by many samples is one object)."""
+    import pyarrow as pa
+
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+    if shared and col.null_count == 0 and len(col):
+        enc = col.dictionary_encode()
+        return enc.dictionary.to_numpy(zero_copy_only=False)[enc.indices.to_numpy(zero_copy_only=False)]
+    return np.asarray(col.to_numpy(zero_copy_only=False), dtype=object)
 
 
 class SamplesRepo(ProjectBase):
@@ -188,6 +202,9 @@ class SamplesRepo(ProjectBase):
         return ds
 
     def _load_dataset(self, runs: Sequence[str] | None, method: str | None = None) -> Dataset:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
         conds: list[str] = []
         params: list[Any] = []
         if runs:
@@ -201,87 +218,131 @@ class SamplesRepo(ProjectBase):
             f"SELECT s.sample_id, s.run_id, s.prompt_id, s.seed, "
             f"s.width, s.height, s.image_path, s.recorded_stability, s.has_secondary, s.has_perturbed "
             f"FROM samples s JOIN prompts p USING (prompt_id) {where} ORDER BY s.ord", params).to_arrow_table()
-        cols = {k: st.column(k).to_numpy(zero_copy_only=False) for k in st.column_names}
-        obj = lambda a: np.asarray(a, dtype=object)  # noqa: E731
+        # run, prompt and path strings repeat: one Python string per distinct value, shared
         samples = Samples(
-            sample_id=obj(cols["sample_id"]), run_id=obj(cols["run_id"]), prompt_id=obj(cols["prompt_id"]),
-            seed=cols["seed"].astype(np.int64),
-            width=cols["width"].astype(np.float64), height=cols["height"].astype(np.float64),
-            image_path=obj([x or "" for x in cols["image_path"]]),
-            recorded_stability=np.asarray(cols["recorded_stability"], dtype=np.float64),
-            has_secondary=cols["has_secondary"].astype(bool), has_perturbed=cols["has_perturbed"].astype(bool),
+            sample_id=_object_column(st.column("sample_id"), shared=False),
+            run_id=_object_column(st.column("run_id")), prompt_id=_object_column(st.column("prompt_id")),
+            seed=st.column("seed").to_numpy().astype(np.int64),
+            width=st.column("width").to_numpy().astype(np.float64),
+            height=st.column("height").to_numpy().astype(np.float64),
+            image_path=_object_column(pc.fill_null(st.column("image_path"), ""), shared=False),
+            recorded_stability=np.asarray(st.column("recorded_stability").to_numpy(zero_copy_only=False),
+                                          dtype=np.float64),
+            has_secondary=st.column("has_secondary").to_numpy().astype(bool),
+            has_perturbed=st.column("has_perturbed").to_numpy().astype(bool),
         )
-        # Detections in insertion order (DuckDB preserves it for a plain scan), mapped to sample
-        # rows in numpy and stably sorted by row: each sample keeps its detections' stored order
-        # (the checker's tie-break depends on it). Strings are dictionary-encoded, so 1M
-        # detections share a handful of label / variant string objects.
-        import pyarrow.compute as pc
-
-        where_d = (f"WHERE sample_id IN (SELECT s.sample_id FROM samples s JOIN prompts p USING (prompt_id) "
-                   f"{where})") if conds else ""
-        sql = f"SELECT sample_id, source, variant, label, score, x1, y1, x2, y2 FROM detections {where_d}"
-        idx = self.dataset_index_map(samples)
+        del st
+        # Detections mapped to sample rows by a join in DuckDB (no Python object per detection or
+        # per lookup), streamed in batches; labels and variants arrive as small dictionary codes.
+        # Each sample keeps its detections' stored order (the checker's tie-break depends on it):
+        # they are sorted by (row, rowid), rowid being the table's insertion order.
+        sql = (f"WITH s AS (SELECT s.sample_id, (row_number() OVER (ORDER BY s.ord) - 1)::BIGINT AS row "
+               f"FROM samples s JOIN prompts p USING (prompt_id) {where}) "
+               "SELECT s.row, d.rowid AS rid, d.source, d.variant, d.label, d.score, d.x1, d.y1, d.x2, d.y2 "
+               "FROM detections d JOIN s USING (sample_id)")
         dicts: dict[str, dict[str, int]] = {"variant": {}, "label": {}}
-        det_cols: dict[str, list[np.ndarray]] = {
-            k: [] for k in ("row", "source", "variant", "label", "score", "x1", "y1", "x2", "y2")}
+        parts: dict[str, list[np.ndarray]] = {
+            k: [] for k in ("key", "source", "variant", "label", "score", "x1", "y1", "x2", "y2")}
 
-        def codes(batch: Any, col: str, table: dict[str, int]) -> np.ndarray:
-            enc = pc.dictionary_encode(batch.column(col))
+        def codes(col: Any, table: dict[str, int]) -> np.ndarray:
+            enc = pc.dictionary_encode(col)
             local = [table.setdefault(str(x), len(table)) for x in enc.dictionary.to_pylist()]
-            return np.asarray(local, dtype=np.int64)[enc.indices.to_numpy(zero_copy_only=False)] \
-                if local else np.zeros(0, np.int64)
+            if not local:
+                return np.zeros(0, np.int32)
+            return np.asarray(local, np.int32)[enc.indices.to_numpy(zero_copy_only=False)]
 
-        # streamed in batches: the whole result never sits in memory as one table
+        n_rid = int(self.con.execute("SELECT coalesce(max(rowid) + 1, 1) FROM detections").fetchone()[0])
         with self._lock:
-            reader = self.con.raw.sql(sql, params=params or None).to_arrow_reader(131072)
+            reader = self.con.raw.sql(sql, params=params or None).to_arrow_reader(1 << 20)
             for batch in reader:
-                enc = pc.dictionary_encode(batch.column("sample_id"))
-                row_of = np.array([idx.get(str(x), -1) for x in enc.dictionary.to_pylist()], dtype=np.int64)
-                det_cols["row"].append(row_of[enc.indices.to_numpy(zero_copy_only=False)] if len(row_of)
-                                       else np.zeros(0, np.int64))
-                det_cols["variant"].append(codes(batch, "variant", dicts["variant"]))
-                det_cols["label"].append(codes(batch, "label", dicts["label"]))
-                for k in ("source", "score", "x1", "y1", "x2", "y2"):
-                    det_cols[k].append(batch.column(k).to_numpy(zero_copy_only=False))
+                row = batch.column("row").to_numpy(zero_copy_only=False).astype(np.int64)
+                parts["key"].append(row * n_rid + batch.column("rid").to_numpy(zero_copy_only=False))
+                parts["variant"].append(codes(batch.column("variant"), dicts["variant"]))
+                parts["label"].append(codes(batch.column("label"), dicts["label"]))
+                parts["source"].append(batch.column("source").to_numpy(zero_copy_only=False).astype(np.int8))
+                for k in ("score", "x1", "y1", "x2", "y2"):
+                    parts[k].append(batch.column(k).to_numpy(zero_copy_only=False).astype(np.float64))
+                del batch, row
             del reader
-        cat = {k: (np.concatenate(v) if v else np.zeros(0)) for k, v in det_cols.items()}
-        rows = cat["row"].astype(np.int64)
-        keep = rows >= 0
-        order = np.nonzero(keep)[0][np.argsort(rows[keep], kind="stable")]
+
+        def take(k: str, order: np.ndarray, empty: Any) -> np.ndarray:
+            v = parts.pop(k)
+            a = np.concatenate(v) if v else np.zeros(0, empty)
+            del v
+            return a[order]
+
+        key = np.concatenate(parts.pop("key")) if parts["key"] else np.zeros(0, np.int64)
+        order = np.argsort(key, kind="stable")  # nearly sorted already: a merge of long runs
+        rows = key[order] // n_rid
+        del key
         var_dict = list(dicts["variant"])
         lab_dict = list(dicts["label"])
         recorded = {r[0] for r in self.con.execute("SELECT name FROM image_variants").fetchall()}
         names = [ORIGINAL_NAME] + sorted((set(var_dict) | recorded) - {ORIGINAL_NAME})
         vidx = np.array([names.index(v) for v in var_dict] or [0], dtype=np.int16)
-        labels = np.array([x.lower() for x in lab_dict] or [""], dtype=object)
-        var_code = cat["variant"].astype(np.int64)
-        lab_code = cat["label"].astype(np.int64)
-
-        def num(col: str, dtype: type) -> np.ndarray:
-            return cat[col].astype(dtype)[order]
-
+        lower = [x.lower() for x in lab_dict] or [""]
+        # one string object per distinct lower-case label, shared by every detection
+        uniq_lower: dict[str, str] = {}
+        labels = np.array([uniq_lower.setdefault(x, x) for x in lower], dtype=object)
+        lab_code = take("label", order, np.int32)
+        label = labels[lab_code]
         dets = Detections(
-            sample_idx=rows[order], source=num("source", np.int8),
-            variant=vidx[var_code[order]], label=labels[lab_code[order]],
-            score=num("score", np.float64), x1=num("x1", np.float64), y1=num("y1", np.float64),
-            x2=num("x2", np.float64), y2=num("y2", np.float64),
+            sample_idx=rows, source=take("source", order, np.int8),
+            variant=vidx[take("variant", order, np.int32)], label=label,
+            score=take("score", order, np.float64), x1=take("x1", order, np.float64),
+            y1=take("y1", order, np.float64), x2=take("x2", order, np.float64), y2=take("y2", order, np.float64),
         )
-        return Dataset(samples, dets, self.load_prompts(method), tuple(names))
+        del order
+        ds = Dataset(samples, dets, self.load_prompts(method), tuple(names))
+        # the label codes travel with the dataset (the checker's label matching reads them
+        # instead of hashing 10M strings again): codes into the distinct lower-case labels
+        uniq = list(uniq_lower)
+        pos = {x: i for i, x in enumerate(uniq)}
+        remap = np.array([pos[x] for x in lower], np.int32)
+        ds.cache[LABEL_CODES_KEY] = LabelCodes(weakref.ref(label), remap[lab_code], uniq)
+        del lab_code
+        ds.cache["sample_index"] = self.dataset_index_map(samples)
+        return ds
 
     @staticmethod
     def dataset_index_map(samples: Samples) -> dict[str, int]:
         return {sid: i for i, sid in enumerate(samples.sample_id.tolist())}
 
     def load_prompts(self, method: str | None = None) -> Prompts:
-        """The project's prompts (of one method, when given), ordered by id."""
+        """The project's prompts (of one method, when given), ordered by id.
+
+        Read through Arrow: repeated values (suites, methods, entity lists, attrs JSON) are
+        decoded once per distinct value; each prompt gets its own attrs dict."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
         t = self.con.execute(
-            "SELECT prompt_id, text, suite, method, entities, attrs, twin_id, group_id FROM prompts "
-            + ("WHERE method = ? " if method else "") + "ORDER BY prompt_id", [method] if method else []).fetchall()
-        if not t:
+            "SELECT prompt_id, text, suite, method, to_json(entities)::VARCHAR AS ents, attrs, twin_id, "
+            "group_id FROM prompts "
+            + ("WHERE method = ? " if method else "") + "ORDER BY prompt_id",
+            [method] if method else []).to_arrow_table()
+        n = t.num_rows
+        if n == 0:
             return Prompts.empty()
-        c = list(zip(*t))
-        return Prompts.build(c[0], c[1], method=c[3], suite=c[2], entities=[tuple(e or ()) for e in c[4]],
-                             attrs=[json.loads(a) if a else {} for a in c[5]], twin_id=c[6], group_id=c[7])
+
+        def strs(name: str, shared: bool) -> np.ndarray:
+            return _object_column(pc.fill_null(t.column(name), ""), shared=shared)
+
+        def decoded(name: str, decode: Any) -> np.ndarray:
+            col = t.column(name)
+            col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+            enc = pc.fill_null(col, "").dictionary_encode()
+            values = [decode(v) for v in enc.dictionary.to_pylist()]
+            out = np.empty(len(values), dtype=object)
+            out[:] = values
+            return out[enc.indices.to_numpy(zero_copy_only=False)]
+
+        ents = decoded("ents", lambda v: tuple(str(x).lower() for x in (json.loads(v) or ())) if v else ())
+        attrs = decoded("attrs", lambda v: json.loads(v) if v else {})
+        ats = np.empty(n, dtype=object)
+        ats[:] = [dict(a or {}) for a in attrs.tolist()]
+        return Prompts(strs("prompt_id", False), strs("text", False), strs("suite", True),
+                       strs("method", True), ents, ats, strs("twin_id", False), strs("group_id", False))
 
     def prompt_methods(self) -> dict[str, int]:
         """Number of prompts per method."""
