@@ -140,10 +140,16 @@ def test_dataset_round_trips_through_the_store(tmp_path: Path, sbuc_parsed: Any)
     assert back.detections.label.tolist() == ds.detections.label.tolist()  # same order within each sample
 
 
+@pytest.mark.parametrize("mapping", ["hash", "join"])
 def test_loaded_dataset_matches_rows_labels_and_prompts_whatever_the_insertion_order(
-        tmp_path: Path, sbuc_parsed: Any) -> None:
+        tmp_path: Path, sbuc_parsed: Any, mapping: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Detections inserted in two interleaved halves still come back grouped by sample in their
-    stored order; the loader's label codes give the same verdicts as hashing the labels."""
+    stored order (mapped by id hashes, or by the join used when two ids' hashes collide); the
+    loader's label codes give the same verdicts as hashing the labels."""
+    from workstation.store.samples import SamplesRepo
+
+    if mapping == "join":
+        monkeypatch.setattr(SamplesRepo, "_sample_hashes", lambda self, where, params: None)
     from workstation.dataset import label_codes
     from workstation.methods.spatial.checker import evaluate
     from workstation.methods.spatial.config import CheckerConfig
@@ -159,6 +165,9 @@ def test_loaded_dataset_matches_rows_labels_and_prompts_whatever_the_insertion_o
             p.add_dataset(head)
         back = p.load_dataset()
         prompts = p.load_prompts()
+        # a run filter loads a subset; the other samples' detections are left out
+        sub = p.load_dataset(runs=["nothing-here"])
+        assert sub.n == 0 and len(sub.detections) == 0
     assert int(second.sum()) > 0
     # project order: the second half (inserted first) comes first
     assert back.samples.sample_id.tolist() == ds.samples.sample_id[np.r_[20:40, 0:20]].tolist()

@@ -232,17 +232,17 @@ class SamplesRepo(ProjectBase):
             has_perturbed=st.column("has_perturbed").to_numpy().astype(bool),
         )
         del st
-        # Detections mapped to sample rows by a join in DuckDB (no Python object per detection or
-        # per lookup), streamed in batches; labels and variants arrive as small dictionary codes.
-        # Each sample keeps its detections' stored order (the checker's tie-break depends on it):
-        # they are sorted by (row, rowid), rowid being the table's insertion order.
-        sql = (f"WITH s AS (SELECT s.sample_id, (row_number() OVER (ORDER BY s.ord) - 1)::BIGINT AS row "
-               f"FROM samples s JOIN prompts p USING (prompt_id) {where}) "
-               "SELECT s.row, d.rowid AS rid, d.source, d.variant, d.label, d.score, d.x1, d.y1, d.x2, d.y2 "
-               "FROM detections d JOIN s USING (sample_id)")
+        # Detections mapped to sample rows without a Python object per detection: DuckDB hashes
+        # each detection's sample id (two independent 64-bit hashes); the first finds the row by
+        # a binary search among the loaded samples' hashes, the second confirms it. The mapping
+        # is used only when the first hash is unique over every sample of the project, so a
+        # detection maps to a loaded sample exactly when its id is that sample's id (up to a
+        # collision of both hashes at once); otherwise DuckDB joins on the ids themselves.
+        # A plain scan keeps the stored order, which each sample's detections keep (the
+        # checker's tie-break depends on it): a stable sort by row, skipped when already sorted.
         dicts: dict[str, dict[str, int]] = {"variant": {}, "label": {}}
         parts: dict[str, list[np.ndarray]] = {
-            k: [] for k in ("key", "source", "variant", "label", "score", "x1", "y1", "x2", "y2")}
+            k: [] for k in ("row", "source", "variant", "label", "score", "x1", "y1", "x2", "y2")}
 
         def codes(col: Any, table: dict[str, int]) -> np.ndarray:
             enc = pc.dictionary_encode(col)
@@ -251,30 +251,69 @@ class SamplesRepo(ProjectBase):
                 return np.zeros(0, np.int32)
             return np.asarray(local, np.int32)[enc.indices.to_numpy(zero_copy_only=False)]
 
-        n_rid = int(self.con.execute("SELECT coalesce(max(rowid) + 1, 1) FROM detections").fetchone()[0])
+        hashed = self._sample_hashes(where, params)
+        cols = "d.source, d.variant, d.label, d.score, d.x1, d.y1, d.x2, d.y2"
+        n_rid = 1
+        if hashed is not None:
+            sql = f"SELECT hash(d.sample_id) AS h1, hash(d.sample_id || chr(31)) AS h2, {cols} FROM detections d"
+            sql_params = None
+            h_sorted, h2_sorted, row_sorted = hashed
+        else:
+            sql = (f"WITH s AS (SELECT s.sample_id, (row_number() OVER (ORDER BY s.ord) - 1)::BIGINT AS row "
+                   f"FROM samples s JOIN prompts p USING (prompt_id) {where}) "
+                   f"SELECT s.row, d.rowid AS rid, {cols} FROM detections d JOIN s USING (sample_id)")
+            sql_params = params or None
+            n_rid = int(self.con.execute("SELECT coalesce(max(rowid) + 1, 1) FROM detections").fetchone()[0])
         with self._lock:
-            reader = self.con.raw.sql(sql, params=params or None).to_arrow_reader(1 << 20)
+            reader = self.con.raw.sql(sql, params=sql_params).to_arrow_reader(1 << 20)
             for batch in reader:
-                row = batch.column("row").to_numpy(zero_copy_only=False).astype(np.int64)
-                parts["key"].append(row * n_rid + batch.column("rid").to_numpy(zero_copy_only=False))
+                if hashed is not None:
+                    h1 = np.asarray(batch.column("h1").to_numpy(zero_copy_only=False), np.uint64)
+                    row = np.full(len(h1), -1, np.int64)
+                    if len(h_sorted) and len(h1):
+                        # the detections of one sample are usually adjacent: look up each run once
+                        start = np.flatnonzero(np.r_[True, h1[1:] != h1[:-1]])
+                        runs = np.diff(np.r_[start, len(h1)])
+                        hr = h1[start]
+                        pos = np.minimum(np.searchsorted(h_sorted, hr), len(h_sorted) - 1)
+                        run_row = np.where(h_sorted[pos] == hr, row_sorted[pos], -1)
+                        row = np.repeat(run_row, runs)
+                        h2 = np.asarray(batch.column("h2").to_numpy(zero_copy_only=False), np.uint64)
+                        row[h2_sorted[np.repeat(pos, runs)] != h2] = -1
+                        del h2, start, runs, hr, pos, run_row
+                    del h1
+                else:
+                    row = (batch.column("row").to_numpy(zero_copy_only=False).astype(np.int64) * n_rid
+                           + batch.column("rid").to_numpy(zero_copy_only=False))
+                parts["row"].append(row)
                 parts["variant"].append(codes(batch.column("variant"), dicts["variant"]))
                 parts["label"].append(codes(batch.column("label"), dicts["label"]))
                 parts["source"].append(batch.column("source").to_numpy(zero_copy_only=False).astype(np.int8))
                 for k in ("score", "x1", "y1", "x2", "y2"):
-                    parts[k].append(batch.column(k).to_numpy(zero_copy_only=False).astype(np.float64))
+                    parts[k].append(np.asarray(batch.column(k).to_numpy(zero_copy_only=False), np.float64))
                 del batch, row
             del reader
 
-        def take(k: str, order: np.ndarray, empty: Any) -> np.ndarray:
+        key = np.concatenate(parts.pop("row")) if parts["row"] else np.zeros(0, np.int64)
+        keep: Any = slice(None)
+        if len(key) and key.min() < 0:
+            keep = np.flatnonzero(key >= 0)  # detections of samples that are not loaded
+            key = key[keep]
+        order: Any = keep
+        if len(key) > 1 and not bool((key[1:] >= key[:-1]).all()):
+            local = np.argsort(key, kind="stable")
+            order = local if isinstance(keep, slice) else keep[local]
+            key = key[local]
+            del local
+        rows = key // n_rid if n_rid > 1 else key
+        del key
+
+        def take(k: str, order: Any, empty: Any) -> np.ndarray:
             v = parts.pop(k)
             a = np.concatenate(v) if v else np.zeros(0, empty)
             del v
-            return a[order]
+            return a if isinstance(order, slice) else a[order]
 
-        key = np.concatenate(parts.pop("key")) if parts["key"] else np.zeros(0, np.int64)
-        order = np.argsort(key, kind="stable")  # nearly sorted already: a merge of long runs
-        rows = key[order] // n_rid
-        del key
         var_dict = list(dicts["variant"])
         lab_dict = list(dicts["label"])
         recorded = {r[0] for r in self.con.execute("SELECT name FROM image_variants").fetchall()}
@@ -303,6 +342,22 @@ class SamplesRepo(ProjectBase):
         del lab_code
         ds.cache["sample_index"] = self.dataset_index_map(samples)
         return ds
+
+    def _sample_hashes(self, where: str, params: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """(sorted first hashes, their second hashes, their rows) of the loaded samples' ids, or
+        None when the first hash is not unique over the project's samples."""
+        allh = self.con.execute("SELECT hash(sample_id) FROM samples").to_arrow_table().column(0)
+        allh = np.sort(np.asarray(allh.to_numpy(), np.uint64))
+        if len(allh) > 1 and not bool((allh[1:] != allh[:-1]).all()):
+            return None
+        del allh
+        t = self.con.execute(
+            f"SELECT hash(s.sample_id) AS h1, hash(s.sample_id || chr(31)) AS h2 FROM samples s "
+            f"JOIN prompts p USING (prompt_id) {where} ORDER BY s.ord", params).to_arrow_table()
+        h1 = np.asarray(t.column("h1").to_numpy(), np.uint64)
+        h2 = np.asarray(t.column("h2").to_numpy(), np.uint64)
+        o = np.argsort(h1)
+        return h1[o], h2[o], o.astype(np.int64)
 
     @staticmethod
     def dataset_index_map(samples: Samples) -> dict[str, int]:
