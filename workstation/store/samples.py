@@ -264,37 +264,75 @@ class SamplesRepo(ProjectBase):
                    f"SELECT s.row, d.rowid AS rid, {cols} FROM detections d JOIN s USING (sample_id)")
             sql_params = params or None
             n_rid = int(self.con.execute("SELECT coalesce(max(rowid) + 1, 1) FROM detections").fetchone()[0])
-        with self._lock:
-            reader = self.con.raw.sql(sql, params=sql_params).to_arrow_reader(1 << 20)
-            for batch in reader:
-                if hashed is not None:
-                    h1 = np.asarray(batch.column("h1").to_numpy(zero_copy_only=False), np.uint64)
-                    row = np.full(len(h1), -1, np.int64)
-                    if len(h_sorted) and len(h1):
-                        # the detections of one sample are usually adjacent: look up each run once
-                        start = np.flatnonzero(np.r_[True, h1[1:] != h1[:-1]])
-                        runs = np.diff(np.r_[start, len(h1)])
-                        hr = h1[start]
-                        pos = np.minimum(np.searchsorted(h_sorted, hr), len(h_sorted) - 1)
-                        run_row = np.where(h_sorted[pos] == hr, row_sorted[pos], -1)
-                        row = np.repeat(run_row, runs)
-                        h2 = np.asarray(batch.column("h2").to_numpy(zero_copy_only=False), np.uint64)
-                        row[h2_sorted[np.repeat(pos, runs)] != h2] = -1
-                        del h2, start, runs, hr, pos, run_row
-                    del h1
-                else:
-                    row = (batch.column("row").to_numpy(zero_copy_only=False).astype(np.int64) * n_rid
-                           + batch.column("rid").to_numpy(zero_copy_only=False))
-                parts["row"].append(row)
-                parts["variant"].append(codes(batch.column("variant"), dicts["variant"]))
-                parts["label"].append(codes(batch.column("label"), dicts["label"]))
-                parts["source"].append(batch.column("source").to_numpy(zero_copy_only=False).astype(np.int8))
-                for k in ("score", "x1", "y1", "x2", "y2"):
-                    parts[k].append(np.asarray(batch.column(k).to_numpy(zero_copy_only=False), np.float64))
-                del batch, row
-            del reader
+        dtypes = {"row": np.int64, "variant": np.int32, "label": np.int32, "source": np.int8, "score": np.float64,
+                  "x1": np.float64, "y1": np.float64, "x2": np.float64, "y2": np.float64}
+        filled = 0
+        total = -1
+        if hashed is not None:  # one scan of the whole table: its columns are filled in place
+            total = int(self.con.execute("SELECT count(*) FROM detections").fetchone()[0])
+            full = {k: np.empty(total, dt) for k, dt in dtypes.items()}
 
-        key = np.concatenate(parts.pop("row")) if parts["row"] else np.zeros(0, np.int64)
+        def put(k: str, values: np.ndarray) -> None:
+            if hashed is not None and filled + len(values) <= total:
+                full[k][filled:filled + len(values)] = values
+            else:
+                parts[k].append(values)
+
+        def one_batch(batch: Any) -> None:
+            nonlocal filled, total
+            if hashed is not None:
+                h1 = np.asarray(batch.column("h1").to_numpy(zero_copy_only=False), np.uint64)
+                row = np.full(len(h1), -1, np.int64)
+                if len(h_sorted) and len(h1):
+                    # the detections of one sample are usually adjacent: look up each run once
+                    start = np.flatnonzero(np.r_[True, h1[1:] != h1[:-1]])
+                    runs = np.diff(np.r_[start, len(h1)])
+                    hr = h1[start]
+                    pos = np.minimum(np.searchsorted(h_sorted, hr), len(h_sorted) - 1)
+                    run_row = np.where(h_sorted[pos] == hr, row_sorted[pos], -1)
+                    row = np.repeat(run_row, runs)
+                    h2 = np.asarray(batch.column("h2").to_numpy(zero_copy_only=False), np.uint64)
+                    row[h2_sorted[np.repeat(pos, runs)] != h2] = -1
+                    del h2, start, runs, hr, pos, run_row
+                del h1
+            else:
+                row = (batch.column("row").to_numpy(zero_copy_only=False).astype(np.int64) * n_rid
+                       + batch.column("rid").to_numpy(zero_copy_only=False))
+            if hashed is not None and filled + len(row) > total:
+                total = -1  # more rows than counted: this batch and the rest are appended in order
+            put("row", row)
+            put("variant", codes(batch.column("variant"), dicts["variant"]))
+            put("label", codes(batch.column("label"), dicts["label"]))
+            put("source", batch.column("source").to_numpy(zero_copy_only=False).astype(np.int8))
+            for k in ("score", "x1", "y1", "x2", "y2"):
+                put(k, np.asarray(batch.column(k).to_numpy(zero_copy_only=False), np.float64))
+            if hashed is not None and filled + len(row) <= total:
+                filled += len(row)
+
+        with self._lock:
+            # a plain scan needs no working memory: a low limit keeps DuckDB from caching the
+            # table's blocks while they stream past (and makes the scan faster)
+            if hashed is not None:
+                self.con.execute("SET memory_limit = '128MB'")
+            try:
+                reader = self.con.raw.sql(sql, params=sql_params).to_arrow_reader(1 << 20)
+                for batch in reader:
+                    one_batch(batch)
+                del reader
+            finally:
+                if hashed is not None:
+                    self.con.execute("RESET memory_limit")
+            if hashed is not None:
+                for k in dtypes:  # what was scanned, in order: the filled part, then any rest
+                    parts[k].insert(0, full[k][:filled])
+                del full
+
+        def joined(k: str) -> np.ndarray:
+            v = parts.pop(k)
+            v = [x for x in v if len(x)] or [np.zeros(0, dtypes[k])]
+            return v[0] if len(v) == 1 else np.concatenate(v)
+
+        key = joined("row")
         keep: Any = slice(None)
         if len(key) and key.min() < 0:
             keep = np.flatnonzero(key >= 0)  # detections of samples that are not loaded
@@ -309,9 +347,7 @@ class SamplesRepo(ProjectBase):
         del key
 
         def take(k: str, order: Any, empty: Any) -> np.ndarray:
-            v = parts.pop(k)
-            a = np.concatenate(v) if v else np.zeros(0, empty)
-            del v
+            a = joined(k)
             return a if isinstance(order, slice) else a[order]
 
         var_dict = list(dicts["variant"])
