@@ -125,7 +125,7 @@ class MainWindow(QMainWindow):
         s = self.state
         s.message.connect(self._show_message)
         s.project_changed.connect(self._on_project)
-        s.verdicts_changed.connect(self._update_status)
+        s.verdicts_changed.connect(self._update_counts)  # labels and queue unchanged
         s.labels_changed.connect(self._update_status)
         s.queue_changed.connect(self._update_status)
         s.current_changed.connect(self._on_current)
@@ -530,6 +530,10 @@ class MainWindow(QMainWindow):
 
     def _show_message(self, text: str) -> None:
         self.statusBar().showMessage(text, 6000)
+
+    def _update_counts(self, *_: Any) -> None:
+        st = self.state
+        self.counts_label.setText("" if st.blind else verdict_counts_text(st.verdicts))
 
     def _update_status(self, *_: Any) -> None:
         st = self.state

@@ -808,5 +808,6 @@ class PairViewer(QWidget):
 def verdict_counts_text(verdicts: Any) -> str:
     if verdicts is None:
         return ""
-    c = np.bincount(np.asarray(verdicts.verdict, np.int64), minlength=3)
+    v = np.asarray(verdicts.verdict)
+    c = [int(np.count_nonzero(v == code)) for code in range(3)]
     return f"PASS {c[0]} · FAIL {c[1]} · UNDECIDABLE {c[2]}"
