@@ -376,7 +376,6 @@ class SamplesRepo(ProjectBase):
         remap = np.array([pos[x] for x in lower], np.int32)
         ds.cache[LABEL_CODES_KEY] = LabelCodes(weakref.ref(label), remap[lab_code], uniq)
         del lab_code
-        ds.cache["sample_index"] = self.dataset_index_map(samples)
         return ds
 
     def _sample_hashes(self, where: str, params: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:

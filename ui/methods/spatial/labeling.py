@@ -131,10 +131,11 @@ class LabelController(QObject):
         self._done = np.zeros((2, n), bool)
         if st.project is None or st.dataset is None or not st.annotator:
             return
-        idx = st.dataset.sample_index()
         q = ("SELECT sample_id, coalesce(source, '') = 'recheck' AS rc, arg_max(verdict, event_id) "
              f"FROM {LABELS_RELATION} WHERE annotator = ? GROUP BY ALL")
-        for sid, rc, v in st.project.con.execute(q, [st.annotator]).fetchall():
+        found = st.project.con.execute(q, [st.annotator]).fetchall()
+        idx = st.dataset.sample_index() if found else {}
+        for sid, rc, v in found:
             r = idx.get(sid)
             if r is not None:
                 self._done[int(bool(rc)), r] = v is not None

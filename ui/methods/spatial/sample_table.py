@@ -220,9 +220,10 @@ class SampleTableModel(QAbstractTableModel):
         import pyarrow as pa
 
         st = self.state
-        idx = st.dataset.sample_index()
         rows, labels, nv = [], [], []
-        for sid, text, k in st.project.con.execute(LABELS_SQL).fetchall():
+        found = st.project.con.execute(LABELS_SQL).fetchall()
+        idx = st.dataset.sample_index() if found else {}
+        for sid, text, k in found:
             r = idx.get(sid)
             if r is not None:
                 rows.append(r)
