@@ -55,6 +55,7 @@ from ...image_cache import ImageCache, ImageResult
 from .overlay import DEFAULT_LAYERS, LAYER_TITLES, LAYERS, OverlayLayer, OverlaySpec, overlay_spec
 from ...state import AppState
 from workstation.methods.spatial.data import spatial_columns
+from workstation.util.grouping import factorize
 
 
 # ---------------------------------------------------------------------------------------------
@@ -67,9 +68,10 @@ class PairIndex:
     def __init__(self, ds: Any) -> None:
         s = ds.samples
         self._s = s
-        run_u, run_c = np.unique(np.asarray(s.run_id, dtype=str), return_inverse=True)
-        pr_u, pr_c = np.unique(np.asarray(s.prompt_id, dtype=str), return_inverse=True)
-        self.prompt_code = {p: i for i, p in enumerate(pr_u.tolist())}
+        # codes by hash encoding (groups need equal codes, not sorted ones): no sort of 1M strings
+        run_c, _run_u = factorize(s.run_id, sort=False)
+        pr_c, pr_u = factorize(s.prompt_id, sort=False)
+        self.prompt_code = {p: i for i, p in enumerate(pr_u)}
         self.n_prompts = max(len(pr_u), 1)
         self.key = run_c.reshape(-1).astype(np.int64) * self.n_prompts + pr_c.reshape(-1).astype(np.int64)
         self.order = np.lexsort((np.asarray(s.seed, np.int64), self.key))

@@ -90,16 +90,22 @@ def sample_columns(ds: Any) -> dict[str, Any]:
     import pyarrow as pa
 
     s = ds.samples
-    texts = dict(zip(ds.prompts.prompt_id.tolist(), ds.prompts.text.tolist()))
     rel_names = np.array(RELATIONS, dtype=object)
+    # each sample's prompt text (its prompt id where the prompt is not loaded), from numpy object
+    # arrays straight into Arrow (no Python list per column)
+    prow = ds.prompt_rows()
+    if len(ds.prompts):
+        text = np.where(prow >= 0, ds.prompts.text[np.maximum(prow, 0)], s.prompt_id)
+    else:
+        text = np.asarray(s.prompt_id, dtype=object)
     cols = {
         "row": pa.array(np.arange(ds.n, dtype=np.int64)),
-        "sample_id": pa.array(s.sample_id.tolist(), pa.string()),
-        "run_id": pa.array(s.run_id.tolist(), pa.string()),
-        "text": pa.array([texts.get(x, x) for x in s.prompt_id.tolist()], pa.string()),
-        "relation": pa.array(rel_names[np.asarray(spatial_columns(ds).relation, np.int64)].tolist(), pa.string()),
+        "sample_id": pa.array(np.asarray(s.sample_id, dtype=object), pa.string()),
+        "run_id": pa.array(np.asarray(s.run_id, dtype=object), pa.string()),
+        "text": pa.array(text, pa.string()),
+        "relation": pa.array(rel_names[np.asarray(spatial_columns(ds).relation, np.int64)], pa.string()),
         "seed": pa.array(np.asarray(s.seed, np.int64)),
-        "image_path": pa.array(s.image_path.tolist(), pa.string()),
+        "image_path": pa.array(np.asarray(s.image_path, dtype=object), pa.string()),
     }
     ds.cache["ui_arrow_samples"] = cols
     return cols
