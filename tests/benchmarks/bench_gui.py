@@ -268,6 +268,45 @@ def rss_mb() -> float:
     return psutil.Process().memory_info().rss / 2**20
 
 
+def peak_mb() -> float:
+    """The process's peak resident memory so far (VmHWM; Linux), NaN elsewhere."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
+
+
+def open_close_cycles(app, folder: Path, cycles: int) -> list[tuple[float, float]]:
+    """(resident after open, resident after close) of each of `cycles` open / close rounds of
+    the same project in one window."""
+    import gc
+
+    from workstation.store import release_freed_memory
+
+    from ui.main_window import MainWindow
+
+    w = MainWindow(ask_annotator=lambda: "bench")
+    w.resize(1500, 940)
+    w.show()
+    wait(app, 0.2)
+    out = []
+    for _ in range(cycles):
+        w.open_project(folder)
+        app.processEvents()
+        after_open = rss_mb()
+        w.close_project()
+        app.processEvents()
+        gc.collect()
+        release_freed_memory()
+        out.append((after_open, rss_mb()))
+    w.close()
+    app.processEvents()
+    return out
+
+
 def slider_moves(app, folder: Path, moves: int, with_calibration: bool, filtered: bool = False
                  ) -> dict[str, object]:
     from PySide6.QtCore import Qt
@@ -311,7 +350,7 @@ def slider_moves(app, folder: Path, moves: int, with_calibration: bool, filtered
         total.append((time.perf_counter() - t0) * 1000)
         table.append(w.browser.model.last_query_ms)
         wait(app, 0.05)
-    res = {"open_s": open_s, "rss_open": rss_open, "rss_after": rss_mb(), "total": total, "evaluate": ev_only,
+    res = {"open_s": open_s, "rss_open": rss_open, "rss_after": rss_mb(), "peak": peak_mb(), "total": total, "evaluate": ev_only,
            "table": table, "n": st.dataset.n, "dets": len(st.dataset.detections)}
     w.close()
     app.processEvents()
@@ -340,7 +379,8 @@ def slider_part(work: Path, n: int, moves: int) -> None:
     print("  target p95 <= 100 ms")
     print(f"\n== 4. resident memory with the {n:,}-sample project open ==")
     print(f"  RSS after open {r['rss_open']:.0f} MB, after {len(tot)} slider moves {r['rss_after']:.0f} MB "
-          "(target <= 500 MB)")
+          f"(target <= 500 MB at 100k, <= 1.2 GB at 1M); process peak while opening (VmHWM) {r['peak']:.0f} MB "
+          "(target <= 2 GB at 1M)")
     r3 = slider_moves(app, big, moves, with_calibration=False, filtered=True)
     tot = r3["total"]
     print(f"  (filtered to UNDECIDABLE and sorted by confidence, so each move re-queries: p50 "
@@ -349,6 +389,10 @@ def slider_part(work: Path, n: int, moves: int) -> None:
     tot = r2["total"]
     print(f"  (with the Calibration tab shown instead, its plots included: p50 {pct(tot, 50):.1f} ms, "
           f"p95 {pct(tot, 95):.1f} ms)")
+    print(f"\n== 5. open and close the {n:,}-sample project repeatedly in one process ==")
+    rounds = open_close_cycles(app, big, 3)
+    print("  RSS after open / after close: " + ", ".join(f"{a:.0f} / {b:.0f} MB" for a, b in rounds)
+          + " (target: no growth)")
     assert "torch" not in sys.modules
 
 

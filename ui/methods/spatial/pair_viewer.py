@@ -12,6 +12,7 @@ The viewer only reads `AppState`; labelling is `ui/methods/spatial/labeling.py`'
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Any
 
 import numpy as np
@@ -807,9 +808,20 @@ class PairViewer(QWidget):
         self.cache.prefetch([k for k in keys if k])
 
 
+_COUNTS: list[Any] = [None, ""]  # (weak reference to the verdicts counted, their text)
+
+
 def verdict_counts_text(verdicts: Any) -> str:
     if verdicts is None:
         return ""
+    ref = _COUNTS[0]
+    if ref is not None and ref() is verdicts:
+        return _COUNTS[1]  # the status bar asks on every step; 1M verdicts are counted once
     v = np.asarray(verdicts.verdict)
     c = [int(np.count_nonzero(v == code)) for code in range(3)]
-    return f"PASS {c[0]} · FAIL {c[1]} · UNDECIDABLE {c[2]}"
+    text = f"PASS {c[0]} · FAIL {c[1]} · UNDECIDABLE {c[2]}"
+    try:
+        _COUNTS[:] = [weakref.ref(verdicts), text]
+    except TypeError:  # an object without weak references: not cached
+        pass
+    return text
