@@ -716,6 +716,9 @@ class MainWindow(QMainWindow):
             if not p.read_only:
                 project_dialogs.release(p.folder)
             self.state.close_project()
+            # the views drop what they hold of the project (table, pair index, plots): a closed
+            # window that lives on (a test, a benchmark, a second window) keeps no dataset alive
+            self.state.project_changed.emit()
         self.images.clear()
         self.thumbs.clear()
         self.images.wait(2000)
