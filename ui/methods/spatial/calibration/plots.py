@@ -56,22 +56,10 @@ def coverage_curve(verdict: np.ndarray, conf: np.ndarray, taus: np.ndarray) -> t
     c = np.asarray(conf, np.float64)
     n = len(v)
     decided = ((v == PASS) | (v == FAIL)) & ~np.isnan(c)
-    taus = np.asarray(taus, np.float64)
-    if len(taus) > 1 and bool((taus[1:] > taus[:-1]).all()):
-        # conf >= taus[j] exactly when more than j grid points are <= conf: one binary search
-        # per sample into the small grid and a count, instead of sorting the confidences
-        def at_least(x: np.ndarray) -> np.ndarray:
-            cnt = np.bincount(np.searchsorted(taus, x, side="right"), minlength=len(taus) + 1)
-            return cnt[::-1].cumsum()[::-1][1:]
-
-        cdec = c[decided]
-        k = at_least(cdec)
-        kp = at_least(cdec[v[decided] == PASS])
-    else:
-        cd = np.sort(c[decided])
-        cp = np.sort(c[decided & (v == PASS)])
-        k = len(cd) - np.searchsorted(cd, taus, side="left")
-        kp = len(cp) - np.searchsorted(cp, taus, side="left")
+    cd = np.sort(c[decided])
+    cp = np.sort(c[decided & (v == PASS)])
+    k = len(cd) - np.searchsorted(cd, taus, side="left")
+    kp = len(cp) - np.searchsorted(cp, taus, side="left")
     cov = k / n if n else np.zeros(len(taus))
     with np.errstate(invalid="ignore", divide="ignore"):
         pc = np.where(k > 0, kp / np.maximum(k, 1), np.nan)
