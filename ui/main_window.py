@@ -125,7 +125,7 @@ class MainWindow(QMainWindow):
         s = self.state
         s.message.connect(self._show_message)
         s.project_changed.connect(self._on_project)
-        s.verdicts_changed.connect(self._update_status)
+        s.verdicts_changed.connect(self._update_counts)  # labels and queue unchanged
         s.labels_changed.connect(self._update_status)
         s.queue_changed.connect(self._update_status)
         s.current_changed.connect(self._on_current)
@@ -540,6 +540,10 @@ class MainWindow(QMainWindow):
     def _show_message(self, text: str) -> None:
         self.statusBar().showMessage(text, 6000)
 
+    def _update_counts(self, *_: Any) -> None:
+        st = self.state
+        self.counts_label.setText("" if st.blind else verdict_counts_text(st.verdicts))
+
     def _update_status(self, *_: Any) -> None:
         st = self.state
         self.counts_label.setText("" if st.blind else verdict_counts_text(st.verdicts))
@@ -721,6 +725,9 @@ class MainWindow(QMainWindow):
             if not p.read_only:
                 project_dialogs.release(p.folder)
             self.state.close_project()
+            # the views drop what they hold of the project (table, pair index, plots): a closed
+            # window that lives on (a test, a benchmark, a second window) keeps no dataset alive
+            self.state.project_changed.emit()
         self.images.clear()
         self.thumbs.clear()
         self.images.wait(2000)

@@ -10,6 +10,7 @@ All arrays of one table have the same length.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -154,6 +155,28 @@ class Prompts:
                                 sort_keys=True, default=str).encode())
             h.update(b"\x1e")
         return h.hexdigest()[:16]
+
+
+LABEL_CODES_KEY = "detections.label_codes"
+
+
+@dataclass
+class LabelCodes:
+    """Integer codes of a detection label column, kept in ``Dataset.cache[LABEL_CODES_KEY]`` by
+    a loader that has them anyway: ``codes[i]`` indexes ``names`` (distinct labels, as stored).
+    Valid only for the array ``ref()`` points to (a replaced column no longer matches)."""
+
+    ref: Callable[[], Any]
+    codes: np.ndarray  # int32
+    names: list[str]
+
+
+def label_codes(ds: "Dataset") -> tuple[np.ndarray, list[str]] | None:
+    """The cached codes of ``ds.detections.label`` (None when no loader left them)."""
+    lc = ds.cache.get(LABEL_CODES_KEY)
+    if isinstance(lc, LabelCodes) and lc.ref() is ds.detections.label and len(lc.codes) == len(ds.detections):
+        return lc.codes, lc.names
+    return None
 
 
 @dataclass

@@ -130,13 +130,16 @@ def synthetic_dataset(n: int, seed: int = 0, image_paths: list[str] | None = Non
     return Dataset(samples, dets, prompts.take(used), names)
 
 
-def build_project(folder: Path, n: int, images: bool = False) -> Path:
+def build_project(folder: Path, n: int, images: bool = False, distinct: int | None = None) -> Path:
+    """A synthetic project of n samples; with `images`, 512² PNGs on disk: one per sample, or
+    `distinct` files that the samples share in turn (a large project with real images)."""
     from workstation.methods.spatial.config import CheckerConfig
     from workstation.store import DB_NAME, Project
 
     if (folder / DB_NAME).is_file():
         return folder
-    paths = [f"images/s{i:07d}.png" for i in range(n)] if images else None
+    m = min(n, distinct) if distinct else n
+    paths = [f"images/s{i % m:07d}.png" for i in range(n)] if images else None
     ds = synthetic_dataset(n, image_paths=paths)
     p = Project.create(folder)
     try:
@@ -148,18 +151,18 @@ def build_project(folder: Path, n: int, images: bool = False) -> Path:
     finally:
         p.close()
     if images:
-        write_images(folder, ds)
+        write_images(folder, ds, m)
     return folder
 
 
-def write_images(folder: Path, ds) -> None:
+def write_images(folder: Path, ds, count: int | None = None) -> None:
     """512² PNGs with photo-like entropy (blurred noise; about the size of a generated photo) and
     the A / B boxes painted in."""
     import cv2
 
     rng = np.random.default_rng(1)
     d = ds.detections
-    for i in range(ds.n):
+    for i in range(ds.n if count is None else count):
         noise = rng.integers(0, 255, (512, 512, 3), dtype=np.uint8)
         img = cv2.GaussianBlur(noise, (0, 0), 1.4)  # ~400 KB per PNG, like a generated photo
         img = cv2.addWeighted(img, 0.6, np.full_like(img, (150, 170, 190)), 0.4, 0)
@@ -265,6 +268,45 @@ def rss_mb() -> float:
     return psutil.Process().memory_info().rss / 2**20
 
 
+def peak_mb() -> float:
+    """The process's peak resident memory so far (VmHWM; Linux), NaN elsewhere."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
+
+
+def open_close_cycles(app, folder: Path, cycles: int) -> list[tuple[float, float]]:
+    """(resident after open, resident after close) of each of `cycles` open / close rounds of
+    the same project in one window."""
+    import gc
+
+    from workstation.store import release_freed_memory
+
+    from ui.main_window import MainWindow
+
+    w = MainWindow(ask_annotator=lambda: "bench")
+    w.resize(1500, 940)
+    w.show()
+    wait(app, 0.2)
+    out = []
+    for _ in range(cycles):
+        w.open_project(folder)
+        app.processEvents()
+        after_open = rss_mb()
+        w.close_project()
+        app.processEvents()
+        gc.collect()
+        release_freed_memory()
+        out.append((after_open, rss_mb()))
+    w.close()
+    app.processEvents()
+    return out
+
+
 def slider_moves(app, folder: Path, moves: int, with_calibration: bool, filtered: bool = False
                  ) -> dict[str, object]:
     from PySide6.QtCore import Qt
@@ -308,7 +350,7 @@ def slider_moves(app, folder: Path, moves: int, with_calibration: bool, filtered
         total.append((time.perf_counter() - t0) * 1000)
         table.append(w.browser.model.last_query_ms)
         wait(app, 0.05)
-    res = {"open_s": open_s, "rss_open": rss_open, "rss_after": rss_mb(), "total": total, "evaluate": ev_only,
+    res = {"open_s": open_s, "rss_open": rss_open, "rss_after": rss_mb(), "peak": peak_mb(), "total": total, "evaluate": ev_only,
            "table": table, "n": st.dataset.n, "dets": len(st.dataset.detections)}
     w.close()
     app.processEvents()
@@ -337,7 +379,8 @@ def slider_part(work: Path, n: int, moves: int) -> None:
     print("  target p95 <= 100 ms")
     print(f"\n== 4. resident memory with the {n:,}-sample project open ==")
     print(f"  RSS after open {r['rss_open']:.0f} MB, after {len(tot)} slider moves {r['rss_after']:.0f} MB "
-          "(target <= 500 MB)")
+          f"(target <= 500 MB at 100k, <= 1.2 GB at 1M); process peak while opening (VmHWM) {r['peak']:.0f} MB "
+          "(target <= 2 GB at 1M)")
     r3 = slider_moves(app, big, moves, with_calibration=False, filtered=True)
     tot = r3["total"]
     print(f"  (filtered to UNDECIDABLE and sorted by confidence, so each move re-queries: p50 "
@@ -346,6 +389,10 @@ def slider_part(work: Path, n: int, moves: int) -> None:
     tot = r2["total"]
     print(f"  (with the Calibration tab shown instead, its plots included: p50 {pct(tot, 50):.1f} ms, "
           f"p95 {pct(tot, 95):.1f} ms)")
+    print(f"\n== 5. open and close the {n:,}-sample project repeatedly in one process ==")
+    rounds = open_close_cycles(app, big, 3)
+    print("  RSS after open / after close: " + ", ".join(f"{a:.0f} / {b:.0f} MB" for a, b in rounds)
+          + " (target: no growth)")
     assert "torch" not in sys.modules
 
 
@@ -354,6 +401,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n", type=int, default=100_000, help="samples in the large synthetic project")
     ap.add_argument("--images", type=int, default=120, help="512² images for the next-pair benchmark")
     ap.add_argument("--steps", type=int, default=100, help="next-pair steps")
+    ap.add_argument("--pairs-n", type=int, default=0,
+                    help="also time next pair on a project of this many samples sharing the --images PNGs")
     ap.add_argument("--moves", type=int, default=30, help="slider moves")
     ap.add_argument("--work", type=Path, default=None, help="folder for the projects (kept)")
     ap.add_argument("--part", choices=("all", "slider"), default="all", help=argparse.SUPPRESS)
@@ -371,6 +420,8 @@ def main(argv: list[str] | None = None) -> int:
     big = build_project(work / f"synthetic_{args.n}", args.n)
     pics = build_project(work / f"images_{args.images}", args.images, images=True)
     fixture = build_fixture_project(work / "fixture")
+    pairs_big = (build_project(work / f"pairs_{args.pairs_n}_{args.images}", args.pairs_n, images=True,
+                               distinct=args.images) if args.pairs_n else None)
     print(f"projects ready in {time.perf_counter() - t:.1f} s")
 
     print("\n== 1. cold start to an interactive window (new process, wall clock) ==")
@@ -397,6 +448,12 @@ def main(argv: list[str] | None = None) -> int:
         label = "with prefetch (150 ms dwell)" if prefetch else "prefetch off (cold decode)"
         print(f"  {label}: p50 {pct(lat, 50):.1f} ms, p95 {pct(lat, 95):.1f} ms, max {max(lat):.1f} ms "
               f"over {len(lat)} steps")
+    if pairs_big is not None:
+        for prefetch in (True, False):
+            lat = next_pair_latency(app, pairs_big, args.steps, dwell=0.15, prefetch=prefetch)
+            label = "with prefetch (150 ms dwell)" if prefetch else "prefetch off (cold decode)"
+            print(f"  {args.pairs_n:,}-sample project, its {args.images} PNGs shared in turn, {label}: "
+                  f"p50 {pct(lat, 50):.1f} ms, p95 {pct(lat, 95):.1f} ms, max {max(lat):.1f} ms over {len(lat)} steps")
     print("  target p95 <= 50 ms with prefetch")
     sys.stdout.flush()
 

@@ -140,6 +140,65 @@ def test_dataset_round_trips_through_the_store(tmp_path: Path, sbuc_parsed: Any)
     assert back.detections.label.tolist() == ds.detections.label.tolist()  # same order within each sample
 
 
+@pytest.mark.parametrize("mapping", ["hash", "join"])
+def test_loaded_dataset_matches_rows_labels_and_prompts_whatever_the_insertion_order(
+        tmp_path: Path, sbuc_parsed: Any, mapping: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Detections inserted in two interleaved halves still come back grouped by sample in their
+    stored order (mapped by id hashes, or by the join used when two ids' hashes collide); the
+    loader's label codes give the same verdicts as hashing the labels."""
+    from workstation.store.samples import SamplesRepo
+
+    if mapping == "join":
+        monkeypatch.setattr(SamplesRepo, "_sample_hashes", lambda self, where, params: None)
+    from workstation.dataset import label_codes
+    from workstation.methods.spatial.checker import evaluate
+    from workstation.methods.spatial.config import CheckerConfig
+
+    ds = small_dataset(sbuc_parsed, 40)
+    d = ds.detections
+    second = d.sample_idx >= 20
+    with Project.create(tmp_path / "p") as p:
+        p.add_run(sbuc_parsed.run_id)
+        with p.transaction():
+            p.add_dataset(ds.subset(np.arange(20, 40)))  # later samples inserted first
+            head = ds.subset(np.arange(20))
+            p.add_dataset(head)
+        back = p.load_dataset()
+        prompts = p.load_prompts()
+        # a run filter loads a subset; the other samples' detections are left out
+        sub = p.load_dataset(runs=["nothing-here"])
+        assert sub.n == 0 and len(sub.detections) == 0
+    assert int(second.sum()) > 0
+    # project order: the second half (inserted first) comes first
+    assert back.samples.sample_id.tolist() == ds.samples.sample_id[np.r_[20:40, 0:20]].tolist()
+    for k, sid in enumerate(back.samples.sample_id.tolist()[:3] + back.samples.sample_id.tolist()[-3:]):
+        i = ds.samples.sample_id.tolist().index(sid)
+        j = back.samples.sample_id.tolist().index(sid)
+        assert back.detections.label[back.detections.sample_idx == j].tolist() == \
+            ds.detections.label[d.sample_idx == i].tolist()
+        assert np.array_equal(back.detections.score[back.detections.sample_idx == j], d.score[d.sample_idx == i])
+    codes = label_codes(back)
+    assert codes is not None
+    assert [codes[1][c] for c in codes[0]] == back.detections.label.tolist()
+    cfg = CheckerConfig()
+    with_codes = evaluate(back, cfg)
+    plain = type(back)(back.samples, back.detections.take(np.arange(len(back.detections))), back.prompts,
+                       back.variant_names)
+    assert label_codes(plain) is None
+    without = evaluate(plain, cfg)
+    assert np.array_equal(with_codes.verdict, without.verdict)
+    assert np.array_equal(with_codes.reason, without.reason)
+    assert np.array_equal(with_codes.conf, without.conf)
+    # prompts: entities as lower-case tuples, attrs as a dict of each prompt's own
+    order = np.argsort(ds.prompts.prompt_id.astype(str))
+    assert prompts.prompt_id.tolist() == ds.prompts.prompt_id[order].tolist()
+    assert prompts.entities.tolist() == ds.prompts.entities[order].tolist()
+    assert prompts.attrs.tolist() == ds.prompts.attrs[order].tolist()
+    assert prompts.text.tolist() == ds.prompts.text[order].tolist()
+    prompts.attrs[0]["edited"] = 1
+    assert "edited" not in prompts.attrs[1]
+
+
 # ---------------------------------------------------------------------------------------------
 # lock and snapshot
 # ---------------------------------------------------------------------------------------------

@@ -62,6 +62,10 @@ def test_new_audit_set_becomes_a_blind_queue(qtbot, open_window, sbuc_project: P
         assert not side.card.bar.isVisible()
     assert w.labeling.blind_banner.isVisible()
     assert all(w.browser.table.isColumnHidden(c) for c in (5, 6, 7, 9))
+    # nor the labels and notes of other annotators (or one's own earlier ones) in Browse
+    assert w.browser.table.isColumnHidden(8) and w.browser.table.isColumnHidden(10)
+    m = w.browser.model
+    assert {m.data(m.index(i, c)) for i in range(5) for c in (8, 10)} == {"·"}
     assert w.counts_label.text() == ""
     assert all(it == -1 for it in (w.browser.model.data(w.browser.model.index(i, 0), Qt.UserRole + 2)
                                    for i in range(5)))

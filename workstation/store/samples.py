@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..dataset import Dataset, Detections, Prompts, Samples
+from ..dataset import LABEL_CODES_KEY, Dataset, Detections, LabelCodes, Prompts, Samples
 from ..types import ORIGINAL_NAME
 from ..util.jsonsafe import capped, dumps
 from .base import ProjectBase, ProjectError, _arrow, _now, release_freed_memory, safe_relpath
@@ -28,6 +29,19 @@ def _prompt_hashes(p: Prompts) -> list[str]:
                             json.dumps(p.attrs[i] or {}, sort_keys=True, default=str)])
         out.append(hashlib.sha256(blob.encode()).hexdigest()[:16])
     return out
+
+
+def _object_column(col: Any, shared: bool = True) -> np.ndarray:
+    """An Arrow string column as a numpy object array; with `shared`, one Python string per
+    distinct value (a run id or prompt id repeated by many samples is one object)."""
+    import pyarrow as pa
+
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+    if shared and col.null_count == 0 and len(col):
+        enc = col.dictionary_encode()
+        return enc.dictionary.to_numpy(zero_copy_only=False)[enc.indices.to_numpy(zero_copy_only=False)]
+    return np.asarray(col.to_numpy(zero_copy_only=False), dtype=object)
 
 
 class SamplesRepo(ProjectBase):
@@ -188,6 +202,9 @@ class SamplesRepo(ProjectBase):
         return ds
 
     def _load_dataset(self, runs: Sequence[str] | None, method: str | None = None) -> Dataset:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
         conds: list[str] = []
         params: list[Any] = []
         if runs:
@@ -201,87 +218,221 @@ class SamplesRepo(ProjectBase):
             f"SELECT s.sample_id, s.run_id, s.prompt_id, s.seed, "
             f"s.width, s.height, s.image_path, s.recorded_stability, s.has_secondary, s.has_perturbed "
             f"FROM samples s JOIN prompts p USING (prompt_id) {where} ORDER BY s.ord", params).to_arrow_table()
-        cols = {k: st.column(k).to_numpy(zero_copy_only=False) for k in st.column_names}
-        obj = lambda a: np.asarray(a, dtype=object)  # noqa: E731
+        # run, prompt and path strings repeat: one Python string per distinct value, shared
         samples = Samples(
-            sample_id=obj(cols["sample_id"]), run_id=obj(cols["run_id"]), prompt_id=obj(cols["prompt_id"]),
-            seed=cols["seed"].astype(np.int64),
-            width=cols["width"].astype(np.float64), height=cols["height"].astype(np.float64),
-            image_path=obj([x or "" for x in cols["image_path"]]),
-            recorded_stability=np.asarray(cols["recorded_stability"], dtype=np.float64),
-            has_secondary=cols["has_secondary"].astype(bool), has_perturbed=cols["has_perturbed"].astype(bool),
+            sample_id=_object_column(st.column("sample_id"), shared=False),
+            run_id=_object_column(st.column("run_id")), prompt_id=_object_column(st.column("prompt_id")),
+            seed=st.column("seed").to_numpy().astype(np.int64),
+            width=st.column("width").to_numpy().astype(np.float64),
+            height=st.column("height").to_numpy().astype(np.float64),
+            image_path=_object_column(pc.fill_null(st.column("image_path"), ""), shared=False),
+            recorded_stability=np.asarray(st.column("recorded_stability").to_numpy(zero_copy_only=False),
+                                          dtype=np.float64),
+            has_secondary=st.column("has_secondary").to_numpy().astype(bool),
+            has_perturbed=st.column("has_perturbed").to_numpy().astype(bool),
         )
-        # Detections in insertion order (DuckDB preserves it for a plain scan), mapped to sample
-        # rows in numpy and stably sorted by row: each sample keeps its detections' stored order
-        # (the checker's tie-break depends on it). Strings are dictionary-encoded, so 1M
-        # detections share a handful of label / variant string objects.
-        import pyarrow.compute as pc
-
-        where_d = (f"WHERE sample_id IN (SELECT s.sample_id FROM samples s JOIN prompts p USING (prompt_id) "
-                   f"{where})") if conds else ""
-        sql = f"SELECT sample_id, source, variant, label, score, x1, y1, x2, y2 FROM detections {where_d}"
-        idx = self.dataset_index_map(samples)
+        del st
+        # Detections mapped to sample rows without a Python object per detection: DuckDB hashes
+        # each detection's sample id (two independent 64-bit hashes); the first finds the row by
+        # a binary search among the loaded samples' hashes, the second confirms it. The mapping
+        # is used only when the first hash is unique over every sample of the project, so a
+        # detection maps to a loaded sample exactly when its id is that sample's id (up to a
+        # collision of both hashes at once); otherwise DuckDB joins on the ids themselves.
+        # A plain scan keeps the stored order, which each sample's detections keep (the
+        # checker's tie-break depends on it): a stable sort by row, skipped when already sorted.
         dicts: dict[str, dict[str, int]] = {"variant": {}, "label": {}}
-        det_cols: dict[str, list[np.ndarray]] = {
+        parts: dict[str, list[np.ndarray]] = {
             k: [] for k in ("row", "source", "variant", "label", "score", "x1", "y1", "x2", "y2")}
 
-        def codes(batch: Any, col: str, table: dict[str, int]) -> np.ndarray:
-            enc = pc.dictionary_encode(batch.column(col))
+        def codes(col: Any, table: dict[str, int]) -> np.ndarray:
+            enc = pc.dictionary_encode(col)
             local = [table.setdefault(str(x), len(table)) for x in enc.dictionary.to_pylist()]
-            return np.asarray(local, dtype=np.int64)[enc.indices.to_numpy(zero_copy_only=False)] \
-                if local else np.zeros(0, np.int64)
+            if not local:
+                return np.zeros(0, np.int32)
+            return np.asarray(local, np.int32)[enc.indices.to_numpy(zero_copy_only=False)]
 
-        # streamed in batches: the whole result never sits in memory as one table
+        hashed = self._sample_hashes(where, params)
+        cols = "d.source, d.variant, d.label, d.score, d.x1, d.y1, d.x2, d.y2"
+        n_rid = 1
+        if hashed is not None:
+            sql = f"SELECT hash(d.sample_id) AS h1, hash(d.sample_id || chr(31)) AS h2, {cols} FROM detections d"
+            sql_params = None
+            h_sorted, h2_sorted, row_sorted = hashed
+        else:
+            sql = (f"WITH s AS (SELECT s.sample_id, (row_number() OVER (ORDER BY s.ord) - 1)::BIGINT AS row "
+                   f"FROM samples s JOIN prompts p USING (prompt_id) {where}) "
+                   f"SELECT s.row, d.rowid AS rid, {cols} FROM detections d JOIN s USING (sample_id)")
+            sql_params = params or None
+            n_rid = int(self.con.execute("SELECT coalesce(max(rowid) + 1, 1) FROM detections").fetchone()[0])
+        dtypes = {"row": np.int64, "variant": np.int32, "label": np.int32, "source": np.int8, "score": np.float64,
+                  "x1": np.float64, "y1": np.float64, "x2": np.float64, "y2": np.float64}
+        filled = 0
+        total = -1
+        if hashed is not None:  # one scan of the whole table: its columns are filled in place
+            total = int(self.con.execute("SELECT count(*) FROM detections").fetchone()[0])
+            full = {k: np.empty(total, dt) for k, dt in dtypes.items()}
+
+        def put(k: str, values: np.ndarray) -> None:
+            if hashed is not None and filled + len(values) <= total:
+                full[k][filled:filled + len(values)] = values
+            else:
+                parts[k].append(values)
+
+        def one_batch(batch: Any) -> None:
+            nonlocal filled, total
+            if hashed is not None:
+                h1 = np.asarray(batch.column("h1").to_numpy(zero_copy_only=False), np.uint64)
+                row = np.full(len(h1), -1, np.int64)
+                if len(h_sorted) and len(h1):
+                    # the detections of one sample are usually adjacent: look up each run once
+                    start = np.flatnonzero(np.r_[True, h1[1:] != h1[:-1]])
+                    runs = np.diff(np.r_[start, len(h1)])
+                    hr = h1[start]
+                    pos = np.minimum(np.searchsorted(h_sorted, hr), len(h_sorted) - 1)
+                    run_row = np.where(h_sorted[pos] == hr, row_sorted[pos], -1)
+                    row = np.repeat(run_row, runs)
+                    h2 = np.asarray(batch.column("h2").to_numpy(zero_copy_only=False), np.uint64)
+                    row[h2_sorted[np.repeat(pos, runs)] != h2] = -1
+                    del h2, start, runs, hr, pos, run_row
+                del h1
+            else:
+                row = (batch.column("row").to_numpy(zero_copy_only=False).astype(np.int64) * n_rid
+                       + batch.column("rid").to_numpy(zero_copy_only=False))
+            if hashed is not None and filled + len(row) > total:
+                total = -1  # more rows than counted: this batch and the rest are appended in order
+            put("row", row)
+            put("variant", codes(batch.column("variant"), dicts["variant"]))
+            put("label", codes(batch.column("label"), dicts["label"]))
+            put("source", batch.column("source").to_numpy(zero_copy_only=False).astype(np.int8))
+            for k in ("score", "x1", "y1", "x2", "y2"):
+                put(k, np.asarray(batch.column(k).to_numpy(zero_copy_only=False), np.float64))
+            if hashed is not None and filled + len(row) <= total:
+                filled += len(row)
+
         with self._lock:
-            reader = self.con.raw.sql(sql, params=params or None).to_arrow_reader(131072)
-            for batch in reader:
-                enc = pc.dictionary_encode(batch.column("sample_id"))
-                row_of = np.array([idx.get(str(x), -1) for x in enc.dictionary.to_pylist()], dtype=np.int64)
-                det_cols["row"].append(row_of[enc.indices.to_numpy(zero_copy_only=False)] if len(row_of)
-                                       else np.zeros(0, np.int64))
-                det_cols["variant"].append(codes(batch, "variant", dicts["variant"]))
-                det_cols["label"].append(codes(batch, "label", dicts["label"]))
-                for k in ("source", "score", "x1", "y1", "x2", "y2"):
-                    det_cols[k].append(batch.column(k).to_numpy(zero_copy_only=False))
-            del reader
-        cat = {k: (np.concatenate(v) if v else np.zeros(0)) for k, v in det_cols.items()}
-        rows = cat["row"].astype(np.int64)
-        keep = rows >= 0
-        order = np.nonzero(keep)[0][np.argsort(rows[keep], kind="stable")]
+            # a plain scan needs no working memory: a low limit keeps DuckDB from caching the
+            # table's blocks while they stream past (and makes the scan faster)
+            if hashed is not None:
+                self.con.execute("SET memory_limit = '128MB'")
+            try:
+                reader = self.con.raw.sql(sql, params=sql_params).to_arrow_reader(1 << 20)
+                for batch in reader:
+                    one_batch(batch)
+                del reader
+            finally:
+                if hashed is not None:
+                    self.con.execute("RESET memory_limit")
+            if hashed is not None:
+                for k in dtypes:  # what was scanned, in order: the filled part, then any rest
+                    parts[k].insert(0, full[k][:filled])
+                del full
+
+        def joined(k: str) -> np.ndarray:
+            v = parts.pop(k)
+            v = [x for x in v if len(x)] or [np.zeros(0, dtypes[k])]
+            return v[0] if len(v) == 1 else np.concatenate(v)
+
+        key = joined("row")
+        keep: Any = slice(None)
+        if len(key) and key.min() < 0:
+            keep = np.flatnonzero(key >= 0)  # detections of samples that are not loaded
+            key = key[keep]
+        order: Any = keep
+        if len(key) > 1 and not bool((key[1:] >= key[:-1]).all()):
+            local = np.argsort(key, kind="stable")
+            order = local if isinstance(keep, slice) else keep[local]
+            key = key[local]
+            del local
+        rows = key // n_rid if n_rid > 1 else key
+        del key
+
+        def take(k: str, order: Any, empty: Any) -> np.ndarray:
+            a = joined(k)
+            return a if isinstance(order, slice) else a[order]
+
         var_dict = list(dicts["variant"])
         lab_dict = list(dicts["label"])
         recorded = {r[0] for r in self.con.execute("SELECT name FROM image_variants").fetchall()}
         names = [ORIGINAL_NAME] + sorted((set(var_dict) | recorded) - {ORIGINAL_NAME})
         vidx = np.array([names.index(v) for v in var_dict] or [0], dtype=np.int16)
-        labels = np.array([x.lower() for x in lab_dict] or [""], dtype=object)
-        var_code = cat["variant"].astype(np.int64)
-        lab_code = cat["label"].astype(np.int64)
-
-        def num(col: str, dtype: type) -> np.ndarray:
-            return cat[col].astype(dtype)[order]
-
+        lower = [x.lower() for x in lab_dict] or [""]
+        # one string object per distinct lower-case label, shared by every detection
+        uniq_lower: dict[str, str] = {}
+        labels = np.array([uniq_lower.setdefault(x, x) for x in lower], dtype=object)
+        lab_code = take("label", order, np.int32)
+        label = labels[lab_code]
         dets = Detections(
-            sample_idx=rows[order], source=num("source", np.int8),
-            variant=vidx[var_code[order]], label=labels[lab_code[order]],
-            score=num("score", np.float64), x1=num("x1", np.float64), y1=num("y1", np.float64),
-            x2=num("x2", np.float64), y2=num("y2", np.float64),
+            sample_idx=rows, source=take("source", order, np.int8),
+            variant=vidx[take("variant", order, np.int32)], label=label,
+            score=take("score", order, np.float64), x1=take("x1", order, np.float64),
+            y1=take("y1", order, np.float64), x2=take("x2", order, np.float64), y2=take("y2", order, np.float64),
         )
-        return Dataset(samples, dets, self.load_prompts(method), tuple(names))
+        del order
+        ds = Dataset(samples, dets, self.load_prompts(method), tuple(names))
+        # the label codes travel with the dataset (the checker's label matching reads them
+        # instead of hashing 10M strings again): codes into the distinct lower-case labels
+        uniq = list(uniq_lower)
+        pos = {x: i for i, x in enumerate(uniq)}
+        remap = np.array([pos[x] for x in lower], np.int32)
+        ds.cache[LABEL_CODES_KEY] = LabelCodes(weakref.ref(label), remap[lab_code], uniq)
+        del lab_code
+        return ds
+
+    def _sample_hashes(self, where: str, params: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """(sorted first hashes, their second hashes, their rows) of the loaded samples' ids, or
+        None when the first hash is not unique over the project's samples."""
+        allh = self.con.execute("SELECT hash(sample_id) FROM samples").to_arrow_table().column(0)
+        allh = np.sort(np.asarray(allh.to_numpy(), np.uint64))
+        if len(allh) > 1 and not bool((allh[1:] != allh[:-1]).all()):
+            return None
+        del allh
+        t = self.con.execute(
+            f"SELECT hash(s.sample_id) AS h1, hash(s.sample_id || chr(31)) AS h2 FROM samples s "
+            f"JOIN prompts p USING (prompt_id) {where} ORDER BY s.ord", params).to_arrow_table()
+        h1 = np.asarray(t.column("h1").to_numpy(), np.uint64)
+        h2 = np.asarray(t.column("h2").to_numpy(), np.uint64)
+        o = np.argsort(h1)
+        return h1[o], h2[o], o.astype(np.int64)
 
     @staticmethod
     def dataset_index_map(samples: Samples) -> dict[str, int]:
         return {sid: i for i, sid in enumerate(samples.sample_id.tolist())}
 
     def load_prompts(self, method: str | None = None) -> Prompts:
-        """The project's prompts (of one method, when given), ordered by id."""
+        """The project's prompts (of one method, when given), ordered by id.
+
+        Read through Arrow: repeated values (suites, methods, entity lists, attrs JSON) are
+        decoded once per distinct value; each prompt gets its own attrs dict."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
         t = self.con.execute(
-            "SELECT prompt_id, text, suite, method, entities, attrs, twin_id, group_id FROM prompts "
-            + ("WHERE method = ? " if method else "") + "ORDER BY prompt_id", [method] if method else []).fetchall()
-        if not t:
+            "SELECT prompt_id, text, suite, method, to_json(entities)::VARCHAR AS ents, attrs, twin_id, "
+            "group_id FROM prompts "
+            + ("WHERE method = ? " if method else "") + "ORDER BY prompt_id",
+            [method] if method else []).to_arrow_table()
+        n = t.num_rows
+        if n == 0:
             return Prompts.empty()
-        c = list(zip(*t))
-        return Prompts.build(c[0], c[1], method=c[3], suite=c[2], entities=[tuple(e or ()) for e in c[4]],
-                             attrs=[json.loads(a) if a else {} for a in c[5]], twin_id=c[6], group_id=c[7])
+
+        def strs(name: str, shared: bool) -> np.ndarray:
+            return _object_column(pc.fill_null(t.column(name), ""), shared=shared)
+
+        def decoded(name: str, decode: Any) -> np.ndarray:
+            col = t.column(name)
+            col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+            enc = pc.fill_null(col, "").dictionary_encode()
+            values = [decode(v) for v in enc.dictionary.to_pylist()]
+            out = np.empty(len(values), dtype=object)
+            out[:] = values
+            return out[enc.indices.to_numpy(zero_copy_only=False)]
+
+        ents = decoded("ents", lambda v: tuple(str(x).lower() for x in (json.loads(v) or ())) if v else ())
+        attrs = decoded("attrs", lambda v: json.loads(v) if v else {})
+        ats = np.empty(n, dtype=object)
+        ats[:] = [dict(a or {}) for a in attrs.tolist()]
+        return Prompts(strs("prompt_id", False), strs("text", False), strs("suite", True),
+                       strs("method", True), ents, ats, strs("twin_id", False), strs("group_id", False))
 
     def prompt_methods(self) -> dict[str, int]:
         """Number of prompts per method."""

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .sample_table import CHECKER_COLUMNS, FilterBar, SampleTableModel
+from .sample_table import BLIND_COLUMNS, FilterBar, SampleTableModel
 from ...state import AppState
 from .thumbnails import ThumbnailGrid
 
@@ -140,7 +140,7 @@ class SampleBrowser(QWidget):
         self.badge_legend.setText(f"P = PASS, F = FAIL, U = UNDECIDABLE — {checker}{human}")
 
     def _apply_blind(self) -> None:
-        for c in CHECKER_COLUMNS:
+        for c in BLIND_COLUMNS:
             self.table.setColumnHidden(c, bool(self.state.blind))
         self._update_badge_legend()
 

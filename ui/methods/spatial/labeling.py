@@ -93,6 +93,8 @@ class LabelController(QObject):
         self.auto_advance = True  # P / F / U go on to the next item
         # per dataset row: the current annotator's latest first-pass / re-check label has a verdict
         self._done = np.zeros((2, 0), bool)
+        self._done_version = 0  # bumped whenever _done changes (progress caches its count on it)
+        self._progress: tuple[Any, int, tuple[int, int]] | None = None
         self._queue_arrays: tuple[Any, np.ndarray, np.ndarray] | None = None
         state.current_changed.connect(self._on_current)
         state.project_changed.connect(self._on_project)
@@ -140,12 +142,14 @@ class LabelController(QObject):
         st = self.state
         n = st.dataset.n if st.dataset is not None else 0
         self._done = np.zeros((2, n), bool)
+        self._done_version += 1
         if st.project is None or st.dataset is None or not st.annotator:
             return
-        idx = st.dataset.sample_index()
         q = ("SELECT sample_id, coalesce(source, '') = 'recheck' AS rc, arg_max_null(verdict, event_id) "
              f"FROM {LABELS_RELATION} WHERE annotator = ? GROUP BY ALL")
-        for sid, rc, v in st.project.con.execute(q, [st.annotator]).fetchall():
+        found = st.project.con.execute(q, [st.annotator]).fetchall()
+        idx = st.dataset.sample_index() if found else {}
+        for sid, rc, v in found:
             r = idx.get(sid)
             if r is not None:
                 self._done[int(bool(rc)), r] = v is not None
@@ -178,7 +182,12 @@ class LabelController(QObject):
                 qa = self._queue_arrays = (st.queue, rows, rc)
             if self._done.shape[1] != st.dataset.n:
                 self._reload_done()
-            return int(np.count_nonzero(self._done[qa[2], qa[1]])), len(st.queue)
+            hit = self._progress
+            if hit is not None and hit[0] is qa[1] and hit[1] == self._done_version:
+                return hit[2]  # stepping through a long queue: the count is unchanged
+            out = int(np.count_nonzero(self._done[qa[2], qa[1]])), len(st.queue)
+            self._progress = (qa[1], self._done_version, out)
+            return out
         return int(np.count_nonzero(st.human >= 0)), int(st.dataset.n)
 
     def go(self, pos: int) -> None:
@@ -271,6 +280,7 @@ class LabelController(QObject):
         self.last_error = ""
         if self._done.shape[1] == st.dataset.n:
             self._done[int(source == "recheck"), row] = new[0] is not None
+            self._done_version += 1
         if row == st.current:
             self.current_state = new
         if record:

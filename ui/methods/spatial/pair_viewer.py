@@ -12,6 +12,7 @@ The viewer only reads `AppState`; labelling is `ui/methods/spatial/labeling.py`'
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Any
 
 import numpy as np
@@ -55,6 +56,7 @@ from ...image_cache import ImageCache, ImageResult
 from .overlay import DEFAULT_LAYERS, LAYER_TITLES, LAYERS, OverlayLayer, OverlaySpec, overlay_spec
 from ...state import AppState
 from workstation.methods.spatial.data import spatial_columns
+from workstation.util.grouping import factorize
 
 
 # ---------------------------------------------------------------------------------------------
@@ -67,9 +69,10 @@ class PairIndex:
     def __init__(self, ds: Any) -> None:
         s = ds.samples
         self._s = s
-        run_u, run_c = np.unique(np.asarray(s.run_id, dtype=str), return_inverse=True)
-        pr_u, pr_c = np.unique(np.asarray(s.prompt_id, dtype=str), return_inverse=True)
-        self.prompt_code = {p: i for i, p in enumerate(pr_u.tolist())}
+        # codes by hash encoding (groups need equal codes, not sorted ones): no sort of 1M strings
+        run_c, _run_u = factorize(s.run_id, sort=False)
+        pr_c, pr_u = factorize(s.prompt_id, sort=False)
+        self.prompt_code = {p: i for i, p in enumerate(pr_u)}
         self.n_prompts = max(len(pr_u), 1)
         self.key = run_c.reshape(-1).astype(np.int64) * self.n_prompts + pr_c.reshape(-1).astype(np.int64)
         self.order = np.lexsort((np.asarray(s.seed, np.int64), self.key))
@@ -924,8 +927,20 @@ class PairViewer(QWidget):
         self.cache.prefetch([k for k in keys if k])
 
 
+_COUNTS: list[Any] = [None, ""]  # (weak reference to the verdicts counted, their text)
+
+
 def verdict_counts_text(verdicts: Any) -> str:
     if verdicts is None:
         return ""
-    c = np.bincount(np.asarray(verdicts.verdict, np.int64), minlength=3)
-    return f"PASS {c[0]} · FAIL {c[1]} · UNDECIDABLE {c[2]}"
+    ref = _COUNTS[0]
+    if ref is not None and ref() is verdicts:
+        return _COUNTS[1]  # the status bar asks on every step; 1M verdicts are counted once
+    v = np.asarray(verdicts.verdict)
+    c = [int(np.count_nonzero(v == code)) for code in range(3)]
+    text = f"PASS {c[0]} · FAIL {c[1]} · UNDECIDABLE {c[2]}"
+    try:
+        _COUNTS[:] = [weakref.ref(verdicts), text]
+    except TypeError:  # an object without weak references: not cached
+        pass
+    return text

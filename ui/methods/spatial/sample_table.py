@@ -43,6 +43,8 @@ from ...state import AppState
 from workstation.methods.spatial.data import spatial_columns
 from workstation.methods.spatial.store import LABELS_RELATION
 
+from .table_order import SORTABLE, LiveColumns, dynamic_mask, ordered_rows, row_tuples
+
 ROW_ROLE = int(Qt.UserRole) + 1  # dataset row (int)
 VERDICT_ROLE = int(Qt.UserRole) + 2  # checker verdict code (int, -1 none)
 PATH_ROLE = int(Qt.UserRole) + 3  # image path relative to the project
@@ -57,7 +59,8 @@ LABELS_TABLE = "_ui_labels"
 
 COLUMNS: tuple[str, ...] = ("Sample", "Run", "Prompt", "Relation", "Seed", "Checker", "Reason", "Conf",
                             "Human", "Agreement", "Notes")
-CHECKER_COLUMNS = (5, 6, 7, 9)  # hidden in blind mode
+CHECKER_COLUMNS = (5, 6, 7, 9)  # the checker's outcome: hidden in blind mode
+BLIND_COLUMNS = (*CHECKER_COLUMNS, 8, 10)  # and every annotator's labels and notes (a blind pass is one's own)
 
 _AGREE = ("CASE WHEN coalesce(l.nv, 0) > 1 THEN 'annotators differ' WHEN v.human < 0 THEN '' "
           "WHEN v.human = v.verdict THEN 'agrees' ELSE 'differs' END")
@@ -92,16 +95,22 @@ def sample_columns(ds: Any) -> dict[str, Any]:
     import pyarrow as pa
 
     s = ds.samples
-    texts = dict(zip(ds.prompts.prompt_id.tolist(), ds.prompts.text.tolist()))
     rel_names = np.array(RELATIONS, dtype=object)
+    # each sample's prompt text (its prompt id where the prompt is not loaded), from numpy object
+    # arrays straight into Arrow (no Python list per column)
+    prow = ds.prompt_rows()
+    if len(ds.prompts):
+        text = np.where(prow >= 0, ds.prompts.text[np.maximum(prow, 0)], s.prompt_id)
+    else:
+        text = np.asarray(s.prompt_id, dtype=object)
     cols = {
         "row": pa.array(np.arange(ds.n, dtype=np.int64)),
-        "sample_id": pa.array(s.sample_id.tolist(), pa.string()),
-        "run_id": pa.array(s.run_id.tolist(), pa.string()),
-        "text": pa.array([texts.get(x, x) for x in s.prompt_id.tolist()], pa.string()),
-        "relation": pa.array(rel_names[np.asarray(spatial_columns(ds).relation, np.int64)].tolist(), pa.string()),
+        "sample_id": pa.array(np.asarray(s.sample_id, dtype=object), pa.string()),
+        "run_id": pa.array(np.asarray(s.run_id, dtype=object), pa.string()),
+        "text": pa.array(text, pa.string()),
+        "relation": pa.array(rel_names[np.asarray(spatial_columns(ds).relation, np.int64)], pa.string()),
         "seed": pa.array(np.asarray(s.seed, np.int64)),
-        "image_path": pa.array(s.image_path.tolist(), pa.string()),
+        "image_path": pa.array(np.asarray(s.image_path, dtype=object), pa.string()),
     }
     ds.cache["ui_arrow_samples"] = cols
     return cols
@@ -198,6 +207,13 @@ class SampleTableModel(QAbstractTableModel):
         self._ds: Any = None  # the dataset the registered tables describe
         self._live_key: tuple[Any, int] = (None, -1)  # (verdicts, labels version) registered
         self.labels_version = 0
+        # the filter and sort in numpy (table_order), for every sort but the text columns
+        self._live_cols: LiveColumns | None = None
+        self._label_text: dict[int, str] = {}
+        self._note_text: dict[int, str] = {}
+        self._nv = np.zeros(0, np.int32)
+        self._np_order: np.ndarray | None = None
+        self._static: tuple[Any, np.ndarray | None] = (None, None)
         state.project_changed.connect(self._on_dataset)
         state.dataset_changed.connect(self._on_dataset)
         state.verdicts_changed.connect(self.refresh_live)
@@ -216,9 +232,10 @@ class SampleTableModel(QAbstractTableModel):
         import pyarrow as pa
 
         st = self.state
-        idx = st.dataset.sample_index()
         rows, labels, nv, notes = [], [], [], []
-        for sid, text, k, note in st.project.con.execute(LABELS_SQL).fetchall():
+        found = st.project.con.execute(LABELS_SQL).fetchall()
+        idx = st.dataset.sample_index() if found else {}
+        for sid, text, k, note in found:
             r = idx.get(sid)
             if r is not None:
                 rows.append(r)
@@ -228,6 +245,11 @@ class SampleTableModel(QAbstractTableModel):
         st.project.con.register(LABELS_TABLE, pa.table({
             "row": pa.array(rows, pa.int64()), "labels": pa.array(labels, pa.string()),
             "nv": pa.array(nv, pa.int32()), "notes": pa.array(notes, pa.string())}))
+        self._label_text = dict(zip(rows, labels))
+        self._note_text = dict(zip(rows, notes))
+        self._nv = np.zeros(st.dataset.n, np.int32)
+        if rows:
+            self._nv[np.asarray(rows, np.int64)] = np.asarray(nv, np.int32)
 
     def _register(self) -> bool:
         """(Re-)register the live table (and the labels when they changed); False without data."""
@@ -245,6 +267,8 @@ class SampleTableModel(QAbstractTableModel):
         key = (st.verdicts, self.labels_version)
         if not new_ds and key[0] is self._live_key[0] and key[1] == self._live_key[1]:
             return True
+        if new_ds:
+            self._static = (None, None)
         if new_ds or key[1] != self._live_key[1]:
             self._register_labels()
         v = st.verdicts
@@ -256,10 +280,13 @@ class SampleTableModel(QAbstractTableModel):
             verdict = np.full(n, -1, np.int8)
             reason = np.zeros(n, np.int8)
             conf = np.full(n, np.nan)
-        human = np.asarray(st.human if len(st.human) == n else np.full(n, -1), np.int8)
+        human = np.asarray(st.human if len(st.human) == n else np.full(n, -1), np.int8).copy()
         cols = dict(sample_columns(ds))
         cols.update(verdict=pa.array(verdict), reason=pa.array(reason), conf=pa.array(conf),
-                    human=pa.array(human.copy()))
+                    human=pa.array(human))
+        self._live_cols = LiveColumns(relation=spatial_columns(ds).relation, seed=ds.samples.seed, verdict=verdict,
+                                      reason=reason, conf=conf, human=human, nv=self._nv)
+        self._np_order = None
         st.project.con.register(LIVE_TABLE, pa.table(cols))
         self._registered = True
         self._ds = ds
@@ -273,12 +300,46 @@ class SampleTableModel(QAbstractTableModel):
         d = "DESC" if self.sort_order == Qt.DescendingOrder else "ASC"
         return f"ORDER BY {SORT_EXPR[self.sort_column]} {d} NULLS LAST, v.row"
 
+    def _numpy_order(self) -> np.ndarray | None:
+        """The matching rows in table order, by numpy (None where the sort is by a text column)."""
+        if self.sort_column not in SORTABLE or self._live_cols is None or not self._registered:
+            return None
+        if self._np_order is None:
+            self._np_order = ordered_rows(dynamic_mask(self.spec, self._live_cols, self._static_mask()),
+                                          self._live_cols, self.sort_column,
+                                          self.sort_order == Qt.DescendingOrder)
+        return self._np_order
+
+    def _static_mask(self) -> np.ndarray | None:
+        """Rows passing the conditions the checker cannot change (runs, relations, text), by SQL
+        once per dataset and filter; None when the filter has none."""
+        f = self.spec
+        key = (id(self._ds), tuple(f.runs), tuple(f.relations), f.text.strip())
+        if not (f.runs or f.relations or f.text.strip()):
+            return None
+        if self._static[0] != key:
+            where, params = FilterSpec(runs=list(f.runs), relations=list(f.relations), text=f.text).where()
+            rows = self.state.project.con.execute(f"SELECT v.row {_FROM}{where}", params).fetchall()
+            mask = np.zeros(self.state.dataset.n, bool)
+            if rows:
+                mask[np.fromiter((r[0] for r in rows), np.int64, len(rows))] = True
+            self._static = (key, mask)
+        return self._static[1]
+
     def _query(self, limit: int, offset: int) -> list[tuple[Any, ...]]:
+        order = self._numpy_order()
+        if order is not None:
+            cols = sample_columns(self.state.dataset)
+            return row_tuples(order[offset:offset + limit], self.state.dataset, cols["text"], cols["relation"],
+                              self._live_cols, self._label_text, self._note_text)
         where, params = self.spec.where()
         sql = f"SELECT {_SELECT} {_FROM}{where}{self._order()} LIMIT {int(limit)} OFFSET {int(offset)}"
         return self.state.project.con.execute(sql, params).fetchall()
 
     def _count(self) -> int:
+        order = self._numpy_order()
+        if order is not None:
+            return len(order)
         where, params = self.spec.where()
         return int(self.state.project.con.execute(
             f"SELECT count(*) {_FROM}{where}", params).fetchone()[0])
@@ -287,6 +348,9 @@ class SampleTableModel(QAbstractTableModel):
         """Dataset rows of every sample matching the filter, in table order (the review queue)."""
         if not self._registered:
             return []
+        order = self._numpy_order()
+        if order is not None:
+            return order.tolist()
         where, params = self.spec.where()
         sql = f"SELECT v.row {_FROM}{where}{self._order()}"
         return [int(r[0]) for r in self.state.project.con.execute(sql, params).fetchall()]
@@ -298,6 +362,7 @@ class SampleTableModel(QAbstractTableModel):
         self.rows = []
         self._disp = {}
         self.total = 0
+        self._np_order = None  # the filter or the sort changed
         if self.state.dataset is None or self.state.dataset is not self._ds:
             self._registered = False
         if self._register():
@@ -471,7 +536,7 @@ class SampleTableModel(QAbstractTableModel):
         c = index.column()
         blind = self.state.blind
         if role == _DISPLAY:
-            if blind and c in CHECKER_COLUMNS:
+            if blind and c in BLIND_COLUMNS:
                 return "·"
             d = self._disp.get(i)
             return (d if d is not None else self._display(i))[c]
@@ -481,7 +546,7 @@ class SampleTableModel(QAbstractTableModel):
                 v = r[R_VERDICT]
                 return self._brush(v) if not blind and v is not None and v >= 0 else None
             if c == 8:
-                return self._brush(r[R_HUMAN]) if r[R_HUMAN] >= 0 else None
+                return self._brush(r[R_HUMAN]) if not blind and r[R_HUMAN] >= 0 else None
             if c == 9 and not blind and r[R_AGREE] in ("differs", "annotators differ"):
                 return self._brush(1)
             return None
@@ -504,9 +569,9 @@ class SampleTableModel(QAbstractTableModel):
         if role == _TOOLTIP:
             if c == 2:
                 return r[R_TEXT]
-            if c == 8 and r[R_LABELS]:
+            if c == 8 and r[R_LABELS] and not blind:
                 return "latest label of each annotator: " + r[R_LABELS]
-            if c == 10 and r[R_NOTES]:
+            if c == 10 and r[R_NOTES] and not blind:
                 return "each annotator's latest note:\n" + r[R_NOTES].replace("; ", "\n")
             if c == 6 and not blind and self.state.verdicts is not None:
                 return self.state.verdicts.reason_text(int(r[R_ROW])) or "decided"

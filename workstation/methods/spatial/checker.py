@@ -87,7 +87,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ...dataset import Dataset
+from ...dataset import Dataset, label_codes
 from ...types import PRIMARY, SECONDARY, WorkstationError
 from ...util.grouping import factorize
 from .config import CheckerConfig
@@ -413,7 +413,13 @@ def _canonical_codes(ds: Dataset) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return mapping[codes]
 
     _, label_a, label_b = _spatial_columns(ds)
-    lab = encode(ds.detections.label, add=True)
+    known = label_codes(ds)  # codes the loader already has: no hashing of every detection's label
+    if known is not None:
+        codes, uniq = known
+        mapping = np.array([canon.setdefault(u.strip().lower(), len(canon)) for u in uniq] or [-1], np.int64)
+        lab = mapping[codes] if len(codes) else np.full(0, -1, np.int64)
+    else:
+        lab = encode(ds.detections.label, add=True)
     return lab, encode(label_a, add=False), encode(label_b, add=False)
 
 

@@ -133,6 +133,28 @@ class PromptVerdicts:
         ]
 
 
+def _prompt_groups(ds: Dataset, run_code: np.ndarray, prompt_code: np.ndarray,
+                   n_prompts: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(group of every sample, first sample of every group, samples per group) of the
+    (run, prompt) groups in order of first appearance; cached in ds.cache with the code arrays
+    it was computed from (the grouping does not depend on the verdicts)."""
+    hit = ds.cache.get("metrics.prompt_groups")
+    if hit is not None and hit[0] is run_code and hit[1] is prompt_code:
+        return hit[2]
+    key = run_code * max(n_prompts, 1) + prompt_code
+    uniq, first, inv = np.unique(key, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")  # groups in order of first appearance
+    rank = np.empty(len(uniq), np.int64)
+    rank[order] = np.arange(len(uniq))
+    g = rank[inv.ravel()]
+    n = np.bincount(g, minlength=len(uniq)).astype(np.int64)
+    out = (g, first[order], n)
+    for a in out:
+        a.setflags(write=False)
+    ds.cache["metrics.prompt_groups"] = (run_code, prompt_code, out)
+    return out
+
+
 def prompt_verdicts(ds: Dataset, v: VerdictColumns, k: int | None = None) -> PromptVerdicts:
     """best-of-K and all-of-K verdict of every prompt of every run (see module docstring)."""
     _check(ds, v)
@@ -140,18 +162,11 @@ def prompt_verdicts(ds: Dataset, v: VerdictColumns, k: int | None = None) -> Pro
         raise ValueError(f"K (seeds per prompt) must be at least 1, got {k}")
     run_code, run_names = _runs(ds)
     prompt_code, prompt_names = _codes(ds, "prompt_id")
-    key = run_code * max(len(prompt_names), 1) + prompt_code
-    uniq, first, inv = np.unique(key, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")  # groups in order of first appearance
-    rank = np.empty(len(uniq), np.int64)
-    rank[order] = np.arange(len(uniq))
-    g = rank[inv.ravel()]
-    n_groups = len(uniq)
+    g, g_first, n = _prompt_groups(ds, run_code, prompt_code, len(prompt_names))
+    n_groups = len(g_first)
     verdict = np.asarray(v.verdict)
-    n = np.bincount(g, minlength=n_groups).astype(np.int64)
-    npass = np.bincount(g, weights=(verdict == PASS), minlength=n_groups).astype(np.int64)
-    nfail = np.bincount(g, weights=(verdict == FAIL), minlength=n_groups).astype(np.int64)
-    g_first = first[order]
+    npass = np.bincount(g[verdict == PASS], minlength=n_groups).astype(np.int64)
+    nfail = np.bincount(g[verdict == FAIL], minlength=n_groups).astype(np.int64)
     g_run = run_code[g_first]
     ks: dict[str, int] = {}
     k_of_group = np.zeros(n_groups, np.int64)

@@ -173,8 +173,11 @@ class SpatialStore:
         With several annotators and no `annotator` given, the most recent label of anyone counts.
         """
         out = np.full(ds.n, -1, np.int8)
+        labels = self.latest_labels(annotator)
+        if not labels:
+            return out  # no id index to build (a dict of every sample id)
         idx = ds.sample_index()
-        for r in sorted(self.latest_labels(annotator), key=lambda r: r.event_id):
+        for r in sorted(labels, key=lambda r: r.event_id):
             i = idx.get(r.sample_id)
             if i is not None and r.verdict in VERDICT_CODE:
                 out[i] = VERDICT_CODE[r.verdict]
