@@ -263,13 +263,13 @@ class SamplesRepo(ProjectBase):
                    f"FROM samples s JOIN prompts p USING (prompt_id) {where}) "
                    f"SELECT s.row, d.rowid AS rid, {cols} FROM detections d JOIN s USING (sample_id)")
             sql_params = params or None
-            n_rid = int(self.con.execute("SELECT coalesce(max(rowid) + 1, 1) FROM detections").fetchone()[0])
+            n_rid = int((self.con.execute("SELECT coalesce(max(rowid) + 1, 1) FROM detections").fetchone() or (1,))[0])
         dtypes = {"row": np.int64, "variant": np.int32, "label": np.int32, "source": np.int8, "score": np.float64,
                   "x1": np.float64, "y1": np.float64, "x2": np.float64, "y2": np.float64}
         filled = 0
         total = -1
         if hashed is not None:  # one scan of the whole table: its columns are filled in place
-            total = int(self.con.execute("SELECT count(*) FROM detections").fetchone()[0])
+            total = int((self.con.execute("SELECT count(*) FROM detections").fetchone() or (0,))[0])
             full = {k: np.empty(total, dt) for k, dt in dtypes.items()}
 
         def put(k: str, values: np.ndarray) -> None:
