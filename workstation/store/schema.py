@@ -195,12 +195,19 @@ def component_version(con: Any, component: str) -> int:
 def ensure_component(project: "ProjectBase", component: str, migrations: Sequence[Sequence[Any]]) -> int:
     from .base import ProjectError
 
-    v = component_version(project.con, component)
     newest = len(migrations)
+    # a component seen at its newest version outside a transaction stays there while this
+    # project object is open (one writer holds the file): the check is asked on every step
+    known: dict[str, int] = project.__dict__.setdefault("_components_at", {})
+    if known.get(component) == newest:
+        return newest
+    v = component_version(project.con, component)
     if v > newest:
         raise ProjectError(f"project {project.folder}: the tables of {component!r} were written by a newer "
                            f"version (schema {v} > {newest})")
     if v == newest:
+        if not getattr(project, "_in_tx", False):
+            known[component] = newest
         return v
     if project.read_only:
         raise ProjectError(f"project {project.folder} is open read-only and its {component!r} tables are at "
