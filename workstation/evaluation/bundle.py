@@ -13,7 +13,6 @@ from __future__ import annotations
 import datetime as _dt
 import html
 import math
-import os
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping
@@ -22,6 +21,7 @@ from typing import Any
 
 from ..types import WorkstationError
 from ..util.jsonsafe import dumps
+from ..util.output import replace_folder
 from .base import ReportSection
 
 _CSS = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#1d2330}"
@@ -100,18 +100,7 @@ def write_bundle(out_dir: str | Path, build: Callable[[Path], list[ReportSection
                               "figures": {k: str(Path(v).relative_to(tmp)) if Path(v).is_relative_to(tmp) else str(v)
                                           for k, v in s.figures.items()}} for s in sections]}
         (tmp / "report_meta.json").write_text(dumps(meta, indent=2), encoding="utf-8")
-        if out.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".old", dir=str(out.parent)))
-            os.rmdir(old)
-            os.replace(out, old)
-            try:
-                os.replace(tmp, out)
-            except OSError:
-                os.replace(old, out)
-                raise
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, out)
+        replace_folder(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         unmake()

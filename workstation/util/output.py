@@ -90,13 +90,29 @@ def output_file(path: str | Path, what: str = "output file") -> Iterator[Path]:
 
 
 def write_output_bytes(path: str | Path, data: bytes, what: str = "output file") -> None:
-    with output_file(path, what) as tmp:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
+    with output_file(path, what) as tmp, open(tmp, "wb") as fh:
+        fh.write(data)
 
 
 def write_output_text(path: str | Path, text: str, what: str = "output file") -> None:
     write_output_bytes(path, text.encode("utf-8"), what)
+
+
+def replace_folder(tmp: Path, target: Path) -> None:
+    """Move the finished folder `tmp` to `target`; an existing `target` is set aside first and
+    put back if the move fails, so `target` is always either the old folder or the new one."""
+    if not target.exists():
+        os.replace(tmp, target)
+        return
+    old = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=str(target.parent)))
+    os.rmdir(old)
+    os.replace(target, old)
+    try:
+        os.replace(tmp, target)
+    except OSError:
+        os.replace(old, target)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
 
 
 @contextmanager
@@ -112,18 +128,7 @@ def output_folder(path: str | Path, what: str = "output folder", overwrite: bool
         _make_parents(target.parent, made)
         tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".partial", dir=str(target.parent)))
         yield tmp
-        if target.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=str(target.parent)))
-            os.rmdir(old)
-            os.replace(target, old)
-            try:
-                os.replace(tmp, target)
-            except OSError:
-                os.replace(old, target)
-                raise
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, target)
+        replace_folder(tmp, target)
         tmp = None
     except OSError as e:
         if tmp is not None:
@@ -138,4 +143,4 @@ def output_folder(path: str | Path, what: str = "output folder", overwrite: bool
 
 
 __all__ = ["DISK_FULL_ERRNOS", "OutputError", "describe_os_error", "is_disk_full", "output_file",
-           "output_folder", "write_output_bytes", "write_output_text"]
+           "output_folder", "replace_folder", "write_output_bytes", "write_output_text"]

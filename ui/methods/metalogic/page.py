@@ -29,8 +29,7 @@ import math
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, Qt, QTimer, Signal
-from PySide6.QtGui import QKeyEvent, QKeySequence
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -264,31 +263,6 @@ class MetaLogicPage(QWidget):
         """Read the project's pairs and active version into the session (on the GUI thread: the
         project's DuckDB connection is not shared with worker threads)."""
         self.session.reload()
-
-    # ---- undo / redo keys (the window's Edit → Undo belongs to the spatial labels) -------------------
-    @staticmethod
-    def _undo_key(e: QKeyEvent) -> str:
-        seq = QKeySequence(e.keyCombination())
-        if seq.matches(QKeySequence("Ctrl+Z")) == QKeySequence.SequenceMatch.ExactMatch:
-            return "undo"
-        if seq.matches(QKeySequence("Ctrl+Shift+Z")) == QKeySequence.SequenceMatch.ExactMatch:
-            return "redo"
-        return ""
-
-    def event(self, e: QEvent) -> bool:
-        if e.type() == QEvent.Type.ShortcutOverride and isinstance(e, QKeyEvent) and self._undo_key(e) \
-                and not self.bar.notes.hasFocus():
-            e.accept()
-            return True
-        return super().event(e)
-
-    def keyPressEvent(self, e: QKeyEvent) -> None:
-        k = self._undo_key(e)
-        if k and not self.bar.notes.hasFocus():
-            (self.controller.undo if k == "undo" else self.controller.redo)()
-            e.accept()
-            return
-        super().keyPressEvent(e)
 
     # ---- sliders -----------------------------------------------------------------------------------
     def _sync_sliders(self) -> None:

@@ -16,8 +16,7 @@ import html
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QEvent, Qt, Signal
-from PySide6.QtGui import QKeyEvent, QKeySequence
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from ui.widgets.image_pane import ImagePane
@@ -131,34 +130,8 @@ class RatingPage(QWidget):
         session.data_changed.connect(self.reload)
         self.reload()
 
-    # ---- undo / redo keys ---------------------------------------------------------------------------
-    # The main window's Edit → Undo (Ctrl+Z) is a window-wide shortcut of the spatial labels; while
-    # the focus is on this page (not in the notes box, which keeps its own text undo) the page takes
-    # Ctrl+Z / Ctrl+Shift+Z itself, so the two never clash and undo here undoes a rating.
-    @staticmethod
-    def _undo_key(e: QKeyEvent) -> str:
-        seq = QKeySequence(e.keyCombination())
-        if seq.matches(QKeySequence("Ctrl+Z")) == QKeySequence.ExactMatch:
-            return "undo"
-        if seq.matches(QKeySequence("Ctrl+Shift+Z")) == QKeySequence.ExactMatch:
-            return "redo"
-        return ""
-
-    def event(self, e: QEvent) -> bool:
-        if e.type() == QEvent.ShortcutOverride and isinstance(e, QKeyEvent) and self._undo_key(e) \
-                and not self.bar.notes.hasFocus():
-            e.accept()
-            return True
-        return super().event(e)
-
-    def keyPressEvent(self, e: QKeyEvent) -> None:
-        k = self._undo_key(e)
-        if k and not self.bar.notes.hasFocus():
-            (self.controller.undo if k == "undo" else self.controller.redo)()
-            e.accept()
-            return
-        super().keyPressEvent(e)
-
+    # Ctrl+Z / Ctrl+Shift+Z: the page's own shortcuts (install_shortcuts); the main window's Edit →
+    # Undo is enabled on its Review tab only, so the two never clash.
     # ---- queue ----------------------------------------------------------------------------------
     def reload(self) -> None:
         """Rebuild the queue from the session's data; start at the annotator's first unrated image."""

@@ -26,7 +26,6 @@ import datetime as _dt
 import html
 import json
 import math
-import os
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -35,11 +34,12 @@ from typing import Any
 
 import numpy as np
 
-from ...util.jsonsafe import dumps, jsonable
-from .config import CheckerConfig
 from ...dataset import Dataset
 from ...types import WorkstationError
 from ...util.csvsafe import escape_cell
+from ...util.jsonsafe import dumps, jsonable
+from ...util.output import replace_folder
+from .config import CheckerConfig
 from .types import FAIL, PASS, UNDECIDABLE, VERDICTS
 
 # SpatialBench-UC's table columns (its report's tables/*.csv), in its order.
@@ -391,9 +391,7 @@ def write_report(
     audit_info: dict[str, Any] | None = None
     if labels is not None:
         from .audit import confusion_summary
-        from .calibration import human_by_row, risk_coverage
-
-        from .calibration import apply_tau
+        from .calibration import apply_tau, human_by_row, risk_coverage
 
         human = human_by_row(ds, labels)
         audited = np.flatnonzero((human >= 0) & (human <= UNDECIDABLE))
@@ -419,7 +417,7 @@ def write_report(
         tables["risk_coverage"] = (list(rc_rows[0].keys()) if rc_rows else ["tau"], rc_rows)
         at_tau = risk_coverage(verdict[audited], conf[audited], human[audited], taus=[cfg.tau])
         audit_info = {
-            "n_audited": int(len(audited)), "confusion": cs.to_dict(),
+            "n_audited": len(audited), "confusion": cs.to_dict(),
             "confusion_at_tau": None if cs_tau is None else cs_tau.to_dict(),
             "operating_point": {k: _finite_or_none(val) for k, val in at_tau.rows()[0].items()} if len(at_tau) else {},
         }
@@ -492,18 +490,7 @@ def write_report(
             encoding="utf-8")
         written["index"] = Path("index.html")
 
-        if out.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".old", dir=str(out.parent)))
-            os.rmdir(old)
-            os.replace(out, old)
-            try:
-                os.replace(tmp, out)
-            except OSError:
-                os.replace(old, out)
-                raise
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, out)
+        replace_folder(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         _remove_empty(made)  # folders this call created for the report
