@@ -445,6 +445,7 @@ def test_cached_evaluate_equals_fresh_evaluate_and_reference(seed, monkeypatch):
     from workstation.methods.spatial import checker
 
     monkeypatch.setattr(checker, "CHUNK", 64)  # several chunks, taken by two threads
+    monkeypatch.setattr(checker, "PREP_CHUNK", 97)  # prepared in chunks too
     monkeypatch.setattr(checker, "THREADS", 2)
     rng = np.random.default_rng(100 + seed)
     ds = make_ds(random_samples(rng, 500))
@@ -469,6 +470,25 @@ def test_cached_evaluate_equals_fresh_evaluate_and_reference(seed, monkeypatch):
             held.append(cached)
         if len(held) > 4:
             held.pop(0)
+
+
+@pytest.mark.parametrize("prep_chunk", [1, 13, 1 << 17])
+def test_prepared_in_chunks_from_detections_in_any_order_equals_the_reference(prep_chunk, monkeypatch):
+    """Samples are prepared chunk by chunk on two threads; detections stored in any order (not
+    grouped by sample) give the same verdicts, selections and tie-breaks as the reference."""
+    from workstation.methods.spatial import checker
+
+    monkeypatch.setattr(checker, "PREP_CHUNK", prep_chunk)
+    monkeypatch.setattr(checker, "THREADS", 2)
+    rng = np.random.default_rng(55)
+    ds = make_ds(random_samples(rng, 200))
+    shuffled = Dataset(ds.samples, ds.detections.take(rng.permutation(len(ds.detections))), ds.prompts,
+                       ds.variant_names)
+    assert not bool((np.diff(shuffled.detections.sample_idx) >= 0).all())
+    for _ in range(4):
+        cfg = random_config(rng)
+        assert_same(evaluate(shuffled, cfg), evaluate_reference(shuffled, cfg))
+        assert_identical(evaluate(ds, cfg).take(np.arange(ds.n)), evaluate(fresh_copy(ds), cfg))
 
 
 def test_caches_share_what_a_change_cannot_touch_and_results_are_read_only():

@@ -416,7 +416,7 @@ def _canonical_codes(ds: Dataset) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     known = label_codes(ds)  # codes the loader already has: no hashing of every detection's label
     if known is not None:
         codes, uniq = known
-        mapping = np.array([canon.setdefault(u.strip().lower(), len(canon)) for u in uniq] or [-1], np.int64)
+        mapping = np.array([canon.setdefault(u.strip().lower(), len(canon)) for u in uniq] or [-1], np.int32)
         lab = mapping[codes] if len(codes) else np.full(0, -1, np.int64)
     else:
         lab = encode(ds.detections.label, add=True)
@@ -435,12 +435,21 @@ def _index_dtype(size: int) -> type[np.signedinteger[Any]]:
     return np.int32 if size < 2**31 - 1 else np.int64
 
 
+PREP_CHUNK = 1 << 17  # samples per preparation chunk: its temporaries stay small and reusable
+_GEOM_1D = ("d", "iou_ab", "cd", "logcd", "d2", "qa", "qb")
+_GEOM_2D = ("sdk", "iouak", "ioubk")
+
+
 def prepare(ds: Dataset) -> Prepared:
     """Parameter-independent precomputation for ``evaluate``, cached in ``ds.cache``.
 
     The cache is rebuilt when the dataset's arrays are replaced (it keys on their identity and
     lengths); code that edits arrays in place must ``ds.cache.pop("checker.prepared")`` (which
     drops every cached stage and result of the checker with it).
+
+    Samples are prepared in chunks of ``PREP_CHUNK`` (on up to two threads): every segment is
+    one sample's, so a chunk of samples with its detections is independent of the others, and
+    its temporaries are a chunk's size, not the whole table's.
     """
     fp = _fingerprint(ds)
     cached = ds.cache.get(_CACHE_KEY)
@@ -452,9 +461,8 @@ def prepare(ds: Dataset) -> Prepared:
     n = len(s)
     n_var = len(ds.variant_names)
     n_slots = 2 * (1 + n_var)  # primary original, secondary original, primary variants 1..V
-    sample_idx = np.asarray(d.sample_idx, np.int64)
-    variant = np.asarray(d.variant, np.int64)
-    source = np.asarray(d.source, np.int64)
+    n_pert = n_var - 1
+    sample_idx, variant, source = np.asarray(d.sample_idx), np.asarray(d.variant), np.asarray(d.source)
     if len(d):
         if sample_idx.min() < 0 or sample_idx.max() >= n:
             raise WorkstationError("detections refer to samples that are not in the dataset")
@@ -464,74 +472,113 @@ def prepare(ds: Dataset) -> Prepared:
                 f"{n_var} variant(s): {', '.join(ds.variant_names)}")
 
     lab, code_a, code_b = _canonical_codes(ds)
-    # detections that can ever matter: primary on any variant, secondary on the original
-    keep = ((source == PRIMARY) | ((source == SECONDARY) & (variant == 0))) & (lab >= 0)
-    role_a = keep & (lab == code_a[sample_idx])
-    role_b = keep & (lab == code_b[sample_idx])
-    del keep, lab
-    rows = np.concatenate([np.flatnonzero(role_a), np.flatnonzero(role_b)])
-    role = np.repeat(np.array([0, 1], np.int64), [int(role_a.sum()), int(role_b.sum())])
-    del role_a, role_b
-    group = np.where(source[rows] == SECONDARY, 1, np.where(variant[rows] == 0, 0, 1 + variant[rows]))
-    key = sample_idx[rows] * n_slots + (2 * group + role)  # sample-major segments
-    del group, role
     score = np.asarray(d.score, np.float64)
-    # sort by segment, then score descending, then detection row: one stable sort of a complex
-    # key (real = segment, imag = -score; numpy orders complex numbers lexicographically)
-    ck = np.empty(len(rows), np.complex128)
-    ck.real = key
-    ck.imag = -score[rows]
-    order_local = np.argsort(ck, kind="stable")
-    del ck
-    idt = _index_dtype(max(len(d), len(rows)))
-    order = rows[order_local].astype(idt)
-    key_sorted = key[order_local]
-    del rows, key, order_local
+    x1, y1, x2, y2 = (np.asarray(a, np.float64) for a in (d.x1, d.y1, d.x2, d.y2))
+    # detections grouped by sample: the loader keeps them sorted by sample; otherwise a stable
+    # permutation (each sample's detections keep their row order, the score ties' order)
+    perm: np.ndarray | None = None
+    if len(sample_idx) > 1 and not bool((sample_idx[1:] >= sample_idx[:-1]).all()):
+        perm = np.argsort(sample_idx, kind="stable")
+    by_sample = sample_idx if perm is None else sample_idx[perm]
+    bounds = list(range(0, n, PREP_CHUNK)) + [n]
+    chunks = [(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+    det_bounds = np.searchsorted(by_sample, np.array(bounds, np.int64), side="left") if len(d) else \
+        np.zeros(len(bounds), np.int64)
+    del by_sample
+    idt = _index_dtype(2 * len(d) + 1)
 
-    count = np.bincount(key_sorted, minlength=n_slots * n)
-    del key_sorted
-    start = np.zeros(n_slots * n + 1, idt)
-    np.cumsum(count, out=start[1:])
-    count2 = count.reshape(n, n_slots)
-    first2 = start[:-1].reshape(n, n_slots)
-    if len(d):
-        x1, y1, x2, y2 = (np.asarray(a, np.float64) for a in (d.x1, d.y1, d.x2, d.y2))
-
-    def first_rows(sl: int, count2: np.ndarray = count2, first2: np.ndarray = first2) -> np.ndarray:
-        has = count2[:, sl] > 0
-        r = np.full(n, -1, np.int64)
-        r[has] = order[first2[has, sl]]
-        return r
+    row0 = np.full((4, n), -1, idt)
+    score0 = np.empty((4, n))
+    area0 = np.empty((4, n))
+    vscore = np.empty((n_pert, n))
+    varea = np.empty((n_pert, n))
+    s2 = np.full((2, n), -np.inf)
+    geom = {k: np.empty(n) for k in _GEOM_1D} | {k: np.empty((n_pert, n)) for k in _GEOM_2D}
+    orders: list[np.ndarray] = [np.zeros(0, idt)] * len(chunks)
 
     def score_area(r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if not len(d):
-            return np.full(n, -np.inf), np.full(n, np.inf)
+            return np.full(len(r), -np.inf), np.full(len(r), np.inf)
         has = r >= 0
         rr = np.maximum(r, 0)
         return (np.where(has, score[rr], -np.inf),
                 np.where(has, (x2[rr] - x1[rr]) * (y2[rr] - y1[rr]), np.inf))
 
-    row0_all = np.stack([first_rows(sl) for sl in range(n_slots)])
-    geom = _geometry(ds, row0_all, None)
-    row0 = row0_all[:4].astype(idt)
-    score0 = np.empty((4, n))
-    area0 = np.empty((4, n))
-    for sl in range(4):
-        score0[sl], area0[sl] = score_area(row0_all[sl])
-    n_pert = n_var - 1
-    vscore = np.empty((n_pert, n))
-    varea = np.empty((n_pert, n))
-    for k in range(n_pert):
-        sa, aa = score_area(row0_all[4 + 2 * k])
-        sb, ab = score_area(row0_all[5 + 2 * k])
-        vscore[k] = np.minimum(sa, sb)
-        varea[k] = np.fmin(aa, ab)
-    del row0_all
-    s2 = np.full((2, n), -np.inf)
-    for sl in (0, 1):
-        two = np.flatnonzero(count2[:, sl] >= 2)
-        s2[sl, two] = score[order[first2[two, sl] + 1]]
-    del count, count2, first2
+    def one_chunk(k: int) -> None:
+        s0, s1 = chunks[k]
+        nc = s1 - s0
+        r0, r1 = int(det_bounds[k]), int(det_bounds[k + 1])
+        rows_c = np.arange(r0, r1, dtype=np.int64) if perm is None else perm[r0:r1].astype(np.int64)
+        si = sample_idx[rows_c].astype(np.int64) - s0
+        src, var, lb = source[rows_c], variant[rows_c], lab[rows_c]
+        # detections that can ever matter: primary on any variant, secondary on the original
+        keep = ((src == PRIMARY) | ((src == SECONDARY) & (var == 0))) & (lb >= 0)
+        role_a = np.flatnonzero(keep & (lb == code_a[s0:s1][si]))
+        role_b = np.flatnonzero(keep & (lb == code_b[s0:s1][si]))
+        del keep, lb
+        loc = np.concatenate([role_a, role_b])
+        role = np.repeat(np.array([0, 1], np.int64), [len(role_a), len(role_b)])
+        del role_a, role_b
+        vl = var[loc].astype(np.int64)
+        group = np.where(src[loc] == SECONDARY, 1, np.where(vl == 0, 0, 1 + vl))
+        key = si[loc] * n_slots + (2 * group + role)  # sample-major segments
+        del vl, group, role, si, src, var
+        rows = rows_c[loc]
+        del loc, rows_c
+        # sort by segment, then score descending, then detection row: one stable sort of a
+        # complex key (real = segment, imag = -score; numpy orders complex numbers lexicographically)
+        ck = np.empty(len(rows), np.complex128)
+        ck.real = key
+        ck.imag = -score[rows]
+        o = np.argsort(ck, kind="stable")
+        del ck
+        order_c = rows[o]
+        count = np.bincount(key[o], minlength=n_slots * nc)
+        del rows, key, o
+        # segment ends within the chunk, written to the chunk's own part of ``start`` (the
+        # chunks' offsets are added once all are done)
+        ends = np.cumsum(count)
+        start[s0 * n_slots + 1:s1 * n_slots + 1] = ends
+        count2 = count.reshape(nc, n_slots)
+        first2 = (ends - count).reshape(nc, n_slots)
+        del count, ends
+
+        def first_rows(sl: int) -> np.ndarray:
+            has = count2[:, sl] > 0
+            r = np.full(nc, -1, np.int64)
+            r[has] = order_c[first2[has, sl]]
+            return r
+
+        row0_all = np.stack([first_rows(sl) for sl in range(n_slots)])
+        g = _geometry(ds, row0_all, np.arange(s0, s1))
+        for name, arr in g.items():
+            geom[name][..., s0:s1] = arr
+        del g
+        row0[:, s0:s1] = row0_all[:4]
+        for sl in range(4):
+            score0[sl, s0:s1], area0[sl, s0:s1] = score_area(row0_all[sl])
+        for v in range(n_pert):
+            sa, aa = score_area(row0_all[4 + 2 * v])
+            sb, ab = score_area(row0_all[5 + 2 * v])
+            vscore[v, s0:s1] = np.minimum(sa, sb)
+            varea[v, s0:s1] = np.fmin(aa, ab)
+        del row0_all
+        for sl in (0, 1):
+            two = np.flatnonzero(count2[:, sl] >= 2)
+            s2[sl, s0 + two] = score[order_c[first2[two, sl] + 1]]
+        orders[k] = order_c.astype(idt)
+        totals[k] = len(order_c)
+
+    start = np.zeros(n_slots * n + 1, idt)
+    totals = [0] * len(chunks)
+    _run_tasks(len(chunks), one_chunk)
+    order = np.concatenate(orders) if orders else np.zeros(0, idt)
+    del orders
+    offset = 0
+    for (s0, s1), total in zip(chunks, totals):
+        if offset:
+            start[s0 * n_slots + 1:s1 * n_slots + 1] += offset
+        offset += total
     with np.errstate(invalid="ignore"):
         gap = score0[:2] - s2
 
