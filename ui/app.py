@@ -8,8 +8,9 @@ Hooks for tests and benchmarks (environment variables, read once at start):
 - `WORKSTATION_ACK=1`: print `ACK <n> <sample_id>` on stdout after each committed label.
 - `WORKSTATION_TEST_DRIVER=<file.py>`: run that file once the window is up, with `app`,
   `window` and `state` in its namespace (an end-to-end test drives the window from inside).
-- `WORKSTATION_EXIT_WHEN_READY=1`: print `READY window_ms=… project_ms=… torch=…` once the
-  window is shown and its project loaded, then quit (cold-start benchmark).
+- `WORKSTATION_EXIT_WHEN_READY=1`: print `READY window_ms=… project_ms=… verdicts_ms=… torch=…`
+  once the window is shown, its project's samples shown and their verdicts in, then quit
+  (cold-start benchmark).
 - `WORKSTATION_SETTINGS=<file.ini>`: settings file to use instead of the user's.
 """
 
@@ -133,10 +134,19 @@ def run(project: str | Path | None = None, read_only: bool = False, argv: Sequen
     window.show()
     app.processEvents()
     t_window = time.perf_counter()
-    times = {"window": t_window, "project": t_window}
+    times = {"window": t_window, "project": t_window, "verdicts": t_window}
 
     def loaded(ok: bool) -> None:
         times["project"] = time.perf_counter()
+        if ok and window.state.checking:  # the samples are shown; their verdicts follow
+            window.verdicts_checked.connect(checked)
+        else:
+            checked()
+
+    def checked() -> None:
+        if times["verdicts"] > t_window:
+            return
+        times["verdicts"] = time.perf_counter()
         _install_hooks(app, window)
         if os.environ.get("WORKSTATION_EXIT_WHEN_READY"):
             from PySide6.QtCore import QTimer
@@ -146,6 +156,7 @@ def run(project: str | Path | None = None, read_only: bool = False, argv: Sequen
     def ready() -> None:
         ds = window.state.dataset
         print(f"READY window_ms={(times['window'] - T0) * 1000:.0f} project_ms={(times['project'] - T0) * 1000:.0f} "
+              f"verdicts_ms={(times['verdicts'] - T0) * 1000:.0f} "
               f"torch={'torch' in sys.modules} samples={ds.n if ds is not None else 0} rss_mb={_rss_mb():.0f}",
               flush=True)
         window.close()

@@ -16,6 +16,7 @@ Docks are listed in View → Panels so they can be shown again after being close
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -79,9 +80,21 @@ class CalibrationPlaceholder(QWidget):
         lay.addWidget(lab)
 
 
+
+def _warm_view_imports() -> None:
+    """Import the modules of views created on demand (a thread beside the project's load)."""
+    import importlib
+
+    for name in ("ui.methods.spatial.calibration.panel",):
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - the view reports its own failure when it is opened
+            log.debug("warming %s failed", name, exc_info=True)
+
 class MainWindow(QMainWindow):
     project_opened = Signal()
     load_finished = Signal(bool)  # a background open ended (True: the project is open)
+    verdicts_checked = Signal()  # the background check of a project opened in the background ended
 
     def __init__(self, state: AppState | None = None, ask_annotator: Callable[[], str | None] | None = None
                  ) -> None:
@@ -96,6 +109,7 @@ class MainWindow(QMainWindow):
         self.method_views: dict[str, Any] = {}  # installed views of each method (ui.methods registry)
         self._ask_annotator_override = ask_annotator
         self._load_worker: Any = None
+        self._check_worker: Any = None
         self.controller = LabelController(self.state, ask_annotator=self.ask_annotator)
 
         # pages
@@ -432,8 +446,12 @@ class MainWindow(QMainWindow):
             return
         self.statusBar().showMessage(f"Opening {folder.name}…")
         self.browser.count_label.setText(f"opening {folder.name}…")
+        # the views the project may open on (its stored place) import their modules meanwhile
+        threading.Thread(target=_warm_view_imports, name="warm-imports", daemon=True).start()
         QApplication.setOverrideCursor(Qt.BusyCursor)
-        worker = create_worker(load_project, folder, read_only, _start_thread=False, _ignore_errors=True)
+        # the samples first: the window shows them while the checker evaluates them
+        worker = create_worker(load_project, folder, read_only, False, False, _start_thread=False,
+                               _ignore_errors=True)
         worker.returned.connect(lambda loaded: self._adopt_loaded(loaded, folder))
         worker.errored.connect(lambda e: self._load_failed(e, folder, read_only))
         self._load_worker = worker
@@ -448,10 +466,46 @@ class MainWindow(QMainWindow):
         self.state.adopt(loaded)
         project_dialogs.mark_open(folder, writable=not loaded.project.read_only)
         n = loaded.dataset.n
-        self.statusBar().showMessage(f"opened {folder.name}: {n:,} samples", 6000)
+        if self.state.checking:
+            self._check_in_background(loaded.dataset, loaded.config, folder)
+        else:
+            self.statusBar().showMessage(f"opened {folder.name}: {n:,} samples", 6000)
         # the annotator's name is asked at the first label, so browsing never waits on a dialog
         self.project_opened.emit()
         self.load_finished.emit(True)
+
+    def _check_in_background(self, dataset: Any, cfg: Any, folder: Path) -> None:
+        """Evaluate the adopted project's verdicts on a worker thread; the views take them when
+        they are ready (`verdicts_checked` is emitted then)."""
+        from superqt.utils import create_worker
+
+        from .state import evaluate_active
+
+        self.statusBar().showMessage(f"opened {folder.name}: {dataset.n:,} samples — the checker is "
+                                     "evaluating them…")
+        worker = create_worker(evaluate_active, dataset, cfg, _start_thread=False, _ignore_errors=True)
+
+        def done(result: Any) -> None:
+            self._check_worker = None
+            if self.state.verdicts_ready(*result):
+                if not self.state.draft_restored:  # else the status bar says the draft is back
+                    self.statusBar().showMessage(f"opened {folder.name}: {dataset.n:,} samples", 6000)
+            self.verdicts_checked.emit()
+
+        def failed(error: BaseException) -> None:
+            self._check_worker = None
+            if dataset is self.state.dataset:
+                self.state.checking = False
+                log.error("the checker failed on %s: %s", folder, error)
+                self.statusBar().showMessage(f"the checker failed on {folder.name}: {error}")
+                if QApplication.platformName() != "offscreen":
+                    QMessageBox.critical(self, "The checker failed", f"{folder.name}: {error}")
+            self.verdicts_checked.emit()
+
+        worker.returned.connect(done)
+        worker.errored.connect(failed)
+        self._check_worker = worker
+        worker.start()
 
     def _load_failed(self, error: BaseException, folder: Path, read_only: bool) -> None:
         from workstation.store import ProjectLocked, ProjectReadOnly

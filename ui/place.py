@@ -75,7 +75,7 @@ def restore_place(window: Any) -> bool:
             window.restoreState(state)
     except (ValueError, TypeError):
         log.warning("the stored window layout is unreadable; ignored")
-    idx = st.dataset.sample_index()
+    ds = st.dataset
     ctl = window.controller
     pos = int(place.get("queue_pos") or 0)
     aid = place.get("audit_set_id")
@@ -84,13 +84,14 @@ def restore_place(window: Any) -> bool:
         if 0 <= pos < n:
             ctl.go(pos)
     elif place.get("queue"):
+        idx = ds.sample_index()
         rows = [idx[s] for s in place["queue"] if s in idx]
         if rows:
             ctl.set_plain_queue(rows)
             if 0 <= pos < len(rows):
                 ctl.go(pos)
-    cur = idx.get(place.get("current") or "")
-    if cur is not None and not st.queue:
+    cur = ds.row_of(str(place.get("current") or "")) if place.get("current") else -1
+    if cur >= 0 and not st.queue:
         st.set_current(cur)
     tab = place.get("tab") or ""
     for i in range(window.tabs.count()):

@@ -55,6 +55,9 @@ class AppState(QObject):
         self.item_blind: bool = False  # the item under review is a blind consistency re-check
         self.audit_set_id: int | None = None
         self.draft_restored: bool = False  # the live config is a draft kept at the last close
+        # the project was adopted before its verdicts (open_project_in_background): the checker
+        # evaluates the active config on a worker thread and `verdicts_ready` takes them
+        self.checking: bool = False
 
     # ---- project ---------------------------------------------------------------------------
     def open_project(self, folder: str | Path, read_only: bool = False, snapshot: bool = False) -> None:
@@ -72,13 +75,30 @@ class AppState(QObject):
         self.dataset = loaded.dataset
         self.config_id, self.config = loaded.config_id, loaded.config
         self.baseline = self.verdicts = loaded.verdicts
-        self._restore_draft()
+        self.checking = loaded.verdicts is None and loaded.dataset.n > 0
+        if not self.checking:
+            self._restore_draft()
         self.human = loaded.human
         self.labels_changed.emit("")
         self.dataset_changed.emit()
         self.config_changed.emit()
         self.verdicts_changed.emit()
         self.project_changed.emit()
+
+    def verdicts_ready(self, dataset: Dataset, cfg: CheckerConfig, verdicts: object) -> bool:
+        """Take the verdicts of the active config `cfg` evaluated off the GUI thread for the
+        project adopted without them; False (nothing changes) when that project or dataset is
+        no longer the one open."""
+        if not self.checking or dataset is not self.dataset:
+            return False
+        self.checking = False
+        self.baseline = verdicts
+        if self.verdicts is None and cfg == self.config:  # no slider moved meanwhile
+            self.verdicts = verdicts
+            self._restore_draft()
+        self.config_changed.emit()
+        self.verdicts_changed.emit()
+        return True
 
     def set_project(self, project: Project) -> None:
         self.close_project()
@@ -104,6 +124,7 @@ class AppState(QObject):
         self.item_blind = False
         self.audit_set_id = None
         self.draft_restored = False
+        self.checking = False
 
     def reload(self) -> None:
         """Reload samples, detections, the active config, its verdicts and the labels."""
@@ -114,6 +135,7 @@ class AppState(QObject):
         self.config_id, self.config = SpatialStore(self.project).active_config()
         self.baseline = evaluate(self.dataset, self.config) if self.dataset.n else None
         self.verdicts = self.baseline
+        self.checking = False
         self._restore_draft()
         self.reload_labels()
         if self.current >= self.dataset.n:
@@ -193,6 +215,11 @@ class AppState(QObject):
     def apply_config(self, note: str = "") -> int:
         """Save the live config as a new version with its verdict set and make it active."""
         assert self.project is not None and self.dataset is not None
+        if self.verdicts is None and self.dataset.n:  # applied before the background check ended
+            from workstation.methods.spatial.checker import evaluate
+
+            self.verdicts = evaluate(self.dataset, self.config)
+        self.checking = False  # what the background check brings is stale now
         with self.project.transaction():
             cid = SpatialStore(self.project).save_config(self.config, note=note, parent_id=self.config_id)
             if self.verdicts is not None:
@@ -271,17 +298,19 @@ class LoadedProject:
     annotator: str
 
 
-def load_project(folder: str | Path, read_only: bool = False, snapshot: bool = False) -> LoadedProject:
+def load_project(folder: str | Path, read_only: bool = False, snapshot: bool = False,
+                 with_verdicts: bool = True) -> LoadedProject:
     """Open a project and load its samples, active config, verdicts and labels. No Qt objects
     are touched, so a worker thread can run it while the window stays responsive; the
-    connection is then used by the GUI thread alone. Raises what `Project.open` raises."""
+    connection is then used by the GUI thread alone. Raises what `Project.open` raises.
+    Without `with_verdicts` the checker is left to `evaluate_active` (verdicts None)."""
     from workstation.methods.spatial.checker import evaluate
 
     project = Project.open_snapshot(folder) if snapshot else Project.open(folder, read_only=read_only)
     try:
         ds = project.load_dataset(method="spatial")
         cid, cfg = SpatialStore(project).active_config()
-        verdicts = evaluate(ds, cfg) if ds.n else None
+        verdicts = evaluate(ds, cfg) if ds.n and with_verdicts else None
         human = SpatialStore(project).human_verdicts(ds)
         annotator = project.get_setting("annotator", "") or ""
         release_freed_memory()  # the checker's one-off preparation leaves freed temporaries
@@ -289,3 +318,12 @@ def load_project(folder: str | Path, read_only: bool = False, snapshot: bool = F
         project.close()
         raise
     return LoadedProject(project, ds, cid, cfg, verdicts, human, annotator)
+
+
+def evaluate_active(dataset: Dataset, cfg: CheckerConfig) -> tuple[Dataset, CheckerConfig, object]:
+    """The checker's verdicts of `dataset` under `cfg` (any thread), for `AppState.verdicts_ready`."""
+    from workstation.methods.spatial.checker import evaluate
+
+    verdicts = evaluate(dataset, cfg)
+    release_freed_memory()  # the checker's one-off preparation leaves freed temporaries
+    return dataset, cfg, verdicts

@@ -10,7 +10,6 @@ All arrays of one table have the same length.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -71,14 +70,32 @@ class Samples:
                        col(has_secondary, bool), col(has_perturbed, bool))
 
 
+@dataclass(eq=False)
+class CodedLabels:
+    """A label column as codes into its distinct names: 4 bytes per detection where an object
+    array holds an 8-byte pointer. The loader gives ``Detections.label`` in this form; the
+    column is built as an object array the first time something reads ``label`` whole."""
+
+    codes: np.ndarray  # int32, index into names
+    names: np.ndarray  # object (str): distinct labels
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def materialize(self) -> np.ndarray:
+        if not len(self.names):
+            return np.full(len(self.codes), "", dtype=object)
+        return self.names[self.codes]
+
+
 @dataclass
 class Detections:
-    sample_idx: np.ndarray  # int64, row in Samples
+    sample_idx: np.ndarray  # int64 (int32 from the loader), row in Samples
     source: np.ndarray  # int8, types.PRIMARY / SECONDARY
     variant: np.ndarray  # int16, 0 original, k = Dataset.variant_names[k]
-    label: np.ndarray  # object (str), lower-case
-    score: np.ndarray  # float64
-    x1: np.ndarray  # float64, pixels
+    label: np.ndarray  # object (str), lower-case (may be given as CodedLabels: see label_codes)
+    score: np.ndarray  # float64 (float32 from the loader where every value is one: read it as float64)
+    x1: np.ndarray  # float64 (as score), pixels
     y1: np.ndarray
     x2: np.ndarray
     y2: np.ndarray
@@ -87,13 +104,51 @@ class Detections:
         return len(self.sample_idx)
 
     def take(self, idx: np.ndarray) -> "Detections":
-        return _take(self, idx)
+        coded = self.__dict__.get("_coded")
+        out = {f.name: getattr(self, f.name)[idx] for f in fields(self) if f.name != "label"}
+        label = CodedLabels(coded.codes[idx], coded.names) if coded is not None else self.label[idx]
+        return Detections(label=label, **out)  # type: ignore[arg-type]
+
+    def label_codes(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(codes, distinct names) when the labels were given coded, else None."""
+        coded = self.__dict__.get("_coded")
+        return (coded.codes, coded.names) if coded is not None else None
+
+    def labels_at(self, idx: Any) -> Any:
+        """``label[idx]`` without building the whole column."""
+        coded = self.__dict__.get("_coded")
+        if coded is not None and self.__dict__.get("_label") is None:
+            return coded.names[coded.codes[idx]]
+        return self.label[idx]
+
+    def label_identity(self) -> object:
+        """An object that stays the same for as long as the label column does (caches key on
+        it; building the coded column's object array does not change it)."""
+        coded = self.__dict__.get("_coded")
+        return coded if coded is not None else self.label
 
     @staticmethod
     def empty() -> "Detections":
         f = np.array([], dtype=np.float64)
         return Detections(np.array([], np.int64), np.array([], np.int8), np.array([], np.int16),
                           np.array([], dtype=object), f, f, f, f, f)
+
+
+def _label_get(self: Detections) -> np.ndarray:
+    arr = self.__dict__.get("_label")
+    if arr is None:
+        arr = self.__dict__["_label"] = self.__dict__["_coded"].materialize()
+    return arr
+
+
+def _label_set(self: Detections, value: Any) -> None:
+    if isinstance(value, CodedLabels):
+        self.__dict__["_coded"], self.__dict__["_label"] = value, None
+    else:
+        self.__dict__["_coded"], self.__dict__["_label"] = None, value
+
+
+Detections.label = property(_label_get, _label_set)  # type: ignore[assignment]
 
 
 @dataclass
@@ -157,26 +212,13 @@ class Prompts:
         return h.hexdigest()[:16]
 
 
-LABEL_CODES_KEY = "detections.label_codes"
-
-
-@dataclass
-class LabelCodes:
-    """Integer codes of a detection label column, kept in ``Dataset.cache[LABEL_CODES_KEY]`` by
-    a loader that has them anyway: ``codes[i]`` indexes ``names`` (distinct labels, as stored).
-    Valid only for the array ``ref()`` points to (a replaced column no longer matches)."""
-
-    ref: Callable[[], Any]
-    codes: np.ndarray  # int32
-    names: list[str]
-
-
 def label_codes(ds: "Dataset") -> tuple[np.ndarray, list[str]] | None:
-    """The cached codes of ``ds.detections.label`` (None when no loader left them)."""
-    lc = ds.cache.get(LABEL_CODES_KEY)
-    if isinstance(lc, LabelCodes) and lc.ref() is ds.detections.label and len(lc.codes) == len(ds.detections):
-        return lc.codes, lc.names
-    return None
+    """Codes of ``ds.detections.label`` into its distinct names, when the loader gave them
+    (None otherwise): the checker's label matching reads them instead of hashing every label."""
+    lc = ds.detections.label_codes()
+    if lc is None:
+        return None
+    return lc[0], [str(x) for x in lc[1]]
 
 
 @dataclass
@@ -198,6 +240,14 @@ class Dataset:
             idx = {s: i for i, s in enumerate(self.samples.sample_id.tolist())}
             self.cache["sample_index"] = idx
         return idx
+
+    def row_of(self, sample_id: str) -> int:
+        """Row of one sample id (-1 if absent), without building ``sample_index`` for it."""
+        idx = self.cache.get("sample_index")
+        if idx is not None:
+            return int(idx.get(sample_id, -1))
+        hit = np.flatnonzero(self.samples.sample_id == sample_id)
+        return int(hit[0]) if len(hit) else -1
 
     def prompt_rows(self) -> np.ndarray:
         """Row in `prompts` of every sample's prompt (int64; -1 where the prompt is not loaded)."""

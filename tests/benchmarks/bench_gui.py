@@ -52,6 +52,17 @@ def pct(xs: list[float], q: float) -> float:
 # synthetic projects
 # ---------------------------------------------------------------------------------------------
 
+FLOAT64 = False  # --float64-detections: scores and boxes with float64 digits (an imported run's)
+
+
+def _f32(a: np.ndarray) -> np.ndarray:
+    return a if FLOAT64 else a.astype(np.float32).astype(np.float64)
+
+
+def big_project_name(n: int) -> str:
+    return f"synthetic_{n}" if FLOAT64 else f"synthetic_{n}_f32"
+
+
 def synthetic_dataset(n: int, seed: int = 0, image_paths: list[str] | None = None):
     """n samples (K = 4 seeds per prompt, prompts in counterfactual twin pairs), 512×512, with
     3 primary detections (A, B, a distractor), 2 secondary and A / B on 4 perturbed variants."""
@@ -108,6 +119,10 @@ def synthetic_dataset(n: int, seed: int = 0, image_paths: list[str] | None = Non
     p_x2 = np.clip(np.maximum(x2[rep] + j(len(rep), 3), p_x1 + 1), 0, W)
     p_y2 = np.clip(np.maximum(y2[rep] + j(len(rep), 3), p_y1 + 1), 0, H)
     cat = np.concatenate
+    if not FLOAT64:  # scores and boxes as the detectors give them: float32 values
+        score, x1, y1, x2, y2, s_x1, s_y1, s_x2, s_y2, p_x1, p_y1, p_x2, p_y2 = (
+            a.astype(np.float32).astype(np.float64)
+            for a in (score, x1, y1, x2, y2, s_x1, s_y1, s_x2, s_y2, p_x1, p_y1, p_x2, p_y2))
     sample_idx = cat([si, si[ab], si[rep]]).astype(np.int64)
     order = np.argsort(sample_idx, kind="stable")
     dets = Detections(
@@ -115,7 +130,8 @@ def synthetic_dataset(n: int, seed: int = 0, image_paths: list[str] | None = Non
         source=cat([np.zeros(len(si)), np.ones(len(ab)), np.zeros(len(rep))]).astype(np.int8)[order],
         variant=cat([np.zeros(len(si)), np.zeros(len(ab)), var]).astype(np.int16)[order],
         label=VOCAB[cat([lab, lab[ab], lab[rep]])][order],
-        score=cat([score, np.clip(score[ab] * 0.9 + 0.05, 0, 1), np.clip(score[rep] + j(len(rep), 0.03), 0, 1)])[order],
+        score=_f32(cat([score, np.clip(score[ab] * 0.9 + 0.05, 0, 1),
+                        np.clip(score[rep] + j(len(rep), 0.03), 0, 1)]))[order],
         x1=cat([x1, s_x1, p_x1])[order], y1=cat([y1, s_y1, p_y1])[order],
         x2=cat([x2, s_x2, p_x2])[order], y2=cat([y2, s_y2, p_y2])[order])
     paths = image_paths if image_paths is not None else [""] * n
@@ -366,7 +382,7 @@ def slider_part(work: Path, n: int, moves: int) -> None:
 
     app = QApplication.instance() or QApplication([])
     theme.apply_theme(app, "dark")
-    big = work / f"synthetic_{n}"
+    big = work / big_project_name(n)
     print(f"\n== 3. slider move -> all views updated ({n:,} samples) ==")
     r = slider_moves(app, big, moves, with_calibration=False)
     tot = r["total"]
@@ -405,8 +421,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="also time next pair on a project of this many samples sharing the --images PNGs")
     ap.add_argument("--moves", type=int, default=30, help="slider moves")
     ap.add_argument("--work", type=Path, default=None, help="folder for the projects (kept)")
+    ap.add_argument("--float64-detections", action="store_true",
+                    help="the large project's scores and boxes with float64 digits (default: float32 "
+                         "values, as the detectors give them); loaded in 8 bytes a value instead of 4")
     ap.add_argument("--part", choices=("all", "slider"), default="all", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    global FLOAT64
+    FLOAT64 = bool(args.float64_detections)
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     work = args.work or Path(tempfile.mkdtemp(prefix="bench_gui_"))
     work.mkdir(parents=True, exist_ok=True)
@@ -417,7 +438,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(f"platform {os.environ['QT_QPA_PLATFORM']}, {os.cpu_count()} cores, projects in {work}")
     t = time.perf_counter()
-    big = build_project(work / f"synthetic_{args.n}", args.n)
+    big = build_project(work / big_project_name(args.n), args.n)
     pics = build_project(work / f"images_{args.images}", args.images, images=True)
     fixture = build_fixture_project(work / "fixture")
     pairs_big = (build_project(work / f"pairs_{args.pairs_n}_{args.images}", args.pairs_n, images=True,
@@ -458,7 +479,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout.flush()
 
     subprocess.run([sys.executable, __file__, "--part", "slider", "--work", str(work), "--n", str(args.n),
-                    "--moves", str(args.moves)], check=True)
+                    "--moves", str(args.moves)] + (["--float64-detections"] if FLOAT64 else []), check=True)
     print(f"\ntorch imported by the UI: {'torch' in sys.modules}")
     assert "torch" not in sys.modules
     return 0

@@ -182,8 +182,9 @@ def test_loaded_dataset_matches_rows_labels_and_prompts_whatever_the_insertion_o
     assert [codes[1][c] for c in codes[0]] == back.detections.label.tolist()
     cfg = CheckerConfig()
     with_codes = evaluate(back, cfg)
-    plain = type(back)(back.samples, back.detections.take(np.arange(len(back.detections))), back.prompts,
-                       back.variant_names)
+    plain_dets = back.detections.take(np.arange(len(back.detections)))
+    plain_dets.label = np.array(back.detections.label.tolist(), dtype=object)  # strings, not codes
+    plain = type(back)(back.samples, plain_dets, back.prompts, back.variant_names)
     assert label_codes(plain) is None
     without = evaluate(plain, cfg)
     assert np.array_equal(with_codes.verdict, without.verdict)
@@ -376,3 +377,69 @@ def test_scores_are_kept_per_sample_scorer_and_text_and_replaced_on_rescoring(tm
         with pytest.raises(ProjectError, match="ghost"):
             p.add_scores({"sample_id": ["ghost"], "scorer": ["clip@abc"], "text": ["x"], "score": [1.0]})
         assert p.scorers() == [{"scorer": "clip@abc", "scores": 4}]  # nothing of the failed batch
+
+
+@pytest.mark.parametrize("mapping", ["hashes", "join"])
+def test_scores_and_boxes_load_in_float32_only_where_that_is_exact(
+        tmp_path: Path, sbuc_parsed: Any, mapping: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Detections whose every score and coordinate is a float32 (as the detectors give them) load
+    in 4 bytes a value, with the same verdicts, reasons and confidences, bit for bit, as the
+    float64 dataset they were saved from; a column holding one value that is not a float32 loads
+    as float64, every value exact."""
+    import dataclasses
+
+    from workstation.methods.spatial.checker import evaluate
+    from workstation.methods.spatial.config import CheckerConfig
+    from workstation.store.samples import SamplesRepo
+
+    if mapping == "join":
+        monkeypatch.setattr(SamplesRepo, "_sample_hashes", lambda self, where, params: None)
+    ds = small_dataset(sbuc_parsed, 40)
+    d = ds.detections
+    as32 = {k: getattr(d, k).astype(np.float32).astype(np.float64) for k in ("score", "x1", "y1", "x2", "y2")}
+    exact = dataclasses.replace(ds, detections=dataclasses.replace(d, **as32), cache={})
+    odd = dict(as32)
+    odd["x2"] = as32["x2"].copy()
+    odd["x2"][-1] += 1e-9  # not a float32
+    mixed = dataclasses.replace(ds, detections=dataclasses.replace(d, **odd), cache={})
+    for name, src in (("exact", exact), ("mixed", mixed)):
+        with Project.create(tmp_path / name) as p:
+            p.add_run(sbuc_parsed.run_id)
+            p.add_dataset(src)
+            back = p.load_dataset()
+        b = back.detections
+        want64 = {"x2"} if name == "mixed" else set()
+        for k in ("score", "x1", "y1", "x2", "y2"):
+            assert getattr(b, k).dtype == (np.float64 if k in want64 else np.float32), (name, k)
+            assert np.array_equal(getattr(b, k).astype(np.float64), getattr(src.detections, k)), (name, k)
+        for cfg in (CheckerConfig(), CheckerConfig(min_area_fraction=0.05, margin=0.2, t_det=0.5)):
+            got, want = evaluate(back, cfg), evaluate(src, cfg)
+            for f in ("verdict", "reason", "reason_detail", "conf", "c_detection", "c_geometry", "delta",
+                      "iou_ab"):
+                np.testing.assert_array_equal(getattr(got, f), getattr(want, f), err_msg=f"{name} {f}")
+            assert [got.reason_text(i) for i in range(back.n)] == [want.reason_text(i) for i in range(src.n)]
+
+
+def test_detections_find_their_samples_whatever_the_gaps_and_order(tmp_path: Path, sbuc_parsed: Any) -> None:
+    """Samples without detections between ones with, and detections stored out of their samples'
+    order (several inserts): every detection comes back with its own sample, in stored order."""
+    ds = small_dataset(sbuc_parsed, 60)
+    rng = np.random.default_rng(3)
+    d = ds.detections
+    keep = np.flatnonzero(~np.isin(d.sample_idx, rng.choice(60, 25, replace=False)))  # 25 without any
+    sparse = type(ds)(ds.samples, d.take(keep), ds.prompts, ds.variant_names)
+    parts = np.array_split(rng.permutation(60), 5)
+    with Project.create(tmp_path / "p") as p:
+        p.add_run(sbuc_parsed.run_id)
+        with p.transaction():
+            for rows in parts:  # samples (and their detections) inserted in five shuffled groups
+                p.add_dataset(sparse.subset(np.sort(rows)))
+        back = p.load_dataset()
+    order = np.concatenate([np.sort(r) for r in parts])
+    assert back.samples.sample_id.tolist() == sparse.samples.sample_id[order].tolist()
+    for j, i in enumerate(order.tolist()):
+        mine = sparse.detections.sample_idx == i
+        got = back.detections.sample_idx == j
+        assert back.detections.label[got].tolist() == sparse.detections.label[mine].tolist()
+        assert np.array_equal(back.detections.x1[got].astype(np.float64), sparse.detections.x1[mine])
+    assert len(back.detections) == len(sparse.detections)

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox, QPushButton
@@ -196,4 +197,35 @@ def test_background_open_says_what_it_is_doing(qtbot, open_window, sbuc_project)
         assert w.statusBar().currentMessage() == f"Opening {sbuc_project.name}…"
         assert w.browser.count_label.text() == f"opening {sbuc_project.name}…"
     assert sig.args == [True]
+    # the samples are shown first; the checker evaluates them on a worker thread meanwhile
+    assert w.state.dataset.n == 800 and w.state.verdicts is None and w.state.checking
+    assert w.statusBar().currentMessage() == (f"opened {sbuc_project.name}: 800 samples — the checker is "
+                                              "evaluating them…")
+    with qtbot.waitSignal(w.verdicts_checked, timeout=30000):
+        pass
     assert w.statusBar().currentMessage() == f"opened {sbuc_project.name}: 800 samples"
+    from workstation.methods.spatial.checker import evaluate
+
+    want = evaluate(w.state.dataset, w.state.config)
+    assert not w.state.checking and w.state.baseline is w.state.verdicts
+    assert np.array_equal(w.state.verdicts.verdict, want.verdict)
+    assert w.counts_label.text().startswith("PASS ")  # the status bar counts them
+
+
+def test_a_slider_moved_before_the_background_check_ends_keeps_its_verdicts(qtbot, open_window,
+                                                                             sbuc_project) -> None:
+    """A config changed while the verdicts of the opened project are still being evaluated stays
+    live; the check that arrives afterwards becomes the applied config's baseline only."""
+    w = open_window()
+    with qtbot.waitSignal(w.load_finished, timeout=30000):
+        w.open_project_in_background(sbuc_project)
+    assert w.state.checking
+    active = w.state.config
+    moved = active.replace(margin=active.margin + 0.05)
+    w.state.set_config(moved)  # evaluated at once, on the GUI thread
+    live = w.state.verdicts
+    assert live is not None and live.config == moved
+    with qtbot.waitSignal(w.verdicts_checked, timeout=30000):
+        pass
+    assert w.state.config == moved and w.state.verdicts is live
+    assert w.state.baseline is not None and w.state.baseline.config == active

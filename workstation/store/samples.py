@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..dataset import LABEL_CODES_KEY, Dataset, Detections, LabelCodes, Prompts, Samples
+from ..dataset import CodedLabels, Dataset, Detections, Prompts, Samples
 from ..types import ORIGINAL_NAME
+from ..util.grouping import remember_codes
 from ..util.jsonsafe import capped, dumps
 from .base import ProjectBase, ProjectError, _arrow, _now, release_freed_memory, safe_relpath
 
@@ -40,7 +40,11 @@ def _object_column(col: Any, shared: bool = True) -> np.ndarray:
         col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
     if shared and col.null_count == 0 and len(col):
         enc = col.dictionary_encode()
-        return enc.dictionary.to_numpy(zero_copy_only=False)[enc.indices.to_numpy(zero_copy_only=False)]
+        codes = enc.indices.to_numpy(zero_copy_only=False)
+        names = enc.dictionary.to_numpy(zero_copy_only=False)
+        out = names[codes]
+        remember_codes(out, codes, [str(x) for x in names])  # group codes later read from here
+        return out
     return np.asarray(col.to_numpy(zero_copy_only=False), dtype=object)
 
 
@@ -257,15 +261,18 @@ class SamplesRepo(ProjectBase):
         if hashed is not None:
             sql = f"SELECT hash(d.sample_id) AS h1, hash(d.sample_id || chr(31)) AS h2, {cols} FROM detections d"
             sql_params = None
-            h_sorted, h2_sorted, row_sorted = hashed
+            h_sorted, row_sorted, h1_by_row, h2_by_row = hashed
         else:
             sql = (f"WITH s AS (SELECT s.sample_id, (row_number() OVER (ORDER BY s.ord) - 1)::BIGINT AS row "
                    f"FROM samples s JOIN prompts p USING (prompt_id) {where}) "
                    f"SELECT s.row, d.rowid AS rid, {cols} FROM detections d JOIN s USING (sample_id)")
             sql_params = params or None
             n_rid = int((self.con.execute("SELECT coalesce(max(rowid) + 1, 1) FROM detections").fetchone() or (1,))[0])
-        dtypes = {"row": np.int64, "variant": np.int32, "label": np.int32, "source": np.int8, "score": np.float64,
-                  "x1": np.float64, "y1": np.float64, "x2": np.float64, "y2": np.float64}
+        small = hashed is not None and len(samples) < 2**31 - 1  # a sample row fits in 4 bytes
+        dtypes = {"row": np.int32 if small else np.int64, "variant": np.int16, "label": np.int32, "source": np.int8,
+                  # scores and boxes in 4 bytes while every value read is a float32 (as the
+                  # detectors give them); a column with one value that is not turns float64
+                  "score": np.float32, "x1": np.float32, "y1": np.float32, "x2": np.float32, "y2": np.float32}
         filled = 0
         total = -1
         if hashed is not None:  # one scan of the whole table: its columns are filled in place
@@ -278,6 +285,46 @@ class SamplesRepo(ProjectBase):
             else:
                 parts[k].append(values)
 
+        def put_float(k: str, values: np.ndarray) -> None:
+            """A float64 column's batch, kept as float32 when that is exact."""
+            into = full[k] if hashed is not None and filled + len(values) <= total else None
+            if into is None or into.dtype == np.float32:
+                narrow = values.astype(np.float32)
+                if np.array_equal(narrow, values, equal_nan=True):
+                    put(k, narrow)
+                    return
+                if into is not None:  # this column is float64 from here on (filled part exact)
+                    full[k] = into.astype(np.float64)
+            put(k, values)
+
+        def lookup(h: np.ndarray) -> np.ndarray:
+            """The loaded row whose first hash is h (-1 for none): a binary search."""
+            pos = np.minimum(np.searchsorted(h_sorted, h), len(h_sorted) - 1)
+            return np.where(h_sorted[pos] == h, row_sorted[pos], -1)
+
+        def rows_of(hr: np.ndarray) -> np.ndarray:
+            """Rows of the runs' first hashes. Detections are usually stored in their samples'
+            order: each run is first guessed to be the next sample after the one before it
+            (confirmed by its hash, unique over the samples), picking up the sequence again
+            where it breaks; what remains is looked up."""
+            out = np.full(len(hr), -1, np.int64)
+            at = 0
+            for _ in range(8):
+                first = int(lookup(hr[at:at + 1])[0])
+                if first < 0:
+                    break
+                guess = first + np.arange(len(hr) - at)
+                ok = guess < len(h1_by_row)
+                ok[ok] = h1_by_row[guess[ok]] == hr[at:][ok]
+                out[at:][ok] = guess[ok]
+                bad = np.flatnonzero(~ok)
+                if not len(bad):
+                    return out
+                at += int(bad[0])
+            rest = np.flatnonzero(out < 0)
+            out[rest] = lookup(hr[rest])
+            return out
+
         def one_batch(batch: Any) -> None:
             nonlocal filled, total
             if hashed is not None:
@@ -287,13 +334,12 @@ class SamplesRepo(ProjectBase):
                     # the detections of one sample are usually adjacent: look up each run once
                     start = np.flatnonzero(np.r_[True, h1[1:] != h1[:-1]])
                     runs = np.diff(np.r_[start, len(h1)])
-                    hr = h1[start]
-                    pos = np.minimum(np.searchsorted(h_sorted, hr), len(h_sorted) - 1)
-                    run_row = np.where(h_sorted[pos] == hr, row_sorted[pos], -1)
+                    run_row = rows_of(h1[start])
                     row = np.repeat(run_row, runs)
                     h2 = np.asarray(batch.column("h2").to_numpy(zero_copy_only=False), np.uint64)
-                    row[h2_sorted[np.repeat(pos, runs)] != h2] = -1
-                    del h2, start, runs, hr, pos, run_row
+                    found = row >= 0
+                    row[found & (h2_by_row[np.maximum(row, 0)] != h2)] = -1
+                    del h2, start, runs, run_row, found
                 del h1
             else:
                 row = (batch.column("row").to_numpy(zero_copy_only=False).astype(np.int64) * n_rid
@@ -301,11 +347,11 @@ class SamplesRepo(ProjectBase):
             if hashed is not None and filled + len(row) > total:
                 total = -1  # more rows than counted: this batch and the rest are appended in order
             put("row", row)
-            put("variant", codes(batch.column("variant"), dicts["variant"]))
+            put("variant", codes(batch.column("variant"), dicts["variant"]).astype(np.int16))
             put("label", codes(batch.column("label"), dicts["label"]))
             put("source", batch.column("source").to_numpy(zero_copy_only=False).astype(np.int8))
             for k in ("score", "x1", "y1", "x2", "y2"):
-                put(k, np.asarray(batch.column(k).to_numpy(zero_copy_only=False), np.float64))
+                put_float(k, np.asarray(batch.column(k).to_numpy(zero_copy_only=False), np.float64))
             if hashed is not None and filled + len(row) <= total:
                 filled += len(row)
 
@@ -345,6 +391,8 @@ class SamplesRepo(ProjectBase):
             del local
         rows = key // n_rid if n_rid > 1 else key
         del key
+        if len(samples) < 2**31 - 1:  # a sample row in 4 bytes
+            rows = rows.astype(np.int32, copy=False)
 
         def take(k: str, order: Any, empty: Any) -> np.ndarray:
             a = joined(k)
@@ -355,32 +403,34 @@ class SamplesRepo(ProjectBase):
         recorded = {r[0] for r in self.con.execute("SELECT name FROM image_variants").fetchall()}
         names = [ORIGINAL_NAME] + sorted((set(var_dict) | recorded) - {ORIGINAL_NAME})
         vidx = np.array([names.index(v) for v in var_dict] or [0], dtype=np.int16)
+        # labels as codes into the distinct lower-case labels (4 bytes per detection; the
+        # column of strings is built only if something reads it whole)
         lower = [x.lower() for x in lab_dict] or [""]
-        # one string object per distinct lower-case label, shared by every detection
-        uniq_lower: dict[str, str] = {}
-        labels = np.array([uniq_lower.setdefault(x, x) for x in lower], dtype=object)
+        uniq = list(dict.fromkeys(lower))
+        pos = {x: i for i, x in enumerate(uniq)}
+        remap = np.array([pos[x] for x in lower], np.int32)
         lab_code = take("label", order, np.int32)
-        label = labels[lab_code]
+        if not np.array_equal(remap, np.arange(len(remap))):  # distinct only up to case
+            lab_code = remap[lab_code]
+        label = CodedLabels(lab_code, np.array(uniq, dtype=object))
+        del lab_code
+        var_code = take("variant", order, np.int16)
+        if not np.array_equal(vidx, np.arange(len(vidx))):  # scanned in another order than named
+            var_code = vidx[var_code]
         dets = Detections(
             sample_idx=rows, source=take("source", order, np.int8),
-            variant=vidx[take("variant", order, np.int32)], label=label,
+            variant=var_code, label=label,  # type: ignore[arg-type]
             score=take("score", order, np.float64), x1=take("x1", order, np.float64),
             y1=take("y1", order, np.float64), x2=take("x2", order, np.float64), y2=take("y2", order, np.float64),
         )
         del order
         ds = Dataset(samples, dets, self.load_prompts(method), tuple(names))
-        # the label codes travel with the dataset (the checker's label matching reads them
-        # instead of hashing 10M strings again): codes into the distinct lower-case labels
-        uniq = list(uniq_lower)
-        pos = {x: i for i, x in enumerate(uniq)}
-        remap = np.array([pos[x] for x in lower], np.int32)
-        ds.cache[LABEL_CODES_KEY] = LabelCodes(weakref.ref(label), remap[lab_code], uniq)
-        del lab_code
         return ds
 
-    def _sample_hashes(self, where: str, params: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """(sorted first hashes, their second hashes, their rows) of the loaded samples' ids, or
-        None when the first hash is not unique over the project's samples."""
+    def _sample_hashes(self, where: str, params: list[Any]
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+        """(sorted first hashes, their rows, first hash by row, second hash by row) of the loaded
+        samples' ids, or None when the first hash is not unique over the project's samples."""
         allh = self.con.execute("SELECT hash(sample_id) FROM samples").to_arrow_table().column(0)
         allh = np.sort(np.asarray(allh.to_numpy(), np.uint64))
         if len(allh) > 1 and not bool((allh[1:] != allh[:-1]).all()):
@@ -392,7 +442,7 @@ class SamplesRepo(ProjectBase):
         h1 = np.asarray(t.column("h1").to_numpy(), np.uint64)
         h2 = np.asarray(t.column("h2").to_numpy(), np.uint64)
         o = np.argsort(h1)
-        return h1[o], h2[o], o.astype(np.int64)
+        return h1[o], o.astype(np.int64), h1, h2
 
     @staticmethod
     def dataset_index_map(samples: Samples) -> dict[str, int]:

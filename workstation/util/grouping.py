@@ -2,9 +2,44 @@
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections.abc import Hashable, Sequence
+from typing import Any
 
 import numpy as np
+
+# Codes a loader already has (Arrow's dictionary encoding of a column it read), by the identity
+# of the array they describe: factorize(sort=False) of that array returns them without hashing
+# every value again. Entries go when their array does.
+_known: dict[int, tuple[weakref.ref[np.ndarray], np.ndarray, list[str]]] = {}
+_known_lock = threading.Lock()
+
+
+def remember_codes(values: np.ndarray, codes: np.ndarray, names: list[str]) -> None:
+    """Record ``factorize(values, sort=False)`` as (codes, names): codes in order of first
+    appearance, exactly what factorize would compute. ``values`` must not be changed in place."""
+    key = id(values)
+
+    def gone(_ref: Any, key: int = key) -> None:
+        with _known_lock:
+            _known.pop(key, None)
+
+    codes = np.asarray(codes, np.int64)
+    codes.setflags(write=False)
+    with _known_lock:
+        _known[key] = (weakref.ref(values, gone), codes, list(names))
+
+
+def _remembered(values: Any) -> tuple[np.ndarray, list[str]] | None:
+    hit = _known.get(id(values)) if isinstance(values, np.ndarray) else None
+    if hit is None:
+        return None
+    ref, codes, names = hit
+    size = len(values)
+    if ref() is not values or len(codes) != size:
+        return None
+    return codes, list(names)
 
 
 def factorize(values: Sequence[Hashable] | np.ndarray, *, sort: bool = True) -> tuple[np.ndarray, list[str]]:
@@ -13,6 +48,9 @@ def factorize(values: Sequence[Hashable] | np.ndarray, *, sort: bool = True) -> 
     if len(values) == 0:
         return np.zeros(0, np.int64), []
     if not sort:
+        known = _remembered(values)
+        if known is not None:
+            return known[0].copy(), known[1]
         try:
             import pyarrow as pa
 

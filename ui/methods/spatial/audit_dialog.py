@@ -70,6 +70,9 @@ def draw_audit_set(state: AppState, *, name: str, size: int, seed: int,
         raise WorkstationError("open a project first")
     if p.read_only:
         raise WorkstationError("this project is open read-only: an audit set cannot be stored")
+    if v is None and ds.n:
+        raise WorkstationError("the checker is still evaluating this project's samples: draw the audit set "
+                               "when the status bar says they are checked")
     exclude = state.human >= 0 if exclude_labelled else None
     rows = stratified_sample(ds, v, size, seed, strata=strata, conf_bins=conf_bins, exclude=exclude)
     if len(rows) == 0:

@@ -106,8 +106,9 @@ def _det_range(ds: Dataset, row: int) -> tuple[int, int]:
     if key not in ds.cache:
         ds.cache[key] = bool(len(sidx) < 2 or np.all(sidx[1:] >= sidx[:-1]))
     if ds.cache[key]:
-        lo = int(np.searchsorted(sidx, row, "left"))
-        hi = int(np.searchsorted(sidx, row, "right"))
+        r = sidx.dtype.type(row)  # the column's own type: no cast of the whole column
+        lo = int(np.searchsorted(sidx, r, "left"))
+        hi = int(np.searchsorted(sidx, r, "right"))
         return lo, hi
     return -1, -1
 
@@ -148,12 +149,12 @@ def overlay_spec(ds: Dataset, verdicts: Any, row: int, blind: bool = False, raw:
     for k in detection_rows(ds, row).tolist():
         src = int(d.source[k])
         var = int(d.variant[k])
-        label = str(d.label[k])
+        label = str(d.labels_at(k))
         box_args = (float(d.x1[k]), float(d.y1[k]), float(d.x2[k]), float(d.y2[k]), label, float(d.score[k]))
         which = sel.get(k)
         ec = spec.colors.get(label, "")
         if var != 0:
-            if src == PRIMARY and label in (la, lb) and d.score[k] >= t_det:
+            if src == PRIMARY and label in (la, lb) and float(d.score[k]) >= t_det:
                 spec.boxes.append(Box(*box_args, kind="perturbed", variant=ds.variant_names[var]))
             continue
         if which == "sel_a":
@@ -168,9 +169,9 @@ def overlay_spec(ds: Dataset, verdicts: Any, row: int, blind: bool = False, raw:
             spec.boxes.append(Box(*box_args, kind="secondary_B", color=ec))
         elif src == SECONDARY:
             spec.boxes.append(Box(*box_args, kind="secondary"))
-        elif blind and label in (la, lb) and d.score[k] >= t_det:
+        elif blind and label in (la, lb) and float(d.score[k]) >= t_det:
             spec.boxes.append(Box(*box_args, kind="object", color=ec))
-        elif verdicts is not None and label in (la, lb) and d.score[k] >= cut:
+        elif verdicts is not None and label in (la, lb) and float(d.score[k]) >= cut:
             # another box of one of the prompt's objects above the score cut: it competed with
             # the selected one (the cause of "ambiguous" when the two scores are close)
             spec.boxes.append(Box(*box_args, kind="competing", color=ec))

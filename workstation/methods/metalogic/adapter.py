@@ -176,7 +176,7 @@ def pairs_from_dataset(ds: Dataset) -> MetaLogicData:
         k = np.flatnonzero(keep)
         si = d.sample_idx[k]
         det_image = 2 * pair_of[si] + side_of[si]
-        det = (np.asarray(d.label, dtype=object)[k], np.asarray(d.score, np.float64)[k],
+        det = (np.asarray(d.labels_at(k), dtype=object), np.asarray(d.score, np.float64)[k],
                *(np.asarray(getattr(d, c), np.float64)[k] for c in ("x1", "y1", "x2", "y2")))
     else:
         det_image = np.zeros(0, np.int64)

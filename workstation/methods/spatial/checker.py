@@ -111,6 +111,7 @@ __all__ = ["VerdictArrays", "VerdictColumns", "StorableVerdicts", "Prepared", "p
 
 EPS = 1e-10
 _CACHE_KEY = "checker.prepared"
+_LOCK_KEY = "checker.prepare_lock"
 
 # relations whose PASS needs a negative delta (A left of / above B)
 _NEGATIVE = np.zeros(len(RELATION_CODE), dtype=bool)
@@ -123,6 +124,21 @@ _HORIZONTAL[RELATION_CODE["right_of"]] = True
 if list(RELATION_CODE) != ["left_of", "right_of", "above", "below"] or (NEAR_BOUNDARY, UNSTABLE) != (4, 5) \
         or len(REASONS) != 6:
     raise ImportError("workstation.checker: relation or reason codes changed; update _decide_chunk")
+
+
+class _Col64:
+    """A detection column read as float64 where it is gathered: a column held in float32 (the
+    loader keeps one whose every value is a float32) is converted per gathered value, exactly,
+    never copied whole."""
+
+    __slots__ = ("a",)
+
+    def __init__(self, a: Any) -> None:
+        self.a = np.asarray(a)
+
+    def __getitem__(self, idx: Any) -> np.ndarray:
+        v = self.a[idx]
+        return v if v.dtype == np.float64 else np.asarray(v, np.float64)
 
 
 def _spatial_columns(ds: Dataset) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -292,12 +308,12 @@ def _geometry(ds: Dataset, rows: np.ndarray, idx: np.ndarray | None) -> dict[str
     n_slots, length = rows.shape
     n_pert = n_slots // 2 - 2
     if len(det) == 0:
-        zero = np.zeros(1)
+        zero = _Col64(np.zeros(1))
         x1 = y1 = x2 = y2 = score = zero
         rows = np.zeros((n_slots, length), np.int64)
     else:
-        x1, y1, x2, y2 = (np.asarray(a, np.float64) for a in (det.x1, det.y1, det.x2, det.y2))
-        score = np.asarray(det.score, np.float64)
+        x1, y1, x2, y2 = (_Col64(a) for a in (det.x1, det.y1, det.x2, det.y2))
+        score = _Col64(det.score)
 
     def box(sl: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         r = np.maximum(rows[sl], 0)
@@ -380,7 +396,7 @@ def _fingerprint(ds: Dataset) -> tuple[tuple[Any, ...], tuple[Callable[[], Any],
     replaced array never matches, even when a new one reuses the old one's address."""
     s, d = ds.samples, ds.detections
     relation, label_a, label_b = _spatial_columns(ds)
-    arrays = (s.sample_id, label_a, label_b, s.width, s.height, relation, d.sample_idx, d.label,
+    arrays = (s.sample_id, label_a, label_b, s.width, s.height, relation, d.sample_idx, d.label_identity(),
               d.score, d.x1, d.y1, d.x2, d.y2, d.source, d.variant)
     return (len(s), len(d), tuple(ds.variant_names)), tuple(_weak(a) for a in arrays)
 
@@ -455,7 +471,15 @@ def prepare(ds: Dataset) -> Prepared:
     cached = ds.cache.get(_CACHE_KEY)
     if isinstance(cached, Prepared) and _same_fingerprint(cached.fingerprint, fp):
         return cached
+    # one preparation at a time per dataset: a second thread asking meanwhile waits for it
+    with ds.cache.setdefault(_LOCK_KEY, threading.Lock()):
+        cached = ds.cache.get(_CACHE_KEY)
+        if isinstance(cached, Prepared) and _same_fingerprint(cached.fingerprint, fp):
+            return cached
+        return _prepare(ds, fp)
 
+
+def _prepare(ds: Dataset, fp: tuple[Any, ...]) -> Prepared:
     s, d = ds.samples, ds.detections
     relation, _, _ = _spatial_columns(ds)
     n = len(s)
@@ -472,8 +496,8 @@ def prepare(ds: Dataset) -> Prepared:
                 f"{n_var} variant(s): {', '.join(ds.variant_names)}")
 
     lab, code_a, code_b = _canonical_codes(ds)
-    score = np.asarray(d.score, np.float64)
-    x1, y1, x2, y2 = (np.asarray(a, np.float64) for a in (d.x1, d.y1, d.x2, d.y2))
+    score = _Col64(d.score)
+    x1, y1, x2, y2 = (_Col64(a) for a in (d.x1, d.y1, d.x2, d.y2))
     # detections grouped by sample: the loader keeps them sorted by sample; otherwise a stable
     # permutation (each sample's detections keep their row order, the score ties' order)
     perm: np.ndarray | None = None
@@ -482,7 +506,7 @@ def prepare(ds: Dataset) -> Prepared:
     by_sample = sample_idx if perm is None else sample_idx[perm]
     bounds = list(range(0, n, PREP_CHUNK)) + [n]
     chunks = [(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
-    det_bounds = np.searchsorted(by_sample, np.array(bounds, np.int64), side="left") if len(d) else \
+    det_bounds = np.searchsorted(by_sample, np.array(bounds, by_sample.dtype), side="left") if len(d) else \
         np.zeros(len(bounds), np.int64)
     del by_sample
     idt = _index_dtype(2 * len(d) + 1)
@@ -626,8 +650,8 @@ def _build_area_stage(ds: Dataset, prep: Prepared, maf: float) -> _AreaStage:
     n_slots = prep.n_slots
     start, order = prep.start, prep.order
     if len(d):
-        x1, y1, x2, y2 = (np.asarray(a, np.float64) for a in (d.x1, d.y1, d.x2, d.y2))
-        score = np.asarray(d.score, np.float64)
+        x1, y1, x2, y2 = (_Col64(a) for a in (d.x1, d.y1, d.x2, d.y2))
+        score = _Col64(d.score)
 
     def area(r: np.ndarray) -> np.ndarray:
         return (x2[r] - x1[r]) * (y2[r] - y1[r])
