@@ -314,3 +314,19 @@ def test_slider_without_a_floor_shows_none(qtbot):
     assert s.floor_label.isVisible() and s.floor_label.text().startswith("recorded ≥ 0.50")
     s.set_floor(0.0)
     assert not s.floor_label.isVisible() and "recorded" not in s.slider.toolTip()
+
+
+def test_a_hidden_panel_catches_up_when_it_is_shown(qtbot, panel, state):
+    """While another tab is shown the panel skips its summaries on every move (they cost tens of
+    milliseconds at 1M samples) and shows the live verdicts' counts as soon as it is shown."""
+    ds, cfg0 = state.dataset, state.config
+    before = shown_counts(panel)
+    panel.hide()
+    moved = cfg0.replace(margin=round(cfg0.margin + 0.1, 6))
+    want = evaluate(ds, moved).counts()
+    assert want != before
+    state.set_config(moved)
+    assert shown_counts(panel) == before  # not refreshed while hidden
+    panel.show()
+    qtbot.waitExposed(panel)
+    assert shown_counts(panel) == want

@@ -156,6 +156,14 @@ def test_verdict_card_and_confidence_components(qtbot, open_window, png_project:
     assert "near_boundary" in card.reason.text()
     band = w.viewer.left.view.overlay.items_by_kind["margin_band"][0].rect()
     assert band.width() == pytest.approx(2 * 0.6 * 512)
+    # hidden behind another tab it waits, and shows the live verdict when it comes back
+    w.show_tab("Browse")
+    assert not w.viewer.isVisible()
+    w.state.set_config(w.state.config.replace(margin=0.01))
+    assert "near_boundary" in card.reason.text()  # not redrawn while hidden
+    w.show_tab("Review")
+    assert card.chip.text() == VERDICTS[int(w.state.verdicts.verdict[row])] != "UNDECIDABLE"
+    assert "near_boundary" not in card.reason.text()
 
 
 def test_missing_and_corrupt_images_show_a_neutral_canvas(qtbot, open_window, png_project: Path) -> None:

@@ -663,7 +663,7 @@ class PairViewer(QWidget):
         self.left.view.view_changed.connect(lambda: self._sync(self.left.view, self.right.view))
         self.right.view.view_changed.connect(lambda: self._sync(self.right.view, self.left.view))
         state.current_changed.connect(self.refresh)
-        state.verdicts_changed.connect(self.refresh)
+        state.verdicts_changed.connect(self._on_verdicts)
         state.dataset_changed.connect(self._on_dataset)
         state.project_changed.connect(self._on_dataset)
         state.labels_changed.connect(self._on_labels)
@@ -678,6 +678,18 @@ class PairViewer(QWidget):
         self._on_dataset()
 
     # ---- state ----------------------------------------------------------------------------------
+    def _on_verdicts(self) -> None:
+        """New verdicts (a slider moved): redraw now if shown, else when shown."""
+        if self.isVisible():
+            self.refresh()
+        else:
+            self._verdicts_stale = True
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        if getattr(self, "_verdicts_stale", False):
+            self.refresh()
+
     def _on_dataset(self) -> None:
         ds = self.state.dataset
         index = PairIndex.of(ds) if ds is not None and ds.n else None
@@ -727,6 +739,7 @@ class PairViewer(QWidget):
 
     # ---- drawing --------------------------------------------------------------------------------
     def refresh(self, *_: Any) -> None:
+        self._verdicts_stale = False
         st = self.state
         ds = st.dataset
         row = st.current

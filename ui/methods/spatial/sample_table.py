@@ -44,7 +44,7 @@ from workstation.methods.spatial.data import spatial_columns
 from workstation.util.grouping import factorize
 from workstation.methods.spatial.store import LABELS_RELATION
 
-from .table_order import SORTABLE, LiveColumns, dynamic_mask, ordered_rows, row_tuples
+from .table_order import SORTABLE, LiveColumns, RowOrder, dynamic_mask, ordered_rows, row_tuples
 
 ROW_ROLE = int(Qt.UserRole) + 1  # dataset row (int)
 VERDICT_ROLE = int(Qt.UserRole) + 2  # checker verdict code (int, -1 none)
@@ -222,7 +222,7 @@ class SampleTableModel(QAbstractTableModel):
         self._label_text: dict[int, str] = {}
         self._note_text: dict[int, str] = {}
         self._nv = np.zeros(0, np.int32)
-        self._np_order: np.ndarray | None = None
+        self._np_order: RowOrder | None = None
         self._static: tuple[Any, np.ndarray | None] = (None, None)
         state.project_changed.connect(self._on_dataset)
         state.dataset_changed.connect(self._on_dataset)
@@ -310,7 +310,7 @@ class SampleTableModel(QAbstractTableModel):
         d = "DESC" if self.sort_order == Qt.DescendingOrder else "ASC"
         return f"ORDER BY {SORT_EXPR[self.sort_column]} {d} NULLS LAST, v.row"
 
-    def _numpy_order(self) -> np.ndarray | None:
+    def _numpy_order(self) -> RowOrder | None:
         """The matching rows in table order, by numpy (None where the sort is by a text column)."""
         if self.sort_column not in SORTABLE or self._live_cols is None or not self._registered:
             return None
@@ -340,7 +340,7 @@ class SampleTableModel(QAbstractTableModel):
         order = self._numpy_order()
         if order is not None:
             cols = sample_columns(self.state.dataset)
-            return row_tuples(order[offset:offset + limit], self.state.dataset, cols["text"], cols["relation"],
+            return row_tuples(order.page(offset, limit), self.state.dataset, cols["text"], cols["relation"],
                               self._live_cols, self._label_text, self._note_text)
         where, params = self.spec.where()
         sql = f"SELECT {_SELECT} {_FROM}{where}{self._order()} LIMIT {int(limit)} OFFSET {int(offset)}"
@@ -360,7 +360,7 @@ class SampleTableModel(QAbstractTableModel):
             return []
         order = self._numpy_order()
         if order is not None:
-            return order.tolist()
+            return order.all().tolist()
         where, params = self.spec.where()
         sql = f"SELECT v.row {_FROM}{where}{self._order()}"
         return [int(r[0]) for r in self.state.project.con.execute(sql, params).fetchall()]

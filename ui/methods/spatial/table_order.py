@@ -45,15 +45,23 @@ class LiveColumns:
         return np.where(nv > 1, 2, np.where(human < 0, 0, np.where(human == verdict, 1, 3))).astype(np.int8)
 
 
+def _one_of(codes: np.ndarray, wanted: list[int], n_codes: int) -> np.ndarray:
+    """codes ∈ wanted, for codes 0..n_codes-1 or -1 (none, never wanted): a table lookup (-1
+    reads the table's extra last entry, False)."""
+    table = np.zeros(n_codes + 1, bool)
+    table[np.asarray(wanted, np.int64)] = True
+    return table[codes]
+
+
 def dynamic_mask(spec: Any, live: LiveColumns, base: np.ndarray | None) -> np.ndarray:
     """Rows passing the verdict / reason / confidence / label conditions of `spec` (and `base`,
     the mask of the other conditions, when given)."""
     n = len(live.verdict)
     m = np.ones(n, bool) if base is None else base.copy()
     if spec.verdicts:
-        m &= np.isin(live.verdict, [VERDICTS.index(x) for x in spec.verdicts])
+        m &= _one_of(live.verdict, [VERDICTS.index(x) for x in spec.verdicts], len(VERDICTS))
     if spec.reasons:
-        m &= np.isin(live.reason, [0 if r == "decided" else REASONS.index(r) for r in spec.reasons])
+        m &= _one_of(live.reason, [0 if r == "decided" else REASONS.index(r) for r in spec.reasons], len(REASONS))
     nan = None
     if spec.conf_min > 0.0 or spec.conf_max < 1.0:
         nan = np.isnan(live.conf)
@@ -72,18 +80,50 @@ def dynamic_mask(spec: Any, live: LiveColumns, base: np.ndarray | None) -> np.nd
     return m
 
 
-def ordered_rows(mask: np.ndarray, live: LiveColumns, sort_column: int, descending: bool) -> np.ndarray:
-    """The rows of `mask` in table order (int64)."""
+class RowOrder:
+    """Dataset rows in table order, sorted only as far as asked: a page near the top sorts the
+    rows whose key is at most the page end's key (found by a partition); the whole order is
+    sorted once something asks for all of it (or a page deep in it). Ties keep row order."""
+
+    def __init__(self, idx: np.ndarray, key: np.ndarray | None) -> None:
+        self._idx = idx  # ascending rows
+        self._key = key  # their sort keys (None: already in order)
+        self._full: np.ndarray | None = idx if key is None else None
+
+    def __len__(self) -> int:
+        return len(self._idx)
+
+    def all(self) -> np.ndarray:
+        if self._full is None:
+            assert self._key is not None
+            self._full = self._idx[np.argsort(self._key, kind="stable")]
+        return self._full
+
+    def page(self, offset: int, limit: int) -> np.ndarray:
+        end = min(offset + limit, len(self._idx))
+        if self._full is not None or end * 8 >= len(self._idx) or end <= 0:
+            return self.all()[offset:end]
+        key = self._key
+        assert key is not None
+        cut = np.partition(key, end - 1)[end - 1]  # the end-th smallest key
+        if np.isnan(cut):  # NaN sorts last: the page reaches into them
+            return self.all()[offset:end]
+        cand = np.flatnonzero(key <= cut)  # every row that can be in the first `end`, in row order
+        return self._idx[cand[np.argsort(key[cand], kind="stable")]][offset:end]
+
+
+def ordered_rows(mask: np.ndarray, live: LiveColumns, sort_column: int, descending: bool) -> RowOrder:
+    """The rows of `mask` in table order."""
     idx = np.flatnonzero(mask)
     if sort_column < 0 or len(idx) < 2:
-        return idx
+        return RowOrder(idx, None)
     if sort_column == 7:
         key = live.conf[idx]
         if descending:
             key = -key
             key[np.isnan(key)] = -np.inf  # NaN first when descending (conf is within [0, 1])
         # ascending: numpy's stable sort puts NaN last, as DuckDB does
-        return idx[np.argsort(key, kind="stable")]
+        return RowOrder(idx, key)
     if sort_column == 3:
         key = _REL_RANK[np.asarray(live.relation[idx], np.int64)]
     elif sort_column == 4:
@@ -100,7 +140,7 @@ def ordered_rows(mask: np.ndarray, live: LiveColumns, sort_column: int, descendi
         raise ValueError(f"column {sort_column} is sorted by SQL")
     if descending:
         key = -key
-    return idx[np.argsort(key, kind="stable")]
+    return RowOrder(idx, key)
 
 
 def row_tuples(rows: np.ndarray, ds: Any, text: Any, relation_names: Any, live: LiveColumns,

@@ -165,8 +165,12 @@ def prompt_verdicts(ds: Dataset, v: VerdictColumns, k: int | None = None) -> Pro
     g, g_first, n = _prompt_groups(ds, run_code, prompt_code, len(prompt_names))
     n_groups = len(g_first)
     verdict = np.asarray(v.verdict)
-    npass = np.bincount(g[verdict == PASS], minlength=n_groups).astype(np.int64)
-    nfail = np.bincount(g[verdict == FAIL], minlength=n_groups).astype(np.int64)
+    if len(verdict) and (int(verdict.min()) < 0 or int(verdict.max()) > 2):
+        raise ValueError("verdict codes must be PASS, FAIL or UNDECIDABLE")
+    # one pass: counts of every (group, verdict code) pair
+    per = np.bincount(g * 3 + verdict, minlength=3 * n_groups).reshape(n_groups, 3)
+    npass = per[:, PASS].astype(np.int64)
+    nfail = per[:, FAIL].astype(np.int64)
     g_run = run_code[g_first]
     ks: dict[str, int] = {}
     k_of_group = np.zeros(n_groups, np.int64)

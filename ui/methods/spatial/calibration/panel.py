@@ -333,6 +333,11 @@ class CalibrationPanel(QWidget):
     # =========================================================================================
     # state events
     # =========================================================================================
+    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        if getattr(self, "_stale", False):
+            self._on_verdicts()
+
     def _on_project(self) -> None:
         st = self.state
         self._stored_hash.clear()
@@ -392,6 +397,10 @@ class CalibrationPanel(QWidget):
         st = self.state
         if st.project is None or st.dataset is None or st.dataset.n == 0 or st.verdicts is None:
             return
+        if not self.isVisible():  # another tab is shown: catch up when this one is
+            self._stale = True
+            return
+        self._stale = False
         key = st.config.replace(tau=0.0, name="", extra=())
         curves_stale = key != self._curve_key
         if curves_stale:
