@@ -155,8 +155,11 @@ def _prompt_groups(ds: Dataset, run_code: np.ndarray, prompt_code: np.ndarray,
     return out
 
 
-def prompt_verdicts(ds: Dataset, v: VerdictColumns, k: int | None = None) -> PromptVerdicts:
-    """best-of-K and all-of-K verdict of every prompt of every run (see module docstring)."""
+def _prompt_outcomes(ds: Dataset, v: VerdictColumns, k: int | None
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                dict[str, int]]:
+    """(first sample of each (run, prompt) group, samples, PASS and FAIL counts, best-of-K and
+    all-of-K codes per group, K per run): `prompt_verdicts` without its text columns."""
     _check(ds, v)
     if k is not None and k < 1:
         raise ValueError(f"K (seeds per prompt) must be at least 1, got {k}")
@@ -186,12 +189,28 @@ def prompt_verdicts(ds: Dataset, v: VerdictColumns, k: int | None = None) -> Pro
     full = n >= k_of_group
     allk[full & (nfail > 0)] = FAIL
     allk[full & (npass == n)] = PASS
+    return g_first, n, npass, nfail, best, allk, ks
+
+
+def prompt_verdicts(ds: Dataset, v: VerdictColumns, k: int | None = None) -> PromptVerdicts:
+    """best-of-K and all-of-K verdict of every prompt of every run (see module docstring)."""
+    g_first, n, npass, nfail, best, allk, ks = _prompt_outcomes(ds, v, k)
+    run_code, run_names = _runs(ds)
+    prompt_code, prompt_names = _codes(ds, "prompt_id")
+    n_groups = len(g_first)
     runs = np.array(run_names, dtype=object)
     prompts = np.array(prompt_names, dtype=object)
     return PromptVerdicts(
-        run=runs[g_run] if n_groups else np.array([], dtype=object),
+        run=runs[run_code[g_first]] if n_groups else np.array([], dtype=object),
         prompt_id=prompts[prompt_code[g_first]] if n_groups else np.array([], dtype=object),
         n_samples=n, pass_count=npass, fail_count=nfail, best_of_k=best, all_of_k=allk, k=ks)
+
+
+def prompt_pass_totals(ds: Dataset, v: VerdictColumns, k: int | None = None) -> tuple[int, int, int]:
+    """(prompts, best-of-K PASS, all-of-K PASS) over every run: the sums of `prompt_metrics`'
+    total_prompts, best_of_k_pass and all_of_k_pass, without building its tables."""
+    g_first, _n, _p, _f, best, allk, _k = _prompt_outcomes(ds, v, k)
+    return len(g_first), int(np.count_nonzero(best == PASS)), int(np.count_nonzero(allk == PASS))
 
 
 def prompt_metrics(ds: Dataset, v: VerdictColumns, k: int | None = None,

@@ -18,6 +18,7 @@ from PySide6.QtGui import QBrush, QColor, QPalette
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem, QWidget
 
 from workstation.methods.spatial import metrics
+from workstation.methods.spatial.types import REASONS, UNDECIDABLE
 from workstation.dataset import Dataset
 
 
@@ -64,21 +65,19 @@ class Summary:
 def summarize_verdicts(ds: Dataset, v: Any, k: int | None = None) -> Summary:
     """Headline numbers over all samples of `ds` (all runs together)."""
     im = metrics.image_metrics(v.verdict, v.conf)
-    pv = metrics.prompt_verdicts(ds, v, k)
-    pm = metrics.prompt_metrics(ds, v, k, pv=pv)
-    prompts = sum(r["total_prompts"] for r in pm)
-    best = sum(r["best_of_k_pass"] for r in pm)
-    allk = sum(r["all_of_k_pass"] for r in pm)
+    prompts, best, allk = metrics.prompt_pass_totals(ds, v, k)
     nan = float("nan")
     vals = dict(im)
     vals["prompts"] = prompts
     vals["prompt_pass_rate"] = best / prompts if prompts else nan
     vals["all_of_k_pass_rate"] = allk / prompts if prompts else nan
-    counts: dict[str, int] = {}
-    for r in metrics.abstention(ds, v):
-        counts[r["reason"]] = counts.get(r["reason"], 0) + int(r["count"])
+    # every abstention reason over all runs (metrics.abstention's counts, summed over runs)
+    verdict = np.asarray(v.verdict)
+    und = np.asarray(v.reason)[verdict == UNDECIDABLE].astype(np.int64)
+    per_reason = np.bincount(und, minlength=len(REASONS)) if ds.n else np.zeros(len(REASONS), np.int64)
     n = max(ds.n, 1)
-    ab = [(reason, c, c / n) for reason, c in counts.items()]
+    ab = [(REASONS[c], int(per_reason[c]), int(per_reason[c]) / n) for c in range(1, len(REASONS))] \
+        if ds.n else []
     return Summary(vals, ab, source=v)
 
 
