@@ -294,7 +294,9 @@ class SamplesRepo(ProjectBase):
                     put(k, narrow)
                     return
                 if into is not None:  # this column is float64 from here on (filled part exact)
-                    full[k] = into.astype(np.float64)
+                    wide = np.empty(len(into), np.float64)
+                    wide[:filled] = into[:filled]
+                    full[k] = wide
             put(k, values)
 
         def lookup(h: np.ndarray) -> np.ndarray:
