@@ -330,3 +330,18 @@ def test_a_hidden_panel_catches_up_when_it_is_shown(qtbot, panel, state):
     panel.show()
     qtbot.waitExposed(panel)
     assert shown_counts(panel) == want
+
+
+def test_the_panels_summary_counts_every_runs_abstentions():
+    from tests.core.test_metrics import PROMPTS, TOTALS_ROWS, build
+    from ui.methods.spatial.calibration.deltas import summarize_verdicts
+    from workstation.methods.spatial.metrics import abstention
+
+    ds, v = build(TOTALS_ROWS, PROMPTS)
+    s = summarize_verdicts(ds, v)
+    per_reason: dict[str, int] = {}
+    for r in abstention(ds, v):
+        per_reason[r["reason"]] = per_reason.get(r["reason"], 0) + int(r["count"])
+    assert [(r, c) for r, c, _ in s.abstention] == list(per_reason.items())
+    assert dict((r, c) for r, c, _ in s.abstention)["unstable"] == 1
+    assert s.values["prompts"] == 4 and s.values["prompt_pass_rate"] == 0.5
