@@ -199,11 +199,14 @@ def test_background_open_says_what_it_is_doing(qtbot, open_window, sbuc_project)
     assert sig.args == [True]
     # the samples are shown first; the checker evaluates them on a worker thread meanwhile
     assert w.state.dataset.n == 800 and w.state.verdicts is None and w.state.checking
+    m = w.browser.model
+    assert m.total == 800 and m.data(m.index(0, 5)) == "checking…"  # the Checker column says so
     assert w.statusBar().currentMessage() == (f"opened {sbuc_project.name}: 800 samples — the checker is "
                                               "evaluating them…")
     with qtbot.waitSignal(w.verdicts_checked, timeout=30000):
         pass
     assert w.statusBar().currentMessage() == f"opened {sbuc_project.name}: 800 samples"
+    assert m.data(m.index(0, 5)) in ("PASS", "FAIL", "UNDECIDABLE")
     from workstation.methods.spatial.checker import evaluate
 
     want = evaluate(w.state.dataset, w.state.config)

@@ -522,7 +522,7 @@ class SampleTableModel(QAbstractTableModel):
             r = self.rows[i]
             v, rs, cf = r[R_VERDICT], r[R_REASON], r[R_CONF]
             d = (r[R_SID], r[R_RUN], r[R_TEXT], r[R_REL], str(r[R_SEED]),
-                 VERDICTS[v] if v is not None and v >= 0 else "—",
+                 VERDICTS[v] if v is not None and v >= 0 else ("checking…" if self.state.checking else "—"),
                  REASONS[rs] if rs else "",
                  f"{cf:.3f}" if cf is not None and math.isfinite(cf) else "—",
                  r[R_LABELS] or "", r[R_AGREE], " ".join((r[R_NOTES] or "").split()))
