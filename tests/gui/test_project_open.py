@@ -232,3 +232,22 @@ def test_a_slider_moved_before_the_background_check_ends_keeps_its_verdicts(qtbo
         pass
     assert w.state.config == moved and w.state.verdicts is live
     assert w.state.baseline is not None and w.state.baseline.config == active
+
+
+def test_closing_the_project_before_the_background_check_ends_leaves_nothing_behind(
+        qtbot, open_window, sbuc_project) -> None:
+    w = open_window()
+    with qtbot.waitSignal(w.load_finished, timeout=30000):
+        w.open_project_in_background(sbuc_project)
+    assert w.state.checking
+    w.close_project()
+    assert w.state.project is None and not w.state.checking
+    with qtbot.waitSignal(w.verdicts_checked, timeout=30000):
+        pass  # the check of the closed project ends and is dropped
+    assert w.state.verdicts is None and w.state.dataset is None
+    # the project opens again at once, with its verdicts
+    with qtbot.waitSignal(w.load_finished, timeout=30000):
+        w.open_project_in_background(sbuc_project)
+    with qtbot.waitSignal(w.verdicts_checked, timeout=30000):
+        pass
+    assert w.state.dataset.n == 800 and w.state.verdicts is not None and not w.state.checking
