@@ -88,3 +88,13 @@ def group_codes(*cols: Sequence[Hashable] | np.ndarray) -> np.ndarray:
     key = np.stack(parts, axis=1)
     _, inv = np.unique(key, axis=0, return_inverse=True)
     return inv.reshape(-1).astype(np.int64)
+
+
+def by_segment_then_score(segment: np.ndarray, score: np.ndarray) -> np.ndarray:
+    """The stable order by segment ascending, then score descending (ties keep their input
+    order): one argsort of a complex key (real = segment, imag = -score; numpy orders complex
+    numbers lexicographically). Segments must be exact in float64 (below 2**53)."""
+    key = np.empty(len(segment), np.complex128)
+    key.real = segment
+    key.imag = -np.asarray(score, np.float64)
+    return np.argsort(key, kind="stable")

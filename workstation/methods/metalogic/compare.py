@@ -82,6 +82,7 @@ from typing import Any
 
 import numpy as np
 
+from ...util.grouping import by_segment_then_score
 from .config import MetaLogicConfig
 from .data import PairData
 from .reference import evaluate_reference
@@ -290,11 +291,7 @@ def prepare(data: PairData, dedup_iou: float = MetaLogicConfig.dedup_iou) -> Pre
     # ---- candidates: matched and kept, ranked within their segment -------------------------
     rel = np.flatnonzero(matched & kept)
     seg_r = seg_all[rel]
-    ck = np.empty(len(rel), np.complex128)
-    ck.real = seg_r
-    ck.imag = -score[rel]
-    o = np.argsort(ck, kind="stable")
-    del ck
+    o = by_segment_then_score(seg_r, score[rel])
     rows = rel[o]
     segs = seg_r[o]
     first = np.ones(len(rows), bool)

@@ -89,7 +89,7 @@ import numpy as np
 
 from ...dataset import Dataset, label_codes
 from ...types import PRIMARY, SECONDARY, WorkstationError
-from ...util.grouping import factorize
+from ...util.grouping import by_segment_then_score, factorize
 from .config import CheckerConfig
 from .data import spatial_columns
 from .types import (
@@ -549,13 +549,7 @@ def _prepare(ds: Dataset, fp: tuple[Any, ...]) -> Prepared:
         del vl, group, role, si, src, var
         rows = rows_c[loc]
         del loc, rows_c
-        # sort by segment, then score descending, then detection row: one stable sort of a
-        # complex key (real = segment, imag = -score; numpy orders complex numbers lexicographically)
-        ck = np.empty(len(rows), np.complex128)
-        ck.real = key
-        ck.imag = -score[rows]
-        o = np.argsort(ck, kind="stable")
-        del ck
+        o = by_segment_then_score(key, score[rows])  # ties: detection row order
         order_c = rows[o]
         count = np.bincount(key[o], minlength=n_slots * nc)
         del rows, key, o
