@@ -14,6 +14,9 @@ UI_COMMANDS = ("ui.command",)
 
 
 def run(argv: Sequence[str] | None = None) -> int:
+    from workstation.util.memory import tune_allocator
+
+    tune_allocator()  # before any worker thread
     from workstation.cli import main
 
     return main(list(sys.argv[1:] if argv is None else argv), extra_commands=UI_COMMANDS)

@@ -83,6 +83,9 @@ def create_application(argv: Sequence[str] | None = None) -> Any:
     from PySide6.QtGui import QGuiApplication
     from PySide6.QtWidgets import QApplication
 
+    from workstation.util.memory import tune_allocator
+
+    tune_allocator()
     app = QApplication.instance()
     if app is None:
         QGuiApplication.setHighDpiScaleFactorRoundingPolicy(Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)

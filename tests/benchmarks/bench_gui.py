@@ -386,9 +386,9 @@ def slider_part(work: Path, n: int, moves: int) -> None:
     count in the resident memory)."""
     from PySide6.QtWidgets import QApplication
 
-    from ui import theme
+    from ui import app as ui_app, theme
 
-    app = QApplication.instance() or QApplication([])
+    app = ui_app.create_application([])  # as main.py gui makes it (the allocator tuned)
     theme.apply_theme(app, "dark")
     big = work / big_project_name(n)
     print(f"\n== 3. slider move -> all views updated ({n:,} samples) ==")

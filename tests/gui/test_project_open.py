@@ -251,3 +251,32 @@ def test_closing_the_project_before_the_background_check_ends_leaves_nothing_beh
     with qtbot.waitSignal(w.verdicts_checked, timeout=30000):
         pass
     assert w.state.dataset.n == 800 and w.state.verdicts is not None and not w.state.checking
+
+
+def test_a_closed_project_leaves_no_dataset_or_verdicts_behind(qtbot, open_window, sbuc_project) -> None:
+    """Every view lets go of a closed project's arrays (a 1M-sample project's are ~2 GB): the
+    calibration panel's summaries and tables, the Browse table's live columns, the pair viewer."""
+    import gc
+    import weakref
+
+    w = open_window(sbuc_project)
+    w.install_extra_panels()
+    for tab in ("Calibration", "Browse"):
+        w.show_tab(tab)
+        qtbot.wait(50)
+    st = w.state
+    st.set_config(st.config.replace(margin=st.config.margin + 0.05))  # a live set beside the applied one
+    w.show_tab("Calibration")
+    qtbot.wait(50)
+    w.review_from_browse(3)
+    qtbot.wait(50)
+    refs = {"dataset": weakref.ref(st.dataset), "verdicts": weakref.ref(st.verdicts),
+            "applied verdicts": weakref.ref(st.baseline)}
+    assert st.verdicts is not st.baseline
+    w.close_project()
+    qtbot.wait(50)
+    gc.collect()
+    assert {name: ref() is not None for name, ref in refs.items()} == dict.fromkeys(refs, False)
+    # and it opens again as before
+    assert w.open_project(sbuc_project)
+    assert w.state.dataset.n == 800 and w.state.verdicts is not None

@@ -268,6 +268,12 @@ class SampleTableModel(QAbstractTableModel):
             self._registered = False
             self._ds = None
             self._live_key = (None, -1)
+            # nothing of a closed project stays behind (its columns are the size of its samples)
+            self._live_cols = None
+            self._np_order = None
+            self._static = (None, None)
+            self._label_text, self._note_text = {}, {}
+            self._nv = np.zeros(0, np.int32)
             return False
         import pyarrow as pa
 

@@ -187,9 +187,9 @@ class VerdictArrays:
     for ambiguous 1 = A, 2 = B. ``conf`` and ``c_detection``, ``c_geometry``, ``c_stability``,
     ``c_agreement``: float64 (all 0 for missing / ambiguous / high_overlap). ``delta`` and
     ``iou_ab``: float64 of the selected primary boxes, NaN where not computed (missing,
-    ambiguous). ``sel_a`` / ``sel_b``: int64 row in ``ds.detections`` of the selected primary
-    box on the original image (-1 if none; a found box is kept even when the other object is
-    missing). ``sel2_a`` / ``sel2_b``: the secondary detector's selections (-1 if none or the
+    ambiguous). ``sel_a`` / ``sel_b``: row in ``ds.detections`` (int32; int64 from 2**30
+    detections on) of the selected primary box on the original image (-1 if none; a found box is
+    kept even when the other object is missing). ``sel2_a`` / ``sel2_b``: the secondary detector's selections (-1 if none or the
     secondary detector is not used). ``label_a`` / ``label_b`` (object names) and ``config``
     serve ``reason_text``.
     """
@@ -1007,7 +1007,7 @@ def _masked(p: _Params, values: np.ndarray, mask: np.ndarray, out: np.ndarray, b
 
 
 def _rows_or_none(rows: np.ndarray, mask: np.ndarray, out: np.ndarray) -> None:
-    """out (int64) = rows where mask else -1 (rows is -1 where a segment is empty)."""
+    """out = rows where mask else -1 (rows is -1 where a segment is empty)."""
     np.multiply(rows + 1, mask, out=out)
     out -= 1
 
@@ -1189,7 +1189,8 @@ def _reweigh(prep: Prepared, area: _AreaStage, hit: VerdictArrays, cfg: CheckerC
 def _selection(prep: Prepared, area: _AreaStage, p: _Params, has2: np.ndarray) -> dict[str, np.ndarray]:
     """The selection stage's arrays (see _select_chunk) for every sample."""
     idx = area.idx
-    types = {k: t for k, t in _SEL_TYPES.items() if p.stab_dets or k not in ("iou_term", "nobody")}
+    types = {k: (prep.row0.dtype if k.startswith("sel") else t) for k, t in _SEL_TYPES.items()
+             if p.stab_dets or k not in ("iou_term", "nobody")}  # rows in the prepared index dtype
     types.update({f"both{v}": np.bool_ for v in set(p.pvars) if p.stab_dets})
     x_all: dict[str, Any] = {
         "sc": prep.score0, "ok": area.ok, "vsc": prep.vscore, "vok": area.vok, "rows": prep.row0,

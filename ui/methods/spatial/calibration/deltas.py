@@ -10,7 +10,8 @@ run's `main_results` / `prompt_metrics` row.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+import weakref
+from typing import Any, Callable
 
 import numpy as np
 from PySide6.QtCore import Qt
@@ -56,7 +57,14 @@ DELTA_ROWS: tuple[MetricRow, ...] = (
 class Summary:
     values: dict[str, float]
     abstention: list[tuple[str, int, float]]  # (reason, count, fraction of all samples)
-    source: Any = field(default=None, repr=False, compare=False)  # the VerdictArrays summarised
+    # a weak reference to the VerdictArrays summarised: a summary kept by a table never keeps a
+    # closed project's verdicts alive
+    source_ref: Callable[[], Any] = field(default=lambda: None, repr=False, compare=False)
+
+    @property
+    def source(self) -> Any:
+        """The verdicts summarised while somebody else keeps them, else None."""
+        return self.source_ref()
 
     def get(self, key: str) -> float:
         return float(self.values.get(key, float("nan")))
@@ -78,7 +86,11 @@ def summarize_verdicts(ds: Dataset, v: Any, k: int | None = None) -> Summary:
     n = max(ds.n, 1)
     ab = [(REASONS[c], int(per_reason[c]), int(per_reason[c]) / n) for c in range(1, len(REASONS))] \
         if ds.n else []
-    return Summary(vals, ab, source=v)
+    try:
+        ref: Callable[[], Any] = weakref.ref(v)
+    except TypeError:  # a verdict set that takes no weak reference is kept
+        ref = lambda: v  # noqa: E731
+    return Summary(vals, ab, source_ref=ref)
 
 
 _UP = QColor("#2e9e57")

@@ -349,6 +349,12 @@ class CalibrationPanel(QWidget):
         st = self.state
         self._summaries.clear()
         self._curve_key = None
+        if st.project is None or st.dataset is None or st.dataset.n == 0:
+            # the closed (or emptied) project's summaries go with it
+            self._live = None
+            self._baseline_seen = None
+            self._audit_rc = None
+            self.point = None
         if st.project is None:
             self.body.show_message(NO_PROJECT)
             self._close_grid_dialog()
