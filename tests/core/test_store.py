@@ -443,3 +443,42 @@ def test_detections_find_their_samples_whatever_the_gaps_and_order(tmp_path: Pat
         assert back.detections.label[got].tolist() == sparse.detections.label[mine].tolist()
         assert np.array_equal(back.detections.x1[got].astype(np.float64), sparse.detections.x1[mine])
     assert len(back.detections) == len(sparse.detections)
+
+
+@pytest.mark.parametrize("mapping", ["hashes", "join"])
+def test_label_and_variant_codes_load_narrow_and_widen_when_their_names_outgrow_them(
+        tmp_path: Path, sbuc_parsed: Any, mapping: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Label codes load in 2 bytes and variant codes in 1 while their names fit; a project with
+    more names (40,000 labels, 200 variants, met batch by batch) loads them wider, every
+    detection with its own label and variant."""
+    from workstation.dataset import Dataset, Detections
+    from workstation.store import samples as samples_mod
+    from workstation.store.samples import SamplesRepo
+
+    if mapping == "join":
+        monkeypatch.setattr(SamplesRepo, "_sample_hashes", lambda self, where, params: None)
+    monkeypatch.setattr(samples_mod, "SCAN_BATCH", 4096)  # names grow from one batch to the next
+    few = small_dataset(sbuc_parsed, 40)
+    m = 40_000
+    rng = np.random.default_rng(5)
+    names = ("original",) + tuple(f"v{k:03d}" for k in range(1, 200))
+    f = rng.uniform(0, 100, m).astype(np.float32).astype(np.float64)
+    many_dets = Detections(
+        sample_idx=np.sort(rng.integers(0, 40, m)), source=np.zeros(m, np.int8),
+        variant=rng.integers(0, len(names), m).astype(np.int16),
+        label=np.array([f"thing {i}" for i in range(m)], dtype=object),
+        score=rng.uniform(0.1, 1, m).astype(np.float32).astype(np.float64), x1=f, y1=f, x2=f + 5, y2=f + 5)
+    many = Dataset(few.samples, many_dets, few.prompts, names)
+    for name, src, label_bytes, variant_bytes in (("few", few, 2, 1), ("many", many, 4, 2)):
+        with Project.create(tmp_path / f"{name}-{mapping}") as p:
+            p.add_run(sbuc_parsed.run_id)
+            p.add_dataset(src)
+            back = p.load_dataset()
+        b, d = back.detections, src.detections
+        codes, _ = b.label_codes()
+        assert (codes.dtype.itemsize, b.variant.dtype.itemsize) == (label_bytes, variant_bytes), name
+        order = np.lexsort((np.arange(len(d)), d.sample_idx))  # the loader's order: by sample, stored order
+        assert b.label.tolist() == [str(x).lower() for x in d.label[order]]
+        assert [back.variant_names[v] for v in b.variant.tolist()] == \
+            [src.variant_names[v] for v in d.variant[order].tolist()]
+        assert np.array_equal(b.score.astype(np.float64), d.score[order])

@@ -20,6 +20,7 @@ from .base import ProjectBase, ProjectError, _arrow, _now, release_freed_memory,
 # Each of a run's model, params and provenance is stored as JSON of at most this many bytes; larger
 # parts are replaced by their size and sha256 (`util.jsonsafe.capped`).
 MAX_PROVENANCE_BYTES = 256 * 1024
+SCAN_BATCH = 1 << 20  # detections per Arrow batch of the load scan
 
 
 def _prompt_hashes(p: Prompts) -> list[str]:
@@ -269,7 +270,8 @@ class SamplesRepo(ProjectBase):
             sql_params = params or None
             n_rid = int((self.con.execute("SELECT coalesce(max(rowid) + 1, 1) FROM detections").fetchone() or (1,))[0])
         small = hashed is not None and len(samples) < 2**31 - 1  # a sample row fits in 4 bytes
-        dtypes = {"row": np.int32 if small else np.int64, "variant": np.int16, "label": np.int32, "source": np.int8,
+        # codes in 1 / 2 bytes while their dictionaries are that small (put_code widens them)
+        dtypes = {"row": np.int32 if small else np.int64, "variant": np.int8, "label": np.int16, "source": np.int8,
                   # scores and boxes in 4 bytes while every value read is a float32 (as the
                   # detectors give them); a column with one value that is not turns float64
                   "score": np.float32, "x1": np.float32, "y1": np.float32, "x2": np.float32, "y2": np.float32}
@@ -284,6 +286,20 @@ class SamplesRepo(ProjectBase):
                 full[k][filled:filled + len(values)] = values
             else:
                 parts[k].append(values)
+
+        code_dtype: dict[str, np.dtype[Any]] = {"variant": np.dtype(np.int8), "label": np.dtype(np.int16)}
+
+        def put_code(k: str, values: np.ndarray) -> None:
+            """A batch of codes into dicts[k]; the column turns int32 once its dictionary
+            outgrows its dtype (the filled part copied)."""
+            if len(dicts[k]) - 1 > np.iinfo(code_dtype[k]).max:
+                code_dtype[k] = np.dtype(np.int32)
+            into = full[k] if hashed is not None and filled + len(values) <= total else None
+            if into is not None and into.dtype != code_dtype[k]:
+                wide = np.empty(len(into), code_dtype[k])
+                wide[:filled] = into[:filled]
+                full[k] = wide
+            put(k, values.astype(code_dtype[k], copy=False))
 
         def put_float(k: str, values: np.ndarray) -> None:
             """A float64 column's batch, kept as float32 when that is exact."""
@@ -349,8 +365,8 @@ class SamplesRepo(ProjectBase):
             if hashed is not None and filled + len(row) > total:
                 total = -1  # more rows than counted: this batch and the rest are appended in order
             put("row", row)
-            put("variant", codes(batch.column("variant"), dicts["variant"]).astype(np.int16))
-            put("label", codes(batch.column("label"), dicts["label"]))
+            put_code("variant", codes(batch.column("variant"), dicts["variant"]))
+            put_code("label", codes(batch.column("label"), dicts["label"]))
             put("source", batch.column("source").to_numpy(zero_copy_only=False).astype(np.int8))
             for k in ("score", "x1", "y1", "x2", "y2"):
                 put_float(k, np.asarray(batch.column(k).to_numpy(zero_copy_only=False), np.float64))
@@ -363,7 +379,7 @@ class SamplesRepo(ProjectBase):
             if hashed is not None:
                 self.con.execute("SET memory_limit = '128MB'")
             try:
-                reader = self.con.raw.sql(sql, params=sql_params).to_arrow_reader(1 << 20)
+                reader = self.con.raw.sql(sql, params=sql_params).to_arrow_reader(SCAN_BATCH)
                 for batch in reader:
                     one_batch(batch)
                 del reader
@@ -404,16 +420,16 @@ class SamplesRepo(ProjectBase):
         lab_dict = list(dicts["label"])
         recorded = {r[0] for r in self.con.execute("SELECT name FROM image_variants").fetchall()}
         names = [ORIGINAL_NAME] + sorted((set(var_dict) | recorded) - {ORIGINAL_NAME})
-        vidx = np.array([names.index(v) for v in var_dict] or [0], dtype=np.int16)
-        # labels as codes into the distinct lower-case labels (4 bytes per detection; the
-        # column of strings is built only if something reads it whole)
+        vidx = np.array([names.index(v) for v in var_dict] or [0], dtype=np.int8 if len(names) <= 127 else np.int16)
+        # labels as codes into the distinct lower-case labels (2 bytes per detection up to
+        # 32,767 labels; the column of strings is built only if something reads it whole)
         lower = [x.lower() for x in lab_dict] or [""]
         uniq = list(dict.fromkeys(lower))
         pos = {x: i for i, x in enumerate(uniq)}
         remap = np.array([pos[x] for x in lower], np.int32)
         lab_code = take("label", order, np.int32)
         if not np.array_equal(remap, np.arange(len(remap))):  # distinct only up to case
-            lab_code = remap[lab_code]
+            lab_code = remap.astype(lab_code.dtype)[lab_code]  # fewer codes: the dtype holds them
         label = CodedLabels(lab_code, np.array(uniq, dtype=object))
         del lab_code
         var_code = take("variant", order, np.int16)

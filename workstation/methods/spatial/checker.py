@@ -368,9 +368,8 @@ class Prepared:
     vscore: np.ndarray  # float64 (V-1, N): min score of the first rows of variant v's A and B
     varea: np.ndarray  # float64 (V-1, N): fmin of their areas (a NaN area never counts as small)
     s2: np.ndarray  # float64 (2, N): second-best score of original primary A / B (-inf)
-    gap: np.ndarray  # float64 (2, N): best - second-best score (inf / NaN if undefined)
     rel: np.ndarray  # int8 (N,): relation code
-    wh: np.ndarray  # float64 (N,): W*H
+    wh: np.ndarray | None  # float64 (N,): W*H; None when wh_scalar says it for every sample
     wh_scalar: float | None  # W*H when every sample has the same size
     geom: dict[str, np.ndarray]
     finite: bool  # every geometry value is finite
@@ -379,7 +378,7 @@ class Prepared:
     def nbytes(self) -> int:
         """Memory held by the prepared arrays (not counting cached stages)."""
         arrays = [self.order, self.start, self.row0, self.score0, self.area0, self.vscore, self.varea,
-                  self.s2, self.gap, self.rel, self.wh, *self.geom.values()]
+                  self.s2, self.rel, *([] if self.wh is None else [self.wh]), *self.geom.values()]
         return int(sum(a.nbytes for a in arrays))
 
 
@@ -532,8 +531,10 @@ def _prepare(ds: Dataset, fp: tuple[Any, ...]) -> Prepared:
         s0, s1 = chunks[k]
         nc = s1 - s0
         r0, r1 = int(det_bounds[k]), int(det_bounds[k + 1])
-        rows_c = np.arange(r0, r1, dtype=np.int64) if perm is None else perm[r0:r1].astype(np.int64)
-        si = sample_idx[rows_c].astype(np.int64) - s0
+        # the chunk's detections: a slice of the columns when they are sorted by sample (the
+        # loader's order), else gathered through the permutation
+        rows_c: np.ndarray | slice = slice(r0, r1) if perm is None else perm[r0:r1].astype(np.int64)
+        si = sample_idx[rows_c] - np.int32(s0)  # < PREP_CHUNK: int32 (int64 if the column is)
         src, var, lb = source[rows_c], variant[rows_c], lab[rows_c]
         # detections that can ever matter: primary on any variant, secondary on the original
         keep = ((src == PRIMARY) | ((src == SECONDARY) & (var == 0))) & (lb >= 0)
@@ -541,13 +542,17 @@ def _prepare(ds: Dataset, fp: tuple[Any, ...]) -> Prepared:
         role_b = np.flatnonzero(keep & (lb == code_b[s0:s1][si]))
         del keep, lb
         loc = np.concatenate([role_a, role_b])
-        role = np.repeat(np.array([0, 1], np.int64), [len(role_a), len(role_b)])
+        role = np.zeros(len(loc), np.int32)
+        role[len(role_a):] = 1
         del role_a, role_b
-        vl = var[loc].astype(np.int64)
-        group = np.where(src[loc] == SECONDARY, 1, np.where(vl == 0, 0, 1 + vl))
-        key = si[loc] * n_slots + (2 * group + role)  # sample-major segments
+        # slot = 2 * group + role; group 0 primary on the original, 1 secondary (kept on the
+        # original only), 1 + v primary on variant v >= 1
+        kdt = np.int32 if (nc + 1) * n_slots < 2**31 else np.int64
+        vl = var[loc].astype(kdt)
+        group = vl + (vl > 0) + (src[loc] == SECONDARY)
+        key = si[loc].astype(kdt) * kdt(n_slots) + 2 * group + role  # sample-major segments
         del vl, group, role, si, src, var
-        rows = rows_c[loc]
+        rows = (loc + r0) if perm is None else rows_c[loc]  # type: ignore[index]
         del loc, rows_c
         o = by_segment_then_score(key, score[rows])  # ties: detection row order
         order_c = rows[o]
@@ -597,17 +602,15 @@ def _prepare(ds: Dataset, fp: tuple[Any, ...]) -> Prepared:
         if offset:
             start[s0 * n_slots + 1:s1 * n_slots + 1] += offset
         offset += total
-    with np.errstate(invalid="ignore"):
-        gap = score0[:2] - s2
-
     width = np.asarray(s.width, np.float64)
     height = np.asarray(s.height, np.float64)
     wh = width * height
     wh_scalar = float(wh[0]) if n and bool((wh == wh[0]).all()) else None
     prep = Prepared(
         fingerprint=fp, n=n, n_slots=n_slots, order=order, start=start, row0=row0, score0=score0,
-        area0=area0, vscore=vscore, varea=varea, s2=s2, gap=gap,
-        rel=np.asarray(relation).astype(np.int8), wh=wh, wh_scalar=wh_scalar, geom=geom,
+        area0=area0, vscore=vscore, varea=varea, s2=s2,
+        rel=np.asarray(relation).astype(np.int8), wh=None if wh_scalar is not None else wh, wh_scalar=wh_scalar,
+        geom=geom,
         finite=_all_finite(geom),
     )
     ds.cache[_CACHE_KEY] = prep
@@ -636,6 +639,7 @@ class _AreaStage:
 def _area_threshold(prep: Prepared, maf: float, idx: np.ndarray | None = None) -> np.ndarray | float:
     if prep.wh_scalar is not None:
         return maf * prep.wh_scalar
+    assert prep.wh is not None
     return maf * (prep.wh if idx is None else prep.wh[idx])
 
 
@@ -1077,9 +1081,9 @@ def _decide_chunk(p: _Params, x: dict[str, Any], out: dict[str, np.ndarray], s: 
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         pa, pb = x["pa"][s], x["pb"][s]
         found = pa & pb
-        s2, gap = x["s2"], x["gap"]
-        amb_a = (s2[0, s] >= p.cut1) & (gap[0, s] < p.amb)
-        amb_b = (s2[1, s] >= p.cut1) & (gap[1, s] < p.amb)
+        s2, s1 = x["s2"], x["s1"]  # second-best and best score of primary A / B
+        amb_a = (s2[0, s] >= p.cut1) & ((s1[0, s] - s2[0, s]) < p.amb)  # the gap: NaN / inf if undefined
+        amb_b = (s2[1, s] >= p.cut1) & ((s1[1, s] - s2[1, s]) < p.amb)
         amb = found & (amb_a | amb_b)
         geo = found & ~amb
         rel = x["rel"][s]
@@ -1222,9 +1226,9 @@ def _decision(ds: Dataset, prep: Prepared, area: _AreaStage, cfg: CheckerConfig,
         sel = _selection(prep, area, p, has2)
         prep.stages.add_selection(sel_key, flags, sel)
     sel_in = {k: a for k, a in sel.items() if not k.startswith("sel")}
-    x_all = {"rel": prep.rel, "s2": prep.s2, "gap": prep.gap, "has_pert": has_pert, "recorded": recorded,
+    x_all = {"rel": prep.rel, "s2": prep.s2, "s1": prep.score0[:2], "has_pert": has_pert, "recorded": recorded,
              **prep.geom, **sel_in}
-    x_sub = {"rel": prep.rel[idx], "s2": prep.s2[:, idx], "gap": prep.gap[:, idx], "has_pert": has_pert[idx],
+    x_sub = {"rel": prep.rel[idx], "s2": prep.s2[:, idx], "s1": prep.score0[:2, idx], "has_pert": has_pert[idx],
              "recorded": recorded[idx], **area.geom, **{k: a[idx] for k, a in sel_in.items()}}
     o = _two_passes(prep.n, idx, _decide_chunk, p, x_all, x_sub, _OUT_TYPES)
     _, label_a, label_b = _spatial_columns(ds)
