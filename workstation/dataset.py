@@ -73,8 +73,9 @@ class Samples:
 @dataclass(eq=False)
 class CodedLabels:
     """A label column as codes into its distinct names: 2 bytes per detection (4 beyond
-    32,767 names) where an object array holds an 8-byte pointer. The loader gives ``Detections.label`` in this form; the
-    column is built as an object array the first time something reads ``label`` whole."""
+    32,767 names) where an object array holds an 8-byte pointer. The loader gives
+    ``Detections.label`` in this form; the column is built as an object array the first time
+    something reads ``label`` whole."""
 
     codes: np.ndarray  # int16 (int32 beyond 32,767 names), index into names
     names: np.ndarray  # object (str): distinct labels
@@ -92,7 +93,7 @@ class CodedLabels:
 class Detections:
     sample_idx: np.ndarray  # int64 (int32 from the loader), row in Samples
     source: np.ndarray  # int8, types.PRIMARY / SECONDARY
-    variant: np.ndarray  # int16 (int8 from the loader up to 127 variants), 0 original, k = variant_names[k]
+    variant: np.ndarray  # int16 (int8 from the loader up to 127 variants); 0 original, k: variant_names[k]
     label: np.ndarray  # object (str), lower-case (may be given as CodedLabels: see label_codes)
     score: np.ndarray  # float64 (float32 from the loader where every value is one: read it as float64)
     x1: np.ndarray  # float64 (as score), pixels

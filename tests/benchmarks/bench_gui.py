@@ -384,8 +384,6 @@ def slider_moves(app, folder: Path, moves: int, with_calibration: bool, filtered
 def slider_part(work: Path, n: int, moves: int) -> None:
     """Sections 3 and 4, in a fresh process (so that the image caches of section 2 do not
     count in the resident memory)."""
-    from PySide6.QtWidgets import QApplication
-
     from ui import app as ui_app, theme
 
     app = ui_app.create_application([])  # as main.py gui makes it (the allocator tuned)

@@ -287,18 +287,21 @@ class SamplesRepo(ProjectBase):
             else:
                 parts[k].append(values)
 
+        def widen(k: str, dtype: Any) -> None:
+            """Column k in place from here on in a wider dtype (its filled part copied)."""
+            wide = np.empty(len(full[k]), dtype)
+            wide[:filled] = full[k][:filled]
+            full[k] = wide
+
         code_dtype: dict[str, np.dtype[Any]] = {"variant": np.dtype(np.int8), "label": np.dtype(np.int16)}
 
         def put_code(k: str, values: np.ndarray) -> None:
             """A batch of codes into dicts[k]; the column turns int32 once its dictionary
-            outgrows its dtype (the filled part copied)."""
+            outgrows its dtype."""
             if len(dicts[k]) - 1 > np.iinfo(code_dtype[k]).max:
                 code_dtype[k] = np.dtype(np.int32)
-            into = full[k] if hashed is not None and filled + len(values) <= total else None
-            if into is not None and into.dtype != code_dtype[k]:
-                wide = np.empty(len(into), code_dtype[k])
-                wide[:filled] = into[:filled]
-                full[k] = wide
+            if hashed is not None and filled + len(values) <= total and full[k].dtype != code_dtype[k]:
+                widen(k, code_dtype[k])
             put(k, values.astype(code_dtype[k], copy=False))
 
         def put_float(k: str, values: np.ndarray) -> None:
@@ -310,9 +313,7 @@ class SamplesRepo(ProjectBase):
                     put(k, narrow)
                     return
                 if into is not None:  # this column is float64 from here on (filled part exact)
-                    wide = np.empty(len(into), np.float64)
-                    wide[:filled] = into[:filled]
-                    full[k] = wide
+                    widen(k, np.float64)
             put(k, values)
 
         def lookup(h: np.ndarray) -> np.ndarray:
@@ -420,7 +421,8 @@ class SamplesRepo(ProjectBase):
         lab_dict = list(dicts["label"])
         recorded = {r[0] for r in self.con.execute("SELECT name FROM image_variants").fetchall()}
         names = [ORIGINAL_NAME] + sorted((set(var_dict) | recorded) - {ORIGINAL_NAME})
-        vidx = np.array([names.index(v) for v in var_dict] or [0], dtype=np.int8 if len(names) <= 127 else np.int16)
+        vdt = np.int8 if len(names) <= 127 else np.int16
+        vidx = np.array([names.index(v) for v in var_dict] or [0], dtype=vdt)
         # labels as codes into the distinct lower-case labels (2 bytes per detection up to
         # 32,767 labels; the column of strings is built only if something reads it whole)
         lower = [x.lower() for x in lab_dict] or [""]

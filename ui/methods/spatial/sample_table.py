@@ -213,17 +213,8 @@ class SampleTableModel(QAbstractTableModel):
         self.total = 0
         self.all_count = 0
         self.last_query_ms = 0.0
-        self._registered = False
-        self._ds: Any = None  # the dataset the registered tables describe
-        self._live_key: tuple[Any, int] = (None, -1)  # (verdicts, labels version) registered
         self.labels_version = 0
-        # the filter and sort in numpy (table_order), for every sort but the text columns
-        self._live_cols: LiveColumns | None = None
-        self._label_text: dict[int, str] = {}
-        self._note_text: dict[int, str] = {}
-        self._nv = np.zeros(0, np.int32)
-        self._np_order: RowOrder | None = None
-        self._static: tuple[Any, np.ndarray | None] = (None, None)
+        self._forget_data()
         state.project_changed.connect(self._on_dataset)
         state.dataset_changed.connect(self._on_dataset)
         state.verdicts_changed.connect(self.refresh_live)
@@ -232,6 +223,20 @@ class SampleTableModel(QAbstractTableModel):
         self._on_dataset()
 
     # ---- registered tables ---------------------------------------------------------------------
+    def _forget_data(self) -> None:
+        """No registered tables, and nothing of a closed project kept (its columns are the
+        size of its samples)."""
+        self._registered = False
+        self._ds: Any = None  # the dataset the registered tables describe
+        self._live_key: tuple[Any, int] = (None, -1)  # (verdicts, labels version) registered
+        # the filter and sort in numpy (table_order), for every sort but the text columns
+        self._live_cols: LiveColumns | None = None
+        self._label_text: dict[int, str] = {}
+        self._note_text: dict[int, str] = {}
+        self._nv = np.zeros(0, np.int32)
+        self._np_order: RowOrder | None = None
+        self._static: tuple[Any, np.ndarray | None] = (None, None)
+
     def _on_dataset(self) -> None:
         ds = self.state.dataset
         if ds is not None and self.state.project is not None and ds is self._ds and self._registered:
@@ -265,15 +270,7 @@ class SampleTableModel(QAbstractTableModel):
         """(Re-)register the live table (and the labels when they changed); False without data."""
         st = self.state
         if st.project is None or st.dataset is None or st.dataset.n == 0:
-            self._registered = False
-            self._ds = None
-            self._live_key = (None, -1)
-            # nothing of a closed project stays behind (its columns are the size of its samples)
-            self._live_cols = None
-            self._np_order = None
-            self._static = (None, None)
-            self._label_text, self._note_text = {}, {}
-            self._nv = np.zeros(0, np.int32)
+            self._forget_data()
             return False
         import pyarrow as pa
 

@@ -90,6 +90,7 @@ import numpy as np
 from ...dataset import Dataset, label_codes
 from ...types import PRIMARY, SECONDARY, WorkstationError
 from ...util.grouping import by_segment_then_score, factorize
+from ...util.refs import weak
 from .config import CheckerConfig
 from .data import spatial_columns
 from .types import (
@@ -189,8 +190,8 @@ class VerdictArrays:
     ``iou_ab``: float64 of the selected primary boxes, NaN where not computed (missing,
     ambiguous). ``sel_a`` / ``sel_b``: row in ``ds.detections`` (int32; int64 from 2**30
     detections on) of the selected primary box on the original image (-1 if none; a found box is
-    kept even when the other object is missing). ``sel2_a`` / ``sel2_b``: the secondary detector's selections (-1 if none or the
-    secondary detector is not used). ``label_a`` / ``label_b`` (object names) and ``config``
+    kept even when the other object is missing). ``sel2_a`` / ``sel2_b``: the secondary
+    detector's selections (-1 if none or the secondary detector is not used). ``label_a`` / ``label_b`` (object names) and ``config``
     serve ``reason_text``.
     """
 
@@ -382,14 +383,6 @@ class Prepared:
         return int(sum(a.nbytes for a in arrays))
 
 
-def _weak(x: Any) -> Callable[[], Any]:
-    """A weak reference to x (a strong one for the odd object that takes none)."""
-    try:
-        return weakref.ref(x)
-    except TypeError:
-        return lambda: x
-
-
 def _fingerprint(ds: Dataset) -> tuple[tuple[Any, ...], tuple[Callable[[], Any], ...]]:
     """Sizes and variant names, and weak references to every array the preparation reads: a
     replaced array never matches, even when a new one reuses the old one's address."""
@@ -397,7 +390,7 @@ def _fingerprint(ds: Dataset) -> tuple[tuple[Any, ...], tuple[Callable[[], Any],
     relation, label_a, label_b = _spatial_columns(ds)
     arrays = (s.sample_id, label_a, label_b, s.width, s.height, relation, d.sample_idx, d.label_identity(),
               d.score, d.x1, d.y1, d.x2, d.y2, d.source, d.variant)
-    return (len(s), len(d), tuple(ds.variant_names)), tuple(_weak(a) for a in arrays)
+    return (len(s), len(d), tuple(ds.variant_names)), tuple(weak(a) for a in arrays)
 
 
 def _same_refs(a: tuple[Callable[[], Any], ...], b: tuple[Callable[[], Any], ...]) -> bool:
@@ -850,7 +843,7 @@ def _keys(cfg: CheckerConfig, ds: Dataset) -> tuple[tuple[Any, ...], tuple[Calla
     array, weak references to the sample flags it reads, and the confidence-only parameters."""
     s = ds.samples
     key = (cfg.min_area_fraction,) + tuple(getattr(cfg, f) for f in _DECISION_FIELDS)
-    flags = tuple(_weak(a) for a in (s.has_perturbed, s.has_secondary, s.recorded_stability))
+    flags = tuple(weak(a) for a in (s.has_perturbed, s.has_secondary, s.recorded_stability))
     return key, flags, tuple(getattr(cfg, f) for f in _CONF_FIELDS)
 
 

@@ -10,7 +10,6 @@ run's `main_results` / `prompt_metrics` row.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-import weakref
 from typing import Any, Callable
 
 import numpy as np
@@ -21,6 +20,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTab
 from workstation.methods.spatial import metrics
 from workstation.methods.spatial.types import REASONS, UNDECIDABLE
 from workstation.dataset import Dataset
+from workstation.util.refs import weak
 
 
 @dataclass(frozen=True)
@@ -86,11 +86,7 @@ def summarize_verdicts(ds: Dataset, v: Any, k: int | None = None) -> Summary:
     n = max(ds.n, 1)
     ab = [(REASONS[c], int(per_reason[c]), int(per_reason[c]) / n) for c in range(1, len(REASONS))] \
         if ds.n else []
-    try:
-        ref: Callable[[], Any] = weakref.ref(v)
-    except TypeError:  # a verdict set that takes no weak reference is kept
-        ref = lambda: v  # noqa: E731
-    return Summary(vals, ab, source_ref=ref)
+    return Summary(vals, ab, source_ref=weak(v))
 
 
 _UP = QColor("#2e9e57")
