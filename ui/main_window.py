@@ -530,6 +530,8 @@ class MainWindow(QMainWindow):
             project_dialogs.release(p.folder)
         self.state.close_project()
         self.state.project_changed.emit()
+        # the message of its opening ("opened X: N samples") must not outlive the project
+        self.statusBar().showMessage(f"closed {Path(p.folder).name}", 6000)
 
     def ensure_annotator(self) -> None:
         """Ask the annotator's name once per project (stored in the project)."""

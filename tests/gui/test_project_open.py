@@ -277,6 +277,7 @@ def test_a_closed_project_leaves_no_dataset_or_verdicts_behind(qtbot, open_windo
     qtbot.wait(50)
     gc.collect()
     assert {name: ref() is not None for name, ref in refs.items()} == dict.fromkeys(refs, False)
+    assert w.statusBar().currentMessage() == f"closed {sbuc_project.name}"  # not "opened …" any more
     # and it opens again as before
     assert w.open_project(sbuc_project)
     assert w.state.dataset.n == 800 and w.state.verdicts is not None
