@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .types import ORIGINAL_NAME
+from .util.grouping import factorize
 
 
 def _take(obj: Any, idx: np.ndarray) -> Any:
@@ -254,15 +255,19 @@ class Dataset:
         """Row in `prompts` of every sample's prompt (int64; -1 where the prompt is not loaded)."""
         rows = self.cache.get("prompt_rows")
         if rows is None or len(rows) != self.n:
-            pid = self.prompts.prompt_id.astype(str)
-            order = np.argsort(pid, kind="stable")
-            sorted_ids = pid[order]
-            sid = self.samples.prompt_id.astype(str)
-            if len(sorted_ids):
-                pos = np.clip(np.searchsorted(sorted_ids, sid), 0, len(sorted_ids) - 1)
-                rows = np.where(sorted_ids[pos] == sid, order[pos], -1).astype(np.int64)
-            else:
-                rows = np.full(self.n, -1, np.int64)
+            # each distinct prompt id of the samples looked up once (the loader's column knows
+            # its distinct values: no hashing of every sample's)
+            codes, names = factorize(self.samples.prompt_id, sort=False)
+            import pyarrow as pa
+            import pyarrow.compute as pc
+
+            ids = pa.array(list(map(str, self.prompts.prompt_id.tolist())), pa.string())
+            # a hash lookup in Arrow; a repeated prompt id gives its first row
+            found = pc.index_in(pa.array(names, pa.string()), value_set=ids)
+            name_rows = np.asarray(pc.fill_null(found, -1).to_numpy(zero_copy_only=False), np.int64)
+            if not len(name_rows):
+                name_rows = np.full(1, -1, np.int64)
+            rows = name_rows[codes] if self.n else np.zeros(0, np.int64)
             self.cache["prompt_rows"] = rows
         return rows
 

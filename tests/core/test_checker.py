@@ -589,3 +589,45 @@ def test_a_forked_child_evaluates_with_its_own_threads(monkeypatch):
     assert os.waitstatus_to_exitcode(status) == 0
     assert got == str(evaluate(ds, CheckerConfig(margin=0.05)).counts()[0])
     assert expected.counts() == evaluate_reference(ds, CheckerConfig()).counts()
+
+
+def test_prompt_rows_find_each_samples_prompt_first_row_or_none() -> None:
+    """Every sample's prompt row: the first row of a repeated prompt id, -1 for a prompt that
+    is not loaded; the same for a column the loader built and for a plain object array."""
+    prompts = Prompts.build(["p2", "p0", "p1", "p0"], ["c", "a", "b", "a again"], method="spatial",
+                            entities=[("x", "y")] * 4, attrs=[{"relation": "left_of"}] * 4)
+    samples = Samples.build(["s0", "s1", "s2", "s3", "s4"], "run", ["p1", "p0", "gone", "p2", "p1"])
+    ds = Dataset(samples, Detections.empty(), prompts, (ORIGINAL_NAME,))
+    assert ds.prompt_rows().tolist() == [2, 1, -1, 0, 2]
+    empty = Dataset(Samples.empty(), Detections.empty(), prompts, (ORIGINAL_NAME,))
+    assert empty.prompt_rows().tolist() == []
+    none = Dataset(samples, Detections.empty(), Prompts.empty(), (ORIGINAL_NAME,))
+    assert none.prompt_rows().tolist() == [-1] * 5
+
+
+def test_objects_coded_once_per_prompt_give_the_verdicts_of_hashing_every_sample(monkeypatch) -> None:
+    """A and B reach the checker as codes into the prompts' distinct names; verdicts equal
+    those of hashing every sample's names, also where a name differs from a detection label
+    only in case or surrounding spaces (the checker compares names case- and space-blind)."""
+    from workstation.methods.spatial import checker, data
+
+    rng = np.random.default_rng(21)
+    rows = random_samples(rng, 300)
+    ds = make_ds(rows)
+    ents = ds.prompts.entities.copy()
+    for i in range(0, len(ents), 3):  # " Dog" and "dog " are the detector's "dog"
+        a, b = ents[i]
+        ents[i] = (f" {a}", f"{b} ")
+    ds.prompts.entities = ents
+    ds.cache.clear()
+    sc = spatial_columns(ds)
+    assert sc.code_a is not None and sc.code_b is not None
+    assert [sc.names[c] for c in sc.code_a] == sc.label_a.tolist()
+    assert [sc.names[c] for c in sc.code_b] == sc.label_b.tolist()
+    cfg = CheckerConfig()
+    coded = evaluate(ds, cfg)
+    assert_same(coded, evaluate_reference(ds, cfg))
+    ds.cache.clear()
+    monkeypatch.setattr(checker, "object_codes", lambda *a: None)  # hash every sample's names
+    assert data.object_codes is not None
+    assert_same(evaluate(ds, cfg), coded)

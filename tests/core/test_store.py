@@ -149,7 +149,7 @@ def test_loaded_dataset_matches_rows_labels_and_prompts_whatever_the_insertion_o
     from workstation.store.samples import SamplesRepo
 
     if mapping == "join":
-        monkeypatch.setattr(SamplesRepo, "_sample_hashes", lambda self, where, params: None)
+        monkeypatch.setattr(SamplesRepo, "_sample_hashes", lambda self, st: None)
     from workstation.dataset import label_codes
     from workstation.methods.spatial.checker import evaluate
     from workstation.methods.spatial.config import CheckerConfig
@@ -393,7 +393,7 @@ def test_scores_and_boxes_load_in_float32_only_where_that_is_exact(
     from workstation.store.samples import SamplesRepo
 
     if mapping == "join":
-        monkeypatch.setattr(SamplesRepo, "_sample_hashes", lambda self, where, params: None)
+        monkeypatch.setattr(SamplesRepo, "_sample_hashes", lambda self, st: None)
     ds = small_dataset(sbuc_parsed, 40)
     d = ds.detections
     as32 = {k: getattr(d, k).astype(np.float32).astype(np.float64) for k in ("score", "x1", "y1", "x2", "y2")}
@@ -456,7 +456,7 @@ def test_label_and_variant_codes_load_narrow_and_widen_when_their_names_outgrow_
     from workstation.store.samples import SamplesRepo
 
     if mapping == "join":
-        monkeypatch.setattr(SamplesRepo, "_sample_hashes", lambda self, where, params: None)
+        monkeypatch.setattr(SamplesRepo, "_sample_hashes", lambda self, st: None)
     monkeypatch.setattr(samples_mod, "SCAN_BATCH", 4096)  # names grow from one batch to the next
     few = small_dataset(sbuc_parsed, 40)
     m = 40_000

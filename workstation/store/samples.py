@@ -49,6 +49,54 @@ def _object_column(col: Any, shared: bool = True) -> np.ndarray:
     return np.asarray(col.to_numpy(zero_copy_only=False), dtype=object)
 
 
+def _samples_from_arrow(st: Any) -> Samples:
+    """`Samples` from the samples query's Arrow table (extra columns are ignored). Run,
+    prompt and path strings repeat: one Python string per distinct value, shared."""
+    import pyarrow.compute as pc
+
+    return Samples(
+        sample_id=_object_column(st.column("sample_id"), shared=False),
+        run_id=_object_column(st.column("run_id")), prompt_id=_object_column(st.column("prompt_id")),
+        seed=st.column("seed").to_numpy().astype(np.int64),
+        width=st.column("width").to_numpy().astype(np.float64),
+        height=st.column("height").to_numpy().astype(np.float64),
+        image_path=_object_column(pc.fill_null(st.column("image_path"), ""), shared=False),
+        recorded_stability=np.asarray(st.column("recorded_stability").to_numpy(zero_copy_only=False),
+                                      dtype=np.float64),
+        has_secondary=st.column("has_secondary").to_numpy().astype(bool),
+        has_perturbed=st.column("has_perturbed").to_numpy().astype(bool),
+    )
+
+
+def _prompts_from_arrow(t: Any) -> Prompts:
+    """`Prompts` from the prompts query's Arrow table. Repeated values (suites,
+    methods, entity lists, attrs JSON) are decoded once per distinct value, and prompts with the
+    same attrs share one dict (as `Prompts.take` leaves them): nothing changes a prompt's attrs
+    in place."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if t.num_rows == 0:
+        return Prompts.empty()
+
+    def strs(name: str, shared: bool) -> np.ndarray:
+        return _object_column(pc.fill_null(t.column(name), ""), shared=shared)
+
+    def decoded(name: str, decode: Any) -> np.ndarray:
+        col = t.column(name)
+        col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+        enc = pc.fill_null(col, "").dictionary_encode()
+        values = [decode(v) for v in enc.dictionary.to_pylist()]
+        out = np.empty(len(values), dtype=object)
+        out[:] = values
+        return out[enc.indices.to_numpy(zero_copy_only=False)]
+
+    ents = decoded("ents", lambda v: tuple(str(x).lower() for x in (json.loads(v) or ())) if v else ())
+    attrs = decoded("attrs", lambda v: dict(json.loads(v) or {}) if v else {})
+    return Prompts(strs("prompt_id", False), strs("text", False), strs("suite", True),
+                   strs("method", True), ents, attrs, strs("twin_id", False), strs("group_id", False))
+
+
 class SamplesRepo(ProjectBase):
     """Runs, prompts, samples and cached detections."""
 
@@ -207,9 +255,6 @@ class SamplesRepo(ProjectBase):
         return ds
 
     def _load_dataset(self, runs: Sequence[str] | None, method: str | None = None) -> Dataset:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
         conds: list[str] = []
         params: list[Any] = []
         if runs:
@@ -221,22 +266,20 @@ class SamplesRepo(ProjectBase):
         where = ("WHERE " + " AND ".join(conds)) if conds else ""
         st = self.con.execute(
             f"SELECT s.sample_id, s.run_id, s.prompt_id, s.seed, "
-            f"s.width, s.height, s.image_path, s.recorded_stability, s.has_secondary, s.has_perturbed "
+            f"s.width, s.height, s.image_path, s.recorded_stability, s.has_secondary, s.has_perturbed, "
+            f"hash(s.sample_id) AS h1, hash(s.sample_id || chr(31)) AS h2 "
             f"FROM samples s JOIN prompts p USING (prompt_id) {where} ORDER BY s.ord", params).to_arrow_table()
-        # run, prompt and path strings repeat: one Python string per distinct value, shared
-        samples = Samples(
-            sample_id=_object_column(st.column("sample_id"), shared=False),
-            run_id=_object_column(st.column("run_id")), prompt_id=_object_column(st.column("prompt_id")),
-            seed=st.column("seed").to_numpy().astype(np.int64),
-            width=st.column("width").to_numpy().astype(np.float64),
-            height=st.column("height").to_numpy().astype(np.float64),
-            image_path=_object_column(pc.fill_null(st.column("image_path"), ""), shared=False),
-            recorded_stability=np.asarray(st.column("recorded_stability").to_numpy(zero_copy_only=False),
-                                          dtype=np.float64),
-            has_secondary=st.column("has_secondary").to_numpy().astype(bool),
-            has_perturbed=st.column("has_perturbed").to_numpy().astype(bool),
-        )
+        samples = _samples_from_arrow(st)
+        dets, names = self._load_detections(st, where, params)
         del st
+        prompts = self.load_prompts(method)
+        return Dataset(samples, dets, prompts, tuple(names))
+
+    def _load_detections(self, st: Any, where: str, params: list[Any]) -> tuple[Detections, list[str]]:
+        """The detections of the samples in `st` (the samples query's Arrow table, with each
+        sample id's two hashes), rows mapped to `st`'s rows, and the variant names."""
+        import pyarrow.compute as pc
+
         # Detections mapped to sample rows without a Python object per detection: DuckDB hashes
         # each detection's sample id (two independent 64-bit hashes); the first finds the row by
         # a binary search among the loaded samples' hashes, the second confirms it. The mapping
@@ -256,7 +299,7 @@ class SamplesRepo(ProjectBase):
                 return np.zeros(0, np.int32)
             return np.asarray(local, np.int32)[enc.indices.to_numpy(zero_copy_only=False)]
 
-        hashed = self._sample_hashes(where, params)
+        hashed = self._sample_hashes(st)
         cols = "d.source, d.variant, d.label, d.score, d.x1, d.y1, d.x2, d.y2"
         n_rid = 1
         if hashed is not None:
@@ -269,7 +312,7 @@ class SamplesRepo(ProjectBase):
                    f"SELECT s.row, d.rowid AS rid, {cols} FROM detections d JOIN s USING (sample_id)")
             sql_params = params or None
             n_rid = int((self.con.execute("SELECT coalesce(max(rowid) + 1, 1) FROM detections").fetchone() or (1,))[0])
-        small = hashed is not None and len(samples) < 2**31 - 1  # a sample row fits in 4 bytes
+        small = hashed is not None and st.num_rows < 2**31 - 1  # a sample row fits in 4 bytes
         # codes in 1 / 2 bytes while their dictionaries are that small (put_code widens them)
         dtypes = {"row": np.int32 if small else np.int64, "variant": np.int8, "label": np.int16, "source": np.int8,
                   # scores and boxes in 4 bytes while every value read is a float32 (as the
@@ -410,7 +453,7 @@ class SamplesRepo(ProjectBase):
             del local
         rows = key // n_rid if n_rid > 1 else key
         del key
-        if len(samples) < 2**31 - 1:  # a sample row in 4 bytes
+        if st.num_rows < 2**31 - 1:  # a sample row in 4 bytes
             rows = rows.astype(np.int32, copy=False)
 
         def take(k: str, order: Any, empty: Any) -> np.ndarray:
@@ -444,65 +487,40 @@ class SamplesRepo(ProjectBase):
             y1=take("y1", order, np.float64), x2=take("x2", order, np.float64), y2=take("y2", order, np.float64),
         )
         del order
-        ds = Dataset(samples, dets, self.load_prompts(method), tuple(names))
-        return ds
+        return dets, names
 
-    def _sample_hashes(self, where: str, params: list[Any]
-                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    def _sample_hashes(self, st: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
         """(sorted first hashes, their rows, first hash by row, second hash by row) of the loaded
-        samples' ids, or None when the first hash is not unique over the project's samples."""
-        allh = self.con.execute("SELECT hash(sample_id) FROM samples").to_arrow_table().column(0)
-        allh = np.sort(np.asarray(allh.to_numpy(), np.uint64))
-        if len(allh) > 1 and not bool((allh[1:] != allh[:-1]).all()):
-            return None
-        del allh
-        t = self.con.execute(
-            f"SELECT hash(s.sample_id) AS h1, hash(s.sample_id || chr(31)) AS h2 FROM samples s "
-            f"JOIN prompts p USING (prompt_id) {where} ORDER BY s.ord", params).to_arrow_table()
-        h1 = np.asarray(t.column("h1").to_numpy(), np.uint64)
-        h2 = np.asarray(t.column("h2").to_numpy(), np.uint64)
+        samples' ids (`st`'s h1 and h2), or None when the first hash is not unique over the
+        project's samples (checked on the loaded ones when they are all of them)."""
+        h1 = np.asarray(st.column("h1").to_numpy(), np.uint64)
+        h2 = np.asarray(st.column("h2").to_numpy(), np.uint64)
         o = np.argsort(h1)
-        return h1[o], o.astype(np.int64), h1, h2
+        h_sorted = h1[o]
+        if len(h_sorted) > 1 and not bool((h_sorted[1:] != h_sorted[:-1]).all()):
+            return None
+        n_all = int((self.con.execute("SELECT count(*) FROM samples").fetchone() or (0,))[0])
+        if n_all != len(h1):
+            allh = self.con.execute("SELECT hash(sample_id) FROM samples").to_arrow_table().column(0)
+            allh = np.sort(np.asarray(allh.to_numpy(), np.uint64))
+            if len(allh) > 1 and not bool((allh[1:] != allh[:-1]).all()):
+                return None
+        return h_sorted, o.astype(np.int64), h1, h2
 
     @staticmethod
     def dataset_index_map(samples: Samples) -> dict[str, int]:
         return {sid: i for i, sid in enumerate(samples.sample_id.tolist())}
 
     def load_prompts(self, method: str | None = None) -> Prompts:
-        """The project's prompts (of one method, when given), ordered by id.
+        """The project's prompts (of one method, when given), ordered by id."""
+        return _prompts_from_arrow(self._prompts_table(method))
 
-        Read through Arrow: repeated values (suites, methods, entity lists, attrs JSON) are
-        decoded once per distinct value; each prompt gets its own attrs dict."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        t = self.con.execute(
+    def _prompts_table(self, method: str | None) -> Any:
+        return self.con.execute(
             "SELECT prompt_id, text, suite, method, to_json(entities)::VARCHAR AS ents, attrs, twin_id, "
             "group_id FROM prompts "
             + ("WHERE method = ? " if method else "") + "ORDER BY prompt_id",
             [method] if method else []).to_arrow_table()
-        n = t.num_rows
-        if n == 0:
-            return Prompts.empty()
-
-        def strs(name: str, shared: bool) -> np.ndarray:
-            return _object_column(pc.fill_null(t.column(name), ""), shared=shared)
-
-        def decoded(name: str, decode: Any) -> np.ndarray:
-            col = t.column(name)
-            col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
-            enc = pc.fill_null(col, "").dictionary_encode()
-            values = [decode(v) for v in enc.dictionary.to_pylist()]
-            out = np.empty(len(values), dtype=object)
-            out[:] = values
-            return out[enc.indices.to_numpy(zero_copy_only=False)]
-
-        ents = decoded("ents", lambda v: tuple(str(x).lower() for x in (json.loads(v) or ())) if v else ())
-        attrs = decoded("attrs", lambda v: json.loads(v) if v else {})
-        ats = np.empty(n, dtype=object)
-        ats[:] = [dict(a or {}) for a in attrs.tolist()]
-        return Prompts(strs("prompt_id", False), strs("text", False), strs("suite", True),
-                       strs("method", True), ents, ats, strs("twin_id", False), strs("group_id", False))
 
     def prompt_methods(self) -> dict[str, int]:
         """Number of prompts per method."""

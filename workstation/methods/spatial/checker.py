@@ -92,7 +92,7 @@ from ...types import PRIMARY, SECONDARY, WorkstationError
 from ...util.grouping import by_segment_then_score, factorize
 from ...util.refs import weak
 from .config import CheckerConfig
-from .data import spatial_columns
+from .data import object_codes, spatial_columns
 from .types import (
     AMBIGUOUS,
     DECIDED,
@@ -425,9 +425,19 @@ def _canonical_codes(ds: Dataset) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if known is not None:
         codes, uniq = known
         mapping = np.array([canon.setdefault(u.strip().lower(), len(canon)) for u in uniq] or [-1], np.int32)
-        lab = mapping[codes] if len(codes) else np.full(0, -1, np.int64)
+        if not len(codes):
+            lab = np.full(0, -1, np.int64)
+        elif np.array_equal(mapping, np.arange(len(mapping))):  # the loader's names are canonical
+            lab = codes
+        else:
+            lab = mapping[codes]
     else:
         lab = encode(ds.detections.label, add=True)
+    coded = object_codes(ds, label_a, label_b)
+    if coded is not None:  # A and B as codes into their distinct names
+        code_a, code_b, names = coded
+        to_canon = np.array([canon.get(u.strip().lower(), -1) for u in names] or [-1], np.int32)
+        return lab, to_canon[code_a], to_canon[code_b]
     return lab, encode(label_a, add=False), encode(label_b, add=False)
 
 

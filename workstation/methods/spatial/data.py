@@ -12,7 +12,7 @@ benchmarks).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -30,22 +30,28 @@ class SpatialColumns:
     relation: np.ndarray  # int8 per sample, types.RELATION_CODE (-1 where the prompt is not spatial)
     label_a: np.ndarray  # object (str), lower-case
     label_b: np.ndarray  # object (str), lower-case
+    names: list[str] = field(default_factory=list)  # the distinct object names ("" first)
+    code_a: np.ndarray | None = None  # int32: label_a's index in names
+    code_b: np.ndarray | None = None  # int32: label_b's index in names
 
 
 def prompt_columns(p: Prompts) -> SpatialColumns:
-    """Relation code and objects A, B of every prompt (-1 / "" for prompts of other methods)."""
+    """Relation code and objects A, B of every prompt (-1 / "" for prompts of other methods),
+    with A and B also as codes into their distinct names."""
     n = len(p)
     rel = np.full(n, -1, np.int8)
-    a = np.full(n, "", dtype=object)
-    b = np.full(n, "", dtype=object)
-    for i in range(n):
-        at = p.attrs[i] or {}
+    ca = np.zeros(n, np.int32)
+    cb = np.zeros(n, np.int32)
+    names: dict[str, int] = {"": 0}
+    for i, (at, ents) in enumerate(zip(p.attrs.tolist(), p.entities.tolist())):
         r = at.get("relation") if isinstance(at, dict) else None
-        ents: tuple[str, ...] = tuple(p.entities[i] or ())
-        if r in RELATION_CODE and len(ents) >= 2:
+        if r in RELATION_CODE and ents is not None and len(ents) >= 2:
             rel[i] = RELATION_CODE[r]
-            a[i], b[i] = ents[0], ents[1]
-    return SpatialColumns(rel, a, b)
+            ca[i] = names.setdefault(ents[0], len(names))
+            cb[i] = names.setdefault(ents[1], len(names))
+    table = np.empty(len(names), dtype=object)
+    table[:] = list(names)
+    return SpatialColumns(rel, table[ca], table[cb], list(names), ca, cb)
 
 
 def spatial_columns(ds: Dataset) -> SpatialColumns:
@@ -55,24 +61,39 @@ def spatial_columns(ds: Dataset) -> SpatialColumns:
         return cached
     pc = prompt_columns(ds.prompts)
     rows = ds.prompt_rows()
-    ok = rows >= 0
-    safe = np.where(ok, rows, 0)
     if len(pc.relation):
-        rel = np.where(ok, pc.relation[safe], -1).astype(np.int8)
-        la = np.where(ok, pc.label_a[safe], "").astype(object)
-        lb = np.where(ok, pc.label_b[safe], "").astype(object)
+        safe = np.maximum(rows, 0)
+        rel = pc.relation[safe]
+        rel[rows < 0] = -1
     else:
         rel = np.full(ds.n, -1, np.int8)
-        la = np.full(ds.n, "", dtype=object)
-        lb = np.full(ds.n, "", dtype=object)
     if ds.n and (rel < 0).any():
         bad = int(np.flatnonzero(rel < 0)[0])
         raise WorkstationError(
             f"sample {ds.samples.sample_id[bad]!r} has no spatial prompt (prompt {ds.samples.prompt_id[bad]!r} "
             "is missing or belongs to another method)")
-    cols = SpatialColumns(rel, la, lb)
+    if ds.n:  # every sample has a spatial prompt
+        assert pc.code_a is not None and pc.code_b is not None
+        ca, cb = pc.code_a[safe], pc.code_b[safe]
+        table = np.empty(len(pc.names), dtype=object)
+        table[:] = pc.names
+        cols = SpatialColumns(rel, table[ca], table[cb], pc.names, ca, cb)
+    else:
+        empty = np.zeros(0, np.int32)
+        cols = SpatialColumns(rel, np.zeros(0, dtype=object), np.zeros(0, dtype=object), [""], empty, empty)
     ds.cache[_CACHE_KEY] = cols
     return cols
+
+
+def object_codes(ds: Dataset, label_a: np.ndarray, label_b: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, list[str]] | None:
+    """(codes of A, codes of B, their names) when `label_a` and `label_b` are the dataset's
+    cached `spatial_columns` (no hashing of every sample's names); None for other arrays."""
+    sc = ds.cache.get(_CACHE_KEY)
+    if (sc is None or sc.label_a is not label_a or sc.label_b is not label_b or sc.code_a is None
+            or sc.code_b is None):
+        return None
+    return sc.code_a, sc.code_b, sc.names
 
 
 def spatial_prompts(prompt_id: Sequence[str] | np.ndarray, text: Sequence[str] | np.ndarray,
