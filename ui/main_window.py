@@ -463,11 +463,17 @@ class MainWindow(QMainWindow):
         old = self.state.project
         if old is not None and not old.read_only:
             project_dialogs.release(old.folder)
+        # the checker starts before the views take the samples, so that the two overlap; its
+        # verdicts reach this (GUI) thread after the adoption below, whatever finishes first
+        checking = loaded.verdicts is None and loaded.dataset.n > 0
+        if checking:
+            self._check_in_background(loaded.dataset, loaded.config, folder)
         self.state.adopt(loaded)
         project_dialogs.mark_open(folder, writable=not loaded.project.read_only)
         n = loaded.dataset.n
-        if self.state.checking:
-            self._check_in_background(loaded.dataset, loaded.config, folder)
+        if checking:
+            self.statusBar().showMessage(f"opened {folder.name}: {n:,} samples — the checker is "
+                                         "evaluating them…")
         else:
             self.statusBar().showMessage(f"opened {folder.name}: {n:,} samples", 6000)
         # the annotator's name is asked at the first label, so browsing never waits on a dialog
@@ -481,8 +487,6 @@ class MainWindow(QMainWindow):
 
         from .state import evaluate_active
 
-        self.statusBar().showMessage(f"opened {folder.name}: {dataset.n:,} samples — the checker is "
-                                     "evaluating them…")
         worker = create_worker(evaluate_active, dataset, cfg, _start_thread=False, _ignore_errors=True)
 
         def done(result: Any) -> None:

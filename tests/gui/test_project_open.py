@@ -215,6 +215,27 @@ def test_background_open_says_what_it_is_doing(qtbot, open_window, sbuc_project)
     assert w.counts_label.text().startswith("PASS ")  # the status bar counts them
 
 
+def test_the_background_check_starts_before_the_views_take_the_samples(qtbot, open_window, sbuc_project,
+                                                                      monkeypatch) -> None:
+    """The checker's worker is already running while the views take the loaded samples (the two
+    overlap), and its verdicts are taken once the adoption is done."""
+    w = open_window()
+    seen: list[bool] = []
+    adopt = w.state.adopt
+
+    def recording(loaded) -> None:
+        seen.append(w._check_worker is not None)
+        adopt(loaded)
+
+    monkeypatch.setattr(w.state, "adopt", recording)
+    with qtbot.waitSignal(w.load_finished, timeout=30000):
+        w.open_project_in_background(sbuc_project)
+    assert seen == [True]
+    with qtbot.waitSignal(w.verdicts_checked, timeout=30000):
+        pass
+    assert not w.state.checking and w.state.verdicts is not None and w.state.verdicts is w.state.baseline
+
+
 def test_a_slider_moved_before_the_background_check_ends_keeps_its_verdicts(qtbot, open_window,
                                                                              sbuc_project) -> None:
     """A config changed while the verdicts of the opened project are still being evaluated stays
