@@ -345,3 +345,25 @@ def test_the_panels_summary_counts_every_runs_abstentions():
     assert [(r, c) for r, c, _ in s.abstention] == list(per_reason.items())
     assert dict((r, c) for r, c, _ in s.abstention)["unstable"] == 1
     assert s.values["prompts"] == 4 and s.values["prompt_pass_rate"] == 0.5
+
+
+def test_a_move_shows_the_new_verdicts_coverage_curves_and_abstentions(qtbot, panel, state):
+    """After a slider move the coverage plot holds the curves of the new verdicts (computed on
+    a helper thread) and the abstention table every reason's count among the UNDECIDABLE."""
+    from ui.methods.spatial.calibration.plots import TAU_GRID, coverage_curve
+    from workstation.methods.spatial.types import REASONS, UNDECIDABLE
+
+    for margin in (0.02, 0.09):
+        state.set_config(state.config.replace(margin=margin, t_det=0.35))
+        v = state.verdicts
+        assert v.config.margin == margin
+        cov, pc = coverage_curve(v.verdict, v.conf, TAU_GRID)
+        for key, want in (("coverage", cov), ("pass_cond", pc), ("pass_rate", np.nan_to_num(pc) * cov)):
+            x, y = panel.cov_plot.curves[key].getData()
+            ok = np.isfinite(want)
+            assert np.array_equal(x, TAU_GRID[ok]) and np.array_equal(y, want[ok])
+        t = panel.abstention_table
+        shown = {t.verticalHeaderItem(r).text(): int(t.item(r, 0).text()) for r in range(t.rowCount())}
+        und = v.reason[v.verdict == UNDECIDABLE]
+        assert shown == {REASONS[c]: int(np.count_nonzero(und == c)) for c in range(1, len(REASONS))}
+        assert sum(shown.values()) == int(np.count_nonzero(v.verdict == UNDECIDABLE))

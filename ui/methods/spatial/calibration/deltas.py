@@ -81,8 +81,11 @@ def summarize_verdicts(ds: Dataset, v: Any, k: int | None = None) -> Summary:
     vals["all_of_k_pass_rate"] = allk / prompts if prompts else nan
     # every abstention reason over all runs (metrics.abstention's counts, summed over runs)
     verdict = np.asarray(v.verdict)
-    und = np.asarray(v.reason)[verdict == UNDECIDABLE].astype(np.int64)
-    per_reason = np.bincount(und, minlength=len(REASONS)) if ds.n else np.zeros(len(REASONS), np.int64)
+    reason = np.asarray(v.reason)
+    # one count of every (verdict, reason) pair; the UNDECIDABLE row is the abstentions
+    pairs = np.bincount(verdict.astype(np.intp) * len(REASONS) + reason, minlength=3 * len(REASONS)) \
+        if ds.n else np.zeros(3 * len(REASONS), np.int64)
+    per_reason = pairs[UNDECIDABLE * len(REASONS):(UNDECIDABLE + 1) * len(REASONS)]
     n = max(ds.n, 1)
     ab = [(REASONS[c], int(per_reason[c]), int(per_reason[c]) / n) for c in range(1, len(REASONS))] \
         if ds.n else []

@@ -11,6 +11,7 @@ While a slider handle or the τ line is dragged, evaluation is throttled to one 
 from __future__ import annotations
 
 import logging
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -66,6 +67,17 @@ NO_SAMPLES = "This project has no samples yet: import a run or generate images f
 NO_LABELS = ("Label an audit set to see risk–coverage.\n\n"
              "The risk–coverage curve, the confusion matrix and the grid search compare the checker "
              "with human labels; none exist in this project yet.")
+
+
+_HELPER: ThreadPoolExecutor | None = None
+
+
+def _helper() -> ThreadPoolExecutor:
+    """One thread for work that overlaps the GUI thread's on a slider move."""
+    global _HELPER
+    if _HELPER is None:
+        _HELPER = ThreadPoolExecutor(1, thread_name_prefix="calibration")
+    return _HELPER
 
 
 def _item(text: str, align_right: bool = True) -> QTableWidgetItem:
@@ -410,9 +422,15 @@ class CalibrationPanel(QWidget):
         key = st.config.replace(tau=0.0, name="", extra=())
         curves_stale = key != self._curve_key
         if curves_stale:
-            self._live = summarize_verdicts(st.dataset, st.verdicts)
-            self._refresh_metrics()
-            self._refresh_coverage_plot()
+            # the coverage curves (two sorts, numpy without the GIL) on a helper thread while
+            # this one summarises the verdicts and fills the tables
+            curves = _helper().submit(coverage_curve, st.verdicts.verdict, st.verdicts.conf, TAU_GRID)
+            try:
+                self._live = summarize_verdicts(st.dataset, st.verdicts)
+                self._refresh_metrics()
+            finally:
+                cov, pc = curves.result()
+            self._show_coverage(cov, pc)
         self._refresh_audit(curves=curves_stale)
         self._curve_key = key
         self._refresh_deltas()
@@ -461,9 +479,7 @@ class CalibrationPanel(QWidget):
             _set(t, i, 0, str(count))
             _set(t, i, 1, f"{100.0 * pct:.1f}%")
 
-    def _refresh_coverage_plot(self) -> None:
-        v = self.state.verdicts
-        cov, pc = coverage_curve(v.verdict, v.conf, TAU_GRID)
+    def _show_coverage(self, cov: np.ndarray, pc: np.ndarray) -> None:
         self.cov_plot.set_curve("coverage", TAU_GRID, cov)
         self.cov_plot.set_curve("pass_cond", TAU_GRID, pc)
         self.cov_plot.set_curve("pass_rate", TAU_GRID, np.nan_to_num(pc) * cov)
