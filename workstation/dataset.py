@@ -255,18 +255,15 @@ class Dataset:
         """Row in `prompts` of every sample's prompt (int64; -1 where the prompt is not loaded)."""
         rows = self.cache.get("prompt_rows")
         if rows is None or len(rows) != self.n:
-            # each distinct prompt id of the samples looked up once (the loader's column knows
-            # its distinct values: no hashing of every sample's)
-            codes, names = factorize(self.samples.prompt_id, sort=False)
             import pyarrow as pa
             import pyarrow.compute as pc
 
+            # each distinct prompt id of the samples looked up once, by an Arrow hash lookup (the
+            # loader's column knows its distinct values); a repeated prompt id gives its first row
+            codes, names = factorize(self.samples.prompt_id, sort=False)
             ids = pa.array(list(map(str, self.prompts.prompt_id.tolist())), pa.string())
-            # a hash lookup in Arrow; a repeated prompt id gives its first row
-            found = pc.index_in(pa.array(names, pa.string()), value_set=ids)
-            name_rows = np.asarray(pc.fill_null(found, -1).to_numpy(zero_copy_only=False), np.int64)
-            if not len(name_rows):
-                name_rows = np.full(1, -1, np.int64)
+            found = pc.fill_null(pc.index_in(pa.array(names, pa.string()), value_set=ids), -1)
+            name_rows = np.asarray(found.to_numpy(zero_copy_only=False), np.int64)
             rows = name_rows[codes] if self.n else np.zeros(0, np.int64)
             self.cache["prompt_rows"] = rows
         return rows

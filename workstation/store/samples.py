@@ -68,35 +68,6 @@ def _samples_from_arrow(st: Any) -> Samples:
     )
 
 
-def _prompts_from_arrow(t: Any) -> Prompts:
-    """`Prompts` from the prompts query's Arrow table. Repeated values (suites,
-    methods, entity lists, attrs JSON) are decoded once per distinct value, and prompts with the
-    same attrs share one dict (as `Prompts.take` leaves them): nothing changes a prompt's attrs
-    in place."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    if t.num_rows == 0:
-        return Prompts.empty()
-
-    def strs(name: str, shared: bool) -> np.ndarray:
-        return _object_column(pc.fill_null(t.column(name), ""), shared=shared)
-
-    def decoded(name: str, decode: Any) -> np.ndarray:
-        col = t.column(name)
-        col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
-        enc = pc.fill_null(col, "").dictionary_encode()
-        values = [decode(v) for v in enc.dictionary.to_pylist()]
-        out = np.empty(len(values), dtype=object)
-        out[:] = values
-        return out[enc.indices.to_numpy(zero_copy_only=False)]
-
-    ents = decoded("ents", lambda v: tuple(str(x).lower() for x in (json.loads(v) or ())) if v else ())
-    attrs = decoded("attrs", lambda v: dict(json.loads(v) or {}) if v else {})
-    return Prompts(strs("prompt_id", False), strs("text", False), strs("suite", True),
-                   strs("method", True), ents, attrs, strs("twin_id", False), strs("group_id", False))
-
-
 class SamplesRepo(ProjectBase):
     """Runs, prompts, samples and cached detections."""
 
@@ -493,17 +464,19 @@ class SamplesRepo(ProjectBase):
         """(sorted first hashes, their rows, first hash by row, second hash by row) of the loaded
         samples' ids (`st`'s h1 and h2), or None when the first hash is not unique over the
         project's samples (checked on the loaded ones when they are all of them)."""
+        def distinct(sorted_h: np.ndarray) -> bool:
+            return len(sorted_h) < 2 or bool((sorted_h[1:] != sorted_h[:-1]).all())
+
         h1 = np.asarray(st.column("h1").to_numpy(), np.uint64)
         h2 = np.asarray(st.column("h2").to_numpy(), np.uint64)
         o = np.argsort(h1)
         h_sorted = h1[o]
-        if len(h_sorted) > 1 and not bool((h_sorted[1:] != h_sorted[:-1]).all()):
+        if not distinct(h_sorted):
             return None
         n_all = int((self.con.execute("SELECT count(*) FROM samples").fetchone() or (0,))[0])
         if n_all != len(h1):
             allh = self.con.execute("SELECT hash(sample_id) FROM samples").to_arrow_table().column(0)
-            allh = np.sort(np.asarray(allh.to_numpy(), np.uint64))
-            if len(allh) > 1 and not bool((allh[1:] != allh[:-1]).all()):
+            if not distinct(np.sort(np.asarray(allh.to_numpy(), np.uint64))):
                 return None
         return h_sorted, o.astype(np.int64), h1, h2
 
@@ -512,15 +485,38 @@ class SamplesRepo(ProjectBase):
         return {sid: i for i, sid in enumerate(samples.sample_id.tolist())}
 
     def load_prompts(self, method: str | None = None) -> Prompts:
-        """The project's prompts (of one method, when given), ordered by id."""
-        return _prompts_from_arrow(self._prompts_table(method))
+        """The project's prompts (of one method, when given), ordered by id.
 
-    def _prompts_table(self, method: str | None) -> Any:
-        return self.con.execute(
+        Read through Arrow: repeated values (suites, methods, entity lists, attrs JSON) are
+        decoded once per distinct value, and prompts with the same attrs share one dict (as
+        `Prompts.take` leaves them): nothing changes a prompt's attrs in place."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        t = self.con.execute(
             "SELECT prompt_id, text, suite, method, to_json(entities)::VARCHAR AS ents, attrs, twin_id, "
             "group_id FROM prompts "
             + ("WHERE method = ? " if method else "") + "ORDER BY prompt_id",
             [method] if method else []).to_arrow_table()
+        if t.num_rows == 0:
+            return Prompts.empty()
+
+        def strs(name: str, shared: bool) -> np.ndarray:
+            return _object_column(pc.fill_null(t.column(name), ""), shared=shared)
+
+        def decoded(name: str, decode: Any) -> np.ndarray:
+            col = t.column(name)
+            col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+            enc = pc.fill_null(col, "").dictionary_encode()
+            values = [decode(v) for v in enc.dictionary.to_pylist()]
+            out = np.empty(len(values), dtype=object)
+            out[:] = values
+            return out[enc.indices.to_numpy(zero_copy_only=False)]
+
+        ents = decoded("ents", lambda v: tuple(str(x).lower() for x in (json.loads(v) or ())) if v else ())
+        attrs = decoded("attrs", lambda v: dict(json.loads(v) or {}) if v else {})
+        return Prompts(strs("prompt_id", False), strs("text", False), strs("suite", True),
+                       strs("method", True), ents, attrs, strs("twin_id", False), strs("group_id", False))
 
     def prompt_methods(self) -> dict[str, int]:
         """Number of prompts per method."""

@@ -410,21 +410,21 @@ def _canonical_codes(ds: Dataset) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Case-insensitive integer codes of the detection labels and of the samples' A / B."""
     canon: dict[str, int] = {}
 
+    def to_canon(names: list[str], add: bool) -> np.ndarray:
+        """The canonical code of each name (new names get one with `add`, else -1)."""
+        keys = [u.strip().lower() for u in names]
+        return np.array([canon.setdefault(k, len(canon)) if add else canon.get(k, -1) for k in keys] or [-1],
+                        np.int32)
+
     def encode(values: np.ndarray, add: bool) -> np.ndarray:
         codes, uniq = _factorize_labels(values)
-        if not uniq:
-            return np.full(len(values), -1, np.int64)
-        mapping = np.empty(len(uniq), np.int64)
-        for j, u in enumerate(uniq):
-            key = u.strip().lower()
-            mapping[j] = canon.setdefault(key, len(canon)) if add else canon.get(key, -1)
-        return mapping[codes]
+        return to_canon(uniq, add)[codes] if uniq else np.full(len(values), -1, np.int64)
 
     _, label_a, label_b = _spatial_columns(ds)
     known = label_codes(ds)  # codes the loader already has: no hashing of every detection's label
     if known is not None:
         codes, uniq = known
-        mapping = np.array([canon.setdefault(u.strip().lower(), len(canon)) for u in uniq] or [-1], np.int32)
+        mapping = to_canon(list(uniq), add=True)
         if not len(codes):
             lab = np.full(0, -1, np.int64)
         elif np.array_equal(mapping, np.arange(len(mapping))):  # the loader's names are canonical
@@ -436,8 +436,8 @@ def _canonical_codes(ds: Dataset) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     coded = object_codes(ds, label_a, label_b)
     if coded is not None:  # A and B as codes into their distinct names
         code_a, code_b, names = coded
-        to_canon = np.array([canon.get(u.strip().lower(), -1) for u in names] or [-1], np.int32)
-        return lab, to_canon[code_a], to_canon[code_b]
+        mapping = to_canon(names, add=False)
+        return lab, mapping[code_a], mapping[code_b]
     return lab, encode(label_a, add=False), encode(label_b, add=False)
 
 

@@ -12,7 +12,7 @@ benchmarks).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -30,9 +30,9 @@ class SpatialColumns:
     relation: np.ndarray  # int8 per sample, types.RELATION_CODE (-1 where the prompt is not spatial)
     label_a: np.ndarray  # object (str), lower-case
     label_b: np.ndarray  # object (str), lower-case
-    names: list[str] = field(default_factory=list)  # the distinct object names ("" first)
-    code_a: np.ndarray | None = None  # int32: label_a's index in names
-    code_b: np.ndarray | None = None  # int32: label_b's index in names
+    names: list[str]  # the distinct object names ("" first)
+    code_a: np.ndarray  # int32: label_a's index in names
+    code_b: np.ndarray  # int32: label_b's index in names
 
 
 def prompt_columns(p: Prompts) -> SpatialColumns:
@@ -61,8 +61,8 @@ def spatial_columns(ds: Dataset) -> SpatialColumns:
         return cached
     pc = prompt_columns(ds.prompts)
     rows = ds.prompt_rows()
+    safe = np.maximum(rows, 0)
     if len(pc.relation):
-        safe = np.maximum(rows, 0)
         rel = pc.relation[safe]
         rel[rows < 0] = -1
     else:
@@ -72,15 +72,8 @@ def spatial_columns(ds: Dataset) -> SpatialColumns:
         raise WorkstationError(
             f"sample {ds.samples.sample_id[bad]!r} has no spatial prompt (prompt {ds.samples.prompt_id[bad]!r} "
             "is missing or belongs to another method)")
-    if ds.n:  # every sample has a spatial prompt
-        assert pc.code_a is not None and pc.code_b is not None
-        ca, cb = pc.code_a[safe], pc.code_b[safe]
-        table = np.empty(len(pc.names), dtype=object)
-        table[:] = pc.names
-        cols = SpatialColumns(rel, table[ca], table[cb], pc.names, ca, cb)
-    else:
-        empty = np.zeros(0, np.int32)
-        cols = SpatialColumns(rel, np.zeros(0, dtype=object), np.zeros(0, dtype=object), [""], empty, empty)
+    # every sample has a spatial prompt here
+    cols = SpatialColumns(rel, pc.label_a[safe], pc.label_b[safe], pc.names, pc.code_a[safe], pc.code_b[safe])
     ds.cache[_CACHE_KEY] = cols
     return cols
 
@@ -90,8 +83,7 @@ def object_codes(ds: Dataset, label_a: np.ndarray, label_b: np.ndarray
     """(codes of A, codes of B, their names) when `label_a` and `label_b` are the dataset's
     cached `spatial_columns` (no hashing of every sample's names); None for other arrays."""
     sc = ds.cache.get(_CACHE_KEY)
-    if (sc is None or sc.label_a is not label_a or sc.label_b is not label_b or sc.code_a is None
-            or sc.code_b is None):
+    if sc is None or sc.label_a is not label_a or sc.label_b is not label_b:
         return None
     return sc.code_a, sc.code_b, sc.names
 
