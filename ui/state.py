@@ -9,22 +9,82 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, overload
 
 import numpy as np
 from PySide6.QtCore import QObject, Signal
 
-from workstation.methods.spatial.config import CheckerConfig
 from workstation.dataset import Dataset
-from workstation.store import Project, release_freed_memory
-from workstation.methods.spatial.types import VERDICT_CODE
+from workstation.methods.spatial.config import CheckerConfig
 from workstation.methods.spatial.store import SpatialStore
+from workstation.methods.spatial.types import VERDICT_CODE
+from workstation.store import Project, release_freed_memory
 from workstation.util.jsonsafe import dumps
 
 DRAFT_KEY = "ui.spatial.calibration_draft"  # project setting: the unapplied live config (JSON)
 
 log = logging.getLogger(__name__)
+
+
+class RowQueue(Sequence[int]):
+    """Dataset rows in review order, held in one integer array (4 bytes a row while rows fit):
+    reviewing all of a million samples keeps 4 MB, not a 36 MB list of Python ints. Reads as
+    a sequence of ints; ``in`` and ``index`` are vectorised; a slice is a list."""
+
+    __slots__ = ("rows",)
+
+    def __init__(self, rows: Iterable[int] | np.ndarray = ()) -> None:
+        arr = np.asarray(rows if isinstance(rows, np.ndarray) else list(rows), dtype=np.int64).reshape(-1)
+        small = not len(arr) or (int(arr.max()) < 2**31 and int(arr.min()) >= -(2**31))
+        self.rows: np.ndarray = arr.astype(np.int32) if small else arr
+        self.rows.flags.writeable = False
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __bool__(self) -> bool:
+        return len(self.rows) > 0
+
+    @overload
+    def __getitem__(self, i: int) -> int: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[int]: ...  # type: ignore[override]
+
+    def __getitem__(self, i: int | slice) -> int | list[int]:
+        if isinstance(i, slice):
+            return self.rows[i].tolist()
+        return int(self.rows[i])
+
+    def __iter__(self) -> Iterator[int]:
+        for lo in range(0, len(self.rows), 65536):
+            yield from self.rows[lo:lo + 65536].tolist()
+
+    def __contains__(self, row: object) -> bool:
+        return isinstance(row, (int, np.integer)) and bool((self.rows == row).any())
+
+    def index(self, row: Any, start: int = 0, stop: int | None = None) -> int:
+        hits = np.flatnonzero(self.rows[start:stop] == row) if isinstance(row, (int, np.integer)) else []
+        if not len(hits):
+            raise ValueError(f"row {row!r} is not in the queue")
+        return start + int(hits[0])
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, RowQueue):
+            return bool(np.array_equal(self.rows, other.rows))
+        if isinstance(other, (list, tuple, np.ndarray)):
+            return len(other) == len(self.rows) and bool(np.array_equal(self.rows, np.asarray(other)))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return self.rows if dtype is None else self.rows.astype(dtype)
+
+    def __repr__(self) -> str:
+        return f"RowQueue({len(self.rows)} rows)"
 
 
 class AppState(QObject):
@@ -49,7 +109,7 @@ class AppState(QObject):
         self.human: np.ndarray = np.zeros(0, np.int8)  # latest human verdict per row, -1 if none
         self.annotator: str = ""
         self.current: int = -1
-        self.queue: list[int] = []  # sample rows to label, in order
+        self.queue: RowQueue = RowQueue()  # sample rows to label, in order
         self.queue_pos: int = 0
         self.blind: bool = False
         self.item_blind: bool = False  # the item under review is a blind consistency re-check
@@ -118,7 +178,7 @@ class AppState(QObject):
         self.baseline = None
         self.human = np.zeros(0, np.int8)
         self.current = -1
-        self.queue = []
+        self.queue = RowQueue()
         self.queue_pos = 0
         self.blind = False
         self.item_blind = False
@@ -275,8 +335,9 @@ class AppState(QObject):
             self.current = row
             self.current_changed.emit(row)
 
-    def set_queue(self, rows: list[int], blind: bool = False, audit_set_id: int | None = None) -> None:
-        self.queue = list(rows)
+    def set_queue(self, rows: Sequence[int] | np.ndarray, blind: bool = False, audit_set_id: int | None = None
+                  ) -> None:
+        self.queue = rows if isinstance(rows, RowQueue) else RowQueue(rows)
         self.queue_pos = 0
         self.blind = blind
         self.audit_set_id = audit_set_id

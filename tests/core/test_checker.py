@@ -631,3 +631,69 @@ def test_objects_coded_once_per_prompt_give_the_verdicts_of_hashing_every_sample
     monkeypatch.setattr(checker, "object_codes", lambda *a: None)  # hash every sample's names
     assert data.object_codes is not None
     assert_same(evaluate(ds, cfg), coded)
+
+
+def test_float32_scores_are_cut_and_compared_in_float64() -> None:
+    """Scores as the loader gives them (float32): the prepared arrays keep them in 4 bytes, and
+    the cut and the ambiguity gap are still decided in float64, as the reference decides them
+    (a float32 comparison would round the cut and the bound, and flip the samples below)."""
+    import dataclasses
+
+    from workstation.methods.spatial import checker
+
+    f32 = lambda x: float(np.float32(x))  # noqa: E731
+    s1, s2 = f32(0.9), f32(0.1)
+    gap = s1 - s2  # exact in float64
+    low = f32(0.3)  # a score a hair below the cut: float32(cut) == low
+    cut = low + 1e-12
+    assert f32(cut) == low and f32(gap + 1e-12) == f32(gap)
+    other = (40.0, 0.0, 45.0, 5.0)
+    rows = [{"dets": [("dog", s1, LEFT), ("dog", s2, other), ("cat", 0.8, RIGHT)]},
+            {"dets": [("dog", 0.9, LEFT), ("cat", low, RIGHT)]}]
+    ds = make_ds(rows)
+    d = ds.detections
+    ds.detections = dataclasses.replace(d, score=d.score.astype(np.float32), **{
+        k: getattr(d, k).astype(np.float32) for k in ("x1", "y1", "x2", "y2")})
+    ds.cache.clear()
+    cfg = NO_STAB_NO_SEC.replace(ambiguity_delta=gap, t_det=0.05)
+    v = evaluate(ds, cfg)
+    assert checker.prepare(ds).score0.dtype == np.float32 and checker.prepare(ds).s2.dtype == np.float32
+    assert v.verdict.tolist() == [PASS, PASS]  # the gap equals the bound: not ambiguous
+    assert_same(v, evaluate_reference(ds, cfg))
+    tight = cfg.replace(ambiguity_delta=gap + 1e-12)  # the gap now below the bound
+    v = evaluate(ds, tight)
+    assert v.reason_text(0) == "ambiguous: multiple dog" and v.verdict[1] == PASS
+    assert_same(v, evaluate_reference(ds, tight))
+    above = cfg.replace(t_det=cut)  # the cat's score now below the cut
+    v = evaluate(ds, above)
+    assert v.verdict[1] == UNDECIDABLE and v.reason_text(1) == "missing: cat"
+    assert_same(v, evaluate_reference(ds, above))
+
+
+def test_a_sample_with_hundreds_of_boxes_widens_the_compact_segments() -> None:
+    """Segments and their rows are stored in one byte while every sample has fewer than 256
+    detections; a sample with 300 widens them (to two bytes), and the area filter still walks
+    past 290 small boxes to the large one, in detections sorted by sample or not."""
+    from workstation.methods.spatial import checker
+
+    tiny = [("dog", 0.99 - i * 1e-3, (0.0, 0.0, 1.0, 1.0)) for i in range(290)]
+    big = [("dog", 0.5, LEFT)] + [("dog", 0.4 - i * 1e-3, (0.0, 0.0, 1.0, 1.0)) for i in range(9)]
+    rows = [{"dets": pair()}, {"dets": tiny + big + [("cat", 0.8, RIGHT)]}, {"dets": pair(0.7, 0.6)}]
+    cfg = NO_STAB_NO_SEC.replace(min_area_fraction=0.01, ambiguity_delta=0.0)
+    small = make_ds([rows[0], rows[2]])
+    prep = checker.prepare(small)
+    assert prep.seg_count.dtype == np.uint8 and prep.order.dtype == np.uint8
+    ds = make_ds(rows)
+    v = run(rows, cfg)
+    prep = checker.prepare(make_ds(rows))
+    assert prep.seg_count.dtype == np.uint16 and prep.order.dtype == np.uint16
+    assert v.verdict.tolist() == [PASS, PASS, PASS]
+    assert ds.detections.score[v.sel_a[1]] == 0.5  # the large box, past the small ones
+    shuffled = make_ds(rows)
+    perm = np.random.default_rng(3).permutation(len(shuffled.detections))
+    shuffled.detections = shuffled.detections.take(perm)
+    shuffled.cache.clear()
+    assert checker.prepare(shuffled).order_base is None  # rows kept whole when not sorted by sample
+    w = evaluate(shuffled, cfg)
+    assert_same(w, evaluate_reference(shuffled, cfg))
+    assert shuffled.detections.score[w.sel_a[1]] == 0.5

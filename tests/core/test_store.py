@@ -482,3 +482,66 @@ def test_label_and_variant_codes_load_narrow_and_widen_when_their_names_outgrow_
         assert [back.variant_names[v] for v in b.variant.tolist()] == \
             [src.variant_names[v] for v in d.variant[order].tolist()]
         assert np.array_equal(b.score.astype(np.float64), d.score[order])
+
+
+def test_loaded_prompts_link_their_twins_by_the_same_strings_and_share_group_ids(
+        tmp_path: Path, sbuc_parsed: Any) -> None:
+    """Each prompt's twin id is the very string object of that twin's prompt id, and the two
+    prompts of a pair share one group-id string: at 250,000 prompts that is 500,000 Python
+    strings fewer. Values are those stored, links to prompts not loaded stay plain strings."""
+    ds = sbuc_parsed.dataset
+    with Project.create(tmp_path / "p") as p:
+        p.add_run(sbuc_parsed.run_id)
+        p.add_dataset(ds)
+        back = p.load_dataset().prompts
+    order = np.argsort(ds.prompts.prompt_id.astype(str))
+    assert back.prompt_id.tolist() == ds.prompts.prompt_id[order].tolist()
+    assert back.twin_id.tolist() == [x or "" for x in ds.prompts.twin_id[order].tolist()]
+    assert back.group_id.tolist() == [x or "" for x in ds.prompts.group_id[order].tolist()]
+    by_id = {pid: pid for pid in back.prompt_id.tolist()}
+    linked = [t for t in back.twin_id.tolist() if t]
+    assert len(linked) > 100 and all(t is by_id[t] for t in linked if t in by_id)
+    assert sum(t in by_id for t in linked) > 100
+    groups = [g for g in back.group_id.tolist() if g]
+    assert len({id(g) for g in groups}) == len(set(groups)) < len(groups)
+
+
+def test_loaded_detections_carry_their_samples_as_offsets_until_the_column_is_read(
+        tmp_path: Path, sbuc_parsed: Any) -> None:
+    """The loader gives each sample's first detection row instead of a row per detection: the
+    checker and the overlays read those offsets, the column is built only when read whole, and
+    everything reads the same as from the column (gaps, a take, a subset, the verdicts)."""
+    from workstation.dataset import Detections, SampleRuns
+    from workstation.methods.spatial.checker import evaluate
+    from workstation.methods.spatial.config import CheckerConfig
+
+    ds = small_dataset(sbuc_parsed, 40)
+    d = ds.detections
+    keep = np.flatnonzero(~np.isin(d.sample_idx, [0, 7, 8, 39]))  # samples without detections, at both ends
+    sparse = type(ds)(ds.samples, d.take(keep), ds.prompts, ds.variant_names)
+    with Project.create(tmp_path / "p") as p:
+        p.add_run(sbuc_parsed.run_id)
+        p.add_dataset(sparse)
+        back = p.load_dataset()
+    dets = back.detections
+    offsets = dets.sample_offsets()
+    assert offsets is not None and len(offsets) == back.n + 1 and dets.__dict__["_sample_idx"] is None
+    assert len(dets) == len(sparse.detections) == offsets[-1]
+    cfg = CheckerConfig()
+    v = evaluate(back, cfg)  # the checker reads the offsets only
+    assert dets.__dict__["_sample_idx"] is None and offsets[1] == offsets[0] == 0
+    column = np.repeat(np.arange(back.n), np.diff(offsets))
+    picked = dets.take(np.arange(0, len(dets), 3))
+    assert picked.sample_idx.tolist() == column[::3].tolist() and dets.__dict__["_sample_idx"] is None
+    assert dets.sample_idx.tolist() == column.tolist()  # built when read whole, and kept
+    assert dets.sample_idx is dets.sample_idx and dets.sample_idx.dtype == np.int32
+    plain = type(back)(back.samples, Detections(
+        sample_idx=column, source=dets.source, variant=dets.variant, label=dets.label, score=dets.score,
+        x1=dets.x1, y1=dets.y1, x2=dets.x2, y2=dets.y2), back.prompts, back.variant_names)
+    w = evaluate(plain, cfg)
+    for k in ("verdict", "reason", "conf", "sel_a", "sel_b"):
+        assert np.array_equal(getattr(v, k), getattr(w, k))
+    sub = back.subset(np.array([1, 2, 30]))
+    assert sub.detections.sample_idx.tolist() == np.repeat([0, 1, 2], np.diff(offsets)[[1, 2, 30]]).tolist()
+    runs = SampleRuns(np.array([0, 2, 2, 5]), np.dtype(np.int32))
+    assert len(runs) == 5 and runs.materialize().tolist() == [0, 0, 2, 2, 2]

@@ -278,3 +278,37 @@ def test_labelling_bar_multiline_notes_no_auto_advance_position_and_export(
     assert len(rows) == 1 and rows[0]["sample_id"] == ids[row0] and rows[0]["verdict"] == "PASS"
     assert rows[0]["notes"] == "A is hidden\nB cropped"
     assert "exported 1 label(s)" in w.statusBar().currentMessage()
+
+
+def test_the_review_queue_is_one_compact_array_that_reads_as_rows() -> None:
+    """The queue of a whole-project review is one int32 array (4 bytes a row, not a Python int
+    each), and reads as the list of rows it replaces: positions, slices, ``in``, ``index``,
+    equality, iteration and numpy."""
+    import numpy as np
+
+    from ui.state import RowQueue
+
+    rows = [7, 3, 9, 3, 100_000]
+    q = RowQueue(np.array(rows, np.int64))
+    assert q.rows.dtype == np.int32 and not q.rows.flags.writeable
+    assert len(q) == 5 and q and not RowQueue() and RowQueue() == []
+    assert q[0] == 7 and type(q[0]) is int and q[-1] == 100_000
+    assert q[1:3] == [3, 9] and list(q) == rows and q == rows and q == RowQueue(rows) and q != [7, 3]
+    assert 9 in q and 8 not in q and "9" not in q and np.int64(100_000) in q
+    assert q.index(3) == 1 and q.index(3, 2) == 3
+    with pytest.raises(ValueError, match="row 8 is not in the queue"):
+        q.index(8)
+    assert np.array(q).tolist() == rows and np.asarray(q, np.int64).dtype == np.int64
+    assert RowQueue([2**40, 1]).rows.dtype == np.int64  # rows past int32 keep 8 bytes
+
+
+def test_a_review_of_every_sample_keeps_its_queue_compact(qtbot, open_window, sbuc_project: Path) -> None:
+    w = open_window(sbuc_project)
+    _review(qtbot, w)
+    st = w.state
+    assert len(st.queue) == 800
+    assert st.queue.rows.dtype.itemsize == 4
+    assert st.queue == w.browser.model.all_rows()
+    assert st.current == st.queue[0] and w.controller.recheck.dtype == bool and len(w.controller.recheck) == 800
+    _key(qtbot, w, Qt.Key_P)
+    assert st.current == st.queue[1] and w.labeling.progress.text() == "1 / 800 labelled"

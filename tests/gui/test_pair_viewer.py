@@ -313,3 +313,24 @@ def test_raw_image_beside_the_overlaid_one(qtbot, open_window, png_project: Path
     v.raw_box.click()
     assert v.right.prompt.text() == "a cat to the left of a dog" and v.right.row == row
     assert "A" in v.right.view.overlay.visible_kinds()
+
+
+def test_the_viewer_finds_each_samples_boxes_from_the_loaders_offsets(qtbot, open_window, sbuc_project: Path) -> None:
+    """Boxes of a sample come from the loader's per-sample offsets; stepping through pairs and
+    re-checking under a new config never builds the per-detection sample column."""
+    from ui.methods.spatial.overlay import detection_rows
+
+    w = open_window(sbuc_project)
+    st = w.state
+    dets = st.dataset.detections
+    offsets = dets.sample_offsets()
+    assert offsets is not None
+    column = np.repeat(np.arange(st.dataset.n), np.diff(offsets))
+    for row in range(0, st.dataset.n, 97):
+        assert detection_rows(st.dataset, row).tolist() == np.flatnonzero(column == row).tolist()
+    w.review_from_browse(0)
+    for _ in range(3):
+        w.controller.next()
+    st.set_config(st.config.replace(margin=st.config.margin + 0.01))
+    QApplication.processEvents()
+    assert dets.__dict__["_sample_idx"] is None

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..dataset import CodedLabels, Dataset, Detections, Prompts, Samples
+from ..dataset import CodedLabels, Dataset, Detections, Prompts, SampleRuns, Samples
 from ..types import ORIGINAL_NAME
 from ..util.grouping import remember_codes
 from ..util.jsonsafe import capped, dumps
@@ -47,6 +47,23 @@ def _object_column(col: Any, shared: bool = True) -> np.ndarray:
         remember_codes(out, codes, [str(x) for x in names])  # group codes later read from here
         return out
     return np.asarray(col.to_numpy(zero_copy_only=False), dtype=object)
+
+
+def _ids_of(col: Any, ids: Any, id_objects: np.ndarray) -> np.ndarray:
+    """`col` (Arrow strings naming rows of `ids`, such as a prompt's twin) as a numpy object
+    array whose values that are in `ids` are the same Python strings as `id_objects` (the
+    numpy form of `ids`): no second string object per linked prompt. Others ("" for null)
+    are new strings."""
+    import pyarrow.compute as pc
+
+    col = pc.fill_null(col, "")
+    out = _object_column(col, shared=False)
+    at = pc.index_in(col, value_set=ids.combine_chunks() if hasattr(ids, "combine_chunks") else ids)
+    hit = at.to_numpy(zero_copy_only=False)
+    found = ~np.isnan(hit) if hit.dtype.kind == "f" else np.ones(len(hit), bool)
+    rows = np.flatnonzero(found)
+    out[rows] = id_objects[hit[rows].astype(np.int64)]
+    return out
 
 
 def _samples_from_arrow(st: Any) -> Samples:
@@ -451,13 +468,21 @@ class SamplesRepo(ProjectBase):
         var_code = take("variant", order, np.int16)
         if not np.array_equal(vidx, np.arange(len(vidx))):  # scanned in another order than named
             var_code = vidx[var_code]
+        # the rows are sorted by sample: each sample's first row stands for the column
+        per_sample = np.bincount(rows, minlength=st.num_rows) if len(rows) else np.zeros(st.num_rows, np.int64)
+        sample_idx: Any = rows
+        if len(per_sample) == st.num_rows:
+            offsets = np.zeros(st.num_rows + 1, np.int64)
+            np.cumsum(per_sample, out=offsets[1:])
+            sample_idx = SampleRuns(offsets, rows.dtype)
+        del per_sample
         dets = Detections(
-            sample_idx=rows, source=take("source", order, np.int8),
+            sample_idx=sample_idx, source=take("source", order, np.int8),
             variant=var_code, label=label,  # type: ignore[arg-type]
             score=take("score", order, np.float64), x1=take("x1", order, np.float64),
             y1=take("y1", order, np.float64), x2=take("x2", order, np.float64), y2=take("y2", order, np.float64),
         )
-        del order
+        del order, rows
         return dets, names
 
     def _sample_hashes(self, st: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
@@ -515,8 +540,10 @@ class SamplesRepo(ProjectBase):
 
         ents = decoded("ents", lambda v: tuple(str(x).lower() for x in (json.loads(v) or ())) if v else ())
         attrs = decoded("attrs", lambda v: dict(json.loads(v) or {}) if v else {})
-        return Prompts(strs("prompt_id", False), strs("text", False), strs("suite", True),
-                       strs("method", True), ents, attrs, strs("twin_id", False), strs("group_id", False))
+        prompt_id = strs("prompt_id", False)
+        return Prompts(prompt_id, strs("text", False), strs("suite", True),
+                       strs("method", True), ents, attrs, _ids_of(t.column("twin_id"), t.column("prompt_id"), prompt_id),
+                       strs("group_id", True))  # a pair's prompts share their group id
 
     def prompt_methods(self) -> dict[str, int]:
         """Number of prompts per method."""

@@ -17,7 +17,7 @@ banner.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,7 +45,7 @@ from workstation.methods.spatial.types import VERDICTS
 from workstation.types import WorkstationError
 
 from ... import theme
-from ...state import AppState
+from ...state import AppState, RowQueue
 
 LabelState = tuple[str | None, str | None]  # (verdict, notes)
 log = logging.getLogger(__name__)
@@ -86,7 +86,7 @@ class LabelController(QObject):
         self.redo_stack: list[Change] = []
         self.n_committed = 0
         self.last_error = ""  # why the last label was not saved ("" when it was)
-        self.recheck: list[bool] = []  # per queue position: a consistency re-check
+        self.recheck: np.ndarray = np.zeros(0, bool)  # per queue position: a consistency re-check
         self.current_state: LabelState = (None, None)
         self.notes_provider: Callable[[], str] | None = None  # the notes field's text
         self.on_move: list[Callable[[], None]] = []  # called before leaving a sample (save notes)
@@ -119,13 +119,13 @@ class LabelController(QObject):
     def _on_project(self) -> None:
         self.undo_stack.clear()
         self.redo_stack.clear()
-        self.recheck = []
+        self.recheck = np.zeros(0, bool)
         self._reload_done()
         self.state_changed.emit()
 
     def _on_queue(self) -> None:
         if len(self.recheck) != len(self.state.queue):
-            self.recheck = [False] * len(self.state.queue)
+            self.recheck = np.zeros(len(self.state.queue), bool)
         self._queue_arrays = None
         self._reload_done()
         self.state_changed.emit()
@@ -175,10 +175,10 @@ class LabelController(QObject):
         if st.queue:
             qa = self._queue_arrays
             if qa is None or qa[0] is not st.queue:
-                rows = np.asarray(st.queue, np.int64)
-                rc = np.zeros(len(rows), np.int64)
+                rows = st.queue.rows
+                rc = np.zeros(len(rows), np.int8)
                 k = min(len(self.recheck), len(rows))
-                rc[:k] = np.asarray(self.recheck[:k], bool)
+                rc[:k] = self.recheck[:k]
                 qa = self._queue_arrays = (st.queue, rows, rc)
             if self._done.shape[1] != st.dataset.n:
                 self._reload_done()
@@ -369,7 +369,7 @@ class LabelController(QObject):
             if sid in idx:
                 rows.append(idx[sid])
                 flags.append(rc)
-        self.recheck = flags
+        self.recheck = np.asarray(flags, bool)
         self._queue_arrays = None
         st.set_queue(rows, blind=bool(meta["blind"]) if meta else True, audit_set_id=audit_set_id)
         # start at the first item not yet labelled
@@ -380,13 +380,14 @@ class LabelController(QObject):
                 break
         return len(rows)
 
-    def set_plain_queue(self, rows: list[int], start_row: int | None = None) -> None:
+    def set_plain_queue(self, rows: Sequence[int] | np.ndarray, start_row: int | None = None) -> None:
         st = self.state
-        self.recheck = [False] * len(rows)
+        queue = rows if isinstance(rows, RowQueue) else RowQueue(rows)
+        self.recheck = np.zeros(len(queue), bool)
         self._queue_arrays = None
-        st.set_queue(rows, blind=False, audit_set_id=None)
-        if start_row is not None and start_row in rows:
-            self.go(rows.index(start_row))
+        st.set_queue(queue, blind=False, audit_set_id=None)
+        if start_row is not None and start_row in queue:
+            self.go(queue.index(start_row))
 
 
 def _remembered_auto_advance() -> bool:

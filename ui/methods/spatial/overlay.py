@@ -101,6 +101,9 @@ def entity_colors(*names: str) -> dict[str, str]:
 
 def _det_range(ds: Dataset, row: int) -> tuple[int, int]:
     """Rows of ds.detections that belong to sample `row` (detections are grouped by sample)."""
+    offsets = ds.detections.sample_offsets()
+    if offsets is not None:  # the loader's detections: each sample's first row
+        return (int(offsets[row]), int(offsets[row + 1])) if 0 <= row < len(offsets) - 1 else (0, 0)
     key = "ui_det_sorted"
     sidx = ds.detections.sample_idx
     if key not in ds.cache:

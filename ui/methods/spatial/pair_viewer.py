@@ -75,7 +75,8 @@ class PairIndex:
         self.prompt_code = {p: i for i, p in enumerate(pr_u)}
         self.n_prompts = max(len(pr_u), 1)
         self.key = run_c.reshape(-1).astype(np.int64) * self.n_prompts + pr_c.reshape(-1).astype(np.int64)
-        self.order = np.lexsort((np.asarray(s.seed, np.int64), self.key))
+        order = np.lexsort((np.asarray(s.seed, np.int64), self.key))
+        self.order = order.astype(np.int32) if len(order) < 2**31 else order  # rows: 4 bytes each
         self.sorted_key = self.key[self.order]
         pr = ds.prompts
         self.twin_prompt = {p: c for p, c in zip(pr.prompt_id.tolist(), pr.twin_id.tolist()) if c}

@@ -39,7 +39,7 @@ from PySide6.QtWidgets import (
 from workstation.methods.spatial.types import REASONS, RELATIONS, VERDICTS
 
 from ... import theme
-from ...state import AppState
+from ...state import AppState, RowQueue
 from workstation.methods.spatial.data import spatial_columns
 from workstation.util.grouping import factorize
 from workstation.methods.spatial.store import LABELS_RELATION
@@ -357,16 +357,17 @@ class SampleTableModel(QAbstractTableModel):
         return int(self.state.project.con.execute(
             f"SELECT count(*) {_FROM}{where}", params).fetchone()[0])
 
-    def all_rows(self) -> list[int]:
+    def all_rows(self) -> RowQueue:
         """Dataset rows of every sample matching the filter, in table order (the review queue)."""
         if not self._registered:
-            return []
+            return RowQueue()
         order = self._numpy_order()
         if order is not None:
-            return order.all().tolist()
+            return RowQueue(order.all())
         where, params = self.spec.where()
         sql = f"SELECT v.row {_FROM}{where}{self._order()}"
-        return [int(r[0]) for r in self.state.project.con.execute(sql, params).fetchall()]
+        table = self.state.project.con.execute(sql, params).to_arrow_table()
+        return RowQueue(table.column(0).to_numpy() if table.num_rows else np.zeros(0, np.int64))
 
     def reload(self) -> None:
         """Run the query again from the first page (filter or sort changed)."""

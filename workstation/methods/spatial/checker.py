@@ -355,20 +355,25 @@ class Prepared:
     """What ``prepare`` caches. Slots: 2*g + role, role 0 = A, 1 = B; group g = 0 primary
     detections on the original image, 1 secondary on the original, 1 + v primary on variant v.
     A segment = the detections of one (sample, slot), sorted by score descending (ties by row);
-    segments are laid out sample-major: segment f = sample * n_slots + slot holds
-    ``order[start[f]:start[f + 1]]``. ``geom`` holds ``_geometry`` of the first rows."""
+    segments are laid out sample-major in ``order``: sample i's begin at ``sample_start[i]``,
+    with ``seg_count[i, slot]`` rows each (``segment`` gives their bounds). ``geom`` holds
+    ``_geometry`` of the first rows."""
 
     fingerprint: tuple[Any, ...]  # see _fingerprint
     n: int
     n_slots: int
-    order: np.ndarray  # int32 (int64 for > 2**31 detections): ds.detections rows, by segment
-    start: np.ndarray  # same dtype (n * n_slots + 1,): segment starts in ``order``
+    order: np.ndarray  # ds.detections rows, by segment: minus order_base[sample] (uint8 while every
+    # sample has < 256 detections, else uint16 / int64) or, with order_base None, the rows (int32 /
+    # int64 from 2**31 detections); ``rows_at`` reads them
+    order_base: np.ndarray | None  # (N,) first detection row of each sample (detections sorted by sample)
+    sample_start: np.ndarray  # same dtype (N + 1,): where each sample's segments begin in ``order``
+    seg_count: np.ndarray  # (N, n_slots) rows per segment: uint8 (uint16 / int64 when one has more)
     row0: np.ndarray  # (4, N): first row of slots 0..3 (primary / secondary A, B), -1 if empty
-    score0: np.ndarray  # float64 (4, N): its score (-inf if empty)
+    score0: np.ndarray  # (4, N): its score (-inf if empty); float32 when the scores are (see score_dtype)
     area0: np.ndarray  # float64 (4, N): its area (+inf if empty)
-    vscore: np.ndarray  # float64 (V-1, N): min score of the first rows of variant v's A and B
+    vscore: np.ndarray  # (V-1, N) as score0: min score of the first rows of variant v's A and B
     varea: np.ndarray  # float64 (V-1, N): fmin of their areas (a NaN area never counts as small)
-    s2: np.ndarray  # float64 (2, N): second-best score of original primary A / B (-inf)
+    s2: np.ndarray  # (2, N) as score0: second-best score of original primary A / B (-inf)
     rel: np.ndarray  # int8 (N,): relation code
     wh: np.ndarray | None  # float64 (N,): W*H; None when wh_scalar says it for every sample
     wh_scalar: float | None  # W*H when every sample has the same size
@@ -376,9 +381,26 @@ class Prepared:
     finite: bool  # every geometry value is finite
     stages: _Stages = field(default_factory=lambda: _Stages(), repr=False)
 
+    def rows_at(self, pos: np.ndarray, samples: np.ndarray) -> np.ndarray:
+        """ds.detections rows (int64) at positions ``pos`` of ``order``, which lie in the
+        segments of ``samples`` (aligned)."""
+        rows = self.order[pos].astype(np.int64)
+        if self.order_base is not None:
+            rows += self.order_base[samples]
+        return rows
+
+    def segment(self, samples: np.ndarray, slot: int) -> tuple[np.ndarray, np.ndarray]:
+        """(begin, end) in ``order`` (int64) of slot ``slot``'s segment of each of ``samples``."""
+        samples = np.asarray(samples, np.int64)
+        count = self.seg_count[samples, slot].astype(np.int64)
+        before = (self.seg_count[samples, :slot].sum(axis=1, dtype=np.int64) if slot
+                  else np.zeros(len(samples), np.int64))
+        begin = self.sample_start[samples].astype(np.int64) + before
+        return begin, begin + count
+
     def nbytes(self) -> int:
         """Memory held by the prepared arrays (not counting cached stages)."""
-        arrays = [self.order, self.start, self.row0, self.score0, self.area0, self.vscore, self.varea,
+        arrays = [self.order, *([] if self.order_base is None else [self.order_base]), self.sample_start, self.seg_count, self.row0, self.score0, self.area0, self.vscore, self.varea,
                   self.s2, self.rel, *([] if self.wh is None else [self.wh]), *self.geom.values()]
         return int(sum(a.nbytes for a in arrays))
 
@@ -388,7 +410,7 @@ def _fingerprint(ds: Dataset) -> tuple[tuple[Any, ...], tuple[Callable[[], Any],
     replaced array never matches, even when a new one reuses the old one's address."""
     s, d = ds.samples, ds.detections
     relation, label_a, label_b = _spatial_columns(ds)
-    arrays = (s.sample_id, label_a, label_b, s.width, s.height, relation, d.sample_idx, d.label_identity(),
+    arrays = (s.sample_id, label_a, label_b, s.width, s.height, relation, d.sample_identity(), d.label_identity(),
               d.score, d.x1, d.y1, d.x2, d.y2, d.source, d.variant)
     return (len(s), len(d), tuple(ds.variant_names)), tuple(weak(a) for a in arrays)
 
@@ -449,8 +471,27 @@ def _all_finite(arrays: dict[str, np.ndarray]) -> bool:
     return all(bool(np.isfinite(a).all()) for a in arrays.values())
 
 
+def _count_dtype(most: int) -> type[np.integer[Any]]:
+    """The smallest dtype of the per-segment row counts (most: the largest)."""
+    return np.uint8 if most < 2**8 else np.uint16 if most < 2**16 else np.int64
+
+
 def _index_dtype(size: int) -> type[np.signedinteger[Any]]:
     return np.int32 if size < 2**31 - 1 else np.int64
+
+
+def score_dtype(score: np.ndarray) -> type[np.floating[Any]]:
+    """The dtype of the prepared score arrays: float32 when the score column is (every value
+    kept is one of its scores or -inf, so nothing is rounded: 40 MB less at 1M samples), else
+    float64. The passes compare and subtract them in float64 (``_f64``)."""
+    return np.float32 if np.asarray(score).dtype == np.float32 else np.float64
+
+
+def _f64(a: np.ndarray) -> np.ndarray:
+    """A chunk of a prepared score array in float64 (exact): a float32 array compared with a
+    Python float would round the float to float32 (NEP 50), and a difference of two float32
+    scores may round in float32, where it is exact in float64."""
+    return a if a.dtype == np.float64 else a.astype(np.float64)
 
 
 PREP_CHUNK = 1 << 17  # samples per preparation chunk: its temporaries stay small and reusable
@@ -488,9 +529,15 @@ def _prepare(ds: Dataset, fp: tuple[Any, ...]) -> Prepared:
     n_var = len(ds.variant_names)
     n_slots = 2 * (1 + n_var)  # primary original, secondary original, primary variants 1..V
     n_pert = n_var - 1
-    sample_idx, variant, source = np.asarray(d.sample_idx), np.asarray(d.variant), np.asarray(d.source)
+    variant, source = np.asarray(d.variant), np.asarray(d.source)
+    # the loader's detections come as each sample's first row (sorted by sample); others as
+    # a sample_idx column
+    offsets = d.sample_offsets()
+    if offsets is not None and len(offsets) != n + 1:
+        raise WorkstationError("detections refer to samples that are not in the dataset")
+    sample_idx = np.asarray(d.sample_idx) if offsets is None else None
     if len(d):
-        if sample_idx.min() < 0 or sample_idx.max() >= n:
+        if sample_idx is not None and (sample_idx.min() < 0 or sample_idx.max() >= n):
             raise WorkstationError("detections refer to samples that are not in the dataset")
         if variant.min() < 0 or variant.max() >= n_var:
             raise WorkstationError(
@@ -503,24 +550,31 @@ def _prepare(ds: Dataset, fp: tuple[Any, ...]) -> Prepared:
     # detections grouped by sample: the loader keeps them sorted by sample; otherwise a stable
     # permutation (each sample's detections keep their row order, the score ties' order)
     perm: np.ndarray | None = None
-    if len(sample_idx) > 1 and not bool((sample_idx[1:] >= sample_idx[:-1]).all()):
-        perm = np.argsort(sample_idx, kind="stable")
-    by_sample = sample_idx if perm is None else sample_idx[perm]
     bounds = list(range(0, n, PREP_CHUNK)) + [n]
     chunks = [(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
-    det_bounds = np.searchsorted(by_sample, np.array(bounds, by_sample.dtype), side="left") if len(d) else \
-        np.zeros(len(bounds), np.int64)
-    del by_sample
+    if sample_idx is None:
+        assert offsets is not None
+        det_bounds = offsets[bounds]
+    else:
+        if len(sample_idx) > 1 and not bool((sample_idx[1:] >= sample_idx[:-1]).all()):
+            perm = np.argsort(sample_idx, kind="stable")
+        by_sample = sample_idx if perm is None else sample_idx[perm]
+        det_bounds = np.searchsorted(by_sample, np.array(bounds, by_sample.dtype), side="left") if len(d) else \
+            np.zeros(len(bounds), np.int64)
+        del by_sample
     idt = _index_dtype(2 * len(d) + 1)
 
     row0 = np.full((4, n), -1, idt)
-    score0 = np.empty((4, n))
+    sdt = score_dtype(d.score)
+    score0 = np.empty((4, n), sdt)
     area0 = np.empty((4, n))
-    vscore = np.empty((n_pert, n))
+    vscore = np.empty((n_pert, n), sdt)
     varea = np.empty((n_pert, n))
-    s2 = np.full((2, n), -np.inf)
+    s2 = np.full((2, n), -np.inf, sdt)
     geom = {k: np.empty(n) for k in _GEOM_1D} | {k: np.empty((n_pert, n)) for k in _GEOM_2D}
     orders: list[np.ndarray] = [np.zeros(0, idt)] * len(chunks)
+    counts: list[np.ndarray] = [np.zeros((0, n_slots), np.uint8)] * len(chunks)  # seg_count by chunk
+    order_base = np.zeros(n, idt) if perm is None else None
 
     def score_area(r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if not len(d):
@@ -537,7 +591,14 @@ def _prepare(ds: Dataset, fp: tuple[Any, ...]) -> Prepared:
         # the chunk's detections: a slice of the columns when they are sorted by sample (the
         # loader's order), else gathered through the permutation
         rows_c: np.ndarray | slice = slice(r0, r1) if perm is None else perm[r0:r1].astype(np.int64)
-        si = sample_idx[rows_c] - np.int32(s0)  # < PREP_CHUNK: int32 (int64 if the column is)
+        at: np.ndarray | None = None  # detections per sample of the chunk (sorted by sample)
+        if sample_idx is None:  # each detection's sample in the chunk, from the offsets
+            assert offsets is not None
+            at = np.diff(offsets[s0:s1 + 1])
+            si = np.repeat(np.arange(nc, dtype=np.int32), at)
+        else:
+            si = sample_idx[rows_c] - np.int32(s0)  # < PREP_CHUNK: int32 (int64 if the column is)
+            at = np.bincount(si, minlength=nc) if order_base is not None else None
         src, var, lb = source[rows_c], variant[rows_c], lab[rows_c]
         # detections that can ever matter: primary on any variant, secondary on the original
         keep = ((src == PRIMARY) | ((src == SECONDARY) & (var == 0))) & (lb >= 0)
@@ -559,13 +620,25 @@ def _prepare(ds: Dataset, fp: tuple[Any, ...]) -> Prepared:
         del loc, rows_c
         o = by_segment_then_score(key, score[rows])  # ties: detection row order
         order_c = rows[o]
-        count = np.bincount(key[o], minlength=n_slots * nc)
+        seg = key[o]
+        count = np.bincount(seg, minlength=n_slots * nc)
         del rows, key, o
-        # segment ends within the chunk, written to the chunk's own part of ``start`` (the
-        # chunks' offsets are added once all are done)
+        if order_base is not None:  # each sample's rows from its first one: small numbers
+            assert at is not None
+            base = r0 + np.concatenate([[0], np.cumsum(at)[:-1]]).astype(np.int64)
+            order_base[s0:s1] = base
+            rel = order_c - base[seg // n_slots]
+            orders[k] = rel.astype(_count_dtype(int(rel.max()) if len(rel) else 0))
+            del rel
+        else:
+            orders[k] = order_c.astype(idt)
+        del seg
+        # segment ends within the chunk; each sample's end is written to the chunk's own part
+        # of ``sample_start`` (the chunks' offsets are added once all are done)
         ends = np.cumsum(count)
-        start[s0 * n_slots + 1:s1 * n_slots + 1] = ends
+        sample_start[s0 + 1:s1 + 1] = ends[n_slots - 1::n_slots]
         count2 = count.reshape(nc, n_slots)
+        counts[k] = count2.astype(_count_dtype(int(count.max()) if len(count) else 0))
         first2 = (ends - count).reshape(nc, n_slots)
         del count, ends
 
@@ -592,25 +665,29 @@ def _prepare(ds: Dataset, fp: tuple[Any, ...]) -> Prepared:
         for sl in (0, 1):
             two = np.flatnonzero(count2[:, sl] >= 2)
             s2[sl, s0 + two] = score[order_c[first2[two, sl] + 1]]
-        orders[k] = order_c.astype(idt)
         totals[k] = len(order_c)
 
-    start = np.zeros(n_slots * n + 1, idt)
+    sample_start = np.zeros(n + 1, idt)
     totals = [0] * len(chunks)
     _run_tasks(len(chunks), one_chunk)
-    order = np.concatenate(orders) if orders else np.zeros(0, idt)
+    order = (np.concatenate(orders).astype(np.result_type(*[o.dtype for o in orders]), copy=False) if orders
+             else np.zeros(0, idt))
     del orders
     offset = 0
     for (s0, s1), total in zip(chunks, totals):
         if offset:
-            start[s0 * n_slots + 1:s1 * n_slots + 1] += offset
+            sample_start[s0 + 1:s1 + 1] += offset
         offset += total
+    wide = np.result_type(*[c.dtype for c in counts]) if counts else np.dtype(np.uint8)
+    seg_count = np.concatenate(counts).astype(wide, copy=False) if counts else np.zeros((0, n_slots), np.uint8)
+    del counts
     width = np.asarray(s.width, np.float64)
     height = np.asarray(s.height, np.float64)
     wh = width * height
     wh_scalar = float(wh[0]) if n and bool((wh == wh[0]).all()) else None
     prep = Prepared(
-        fingerprint=fp, n=n, n_slots=n_slots, order=order, start=start, row0=row0, score0=score0,
+        fingerprint=fp, n=n, n_slots=n_slots, order=order, order_base=order_base, sample_start=sample_start, seg_count=seg_count,
+        row0=row0, score0=score0,
         area0=area0, vscore=vscore, varea=varea, s2=s2,
         rel=np.asarray(relation).astype(np.int8), wh=None if wh_scalar is not None else wh, wh_scalar=wh_scalar,
         geom=geom,
@@ -649,7 +726,6 @@ def _area_threshold(prep: Prepared, maf: float, idx: np.ndarray | None = None) -
 def _build_area_stage(ds: Dataset, prep: Prepared, maf: float) -> _AreaStage:
     d = ds.detections
     n_slots = prep.n_slots
-    start, order = prep.start, prep.order
     if len(d):
         x1, y1, x2, y2 = (_Col64(a) for a in (d.x1, d.y1, d.x2, d.y2))
         score = _Col64(d.score)
@@ -660,9 +736,8 @@ def _build_area_stage(ds: Dataset, prep: Prepared, maf: float) -> _AreaStage:
     def walk(sl: int, cand: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Samples ``cand`` whose first row in slot ``sl`` fails the area filter: the first later
         row that passes it (samples without one are dropped). One row per step, vectorised."""
-        f = cand * n_slots + sl
-        pos = start[f].astype(np.int64) + 1
-        end = start[f + 1].astype(np.int64)
+        pos, end = prep.segment(cand, sl)
+        pos += 1
         live = pos < end
         cand, pos, end = cand[live], pos[live], end[live]
         thr = _area_threshold(prep, maf, cand)
@@ -670,7 +745,7 @@ def _build_area_stage(ds: Dataset, prep: Prepared, maf: float) -> _AreaStage:
         found = np.full(len(cand), -1, np.int64)
         active = np.arange(len(cand))
         while len(active):
-            rr = order[pos[active]].astype(np.int64)
+            rr = prep.rows_at(pos[active], cand[active])
             hit = ~(area(rr) < thr_c[active])
             found[active[hit]] = rr[hit]
             active = active[~hit & (pos[active] + 1 < end[active])]
@@ -688,9 +763,10 @@ def _build_area_stage(ds: Dataset, prep: Prepared, maf: float) -> _AreaStage:
             if sl < 4:
                 return walk(sl, np.flatnonzero(~ok[sl]))
             cand = np.flatnonzero(~vok[(sl - 4) // 2])  # A's or B's first row is small
-            f = cand * n_slots + sl
-            c = cand[start[f + 1] - start[f] >= 2]  # a later row to move to
-            small = area(order[start[c * n_slots + sl]].astype(np.int64)) < _area_threshold(prep, maf, c)
+            begin, end = prep.segment(cand, sl)
+            later = end - begin >= 2  # a later row to move to
+            c = cand[later]
+            small = area(prep.rows_at(begin[later], c)) < _area_threshold(prep, maf, c)
             return walk(sl, c[small])
 
     moved: list[tuple[np.ndarray, np.ndarray]] = [(np.zeros(0, np.int64),) * 2] * n_slots
@@ -714,10 +790,10 @@ def _build_area_stage(ds: Dataset, prep: Prepared, maf: float) -> _AreaStage:
                     r0 = prep.row0[sl, idx].astype(np.int64)
                     small = prep.area0[sl, idx] < thr_i
                 else:
-                    f = idx * n_slots + sl
-                    has = start[f + 1] > start[f]
+                    begin, end = prep.segment(idx, sl)
+                    has = end > begin
                     r0 = np.full(k_n, -1, np.int64)
-                    r0[has] = order[start[f[has]]]
+                    r0[has] = prep.rows_at(begin[has], idx[has])
                     small = has & (area(np.maximum(r0, 0)) < thr_i)
             r0[small] = -1
             mv, rr = moved[sl]
@@ -1027,7 +1103,7 @@ def _select_chunk(p: _Params, x: dict[str, Any], out: dict[str, np.ndarray], s: 
     where none)."""
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         def present(scores: np.ndarray, area_ok: np.ndarray | None, row: int, cut: float) -> np.ndarray:
-            ok = scores[row, s] >= cut
+            ok = _f64(scores[row, s]) >= cut
             if area_ok is not None:
                 ok &= area_ok[row, s]
             return ok
@@ -1085,8 +1161,9 @@ def _decide_chunk(p: _Params, x: dict[str, Any], out: dict[str, np.ndarray], s: 
         pa, pb = x["pa"][s], x["pb"][s]
         found = pa & pb
         s2, s1 = x["s2"], x["s1"]  # second-best and best score of primary A / B
-        amb_a = (s2[0, s] >= p.cut1) & ((s1[0, s] - s2[0, s]) < p.amb)  # the gap: NaN / inf if undefined
-        amb_b = (s2[1, s] >= p.cut1) & ((s1[1, s] - s2[1, s]) < p.amb)
+        s2a, s2b, s1a, s1b = _f64(s2[0, s]), _f64(s2[1, s]), _f64(s1[0, s]), _f64(s1[1, s])
+        amb_a = (s2a >= p.cut1) & ((s1a - s2a) < p.amb)  # the gap: NaN / inf if undefined
+        amb_b = (s2b >= p.cut1) & ((s1b - s2b) < p.amb)
         amb = found & (amb_a | amb_b)
         geo = found & ~amb
         rel = x["rel"][s]
