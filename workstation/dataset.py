@@ -171,38 +171,29 @@ class Detections:
                           np.array([], dtype=object), f, f, f, f, f)
 
 
-def _label_get(self: Detections) -> np.ndarray:
-    arr = self.__dict__.get("_label")
-    if arr is None:
-        arr = self.__dict__["_label"] = self.__dict__["_coded"].materialize()
-    return arr
+def _compact_column(column: str, compact: str, kind: type) -> property:
+    """A Detections column that may be given in a compact form (a `kind` with `materialize()`,
+    kept in ``__dict__[compact]``): the array is built the first time the column is read and
+    kept in ``__dict__["_" + column]``."""
+    full = "_" + column
+
+    def get(self: Detections) -> np.ndarray:
+        arr = self.__dict__.get(full)
+        if arr is None:
+            arr = self.__dict__[full] = self.__dict__[compact].materialize()
+        return arr
+
+    def put(self: Detections, value: Any) -> None:
+        if isinstance(value, kind):
+            self.__dict__[compact], self.__dict__[full] = value, None
+        else:
+            self.__dict__[compact], self.__dict__[full] = None, value
+
+    return property(get, put)
 
 
-def _label_set(self: Detections, value: Any) -> None:
-    if isinstance(value, CodedLabels):
-        self.__dict__["_coded"], self.__dict__["_label"] = value, None
-    else:
-        self.__dict__["_coded"], self.__dict__["_label"] = None, value
-
-
-Detections.label = property(_label_get, _label_set)  # type: ignore[assignment]
-
-
-def _sample_idx_get(self: Detections) -> np.ndarray:
-    arr = self.__dict__.get("_sample_idx")
-    if arr is None:
-        arr = self.__dict__["_sample_idx"] = self.__dict__["_runs"].materialize()
-    return arr
-
-
-def _sample_idx_set(self: Detections, value: Any) -> None:
-    if isinstance(value, SampleRuns):
-        self.__dict__["_runs"], self.__dict__["_sample_idx"] = value, None
-    else:
-        self.__dict__["_runs"], self.__dict__["_sample_idx"] = None, value
-
-
-Detections.sample_idx = property(_sample_idx_get, _sample_idx_set)  # type: ignore[assignment]
+Detections.label = _compact_column("label", "_coded", CodedLabels)  # type: ignore[assignment]
+Detections.sample_idx = _compact_column("sample_idx", "_runs", SampleRuns)  # type: ignore[assignment]
 
 
 @dataclass
