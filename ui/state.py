@@ -87,6 +87,29 @@ class RowQueue(Sequence[int]):
         return f"RowQueue({len(self.rows)} rows)"
 
 
+@dataclass(frozen=True, eq=False)
+class AppliedVerdicts:
+    """The applied config's verdicts while a different live config is on screen: only the
+    columns the Calibration tab's "applied" figures read (``checker.VerdictColumns``), 10 bytes
+    a sample where a whole verdict set holds about 75 (75 MB at a million samples). The whole
+    set comes back when the live config returns to the applied one (evaluated again)."""
+
+    verdict: np.ndarray
+    reason: np.ndarray
+    conf: np.ndarray
+    config: CheckerConfig
+
+    @staticmethod
+    def of(v: Any) -> AppliedVerdicts:
+        cols = [np.array(getattr(v, k), copy=True) for k in ("verdict", "reason", "conf")]
+        for a in cols:
+            a.flags.writeable = False
+        return AppliedVerdicts(*cols, config=v.config)
+
+    def __len__(self) -> int:
+        return len(self.verdict)
+
+
 class AppState(QObject):
     project_changed = Signal()  # a project was opened or closed
     dataset_changed = Signal()  # samples / detections reloaded
@@ -105,7 +128,9 @@ class AppState(QObject):
         self.config: CheckerConfig = CheckerConfig()
         self.config_id: int | None = None  # the stored version the live config derives from
         self.verdicts = None  # checker.VerdictArrays for the live config
-        self.baseline = None  # checker.VerdictArrays for the stored active config
+        # the stored active config's verdicts: checker.VerdictArrays (the live `verdicts` while
+        # the live config is the applied one), else AppliedVerdicts
+        self.baseline: Any = None
         self.human: np.ndarray = np.zeros(0, np.int8)  # latest human verdict per row, -1 if none
         self.annotator: str = ""
         self.current: int = -1
@@ -156,6 +181,7 @@ class AppState(QObject):
         if self.verdicts is None and cfg == self.config:  # no slider moved meanwhile
             self.verdicts = verdicts
             self._restore_draft()
+        self._slim_baseline()
         self.config_changed.emit()
         self.verdicts_changed.emit()
         return True
@@ -250,6 +276,7 @@ class AppState(QObject):
 
         self.config = cfg
         self.verdicts = evaluate(self.dataset, cfg) if self.dataset.n else None
+        self._slim_baseline()
         self.draft_restored = True
         self.message.emit("restored the unapplied calibration changes from last time "
                           "(Calibration: Apply to keep them, Reset to drop them)")
@@ -269,8 +296,17 @@ class AppState(QObject):
         self.config = cfg
         if self.dataset is not None and self.dataset.n:
             self.verdicts = evaluate(self.dataset, cfg)
+            if self.baseline is not None and self.verdicts is not None and cfg == self.baseline.config:
+                self.baseline = self.verdicts  # back to the applied config: its whole set again
+            self._slim_baseline()
         self.config_changed.emit()
         self.verdicts_changed.emit()
+
+    def _slim_baseline(self) -> None:
+        """Keep only the applied verdicts' summary columns while the live ones differ."""
+        if self.baseline is not None and self.baseline is not self.verdicts \
+                and not isinstance(self.baseline, AppliedVerdicts):
+            self.baseline = AppliedVerdicts.of(self.baseline)
 
     def apply_config(self, note: str = "") -> int:
         """Save the live config as a new version with its verdict set and make it active."""

@@ -61,3 +61,41 @@ def test_the_draft_comes_back_after_a_background_open_once_the_checker_is_done(
     assert st.baseline is not None and st.baseline.config == stored
     assert st.has_unapplied_config()
     assert "restored the unapplied calibration changes" in w2.statusBar().currentMessage()
+
+
+def test_beside_a_live_config_the_applied_verdicts_keep_only_their_summary_columns(
+        qtbot, open_window, sbuc_project: Path) -> None:
+    """While the live config differs from the applied one, the applied verdicts are kept as the
+    three columns the Calibration tab's applied figures read (the whole set is freed), with the
+    same values; the figures do not change; back at the applied config the whole set returns."""
+    import gc
+    import weakref
+
+    import numpy as np
+
+    from ui.state import AppliedVerdicts
+    from workstation.methods.spatial.checker import evaluate
+
+    w = open_window(sbuc_project)
+    st = w.state
+    panel = w.calibration_panel()
+    w.show_tab("Calibration")
+    qtbot.wait(50)
+    applied_cfg = st.config
+    assert st.baseline is st.verdicts
+    whole = weakref.ref(st.baseline)
+    columns = {k: getattr(st.baseline, k).copy() for k in ("verdict", "reason", "conf")}
+    figures = panel._active_summary().values
+    st.set_config(applied_cfg.replace(margin=applied_cfg.margin + 0.05))
+    qtbot.wait(50)
+    gc.collect()
+    assert isinstance(st.baseline, AppliedVerdicts) and st.baseline.config == applied_cfg
+    assert whole() is None  # the applied config's whole set is gone
+    assert not hasattr(st.baseline, "c_detection") and len(st.baseline) == st.dataset.n
+    for k, col in columns.items():
+        assert np.array_equal(getattr(st.baseline, k), col, equal_nan=True), k
+    assert panel._active_summary().values == figures
+    assert (st.verdicts.verdict != columns["verdict"]).any()  # the live set is another one
+    st.set_config(applied_cfg)  # back: the whole applied set again, shared with the live one
+    assert st.baseline is st.verdicts and not isinstance(st.baseline, AppliedVerdicts)
+    assert np.array_equal(st.baseline.conf, evaluate(st.dataset, applied_cfg).conf, equal_nan=True)

@@ -399,8 +399,8 @@ class CalibrationPanel(QWidget):
         if not self.sliders.any_dragging():
             self.sliders.set_values(vals)
             self._sync_tau_lines(float(st.config.tau))
-        if st.baseline is not self._baseline_seen and self._live is not None:
-            self._baseline_seen = st.baseline  # a version was applied elsewhere
+        if self._baseline_key() != self._baseline_seen and self._live is not None:
+            self._baseline_seen = self._baseline_key()  # a version was applied elsewhere
             self._fill_before_combo()
             self._refresh_metrics()
             self._refresh_deltas()
@@ -439,6 +439,11 @@ class CalibrationPanel(QWidget):
     # =========================================================================================
     # views
     # =========================================================================================
+    def _baseline_key(self) -> Any:
+        """What identifies the applied verdicts (the same set whole or kept as AppliedVerdicts)."""
+        st = self.state
+        return None if st.baseline is None else (st.config_id, st.baseline.config, id(st.dataset))
+
     def _active_summary(self) -> Summary | None:
         st = self.state
         if st.baseline is None:
@@ -455,7 +460,7 @@ class CalibrationPanel(QWidget):
         if live is None:
             return
         act = self._active_summary()
-        self._baseline_seen = self.state.baseline
+        self._baseline_seen = self._baseline_key()
         cid = self.state.config_id
         self.metrics_table.setHorizontalHeaderLabels(
             ["live", f"active v{cid}" if cid is not None else "active (defaults)", "Δ"])
