@@ -164,3 +164,46 @@ def test_prompt_pass_totals_are_the_sums_of_the_per_run_tables():
                 sum(r["all_of_k_pass"] for r in pm))
         assert prompt_pass_totals(ds, v, k) == want
     assert want[0] == 4 and want[1] == 2  # (k = 3: no prompt has three seeds, so all-of-K passes none)
+
+
+def test_the_totals_a_slider_move_recounts_follow_every_change_of_verdict_and_reason():
+    """`verdict_totals` updates the previous call's counts from the samples that changed; after
+    any sequence of changes (a few samples, many, back and forth, another K) its prompt totals
+    equal `prompt_metrics`' sums and its (verdict, reason) counts a count over every sample."""
+    from dataclasses import replace
+
+    from workstation.methods.spatial.metrics import prompt_metrics, verdict_totals
+    from workstation.methods.spatial.types import REASONS
+
+    rng = np.random.default_rng(3)
+    runs, prompts = ["a", "b", "c"], [f"p{i}" for i in range(40)]
+    rows = [(r, p, "left_of", P, "") for r in runs for p in prompts for _ in range(int(rng.integers(1, 5)))]
+    rows += [("d", "p0", "left_of", P, "")]  # a run of one prompt, one seed
+    ds, v = build(rows, [(p, "left_of", "") for p in prompts])
+    n = ds.n
+    reasons_of = {P: [0], F: [0], U: list(range(1, len(REASONS)))}
+
+    def with_changes(v, rows_changed):
+        verdict, reason = v.verdict.copy(), v.reason.copy()
+        for i in rows_changed:
+            verdict[i] = rng.choice([P, F, U])
+            reason[i] = rng.choice(reasons_of[int(verdict[i])])
+        return replace(v, verdict=verdict, reason=reason)
+
+    for step, (k, count) in enumerate([(None, 0), (None, 3), (None, 1), (None, 40), (2, 5), (2, n), (2, 2),
+                                       (None, 10), (None, n // 3), (None, 1)]):
+        v = with_changes(v, rng.choice(n, count, replace=False) if count else [])
+        got = verdict_totals(ds, v, k)
+        pm = prompt_metrics(ds, v, k)
+        assert got[:3] == (sum(r["total_prompts"] for r in pm), sum(r["best_of_k_pass"] for r in pm),
+                           sum(r["all_of_k_pass"] for r in pm)), step
+        want = np.zeros((3, len(REASONS)), np.int64)
+        np.add.at(want, (v.verdict.astype(np.intp), v.reason.astype(np.intp)), 1)
+        assert np.array_equal(got[3], want), step
+    assert 0 < got[1] < got[0]  # some prompts pass best-of-K, not all
+    # a bad code in a changed sample is refused and leaves the kept counts as they were
+    bad = replace(v, verdict=np.where(np.arange(n) == 5, np.int8(7), v.verdict).astype(np.int8))
+    with pytest.raises(ValueError, match="verdict codes"):
+        verdict_totals(ds, bad, None)
+    again = verdict_totals(ds, v, None)
+    assert again[:3] == got[:3] and np.array_equal(again[3], got[3])

@@ -196,20 +196,27 @@ def test_live_verdicts_update_loaded_rows_in_place(qtbot, open_window, sbuc_proj
     w = open_window(sbuc_project)
     m = w.browser.model
     t = w.browser.table
-    t.setFocus()
-    qtbot.keyClick(t, Qt.Key_PageDown)
-    first_rows = [m.data(m.index(i, 0), Qt.UserRole + 1) for i in range(m.rowCount())]
-    st = w.state
-    st.set_config(st.config.replace(margin=0.35))
-    v = st.verdicts
-    assert [m.data(m.index(i, 0), Qt.UserRole + 1) for i in range(m.rowCount())] == first_rows  # same rows
-    assert _column(m, 5) == [VERDICTS[int(v.verdict[r])] for r in first_rows]
-    assert _column(m, 7) == [f"{v.conf[r]:.3f}" for r in first_rows]
-    # and the next page, fetched by SQL, agrees with the arrays too
-    for _ in range(4):
-        qtbot.keyClick(t, Qt.Key_End, Qt.ControlModifier)
-    rows = [m.data(m.index(i, 0), Qt.UserRole + 1) for i in range(m.rowCount())]
-    assert _column(m, 5) == [VERDICTS[int(v.verdict[r])] for r in rows]
+    for sort in (-1, 2):  # project order (numpy) and prompt text (SQL, registered before the move)
+        if sort >= 0:
+            t.sortByColumn(sort, Qt.AscendingOrder)
+        t.setFocus()
+        qtbot.keyClick(t, Qt.Key_PageDown)
+        first_rows = [m.data(m.index(i, 0), Qt.UserRole + 1) for i in range(m.rowCount())]
+        st = w.state
+        st.set_config(st.config.replace(margin=0.35 if sort < 0 else 0.05))
+        v = st.verdicts
+        assert [m.data(m.index(i, 0), Qt.UserRole + 1) for i in range(m.rowCount())] == first_rows  # same rows
+        assert _column(m, 5) == [VERDICTS[int(v.verdict[r])] for r in first_rows]
+        assert _column(m, 7) == [f"{v.conf[r]:.3f}" for r in first_rows]
+        assert m._pending is not None  # the step queried nothing, so it registered nothing yet
+        # and the next pages, fetched by numpy or by SQL, agree with the arrays too
+        for _ in range(4):
+            qtbot.keyClick(t, Qt.Key_End, Qt.ControlModifier)
+        rows = [m.data(m.index(i, 0), Qt.UserRole + 1) for i in range(m.rowCount())]
+        assert sorted(rows) == list(range(800)) and (rows == list(range(800))) == (sort < 0)
+        assert _column(m, 5) == [VERDICTS[int(v.verdict[r])] for r in rows]
+        assert _column(m, 7) == [f"{v.conf[r]:.3f}" for r in rows]
+    assert m._pending is None  # the SQL pages registered the new verdicts
 
 
 @pytest.mark.parametrize(("typed", "expected"), [

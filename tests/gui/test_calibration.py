@@ -347,6 +347,33 @@ def test_the_panels_summary_counts_every_runs_abstentions():
     assert s.values["prompts"] == 4 and s.values["prompt_pass_rate"] == 0.5
 
 
+def test_the_coverage_curve_counts_every_confidence_at_every_grid_value_exactly():
+    """The curve over the uniform τ grid bins the confidences instead of sorting them; its counts
+    equal plain comparisons with every grid value, also for confidences on, just beside and
+    between grid values, at 0, -0.0 and 1, outside [0, 1], NaN, and for undecided samples."""
+    from ui.methods.spatial.calibration.plots import TAU_GRID, coverage_curve
+    from workstation.methods.spatial.types import FAIL, PASS, UNDECIDABLE
+
+    rng = np.random.default_rng(7)
+    on_grid = TAU_GRID[rng.integers(0, len(TAU_GRID), 3000)]
+    conf = np.concatenate([
+        on_grid, np.nextafter(on_grid, 2.0), np.nextafter(on_grid, -1.0), rng.random(70_000) ** 3,
+        [0.0, -0.0, 1.0, np.nextafter(1.0, 2.0), 1.5, -0.25, np.inf, -np.inf] * 20, [np.nan] * 200])
+    verdict = rng.choice(np.array([PASS, FAIL, UNDECIDABLE], np.int8), len(conf))
+    cov, pc = coverage_curve(verdict, conf, TAU_GRID)
+    decided = ((verdict == PASS) | (verdict == FAIL)) & ~np.isnan(conf)
+    k = np.array([np.count_nonzero(decided & (conf >= t)) for t in TAU_GRID])
+    kp = np.array([np.count_nonzero(decided & (verdict == PASS) & (conf >= t)) for t in TAU_GRID])
+    assert np.array_equal(cov, k / len(conf))
+    assert np.array_equal(pc, np.where(k > 0, kp / np.maximum(k, 1), np.nan), equal_nan=True)
+    assert k[0] > k[500] > k[-1] > 0  # the data reach every part of the grid
+    # any other grid is counted over the sorted confidences: the same numbers
+    taus = np.array([0.0, 0.1, 0.25, 0.5, 0.999, 1.0])
+    cov2, pc2 = coverage_curve(verdict, conf, taus)
+    assert np.array_equal(cov2, cov[[0, 100, 250, 500, 999, 1000]])
+    assert np.array_equal(pc2, pc[[0, 100, 250, 500, 999, 1000]], equal_nan=True)
+
+
 def test_a_move_shows_the_new_verdicts_coverage_curves_and_abstentions(qtbot, panel, state):
     """After a slider move the coverage plot holds the curves of the new verdicts (computed on
     a helper thread) and the abstention table every reason's count among the UNDECIDABLE."""

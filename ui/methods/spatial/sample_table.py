@@ -4,7 +4,9 @@ Rows are never all turned into Qt items: the model runs `SELECT … LIMIT page O
 the view scrolls near the end (`canFetchMore` / `fetchMore`), so 100,000 samples cost one
 count and one page. The live checker verdicts (recomputed as the calibration sliders move)
 live in numpy arrays in `AppState`; they reach SQL as an Arrow table registered on the
-project's connection (`_ui_live`), re-registered when verdicts or labels change. Its
+project's connection (`_ui_live`), re-registered when verdicts or labels change, at the
+first query after the change (a slider step whose rows are patched from the arrays, or that
+lands while another tab is shown, queries nothing, so it registers nothing). Its
 sample columns (id, run, prompt text, relation, seed, image path) are built once per loaded
 dataset and reused, so a re-registration only wraps the new verdict arrays (no copy).
 Human labels come from `label_events`: the latest event per sample and annotator, aggregated
@@ -227,6 +229,7 @@ class SampleTableModel(QAbstractTableModel):
         """No registered tables, and nothing of a closed project kept (its columns are the
         size of its samples)."""
         self._registered = False
+        self._pending: dict[str, Any] | None = None  # live columns not registered yet (see _sql)
         self._ds: Any = None  # the dataset the registered tables describe
         self._live_key: tuple[Any, int] = (None, -1)  # (verdicts, labels version) registered
         # the filter and sort in numpy (table_order), for every sort but the text columns
@@ -300,13 +303,23 @@ class SampleTableModel(QAbstractTableModel):
         self._live_cols = LiveColumns(relation=spatial_columns(ds).relation, seed=ds.samples.seed, verdict=verdict,
                                       reason=reason, conf=conf, human=human, nv=self._nv)
         self._np_order = None
-        st.project.con.register(LIVE_TABLE, pa.table(cols))
+        self._pending = cols  # registered by _sql() when a query needs it
         self._registered = True
         self._ds = ds
         self._live_key = key
         return True
 
     # ---- queries -------------------------------------------------------------------------------
+    def _sql(self, sql: str, params: list[Any] | None = None) -> Any:
+        """Run `sql` on the project's connection with the live table registered as it stands."""
+        con = self.state.project.con
+        if self._pending is not None:
+            import pyarrow as pa
+
+            con.register(LIVE_TABLE, pa.table(self._pending))
+            self._pending = None
+        return con.execute(sql, params or [])
+
     def _order(self) -> str:
         if self.sort_column < 0:
             return "ORDER BY v.row"
@@ -332,7 +345,7 @@ class SampleTableModel(QAbstractTableModel):
             return None
         if self._static[0] != key:
             where, params = FilterSpec(runs=list(f.runs), relations=list(f.relations), text=f.text).where()
-            rows = self.state.project.con.execute(f"SELECT v.row {_FROM}{where}", params).fetchall()
+            rows = self._sql(f"SELECT v.row {_FROM}{where}", params).fetchall()
             mask = np.zeros(self.state.dataset.n, bool)
             if rows:
                 mask[np.fromiter((r[0] for r in rows), np.int64, len(rows))] = True
@@ -347,15 +360,14 @@ class SampleTableModel(QAbstractTableModel):
                               self._live_cols, self._label_text, self._note_text)
         where, params = self.spec.where()
         sql = f"SELECT {_SELECT} {_FROM}{where}{self._order()} LIMIT {int(limit)} OFFSET {int(offset)}"
-        return self.state.project.con.execute(sql, params).fetchall()
+        return self._sql(sql, params).fetchall()
 
     def _count(self) -> int:
         order = self._numpy_order()
         if order is not None:
             return len(order)
         where, params = self.spec.where()
-        return int(self.state.project.con.execute(
-            f"SELECT count(*) {_FROM}{where}", params).fetchone()[0])
+        return int(self._sql(f"SELECT count(*) {_FROM}{where}", params).fetchone()[0])
 
     def all_rows(self) -> RowQueue:
         """Dataset rows of every sample matching the filter, in table order (the review queue)."""
@@ -366,7 +378,7 @@ class SampleTableModel(QAbstractTableModel):
             return RowQueue(order.all())
         where, params = self.spec.where()
         sql = f"SELECT v.row {_FROM}{where}{self._order()}"
-        table = self.state.project.con.execute(sql, params).to_arrow_table()
+        table = self._sql(sql, params).to_arrow_table()
         return RowQueue(table.column(0).to_numpy() if table.num_rows else np.zeros(0, np.int64))
 
     def reload(self) -> None:

@@ -494,6 +494,18 @@ def _f64(a: np.ndarray) -> np.ndarray:
     return a if a.dtype == np.float64 else a.astype(np.float64)
 
 
+def _at_least(a: np.ndarray, cut: float) -> np.ndarray:
+    """``a >= cut`` decided as in float64, without widening a float32 ``a``: a float32 value is
+    >= cut exactly when it is >= the smallest float32 that is >= cut."""
+    if a.dtype != np.float32:
+        return _f64(a) >= cut
+    with np.errstate(over="ignore"):
+        c = np.float32(cut)  # nearest; one step up where that lies below the cut
+    if float(c) < cut:
+        c = np.nextafter(c, np.float32(np.inf))
+    return a >= c
+
+
 PREP_CHUNK = 1 << 17  # samples per preparation chunk: its temporaries stay small and reusable
 _GEOM_1D = ("d", "iou_ab", "cd", "logcd", "d2", "qa", "qb")
 _GEOM_2D = ("sdk", "iouak", "ioubk")
@@ -1103,7 +1115,7 @@ def _select_chunk(p: _Params, x: dict[str, Any], out: dict[str, np.ndarray], s: 
     where none)."""
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         def present(scores: np.ndarray, area_ok: np.ndarray | None, row: int, cut: float) -> np.ndarray:
-            ok = _f64(scores[row, s]) >= cut
+            ok = _at_least(scores[row, s], cut)
             if area_ok is not None:
                 ok &= area_ok[row, s]
             return ok

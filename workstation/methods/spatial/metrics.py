@@ -26,6 +26,7 @@ A rate whose denominator is 0 is NaN (for example pass_rate_cond with no decided
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -155,33 +156,49 @@ def _prompt_groups(ds: Dataset, run_code: np.ndarray, prompt_code: np.ndarray,
     return out
 
 
+def _prompt_k(ds: Dataset, k: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, int]]:
+    """(group of every sample, first sample of every (run, prompt) group, samples per group,
+    K of every group, K per run)."""
+    if k is not None and k < 1:
+        raise ValueError(f"K (seeds per prompt) must be at least 1, got {k}")
+    run_code, run_names = _runs(ds)
+    prompt_code, prompt_names = _codes(ds, "prompt_id")
+    g, g_first, n = _prompt_groups(ds, run_code, prompt_code, len(prompt_names))
+    hit = ds.cache.get("metrics.prompt_k")
+    if hit is not None and hit[0] is g and hit[1] == k:  # the grouping and K do not change on a move
+        return g, g_first, n, hit[2], dict(hit[3])
+    g_run = run_code[g_first]
+    if k is not None:
+        k_run = np.full(len(run_names), int(k), np.int64)
+    else:  # each run's largest group (0 for a run without any)
+        k_run = np.zeros(len(run_names), np.int64)
+        np.maximum.at(k_run, g_run, n)
+    k_of_group = k_run[g_run]
+    ks = {name: int(k_run[rc]) for rc, name in enumerate(run_names)}
+    k_of_group.setflags(write=False)
+    ds.cache["metrics.prompt_k"] = (g, k, k_of_group, ks)
+    return g, g_first, n, k_of_group, dict(ks)
+
+
+def _check_codes(verdict: np.ndarray) -> None:
+    if len(verdict) and (int(verdict.min()) < 0 or int(verdict.max()) > 2):
+        raise ValueError("verdict codes must be PASS, FAIL or UNDECIDABLE")
+
+
 def _prompt_outcomes(ds: Dataset, v: VerdictColumns, k: int | None
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
                                 dict[str, int]]:
     """(first sample of each (run, prompt) group, samples, PASS and FAIL counts, best-of-K and
     all-of-K codes per group, K per run): `prompt_verdicts` without its text columns."""
     _check(ds, v)
-    if k is not None and k < 1:
-        raise ValueError(f"K (seeds per prompt) must be at least 1, got {k}")
-    run_code, run_names = _runs(ds)
-    prompt_code, prompt_names = _codes(ds, "prompt_id")
-    g, g_first, n = _prompt_groups(ds, run_code, prompt_code, len(prompt_names))
+    g, g_first, n, k_of_group, ks = _prompt_k(ds, k)
     n_groups = len(g_first)
     verdict = np.asarray(v.verdict)
-    if len(verdict) and (int(verdict.min()) < 0 or int(verdict.max()) > 2):
-        raise ValueError("verdict codes must be PASS, FAIL or UNDECIDABLE")
+    _check_codes(verdict)
     # one pass: counts of every (group, verdict code) pair
     per = np.bincount(g * 3 + verdict, minlength=3 * n_groups).reshape(n_groups, 3)
     npass = per[:, PASS].astype(np.int64)
     nfail = per[:, FAIL].astype(np.int64)
-    g_run = run_code[g_first]
-    ks: dict[str, int] = {}
-    k_of_group = np.zeros(n_groups, np.int64)
-    for rc, name in enumerate(run_names):
-        sel = g_run == rc
-        kk = int(k) if k is not None else int(n[sel].max()) if sel.any() else 0
-        ks[name] = kk
-        k_of_group[sel] = kk
     best = np.full(n_groups, UNDECIDABLE, np.int8)
     best[nfail == n] = FAIL
     best[npass > 0] = PASS
@@ -211,6 +228,89 @@ def prompt_pass_totals(ds: Dataset, v: VerdictColumns, k: int | None = None) -> 
     total_prompts, best_of_k_pass and all_of_k_pass, without building its tables."""
     g_first, _n, _p, _f, best, allk, _k = _prompt_outcomes(ds, v, k)
     return len(g_first), int(np.count_nonzero(best == PASS)), int(np.count_nonzero(allk == PASS))
+
+
+@dataclass
+class _Tally:
+    """What `verdict_totals` keeps between calls on one dataset."""
+
+    key: tuple[Any, ...]  # (K, the group array it counted by)
+    verdict: np.ndarray  # int8 copies of the verdicts and reasons last counted
+    reason: np.ndarray
+    npass: np.ndarray  # int64 PASS samples per (run, prompt) group
+    n: np.ndarray  # samples per group
+    full: np.ndarray  # bool: the group has at least K samples
+    best_pass: int
+    allk_pass: int
+    pairs: np.ndarray  # int64 (3 * len(REASONS),): samples per (verdict, reason)
+
+
+_TALLY_LOCK = threading.Lock()
+
+
+def verdict_totals(ds: Dataset, v: VerdictColumns, k: int | None = None) -> tuple[int, int, int, np.ndarray]:
+    """(prompts, best-of-K PASS, all-of-K PASS, samples per (verdict, reason) pair as a (3, R)
+    array) over every run: `prompt_pass_totals` and the abstention counts together, for a view
+    that recounts them on every slider move. The counts of the previous call on ``ds`` are kept
+    (2 bytes a sample and 8 a prompt) and updated from the samples whose verdict or reason
+    changed since; past a quarter of the samples, or under another K, everything is recounted."""
+    _check(ds, v)
+    verdict = np.asarray(v.verdict, np.int8)
+    reason = np.asarray(v.reason, np.int8)
+    n_pairs = 3 * len(REASONS)
+    g, g_first, n, k_of_group, _ks = _prompt_k(ds, k)
+    key = (k, g)
+    with _TALLY_LOCK:
+        t: _Tally | None = ds.cache.get("metrics.tally")
+        changed = None
+        if t is not None and t.key[0] == key[0] and t.key[1] is g and len(t.verdict) == len(verdict):
+            changed = np.flatnonzero((verdict != t.verdict) | (reason != t.reason))
+            if len(changed) > len(verdict) // 4:
+                changed = None
+        if changed is None or t is None:
+            t = _full_tally(key, verdict, reason, g, n, n >= k_of_group, n_pairs)
+            ds.cache["metrics.tally"] = t
+        elif len(changed):
+            _update_tally(t, g, changed, verdict[changed], reason[changed], n_pairs)
+        pairs = t.pairs.reshape(3, len(REASONS)).copy()
+        return len(g_first), t.best_pass, t.allk_pass, pairs
+
+
+def _pair_counts(verdict: np.ndarray, reason: np.ndarray, n_pairs: int) -> np.ndarray:
+    if len(reason) and (int(reason.min()) < 0 or int(reason.max()) >= len(REASONS)):
+        raise ValueError("reason codes must be one of the checker's reasons")
+    return np.bincount(verdict.astype(np.intp) * len(REASONS) + reason, minlength=n_pairs)
+
+
+def _full_tally(key: tuple[Any, ...], verdict: np.ndarray, reason: np.ndarray, g: np.ndarray,
+                n: np.ndarray, full: np.ndarray, n_pairs: int) -> _Tally:
+    _check_codes(verdict)
+    pairs = _pair_counts(verdict, reason, n_pairs)
+    npass = np.bincount(g[verdict == PASS], minlength=len(n)).astype(np.int64)
+    return _Tally(key=key, verdict=verdict.copy(), reason=reason.copy(), npass=npass, n=n, full=full,
+                  best_pass=int(np.count_nonzero(npass > 0)),
+                  allk_pass=int(np.count_nonzero(full & (npass == n))), pairs=pairs.astype(np.int64))
+
+
+def _update_tally(t: _Tally, g: np.ndarray, changed: np.ndarray, nv: np.ndarray, nr: np.ndarray,
+                  n_pairs: int) -> None:
+    """``t`` counted again after the samples ``changed`` took verdicts ``nv`` and reasons ``nr``."""
+    _check_codes(nv)
+    ov, orr = t.verdict[changed], t.reason[changed]
+    t.pairs += _pair_counts(nv, nr, n_pairs) - _pair_counts(ov, orr, n_pairs)
+    flip = (nv == PASS) != (ov == PASS)  # the PASS count of its group moves
+    if flip.any():
+        gs = g[changed[flip]]
+        step = np.where(nv[flip] == PASS, 1, -1).astype(np.int64)
+        touched = np.unique(gs)
+        before = t.npass[touched]
+        np.add.at(t.npass, gs, step)
+        after = t.npass[touched]
+        full, size = t.full[touched], t.n[touched]
+        t.best_pass += int(np.count_nonzero(after > 0)) - int(np.count_nonzero(before > 0))
+        t.allk_pass += int(np.count_nonzero(full & (after == size))) - int(np.count_nonzero(full & (before == size)))
+    t.verdict[changed] = nv
+    t.reason[changed] = nr
 
 
 def prompt_metrics(ds: Dataset, v: VerdictColumns, k: int | None = None,

@@ -73,19 +73,17 @@ class Summary:
 def summarize_verdicts(ds: Dataset, v: Any, k: int | None = None) -> Summary:
     """Headline numbers over all samples of `ds` (all runs together)."""
     im = metrics.image_metrics(v.verdict, v.conf)
-    prompts, best, allk = metrics.prompt_pass_totals(ds, v, k)
+    # the prompt totals and the (verdict, reason) counts, updated from the last call's by the
+    # samples whose verdict or reason changed
+    prompts, best, allk, pairs = metrics.verdict_totals(ds, v, k)
     nan = float("nan")
     vals = dict(im)
     vals["prompts"] = prompts
     vals["prompt_pass_rate"] = best / prompts if prompts else nan
     vals["all_of_k_pass_rate"] = allk / prompts if prompts else nan
-    # every abstention reason over all runs (metrics.abstention's counts, summed over runs)
-    verdict = np.asarray(v.verdict)
-    reason = np.asarray(v.reason)
-    # one count of every (verdict, reason) pair; the UNDECIDABLE row is the abstentions
-    pairs = np.bincount(verdict.astype(np.intp) * len(REASONS) + reason, minlength=3 * len(REASONS)) \
-        if ds.n else np.zeros(3 * len(REASONS), np.int64)
-    per_reason = pairs[UNDECIDABLE * len(REASONS):(UNDECIDABLE + 1) * len(REASONS)]
+    # every abstention reason over all runs (metrics.abstention's counts, summed over runs):
+    # the UNDECIDABLE row of the pair counts
+    per_reason = pairs[UNDECIDABLE]
     n = max(ds.n, 1)
     ab = [(REASONS[c], int(per_reason[c]), int(per_reason[c]) / n) for c in range(1, len(REASONS))] \
         if ds.n else []

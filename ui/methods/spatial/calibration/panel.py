@@ -107,8 +107,21 @@ def _table(rows: int, cols: int, headers: list[str], name: str) -> QTableWidget:
     t.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
     t.setFocusPolicy(Qt.FocusPolicy.NoFocus)
     t.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
-    t.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    t.verticalHeader().setDefaultSectionSize(22)
+    # one line of text a row: the height ResizeToContents gives such a row, measured once and
+    # fixed (that mode measures the whole row again on every cell's change, and 35 cells change
+    # on a slider step)
+    vh = t.verticalHeader()
+    vh.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    t.setRowCount(rows + 1)
+    t.setVerticalHeaderItem(rows, QTableWidgetItem("Wg_|"))
+    t.setItem(rows, 0, _item("0.0000"))
+    t.resizeRowsToContents()
+    height = max(22, t.rowHeight(rows))
+    t.setRowCount(rows)
+    vh.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+    vh.setDefaultSectionSize(height)
+    for r in range(rows):
+        t.setRowHeight(r, height)
     return t
 
 
@@ -462,8 +475,10 @@ class CalibrationPanel(QWidget):
         act = self._active_summary()
         self._baseline_seen = self._baseline_key()
         cid = self.state.config_id
-        self.metrics_table.setHorizontalHeaderLabels(
-            ["live", f"active v{cid}" if cid is not None else "active (defaults)", "Δ"])
+        heads = ["live", f"active v{cid}" if cid is not None else "active (defaults)", "Δ"]
+        shown_heads = [self.metrics_table.horizontalHeaderItem(c) for c in range(3)]
+        if [h.text() if h is not None else "" for h in shown_heads] != heads:
+            self.metrics_table.setHorizontalHeaderLabels(heads)
         for r, row in enumerate(METRIC_ROWS):
             lv = live.get(row.key)
             av = act.get(row.key) if act is not None else float("nan")
