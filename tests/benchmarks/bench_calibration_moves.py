@@ -24,8 +24,9 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -78,12 +79,12 @@ def one_round(project: Path, moves: int, tab: str) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import bench_gui as bench
 
-    import ui.methods.spatial.calibration.panel as panel
     import ui.methods.spatial.sample_table as table
-    import workstation.methods.spatial.checker as checker
     from ui import app as ui_app
     from ui import theme
     from ui.main_window import MainWindow
+    from ui.methods.spatial.calibration import panel
+    from workstation.methods.spatial import checker
 
     stages: dict[str, list[float]] = defaultdict(list)
     _timed(checker, "evaluate", stages, "checker")
