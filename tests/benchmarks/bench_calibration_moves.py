@@ -11,17 +11,14 @@ beside the refresh), and in the sample table's model. Then, on the project's las
 the tab's two per-move computations alone against the plain ways to do them: the coverage
 curve by sorting the confidences (what the tab did before) and by binning them; the prompt
 and abstention totals counted over every sample and updated from the samples a move changed.
-Run it from another checkout to compare trees (it imports `ui` and `workstation` from the
-checkout it lives in; stages that tree lacks are left out of its lines).
+To compare trees, run it from another checkout (see `window_rounds.py`); stages and
+computations that tree lacks are left out of its lines.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import subprocess
-import sys
-import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -29,10 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from window_rounds import moved, open_window, result, run_rounds
 
 
 def _timed(owner: Any, name: str, into: dict[str, list[float]], label: str) -> None:
@@ -60,29 +54,10 @@ def _best(fn: Callable[[], Any], repeat: int = 7) -> float:
     return min(out)
 
 
-def _sorted_coverage(verdict: np.ndarray, conf: np.ndarray, taus: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The coverage curve over the sorted confidences (the tab's way before binning)."""
-    from workstation.methods.spatial.types import FAIL, PASS
-
-    v, c = np.asarray(verdict), np.asarray(conf, np.float64)
-    decided = ((v == PASS) | (v == FAIL)) & ~np.isnan(c)
-    cd, cp = np.sort(c[decided]), np.sort(c[decided & (v == PASS)])
-    k = len(cd) - np.searchsorted(cd, taus, side="left")
-    kp = len(cp) - np.searchsorted(cp, taus, side="left")
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return k / max(len(v), 1), np.where(k > 0, kp / np.maximum(k, 1), np.nan)
-
-
 def one_round(project: Path, moves: int, tab: str) -> None:
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    os.environ.setdefault("WORKSTATION_SETTINGS", str(Path(tempfile.gettempdir()) / "bench_calibration_moves.ini"))
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     import bench_gui as bench
 
     import ui.methods.spatial.sample_table as table
-    from ui import app as ui_app
-    from ui import theme
-    from ui.main_window import MainWindow
     from ui.methods.spatial.calibration import panel
     from workstation.methods.spatial import checker
 
@@ -91,22 +66,14 @@ def one_round(project: Path, moves: int, tab: str) -> None:
     _timed(panel.CalibrationPanel, "_on_verdicts", stages, "tab refresh")
     _timed(panel, "coverage_curve", stages, "coverage (helper thread)")
     _timed(table.SampleTableModel, "refresh_live", stages, "table model")
-    app = ui_app.create_application([])
-    theme.apply_theme(app, "dark")
-    w = MainWindow(ask_annotator=lambda: "bench")
-    w.resize(1500, 940)
-    w.show()
-    bench.wait(app, 0.2)
-    w.open_project(project)
-    app.processEvents()
+    app, w = open_window(project, "bench_calibration_moves.ini")
     w.show_tab(tab)
     bench.wait(app, 0.5)
     st = w.state
     total: list[float] = []
     per: dict[str, list[float]] = defaultdict(list)
     for i in range(moves):
-        m = 0.02 + 0.2 * (i % 20) / 20
-        cfg = st.config.replace(margin=round(m, 4), t_det=round(0.2 + (m % 0.05), 4))
+        cfg = moved(st.config, i)
         stages.clear()
         t0 = time.perf_counter()
         st.set_config(cfg)
@@ -116,9 +83,9 @@ def one_round(project: Path, moves: int, tab: str) -> None:
             per[k].append(sum(v))
         bench.wait(app, 0.05)
     n = st.dataset.n
-    print(f"RESULT {n:,} samples, {tab} tab, {moves} moves: set_config -> painted p50 {np.percentile(total, 50):.1f} ms, "
+    result(f"{n:,} samples, {tab} tab, {moves} moves: set_config -> painted p50 {np.percentile(total, 50):.1f} ms, "
           f"p95 {np.percentile(total, 95):.1f} ms, max {max(total):.1f} ms")
-    print("RESULT   inside (p50 / p95 ms): " + "; ".join(
+    result("  inside (p50 / p95 ms): " + "; ".join(
         f"{k} {np.percentile(v, 50):.1f} / {np.percentile(v, 95):.1f}" for k, v in per.items()))
     _pieces(st.dataset, st.verdicts, checker)
     os._exit(0)  # no teardown: the figures are printed
@@ -126,21 +93,19 @@ def one_round(project: Path, moves: int, tab: str) -> None:
 
 def _pieces(ds: Any, v: Any, checker: Any) -> None:
     """The tab's per-move computations alone, on the last verdicts (one core, best of 7)."""
-    from dataclasses import replace
-
     from ui.methods.spatial.calibration import plots
     from workstation.methods.spatial import metrics
     from workstation.methods.spatial.types import REASONS
 
-    taus = plots.TAU_GRID
-    sort_ms = _best(lambda: _sorted_coverage(v.verdict, v.conf, taus))
-    bin_ms = _best(lambda: plots.coverage_curve(v.verdict, v.conf, taus))
-    same = all(np.array_equal(a, b, equal_nan=True) for a, b in zip(_sorted_coverage(v.verdict, v.conf, taus),
-                                                                     plots.coverage_curve(v.verdict, v.conf, taus)))
-    print(f"RESULT coverage curve over {len(taus)} τ: sorted {sort_ms:.1f} ms, binned {bin_ms:.1f} ms "
-          f"(the same numbers: {same})")
-    if not hasattr(metrics, "verdict_totals"):
+    if not hasattr(plots, "_binned_counts"):  # a tree from before these computations
         return
+    taus, verdict, conf = plots.TAU_GRID, np.asarray(v.verdict), np.asarray(v.conf, np.float64)
+    sort_ms = _best(lambda: plots._sorted_counts(verdict, conf, taus))
+    bin_ms = _best(lambda: plots._binned_counts(verdict, conf, taus))
+    same = all(np.array_equal(a, b) for a, b in zip(plots._sorted_counts(verdict, conf, taus),
+                                                    plots._binned_counts(verdict, conf, taus)))
+    result(f"coverage curve over {len(taus)} τ: sorted {sort_ms:.1f} ms, binned {bin_ms:.1f} ms "
+           f"(the same numbers: {same})")
 
     def counted() -> None:
         metrics.prompt_pass_totals(ds, v)
@@ -158,9 +123,9 @@ def _pieces(ds: Any, v: Any, checker: Any) -> None:
 
     metrics.verdict_totals(ds, v)
     upd_ms = _best(updated)
-    ok = metrics.verdict_totals(ds, replace(w))[:3] == metrics.prompt_pass_totals(ds, w)
-    print(f"RESULT prompt and abstention totals: counted over all {ds.n:,} samples {full_ms:.1f} ms, "
-          f"updated from the {changed:,} a margin step of 0.01 changed {upd_ms:.1f} ms (the same totals: {ok})")
+    ok = metrics.verdict_totals(ds, w)[:3] == metrics.prompt_pass_totals(ds, w)
+    result(f"prompt and abstention totals: counted over all {ds.n:,} samples {full_ms:.1f} ms, "
+           f"updated from the {changed:,} a margin step of 0.01 changed {upd_ms:.1f} ms (the same totals: {ok})")
 
 
 def main() -> None:
@@ -173,12 +138,7 @@ def main() -> None:
     a = ap.parse_args()
     if a.one:
         one_round(a.project, a.moves, a.tab)
-    for _ in range(a.rounds):
-        out = subprocess.run([sys.executable, __file__, str(a.project), "--moves", str(a.moves), "--tab", a.tab, "--one"],
-                             capture_output=True, text=True, check=False)
-        lines = [ln[len("RESULT "):] for ln in out.stdout.splitlines() if ln.startswith("RESULT ")]
-        print("\n".join(lines) if lines else f"round failed (exit {out.returncode}): {out.stderr[-2000:]}", flush=True)
-
+    run_rounds(__file__, [str(a.project), "--moves", str(a.moves), "--tab", a.tab], a.rounds)
 
 if __name__ == "__main__":
     main()

@@ -56,18 +56,19 @@ def coverage_curve(verdict: np.ndarray, conf: np.ndarray, taus: np.ndarray) -> t
     c = np.asarray(conf, np.float64)
     taus = np.asarray(taus, np.float64)
     n = len(v)
-    if _uniform_unit_grid(taus):
-        k, kp = _binned_counts(v, c, taus)
-    else:
-        decided = ((v == PASS) | (v == FAIL)) & ~np.isnan(c)
-        cd = np.sort(c[decided])
-        cp = np.sort(c[decided & (v == PASS)])
-        k = len(cd) - np.searchsorted(cd, taus, side="left")
-        kp = len(cp) - np.searchsorted(cp, taus, side="left")
+    k, kp = (_binned_counts if _uniform_unit_grid(taus) else _sorted_counts)(v, c, taus)
     cov = k / n if n else np.zeros(len(taus))
     with np.errstate(invalid="ignore", divide="ignore"):
         pc = np.where(k > 0, kp / np.maximum(k, 1), np.nan)
     return np.asarray(cov, np.float64), pc
+
+
+def _sorted_counts(v: np.ndarray, c: np.ndarray, taus: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(decided, PASS) counts with conf ≥ τ at each τ of any grid, over the sorted confidences."""
+    decided = ((v == PASS) | (v == FAIL)) & ~np.isnan(c)
+    cd = np.sort(c[decided])
+    cp = np.sort(c[decided & (v == PASS)])
+    return len(cd) - np.searchsorted(cd, taus, side="left"), len(cp) - np.searchsorted(cp, taus, side="left")
 
 
 def _uniform_unit_grid(taus: np.ndarray) -> bool:
