@@ -10,6 +10,12 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# the loader's detection cache (workstation.store.detection_cache) goes to a folder of the
+# test run's own, never the user's
+if "WORKSTATION_CACHE_DIR" not in os.environ:
+    import tempfile
+
+    os.environ["WORKSTATION_CACHE_DIR"] = tempfile.mkdtemp(prefix="workstation-test-cache-")
 # a test run inside a Slurm job array must not shard the tests' own jobs
 for _var in [v for v in os.environ if v.startswith("SLURM_ARRAY_")]:
     del os.environ[_var]

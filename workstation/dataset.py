@@ -279,6 +279,22 @@ class Dataset:
     def n(self) -> int:
         return len(self.samples)
 
+    def drop_mapped_pages(self) -> int:
+        """Hand back the resident pages of detection columns that are memory-mapped files (the
+        loader's cache, see ``store.detection_cache``); they are read back from the page cache
+        when needed. Call after a whole-table pass (the checker's preparation). Returns the
+        bytes of the mappings advised (0 when no column is mapped)."""
+        from .util.memory import drop_mapped_pages
+
+        d = self.detections
+        cols = [d.source, d.variant, d.score, d.x1, d.y1, d.x2, d.y2]
+        coded = d.label_codes()
+        if coded is not None:
+            cols.append(coded[0])
+        offsets = d.sample_offsets()
+        cols.append(offsets if offsets is not None else d.sample_idx)
+        return drop_mapped_pages(cols)
+
     def sample_index(self) -> dict[str, int]:
         idx = self.cache.get("sample_index")
         if idx is None:

@@ -334,3 +334,40 @@ def test_the_viewer_finds_each_samples_boxes_from_the_loaders_offsets(qtbot, ope
     st.set_config(st.config.replace(margin=st.config.margin + 0.01))
     QApplication.processEvents()
     assert dets.__dict__["_sample_idx"] is None
+
+
+def test_pair_index_finds_twins_and_seeds_by_run_prompt_and_seed() -> None:
+    """Twins are the twin prompt's sample of the same run and seed; seeds are the same run and
+    prompt's samples in seed order. Prompts without samples (listed before the others) and
+    samples whose prompt is not loaded must not shift or merge the groups."""
+    from ui.methods.spatial.pair_viewer import PairIndex
+    from workstation.dataset import Dataset, Detections, Samples
+    from workstation.methods.spatial.data import spatial_prompts
+
+    prompts = spatial_prompts(
+        ["p_unused", "p_left", "p_right", "p_lonely"], ["unused", "a cat left of a dog", "a dog right of a cat", "solo"],
+        ["left_of", "left_of", "right_of", "above"], ["cat", "cat", "dog", "cup"], ["dog", "dog", "cat", "bowl"],
+        counterfactual_id=["p_left", "p_right", "p_left", ""])
+    rows = [  # sample id, run, prompt, seed
+        ("r1-left-s2", "r1", "p_left", 2), ("r1-left-s1", "r1", "p_left", 1), ("r1-right-s1", "r1", "p_right", 1),
+        ("r2-right-s2", "r2", "p_right", 2), ("r2-left-s2", "r2", "p_left", 2), ("r1-right-s2", "r1", "p_right", 2),
+        ("r1-lonely", "r1", "p_lonely", 0), ("r1-gone-a", "r1", "p_gone", 0), ("r1-gone-b", "r1", "p_gone2", 0)]
+    samples = Samples.build([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], [r[3] for r in rows])
+    ds = Dataset(samples, Detections.empty(), prompts)
+    idx = PairIndex(ds)
+    at = {sid: i for i, sid in enumerate(samples.sample_id.tolist())}
+
+    def twin(sid: str) -> str | None:
+        t = idx.twin(at[sid])
+        return None if t < 0 else str(samples.sample_id[t])
+
+    assert twin("r1-left-s1") == "r1-right-s1" and twin("r1-left-s2") == "r1-right-s2"
+    assert twin("r1-right-s2") == "r1-left-s2" and twin("r2-right-s2") == "r2-left-s2"
+    assert twin("r2-left-s2") == "r2-right-s2"
+    assert twin("r1-lonely") is None and twin("r1-gone-a") is None
+    assert [str(samples.sample_id[r]) for r in idx.seed_rows(at["r1-left-s2"])] == ["r1-left-s1", "r1-left-s2"]
+    assert [str(samples.sample_id[r]) for r in idx.seed_rows(at["r2-left-s2"])] == ["r2-left-s2"]
+    # samples of two prompts that are not loaded stay apart
+    assert [str(samples.sample_id[r]) for r in idx.seed_rows(at["r1-gone-a"])] == ["r1-gone-a"]
+    assert idx.prompt_text(at["r1-right-s1"]) == "a dog right of a cat"
+    assert idx.prompt_text(at["r1-gone-b"]) == "p_gone2"

@@ -265,7 +265,49 @@ class SamplesRepo(ProjectBase):
 
     def _load_detections(self, st: Any, where: str, params: list[Any]) -> tuple[Detections, list[str]]:
         """The detections of the samples in `st` (the samples query's Arrow table, with each
-        sample id's two hashes), rows mapped to `st`'s rows, and the variant names."""
+        sample id's two hashes), rows mapped to `st`'s rows, and the variant names. From a
+        million detections (see `detection_cache`) they are memory-mapped from the user's
+        cache folder, written there by the first load after any change of the project."""
+        from . import detection_cache
+
+        key = self._detection_cache_key(st)
+        if key is not None:
+            hit = detection_cache.load(key)
+            if hit is not None:
+                return hit
+        dets, names = self._scan_detections(st, where, params)
+        if key is not None and len(dets):
+            stored = detection_cache.store(key, dets, names)
+            if stored is not None:
+                del dets
+                return stored
+        return dets, names
+
+    def _detection_cache_key(self, st: Any) -> Any:
+        """The detection cache's key for a load of `st`'s samples, or None when the cache is off
+        or the project has fewer detections than its threshold."""
+        from . import detection_cache
+
+        least = detection_cache.min_detections()
+        if least is None:
+            return None
+        with self._lock:
+            count = int((self.con.execute("SELECT count(*) FROM detections").fetchone() or (0,))[0])
+            if count == 0 or count < least:
+                return None
+            # every row, its position included: any insert, delete, edit or reordering changes it
+            row = self.con.execute(
+                "SELECT count(*), "
+                "bit_xor(hash(rowid, sample_id, source, detector, variant, label, score, x1, y1, x2, y2)), "
+                "sum(hash(y2, x2, y1, x1, score, label, variant, detector, source, sample_id, rowid)::HUGEINT) "
+                "FROM detections").fetchone()
+            recorded = [str(r[0]) for r in self.con.execute("SELECT name FROM image_variants").fetchall()]
+        h1 = np.asarray(st.column("h1").to_numpy(zero_copy_only=False), np.uint64)
+        h2 = np.asarray(st.column("h2").to_numpy(zero_copy_only=False), np.uint64)
+        return detection_cache.make_key(self.folder, tuple(row or ()), h1, h2, recorded)
+
+    def _scan_detections(self, st: Any, where: str, params: list[Any]) -> tuple[Detections, list[str]]:
+        """`_load_detections` read from the project's detections table."""
         import pyarrow.compute as pc
 
         # Detections mapped to sample rows without a Python object per detection: DuckDB hashes

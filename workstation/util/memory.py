@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+from typing import Any
 
 _ARENAS_TUNED = False
 
@@ -23,3 +24,31 @@ def tune_allocator() -> None:
         ctypes.CDLL("libc.so.6").mallopt(-8, 2)  # M_ARENA_MAX
     except (OSError, AttributeError):  # not glibc
         pass
+
+
+def drop_mapped_pages(arrays: Any) -> int:
+    """Hand back the resident pages of the file mappings behind `arrays` (arrays read with
+    ``np.load(..., mmap_mode="r")`` or views of them): the data stay in the system's page cache
+    and come back on the next read, but no longer count as this process's memory. Returns the
+    bytes of the mappings advised; arrays without a mapping are left alone."""
+    import mmap
+
+    advice = getattr(mmap, "MADV_DONTNEED", None)
+    if advice is None:  # not available here: nothing to do
+        return 0
+    seen: set[int] = set()
+    total = 0
+    for a in arrays:
+        base = a
+        while base is not None and not isinstance(getattr(base, "_mmap", None), mmap.mmap):
+            base = getattr(base, "base", None)
+        m = getattr(base, "_mmap", None) if base is not None else None
+        if not isinstance(m, mmap.mmap) or id(m) in seen:
+            continue
+        seen.add(id(m))
+        try:
+            m.madvise(advice)
+            total += len(m)
+        except (OSError, ValueError):  # closed, or refused: the pages simply stay
+            pass
+    return total

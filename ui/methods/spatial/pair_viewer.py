@@ -63,24 +63,49 @@ from workstation.util.grouping import factorize
 # Pair lookup (no Qt)
 # ---------------------------------------------------------------------------------------------
 
+def _twin_rows(prompts: Any) -> np.ndarray:
+    """Row of each prompt's twin among ``prompts`` (int32; -1 where it has none or the twin is
+    not loaded), by an Arrow hash lookup of the twin ids (a repeated id gives its first row)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not len(prompts):
+        return np.zeros(0, np.int32)
+    ids = pa.array([str(x) for x in prompts.prompt_id.tolist()], pa.string())
+    twins = pa.array([str(x) if x else None for x in prompts.twin_id.tolist()], pa.string())
+    found = pc.fill_null(pc.index_in(twins, value_set=ids), -1)
+    return np.asarray(found.to_numpy(zero_copy_only=False), np.int32)
+
+
 class PairIndex:
     """Twin and seed lookups over a dataset (vectorised; built once per dataset and cached)."""
 
     def __init__(self, ds: Any) -> None:
         s = ds.samples
         self._s = s
-        # codes by hash encoding (groups need equal codes, not sorted ones): no sort of 1M strings
+        self._prompts = ds.prompts
+        # groups keyed by (run code, prompt row): hash-encoded run codes (no sort of 1M
+        # strings) and the dataset's cached prompt rows; no Python object per prompt
         run_c, _run_u = factorize(s.run_id, sort=False)
-        pr_c, pr_u = factorize(s.prompt_id, sort=False)
-        self.prompt_code = {p: i for i, p in enumerate(pr_u)}
-        self.n_prompts = max(len(pr_u), 1)
-        self.key = run_c.reshape(-1).astype(np.int64) * self.n_prompts + pr_c.reshape(-1).astype(np.int64)
+        self.prompt_row = ds.prompt_rows()  # int64, -1 where the prompt is not loaded
+        code = self.prompt_row.copy()
+        missing = np.flatnonzero(code < 0)  # samples of prompts not loaded: grouped by their ids
+        n_missing = 0
+        if len(missing):
+            miss_c, miss_names = factorize(s.prompt_id[missing], sort=False)
+            code[missing] = len(ds.prompts) + miss_c
+            n_missing = len(miss_names)
+        self.n_prompts = max(len(ds.prompts) + n_missing, 1)  # every code (twins' rows too) below it
+        key = run_c.reshape(-1).astype(np.int64) * self.n_prompts + code
+        del code, missing
+        small = len(key) == 0 or int(key.max()) < 2**31
+        self.key = key.astype(np.int32) if small else key  # 4 bytes a sample while it fits
+        del key
         order = np.lexsort((np.asarray(s.seed, np.int64), self.key))
         self.order = order.astype(np.int32) if len(order) < 2**31 else order  # rows: 4 bytes each
+        del order
         self.sorted_key = self.key[self.order]
-        pr = ds.prompts
-        self.twin_prompt = {p: c for p, c in zip(pr.prompt_id.tolist(), pr.twin_id.tolist()) if c}
-        self.text = dict(zip(pr.prompt_id.tolist(), pr.text.tolist()))
+        self.twin_row = _twin_rows(ds.prompts)
 
     @staticmethod
     def of(ds: Any) -> "PairIndex":
@@ -98,13 +123,13 @@ class PairIndex:
     def twin(self, row: int) -> int:
         """Row of the counterfactual twin (same run, same seed), or -1."""
         s = self._s
-        cf = self.twin_prompt.get(str(s.prompt_id[row]))
-        code = self.prompt_code.get(cf) if cf else None
-        if code is None:
+        p = int(self.prompt_row[row])
+        t = int(self.twin_row[p]) if p >= 0 else -1
+        if t < 0:
             return -1
         run_part = int(self.key[row]) // self.n_prompts
         seed = int(s.seed[row])
-        for r in self._rows(run_part * self.n_prompts + code).tolist():
+        for r in self._rows(run_part * self.n_prompts + t).tolist():
             if int(s.seed[r]) == seed:
                 return r
         return -1
@@ -114,7 +139,8 @@ class PairIndex:
         return self._rows(int(self.key[row])).tolist() or [row]
 
     def prompt_text(self, row: int) -> str:
-        return self.text.get(str(self._s.prompt_id[row]), str(self._s.prompt_id[row]))
+        p = int(self.prompt_row[row])
+        return str(self._prompts.text[p]) if p >= 0 else str(self._s.prompt_id[row])
 
 
 def image_key(state: AppState, row: int) -> str:

@@ -706,6 +706,9 @@ def _prepare(ds: Dataset, fp: tuple[Any, ...]) -> Prepared:
         finite=_all_finite(geom),
     )
     ds.cache[_CACHE_KEY] = prep
+    # the columns were read whole once; from here on only the area stage and shown pairs read a
+    # few rows: memory-mapped ones (the loader's cache) go back to the page cache
+    ds.drop_mapped_pages()
     return prep
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ...dataset import Dataset, Detections, Prompts, Samples
-from ...types import ORIGINAL_NAME, WorkstationError
+from ...types import ORIGINAL_NAME, PRIMARY, WorkstationError
 from .types import RELATION_CODE, RELATIONS
 
 METHOD_NAME = "spatial"
@@ -76,6 +76,29 @@ def spatial_columns(ds: Dataset) -> SpatialColumns:
     cols = SpatialColumns(rel, pc.label_a[safe], pc.label_b[safe], pc.names, pc.code_a[safe], pc.code_b[safe])
     ds.cache[_CACHE_KEY] = cols
     return cols
+
+
+def primary_score_floor(ds: Dataset) -> float | None:
+    """The lowest primary detection score on the original images (None without one): below it
+    a detection threshold changes nothing. Read in chunks (no whole-table temporaries) and
+    cached per dataset; memory-mapped columns go back to the page cache after the pass."""
+    d = ds.detections
+    key = "spatial.primary_score_floor"
+    hit = ds.cache.get(key)
+    if hit is not None and hit[0] is d.score:
+        return hit[1]
+    score, source, variant = d.score, d.source, d.variant
+    floor: float | None = None
+    step = 1 << 20
+    for lo in range(0, len(score), step):
+        sl = slice(lo, lo + step)
+        prim = score[sl][(source[sl] == PRIMARY) & (variant[sl] == 0)]
+        if len(prim):
+            low = float(prim.min())
+            floor = low if floor is None or low < floor or np.isnan(low) else floor
+    ds.cache[key] = (d.score, floor)
+    ds.drop_mapped_pages()
+    return floor
 
 
 def object_codes(ds: Dataset, label_a: np.ndarray, label_b: np.ndarray

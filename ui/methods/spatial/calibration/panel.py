@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
 from workstation.methods.spatial.audit import confusion
 from workstation.methods.spatial.calibration import Weights, apply_tau, objective, risk_coverage
 from workstation.methods.spatial.config import CheckerConfig
+from workstation.methods.spatial.data import primary_score_floor
 
 from .confusion_view import ConfusionView
 from .deltas import DELTA_ROWS, METRIC_ROWS, DeltaTable, Summary, summarize_verdicts
@@ -396,9 +397,7 @@ class CalibrationPanel(QWidget):
     def _show_score_floor(self) -> None:
         """Mark on the t_det slider the lowest primary detection score the data recorded: an
         imported run recorded from 0.5 up makes any t_det below 0.5 change nothing."""
-        d = self.state.dataset.detections
-        prim = np.asarray(d.score)[(np.asarray(d.source) == 0) & (np.asarray(d.variant) == 0)]
-        floor = float(prim.min()) if len(prim) else None
+        floor = primary_score_floor(self.state.dataset)
         self.sliders["t_det"].set_floor(
             floor, f"Detections were recorded from score {floor:.2f} up (the lowest primary detection "
                    "score in the data)" if floor is not None else "")

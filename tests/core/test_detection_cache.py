@@ -1,0 +1,233 @@
+"""The loader's detection cache: memory-mapped columns in the user's cache folder, used only
+while they are exactly what a scan of the project would give, rebuilt when they are not, and
+never in the way when the folder cannot be written."""
+
+from __future__ import annotations
+
+import errno
+import json
+import logging
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from workstation.dataset import Dataset
+from workstation.methods.spatial.checker import evaluate, prepare
+from workstation.methods.spatial.store import SpatialStore
+from workstation.store import Project, detection_cache
+from workstation.store.samples import SamplesRepo
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "user-cache"
+    monkeypatch.setenv("WORKSTATION_CACHE_DIR", str(root))
+    monkeypatch.setenv("WORKSTATION_DETECTION_CACHE_MIN", "0")
+    return root / "detections"
+
+
+def _load(folder: Path, read_only: bool = True) -> Dataset:
+    with Project.open(folder, read_only=read_only) as p:
+        return p.load_dataset(method="spatial")
+
+
+def _scanned(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Dataset:
+    """The project's dataset read by a scan of its tables (the cache turned off)."""
+    with monkeypatch.context() as m:
+        m.setenv("WORKSTATION_DETECTION_CACHE_MIN", "off")
+        return _load(folder)
+
+
+def _mapped(a: np.ndarray) -> bool:
+    while a is not None:
+        if isinstance(a, np.memmap):
+            return True
+        a = a.base  # type: ignore[assignment]
+    return False
+
+
+def _assert_same_detections(a: Dataset, b: Dataset) -> None:
+    da, db = a.detections, b.detections
+    assert len(da) == len(db) and a.variant_names == b.variant_names
+    for k in ("source", "variant", "score", "x1", "y1", "x2", "y2", "sample_idx"):
+        x, y = np.asarray(getattr(da, k)), np.asarray(getattr(db, k))
+        assert x.dtype == y.dtype and np.array_equal(x, y, equal_nan=x.dtype.kind == "f"), k
+    assert da.label.tolist() == db.label.tolist()
+
+
+def _assert_same_verdicts(folder: Path, a: Dataset, b: Dataset) -> None:
+    with Project.open(folder, read_only=True) as p:
+        _, cfg = SpatialStore(p).active_config()
+    va, vb = evaluate(a, cfg), evaluate(b, cfg)
+    for k in ("verdict", "reason", "reason_detail", "conf", "delta", "sel_a", "sel_b", "sel2_a", "sel2_b"):
+        assert np.array_equal(getattr(va, k), getattr(vb, k), equal_nan=True), k
+
+
+def _entries(cache_dir: Path) -> list[Path]:
+    return sorted(p for p in cache_dir.iterdir() if not p.name.startswith(".")) if cache_dir.exists() else []
+
+
+def test_the_second_open_maps_the_first_opens_columns_and_checks_the_same(
+        project: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    scanned = _scanned(project, monkeypatch)
+    first = _load(project)  # scans, writes the entry, returns it mapped
+    assert len(_entries(cache_dir)) == 1
+    assert _mapped(np.asarray(first.detections.x1))
+
+    def no_scan(*_a, **_k):  # a second open must not read the detections table
+        raise AssertionError("the detections were scanned although the cache holds them")
+
+    monkeypatch.setattr(SamplesRepo, "_scan_detections", no_scan)
+    second = _load(project)
+    assert _mapped(np.asarray(second.detections.score))
+    assert not np.asarray(second.detections.score).flags.writeable
+    _assert_same_detections(second, scanned)
+    _assert_same_verdicts(project, second, scanned)
+
+
+def _resident_kb(path: Path) -> int:
+    """This process's resident memory in its mappings of `path` (from /proc/self/smaps)."""
+    total, inside = 0, False
+    with open("/proc/self/smaps", encoding="utf-8") as fh:
+        for line in fh:
+            head = line.split()
+            if head and "-" in head[0] and len(head) >= 5 and not line.startswith(("Rss", "Size")):
+                inside = line.rstrip().endswith(str(path))
+            elif inside and line.startswith("Rss:"):
+                total += int(head[1])
+    return total
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="reads /proc/self/smaps")
+def test_the_checker_hands_the_mapped_pages_back_and_reads_them_again(
+        project: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _load(project)
+    ds = _load(project)
+    (entry,) = _entries(cache_dir)
+    scanned = _scanned(project, monkeypatch)
+    assert scanned.drop_mapped_pages() == 0  # columns in memory: nothing to hand back
+    float(np.asarray(ds.detections.x1).sum())  # every page of the column read
+    assert _resident_kb(entry / "x1.npy") > 0
+    prepare(ds)  # reads every column, then hands their pages back
+    for name in ("x1", "y2", "score", "label", "source"):
+        assert _resident_kb(entry / f"{name}.npy") == 0, name
+    _assert_same_detections(ds, scanned)  # read again from the page cache
+    assert _resident_kb(entry / "x1.npy") > 0
+    _assert_same_verdicts(project, ds, scanned)
+
+
+@pytest.mark.parametrize("edit", [
+    "UPDATE detections SET score = score * 0.5 WHERE rowid = (SELECT min(rowid) FROM detections)",
+    "UPDATE detections SET x1 = x1 + 1 WHERE rowid = (SELECT max(rowid) FROM detections)",
+    "UPDATE detections SET label = 'zebra' WHERE rowid = 7",
+    "DELETE FROM detections WHERE rowid = 3",
+    "INSERT INTO detections SELECT * FROM detections WHERE rowid = 5",
+])
+def test_any_edit_of_the_detections_gives_a_new_entry_that_matches_a_scan(
+        project: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch, edit: str) -> None:
+    _load(project)
+    before = _entries(cache_dir)
+    with Project.open(project) as p:
+        p.con.execute(edit)
+    fresh = _load(project)
+    after = _entries(cache_dir)
+    assert len(after) == 1 and after != before  # the project's stale entry is gone
+    scanned = _scanned(project, monkeypatch)
+    _assert_same_detections(fresh, scanned)
+    _assert_same_verdicts(project, fresh, scanned)
+
+
+def test_a_damaged_entry_is_rebuilt_with_a_warning(
+        project: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    _load(project)
+    (entry,) = _entries(cache_dir)
+    scanned = _scanned(project, monkeypatch)
+
+    def damage_codes() -> None:
+        arr = np.load(entry / "label.npy")
+        arr[0] = 30000  # a label code that names no label
+        np.save(entry / "label.npy", arr)
+
+    damages = [
+        lambda: (entry / "x2.npy").write_bytes((entry / "x2.npy").read_bytes()[:200]),  # truncated
+        lambda: (entry / "manifest.json").write_text("{not json", encoding="utf-8"),
+        damage_codes,
+        lambda: (entry / "score.npy").unlink(),
+        lambda: np.save(entry / "sample.npy", np.arange(5, dtype=np.int64)),  # wrong length
+    ]
+    for damage in damages:
+        damage()
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="workstation.store.detection_cache"):
+            ds = _load(project)
+        assert "unusable" in caplog.text and str(entry) in caplog.text
+        _assert_same_detections(ds, scanned)
+        (entry,) = _entries(cache_dir)  # written again, whole
+
+
+def test_a_folder_that_cannot_be_written_leaves_the_detections_in_memory(
+        project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the cache folder would be", encoding="utf-8")
+    monkeypatch.setenv("WORKSTATION_CACHE_DIR", str(blocker))
+    monkeypatch.setenv("WORKSTATION_DETECTION_CACHE_MIN", "0")
+    scanned = _scanned(project, monkeypatch)
+    with caplog.at_level(logging.WARNING, logger="workstation.store.detection_cache"):
+        ds = _load(project)
+    assert "not written" in caplog.text
+    assert not _mapped(np.asarray(ds.detections.x1))
+    _assert_same_detections(ds, scanned)
+
+
+def test_a_full_disk_mid_write_leaves_no_partial_entry(
+        project: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    scanned = _scanned(project, monkeypatch)
+    real_save = np.save
+    calls = {"n": 0}
+
+    def save(fh, arr, **kw):  # the fourth column finds the disk full
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_save(fh, arr, **kw)
+
+    monkeypatch.setattr(detection_cache.np, "save", save)
+    ds = _load(project)
+    assert calls["n"] == 4
+    assert list(cache_dir.iterdir()) == []  # neither an entry nor the temporary folder
+    _assert_same_detections(ds, scanned)
+    monkeypatch.setattr(detection_cache.np, "save", real_save)
+    _load(project)
+    assert len(_entries(cache_dir)) == 1
+
+
+def test_small_projects_and_a_turned_off_cache_write_nothing(
+        project: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WORKSTATION_DETECTION_CACHE_MIN", "1000000")  # the default: more than 800 samples hold
+    _load(project)
+    monkeypatch.setenv("WORKSTATION_DETECTION_CACHE_MIN", "off")
+    _load(project)
+    assert not cache_dir.exists()
+
+
+def test_projects_share_the_folder_under_its_size_cap_least_recently_used_first(
+        project: Path, tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    others = []
+    for i in range(3):
+        dst = tmp_path / f"copy{i}"
+        shutil.copytree(project, dst)
+        with Project.open(dst) as p:  # each copy's detections differ: its own entry
+            p.con.execute(f"UPDATE detections SET score = score * 0.9 WHERE rowid = {i}")
+        others.append(dst)
+    for dst in others:
+        _load(dst)
+    entries = _entries(cache_dir)
+    assert len(entries) == 3
+    size = sum(f.stat().st_size for f in entries[0].iterdir())
+    monkeypatch.setenv("WORKSTATION_CACHE_MAX_GB", str(2.5 * size / (1 << 30)))
+    _load(others[0])  # a hit: now the most recently used
+    _load(project)  # a fourth entry: the least recently used ones go until two fit
+    kept = {json.loads((e / "manifest.json").read_text())["project"] for e in _entries(cache_dir)}
+    assert kept == {str(project.resolve()), str(others[0].resolve())}

@@ -1,0 +1,296 @@
+"""Loaded detection columns kept as memory-mapped files in the user's cache folder.
+
+At a million samples a project holds ≈13M detections: 0.3 GB of columns that the checker reads
+whole once (its preparation) and afterwards only where the area filter or a shown pair needs a
+box. Read from DuckDB they live in the process heap for as long as the project is open, and
+the scan costs 1–2 s of every open. Here the columns, as the loader built them, are written
+once to the user's cache folder and memory-mapped on later opens: the open skips the scan, and
+after the checker's preparation the mapped pages are handed back (`Dataset.drop_mapped_pages`),
+so they stay in the system's page cache (reclaimable, shared) instead of the process's heap.
+
+An entry is found by a key over everything the loader's result depends on: the loaded samples
+(their ids' two hashes, in order), every row of the detections table (its count and two
+aggregates of a hash of each row's columns and row id), the recorded image variants and this
+format's version. Any change of the project's detections or samples gives another key; the
+project's older entries are removed when a new one is written, and the folder is kept under
+a size cap, least recently used first.
+
+The cache is an optimisation only: a missing, unreadable or inconsistent entry is rebuilt from
+the project; a folder that cannot be written (read-only, full disk) leaves the columns in
+memory, as before. Entries are written to a temporary folder and renamed into place, so a
+killed process leaves no half-written entry. Files are read with `allow_pickle=False`, their
+shapes and dtypes must match the manifest, and codes and offsets are range-checked before use.
+
+Environment: `WORKSTATION_CACHE_DIR` (the folder; default: the platform's user cache folder),
+`WORKSTATION_DETECTION_CACHE_MIN` (detections from which the cache is used; default 1,000,000;
+`off` disables it), `WORKSTATION_CACHE_MAX_GB` (size cap, default 8).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..dataset import CodedLabels, Detections, SampleRuns
+
+log = logging.getLogger(__name__)
+
+FORMAT = 1
+APP_DIR_NAME = "t2i-workstation"
+DEFAULT_MIN_DETECTIONS = 1_000_000
+DEFAULT_MAX_GB = 8.0
+MANIFEST = "manifest.json"
+MANIFEST_MAX_BYTES = 64 << 20
+_FLOAT_COLUMNS = ("score", "x1", "y1", "x2", "y2")
+_COLUMNS = ("source", "variant", "label", *_FLOAT_COLUMNS, "sample")
+_DTYPES = {"source": {"int8"}, "variant": {"int8", "int16"}, "label": {"int16", "int32"},
+           "score": {"float32", "float64"}, "x1": {"float32", "float64"}, "y1": {"float32", "float64"},
+           "x2": {"float32", "float64"}, "y2": {"float32", "float64"}, "sample": {"int32", "int64"}}
+
+
+def user_cache_dir() -> Path:
+    """The per-user cache folder of the workstation (XDG on Linux, the platform's own elsewhere)."""
+    if sys.platform == "win32":
+        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
+        return base / APP_DIR_NAME / "cache"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches" / APP_DIR_NAME
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / APP_DIR_NAME
+
+
+def cache_root() -> Path:
+    env = os.environ.get("WORKSTATION_CACHE_DIR", "").strip()
+    return (Path(env).expanduser() if env else user_cache_dir()) / "detections"
+
+
+def min_detections() -> int | None:
+    """Detections from which loads go through the cache; None when it is turned off."""
+    env = os.environ.get("WORKSTATION_DETECTION_CACHE_MIN", "").strip().lower()
+    if env in ("off", "no", "none", "false", "disabled"):
+        return None
+    if env:
+        try:
+            return max(0, int(env.replace("_", "")))
+        except ValueError:
+            log.warning("WORKSTATION_DETECTION_CACHE_MIN=%r is not a number: using %d", env, DEFAULT_MIN_DETECTIONS)
+    return DEFAULT_MIN_DETECTIONS
+
+
+def max_bytes() -> int:
+    env = os.environ.get("WORKSTATION_CACHE_MAX_GB", "").strip()
+    try:
+        gb = float(env) if env else DEFAULT_MAX_GB
+    except ValueError:
+        gb = DEFAULT_MAX_GB
+    return int(max(gb, 0.0) * (1 << 30))
+
+
+@dataclass(frozen=True)
+class CacheKey:
+    digest: str  # hex
+    project: str  # the project's folder, resolved (for removing its older entries)
+    n_samples: int
+    n_detections: int  # rows of the detections table
+
+
+def make_key(project_folder: Path, table_fingerprint: tuple[Any, ...], h1: np.ndarray, h2: np.ndarray,
+             recorded_variants: list[str]) -> CacheKey:
+    """The entry's key: the loaded samples' id hashes in order, the detections table's
+    fingerprint (count and row-hash aggregates), the recorded variants, the format."""
+    h = hashlib.sha256()
+    h.update(f"detections-cache/{FORMAT}".encode())
+    h.update(json.dumps([str(x) for x in table_fingerprint]).encode())
+    h.update(json.dumps(sorted(recorded_variants)).encode())
+    h.update(np.ascontiguousarray(h1, np.uint64).tobytes())
+    h.update(np.ascontiguousarray(h2, np.uint64).tobytes())
+    return CacheKey(h.hexdigest(), str(Path(project_folder).resolve()), len(h1), int(table_fingerprint[0]))
+
+
+def _entry(root: Path, key: CacheKey) -> Path:
+    return root / key.digest[:40]
+
+
+def _plain_dir(p: Path) -> bool:
+    return p.is_dir() and not p.is_symlink()
+
+
+def load(key: CacheKey, root: Path | None = None, *, check: bool = True) -> tuple[Detections, list[str]] | None:
+    """The cached columns of `key`, memory-mapped (read-only), or None (no entry, or one that
+    does not check out: it is removed). `check=False` skips the range checks of the codes and
+    offsets (for the entry just written from checked columns); shapes and dtypes are always
+    checked."""
+    root = cache_root() if root is None else root
+    entry = _entry(root, key)
+    if not _plain_dir(entry):
+        return None
+    try:
+        out = _read(entry, key, check)
+    except (OSError, ValueError, KeyError, TypeError, IndexError) as e:
+        log.warning("detection cache entry %s is unusable (%s): rebuilt from the project", entry, e)
+        _remove(entry)
+        return None
+    try:
+        os.utime(entry / MANIFEST)  # recently used: kept longest under the size cap
+    except OSError:
+        pass
+    return out
+
+
+def _read(entry: Path, key: CacheKey, check: bool = True) -> tuple[Detections, list[str]]:
+    mf = entry / MANIFEST
+    if mf.is_symlink() or mf.stat().st_size > MANIFEST_MAX_BYTES:
+        raise ValueError("manifest is a link or too large")
+    meta = json.loads(mf.read_text(encoding="utf-8"))
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("key") != key.digest:
+        raise ValueError("manifest of another format or key")
+    n, m = int(meta["n_samples"]), int(meta["n_detections"])
+    if n != key.n_samples or m < 0:
+        raise ValueError("manifest sizes do not match the project")
+    variant_names = [str(x) for x in meta["variant_names"]]
+    label_names = [str(x) for x in meta["label_names"]]
+    runs = bool(meta["sample_runs"])
+    cols: dict[str, np.ndarray] = {}
+    for name in _COLUMNS:
+        path = entry / f"{name}.npy"
+        if path.is_symlink():
+            raise ValueError(f"{path.name} is a link")
+        arr = np.load(path, mmap_mode="r", allow_pickle=False)
+        want = n + 1 if (name == "sample" and runs) else m
+        if arr.ndim != 1 or len(arr) != want or arr.dtype.name not in _DTYPES[name] \
+                or arr.dtype.name != meta["dtypes"][name]:
+            raise ValueError(f"{path.name}: {arr.dtype} {arr.shape} is not what the manifest says")
+        cols[name] = np.asarray(arr)  # a plain read-only view; the mapping stays with its base
+    # codes and offsets in range before anything indexes with them
+    if m and check:
+        if len(label_names) == 0 or int(cols["label"].min()) < 0 or int(cols["label"].max()) >= len(label_names):
+            raise ValueError("label codes out of range")
+        if int(cols["variant"].min()) < 0 or int(cols["variant"].max()) >= len(variant_names):
+            raise ValueError("variant codes out of range")
+        if not np.isin(cols["source"], np.array([0, 1], np.int8)).all():
+            raise ValueError("source codes out of range")
+    sample = cols.pop("sample")
+    sample_idx: Any
+    if runs and check and (sample[0] != 0 or sample[-1] != m or (len(sample) > 1 and bool((np.diff(sample) < 0).any()))):
+        raise ValueError("sample offsets are not ascending from 0 to the detections' count")
+    if runs:
+        if meta["runs_dtype"] not in ("int32", "int64"):
+            raise ValueError(f"sample rows of dtype {meta['runs_dtype']!r}")
+        sample_idx = SampleRuns(np.asarray(sample, np.int64), np.dtype(meta["runs_dtype"]))
+    else:
+        if m and check and (int(sample.min()) < 0 or int(sample.max()) >= n):
+            raise ValueError("sample rows out of range")
+        sample_idx = sample
+    label = CodedLabels(cols.pop("label"), np.array(label_names, dtype=object))
+    dets = Detections(sample_idx=sample_idx, label=label, **cols)  # type: ignore[arg-type]
+    return dets, variant_names
+
+
+def store(key: CacheKey, dets: Detections, variant_names: list[str],
+          root: Path | None = None) -> tuple[Detections, list[str]] | None:
+    """Write `dets` (as the loader built them) as the entry of `key` and return them read back
+    memory-mapped; None (the columns stay as given) when the folder cannot be written."""
+    root = cache_root() if root is None else root
+    coded = dets.label_codes()
+    if coded is None:
+        return None  # only the loader's coded labels are cached
+    codes, names = coded
+    offsets = dets.sample_offsets()
+    runs = dets.__dict__.get("_runs")
+    entry = _entry(root, key)
+    tmp = root / f".tmp-{os.getpid()}-{uuid.uuid4().hex[:12]}"
+    try:
+        root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        _evict(root, key, incoming=_nbytes(dets))
+        tmp.mkdir(mode=0o700)
+        cols: dict[str, np.ndarray] = {
+            "source": dets.source, "variant": dets.variant, "label": codes,
+            **{k: getattr(dets, k) for k in _FLOAT_COLUMNS},
+            "sample": offsets if offsets is not None else dets.sample_idx}
+        for name, arr in cols.items():
+            with open(tmp / f"{name}.npy", "wb") as fh:
+                np.save(fh, np.ascontiguousarray(arr), allow_pickle=False)
+        meta = {
+            "format": FORMAT, "key": key.digest, "project": key.project, "created": time.time(),
+            "n_samples": key.n_samples, "n_detections": len(dets), "sample_runs": offsets is not None,
+            "runs_dtype": str(runs.dtype) if runs is not None else None,
+            "variant_names": list(variant_names), "label_names": [str(x) for x in names.tolist()],
+            "dtypes": {k: np.asarray(a).dtype.name for k, a in cols.items()},
+        }
+        (tmp / MANIFEST).write_text(json.dumps(meta), encoding="utf-8")  # last: marks it complete
+        if _plain_dir(entry):
+            _remove(entry)  # an older entry of the same key that did not check out
+        os.replace(tmp, entry)
+    except OSError as e:
+        _remove(tmp)
+        log.warning("detection cache not written to %s (%s): the detections stay in memory", root, e)
+        return None
+    return load(key, root, check=False)
+
+
+def _nbytes(dets: Detections) -> int:
+    return sum(np.asarray(getattr(dets, k)).nbytes for k in (*_FLOAT_COLUMNS, "source", "variant")) + 2 * len(dets)
+
+
+def _entry_size(p: Path) -> int:
+    total = 0
+    for f in p.iterdir():
+        try:
+            total += f.lstat().st_size
+        except OSError:
+            pass
+    return total
+
+
+def _evict(root: Path, key: CacheKey, incoming: int) -> None:
+    """Remove the project's other entries (made stale by an edit), then the least recently used
+    until `incoming` more bytes fit under the cap; leftovers of killed writers go too."""
+    entries: list[tuple[float, int, Path]] = []
+    now = time.time()
+    for p in root.iterdir():
+        if p.name.startswith(".tmp-"):
+            try:
+                if now - p.lstat().st_mtime > 3600:  # a writer killed mid-way
+                    _remove(p)
+            except OSError:
+                pass
+            continue
+        if not _plain_dir(p) or p == _entry(root, key):
+            continue
+        mf = p / MANIFEST
+        try:
+            used = mf.stat().st_mtime
+            project = json.loads(mf.read_text(encoding="utf-8")).get("project") if mf.stat().st_size < MANIFEST_MAX_BYTES else None
+        except (OSError, ValueError, AttributeError):
+            used, project = 0.0, None
+        if project == key.project:
+            _remove(p)
+            continue
+        entries.append((used, _entry_size(p), p))
+    cap = max_bytes()
+    total = sum(size for _, size, _ in entries) + incoming
+    for _, size, p in sorted(entries):
+        if total <= cap:
+            break
+        _remove(p)
+        total -= size
+
+
+def _remove(p: Path) -> None:
+    try:
+        if p.is_symlink() or p.is_file():
+            p.unlink()
+        elif p.exists():
+            shutil.rmtree(p, ignore_errors=True)
+    except OSError:
+        pass
