@@ -20,19 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..types import WorkstationError
-
-APP_DIR_NAME = "t2i-workstation"
-
-
-def user_data_dir() -> Path:
-    """The per-user data folder of the workstation (XDG on Linux, the platform's own elsewhere)."""
-    if sys.platform == "win32":
-        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
-    elif sys.platform == "darwin":
-        base = Path.home() / "Library" / "Application Support"
-    else:
-        base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
-    return base / APP_DIR_NAME
+from ..util.paths import user_data_dir
 
 
 def default_demo_dir() -> Path:

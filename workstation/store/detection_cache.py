@@ -33,7 +33,6 @@ import json
 import logging
 import os
 import shutil
-import sys
 import time
 import uuid
 from dataclasses import dataclass
@@ -43,11 +42,11 @@ from typing import Any
 import numpy as np
 
 from ..dataset import CodedLabels, Detections, SampleRuns
+from ..util.paths import user_cache_dir
 
 log = logging.getLogger(__name__)
 
 FORMAT = 1
-APP_DIR_NAME = "t2i-workstation"
 DEFAULT_MIN_DETECTIONS = 1_000_000
 DEFAULT_MAX_GB = 8.0
 MANIFEST = "manifest.json"
@@ -57,16 +56,6 @@ _COLUMNS = ("source", "variant", "label", *_FLOAT_COLUMNS, "sample")
 _DTYPES = {"source": {"int8"}, "variant": {"int8", "int16"}, "label": {"int16", "int32"},
            "score": {"float32", "float64"}, "x1": {"float32", "float64"}, "y1": {"float32", "float64"},
            "x2": {"float32", "float64"}, "y2": {"float32", "float64"}, "sample": {"int32", "int64"}}
-
-
-def user_cache_dir() -> Path:
-    """The per-user cache folder of the workstation (XDG on Linux, the platform's own elsewhere)."""
-    if sys.platform == "win32":
-        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
-        return base / APP_DIR_NAME / "cache"
-    if sys.platform == "darwin":
-        return Path.home() / "Library" / "Caches" / APP_DIR_NAME
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / APP_DIR_NAME
 
 
 def cache_root() -> Path:

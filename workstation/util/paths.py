@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import sys
 from pathlib import Path, PurePosixPath
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -89,3 +90,27 @@ def target_file(root: str | Path, rel: str, what: str = "image") -> Path:
 
 
 __all__ = ["UnsafePath", "check_relative", "source_file", "target_file"]
+
+
+APP_DIR_NAME = "t2i-workstation"
+
+
+def user_data_dir() -> Path:
+    """The per-user data folder of the workstation (XDG on Linux, the platform's own elsewhere)."""
+    if sys.platform == "win32":
+        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
+    elif sys.platform == "darwin":
+        base = Path.home() / "Library" / "Application Support"
+    else:
+        base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return base / APP_DIR_NAME
+
+
+def user_cache_dir() -> Path:
+    """The per-user cache folder of the workstation (XDG on Linux, the platform's own elsewhere)."""
+    if sys.platform == "win32":
+        return Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local") / APP_DIR_NAME / "cache"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches" / APP_DIR_NAME
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / APP_DIR_NAME
+
