@@ -17,7 +17,6 @@ computations that tree lacks are left out of its lines.
 
 from __future__ import annotations
 
-import argparse
 import os
 import time
 from collections import defaultdict
@@ -26,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from window_rounds import moved, open_window, result, run_rounds
+from window_rounds import moved, open_window, result, round_parser, run_rounds
 
 
 def _timed(owner: Any, name: str, into: dict[str, list[float]], label: str) -> None:
@@ -129,12 +128,8 @@ def _pieces(ds: Any, v: Any, checker: Any) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("project", type=Path)
-    ap.add_argument("--moves", type=int, default=30)
-    ap.add_argument("--rounds", type=int, default=1, help="fresh processes, one after the other")
+    ap = round_parser(__doc__)
     ap.add_argument("--tab", default="Calibration")
-    ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)  # a round, in this process
     a = ap.parse_args()
     if a.one:
         one_round(a.project, a.moves, a.tab)

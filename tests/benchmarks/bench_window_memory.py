@@ -11,11 +11,10 @@ after each step and the process peak (VmHWM). To compare trees, run it from anot
 
 from __future__ import annotations
 
-import argparse
 import os
 from pathlib import Path
 
-from window_rounds import moved, open_window, result, run_rounds
+from window_rounds import moved, open_window, result, round_parser, run_rounds
 
 
 def one_round(project: Path, moves: int) -> str:
@@ -37,11 +36,7 @@ def one_round(project: Path, moves: int) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("project", type=Path)
-    ap.add_argument("--moves", type=int, default=30)
-    ap.add_argument("--rounds", type=int, default=1, help="fresh processes, one after the other")
-    ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)  # a round, in this process
+    ap = round_parser(__doc__)
     a = ap.parse_args()
     if a.one:
         result(one_round(a.project, a.moves))

@@ -8,6 +8,7 @@ the checkout they live in.
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -22,6 +23,17 @@ for _p in (ROOT, HERE):
         sys.path.insert(0, str(_p))
 
 MARK = "RESULT "
+
+
+def round_parser(doc: str) -> argparse.ArgumentParser:
+    """The arguments every window benchmark takes: PROJECT, --moves, --rounds (and the hidden
+    --one that `run_rounds` passes to a round)."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("project", type=Path)
+    ap.add_argument("--moves", type=int, default=30)
+    ap.add_argument("--rounds", type=int, default=1, help="fresh processes, one after the other")
+    ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)  # a round, in this process
+    return ap
 
 
 def result(line: str) -> None:

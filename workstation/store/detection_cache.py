@@ -90,7 +90,6 @@ class CacheKey:
     digest: str  # hex
     project: str  # the project's folder, resolved (for removing its older entries)
     n_samples: int
-    n_detections: int  # rows of the detections table
 
 
 def make_key(project_folder: Path, table_fingerprint: tuple[Any, ...], h1: np.ndarray, h2: np.ndarray,
@@ -103,7 +102,7 @@ def make_key(project_folder: Path, table_fingerprint: tuple[Any, ...], h1: np.nd
     h.update(json.dumps(sorted(recorded_variants)).encode())
     h.update(np.ascontiguousarray(h1, np.uint64).tobytes())
     h.update(np.ascontiguousarray(h2, np.uint64).tobytes())
-    return CacheKey(h.hexdigest(), str(Path(project_folder).resolve()), len(h1), int(table_fingerprint[0]))
+    return CacheKey(h.hexdigest(), str(Path(project_folder).resolve()), len(h1))
 
 
 def _entry(root: Path, key: CacheKey) -> Path:
@@ -169,17 +168,15 @@ def _read(entry: Path, key: CacheKey, check: bool = True) -> tuple[Detections, l
         if not np.isin(cols["source"], np.array([0, 1], np.int8)).all():
             raise ValueError("source codes out of range")
     sample = cols.pop("sample")
-    sample_idx: Any
-    if runs and check and (sample[0] != 0 or sample[-1] != m or (len(sample) > 1 and bool((np.diff(sample) < 0).any()))):
-        raise ValueError("sample offsets are not ascending from 0 to the detections' count")
+    sample_idx: Any = sample
     if runs:
         if meta["runs_dtype"] not in ("int32", "int64"):
             raise ValueError(f"sample rows of dtype {meta['runs_dtype']!r}")
+        if check and (sample[0] != 0 or sample[-1] != m or bool((np.diff(sample) < 0).any())):
+            raise ValueError("sample offsets are not ascending from 0 to the detections' count")
         sample_idx = SampleRuns(np.asarray(sample, np.int64), np.dtype(meta["runs_dtype"]))
-    else:
-        if m and check and (int(sample.min()) < 0 or int(sample.max()) >= n):
-            raise ValueError("sample rows out of range")
-        sample_idx = sample
+    elif m and check and (int(sample.min()) < 0 or int(sample.max()) >= n):
+        raise ValueError("sample rows out of range")
     label = CodedLabels(cols.pop("label"), np.array(label_names, dtype=object))
     dets = Detections(sample_idx=sample_idx, label=label, **cols)  # type: ignore[arg-type]
     return dets, variant_names
@@ -258,8 +255,9 @@ def _evict(root: Path, key: CacheKey, incoming: int) -> None:
             continue
         mf = p / MANIFEST
         try:
-            used = mf.stat().st_mtime
-            project = json.loads(mf.read_text(encoding="utf-8")).get("project") if mf.stat().st_size < MANIFEST_MAX_BYTES else None
+            info = mf.stat()
+            used = info.st_mtime
+            project = json.loads(mf.read_text(encoding="utf-8")).get("project") if info.st_size < MANIFEST_MAX_BYTES else None
         except (OSError, ValueError, AttributeError):
             used, project = 0.0, None
         if project == key.project:

@@ -279,7 +279,6 @@ class SamplesRepo(ProjectBase):
         if key is not None and len(dets):
             stored = detection_cache.store(key, dets, names)
             if stored is not None:
-                del dets
                 return stored
         return dets, names
 

@@ -97,13 +97,10 @@ class PairIndex:
             n_missing = len(miss_names)
         self.n_prompts = max(len(ds.prompts) + n_missing, 1)  # every code (twins' rows too) below it
         key = run_c.reshape(-1).astype(np.int64) * self.n_prompts + code
-        del code, missing
         small = len(key) == 0 or int(key.max()) < 2**31
         self.key = key.astype(np.int32) if small else key  # 4 bytes a sample while it fits
-        del key
         order = np.lexsort((np.asarray(s.seed, np.int64), self.key))
         self.order = order.astype(np.int32) if len(order) < 2**31 else order  # rows: 4 bytes each
-        del order
         self.sorted_key = self.key[self.order]
         self.twin_row = _twin_rows(ds.prompts)
 
