@@ -249,22 +249,22 @@ def cold_start(project: Path | None, settings: Path, repeat: int = 3,
     for _ in range(repeat):
         if before_each is not None:
             before_each()
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True)
-        ready_at = float("nan")
-        out: list[str] = []
-        assert proc.stdout is not None
-        for ln in proc.stdout:  # the READY line as it is printed, before the process winds down
-            if ln.startswith("READY") and ready_at != ready_at:
-                ready_at = time.perf_counter() - t0
-            out.append(ln.rstrip("\n"))
-        err = proc.stderr.read() if proc.stderr is not None else ""
-        rc = proc.wait(timeout=300)
-        wall = time.perf_counter() - t0
-        ready = [ln for ln in out if ln.startswith("READY")]
-        if rc != 0 or not ready:
-            raise SystemExit(f"the app did not start: rc={rc}\n" + "\n".join(out) + f"\n{err}")
+        with tempfile.TemporaryFile("w+") as err:  # a file, so that a chatty stderr cannot block the pipe
+            t0 = time.perf_counter()
+            proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=err, text=True)
+            ready_at: float | None = None
+            out: list[str] = []
+            assert proc.stdout is not None
+            for ln in proc.stdout:  # the READY line as it is printed, before the process winds down
+                if ready_at is None and ln.startswith("READY"):
+                    ready_at = time.perf_counter() - t0
+                out.append(ln.rstrip("\n"))
+            rc = proc.wait(timeout=300)
+            wall = time.perf_counter() - t0
+            err.seek(0)
+            ready = [ln for ln in out if ln.startswith("READY")]
+            if rc != 0 or ready_at is None:
+                raise SystemExit(f"the app did not start: rc={rc}\n" + "\n".join(out) + f"\n{err.read()}")
         lines.append(ready[-1])
         assert "torch=False" in ready[-1], f"torch was imported at start: {ready[-1]}"
         readies.append(ready_at)
