@@ -27,6 +27,7 @@ Projects are built once under --work (default: a temp folder) and reused when pr
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import shutil
 import statistics
@@ -35,6 +36,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from typing import Any
 from pathlib import Path
 
 import numpy as np
@@ -330,29 +332,18 @@ def peak_mb() -> float:
     return float("nan")
 
 
-def allocator_split() -> tuple[float, float]:
-    """(MB in Python's small-object arenas, MB in use in the C heap) of this process: where the
-    resident memory left after a close lives. The arenas come from ``sys._debugmallocstats``
-    (CPython; NaN elsewhere), the C heap from glibc's ``mallinfo2`` (NaN elsewhere)."""
+@functools.cache
+def _allocator_probes() -> tuple[int | None, Any]:
+    """A scratch file for ``sys._debugmallocstats`` and glibc's ``mallinfo2``, made once: a
+    new file object, ctypes structure or library handle per call would leave objects alive
+    in the very arenas being counted."""
     import ctypes
 
-    arenas = heap = float("nan")
+    fd: int | None = None
     try:
-        with tempfile.TemporaryFile("w+") as fh:
-            saved = os.dup(2)
-            try:
-                sys.stderr.flush()
-                os.dup2(fh.fileno(), 2)
-                sys._debugmallocstats()  # writes to the C-level stderr
-            finally:
-                os.dup2(saved, 2)
-                os.close(saved)
-            fh.seek(0)
-            for line in fh:
-                if line.startswith("# arenas allocated current"):
-                    arenas = int(line.split("=")[1]) * 1.0  # 1 MiB arenas (CPython 3.10+, 64-bit)
-                    break
-    except (AttributeError, OSError, ValueError):
+        with tempfile.TemporaryFile("w+b") as tf:
+            fd = os.dup(tf.fileno())  # the unnamed file lives on through this descriptor
+    except OSError:
         pass
 
     class _Info(ctypes.Structure):
@@ -360,12 +351,41 @@ def allocator_split() -> tuple[float, float]:
                     ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
                      "fordblks", "keepcost")]
     try:
-        libc = ctypes.CDLL("libc.so.6")
-        libc.mallinfo2.restype = _Info
-        info = libc.mallinfo2()
-        heap = (info.uordblks + info.hblkhd) / 2**20
+        mallinfo2 = ctypes.CDLL("libc.so.6").mallinfo2
+        mallinfo2.restype = _Info
     except (OSError, AttributeError):
-        pass
+        mallinfo2 = None
+    return fd, mallinfo2
+
+
+def allocator_split() -> tuple[float, float]:
+    """(MB in Python's small-object arenas, MB in use in the C heap) of this process: where the
+    resident memory left after a close lives. The arenas come from ``sys._debugmallocstats``
+    (CPython; NaN elsewhere), the C heap from glibc's ``mallinfo2`` (NaN elsewhere)."""
+    fd, mallinfo2 = _allocator_probes()
+    arenas = heap = float("nan")
+    if fd is not None and hasattr(sys, "_debugmallocstats"):
+        os.ftruncate(fd, 0)
+        os.lseek(fd, 0, os.SEEK_SET)
+        saved = os.dup(2)
+        try:
+            sys.stderr.flush()
+            os.dup2(fd, 2)
+            sys._debugmallocstats()  # writes to the C-level stderr
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        os.lseek(fd, 0, os.SEEK_SET)
+        text = b""
+        while chunk := os.read(fd, 1 << 16):
+            text += chunk
+        for line in text.splitlines():
+            if line.startswith(b"# arenas allocated current"):
+                arenas = int(line.split(b"=")[1]) * 1.0  # 1 MiB arenas (CPython 3.10+, 64-bit)
+                break
+    if mallinfo2 is not None:
+        info = mallinfo2()
+        heap = (info.uordblks + info.hblkhd) / 2**20
     return arenas, heap
 
 

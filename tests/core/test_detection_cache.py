@@ -118,6 +118,34 @@ def test_the_checker_hands_the_mapped_pages_back_and_reads_them_again(
     _assert_same_verdicts(project, ds, scanned)
 
 
+def test_opening_a_project_again_and_again_leaves_nothing_behind(project: Path, cache_dir: Path) -> None:
+    """Each open and close of a project hands back every Python object it made: a few left
+    alive by each open would sit among a large project's freed memory and keep it resident
+    (a closed project's memory must not grow with every open)."""
+    import gc
+    import tracemalloc
+
+    for _ in range(3):  # the entry written, then read back: whatever warms up, warms up here
+        _load(project)
+    gc.collect()
+    tracemalloc.start(8)
+    try:
+        before = tracemalloc.take_snapshot()
+        for _ in range(24):
+            ds = _load(project)
+            assert _mapped(np.asarray(ds.detections.x1))
+            del ds
+        gc.collect()
+        after = tracemalloc.take_snapshot()
+    finally:
+        tracemalloc.stop()
+    ours = [tracemalloc.Filter(True, "*/workstation/*", all_frames=True)]
+    grown = [d for d in after.filter_traces(ours).compare_to(before.filter_traces(ours), "traceback")
+             if d.count_diff > 0]
+    assert sum(d.count_diff for d in grown) < 24, "\n".join(  # fewer than one object an open
+        f"{d.count_diff} objects ({d.size_diff} B) from {d.traceback.format()[-6:]}" for d in grown[:5])
+
+
 @pytest.mark.parametrize("edit", [
     "UPDATE detections SET score = score * 0.5 WHERE rowid = (SELECT min(rowid) FROM detections)",
     "UPDATE detections SET x1 = x1 + 1 WHERE rowid = (SELECT max(rowid) FROM detections)",

@@ -56,6 +56,14 @@ _COLUMNS = ("source", "variant", "label", *_FLOAT_COLUMNS, "sample")
 _DTYPES = {"source": {"int8"}, "variant": {"int8", "int16"}, "label": {"int16", "int32"},
            "score": {"float32", "float64"}, "x1": {"float32", "float64"}, "y1": {"float32", "float64"},
            "x2": {"float32", "float64"}, "y2": {"float32", "float64"}, "sample": {"int32", "int64"}}
+_KNOWN_DTYPES = {s: np.dtype(s) for s in set().union(*_DTYPES.values())}
+
+
+def _dtype_name(dt: np.dtype[Any]) -> str | None:
+    """The name of `dt` among the cache's dtypes (native byte order), or None. Compared rather
+    than read from `dt.name`, which keeps a few objects alive on every call for a dtype read
+    from a file (each open would pin some of the memory freed at its close)."""
+    return next((s for s, want in _KNOWN_DTYPES.items() if dt == want), None)
 
 
 def cache_root() -> Path:
@@ -139,7 +147,7 @@ def _read(entry: Path, key: CacheKey, check: bool = True) -> tuple[Detections, l
     mf = entry / MANIFEST
     if mf.is_symlink() or mf.stat().st_size > MANIFEST_MAX_BYTES:
         raise ValueError("manifest is a link or too large")
-    meta = json.loads(mf.read_text(encoding="utf-8"))
+    meta = json.loads(mf.read_bytes())  # bytes: a text-mode open leaves objects alive
     if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("key") != key.digest:
         raise ValueError("manifest of another format or key")
     n, m = int(meta["n_samples"]), int(meta["n_detections"])
@@ -155,8 +163,8 @@ def _read(entry: Path, key: CacheKey, check: bool = True) -> tuple[Detections, l
             raise ValueError(f"{path.name} is a link")
         arr = np.load(path, mmap_mode="r", allow_pickle=False)
         want = n + 1 if (name == "sample" and runs) else m
-        if arr.ndim != 1 or len(arr) != want or arr.dtype.name not in _DTYPES[name] \
-                or arr.dtype.name != meta["dtypes"][name]:
+        kind = _dtype_name(arr.dtype)
+        if arr.ndim != 1 or len(arr) != want or kind not in _DTYPES[name] or kind != meta["dtypes"][name]:
             raise ValueError(f"{path.name}: {arr.dtype} {arr.shape} is not what the manifest says")
         cols[name] = np.asarray(arr)  # a plain read-only view; the mapping stays with its base
     # codes and offsets in range before anything indexes with them
@@ -257,7 +265,7 @@ def _evict(root: Path, key: CacheKey, incoming: int) -> None:
         try:
             info = mf.stat()
             used = info.st_mtime
-            project = json.loads(mf.read_text(encoding="utf-8")).get("project") if info.st_size < MANIFEST_MAX_BYTES else None
+            project = json.loads(mf.read_bytes()).get("project") if info.st_size < MANIFEST_MAX_BYTES else None
         except (OSError, ValueError, AttributeError):
             used, project = 0.0, None
         if project == key.project:

@@ -32,9 +32,10 @@ def _prompt_hashes(p: Prompts) -> list[str]:
     return out
 
 
-def _object_column(col: Any, shared: bool = True) -> np.ndarray:
+def _object_column(col: Any, shared: bool = True, pool: np.ndarray | None = None) -> np.ndarray:
     """An Arrow string column as a numpy object array; with `shared`, one Python string per
-    distinct value (a run id or prompt id repeated by many samples is one object)."""
+    distinct value (a run id or prompt id repeated by many samples is one object), and that
+    string is `pool`'s where `pool` (an object array of distinct strings) has the value."""
     import pyarrow as pa
 
     if isinstance(col, pa.ChunkedArray):
@@ -43,10 +44,25 @@ def _object_column(col: Any, shared: bool = True) -> np.ndarray:
         enc = col.dictionary_encode()
         codes = enc.indices.to_numpy(zero_copy_only=False)
         names = enc.dictionary.to_numpy(zero_copy_only=False)
+        if pool is not None and len(pool) and len(names):
+            _share(names, enc.dictionary, pool)
         out = names[codes]
         remember_codes(out, codes, [str(x) for x in names])  # group codes later read from here
         return out
     return np.asarray(col.to_numpy(zero_copy_only=False), dtype=object)
+
+
+def _share(names: np.ndarray, arrow_names: Any, pool: np.ndarray) -> None:
+    """Replace, in place, each of `names` (an object array, `arrow_names` in numpy) that `pool`
+    holds by `pool`'s string: one object per value across both columns."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    at = pc.index_in(arrow_names, value_set=pa.array(pool, pa.string()))
+    hit = at.to_numpy(zero_copy_only=False)
+    found = ~np.isnan(hit) if hit.dtype.kind == "f" else np.ones(len(hit), bool)
+    rows = np.flatnonzero(found)
+    names[rows] = pool[hit[rows].astype(np.int64)]
 
 
 def _ids_of(col: Any, ids: Any, id_objects: np.ndarray) -> np.ndarray:
@@ -66,14 +82,16 @@ def _ids_of(col: Any, ids: Any, id_objects: np.ndarray) -> np.ndarray:
     return out
 
 
-def _samples_from_arrow(st: Any) -> Samples:
+def _samples_from_arrow(st: Any, prompt_ids: np.ndarray | None = None) -> Samples:
     """`Samples` from the samples query's Arrow table (extra columns are ignored). Run,
-    prompt and path strings repeat: one Python string per distinct value, shared."""
+    prompt and path strings repeat: one Python string per distinct value, shared; a prompt
+    id is the same string as in `prompt_ids` (the loaded prompts' ids) where that has it."""
     import pyarrow.compute as pc
 
     return Samples(
         sample_id=_object_column(st.column("sample_id"), shared=False),
-        run_id=_object_column(st.column("run_id")), prompt_id=_object_column(st.column("prompt_id")),
+        run_id=_object_column(st.column("run_id")),
+        prompt_id=_object_column(st.column("prompt_id"), pool=prompt_ids),
         seed=st.column("seed").to_numpy().astype(np.int64),
         width=st.column("width").to_numpy().astype(np.float64),
         height=st.column("height").to_numpy().astype(np.float64),
@@ -257,10 +275,10 @@ class SamplesRepo(ProjectBase):
             f"s.width, s.height, s.image_path, s.recorded_stability, s.has_secondary, s.has_perturbed, "
             f"hash(s.sample_id) AS h1, hash(s.sample_id || chr(31)) AS h2 "
             f"FROM samples s JOIN prompts p USING (prompt_id) {where} ORDER BY s.ord", params).to_arrow_table()
-        samples = _samples_from_arrow(st)
+        prompts = self.load_prompts(method)
+        samples = _samples_from_arrow(st, prompts.prompt_id)  # a prompt id is one string in both
         dets, names = self._load_detections(st, where, params)
         del st
-        prompts = self.load_prompts(method)
         return Dataset(samples, dets, prompts, tuple(names))
 
     def _load_detections(self, st: Any, where: str, params: list[Any]) -> tuple[Detections, list[str]]:
