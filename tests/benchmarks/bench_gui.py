@@ -36,8 +36,8 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from workstation.methods.spatial.store import SpatialStore

@@ -10,7 +10,6 @@ DuckDB lets one process hold a database file for writing. A second process gets
 
 from __future__ import annotations
 
-import functools
 import os
 import shutil
 import tempfile
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from ..types import WorkstationError
+from ..util.memory import trim_heap
 from . import schema
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -56,21 +56,6 @@ def _arrow(columns: dict[str, Any]):  # -> pyarrow.Table
                      for k, v in columns.items()})
 
 
-@functools.cache
-def _malloc_trim() -> Any:
-    """glibc's malloc_trim, or None (not glibc). Loaded once: each new handle on the library
-    leaves a few objects alive, which would pin memory freed around them."""
-    import ctypes
-    import sys
-
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        return ctypes.CDLL("libc.so.6").malloc_trim
-    except (OSError, AttributeError):  # not glibc
-        return None
-
-
 def release_freed_memory() -> None:
     """Hand memory freed by a large load back to the system. glibc keeps freed heap pages (how
     many varies from run to run: 0 to 150 MB after 1.3M detections) until asked to trim."""
@@ -80,9 +65,7 @@ def release_freed_memory() -> None:
         pa.default_memory_pool().release_unused()
     except Exception:  # noqa: BLE001 - best effort
         pass
-    trim = _malloc_trim()
-    if trim is not None:
-        trim(0)
+    trim_heap()
 
 
 def safe_relpath(folder: Path, path: str) -> str:

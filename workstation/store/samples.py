@@ -45,24 +45,22 @@ def _object_column(col: Any, shared: bool = True, pool: np.ndarray | None = None
         codes = enc.indices.to_numpy(zero_copy_only=False)
         names = enc.dictionary.to_numpy(zero_copy_only=False)
         if pool is not None and len(pool) and len(names):
-            _share(names, enc.dictionary, pool)
+            _take_from(names, enc.dictionary, pa.array(pool, pa.string()), pool)
         out = names[codes]
         remember_codes(out, codes, [str(x) for x in names])  # group codes later read from here
         return out
     return np.asarray(col.to_numpy(zero_copy_only=False), dtype=object)
 
 
-def _share(names: np.ndarray, arrow_names: Any, pool: np.ndarray) -> None:
-    """Replace, in place, each of `names` (an object array, `arrow_names` in numpy) that `pool`
-    holds by `pool`'s string: one object per value across both columns."""
-    import pyarrow as pa
+def _take_from(out: np.ndarray, values: Any, value_set: Any, objects: np.ndarray) -> None:
+    """Set each of `out` whose Arrow value (`values`, row for row) is in the Arrow `value_set` to
+    the string of `objects` (`value_set` in numpy) at the same position, in place."""
     import pyarrow.compute as pc
 
-    at = pc.index_in(arrow_names, value_set=pa.array(pool, pa.string()))
-    hit = at.to_numpy(zero_copy_only=False)
+    hit = pc.index_in(values, value_set=value_set).to_numpy(zero_copy_only=False)
     found = ~np.isnan(hit) if hit.dtype.kind == "f" else np.ones(len(hit), bool)
     rows = np.flatnonzero(found)
-    names[rows] = pool[hit[rows].astype(np.int64)]
+    out[rows] = objects[hit[rows].astype(np.int64)]
 
 
 def _ids_of(col: Any, ids: Any, id_objects: np.ndarray) -> np.ndarray:
@@ -74,11 +72,7 @@ def _ids_of(col: Any, ids: Any, id_objects: np.ndarray) -> np.ndarray:
 
     col = pc.fill_null(col, "")
     out = _object_column(col, shared=False)
-    at = pc.index_in(col, value_set=ids.combine_chunks() if hasattr(ids, "combine_chunks") else ids)
-    hit = at.to_numpy(zero_copy_only=False)
-    found = ~np.isnan(hit) if hit.dtype.kind == "f" else np.ones(len(hit), bool)
-    rows = np.flatnonzero(found)
-    out[rows] = id_objects[hit[rows].astype(np.int64)]
+    _take_from(out, col, ids.combine_chunks() if hasattr(ids, "combine_chunks") else ids, id_objects)
     return out
 
 

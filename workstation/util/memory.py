@@ -3,11 +3,32 @@
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import sys
 from typing import Any
 
 _ARENAS_TUNED = False
+
+
+@functools.cache
+def _glibc() -> Any:
+    """The C library, loaded once (each new handle on it leaves a few objects alive, which
+    would pin memory freed around them), or None elsewhere than Linux."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL("libc.so.6")
+    except OSError:
+        return None
+
+
+def trim_heap() -> None:
+    """Ask glibc to hand its freed heap pages back to the system; a no-op elsewhere."""
+    try:
+        _glibc().malloc_trim(0)
+    except AttributeError:  # not glibc
+        pass
 
 
 def tune_allocator() -> None:
@@ -21,8 +42,8 @@ def tune_allocator() -> None:
         return
     _ARENAS_TUNED = True
     try:
-        ctypes.CDLL("libc.so.6").mallopt(-8, 2)  # M_ARENA_MAX
-    except (OSError, AttributeError):  # not glibc
+        _glibc().mallopt(-8, 2)  # M_ARENA_MAX
+    except AttributeError:  # not glibc
         pass
 
 
