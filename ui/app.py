@@ -8,7 +8,7 @@ Hooks for tests and benchmarks (environment variables, read once at start):
 - `WORKSTATION_ACK=1`: print `ACK <n> <sample_id>` on stdout after each committed label.
 - `WORKSTATION_TEST_DRIVER=<file.py>`: run that file once the window is up, with `app`,
   `window` and `state` in its namespace (an end-to-end test drives the window from inside).
-- `WORKSTATION_EXIT_WHEN_READY=1`: print `READY window_ms=… project_ms=… verdicts_ms=… torch=…`
+- `WORKSTATION_EXIT_WHEN_READY=1`: print `READY window_ms=… project_ms=… verdicts_ms=… torch=… allocator=…`
   once the window is shown, its project's samples shown and their verdicts in, then quit
   (cold-start benchmark).
 - `WORKSTATION_SETTINGS=<file.ini>`: settings file to use instead of the user's.
@@ -157,10 +157,13 @@ def run(project: str | Path | None = None, read_only: bool = False, argv: Sequen
             QTimer.singleShot(0, ready)
 
     def ready() -> None:
+        from workstation.util.memory import python_allocator
+
         ds = window.state.dataset
         print(f"READY window_ms={(times['window'] - T0) * 1000:.0f} project_ms={(times['project'] - T0) * 1000:.0f} "
               f"verdicts_ms={(times['verdicts'] - T0) * 1000:.0f} "
-              f"torch={'torch' in sys.modules} samples={ds.n if ds is not None else 0} rss_mb={_rss_mb():.0f}",
+              f"torch={'torch' in sys.modules} samples={ds.n if ds is not None else 0} rss_mb={_rss_mb():.0f} "
+              f"allocator={python_allocator()}",
               flush=True)
         window.close()
         app.quit()

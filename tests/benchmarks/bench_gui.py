@@ -21,6 +21,10 @@
    open and close, and after each close what Python's small-object arenas and the C heap hold.
    Target: no growth.
 
+Like the window's process (`main.py gui`), the benchmark restarts itself with Python's objects in
+the C library's heap (`workstation.util.memory.restart_with_c_allocator`); PYTHONMALLOC=pymalloc
+runs it on Python's own allocator instead, for comparison.
+
 Projects are built once under --work (default: a temp folder) and reused when present.
 """
 
@@ -503,8 +507,13 @@ def slider_part(work: Path, n: int, moves: int, cycles: int = 10) -> None:
     rounds = open_close_cycles(app, big, cycles)
     print("  RSS after open / after close: " + ", ".join(f"{r[0]:.0f} / {r[1]:.0f}" for r in rounds)
           + " MB (target: no growth)")
-    print("  after close, Python's small-object arenas / C heap in use: "
-          + ", ".join(f"{r[2]:.0f} / {r[3]:.0f}" for r in rounds) + " MB")
+    from workstation.util.memory import python_allocator
+
+    pymalloc = python_allocator() == "pymalloc"  # else Python's objects are in the C heap: no arenas
+    print("  after close, " + ("Python's small-object arenas / C heap in use: "
+                               + ", ".join(f"{r[2]:.0f} / {r[3]:.0f}" for r in rounds) if pymalloc else
+                               "C heap in use (Python's objects included): "
+                               + ", ".join(f"{r[3]:.0f}" for r in rounds)) + " MB")
     if len(rounds) >= 4:
         half = len(rounds) // 2
         k = len(rounds) - half
@@ -512,11 +521,16 @@ def slider_part(work: Path, n: int, moves: int, cycles: int = 10) -> None:
         def slope(i: int) -> float:
             return (rounds[-1][i] - rounds[half - 1][i]) / k
         print(f"  growth over the last {k} rounds, MB a round: resident after open {slope(0):+.1f}, after close "
-              f"{slope(1):+.1f}, of which Python's arenas {slope(2):+.1f} and the C heap {slope(3):+.1f}")
+              f"{slope(1):+.1f}, of which " + (f"Python's arenas {slope(2):+.1f} and " if pymalloc else "")
+              + f"the C heap {slope(3):+.1f}")
     assert "torch" not in sys.modules
 
 
 def main(argv: list[str] | None = None) -> int:
+    from workstation.util.memory import restart_with_c_allocator
+
+    if argv is None:  # in-process parts on the allocator the window's process uses (main.py gui);
+        restart_with_c_allocator()  # PYTHONMALLOC=pymalloc keeps Python's own, for comparison
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--n", type=int, default=100_000, help="samples in the large synthetic project")
     ap.add_argument("--images", type=int, default=120, help="512² images for the next-pair benchmark")
@@ -548,7 +562,10 @@ def main(argv: list[str] | None = None) -> int:
         slider_part(work, args.n, args.moves, args.cycles)
         return 0
     first_opens, opens = args.first_opens, args.opens
-    print(f"platform {os.environ['QT_QPA_PLATFORM']}, {os.cpu_count()} cores, projects in {work}")
+    from workstation.util.memory import python_allocator
+
+    print(f"platform {os.environ['QT_QPA_PLATFORM']}, {os.cpu_count()} cores, Python objects in "
+          f"{python_allocator()}, projects in {work}")
     t = time.perf_counter()
     big = build_project(work / big_project_name(args.n), args.n)
     pics = build_project(work / f"images_{args.images}", args.images, images=True)
