@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 from workstation.methods.spatial.store import SpatialStore
+from workstation.util.memory import glibc, python_allocator, restart_with_c_allocator
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
@@ -355,9 +356,9 @@ def _allocator_probes() -> tuple[int | None, Any]:
                     ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
                      "fordblks", "keepcost")]
     try:
-        mallinfo2 = ctypes.CDLL("libc.so.6").mallinfo2
+        mallinfo2 = glibc().mallinfo2
         mallinfo2.restype = _Info
-    except (OSError, AttributeError):
+    except AttributeError:  # not glibc
         mallinfo2 = None
     return fd, mallinfo2
 
@@ -507,13 +508,13 @@ def slider_part(work: Path, n: int, moves: int, cycles: int = 10) -> None:
     rounds = open_close_cycles(app, big, cycles)
     print("  RSS after open / after close: " + ", ".join(f"{r[0]:.0f} / {r[1]:.0f}" for r in rounds)
           + " MB (target: no growth)")
-    from workstation.util.memory import python_allocator
-
     pymalloc = python_allocator() == "pymalloc"  # else Python's objects are in the C heap: no arenas
-    print("  after close, " + ("Python's small-object arenas / C heap in use: "
-                               + ", ".join(f"{r[2]:.0f} / {r[3]:.0f}" for r in rounds) if pymalloc else
-                               "C heap in use (Python's objects included): "
-                               + ", ".join(f"{r[3]:.0f}" for r in rounds)) + " MB")
+    if pymalloc:
+        print("  after close, Python's small-object arenas / C heap in use: "
+              + ", ".join(f"{r[2]:.0f} / {r[3]:.0f}" for r in rounds) + " MB")
+    else:
+        print("  after close, C heap in use (Python's objects included): "
+              + ", ".join(f"{r[3]:.0f}" for r in rounds) + " MB")
     if len(rounds) >= 4:
         half = len(rounds) // 2
         k = len(rounds) - half
@@ -527,8 +528,6 @@ def slider_part(work: Path, n: int, moves: int, cycles: int = 10) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from workstation.util.memory import restart_with_c_allocator
-
     if argv is None:  # in-process parts on the allocator the window's process uses (main.py gui);
         restart_with_c_allocator()  # PYTHONMALLOC=pymalloc keeps Python's own, for comparison
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -562,8 +561,6 @@ def main(argv: list[str] | None = None) -> int:
         slider_part(work, args.n, args.moves, args.cycles)
         return 0
     first_opens, opens = args.first_opens, args.opens
-    from workstation.util.memory import python_allocator
-
     print(f"platform {os.environ['QT_QPA_PLATFORM']}, {os.cpu_count()} cores, Python objects in "
           f"{python_allocator()}, projects in {work}")
     t = time.perf_counter()

@@ -18,8 +18,13 @@ import main
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's allocator")
 
 
+def _env_without_a_choice() -> dict[str, str]:
+    """This environment, less any allocator choice (the user's or a restart's marker)."""
+    return {k: v for k, v in os.environ.items() if k not in ("PYTHONMALLOC", "WORKSTATION_ALLOCATOR_CHOSEN")}
+
+
 def _ready_line(tmp_path: Path, **extra: str) -> str:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONMALLOC", "WORKSTATION_ALLOCATOR_CHOSEN")}
+    env = _env_without_a_choice()
     env.update(QT_QPA_PLATFORM="offscreen", WORKSTATION_EXIT_WHEN_READY="1",
                WORKSTATION_SETTINGS=str(tmp_path / "settings.ini"), **extra)
     r = subprocess.run([sys.executable, "main.py", "gui"], cwd=ROOT, env=env, capture_output=True, text=True, check=False,
@@ -41,7 +46,7 @@ def test_only_the_commands_that_open_the_window_restart(tmp_path: Path) -> None:
     assert not main.opens_the_window(["gui", "--help"])
     assert not main.opens_the_window(["evaluate", "p"])
     # a command line run stays on Python's own allocator
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONMALLOC", "WORKSTATION_ALLOCATOR_CHOSEN")}
+    env = _env_without_a_choice()
     code = ("import sys, runpy; sys.argv = ['main.py', '--help']\n"
             "try:\n    runpy.run_path('main.py', run_name='__main__')\n"
             "except SystemExit:\n    pass\n"

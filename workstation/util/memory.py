@@ -12,7 +12,7 @@ _ARENAS_TUNED = False
 
 
 @functools.cache
-def _glibc() -> Any:
+def glibc() -> Any:
     """The C library, loaded once (each new handle on it leaves a few objects alive, which
     would pin memory freed around them), or None elsewhere than Linux."""
     if not sys.platform.startswith("linux"):
@@ -26,7 +26,7 @@ def _glibc() -> Any:
 def trim_heap() -> None:
     """Ask glibc to hand its freed heap pages back to the system; a no-op elsewhere."""
     try:
-        _glibc().malloc_trim(0)
+        glibc().malloc_trim(0)
     except AttributeError:  # not glibc
         pass
 
@@ -42,7 +42,7 @@ def tune_allocator() -> None:
         return
     _ARENAS_TUNED = True
     try:
-        _glibc().mallopt(-8, 2)  # M_ARENA_MAX
+        glibc().mallopt(-8, 2)  # M_ARENA_MAX
     except AttributeError:  # not glibc
         pass
 
@@ -72,7 +72,7 @@ def restart_with_c_allocator() -> None:
     Python's own), in a frozen build (its interpreter ignores PYTHON* variables), after a
     restart already (a marker in the environment), or elsewhere than Linux with glibc."""
     if (os.environ.get("PYTHONMALLOC") or os.environ.get(_ALLOCATOR_MARK) or getattr(sys, "frozen", False)
-            or not sys.platform.startswith("linux") or _glibc() is None or not sys.executable):
+            or glibc() is None or not sys.executable):
         return
     if python_allocator() == "malloc":
         return
