@@ -29,6 +29,10 @@ T0 = time.perf_counter()
 
 log = logging.getLogger("workstation.ui")
 
+# how long the closed window's process waits for its background workers (a 1M-sample load or
+# evaluation takes seconds) before it leaves without them
+WORKERS_AT_EXIT_MS = 30_000
+
 
 def _qt_message_handler(mode: Any, context: Any, message: str) -> None:
     from PySide6.QtCore import QtMsgType
@@ -176,4 +180,25 @@ def run(project: str | Path | None = None, read_only: bool = False, argv: Sequen
         window.open_project_in_background(project, read_only=read_only)
     else:
         loaded(True)
-    return int(app.exec())
+    code = int(app.exec())
+    await_workers()
+    return code
+
+
+def await_workers(timeout_ms: int = WORKERS_AT_EXIT_MS) -> bool:
+    """Once the event loop has ended: ask the window's background workers to stop (a grid
+    search stops at its next step; an evaluation runs to its end, and its result is dropped)
+    and wait for them, up to `timeout_ms` (a project's load, on a thread of its own, is waited
+    for by Python's own exit). A worker still running when the
+    interpreter tears down would find its signals already deleted and print an error. Returns
+    whether all of them ended in time (if not, it says so in the log)."""
+    from PySide6.QtCore import QThreadPool
+    from superqt.utils import WorkerBase
+
+    try:
+        WorkerBase.await_workers(msecs=timeout_ms)
+    except RuntimeError:
+        log.warning("%d background task(s) still running at exit after %.0f s; leaving without them",
+                    QThreadPool.globalInstance().activeThreadCount(), timeout_ms / 1000)
+        return False
+    return True

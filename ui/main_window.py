@@ -85,7 +85,7 @@ def _warm_view_imports() -> None:
     """Import the modules of views created on demand (a thread beside the project's load)."""
     import importlib
 
-    for name in ("ui.methods.spatial.calibration.panel",):
+    for name in ("superqt.utils", "ui.methods.spatial.calibration.panel"):
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - the view reports its own failure when it is opened
@@ -95,6 +95,8 @@ class MainWindow(QMainWindow):
     project_opened = Signal()
     load_finished = Signal(bool)  # a background open ended (True: the project is open)
     verdicts_checked = Signal()  # the background check of a project opened in the background ended
+    # a background load's result or error, folder, read_only, ok, the window's closes at its start
+    _loaded_in_background = Signal(object, object, bool, bool, int)
 
     def __init__(self, state: AppState | None = None, ask_annotator: Callable[[], str | None] | None = None
                  ) -> None:
@@ -108,7 +110,9 @@ class MainWindow(QMainWindow):
         self.panels: dict[str, QWidget] = {}
         self.method_views: dict[str, Any] = {}  # installed views of each method (ui.methods registry)
         self._ask_annotator_override = ask_annotator
-        self._load_worker: Any = None
+        self._load_worker: Any = None  # the thread of a background open, while it runs
+        self._closings = 0  # closes of this window: a load started before one is not adopted
+        self._loaded_in_background.connect(self._on_loaded_in_background)
         self._check_worker: Any = None
         self.controller = LabelController(self.state, ask_annotator=self.ask_annotator)
 
@@ -434,10 +438,6 @@ class MainWindow(QMainWindow):
         """Open a project without blocking the window: the store reads the samples and the
         checker evaluates them on a worker thread; the views fill in when it is done
         (`load_finished(ok)`). Locks and errors end in the same messages as `open_project`."""
-        from superqt.utils import create_worker
-
-        from .state import load_project
-
         folder = Path(folder)
         if (self._load_worker is not None or not project_dialogs.is_project(folder)
                 or project_dialogs.is_open_here(folder)):
@@ -446,16 +446,44 @@ class MainWindow(QMainWindow):
             return
         self.statusBar().showMessage(f"Opening {folder.name}…")
         self.browser.count_label.setText(f"opening {folder.name}…")
-        # the views the project may open on (its stored place) import their modules meanwhile
-        threading.Thread(target=_warm_view_imports, name="warm-imports", daemon=True).start()
         QApplication.setOverrideCursor(Qt.BusyCursor)
-        # the samples first: the window shows them while the checker evaluates them
-        worker = create_worker(load_project, folder, read_only, False, False, _start_thread=False,
-                               _ignore_errors=True)
-        worker.returned.connect(lambda loaded: self._adopt_loaded(loaded, folder))
-        worker.errored.connect(lambda e: self._load_failed(e, folder, read_only))
+        # the samples first: the window shows them while the checker evaluates them. A plain
+        # thread starts the load at once (the worker library's first import, ≈0.3 s, would
+        # hold it back; it is imported meanwhile, with the views the project may open on)
+        worker = threading.Thread(target=self._load_in_thread, args=(folder, read_only, self._closings),
+                                  name="project-load")
         self._load_worker = worker
         worker.start()
+        threading.Thread(target=_warm_view_imports, name="warm-imports", daemon=True).start()
+
+    def _load_in_thread(self, folder: Path, read_only: bool, closings: int) -> None:
+        """The background load (a thread of its own): its result or error goes to the GUI
+        thread through `_loaded_in_background`."""
+        from .state import load_project
+
+        try:
+            result: Any = load_project(folder, read_only, False, False)
+            ok = True
+        except Exception as e:  # noqa: BLE001 - reported on the GUI thread (`_load_failed`)
+            result, ok = e, False
+        try:
+            self._loaded_in_background.emit(result, folder, read_only, ok, closings)
+        except RuntimeError:  # the window is gone (its process is leaving)
+            if ok:
+                result.project.close()
+
+    def _on_loaded_in_background(self, result: Any, folder: Path, read_only: bool, ok: bool, closings: int
+                                 ) -> None:
+        if closings != self._closings:  # the window was closed while the project loaded: not adopted
+            self._load_worker = None
+            QApplication.restoreOverrideCursor()
+            if ok:
+                result.project.close()
+            return
+        if ok:
+            self._adopt_loaded(result, folder)
+        else:
+            self._load_failed(result, folder, read_only)
 
     def _adopt_loaded(self, loaded: Any, folder: Path) -> None:
         self._load_worker = None
@@ -775,6 +803,7 @@ class MainWindow(QMainWindow):
             self.resize(1500, 940)
 
     def closeEvent(self, e: QCloseEvent) -> None:
+        self._closings += 1
         try:
             self.labeling._save_notes_now()
         except Exception:

@@ -302,3 +302,37 @@ def test_a_closed_project_leaves_no_dataset_or_verdicts_behind(qtbot, open_windo
     # and it opens again as before
     assert w.open_project(sbuc_project)
     assert w.state.dataset.n == 800 and w.state.verdicts is not None
+
+
+def test_a_window_closed_while_its_project_loads_does_not_adopt_it(qtbot, open_window, sbuc_project,
+                                                                   monkeypatch) -> None:
+    """The load finishes after the window was closed: nothing takes the project, its database is
+    closed, and another window opens the folder at once."""
+    import threading
+
+    import ui.state
+
+    release = threading.Event()
+    real = ui.state.load_project
+    loads: list[object] = []
+
+    def held(*a, **k):
+        release.wait(30)
+        loaded = real(*a, **k)
+        loads.append(loaded)
+        return loaded
+
+    monkeypatch.setattr(ui.state, "load_project", held)
+    w = open_window()
+    w.open_project_in_background(sbuc_project)
+    assert w._load_worker is not None
+    w.close()
+    release.set()
+    qtbot.waitUntil(lambda: w._load_worker is None, timeout=30000)
+    assert len(loads) == 1 and w.state.project is None and w.state.dataset is None
+    with pytest.raises(Exception, match="(?i)closed"):  # its database was closed
+        loads[0].project.con.execute("SELECT 1")
+    monkeypatch.setattr(ui.state, "load_project", real)
+    w2 = open_window()
+    assert w2.open_project(sbuc_project)
+    assert w2.state.dataset.n == 800

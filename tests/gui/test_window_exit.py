@@ -1,0 +1,72 @@
+"""The window's process leaves cleanly while background work is still running: its workers are
+asked to stop and waited for once the event loop ends, so none finds its signals deleted by the
+interpreter's teardown ("RuntimeError: Signal source has been deleted" on stderr)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+DRIVER = """
+import time
+from superqt.utils import create_worker
+
+def slow():
+    time.sleep(0.8)
+    print("WORKER-DONE", flush=True)
+    return 42
+
+worker = create_worker(slow, _start_thread=False)
+worker.returned.connect(lambda r: print("RETURNED", r, flush=True))
+worker.start()
+del worker
+print("QUITTING", flush=True)
+window.close()
+app.quit()
+"""
+
+
+def test_quitting_while_a_worker_runs_waits_for_it_and_prints_no_error(tmp_path: Path) -> None:
+    driver = tmp_path / "driver.py"
+    driver.write_text(DRIVER, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(QT_QPA_PLATFORM="offscreen", WORKSTATION_TEST_DRIVER=str(driver),
+               WORKSTATION_SETTINGS=str(tmp_path / "settings.ini"))
+    r = subprocess.run([sys.executable, "main.py", "gui"], cwd=ROOT, env=env, capture_output=True, text=True,
+                       check=False, timeout=120)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-3000:]
+    assert "QUITTING" in r.stdout
+    assert "WORKER-DONE" in r.stdout, out[-3000:]  # it ran to its end before the process left
+    assert "RETURNED" not in r.stdout  # asked to stop: its result goes nowhere after the window
+    assert "Signal source has been deleted" not in out and "Traceback" not in out, out[-3000:]
+
+
+def test_a_worker_that_outlasts_the_wait_is_reported_not_waited_for(qtbot, caplog) -> None:
+    from superqt.utils import create_worker
+    from ui.app import await_workers
+
+    done: list[int] = []
+
+    def slow() -> int:
+        time.sleep(1.0)
+        done.append(1)
+        return 1
+
+    worker = create_worker(slow, _start_thread=False)
+    with qtbot.waitSignal(worker.started, timeout=5000):
+        worker.start()
+    t = time.perf_counter()
+    with caplog.at_level("WARNING", logger="workstation.ui"):
+        assert await_workers(timeout_ms=100) is False
+    assert time.perf_counter() - t < 0.9 and not done
+    assert "still running at exit" in caplog.text
+    with qtbot.waitSignal(worker.finished, timeout=5000):
+        pass
+    assert done == [1]
+    assert await_workers(timeout_ms=1000) is True
