@@ -446,6 +446,8 @@ class MainWindow(QMainWindow):
             return
         self.statusBar().showMessage(f"Opening {folder.name}…")
         self.browser.count_label.setText(f"opening {folder.name}…")
+        self.browser.hint.setText(f"Reading {folder.name}: its samples appear here once they are loaded.")
+        self.project_label.setText(f"opening {folder.name}…")
         QApplication.setOverrideCursor(Qt.BusyCursor)
         # the samples first: the window shows them while the checker evaluates them. A plain
         # thread starts the load at once (the worker library's first import, ≈0.3 s, would
@@ -477,6 +479,7 @@ class MainWindow(QMainWindow):
         if closings != self._closings:  # the window was closed while the project loaded: not adopted
             self._load_worker = None
             QApplication.restoreOverrideCursor()
+            self._show_project_label()
             if ok:
                 result.project.close()
             return
@@ -545,6 +548,7 @@ class MainWindow(QMainWindow):
         self._load_worker = None
         QApplication.restoreOverrideCursor()
         self.browser._update_count()
+        self._show_project_label()
         if isinstance(error, (ProjectLocked, ProjectReadOnly)):
             # the lock message and the snapshot, or the offer to open a read-only folder read-only
             ok = self.open_project(folder, read_only=read_only)
@@ -614,6 +618,11 @@ class MainWindow(QMainWindow):
 
     def _on_project(self) -> None:
         self._sync_method_views()
+        self._show_project_label()
+        self._update_status()
+
+    def _show_project_label(self) -> None:
+        """The window's title and the status bar's project label: the open project, or none."""
         p = self.state.project
         if p is None:
             self.setWindowTitle("T2I Audit Workstation")
@@ -623,7 +632,6 @@ class MainWindow(QMainWindow):
             self.setWindowTitle(f"{p.folder.name}{ro} — T2I Audit Workstation")
             self.project_label.setText(f"{p.folder.name}{ro}")
             self.project_label.setToolTip(str(p.folder))
-        self._update_status()
 
     def _show_message(self, text: str) -> None:
         self.statusBar().showMessage(text, 6000)

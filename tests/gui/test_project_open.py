@@ -196,7 +196,12 @@ def test_background_open_says_what_it_is_doing(qtbot, open_window, sbuc_project)
         w.open_project_in_background(sbuc_project)
         assert w.statusBar().currentMessage() == f"Opening {sbuc_project.name}…"
         assert w.browser.count_label.text() == f"opening {sbuc_project.name}…"
+        # not "no project — File → Open" nor "Start here: open a project" while one is opening
+        assert w.project_label.text() == f"opening {sbuc_project.name}…"
+        assert w.browser.hint.text().startswith(f"Reading {sbuc_project.name}")
     assert sig.args == [True]
+    assert w.project_label.text() == sbuc_project.name
+    assert w.browser.hint.text().startswith("Next:")
     # the samples are shown first; the checker evaluates them on a worker thread meanwhile
     assert w.state.dataset.n == 800 and w.state.verdicts is None and w.state.checking
     m = w.browser.model
@@ -330,9 +335,37 @@ def test_a_window_closed_while_its_project_loads_does_not_adopt_it(qtbot, open_w
     release.set()
     qtbot.waitUntil(lambda: w._load_worker is None, timeout=30000)
     assert len(loads) == 1 and w.state.project is None and w.state.dataset is None
+    assert w.project_label.text() == "no project — File → Open (Ctrl+O)"
     with pytest.raises(Exception, match="(?i)closed"):  # its database was closed
         loads[0].project.con.execute("SELECT 1")
     monkeypatch.setattr(ui.state, "load_project", real)
     w2 = open_window()
     assert w2.open_project(sbuc_project)
     assert w2.state.dataset.n == 800
+
+
+def test_a_background_open_that_fails_says_so_and_leaves_the_window_as_it_was(qtbot, open_window, sbuc_project,
+                                                                             tmp_path) -> None:
+    """A project whose database cannot be read: one message naming the problem; the window
+    still shows the project it had, under its name, and Browse its samples."""
+    bad = tmp_path / "broken"
+    bad.mkdir()
+    (bad / project_dialogs.DB_NAME).write_bytes(b"this is not a database" * 100)
+    w = open_window(sbuc_project)
+    got: dict[str, str] = {}
+
+    def close(box) -> None:
+        got["text"] = box.text()
+        box.close()
+
+    seen = on_next_modal(qtbot, close, timeout_ms=30000)
+    with qtbot.waitSignal(w.load_finished, timeout=30000) as sig:
+        w.open_project_in_background(bad)
+        assert w.project_label.text() == "opening broken…"
+    assert sig.args == [False] and seen
+    assert "broken" in got["text"], got  # the error names the folder
+    assert w._load_worker is None
+    assert w.state.project is not None and w.state.project.folder.resolve() == sbuc_project.resolve()
+    assert w.project_label.text() == sbuc_project.name
+    assert w.browser.count_label.text() == "800 of 800 samples"
+    assert w.browser.hint.text().startswith("Next:")
