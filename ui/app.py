@@ -29,7 +29,7 @@ T0 = time.perf_counter()
 
 log = logging.getLogger("workstation.ui")
 
-# how long the closed window's process waits for its background workers (a 1M-sample load or
+# how long the closed window's process waits for its background workers (a 1M-sample
 # evaluation takes seconds) before it leaves without them
 WORKERS_AT_EXIT_MS = 30_000
 
@@ -188,10 +188,10 @@ def run(project: str | Path | None = None, read_only: bool = False, argv: Sequen
 def await_workers(timeout_ms: int = WORKERS_AT_EXIT_MS) -> bool:
     """Once the event loop has ended: ask the window's background workers to stop (a grid
     search stops at its next step; an evaluation runs to its end, and its result is dropped)
-    and wait for them, up to `timeout_ms` (a project's load, on a thread of its own, is waited
-    for by Python's own exit). A worker still running when the
-    interpreter tears down would find its signals already deleted and print an error. Returns
-    whether all of them ended in time (if not, it says so in the log)."""
+    and wait for them, up to `timeout_ms`. A worker still running when the interpreter tears
+    down would find its signals already deleted and print an error. (A project's load runs on
+    a thread of its own, which Python's exit waits for.) Returns whether all of them ended in
+    time; if not, the log says so."""
     from PySide6.QtCore import QThreadPool
     from superqt.utils import WorkerBase
 

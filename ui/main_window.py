@@ -476,9 +476,9 @@ class MainWindow(QMainWindow):
 
     def _on_loaded_in_background(self, result: Any, folder: Path, read_only: bool, ok: bool, closings: int
                                  ) -> None:
+        self._load_worker = None
+        QApplication.restoreOverrideCursor()
         if closings != self._closings:  # the window was closed while the project loaded: not adopted
-            self._load_worker = None
-            QApplication.restoreOverrideCursor()
             self._show_project_label()
             if ok:
                 result.project.close()
@@ -489,8 +489,6 @@ class MainWindow(QMainWindow):
             self._load_failed(result, folder, read_only)
 
     def _adopt_loaded(self, loaded: Any, folder: Path) -> None:
-        self._load_worker = None
-        QApplication.restoreOverrideCursor()
         old = self.state.project
         if old is not None and not old.read_only:
             project_dialogs.release(old.folder)
@@ -545,8 +543,6 @@ class MainWindow(QMainWindow):
     def _load_failed(self, error: BaseException, folder: Path, read_only: bool) -> None:
         from workstation.store import ProjectLocked, ProjectReadOnly
 
-        self._load_worker = None
-        QApplication.restoreOverrideCursor()
         self.browser._update_count()
         self._show_project_label()
         if isinstance(error, (ProjectLocked, ProjectReadOnly)):

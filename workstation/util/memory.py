@@ -72,9 +72,7 @@ def restart_with_c_allocator() -> None:
     Python's own), in a frozen build (its interpreter ignores PYTHON* variables), after a
     restart already (a marker in the environment), or elsewhere than Linux with glibc."""
     if (os.environ.get("PYTHONMALLOC") or os.environ.get(_ALLOCATOR_MARK) or getattr(sys, "frozen", False)
-            or glibc() is None or not sys.executable):
-        return
-    if python_allocator() == "malloc":
+            or glibc() is None or not sys.executable or python_allocator() == "malloc"):
         return
     args = list(getattr(sys, "orig_argv", None) or [sys.executable, *sys.argv])
     env = dict(os.environ, PYTHONMALLOC="malloc", **{_ALLOCATOR_MARK: "1"})
