@@ -70,3 +70,32 @@ def test_a_worker_that_outlasts_the_wait_is_reported_not_waited_for(qtbot, caplo
         pass
     assert done == [1]
     assert await_workers(timeout_ms=1000) is True
+
+
+def test_a_window_that_leaves_once_its_verdicts_are_in_keeps_the_checkers_preparation(
+        tmp_path: Path, sbuc_project: Path) -> None:
+    """The checker's preparation is written on a thread started from the window's worker pool
+    (here made to take a second, as a large one does); the process waits for it when it leaves,
+    so the next open finds it whole."""
+    from workstation.methods.spatial import prepared_cache
+
+    cache = tmp_path / "user-cache"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(QT_QPA_PLATFORM="offscreen", WORKSTATION_EXIT_WHEN_READY="1", WORKSTATION_CACHE_DIR=str(cache),
+               WORKSTATION_DETECTION_CACHE_MIN="0", WORKSTATION_SETTINGS=str(tmp_path / "settings.ini"),
+               PYTHONMALLOC="malloc")  # the app in this process (no restart with the C allocator)
+    slow_write = ("import runpy, sys, time\n"
+                  "from workstation.methods.spatial import prepared_cache as pc\n"
+                  "real = pc._save\n"
+                  "pc._save = lambda *a: (time.sleep(1.0), real(*a))\n"
+                  f"sys.argv = ['main.py', 'gui', '--project', {str(sbuc_project)!r}]\n"
+                  "runpy.run_path('main.py', run_name='__main__')\n")
+    for _ in range(2):  # the first open prepares and keeps it; the second maps it
+        r = subprocess.run([sys.executable, "-c", slow_write], cwd=ROOT, env=env,
+                           capture_output=True, text=True, check=False, timeout=120)
+        out = r.stdout + r.stderr
+        assert r.returncode == 0 and "READY" in r.stdout, out[-3000:]
+        assert "Traceback" not in out and "unusable" not in out, out[-3000:]
+        (kept,) = cache.glob(f"detections/*/{prepared_cache.PREFIX}*")
+        assert (kept / "manifest.json").exists()
+        assert not list(cache.glob("detections/*/.tmp-*"))

@@ -264,35 +264,44 @@ class SamplesRepo(ProjectBase):
             conds.append("p.method = ?")
             params.append(method)
         where = ("WHERE " + " AND ".join(conds)) if conds else ""
-        st = self.con.execute(
-            f"SELECT s.sample_id, s.run_id, s.prompt_id, s.seed, "
-            f"s.width, s.height, s.image_path, s.recorded_stability, s.has_secondary, s.has_perturbed, "
-            f"hash(s.sample_id) AS h1, hash(s.sample_id || chr(31)) AS h2 "
-            f"FROM samples s JOIN prompts p USING (prompt_id) {where} ORDER BY s.ord", params).to_arrow_table()
+        # a relation's Arrow output: a cursor's (`execute`) copies every row once more
+        with self._lock:
+            st = self.con.raw.sql(
+                f"SELECT s.sample_id, s.run_id, s.prompt_id, s.seed, "
+                f"s.width, s.height, s.image_path, s.recorded_stability, s.has_secondary, s.has_perturbed, "
+                f"hash(s.sample_id) AS h1, hash(s.sample_id || chr(31)) AS h2 "
+                f"FROM samples s JOIN prompts p USING (prompt_id) {where} ORDER BY s.ord",
+                params=params or None).to_arrow_table()
         prompts = self.load_prompts(method)
         samples = _samples_from_arrow(st, prompts.prompt_id)  # a prompt id is one string in both
-        dets, names = self._load_detections(st, where, params)
+        dets, names, key = self._load_detections(st, where, params)
         del st
-        return Dataset(samples, dets, prompts, tuple(names))
+        ds = Dataset(samples, dets, prompts, tuple(names))
+        if key is not None:  # the checker keeps its preparation beside the entry
+            from .detection_cache import EntryRef
 
-    def _load_detections(self, st: Any, where: str, params: list[Any]) -> tuple[Detections, list[str]]:
+            EntryRef.attach(ds, key)
+        return ds
+
+    def _load_detections(self, st: Any, where: str, params: list[Any]) -> tuple[Detections, list[str], Any]:
         """The detections of the samples in `st` (the samples query's Arrow table, with each
-        sample id's two hashes), rows mapped to `st`'s rows, and the variant names. From a
-        million detections (see `detection_cache`) they are memory-mapped from the user's
-        cache folder, written there by the first load after any change of the project."""
+        sample id's two hashes), rows mapped to `st`'s rows, the variant names, and the cache
+        key they were read from (None when they were not). From a million detections (see
+        `detection_cache`) they are memory-mapped from the user's cache folder, written there
+        by the first load after any change of the project."""
         from . import detection_cache
 
         key = self._detection_cache_key(st)
         if key is not None:
             hit = detection_cache.load(key)
             if hit is not None:
-                return hit
+                return (*hit, key)
         dets, names = self._scan_detections(st, where, params)
         if key is not None and len(dets):
             stored = detection_cache.store(key, dets, names)
             if stored is not None:
-                return stored
-        return dets, names
+                return (*stored, key)
+        return dets, names, None
 
     def _detection_cache_key(self, st: Any) -> Any:
         """The detection cache's key for a load of `st`'s samples, or None when the cache is off
@@ -571,11 +580,12 @@ class SamplesRepo(ProjectBase):
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        t = self.con.execute(
-            "SELECT prompt_id, text, suite, method, to_json(entities)::VARCHAR AS ents, attrs, twin_id, "
-            "group_id FROM prompts "
-            + ("WHERE method = ? " if method else "") + "ORDER BY prompt_id",
-            [method] if method else []).to_arrow_table()
+        with self._lock:  # a relation's Arrow output (see `_load_dataset`)
+            t = self.con.raw.sql(
+                "SELECT prompt_id, text, suite, method, to_json(entities)::VARCHAR AS ents, attrs, twin_id, "
+                "group_id FROM prompts "
+                + ("WHERE method = ? " if method else "") + "ORDER BY prompt_id",
+                params=[method] if method else None).to_arrow_table()
         if t.num_rows == 0:
             return Prompts.empty()
 

@@ -92,6 +92,7 @@ from ...types import PRIMARY, SECONDARY, WorkstationError
 from ...util.grouping import by_segment_then_score, factorize
 from ...util.refs import weak
 from .config import CheckerConfig
+from . import prepared_cache
 from .data import object_codes, spatial_columns
 from .types import (
     AMBIGUOUS,
@@ -557,6 +558,15 @@ def _prepare(ds: Dataset, fp: tuple[Any, ...]) -> Prepared:
                 f"{n_var} variant(s): {', '.join(ds.variant_names)}")
 
     lab, code_a, code_b = _canonical_codes(ds)
+    width = np.asarray(s.width, np.float64)
+    height = np.asarray(s.height, np.float64)
+    # kept beside the loader's detection cache entry by an earlier open: mapped, not computed
+    kept = (prepared_cache.slot(ds, n_slots, (code_a, code_b, np.asarray(relation), width, height))
+            if offsets is not None and len(d) else None)
+    if kept is not None:
+        loaded = prepared_cache.load(kept, _kept_arrays(n, n_slots, len(d), score_dtype(d.score)), len(d))
+        if loaded is not None:
+            return _finish(ds, fp, relation, width * height, loaded)
     score = _Col64(d.score)
     x1, y1, x2, y2 = (_Col64(a) for a in (d.x1, d.y1, d.x2, d.y2))
     # detections grouped by sample: the loader keeps them sorted by sample; otherwise a stable
@@ -693,21 +703,49 @@ def _prepare(ds: Dataset, fp: tuple[Any, ...]) -> Prepared:
     wide = np.result_type(*[c.dtype for c in counts]) if counts else np.dtype(np.uint8)
     seg_count = np.concatenate(counts).astype(wide, copy=False) if counts else np.zeros((0, n_slots), np.uint8)
     del counts
-    width = np.asarray(s.width, np.float64)
-    height = np.asarray(s.height, np.float64)
-    wh = width * height
+    arrays = {"order": order, "sample_start": sample_start, "seg_count": seg_count, "row0": row0,
+              "score0": score0, "area0": area0, "vscore": vscore, "varea": varea, "s2": s2,
+              **({"order_base": order_base} if order_base is not None else {}),
+              **{f"geom_{k}": a for k, a in geom.items()}}
+    if kept is not None:  # the next open maps them (written while this one goes on)
+        prepared_cache.save_in_background(kept, arrays)
+    return _finish(ds, fp, relation, width * height, arrays)
+
+
+def _kept_arrays(n: int, n_slots: int, n_det: int, sdt: type[np.floating[Any]]
+                 ) -> dict[str, tuple[tuple[int, ...], set[str]]]:
+    """Shape (-1: any length) and allowed dtypes of each array `_prepare` computes for the
+    loader's detections (sorted by sample: with ``order_base``), as `prepared_cache` keeps them."""
+    n_pert = n_slots // 2 - 2
+    idt = np.dtype(_index_dtype(2 * n_det + 1)).name
+    count = {"uint8", "uint16", "int64"}
+    score = {np.dtype(sdt).name}
+    return {"order": ((-1,), count), "order_base": ((n,), {idt}), "sample_start": ((n + 1,), {idt}),
+            "seg_count": ((n, n_slots), count), "row0": ((4, n), {idt}), "score0": ((4, n), score),
+            "area0": ((4, n), {"float64"}), "vscore": ((n_pert, n), score), "varea": ((n_pert, n), {"float64"}),
+            "s2": ((2, n), score), **{f"geom_{k}": ((n,), {"float64"}) for k in _GEOM_1D},
+            **{f"geom_{k}": ((n_pert, n), {"float64"}) for k in _GEOM_2D}}
+
+
+def _finish(ds: Dataset, fp: tuple[Any, ...], relation: np.ndarray, wh: np.ndarray,
+            arrays: dict[str, np.ndarray]) -> Prepared:
+    """The `Prepared` of `arrays` (computed, or kept by an earlier open), cached in ``ds.cache``."""
+    n = len(ds.samples)
     wh_scalar = float(wh[0]) if n and bool((wh == wh[0]).all()) else None
+    geom = {k: arrays[f"geom_{k}"] for k in (*_GEOM_1D, *_GEOM_2D)}
     prep = Prepared(
-        fingerprint=fp, n=n, n_slots=n_slots, order=order, order_base=order_base, sample_start=sample_start, seg_count=seg_count,
-        row0=row0, score0=score0,
-        area0=area0, vscore=vscore, varea=varea, s2=s2,
+        fingerprint=fp, n=n, n_slots=2 * (1 + len(ds.variant_names)), order=arrays["order"],
+        order_base=arrays.get("order_base"), sample_start=arrays["sample_start"], seg_count=arrays["seg_count"],
+        row0=arrays["row0"], score0=arrays["score0"], area0=arrays["area0"], vscore=arrays["vscore"],
+        varea=arrays["varea"], s2=arrays["s2"],
         rel=np.asarray(relation).astype(np.int8), wh=None if wh_scalar is not None else wh, wh_scalar=wh_scalar,
         geom=geom,
         finite=_all_finite(geom),
     )
     ds.cache[_CACHE_KEY] = prep
-    # the columns were read whole once; from here on only the area stage and shown pairs read a
-    # few rows: memory-mapped ones (the loader's cache) go back to the page cache
+    # the columns were read whole once (or, kept, not at all: the loader's checks read a few);
+    # from here on only the area stage and shown pairs read a few rows: memory-mapped ones (the
+    # loader's cache) go back to the page cache
     ds.drop_mapped_pages()
     return prep
 

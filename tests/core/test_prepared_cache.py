@@ -1,0 +1,220 @@
+"""The checker's preparation kept beside the loader's detection cache entry: a later open maps
+it instead of preparing again, and gives exactly the verdicts of a preparation from scratch;
+any change of what it was computed from, and any damage, prepares again; a folder that cannot
+take it costs only the next preparation."""
+
+from __future__ import annotations
+
+import dataclasses
+import errno
+import json
+import logging
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.fs_faults import writable_then_read_only
+from workstation.dataset import Dataset
+from workstation.methods.spatial import checker, prepared_cache
+from workstation.methods.spatial.checker import evaluate, prepare
+from workstation.methods.spatial.store import SpatialStore
+from workstation.store import Project
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "user-cache"
+    monkeypatch.setenv("WORKSTATION_CACHE_DIR", str(root))
+    monkeypatch.setenv("WORKSTATION_DETECTION_CACHE_MIN", "0")
+    return root / "detections"
+
+
+def _load(folder: Path) -> Dataset:
+    with Project.open(folder, read_only=True) as p:
+        return p.load_dataset(method="spatial")
+
+
+def _scanned(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Dataset:
+    with monkeypatch.context() as m:
+        m.setenv("WORKSTATION_DETECTION_CACHE_MIN", "off")
+        return _load(folder)
+
+
+def _kept(cache_dir: Path) -> list[Path]:
+    return sorted(cache_dir.glob(f"*/{prepared_cache.PREFIX}*"))
+
+
+def _prepared_here(ds: Dataset) -> bool:
+    """Prepare `ds`; True when the preparation was computed, False when it was mapped."""
+    computed = {"n": 0}
+    real = checker._run_tasks
+
+    def counting(*a, **k):
+        computed["n"] += 1
+        return real(*a, **k)
+
+    checker._run_tasks = counting
+    try:
+        prepare(ds)
+    finally:
+        checker._run_tasks = real
+    prepared_cache.wait_for_writes()
+    return computed["n"] > 0
+
+
+def _mapped(a: np.ndarray) -> bool:
+    while a is not None:
+        if isinstance(a, np.memmap):
+            return True
+        a = a.base  # type: ignore[assignment]
+    return False
+
+
+def _assert_same_verdicts(folder: Path, a: Dataset, b: Dataset) -> None:
+    with Project.open(folder, read_only=True) as p:
+        _, cfg = SpatialStore(p).active_config()
+    for c in (cfg, cfg.replace(t_det=0.5, min_area_fraction=0.01, margin=0.08)):
+        va, vb = evaluate(a, c), evaluate(b, c)
+        for k in ("verdict", "reason", "reason_detail", "conf", "delta", "sel_a", "sel_b", "sel2_a", "sel2_b"):
+            assert np.array_equal(getattr(va, k), getattr(vb, k), equal_nan=True), k
+
+
+def test_a_later_open_maps_the_kept_preparation_and_gives_the_same_verdicts(
+        project: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    scanned = _scanned(project, monkeypatch)
+    assert _prepared_here(_load(project))  # the first open prepares, and keeps it
+    (kept,) = _kept(cache_dir)
+    assert (kept / "manifest.json").exists() and not list(kept.parent.glob(".tmp-*"))
+    again = _load(project)
+    assert not _prepared_here(again)  # mapped, not computed
+    prep = prepare(again)
+    assert _mapped(prep.order) and _mapped(prep.geom["d"]) and not prep.area0.flags.writeable
+    _assert_same_verdicts(project, again, scanned)
+    for name in ("order", "sample_start", "seg_count", "row0", "score0", "vscore", "s2"):  # as computed
+        ref = getattr(prepare(scanned), name)
+        assert getattr(prep, name).dtype == ref.dtype and np.array_equal(getattr(prep, name), ref), name
+
+
+@pytest.mark.parametrize("edit", [
+    "UPDATE prompts SET attrs = '{\"relation\": \"above\"}' WHERE prompt_id = (SELECT min(prompt_id) FROM prompts)",
+    "UPDATE prompts SET entities = ['zebra', 'giraffe'] WHERE prompt_id = (SELECT max(prompt_id) FROM prompts)",
+    "UPDATE samples SET width = width * 2 WHERE ord = 3",
+    "UPDATE detections SET x1 = x1 + 3 WHERE rowid = 11",
+])
+def test_any_change_of_what_it_was_prepared_from_prepares_again(
+        project: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch, edit: str) -> None:
+    _prepared_here(_load(project))
+    before = _kept(cache_dir)
+    with Project.open(project) as p:
+        p.con.execute(edit)
+    fresh = _load(project)
+    assert _prepared_here(fresh)
+    after = _kept(cache_dir)
+    assert len(after) == 1 and after != before  # the stale one is gone
+    _assert_same_verdicts(project, fresh, _scanned(project, monkeypatch))
+    assert not _prepared_here(_load(project))
+
+
+def test_another_version_of_the_checker_prepares_again(project: Path, cache_dir: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    _prepared_here(_load(project))
+    monkeypatch.setattr(prepared_cache, "code_digest", lambda: "another checker")
+    assert _prepared_here(_load(project))
+    assert len(_kept(cache_dir)) == 1
+
+
+def test_replaced_columns_are_not_the_entrys_and_prepare_again(project: Path, cache_dir: Path) -> None:
+    _prepared_here(_load(project))
+    ds = _load(project)
+    ds.detections = dataclasses.replace(ds.detections, x1=np.asarray(ds.detections.x1) + 1.0)
+    assert _prepared_here(ds)
+
+
+def test_a_damaged_kept_preparation_is_prepared_again_with_a_warning(
+        project: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    scanned = _scanned(project, monkeypatch)
+    _prepared_here(_load(project))
+
+    def rewrite(name: str, change) -> None:
+        def damage(folder: Path) -> None:
+            arr = np.load(folder / f"{name}.npy")
+            np.save(folder / f"{name}.npy", change(arr))
+        return damage
+
+    def set_first(value: int):
+        def change(a: np.ndarray) -> np.ndarray:
+            a.reshape(-1)[0] = value
+            return a
+        return change
+
+    damages = [
+        lambda f: (f / "geom_d.npy").write_bytes((f / "geom_d.npy").read_bytes()[:100]),  # truncated
+        lambda f: (f / "manifest.json").write_text("{not json", encoding="utf-8"),
+        lambda f: (f / "row0.npy").unlink(),
+        rewrite("row0", set_first(-7)),  # a row that would index from the end
+        rewrite("sample_start", set_first(5)),  # offsets that do not start at 0
+        rewrite("seg_count", lambda a: a[::-1].copy()),  # counts that do not add up
+        rewrite("area0", lambda a: a.astype(np.float32)),  # another dtype
+        rewrite("vscore", lambda a: a[:, :-1].copy()),  # another shape
+    ]
+    for damage in damages:
+        (kept,) = _kept(cache_dir)
+        damage(kept)
+        caplog.clear()
+        ds = _load(project)
+        with caplog.at_level(logging.WARNING, logger="workstation.methods.spatial.prepared_cache"):
+            assert _prepared_here(ds)
+        assert "unusable" in caplog.text and str(kept) in caplog.text
+        _assert_same_verdicts(project, ds, scanned)
+        assert len(_kept(cache_dir)) == 1  # kept again, whole
+
+
+def test_a_full_disk_mid_write_keeps_nothing_and_the_verdicts_are_right(
+        project: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    scanned = _scanned(project, monkeypatch)
+    real_save = np.save
+    calls = {"n": 0}
+
+    def save(fh, arr, **kw):  # the fifth array finds the disk full
+        calls["n"] += 1
+        if calls["n"] == 5:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_save(fh, arr, **kw)
+
+    ds = _load(project)  # the detections' entry written before the disk fills
+    monkeypatch.setattr(prepared_cache.np, "save", save)
+    with caplog.at_level(logging.INFO, logger="workstation.methods.spatial.prepared_cache"):
+        assert _prepared_here(ds)
+    assert "not kept" in caplog.text
+    (entry,) = [p for p in cache_dir.iterdir()]
+    assert not [p for p in entry.iterdir() if p.is_dir()]  # neither a kept folder nor a temporary one
+    _assert_same_verdicts(project, ds, scanned)
+    monkeypatch.setattr(prepared_cache.np, "save", real_save)
+    assert _prepared_here(_load(project)) and not _prepared_here(_load(project))
+
+
+def test_a_cache_folder_turned_read_only_costs_only_the_preparation(
+        project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with writable_then_read_only(tmp_path / "ro") as make_read_only:
+        monkeypatch.setenv("WORKSTATION_CACHE_DIR", str(tmp_path / "ro"))
+        monkeypatch.setenv("WORKSTATION_DETECTION_CACHE_MIN", "0")
+        _load(project)  # the detections' entry is written
+        make_read_only()
+        ds = _load(project)  # read from the entry
+        assert _prepared_here(ds)  # prepared; keeping it fails quietly
+        assert not list((tmp_path / "ro" / "detections").glob(f"*/{prepared_cache.PREFIX}*"))
+        _assert_same_verdicts(project, ds, _scanned(project, monkeypatch))
+
+
+def test_the_kept_preparation_counts_toward_the_cache_size_cap(project: Path, cache_dir: Path) -> None:
+    from workstation.store import detection_cache
+
+    _load(project)
+    (entry,) = [p for p in cache_dir.iterdir()]
+    columns = detection_cache._entry_size(entry)
+    _prepared_here(_load(project))
+    (kept,) = _kept(cache_dir)
+    assert detection_cache._entry_size(entry) == columns + sum(f.stat().st_size for f in kept.iterdir())
+    meta = json.loads((kept / "manifest.json").read_text())
+    assert meta["folder"] == kept.name and "order" in meta["arrays"]

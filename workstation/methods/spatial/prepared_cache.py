@@ -1,0 +1,231 @@
+"""The checker's preparation kept beside the loader's detection cache entry.
+
+At a million samples `checker.prepare` takes 2 s of every open: it reads the 13M detections
+once and sorts each sample's boxes. Its result depends on the detections, the samples' order
+and variants (what the detection cache entry's key covers), on each sample's objects A / B,
+relation and image size, and on the code that computes it. When a dataset's detections come
+from a cache entry (`detection_cache.EntryRef`), the prepared arrays (≈0.3 GB at 1M) are
+written, on a thread of their own after the preparation, to a folder inside that entry named by
+a digest of all of that; later opens memory-map them instead of preparing again.
+
+Like the entry itself it is an optimisation only: a folder that cannot be written costs the
+next open its preparation, nothing else; a missing, damaged or inconsistent one is removed
+(with a warning) and the preparation runs as it would without it. Files are written to a
+temporary folder and renamed into place (a killed process leaves no half-written folder) and
+read with `allow_pickle=False`; every array's dtype and shape must be the ones this dataset
+gives, and the offsets and rows used as indices are range-checked. An entry removed or
+replaced by another load takes its folder with it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import hashlib
+import json
+import logging
+import os
+import shutil
+import sys
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...dataset import Dataset
+from ...store.detection_cache import EntryRef
+
+log = logging.getLogger(__name__)
+
+FORMAT = 1
+PREFIX = "checker-prepared-"
+_TMP = f".tmp-{PREFIX}"
+MANIFEST = "manifest.json"
+MANIFEST_MAX_BYTES = 1 << 20
+# the modules whose code decides the prepared arrays: any change of their source is another key
+_CODE_MODULES = ("workstation.methods.spatial.checker", "workstation.methods.spatial.data",
+                 "workstation.methods.spatial.types", "workstation.dataset", "workstation.types",
+                 "workstation.util.grouping")
+
+_writers: list[threading.Thread] = []
+_writers_lock = threading.Lock()
+WRITE_AT_EXIT_S = 60.0  # how long a leaving process waits for a write still under way
+
+
+@functools.cache
+def code_digest() -> str:
+    """A digest of the source of the modules that compute the preparation and of numpy's
+    version; in a frozen build (no sources), of the application's version and executable."""
+    import numpy
+
+    from ... import __version__
+
+    h = hashlib.sha256(f"checker-prepared/{FORMAT}/numpy {numpy.__version__}".encode())
+    try:
+        for name in _CODE_MODULES:
+            __import__(name)
+            h.update(Path(sys.modules[name].__file__ or "").read_bytes())
+    except (OSError, ImportError, AttributeError):
+        info = os.stat(sys.executable)
+        h.update(f"{__version__}/{sys.executable}/{info.st_size}/{info.st_mtime_ns}".encode())
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class Slot:
+    """Where one dataset's preparation is (or will be) kept."""
+
+    entry: Path  # the detection cache entry
+    folder: Path  # entry / PREFIX + digest
+
+
+def slot(ds: Dataset, n_slots: int, inputs: tuple[np.ndarray, ...]) -> Slot | None:
+    """The place of `ds`'s preparation, or None when its detections are not a cache entry's.
+    `inputs`: every per-sample array the preparation reads besides the entry's (objects A / B
+    as codes, relations, widths, heights)."""
+    ref = EntryRef.of(ds)
+    if ref is None:
+        return None
+    h = hashlib.sha256(code_digest().encode())
+    h.update(ref.digest.encode())
+    h.update(json.dumps([ds.n, len(ds.detections), n_slots, list(ds.variant_names)]).encode())
+    for a in inputs:
+        a = np.ascontiguousarray(a)
+        h.update(f"{a.dtype.str}{a.shape}".encode())
+        h.update(a.data)
+    return Slot(ref.folder, ref.folder / (PREFIX + h.hexdigest()[:40]))
+
+
+def _older_than(p: Path, seconds: float) -> bool:
+    try:
+        return time.time() - p.lstat().st_mtime > seconds
+    except OSError:
+        return False
+
+
+def _remove(p: Path) -> None:
+    try:
+        if p.is_symlink() or p.is_file():
+            p.unlink()
+        elif p.exists():
+            shutil.rmtree(p, ignore_errors=True)
+    except OSError:
+        pass
+
+
+Expected = dict[str, tuple[tuple[int, ...], set[str]]]
+
+
+def load(where: Slot, expect: Expected, n_detections: int) -> dict[str, np.ndarray] | None:
+    """The kept arrays, memory-mapped read-only, or None (none kept, or a folder that does not
+    check out: removed with a warning). `expect`: each array's shape (-1: any length) and
+    allowed dtype names; the offsets and rows must be in range (`check_indices`)."""
+    folder = where.folder
+    if not folder.is_dir() or folder.is_symlink():
+        return None
+    try:
+        out = _read(folder, expect)
+        check_indices(out, n_detections)
+    except (OSError, ValueError, KeyError, TypeError, IndexError) as e:
+        log.warning("the checker's kept preparation %s is unusable (%s): prepared again", folder, e)
+        _remove(folder)
+        return None
+    return out
+
+
+def _read(folder: Path, expect: Expected) -> dict[str, np.ndarray]:
+    mf = folder / MANIFEST
+    if mf.is_symlink() or mf.stat().st_size > MANIFEST_MAX_BYTES:
+        raise ValueError("manifest is a link or too large")
+    meta = json.loads(mf.read_bytes())
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("folder") != folder.name:
+        raise ValueError("manifest of another format or folder")
+    present = meta.get("arrays")
+    if not isinstance(present, list) or sorted(present) != sorted(expect):
+        raise ValueError("manifest names other arrays")
+    out: dict[str, np.ndarray] = {}
+    for name, (shape, dtypes) in expect.items():
+        path = folder / f"{name}.npy"
+        if path.is_symlink():
+            raise ValueError(f"{path.name} is a link")
+        arr = np.load(path, mmap_mode="r", allow_pickle=False)
+        same_shape = len(arr.shape) == len(shape) and all(w in (-1, a) for a, w in zip(arr.shape, shape))
+        if not same_shape or not any(arr.dtype == np.dtype(t) for t in dtypes):
+            raise ValueError(f"{path.name}: {arr.dtype} {arr.shape} where {sorted(dtypes)} {shape} was expected")
+        out[name] = np.asarray(arr)  # a plain read-only view; the mapping stays with its base
+    return out
+
+
+def check_indices(arrays: dict[str, np.ndarray], n_detections: int) -> None:
+    """Raise ValueError unless the offsets and rows that index other arrays are in range."""
+    start, count, order = arrays["sample_start"], arrays["seg_count"], arrays["order"]
+    if len(start) and (int(start[0]) != 0 or int(start[-1]) != len(order) or bool((np.diff(start) < 0).any())):
+        raise ValueError("segment offsets are not ascending from 0 to the rows' count")
+    if not np.array_equal(count.sum(axis=1, dtype=np.int64), np.diff(start.astype(np.int64))):
+        raise ValueError("segment counts do not add up to the offsets")
+    row0 = arrays["row0"]
+    if row0.size and (int(row0.min()) < -1 or int(row0.max()) >= n_detections):
+        raise ValueError("first rows out of range")
+    base = arrays.get("order_base")
+    if base is not None:
+        if len(base) and (int(base.min()) < 0 or int(base.max()) > n_detections):
+            raise ValueError("sample rows out of range")
+    elif len(order) and (int(order.min()) < 0 or int(order.max()) >= n_detections):
+        raise ValueError("rows out of range")
+
+
+def save_in_background(where: Slot, arrays: dict[str, np.ndarray]) -> threading.Thread:
+    """Write `arrays` to `where` on a thread of its own; returns the thread. A process that
+    leaves waits for it (up to `WRITE_AT_EXIT_S`, at exit: Python's own wait at exit skips a
+    thread started from a thread it did not start, such as the window's worker pool's)."""
+    t = threading.Thread(target=_save, args=(where, dict(arrays)), name="checker-prepared-save")
+    with _writers_lock:
+        _writers[:] = [w for w in _writers if w.is_alive()]
+        _writers.append(t)
+    t.start()
+    return t
+
+
+def wait_for_writes(timeout: float | None = None) -> bool:
+    """Wait for the writes started so far, up to `timeout` seconds in all; whether they ended."""
+    end = None if timeout is None else time.monotonic() + timeout
+    with _writers_lock:
+        pending = list(_writers)
+    for t in pending:
+        t.join(None if end is None else max(0.0, end - time.monotonic()))
+    return not any(t.is_alive() for t in pending)
+
+
+def _wait_at_exit() -> None:
+    if not wait_for_writes(WRITE_AT_EXIT_S):
+        log.warning("the checker's preparation was still being kept at exit: not kept")
+
+
+atexit.register(_wait_at_exit)
+
+
+def _save(where: Slot, arrays: dict[str, np.ndarray]) -> None:
+    entry = where.entry
+    tmp = entry / f"{_TMP}{os.getpid()}-{uuid.uuid4().hex[:12]}"
+    try:
+        tmp.mkdir(mode=0o700)  # fails when the entry is gone (evicted, rebuilt): nothing to keep it in
+        for name, arr in arrays.items():
+            with open(tmp / f"{name}.npy", "wb") as fh:
+                np.save(fh, np.ascontiguousarray(arr), allow_pickle=False)
+        meta = {"format": FORMAT, "folder": where.folder.name, "arrays": sorted(arrays)}
+        (tmp / MANIFEST).write_text(json.dumps(meta), encoding="utf-8")  # last: marks it complete
+        for old in entry.iterdir():  # one preparation per entry: an older one's inputs changed
+            if old.name.startswith(PREFIX) and old != where.folder:
+                _remove(old)
+            elif old.name.startswith(_TMP) and old != tmp and _older_than(old, 3600):  # a killed writer's
+                _remove(old)
+        if where.folder.is_dir() and not where.folder.is_symlink():
+            _remove(where.folder)  # one that did not check out
+        os.replace(tmp, where.folder)
+    except OSError as e:
+        _remove(tmp)
+        log.info("the checker's preparation was not kept in %s (%s): the next open prepares again", entry, e)
