@@ -11,6 +11,7 @@ benchmarks).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,7 @@ from .types import RELATION_CODE, RELATIONS
 
 METHOD_NAME = "spatial"
 _CACHE_KEY = "spatial.columns"
+_LOCK_KEY = "spatial.columns_lock"
 
 
 @dataclass
@@ -35,30 +37,67 @@ class SpatialColumns:
     code_b: np.ndarray  # int32: label_b's index in names
 
 
+def _by_identity(objs: list[Any]) -> tuple[np.ndarray, list[Any]]:
+    """(code of each object, the distinct objects) by object identity: the loader hands out one
+    attrs dict and one entity tuple per distinct value, shared by every prompt that has it, so
+    a million prompts hold a few thousand distinct objects. `objs` keeps them alive (an id is
+    unique among live objects)."""
+    ids = np.fromiter(map(id, objs), np.uintp, len(objs))
+    _, first, codes = np.unique(ids, return_index=True, return_inverse=True)
+    return codes.reshape(-1), [objs[i] for i in first.tolist()]
+
+
 def prompt_columns(p: Prompts) -> SpatialColumns:
     """Relation code and objects A, B of every prompt (-1 / "" for prompts of other methods),
-    with A and B also as codes into their distinct names."""
+    with A and B also as codes into their distinct names (in order of first appearance, A
+    before B). Each distinct attrs dict and entity tuple is read once (`_by_identity`)."""
     n = len(p)
     rel = np.full(n, -1, np.int8)
     ca = np.zeros(n, np.int32)
     cb = np.zeros(n, np.int32)
     names: dict[str, int] = {"": 0}
-    for i, (at, ents) in enumerate(zip(p.attrs.tolist(), p.entities.tolist())):
-        r = at.get("relation") if isinstance(at, dict) else None
-        if r in RELATION_CODE and ents is not None and len(ents) >= 2:
-            rel[i] = RELATION_CODE[r]
-            ca[i] = names.setdefault(ents[0], len(names))
-            cb[i] = names.setdefault(ents[1], len(names))
+    if n:
+        at_code, attrs = _by_identity(p.attrs.tolist())
+        en_code, ents = _by_identity(p.entities.tolist())
+
+        def relation_code(at: Any) -> int:
+            r = at.get("relation") if isinstance(at, dict) else None
+            return RELATION_CODE[r] if isinstance(r, str) and r in RELATION_CODE else -1
+
+        at_rel = np.array([relation_code(at) for at in attrs], np.int8)
+        en_ok = np.array([e is not None and len(e) >= 2 for e in ents], bool)
+        valid = np.flatnonzero((at_rel[at_code] >= 0) & en_ok[en_code])
+        rel[valid] = at_rel[at_code[valid]]
+        # names in order of first appearance: each entity tuple at its first valid prompt
+        used, first = np.unique(en_code[valid], return_index=True)
+        en_a = np.zeros(len(ents), np.int32)
+        en_b = np.zeros(len(ents), np.int32)
+        for t in used[np.argsort(first, kind="stable")].tolist():
+            e = ents[t]
+            en_a[t] = names.setdefault(e[0], len(names))
+            en_b[t] = names.setdefault(e[1], len(names))
+        ca[valid] = en_a[en_code[valid]]
+        cb[valid] = en_b[en_code[valid]]
     table = np.empty(len(names), dtype=object)
     table[:] = list(names)
     return SpatialColumns(rel, table[ca], table[cb], list(names), ca, cb)
 
 
 def spatial_columns(ds: Dataset) -> SpatialColumns:
-    """Per-sample relation, A and B, from the samples' prompts (cached per dataset)."""
+    """Per-sample relation, A and B, from the samples' prompts (cached per dataset). Computed
+    once even when two threads ask at once (the window's views and its background check): the
+    checker keys its preparation on these arrays' identity."""
     cached = ds.cache.get(_CACHE_KEY)
     if cached is not None and len(cached.relation) == ds.n:
         return cached
+    with ds.cache.setdefault(_LOCK_KEY, threading.Lock()):
+        cached = ds.cache.get(_CACHE_KEY)
+        if cached is not None and len(cached.relation) == ds.n:
+            return cached
+        return _spatial_columns(ds)
+
+
+def _spatial_columns(ds: Dataset) -> SpatialColumns:
     pc = prompt_columns(ds.prompts)
     rows = ds.prompt_rows()
     safe = np.maximum(rows, 0)
