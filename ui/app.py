@@ -189,9 +189,9 @@ def await_workers(timeout_ms: int = WORKERS_AT_EXIT_MS) -> bool:
     """Once the event loop has ended: ask the window's background workers to stop (a grid
     search stops at its next step; an evaluation runs to its end, and its result is dropped)
     and wait for them, up to `timeout_ms`. A worker still running when the interpreter tears
-    down would find its signals already deleted and print an error. (A project's load runs on
-    a thread of its own, which Python's exit waits for.) Returns whether all of them ended in
-    time; if not, the log says so."""
+    down would find its signals already deleted and print an error. (A project's load and the
+    check of its verdicts run on threads of their own, which Python's exit waits for.) Returns
+    whether all of them ended in time; if not, the log says so."""
     from PySide6.QtCore import QThreadPool
     from superqt.utils import WorkerBase
 

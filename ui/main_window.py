@@ -82,14 +82,22 @@ class CalibrationPlaceholder(QWidget):
 
 
 def _warm_view_imports() -> None:
-    """Import the modules of views created on demand (a thread beside the project's load)."""
+    """Import the modules of views created on demand, and the methods the window asks whether
+    the project holds their data once it is adopted (a thread beside the project's load)."""
     import importlib
+
+    from workstation.methods import METHODS, get_method
 
     for name in ("superqt.utils", "ui.methods.spatial.calibration.panel"):
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - the view reports its own failure when it is opened
             log.debug("warming %s failed", name, exc_info=True)
+    for method in METHODS.names():
+        try:
+            get_method(method)
+        except Exception:  # noqa: BLE001 - `_method_has_data` reports it when it asks
+            log.debug("warming method %s failed", method, exc_info=True)
 
 class MainWindow(QMainWindow):
     project_opened = Signal()
@@ -97,6 +105,8 @@ class MainWindow(QMainWindow):
     verdicts_checked = Signal()  # the background check of a project opened in the background ended
     # a background load's result or error, folder, read_only, ok, the window's closes at its start
     _loaded_in_background = Signal(object, object, bool, bool, int)
+    # a background check's (dataset, config, verdicts) or error, its dataset, folder, ok
+    _checked_in_background = Signal(object, object, object, bool)
 
     def __init__(self, state: AppState | None = None, ask_annotator: Callable[[], str | None] | None = None
                  ) -> None:
@@ -113,7 +123,8 @@ class MainWindow(QMainWindow):
         self._load_worker: Any = None  # the thread of a background open, while it runs
         self._closings = 0  # closes of this window: a load started before one is not adopted
         self._loaded_in_background.connect(self._on_loaded_in_background)
-        self._check_worker: Any = None
+        self._check_worker: Any = None  # the thread of a background check, while it runs
+        self._checked_in_background.connect(self._on_checked_in_background)
         self.controller = LabelController(self.state, ask_annotator=self.ask_annotator)
 
         # pages
@@ -510,35 +521,43 @@ class MainWindow(QMainWindow):
         self.load_finished.emit(True)
 
     def _check_in_background(self, dataset: Any, cfg: Any, folder: Path) -> None:
-        """Evaluate the adopted project's verdicts on a worker thread; the views take them when
+        """Evaluate the adopted project's verdicts on a thread of its own, started at once so
+        that it runs while the views take the samples (a worker of the pool would start only
+        once the event loop runs again, after the adoption); the views take the verdicts when
         they are ready (`verdicts_checked` is emitted then)."""
-        from superqt.utils import create_worker
+        worker = threading.Thread(target=self._check_in_thread, args=(dataset, cfg, folder),
+                                  name="project-check")
+        self._check_worker = worker
+        worker.start()
 
+    def _check_in_thread(self, dataset: Any, cfg: Any, folder: Path) -> None:
+        """The background check (a thread of its own): its verdicts or error go to the GUI thread
+        through `_checked_in_background`."""
         from .state import evaluate_active
 
-        worker = create_worker(evaluate_active, dataset, cfg, _start_thread=False, _ignore_errors=True)
+        try:
+            result: Any = evaluate_active(dataset, cfg)
+            ok = True
+        except Exception as e:  # noqa: BLE001 - reported on the GUI thread (`_on_checked_in_background`)
+            result, ok = e, False
+        try:
+            self._checked_in_background.emit(result, dataset, folder, ok)
+        except RuntimeError:  # the window is gone (its process is leaving)
+            pass
 
-        def done(result: Any) -> None:
-            self._check_worker = None
+    def _on_checked_in_background(self, result: Any, dataset: Any, folder: Path, ok: bool) -> None:
+        self._check_worker = None
+        if ok:
             if self.state.verdicts_ready(*result):
                 if not self.state.draft_restored:  # else the status bar says the draft is back
                     self.statusBar().showMessage(f"opened {folder.name}: {dataset.n:,} samples", 6000)
-            self.verdicts_checked.emit()
-
-        def failed(error: BaseException) -> None:
-            self._check_worker = None
-            if dataset is self.state.dataset:
-                self.state.checking = False
-                log.error("the checker failed on %s: %s", folder, error)
-                self.statusBar().showMessage(f"the checker failed on {folder.name}: {error}")
-                if QApplication.platformName() != "offscreen":
-                    QMessageBox.critical(self, "The checker failed", f"{folder.name}: {error}")
-            self.verdicts_checked.emit()
-
-        worker.returned.connect(done)
-        worker.errored.connect(failed)
-        self._check_worker = worker
-        worker.start()
+        elif dataset is self.state.dataset:
+            self.state.checking = False
+            log.error("the checker failed on %s: %s", folder, result)
+            self.statusBar().showMessage(f"the checker failed on {folder.name}: {result}")
+            if QApplication.platformName() != "offscreen":
+                QMessageBox.critical(self, "The checker failed", f"{folder.name}: {result}")
+        self.verdicts_checked.emit()
 
     def _load_failed(self, error: BaseException, folder: Path, read_only: bool) -> None:
         from workstation.store import ProjectLocked, ProjectReadOnly

@@ -222,14 +222,27 @@ def test_background_open_says_what_it_is_doing(qtbot, open_window, sbuc_project)
 
 def test_the_background_check_starts_before_the_views_take_the_samples(qtbot, open_window, sbuc_project,
                                                                       monkeypatch) -> None:
-    """The checker's worker is already running while the views take the loaded samples (the two
-    overlap), and its verdicts are taken once the adoption is done."""
+    """The checker is already running while the views take the loaded samples (the two overlap:
+    it does not wait for the event loop to start it), and its verdicts are taken once the
+    adoption is done."""
+    import threading
+
+    from ui import state as state_module
+
     w = open_window()
+    running = threading.Event()
+    evaluate_active = state_module.evaluate_active
+
+    def evaluating(*a):
+        running.set()
+        return evaluate_active(*a)
+
+    monkeypatch.setattr(state_module, "evaluate_active", evaluating)
     seen: list[bool] = []
     adopt = w.state.adopt
 
-    def recording(loaded) -> None:
-        seen.append(w._check_worker is not None)
+    def recording(loaded) -> None:  # the GUI thread: no event is handled until it returns
+        seen.append(running.wait(timeout=10))
         adopt(loaded)
 
     monkeypatch.setattr(w.state, "adopt", recording)
