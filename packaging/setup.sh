@@ -17,4 +17,7 @@ if ! "$VPY" -c "import torch" >/dev/null 2>&1; then
   "$VPY" -m pip install -q --disable-pip-version-check "${TORCH_SPEC:-torch==2.13.0}"
 fi
 "$VPY" -m pip install -q --disable-pip-version-check -e ".[ml,dev]"
+# the project's own bytecode, written once here: where PYTHONDONTWRITEBYTECODE is set, Python
+# would otherwise compile every module of the window again at each start
+"$VPY" -m compileall -q workstation ui main.py >/dev/null
 echo "environment ready: .venv ($("$VPY" --version))"
