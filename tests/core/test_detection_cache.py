@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import json
 import logging
+import os
 import shutil
 from pathlib import Path
 
@@ -183,6 +184,7 @@ def test_a_damaged_entry_is_rebuilt_with_a_warning(
         lambda: (entry / "manifest.json").write_text("{not json", encoding="utf-8"),
         damage_codes,
         lambda: (entry / "score.npy").unlink(),
+        lambda: ((entry / "y1.npy").unlink(), os.mkfifo(entry / "y1.npy")),  # a pipe: reading it would block
         lambda: np.save(entry / "sample.npy", np.arange(5, dtype=np.int64)),  # wrong length
     ]
     for damage in damages:

@@ -9,6 +9,7 @@ import dataclasses
 import errno
 import json
 import logging
+import os
 from pathlib import Path
 
 import numpy as np
@@ -152,6 +153,7 @@ def test_a_damaged_kept_preparation_is_prepared_again_with_a_warning(
         lambda f: (f / "geom_d.npy").write_bytes((f / "geom_d.npy").read_bytes()[:100]),  # truncated
         lambda f: (f / "manifest.json").write_text("{not json", encoding="utf-8"),
         lambda f: (f / "row0.npy").unlink(),
+        lambda f: ((f / "s2.npy").unlink(), os.mkfifo(f / "s2.npy")),  # a pipe: reading it would block
         rewrite("row0", set_first(-7)),  # a row that would index from the end
         rewrite("sample_start", set_first(5)),  # offsets that do not start at 0
         rewrite("seg_count", lambda a: a[::-1].copy()),  # counts that do not add up

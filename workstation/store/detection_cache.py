@@ -182,8 +182,8 @@ def load(key: CacheKey, root: Path | None = None, *, check: bool = True) -> tupl
 
 def _read(entry: Path, key: CacheKey, check: bool = True) -> tuple[Detections, list[str]]:
     mf = entry / MANIFEST
-    if mf.is_symlink() or mf.stat().st_size > MANIFEST_MAX_BYTES:
-        raise ValueError("manifest is a link or too large")
+    if mf.is_symlink() or not mf.is_file() or mf.stat().st_size > MANIFEST_MAX_BYTES:
+        raise ValueError("manifest is missing, a link, not a file or too large")
     meta = json.loads(mf.read_bytes())  # bytes: a text-mode open leaves objects alive
     if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("key") != key.digest:
         raise ValueError("manifest of another format or key")
@@ -196,8 +196,8 @@ def _read(entry: Path, key: CacheKey, check: bool = True) -> tuple[Detections, l
     cols: dict[str, np.ndarray] = {}
     for name in _COLUMNS:
         path = entry / f"{name}.npy"
-        if path.is_symlink():
-            raise ValueError(f"{path.name} is a link")
+        if path.is_symlink() or not path.is_file():  # a link, or a pipe that would block the read
+            raise ValueError(f"{path.name} is missing, a link or not a file")
         arr = np.load(path, mmap_mode="r", allow_pickle=False)
         want = n + 1 if (name == "sample" and runs) else m
         kind = _dtype_name(arr.dtype)

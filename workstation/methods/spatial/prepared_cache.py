@@ -139,8 +139,8 @@ def load(where: Slot, expect: Expected, n_detections: int) -> dict[str, np.ndarr
 
 def _read(folder: Path, expect: Expected) -> dict[str, np.ndarray]:
     mf = folder / MANIFEST
-    if mf.is_symlink() or mf.stat().st_size > MANIFEST_MAX_BYTES:
-        raise ValueError("manifest is a link or too large")
+    if mf.is_symlink() or not mf.is_file() or mf.stat().st_size > MANIFEST_MAX_BYTES:
+        raise ValueError("manifest is missing, a link, not a file or too large")
     meta = json.loads(mf.read_bytes())
     if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("folder") != folder.name:
         raise ValueError("manifest of another format or folder")
@@ -150,8 +150,8 @@ def _read(folder: Path, expect: Expected) -> dict[str, np.ndarray]:
     out: dict[str, np.ndarray] = {}
     for name, (shape, dtypes) in expect.items():
         path = folder / f"{name}.npy"
-        if path.is_symlink():
-            raise ValueError(f"{path.name} is a link")
+        if path.is_symlink() or not path.is_file():  # a link, or a pipe that would block the read
+            raise ValueError(f"{path.name} is missing, a link or not a file")
         arr = np.load(path, mmap_mode="r", allow_pickle=False)
         same_shape = len(arr.shape) == len(shape) and all(w in (-1, a) for a, w in zip(arr.shape, shape))
         if not same_shape or not any(arr.dtype == np.dtype(t) for t in dtypes):
