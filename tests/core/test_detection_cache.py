@@ -261,3 +261,39 @@ def test_projects_share_the_folder_under_its_size_cap_least_recently_used_first(
     _load(project)  # a fourth entry: the least recently used ones go until two fit
     kept = {json.loads((e / "manifest.json").read_text())["project"] for e in _entries(cache_dir)}
     assert kept == {str(project.resolve()), str(others[0].resolve())}
+
+
+def test_loads_of_different_samples_of_one_project_keep_an_entry_each(
+        project: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The window loads a project once per method view (the spatial method's samples, another
+    method's): each load's entry stays, so neither view makes the other scan again; an edit
+    still replaces each of them."""
+    with Project.open(project) as p:  # half of the samples moved to a second run
+        p.con.execute("INSERT INTO runs SELECT 'second', method, model, params, provenance, source, created_at "
+                      "FROM runs LIMIT 1")
+        p.con.execute("UPDATE samples SET run_id = 'second' WHERE ord % 2 = 0")
+
+    def by_run() -> Dataset:
+        with Project.open(project, read_only=True) as p:
+            return p.load_dataset(runs=["second"])
+
+    _load(project)
+    by_run()
+    assert len(_entries(cache_dir)) == 2
+
+    def no_scan(*_a, **_k):
+        raise AssertionError("the detections were scanned although the cache holds them")
+
+    with monkeypatch.context() as m:
+        m.setattr(SamplesRepo, "_scan_detections", no_scan)
+        _load(project)
+        by_run()
+    with Project.open(project) as p:
+        p.con.execute("UPDATE detections SET score = score * 0.5 WHERE rowid = 1")
+    before = _entries(cache_dir)
+    fresh = _load(project)
+    fresh_by_run = by_run()
+    after = _entries(cache_dir)
+    assert len(after) == 2 and not set(after) & set(before)  # both stale entries replaced
+    _assert_same_detections(fresh, _scanned(project, monkeypatch))
+    assert 0 < len(fresh_by_run.detections) < len(fresh.detections)

@@ -100,19 +100,22 @@ class CacheKey:
     digest: str  # hex
     project: str  # the project's folder, resolved (for removing its older entries)
     n_samples: int
+    scope: str = ""  # which of its samples the load asked for (a method's, some runs'): one entry each
 
 
 def make_key(project_folder: Path, table_fingerprint: tuple[Any, ...], h1: np.ndarray, h2: np.ndarray,
-             recorded_variants: list[str]) -> CacheKey:
+             recorded_variants: list[str], scope: str = "") -> CacheKey:
     """The entry's key: the loaded samples' id hashes in order, the detections table's
-    fingerprint (count and row-hash aggregates), the recorded variants, the format."""
+    fingerprint (count and row-hash aggregates), the recorded variants, the format. `scope`
+    names the load's selection of samples (a method's, some runs'): a project keeps one entry
+    per scope, so the window's views of two methods do not evict each other's."""
     h = hashlib.sha256()
     h.update(f"detections-cache/{FORMAT}".encode())
     h.update(json.dumps([str(x) for x in table_fingerprint]).encode())
     h.update(json.dumps(sorted(recorded_variants)).encode())
     h.update(np.ascontiguousarray(h1, np.uint64).tobytes())
     h.update(np.ascontiguousarray(h2, np.uint64).tobytes())
-    return CacheKey(h.hexdigest(), str(Path(project_folder).resolve()), len(h1))
+    return CacheKey(h.hexdigest(), str(Path(project_folder).resolve()), len(h1), scope)
 
 
 def _entry(root: Path, key: CacheKey) -> Path:
@@ -253,7 +256,8 @@ def store(key: CacheKey, dets: Detections, variant_names: list[str],
             with open(tmp / f"{name}.npy", "wb") as fh:
                 np.save(fh, np.ascontiguousarray(arr), allow_pickle=False)
         meta = {
-            "format": FORMAT, "key": key.digest, "project": key.project, "created": time.time(),
+            "format": FORMAT, "key": key.digest, "project": key.project, "scope": key.scope,
+            "created": time.time(),
             "n_samples": key.n_samples, "n_detections": len(dets), "sample_runs": offsets is not None,
             "runs_dtype": str(runs.dtype) if runs is not None else None,
             "variant_names": list(variant_names), "label_names": [str(x) for x in names.tolist()],
@@ -286,8 +290,9 @@ def _entry_size(p: Path, depth: int = 1) -> int:
 
 
 def _evict(root: Path, key: CacheKey, incoming: int) -> None:
-    """Remove the project's other entries (made stale by an edit), then the least recently used
-    until `incoming` more bytes fit under the cap; leftovers of killed writers go too."""
+    """Remove the project's other entries of the same scope (made stale by an edit), then the
+    least recently used until `incoming` more bytes fit under the cap; leftovers of killed
+    writers go too."""
     entries: list[tuple[float, int, Path]] = []
     now = time.time()
     for p in root.iterdir():
@@ -304,10 +309,11 @@ def _evict(root: Path, key: CacheKey, incoming: int) -> None:
         try:
             info = mf.stat()
             used = info.st_mtime
-            project = json.loads(mf.read_bytes()).get("project") if info.st_size < MANIFEST_MAX_BYTES else None
+            meta = json.loads(mf.read_bytes()) if info.st_size < MANIFEST_MAX_BYTES else {}
+            project, scope = meta.get("project"), meta.get("scope")
         except (OSError, ValueError, AttributeError):
-            used, project = 0.0, None
-        if project == key.project:
+            used, project, scope = 0.0, None, None
+        if project == key.project and scope in (key.scope, None):  # None: written before scopes
             _remove(p)
             continue
         entries.append((used, _entry_size(p), p))

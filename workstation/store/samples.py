@@ -291,7 +291,8 @@ class SamplesRepo(ProjectBase):
         by the first load after any change of the project."""
         from . import detection_cache
 
-        key = self._detection_cache_key(st)
+        scope = hashlib.sha256(json.dumps([where, [str(p) for p in params]]).encode()).hexdigest()[:16]
+        key = self._detection_cache_key(st, scope)
         if key is not None:
             hit = detection_cache.load(key)
             if hit is not None:
@@ -303,9 +304,10 @@ class SamplesRepo(ProjectBase):
                 return (*stored, key)
         return dets, names, None
 
-    def _detection_cache_key(self, st: Any) -> Any:
-        """The detection cache's key for a load of `st`'s samples, or None when the cache is off
-        or the project has fewer detections than its threshold."""
+    def _detection_cache_key(self, st: Any, scope: str = "") -> Any:
+        """The detection cache's key for a load of `st`'s samples (`scope`: the load's
+        selection, see `detection_cache.make_key`), or None when the cache is off or the project
+        has fewer detections than its threshold."""
         from . import detection_cache
 
         least = detection_cache.min_detections()
@@ -324,7 +326,7 @@ class SamplesRepo(ProjectBase):
             recorded = [str(r[0]) for r in self.con.execute("SELECT name FROM image_variants").fetchall()]
         h1 = np.asarray(st.column("h1").to_numpy(zero_copy_only=False), np.uint64)
         h2 = np.asarray(st.column("h2").to_numpy(zero_copy_only=False), np.uint64)
-        return detection_cache.make_key(self.folder, tuple(row or ()), h1, h2, recorded)
+        return detection_cache.make_key(self.folder, tuple(row or ()), h1, h2, recorded, scope)
 
     def _scan_detections(self, st: Any, where: str, params: list[Any]) -> tuple[Detections, list[str]]:
         """`_load_detections` read from the project's detections table."""
