@@ -174,7 +174,7 @@ def load(key: CacheKey, root: Path | None = None, *, check: bool = True) -> tupl
         out = _read(entry, key, check)
     except (OSError, ValueError, KeyError, TypeError, IndexError) as e:
         log.warning("detection cache entry %s is unusable (%s): rebuilt from the project", entry, e)
-        _remove(entry)
+        remove_path(entry)
         return None
     try:
         os.utime(entry / MANIFEST)  # recently used: kept longest under the size cap
@@ -265,10 +265,10 @@ def store(key: CacheKey, dets: Detections, variant_names: list[str],
         }
         (tmp / MANIFEST).write_text(json.dumps(meta), encoding="utf-8")  # last: marks it complete
         if _plain_dir(entry):
-            _remove(entry)  # an older entry of the same key that did not check out
+            remove_path(entry)  # an older entry of the same key that did not check out
         os.replace(tmp, entry)
     except OSError as e:
-        _remove(tmp)
+        remove_path(tmp)
         log.warning("detection cache not written to %s (%s): the detections stay in memory", root, e)
         return None
     return load(key, root, check=False)
@@ -299,7 +299,7 @@ def _evict(root: Path, key: CacheKey, incoming: int) -> None:
         if p.name.startswith(".tmp-"):
             try:
                 if now - p.lstat().st_mtime > 3600:  # a writer killed mid-way
-                    _remove(p)
+                    remove_path(p)
             except OSError:
                 pass
             continue
@@ -314,7 +314,7 @@ def _evict(root: Path, key: CacheKey, incoming: int) -> None:
         except (OSError, ValueError, AttributeError):
             used, project, scope = 0.0, None, None
         if project == key.project and scope in (key.scope, None):  # None: written before scopes
-            _remove(p)
+            remove_path(p)
             continue
         entries.append((used, _entry_size(p), p))
     cap = max_bytes()
@@ -322,11 +322,12 @@ def _evict(root: Path, key: CacheKey, incoming: int) -> None:
     for _, size, p in sorted(entries):
         if total <= cap:
             break
-        _remove(p)
+        remove_path(p)
         total -= size
 
 
-def _remove(p: Path) -> None:
+def remove_path(p: Path) -> None:
+    """Remove a file, link or folder (with what it holds), quietly: a cache's leftovers."""
     try:
         if p.is_symlink() or p.is_file():
             p.unlink()

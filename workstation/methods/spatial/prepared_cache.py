@@ -25,7 +25,6 @@ import hashlib
 import json
 import logging
 import os
-import shutil
 import sys
 import threading
 import time
@@ -37,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from ...dataset import Dataset
-from ...store.detection_cache import EntryRef
+from ...store.detection_cache import EntryRef, remove_path
 
 log = logging.getLogger(__name__)
 
@@ -107,16 +106,6 @@ def _older_than(p: Path, seconds: float) -> bool:
         return False
 
 
-def _remove(p: Path) -> None:
-    try:
-        if p.is_symlink() or p.is_file():
-            p.unlink()
-        elif p.exists():
-            shutil.rmtree(p, ignore_errors=True)
-    except OSError:
-        pass
-
-
 Expected = dict[str, tuple[tuple[int, ...], set[str]]]
 
 
@@ -132,7 +121,7 @@ def load(where: Slot, expect: Expected, n_detections: int) -> dict[str, np.ndarr
         check_indices(out, n_detections)
     except (OSError, ValueError, KeyError, TypeError, IndexError) as e:
         log.warning("the checker's kept preparation %s is unusable (%s): prepared again", folder, e)
-        _remove(folder)
+        remove_path(folder)
         return None
     return out
 
@@ -220,12 +209,12 @@ def _save(where: Slot, arrays: dict[str, np.ndarray]) -> None:
         (tmp / MANIFEST).write_text(json.dumps(meta), encoding="utf-8")  # last: marks it complete
         for old in entry.iterdir():  # one preparation per entry: an older one's inputs changed
             if old.name.startswith(PREFIX) and old != where.folder:
-                _remove(old)
+                remove_path(old)
             elif old.name.startswith(_TMP) and old != tmp and _older_than(old, 3600):  # a killed writer's
-                _remove(old)
+                remove_path(old)
         if where.folder.is_dir() and not where.folder.is_symlink():
-            _remove(where.folder)  # one that did not check out
+            remove_path(where.folder)  # one that did not check out
         os.replace(tmp, where.folder)
     except OSError as e:
-        _remove(tmp)
+        remove_path(tmp)
         log.info("the checker's preparation was not kept in %s (%s): the next open prepares again", entry, e)
