@@ -220,3 +220,28 @@ def test_the_kept_preparation_counts_toward_the_cache_size_cap(project: Path, ca
     assert detection_cache._entry_size(entry) == columns + sum(f.stat().st_size for f in kept.iterdir())
     meta = json.loads((kept / "manifest.json").read_text())
     assert meta["folder"] == kept.name and "order" in meta["arrays"]
+
+
+def test_keeping_a_preparation_makes_room_under_the_size_cap(
+        project: Path, tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The preparation is written after its entry; the least recently used other entries go
+    until it fits under the cap too (the entry it belongs to stays)."""
+    import shutil
+
+    from workstation.store import detection_cache
+
+    other = tmp_path / "other"
+    shutil.copytree(project, other)
+    with Project.open(other) as p:  # its own detections: its own entry
+        p.con.execute("UPDATE detections SET score = score * 0.9 WHERE rowid = 0")
+    _load(other)
+    (other_entry,) = list(cache_dir.iterdir())
+    ds = _load(project)
+    entries = sorted(cache_dir.iterdir())
+    assert len(entries) == 2
+    both = sum(detection_cache._entry_size(e) for e in entries)
+    monkeypatch.setenv("WORKSTATION_CACHE_MAX_GB", str((both + 1000) / (1 << 30)))  # no room for more
+    assert _prepared_here(ds)
+    (kept,) = _kept(cache_dir)
+    assert [e for e in cache_dir.iterdir()] == [kept.parent]  # the other project's entry made room
+    assert kept.parent != other_entry

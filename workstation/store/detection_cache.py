@@ -289,10 +289,20 @@ def _entry_size(p: Path, depth: int = 1) -> int:
     return total
 
 
-def _evict(root: Path, key: CacheKey, incoming: int) -> None:
-    """Remove the project's other entries of the same scope (made stale by an edit), then the
-    least recently used until `incoming` more bytes fit under the cap; leftovers of killed
-    writers go too."""
+def make_room(entry: Path, incoming: int) -> None:
+    """Remove the least recently used entries other than `entry` until `incoming` more bytes,
+    beside what `entry` holds, fit under the cap (for what is kept inside an entry later)."""
+    try:
+        _evict(entry.parent, None, incoming + _entry_size(entry), keep=entry)
+    except OSError:
+        pass
+
+
+def _evict(root: Path, key: CacheKey | None, incoming: int, keep: Path | None = None) -> None:
+    """Remove the project's other entries of the same scope as `key` (made stale by an edit),
+    then the least recently used until `incoming` more bytes fit under the cap; leftovers of
+    killed writers go too. The entry of `key` (or `keep`) is left alone."""
+    keep = _entry(root, key) if key is not None else keep
     entries: list[tuple[float, int, Path]] = []
     now = time.time()
     for p in root.iterdir():
@@ -303,7 +313,7 @@ def _evict(root: Path, key: CacheKey, incoming: int) -> None:
             except OSError:
                 pass
             continue
-        if not _plain_dir(p) or p == _entry(root, key):
+        if not _plain_dir(p) or p == keep:
             continue
         mf = p / MANIFEST
         try:
@@ -313,7 +323,7 @@ def _evict(root: Path, key: CacheKey, incoming: int) -> None:
             project, scope = meta.get("project"), meta.get("scope")
         except (OSError, ValueError, AttributeError):
             used, project, scope = 0.0, None, None
-        if project == key.project and scope in (key.scope, None):  # None: written before scopes
+        if key is not None and project == key.project and scope in (key.scope, None):  # None: before scopes
             remove_path(p)
             continue
         entries.append((used, _entry_size(p), p))

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from ...dataset import Dataset
-from ...store.detection_cache import EntryRef, remove_path
+from ...store.detection_cache import EntryRef, make_room, remove_path
 
 log = logging.getLogger(__name__)
 
@@ -201,6 +201,7 @@ def _save(where: Slot, arrays: dict[str, np.ndarray]) -> None:
     entry = where.entry
     tmp = entry / f"{_TMP}{os.getpid()}-{uuid.uuid4().hex[:12]}"
     try:
+        make_room(entry, sum(np.asarray(a).nbytes for a in arrays.values()))  # under the cache's size cap
         tmp.mkdir(mode=0o700)  # fails when the entry is gone (evicted, rebuilt): nothing to keep it in
         for name, arr in arrays.items():
             with open(tmp / f"{name}.npy", "wb") as fh:
