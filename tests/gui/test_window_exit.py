@@ -99,3 +99,46 @@ def test_a_window_that_leaves_once_its_verdicts_are_in_keeps_the_checkers_prepar
         (kept,) = cache.glob(f"detections/*/{prepared_cache.PREFIX}*")
         assert (kept / "manifest.json").exists()
         assert not list(cache.glob("detections/*/.tmp-*"))
+
+
+POOL_WRITE = """
+import sys, time
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtCore import QCoreApplication, QRunnable, QThreadPool, QTimer
+
+from workstation.methods.spatial import prepared_cache as pc
+
+real = pc._save
+pc._save = lambda *a: (time.sleep(1.0), real(*a))  # a large preparation takes a while
+entry = Path(sys.argv[1])
+entry.mkdir(parents=True)
+slot = pc.Slot(entry, entry / (pc.PREFIX + "test"))
+app = QCoreApplication([])
+
+
+class Prepare(QRunnable):
+    def run(self):  # a worker of the pool, as the window's evaluations are
+        pc.save_in_background(slot, {"a": np.arange(10)})
+
+
+QThreadPool.globalInstance().start(Prepare())
+QTimer.singleShot(300, app.quit)
+app.exec()
+print("LEFT", flush=True)
+"""
+
+
+def test_a_preparation_kept_from_a_pool_worker_is_written_whole_before_the_process_leaves(tmp_path: Path) -> None:
+    """Python's own wait at exit skips a thread started from a thread it did not start (a Qt
+    pool worker's): the kept preparation's write is waited for at exit all the same."""
+    entry = tmp_path / "entry"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["QT_QPA_PLATFORM"] = "offscreen"
+    r = subprocess.run([sys.executable, "-c", POOL_WRITE, str(entry)], cwd=ROOT, env=env, capture_output=True,
+                       text=True, check=False, timeout=120)
+    assert r.returncode == 0 and "LEFT" in r.stdout, r.stdout + r.stderr
+    kept = entry / "checker-prepared-test"
+    assert (kept / "manifest.json").exists() and (kept / "a.npy").exists(), r.stderr
+    assert not list(entry.glob(".tmp-*"))
