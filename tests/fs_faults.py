@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import stat
@@ -101,3 +102,21 @@ def writable_then_read_only(path: Path) -> Iterator[Callable[[], None]]:
                 p.chmod(mode)
             except OSError:
                 pass
+
+
+class FullDiskAt:
+    """A stand-in for `np.save` whose `n`-th call finds the disk full (ENOSPC); it counts its
+    calls, and `real` is the `np.save` it stands in for."""
+
+    def __init__(self, n: int) -> None:
+        import numpy as np
+
+        self.n = n
+        self.calls = 0
+        self.real = np.save
+
+    def __call__(self, fh: object, arr: object, **kw: object) -> None:
+        self.calls += 1
+        if self.calls == self.n:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        self.real(fh, arr, **kw)  # type: ignore[call-overload]

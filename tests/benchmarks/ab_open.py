@@ -16,12 +16,9 @@ checkouts run with this interpreter (`.venv` of the checkout the script is run f
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,21 +28,10 @@ import bench_gui  # noqa: E402
 
 
 def one_open(checkout: Path, project: Path, cache: Path, settings: Path) -> tuple[float, float, str]:
-    env = dict(os.environ, WORKSTATION_EXIT_WHEN_READY="1", WORKSTATION_SETTINGS=str(settings),
-               WORKSTATION_CACHE_DIR=str(cache))
-    env.setdefault("QT_QPA_PLATFORM", "offscreen")
-    t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "main.py", "gui", "--project", str(project)], cwd=checkout, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    ready_at, line = None, ""
-    assert proc.stdout is not None
-    for ln in proc.stdout:
-        if ready_at is None and ln.startswith("READY"):
-            ready_at, line = time.perf_counter() - t0, ln.strip()
-    rc = proc.wait(timeout=600)
-    if rc != 0 or ready_at is None:
-        raise SystemExit(f"{checkout}: the app did not start (rc={rc})")
-    return ready_at, time.perf_counter() - t0, line
+    """One cold start of `checkout` with its own cache folder: (READY at, process ended at, READY line)."""
+    readies, walls, lines = bench_gui.cold_start(project, settings, repeat=1, checkout=checkout,
+                                                 extra_env={"WORKSTATION_CACHE_DIR": str(cache)})
+    return readies[0], walls[0], lines[0]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -243,11 +243,13 @@ def ready_field(line: str, name: str) -> float:
 
 
 def cold_start(project: Path | None, settings: Path, repeat: int = 3,
-               before_each: Callable[[], object] | None = None) -> tuple[list[float], list[float], list[str]]:
-    """`repeat` cold starts: (seconds from process start until the app printed READY — its window
-    shown, the project's samples shown and their verdicts in —, whole-process wall times, the
-    READY lines). `before_each()` runs before each start, outside the timing."""
-    env = dict(os.environ, WORKSTATION_EXIT_WHEN_READY="1", WORKSTATION_SETTINGS=str(settings))
+               before_each: Callable[[], object] | None = None, checkout: Path = ROOT,
+               extra_env: dict[str, str] | None = None) -> tuple[list[float], list[float], list[str]]:
+    """`repeat` cold starts of `checkout`'s `main.py gui`: (seconds from process start until the
+    app printed READY — its window shown, the project's samples shown and their verdicts in —,
+    whole-process wall times, the READY lines). `before_each()` runs before each start, outside
+    the timing; `extra_env` is added to the environment."""
+    env = dict(os.environ, WORKSTATION_EXIT_WHEN_READY="1", WORKSTATION_SETTINGS=str(settings), **(extra_env or {}))
     env.setdefault("QT_QPA_PLATFORM", "offscreen")
     cmd = [sys.executable, "main.py", "gui"] + (["--project", str(project)] if project else [])
     readies: list[float] = []
@@ -258,7 +260,7 @@ def cold_start(project: Path | None, settings: Path, repeat: int = 3,
             before_each()
         with tempfile.TemporaryFile("w+") as err:  # a file, so that a chatty stderr cannot block the pipe
             t0 = time.perf_counter()
-            proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=err, text=True)
+            proc = subprocess.Popen(cmd, cwd=checkout, env=env, stdout=subprocess.PIPE, stderr=err, text=True)
             ready_at: float | None = None
             out: list[str] = []
             assert proc.stdout is not None

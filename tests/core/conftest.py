@@ -104,3 +104,36 @@ def labelled_project(labelled_imported: Path, tmp_path: Path) -> Path:
     dst = tmp_path / "labelled_project"
     shutil.copytree(labelled_imported, dst)
     return dst
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The detection cache in a folder of the test's own, used from the first detection."""
+    root = tmp_path / "user-cache"
+    monkeypatch.setenv("WORKSTATION_CACHE_DIR", str(root))
+    monkeypatch.setenv("WORKSTATION_DETECTION_CACHE_MIN", "0")
+    return root / "detections"
+
+
+def load_spatial(folder: Path, read_only: bool = True) -> Any:
+    """The project's spatial dataset, as the window loads it."""
+    with Project.open(folder, read_only=read_only) as p:
+        return p.load_dataset(method="spatial")
+
+
+def scanned_spatial(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The project's spatial dataset read by a scan of its tables (the cache turned off)."""
+    with monkeypatch.context() as m:
+        m.setenv("WORKSTATION_DETECTION_CACHE_MIN", "off")
+        return load_spatial(folder)
+
+
+def is_mapped(a: Any) -> bool:
+    """Whether array `a` is (a view of) a memory-mapped file."""
+    import numpy as np
+
+    while a is not None:
+        if isinstance(a, np.memmap):
+            return True
+        a = a.base
+    return False

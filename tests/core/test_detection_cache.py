@@ -4,7 +4,6 @@ never in the way when the folder cannot be written."""
 
 from __future__ import annotations
 
-import errno
 import json
 import logging
 import os
@@ -14,39 +13,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.core.conftest import is_mapped, load_spatial, scanned_spatial
+from tests.fs_faults import FullDiskAt
 from workstation.dataset import Dataset
 from workstation.methods.spatial.checker import evaluate, prepare
 from workstation.methods.spatial.store import SpatialStore
 from workstation.store import Project, detection_cache
 from workstation.store.samples import SamplesRepo
-
-
-@pytest.fixture
-def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "user-cache"
-    monkeypatch.setenv("WORKSTATION_CACHE_DIR", str(root))
-    monkeypatch.setenv("WORKSTATION_DETECTION_CACHE_MIN", "0")
-    return root / "detections"
-
-
-def _load(folder: Path, read_only: bool = True) -> Dataset:
-    with Project.open(folder, read_only=read_only) as p:
-        return p.load_dataset(method="spatial")
-
-
-def _scanned(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Dataset:
-    """The project's dataset read by a scan of its tables (the cache turned off)."""
-    with monkeypatch.context() as m:
-        m.setenv("WORKSTATION_DETECTION_CACHE_MIN", "off")
-        return _load(folder)
-
-
-def _mapped(a: np.ndarray) -> bool:
-    while a is not None:
-        if isinstance(a, np.memmap):
-            return True
-        a = a.base  # type: ignore[assignment]
-    return False
 
 
 def _assert_same_detections(a: Dataset, b: Dataset) -> None:
@@ -72,17 +45,17 @@ def _entries(cache_dir: Path) -> list[Path]:
 
 def test_the_second_open_maps_the_first_opens_columns_and_checks_the_same(
         project: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    scanned = _scanned(project, monkeypatch)
-    first = _load(project)  # scans, writes the entry, returns it mapped
+    scanned = scanned_spatial(project, monkeypatch)
+    first = load_spatial(project)  # scans, writes the entry, returns it mapped
     assert len(_entries(cache_dir)) == 1
-    assert _mapped(np.asarray(first.detections.x1))
+    assert is_mapped(np.asarray(first.detections.x1))
 
     def no_scan(*_a, **_k):  # a second open must not read the detections table
         raise AssertionError("the detections were scanned although the cache holds them")
 
     monkeypatch.setattr(SamplesRepo, "_scan_detections", no_scan)
-    second = _load(project)
-    assert _mapped(np.asarray(second.detections.score))
+    second = load_spatial(project)
+    assert is_mapped(np.asarray(second.detections.score))
     assert not np.asarray(second.detections.score).flags.writeable
     _assert_same_detections(second, scanned)
     _assert_same_verdicts(project, second, scanned)
@@ -104,10 +77,10 @@ def _resident_kb(path: Path) -> int:
 @pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="reads /proc/self/smaps")
 def test_the_checker_hands_the_mapped_pages_back_and_reads_them_again(
         project: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _load(project)
-    ds = _load(project)
+    load_spatial(project)
+    ds = load_spatial(project)
     (entry,) = _entries(cache_dir)
-    scanned = _scanned(project, monkeypatch)
+    scanned = scanned_spatial(project, monkeypatch)
     assert scanned.drop_mapped_pages() == 0  # columns in memory: nothing to hand back
     float(np.asarray(ds.detections.x1).sum())  # every page of the column read
     assert _resident_kb(entry / "x1.npy") > 0
@@ -127,14 +100,14 @@ def test_opening_a_project_again_and_again_leaves_nothing_behind(project: Path, 
     import tracemalloc
 
     for _ in range(3):  # the entry written, then read back: whatever warms up, warms up here
-        _load(project)
+        load_spatial(project)
     gc.collect()
     tracemalloc.start(8)
     try:
         before = tracemalloc.take_snapshot()
         for _ in range(24):
-            ds = _load(project)
-            assert _mapped(np.asarray(ds.detections.x1))
+            ds = load_spatial(project)
+            assert is_mapped(np.asarray(ds.detections.x1))
             del ds
         gc.collect()
         after = tracemalloc.take_snapshot()
@@ -156,23 +129,23 @@ def test_opening_a_project_again_and_again_leaves_nothing_behind(project: Path, 
 ])
 def test_any_edit_of_the_detections_gives_a_new_entry_that_matches_a_scan(
         project: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch, edit: str) -> None:
-    _load(project)
+    load_spatial(project)
     before = _entries(cache_dir)
     with Project.open(project) as p:
         p.con.execute(edit)
-    fresh = _load(project)
+    fresh = load_spatial(project)
     after = _entries(cache_dir)
     assert len(after) == 1 and after != before  # the project's stale entry is gone
-    scanned = _scanned(project, monkeypatch)
+    scanned = scanned_spatial(project, monkeypatch)
     _assert_same_detections(fresh, scanned)
     _assert_same_verdicts(project, fresh, scanned)
 
 
 def test_a_damaged_entry_is_rebuilt_with_a_warning(
         project: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
-    _load(project)
+    load_spatial(project)
     (entry,) = _entries(cache_dir)
-    scanned = _scanned(project, monkeypatch)
+    scanned = scanned_spatial(project, monkeypatch)
 
     def damage_codes() -> None:
         arr = np.load(entry / "label.npy")
@@ -191,7 +164,7 @@ def test_a_damaged_entry_is_rebuilt_with_a_warning(
         damage()
         caplog.clear()
         with caplog.at_level(logging.WARNING, logger="workstation.store.detection_cache"):
-            ds = _load(project)
+            ds = load_spatial(project)
         assert "unusable" in caplog.text and str(entry) in caplog.text
         _assert_same_detections(ds, scanned)
         (entry,) = _entries(cache_dir)  # written again, whole
@@ -203,42 +176,34 @@ def test_a_folder_that_cannot_be_written_leaves_the_detections_in_memory(
     blocker.write_text("a file where the cache folder would be", encoding="utf-8")
     monkeypatch.setenv("WORKSTATION_CACHE_DIR", str(blocker))
     monkeypatch.setenv("WORKSTATION_DETECTION_CACHE_MIN", "0")
-    scanned = _scanned(project, monkeypatch)
+    scanned = scanned_spatial(project, monkeypatch)
     with caplog.at_level(logging.WARNING, logger="workstation.store.detection_cache"):
-        ds = _load(project)
+        ds = load_spatial(project)
     assert "not written" in caplog.text
-    assert not _mapped(np.asarray(ds.detections.x1))
+    assert not is_mapped(np.asarray(ds.detections.x1))
     _assert_same_detections(ds, scanned)
 
 
 def test_a_full_disk_mid_write_leaves_no_partial_entry(
         project: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    scanned = _scanned(project, monkeypatch)
-    real_save = np.save
-    calls = {"n": 0}
-
-    def save(fh, arr, **kw):  # the fourth column finds the disk full
-        calls["n"] += 1
-        if calls["n"] == 4:
-            raise OSError(errno.ENOSPC, "No space left on device")
-        return real_save(fh, arr, **kw)
-
+    scanned = scanned_spatial(project, monkeypatch)
+    save = FullDiskAt(4)  # the fourth column finds the disk full
     monkeypatch.setattr(detection_cache.np, "save", save)
-    ds = _load(project)
-    assert calls["n"] == 4
+    ds = load_spatial(project)
+    assert save.calls == 4
     assert list(cache_dir.iterdir()) == []  # neither an entry nor the temporary folder
     _assert_same_detections(ds, scanned)
-    monkeypatch.setattr(detection_cache.np, "save", real_save)
-    _load(project)
+    monkeypatch.setattr(detection_cache.np, "save", save.real)
+    load_spatial(project)
     assert len(_entries(cache_dir)) == 1
 
 
 def test_small_projects_and_a_turned_off_cache_write_nothing(
         project: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WORKSTATION_DETECTION_CACHE_MIN", "1000000")  # the default: more than 800 samples hold
-    _load(project)
+    load_spatial(project)
     monkeypatch.setenv("WORKSTATION_DETECTION_CACHE_MIN", "off")
-    _load(project)
+    load_spatial(project)
     assert not cache_dir.exists()
 
 
@@ -252,13 +217,13 @@ def test_projects_share_the_folder_under_its_size_cap_least_recently_used_first(
             p.con.execute(f"UPDATE detections SET score = score * 0.9 WHERE rowid = {i}")
         others.append(dst)
     for dst in others:
-        _load(dst)
+        load_spatial(dst)
     entries = _entries(cache_dir)
     assert len(entries) == 3
     size = sum(f.stat().st_size for f in entries[0].iterdir())
     monkeypatch.setenv("WORKSTATION_CACHE_MAX_GB", str(2.5 * size / (1 << 30)))
-    _load(others[0])  # a hit: now the most recently used
-    _load(project)  # a fourth entry: the least recently used ones go until two fit
+    load_spatial(others[0])  # a hit: now the most recently used
+    load_spatial(project)  # a fourth entry: the least recently used ones go until two fit
     kept = {json.loads((e / "manifest.json").read_text())["project"] for e in _entries(cache_dir)}
     assert kept == {str(project.resolve()), str(others[0].resolve())}
 
@@ -277,7 +242,7 @@ def test_loads_of_different_samples_of_one_project_keep_an_entry_each(
         with Project.open(project, read_only=True) as p:
             return p.load_dataset(runs=["second"])
 
-    _load(project)
+    load_spatial(project)
     by_run()
     assert len(_entries(cache_dir)) == 2
 
@@ -286,14 +251,14 @@ def test_loads_of_different_samples_of_one_project_keep_an_entry_each(
 
     with monkeypatch.context() as m:
         m.setattr(SamplesRepo, "_scan_detections", no_scan)
-        _load(project)
+        load_spatial(project)
         by_run()
     with Project.open(project) as p:
         p.con.execute("UPDATE detections SET score = score * 0.5 WHERE rowid = 1")
     before = _entries(cache_dir)
-    fresh = _load(project)
+    fresh = load_spatial(project)
     fresh_by_run = by_run()
     after = _entries(cache_dir)
     assert len(after) == 2 and not set(after) & set(before)  # both stale entries replaced
-    _assert_same_detections(fresh, _scanned(project, monkeypatch))
+    _assert_same_detections(fresh, scanned_spatial(project, monkeypatch))
     assert 0 < len(fresh_by_run.detections) < len(fresh.detections)

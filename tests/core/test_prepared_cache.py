@@ -6,7 +6,6 @@ take it costs only the next preparation."""
 from __future__ import annotations
 
 import dataclasses
-import errno
 import json
 import logging
 import os
@@ -15,31 +14,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.fs_faults import writable_then_read_only
+from tests.core.conftest import is_mapped, load_spatial, scanned_spatial
+from tests.fs_faults import FullDiskAt, writable_then_read_only
 from workstation.dataset import Dataset
 from workstation.methods.spatial import checker, prepared_cache
 from workstation.methods.spatial.checker import evaluate, prepare
 from workstation.methods.spatial.store import SpatialStore
 from workstation.store import Project
-
-
-@pytest.fixture
-def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "user-cache"
-    monkeypatch.setenv("WORKSTATION_CACHE_DIR", str(root))
-    monkeypatch.setenv("WORKSTATION_DETECTION_CACHE_MIN", "0")
-    return root / "detections"
-
-
-def _load(folder: Path) -> Dataset:
-    with Project.open(folder, read_only=True) as p:
-        return p.load_dataset(method="spatial")
-
-
-def _scanned(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Dataset:
-    with monkeypatch.context() as m:
-        m.setenv("WORKSTATION_DETECTION_CACHE_MIN", "off")
-        return _load(folder)
 
 
 def _kept(cache_dir: Path) -> list[Path]:
@@ -64,14 +45,6 @@ def _prepared_here(ds: Dataset) -> bool:
     return computed["n"] > 0
 
 
-def _mapped(a: np.ndarray) -> bool:
-    while a is not None:
-        if isinstance(a, np.memmap):
-            return True
-        a = a.base  # type: ignore[assignment]
-    return False
-
-
 def _assert_same_verdicts(folder: Path, a: Dataset, b: Dataset) -> None:
     with Project.open(folder, read_only=True) as p:
         _, cfg = SpatialStore(p).active_config()
@@ -83,14 +56,14 @@ def _assert_same_verdicts(folder: Path, a: Dataset, b: Dataset) -> None:
 
 def test_a_later_open_maps_the_kept_preparation_and_gives_the_same_verdicts(
         project: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    scanned = _scanned(project, monkeypatch)
-    assert _prepared_here(_load(project))  # the first open prepares, and keeps it
+    scanned = scanned_spatial(project, monkeypatch)
+    assert _prepared_here(load_spatial(project))  # the first open prepares, and keeps it
     (kept,) = _kept(cache_dir)
     assert (kept / "manifest.json").exists() and not list(kept.parent.glob(".tmp-*"))
-    again = _load(project)
+    again = load_spatial(project)
     assert not _prepared_here(again)  # mapped, not computed
     prep = prepare(again)
-    assert _mapped(prep.order) and _mapped(prep.geom["d"]) and not prep.area0.flags.writeable
+    assert is_mapped(prep.order) and is_mapped(prep.geom["d"]) and not prep.area0.flags.writeable
     _assert_same_verdicts(project, again, scanned)
     for name in ("order", "sample_start", "seg_count", "row0", "score0", "vscore", "s2"):  # as computed
         ref = getattr(prepare(scanned), name)
@@ -105,37 +78,37 @@ def test_a_later_open_maps_the_kept_preparation_and_gives_the_same_verdicts(
 ])
 def test_any_change_of_what_it_was_prepared_from_prepares_again(
         project: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch, edit: str) -> None:
-    _prepared_here(_load(project))
+    _prepared_here(load_spatial(project))
     before = _kept(cache_dir)
     with Project.open(project) as p:
         p.con.execute(edit)
-    fresh = _load(project)
+    fresh = load_spatial(project)
     assert _prepared_here(fresh)
     after = _kept(cache_dir)
     assert len(after) == 1 and after != before  # the stale one is gone
-    _assert_same_verdicts(project, fresh, _scanned(project, monkeypatch))
-    assert not _prepared_here(_load(project))
+    _assert_same_verdicts(project, fresh, scanned_spatial(project, monkeypatch))
+    assert not _prepared_here(load_spatial(project))
 
 
 def test_another_version_of_the_checker_prepares_again(project: Path, cache_dir: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    _prepared_here(_load(project))
+    _prepared_here(load_spatial(project))
     monkeypatch.setattr(prepared_cache, "code_digest", lambda: "another checker")
-    assert _prepared_here(_load(project))
+    assert _prepared_here(load_spatial(project))
     assert len(_kept(cache_dir)) == 1
 
 
 def test_replaced_columns_are_not_the_entrys_and_prepare_again(project: Path, cache_dir: Path) -> None:
-    _prepared_here(_load(project))
-    ds = _load(project)
+    _prepared_here(load_spatial(project))
+    ds = load_spatial(project)
     ds.detections = dataclasses.replace(ds.detections, x1=np.asarray(ds.detections.x1) + 1.0)
     assert _prepared_here(ds)
 
 
 def test_a_damaged_kept_preparation_is_prepared_again_with_a_warning(
         project: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
-    scanned = _scanned(project, monkeypatch)
-    _prepared_here(_load(project))
+    scanned = scanned_spatial(project, monkeypatch)
+    _prepared_here(load_spatial(project))
 
     def rewrite(name: str, change) -> None:
         def damage(folder: Path) -> None:
@@ -164,7 +137,7 @@ def test_a_damaged_kept_preparation_is_prepared_again_with_a_warning(
         (kept,) = _kept(cache_dir)
         damage(kept)
         caplog.clear()
-        ds = _load(project)
+        ds = load_spatial(project)
         with caplog.at_level(logging.WARNING, logger="workstation.methods.spatial.prepared_cache"):
             assert _prepared_here(ds)
         assert "unusable" in caplog.text and str(kept) in caplog.text
@@ -174,17 +147,9 @@ def test_a_damaged_kept_preparation_is_prepared_again_with_a_warning(
 
 def test_a_full_disk_mid_write_keeps_nothing_and_the_verdicts_are_right(
         project: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
-    scanned = _scanned(project, monkeypatch)
-    real_save = np.save
-    calls = {"n": 0}
-
-    def save(fh, arr, **kw):  # the fifth array finds the disk full
-        calls["n"] += 1
-        if calls["n"] == 5:
-            raise OSError(errno.ENOSPC, "No space left on device")
-        return real_save(fh, arr, **kw)
-
-    ds = _load(project)  # the detections' entry written before the disk fills
+    scanned = scanned_spatial(project, monkeypatch)
+    save = FullDiskAt(5)  # the fifth array finds the disk full
+    ds = load_spatial(project)  # the detections' entry written before the disk fills
     monkeypatch.setattr(prepared_cache.np, "save", save)
     with caplog.at_level(logging.INFO, logger="workstation.methods.spatial.prepared_cache"):
         assert _prepared_here(ds)
@@ -192,8 +157,8 @@ def test_a_full_disk_mid_write_keeps_nothing_and_the_verdicts_are_right(
     (entry,) = [p for p in cache_dir.iterdir()]
     assert not [p for p in entry.iterdir() if p.is_dir()]  # neither a kept folder nor a temporary one
     _assert_same_verdicts(project, ds, scanned)
-    monkeypatch.setattr(prepared_cache.np, "save", real_save)
-    assert _prepared_here(_load(project)) and not _prepared_here(_load(project))
+    monkeypatch.setattr(prepared_cache.np, "save", save.real)
+    assert _prepared_here(load_spatial(project)) and not _prepared_here(load_spatial(project))
 
 
 def test_a_cache_folder_turned_read_only_costs_only_the_preparation(
@@ -201,21 +166,21 @@ def test_a_cache_folder_turned_read_only_costs_only_the_preparation(
     with writable_then_read_only(tmp_path / "ro") as make_read_only:
         monkeypatch.setenv("WORKSTATION_CACHE_DIR", str(tmp_path / "ro"))
         monkeypatch.setenv("WORKSTATION_DETECTION_CACHE_MIN", "0")
-        _load(project)  # the detections' entry is written
+        load_spatial(project)  # the detections' entry is written
         make_read_only()
-        ds = _load(project)  # read from the entry
+        ds = load_spatial(project)  # read from the entry
         assert _prepared_here(ds)  # prepared; keeping it fails quietly
         assert not list((tmp_path / "ro" / "detections").glob(f"*/{prepared_cache.PREFIX}*"))
-        _assert_same_verdicts(project, ds, _scanned(project, monkeypatch))
+        _assert_same_verdicts(project, ds, scanned_spatial(project, monkeypatch))
 
 
 def test_the_kept_preparation_counts_toward_the_cache_size_cap(project: Path, cache_dir: Path) -> None:
     from workstation.store import detection_cache
 
-    _load(project)
+    load_spatial(project)
     (entry,) = [p for p in cache_dir.iterdir()]
     columns = detection_cache._entry_size(entry)
-    _prepared_here(_load(project))
+    _prepared_here(load_spatial(project))
     (kept,) = _kept(cache_dir)
     assert detection_cache._entry_size(entry) == columns + sum(f.stat().st_size for f in kept.iterdir())
     meta = json.loads((kept / "manifest.json").read_text())
@@ -234,9 +199,9 @@ def test_keeping_a_preparation_makes_room_under_the_size_cap(
     shutil.copytree(project, other)
     with Project.open(other) as p:  # its own detections: its own entry
         p.con.execute("UPDATE detections SET score = score * 0.9 WHERE rowid = 0")
-    _load(other)
+    load_spatial(other)
     (other_entry,) = list(cache_dir.iterdir())
-    ds = _load(project)
+    ds = load_spatial(project)
     entries = sorted(cache_dir.iterdir())
     assert len(entries) == 2
     both = sum(detection_cache._entry_size(e) for e in entries)

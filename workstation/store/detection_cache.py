@@ -161,6 +161,38 @@ def _plain_dir(p: Path) -> bool:
     return p.is_dir() and not p.is_symlink()
 
 
+def read_manifest(path: Path, max_bytes: int = MANIFEST_MAX_BYTES) -> Any:
+    """A cache folder's JSON manifest (a regular file under `max_bytes`; ValueError if not)."""
+    if path.is_symlink() or not path.is_file() or path.stat().st_size > max_bytes:
+        raise ValueError(f"{path.name} is missing, a link, not a file or too large")
+    return json.loads(path.read_bytes())  # bytes: a text-mode open leaves objects alive
+
+
+def map_array(path: Path) -> np.ndarray:
+    """A cache folder's `.npy` file memory-mapped read-only (a regular file; ValueError if not:
+    a link could lead out of the folder, a pipe would block the read); never unpickled."""
+    if path.is_symlink() or not path.is_file():
+        raise ValueError(f"{path.name} is missing, a link or not a file")
+    return np.load(path, mmap_mode="r", allow_pickle=False)
+
+
+def write_arrays(folder: Path, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
+    """Write `arrays` as `.npy` files into the (temporary) `folder`, then `meta` as its
+    manifest: written last, it marks the folder complete."""
+    for name, arr in arrays.items():
+        with open(folder / f"{name}.npy", "wb") as fh:
+            np.save(fh, np.ascontiguousarray(arr), allow_pickle=False)
+    (folder / MANIFEST).write_text(json.dumps(meta), encoding="utf-8")
+
+
+def older_than(p: Path, seconds: float) -> bool:
+    """Whether `p` was last changed more than `seconds` ago (False when it cannot be read)."""
+    try:
+        return time.time() - p.lstat().st_mtime > seconds
+    except OSError:
+        return False
+
+
 def load(key: CacheKey, root: Path | None = None, *, check: bool = True) -> tuple[Detections, list[str]] | None:
     """The cached columns of `key`, memory-mapped (read-only), or None (no entry, or one that
     does not check out: it is removed). `check=False` skips the range checks of the codes and
@@ -184,10 +216,7 @@ def load(key: CacheKey, root: Path | None = None, *, check: bool = True) -> tupl
 
 
 def _read(entry: Path, key: CacheKey, check: bool = True) -> tuple[Detections, list[str]]:
-    mf = entry / MANIFEST
-    if mf.is_symlink() or not mf.is_file() or mf.stat().st_size > MANIFEST_MAX_BYTES:
-        raise ValueError("manifest is missing, a link, not a file or too large")
-    meta = json.loads(mf.read_bytes())  # bytes: a text-mode open leaves objects alive
+    meta = read_manifest(entry / MANIFEST)
     if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("key") != key.digest:
         raise ValueError("manifest of another format or key")
     n, m = int(meta["n_samples"]), int(meta["n_detections"])
@@ -199,9 +228,7 @@ def _read(entry: Path, key: CacheKey, check: bool = True) -> tuple[Detections, l
     cols: dict[str, np.ndarray] = {}
     for name in _COLUMNS:
         path = entry / f"{name}.npy"
-        if path.is_symlink() or not path.is_file():  # a link, or a pipe that would block the read
-            raise ValueError(f"{path.name} is missing, a link or not a file")
-        arr = np.load(path, mmap_mode="r", allow_pickle=False)
+        arr = map_array(path)
         want = n + 1 if (name == "sample" and runs) else m
         kind = _dtype_name(arr.dtype)
         if arr.ndim != 1 or len(arr) != want or kind not in _DTYPES[name] or kind != meta["dtypes"][name]:
@@ -252,9 +279,6 @@ def store(key: CacheKey, dets: Detections, variant_names: list[str],
             "source": dets.source, "variant": dets.variant, "label": codes,
             **{k: getattr(dets, k) for k in _FLOAT_COLUMNS},
             "sample": offsets if offsets is not None else dets.sample_idx}
-        for name, arr in cols.items():
-            with open(tmp / f"{name}.npy", "wb") as fh:
-                np.save(fh, np.ascontiguousarray(arr), allow_pickle=False)
         meta = {
             "format": FORMAT, "key": key.digest, "project": key.project, "scope": key.scope,
             "created": time.time(),
@@ -263,7 +287,7 @@ def store(key: CacheKey, dets: Detections, variant_names: list[str],
             "variant_names": list(variant_names), "label_names": [str(x) for x in names.tolist()],
             "dtypes": {k: np.asarray(a).dtype.name for k, a in cols.items()},
         }
-        (tmp / MANIFEST).write_text(json.dumps(meta), encoding="utf-8")  # last: marks it complete
+        write_arrays(tmp, cols, meta)
         if _plain_dir(entry):
             remove_path(entry)  # an older entry of the same key that did not check out
         os.replace(tmp, entry)
@@ -304,14 +328,10 @@ def _evict(root: Path, key: CacheKey | None, incoming: int, keep: Path | None = 
     killed writers go too. The entry of `key` (or `keep`) is left alone."""
     keep = _entry(root, key) if key is not None else keep
     entries: list[tuple[float, int, Path]] = []
-    now = time.time()
     for p in root.iterdir():
         if p.name.startswith(".tmp-"):
-            try:
-                if now - p.lstat().st_mtime > 3600:  # a writer killed mid-way
-                    remove_path(p)
-            except OSError:
-                pass
+            if older_than(p, 3600):  # a writer killed mid-way
+                remove_path(p)
             continue
         if not _plain_dir(p) or p == keep:
             continue

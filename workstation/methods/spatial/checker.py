@@ -566,7 +566,7 @@ def _prepare(ds: Dataset, fp: tuple[Any, ...]) -> Prepared:
     if kept is not None:
         loaded = prepared_cache.load(kept, _kept_arrays(n, n_slots, len(d), score_dtype(d.score)), len(d))
         if loaded is not None:
-            return _finish(ds, fp, relation, width * height, loaded)
+            return _finish(ds, fp, n_slots, relation, width * height, loaded)
     score = _Col64(d.score)
     x1, y1, x2, y2 = (_Col64(a) for a in (d.x1, d.y1, d.x2, d.y2))
     # detections grouped by sample: the loader keeps them sorted by sample; otherwise a stable
@@ -709,7 +709,7 @@ def _prepare(ds: Dataset, fp: tuple[Any, ...]) -> Prepared:
               **{f"geom_{k}": a for k, a in geom.items()}}
     if kept is not None:  # the next open maps them (written while this one goes on)
         prepared_cache.save_in_background(kept, arrays)
-    return _finish(ds, fp, relation, width * height, arrays)
+    return _finish(ds, fp, n_slots, relation, width * height, arrays)
 
 
 def _kept_arrays(n: int, n_slots: int, n_det: int, sdt: type[np.floating[Any]]
@@ -727,14 +727,14 @@ def _kept_arrays(n: int, n_slots: int, n_det: int, sdt: type[np.floating[Any]]
             **{f"geom_{k}": ((n_pert, n), {"float64"}) for k in _GEOM_2D}}
 
 
-def _finish(ds: Dataset, fp: tuple[Any, ...], relation: np.ndarray, wh: np.ndarray,
+def _finish(ds: Dataset, fp: tuple[Any, ...], n_slots: int, relation: np.ndarray, wh: np.ndarray,
             arrays: dict[str, np.ndarray]) -> Prepared:
     """The `Prepared` of `arrays` (computed, or kept by an earlier open), cached in ``ds.cache``."""
     n = len(ds.samples)
     wh_scalar = float(wh[0]) if n and bool((wh == wh[0]).all()) else None
     geom = {k: arrays[f"geom_{k}"] for k in (*_GEOM_1D, *_GEOM_2D)}
     prep = Prepared(
-        fingerprint=fp, n=n, n_slots=2 * (1 + len(ds.variant_names)), order=arrays["order"],
+        fingerprint=fp, n=n, n_slots=n_slots, order=arrays["order"],
         order_base=arrays.get("order_base"), sample_start=arrays["sample_start"], seg_count=arrays["seg_count"],
         row0=arrays["row0"], score0=arrays["score0"], area0=arrays["area0"], vscore=arrays["vscore"],
         varea=arrays["varea"], s2=arrays["s2"],

@@ -31,19 +31,18 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from ...dataset import Dataset
-from ...store.detection_cache import EntryRef, make_room, remove_path
+from ...store.detection_cache import (MANIFEST, EntryRef, make_room, map_array, older_than, read_manifest,
+                                      remove_path, write_arrays)
 
 log = logging.getLogger(__name__)
 
 FORMAT = 1
 PREFIX = "checker-prepared-"
 _TMP = f".tmp-{PREFIX}"
-MANIFEST = "manifest.json"
 MANIFEST_MAX_BYTES = 1 << 20
 # the modules whose code decides the prepared arrays: any change of their source is another key
 _CODE_MODULES = ("workstation.methods.spatial.checker", "workstation.methods.spatial.data",
@@ -99,26 +98,19 @@ def slot(ds: Dataset, n_slots: int, inputs: tuple[np.ndarray, ...]) -> Slot | No
     return Slot(ref.folder, ref.folder / (PREFIX + h.hexdigest()[:40]))
 
 
-def _older_than(p: Path, seconds: float) -> bool:
-    try:
-        return time.time() - p.lstat().st_mtime > seconds
-    except OSError:
-        return False
-
-
 Expected = dict[str, tuple[tuple[int, ...], set[str]]]
 
 
 def load(where: Slot, expect: Expected, n_detections: int) -> dict[str, np.ndarray] | None:
     """The kept arrays, memory-mapped read-only, or None (none kept, or a folder that does not
     check out: removed with a warning). `expect`: each array's shape (-1: any length) and
-    allowed dtype names; the offsets and rows must be in range (`check_indices`)."""
+    allowed dtype names; the offsets and rows must be in range (`_check_indices`)."""
     folder = where.folder
     if not folder.is_dir() or folder.is_symlink():
         return None
     try:
         out = _read(folder, expect)
-        check_indices(out, n_detections)
+        _check_indices(out, n_detections)
     except (OSError, ValueError, KeyError, TypeError, IndexError) as e:
         log.warning("the checker's kept preparation %s is unusable (%s): prepared again", folder, e)
         remove_path(folder)
@@ -127,10 +119,7 @@ def load(where: Slot, expect: Expected, n_detections: int) -> dict[str, np.ndarr
 
 
 def _read(folder: Path, expect: Expected) -> dict[str, np.ndarray]:
-    mf = folder / MANIFEST
-    if mf.is_symlink() or not mf.is_file() or mf.stat().st_size > MANIFEST_MAX_BYTES:
-        raise ValueError("manifest is missing, a link, not a file or too large")
-    meta = json.loads(mf.read_bytes())
+    meta = read_manifest(folder / MANIFEST, MANIFEST_MAX_BYTES)
     if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("folder") != folder.name:
         raise ValueError("manifest of another format or folder")
     present = meta.get("arrays")
@@ -139,9 +128,7 @@ def _read(folder: Path, expect: Expected) -> dict[str, np.ndarray]:
     out: dict[str, np.ndarray] = {}
     for name, (shape, dtypes) in expect.items():
         path = folder / f"{name}.npy"
-        if path.is_symlink() or not path.is_file():  # a link, or a pipe that would block the read
-            raise ValueError(f"{path.name} is missing, a link or not a file")
-        arr = np.load(path, mmap_mode="r", allow_pickle=False)
+        arr = map_array(path)
         same_shape = len(arr.shape) == len(shape) and all(w in (-1, a) for a, w in zip(arr.shape, shape))
         if not same_shape or not any(arr.dtype == np.dtype(t) for t in dtypes):
             raise ValueError(f"{path.name}: {arr.dtype} {arr.shape} where {sorted(dtypes)} {shape} was expected")
@@ -149,7 +136,7 @@ def _read(folder: Path, expect: Expected) -> dict[str, np.ndarray]:
     return out
 
 
-def check_indices(arrays: dict[str, np.ndarray], n_detections: int) -> None:
+def _check_indices(arrays: dict[str, np.ndarray], n_detections: int) -> None:
     """Raise ValueError unless the offsets and rows that index other arrays are in range."""
     start, count, order = arrays["sample_start"], arrays["seg_count"], arrays["order"]
     if len(start) and (int(start[0]) != 0 or int(start[-1]) != len(order) or bool((np.diff(start) < 0).any())):
@@ -203,15 +190,11 @@ def _save(where: Slot, arrays: dict[str, np.ndarray]) -> None:
     try:
         make_room(entry, sum(np.asarray(a).nbytes for a in arrays.values()))  # under the cache's size cap
         tmp.mkdir(mode=0o700)  # fails when the entry is gone (evicted, rebuilt): nothing to keep it in
-        for name, arr in arrays.items():
-            with open(tmp / f"{name}.npy", "wb") as fh:
-                np.save(fh, np.ascontiguousarray(arr), allow_pickle=False)
-        meta = {"format": FORMAT, "folder": where.folder.name, "arrays": sorted(arrays)}
-        (tmp / MANIFEST).write_text(json.dumps(meta), encoding="utf-8")  # last: marks it complete
+        write_arrays(tmp, arrays, {"format": FORMAT, "folder": where.folder.name, "arrays": sorted(arrays)})
         for old in entry.iterdir():  # one preparation per entry: an older one's inputs changed
             if old.name.startswith(PREFIX) and old != where.folder:
                 remove_path(old)
-            elif old.name.startswith(_TMP) and old != tmp and _older_than(old, 3600):  # a killed writer's
+            elif old.name.startswith(_TMP) and old != tmp and older_than(old, 3600):  # a killed writer's
                 remove_path(old)
         if where.folder.is_dir() and not where.folder.is_symlink():
             remove_path(where.folder)  # one that did not check out
