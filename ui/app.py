@@ -133,11 +133,18 @@ def _install_hooks(app: Any, window: Any) -> None:
         QTimer.singleShot(0, run_driver)
 
 
-def run(project: str | Path | None = None, read_only: bool = False, argv: Sequence[str] | None = None) -> int:
-    """Open the window (then `project`, loaded in the background); returns the exit code."""
-    install_excepthook()
-    app = create_application(argv)
-    window = build_window(app)
+def run(project: str | Path | None = None, read_only: bool = False, argv: Sequence[str] | None = None,
+        early: Any = None) -> int:
+    """Open the window (then `project`, loaded in the background); returns the exit code.
+    `early`: `project`'s load already under way (`ui.loading.EarlyLoad`), which the window takes."""
+    try:
+        install_excepthook()
+        app = create_application(argv)
+        window = build_window(app)
+    except BaseException:
+        if early is not None:
+            early.discard()
+        raise
     window.show()
     app.processEvents()
     t_window = time.perf_counter()
@@ -177,7 +184,7 @@ def run(project: str | Path | None = None, read_only: bool = False, argv: Sequen
     QTimer.singleShot(0, window.install_extra_panels)  # after the first paint
     if project is not None:
         window.load_finished.connect(loaded)
-        window.open_project_in_background(project, read_only=read_only)
+        window.open_project_in_background(project, read_only=read_only, early=early)
     else:
         loaded(True)
     code = int(app.exec())

@@ -32,8 +32,21 @@ def run(args: argparse.Namespace) -> int:
     if project is not None and not (Path(project) / DB_NAME).is_file():
         raise WorkstationError(f"no project in {project} (missing {DB_NAME}); create one with "
                                "`import-sbuc` or `demo`, or open the window without --project")
+    read_only = bool(getattr(args, "read_only", False))
     try:
-        from ui.app import run as run_app
+        import PySide6  # noqa: F401 - only whether it is there (its modules load below)
     except ImportError as e:  # PySide6 missing in a core-only install
         raise WorkstationError(f"the window needs PySide6 ({e}); the command line works without it") from None
-    return run_app(project, read_only=bool(getattr(args, "read_only", False)))
+    early = None
+    if project is not None:
+        # the project's samples are read while Qt is imported and the window is built
+        from ui.loading import EarlyLoad
+
+        early = EarlyLoad(project, read_only)
+    try:
+        from ui.app import run as run_app
+    except BaseException:
+        if early is not None:
+            early.discard()
+        raise
+    return run_app(project, read_only=read_only, early=early)

@@ -122,7 +122,8 @@ class MainWindow(QMainWindow):
         self._ask_annotator_override = ask_annotator
         self._load_worker: Any = None  # the thread of a background open, while it runs
         self._closings = 0  # closes of this window: a load started before one is not adopted
-        self._loaded_in_background.connect(self._on_loaded_in_background)
+        # queued: an early load that has already ended delivers from this thread, after the call
+        self._loaded_in_background.connect(self._on_loaded_in_background, Qt.QueuedConnection)
         self._check_worker: Any = None  # the thread of a background check, while it runs
         self._checked_in_background.connect(self._on_checked_in_background)
         self.controller = LabelController(self.state, ask_annotator=self.ask_annotator)
@@ -445,13 +446,21 @@ class MainWindow(QMainWindow):
             self.project_opened.emit()
         return ok
 
-    def open_project_in_background(self, folder: str | Path, read_only: bool = False) -> None:
+    def open_project_in_background(self, folder: str | Path, read_only: bool = False, early: Any = None) -> None:
         """Open a project without blocking the window: the store reads the samples and the
         checker evaluates them on a worker thread; the views fill in when it is done
-        (`load_finished(ok)`). Locks and errors end in the same messages as `open_project`."""
+        (`load_finished(ok)`). Locks and errors end in the same messages as `open_project`.
+        `early`: this folder's load, started before the window (`ui.loading.EarlyLoad`)."""
         folder = Path(folder)
+        if early is not None and (self._load_worker is not None or early.folder != folder
+                                  or early.read_only != read_only):
+            early.discard()  # not this open's: its project is closed when it ends
+            early = None
         if (self._load_worker is not None or not project_dialogs.is_project(folder)
                 or project_dialogs.is_open_here(folder)):
+            if early is not None:  # it holds the project: gone before the open here
+                early.discard()
+                early.thread.join()
             ok = self.open_project(folder, read_only=read_only) if self._load_worker is None else False
             self.load_finished.emit(ok)
             return
@@ -463,10 +472,15 @@ class MainWindow(QMainWindow):
         # the samples first: the window shows them while the checker evaluates them. A plain
         # thread starts the load at once (the worker library's first import, ≈0.3 s, would
         # hold it back; it is imported meanwhile, with the views the project may open on)
-        worker = threading.Thread(target=self._load_in_thread, args=(folder, read_only, self._closings),
-                                  name="project-load")
-        self._load_worker = worker
-        worker.start()
+        closings = self._closings
+        if early is not None:
+            self._load_worker = early.thread
+            early.then(lambda result, ok: self._deliver_loaded(result, folder, read_only, ok, closings))
+        else:
+            worker = threading.Thread(target=self._load_in_thread, args=(folder, read_only, closings),
+                                      name="project-load")
+            self._load_worker = worker
+            worker.start()
         threading.Thread(target=_warm_view_imports, name="warm-imports", daemon=True).start()
 
     def _load_in_thread(self, folder: Path, read_only: bool, closings: int) -> None:
@@ -479,6 +493,10 @@ class MainWindow(QMainWindow):
             ok = True
         except Exception as e:  # noqa: BLE001 - reported on the GUI thread (`_load_failed`)
             result, ok = e, False
+        self._deliver_loaded(result, folder, read_only, ok, closings)
+
+    def _deliver_loaded(self, result: Any, folder: Path, read_only: bool, ok: bool, closings: int) -> None:
+        """A background load's result or error to the GUI thread (from any thread)."""
         try:
             self._loaded_in_background.emit(result, folder, read_only, ok, closings)
         except RuntimeError:  # the window is gone (its process is leaving)

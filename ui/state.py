@@ -21,8 +21,10 @@ from workstation.dataset import Dataset
 from workstation.methods.spatial.config import CheckerConfig
 from workstation.methods.spatial.store import SpatialStore
 from workstation.methods.spatial.types import VERDICT_CODE
-from workstation.store import Project, release_freed_memory
+from workstation.store import Project
 from workstation.util.jsonsafe import dumps
+
+from .loading import LoadedProject, evaluate_active, load_project  # noqa: F401 - the window's names for them
 
 DRAFT_KEY = "ui.spatial.calibration_draft"  # project setting: the unapplied live config (JSON)
 
@@ -382,45 +384,3 @@ class AppState(QObject):
             self.set_current(self.queue[0])
 
 
-@dataclass
-class LoadedProject:
-    """Everything `AppState.open_project` reads, gathered by `load_project` (any thread)."""
-
-    project: Project
-    dataset: Dataset
-    config_id: int | None
-    config: CheckerConfig
-    verdicts: object
-    human: np.ndarray
-    annotator: str
-
-
-def load_project(folder: str | Path, read_only: bool = False, snapshot: bool = False,
-                 with_verdicts: bool = True) -> LoadedProject:
-    """Open a project and load its samples, active config, verdicts and labels. No Qt objects
-    are touched, so a worker thread can run it while the window stays responsive; the
-    connection is then used by the GUI thread alone. Raises what `Project.open` raises.
-    Without `with_verdicts` the checker is left to `evaluate_active` (verdicts None)."""
-    from workstation.methods.spatial.checker import evaluate
-
-    project = Project.open_snapshot(folder) if snapshot else Project.open(folder, read_only=read_only)
-    try:
-        ds = project.load_dataset(method="spatial")
-        cid, cfg = SpatialStore(project).active_config()
-        verdicts = evaluate(ds, cfg) if ds.n and with_verdicts else None
-        human = SpatialStore(project).human_verdicts(ds)
-        annotator = project.get_setting("annotator", "") or ""
-        release_freed_memory()  # the checker's one-off preparation leaves freed temporaries
-    except BaseException:
-        project.close()
-        raise
-    return LoadedProject(project, ds, cid, cfg, verdicts, human, annotator)
-
-
-def evaluate_active(dataset: Dataset, cfg: CheckerConfig) -> tuple[Dataset, CheckerConfig, object]:
-    """The checker's verdicts of `dataset` under `cfg` (any thread), for `AppState.verdicts_ready`."""
-    from workstation.methods.spatial.checker import evaluate
-
-    verdicts = evaluate(dataset, cfg)
-    release_freed_memory()  # the checker's one-off preparation leaves freed temporaries
-    return dataset, cfg, verdicts

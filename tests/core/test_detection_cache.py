@@ -4,6 +4,7 @@ never in the way when the folder cannot be written."""
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -14,7 +15,7 @@ import numpy as np
 import pytest
 
 from tests.core.conftest import is_mapped, load_spatial, scanned_spatial
-from tests.fs_faults import FullDiskAt
+from tests.fs_faults import FullDiskAt, tiny_disk
 from workstation.dataset import Dataset
 from workstation.methods.spatial.checker import evaluate, prepare
 from workstation.methods.spatial.store import SpatialStore
@@ -184,18 +185,77 @@ def test_a_folder_that_cannot_be_written_leaves_the_detections_in_memory(
     _assert_same_detections(ds, scanned)
 
 
+def test_the_scan_fills_the_entrys_columns_in_their_files(
+        project: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    scanned = scanned_spatial(project, monkeypatch)
+    written: list[str] = []
+    real = detection_cache.write_arrays
+
+    def write_arrays(folder: Path, arrays: dict[str, np.ndarray], meta: dict[str, object]) -> None:
+        written.extend(arrays)
+        real(folder, arrays, meta)
+
+    monkeypatch.setattr(detection_cache, "write_arrays", write_arrays)
+    ds = load_spatial(project)
+    assert written == ["sample"]  # the samples' offsets; every column of detections was filled in place
+    (entry,) = _entries(cache_dir)
+    assert sorted(p.name for p in entry.iterdir()) == sorted(
+        [f"{k}.npy" for k in ("source", "variant", "label", "score", "x1", "y1", "x2", "y2", "sample")]
+        + [detection_cache.MANIFEST])
+    _assert_same_detections(ds, scanned)
+    _assert_same_detections(load_spatial(project), scanned)  # read back from the files
+
+
 def test_a_full_disk_mid_write_leaves_no_partial_entry(
         project: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     scanned = scanned_spatial(project, monkeypatch)
-    save = FullDiskAt(4)  # the fourth column finds the disk full
+    save = FullDiskAt(1)  # what the scan did not fill in place (the samples' offsets) finds the disk full
     monkeypatch.setattr(detection_cache.np, "save", save)
     ds = load_spatial(project)
-    assert save.calls == 4
+    assert save.calls == 1
     assert list(cache_dir.iterdir()) == []  # neither an entry nor the temporary folder
     _assert_same_detections(ds, scanned)
     monkeypatch.setattr(detection_cache.np, "save", save.real)
     load_spatial(project)
     assert len(_entries(cache_dir)) == 1
+
+
+def test_a_column_whose_blocks_cannot_be_reserved_is_filled_in_memory_and_written_after(
+        project: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    scanned = scanned_spatial(project, monkeypatch)
+    calls: list[int] = []
+    real = os.posix_fallocate
+
+    def fallocate(fd: int, offset: int, length: int) -> None:
+        calls.append(length)
+        if len(calls) == 4:  # the fourth column finds the disk full
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(fd, offset, length)
+
+    monkeypatch.setattr(os, "posix_fallocate", fallocate)
+    with caplog.at_level(logging.WARNING, logger="workstation.store.detection_cache"):
+        ds = load_spatial(project)
+    assert len(calls) == 4  # the columns after it are not tried
+    assert caplog.text.count("filled in memory") == 1
+    (entry,) = _entries(cache_dir)
+    assert not [p for p in cache_dir.iterdir() if p.name.startswith(".")]  # no leftover
+    assert not [p for p in entry.iterdir() if p.name.startswith(".")]
+    _assert_same_detections(ds, scanned)
+    again = load_spatial(project)
+    assert is_mapped(np.asarray(again.detections.x1))
+    _assert_same_detections(again, scanned)
+
+
+def test_a_disk_too_small_for_the_entry_leaves_nothing_behind_and_the_detections_whole(
+        project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    scanned = scanned_spatial(project, monkeypatch)
+    with tiny_disk(tmp_path / "small-disk", "64k") as small:
+        monkeypatch.setenv("WORKSTATION_CACHE_DIR", str(small))
+        monkeypatch.setenv("WORKSTATION_DETECTION_CACHE_MIN", "0")
+        ds = load_spatial(project)  # a column the disk has no room for would fault when written: it is not
+        assert list((small / "detections").iterdir()) == []
+        _assert_same_detections(ds, scanned)
+        _assert_same_detections(load_spatial(project), scanned)
 
 
 def test_small_projects_and_a_turned_off_cache_write_nothing(

@@ -382,3 +382,78 @@ def test_a_background_open_that_fails_says_so_and_leaves_the_window_as_it_was(qt
     assert w.project_label.text() == sbuc_project.name
     assert w.browser.count_label.text() == "800 of 800 samples"
     assert w.browser.hint.text().startswith("Next:")
+
+
+def test_the_gui_command_starts_reading_the_project_before_it_builds_the_window(sbuc_project, monkeypatch) -> None:
+    """`main.py gui --project DIR` reads the project on a thread of its own while Qt is imported
+    and the window is built, and hands that load to the window."""
+    import argparse
+
+    import ui.app
+    import ui.command
+
+    seen: dict[str, object] = {}
+
+    def run_app(project, read_only=False, argv=None, early=None) -> int:
+        seen["early"] = early
+        return 0
+
+    monkeypatch.setattr(ui.app, "run", run_app)
+    assert ui.command.run(argparse.Namespace(project=sbuc_project, read_only=False)) == 0
+    early = seen["early"]
+    assert early is not None and early.folder == sbuc_project and not early.read_only
+    assert early.thread.name == "project-load" and early.thread.ident is not None  # started already
+    got: dict[str, object] = {}
+    early.then(lambda result, ok: got.update(result=result, ok=ok))
+    early.thread.join(30)
+    assert got["ok"] is True
+    loaded = got["result"]
+    try:
+        assert loaded.dataset.n == 800 and loaded.verdicts is None  # the checker runs beside the views
+    finally:
+        loaded.project.close()
+
+
+@pytest.mark.parametrize("ended_first", [False, True], ids=["still-loading", "ended-before"])
+def test_the_window_takes_the_load_started_before_it(qtbot, open_window, sbuc_project, monkeypatch,
+                                                     ended_first) -> None:
+    from ui.loading import EarlyLoad
+
+    w = open_window(None)
+    second: list[object] = []
+    monkeypatch.setattr(w, "_load_in_thread", lambda *a: second.append(a))
+    early = EarlyLoad(sbuc_project)
+    if ended_first:
+        early.thread.join(30)
+    with qtbot.waitSignal(w.load_finished, timeout=30000) as blocker:
+        w.open_project_in_background(sbuc_project, early=early)
+        assert w.state.project is None  # delivered through the event loop, even when the load had ended
+    assert blocker.args == [True] and second == []  # no second load
+    assert w.state.dataset.n == 800
+    assert w.browser.count_label.text() == "800 of 800 samples"
+    qtbot.waitUntil(lambda: not w.state.checking and w.state.verdicts is not None, timeout=30000)
+
+
+def test_a_load_started_for_another_folder_is_closed_and_the_window_reads_its_own(
+        qtbot, open_window, sbuc_project, png_project, monkeypatch) -> None:
+    import ui.loading
+    from ui.loading import EarlyLoad
+
+    real = ui.loading.load_project
+    loads: list[object] = []
+
+    def recorded(*a, **k):
+        loads.append(real(*a, **k))
+        return loads[-1]
+
+    monkeypatch.setattr(ui.loading, "load_project", recorded)
+    early = EarlyLoad(png_project)
+    w = open_window(None)
+    with qtbot.waitSignal(w.load_finished, timeout=30000) as blocker:
+        w.open_project_in_background(sbuc_project, early=early)
+    assert blocker.args == [True]
+    assert w.state.project.folder.resolve() == sbuc_project.resolve() and w.state.dataset.n == 800
+    early.thread.join(30)
+    assert len(loads) == 1 and loads[0].project.folder.resolve() == png_project.resolve()
+    with pytest.raises(Exception, match="(?i)closed"):  # nobody took it: its database was closed
+        loads[0].project.con.execute("SELECT 1")

@@ -21,6 +21,8 @@ from .base import ProjectBase, ProjectError, _arrow, _now, release_freed_memory,
 # parts are replaced by their size and sha256 (`util.jsonsafe.capped`).
 MAX_PROVENANCE_BYTES = 256 * 1024
 SCAN_BATCH = 1 << 20  # detections per Arrow batch of the load scan
+# DuckDB's memory limit while a statement streams the detections table past without keeping it
+STREAM_MEMORY_LIMIT = "128MB"
 
 
 def _prompt_hashes(p: Prompts) -> list[str]:
@@ -292,44 +294,62 @@ class SamplesRepo(ProjectBase):
         from . import detection_cache
 
         scope = hashlib.sha256(json.dumps([where, [str(p) for p in params]]).encode()).hexdigest()[:16]
-        key = self._detection_cache_key(st, scope)
+        key, n_detections = self._detection_cache_key(st, scope)
+        pending = None
         if key is not None:
             hit = detection_cache.load(key)
             if hit is not None:
                 return (*hit, key)
-        dets, names = self._scan_detections(st, where, params)
+            # the scan fills the entry's columns in their files (see PendingEntry)
+            pending = detection_cache.PendingEntry.start(key, n_detections)
+        try:
+            dets, names = self._scan_detections(st, where, params, pending)
+        except BaseException:
+            if pending is not None:
+                pending.abandon()
+            raise
         if key is not None and len(dets):
-            stored = detection_cache.store(key, dets, names)
+            stored = detection_cache.store(key, dets, names, pending=pending)
             if stored is not None:
                 return (*stored, key)
+        elif pending is not None:
+            pending.abandon()
         return dets, names, None
 
-    def _detection_cache_key(self, st: Any, scope: str = "") -> Any:
+    def _detection_cache_key(self, st: Any, scope: str = "") -> tuple[Any, int]:
         """The detection cache's key for a load of `st`'s samples (`scope`: the load's
         selection, see `detection_cache.make_key`), or None when the cache is off or the project
-        has fewer detections than its threshold."""
+        has fewer detections than its threshold; and the project's count of detections."""
         from . import detection_cache
 
         least = detection_cache.min_detections()
         if least is None:
-            return None
+            return None, 0
         with self._lock:
             count = int((self.con.execute("SELECT count(*) FROM detections").fetchone() or (0,))[0])
             if count == 0 or count < least:
-                return None
-            # every row, its position included: any insert, delete, edit or reordering changes it
-            row = self.con.execute(
-                "SELECT count(*), "
-                "bit_xor(hash(rowid, sample_id, source, detector, variant, label, score, x1, y1, x2, y2)), "
-                "sum(hash(y2, x2, y1, x1, score, label, variant, detector, source, sample_id, rowid)::HUGEINT) "
-                "FROM detections").fetchone()
+                return None, count
+            # every row, its position included: any insert, delete, edit or reordering changes it.
+            # Two aggregates need no working memory: a low limit keeps DuckDB from keeping the
+            # table's blocks (≈0.5 GB at 13M detections) while they stream past
+            self.con.execute(f"SET memory_limit = '{STREAM_MEMORY_LIMIT}'")
+            try:
+                row = self.con.execute(
+                    "SELECT count(*), "
+                    "bit_xor(hash(rowid, sample_id, source, detector, variant, label, score, x1, y1, x2, y2)), "
+                    "sum(hash(y2, x2, y1, x1, score, label, variant, detector, source, sample_id, rowid)::HUGEINT) "
+                    "FROM detections").fetchone()
+            finally:
+                self.con.execute("RESET memory_limit")
             recorded = [str(r[0]) for r in self.con.execute("SELECT name FROM image_variants").fetchall()]
         h1 = np.asarray(st.column("h1").to_numpy(zero_copy_only=False), np.uint64)
         h2 = np.asarray(st.column("h2").to_numpy(zero_copy_only=False), np.uint64)
-        return detection_cache.make_key(self.folder, tuple(row or ()), h1, h2, recorded, scope)
+        return detection_cache.make_key(self.folder, tuple(row or ()), h1, h2, recorded, scope), count
 
-    def _scan_detections(self, st: Any, where: str, params: list[Any]) -> tuple[Detections, list[str]]:
-        """`_load_detections` read from the project's detections table."""
+    def _scan_detections(self, st: Any, where: str, params: list[Any],
+                         pending: Any = None) -> tuple[Detections, list[str]]:
+        """`_load_detections` read from the project's detections table; the columns a cache
+        entry keeps are filled in `pending`'s files where it can map them."""
         import pyarrow.compute as pc
 
         # Detections mapped to sample rows without a Python object per detection: DuckDB hashes
@@ -370,11 +390,17 @@ class SamplesRepo(ProjectBase):
                   # scores and boxes in 4 bytes while every value read is a float32 (as the
                   # detectors give them); a column with one value that is not turns float64
                   "score": np.float32, "x1": np.float32, "y1": np.float32, "x2": np.float32, "y2": np.float32}
+
+        def alloc(k: str, n: int, dtype: Any) -> np.ndarray:
+            """Column k's array of n values: mapped from the pending entry's file when it can be."""
+            mapped = pending.array(k, dtype, n) if pending is not None and k != "row" else None
+            return mapped.view(np.ndarray) if mapped is not None else np.empty(n, dtype)
+
         filled = 0
         total = -1
         if hashed is not None:  # one scan of the whole table: its columns are filled in place
             total = int((self.con.execute("SELECT count(*) FROM detections").fetchone() or (0,))[0])
-            full = {k: np.empty(total, dt) for k, dt in dtypes.items()}
+            full = {k: alloc(k, total, dt) for k, dt in dtypes.items()}
 
         def put(k: str, values: np.ndarray) -> None:
             if hashed is not None and filled + len(values) <= total:
@@ -384,7 +410,7 @@ class SamplesRepo(ProjectBase):
 
         def widen(k: str, dtype: Any) -> None:
             """Column k in place from here on in a wider dtype (its filled part copied)."""
-            wide = np.empty(len(full[k]), dtype)
+            wide = alloc(k, len(full[k]), dtype)
             wide[:filled] = full[k][:filled]
             full[k] = wide
 
@@ -473,7 +499,7 @@ class SamplesRepo(ProjectBase):
             # a plain scan needs no working memory: a low limit keeps DuckDB from caching the
             # table's blocks while they stream past (and makes the scan faster)
             if hashed is not None:
-                self.con.execute("SET memory_limit = '128MB'")
+                self.con.execute(f"SET memory_limit = '{STREAM_MEMORY_LIMIT}'")
             try:
                 reader = self.con.raw.sql(sql, params=sql_params).to_arrow_reader(SCAN_BATCH)
                 for batch in reader:
