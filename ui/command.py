@@ -10,6 +10,7 @@ Qt is imported only inside `run`, so the other commands never load it.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 from pathlib import Path
 from typing import Any
 
@@ -33,20 +34,18 @@ def run(args: argparse.Namespace) -> int:
         raise WorkstationError(f"no project in {project} (missing {DB_NAME}); create one with "
                                "`import-sbuc` or `demo`, or open the window without --project")
     read_only = bool(getattr(args, "read_only", False))
-    try:
-        import PySide6  # noqa: F401 - only whether it is there (its modules load below)
-    except ImportError as e:  # PySide6 missing in a core-only install
-        raise WorkstationError(f"the window needs PySide6 ({e}); the command line works without it") from None
     early = None
-    if project is not None:
+    if project is not None and importlib.util.find_spec("PySide6") is not None:
         # the project's samples are read while Qt is imported and the window is built
         from ui.loading import EarlyLoad
 
         early = EarlyLoad(project, read_only)
     try:
         from ui.app import run as run_app
-    except BaseException:
+    except BaseException as e:
         if early is not None:
             early.discard()
+        if isinstance(e, ImportError):  # PySide6 missing in a core-only install
+            raise WorkstationError(f"the window needs PySide6 ({e}); the command line works without it") from None
         raise
     return run_app(project, read_only=read_only, early=early)
