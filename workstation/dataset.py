@@ -310,6 +310,19 @@ class Dataset:
         hit = np.flatnonzero(self.samples.sample_id == sample_id)
         return int(hit[0]) if len(hit) else -1
 
+    def keep_arrow(self, name: str, column: Any) -> None:
+        """Keep `column` (Arrow strings, sample for sample) as the Arrow form of the samples'
+        column `name` as it stands (the loader's, read from the store: no second conversion)."""
+        self.cache[f"arrow.samples.{name}"] = (getattr(self.samples, name), column)
+
+    def kept_arrow(self, name: str) -> Any:
+        """The Arrow form of the samples' column `name` kept by `keep_arrow`, while that column
+        is still the array it was kept for; else None."""
+        kept = self.cache.get(f"arrow.samples.{name}")
+        if kept is None or kept[0] is not getattr(self.samples, name) or len(kept[1]) != self.n:
+            return None
+        return kept[1]
+
     def prompt_rows(self) -> np.ndarray:
         """Row in `prompts` of every sample's prompt (int64; -1 where the prompt is not loaded)."""
         rows = self.cache.get("prompt_rows")

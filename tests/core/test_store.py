@@ -140,6 +140,21 @@ def test_dataset_round_trips_through_the_store(tmp_path: Path, sbuc_parsed: Any)
     assert back.detections.label.tolist() == ds.detections.label.tolist()  # same order within each sample
 
 
+def test_the_loader_keeps_the_arrow_form_of_sample_ids_and_paths_while_they_stand(
+        tmp_path: Path, sbuc_parsed: Any) -> None:
+    ds = small_dataset(sbuc_parsed, 30)
+    with Project.create(tmp_path / "p") as p:
+        p.add_run(sbuc_parsed.run_id)
+        p.add_dataset(ds)
+        back = p.load_dataset()
+    for name in ("sample_id", "image_path"):
+        kept = back.kept_arrow(name)
+        assert kept is not None and kept.to_pylist() == getattr(back.samples, name).tolist(), name
+    back.samples.sample_id = back.samples.sample_id.copy()  # a replaced column: its Arrow form is not used
+    assert back.kept_arrow("sample_id") is None and back.kept_arrow("image_path") is not None
+    assert back.subset(np.arange(5)).kept_arrow("image_path") is None  # another dataset
+
+
 @pytest.mark.parametrize("mapping", ["hash", "join"])
 def test_loaded_dataset_matches_rows_labels_and_prompts_whatever_the_insertion_order(
         tmp_path: Path, sbuc_parsed: Any, mapping: str, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -55,6 +55,21 @@ def test_table_pages_its_rows(qtbot, open_window, sbuc_project: Path) -> None:
     assert _column(m, 0) == ds.samples.sample_id.tolist()  # project order
 
 
+def test_the_table_queries_the_loaders_text_columns_without_converting_them(qtbot, open_window,
+                                                                          sbuc_project: Path) -> None:
+    from ui.methods.spatial.sample_table import sample_columns
+
+    w = open_window(sbuc_project)
+    ds = w.state.dataset
+    cols = sample_columns(ds)
+    assert cols["sample_id"] is ds.kept_arrow("sample_id") and cols["image_path"] is ds.kept_arrow("image_path")
+    assert cols["sample_id"].to_pylist() == ds.samples.sample_id.tolist()
+    sid = str(ds.samples.sample_id[7])
+    w.browser.filters.text.setText(sid)  # a text filter reads them through DuckDB
+    qtbot.waitUntil(lambda: w.browser.model.total == 1, timeout=5000)
+    assert w.browser.model.data(w.browser.model.index(0, 0), Qt.UserRole + 1) == 7
+
+
 def test_columns_show_checker_and_prompt(qtbot, open_window, sbuc_project: Path) -> None:
     w = open_window(sbuc_project)
     m = w.browser.model

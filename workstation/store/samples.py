@@ -78,10 +78,11 @@ def _ids_of(col: Any, ids: Any, id_objects: np.ndarray) -> np.ndarray:
     return out
 
 
-def _samples_from_arrow(st: Any, prompt_ids: np.ndarray | None = None) -> Samples:
+def _samples_from_arrow(st: Any, prompt_ids: np.ndarray | None = None, image_path: Any = None) -> Samples:
     """`Samples` from the samples query's Arrow table (extra columns are ignored). Run,
     prompt and path strings repeat: one Python string per distinct value, shared; a prompt
-    id is the same string as in `prompt_ids` (the loaded prompts' ids) where that has it."""
+    id is the same string as in `prompt_ids` (the loaded prompts' ids) where that has it.
+    `image_path`: the table's image paths with "" for none, when already made."""
     import pyarrow.compute as pc
 
     return Samples(
@@ -91,7 +92,8 @@ def _samples_from_arrow(st: Any, prompt_ids: np.ndarray | None = None) -> Sample
         seed=st.column("seed").to_numpy().astype(np.int64),
         width=st.column("width").to_numpy().astype(np.float64),
         height=st.column("height").to_numpy().astype(np.float64),
-        image_path=_object_column(pc.fill_null(st.column("image_path"), ""), shared=False),
+        image_path=_object_column(pc.fill_null(st.column("image_path"), "") if image_path is None else image_path,
+                                  shared=False),
         recorded_stability=np.asarray(st.column("recorded_stability").to_numpy(zero_copy_only=False),
                                       dtype=np.float64),
         has_secondary=st.column("has_secondary").to_numpy().astype(bool),
@@ -257,6 +259,8 @@ class SamplesRepo(ProjectBase):
         return ds
 
     def _load_dataset(self, runs: Sequence[str] | None, method: str | None = None) -> Dataset:
+        import pyarrow.compute as pc
+
         conds: list[str] = []
         params: list[Any] = []
         if runs:
@@ -275,10 +279,15 @@ class SamplesRepo(ProjectBase):
                 f"FROM samples s JOIN prompts p USING (prompt_id) {where} ORDER BY s.ord",
                 params=params or None).to_arrow_table()
         prompts = self.load_prompts(method)
-        samples = _samples_from_arrow(st, prompts.prompt_id)  # a prompt id is one string in both
+        paths = pc.fill_null(st.column("image_path"), "")
+        samples = _samples_from_arrow(st, prompts.prompt_id, paths)  # a prompt id is one string in both
         dets, names, key = self._load_detections(st, where, params)
+        sample_ids = st.column("sample_id")
         del st
         ds = Dataset(samples, dets, prompts, tuple(names))
+        # the Arrow forms of the columns a view queries as text, as read (see Dataset.keep_arrow)
+        ds.keep_arrow("sample_id", sample_ids)
+        ds.keep_arrow("image_path", paths)
         if key is not None:  # the checker keeps its preparation beside the entry
             from .detection_cache import EntryRef
 

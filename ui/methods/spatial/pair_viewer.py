@@ -71,8 +71,13 @@ def _twin_rows(prompts: Any) -> np.ndarray:
 
     if not len(prompts):
         return np.zeros(0, np.int32)
-    ids = pa.array([str(x) for x in prompts.prompt_id.tolist()], pa.string())
-    twins = pa.array([str(x) if x else None for x in prompts.twin_id.tolist()], pa.string())
+    try:  # the loader's columns hold str (and "" for no twin): converted in Arrow, no list
+        ids = pa.array(np.asarray(prompts.prompt_id, dtype=object), pa.string())
+        twins = pa.array(np.asarray(prompts.twin_id, dtype=object), pa.string())
+        twins = pc.if_else(pc.equal(twins, ""), pa.scalar(None, pa.string()), twins)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):  # other values: as their text
+        ids = pa.array([str(x) for x in prompts.prompt_id.tolist()], pa.string())
+        twins = pa.array([str(x) if x else None for x in prompts.twin_id.tolist()], pa.string())
     found = pc.fill_null(pc.index_in(twins, value_set=ids), -1)
     return np.asarray(found.to_numpy(zero_copy_only=False), np.int32)
 

@@ -114,15 +114,21 @@ def sample_columns(ds: Any) -> dict[str, Any]:
         text = pa.array(np.asarray(s.prompt_id, dtype=object), pa.string())
     run_codes, run_names = factorize(s.run_id, sort=False)
     rel = np.asarray(spatial_columns(ds).relation, np.int64)
+
+    def strings(name: str) -> Any:
+        """A text column: the loader's Arrow form where it kept one, else converted."""
+        kept = ds.kept_arrow(name)
+        return kept if kept is not None else pa.array(np.asarray(getattr(s, name), dtype=object), pa.string())
+
     cols = {
         "row": pa.array(np.arange(ds.n, dtype=np.int64)),
-        "sample_id": pa.array(np.asarray(s.sample_id, dtype=object), pa.string()),
+        "sample_id": strings("sample_id"),
         "run_id": coded(run_codes, run_names),
         "text": text,
         "relation": (coded(rel, list(RELATIONS)) if not len(rel) or int(rel.min()) >= 0
                      else pa.array(np.array(RELATIONS + ("",), dtype=object)[rel], pa.string())),
         "seed": pa.array(np.asarray(s.seed, np.int64)),
-        "image_path": pa.array(np.asarray(s.image_path, dtype=object), pa.string()),
+        "image_path": strings("image_path"),
     }
     ds.cache["ui_arrow_samples"] = cols
     return cols
