@@ -206,6 +206,40 @@ def test_the_scan_fills_the_entrys_columns_in_their_files(
     _assert_same_detections(load_spatial(project), scanned)  # read back from the files
 
 
+def test_a_load_of_some_of_the_samples_writes_its_entry_after_the_scan(
+        project: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scan reads every detection of the table; only a load of all the samples keeps them
+    all, so only then are the scan's columns the entry's own files."""
+    with Project.open(project) as p:  # half of the samples moved to a second run
+        p.con.execute("INSERT INTO runs SELECT 'second', method, model, params, provenance, source, created_at "
+                      "FROM runs LIMIT 1")
+        p.con.execute("UPDATE samples SET run_id = 'second' WHERE ord % 2 = 0")
+    with monkeypatch.context() as m:
+        m.setenv("WORKSTATION_DETECTION_CACHE_MIN", "off")
+        with Project.open(project, read_only=True) as p:
+            scanned = p.load_dataset(runs=["second"])
+    written: list[str] = []
+    mapped: list[str] = []
+    real, real_array = detection_cache.write_arrays, detection_cache.PendingEntry.array
+
+    def write_arrays(folder: Path, arrays: dict[str, np.ndarray], meta: dict[str, object]) -> None:
+        written.extend(arrays)
+        real(folder, arrays, meta)
+
+    def array(self: detection_cache.PendingEntry, name: str, dtype: object, n: int) -> object:
+        mapped.append(name)
+        return real_array(self, name, dtype, n)
+
+    monkeypatch.setattr(detection_cache, "write_arrays", write_arrays)
+    monkeypatch.setattr(detection_cache.PendingEntry, "array", array)
+    with Project.open(project, read_only=True) as p:
+        ds = p.load_dataset(runs=["second"])
+    assert mapped == []  # no file the size of the whole table made for half of it
+    assert sorted(written) == sorted(["source", "variant", "label", "score", "x1", "y1", "x2", "y2", "sample"])
+    assert 0 < len(ds.detections) < len(load_spatial(project).detections)
+    _assert_same_detections(ds, scanned)
+
+
 def test_a_full_disk_mid_write_leaves_no_partial_entry(
         project: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     scanned = scanned_spatial(project, monkeypatch)

@@ -400,6 +400,11 @@ class SamplesRepo(ProjectBase):
                   # detectors give them); a column with one value that is not turns float64
                   "score": np.float32, "x1": np.float32, "y1": np.float32, "x2": np.float32, "y2": np.float32}
 
+        if pending is not None and hashed is not None and st.num_rows != self.sample_count():
+            # some of the project's samples: the scan's columns (every detection of the table)
+            # are not the entry's, which holds the loaded samples' only; written after instead
+            pending = None
+
         def alloc(k: str, n: int, dtype: Any) -> np.ndarray:
             """Column k's array of n values: mapped from the pending entry's file when it can be."""
             mapped = pending.array(k, dtype, n) if pending is not None and k != "row" else None
