@@ -274,14 +274,14 @@ class PendingEntry:
         self._full = False
 
     @classmethod
-    def start(cls, key: CacheKey, n_detections: int, root: Path | None = None) -> "PendingEntry | None":
-        """A pending entry of `key` for about `n_detections` (room made under the size cap), or
-        None when the cache folder cannot be written."""
+    def start(cls, key: CacheKey, incoming: int, root: Path | None = None) -> "PendingEntry | None":
+        """A pending entry of `key` of about `incoming` bytes (room made for them under the size
+        cap: see `entry_bytes`), or None when the cache folder cannot be written."""
         root = cache_root() if root is None else root
         tmp = root / f".tmp-{os.getpid()}-{uuid.uuid4().hex[:12]}"
         try:
             root.mkdir(parents=True, exist_ok=True, mode=0o700)
-            _evict(root, key, incoming=n_detections * _BYTES_PER_DETECTION + 8 * (key.n_samples + 1))
+            _evict(root, key, incoming=incoming)
             tmp.mkdir(mode=0o700)
         except OSError as e:
             remove_path(tmp)
@@ -330,22 +330,21 @@ def store(key: CacheKey, dets: Detections, variant_names: list[str],
     """Write `dets` (as the loader built them) as the entry of `key` and return them read back
     memory-mapped; None (the columns stay as given) when the folder cannot be written.
     `pending`: the entry the scan filled its columns in (those it holds are written already)."""
-    root = pending.root if pending is not None else cache_root() if root is None else root
     coded = dets.label_codes()
     if coded is None:
         if pending is not None:
             pending.abandon()
         return None  # only the loader's coded labels are cached
+    if pending is None:
+        pending = PendingEntry.start(key, _nbytes(dets), root)
+        if pending is None:
+            return None
     codes, names = coded
     offsets = dets.sample_offsets()
     runs = dets.__dict__.get("_runs")
+    root, tmp = pending.root, pending.folder
     entry = _entry(root, key)
-    tmp = pending.folder if pending is not None else root / f".tmp-{os.getpid()}-{uuid.uuid4().hex[:12]}"
     try:
-        if pending is None:
-            root.mkdir(parents=True, exist_ok=True, mode=0o700)
-            _evict(root, key, incoming=_nbytes(dets))
-            tmp.mkdir(mode=0o700)
         cols: dict[str, np.ndarray] = {
             "source": dets.source, "variant": dets.variant, "label": codes,
             **{k: getattr(dets, k) for k in _FLOAT_COLUMNS},
@@ -358,11 +357,10 @@ def store(key: CacheKey, dets: Detections, variant_names: list[str],
             "variant_names": list(variant_names), "label_names": [str(x) for x in names.tolist()],
             "dtypes": {k: np.asarray(a).dtype.name for k, a in cols.items()},
         }
-        if pending is not None:
-            for k in [k for k, a in cols.items() if pending.holds(k, a)]:
-                del cols[k]  # filled in its file by the scan
-            for k in cols:  # a file the scan began, replaced: unlinked first, its mapping stays valid
-                remove_path(tmp / f"{k}.npy")
+        for k in [k for k, a in cols.items() if pending.holds(k, a)]:
+            del cols[k]  # filled in its file by the scan
+        for k in cols:  # a file the scan began, replaced: unlinked first, its mapping stays valid
+            remove_path(tmp / f"{k}.npy")
         write_arrays(tmp, cols, meta)
         if _plain_dir(entry):
             remove_path(entry)  # an older entry of the same key that did not check out
@@ -374,7 +372,10 @@ def store(key: CacheKey, dets: Detections, variant_names: list[str],
     return load(key, root, check=False)
 
 
-_BYTES_PER_DETECTION = 1 + 1 + 2 + 4 * len(_FLOAT_COLUMNS)  # source, variant, label, float32 columns
+def entry_bytes(n_detections: int, n_samples: int) -> int:
+    """About the bytes of an entry of `n_detections` as the loader scans them (codes of 1 and 2
+    bytes, float32 scores and boxes) and its `n_samples` + 1 offsets."""
+    return n_detections * (1 + 1 + 2 + 4 * len(_FLOAT_COLUMNS)) + 8 * (n_samples + 1)
 
 
 def _nbytes(dets: Detections) -> int:

@@ -78,13 +78,11 @@ def _ids_of(col: Any, ids: Any, id_objects: np.ndarray) -> np.ndarray:
     return out
 
 
-def _samples_from_arrow(st: Any, prompt_ids: np.ndarray | None = None, image_path: Any = None) -> Samples:
+def _samples_from_arrow(st: Any, prompt_ids: np.ndarray | None, image_path: Any) -> Samples:
     """`Samples` from the samples query's Arrow table (extra columns are ignored). Run,
     prompt and path strings repeat: one Python string per distinct value, shared; a prompt
     id is the same string as in `prompt_ids` (the loaded prompts' ids) where that has it.
-    `image_path`: the table's image paths with "" for none, when already made."""
-    import pyarrow.compute as pc
-
+    `image_path`: the table's image paths, "" for none."""
     return Samples(
         sample_id=_object_column(st.column("sample_id"), shared=False),
         run_id=_object_column(st.column("run_id")),
@@ -92,8 +90,7 @@ def _samples_from_arrow(st: Any, prompt_ids: np.ndarray | None = None, image_pat
         seed=st.column("seed").to_numpy().astype(np.int64),
         width=st.column("width").to_numpy().astype(np.float64),
         height=st.column("height").to_numpy().astype(np.float64),
-        image_path=_object_column(pc.fill_null(st.column("image_path"), "") if image_path is None else image_path,
-                                  shared=False),
+        image_path=_object_column(image_path, shared=False),
         recorded_stability=np.asarray(st.column("recorded_stability").to_numpy(zero_copy_only=False),
                                       dtype=np.float64),
         has_secondary=st.column("has_secondary").to_numpy().astype(bool),
@@ -310,7 +307,8 @@ class SamplesRepo(ProjectBase):
             if hit is not None:
                 return (*hit, key)
             # the scan fills the entry's columns in their files (see PendingEntry)
-            pending = detection_cache.PendingEntry.start(key, n_detections)
+            incoming = detection_cache.entry_bytes(n_detections, key.n_samples)
+            pending = detection_cache.PendingEntry.start(key, incoming)
         try:
             dets, names = self._scan_detections(st, where, params, pending)
         except BaseException:
