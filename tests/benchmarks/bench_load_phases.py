@@ -65,6 +65,7 @@ from workstation.store import Project
 
 t0 = time.perf_counter()
 with Project.open({project!r}, read_only=True) as p:
+    p.con.execute("SET enable_progress_bar = false")  # DuckDB's bar on long scans: not a figure
     ds = p.load_dataset(method="spatial")
     _, cfg = SpatialStore(p).active_config()
     evaluate(ds, cfg)
