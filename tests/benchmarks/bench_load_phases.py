@@ -27,6 +27,7 @@ STEPS = [  # (module, qualified name), outermost last
     ("workstation.store.samples", "SamplesRepo.load_prompts"),
     ("workstation.store.samples", "_samples_from_arrow"),
     ("workstation.store.samples", "SamplesRepo._detection_cache_key"),
+    ("workstation.store.samples", "SamplesRepo._scan_plan"),
     ("workstation.store.samples", "SamplesRepo._scan_detections"),
     ("workstation.store.detection_cache", "store"),
     ("workstation.store.samples", "SamplesRepo.load_dataset"),

@@ -499,6 +499,86 @@ def test_label_and_variant_codes_load_narrow_and_widen_when_their_names_outgrow_
         assert np.array_equal(b.score.astype(np.float64), d.score[order])
 
 
+@pytest.mark.parametrize("mapping", ["hashes", "join"])
+def test_labels_and_variants_of_any_text_load_as_stored(
+        tmp_path: Path, sbuc_parsed: Any, mapping: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scan reads labels and variants as codes into their distinct values: quotes, commas,
+    parentheses, non-ASCII text, an empty string and a missing label (read as "") come back as
+    stored, every detection with its own, and the checker's verdicts match the stored dataset's."""
+    import dataclasses
+
+    from workstation.dataset import Dataset
+    from workstation.methods.spatial.checker import evaluate
+    from workstation.methods.spatial.config import CheckerConfig
+    from workstation.store.samples import SamplesRepo
+
+    if mapping == "join":
+        monkeypatch.setattr(SamplesRepo, "_sample_hashes", lambda self, st: None)
+    ds = small_dataset(sbuc_parsed, 40)
+    d = ds.detections
+    odd = ["it's", "a 'quoted'' one", "x, y)", "caf\u00e9 \u732b", "", "ENUM('a')"]
+    label = d.label.copy()
+    label[: len(odd)] = odd
+    names = ds.variant_names + ("o'brien blur",)
+    variant = d.variant.copy()
+    variant[len(d) - 3:] = len(names) - 1
+    src = Dataset(ds.samples, dataclasses.replace(d, label=label, variant=variant), ds.prompts, names)
+    with Project.create(tmp_path / mapping) as p:
+        p.add_run(sbuc_parsed.run_id)
+        p.add_dataset(src)
+        p.con.execute("UPDATE detections SET label = NULL WHERE label = 'ENUM(''a'')'")
+        back = p.load_dataset()
+    b = back.detections
+    order = np.lexsort((np.arange(len(d)), d.sample_idx))  # the loader's order: by sample, stored order
+    want = ["" if x == "ENUM('a')" else str(x).lower() for x in label[order]]
+    assert b.label.tolist() == want
+    assert set(odd[:4]) <= set(b.label.tolist())
+    assert [back.variant_names[v] for v in b.variant.tolist()] == [names[v] for v in variant[order].tolist()]
+    read = label.copy()
+    read[read == "ENUM('a')"] = ""  # the missing label, as loaded
+    got = evaluate(back, CheckerConfig())
+    exp = evaluate(Dataset(ds.samples, dataclasses.replace(src.detections, label=read), ds.prompts, names),
+                   CheckerConfig())
+    np.testing.assert_array_equal(got.verdict, exp.verdict)
+    np.testing.assert_array_equal(got.conf, exp.conf)
+
+
+@pytest.mark.parametrize("mapping", ["hashes", "join"])
+def test_a_value_that_is_not_a_float32_late_in_the_scan_loads_its_column_as_float64(
+        tmp_path: Path, sbuc_parsed: Any, mapping: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scan reads scores and boxes as float32 while each row's are exactly that; a row that
+    is not, in the last of many batches, has the scan start again reading them as float64: that
+    column alone loads as float64, every value exact, and the detection cache's entry (filled in
+    place by the scan) reads back the same."""
+    import dataclasses
+
+    from workstation.store import samples as samples_mod
+    from workstation.store.samples import SamplesRepo
+
+    monkeypatch.setenv("WORKSTATION_CACHE_DIR", str(tmp_path / "user-cache"))
+    monkeypatch.setenv("WORKSTATION_DETECTION_CACHE_MIN", "0")
+    if mapping == "join":
+        monkeypatch.setattr(SamplesRepo, "_sample_hashes", lambda self, st: None)
+    monkeypatch.setattr(samples_mod, "SCAN_BATCH", 16)
+    ds = small_dataset(sbuc_parsed, 40)
+    d = ds.detections
+    as32 = {k: getattr(d, k).astype(np.float32).astype(np.float64) for k in ("score", "x1", "y1", "x2", "y2")}
+    as32["y1"][-1] += 1e-9  # not a float32, in the scan's last batch
+    src = dataclasses.replace(ds, detections=dataclasses.replace(d, **as32), cache={})
+    assert len(d) > 3 * 16
+    with Project.create(tmp_path / "p") as p:
+        p.add_run(sbuc_parsed.run_id)
+        p.add_dataset(src)
+    order = np.lexsort((np.arange(len(d)), d.sample_idx))
+    for _ in range(2):  # the scan, then the cache's entry
+        with Project.open(tmp_path / "p", read_only=True) as p:
+            b = p.load_dataset().detections
+        for k in ("score", "x1", "y1", "x2", "y2"):
+            assert getattr(b, k).dtype == (np.float64 if k == "y1" else np.float32), k
+            assert np.array_equal(np.asarray(getattr(b, k), np.float64), as32[k][order]), k
+        assert b.label.tolist() == [str(x).lower() for x in d.label[order]]
+
+
 def test_loaded_prompts_link_their_twins_by_the_same_strings_and_share_group_ids(
         tmp_path: Path, sbuc_parsed: Any) -> None:
     """Each prompt's twin id is the very string object of that twin's prompt id, the two

@@ -23,6 +23,13 @@ MAX_PROVENANCE_BYTES = 256 * 1024
 SCAN_BATCH = 1 << 20  # detections per Arrow batch of the load scan
 # DuckDB's memory limit while a statement streams the detections table past without keeping it
 STREAM_MEMORY_LIMIT = "128MB"
+# Distinct labels (or variants) up to which the load's scan reads them as DuckDB ENUM codes
+MAX_ENUM_VALUES = 4096
+
+
+def _enum_type(values: Sequence[str]) -> str:
+    """DuckDB's ENUM type of `values` (distinct strings) as SQL."""
+    return "ENUM(" + ", ".join("'" + v.replace("'", "''") + "'" for v in values) + ")"
 
 
 def _prompt_hashes(p: Prompts) -> list[str]:
@@ -357,6 +364,7 @@ class SamplesRepo(ProjectBase):
                          pending: Any = None) -> tuple[Detections, list[str]]:
         """`_load_detections` read from the project's detections table; the columns a cache
         entry keeps are filled in `pending`'s files where it can map them."""
+        import pyarrow as pa
         import pyarrow.compute as pc
 
         # Detections mapped to sample rows without a Python object per detection: DuckDB hashes
@@ -368,35 +376,35 @@ class SamplesRepo(ProjectBase):
         # A plain scan keeps the stored order, which each sample's detections keep (the
         # checker's tie-break depends on it): a stable sort by row, skipped when already sorted.
         dicts: dict[str, dict[str, int]] = {"variant": {}, "label": {}}
-        parts: dict[str, list[np.ndarray]] = {
-            k: [] for k in ("row", "source", "variant", "label", "score", "x1", "y1", "x2", "y2")}
 
         def codes(col: Any, table: dict[str, int]) -> np.ndarray:
-            enc = pc.dictionary_encode(col)
+            """Codes into `table` of a string column, or of an ENUM's (Arrow dictionary) whose
+            values `table` already holds in order: its indices as they are."""
+            enc = col if pa.types.is_dictionary(col.type) else pc.dictionary_encode(col)
             local = [table.setdefault(str(x), len(table)) for x in enc.dictionary.to_pylist()]
             if not local:
                 return np.zeros(0, np.int32)
-            return np.asarray(local, np.int32)[enc.indices.to_numpy(zero_copy_only=False)]
+            idx = enc.indices.to_numpy(zero_copy_only=False)
+            return idx if local == list(range(len(local))) else np.asarray(local, np.int32)[idx]
 
         hashed = self._sample_hashes(st)
-        cols = "d.source, d.variant, d.label, d.score, d.x1, d.y1, d.x2, d.y2"
+        floats = ("score", "x1", "y1", "x2", "y2")
         n_rid = 1
         if hashed is not None:
-            sql = f"SELECT hash(d.sample_id) AS h1, hash(d.sample_id || chr(31)) AS h2, {cols} FROM detections d"
+            source = "SELECT hash(d.sample_id) AS h1, hash(d.sample_id || chr(31)) AS h2, {cols} FROM detections d"
             sql_params = None
             h_sorted, row_sorted, h1_by_row, h2_by_row = hashed
         else:
-            sql = (f"WITH s AS (SELECT s.sample_id, (row_number() OVER (ORDER BY s.ord) - 1)::BIGINT AS row "
-                   f"FROM samples s JOIN prompts p USING (prompt_id) {where}) "
-                   f"SELECT s.row, d.rowid AS rid, {cols} FROM detections d JOIN s USING (sample_id)")
+            source = (f"WITH s AS (SELECT s.sample_id, (row_number() OVER (ORDER BY s.ord) - 1)::BIGINT AS row "
+                      f"FROM samples s JOIN prompts p USING (prompt_id) {where}) "
+                      "SELECT s.row, d.rowid AS rid, {cols} FROM detections d JOIN s USING (sample_id)")
             sql_params = params or None
-            n_rid = int((self.con.execute("SELECT coalesce(max(rowid) + 1, 1) FROM detections").fetchone() or (1,))[0])
         small = hashed is not None and st.num_rows < 2**31 - 1  # a sample row fits in 4 bytes
-        # codes in 1 / 2 bytes while their dictionaries are that small (put_code widens them)
+        # codes in 1 / 2 bytes while their dictionaries are that small (put_code widens them);
+        # scores and boxes in 4 bytes while every value read is a float32 (as the detectors give
+        # them), a column with one value that is not turns float64
         dtypes = {"row": np.int32 if small else np.int64, "variant": np.int8, "label": np.int16, "source": np.int8,
-                  # scores and boxes in 4 bytes while every value read is a float32 (as the
-                  # detectors give them); a column with one value that is not turns float64
-                  "score": np.float32, "x1": np.float32, "y1": np.float32, "x2": np.float32, "y2": np.float32}
+                  **{k: np.float32 for k in floats}}
 
         if pending is not None and hashed is not None and st.num_rows != self.sample_count():
             # some of the project's samples: the scan's columns (every detection of the table)
@@ -408,11 +416,9 @@ class SamplesRepo(ProjectBase):
             mapped = pending.array(k, dtype, n) if pending is not None and k != "row" else None
             return mapped.view(np.ndarray) if mapped is not None else np.empty(n, dtype)
 
-        filled = 0
-        total = -1
-        if hashed is not None:  # one scan of the whole table: its columns are filled in place
-            total = int((self.con.execute("SELECT count(*) FROM detections").fetchone() or (0,))[0])
-            full = {k: alloc(k, total, dt) for k, dt in dtypes.items()}
+        filled, total = 0, -1  # rows filled in place in `full`, of `total` (-1: appended to `parts`)
+        full: dict[str, np.ndarray] = {}
+        parts: dict[str, list[np.ndarray]] = {k: [] for k in dtypes}
 
         def put(k: str, values: np.ndarray) -> None:
             if hashed is not None and filled + len(values) <= total:
@@ -438,7 +444,11 @@ class SamplesRepo(ProjectBase):
             put(k, values.astype(code_dtype[k], copy=False))
 
         def put_float(k: str, values: np.ndarray) -> None:
-            """A float64 column's batch, kept as float32 when that is exact."""
+            """A batch of a float column: FLOAT as read, or DOUBLE kept as float32 when that is
+            exact."""
+            if values.dtype == np.float32:
+                put(k, values)
+                return
             into = full[k] if hashed is not None and filled + len(values) <= total else None
             if into is None or into.dtype == np.float32:
                 narrow = values.astype(np.float32)
@@ -502,24 +512,53 @@ class SamplesRepo(ProjectBase):
             put_code("variant", codes(batch.column("variant"), dicts["variant"]))
             put_code("label", codes(batch.column("label"), dicts["label"]))
             put("source", batch.column("source").to_numpy(zero_copy_only=False).astype(np.int8))
-            for k in ("score", "x1", "y1", "x2", "y2"):
-                put_float(k, np.asarray(batch.column(k).to_numpy(zero_copy_only=False), np.float64))
+            for k in floats:  # a null reads NaN
+                put_float(k, batch.column(k).to_numpy(zero_copy_only=False))
             if hashed is not None and filled + len(row) <= total:
                 filled += len(row)
 
         with self._lock:
-            # a plain scan needs no working memory: a low limit keeps DuckDB from caching the
-            # table's blocks while they stream past (and makes the scan faster)
-            if hashed is not None:
-                self.con.execute(f"SET memory_limit = '{STREAM_MEMORY_LIMIT}'")
-            try:
-                reader = self.con.raw.sql(sql, params=sql_params).to_arrow_reader(SCAN_BATCH)
-                for batch in reader:
-                    one_batch(batch)
-                del reader
-            finally:
+            plan = self._scan_plan()
+            if hashed is None:
+                n_rid = int((self.con.execute("SELECT coalesce(max(rowid) + 1, 1) FROM detections").fetchone()
+                             or (1,))[0])
+            # labels and variants as DuckDB ENUMs of their distinct values: Arrow hands their
+            # codes over, no string per detection
+            for k in ("variant", "label"):
+                for x in plan[k] or ():
+                    dicts[k].setdefault(x, len(dicts[k]))
+            text = [f"coalesce(d.{k}, '')" + (f"::{_enum_type(plan[k])}" if plan[k] else "") + f" AS {k}"
+                    for k in ("variant", "label")]
+            # scores and boxes as FLOAT, with a flag that every one of a row is exactly that; the
+            # first batch with a row that is not starts the scan again reading them as DOUBLE
+            exact = " AND ".join(f"coalesce(TRY_CAST(d.{k} AS FLOAT)::DOUBLE = d.{k}, d.{k} IS NULL)"
+                                 for k in floats)
+            narrow = ", ".join(f"TRY_CAST(d.{k} AS FLOAT) AS {k}" for k in floats) + f", {exact} AS exact"
+            for attempt, cols in enumerate((narrow, ", ".join(f"d.{k}" for k in floats))):
+                filled, total = 0, -1
+                parts = {k: [] for k in dtypes}
+                if hashed is not None:  # one scan of the whole table: its columns are filled in place
+                    total = plan["count"]
+                    full = {k: alloc(k, total, dt) for k, dt in dtypes.items()}
+                complete = True
+                # a plain scan needs no working memory: a low limit keeps DuckDB from caching the
+                # table's blocks while they stream past (and makes the scan faster)
                 if hashed is not None:
-                    self.con.execute("RESET memory_limit")
+                    self.con.execute(f"SET memory_limit = '{STREAM_MEMORY_LIMIT}'")
+                try:
+                    sql = source.format(cols=", ".join(["d.source", *text, cols]))
+                    reader = self.con.raw.sql(sql, params=sql_params).to_arrow_reader(SCAN_BATCH)
+                    for batch in reader:
+                        if attempt == 0 and batch.num_rows and not pc.all(batch.column("exact")).as_py():
+                            complete = False
+                            break
+                        one_batch(batch)
+                    del reader
+                finally:
+                    if hashed is not None:
+                        self.con.execute("RESET memory_limit")
+                if complete:
+                    break
             if hashed is not None:
                 for k in dtypes:  # what was scanned, in order: the filled part, then any rest
                     parts[k].insert(0, full[k][:filled])
@@ -570,6 +609,7 @@ class SamplesRepo(ProjectBase):
         var_code = take("variant", order, np.int16)
         if not np.array_equal(vidx, np.arange(len(vidx))):  # scanned in another order than named
             var_code = vidx[var_code]
+        var_code = var_code.astype(vdt, copy=False)  # the names' own width, whatever the scan's
         # the rows are sorted by sample: each sample's first row stands for the column
         per_sample = np.bincount(rows, minlength=st.num_rows) if len(rows) else np.zeros(st.num_rows, np.int64)
         sample_idx: Any = rows
@@ -586,6 +626,18 @@ class SamplesRepo(ProjectBase):
         )
         del order, rows
         return dets, names
+
+    def _scan_plan(self) -> dict[str, Any]:
+        """The detections table's row count ("count") and, for "variant" and "label", their
+        distinct values sorted (null read as ""), or None when there are more than
+        `MAX_ENUM_VALUES` (the caller holds the lock)."""
+        v, l = ("list(DISTINCT coalesce({0}, '') ORDER BY coalesce({0}, ''))".format(k) for k in ("variant", "label"))
+        row = self.con.execute(
+            f"SELECT n, CASE WHEN len(v) <= {MAX_ENUM_VALUES} THEN v END, CASE WHEN len(l) <= {MAX_ENUM_VALUES} "
+            f"THEN l END FROM (SELECT count(*) AS n, {v} AS v, {l} AS l FROM detections)").fetchone()
+        n, variants, labels = row if row is not None else (0, None, None)
+        return {"count": int(n), "variant": None if variants is None else [str(x) for x in variants],
+                "label": None if labels is None else [str(x) for x in labels]}
 
     def _sample_hashes(self, st: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
         """(sorted first hashes, their rows, first hash by row, second hash by row) of the loaded
