@@ -9,6 +9,8 @@ and checks it under the active config (`checker.evaluate`). It prints, for each 
 load and the check, its seconds and the memory it faulted in (minor page faults × 4 KiB, from
 `getrusage`): on a machine whose host backs memory lazily (see `bench_fresh_memory.py`) the
 second figure costs time too. Steps nest: a step's figures include those of the steps it calls.
+The load reads the detections on a second thread while it builds the prompts and samples: steps
+on the two threads overlap, and a step's faults are the whole process's while it ran.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 STEPS = [  # (module, qualified name), outermost last
-    ("workstation.store.samples", "SamplesRepo.load_prompts"),
+    ("workstation.store.samples", "SamplesRepo._prompts_of"),
+    ("workstation.store.samples", "SamplesRepo._load_detections"),
     ("workstation.store.samples", "_samples_from_arrow"),
     ("workstation.store.samples", "SamplesRepo._detection_cache_key"),
     ("workstation.store.samples", "SamplesRepo._scan_plan"),
@@ -47,6 +50,7 @@ def wrap(modname, qual):
     for p in parts[:-1]:
         owner = getattr(owner, p)
     f = getattr(owner, parts[-1])
+    static = isinstance(vars(owner).get(parts[-1]) if isinstance(owner, type) else None, staticmethod)
 
     @functools.wraps(f)
     def timed(*a, **k):
@@ -56,7 +60,7 @@ def wrap(modname, qual):
         finally:
             r1 = resource.getrusage(resource.RUSAGE_SELF)
             seen.append((qual, time.perf_counter() - t0, (r1.ru_minflt - r0.ru_minflt) * 4 / 1024))
-    setattr(owner, parts[-1], timed)
+    setattr(owner, parts[-1], staticmethod(timed) if static else timed)
 
 for m, q in steps:
     wrap(m, q)

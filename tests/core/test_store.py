@@ -579,6 +579,64 @@ def test_a_value_that_is_not_a_float32_late_in_the_scan_loads_its_column_as_floa
         assert b.label.tolist() == [str(x).lower() for x in d.label[order]]
 
 
+def test_a_load_that_fails_on_either_thread_raises_its_error_and_leaves_the_project_usable(
+        tmp_path: Path, sbuc_parsed: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The loader reads the detections on a second thread while it builds the samples: an error
+    on either thread is raised by `load_dataset` once both have ended (no thread left using the
+    connection), and the next load reads everything, also inside a transaction (whose thread
+    holds the connection)."""
+    import threading
+
+    from workstation.store import samples as samples_mod
+    from workstation.store.samples import SamplesRepo
+
+    ds = small_dataset(sbuc_parsed, 40)
+    with Project.create(tmp_path / "p") as p:
+        p.add_run(sbuc_parsed.run_id)
+        p.add_dataset(ds)
+    slow_scan_ended = threading.Event()
+    real_scan = SamplesRepo._scan_detections
+
+    def slow_scan(self: Any, *a: Any, **k: Any) -> Any:
+        threading.Event().wait(0.3)  # still scanning when the samples' error is raised
+        try:
+            return real_scan(self, *a, **k)
+        finally:
+            slow_scan_ended.set()
+
+    def failing_samples(*a: Any, **k: Any) -> Any:
+        raise ValueError("sample table unreadable")
+
+    def failing_scan(self: Any, *a: Any, **k: Any) -> Any:
+        raise OSError("detections unreadable")
+
+    with Project.open(tmp_path / "p") as p:
+        with monkeypatch.context() as m:
+            m.setattr(SamplesRepo, "_scan_detections", slow_scan)
+            m.setattr(samples_mod, "_samples_from_arrow", failing_samples)
+            with pytest.raises(ValueError, match="sample table unreadable"):
+                p.load_dataset()
+            assert slow_scan_ended.is_set()  # raised only after the detections' thread ended
+        assert not [t for t in threading.enumerate() if t.name == "load-detections"]
+        with monkeypatch.context() as m:
+            m.setattr(SamplesRepo, "_scan_detections", failing_scan)
+            with pytest.raises(OSError, match="detections unreadable"):
+                p.load_dataset()
+        back = p.load_dataset()
+        inside: list[Any] = []
+
+        def in_a_transaction() -> None:  # this thread holds the connection throughout
+            with p.transaction():
+                inside.append(p.load_dataset())
+
+        t = threading.Thread(target=in_a_transaction, daemon=True)
+        t.start()
+        t.join(60)
+        assert not t.is_alive(), "a load inside a transaction waits for its own lock"
+    assert back.samples.sample_id.tolist() == ds.samples.sample_id.tolist()
+    assert len(back.detections) == len(inside[0].detections) == len(ds.detections)
+
+
 def test_loaded_prompts_link_their_twins_by_the_same_strings_and_share_group_ids(
         tmp_path: Path, sbuc_parsed: Any) -> None:
     """Each prompt's twin id is the very string object of that twin's prompt id, the two

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -282,10 +283,36 @@ class SamplesRepo(ProjectBase):
                 f"hash(s.sample_id) AS h1, hash(s.sample_id || chr(31)) AS h2 "
                 f"FROM samples s JOIN prompts p USING (prompt_id) {where} ORDER BY s.ord",
                 params=params or None).to_arrow_table()
-        prompts = self.load_prompts(method)
-        paths = pc.fill_null(st.column("image_path"), "")
-        samples = _samples_from_arrow(st, prompts.prompt_id, paths)  # a prompt id is one string in both
-        dets, names, key = self._load_detections(st, where, params)
+            prompt_table = self._prompt_table(method)
+        # the detections (DuckDB's scan and numpy, mostly outside the GIL) on a second thread
+        # while this one builds the prompts' and samples' Python strings; the connection is
+        # that thread's until it ends
+        got: dict[str, Any] = {}
+
+        def detections(table: Any) -> None:
+            try:
+                got["detections"] = self._load_detections(table, where, params)
+            except BaseException as e:  # noqa: BLE001 - raised on the loading thread below
+                got["error"] = e
+
+        worker = threading.Thread(target=detections, args=(st,), name="load-detections", daemon=True)
+        if getattr(self._lock, "_is_owned", lambda: False)():
+            # this thread holds the connection (a transaction): a second thread would wait for
+            # it forever, so the detections are read here first
+            detections(st)
+        else:
+            worker.start()
+        try:
+            prompts = self._prompts_of(prompt_table)
+            del prompt_table
+            paths = pc.fill_null(st.column("image_path"), "")
+            samples = _samples_from_arrow(st, prompts.prompt_id, paths)  # a prompt id is one string in both
+        finally:
+            if worker.is_alive():
+                worker.join()
+        if "error" in got:
+            raise got["error"]
+        dets, names, key = got.pop("detections")
         sample_ids = st.column("sample_id")
         del st
         ds = Dataset(samples, dets, prompts, tuple(names))
@@ -669,15 +696,24 @@ class SamplesRepo(ProjectBase):
         Read through Arrow: repeated values (suites, methods, entity lists, attrs JSON) are
         decoded once per distinct value, and prompts with the same attrs share one dict (as
         `Prompts.take` leaves them): nothing changes a prompt's attrs in place."""
+        with self._lock:
+            t = self._prompt_table(method)
+        return self._prompts_of(t)
+
+    def _prompt_table(self, method: str | None) -> Any:
+        """The prompts query's Arrow table for `load_prompts` (the caller holds the lock)."""
+        return self.con.raw.sql(  # a relation's Arrow output (see `_load_dataset`)
+            "SELECT prompt_id, text, suite, method, to_json(entities)::VARCHAR AS ents, attrs, twin_id, "
+            "group_id FROM prompts "
+            + ("WHERE method = ? " if method else "") + "ORDER BY prompt_id",
+            params=[method] if method else None).to_arrow_table()
+
+    @staticmethod
+    def _prompts_of(t: Any) -> Prompts:
+        """`Prompts` of the prompts query's Arrow table (no query: any thread)."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        with self._lock:  # a relation's Arrow output (see `_load_dataset`)
-            t = self.con.raw.sql(
-                "SELECT prompt_id, text, suite, method, to_json(entities)::VARCHAR AS ents, attrs, twin_id, "
-                "group_id FROM prompts "
-                + ("WHERE method = ? " if method else "") + "ORDER BY prompt_id",
-                params=[method] if method else None).to_arrow_table()
         if t.num_rows == 0:
             return Prompts.empty()
 
