@@ -499,21 +499,26 @@ def test_label_and_variant_codes_load_narrow_and_widen_when_their_names_outgrow_
         assert np.array_equal(b.score.astype(np.float64), d.score[order])
 
 
+@pytest.mark.parametrize("read_as", ["codes", "text"])
 @pytest.mark.parametrize("mapping", ["hashes", "join"])
 def test_labels_and_variants_of_any_text_load_as_stored(
-        tmp_path: Path, sbuc_parsed: Any, mapping: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The scan reads labels and variants as codes into their distinct values: quotes, commas,
-    parentheses, non-ASCII text, an empty string and a missing label (read as "") come back as
-    stored, every detection with its own, and the checker's verdicts match the stored dataset's."""
+        tmp_path: Path, sbuc_parsed: Any, mapping: str, read_as: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scan reads labels and variants as codes into their distinct values (as text when
+    those are too many or too long): quotes, commas, parentheses, non-ASCII text, an empty string
+    and a missing label (read as "") come back as stored, every detection with its own, and the
+    checker's verdicts match the stored dataset's."""
     import dataclasses
 
     from workstation.dataset import Dataset
     from workstation.methods.spatial.checker import evaluate
     from workstation.methods.spatial.config import CheckerConfig
+    from workstation.store import samples as samples_mod
     from workstation.store.samples import SamplesRepo
 
     if mapping == "join":
         monkeypatch.setattr(SamplesRepo, "_sample_hashes", lambda self, st: None)
+    if read_as == "text":
+        monkeypatch.setattr(samples_mod, "MAX_ENUM_CHARS", 8)
     ds = small_dataset(sbuc_parsed, 40)
     d = ds.detections
     odd = ["it's", "a 'quoted'' one", "x, y)", "caf\u00e9 \u732b", "", "ENUM('a')"]

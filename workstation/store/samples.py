@@ -26,6 +26,7 @@ SCAN_BATCH = 1 << 20  # detections per Arrow batch of the load scan
 STREAM_MEMORY_LIMIT = "128MB"
 # Distinct labels (or variants) up to which the load's scan reads them as DuckDB ENUM codes
 MAX_ENUM_VALUES = 4096
+MAX_ENUM_CHARS = 1 << 20  # ... and while they are this long together (the ENUM's SQL spells them)
 
 
 def _enum_type(values: Sequence[str]) -> str:
@@ -657,14 +658,19 @@ class SamplesRepo(ProjectBase):
     def _scan_plan(self) -> dict[str, Any]:
         """The detections table's row count ("count") and, for "variant" and "label", their
         distinct values sorted (null read as ""), or None when there are more than
-        `MAX_ENUM_VALUES` (the caller holds the lock)."""
+        `MAX_ENUM_VALUES` or they are longer than `MAX_ENUM_CHARS` together (the caller holds
+        the lock)."""
         v, l = ("list(DISTINCT coalesce({0}, '') ORDER BY coalesce({0}, ''))".format(k) for k in ("variant", "label"))
         row = self.con.execute(
             f"SELECT n, CASE WHEN len(v) <= {MAX_ENUM_VALUES} THEN v END, CASE WHEN len(l) <= {MAX_ENUM_VALUES} "
             f"THEN l END FROM (SELECT count(*) AS n, {v} AS v, {l} AS l FROM detections)").fetchone()
         n, variants, labels = row if row is not None else (0, None, None)
-        return {"count": int(n), "variant": None if variants is None else [str(x) for x in variants],
-                "label": None if labels is None else [str(x) for x in labels]}
+
+        def names(values: Any) -> list[str] | None:
+            names = None if values is None else [str(x) for x in values]
+            return names if names is not None and sum(map(len, names)) <= MAX_ENUM_CHARS else None
+
+        return {"count": int(n), "variant": names(variants), "label": names(labels)}
 
     def _sample_hashes(self, st: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
         """(sorted first hashes, their rows, first hash by row, second hash by row) of the loaded
