@@ -46,3 +46,39 @@ def test_remembered_codes_go_with_their_array():
     assert key not in grouping._known
     other = np.array(["x", "y"], dtype=object)  # a new array: nothing remembered for it
     assert grouping._remembered(other) is None
+
+
+def test_an_array_that_dies_on_the_thread_holding_the_lock_is_forgotten_without_a_hang():
+    """A collection can free a remembered array inside `remember_codes`, on the thread that
+    holds the table's lock: its entry's callback then runs on that thread and must not wait for
+    the lock (a load that did froze there)."""
+    import threading
+
+    box = {"values": np.array(["b", "a", "b"], dtype=object)}
+    remember_codes(box["values"], np.array([0, 1, 0]), ["b", "a"])
+    key = id(box["values"])
+    done = threading.Event()
+
+    def free_it_holding_the_lock() -> None:
+        with grouping._known_lock:
+            box.pop("values")  # the last reference: its callback runs here, now
+        done.set()
+
+    t = threading.Thread(target=free_it_holding_the_lock, daemon=True)
+    t.start()
+    t.join(20)
+    assert done.is_set(), "the callback waited for the lock its own thread holds"
+    assert key not in grouping._known
+
+
+def test_a_dead_arrays_callback_leaves_a_newer_arrays_entry_under_the_same_id():
+    values = np.array(["b", "a"], dtype=object)
+    remember_codes(values, np.array([0, 1]), ["b", "a"])
+    key = id(values)
+    old_ref = grouping._known[key][0]
+    newer = np.array(["c"], dtype=object)
+    grouping._known[key] = (grouping.weakref.ref(newer), np.array([0], np.int32), ["c"])  # as if the id were reused
+    del values  # the old array's callback runs now
+    gc.collect()
+    assert grouping._known[key][0] is not old_ref and grouping._known[key][2] == ["c"]
+    grouping._known.pop(key, None)

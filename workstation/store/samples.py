@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,29 @@ STREAM_MEMORY_LIMIT = "128MB"
 # Distinct labels (or variants) up to which the load's scan reads them as DuckDB ENUM codes
 MAX_ENUM_VALUES = 4096
 MAX_ENUM_CHARS = 1 << 20  # ... and while they are this long together (the ENUM's SQL spells them)
+
+
+_loader_pool: ThreadPoolExecutor | None = None
+_loader_pool_lock = threading.Lock()
+
+
+def _loaders() -> ThreadPoolExecutor:
+    """The threads that read a load's detections beside it: kept for the process's life (a
+    thread per load would start and end with every open), a new set in a forked child."""
+    global _loader_pool
+    with _loader_pool_lock:
+        if _loader_pool is None:
+            _loader_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="load-detections")
+        return _loader_pool
+
+
+def _forget_loaders() -> None:
+    global _loader_pool, _loader_pool_lock
+    _loader_pool, _loader_pool_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_loaders)
 
 
 def _enum_type(values: Sequence[str]) -> str:
@@ -244,7 +269,8 @@ class SamplesRepo(ProjectBase):
                 self.con.execute("INSERT OR IGNORE INTO image_variants VALUES (?)", [name])
 
     def sample_count(self) -> int:
-        row = self.con.execute("SELECT count(*) FROM samples").fetchone()
+        with self._lock:
+            row = self.con.execute("SELECT count(*) FROM samples").fetchone()
         assert row is not None
         return int(row[0])
 
@@ -288,32 +314,26 @@ class SamplesRepo(ProjectBase):
         # the detections (DuckDB's scan and numpy, mostly outside the GIL) on a second thread
         # while this one builds the prompts' and samples' Python strings; the connection is
         # that thread's until it ends
-        got: dict[str, Any] = {}
-
-        def detections(table: Any) -> None:
-            try:
-                got["detections"] = self._load_detections(table, where, params)
-            except BaseException as e:  # noqa: BLE001 - raised on the loading thread below
-                got["error"] = e
-
-        worker = threading.Thread(target=detections, args=(st,), name="load-detections", daemon=True)
+        future: Future[tuple[Detections, list[str], Any]] = Future()
         if getattr(self._lock, "_is_owned", lambda: False)():
             # this thread holds the connection (a transaction): a second thread would wait for
             # it forever, so the detections are read here first
-            detections(st)
+            try:
+                future.set_result(self._load_detections(st, where, params))
+            except Exception as e:  # noqa: BLE001 - raised below, as from the second thread
+                future.set_exception(e)
         else:
-            worker.start()
+            future = _loaders().submit(self._load_detections, st, where, params)
         try:
             prompts = self._prompts_of(prompt_table)
             del prompt_table
             paths = pc.fill_null(st.column("image_path"), "")
             samples = _samples_from_arrow(st, prompts.prompt_id, paths)  # a prompt id is one string in both
-        finally:
-            if worker.is_alive():
-                worker.join()
-        if "error" in got:
-            raise got["error"]
-        dets, names, key = got.pop("detections")
+        except BaseException:
+            wait([future])  # nothing left using the connection when the error is raised
+            raise
+        dets, names, key = future.result()
+        del future
         sample_ids = st.column("sample_id")
         del st
         ds = Dataset(samples, dets, prompts, tuple(names))
@@ -619,7 +639,8 @@ class SamplesRepo(ProjectBase):
 
         var_dict = list(dicts["variant"])
         lab_dict = list(dicts["label"])
-        recorded = {r[0] for r in self.con.execute("SELECT name FROM image_variants").fetchall()}
+        with self._lock:
+            recorded = {r[0] for r in self.con.execute("SELECT name FROM image_variants").fetchall()}
         names = [ORIGINAL_NAME] + sorted((set(var_dict) | recorded) - {ORIGINAL_NAME})
         vdt = np.int8 if len(names) <= 127 else np.int16
         vidx = np.array([names.index(v) for v in var_dict] or [0], dtype=vdt)
@@ -685,9 +706,11 @@ class SamplesRepo(ProjectBase):
         h_sorted = h1[o]
         if not distinct(h_sorted):
             return None
-        n_all = int((self.con.execute("SELECT count(*) FROM samples").fetchone() or (0,))[0])
-        if n_all != len(h1):
-            allh = self.con.execute("SELECT hash(sample_id) FROM samples").to_arrow_table().column(0)
+        with self._lock:
+            n_all = int((self.con.execute("SELECT count(*) FROM samples").fetchone() or (0,))[0])
+            allh = (self.con.execute("SELECT hash(sample_id) FROM samples").to_arrow_table().column(0)
+                    if n_all != len(h1) else None)
+        if allh is not None:
             if not distinct(np.sort(np.asarray(allh.to_numpy(), np.uint64))):
                 return None
         return h_sorted, o.astype(np.int64), h1, h2

@@ -13,7 +13,9 @@ import numpy as np
 # of the array they describe: factorize(sort=False) of that array returns them without hashing
 # every value again. Entries go when their array does.
 _known: dict[int, tuple[weakref.ref[np.ndarray], np.ndarray, list[str]]] = {}
-_known_lock = threading.Lock()
+# re-entrant: an array can die (and its entry's callback run) on the thread that holds the lock,
+# when a collection runs inside `remember_codes`
+_known_lock = threading.RLock()
 
 
 def remember_codes(values: np.ndarray, codes: np.ndarray, names: list[str]) -> None:
@@ -21,9 +23,11 @@ def remember_codes(values: np.ndarray, codes: np.ndarray, names: list[str]) -> N
     appearance, exactly what factorize would compute. ``values`` must not be changed in place."""
     key = id(values)
 
-    def gone(_ref: Any, key: int = key) -> None:
+    def gone(ref: Any, key: int = key) -> None:
         with _known_lock:
-            _known.pop(key, None)
+            hit = _known.get(key)
+            if hit is not None and hit[0] is ref:  # not a newer array's entry under the same id
+                del _known[key]
 
     # kept in 4 bytes while they fit (factorize hands out int64 copies): 4 MB less per
     # million samples for each remembered column
