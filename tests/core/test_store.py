@@ -641,6 +641,45 @@ def test_a_load_that_fails_on_either_thread_raises_its_error_and_leaves_the_proj
     assert len(back.detections) == len(inside[0].detections) == len(ds.detections)
 
 
+def test_no_automatic_collection_runs_while_the_detections_thread_reads(
+        tmp_path: Path, sbuc_parsed: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Python's automatic cyclic collection is off while the load's second thread runs (one
+    triggered there would free a closed window's Qt objects on that thread), and the collector
+    is left as it was found: on after a load, after a failed load, and off when it was off."""
+    import gc
+
+    from workstation.store.samples import SamplesRepo
+
+    ds = small_dataset(sbuc_parsed, 20)
+    with Project.create(tmp_path / "p") as p:
+        p.add_run(sbuc_parsed.run_id)
+        p.add_dataset(ds)
+    seen: list[bool] = []
+    real = SamplesRepo._load_detections
+
+    def watched(self: Any, *a: Any, **k: Any) -> Any:
+        seen.append(gc.isenabled())
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(SamplesRepo, "_load_detections", watched)
+    assert gc.isenabled()
+    try:
+        with Project.open(tmp_path / "p") as p:
+            p.load_dataset()
+            assert seen == [False] and gc.isenabled()
+            with monkeypatch.context() as m:
+                m.setattr(SamplesRepo, "_prompts_of",
+                          staticmethod(lambda t: (_ for _ in ()).throw(ValueError("bad prompts"))))
+                with pytest.raises(ValueError, match="bad prompts"):
+                    p.load_dataset()
+            assert gc.isenabled()
+            gc.disable()
+            p.load_dataset()
+            assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
 def test_loaded_prompts_link_their_twins_by_the_same_strings_and_share_group_ids(
         tmp_path: Path, sbuc_parsed: Any) -> None:
     """Each prompt's twin id is the very string object of that twin's prompt id, the two
