@@ -113,9 +113,25 @@ def test_grid_search_ranks_like_the_core_and_loads_rows(qtbot, panel, state):
     assert f"J <b>{want[0]['j']:.3f}</b>" in panel.readout.text()
 
 
-def test_grid_search_can_be_cancelled(qtbot, panel, state):
+def test_grid_search_can_be_cancelled(qtbot, panel, state, monkeypatch):
+    import time
+
+    from workstation.methods.spatial import calibration
+
+    real = calibration._default_evaluator
+
+    def slow(sub):  # each evaluation ≥ 20 ms, whatever the machine: the search cannot end first
+        ev = real(sub)
+
+        def each(ds, cfg):
+            time.sleep(0.02)
+            return ev(ds, cfg)
+        return each
+
+    monkeypatch.setattr(calibration, "_default_evaluator", slow)
     dlg = open_dialog(qtbot, panel)
-    # 501 × 101 checker evaluations: far longer than the test waits
+    # 501 × 101 checker evaluations of ≥ 20 ms: far longer than the test waits (a search of the
+    # checker's own speed once ended in a busy full run before the cancel was handled)
     type_into(qtbot, dlg.grid_edits["margin"], "0:0.5:0.001")
     type_into(qtbot, dlg.grid_edits["t_det"], "0:1:0.01")
     type_into(qtbot, dlg.grid_edits["tau"], "0.5")
