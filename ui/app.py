@@ -136,10 +136,14 @@ def _install_hooks(app: Any, window: Any) -> None:
 def run(project: str | Path | None = None, read_only: bool = False, argv: Sequence[str] | None = None,
         early: Any = None) -> int:
     """Open the window (then `project`, loaded in the background); returns the exit code.
-    `early`: `project`'s load already under way (`ui.loading.EarlyLoad`), which the window takes."""
+    `early`: `project`'s load already under way (`ui.loading.EarlyLoad`), which the window takes.
+    Python's cyclic collection runs on the GUI thread only from here on (`ui.collector`)."""
     try:
         install_excepthook()
         app = create_application(argv)
+        from . import collector
+
+        collector.install(app)
         window = build_window(app)
     except BaseException:
         if early is not None:

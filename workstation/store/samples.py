@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 import os
 import threading
-from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from contextlib import contextmanager
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -18,6 +15,7 @@ import numpy as np
 
 from ..dataset import CodedLabels, Dataset, Detections, Prompts, SampleRuns, Samples
 from ..types import ORIGINAL_NAME
+from ..util import collection
 from ..util.grouping import remember_codes
 from ..util.jsonsafe import capped, dumps
 from .base import ProjectBase, ProjectError, _arrow, _now, release_freed_memory, safe_relpath
@@ -46,34 +44,6 @@ def _loaders() -> ThreadPoolExecutor:
         if _loader_pool is None:
             _loader_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="load-detections")
         return _loader_pool
-
-
-_gc_pause_lock = threading.Lock()
-_gc_pauses = 0
-_gc_was_enabled = False
-
-
-@contextmanager
-def _collection_paused() -> Iterator[None]:
-    """Python's automatic cyclic collection paused while a load's second thread runs (nested and
-    concurrent pauses counted; the collector's state before the first is restored after the
-    last). A collection triggered on that thread would free whatever cyclic garbage the process
-    holds there, a closed window's Qt objects among them, whose deletion the Qt binding then
-    defers to the GUI thread: that crashed a test run (a segmentation fault in the deferred
-    deletion) while the GUI thread waited for the load."""
-    global _gc_pauses, _gc_was_enabled
-    with _gc_pause_lock:
-        if _gc_pauses == 0:
-            _gc_was_enabled = gc.isenabled()
-            gc.disable()
-        _gc_pauses += 1
-    try:
-        yield
-    finally:
-        with _gc_pause_lock:
-            _gc_pauses -= 1
-            if _gc_pauses == 0 and _gc_was_enabled:
-                gc.enable()
 
 
 def _forget_loaders() -> None:
@@ -346,7 +316,9 @@ class SamplesRepo(ProjectBase):
         # while this one builds the prompts' and samples' Python strings; the connection is
         # that thread's until it ends
         future: Future[tuple[Detections, list[str], Any]] = Future()
-        with _collection_paused():
+        # no automatic collection meanwhile: one triggered on the second thread could free a
+        # closed window's Qt objects there (see util.collection)
+        with collection.paused():
             if getattr(self._lock, "_is_owned", lambda: False)():
                 # this thread holds the connection (a transaction): a second thread would wait
                 # for it forever, so the detections are read here first
