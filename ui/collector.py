@@ -1,7 +1,10 @@
 """Python's cyclic garbage collection on the GUI thread only (see `workstation.util.collection`).
 
 Automatic collection is pinned off; a timer on the GUI thread collects each generation once
-its count passes the threshold the automatic collector would have used, as it would have."""
+its count passes the threshold the automatic collector would have used, as it would have.
+pyqtgraph's `GarbageCollector` does the same, but importing pyqtgraph here would put it in the
+window's start-up (the window imports it only with its first plot), and this one also pins
+collection off for `collection.paused` to respect."""
 
 from __future__ import annotations
 

@@ -53,8 +53,8 @@ DEFAULT_MIN_DETECTIONS = 1_000_000
 DEFAULT_MAX_GB = 8.0
 MANIFEST = "manifest.json"
 MANIFEST_MAX_BYTES = 64 << 20
-_FLOAT_COLUMNS = ("score", "x1", "y1", "x2", "y2")
-_COLUMNS = ("source", "variant", "label", *_FLOAT_COLUMNS, "sample")
+FLOAT_COLUMNS = ("score", "x1", "y1", "x2", "y2")  # a detection's score and box
+_COLUMNS = ("source", "variant", "label", *FLOAT_COLUMNS, "sample")
 _DTYPES = {"source": {"int8"}, "variant": {"int8", "int16"}, "label": {"int16", "int32"},
            "score": {"float32", "float64"}, "x1": {"float32", "float64"}, "y1": {"float32", "float64"},
            "x2": {"float32", "float64"}, "y2": {"float32", "float64"}, "sample": {"int32", "int64"}}
@@ -347,7 +347,7 @@ def store(key: CacheKey, dets: Detections, variant_names: list[str],
     try:
         cols: dict[str, np.ndarray] = {
             "source": dets.source, "variant": dets.variant, "label": codes,
-            **{k: getattr(dets, k) for k in _FLOAT_COLUMNS},
+            **{k: getattr(dets, k) for k in FLOAT_COLUMNS},
             "sample": offsets if offsets is not None else dets.sample_idx}
         meta = {
             "format": FORMAT, "key": key.digest, "project": key.project, "scope": key.scope,
@@ -375,11 +375,11 @@ def store(key: CacheKey, dets: Detections, variant_names: list[str],
 def entry_bytes(n_detections: int, n_samples: int) -> int:
     """About the bytes of an entry of `n_detections` as the loader scans them (codes of 1 and 2
     bytes, float32 scores and boxes) and its `n_samples` + 1 offsets."""
-    return n_detections * (1 + 1 + 2 + 4 * len(_FLOAT_COLUMNS)) + 8 * (n_samples + 1)
+    return n_detections * (1 + 1 + 2 + 4 * len(FLOAT_COLUMNS)) + 8 * (n_samples + 1)
 
 
 def _nbytes(dets: Detections) -> int:
-    return sum(np.asarray(getattr(dets, k)).nbytes for k in (*_FLOAT_COLUMNS, "source", "variant")) + 2 * len(dets)
+    return sum(np.asarray(getattr(dets, k)).nbytes for k in (*FLOAT_COLUMNS, "source", "variant")) + 2 * len(dets)
 
 
 def _entry_size(p: Path, depth: int = 1) -> int:

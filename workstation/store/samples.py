@@ -420,6 +420,8 @@ class SamplesRepo(ProjectBase):
         import pyarrow as pa
         import pyarrow.compute as pc
 
+        from . import detection_cache
+
         # Detections mapped to sample rows without a Python object per detection: DuckDB hashes
         # each detection's sample id (two independent 64-bit hashes); the first finds the row by
         # a binary search among the loaded samples' hashes, the second confirms it. The mapping
@@ -441,7 +443,7 @@ class SamplesRepo(ProjectBase):
             return idx if local == list(range(len(local))) else np.asarray(local, np.int32)[idx]
 
         hashed = self._sample_hashes(st)
-        floats = ("score", "x1", "y1", "x2", "y2")
+        floats = detection_cache.FLOAT_COLUMNS
         n_rid = 1
         if hashed is not None:
             source = "SELECT hash(d.sample_id) AS h1, hash(d.sample_id || chr(31)) AS h2, {cols} FROM detections d"
@@ -693,8 +695,8 @@ class SamplesRepo(ProjectBase):
         n, variants, labels = row if row is not None else (0, None, None)
 
         def names(values: Any) -> list[str] | None:
-            names = None if values is None else [str(x) for x in values]
-            return names if names is not None and sum(map(len, names)) <= MAX_ENUM_CHARS else None
+            out = None if values is None else [str(x) for x in values]
+            return out if out is not None and sum(map(len, out)) <= MAX_ENUM_CHARS else None
 
         return {"count": int(n), "variant": names(variants), "label": names(labels)}
 
