@@ -29,6 +29,7 @@ STEPS = [  # (module, qualified name), outermost last
     ("workstation.store.samples", "SamplesRepo._prompts_of"),
     ("workstation.store.samples", "SamplesRepo._load_detections"),
     ("workstation.store.samples", "_samples_from_arrow"),
+    ("workstation.store.samples", "SamplesRepo._detection_cache_family"),
     ("workstation.store.samples", "SamplesRepo._detection_cache_key"),
     ("workstation.store.samples", "SamplesRepo._scan_plan"),
     ("workstation.store.samples", "SamplesRepo._scan_detections"),

@@ -356,3 +356,83 @@ def test_loads_of_different_samples_of_one_project_keep_an_entry_each(
     assert len(after) == 2 and not set(after) & set(before)  # both stale entries replaced
     _assert_same_detections(fresh, scanned_spatial(project, monkeypatch))
     assert 0 < len(fresh_by_run.detections) < len(fresh.detections)
+
+
+class _Counted:
+    """Calls of `SamplesRepo`'s aggregate pass (`_detection_cache_key`) and scan."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.calls = {"aggregates": 0, "scan": 0}
+        for name, attr in (("aggregates", "_detection_cache_key"), ("scan", "_scan_detections")):
+            real = getattr(SamplesRepo, attr)
+
+            def counted(self_: SamplesRepo, *a: object, _real: object = real, _name: str = name,
+                        **k: object) -> object:
+                self.calls[_name] += 1
+                return _real(self_, *a, **k)  # type: ignore[operator]
+
+            monkeypatch.setattr(SamplesRepo, attr, counted)
+
+
+@pytest.mark.parametrize("mapping", ["hashes", "join"])
+def test_a_first_open_keys_its_entry_from_its_own_scan_and_the_next_open_finds_it(
+        project: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch, mapping: str) -> None:
+    """With no entry of its key's family in the cache, a load knows it will scan and skips the
+    pass that aggregates the table's rows: its scan aggregates the rows it reads, and the entry
+    gets the key a later open reads from the table (a hit, no scan). The join (sample ids whose
+    first hashes collide) reads only the loaded samples' rows, so it takes the table's pass."""
+    scanned = scanned_spatial(project, monkeypatch)
+    if mapping == "join":
+        monkeypatch.setattr(SamplesRepo, "_sample_hashes", lambda self, st: None)
+    count = _Counted(monkeypatch)
+    first = load_spatial(project)
+    assert count.calls == {"aggregates": 0 if mapping == "hashes" else 1, "scan": 1}
+    (entry,) = _entries(cache_dir)
+    with Project.open(project, read_only=True) as p:
+        st = p.con.raw.sql("SELECT hash(s.sample_id) AS h1, hash(s.sample_id || chr(31)) AS h2 FROM samples s "
+                           "JOIN prompts q USING (prompt_id) WHERE q.method = 'spatial' ORDER BY s.ord").to_arrow_table()
+        fam, n = p._detection_cache_family(st)  # type: ignore[attr-defined]  # as a load computes it
+    assert fam is not None and n == len(first.detections)
+    assert entry.name.startswith(fam[:detection_cache.FAMILY_CHARS] + "-")
+    assert detection_cache.may_hold(fam) and not detection_cache.may_hold("0" * 64)
+    second = load_spatial(project)
+    assert count.calls == {"aggregates": 1 if mapping == "hashes" else 2, "scan": 1}  # found: no scan
+    assert is_mapped(np.asarray(second.detections.x1))
+    _assert_same_detections(first, scanned)
+    _assert_same_detections(second, scanned)
+
+
+def test_an_edit_that_keeps_the_count_is_caught_by_the_tables_aggregates(
+        project: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An edit that leaves the family as it was (same rows count, same samples) takes the pass
+    over the table's rows: its aggregates differ from the entry's key, so the load scans."""
+    load_spatial(project)
+    with Project.open(project) as p:
+        p.con.execute("UPDATE detections SET y2 = y2 + 0.5 WHERE rowid = 11")
+    count = _Counted(monkeypatch)
+    fresh = load_spatial(project)
+    assert count.calls == {"aggregates": 1, "scan": 1}
+    _assert_same_detections(fresh, scanned_spatial(project, monkeypatch))
+    load_spatial(project)
+    assert count.calls["scan"] == 2  # only the reference scan above: the new entry was found
+
+
+def test_rows_written_between_the_count_and_the_scan_key_the_entry_by_what_was_scanned(
+        project: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A load reads the table's row count (the family), then scans: a write in between must
+    not give the entry a key of the table before the write. The scan's own count decides."""
+    with Project.open(project) as p:
+        real_start = detection_cache.PendingEntry.start
+
+        def start(*a: object, **k: object) -> object:  # after the count, before the scan
+            p.con.execute("INSERT INTO detections SELECT * FROM detections WHERE rowid = 5")
+            return real_start(*a, **k)  # type: ignore[arg-type]
+
+        with monkeypatch.context() as m:
+            m.setattr(detection_cache.PendingEntry, "start", staticmethod(start))
+            during = p.load_dataset(method="spatial")
+    count = _Counted(monkeypatch)
+    after = load_spatial(project)
+    assert count.calls == {"aggregates": 1, "scan": 0}  # the entry's key is the table's as it is now
+    assert len(during.detections) == len(after.detections)
+    _assert_same_detections(after, scanned_spatial(project, monkeypatch))

@@ -575,9 +575,18 @@ def test_a_value_that_is_not_a_float32_late_in_the_scan_loads_its_column_as_floa
         p.add_run(sbuc_parsed.run_id)
         p.add_dataset(src)
     order = np.lexsort((np.arange(len(d)), d.sample_idx))
-    for _ in range(2):  # the scan, then the cache's entry
+    scans: list[int] = []
+    real_scan = SamplesRepo._scan_detections
+
+    def scan(self: Any, *a: Any, **k: Any) -> Any:
+        scans.append(1)
+        return real_scan(self, *a, **k)
+
+    monkeypatch.setattr(SamplesRepo, "_scan_detections", scan)
+    for n_scans in (1, 1):  # the scan (started again), then the cache's entry under the scan's key
         with Project.open(tmp_path / "p", read_only=True) as p:
             b = p.load_dataset().detections
+        assert len(scans) == n_scans
         for k in ("score", "x1", "y1", "x2", "y2"):
             assert getattr(b, k).dtype == (np.float64 if k == "y1" else np.float32), k
             assert np.array_equal(np.asarray(getattr(b, k), np.float64), as32[k][order]), k

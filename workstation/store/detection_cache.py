@@ -10,10 +10,16 @@ so they stay in the system's page cache (reclaimable, shared) instead of the pro
 
 An entry is found by a key over everything the loader's result depends on: the loaded samples
 (their ids' two hashes, in order), every row of the detections table (its count and two
-aggregates of a hash of each row's columns and row id), the recorded image variants and this
-format's version. Any change of the project's detections or samples gives another key; the
-project's older entries are removed when a new one is written, and the folder is kept under
-a size cap, least recently used first.
+aggregates, exclusive or and sum, of a hash of each row's columns and row id), the recorded
+image variants and this format's version. Any change of the project's detections or samples
+gives another key; the project's older entries are removed when a new one is written, and the
+folder is kept under a size cap, least recently used first.
+
+The aggregates take a pass over the whole table (≈1 s of an open at 13M detections). An entry's
+folder is named by its key's family first (everything but the aggregates: `key_family`), so a
+load whose family has no entry (`may_hold`: a first open, or one after detections or samples
+were added or removed) knows it will scan without that pass, and its scan gives the aggregates
+of the very rows it read; only a load that may hit reads them first.
 
 The cache is an optimisation only: a missing, unreadable or inconsistent entry is rebuilt from
 the project; a folder that cannot be written (read-only, full disk) leaves the columns in
@@ -101,25 +107,50 @@ class CacheKey:
     project: str  # the project's folder, resolved (for removing its older entries)
     n_samples: int
     scope: str = ""  # which of its samples the load asked for (a method's, some runs'): one entry each
+    family: str = ""  # hex: everything the digest covers but the table's aggregates (`key_family`)
 
 
-def make_key(project_folder: Path, table_fingerprint: tuple[Any, ...], h1: np.ndarray, h2: np.ndarray,
-             recorded_variants: list[str], scope: str = "") -> CacheKey:
-    """The entry's key: the loaded samples' id hashes in order, the detections table's
-    fingerprint (count and row-hash aggregates), the recorded variants, the format. `scope`
-    names the load's selection of samples (a method's, some runs'): a project keeps one entry
-    per scope, so the window's views of two methods do not evict each other's."""
+FAMILY_CHARS = 16  # of the family's hex digest, leading an entry's folder name
+
+
+def key_family(h1: np.ndarray, h2: np.ndarray, recorded_variants: list[str], n_detections: int) -> str:
+    """What a load's key covers besides the detections table's row aggregates: the format, the
+    table's row count, the recorded variants and the loaded samples' id hashes in order. Known
+    before the detections are read; entries are named by it first (see `may_hold`)."""
     h = hashlib.sha256()
     h.update(f"detections-cache/{FORMAT}".encode())
-    h.update(json.dumps([str(x) for x in table_fingerprint]).encode())
-    h.update(json.dumps(sorted(recorded_variants)).encode())
+    h.update(json.dumps([int(n_detections), sorted(recorded_variants)]).encode())
     h.update(np.ascontiguousarray(h1, np.uint64).tobytes())
     h.update(np.ascontiguousarray(h2, np.uint64).tobytes())
-    return CacheKey(h.hexdigest(), str(Path(project_folder).resolve()), len(h1), scope)
+    return h.hexdigest()
+
+
+def make_key(project_folder: Path, family: str, table_fingerprint: tuple[Any, ...], n_samples: int,
+             scope: str = "") -> CacheKey:
+    """The entry's key: its `family` (`key_family`) and the detections table's fingerprint
+    (count and row-hash aggregates). `scope` names the load's selection of samples (a
+    method's, some runs'): a project keeps one entry per scope, so the window's views of two
+    methods do not evict each other's."""
+    h = hashlib.sha256()
+    h.update(family.encode())
+    h.update(json.dumps([str(x) for x in table_fingerprint]).encode())
+    return CacheKey(h.hexdigest(), str(Path(project_folder).resolve()), int(n_samples), scope, family)
 
 
 def _entry(root: Path, key: CacheKey) -> Path:
-    return root / key.digest[:40]
+    return root / f"{key.family[:FAMILY_CHARS]}-{key.digest[:40]}"
+
+
+def may_hold(family: str, root: Path | None = None) -> bool:
+    """Whether the cache keeps any entry of `family` (`key_family`). When it does not, no key of
+    that family can hit, whatever the detections table's aggregates: the load scans at once."""
+    root = cache_root() if root is None else root
+    if not family or any(c not in "0123456789abcdef" for c in family[:FAMILY_CHARS]):
+        return True  # not a family's digest: the full key decides
+    try:
+        return any(_plain_dir(p) for p in root.glob(f"{family[:FAMILY_CHARS]}-*"))
+    except OSError:
+        return True  # cannot tell: the full key decides
 
 
 @dataclass(frozen=True)

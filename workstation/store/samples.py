@@ -30,6 +30,10 @@ STREAM_MEMORY_LIMIT = "128MB"
 # Distinct labels (or variants) up to which the load's scan reads them as DuckDB ENUM codes
 MAX_ENUM_VALUES = 4096
 MAX_ENUM_CHARS = 1 << 20  # ... and while they are this long together (the ENUM's SQL spells them)
+# A detection row's hash for the detection cache's key: its row id and every column (`t`: the
+# table's alias and a dot, or nothing). Aggregated by SQL over the table, or by a scan as it reads
+ROW_HASH = ("hash({t}rowid, {t}sample_id, {t}source, {t}detector, {t}variant, {t}label, {t}score, "
+            "{t}x1, {t}y1, {t}x2, {t}y2)")
 
 
 _loader_pool: ThreadPoolExecutor | None = None
@@ -360,17 +364,30 @@ class SamplesRepo(ProjectBase):
         from . import detection_cache
 
         scope = hashlib.sha256(json.dumps([where, [str(p) for p in params]]).encode()).hexdigest()[:16]
-        key, n_detections = self._detection_cache_key(st, scope)
-        pending = None
-        if key is not None:
+        family, n_detections = self._detection_cache_family(st)
+        if family is None:
+            dets, names, _ = self._scan_detections(st, where, params)
+            return dets, names, None
+        key = None
+        if detection_cache.may_hold(family):  # an entry may be this load's: the table's aggregates decide
+            key = self._detection_cache_key(family, st, scope)
             hit = detection_cache.load(key)
             if hit is not None:
                 return (*hit, key)
-            # the scan fills the entry's columns in their files (see PendingEntry)
-            incoming = detection_cache.entry_bytes(n_detections, key.n_samples)
-            pending = detection_cache.PendingEntry.start(key, incoming)
+        # the scan fills the entry's columns in their files (see PendingEntry); until it has
+        # read the rows, only the key's family is known (older entries of the scope go)
+        incoming = detection_cache.entry_bytes(n_detections, st.num_rows)
+        pending = detection_cache.PendingEntry.start(
+            key or detection_cache.make_key(self.folder, family, (), st.num_rows, scope), incoming)
         try:
-            dets, names = self._scan_detections(st, where, params, pending)
+            dets, names, scanned = self._scan_detections(st, where, params, pending, aggregate=True)
+            if scanned is not None:  # the key of the rows the scan read
+                if scanned[0] != n_detections:  # the table changed since its count was read
+                    family, _ = self._detection_cache_family(st, scanned[0])
+                key = (detection_cache.make_key(self.folder, family, scanned, st.num_rows, scope)
+                       if family is not None else None)
+            elif key is None:
+                key = self._detection_cache_key(family, st, scope)
         except BaseException:
             if pending is not None:
                 pending.abandon()
@@ -383,40 +400,51 @@ class SamplesRepo(ProjectBase):
             pending.abandon()
         return dets, names, None
 
-    def _detection_cache_key(self, st: Any, scope: str = "") -> tuple[Any, int]:
-        """The detection cache's key for a load of `st`'s samples (`scope`: the load's
-        selection, see `detection_cache.make_key`), or None when the cache is off or the project
-        has fewer detections than its threshold; and the project's count of detections."""
+    def _detection_cache_family(self, st: Any, count: int | None = None) -> tuple[str | None, int]:
+        """The family (`detection_cache.key_family`) of the cache keys of a load of `st`'s
+        samples, or None when the cache is off or the project has fewer detections than its
+        threshold; and the project's count of detections (`count`: as a scan counted them)."""
         from . import detection_cache
 
         least = detection_cache.min_detections()
         if least is None:
             return None, 0
         with self._lock:
-            count = int((self.con.execute("SELECT count(*) FROM detections").fetchone() or (0,))[0])
+            if count is None:
+                count = int((self.con.execute("SELECT count(*) FROM detections").fetchone() or (0,))[0])
             if count == 0 or count < least:
                 return None, count
-            # every row, its position included: any insert, delete, edit or reordering changes it.
-            # Two aggregates need no working memory: a low limit keeps DuckDB from keeping the
-            # table's blocks (≈0.5 GB at 13M detections) while they stream past
-            self.con.execute(f"SET memory_limit = '{STREAM_MEMORY_LIMIT}'")
-            try:
-                row = self.con.execute(
-                    "SELECT count(*), "
-                    "bit_xor(hash(rowid, sample_id, source, detector, variant, label, score, x1, y1, x2, y2)), "
-                    "sum(hash(y2, x2, y1, x1, score, label, variant, detector, source, sample_id, rowid)::HUGEINT) "
-                    "FROM detections").fetchone()
-            finally:
-                self.con.execute("RESET memory_limit")
             recorded = [str(r[0]) for r in self.con.execute("SELECT name FROM image_variants").fetchall()]
         h1 = np.asarray(st.column("h1").to_numpy(zero_copy_only=False), np.uint64)
         h2 = np.asarray(st.column("h2").to_numpy(zero_copy_only=False), np.uint64)
-        return detection_cache.make_key(self.folder, tuple(row or ()), h1, h2, recorded, scope), count
+        return detection_cache.key_family(h1, h2, recorded, count), count
 
-    def _scan_detections(self, st: Any, where: str, params: list[Any],
-                         pending: Any = None) -> tuple[Detections, list[str]]:
+    def _detection_cache_key(self, family: str, st: Any, scope: str = "") -> Any:
+        """The detection cache's key of `family` for a load of `st`'s samples (`scope`: the
+        load's selection, see `detection_cache.make_key`), with the detections table's
+        aggregates read by a pass over every row."""
+        from . import detection_cache
+
+        with self._lock:
+            # every row, its position included: any insert, delete, edit or reordering changes it.
+            # Aggregates need no working memory: a low limit keeps DuckDB from keeping the table's
+            # blocks (≈0.5 GB at 13M detections) while they stream past
+            self.con.execute(f"SET memory_limit = '{STREAM_MEMORY_LIMIT}'")
+            try:
+                row = self.con.execute(
+                    f"SELECT count(*), bit_xor(h), sum(h::HUGEINT) FROM (SELECT {ROW_HASH.format(t='')} AS h "
+                    "FROM detections)").fetchone()
+            finally:
+                self.con.execute("RESET memory_limit")
+        return detection_cache.make_key(self.folder, family, tuple(row or ()), st.num_rows, scope)
+
+    def _scan_detections(self, st: Any, where: str, params: list[Any], pending: Any = None,
+                         aggregate: bool = False) -> tuple[Detections, list[str], tuple[int, int, int] | None]:
         """`_load_detections` read from the project's detections table; the columns a cache
-        entry keeps are filled in `pending`'s files where it can map them."""
+        entry keeps are filled in `pending`'s files where it can map them. Third, with
+        `aggregate`: the table's fingerprint for the cache's key (count, exclusive or and sum of
+        `ROW_HASH`), aggregated from the rows read, when the scan read every row of the table;
+        else None."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
@@ -542,8 +570,18 @@ class SamplesRepo(ProjectBase):
             out[rest] = lookup(hr[rest])
             return out
 
+        aggregate = aggregate and hashed is not None  # the join reads the loaded samples' rows only
+        fingerprint = [0, 0, 0]  # rows, exclusive or and sum of their ROW_HASH
+
         def one_batch(batch: Any) -> None:
             nonlocal filled, total
+            if aggregate:  # the table's fingerprint, as SQL's bit_xor and sum would give it
+                fp = np.asarray(batch.column("fp").to_numpy(zero_copy_only=False), np.uint64)
+                fingerprint[0] += len(fp)
+                fingerprint[1] ^= int(np.bitwise_xor.reduce(fp)) if len(fp) else 0
+                fingerprint[2] += (int((fp & np.uint64(0xFFFFFFFF)).sum(dtype=np.uint64))
+                                   + (int((fp >> np.uint64(32)).sum(dtype=np.uint64)) << 32))
+                del fp
             if hashed is not None:
                 h1 = np.asarray(batch.column("h1").to_numpy(zero_copy_only=False), np.uint64)
                 row = np.full(len(h1), -1, np.int64)
@@ -591,6 +629,7 @@ class SamplesRepo(ProjectBase):
             narrow = ", ".join(f"TRY_CAST(d.{k} AS FLOAT) AS {k}" for k in floats) + f", {exact} AS exact"
             for attempt, cols in enumerate((narrow, ", ".join(f"d.{k}" for k in floats))):
                 filled, total = 0, -1
+                fingerprint[:] = [0, 0, 0]
                 parts = {k: [] for k in dtypes}
                 if hashed is not None:  # one scan of the whole table: its columns are filled in place
                     total = plan["count"]
@@ -601,7 +640,8 @@ class SamplesRepo(ProjectBase):
                 if hashed is not None:
                     self.con.execute(f"SET memory_limit = '{STREAM_MEMORY_LIMIT}'")
                 try:
-                    sql = source.format(cols=", ".join(["d.source", *text, cols]))
+                    read = ["d.source", *text, cols] + ([f"{ROW_HASH.format(t='d.')} AS fp"] if aggregate else [])
+                    sql = source.format(cols=", ".join(read))
                     reader = self.con.raw.sql(sql, params=sql_params).to_arrow_reader(SCAN_BATCH)
                     for batch in reader:
                         if attempt == 0 and batch.num_rows and not pc.all(batch.column("exact")).as_py():
@@ -681,7 +721,7 @@ class SamplesRepo(ProjectBase):
             y1=take("y1", order, np.float64), x2=take("x2", order, np.float64), y2=take("y2", order, np.float64),
         )
         del order, rows
-        return dets, names
+        return dets, names, (tuple(fingerprint) if aggregate else None)  # type: ignore[return-value]
 
     def _scan_plan(self) -> dict[str, Any]:
         """The detections table's row count ("count") and, for "variant" and "label", their
