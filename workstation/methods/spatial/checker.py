@@ -87,7 +87,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ...dataset import Dataset, label_codes
+from ...dataset import Dataset, Detections, label_codes
 from ...types import PRIMARY, SECONDARY, WorkstationError
 from ...util.grouping import by_segment_then_score, factorize
 from ...util.refs import weak
@@ -141,6 +141,45 @@ class _Col64:
     def __getitem__(self, idx: Any) -> np.ndarray:
         v = self.a[idx]
         return v if v.dtype == np.float64 else np.asarray(v, np.float64)
+
+
+class _Gathered:
+    """The boxes and scores of selected detection rows, slot by slot (``rows``: (S, L), -1 where
+    a slot has none: read at row 0, a finite placeholder), each read once as float64 however
+    often it is asked for: the preparation's geometry and its areas read the same boxes."""
+
+    __slots__ = ("cols", "rows", "_at_rows", "_box", "_score")
+
+    def __init__(self, det: Detections, rows: np.ndarray) -> None:
+        if len(det) == 0:
+            self.cols = tuple(_Col64(np.zeros(1)) for _ in range(5))
+            self.rows = np.zeros(rows.shape, np.int64)
+        else:
+            self.cols = tuple(_Col64(a) for a in (det.x1, det.y1, det.x2, det.y2, det.score))
+            self.rows = rows
+        self._at_rows: dict[int, np.ndarray] = {}
+        self._box: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._score: dict[int, np.ndarray] = {}
+
+    def _at(self, sl: int) -> np.ndarray:
+        r = self._at_rows.get(sl)
+        if r is None:
+            r = self._at_rows[sl] = np.maximum(self.rows[sl], 0)
+        return r
+
+    def box(self, sl: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        b = self._box.get(sl)
+        if b is None:
+            r = self._at(sl)
+            x1, y1, x2, y2, _ = self.cols
+            b = self._box[sl] = (x1[r], y1[r], x2[r], y2[r])
+        return b
+
+    def score(self, sl: int) -> np.ndarray:
+        v = self._score.get(sl)
+        if v is None:
+            v = self._score[sl] = self.cols[4][self._at(sl)]
+        return v
 
 
 def _spatial_columns(ds: Dataset) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -288,7 +327,8 @@ def _iou(ax1: np.ndarray, ay1: np.ndarray, ax2: np.ndarray, ay2: np.ndarray,
     return np.where(union > 0, out, 0.0)
 
 
-def _geometry(ds: Dataset, rows: np.ndarray, idx: np.ndarray | None) -> dict[str, np.ndarray]:
+def _geometry(ds: Dataset, rows: np.ndarray, idx: np.ndarray | None,
+              gathered: "_Gathered | None" = None) -> dict[str, np.ndarray]:
     """What the decision pass reads from the selected boxes, at samples ``idx`` (all if None).
 
     ``rows``: (S, L) selected ds.detections row per slot (-1 where absent; values derived from an
@@ -298,6 +338,7 @@ def _geometry(ds: Dataset, rows: np.ndarray, idx: np.ndarray | None) -> dict[str
     perturbed variant v (row v - 1 of (V-1, L) arrays) ``sdk`` = |d_v| where d_v lies on the
     same side as d (else -1, so that "same verdict as the base" is ``sdk > margin``),
     ``iouak`` / ``ioubk`` = IoU of A / B with their selections on the variant.
+    ``gathered``: the boxes and scores of ``rows`` already read (`_Gathered`), else read here.
     """
     det = ds.detections
     relation, _, _ = _spatial_columns(ds)
@@ -309,17 +350,9 @@ def _geometry(ds: Dataset, rows: np.ndarray, idx: np.ndarray | None) -> dict[str
     horizontal = _HORIZONTAL[rel]
     n_slots, length = rows.shape
     n_pert = n_slots // 2 - 2
-    if len(det) == 0:
-        zero = _Col64(np.zeros(1))
-        x1 = y1 = x2 = y2 = score = zero
-        rows = np.zeros((n_slots, length), np.int64)
-    else:
-        x1, y1, x2, y2 = (_Col64(a) for a in (det.x1, det.y1, det.x2, det.y2))
-        score = _Col64(det.score)
-
-    def box(sl: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        r = np.maximum(rows[sl], 0)
-        return x1[r], y1[r], x2[r], y2[r]
+    if gathered is None:
+        gathered = _Gathered(det, rows)
+    box = gathered.box
 
     g: dict[str, np.ndarray] = {}
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
@@ -327,7 +360,7 @@ def _geometry(ds: Dataset, rows: np.ndarray, idx: np.ndarray | None) -> dict[str
         d = _delta(*ba, *bb, horizontal, w, h)
         g["d"] = d
         g["iou_ab"] = _iou(*ba, *bb)
-        cd = np.clip(np.sqrt(score[np.maximum(rows[0], 0)] * score[np.maximum(rows[1], 0)]), 0.0, 1.0)
+        cd = np.clip(np.sqrt(gathered.score(0) * gathered.score(1)), 0.0, 1.0)
         g["cd"] = cd
         g["logcd"] = np.log(cd + EPS)
         a2, b2 = box(2), box(3)
@@ -568,7 +601,6 @@ def _prepare(ds: Dataset, fp: tuple[Any, ...]) -> Prepared:
         if loaded is not None:
             return _finish(ds, fp, n_slots, relation, width * height, loaded)
     score = _Col64(d.score)
-    x1, y1, x2, y2 = (_Col64(a) for a in (d.x1, d.y1, d.x2, d.y2))
     # detections grouped by sample: the loader keeps them sorted by sample; otherwise a stable
     # permutation (each sample's detections keep their row order, the score ties' order)
     perm: np.ndarray | None = None
@@ -598,13 +630,13 @@ def _prepare(ds: Dataset, fp: tuple[Any, ...]) -> Prepared:
     counts: list[np.ndarray] = [np.zeros((0, n_slots), np.uint8)] * len(chunks)  # seg_count by chunk
     order_base = np.zeros(n, idt) if perm is None else None
 
-    def score_area(r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def score_area(r: np.ndarray, got: _Gathered, sl: int) -> tuple[np.ndarray, np.ndarray]:
+        """Slot `sl`'s selected score and box area (-inf and inf where it has none)."""
         if not len(d):
             return np.full(len(r), -np.inf), np.full(len(r), np.inf)
         has = r >= 0
-        rr = np.maximum(r, 0)
-        return (np.where(has, score[rr], -np.inf),
-                np.where(has, (x2[rr] - x1[rr]) * (y2[rr] - y1[rr]), np.inf))
+        bx1, by1, bx2, by2 = got.box(sl)
+        return np.where(has, got.score(sl), -np.inf), np.where(has, (bx2 - bx1) * (by2 - by1), np.inf)
 
     def one_chunk(k: int) -> None:
         s0, s1 = chunks[k]
@@ -664,26 +696,27 @@ def _prepare(ds: Dataset, fp: tuple[Any, ...]) -> Prepared:
         first2 = (ends - count).reshape(nc, n_slots)
         del count, ends
 
-        def first_rows(sl: int) -> np.ndarray:
-            has = count2[:, sl] > 0
-            r = np.full(nc, -1, np.int64)
-            r[has] = order_c[first2[has, sl]]
-            return r
-
-        row0_all = np.stack([first_rows(sl) for sl in range(n_slots)])
-        g = _geometry(ds, row0_all, np.arange(s0, s1))
+        # each slot's first row (its segment's best), -1 where the slot has none: (S, nc)
+        if len(order_c):
+            first_at = order_c[np.minimum(first2.T, len(order_c) - 1)]
+            row0_all = np.where(count2.T > 0, first_at, -1).astype(np.int64, copy=False)
+            del first_at
+        else:
+            row0_all = np.full((n_slots, nc), -1, np.int64)
+        got = _Gathered(d, row0_all)  # each slot's boxes read once, for the geometry and the areas
+        g = _geometry(ds, row0_all, np.arange(s0, s1), got)
         for name, arr in g.items():
             geom[name][..., s0:s1] = arr
         del g
         row0[:, s0:s1] = row0_all[:4]
         for sl in range(4):
-            score0[sl, s0:s1], area0[sl, s0:s1] = score_area(row0_all[sl])
+            score0[sl, s0:s1], area0[sl, s0:s1] = score_area(row0_all[sl], got, sl)
         for v in range(n_pert):
-            sa, aa = score_area(row0_all[4 + 2 * v])
-            sb, ab = score_area(row0_all[5 + 2 * v])
+            sa, aa = score_area(row0_all[4 + 2 * v], got, 4 + 2 * v)
+            sb, ab = score_area(row0_all[5 + 2 * v], got, 5 + 2 * v)
             vscore[v, s0:s1] = np.minimum(sa, sb)
             varea[v, s0:s1] = np.fmin(aa, ab)
-        del row0_all
+        del row0_all, got
         for sl in (0, 1):
             two = np.flatnonzero(count2[:, sl] >= 2)
             s2[sl, s0 + two] = score[order_c[first2[two, sl] + 1]]
