@@ -146,39 +146,58 @@ class _Col64:
 class _Gathered:
     """The boxes and scores of selected detection rows, slot by slot (``rows``: (S, L), -1 where
     a slot has none: read at row 0, a finite placeholder), each read once as float64 however
-    often it is asked for: the preparation's geometry and its areas read the same boxes."""
+    often it is asked for until it is `done`. With ``areas``, each box read records its slot's
+    area (inf where the slot has none) for `take_area`: the preparation's geometry and its
+    areas read the same boxes once, and only a few slots' boxes are held at a time."""
 
-    __slots__ = ("cols", "rows", "_at_rows", "_box", "_score")
+    __slots__ = ("cols", "rows", "areas", "_box", "_score", "_area")
 
-    def __init__(self, det: Detections, rows: np.ndarray) -> None:
+    def __init__(self, det: Detections, rows: np.ndarray, areas: bool = False) -> None:
         if len(det) == 0:
             self.cols = tuple(_Col64(np.zeros(1)) for _ in range(5))
             self.rows = np.zeros(rows.shape, np.int64)
         else:
             self.cols = tuple(_Col64(a) for a in (det.x1, det.y1, det.x2, det.y2, det.score))
             self.rows = rows
-        self._at_rows: dict[int, np.ndarray] = {}
+        self.areas = areas
         self._box: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
         self._score: dict[int, np.ndarray] = {}
-
-    def _at(self, sl: int) -> np.ndarray:
-        r = self._at_rows.get(sl)
-        if r is None:
-            r = self._at_rows[sl] = np.maximum(self.rows[sl], 0)
-        return r
+        self._area: dict[int, np.ndarray] = {}
 
     def box(self, sl: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         b = self._box.get(sl)
         if b is None:
-            r = self._at(sl)
+            r = np.maximum(self.rows[sl], 0)
             x1, y1, x2, y2, _ = self.cols
             b = self._box[sl] = (x1[r], y1[r], x2[r], y2[r])
+            if self.areas and sl not in self._area:
+                self._area[sl] = np.where(self.rows[sl] >= 0, (b[2] - b[0]) * (b[3] - b[1]), np.inf)
         return b
 
     def score(self, sl: int) -> np.ndarray:
         v = self._score.get(sl)
         if v is None:
-            v = self._score[sl] = self.cols[4][self._at(sl)]
+            v = self._score[sl] = self.cols[4][np.maximum(self.rows[sl], 0)]
+        return v
+
+    def done(self, *slots: int) -> None:
+        """The boxes and scores of `slots` are not asked for again (their areas stay)."""
+        for sl in slots:
+            self._box.pop(sl, None)
+            self._score.pop(sl, None)
+
+    def take_area(self, sl: int) -> np.ndarray:
+        """Slot `sl`'s area, as recorded when its box was read (read now if it was not)."""
+        if sl not in self._area:
+            self.areas = True
+            self.box(sl)
+            self.done(sl)
+        return self._area.pop(sl)
+
+    def take_score(self, sl: int) -> np.ndarray:
+        """Slot `sl`'s score, then forgotten."""
+        v = self.score(sl)
+        self._score.pop(sl, None)
         return v
 
 
@@ -377,6 +396,7 @@ def _geometry(ds: Dataset, rows: np.ndarray, idx: np.ndarray | None,
             sdk[k] = np.where((dk < 0) == dneg, np.abs(dk), -1.0)
             iouak[k] = _iou(*ba, *pa_)
             ioubk[k] = _iou(*bb, *pb_)
+            gathered.done(4 + 2 * k, 5 + 2 * k)
         g.update(sdk=sdk, iouak=iouak, ioubk=ioubk)
     return g
 
@@ -634,9 +654,7 @@ def _prepare(ds: Dataset, fp: tuple[Any, ...]) -> Prepared:
         """Slot `sl`'s selected score and box area (-inf and inf where it has none)."""
         if not len(d):
             return np.full(len(r), -np.inf), np.full(len(r), np.inf)
-        has = r >= 0
-        bx1, by1, bx2, by2 = got.box(sl)
-        return np.where(has, got.score(sl), -np.inf), np.where(has, (bx2 - bx1) * (by2 - by1), np.inf)
+        return np.where(r >= 0, got.take_score(sl), -np.inf), got.take_area(sl)
 
     def one_chunk(k: int) -> None:
         s0, s1 = chunks[k]
@@ -697,14 +715,14 @@ def _prepare(ds: Dataset, fp: tuple[Any, ...]) -> Prepared:
         del count, ends
 
         # each slot's first row (its segment's best), -1 where the slot has none: (S, nc)
+        row0_all = np.full((n_slots, nc), -1, np.int64)
         if len(order_c):
-            first_at = order_c[np.minimum(first2.T, len(order_c) - 1)]
-            row0_all = np.where(count2.T > 0, first_at, -1).astype(np.int64, copy=False)
-            del first_at
-        else:
-            row0_all = np.full((n_slots, nc), -1, np.int64)
-        got = _Gathered(d, row0_all)  # each slot's boxes read once, for the geometry and the areas
+            last = len(order_c) - 1
+            for sl in range(n_slots):
+                np.copyto(row0_all[sl], order_c[np.minimum(first2[:, sl], last)], where=count2[:, sl] > 0)
+        got = _Gathered(d, row0_all, areas=True)  # each slot's boxes read once: geometry and areas
         g = _geometry(ds, row0_all, np.arange(s0, s1), got)
+        got.done(0, 1, 2, 3)  # the primary and secondary boxes: their areas are kept
         for name, arr in g.items():
             geom[name][..., s0:s1] = arr
         del g
