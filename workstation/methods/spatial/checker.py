@@ -171,8 +171,11 @@ class _Gathered:
             x1, y1, x2, y2, _ = self.cols
             b = self._box[sl] = (x1[r], y1[r], x2[r], y2[r])
             if self.areas and sl not in self._area:
-                self._area[sl] = np.where(self.rows[sl] >= 0, (b[2] - b[0]) * (b[3] - b[1]), np.inf)
+                self._area[sl] = self._area_of(sl, b)
         return b
+
+    def _area_of(self, sl: int, b: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
+        return np.where(self.rows[sl] >= 0, (b[2] - b[0]) * (b[3] - b[1]), np.inf)
 
     def score(self, sl: int) -> np.ndarray:
         v = self._score.get(sl)
@@ -188,11 +191,8 @@ class _Gathered:
 
     def take_area(self, sl: int) -> np.ndarray:
         """Slot `sl`'s area, as recorded when its box was read (read now if it was not)."""
-        if sl not in self._area:
-            self.areas = True
-            self.box(sl)
-            self.done(sl)
-        return self._area.pop(sl)
+        area = self._area.pop(sl, None)
+        return area if area is not None else self._area_of(sl, self.box(sl))
 
     def take_score(self, sl: int) -> np.ndarray:
         """Slot `sl`'s score, then forgotten."""
