@@ -21,6 +21,11 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QRunnable, QSize, QThreadPool, Signal
 from PySide6.QtGui import QImage, QImageReader
 
+# read here, on the thread that imports this module (the GUI thread): PySide creates an enum's
+# type the first time it is reached, which `decode` on a pool thread must not be the one to do
+_RGB32 = QImage.Format.Format_RGB32
+_ARGB32_PRE = QImage.Format.Format_ARGB32_Premultiplied
+
 
 @dataclass(frozen=True)
 class ImageResult:
@@ -50,9 +55,8 @@ def decode(path: str | Path, max_side: int = 0, display: str | None = None) -> I
     img = reader.read()
     if img.isNull():
         return ImageResult(None, f"cannot read image {shown}: {reader.errorString()}")
-    if img.format() not in (QImage.Format_RGB32, QImage.Format_ARGB32_Premultiplied):
-        img = img.convertToFormat(
-            QImage.Format_ARGB32_Premultiplied if img.hasAlphaChannel() else QImage.Format_RGB32)
+    if img.format() not in (_RGB32, _ARGB32_PRE):
+        img = img.convertToFormat(_ARGB32_PRE if img.hasAlphaChannel() else _RGB32)
     return ImageResult(img)
 
 

@@ -81,23 +81,21 @@ class CalibrationPlaceholder(QWidget):
 
 
 
-def _warm_view_imports() -> None:
-    """Import the modules of views created on demand, and the methods the window asks whether
-    the project holds their data once it is adopted (a thread beside the project's load)."""
-    import importlib
-
+def _warm_method_imports() -> None:
+    """Import the methods the window asks whether the project holds their data once it is
+    adopted (a thread beside the project's load). Only modules without Qt: PySide creates its
+    types and wrappers as a module first reaches them, and doing that off the GUI thread while
+    the GUI thread is inside Qt (which reads them without Python's lock) crashed the window
+    about once in twenty opens. Views, the plot library and the worker library are imported
+    on the GUI thread when they are first used."""
     from workstation.methods import METHODS, get_method
 
-    for name in ("superqt.utils", "ui.methods.spatial.calibration.panel"):
-        try:
-            importlib.import_module(name)
-        except Exception:  # noqa: BLE001 - the view reports its own failure when it is opened
-            log.debug("warming %s failed", name, exc_info=True)
     for method in METHODS.names():
         try:
             get_method(method)
         except Exception:  # noqa: BLE001 - `_method_has_data` reports it when it asks
             log.debug("warming method %s failed", method, exc_info=True)
+
 
 class MainWindow(QMainWindow):
     project_opened = Signal()
@@ -470,8 +468,8 @@ class MainWindow(QMainWindow):
         self.project_label.setText(f"opening {folder.name}…")
         QApplication.setOverrideCursor(Qt.BusyCursor)
         # the samples first: the window shows them while the checker evaluates them. A plain
-        # thread starts the load at once (the worker library's first import, ≈0.3 s, would
-        # hold it back; it is imported meanwhile, with the views the project may open on)
+        # thread starts the load at once (a worker of the worker library would wait for its
+        # first import, ≈0.2 s, on this thread)
         closings = self._closings
         if early is not None:
             self._load_worker = early.thread
@@ -481,12 +479,12 @@ class MainWindow(QMainWindow):
                                       name="project-load")
             self._load_worker = worker
             worker.start()
-        threading.Thread(target=_warm_view_imports, name="warm-imports", daemon=True).start()
+        threading.Thread(target=_warm_method_imports, name="warm-imports", daemon=True).start()
 
     def _load_in_thread(self, folder: Path, read_only: bool, closings: int) -> None:
         """The background load (a thread of its own): its result or error goes to the GUI
         thread through `_loaded_in_background`."""
-        from .state import load_project
+        from .loading import load_project  # no Qt module is imported off the GUI thread
 
         try:
             result: Any = load_project(folder, read_only, False, False)
@@ -551,7 +549,7 @@ class MainWindow(QMainWindow):
     def _check_in_thread(self, dataset: Any, cfg: Any, folder: Path) -> None:
         """The background check (a thread of its own): its verdicts or error go to the GUI thread
         through `_checked_in_background`."""
-        from .state import evaluate_active
+        from .loading import evaluate_active  # no Qt module is imported off the GUI thread
 
         try:
             result: Any = evaluate_active(dataset, cfg)
