@@ -42,10 +42,13 @@ def load_project(folder: str | Path, read_only: bool = False, snapshot: bool = F
     connection is then used by the GUI thread alone. Raises what `Project.open` raises.
     Without `with_verdicts` the checker is left to `evaluate_active` (verdicts None)."""
     from workstation.methods.spatial.checker import evaluate
+    from workstation.methods.spatial.data import spatial_columns
 
     project = Project.open_snapshot(folder) if snapshot else Project.open(folder, read_only=read_only)
     try:
-        ds = project.load_dataset(method="spatial")
+        # the samples' relations and objects, which the views and the checker both read first,
+        # are worked out while the detections are read
+        ds = project.load_dataset(method="spatial", meanwhile=spatial_columns)
         cid, cfg = SpatialStore(project).active_config()
         verdicts = evaluate(ds, cfg) if ds.n and with_verdicts else None
         human = SpatialStore(project).human_verdicts(ds)

@@ -217,9 +217,10 @@ class AppState(QObject):
     def reload(self) -> None:
         """Reload samples, detections, the active config, its verdicts and the labels."""
         from workstation.methods.spatial.checker import evaluate
+        from workstation.methods.spatial.data import spatial_columns
 
         assert self.project is not None
-        self.dataset = self.project.load_dataset(method="spatial")
+        self.dataset = self.project.load_dataset(method="spatial", meanwhile=spatial_columns)
         self.config_id, self.config = SpatialStore(self.project).active_config()
         self.baseline = evaluate(self.dataset, self.config) if self.dataset.n else None
         self.verdicts = self.baseline

@@ -155,6 +155,50 @@ def test_the_loader_keeps_the_arrow_form_of_sample_ids_and_paths_while_they_stan
     assert back.subset(np.arange(5)).kept_arrow("image_path") is None  # another dataset
 
 
+def test_work_given_to_the_load_runs_beside_the_detections_read_and_its_cache_is_kept(
+        tmp_path: Path, sbuc_parsed: Any) -> None:
+    """`load_dataset(meanwhile=...)` hands the loaded samples and prompts (no detections) to
+    work done while the detections are read; what it caches is the loaded dataset's, and an
+    error it raises does not stop the load."""
+    import dataclasses
+    import threading
+
+    from workstation.methods.spatial.data import spatial_columns
+
+    ds = small_dataset(sbuc_parsed, 30)
+    with Project.create(tmp_path / "p") as p:
+        p.add_run(sbuc_parsed.run_id)
+        p.add_dataset(ds)
+        shells: list[Any] = []
+        threads: list[str] = []
+
+        def meanwhile(shell: Any) -> None:
+            shells.append(shell)
+            threads.append(threading.current_thread().name)
+            shell.cache["columns"] = spatial_columns(shell)
+
+        back = p.load_dataset(method="spatial", meanwhile=meanwhile)
+        plain = p.load_dataset(method="spatial")
+
+        def failing(shell: Any) -> None:
+            raise RuntimeError("not this time")
+
+        after_error = p.load_dataset(method="spatial", meanwhile=failing)
+    assert len(shells) == 1 and threads == [threading.current_thread().name]
+    shell = shells[0]
+    assert shell.n == 30 and len(shell.detections) == 0
+    assert shell.samples is back.samples and shell.prompts is back.prompts
+    cols = back.cache["columns"]
+    assert spatial_columns(back) is cols  # taken from the cache, not worked out again
+    fresh = spatial_columns(dataclasses.replace(back, cache={}))
+    for k in ("relation", "label_a", "label_b", "code_a", "code_b"):
+        assert np.array_equal(getattr(cols, k), getattr(fresh, k)), k
+    for other in (plain, after_error):
+        assert other.samples.sample_id.tolist() == back.samples.sample_id.tolist()
+        assert np.array_equal(other.detections.score, back.detections.score)
+        assert "columns" not in other.cache
+
+
 @pytest.mark.parametrize("mapping", ["hash", "join"])
 def test_loaded_dataset_matches_rows_labels_and_prompts_whatever_the_insertion_order(
         tmp_path: Path, sbuc_parsed: Any, mapping: str, monkeypatch: pytest.MonkeyPatch) -> None:

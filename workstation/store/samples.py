@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,8 @@ from ..util import collection
 from ..util.grouping import remember_codes
 from ..util.jsonsafe import capped, dumps
 from .base import ProjectBase, ProjectError, _arrow, _now, release_freed_memory, safe_relpath
+
+log = logging.getLogger(__name__)
 
 
 # Each of a run's model, params and provenance is stored as JSON of at most this many bytes; larger
@@ -279,10 +282,16 @@ class SamplesRepo(ProjectBase):
         assert row is not None
         return int(row[0])
 
-    def load_dataset(self, runs: Sequence[str] | None = None, method: str | None = None) -> Dataset:
+    def load_dataset(self, runs: Sequence[str] | None = None, method: str | None = None,
+                     meanwhile: Callable[[Dataset], object] | None = None) -> Dataset:
         """All samples (or those of `runs`, or whose prompt belongs to `method`) with their
-        detections, in project order. With `method`, only that method's prompts are loaded."""
-        ds = self._load_dataset(runs, method)
+        detections, in project order. With `method`, only that method's prompts are loaded.
+        `meanwhile(shell)` runs on the loading thread while the detections are read: `shell`
+        holds the loaded samples and prompts and no detections, and what `meanwhile` puts in its
+        `cache` is carried over to the dataset returned (so it must derive from the samples and
+        prompts alone). An error it raises is left for the caller to meet again later: it is
+        logged, and the load goes on."""
+        ds = self._load_dataset(runs, method, meanwhile)
         # The scan leaves the table's blocks in DuckDB's buffer pool (~50 MB per 1.3M detections)
         # and freed buffers in its allocator: a brief low memory limit evicts the blocks, the next
         # statement flushes the allocator; then the C heap and Arrow's pool are trimmed.
@@ -295,7 +304,8 @@ class SamplesRepo(ProjectBase):
         release_freed_memory()
         return ds
 
-    def _load_dataset(self, runs: Sequence[str] | None, method: str | None = None) -> Dataset:
+    def _load_dataset(self, runs: Sequence[str] | None, method: str | None = None,
+                      meanwhile: Callable[[Dataset], object] | None = None) -> Dataset:
         import pyarrow.compute as pc
 
         conds: list[str] = []
@@ -337,6 +347,12 @@ class SamplesRepo(ProjectBase):
                 del prompt_table
                 paths = pc.fill_null(st.column("image_path"), "")
                 samples = _samples_from_arrow(st, prompts.prompt_id, paths)  # a prompt id is one string in both
+                shell = Dataset(samples, Detections.empty(), prompts, ())
+                if meanwhile is not None:
+                    try:
+                        meanwhile(shell)
+                    except Exception:  # noqa: BLE001 - met again where its result is asked for
+                        log.debug("work beside the detections' read failed", exc_info=True)
             except BaseException:
                 wait([future])  # nothing left using the connection when the error is raised
                 raise
@@ -346,6 +362,8 @@ class SamplesRepo(ProjectBase):
         sample_ids = st.column("sample_id")
         del st
         ds = Dataset(samples, dets, prompts, tuple(names))
+        ds.cache.update(shell.cache)
+        del shell
         # the Arrow forms of the columns a view queries as text, as read (see Dataset.keep_arrow)
         ds.keep_arrow("sample_id", sample_ids)
         ds.keep_arrow("image_path", paths)
