@@ -724,14 +724,13 @@ class SamplesRepo(ProjectBase):
         if not np.array_equal(vidx, np.arange(len(vidx))):  # scanned in another order than named
             var_code = vidx[var_code]
         var_code = var_code.astype(vdt, copy=False)  # the names' own width, whatever the scan's
-        # the rows are sorted by sample: each sample's first row stands for the column
-        per_sample = np.bincount(rows, minlength=st.num_rows) if len(rows) else np.zeros(st.num_rows, np.int64)
+        # the rows are sorted by sample: each sample's first row stands for the column, found by
+        # a binary search per sample (needles of the rows' own dtype: the column is not cast;
+        # counting the rows instead cast 13M of them to 8 bytes, ≈0.5 s with the fresh memory)
         sample_idx: Any = rows
-        if len(per_sample) == st.num_rows:
-            offsets = np.zeros(st.num_rows + 1, np.int64)
-            np.cumsum(per_sample, out=offsets[1:])
+        if not len(rows) or int(rows[-1]) < st.num_rows:
+            offsets = np.searchsorted(rows, np.arange(st.num_rows + 1, dtype=rows.dtype)).astype(np.int64, copy=False)
             sample_idx = SampleRuns(offsets, rows.dtype)
-        del per_sample
         dets = Detections(
             sample_idx=sample_idx, source=take("source", order, np.int8),
             variant=var_code, label=label,  # type: ignore[arg-type]
