@@ -3,8 +3,9 @@
 PySide creates a binding's types, enums and wrappers as a module first reaches them, and Qt
 reads them from the GUI thread without Python's lock (an object's meta-object, looked up on
 every event). A view module imported on a helper thread while the window was starting crashed
-the process now and then (1 start in 20 in one loop; a segmentation fault in PySide's meta-object lookup on
-the GUI thread, with the helper importing the worker library's Qt compatibility layer)."""
+the process now and then (1 start in 20 in one loop; a segmentation fault in PySide's
+meta-object lookup on the GUI thread, with the helper importing the worker library's Qt
+compatibility layer)."""
 
 from __future__ import annotations
 
