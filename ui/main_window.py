@@ -85,8 +85,8 @@ def _warm_method_imports() -> None:
     adopted (a thread beside the project's load). Only modules without Qt: PySide creates its
     types and wrappers as a module first reaches them, and doing that off the GUI thread while
     the GUI thread is inside Qt (which reads them without Python's lock) crashed the window
-    at start now and then (1 start in 20 in one loop). Views, the plot library and the worker library are imported
-    on the GUI thread when they are first used."""
+    at start now and then (1 start in 20 in one loop). Views, the plot library and the worker
+    library are imported on the GUI thread when they are first used."""
     from workstation.methods import METHODS, get_method
 
     for method in METHODS.names():

@@ -43,7 +43,8 @@ def main(argv: list[str] | None = None) -> int:
         for i in range(1, args.runs + 1):
             shutil.rmtree(cache, ignore_errors=True)
             r = subprocess.run([sys.executable, "main.py", "gui", "--project", str(args.project)],
-                               cwd=args.checkout, env=env, capture_output=True, text=True, check=False, timeout=600)
+                               cwd=args.checkout, env=env, capture_output=True, text=True, check=False,
+                               timeout=600)
             ready = any(ln.startswith("READY") for ln in r.stdout.splitlines())
             if r.returncode != 0 or not ready:
                 failed += 1

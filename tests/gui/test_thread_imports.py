@@ -49,7 +49,8 @@ import threading
 from PySide6.QtCore import QTimer
 
 def helpers():
-    return [t.name for t in threading.enumerate() if t.name in ("warm-imports", "project-load", "project-check")]
+    names = ("warm-imports", "project-load", "project-check")
+    return [t.name for t in threading.enumerate() if t.name in names]
 
 def poll():
     if state.dataset is not None and not state.checking and not helpers():
@@ -63,7 +64,8 @@ poll()
 """
 
 
-def test_opening_a_project_imports_no_qt_module_off_the_gui_thread(tmp_path: Path, sbuc_project: Path) -> None:
+def test_opening_a_project_imports_no_qt_module_off_the_gui_thread(
+        tmp_path: Path, sbuc_project: Path) -> None:
     launcher = tmp_path / "launcher.py"
     launcher.write_text(LAUNCHER, encoding="utf-8")
     driver = tmp_path / "driver.py"

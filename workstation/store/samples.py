@@ -729,7 +729,9 @@ class SamplesRepo(ProjectBase):
         # counting the rows instead cast 13M of them to 8 bytes, ≈0.5 s with the fresh memory)
         sample_idx: Any = rows
         if not len(rows) or int(rows[-1]) < st.num_rows:
-            offsets = np.searchsorted(rows, np.arange(st.num_rows + 1, dtype=rows.dtype)).astype(np.int64, copy=False)
+            needles = np.arange(st.num_rows + 1, dtype=rows.dtype)
+            offsets = np.searchsorted(rows, needles).astype(np.int64, copy=False)
+            del needles
             sample_idx = SampleRuns(offsets, rows.dtype)
         dets = Detections(
             sample_idx=sample_idx, source=take("source", order, np.int8),
