@@ -347,12 +347,15 @@ class SamplesRepo(ProjectBase):
                 del prompt_table
                 paths = pc.fill_null(st.column("image_path"), "")
                 samples = _samples_from_arrow(st, prompts.prompt_id, paths)  # a prompt id is one string in both
-                shell = Dataset(samples, Detections.empty(), prompts, ())
+                carried: dict[str, Any] = {}  # the cache `meanwhile` filled
                 if meanwhile is not None:
+                    shell = Dataset(samples, Detections.empty(), prompts, ())
                     try:
                         meanwhile(shell)
                     except Exception:  # noqa: BLE001 - met again where its result is asked for
                         log.debug("work beside the detections' read failed", exc_info=True)
+                    carried = shell.cache
+                    del shell
             except BaseException:
                 wait([future])  # nothing left using the connection when the error is raised
                 raise
@@ -362,8 +365,7 @@ class SamplesRepo(ProjectBase):
         sample_ids = st.column("sample_id")
         del st
         ds = Dataset(samples, dets, prompts, tuple(names))
-        ds.cache.update(shell.cache)
-        del shell
+        ds.cache.update(carried)
         # the Arrow forms of the columns a view queries as text, as read (see Dataset.keep_arrow)
         ds.keep_arrow("sample_id", sample_ids)
         ds.keep_arrow("image_path", paths)

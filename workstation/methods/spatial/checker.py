@@ -650,8 +650,9 @@ def _prepare(ds: Dataset, fp: tuple[Any, ...]) -> Prepared:
     counts: list[np.ndarray] = [np.zeros((0, n_slots), np.uint8)] * len(chunks)  # seg_count by chunk
     order_base = np.zeros(n, idt) if perm is None else None
 
-    def score_area(r: np.ndarray, got: _Gathered, sl: int) -> tuple[np.ndarray, np.ndarray]:
+    def score_area(got: _Gathered, sl: int) -> tuple[np.ndarray, np.ndarray]:
         """Slot `sl`'s selected score and box area (-inf and inf where it has none)."""
+        r = got.rows[sl]
         if not len(d):
             return np.full(len(r), -np.inf), np.full(len(r), np.inf)
         return np.where(r >= 0, got.take_score(sl), -np.inf), got.take_area(sl)
@@ -728,10 +729,10 @@ def _prepare(ds: Dataset, fp: tuple[Any, ...]) -> Prepared:
         del g
         row0[:, s0:s1] = row0_all[:4]
         for sl in range(4):
-            score0[sl, s0:s1], area0[sl, s0:s1] = score_area(row0_all[sl], got, sl)
+            score0[sl, s0:s1], area0[sl, s0:s1] = score_area(got, sl)
         for v in range(n_pert):
-            sa, aa = score_area(row0_all[4 + 2 * v], got, 4 + 2 * v)
-            sb, ab = score_area(row0_all[5 + 2 * v], got, 5 + 2 * v)
+            sa, aa = score_area(got, 4 + 2 * v)
+            sb, ab = score_area(got, 5 + 2 * v)
             vscore[v, s0:s1] = np.minimum(sa, sb)
             varea[v, s0:s1] = np.fmin(aa, ab)
         del row0_all, got
