@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     from ..jobs import create_detect_job, create_evaluate_job
     from ..jobs.shards import resolve_shard
     from ..jobs.spec import JobPaths, append_log
-    from .evaluate import open_project
+    from .evaluate import open_project, prepare_next_open
     from .generate import exit_code, watch
 
     shard, shard_note = resolve_shard(args.shard, os.environ)
@@ -94,6 +94,8 @@ def run(args: argparse.Namespace) -> int:
         if code == 0 and args.evaluate:
             ev = create_evaluate_job(project)
             code = exit_code(watch(project, ev.job_id, unit="step"))
+        if code == 0 and shard.whole:  # a shard's project is merged, not opened
+            prepare_next_open(project)
         return code
     finally:
         project.close()

@@ -33,7 +33,7 @@ import numpy as np
 from ..methods.spatial.sbuc import MAX_IMAGE_SIDE
 from ..types import WorkstationError
 from ..util.images import MAX_PIXELS as MAX_IMAGE_PIXELS
-from .evaluate import add_project_arg
+from .evaluate import add_project_arg, prepare_next_open
 from ..methods.spatial.store import SpatialStore
 
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -168,6 +168,11 @@ def run(args: argparse.Namespace) -> int:
         verdicts = "no recorded verdicts (run `evaluate`)"
     print(f"imported run {rid} into {folder}: {ds.n} samples, {n_prompts} prompts, "
           f"{len(ds.detections)} detections, {len(images)} images; {verdicts} as checker config v{cid}")
+    del ds, parsed
+    from ..store import Project
+
+    with Project.open(folder, read_only=True) as project:  # its final folder: the cache's key names it
+        prepare_next_open(project)
     return 0
 
 

@@ -32,6 +32,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 def run(args: argparse.Namespace) -> int:
     from ..jobs.merge import merge_into, preflight
     from ..store import DB_NAME, Project
+    from .evaluate import prepare_next_open
 
     target = Path(args.project)
     checked = preflight(target, args.sources)  # every source and image checked before anything is created
@@ -47,8 +48,11 @@ def run(args: argparse.Namespace) -> int:
             _discard_if_empty(project, made, had)
         project.close()
         raise
-    project.close()
     print(report.summary())
+    try:
+        prepare_next_open(project)
+    finally:
+        project.close()
     return 0
 
 

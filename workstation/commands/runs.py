@@ -167,7 +167,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 
 
 def run(args: argparse.Namespace) -> int:
-    from .evaluate import open_project, reading_project
+    from .evaluate import open_project, prepare_next_open, reading_project
 
     if args.runs_command == "list":
         with reading_project(args.project) as project:
@@ -190,10 +190,11 @@ def run(args: argparse.Namespace) -> int:
                 print("nothing removed")
                 return 1
         done = remove_run(project, args.run_id)
+        print(f"removed {done.summary()}")
+        if done.not_deleted:
+            print(f"note: {len(done.not_deleted)} file(s) could not be deleted, e.g. {done.not_deleted[0]}",
+                  file=sys.stderr)
+        prepare_next_open(project)
     finally:
         project.close()
-    print(f"removed {done.summary()}")
-    if done.not_deleted:
-        print(f"note: {len(done.not_deleted)} file(s) could not be deleted, e.g. {done.not_deleted[0]}",
-              file=sys.stderr)
     return 0

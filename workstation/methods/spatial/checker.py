@@ -588,6 +588,25 @@ def prepare(ds: Dataset) -> Prepared:
         return _prepare(ds, fp)
 
 
+def _kept_slot(ds: Dataset, n_slots: int, relation: np.ndarray, code_a: np.ndarray, code_b: np.ndarray,
+               width: np.ndarray, height: np.ndarray) -> prepared_cache.Slot | None:
+    """Where `ds`'s preparation is kept beside the loader's detection cache entry its detections
+    came from (None when they did not come from one)."""
+    if ds.detections.sample_offsets() is None or not len(ds.detections):
+        return None
+    return prepared_cache.slot(ds, n_slots, (code_a, code_b, np.asarray(relation), width, height))
+
+
+def preparation_kept(ds: Dataset) -> bool:
+    """Whether the checker's preparation of `ds` is kept beside its detection cache entry, for
+    the next load of the same detections to map (see `prepared_cache`)."""
+    relation, _, _ = _spatial_columns(ds)
+    _, code_a, code_b = _canonical_codes(ds)
+    where = _kept_slot(ds, 2 * (1 + len(ds.variant_names)), relation, code_a, code_b,
+                       np.asarray(ds.samples.width, np.float64), np.asarray(ds.samples.height, np.float64))
+    return where is not None and prepared_cache.is_kept(where)
+
+
 def _prepare(ds: Dataset, fp: tuple[Any, ...]) -> Prepared:
     s, d = ds.samples, ds.detections
     relation, _, _ = _spatial_columns(ds)
@@ -614,8 +633,7 @@ def _prepare(ds: Dataset, fp: tuple[Any, ...]) -> Prepared:
     width = np.asarray(s.width, np.float64)
     height = np.asarray(s.height, np.float64)
     # kept beside the loader's detection cache entry by an earlier open: mapped, not computed
-    kept = (prepared_cache.slot(ds, n_slots, (code_a, code_b, np.asarray(relation), width, height))
-            if offsets is not None and len(d) else None)
+    kept = _kept_slot(ds, n_slots, relation, code_a, code_b, width, height)
     if kept is not None:
         loaded = prepared_cache.load(kept, _kept_arrays(n, n_slots, len(d), score_dtype(d.score)), len(d))
         if loaded is not None:

@@ -98,6 +98,11 @@ def slot(ds: Dataset, n_slots: int, inputs: tuple[np.ndarray, ...]) -> Slot | No
     return Slot(ref.folder, ref.folder / (PREFIX + h.hexdigest()[:40]))
 
 
+def is_kept(where: Slot) -> bool:
+    """Whether a preparation is kept at `where` (a whole one: its manifest is written last)."""
+    return where.folder.is_dir() and not where.folder.is_symlink() and (where.folder / MANIFEST).is_file()
+
+
 Expected = dict[str, tuple[tuple[int, ...], set[str]]]
 
 

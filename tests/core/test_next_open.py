@@ -1,0 +1,114 @@
+"""The commands that change a project's samples or detections (import-sbuc, detect, merge, runs
+remove) leave the detection cache holding them, with the checker's preparation, so that the
+window's next open maps both instead of scanning the database and preparing again; with too few
+detections for the cache, or with it off, they read nothing more; a cache folder that cannot be
+written costs a note, never the command's own work."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.core.conftest import is_mapped, load_spatial, scanned_spatial
+from tests.core.test_prepared_cache import _assert_same_verdicts, _kept, _prepared_here
+from tests.core.test_runs_remove import _two_runs
+from workstation.cli import main
+from workstation.store import Project
+
+FIXTURE = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "spatialbench_uc"
+READY = "detection cache ready for the workstation's next open"
+
+
+def _import(project: Path, run_id: str = "sd15_boxdiff") -> list[str]:
+    return ["import-sbuc", str(FIXTURE / "sd15_boxdiff"), "--prompts", str(FIXTURE / "v1.0.1" / "prompts.jsonl"),
+            "--project", str(project), "--run-id", run_id]
+
+
+def _opens_from_the_cache(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The window's load of `project` maps its detections and the checker's preparation, and
+    they give the verdicts of a scan of the database."""
+    ds = load_spatial(project)
+    assert is_mapped(ds.detections.score) and is_mapped(ds.detections.x1)
+    assert not _prepared_here(ds)  # mapped, not computed
+    scanned = scanned_spatial(project, monkeypatch)
+    assert ds.n == scanned.n and np.array_equal(ds.samples.sample_id, scanned.samples.sample_id)
+    _assert_same_verdicts(project, ds, scanned)
+
+
+def test_an_import_leaves_the_next_open_mapped_and_prepared(
+        tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    project = tmp_path / "p"
+    assert main(_import(project)) == 0
+    out = capsys.readouterr().out
+    assert f"{READY}: 800 samples, 2,270 detections" in out
+    (kept,) = _kept(cache_dir)
+    assert (kept / "manifest.json").is_file()
+    _opens_from_the_cache(project, monkeypatch)
+
+
+def test_removing_a_run_prepares_the_next_open_of_what_is_left(
+        tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    project = tmp_path / "p"
+    _two_runs(project)  # 8 samples each, made by jobs (the window's path: no cache prepared)
+    load_spatial(project)  # an open of both runs: their entry
+    assert main(["runs", "remove", "--project", str(project), "drop", "--yes"]) == 0
+    out = capsys.readouterr().out
+    assert "removed run 'drop'" in out and f"{READY}: 8 samples" in out
+    assert len(_kept(cache_dir)) == 1  # the entry of the samples left; the older one of the scope went
+    _opens_from_the_cache(project, monkeypatch)
+
+
+def test_detect_prepares_the_next_open_and_a_shard_does_not(
+        tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    gen = ["--suite", "builtin", "--pairs", "2", "--model", "procedural", "--seeds", "2"]
+    det = ["--detector", "scene", "--perturbations", "none"]
+    shards = []
+    for i in (1, 2):
+        shard = tmp_path / f"shard{i}"
+        assert main(["generate", "--project", str(shard), *gen, "--shard", f"{i}/2"]) == 0
+        assert main(["detect", "--project", str(shard), *det, "--shard", f"{i}/2"]) == 0
+        shards.append(shard)
+    assert READY not in capsys.readouterr().out  # a shard's project is merged, not opened
+    assert not _kept(cache_dir)
+
+    merged = tmp_path / "merged"
+    assert main(["merge", "--project", str(merged), *map(str, shards)]) == 0
+    assert f"{READY}: 16 samples" in capsys.readouterr().out
+    _opens_from_the_cache(merged, monkeypatch)
+
+    whole = tmp_path / "whole"
+    assert main(["generate", "--project", str(whole), *gen]) == 0
+    assert main(["detect", "--project", str(whole), *det]) == 0
+    assert f"{READY}: 16 samples" in capsys.readouterr().out
+    _opens_from_the_cache(whole, monkeypatch)
+
+
+@pytest.mark.parametrize("setting", ["off", "1000000"])
+def test_with_the_cache_off_or_too_few_detections_nothing_more_is_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], setting: str) -> None:
+    monkeypatch.setenv("WORKSTATION_CACHE_DIR", str(tmp_path / "user-cache"))
+    monkeypatch.setenv("WORKSTATION_DETECTION_CACHE_MIN", setting)
+    assert main(_import(tmp_path / "p")) == 0
+    captured = capsys.readouterr()
+    assert "imported run sd15_boxdiff" in captured.out
+    assert READY not in captured.out and "detection cache" not in captured.err
+    assert not (tmp_path / "user-cache").exists()
+
+
+def test_a_cache_folder_that_cannot_be_written_costs_a_note_and_the_import_stands(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    monkeypatch.setenv("WORKSTATION_CACHE_DIR", str(blocked))
+    monkeypatch.setenv("WORKSTATION_DETECTION_CACHE_MIN", "0")
+    project = tmp_path / "p"
+    assert main(_import(project)) == 0
+    captured = capsys.readouterr()
+    assert "imported run sd15_boxdiff" in captured.out and READY not in captured.out
+    assert "the detection cache was not prepared for the workstation's next open" in captured.err
+    assert str(project) in captured.err and "reads the database instead" in captured.err
+    with Project.open(project, read_only=True) as p:
+        assert p.run_ids() == ["sd15_boxdiff"] and p.sample_count() == 800
+    assert blocked.read_text() == "not a folder"
