@@ -1,5 +1,5 @@
 """The commands that change a project's samples or detections (import-sbuc, detect, merge, runs
-remove) leave the detection cache holding them, with the checker's preparation, so that the
+remove, jobs resume of a detect job) leave the detection cache holding them, with the checker's preparation, so that the
 window's next open maps both instead of scanning the database and preparing again; with too few
 detections for the cache, or with it off, they read nothing more; a cache folder that cannot be
 written costs a note, never the command's own work."""
@@ -83,6 +83,19 @@ def test_detect_prepares_the_next_open_and_a_shard_does_not(
     assert main(["detect", "--project", str(whole), *det]) == 0
     assert f"{READY}: 16 samples" in capsys.readouterr().out
     _opens_from_the_cache(whole, monkeypatch)
+
+
+def test_a_resumed_detect_job_prepares_the_next_open(
+        tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    project = tmp_path / "p"
+    assert main(["generate", "--project", str(project), "--suite", "builtin", "--pairs", "1", "--model",
+                 "procedural", "--seeds", "2"]) == 0
+    assert main(["detect", "--project", str(project), "--detector", "scene", "--perturbations", "none",
+                 "--no-run"]) == 0
+    assert READY not in capsys.readouterr().out and not _kept(cache_dir)  # nothing detected yet
+    assert main(["jobs", "resume", "--project", str(project)]) == 0
+    assert f"{READY}: 8 samples" in capsys.readouterr().out
+    _opens_from_the_cache(project, monkeypatch)
 
 
 @pytest.mark.parametrize("setting", ["off", "1000000"])

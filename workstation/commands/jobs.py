@@ -13,7 +13,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..types import WorkstationError
 
@@ -106,7 +106,7 @@ def _show(project: "Project", job_id: str, lines: int) -> int:
 def _resume(folder: Path, job_ids: list[str]) -> int:
     from ..jobs.progress import DONE
     from ..jobs.runner import live_status
-    from .evaluate import open_project
+    from .evaluate import open_project, prepare_next_open
     from .generate import exit_code, watch
 
     project = open_project(folder)
@@ -126,9 +126,18 @@ def _resume(folder: Path, job_ids: list[str]) -> int:
             code = exit_code(watch(project, jid, unit=unit))
             if code == 130:
                 break
+        if code == 0 and any(_changes_detections(jobs[jid]) for jid in job_ids):
+            prepare_next_open(project)
         return code
     finally:
         project.close()
+
+
+def _changes_detections(job: dict[str, Any]) -> bool:
+    """Whether a job writes the project's detections where the window opens them (a detect job
+    of the whole project; a shard's project is merged, not opened)."""
+    shard = (job.get("spec") or {}).get("shard")
+    return bool(job.get("kind") == "detect" and (not shard or list(shard)[-1] == 1))
 
 
 def _cancel(folder: Path, job_id: str) -> int:
