@@ -62,7 +62,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     project = args.work / bench_gui.big_project_name(args.n)
     if not project.exists():
-        raise SystemExit(f"{project} does not exist: build it first (bench_gui.py --n {args.n} --work {args.work})")
+        raise SystemExit(f"{project} does not exist: build it first "
+                         f"(bench_gui.py --n {args.n} --work {args.work})")
     settings = args.work / "next-open-settings.json"
     settings.write_text("{}", encoding="utf-8")
     cache = args.work / "cache-next-open"
@@ -86,8 +87,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"round {r + 1} {k}: READY at {readies[0]:.2f} s   {lines[0]}{extra}", flush=True)
     shutil.rmtree(cache, ignore_errors=True)
     for k, v in ready.items():
-        print(f"{k}: READY median {statistics.median(v):.2f} s (min {min(v):.2f}, max {max(v):.2f}); verdicts in "
-              f"(verdicts_ms) median {statistics.median(verdicts[k]):.2f} s, over {len(v)}")
+        print(f"{k}: READY median {statistics.median(v):.2f} s (min {min(v):.2f}, max {max(v):.2f}); "
+              f"verdicts in (verdicts_ms) median {statistics.median(verdicts[k]):.2f} s, over {len(v)}")
     print(f"the command's preparation: median {statistics.median(spent):.2f} s (whole process)")
     return 0
 

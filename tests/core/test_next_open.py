@@ -1,8 +1,8 @@
 """The commands that change a project's samples or detections (import-sbuc, detect, merge, runs
-remove, jobs resume of a detect job) leave the detection cache holding them, with the checker's preparation, so that the
-window's next open maps both instead of scanning the database and preparing again; with too few
-detections for the cache, or with it off, they read nothing more; a cache folder that cannot be
-written costs a note, never the command's own work."""
+remove, jobs resume of a detect job) leave the detection cache holding them, with the checker's
+preparation, so that the window's next open maps both instead of scanning the database and
+preparing again; with too few detections for the cache, or with it off, they read nothing more;
+a cache folder that cannot be written costs a note, never the command's own work."""
 
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ READY = "detection cache ready for the workstation's next open"
 
 
 def _import(project: Path, run_id: str = "sd15_boxdiff") -> list[str]:
-    return ["import-sbuc", str(FIXTURE / "sd15_boxdiff"), "--prompts", str(FIXTURE / "v1.0.1" / "prompts.jsonl"),
-            "--project", str(project), "--run-id", run_id]
+    return ["import-sbuc", str(FIXTURE / "sd15_boxdiff"), "--prompts",
+            str(FIXTURE / "v1.0.1" / "prompts.jsonl"), "--project", str(project), "--run-id", run_id]
 
 
 def _opens_from_the_cache(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -38,7 +38,8 @@ def _opens_from_the_cache(project: Path, monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_an_import_leaves_the_next_open_mapped_and_prepared(
-        tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+        tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
     project = tmp_path / "p"
     assert main(_import(project)) == 0
     out = capsys.readouterr().out
@@ -49,7 +50,8 @@ def test_an_import_leaves_the_next_open_mapped_and_prepared(
 
 
 def test_removing_a_run_prepares_the_next_open_of_what_is_left(
-        tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+        tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
     project = tmp_path / "p"
     _two_runs(project)  # 8 samples each, made by jobs (the window's path: no cache prepared)
     load_spatial(project)  # an open of both runs: their entry
@@ -61,7 +63,8 @@ def test_removing_a_run_prepares_the_next_open_of_what_is_left(
 
 
 def test_detect_prepares_the_next_open_and_a_shard_does_not(
-        tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+        tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
     gen = ["--suite", "builtin", "--pairs", "2", "--model", "procedural", "--seeds", "2"]
     det = ["--detector", "scene", "--perturbations", "none"]
     shards = []
@@ -86,7 +89,8 @@ def test_detect_prepares_the_next_open_and_a_shard_does_not(
 
 
 def test_a_resumed_detect_job_prepares_the_next_open(
-        tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+        tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
     project = tmp_path / "p"
     assert main(["generate", "--project", str(project), "--suite", "builtin", "--pairs", "1", "--model",
                  "procedural", "--seeds", "2"]) == 0
@@ -100,7 +104,8 @@ def test_a_resumed_detect_job_prepares_the_next_open(
 
 @pytest.mark.parametrize("setting", ["off", "1000000"])
 def test_with_the_cache_off_or_too_few_detections_nothing_more_is_read(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], setting: str) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        setting: str) -> None:
     monkeypatch.setenv("WORKSTATION_CACHE_DIR", str(tmp_path / "user-cache"))
     monkeypatch.setenv("WORKSTATION_DETECTION_CACHE_MIN", setting)
     assert main(_import(tmp_path / "p")) == 0

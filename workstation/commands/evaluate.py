@@ -119,8 +119,8 @@ def prepare_next_open(project: "Project", out: Any = None) -> bool:
         kept, why = False, str(e) or type(e).__name__
     if not kept:
         print(f"note: the detection cache was not prepared for the workstation's next open of "
-              f"{project.folder} ({why} — see {detection_cache.cache_root()}); that open reads the database "
-              f"instead", file=sys.stderr)
+              f"{project.folder} ({why} — see {detection_cache.cache_root()}); that open reads the "
+              f"database instead", file=sys.stderr)
         return False
     print(f"detection cache ready for the workstation's next open: {n:,} samples, {n_det:,} detections "
           f"({time.perf_counter() - t0:.1f} s)", file=out)
