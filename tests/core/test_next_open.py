@@ -130,3 +130,27 @@ def test_a_cache_folder_that_cannot_be_written_costs_a_note_and_the_import_stand
     with Project.open(project, read_only=True) as p:
         assert p.run_ids() == ["sd15_boxdiff"] and p.sample_count() == 800
     assert blocked.read_text() == "not a folder"
+
+
+def test_an_import_whose_project_is_opened_elsewhere_meanwhile_still_succeeds(
+        tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from workstation.store import ProjectLocked
+
+    real = Project.open
+
+    def locked_when_read(folder: Path, *a: object, read_only: bool = False, **k: object) -> Project:
+        if read_only:  # the window took the project between the import's commit and this read
+            raise ProjectLocked(f"{folder} is open in another process")
+        return real(folder, *a, read_only=read_only, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Project, "open", staticmethod(locked_when_read))
+    project = tmp_path / "p"
+    assert main(_import(project)) == 0
+    captured = capsys.readouterr()
+    assert "imported run sd15_boxdiff" in captured.out and READY not in captured.out
+    assert not _kept(cache_dir)
+    monkeypatch.setattr(Project, "open", real)
+    with Project.open(project, read_only=True) as p:
+        assert p.run_ids() == ["sd15_boxdiff"] and p.sample_count() == 800
+

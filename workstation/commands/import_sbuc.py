@@ -169,9 +169,13 @@ def run(args: argparse.Namespace) -> int:
     print(f"imported run {rid} into {folder}: {ds.n} samples, {n_prompts} prompts, "
           f"{len(ds.detections)} detections, {len(images)} images; {verdicts} as checker config v{cid}")
     del ds, parsed
-    from ..store import Project
+    from ..store import Project, ProjectLocked
 
-    with Project.open(folder, read_only=True) as project:  # its final folder: the cache's key names it
+    try:
+        project = Project.open(folder, read_only=True)  # its final folder: the cache's key names it
+    except ProjectLocked:  # opened elsewhere meanwhile (the window): that open reads it
+        return 0
+    with project:
         prepare_next_open(project)
     return 0
 
