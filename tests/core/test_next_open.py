@@ -154,3 +154,27 @@ def test_an_import_whose_project_is_opened_elsewhere_meanwhile_still_succeeds(
     with Project.open(project, read_only=True) as p:
         assert p.run_ids() == ["sd15_boxdiff"] and p.sample_count() == 800
 
+
+def test_an_interrupted_preparation_leaves_the_import_whole_and_no_entry(
+        tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from workstation.methods.spatial import checker
+
+    def interrupted(ds: object) -> None:
+        raise KeyboardInterrupt
+
+    real = checker.prepare
+    monkeypatch.setattr(checker, "prepare", interrupted)  # Ctrl+C while the checker prepares
+    project = tmp_path / "p"
+    assert main(_import(project)) == 0
+    captured = capsys.readouterr()
+    assert "imported run sd15_boxdiff" in captured.out and READY not in captured.out
+    assert "(interrupted" in captured.err and "reads the database instead" in captured.err
+    assert not _kept(cache_dir) and not list(cache_dir.glob("*/.tmp-*"))
+    monkeypatch.setattr(checker, "prepare", real)
+    with Project.open(project, read_only=True) as p:
+        assert p.run_ids() == ["sd15_boxdiff"] and p.sample_count() == 800
+    ds = load_spatial(project)
+    assert is_mapped(ds.detections.score)  # the detections' entry was whole before the interruption
+    assert _prepared_here(ds)  # the checker's preparation was not: the next open prepares it
+

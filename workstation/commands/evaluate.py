@@ -84,8 +84,8 @@ def prepare_next_open(project: "Project", out: Any = None) -> bool:
     open of the project maps both instead of scanning the database and preparing again (≈3 s of
     a 1M-sample open on a 2-core machine). Only where the cache would be used (from
     `WORKSTATION_DETECTION_CACHE_MIN` detections; not when it is off). Says on `out` what it
-    did; a failure (an unwritable or full cache folder) costs only that next open its speed and
-    is reported as a note, never raised. Whether both are kept."""
+    did; a failure (an unwritable or full cache folder) or an interruption (Ctrl+C) costs only
+    that next open its speed and is reported as a note, never raised. Whether both are kept."""
     import logging
     import time
 
@@ -114,6 +114,8 @@ def prepare_next_open(project: "Project", out: Any = None) -> bool:
             kept = False
         n = ds.n
         del ds
+    except KeyboardInterrupt:  # the command's own work is done: only this extra step stops
+        kept, why = False, "interrupted"
     except Exception as e:  # noqa: BLE001 - the command's own work is done and stays
         logging.getLogger(__name__).debug("preparing the next open failed", exc_info=True)
         kept, why = False, str(e) or type(e).__name__
