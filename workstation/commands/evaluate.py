@@ -77,23 +77,22 @@ def load_samples(project: "Project") -> "Dataset":  # the spatial commands' samp
     return ds
 
 
-def prepare_next_open(project: "Project", out: Any = None) -> bool:
+def prepare_next_open(project: "Project") -> bool:
     """After a command changed the project's samples or detections: read them once as the
     window's open does, so that the detection cache (see `store.detection_cache`) holds the
     spatial samples' detections and the checker's preparation of them, and the window's next
     open of the project maps both instead of scanning the database and preparing again (≈3 s of
     a 1M-sample open on a 2-core machine). Only where the cache would be used (from
-    `WORKSTATION_DETECTION_CACHE_MIN` detections; not when it is off). Says on `out` what it
-    did; a failure (an unwritable or full cache folder) or an interruption (Ctrl+C) costs only
-    that next open its speed and is reported as a note, never raised. Whether both are kept."""
+    `WORKSTATION_DETECTION_CACHE_MIN` detections; not when it is off). Says what it did; a
+    failure (an unwritable or full cache folder) or an interruption (Ctrl+C) costs only that
+    next open its speed and is reported as a note, never raised. Whether both are kept."""
     import logging
     import time
 
-    from ..methods.spatial.checker import prepare, preparation_kept
     from ..methods.spatial import prepared_cache
+    from ..methods.spatial.checker import prepare
     from ..store import detection_cache
 
-    out = out or sys.stdout
     least = detection_cache.min_detections()
     if least is None:
         return False
@@ -106,14 +105,10 @@ def prepare_next_open(project: "Project", out: Any = None) -> bool:
         ds = project.load_dataset(method="spatial")  # the window's selection: its cache entry
         if ds.n == 0 or not len(ds.detections):
             return False
-        if detection_cache.EntryRef.of(ds) is not None:
-            prepare(ds)
-            prepared_cache.wait_for_writes()
-            kept = preparation_kept(ds)
-        else:
-            kept = False
-        n = ds.n
+        n, at = ds.n, prepare(ds).kept_at  # no place when the detections are not an entry's
         del ds
+        prepared_cache.wait_for_writes()
+        kept = at is not None and prepared_cache.is_kept(at)
     except KeyboardInterrupt:  # the command's own work is done: only this extra step stops
         kept, why = False, "interrupted"
     except Exception as e:  # noqa: BLE001 - the command's own work is done and stays
@@ -125,7 +120,7 @@ def prepare_next_open(project: "Project", out: Any = None) -> bool:
               f"database instead", file=sys.stderr)
         return False
     print(f"detection cache ready for the workstation's next open: {n:,} samples, {n_det:,} detections "
-          f"({time.perf_counter() - t0:.1f} s)", file=out)
+          f"({time.perf_counter() - t0:.1f} s)")
     return True
 
 

@@ -136,8 +136,9 @@ def _resume(folder: Path, job_ids: list[str]) -> int:
 def _changes_detections(job: dict[str, Any]) -> bool:
     """Whether a job writes the project's detections where the window opens them (a detect job
     of the whole project; a shard's project is merged, not opened)."""
-    shard = (job.get("spec") or {}).get("shard")
-    return bool(job.get("kind") == "detect" and (not shard or list(shard)[-1] == 1))
+    from ..jobs.shards import Shard
+
+    return job.get("kind") == "detect" and Shard.parse((job.get("spec") or {}).get("shard")).whole
 
 
 def _cancel(folder: Path, job_id: str) -> int:

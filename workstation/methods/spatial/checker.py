@@ -433,6 +433,9 @@ class Prepared:
     wh_scalar: float | None  # W*H when every sample has the same size
     geom: dict[str, np.ndarray]
     finite: bool  # every geometry value is finite
+    # where it is kept beside the loader's detection cache entry (None: its detections are not an
+    # entry's); ``prepared_cache.is_kept`` says whether it is there yet
+    kept_at: prepared_cache.Slot | None = None
     stages: _Stages = field(default_factory=lambda: _Stages(), repr=False)
 
     def rows_at(self, pos: np.ndarray, samples: np.ndarray) -> np.ndarray:
@@ -588,25 +591,6 @@ def prepare(ds: Dataset) -> Prepared:
         return _prepare(ds, fp)
 
 
-def _kept_slot(ds: Dataset, n_slots: int, relation: np.ndarray, code_a: np.ndarray, code_b: np.ndarray,
-               width: np.ndarray, height: np.ndarray) -> prepared_cache.Slot | None:
-    """Where `ds`'s preparation is kept beside the loader's detection cache entry its detections
-    came from (None when they did not come from one)."""
-    if ds.detections.sample_offsets() is None or not len(ds.detections):
-        return None
-    return prepared_cache.slot(ds, n_slots, (code_a, code_b, np.asarray(relation), width, height))
-
-
-def preparation_kept(ds: Dataset) -> bool:
-    """Whether the checker's preparation of `ds` is kept beside its detection cache entry, for
-    the next load of the same detections to map (see `prepared_cache`)."""
-    relation, _, _ = _spatial_columns(ds)
-    _, code_a, code_b = _canonical_codes(ds)
-    where = _kept_slot(ds, 2 * (1 + len(ds.variant_names)), relation, code_a, code_b,
-                       np.asarray(ds.samples.width, np.float64), np.asarray(ds.samples.height, np.float64))
-    return where is not None and prepared_cache.is_kept(where)
-
-
 def _prepare(ds: Dataset, fp: tuple[Any, ...]) -> Prepared:
     s, d = ds.samples, ds.detections
     relation, _, _ = _spatial_columns(ds)
@@ -633,11 +617,12 @@ def _prepare(ds: Dataset, fp: tuple[Any, ...]) -> Prepared:
     width = np.asarray(s.width, np.float64)
     height = np.asarray(s.height, np.float64)
     # kept beside the loader's detection cache entry by an earlier open: mapped, not computed
-    kept = _kept_slot(ds, n_slots, relation, code_a, code_b, width, height)
+    kept = (prepared_cache.slot(ds, n_slots, (code_a, code_b, np.asarray(relation), width, height))
+            if offsets is not None and len(d) else None)
     if kept is not None:
         loaded = prepared_cache.load(kept, _kept_arrays(n, n_slots, len(d), score_dtype(d.score)), len(d))
         if loaded is not None:
-            return _finish(ds, fp, n_slots, relation, width * height, loaded)
+            return _finish(ds, fp, n_slots, relation, width * height, loaded, kept)
     score = _Col64(d.score)
     # detections grouped by sample: the loader keeps them sorted by sample; otherwise a stable
     # permutation (each sample's detections keep their row order, the score ties' order)
@@ -779,7 +764,7 @@ def _prepare(ds: Dataset, fp: tuple[Any, ...]) -> Prepared:
               **{f"geom_{k}": a for k, a in geom.items()}}
     if kept is not None:  # the next open maps them (written while this one goes on)
         prepared_cache.save_in_background(kept, arrays)
-    return _finish(ds, fp, n_slots, relation, width * height, arrays)
+    return _finish(ds, fp, n_slots, relation, width * height, arrays, kept)
 
 
 def _kept_arrays(n: int, n_slots: int, n_det: int, sdt: type[np.floating[Any]]
@@ -798,8 +783,9 @@ def _kept_arrays(n: int, n_slots: int, n_det: int, sdt: type[np.floating[Any]]
 
 
 def _finish(ds: Dataset, fp: tuple[Any, ...], n_slots: int, relation: np.ndarray, wh: np.ndarray,
-            arrays: dict[str, np.ndarray]) -> Prepared:
-    """The `Prepared` of `arrays` (computed, or kept by an earlier open), cached in ``ds.cache``."""
+            arrays: dict[str, np.ndarray], kept_at: prepared_cache.Slot | None) -> Prepared:
+    """The `Prepared` of `arrays` (computed, or kept by an earlier open at `kept_at`), cached in
+    ``ds.cache``."""
     n = len(ds.samples)
     wh_scalar = float(wh[0]) if n and bool((wh == wh[0]).all()) else None
     geom = {k: arrays[f"geom_{k}"] for k in (*_GEOM_1D, *_GEOM_2D)}
@@ -810,7 +796,7 @@ def _finish(ds: Dataset, fp: tuple[Any, ...], n_slots: int, relation: np.ndarray
         varea=arrays["varea"], s2=arrays["s2"],
         rel=np.asarray(relation).astype(np.int8), wh=None if wh_scalar is not None else wh, wh_scalar=wh_scalar,
         geom=geom,
-        finite=_all_finite(geom),
+        finite=_all_finite(geom), kept_at=kept_at,
     )
     ds.cache[_CACHE_KEY] = prep
     # the columns were read whole once (or, kept, not at all: the loader's checks read a few);
