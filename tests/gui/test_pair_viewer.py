@@ -371,3 +371,39 @@ def test_pair_index_finds_twins_and_seeds_by_run_prompt_and_seed() -> None:
     assert [str(samples.sample_id[r]) for r in idx.seed_rows(at["r1-gone-a"])] == ["r1-gone-a"]
     assert idx.prompt_text(at["r1-right-s1"]) == "a dog right of a cat"
     assert idx.prompt_text(at["r1-gone-b"]) == "p_gone2"
+
+
+def test_twin_and_seed_lookups_on_many_samples_copy_no_column() -> None:
+    """Each step to the next pair looks up its twin and seeds several times: on a large project
+    a lookup must search the sorted keys as they are, not a widened copy of them (numpy casts
+    the whole column when the needle's type differs: ≈1 ms a lookup at 1M samples)."""
+    import tracemalloc
+
+    from ui.methods.spatial.pair_viewer import PairIndex
+    from workstation.dataset import Dataset, Detections, Samples
+    from workstation.methods.spatial.data import spatial_prompts
+
+    n_prompts, seeds = 50_000, 4  # 100k twin pairs' prompts × 4 seeds = 200k samples
+    pid = [f"p{i}" for i in range(n_prompts)]
+    twin = [f"p{i ^ 1}" for i in range(n_prompts)]
+    prompts = spatial_prompts(pid, [f"prompt {i}" for i in range(n_prompts)],
+                              ["left_of" if i % 2 == 0 else "right_of" for i in range(n_prompts)],
+                              ["cat"] * n_prompts, ["dog"] * n_prompts, counterfactual_id=twin)
+    sp = np.repeat(np.arange(n_prompts), seeds)
+    seed = np.tile(np.arange(seeds), n_prompts)
+    samples = Samples.build([f"s{p}_{s}" for p, s in zip(sp, seed)], ["run"] * len(sp),
+                            [pid[p] for p in sp], seed.tolist())
+    idx = PairIndex(Dataset(samples, Detections.empty(), prompts))
+    assert idx.sorted_key.dtype == np.int32
+    rows = [0, 7, 123_457, len(sp) - 1]
+    tracemalloc.start()
+    try:
+        found = [(idx.twin(r), idx.seed_rows(r)) for r in rows]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 100_000, f"the lookups allocated {peak:,} bytes (a copy of the {len(sp):,}-row key column?)"
+    for r, (t, seed_rows) in zip(rows, found):
+        p, s = int(sp[r]), int(seed[r])
+        assert (int(sp[t]), int(seed[t])) == (p ^ 1, s)
+        assert seed_rows == [int(i) for i in np.flatnonzero(sp == p)]
