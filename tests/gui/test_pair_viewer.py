@@ -407,3 +407,94 @@ def test_twin_and_seed_lookups_on_many_samples_copy_no_column() -> None:
         p, s = int(sp[r]), int(seed[r])
         assert (int(sp[t]), int(seed[t])) == (p ^ 1, s)
         assert seed_rows == [int(i) for i in np.flatnonzero(sp == p)]
+
+
+def test_a_step_to_a_pair_whose_labels_were_read_ahead_asks_the_project_nothing(
+        qtbot, open_window, png_project: Path) -> None:
+    """The label events of the pairs ahead are read in one query while the auditor looks at a
+    pair; the step to the next one then runs no query, and a label recorded meanwhile shows."""
+    from ui.methods.spatial import pair_viewer
+
+    w = open_window(png_project)
+    _show(qtbot, w, "s_p0_seed0")
+    p = w.state.project
+    execute = p.con.execute
+    reads: list[str] = []
+
+    def counting(sql: str, params=None):
+        if "label_events" in sql:
+            reads.append(sql)
+        return execute(sql, params)
+
+    p.con.execute = counting
+    try:
+        qtbot.wait(pair_viewer.LABELS_AHEAD_MS + 200)
+        assert len(reads) == 1  # the samples ahead and their twins, together
+        reads.clear()
+        _key(qtbot, w, Qt.Key_Right)
+        ids = w.state.dataset.samples.sample_id
+        assert ids[w.viewer.left_row] == "s_p0_seed1"
+        assert reads == []
+        assert w.viewer.left.labels.text() == "Labels: none yet"
+        # a label written now is seen at once, here and after a step away and back
+        w.controller.auto_advance = False
+        _key(qtbot, w, Qt.Key_P)
+        assert "<b>alice</b>: PASS" in w.viewer.left.labels.text()
+        _key(qtbot, w, Qt.Key_Right)
+        _key(qtbot, w, Qt.Key_Left)
+        assert ids[w.viewer.left_row] == "s_p0_seed1"
+        assert "<b>alice</b>: PASS" in w.viewer.left.labels.text()
+        assert w.labeling.yours.text() == "your label: PASS"
+    finally:
+        p.con.execute = execute
+
+
+def test_the_seed_strip_is_redrawn_in_place_within_a_prompt(qtbot, open_window, png_project: Path) -> None:
+    w = open_window(png_project)
+    _show(qtbot, w, "s_p0_seed0")
+    v = w.viewer
+    ids = w.state.dataset.samples.sample_id
+    first = v.strip.item(0)
+    assert [ids[r] for r in v.strip.rows()] == ["s_p0_seed0", "s_p0_seed1", "s_p0_seed2"]
+    assert [s[2] for s in v.strip.shown] == [True, False, False]  # the current seed's border
+    _key(qtbot, w, Qt.Key_Right)
+    assert ids[w.state.current] == "s_p0_seed1"
+    assert v.strip.item(0) is first  # the same items, their look updated
+    assert [ids[r] for r in v.strip.rows()] == ["s_p0_seed0", "s_p0_seed1", "s_p0_seed2"]
+    assert [s[2] for s in v.strip.shown] == [False, True, False]
+    assert [v.strip.item(i).text() for i in range(3)] == ["seed 0", "seed 1", "seed 2"]
+    _show(qtbot, w, "s_p1_seed1")  # another prompt: its seeds, its current one
+    assert [ids[r] for r in v.strip.rows()] == ["s_p1_seed0", "s_p1_seed1", "s_p1_seed2"]
+    assert [s[2] for s in v.strip.shown] == [False, True, False]
+    assert [v.strip.item(i).toolTip().split(" — ")[0] for i in range(3)] == ["s_p1_seed0", "s_p1_seed1",
+                                                                           "s_p1_seed2"]
+    # clicking a seed still reviews the sample it now shows
+    rect = v.strip.visualItemRect(v.strip.item(2))
+    qtbot.mouseClick(v.strip.viewport(), Qt.LeftButton, pos=rect.center())
+    assert ids[w.state.current] == "s_p1_seed2"
+
+
+def test_the_verdict_card_keeps_its_height_from_one_reason_to_the_next(qtbot, open_window,
+                                                                        png_project: Path) -> None:
+    """A near-boundary reason says its |delta| and margin in the tooltip (the card's geometry text
+    says them in the relation's words): the card, and the image under it, do not move when the
+    next sample's reason is longer or shorter."""
+    w = open_window(png_project)
+    st = w.state
+    st.set_config(st.config.replace(margin=0.5))  # seed 0 near the boundary (0.53 W apart ... )
+    row = _show(qtbot, w, "s_p0_seed0")
+    card = w.viewer.left.card
+    QApplication.processEvents()
+    heights = {(card.height(), w.viewer.left.view.height())}
+    texts = set()
+    for margin in (0.5, 0.56, 0.05):
+        st.set_config(st.config.replace(margin=margin))
+        QApplication.processEvents()
+        texts.add(card.reason.text())
+        heights.add((card.height(), w.viewer.left.view.height()))
+        if int(st.verdicts.reason[row]) != 0:
+            assert card.reason.text().startswith("near_boundary · ")
+            assert card.reason.toolTip().startswith(st.verdicts.reason_text(row))
+            assert "d = (centre x of A − centre x of B) / W" in card.reason.toolTip()
+    assert len(texts) == 3 and any(t.startswith("decided") for t in texts)
+    assert len(heights) == 1, heights

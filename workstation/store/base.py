@@ -238,8 +238,14 @@ class ProjectBase:
             except Exception:  # an older DuckDB without the setting
                 pass
 
+    def _written_back(self, table: str | None = None) -> None:
+        """What the project's parts keep of its tables may be stale now: ``table`` was written
+        (None: any table, as by a rolled-back transaction). Each part that keeps something
+        forgets it in its override, which calls this one."""
+
     def close(self) -> None:
         with self._lock:
+            self._written_back()
             try:
                 self.con.close()
             finally:
@@ -291,6 +297,7 @@ class ProjectBase:
             except BaseException:
                 self._in_tx = False
                 self.con.execute("ROLLBACK")
+                self._written_back()
                 raise
             self._in_tx = False
             self.con.execute("COMMIT")
@@ -300,6 +307,7 @@ class ProjectBase:
         t = _arrow(columns)
         if t.num_rows == 0:
             return
+        self._written_back(table)
         name = f"_ins_{table}"
         self.con.register(name, t)
         try:

@@ -10,6 +10,7 @@ returns, so an acknowledged label survives a killed process.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -52,7 +53,17 @@ def _check_text(what: str, v: Any, limit: int = 500) -> str:
 
 
 class LabelsRepo(ProjectBase):
-    """The append-only label log (see the module docstring)."""
+    """The append-only label log (see the module docstring).
+
+    The events of single targets that `label_events` / `label_events_of` read are kept until the
+    next write to the log through this object (`add_label_event`, `add_label_events_bulk`, an
+    insert into the table, a rolled-back transaction) or its close: the pair viewer asks for the
+    same samples' events several times a step, and for the next samples' ahead of the step."""
+
+    #: targets whose events are kept between writes (all are forgotten when more are read)
+    EVENTS_KEPT = 4096
+    #: targets read per query by `label_events_of`
+    _EVENTS_PER_QUERY = 256
 
     def add_label_event(self, task: str, target_kind: str, target_id: str, annotator: str, value: str | None, *,
                         rating: int | None = None, notes: str | None = None, audit_set_id: int | None = None,
@@ -72,6 +83,7 @@ class LabelsRepo(ProjectBase):
             if target_kind in SAMPLE_TARGETS and not self.con.execute(
                     "SELECT 1 FROM samples WHERE sample_id=?", [target_id]).fetchone():
                 raise ProjectError(f"unknown sample {target_id!r}")
+            self.forget_label_events()
             row = self.con.execute(
                 "INSERT INTO label_events (task, target_kind, target_id, annotator, value, rating, notes, created_at, "
                 "audit_set_id, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING event_id",
@@ -103,7 +115,7 @@ class LabelsRepo(ProjectBase):
             "audit_set_id": np.array([None] * n, dtype=object),
             "source": np.array([source] * n, dtype=object),
         }
-        with self.transaction():
+        with self.transaction():  # the insert below forgets the kept events (`_written_back`)
             if target_kind in SAMPLE_TARGETS:
                 self.con.register("_lab", _arrow({"target_id": cols["target_id"]}))
                 try:
@@ -119,6 +131,8 @@ class LabelsRepo(ProjectBase):
 
     def label_events(self, *, task: str | None = None, target_id: str | None = None) -> list[LabelEvent]:
         """Events in the order they were written (of one task / one target when given)."""
+        if task is not None and target_id is not None:
+            return self.label_events_of(task, [target_id])[str(target_id)]
         conds, params = [], []
         if task is not None:
             conds.append("task = ?")
@@ -129,6 +143,42 @@ class LabelsRepo(ProjectBase):
         q = (f"SELECT {', '.join(_EVENT_COLS)} FROM label_events "
              + ("WHERE " + " AND ".join(conds) + " " if conds else "") + "ORDER BY event_id")
         return [LabelEvent(*r) for r in self.con.execute(q, params).fetchall()]
+
+    def label_events_of(self, task: str, target_ids: Sequence[str]) -> dict[str, list[LabelEvent]]:
+        """The events of each of ``target_ids`` (of one task, in the order they were written): those
+        read since the last write are kept (see the class docstring), the others read together."""
+        ids = list(dict.fromkeys(str(t) for t in target_ids))
+        with self._lock:
+            kept = self._kept_events()
+            missing = [t for t in ids if (task, t) not in kept]
+            if missing and len(kept) + len(missing) > self.EVENTS_KEPT:
+                kept.clear()
+            for i in range(0, len(missing), self._EVENTS_PER_QUERY):
+                part = missing[i:i + self._EVENTS_PER_QUERY]
+                got: dict[str, list[LabelEvent]] = {t: [] for t in part}
+                q = (f"SELECT {', '.join(_EVENT_COLS)} FROM label_events WHERE task = ? AND target_id IN "
+                     f"({', '.join('?' * len(part))}) ORDER BY event_id")
+                for r in self.con.execute(q, [task, *part]).fetchall():
+                    got[r[3]].append(LabelEvent(*r))
+                for t, events in got.items():
+                    kept[(task, t)] = events
+            # copies: a caller may change its lists and events without changing what is kept
+            return {t: [dataclasses.replace(e) for e in kept[(task, t)]] for t in ids}
+
+    def forget_label_events(self) -> None:
+        """Drop the kept events of targets (the log was written, or may have been)."""
+        self.__dict__.pop("_events_kept", None)
+
+    def _written_back(self, table: str | None = None) -> None:
+        if table in (None, "label_events"):
+            self.forget_label_events()
+        super()._written_back(table)
+
+    def _kept_events(self) -> dict[tuple[str, str], list[LabelEvent]]:
+        kept = self.__dict__.get("_events_kept")
+        if kept is None:
+            kept = self.__dict__["_events_kept"] = {}
+        return kept
 
     def latest_label_events(self, task: str, annotator: str | None = None) -> list[LabelEvent]:
         """The latest event per (target, annotator) of a task, in event order."""

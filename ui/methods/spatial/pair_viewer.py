@@ -11,6 +11,7 @@ The viewer only reads `AppState`; labelling is `ui/methods/spatial/labeling.py`'
 
 from __future__ import annotations
 
+import logging
 import math
 import weakref
 from typing import Any
@@ -57,6 +58,11 @@ from .overlay import DEFAULT_LAYERS, LAYER_TITLES, LAYERS, OverlayLayer, Overlay
 from ...state import AppState
 from workstation.methods.spatial.data import spatial_columns
 from workstation.util.grouping import factorize
+
+log = logging.getLogger(__name__)
+
+#: how long after the last step the label events of the samples ahead are read
+LABELS_AHEAD_MS = 40
 
 
 # ---------------------------------------------------------------------------------------------
@@ -502,6 +508,9 @@ class VerdictCard(QFrame):
             return
         v = int(verdicts.verdict[row])
         self.verdict = v
+        # room for two lines of reason whatever this one takes: a card whose height follows its
+        # text would move and rescale the image below it from one sample to the next
+        self.reason.setMinimumHeight(2 * self.reason.fontMetrics().lineSpacing())
         self.chip.setText(VERDICTS[v])
         self.chip.setStyleSheet(f"background: {theme.VERDICT_COLORS[v]};")
         self.chip.setToolTip(f"checker verdict under config {verdicts.config.name!r}")
@@ -509,6 +518,11 @@ class VerdictCard(QFrame):
         d = float(verdicts.delta[row])
         geo, tip = delta_text(d, relation, str(verdicts.label_a[row]), str(verdicts.label_b[row]),
                               float(verdicts.config.margin))
+        if geo and rt.startswith("near_boundary ("):
+            # its |delta| and margin are the geometry's own words beside it: the full reason goes
+            # to the tooltip, and the card keeps to two lines at the viewer's usual width
+            tip = rt + ("\n" + tip if tip else "")
+            rt = "near_boundary"
         self.reason.setText(" · ".join(x for x in (rt or "decided", geo) if x))
         self.reason.setToolTip(tip)
         self.bar.setVisible(True)
@@ -574,6 +588,12 @@ class SeedStrip(QListWidget):
         self.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
         self.setFocusPolicy(Qt.NoFocus)
         self.itemClicked.connect(lambda it: self.row_clicked.emit(int(it.data(Qt.UserRole))))
+        #: what each item shows: (row, verdict code, current, thumbnail in, theme name)
+        self.shown: list[tuple[Any, ...]] = []
+
+    def clear(self) -> None:
+        super().clear()
+        self.shown = []
 
     def rows(self) -> list[int]:
         return [int(self.item(i).data(Qt.UserRole)) for i in range(self.count())]
@@ -707,6 +727,13 @@ class PairViewer(QWidget):
         self._strip_timer.setSingleShot(True)
         self._strip_timer.setInterval(0)
         self._strip_timer.timeout.connect(self._refresh_strip)
+        self._strip_waiting: set[str] = set()  # thumbnails the strip shows a placeholder for
+        # the label events of the samples ahead, read once the auditor pauses on a pair
+        self._labels_ahead: list[str] = []
+        self._labels_timer = QTimer(self)
+        self._labels_timer.setSingleShot(True)
+        self._labels_timer.setInterval(LABELS_AHEAD_MS)
+        self._labels_timer.timeout.connect(self._read_labels_ahead)
         self._on_dataset()
 
     # ---- state ----------------------------------------------------------------------------------
@@ -767,7 +794,8 @@ class PairViewer(QWidget):
             self.refresh()
 
     def _on_thumb_loaded(self, key: str) -> None:
-        self._strip_timer.start()
+        if key in self._strip_waiting:  # not one the strip shows (a read ahead): nothing to draw
+            self._strip_timer.start()
 
     # ---- drawing --------------------------------------------------------------------------------
     def refresh(self, *_: Any) -> None:
@@ -897,22 +925,51 @@ class PairViewer(QWidget):
         return f"human: {VERDICTS[int(h[row])]}"
 
     def _refresh_strip(self) -> None:
+        """The current prompt's seeds in the strip. Within one prompt (the next seed, a label, a
+        thumbnail come in) only the items whose look changed are drawn again: rebuilding the
+        strip on every step cost a relayout and a repaint of it."""
         st = self.state
-        self.strip.clear()
         if self.index is None or self.left_row < 0 or st.dataset is None or self.left_row >= st.dataset.n:
+            self.strip.clear()
+            self._strip_waiting = set()
             return
         rows = self.index.seed_rows(self.left_row)
         v = st.verdicts
+        look = theme.current().name
+        want: list[tuple[tuple[Any, ...], ImageResult | None]] = []
+        waiting: set[str] = set()
         for r in rows:
             key = image_key(st, r)
             img = self.thumbs.request(key) if key else ImageResult(None, "")
+            if img is None:
+                waiting.add(key)  # drawn again when it comes in (`_on_thumb_loaded`)
             code = None if (self.blind or v is None) else int(v.verdict[r])
-            it = QListWidgetItem(_thumb_icon(img, code, r == self.left_row),
-                                 f"seed {int(st.dataset.samples.seed[r])}")
-            it.setData(Qt.UserRole, r)
-            it.setToolTip(str(st.dataset.samples.sample_id[r]) +
-                          ("" if code is None else f" — {VERDICTS[code]}"))
-            self.strip.addItem(it)
+            want.append(((r, code, r == self.left_row, img is not None, look), img))
+        self._strip_waiting = waiting
+        # the same number of seeds: the items are reused (a new set of items costs the list a
+        # relayout on the next pass of the event loop)
+        in_place = len(self.strip.shown) == len(rows) == self.strip.count()
+        if not in_place:
+            self.strip.clear()
+        samples = st.dataset.samples
+        for i, (shown, img) in enumerate(want):
+            if in_place and self.strip.shown[i] == shown:
+                continue
+            r, code, current = shown[0], shown[1], shown[2]
+            icon = _thumb_icon(img, code, current)
+            tip = str(samples.sample_id[r]) + ("" if code is None else f" — {VERDICTS[code]}")
+            if in_place:
+                it = self.strip.item(i)
+                it.setIcon(icon)
+                if self.strip.shown[i][0] != r:
+                    it.setText(f"seed {int(samples.seed[r])}")
+                    it.setData(Qt.UserRole, r)
+            else:
+                it = QListWidgetItem(icon, f"seed {int(samples.seed[r])}")
+                it.setData(Qt.UserRole, r)
+                self.strip.addItem(it)
+            it.setToolTip(tip)
+        self.strip.shown = [shown for shown, _ in want]
         self.strip_label.setText(f"Seeds ({len(rows)})")
 
     def _strip_clicked(self, row: int) -> None:
@@ -960,16 +1017,42 @@ class PairViewer(QWidget):
 
     # ---- prefetch -------------------------------------------------------------------------------
     def prefetch_rows(self, rows: list[int]) -> None:
-        """Decode these samples' images (and their twins') in the background."""
+        """Decode these samples' images (and their twins') in the background, and the
+        thumbnails of their seeds for the strip; read their label events (one query,
+        `LABELS_AHEAD_MS` after the last call: a held arrow key reads none). Showing them then
+        waits for no decode and asks the project nothing."""
         if self.index is None:
             return
-        keys = []
+        keys, ids, thumbs = [], [], []
+        sid = self.state.dataset.samples.sample_id if self.state.dataset is not None else None
+        groups: set[int] = set()
         for r in rows:
             keys.append(image_key(self.state, r))
             t = self.index.twin(r)
             if t >= 0:
                 keys.append(image_key(self.state, t))
+            if sid is not None:
+                ids += [str(sid[r])] + ([str(sid[t])] if t >= 0 else [])
+            if int(self.index.key[r]) not in groups:  # a new prompt: its strip's thumbnails
+                groups.add(int(self.index.key[r]))
+                thumbs += [image_key(self.state, s) for s in self.index.seed_rows(r)]
         self.cache.prefetch([k for k in keys if k])
+        self.thumbs.prefetch([k for k in thumbs if k])
+        self._labels_ahead = ids
+        if ids:
+            self._labels_timer.start()
+
+    def _read_labels_ahead(self) -> None:
+        from workstation.methods.spatial.store import SpatialStore
+
+        p, ids = self.state.project, self._labels_ahead
+        self._labels_ahead = []
+        if p is None or not ids:
+            return
+        try:
+            SpatialStore(p).prefetch_label_events(ids)
+        except Exception as e:  # noqa: BLE001 - only a read ahead: the step reads what it shows itself
+            log.debug("label events ahead not read: %s", e)
 
 
 _COUNTS: list[Any] = [None, ""]  # (weak reference to the verdicts counted, their text)

@@ -160,6 +160,10 @@ class SpatialStore:
     def label_events(self, sample_id: str | None = None) -> list[LabelRow]:
         return [self._row(e) for e in self.project.label_events(task=TASK, target_id=sample_id)]
 
+    def prefetch_label_events(self, sample_ids: Sequence[str]) -> None:
+        """Read these samples' events in one query, kept for `label_events` until the next write."""
+        self.project.label_events_of(TASK, sample_ids)
+
     def latest_labels(self, annotator: str | None = None) -> list[LabelRow]:
         """The latest event per (sample, annotator)."""
         return [self._row(e) for e in self.project.latest_label_events(TASK, annotator)]
