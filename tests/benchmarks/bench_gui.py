@@ -520,9 +520,9 @@ def slider_part(work: Path, n: int, moves: int, cycles: int = 10) -> None:
           f"p95 {pct(tot, 95):.1f} ms)")
     print("  the moves above change margin and t_det together (the checker's selection stage runs too);")
     print("  one slider dragged, the margin alone (each value new):")
-    for label, kw in (("Browse tab", {}), ("filtered and sorted", {"filtered": True}),
-                      ("Calibration tab", {"with_calibration": True})):
-        r1 = slider_moves(app, big, moves, **{"with_calibration": False, **kw}, one_slider=True)
+    for label, calibration, filtered in (("Browse tab", False, False), ("filtered and sorted", False, True),
+                                         ("Calibration tab", True, False)):
+        r1 = slider_moves(app, big, moves, with_calibration=calibration, filtered=filtered, one_slider=True)
         print(f"    {label}: p50 {pct(r1['total'], 50):.1f} ms, p95 {pct(r1['total'], 95):.1f} ms; "
               f"checker alone p50 {pct(r1['evaluate'], 50):.1f} ms, p95 {pct(r1['evaluate'], 95):.1f} ms")
     print(f"\n== 5. open and close the {n:,}-sample project repeatedly in one process ==")

@@ -64,6 +64,8 @@ class LabelsRepo(ProjectBase):
     EVENTS_KEPT = 4096
     #: targets read per query by `label_events_of`
     _EVENTS_PER_QUERY = 256
+    #: (task, target id) → its events, since the last write (None: nothing kept)
+    _events_kept: dict[tuple[str, str], list[LabelEvent]] | None = None
 
     def add_label_event(self, task: str, target_kind: str, target_id: str, annotator: str, value: str | None, *,
                         rating: int | None = None, notes: str | None = None, audit_set_id: int | None = None,
@@ -83,7 +85,7 @@ class LabelsRepo(ProjectBase):
             if target_kind in SAMPLE_TARGETS and not self.con.execute(
                     "SELECT 1 FROM samples WHERE sample_id=?", [target_id]).fetchone():
                 raise ProjectError(f"unknown sample {target_id!r}")
-            self.forget_label_events()
+            self._written_back("label_events")
             row = self.con.execute(
                 "INSERT INTO label_events (task, target_kind, target_id, annotator, value, rating, notes, created_at, "
                 "audit_set_id, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING event_id",
@@ -149,7 +151,9 @@ class LabelsRepo(ProjectBase):
         read since the last write are kept (see the class docstring), the others read together."""
         ids = list(dict.fromkeys(str(t) for t in target_ids))
         with self._lock:
-            kept = self._kept_events()
+            if self._events_kept is None:
+                self._events_kept = {}
+            kept = self._events_kept
             missing = [t for t in ids if (task, t) not in kept]
             if missing and len(kept) + len(missing) > self.EVENTS_KEPT:
                 kept.clear()
@@ -167,18 +171,12 @@ class LabelsRepo(ProjectBase):
 
     def forget_label_events(self) -> None:
         """Drop the kept events of targets (the log was written, or may have been)."""
-        self.__dict__.pop("_events_kept", None)
+        self._events_kept = None
 
     def _written_back(self, table: str | None = None) -> None:
         if table in (None, "label_events"):
             self.forget_label_events()
         super()._written_back(table)
-
-    def _kept_events(self) -> dict[tuple[str, str], list[LabelEvent]]:
-        kept = self.__dict__.get("_events_kept")
-        if kept is None:
-            kept = self.__dict__["_events_kept"] = {}
-        return kept
 
     def latest_label_events(self, task: str, annotator: str | None = None) -> list[LabelEvent]:
         """The latest event per (target, annotator) of a task, in event order."""

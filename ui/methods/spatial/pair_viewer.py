@@ -956,19 +956,15 @@ class PairViewer(QWidget):
             if in_place and self.strip.shown[i] == shown:
                 continue
             r, code, current = shown[0], shown[1], shown[2]
-            icon = _thumb_icon(img, code, current)
-            tip = str(samples.sample_id[r]) + ("" if code is None else f" — {VERDICTS[code]}")
             if in_place:
                 it = self.strip.item(i)
-                it.setIcon(icon)
-                if self.strip.shown[i][0] != r:
-                    it.setText(f"seed {int(samples.seed[r])}")
-                    it.setData(Qt.UserRole, r)
             else:
-                it = QListWidgetItem(icon, f"seed {int(samples.seed[r])}")
-                it.setData(Qt.UserRole, r)
+                it = QListWidgetItem()
                 self.strip.addItem(it)
-            it.setToolTip(tip)
+            it.setIcon(_thumb_icon(img, code, current))
+            it.setText(f"seed {int(samples.seed[r])}")
+            it.setData(Qt.UserRole, r)
+            it.setToolTip(str(samples.sample_id[r]) + ("" if code is None else f" — {VERDICTS[code]}"))
         self.strip.shown = [shown for shown, _ in want]
         self.strip_label.setText(f"Seeds ({len(rows)})")
 
@@ -1033,8 +1029,9 @@ class PairViewer(QWidget):
                 keys.append(image_key(self.state, t))
             if sid is not None:
                 ids += [str(sid[r])] + ([str(sid[t])] if t >= 0 else [])
-            if int(self.index.key[r]) not in groups:  # a new prompt: its strip's thumbnails
-                groups.add(int(self.index.key[r]))
+            group = int(self.index.key[r])
+            if group not in groups:  # a new prompt: its strip's thumbnails
+                groups.add(group)
                 thumbs += [image_key(self.state, s) for s in self.index.seed_rows(r)]
         self.cache.prefetch([k for k in keys if k])
         self.thumbs.prefetch([k for k in thumbs if k])
