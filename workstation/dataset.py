@@ -134,6 +134,25 @@ class Detections:
         sample_idx = (whole if whole is not None else runs.materialize() if runs is not None else self.sample_idx)[idx]
         return Detections(label=label, sample_idx=sample_idx, **out)  # type: ignore[arg-type]
 
+    def take_samples(self, rows: np.ndarray) -> "Detections | None":
+        """The detections of samples ``rows`` (in that order; sample i of the result is
+        ``rows[i]``), given as SampleRuns, reading only those samples' rows; None unless the
+        rows were given as SampleRuns."""
+        runs = self.__dict__.get("_runs")
+        if runs is None:
+            return None
+        off = runs.offsets
+        starts = off[rows]
+        counts = off[rows + 1] - starts
+        new_off = np.zeros(len(rows) + 1, np.int64)
+        np.cumsum(counts, out=new_off[1:])
+        # detection j of the result is row starts[i] + (j - new_off[i]) of sample i's run
+        idx = np.repeat(starts - new_off[:-1], counts) + np.arange(int(new_off[-1]), dtype=np.int64)
+        out = {f.name: getattr(self, f.name)[idx] for f in fields(self) if f.name not in ("label", "sample_idx")}
+        coded = self.__dict__.get("_coded")
+        label = CodedLabels(coded.codes[idx], coded.names) if coded is not None else self.label[idx]
+        return Detections(label=label, sample_idx=SampleRuns(new_off, runs.dtype), **out)  # type: ignore[arg-type]
+
     def sample_offsets(self) -> np.ndarray | None:
         """Where each sample's detections begin (N + 1 offsets) when the rows were given as
         SampleRuns (sorted by sample), else None."""
@@ -334,8 +353,16 @@ class Dataset:
             # loader's column knows its distinct values); a repeated prompt id gives its first row
             codes, names = factorize(self.samples.prompt_id, sort=False)
             ids = pa.array(list(map(str, self.prompts.prompt_id.tolist())), pa.string())
-            found = pc.fill_null(pc.index_in(pa.array(names, pa.string()), value_set=ids), -1)
-            name_rows = np.asarray(found.to_numpy(zero_copy_only=False), np.int64)
+            wanted = pa.array(names, pa.string())
+            if 4 * len(names) < len(ids):  # a few samples' prompts (a subset): hash those, not all
+                at = pc.fill_null(pc.index_in(ids, value_set=wanted), -1).to_numpy(zero_copy_only=False)
+                hit = np.flatnonzero(at >= 0)
+                found_names, first = np.unique(at[hit], return_index=True)
+                name_rows = np.full(len(names), -1, np.int64)
+                name_rows[found_names] = hit[first]
+            else:
+                found = pc.fill_null(pc.index_in(wanted, value_set=ids), -1)
+                name_rows = np.asarray(found.to_numpy(zero_copy_only=False), np.int64)
             rows = name_rows[codes] if self.n else np.zeros(0, np.int64)
             self.cache["prompt_rows"] = rows
         return rows
@@ -351,14 +378,22 @@ class Dataset:
         return sub
 
     def subset(self, sample_rows: np.ndarray) -> "Dataset":
-        """Dataset restricted to the given sample rows (detections re-indexed)."""
+        """Dataset restricted to the given sample rows (detections re-indexed; only those samples'
+        detections are read when the loader gave them by sample). It shares the prompts table,
+        and so the samples' prompt rows when they are known."""
         sample_rows = np.asarray(sample_rows, dtype=np.int64)
-        remap = np.full(self.n, -1, dtype=np.int64)
-        remap[sample_rows] = np.arange(len(sample_rows))
-        keep = remap[self.detections.sample_idx] >= 0
-        dets = self.detections.take(np.nonzero(keep)[0])
-        dets.sample_idx = remap[dets.sample_idx]
-        return Dataset(self.samples.take(sample_rows), dets, self.prompts, self.variant_names)
+        dets = self.detections.take_samples(sample_rows)
+        if dets is None:  # a plain sample_idx column: every detection is looked at
+            remap = np.full(self.n, -1, dtype=np.int64)
+            remap[sample_rows] = np.arange(len(sample_rows))
+            keep = remap[self.detections.sample_idx] >= 0
+            dets = self.detections.take(np.nonzero(keep)[0])
+            dets.sample_idx = remap[dets.sample_idx]
+        sub = Dataset(self.samples.take(sample_rows), dets, self.prompts, self.variant_names)
+        rows = self.cache.get("prompt_rows")
+        if rows is not None and len(rows) == self.n:  # the same prompts table: the same rows
+            sub.cache["prompt_rows"] = rows[sample_rows]
+        return sub
 
     @staticmethod
     def concat(parts: list["Dataset"]) -> "Dataset":

@@ -13,6 +13,7 @@ from workstation.perturb import DEFAULT_PERTURBATIONS, Perturbation
 from workstation.methods.spatial.config import CheckerConfig
 from workstation.dataset import Dataset, Detections, Prompts, Samples
 from workstation.methods.spatial.types import FAIL, PASS, REASON_CODE, RELATION_CODE, UNDECIDABLE
+from workstation.types import WorkstationError
 from workstation.types import ORIGINAL_NAME, PRIMARY, SECONDARY, WorkstationError
 from workstation.methods.spatial.data import spatial_columns, spatial_dataset
 
@@ -503,6 +504,9 @@ def test_caches_share_what_a_change_cannot_touch_and_results_are_read_only():
     assert v_w.conf is not v.conf and not np.array_equal(v_w.conf[v.conf > 0], v.conf[v.conf > 0])
     v_m = evaluate(ds, base.replace(margin=0.2))  # a verdict parameter: new verdicts, same selections
     assert v_m.verdict is not v.verdict and v_m.sel_a is v.sel_a
+    assert v_m.delta is v.delta and v_m.c_detection is v.c_detection  # the same samples reach the margin test
+    v_a = evaluate(ds, base.replace(ambiguity_delta=0.3))
+    assert v_a.delta is not v.delta and v_a.sel_a is v.sel_a
     v_t = evaluate(ds, base.replace(t_det=0.5))
     assert v_t.sel_a is not v.sel_a
     with pytest.raises(ValueError):
@@ -513,6 +517,39 @@ def test_caches_share_what_a_change_cannot_touch_and_results_are_read_only():
     ds.samples.has_secondary = ~ds.samples.has_secondary
     assert_same(evaluate(ds, base), evaluate_reference(ds, base))
     assert_identical(evaluate(ds, base), evaluate(fresh_copy(ds), base))
+
+
+REACH_KEPT = ["margin", "consistency_threshold", "neutral_agreement", "use_secondary", "stability_enabled",
+              "perturbations", "secondary_threshold", "geom_slope", "w_geometry", "w_stability"]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_margin_drag_decides_again_only_the_samples_that_reach_the_test(seed, monkeypatch):
+    """While a result is alive, a config that changes only what comes after the margin test
+    (the margin, stability, agreement, weights) keeps its delta, IoU, detection term and the
+    other samples' reasons, and decides again only the samples that reach the test: every
+    array the bits of a fresh evaluation, every verdict the reference's; also at the area
+    filter's moved selections, in several chunks on two threads."""
+    from workstation.methods.spatial import checker
+
+    monkeypatch.setattr(checker, "CHUNK", 64)
+    monkeypatch.setattr(checker, "THREADS", 2)
+    rng = np.random.default_rng(300 + seed)
+    ds = make_ds(random_samples(rng, 400))
+    base_cfg = random_config(rng).replace(min_area_fraction=0.01)
+    base = evaluate(ds, base_cfg)
+    reached = (base.reason == 0) | (base.reason >= REASON_CODE["near_boundary"])
+    assert 0 < reached.sum() < ds.n
+    for _ in range(12):
+        cfg = base_cfg.replace(margin=float(rng.choice([0.0, 0.03, 0.05, 0.1, 0.2])))
+        for name in rng.choice(REACH_KEPT, int(rng.integers(0, 3)), replace=False):
+            opts = CHOICES[str(name)]
+            cfg = cfg.replace(**{str(name): opts[int(rng.integers(len(opts)))]})
+        v = evaluate(ds, cfg)
+        assert v.delta is base.delta and v.iou_ab is base.iou_ab and v.reason_detail is base.reason_detail
+        np.testing.assert_array_equal(v.reason[~reached], base.reason[~reached])
+        assert_identical(v, evaluate(fresh_copy(ds), cfg))
+        assert_same(v, evaluate_reference(ds, cfg))
 
 
 def test_two_threads_give_the_bits_of_one(monkeypatch):
@@ -603,6 +640,33 @@ def test_prompt_rows_find_each_samples_prompt_first_row_or_none() -> None:
     assert empty.prompt_rows().tolist() == []
     none = Dataset(samples, Detections.empty(), Prompts.empty(), (ORIGINAL_NAME,))
     assert none.prompt_rows().tolist() == [-1] * 5
+
+
+def test_a_few_samples_among_many_prompts_find_their_rows_and_read_only_their_prompts() -> None:
+    """A subset's samples use a few of the project's prompts: their rows are the same (first
+    row of a repeated id, -1 for one not loaded), and the spatial columns read only the
+    prompts used, so a malformed prompt that no sample of the subset uses is no error."""
+    from workstation.methods.spatial.data import spatial_columns
+
+    ids = [f"p{i}" for i in range(40)] + ["p7"]
+    ents = [("cat", "dog")] * 41
+    attrs = [{"relation": "left_of"}] * 41
+    ents[3], attrs[5] = ("cat",), {"relation": "inside"}  # malformed prompts 3 and 5
+    ents[7], attrs[7] = ("bird", "tree"), {"relation": "above"}
+    prompts = Prompts.build(ids, ids, method="spatial", entities=ents, attrs=attrs)
+    samples = Samples.build(["a", "b", "c", "d"], "run", ["p7", "p12", "gone", "p7"])
+    ds = Dataset(samples, Detections.empty(), prompts, (ORIGINAL_NAME,))
+    assert ds.prompt_rows().tolist() == [7, 12, -1, 7]
+    good = ds.subset(np.array([0, 1, 3]))
+    cols = spatial_columns(good)
+    assert cols.relation.tolist() == [2, 0, 2] and cols.label_a.tolist() == ["bird", "cat", "bird"]
+    assert cols.label_b.tolist() == ["tree", "dog", "tree"]
+    assert [cols.names[c] for c in cols.code_b] == ["tree", "dog", "tree"]
+    with pytest.raises(WorkstationError, match="sample 'c' has no spatial prompt"):
+        spatial_columns(ds.subset(np.array([2, 0])))
+    bad = Dataset(Samples.build(["x"], "run", ["p5"]), Detections.empty(), prompts, (ORIGINAL_NAME,))
+    with pytest.raises(WorkstationError, match="prompt 'p5'"):
+        spatial_columns(bad)
 
 
 def test_objects_coded_once_per_prompt_give_the_verdicts_of_hashing_every_sample(monkeypatch) -> None:

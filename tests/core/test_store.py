@@ -799,3 +799,42 @@ def test_loaded_detections_carry_their_samples_as_offsets_until_the_column_is_re
     assert sub.detections.sample_idx.tolist() == np.repeat([0, 1, 2], np.diff(offsets)[[1, 2, 30]]).tolist()
     runs = SampleRuns(np.array([0, 2, 2, 5]), np.dtype(np.int32))
     assert len(runs) == 5 and runs.materialize().tolist() == [0, 0, 2, 2, 2]
+
+
+def test_a_subset_of_loaded_detections_reads_only_its_samples_rows(tmp_path: Path, sbuc_parsed: Any) -> None:
+    """A subset (an audit sample, a calibration's labelled samples) of a project as loaded takes
+    its samples' detections by their offsets, in the order the rows are given, without building
+    the whole sample column: the same detections, labels and verdicts as the subset of a plain
+    column, and the samples' prompt rows come along."""
+    from workstation.dataset import Detections, SampleRuns
+    from workstation.methods.spatial.checker import evaluate
+    from workstation.methods.spatial.config import CheckerConfig
+
+    ds = small_dataset(sbuc_parsed, 40)
+    with Project.create(tmp_path / "p") as p:
+        p.add_run(sbuc_parsed.run_id)
+        p.add_dataset(ds)
+        back = p.load_dataset()
+    dets = back.detections
+    offsets = dets.sample_offsets()
+    assert offsets is not None and dets.label_codes() is not None
+    column = np.repeat(np.arange(back.n), np.diff(offsets)).astype(np.int32)
+    plain = type(back)(back.samples, Detections(
+        sample_idx=column, source=dets.source, variant=dets.variant, label=np.asarray(dets.labels_at(slice(None))),
+        score=dets.score, x1=dets.x1, y1=dets.y1, x2=dets.x2, y2=dets.y2), back.prompts, back.variant_names)
+    parent_rows = back.prompt_rows()
+    rows = np.array([30, 2, 17, 1, 39, 0])  # not in order
+    sub, ref = back.subset(rows), plain.subset(rows)
+    got = sub.detections
+    assert dets.__dict__["_sample_idx"] is None  # the whole column was not built
+    assert isinstance(got.__dict__["_runs"], SampleRuns) and got.label_codes() is not None
+    assert got.sample_offsets().tolist() == np.concatenate([[0], np.cumsum(np.diff(offsets)[rows])]).tolist()
+    order = np.argsort(ref.detections.sample_idx, kind="stable")  # the plain subset keeps the table's order
+    assert got.sample_idx.tolist() == ref.detections.sample_idx[order].tolist()
+    for name in ("source", "variant", "score", "x1", "y1", "x2", "y2", "label"):
+        assert getattr(got, name).tolist() == getattr(ref.detections, name)[order].tolist(), name
+    assert sub.cache["prompt_rows"].tolist() == parent_rows[rows].tolist()
+    v, w = evaluate(sub, CheckerConfig()), evaluate(ref, CheckerConfig())
+    for k in ("verdict", "reason", "conf", "delta"):
+        assert np.array_equal(getattr(v, k), getattr(w, k), equal_nan=True), k
+    assert [sub.detections.sample_idx[int(i)] for i in v.sel_a[v.sel_a >= 0]] == np.flatnonzero(v.sel_a >= 0).tolist()

@@ -59,11 +59,17 @@ How ``evaluate`` is fast (stages, each recomputed only when a parameter it reads
    selections are present, the selected rows (``sel_*``), and the stability terms that do not
    depend on the margin (how many variants found both objects, their IoU sum).
 4. Decision pass (margin, ambiguity, overlap, consistency, agreement, weights): one pass in
-   cache-sized chunks with comparisons and small-integer arithmetic, then the same pass over
-   the area stage's samples, scattered back.
-5. When only the weights / gamma change, a live earlier result's verdicts are reused and only
-   ``conf`` and ``c_geometry`` are recomputed; when only ``tau`` / ``name`` change, every array
-   is reused. Results share arrays, so they are returned read-only; the result cache holds
+   cache-sized chunks with comparisons and small-integer arithmetic that finds the samples
+   reaching the margin test, then the margin test, stability, agreement and confidence of
+   those samples only (their inputs gathered); then the same pass over the area stage's
+   samples (inputs gathered once per selection stage), scattered back. Logarithms are taken
+   only where a component is neither 0 nor 1.
+5. When a live earlier result has the same area filter, primary cut, ambiguity and overlap
+   parameters (a margin, stability, agreement or weight change), the same samples reach the
+   margin test: its delta, IoU, detection term and the other samples' reasons are reused and
+   only the samples that reach the test are decided again. When only the weights / gamma
+   change, a live earlier result's verdicts are reused and only ``conf`` and ``c_geometry``
+   are recomputed; when only ``tau`` / ``name`` change, every array is reused. Results share arrays, so they are returned read-only; the result cache holds
    weak references only (it reuses what its owner keeps alive, and keeps nothing alive).
 Chunked passes and the area stage's per-slot work run on up to two threads (numpy releases
 the GIL; ``THREADS`` / ``WORKSTATION_CHECKER_THREADS``), each taking the next chunk when free.
@@ -940,6 +946,7 @@ class _Result:
     key: tuple[Any, ...]  # min_area_fraction and the decision parameters
     flags: tuple[Callable[[], Any], ...]  # weak references to the per-sample flags it read
     conf_key: tuple[Any, ...]
+    reach_key: tuple[Any, ...]  # what decides which samples reach the margin test (_reach_key)
     ref: Callable[[], Any]  # weak reference to the VerdictArrays
 
 
@@ -1026,11 +1033,28 @@ class _Stages:
                 found = found or v
             return found, False
 
-    def add(self, key: tuple[Any, ...], flags: tuple[Callable[[], Any], ...],
-            conf_key: tuple[Any, ...], v: VerdictArrays) -> None:
+    def find_reached(self, reach_key: tuple[Any, ...], flags: tuple[Callable[[], Any], ...]) -> VerdictArrays | None:
+        """The latest live result whose samples reach the margin test as under ``reach_key``."""
         with self.lock:
-            self.results.append(_Result(key, flags, conf_key, weakref.ref(v)))
+            for r in reversed(self.results):
+                v = r.ref()
+                if v is not None and r.reach_key == reach_key and _same_refs(r.flags, flags):
+                    return v  # type: ignore[no-any-return]
+        return None
+
+    def add(self, key: tuple[Any, ...], flags: tuple[Callable[[], Any], ...],
+            conf_key: tuple[Any, ...], reach_key: tuple[Any, ...], v: VerdictArrays) -> None:
+        with self.lock:
+            self.results.append(_Result(key, flags, conf_key, reach_key, weakref.ref(v)))
             del self.results[:-self.MAX_RESULTS]
+
+
+def _reach_key(cfg: CheckerConfig) -> tuple[Any, ...]:
+    """The parameters that decide which samples reach the margin test (objects found past the
+    area filter and the primary cut, not ambiguous, not overlapping), and with it their delta,
+    IoU, detection term and the reasons of the others."""
+    return (cfg.min_area_fraction, max(cfg.t_det, cfg.primary_threshold), cfg.ambiguity_delta,
+            cfg.max_overlap_iou)
 
 
 def _keys(cfg: CheckerConfig, ds: Dataset) -> tuple[tuple[Any, ...], tuple[Callable[[], Any], ...], tuple[Any, ...]]:
@@ -1250,6 +1274,21 @@ def _select_chunk(p: _Params, x: dict[str, Any], out: dict[str, np.ndarray], s: 
             out["nobody"][s] = succ == 0
 
 
+_LOG_EPS, _LOG_ONE = np.log(np.array([0.0, 1.0]) + EPS).tolist()  # by the loop log(c + EPS) runs
+
+
+def _log_eps(c: np.ndarray) -> np.ndarray:
+    """log(c + EPS) of a component clipped to [0, 1], bit for bit, with the logarithm taken only
+    where c is neither 0 nor 1 (most geometry terms are one or the other: past the margin by
+    more than gamma, or not past it)."""
+    mid = np.flatnonzero((c != 0.0) & (c != 1.0))  # NaN included
+    if len(mid) * 2 > len(c):
+        return np.log(c + EPS)
+    out = np.where(c == 1.0, _LOG_ONE, _LOG_EPS)
+    out[mid] = np.log(c[mid] + EPS)
+    return out
+
+
 def _confidence(p: _Params, absd: np.ndarray, logcd: np.ndarray, stab: np.ndarray,
                 agree: np.ndarray) -> tuple[np.ndarray, ...]:
     """(conf, geom, stab, agree) clipped, as the reference computes them (exp of the weighted
@@ -1257,44 +1296,51 @@ def _confidence(p: _Params, absd: np.ndarray, logcd: np.ndarray, stab: np.ndarra
     cg = np.clip((absd - p.margin) / p.gamma, 0.0, 1.0)
     cs = np.clip(stab, 0.0, 1.0)
     ca = np.clip(agree, 0.0, 1.0)
-    conf = np.exp(p.wd * logcd + p.wg * np.log(cg + EPS) + p.ws * np.log(cs + EPS) + p.wa * np.log(ca + EPS))
+    conf = np.exp(p.wd * logcd + p.wg * _log_eps(cg) + p.ws * np.log(cs + EPS) + p.wa * np.log(ca + EPS))
     return conf, cg, cs, ca
 
 
-def _decide_chunk(p: _Params, x: dict[str, Any], out: dict[str, np.ndarray], s: slice) -> None:
-    """The verdict logic of METHODS.md §1 on samples ``s`` of the aligned inputs ``x`` (the
-    geometry and a selection stage's arrays), written into ``out[...][s]``. Full-width on the
-    chunk with comparisons and small-integer arithmetic (no index gathers, few np.where): its
-    temporaries stay in the core's cache."""
+def _zeros_but(out: np.ndarray, r: np.ndarray, values: np.ndarray) -> None:
+    """out = values at chunk positions r, 0.0 elsewhere."""
+    out.fill(0.0)
+    out[r] = values
+
+
+def _reached_at(reason: np.ndarray) -> np.ndarray:
+    """Chunk positions of the samples that reached the margin test (decided, near_boundary,
+    unstable) by their reason."""
+    return np.flatnonzero((reason == DECIDED) | (reason >= NEAR_BOUNDARY))
+
+
+def _decide_reached(p: _Params, x: dict[str, Any], out: dict[str, np.ndarray], s: slice, r: np.ndarray,
+                    d: np.ndarray) -> None:
+    """The margin test, stability, agreement and confidence (METHODS.md §1) of the samples at
+    chunk positions ``r`` of chunk ``s``, which reached the margin test (their objects found,
+    not ambiguous, not overlapping); ``d`` their deltas. Every sample of the chunk gets its
+    verdict (UNDECIDABLE where it did not reach the test) and conf / c_geometry / c_stability /
+    c_agreement (0 where it did not); the reached ones get their reason (0, near_boundary,
+    unstable). Only the reached samples' inputs are read (gathered), so a pass costs in
+    proportion to the samples that reach the test."""
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        pa, pb = x["pa"][s], x["pb"][s]
-        found = pa & pb
-        s2, s1 = x["s2"], x["s1"]  # second-best and best score of primary A / B
-        s2a, s2b, s1a, s1b = _f64(s2[0, s]), _f64(s2[1, s]), _f64(s1[0, s]), _f64(s1[1, s])
-        amb_a = (s2a >= p.cut1) & ((s1a - s2a) < p.amb)  # the gap: NaN / inf if undefined
-        amb_b = (s2b >= p.cut1) & ((s1b - s2b) < p.amb)
-        amb = found & (amb_a | amb_b)
-        geo = found & ~amb
-        rel = x["rel"][s]
+        def at(a: np.ndarray, row: int | None = None) -> np.ndarray:
+            return (a[s] if row is None else a[row, s]).take(r)
+
+        rel = at(x["rel"])
         # relation codes: left_of 0, right_of 1 (horizontal: code < 2); an odd code needs a
         # positive delta to PASS: sign * d > m with sign = +1 / -1 (exact)
         sign = (rel & 1) * 2.0 - 1.0
-        d = x["d"][s]
-        iou = x["iou_ab"][s]
-        high = geo & (rel < 2) & (iou > p.max_iou)
-        reach = geo & ~high
         absd = np.abs(d)
-        near = reach & (absd <= p.margin)
-        decided = reach & ~near
+        near = absd <= p.margin
+        decided = ~near
         passed = d * sign > p.margin
-        length = len(d)
+        length = len(r)
 
         # ---- stability (decided samples only) -----------------------------------------------
         unstable = np.zeros(length, bool)
         if p.stab_on:
-            hp = x["has_pert"][s]
+            hp = at(x["has_pert"])
             if p.use_rec:
-                rec = x["recorded"][s]
+                rec = at(x["recorded"])
                 stab = np.where(decided & ~hp & np.isfinite(rec), rec, 1.0)
             else:
                 stab = np.ones(length)
@@ -1303,10 +1349,10 @@ def _decide_chunk(p: _Params, x: dict[str, Any], out: dict[str, np.ndarray], s: 
                 matches = np.zeros(length, np.int16)
                 sdk = x["sdk"]
                 for v in p.pvars:  # found both, with the base's geometric verdict
-                    matches += x[f"both{v}"][s] & (sdk[v - 1, s] > p.margin)
-                val = 0.5 * (matches / len(p.pvars)) + x["iou_term"][s]
+                    matches += at(x[f"both{v}"]) & (at(sdk, v - 1) > p.margin)
+                val = 0.5 * (matches / len(p.pvars)) + at(x["iou_term"])
                 # where no variant found both: 0 (val is NaN there, and only there when finite)
-                val = np.fmax(val, 0.0) if p.finite else np.where(x["nobody"][s], 0.0, val)
+                val = np.fmax(val, 0.0) if p.finite else np.where(at(x["nobody"]), 0.0, val)
                 stab = np.where(comp, val, stab)
             unstable = decided & (stab < p.ct)
         else:
@@ -1316,41 +1362,72 @@ def _decide_chunk(p: _Params, x: dict[str, Any], out: dict[str, np.ndarray], s: 
 
         # ---- agreement with the secondary detector ------------------------------------------
         if p.use2:
-            d2 = x["d2"][s]
+            d2 = at(x["d2"])
             und2 = np.abs(d2) <= p.margin
             v2 = UNDECIDABLE * _b8(und2) + _b8(~(und2 | (d2 * sign > p.margin)))
             # 0.25*[v2 == verdict] + 0.25*[d*d2 >= 0], summed as small integers first (exact)
             h = 0.25 * (_b8(v2 == verdict) + _b8(d * d2 >= 0))
-            agree = np.where(reach & x["ok2"][s], (h + x["qa"][s]) + x["qb"][s], p.neutral)
+            agree = np.where(at(x["ok2"]), (h + at(x["qa"])) + at(x["qb"]), p.neutral)
         else:
             agree = np.ones(length)
 
-        # ---- confidence (samples that reached the margin test) ------------------------------
-        conf, cg, cs, ca = _confidence(p, absd, x["logcd"][s], stab, agree)
-        _masked(p, conf, reach, out["conf"][s], p.conf_bounded)
+        vo = out["verdict"][s]
+        vo.fill(UNDECIDABLE)
+        vo[r] = verdict
+        out["reason"][s][r] = NEAR_BOUNDARY * _b8(near) + UNSTABLE * _b8(unstable)
+        comps = _confidence(p, absd, at(x["logcd"]), stab, agree)
+        for name, values in zip(("conf", "c_geometry", "c_stability", "c_agreement"), comps):
+            _zeros_but(out[name][s], r, values)
+
+
+def _decide_chunk(p: _Params, x: dict[str, Any], out: dict[str, np.ndarray], s: slice) -> None:
+    """The verdict logic of METHODS.md §1 on samples ``s`` of the aligned inputs ``x`` (the
+    geometry and a selection stage's arrays), written into ``out[...][s]``: which samples reach
+    the margin test, full-width on the chunk with comparisons and small-integer arithmetic (its
+    temporaries stay in the core's cache), then `_decide_reached` on those."""
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        pa, pb = x["pa"][s], x["pb"][s]
+        found = pa & pb
+        s2, s1 = x["s2"], x["s1"]  # second-best and best score of primary A / B
+        s2a, s2b, s1a, s1b = _f64(s2[0, s]), _f64(s2[1, s]), _f64(s1[0, s]), _f64(s1[1, s])
+        amb_a = (s2a >= p.cut1) & ((s1a - s2a) < p.amb)  # the gap: NaN / inf if undefined
+        amb_b = (s2b >= p.cut1) & ((s1b - s2b) < p.amb)
+        amb = found & (amb_a | amb_b)
+        geo = found & ~amb
+        d = x["d"][s]
+        iou = x["iou_ab"][s]
+        high = geo & (x["rel"][s] < 2) & (iou > p.max_iou)
+        reach = geo & ~high
+        out["reason"][s] = MISSING * _b8(~found) + AMBIGUOUS * _b8(amb) + HIGH_OVERLAP * _b8(high)
+        r = np.flatnonzero(reach)
+        _decide_reached(p, x, out, s, r, d.take(r))
         _masked(p, x["cd"][s], reach, out["c_detection"][s])
-        _masked(p, cg, reach, out["c_geometry"][s])
-        _masked(p, cs, reach, out["c_stability"][s])
-        _masked(p, ca, reach, out["c_agreement"][s])
-        out["verdict"][s] = verdict
-        out["reason"][s] = (MISSING * _b8(~found) + AMBIGUOUS * _b8(amb) + HIGH_OVERLAP * _b8(high)
-                            + NEAR_BOUNDARY * _b8(near) + UNSTABLE * _b8(unstable))
         out["reason_detail"][s] = (_b8(~found) * (_b8(~pa) + 2 * _b8(~pb)) + _b8(amb) * (2 - _b8(amb_a)))
         one_or_nan = geo / geo  # 1.0 where geo, NaN (0/0) elsewhere; x * 1.0 == x bit for bit
         np.multiply(d, one_or_nan, out=out["delta"][s])
         np.multiply(iou, one_or_nan, out=out["iou_ab"][s])
 
 
+def _redecide_chunk(p: _Params, x: dict[str, Any], out: dict[str, np.ndarray], s: slice) -> None:
+    """`_decide_chunk` for a result whose samples reach the margin test as in an earlier one
+    (``x["reason"]``, ``x["delta"]``: same area filter, primary cut, ambiguity and overlap
+    parameters): the reasons of the others are kept, `_decide_reached` decides the rest."""
+    base = x["reason"][s]
+    r = _reached_at(base)
+    ro = out["reason"][s]
+    ro[...] = base
+    _decide_reached(p, x, out, s, r, x["delta"][s].take(r))
+
+
 def _reweigh_chunk(p: _Params, x: dict[str, np.ndarray], out: dict[str, np.ndarray], s: slice) -> None:
     """conf and c_geometry of samples ``s`` from a result with the same verdicts (weights /
     gamma changed): the same ``_confidence`` on the same inputs as the decision pass."""
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        r = x["reason"][s]
-        reach = (r == DECIDED) | (r >= NEAR_BOUNDARY)  # near_boundary, unstable
-        conf, cg, _, _ = _confidence(p, np.abs(x["delta"][s]), x["logcd"][s], x["c_stability"][s],
-                                     x["c_agreement"][s])
-        out["conf"][s] = np.where(reach, conf, 0.0)  # NaN outside reach: delta is NaN there
-        out["c_geometry"][s] = np.where(reach, cg, 0.0)
+        r = _reached_at(x["reason"][s])
+        conf, cg, _, _ = _confidence(p, np.abs(x["delta"][s].take(r)), x["logcd"][s].take(r),
+                                     x["c_stability"][s].take(r), x["c_agreement"][s].take(r))
+        _zeros_but(out["conf"][s], r, conf)
+        _zeros_but(out["c_geometry"][s], r, cg)
 
 
 def _two_passes(n: int, idx: np.ndarray, kernel: Callable[..., None], p: _Params, x_all: dict[str, Any],
@@ -1394,10 +1471,14 @@ def _selection(prep: Prepared, area: _AreaStage, p: _Params, has2: np.ndarray) -
     return _two_passes(prep.n, idx, _select_chunk, p, x_all, x_sub, types)
 
 
+_KEPT = ("c_detection", "delta", "iou_ab", "reason_detail")  # what a result reached as another one keeps
+
+
 def _decision(ds: Dataset, prep: Prepared, area: _AreaStage, cfg: CheckerConfig,
-              flags: tuple[Callable[[], Any], ...]) -> VerdictArrays:
+              flags: tuple[Callable[[], Any], ...], base: VerdictArrays | None = None) -> VerdictArrays:
     """A new result: the selection stage (cached by the cuts, the area filter and the variants
-    it reads), then the decision pass."""
+    it reads), then the decision pass; from ``base`` (a result whose samples reach the margin
+    test as under cfg: `_reach_key`) only the samples that reach it are decided again."""
     s = ds.samples
     idx = area.idx
     has_pert = np.asarray(s.has_perturbed, bool)
@@ -1413,13 +1494,23 @@ def _decision(ds: Dataset, prep: Prepared, area: _AreaStage, cfg: CheckerConfig,
     sel = prep.stages.selection(sel_key, flags)
     if sel is None:
         sel = _selection(prep, area, p, has2)
+        # the decision pass's inputs at the area stage's samples, gathered once per selection
+        at_idx = {"rel": prep.rel, "s2": prep.s2, "s1": prep.score0[:2], "has_pert": has_pert, "recorded": recorded,
+                  **{k: a for k, a in sel.items() if not k.startswith("sel")}}
+        sel.update({f"sub.{k}": a[..., idx] for k, a in at_idx.items()})
         prep.stages.add_selection(sel_key, flags, sel)
-    sel_in = {k: a for k, a in sel.items() if not k.startswith("sel")}
+    sel_in = {k: a for k, a in sel.items() if not k.startswith(("sel", "sub."))}
     x_all = {"rel": prep.rel, "s2": prep.s2, "s1": prep.score0[:2], "has_pert": has_pert, "recorded": recorded,
              **prep.geom, **sel_in}
-    x_sub = {"rel": prep.rel[idx], "s2": prep.s2[:, idx], "s1": prep.score0[:2, idx], "has_pert": has_pert[idx],
-             "recorded": recorded[idx], **area.geom, **{k: a[idx] for k, a in sel_in.items()}}
-    o = _two_passes(prep.n, idx, _decide_chunk, p, x_all, x_sub, _OUT_TYPES)
+    x_sub = {**{k[4:]: a for k, a in sel.items() if k.startswith("sub.")}, **area.geom}
+    if base is None:
+        o = _two_passes(prep.n, idx, _decide_chunk, p, x_all, x_sub, _OUT_TYPES)
+    else:
+        x_all.update(reason=base.reason, delta=base.delta)
+        x_sub.update(reason=base.reason[idx], delta=base.delta[idx])
+        o = _two_passes(prep.n, idx, _redecide_chunk, p, x_all, x_sub,
+                        {k: t for k, t in _OUT_TYPES.items() if k not in _KEPT})
+        o.update({k: getattr(base, k) for k in _KEPT})
     _, label_a, label_b = _spatial_columns(ds)
     return VerdictArrays(**o, sel_a=sel["sel_a"], sel_b=sel["sel_b"], sel2_a=sel["sel2_a"], sel2_b=sel["sel2_b"],
                          label_a=label_a, label_b=label_b, config=cfg)
@@ -1441,8 +1532,11 @@ def evaluate(ds: Dataset, cfg: CheckerConfig) -> VerdictArrays:
         v = dataclasses_replace(hit, config=cfg)
     else:
         area = stages.area_stage(ds, prep, cfg.min_area_fraction)
-        v = _reweigh(prep, area, hit, cfg) if hit is not None else _decision(ds, prep, area, cfg, flags)
-    stages.add(key, flags, conf_key, v)
+        if hit is not None:
+            v = _reweigh(prep, area, hit, cfg)
+        else:
+            v = _decision(ds, prep, area, cfg, flags, stages.find_reached(_reach_key(cfg), flags))
+    stages.add(key, flags, conf_key, _reach_key(cfg), v)
     return v
 
 

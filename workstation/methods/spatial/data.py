@@ -98,8 +98,17 @@ def spatial_columns(ds: Dataset) -> SpatialColumns:
 
 
 def _spatial_columns(ds: Dataset) -> SpatialColumns:
-    pc = prompt_columns(ds.prompts)
     rows = ds.prompt_rows()
+    used = np.zeros(len(ds.prompts), bool)
+    used[rows[rows >= 0]] = True
+    if used.all():
+        pc = prompt_columns(ds.prompts)
+    else:  # a subset of the samples (an audit sample, a calibration): only the prompts they use
+        keep = np.flatnonzero(used)
+        pc = prompt_columns(ds.prompts.take(keep))
+        new_row = np.full(len(ds.prompts), -1, np.int64)
+        new_row[keep] = np.arange(len(keep))
+        rows = np.where(rows >= 0, new_row[np.maximum(rows, 0)], -1)
     safe = np.maximum(rows, 0)
     if len(pc.relation):
         rel = pc.relation[safe]
