@@ -8,7 +8,9 @@ For each size, a synthetic dataset (~6 primary detections per image with distrac
   before (so no cached result can answer): every stage (min_area_fraction changes too), the
   selection and decision stages (t_det and the rest, min_area_fraction kept), and one slider
   at a time (margin, t_det, ambiguity Δ, max-overlap IoU, weights, τ); wall and CPU time,
-  with 1 and 2 threads;
+  with 1 and 2 threads. The last two results are kept alive, as the window keeps the one it
+  shows: a margin or weight change decides again from it what it changes (the checker's
+  stages, module docstring), as a drag in the window does;
 - peak memory: tracemalloc's peak of ``prepare`` and of one new-parameter ``evaluate`` (numpy
   reports its buffers to tracemalloc), and the process's ru_maxrss so far;
 - the baseline: SpatialBench-UC's own ``evaluate_sample`` (``../shared/anchors``, unchanged),
