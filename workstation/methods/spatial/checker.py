@@ -69,8 +69,9 @@ How ``evaluate`` is fast (stages, each recomputed only when a parameter it reads
    margin test: its delta, IoU, detection term and the other samples' reasons are reused and
    only the samples that reach the test are decided again. When only the weights / gamma
    change, a live earlier result's verdicts are reused and only ``conf`` and ``c_geometry``
-   are recomputed; when only ``tau`` / ``name`` change, every array is reused. Results share arrays, so they are returned read-only; the result cache holds
-   weak references only (it reuses what its owner keeps alive, and keeps nothing alive).
+   are recomputed; when only ``tau`` / ``name`` change, every array is reused. Results share
+   arrays, so they are returned read-only; the result cache holds weak references only (it
+   reuses what its owner keeps alive, and keeps nothing alive).
 Chunked passes and the area stage's per-slot work run on up to two threads (numpy releases
 the GIL; ``THREADS`` / ``WORKSTATION_CHECKER_THREADS``), each taking the next chunk when free.
 No float is narrowed: every one feeds a verdict comparison or an output compared bit for bit
