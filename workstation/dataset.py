@@ -125,14 +125,18 @@ class Detections:
         runs = self.__dict__.get("_runs")
         return len(runs) if runs is not None else len(self.sample_idx)
 
-    def take(self, idx: np.ndarray) -> "Detections":
-        coded = self.__dict__.get("_coded")
+    def _columns_at(self, idx: np.ndarray) -> dict[str, Any]:
+        """Every column but sample_idx at rows ``idx`` (the labels still coded when they are)."""
         out = {f.name: getattr(self, f.name)[idx] for f in fields(self) if f.name not in ("label", "sample_idx")}
-        label = CodedLabels(coded.codes[idx], coded.names) if coded is not None else self.label[idx]
+        coded = self.__dict__.get("_coded")
+        out["label"] = CodedLabels(coded.codes[idx], coded.names) if coded is not None else self.label[idx]
+        return out
+
+    def take(self, idx: np.ndarray) -> "Detections":
         runs = self.__dict__.get("_runs")
         whole = self.__dict__.get("_sample_idx")  # a column built from runs is not kept for a take
         sample_idx = (whole if whole is not None else runs.materialize() if runs is not None else self.sample_idx)[idx]
-        return Detections(label=label, sample_idx=sample_idx, **out)  # type: ignore[arg-type]
+        return Detections(sample_idx=sample_idx, **self._columns_at(idx))
 
     def take_samples(self, rows: np.ndarray) -> "Detections | None":
         """The detections of samples ``rows`` (in that order; sample i of the result is
@@ -148,10 +152,7 @@ class Detections:
         np.cumsum(counts, out=new_off[1:])
         # detection j of the result is row starts[i] + (j - new_off[i]) of sample i's run
         idx = np.repeat(starts - new_off[:-1], counts) + np.arange(int(new_off[-1]), dtype=np.int64)
-        out = {f.name: getattr(self, f.name)[idx] for f in fields(self) if f.name not in ("label", "sample_idx")}
-        coded = self.__dict__.get("_coded")
-        label = CodedLabels(coded.codes[idx], coded.names) if coded is not None else self.label[idx]
-        return Detections(label=label, sample_idx=SampleRuns(new_off, runs.dtype), **out)  # type: ignore[arg-type]
+        return Detections(sample_idx=SampleRuns(new_off, runs.dtype), **self._columns_at(idx))  # type: ignore[arg-type]
 
     def sample_offsets(self) -> np.ndarray | None:
         """Where each sample's detections begin (N + 1 offsets) when the rows were given as

@@ -1415,8 +1415,7 @@ def _redecide_chunk(p: _Params, x: dict[str, Any], out: dict[str, np.ndarray], s
     parameters): the reasons of the others are kept, `_decide_reached` decides the rest."""
     base = x["reason"][s]
     r = _reached_at(base)
-    ro = out["reason"][s]
-    ro[...] = base
+    out["reason"][s] = base
     _decide_reached(p, x, out, s, r, x["delta"][s].take(r))
 
 
@@ -1493,16 +1492,17 @@ def _decision(ds: Dataset, prep: Prepared, area: _AreaStage, cfg: CheckerConfig,
                    prep.finite and area.finite)
     sel_key = (cfg.min_area_fraction, p.cut1, p.cut2, p.use2, p.pvars if stab_dets else ())
     sel = prep.stages.selection(sel_key, flags)
+
+    def inputs(sel: dict[str, np.ndarray]) -> dict[str, Any]:  # the decision pass's but the geometry
+        return {"rel": prep.rel, "s2": prep.s2, "s1": prep.score0[:2], "has_pert": has_pert, "recorded": recorded,
+                **{k: a for k, a in sel.items() if not k.startswith(("sel", "sub."))}}
+
     if sel is None:
         sel = _selection(prep, area, p, has2)
-        # the decision pass's inputs at the area stage's samples, gathered once per selection
-        at_idx = {"rel": prep.rel, "s2": prep.s2, "s1": prep.score0[:2], "has_pert": has_pert, "recorded": recorded,
-                  **{k: a for k, a in sel.items() if not k.startswith("sel")}}
-        sel.update({f"sub.{k}": a[..., idx] for k, a in at_idx.items()})
+        # those inputs at the area stage's samples, gathered once per selection stage
+        sel.update({f"sub.{k}": a[..., idx] for k, a in inputs(sel).items()})
         prep.stages.add_selection(sel_key, flags, sel)
-    sel_in = {k: a for k, a in sel.items() if not k.startswith(("sel", "sub."))}
-    x_all = {"rel": prep.rel, "s2": prep.s2, "s1": prep.score0[:2], "has_pert": has_pert, "recorded": recorded,
-             **prep.geom, **sel_in}
+    x_all = {**inputs(sel), **prep.geom}
     x_sub = {**{k[4:]: a for k, a in sel.items() if k.startswith("sub.")}, **area.geom}
     if base is None:
         o = _two_passes(prep.n, idx, _decide_chunk, p, x_all, x_sub, _OUT_TYPES)
@@ -1528,6 +1528,7 @@ def evaluate(ds: Dataset, cfg: CheckerConfig) -> VerdictArrays:
     prep = prepare(ds)
     stages = prep.stages
     key, flags, conf_key = _keys(cfg, ds)
+    reach_key = _reach_key(cfg)
     hit, same_conf = stages.find(key, flags, conf_key)
     if hit is not None and same_conf:
         v = dataclasses_replace(hit, config=cfg)
@@ -1536,8 +1537,8 @@ def evaluate(ds: Dataset, cfg: CheckerConfig) -> VerdictArrays:
         if hit is not None:
             v = _reweigh(prep, area, hit, cfg)
         else:
-            v = _decision(ds, prep, area, cfg, flags, stages.find_reached(_reach_key(cfg), flags))
-    stages.add(key, flags, conf_key, _reach_key(cfg), v)
+            v = _decision(ds, prep, area, cfg, flags, stages.find_reached(reach_key, flags))
+    stages.add(key, flags, conf_key, reach_key, v)
     return v
 
 
