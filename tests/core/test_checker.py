@@ -446,6 +446,7 @@ def test_cached_evaluate_equals_fresh_evaluate_and_reference(seed, monkeypatch):
     from workstation.methods.spatial import checker
 
     monkeypatch.setattr(checker, "CHUNK", 64)  # several chunks, taken by two threads
+    monkeypatch.setattr(checker, "MAX_CHUNK", 64)
     monkeypatch.setattr(checker, "PREP_CHUNK", 97)  # prepared in chunks too
     monkeypatch.setattr(checker, "THREADS", 2)
     rng = np.random.default_rng(100 + seed)
@@ -533,6 +534,7 @@ def test_a_margin_drag_decides_again_only_the_samples_that_reach_the_test(seed, 
     from workstation.methods.spatial import checker
 
     monkeypatch.setattr(checker, "CHUNK", 64)
+    monkeypatch.setattr(checker, "MAX_CHUNK", 64)
     monkeypatch.setattr(checker, "THREADS", 2)
     rng = np.random.default_rng(300 + seed)
     ds = make_ds(random_samples(rng, 400))
@@ -552,12 +554,99 @@ def test_a_margin_drag_decides_again_only_the_samples_that_reach_the_test(seed, 
         assert_same(v, evaluate_reference(ds, cfg))
 
 
+def far_samples_with_near_twins() -> list[dict[str, Any]]:
+    """Samples whose primary delta is far from any margin (0.6) while their secondary
+    detector's or their perturbed images' delta is small (0.03 to 0.25): a margin step
+    changes their agreement or stability, not their verdict's margin test."""
+    def pair(center_a: float, center_b: float) -> list[Det]:
+        return [("dog", 0.9, (center_a - 8, 40.0, center_a + 8, 56.0)), ("cat", 0.9, (center_b - 8, 40.0, center_b + 8, 56.0))]
+
+    out = []
+    far = pair(15.0, 75.0)
+    for rel in ("left_of", "right_of"):
+        for t in (0.03, 0.07, 0.12, 0.17, 0.25):
+            for sign in (1, -1):
+                near = pair(50.0, 50.0 + sign * 100 * t)
+                common = {"rel": rel, "w": 100.0, "h": 100.0, "a": "dog", "b": "cat", "dets": far}
+                out.append({**common, "sec": near, "pert": {nm: far for nm in PERT_NAMES}})
+                out.append({**common, "sec": far, "pert": {nm: near for nm in PERT_NAMES}})
+    return out
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_margin_step_decides_again_only_the_samples_the_margins_between_can_change(seed, monkeypatch):
+    """A config that differs from a live result in its margin alone starts from that result
+    (the nearest in margin): only the reached samples with |delta| between the two margins
+    or on the geometry term's slope above them, or a secondary or perturbed delta between
+    them, are decided again; every array has the bits of a fresh evaluation and every
+    verdict the reference's, for steps up and down, large jumps, a zero margin, the area
+    filter's moved selections and several chunks on two threads."""
+    from workstation.methods.spatial import checker
+
+    monkeypatch.setattr(checker, "CHUNK", 64)
+    monkeypatch.setattr(checker, "MAX_CHUNK", 64)
+    monkeypatch.setattr(checker, "THREADS", 2)
+    decided, stepped = [], []
+    real_decided, real_step = checker._decided, checker._step_chunk
+    monkeypatch.setattr(checker, "_decided", lambda p, x, s, r, d: decided.append(len(r)) or real_decided(p, x, s, r, d))
+    monkeypatch.setattr(checker, "_step_chunk", lambda *a: stepped.append(1) or real_step(*a))
+    rng = np.random.default_rng(700 + seed)
+    ds = make_ds(random_samples(rng, 400) + far_samples_with_near_twins())
+    # a steep geometry term (narrow slope) leaves samples whose own delta is far from both
+    # margins while a secondary or perturbed delta lies between them
+    cfg = random_config(rng).replace(min_area_fraction=0.01, geom_slope=float(rng.choice([0.001, 0.05])),
+                                     use_secondary=True, stability_enabled=True)
+    live = evaluate(ds, cfg)
+    reached = (live.reason == 0) | (live.reason >= REASON_CODE["near_boundary"])
+    assert 0 < reached.sum() < ds.n
+    partial = 0
+    for m in [0.1, 0.105, 0.11, 0.1, 0.0, 0.005, 0.3, 0.295, 0.05, 0.2, 0.02, 0.15]:
+        decided.clear()
+        stepped.clear()
+        v = evaluate(ds, cfg.replace(margin=m))
+        n_step = sum(decided)
+        decided.clear()
+        fresh = evaluate(fresh_copy(ds), cfg.replace(margin=m))  # decides every reached sample
+        assert not stepped or live.config.margin != m
+        if live.config.margin != m:
+            assert stepped, m  # started from the live result
+            assert v.delta is live.delta and v.c_detection is live.c_detection
+            assert n_step <= sum(decided)
+            partial += n_step < sum(decided)
+        assert_identical(v, fresh)
+        assert_same(v, evaluate_reference(ds, cfg.replace(margin=m)))
+        live = v
+    assert partial >= 4  # small steps decide again only some of the reached samples
+
+
+def test_a_margin_step_starts_from_the_live_result_nearest_in_margin(monkeypatch):
+    """Of two live results that differ from a config in the margin alone, the step starts from
+    the one nearest in margin (fewer samples between); none starts from a result whose other
+    parameters differ."""
+    from workstation.methods.spatial import checker
+
+    rng = np.random.default_rng(11)
+    ds = make_ds(random_samples(rng, 300))
+    cfg = random_config(rng).replace(geom_slope=0.05)
+    far, near = evaluate(ds, cfg.replace(margin=0.3)), evaluate(ds, cfg.replace(margin=0.12))
+    other = evaluate(ds, cfg.replace(margin=0.1, w_geometry=cfg.w_geometry + 0.5))
+    prep = checker.prepare(ds)
+    key, flags, conf_key = checker._keys(cfg.replace(margin=0.1), ds)
+    assert prep.stages.find_margin_step(key, flags, conf_key, 0.1) is near
+    del near
+    assert prep.stages.find_margin_step(key, flags, conf_key, 0.1) is far
+    assert other is not None and prep.stages.find_margin_step(key, flags, conf_key, float("nan")) is None
+    _, _, slope0 = checker._keys(cfg.replace(margin=0.1, geom_slope=0.0), ds)
+    assert prep.stages.find_margin_step(key, flags, slope0, 0.1) is None  # no slope: no step
+
+
 def test_two_threads_give_the_bits_of_one(monkeypatch):
     from workstation.methods.spatial import checker
 
     rng = np.random.default_rng(8)
     ds = make_ds(random_samples(rng, 600))
     monkeypatch.setattr(checker, "CHUNK", 32)
+    monkeypatch.setattr(checker, "MAX_CHUNK", 32)
     cfgs = [random_config(rng) for _ in range(4)]
     monkeypatch.setattr(checker, "THREADS", 1)
     one = [evaluate(fresh_copy(ds), c) for c in cfgs]
@@ -598,6 +687,7 @@ def test_a_forked_child_evaluates_with_its_own_threads(monkeypatch):
     if not hasattr(os, "fork"):
         pytest.skip("no fork on this platform")
     monkeypatch.setattr(checker, "CHUNK", 16)
+    monkeypatch.setattr(checker, "MAX_CHUNK", 16)
     monkeypatch.setattr(checker, "THREADS", 2)
     rng = np.random.default_rng(10)
     ds = make_ds(random_samples(rng, 200))

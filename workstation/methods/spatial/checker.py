@@ -67,13 +67,18 @@ How ``evaluate`` is fast (stages, each recomputed only when a parameter it reads
 5. When a live earlier result has the same area filter, primary cut, ambiguity and overlap
    parameters (a margin, stability, agreement or weight change), the same samples reach the
    margin test: its delta, IoU, detection term and the other samples' reasons are reused and
-   only the samples that reach the test are decided again. When only the weights / gamma
+   only the samples that reach the test are decided again. When a live result differs in the
+   margin alone (a margin drag), its arrays are copied and only the reached samples whose
+   outputs can differ between the two margins are decided again: a value compared with the
+   margin (|delta|, a secondary or perturbed delta) between them, or |delta| on the geometry
+   term's slope above them (``_step_chunk``). When only the weights / gamma
    change, a live earlier result's verdicts are reused and only ``conf`` and ``c_geometry``
    are recomputed; when only ``tau`` / ``name`` change, every array is reused. Results share
    arrays, so they are returned read-only; the result cache holds weak references only (it
    reuses what its owner keeps alive, and keeps nothing alive).
-Chunked passes and the area stage's per-slot work run on up to two threads (numpy releases
-the GIL; ``THREADS`` / ``WORKSTATION_CHECKER_THREADS``), each taking the next chunk when free.
+Chunked passes (about eight chunks a pass, of 1 << 15 to 1 << 17 samples) and the area
+stage's per-slot work run on up to two threads (numpy releases the GIL; ``THREADS`` /
+``WORKSTATION_CHECKER_THREADS``), each taking the next chunk when free.
 No float is narrowed: every one feeds a verdict comparison or an output compared bit for bit
 with the reference; indices are int32 where they fit, flags bool / int8 / int16.
 """
@@ -1043,6 +1048,27 @@ class _Stages:
                     return v  # type: ignore[no-any-return]
         return None
 
+    def find_margin_step(self, key: tuple[Any, ...], flags: tuple[Callable[[], Any], ...],
+                         conf_key: tuple[Any, ...], margin: float) -> VerdictArrays | None:
+        """The live result nearest in margin to ``margin`` whose decision parameters (but the
+        margin), flags and confidence parameters are those of ``key`` / ``conf_key``, for
+        `_step_chunk`: both margins finite and >= 0, gamma finite and > 0; else None."""
+        gamma = conf_key[_CONF_FIELDS.index("geom_slope")]
+        if not (_nonnegative(margin) and _nonnegative(gamma) and gamma > 0):
+            return None
+        rest = key[:_MARGIN_AT] + key[_MARGIN_AT + 1:]
+        best: tuple[float, VerdictArrays] | None = None
+        with self.lock:
+            for r in self.results:
+                v = r.ref()
+                m = r.key[_MARGIN_AT]
+                if (v is None or r.conf_key != conf_key or not _nonnegative(m)
+                        or r.key[:_MARGIN_AT] + r.key[_MARGIN_AT + 1:] != rest or not _same_refs(r.flags, flags)):
+                    continue
+                if best is None or abs(m - margin) <= best[0]:
+                    best = (abs(m - margin), v)
+        return None if best is None else best[1]
+
     def add(self, key: tuple[Any, ...], flags: tuple[Callable[[], Any], ...],
             conf_key: tuple[Any, ...], reach_key: tuple[Any, ...], v: VerdictArrays) -> None:
         with self.lock:
@@ -1058,6 +1084,14 @@ def _reach_key(cfg: CheckerConfig) -> tuple[Any, ...]:
             cfg.max_overlap_iou)
 
 
+_MARGIN_AT = 1 + _DECISION_FIELDS.index("margin")  # the margin's place in a decision key (`_keys`)
+
+
+def _nonnegative(x: Any) -> bool:
+    """Whether ``x`` is a finite number >= 0."""
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0
+
+
 def _keys(cfg: CheckerConfig, ds: Dataset) -> tuple[tuple[Any, ...], tuple[Callable[[], Any], ...], tuple[Any, ...]]:
     """(decision key, flags, conf key) of an evaluation: every parameter that changes a verdict
     array, weak references to the sample flags it reads, and the confidence-only parameters."""
@@ -1070,7 +1104,14 @@ def _keys(cfg: CheckerConfig, ds: Dataset) -> tuple[tuple[Any, ...], tuple[Calla
 # =============================================================================================
 # Chunks on up to two threads
 # =============================================================================================
-CHUNK = 1 << 15  # samples per chunk: a chunk's temporaries stay in the core's cache
+# Samples per chunk of a pass: at least CHUNK, and as many as leave about CHUNKS_PER_PASS chunks
+# (several per thread) up to MAX_CHUNK. A pass makes a few dozen numpy calls per chunk on
+# subsets of it, so fewer, larger chunks spend less time outside numpy's loops; at a million
+# samples 1 << 17 measured faster than 1 << 15 on two threads, though a chunk's temporaries no
+# longer fit in a core's cache.
+CHUNK = 1 << 15
+MAX_CHUNK = 1 << 17
+CHUNKS_PER_PASS = 8
 THREADS: int | None = None  # None: WORKSTATION_CHECKER_THREADS, else min(2, usable cores)
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
@@ -1135,10 +1176,15 @@ def _run_tasks(n_tasks: int, fn: Callable[[int], None], min_tasks: int = 2) -> N
             fut.result()
 
 
+def _chunk_size(n: int) -> int:
+    return max(1, CHUNK, min(MAX_CHUNK, -(-n // CHUNKS_PER_PASS)))
+
+
 def _run_chunks(n: int, fn: Callable[[int, int], None]) -> None:
-    """fn(lo, hi) over [0, n) in chunks of CHUNK samples (``_run_tasks``; one thread below four
-    chunks)."""
-    _run_tasks(-(-n // CHUNK), lambda k: fn(k * CHUNK, min((k + 1) * CHUNK, n)), min_tasks=4)
+    """fn(lo, hi) over [0, n) in chunks of `_chunk_size` samples (``_run_tasks``; one thread
+    below four chunks)."""
+    size = _chunk_size(n)
+    _run_tasks(-(-n // size), lambda k: fn(k * size, min((k + 1) * size, n)), min_tasks=4)
 
 
 # =============================================================================================
@@ -1313,15 +1359,15 @@ def _reached_at(reason: np.ndarray) -> np.ndarray:
     return np.flatnonzero((reason == DECIDED) | (reason >= NEAR_BOUNDARY))
 
 
-def _decide_reached(p: _Params, x: dict[str, Any], out: dict[str, np.ndarray], s: slice, r: np.ndarray,
-                    d: np.ndarray) -> None:
+def _decided(p: _Params, x: dict[str, Any], s: slice, r: np.ndarray,
+             d: np.ndarray) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, ...]]:
     """The margin test, stability, agreement and confidence (METHODS.md §1) of the samples at
     chunk positions ``r`` of chunk ``s``, which reached the margin test (their objects found,
-    not ambiguous, not overlapping); ``d`` their deltas. Every sample of the chunk gets its
-    verdict (UNDECIDABLE where it did not reach the test) and conf / c_geometry / c_stability /
-    c_agreement (0 where it did not); the reached ones get their reason (0, near_boundary,
-    unstable). Only the reached samples' inputs are read (gathered), so a pass costs in
-    proportion to the samples that reach the test."""
+    not ambiguous, not overlapping); ``d`` their deltas. Returns their verdicts, reasons (0,
+    near_boundary, unstable) and (conf, c_geometry, c_stability, c_agreement). Only those
+    samples' inputs are read (gathered), and each sample's outputs depend on its own inputs
+    alone: a pass costs in proportion to the samples it decides, and any subset of them gets
+    the bits the whole would give it."""
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         def at(a: np.ndarray, row: int | None = None) -> np.ndarray:
             return (a[s] if row is None else a[row, s]).take(r)
@@ -1371,14 +1417,26 @@ def _decide_reached(p: _Params, x: dict[str, Any], out: dict[str, np.ndarray], s
             agree = np.where(at(x["ok2"]), (h + at(x["qa"])) + at(x["qb"]), p.neutral)
         else:
             agree = np.ones(length)
+        reason = NEAR_BOUNDARY * _b8(near) + UNSTABLE * _b8(unstable)
+        return verdict, reason, _confidence(p, absd, at(x["logcd"]), stab, agree)
 
-        vo = out["verdict"][s]
-        vo.fill(UNDECIDABLE)
-        vo[r] = verdict
-        out["reason"][s][r] = NEAR_BOUNDARY * _b8(near) + UNSTABLE * _b8(unstable)
-        comps = _confidence(p, absd, at(x["logcd"]), stab, agree)
-        for name, values in zip(("conf", "c_geometry", "c_stability", "c_agreement"), comps):
-            _zeros_but(out[name][s], r, values)
+
+_DECIDED_FLOATS = ("conf", "c_geometry", "c_stability", "c_agreement")  # `_decided`'s components
+
+
+def _decide_reached(p: _Params, x: dict[str, Any], out: dict[str, np.ndarray], s: slice, r: np.ndarray,
+                    d: np.ndarray) -> None:
+    """`_decided` of the samples at chunk positions ``r`` of chunk ``s`` (those that reached
+    the margin test) written into ``out[...][s]``: every sample of the chunk gets its verdict
+    (UNDECIDABLE where it did not reach the test) and conf / c_geometry / c_stability /
+    c_agreement (0 where it did not); the reached ones get their reason."""
+    verdict, reason, comps = _decided(p, x, s, r, d)
+    vo = out["verdict"][s]
+    vo.fill(UNDECIDABLE)
+    vo[r] = verdict
+    out["reason"][s][r] = reason
+    for name, values in zip(_DECIDED_FLOATS, comps):
+        _zeros_but(out[name][s], r, values)
 
 
 def _decide_chunk(p: _Params, x: dict[str, Any], out: dict[str, np.ndarray], s: slice) -> None:
@@ -1417,6 +1475,42 @@ def _redecide_chunk(p: _Params, x: dict[str, Any], out: dict[str, np.ndarray], s
     r = _reached_at(base)
     out["reason"][s] = base
     _decide_reached(p, x, out, s, r, x["delta"][s].take(r))
+
+
+_STEPPED = ("verdict", "reason", *_DECIDED_FLOATS)  # the arrays a margin step computes again
+
+
+def _step_chunk(p: _Params, x: dict[str, Any], out: dict[str, np.ndarray], s: slice) -> None:
+    """`_redecide_chunk` from a result under the same config but its margin (``x["base.*"]``,
+    margins ``x["step"]`` = (lower, higher, higher + gamma, widened)): its arrays are copied
+    and only the reached samples whose outputs can differ between the two margins are decided
+    again. With both margins >= 0, a sample's verdict, reason, stability and agreement change
+    only where one of the values compared with the margin (|delta|, |d2| where the secondary
+    found both, a variant's delta where it found both) lies in (lower, higher]; c_geometry,
+    clip((|delta| - m) / gamma), only where |delta| lies in (lower, higher + gamma]. Those
+    samples, and any with a non-finite delta, get `_decided`'s bits for their own inputs."""
+    with np.errstate(invalid="ignore"):
+        lo, hi, hi_g = x["step"]
+        base = x["base.reason"][s]
+        ad = np.abs(x["delta"][s])
+        t = ((ad > lo) & (ad <= hi_g)) | ~np.isfinite(ad)
+        if p.use2:
+            a2 = np.abs(x["d2"][s])
+            t |= x["ok2"][s] & (a2 > lo) & (a2 <= hi)
+        if p.stab_on and p.stab_dets:
+            hp = x["has_pert"][s]
+            for v in p.pvars:
+                sd = x["sdk"][v - 1, s]
+                t |= hp & x[f"both{v}"][s] & (sd > lo) & (sd <= hi)
+        t &= (base == DECIDED) | (base >= NEAR_BOUNDARY)  # reached the margin test
+        r = np.flatnonzero(t)
+    for k in _STEPPED:
+        out[k][s] = x[f"base.{k}"][s]
+    verdict, reason, comps = _decided(p, x, s, r, x["delta"][s].take(r))
+    out["verdict"][s][r] = verdict
+    out["reason"][s][r] = reason
+    for name, values in zip(_DECIDED_FLOATS, comps):
+        out[name][s][r] = values
 
 
 def _reweigh_chunk(p: _Params, x: dict[str, np.ndarray], out: dict[str, np.ndarray], s: slice) -> None:
@@ -1475,10 +1569,13 @@ _KEPT = ("c_detection", "delta", "iou_ab", "reason_detail")  # what a result rea
 
 
 def _decision(ds: Dataset, prep: Prepared, area: _AreaStage, cfg: CheckerConfig,
-              flags: tuple[Callable[[], Any], ...], base: VerdictArrays | None = None) -> VerdictArrays:
+              flags: tuple[Callable[[], Any], ...], base: VerdictArrays | None = None,
+              stepped: bool = False) -> VerdictArrays:
     """A new result: the selection stage (cached by the cuts, the area filter and the variants
     it reads), then the decision pass; from ``base`` (a result whose samples reach the margin
-    test as under cfg: `_reach_key`) only the samples that reach it are decided again."""
+    test as under cfg: `_reach_key`) only the samples that reach it are decided again, and with
+    ``stepped`` (``base`` under cfg but its margin: `_Stages.find_margin_step`) only those whose
+    outputs can differ between the two margins (`_step_chunk`)."""
     s = ds.samples
     idx = area.idx
     has_pert = np.asarray(s.has_perturbed, bool)
@@ -1506,6 +1603,14 @@ def _decision(ds: Dataset, prep: Prepared, area: _AreaStage, cfg: CheckerConfig,
     x_sub = {**{k[4:]: a for k, a in sel.items() if k.startswith("sub.")}, **area.geom}
     if base is None:
         o = _two_passes(prep.n, idx, _decide_chunk, p, x_all, x_sub, _OUT_TYPES)
+    elif stepped:
+        lo, hi = sorted((float(cfg.margin), float(base.config.margin)))
+        x_all.update({f"base.{k}": getattr(base, k) for k in _STEPPED}, delta=base.delta,
+                     step=(lo, hi, (hi + p.gamma) * (1 + 1e-9)))
+        x_sub.update({k: (a[idx] if isinstance(a, np.ndarray) else a) for k, a in x_all.items()
+                      if k.startswith("base.") or k in ("delta", "step")})
+        o = _two_passes(prep.n, idx, _step_chunk, p, x_all, x_sub, {k: _OUT_TYPES[k] for k in _STEPPED})
+        o.update({k: getattr(base, k) for k in _KEPT})
     else:
         x_all.update(reason=base.reason, delta=base.delta)
         x_sub.update(reason=base.reason[idx], delta=base.delta[idx])
@@ -1537,7 +1642,9 @@ def evaluate(ds: Dataset, cfg: CheckerConfig) -> VerdictArrays:
         if hit is not None:
             v = _reweigh(prep, area, hit, cfg)
         else:
-            v = _decision(ds, prep, area, cfg, flags, stages.find_reached(reach_key, flags))
+            step = stages.find_margin_step(key, flags, conf_key, cfg.margin)
+            v = (_decision(ds, prep, area, cfg, flags, step, stepped=True) if step is not None
+                 else _decision(ds, prep, area, cfg, flags, stages.find_reached(reach_key, flags)))
     stages.add(key, flags, conf_key, reach_key, v)
     return v
 
