@@ -559,7 +559,8 @@ def far_samples_with_near_twins() -> list[dict[str, Any]]:
     detector's or their perturbed images' delta is small (0.03 to 0.25): a margin step
     changes their agreement or stability, not their verdict's margin test."""
     def pair(center_a: float, center_b: float) -> list[Det]:
-        return [("dog", 0.9, (center_a - 8, 40.0, center_a + 8, 56.0)), ("cat", 0.9, (center_b - 8, 40.0, center_b + 8, 56.0))]
+        return [("dog", 0.9, (center_a - 8, 40.0, center_a + 8, 56.0)),
+                ("cat", 0.9, (center_b - 8, 40.0, center_b + 8, 56.0))]
 
     out = []
     far = pair(15.0, 75.0)
@@ -588,7 +589,8 @@ def test_a_margin_step_decides_again_only_the_samples_the_margins_between_can_ch
     monkeypatch.setattr(checker, "THREADS", 2)
     decided, stepped = [], []
     real_decided, real_step = checker._decided, checker._step_chunk
-    monkeypatch.setattr(checker, "_decided", lambda p, x, s, r, d: decided.append(len(r)) or real_decided(p, x, s, r, d))
+    monkeypatch.setattr(checker, "_decided",
+                        lambda p, x, s, r, d: decided.append(len(r)) or real_decided(p, x, s, r, d))
     monkeypatch.setattr(checker, "_step_chunk", lambda *a: stepped.append(1) or real_step(*a))
     rng = np.random.default_rng(700 + seed)
     ds = make_ds(random_samples(rng, 400) + far_samples_with_near_twins())
