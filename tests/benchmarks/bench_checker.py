@@ -142,12 +142,13 @@ def _fresh(**offsets: float) -> CheckerConfig:
 _TICKS = itertools.count(1)
 
 
-def _margin_tick() -> CheckerConfig:
-    """The margin one step of the window's slider (0.005) from the one before, up from 0.1 and
-    back once past 0.3: the checker starts from the result before it (kept alive), as in a drag,
-    and decides again what the margins between can change, which a step of 1e-5 would all but
-    empty. A new value each time but after a jump back (one in forty)."""
-    return BASE.replace(margin=round(0.1 + 0.005 * (next(_TICKS) % 40), 6))
+def _tick(name: str, step: float) -> CheckerConfig:
+    """``name`` one step of the window's slider (``step``: 0.005 for the margin, 0.01 for t_det)
+    from the value before, up from the default and back after forty steps: the checker starts
+    from the result before it (kept alive), as in a drag, and decides again what the values
+    between can change, which a step of 1e-5 would all but empty. A new value each time but
+    after a jump back (one in forty)."""
+    return BASE.replace(**{name: round(getattr(BASE, name) + step * (next(_TICKS) % 40), 6)})
 
 
 SCENARIOS: list[tuple[str, Callable[[], CheckerConfig]]] = [
@@ -156,8 +157,8 @@ SCENARIOS: list[tuple[str, Callable[[], CheckerConfig]]] = [
     ("selection + decision (all but maf)", lambda: _fresh(
         t_det=1e-5, margin=-1e-5, ambiguity_delta=-1e-5, max_overlap_iou=-1e-5, consistency_threshold=1e-5,
         w_geometry=1e-5)),
-    ("slider: margin (0.005 steps)", lambda: _margin_tick()),
-    ("slider: t_det", lambda: _fresh(t_det=1e-5)),
+    ("slider: margin (0.005 steps)", lambda: _tick("margin", 0.005)),
+    ("slider: t_det (0.01 steps)", lambda: _tick("t_det", 0.01)),
     ("slider: ambiguity_delta", lambda: _fresh(ambiguity_delta=-1e-5)),
     ("slider: max_overlap_iou", lambda: _fresh(max_overlap_iou=-1e-5)),
     ("slider: weights (conf only)", lambda: _fresh(w_detection=1e-5)),
