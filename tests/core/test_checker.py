@@ -621,60 +621,6 @@ def test_a_margin_step_decides_again_only_the_samples_the_margins_between_can_ch
     assert partial >= 4  # small steps decide again only some of the reached samples
 
 
-def scores_between_cuts() -> list[dict[str, Any]]:
-    """Samples whose first rows score far above the cuts while a score only their ambiguity
-    test or their perturbed images read lies at 0.33 (between cuts of 0.32 and 0.36)."""
-    dog, cat = (10.0, 40.0, 30.0, 60.0), (60.0, 40.0, 80.0, 60.0)
-    out = []
-    for rel in ("left_of", "above"):
-        common = {"rel": rel, "w": 100.0, "h": 100.0, "a": "dog", "b": "cat"}
-        # a second dog at 0.33: ambiguous (gap 0.07) only while 0.33 passes the cut
-        second = ("dog", 0.33, (12.0, 42.0, 32.0, 62.0))
-        out.append({**common, "dets": [("dog", 0.40, dog), second, ("cat", 0.9, cat)]})
-        # the perturbed images find the dog at 0.33
-        out.append({**common, "dets": [("dog", 0.9, dog), ("cat", 0.9, cat)],
-                    "pert": {nm: [("dog", 0.33, dog), ("cat", 0.9, cat)] for nm in PERT_NAMES}})
-    return out
-
-
-@pytest.mark.parametrize("seed", range(4))
-def test_a_t_det_step_decides_again_only_the_samples_a_score_between_the_cuts_can_change(seed, monkeypatch):
-    """A config that differs from a live result in t_det (and perhaps the margin) computes the
-    selection and decision stages again only for the samples with a score between the two
-    cuts (first rows of A and B, second-best scores, perturbed images' scores, the secondary's
-    with its own cut), those the margins between can change and the area filter's moved
-    selections: every array the bits of a fresh evaluation, every verdict the reference's,
-    for cuts landing on and between the scores, up and down, secondary cuts above the
-    detector's threshold, in several chunks on two threads."""
-    from workstation.methods.spatial import checker
-
-    monkeypatch.setattr(checker, "CHUNK", 64)
-    monkeypatch.setattr(checker, "MAX_CHUNK", 64)
-    monkeypatch.setattr(checker, "THREADS", 2)
-    patched = []
-    real = checker._patched
-    monkeypatch.setattr(checker, "_patched", lambda t, *a: patched.append(len(t)) or real(t, *a))
-    rng = np.random.default_rng(800 + seed)
-    ds = make_ds(random_samples(rng, 400) + far_samples_with_near_twins() + scores_between_cuts())
-    cfg = random_config(rng).replace(min_area_fraction=0.01, primary_threshold=0.0, use_secondary=True,
-                                     secondary_threshold=float(rng.choice([0.0, 0.6])), geom_slope=0.05,
-                                     ambiguity_delta=0.2, stability_enabled=True)
-    live = evaluate(ds, cfg)
-    partial = 0
-    for t, m in [(0.25, None), (0.3, None), (0.32, None), (0.5, 0.05), (0.1, None), (0.0, 0.0), (0.36, 0.2),
-                 (0.35, None), (0.7, None), (0.65, 0.1), (0.2, 0.105)]:
-        new_cfg = live.config.replace(t_det=t, margin=live.config.margin if m is None else m)
-        patched.clear()
-        v = evaluate(ds, new_cfg)
-        fresh = evaluate(fresh_copy(ds), new_cfg)
-        assert_identical(v, fresh)
-        assert_same(v, evaluate_reference(ds, new_cfg))
-        assert patched, (t, m)  # the selection and decision stages patched from the live result
-        partial += max(patched) < ds.n // 2
-        live = v
-    assert partial >= 6  # small steps compute again only a part of the samples
-
-
 def test_a_margin_step_starts_from_the_live_result_nearest_in_margin(monkeypatch):
     """Of two live results that differ from a config in the margin alone, the step starts from
     the one nearest in margin (fewer samples between); none starts from a result whose other

@@ -71,11 +71,7 @@ How ``evaluate`` is fast (stages, each recomputed only when a parameter it reads
    margin alone (a margin drag), its arrays are copied and only the reached samples whose
    outputs can differ between the two margins are decided again: a value compared with the
    margin (|delta|, a secondary or perturbed delta) between them, or |delta| on the geometry
-   term's slope above them (``_step_chunk``). When a live result differs in t_det (a cut)
-   and perhaps the margin, and its selection stage is cached, both stages are copied from it
-   and computed again only for the samples with a score compared with a cut between the two
-   cuts, those the margins between can change, and the area stage's (``_cut_moved``,
-   ``_patched``). When only the weights / gamma
+   term's slope above them (``_step_chunk``). When only the weights / gamma
    change, a live earlier result's verdicts are reused and only ``conf`` and ``c_geometry``
    are recomputed; when only ``tau`` / ``name`` change, every array is reused. Results share
    arrays, so they are returned read-only; the result cache holds weak references only (it
@@ -1074,30 +1070,6 @@ class _Stages:
                     best = (abs(m - margin), v)
         return None if best is None else best[1]
 
-    def find_cut_step(self, key: tuple[Any, ...], flags: tuple[Callable[[], Any], ...],
-                      conf_key: tuple[Any, ...], margin: float) -> VerdictArrays | None:
-        """The live result nearest in t_det (then in margin) whose decision parameters but
-        t_det and the margin, flags and confidence parameters are those of ``key`` /
-        ``conf_key``, for a cut step (`_decision`); where the margins differ, both finite and
-        >= 0 and gamma finite and > 0. None when there is none."""
-        gamma = conf_key[_CONF_FIELDS.index("geom_slope")]
-        steps = _nonnegative(margin) and _nonnegative(gamma) and gamma > 0
-        free = (_T_DET_AT, _MARGIN_AT)
-        rest = tuple(x for i, x in enumerate(key) if i not in free)
-        best: tuple[tuple[float, float], VerdictArrays] | None = None
-        with self.lock:
-            for r in self.results:
-                v = r.ref()
-                t, m = r.key[_T_DET_AT], r.key[_MARGIN_AT]
-                if (v is None or r.conf_key != conf_key or (m != margin and not (steps and _nonnegative(m)))
-                        or tuple(x for i, x in enumerate(r.key) if i not in free) != rest
-                        or not _same_refs(r.flags, flags)):
-                    continue
-                dist = (abs(t - key[_T_DET_AT]), abs(m - margin))
-                if best is None or dist <= best[0]:
-                    best = (dist, v)
-        return None if best is None else best[1]
-
     def add(self, key: tuple[Any, ...], flags: tuple[Callable[[], Any], ...],
             conf_key: tuple[Any, ...], reach_key: tuple[Any, ...], v: VerdictArrays) -> None:
         with self.lock:
@@ -1114,7 +1086,6 @@ def _reach_key(cfg: CheckerConfig) -> tuple[Any, ...]:
 
 
 _MARGIN_AT = 1 + _DECISION_FIELDS.index("margin")  # the margin's place in a decision key (`_keys`)
-_T_DET_AT = 1 + _DECISION_FIELDS.index("t_det")
 
 
 def _nonnegative(x: Any) -> bool:
@@ -1510,9 +1481,15 @@ def _redecide_chunk(p: _Params, x: dict[str, Any], out: dict[str, np.ndarray], s
 _STEPPED = ("verdict", "reason", *_DECIDED_FLOATS)  # the arrays a margin step computes again
 
 
-def _margin_moved(p: _Params, x: dict[str, Any], s: slice) -> np.ndarray:
-    """Of chunk ``s``, the samples that reached the margin test under ``x["base.reason"]`` and
-    whose outputs can differ between the margins ``x["step"]`` (see `_step_chunk`)."""
+def _step_chunk(p: _Params, x: dict[str, Any], out: dict[str, np.ndarray], s: slice) -> None:
+    """`_redecide_chunk` from a result under the same config but its margin (``x["base.*"]``,
+    margins ``x["step"]`` = (lower, higher, higher + gamma, widened)): its arrays are copied
+    and only the reached samples whose outputs can differ between the two margins are decided
+    again. With both margins >= 0, a sample's verdict, reason, stability and agreement change
+    only where one of the values compared with the margin (|delta|, |d2| where the secondary
+    found both, a variant's delta where it found both) lies in (lower, higher]; c_geometry,
+    clip((|delta| - m) / gamma), only where |delta| lies in (lower, higher + gamma]. Those
+    samples, and any with a non-finite delta, get `_decided`'s bits for their own inputs."""
     with np.errstate(invalid="ignore"):
         lo, hi, hi_g = x["step"]
         base = x["base.reason"][s]
@@ -1527,78 +1504,7 @@ def _margin_moved(p: _Params, x: dict[str, Any], s: slice) -> np.ndarray:
                 sd = x["sdk"][v - 1, s]
                 t |= hp & x[f"both{v}"][s] & (sd > lo) & (sd <= hi)
         t &= (base == DECIDED) | (base >= NEAR_BOUNDARY)  # reached the margin test
-        return t
-
-
-def _margin_span(p: _Params, base_margin: float) -> tuple[float, float, float]:
-    """(lower, higher, past the geometry term's slope above both) of two margins >= 0."""
-    lo, hi = sorted((p.margin, float(base_margin)))
-    return lo, hi, (hi + p.gamma) * (1 + 1e-9)
-
-
-def _cut_moved(prep: Prepared, p: _Params, cuts: tuple[float, float]) -> np.ndarray:
-    """The samples with a score compared with a cut between ``cuts`` (an earlier result's
-    primary and secondary cuts) and ``p``'s: the first rows' scores of A and B (primary; the
-    secondary's with the secondary cut), the second-best primary scores (the ambiguity test)
-    and the perturbed images' (when stability reads them). Only their selections, and so
-    their verdicts, can differ; `_at_least` decides every comparison as the passes do."""
-    (lo1, hi1), (lo2, hi2) = sorted((cuts[0], p.cut1)), sorted((cuts[1], p.cut2))
-    out = np.zeros(prep.n, bool)
-
-    def between(a: np.ndarray, lo: float, hi: float) -> np.ndarray:  # lo <= a < hi
-        return _at_least(a, lo) & ~_at_least(a, hi)
-
-    def chunk(a: int, b: int) -> None:
-        s, m = slice(a, b), out[a:b]
-        if lo1 < hi1:
-            for row in (0, 1):
-                m |= between(prep.score0[row, s], lo1, hi1)
-                m |= between(prep.s2[row, s], lo1, hi1)
-            for v in set(p.pvars) if p.stab_dets else ():
-                m |= between(prep.vscore[v - 1, s], lo1, hi1)
-        if p.use2 and lo2 < hi2:
-            for row in (2, 3):
-                m |= between(prep.score0[row, s], lo2, hi2)
-
-    _run_chunks(prep.n, chunk)
-    return out
-
-
-def _patched(t: np.ndarray, idx: np.ndarray, kernel: Callable[..., None], p: _Params, x_all: dict[str, Any],
-             x_sub: dict[str, Any], types: dict[str, Any], base: Any) -> dict[str, np.ndarray]:
-    """`_two_passes`'s result when only the samples ``t`` (none of ``idx``) and the area
-    stage's samples ``idx`` can differ from ``base`` (its arrays by name: a dict or a
-    result): base's arrays copied, ``kernel`` run over the inputs gathered at ``t`` and over
-    ``idx``'s own, both scattered. Each sample's outputs depend on its own inputs alone, so
-    they are the bits of a whole pass. Read-only results."""
-    def get(k: str) -> np.ndarray:
-        return base[k] if isinstance(base, dict) else getattr(base, k)  # type: ignore[no-any-return]
-
-    out = {k: np.array(get(k), dtype=tp, copy=True) for k, tp in types.items()}
-    for pos, x in ((t, None), (idx, x_sub)):
-        if not len(pos):
-            continue
-        xs = x if x is not None else {k: (np.take(a, pos, axis=-1) if isinstance(a, np.ndarray) else a)
-                                      for k, a in x_all.items()}
-        part = {k: np.empty(len(pos), tp) for k, tp in types.items()}
-        _run_chunks(len(pos), lambda lo, hi: kernel(p, xs, part, slice(lo, hi)))
-        for k in types:
-            out[k][pos] = part[k]
-    for arr in out.values():
-        arr.flags.writeable = False
-    return out
-
-
-def _step_chunk(p: _Params, x: dict[str, Any], out: dict[str, np.ndarray], s: slice) -> None:
-    """`_redecide_chunk` from a result under the same config but its margin (``x["base.*"]``,
-    margins ``x["step"]`` = (lower, higher, higher + gamma, widened)): its arrays are copied
-    and only the reached samples whose outputs can differ between the two margins are decided
-    again. With both margins >= 0, a sample's verdict, reason, stability and agreement change
-    only where one of the values compared with the margin (|delta|, |d2| where the secondary
-    found both, a variant's delta where it found both) lies in (lower, higher]; c_geometry,
-    clip((|delta| - m) / gamma), only where |delta| lies in (lower, higher + gamma]. Those
-    samples, and any with a non-finite delta, get `_decided`'s bits for their own inputs."""
-    r = np.flatnonzero(_margin_moved(p, x, s))
+        r = np.flatnonzero(t)
     for k in _STEPPED:
         out[k][s] = x[f"base.{k}"][s]
     verdict, reason, comps = _decided(p, x, s, r, x["delta"][s].take(r))
@@ -1645,10 +1551,8 @@ def _reweigh(prep: Prepared, area: _AreaStage, hit: VerdictArrays, cfg: CheckerC
     return dataclasses_replace(hit, conf=o["conf"], c_geometry=o["c_geometry"], config=cfg)
 
 
-def _selection_inputs(prep: Prepared, area: _AreaStage, p: _Params,
-                      has2: np.ndarray) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    """(types, inputs of every sample, inputs of the area stage's samples) of the selection
-    stage's pass (`_select_chunk`)."""
+def _selection(prep: Prepared, area: _AreaStage, p: _Params, has2: np.ndarray) -> dict[str, np.ndarray]:
+    """The selection stage's arrays (see _select_chunk) for every sample."""
     idx = area.idx
     types = {k: (prep.row0.dtype if k.startswith("sel") else t) for k, t in _SEL_TYPES.items()
              if p.stab_dets or k not in ("iou_term", "nobody")}  # rows in the prepared index dtype
@@ -1659,13 +1563,7 @@ def _selection_inputs(prep: Prepared, area: _AreaStage, p: _Params,
     x_sub: dict[str, Any] = {
         "sc": area.eff, "ok": None, "vsc": area.veff, "vok": None, "rows": area.rows[:4],
         "has2": has2[idx], "iouak": area.geom["iouak"], "ioubk": area.geom["ioubk"]}
-    return types, x_all, x_sub
-
-
-def _selection(prep: Prepared, area: _AreaStage, p: _Params, has2: np.ndarray) -> dict[str, np.ndarray]:
-    """The selection stage's arrays (see _select_chunk) for every sample."""
-    types, x_all, x_sub = _selection_inputs(prep, area, p, has2)
-    return _two_passes(prep.n, area.idx, _select_chunk, p, x_all, x_sub, types)
+    return _two_passes(prep.n, idx, _select_chunk, p, x_all, x_sub, types)
 
 
 _KEPT = ("c_detection", "delta", "iou_ab", "reason_detail")  # what a result reached as another one keeps
@@ -1673,16 +1571,12 @@ _KEPT = ("c_detection", "delta", "iou_ab", "reason_detail")  # what a result rea
 
 def _decision(ds: Dataset, prep: Prepared, area: _AreaStage, cfg: CheckerConfig,
               flags: tuple[Callable[[], Any], ...], base: VerdictArrays | None = None,
-              stepped: bool = False, cut_base: VerdictArrays | None = None) -> VerdictArrays:
+              stepped: bool = False) -> VerdictArrays:
     """A new result: the selection stage (cached by the cuts, the area filter and the variants
     it reads), then the decision pass; from ``base`` (a result whose samples reach the margin
     test as under cfg: `_reach_key`) only the samples that reach it are decided again, and with
     ``stepped`` (``base`` under cfg but its margin: `_Stages.find_margin_step`) only those whose
-    outputs can differ between the two margins (`_step_chunk`). From ``cut_base`` (a result
-    under cfg but its t_det and maybe its margin: `_Stages.find_cut_step`), while its selection
-    stage is cached and this one's is not, both stages are computed again only for the samples
-    a score between the two cuts, or the margins between, can change (`_cut_moved`,
-    `_margin_moved`) and for the area stage's samples."""
+    outputs can differ between the two margins (`_step_chunk`)."""
     s = ds.samples
     idx = area.idx
     has_pert = np.asarray(s.has_perturbed, bool)
@@ -1701,44 +1595,20 @@ def _decision(ds: Dataset, prep: Prepared, area: _AreaStage, cfg: CheckerConfig,
         return {"rel": prep.rel, "s2": prep.s2, "s1": prep.score0[:2], "has_pert": has_pert, "recorded": recorded,
                 **{k: a for k, a in sel.items() if not k.startswith(("sel", "sub."))}}
 
-    moved: np.ndarray | None = None  # the samples a cut step decides again
     if sel is None:
-        base_sel = None
-        if cut_base is not None:
-            bc = cut_base.config
-            cuts = (max(bc.t_det, bc.primary_threshold), max(bc.t_det, bc.secondary_threshold))
-            base_sel = prep.stages.selection((cfg.min_area_fraction, *cuts, p.use2, sel_key[-1]), flags)
-        if base_sel is not None:
-            moved = _cut_moved(prep, p, cuts)
-            moved[idx] = False  # decided from their own inputs in the second pass
-            types, xs_all, xs_sub = _selection_inputs(prep, area, p, has2)
-            sel = _patched(np.flatnonzero(moved), idx, _select_chunk, p, xs_all, xs_sub, types, base_sel)
-        else:
-            sel = _selection(prep, area, p, has2)
+        sel = _selection(prep, area, p, has2)
         # those inputs at the area stage's samples, gathered once per selection stage (take:
         # a fifth of the time a[..., idx] takes on the two-row score arrays)
         sel.update({f"sub.{k}": np.take(a, idx, axis=-1) for k, a in inputs(sel).items()})
         prep.stages.add_selection(sel_key, flags, sel)
     x_all = {**inputs(sel), **prep.geom}
     x_sub = {**{k[4:]: a for k, a in sel.items() if k.startswith("sub.")}, **area.geom}
-    if moved is not None and cut_base is not None:
-        if cut_base.config.margin != cfg.margin:  # and those the margins between can change
-            read = ("d2", "ok2", "has_pert", "sdk", *(f"both{v}" for v in p.pvars))
-            xm = {"base.reason": cut_base.reason, "delta": cut_base.delta,
-                  "step": _margin_span(p, cut_base.config.margin),
-                  **{k: x_all[k] for k in read if k in x_all}}
-
-            def more(a: int, b: int) -> None:
-                moved[a:b] |= _margin_moved(p, xm, slice(a, b))
-
-            _run_chunks(prep.n, more)
-            moved[idx] = False
-        o = _patched(np.flatnonzero(moved), idx, _decide_chunk, p, x_all, x_sub, _OUT_TYPES, cut_base)
-    elif base is None:
+    if base is None:
         o = _two_passes(prep.n, idx, _decide_chunk, p, x_all, x_sub, _OUT_TYPES)
     elif stepped:
+        lo, hi = sorted((float(cfg.margin), float(base.config.margin)))
         x_all.update({f"base.{k}": getattr(base, k) for k in _STEPPED}, delta=base.delta,
-                     step=_margin_span(p, base.config.margin))
+                     step=(lo, hi, (hi + p.gamma) * (1 + 1e-9)))
         x_sub.update({k: (a[idx] if isinstance(a, np.ndarray) else a) for k, a in x_all.items()
                       if k.startswith("base.") or k in ("delta", "step")})
         o = _two_passes(prep.n, idx, _step_chunk, p, x_all, x_sub, {k: _OUT_TYPES[k] for k in _STEPPED})
@@ -1776,8 +1646,7 @@ def evaluate(ds: Dataset, cfg: CheckerConfig) -> VerdictArrays:
         else:
             step = stages.find_margin_step(key, flags, conf_key, cfg.margin)
             v = (_decision(ds, prep, area, cfg, flags, step, stepped=True) if step is not None
-                 else _decision(ds, prep, area, cfg, flags, stages.find_reached(reach_key, flags),
-                                cut_base=stages.find_cut_step(key, flags, conf_key, cfg.margin)))
+                 else _decision(ds, prep, area, cfg, flags, stages.find_reached(reach_key, flags)))
     stages.add(key, flags, conf_key, reach_key, v)
     return v
 
