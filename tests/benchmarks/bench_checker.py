@@ -277,7 +277,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="samples timed with the original evaluate_sample (0: skip the baseline)")
     args = ap.parse_args(argv)
     args.threads = [int(x) for x in args.threads.split(",") if x]
-    if hasattr(checker, "CHUNK"):
+    if hasattr(checker, "MAX_CHUNK"):
+        print(f"checker chunks: about {checker.CHUNKS_PER_PASS} a pass, of {checker.CHUNK:,} to "
+              f"{checker.MAX_CHUNK:,} samples; default threads {checker._threads()}")
+    elif hasattr(checker, "CHUNK"):
         print(f"checker chunk {checker.CHUNK} samples; default threads {checker._threads()}")
     for n in (int(x) for x in args.sizes.split(",") if x):
         run_size(n, args)
