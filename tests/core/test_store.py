@@ -810,10 +810,7 @@ def test_a_subset_of_loaded_detections_reads_only_its_samples_rows(tmp_path: Pat
     from workstation.methods.spatial.checker import evaluate
     from workstation.methods.spatial.config import CheckerConfig
 
-    ds = small_dataset(sbuc_parsed, 40)
-    with Project.create(tmp_path / "p") as p:
-        p.add_run(sbuc_parsed.run_id)
-        p.add_dataset(ds)
+    with Project.open(make_project(tmp_path / "p", sbuc_parsed, 40)) as p:
         back = p.load_dataset()
     dets = back.detections
     offsets = dets.sample_offsets()

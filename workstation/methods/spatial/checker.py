@@ -1478,7 +1478,10 @@ def _redecide_chunk(p: _Params, x: dict[str, Any], out: dict[str, np.ndarray], s
     _decide_reached(p, x, out, s, r, x["delta"][s].take(r))
 
 
-_STEPPED = ("verdict", "reason", *_DECIDED_FLOATS)  # the arrays a margin step computes again
+# What a result whose samples reach the margin test as in another one shares with it, and what
+# it decides again (verdict, reason and `_decided`'s components)
+_KEPT = ("c_detection", "delta", "iou_ab", "reason_detail")
+_STEPPED = tuple(k for k in _OUT_TYPES if k not in _KEPT)
 
 
 def _step_chunk(p: _Params, x: dict[str, Any], out: dict[str, np.ndarray], s: slice) -> None:
@@ -1498,7 +1501,7 @@ def _step_chunk(p: _Params, x: dict[str, Any], out: dict[str, np.ndarray], s: sl
         if p.use2:
             a2 = np.abs(x["d2"][s])
             t |= x["ok2"][s] & (a2 > lo) & (a2 <= hi)
-        if p.stab_on and p.stab_dets:
+        if p.stab_dets:  # (only with stability on)
             hp = x["has_pert"][s]
             for v in p.pvars:
                 sd = x["sdk"][v - 1, s]
@@ -1566,9 +1569,6 @@ def _selection(prep: Prepared, area: _AreaStage, p: _Params, has2: np.ndarray) -
     return _two_passes(prep.n, idx, _select_chunk, p, x_all, x_sub, types)
 
 
-_KEPT = ("c_detection", "delta", "iou_ab", "reason_detail")  # what a result reached as another one keeps
-
-
 def _decision(ds: Dataset, prep: Prepared, area: _AreaStage, cfg: CheckerConfig,
               flags: tuple[Callable[[], Any], ...], base: VerdictArrays | None = None,
               stepped: bool = False) -> VerdictArrays:
@@ -1601,23 +1601,21 @@ def _decision(ds: Dataset, prep: Prepared, area: _AreaStage, cfg: CheckerConfig,
         # a fifth of the time a[..., idx] takes on the two-row score arrays)
         sel.update({f"sub.{k}": np.take(a, idx, axis=-1) for k, a in inputs(sel).items()})
         prep.stages.add_selection(sel_key, flags, sel)
-    x_all = {**inputs(sel), **prep.geom}
-    x_sub = {**{k[4:]: a for k, a in sel.items() if k.startswith("sub.")}, **area.geom}
+    x_all: dict[str, Any] = {**inputs(sel), **prep.geom}
+    x_sub: dict[str, Any] = {**{k[4:]: a for k, a in sel.items() if k.startswith("sub.")}, **area.geom}
     if base is None:
         o = _two_passes(prep.n, idx, _decide_chunk, p, x_all, x_sub, _OUT_TYPES)
-    elif stepped:
-        lo, hi = sorted((float(cfg.margin), float(base.config.margin)))
-        x_all.update({f"base.{k}": getattr(base, k) for k in _STEPPED}, delta=base.delta,
-                     step=(lo, hi, (hi + p.gamma) * (1 + 1e-9)))
-        x_sub.update({k: (a[idx] if isinstance(a, np.ndarray) else a) for k, a in x_all.items()
-                      if k.startswith("base.") or k in ("delta", "step")})
-        o = _two_passes(prep.n, idx, _step_chunk, p, x_all, x_sub, {k: _OUT_TYPES[k] for k in _STEPPED})
-        o.update({k: getattr(base, k) for k in _KEPT})
-    else:
-        x_all.update(reason=base.reason, delta=base.delta)
-        x_sub.update(reason=base.reason[idx], delta=base.delta[idx])
-        o = _two_passes(prep.n, idx, _redecide_chunk, p, x_all, x_sub,
-                        {k: t for k, t in _OUT_TYPES.items() if k not in _KEPT})
+    else:  # the samples reach the margin test as in base: its _KEPT arrays are this result's
+        if stepped:
+            lo, hi = sorted((float(cfg.margin), float(base.config.margin)))
+            kernel, taken = _step_chunk, {f"base.{k}": getattr(base, k) for k in _STEPPED}
+            x_all["step"] = x_sub["step"] = (lo, hi, (hi + p.gamma) * (1 + 1e-9))
+        else:
+            kernel, taken = _redecide_chunk, {"reason": base.reason}
+        taken["delta"] = base.delta
+        x_all.update(taken)
+        x_sub.update({k: a[idx] for k, a in taken.items()})
+        o = _two_passes(prep.n, idx, kernel, p, x_all, x_sub, {k: _OUT_TYPES[k] for k in _STEPPED})
         o.update({k: getattr(base, k) for k in _KEPT})
     _, label_a, label_b = _spatial_columns(ds)
     return VerdictArrays(**o, sel_a=sel["sel_a"], sel_b=sel["sel_b"], sel2_a=sel["sel2_a"], sel2_b=sel["sel2_b"],
