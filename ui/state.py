@@ -24,6 +24,7 @@ from workstation.methods.spatial.types import VERDICT_CODE
 from workstation.store import Project
 from workstation.util.jsonsafe import dumps
 
+from .idle_trim import IdleTrim
 from .loading import LoadedProject, evaluate_active, load_project  # noqa: F401 - the window's names for them
 
 DRAFT_KEY = "ui.spatial.calibration_draft"  # project setting: the unapplied live config (JSON)
@@ -145,6 +146,8 @@ class AppState(QObject):
         # the project was adopted before its verdicts (open_project_in_background): the checker
         # evaluates the active config on a worker thread and `verdicts_ready` takes them
         self.checking: bool = False
+        # the heap trimmed once the checker's passes (a drag, an open, a close) have rested
+        self.idle_trim = IdleTrim(self)
 
     # ---- project ---------------------------------------------------------------------------
     def open_project(self, folder: str | Path, read_only: bool = False, snapshot: bool = False) -> None:
@@ -184,6 +187,7 @@ class AppState(QObject):
             self.verdicts = verdicts
             self._restore_draft()
         self._slim_baseline()
+        self.idle_trim.poke()
         self.config_changed.emit()
         self.verdicts_changed.emit()
         return True
@@ -213,6 +217,7 @@ class AppState(QObject):
         self.audit_set_id = None
         self.draft_restored = False
         self.checking = False
+        self.idle_trim.poke()
 
     def reload(self) -> None:
         """Reload samples, detections, the active config, its verdicts and the labels."""
@@ -302,6 +307,7 @@ class AppState(QObject):
             if self.baseline is not None and self.verdicts is not None and cfg == self.baseline.config:
                 self.baseline = self.verdicts  # back to the applied config: its whole set again
             self._slim_baseline()
+            self.idle_trim.poke()
         self.config_changed.emit()
         self.verdicts_changed.emit()
 

@@ -481,7 +481,11 @@ def slider_moves(app, folder: Path, moves: int, with_calibration: bool, filtered
         total.append((time.perf_counter() - t0) * 1000)
         table.append(w.browser.model.last_query_ms)
         wait(app, 0.05)
-    res = {"open_s": open_s, "rss_open": rss_open, "rss_after": rss_mb(), "peak": peak_mb(), "total": total, "evaluate": ev_only,
+    rss_after = rss_mb()
+    trims = st.idle_trim.count
+    wait(app, st.idle_trim.timer.interval() / 1000 + 0.3)  # the drag over: the window trims its heap
+    res = {"open_s": open_s, "rss_open": rss_open, "rss_after": rss_after, "rss_rest": rss_mb(),
+           "rested": st.idle_trim.count > trims, "peak": peak_mb(), "total": total, "evaluate": ev_only,
            "table": table, "n": st.dataset.n, "dets": len(st.dataset.detections)}
     w.close()
     app.processEvents()
@@ -508,6 +512,9 @@ def slider_part(work: Path, n: int, moves: int, cycles: int = 10) -> None:
     print("  target p95 <= 100 ms")
     print(f"\n== 4. resident memory with the {n:,}-sample project open ==")
     print(f"  RSS after open {r['rss_open']:.0f} MB, after {len(tot)} slider moves {r['rss_after']:.0f} MB "
+          f"(the last move's temporaries freed but not yet handed back), "
+          f"{r['rss_rest']:.0f} MB once the drag has rested ("
+          f"{'the window trimmed its heap' if r['rested'] else 'no trim ran'}) "
           f"(target <= 500 MB at 100k, <= 1.2 GB at 1M); process peak while opening (VmHWM) {r['peak']:.0f} MB "
           "(target <= 2 GB at 1M)")
     r3 = slider_moves(app, big, moves, with_calibration=False, filtered=True)

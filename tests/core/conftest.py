@@ -137,3 +137,16 @@ def is_mapped(a: Any) -> bool:
             return True
         a = a.base
     return False
+
+
+def resident_kb(path: Path) -> int:
+    """This process's resident memory in its mappings of `path` (from /proc/self/smaps)."""
+    total, inside = 0, False
+    with open("/proc/self/smaps", encoding="utf-8") as fh:
+        for line in fh:
+            head = line.split()
+            if head and "-" in head[0] and len(head) >= 5 and not line.startswith(("Rss", "Size")):
+                inside = line.rstrip().endswith(str(path))
+            elif inside and line.startswith("Rss:"):
+                total += int(head[1])
+    return total

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.core.conftest import is_mapped, load_spatial, scanned_spatial
+from tests.core.conftest import is_mapped, load_spatial, resident_kb, scanned_spatial
 from tests.fs_faults import FullDiskAt, tiny_disk
 from workstation.dataset import Dataset
 from workstation.methods.spatial.checker import evaluate, prepare
@@ -62,19 +62,6 @@ def test_the_second_open_maps_the_first_opens_columns_and_checks_the_same(
     _assert_same_verdicts(project, second, scanned)
 
 
-def _resident_kb(path: Path) -> int:
-    """This process's resident memory in its mappings of `path` (from /proc/self/smaps)."""
-    total, inside = 0, False
-    with open("/proc/self/smaps", encoding="utf-8") as fh:
-        for line in fh:
-            head = line.split()
-            if head and "-" in head[0] and len(head) >= 5 and not line.startswith(("Rss", "Size")):
-                inside = line.rstrip().endswith(str(path))
-            elif inside and line.startswith("Rss:"):
-                total += int(head[1])
-    return total
-
-
 @pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="reads /proc/self/smaps")
 def test_the_checker_hands_the_mapped_pages_back_and_reads_them_again(
         project: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -84,12 +71,12 @@ def test_the_checker_hands_the_mapped_pages_back_and_reads_them_again(
     scanned = scanned_spatial(project, monkeypatch)
     assert scanned.drop_mapped_pages() == 0  # columns in memory: nothing to hand back
     float(np.asarray(ds.detections.x1).sum())  # every page of the column read
-    assert _resident_kb(entry / "x1.npy") > 0
+    assert resident_kb(entry / "x1.npy") > 0
     prepare(ds)  # reads every column, then hands their pages back
     for name in ("x1", "y2", "score", "label", "source"):
-        assert _resident_kb(entry / f"{name}.npy") == 0, name
+        assert resident_kb(entry / f"{name}.npy") == 0, name
     _assert_same_detections(ds, scanned)  # read again from the page cache
-    assert _resident_kb(entry / "x1.npy") > 0
+    assert resident_kb(entry / "x1.npy") > 0
     _assert_same_verdicts(project, ds, scanned)
 
 

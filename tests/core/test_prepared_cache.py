@@ -6,15 +6,17 @@ take it costs only the next preparation."""
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
 import logging
 import os
+import weakref
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from tests.core.conftest import is_mapped, load_spatial, scanned_spatial
+from tests.core.conftest import is_mapped, load_spatial, resident_kb, scanned_spatial
 from tests.fs_faults import FullDiskAt, writable_then_read_only
 from workstation.dataset import Dataset
 from workstation.methods.spatial import checker, prepared_cache
@@ -68,6 +70,84 @@ def test_a_later_open_maps_the_kept_preparation_and_gives_the_same_verdicts(
     for name in ("order", "sample_start", "seg_count", "row0", "score0", "vscore", "s2"):  # as computed
         ref = getattr(prepare(scanned), name)
         assert getattr(prep, name).dtype == ref.dtype and np.array_equal(getattr(prep, name), ref), name
+
+
+_ALL_ARRAYS = ("order", "order_base", "sample_start", "seg_count", "row0", "score0", "area0", "vscore", "varea", "s2")
+
+
+def test_the_open_that_keeps_its_preparation_goes_on_with_the_kept_files(
+        project: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once written, the first open's preparation is read from its files like a later open's,
+    and the arrays it computed are let go (their memory is the process's until then)."""
+    scanned = scanned_spatial(project, monkeypatch)
+    computed: list[weakref.ref[np.ndarray]] = []
+    real = prepared_cache.save_in_background
+
+    def spy(where, arrays, then=None):
+        computed.extend(weakref.ref(a) for a in arrays.values())
+        return real(where, arrays, then)
+
+    monkeypatch.setattr(prepared_cache, "save_in_background", spy)
+    first = load_spatial(project)
+    assert _prepared_here(first)  # computed, kept, and (the write over) switched to the files
+    prep = prepare(first)
+    assert len(computed) == len(_ALL_ARRAYS) + len(prep.geom)
+    for name in _ALL_ARRAYS:
+        assert is_mapped(getattr(prep, name)), name
+    assert all(is_mapped(a) for a in prep.geom.values())
+    gc.collect()
+    assert [r for r in computed if r() is not None] == []  # the computed arrays are gone
+    ref = prepare(scanned)
+    for name in _ALL_ARRAYS:
+        if getattr(ref, name) is not None:
+            assert np.array_equal(getattr(prep, name), getattr(ref, name)), name
+    _assert_same_verdicts(project, first, scanned)
+
+
+def test_kept_files_that_differ_from_the_preparation_in_memory_are_not_used(
+        project: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    scanned = scanned_spatial(project, monkeypatch)
+    real = prepared_cache.load
+
+    def altered(*a, **k):  # what the files hold once written: one value off
+        out = real(*a, **k)
+        if out is not None:
+            out = dict(out, geom_d=np.asarray(out["geom_d"]) + 1.0)
+        return out
+
+    monkeypatch.setattr(prepared_cache, "load", altered)
+    caplog.set_level(logging.WARNING)
+    first = load_spatial(project)
+    assert _prepared_here(first)
+    prep = prepare(first)
+    assert not is_mapped(prep.geom["d"]) and not is_mapped(prep.order)  # still the computed ones
+    assert "differs from the one in memory" in caplog.text
+    _assert_same_verdicts(project, first, scanned)
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="reads /proc/self/smaps")
+def test_what_only_the_area_filter_reads_goes_back_to_the_page_cache_once_its_stage_is_built(
+        project: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    scanned = scanned_spatial(project, monkeypatch)
+    _prepared_here(load_spatial(project))
+    ds = load_spatial(project)
+    assert not _prepared_here(ds)
+    prep = prepare(ds)
+    (kept,) = _kept(cache_dir)
+    area_only = [k for k in ("order", "order_base", "sample_start", "seg_count", "area0", "varea")
+                 if getattr(prep, k).size]  # (the run has no perturbed variants: no varea)
+    assert {"order", "seg_count", "area0"} <= set(area_only)
+    for name in area_only:
+        float(np.asarray(getattr(prep, name)).sum())  # read: resident
+        assert resident_kb(kept / f"{name}.npy") > 0, name
+    with Project.open(project, read_only=True) as p:
+        _, cfg = SpatialStore(p).active_config()
+    evaluate(ds, cfg)  # builds the area stage, then selects and decides
+    for name in area_only:
+        assert resident_kb(kept / f"{name}.npy") == 0, name
+    for name in ("geom_d.npy", "row0.npy", "score0.npy"):  # what every pass reads stays
+        assert resident_kb(kept / name) > 0, name
+    _assert_same_verdicts(project, ds, scanned)  # another area filter reads them again
 
 
 @pytest.mark.parametrize("edit", [

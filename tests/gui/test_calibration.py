@@ -144,6 +144,31 @@ def test_dragging_slider_evaluates_and_settles_on_release(qtbot, panel, state):
     assert shown_counts(panel) == evaluate(state.dataset, state.config).counts()
 
 
+def test_the_window_hands_freed_memory_back_once_a_drag_has_rested(qtbot, panel, state, monkeypatch):
+    """Each move's temporaries are freed; the heap is trimmed once per drag, when it rests (a
+    trim between moves would make the next move fault its pages in again)."""
+    import linecache
+
+    import ui.idle_trim
+
+    trims = []
+    monkeypatch.setattr(ui.idle_trim, "release_freed_memory", lambda: trims.append(len(linecache.cache)))
+    qtbot.wait(ui.idle_trim.IDLE_MS + 200)  # what the open scheduled
+    trims.clear()
+    linecache.getline(ui.idle_trim.__file__, 1)  # a source line cached (as Qt's binding does)
+    slider = panel.sliders["margin"].slider
+    slider.setFocus()
+    n0, m0 = panel.evaluations, state.config.margin
+    for _ in range(8):
+        qtbot.keyClick(slider, Qt.Key.Key_Right)  # each step evaluated, as a drag's moves are
+    assert panel.evaluations >= n0 + 8 and state.config.margin == pytest.approx(m0 + 0.04)
+    assert trims == []  # not between the moves
+    qtbot.waitUntil(lambda: len(trims) == 1, timeout=3000)
+    assert trims == [0]  # Python's cache of source lines emptied first
+    qtbot.wait(ui.idle_trim.IDLE_MS + 200)
+    assert len(trims) == 1  # once for the whole drag
+
+
 def _slider_option(slider):
     from PySide6.QtWidgets import QStyleOptionSlider
 

@@ -85,7 +85,9 @@ with the reference; indices are int32 where they fit, flags bool / int8 / int16.
 
 from __future__ import annotations
 
+import functools
 import itertools
+import logging
 import math
 import os
 import threading
@@ -102,6 +104,7 @@ import numpy as np
 from ...dataset import Dataset, Detections, label_codes
 from ...types import PRIMARY, SECONDARY, WorkstationError
 from ...util.grouping import by_segment_then_score, factorize
+from ...util.memory import drop_mapped_pages
 from ...util.refs import weak
 from .config import CheckerConfig
 from . import prepared_cache
@@ -124,6 +127,8 @@ __all__ = ["VerdictArrays", "VerdictColumns", "StorableVerdicts", "Prepared", "p
            "evaluate_reference", "EPS"]
 
 EPS = 1e-10
+log = logging.getLogger(__name__)
+
 _CACHE_KEY = "checker.prepared"
 _LOCK_KEY = "checker.prepare_lock"
 
@@ -467,6 +472,12 @@ class Prepared:
         begin = self.sample_start[samples].astype(np.int64) + before
         return begin, begin + count
 
+    def area_only(self) -> list[np.ndarray]:
+        """The arrays that only an area stage's build reads (`_build_area_stage`): the selection
+        and decision passes read the first rows' scores and geometry, never these."""
+        return [self.order, *([] if self.order_base is None else [self.order_base]), self.sample_start,
+                self.seg_count, self.area0, self.varea]
+
     def nbytes(self) -> int:
         """Memory held by the prepared arrays (not counting cached stages)."""
         arrays = [self.order, *([] if self.order_base is None else [self.order_base]), self.sample_start, self.seg_count, self.row0, self.score0, self.area0, self.vscore, self.varea,
@@ -774,9 +785,42 @@ def _prepare(ds: Dataset, fp: tuple[Any, ...]) -> Prepared:
               "score0": score0, "area0": area0, "vscore": vscore, "varea": varea, "s2": s2,
               **({"order_base": order_base} if order_base is not None else {}),
               **{f"geom_{k}": a for k, a in geom.items()}}
-    if kept is not None:  # the next open maps them (written while this one goes on)
-        prepared_cache.save_in_background(kept, arrays)
-    return _finish(ds, fp, n_slots, relation, width * height, arrays, kept)
+    prep = _finish(ds, fp, n_slots, relation, width * height, arrays, kept)
+    if kept is not None:  # the next open maps them (written while this one goes on), and so does this one
+        expect = _kept_arrays(n, n_slots, len(d), score_dtype(d.score))
+        prepared_cache.save_in_background(kept, arrays, then=functools.partial(
+            _map_kept, weakref.ref(prep), kept, expect, len(d)))
+    return prep
+
+
+def _map_kept(prep_ref: Callable[[], Prepared | None], kept: prepared_cache.Slot,
+              expect: prepared_cache.Expected, n_det: int) -> None:
+    """Once `prepared_cache` has written a preparation, its `Prepared` (if still alive) reads
+    the written files instead of its arrays in memory, which go (≈0.3 GB at 1M): what the
+    decision passes read comes back into this process's memory page by page as they read it;
+    the rest stays in the page cache, as on a later open. Each file must hold its array's
+    values (else nothing is swapped)."""
+    prep = prep_ref()
+    if prep is None:
+        return
+    mapped = prepared_cache.load(kept, expect, n_det)
+    if mapped is None:
+        return
+    names = [k for k in mapped if not k.startswith("geom_")]
+    now = {**{k: getattr(prep, k) for k in names}, **{f"geom_{k}": a for k, a in prep.geom.items()}}
+    same = sorted(now) == sorted(mapped)
+    for k, a in mapped.items() if same else ():
+        same = a.dtype == now[k].dtype and np.array_equal(a, now[k], equal_nan=a.dtype.kind == "f")
+        drop_mapped_pages([a])  # read whole by the comparison: one file's pages at a time
+        if not same:
+            break
+    if not same:
+        log.warning("the checker's kept preparation %s differs from the one in memory: not used", kept.folder)
+        return
+    for k in names:  # same values: readers mid-pass may hold either
+        setattr(prep, k, mapped[k])
+    for k in prep.geom:
+        prep.geom[k] = mapped[f"geom_{k}"]
 
 
 def _kept_arrays(n: int, n_slots: int, n_det: int, sdt: type[np.floating[Any]]
@@ -1021,6 +1065,9 @@ class _Stages:
             self.area[maf] = stage
             while len(self.area) > self.MAX_AREA:
                 self.area.popitem(last=False)
+        # kept arrays mapped from the cache (prepared_cache) that no move of a slider but the
+        # area filter's reads again go back to the page cache: ≈0.1 GB of resident memory at 1M
+        drop_mapped_pages(prep.area_only())
         return stage
 
     def find(self, key: tuple[Any, ...], flags: tuple[Callable[[], Any], ...],

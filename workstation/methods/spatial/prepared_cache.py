@@ -6,7 +6,9 @@ and variants (what the detection cache entry's key covers), on each sample's obj
 relation and image size, and on the code that computes it. When a dataset's detections come
 from a cache entry (`detection_cache.EntryRef`), the prepared arrays (≈0.3 GB at 1M) are
 written, on a thread of their own after the preparation, to a folder inside that entry named by
-a digest of all of that; later opens memory-map them instead of preparing again.
+a digest of all of that; later opens memory-map them instead of preparing again, and the open
+that wrote them switches to the written files once they are whole (`save_in_background`'s
+`then`), its arrays in memory handed back.
 
 Like the entry itself it is an optimisation only: a folder that cannot be written costs the
 next open its preparation, nothing else; a missing, damaged or inconsistent one is removed
@@ -29,6 +31,7 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,6 +40,7 @@ import numpy as np
 from ...dataset import Dataset
 from ...store.detection_cache import (MANIFEST, EntryRef, make_room, map_array, older_than, read_manifest,
                                       remove_path, write_arrays)
+from ...util.memory import trim_heap
 
 log = logging.getLogger(__name__)
 
@@ -159,11 +163,14 @@ def _check_indices(arrays: dict[str, np.ndarray], n_detections: int) -> None:
         raise ValueError("rows out of range")
 
 
-def save_in_background(where: Slot, arrays: dict[str, np.ndarray]) -> threading.Thread:
-    """Write `arrays` to `where` on a thread of its own; returns the thread. A process that
-    leaves waits for it (up to `WRITE_AT_EXIT_S`, at exit: Python's own wait at exit skips a
-    thread started from a thread it did not start, such as the window's worker pool's)."""
-    t = threading.Thread(target=_save, args=(where, dict(arrays)), name="checker-prepared-save")
+def save_in_background(where: Slot, arrays: dict[str, np.ndarray],
+                       then: Callable[[], None] | None = None) -> threading.Thread:
+    """Write `arrays` to `where` on a thread of its own; returns the thread. Once they are in
+    place, `then()` runs on that thread (its errors are logged). A process that leaves waits for
+    it (up to `WRITE_AT_EXIT_S`, at exit: Python's own wait at exit skips a thread started from a
+    thread it did not start, such as the window's worker pool's)."""
+    # handed over in a list that `_save` empties: the thread's own arguments do not keep them
+    t = threading.Thread(target=_save, args=(where, [dict(arrays)], then), name="checker-prepared-save")
     with _writers_lock:
         _writers[:] = [w for w in _writers if w.is_alive()]
         _writers.append(t)
@@ -189,7 +196,8 @@ def _wait_at_exit() -> None:
 atexit.register(_wait_at_exit)
 
 
-def _save(where: Slot, arrays: dict[str, np.ndarray]) -> None:
+def _save(where: Slot, handed: list[dict[str, np.ndarray]], then: Callable[[], None] | None = None) -> None:
+    arrays = handed.pop()
     entry = where.entry
     tmp = entry / f"{_TMP}{os.getpid()}-{uuid.uuid4().hex[:12]}"
     try:
@@ -207,3 +215,11 @@ def _save(where: Slot, arrays: dict[str, np.ndarray]) -> None:
     except OSError as e:
         remove_path(tmp)
         log.info("the checker's preparation was not kept in %s (%s): the next open prepares again", entry, e)
+        return
+    del arrays
+    if then is not None:
+        try:
+            then()
+        except Exception:  # noqa: BLE001 - an optimisation: the arrays in memory stay in use
+            log.warning("after keeping the checker's preparation in %s", where.folder, exc_info=True)
+        trim_heap()  # what `then` let go of
