@@ -17,7 +17,9 @@
    N-sample project (checker re-evaluation, live table re-registered and re-queried, pair viewer
    and status bar refreshed, events processed and painted), then with a new margin alone (one
    slider dragged). Target p95 ≤ 100 ms.
-4. resident memory with the N-sample project open. Target ≤ 500 MB.
+4. resident memory with the N-sample project open: after the open, right after the last of 30
+   moves, and once the drag has rested (the window trims its heap, `ui/idle_trim.py`), with the
+   process's peak. Targets ≤ 500 MB at 100k, ≤ 1.2 GB (peak ≤ 2 GB) at 1M.
 5. open and close the N-sample project --cycles times in one window: resident memory after each
    open and close, and after each close what Python's small-object arenas and the C heap hold.
    Target: no growth.
