@@ -87,9 +87,10 @@ def create_application(argv: Sequence[str] | None = None) -> Any:
     from PySide6.QtGui import QGuiApplication
     from PySide6.QtWidgets import QApplication
 
-    from workstation.util.memory import tune_allocator
+    from workstation.util.memory import keep_freed_memory_for_reuse, tune_allocator
 
     tune_allocator()
+    keep_freed_memory_for_reuse()  # the window trims its heap itself once idle (ui/idle_trim.py)
     app = QApplication.instance()
     if app is None:
         QGuiApplication.setHighDpiScaleFactorRoundingPolicy(Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)

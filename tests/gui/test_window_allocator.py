@@ -54,3 +54,37 @@ def test_only_the_commands_that_open_the_window_restart(tmp_path: Path) -> None:
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
                        check=False, timeout=120)
     assert "ALLOC pymalloc" in r.stdout, r.stdout[-2000:] + r.stderr[-2000:]
+
+
+_HOLD = """
+import sys
+import numpy as np
+from workstation.util.memory import keep_freed_memory_for_reuse, trim_heap
+def rss_mb():
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * 4096 / 2**20
+if sys.argv[1] == "keep":
+    keep_freed_memory_for_reuse()
+base = rss_mb()
+blocks = [np.ones(1 << 20) for _ in range(32)]  # 32 blocks of 8 MB, as a move's result arrays
+del blocks
+freed = rss_mb()
+trim_heap()
+print("MB", round(freed - base), round(rss_mb() - base))
+"""
+
+
+@pytest.mark.parametrize("mode", ["keep", "default"])
+def test_the_window_keeps_freed_blocks_for_the_next_move_until_its_idle_trim(mode: str) -> None:
+    """In the window (`keep_freed_memory_for_reuse`) a freed 8 MB block stays in the heap for
+    the next slider move to reuse without faulting its pages in again, until the heap is
+    trimmed; by default glibc hands such blocks back to the system as they are freed."""
+    r = subprocess.run([sys.executable, "-c", _HOLD, mode], cwd=ROOT, env=_env_without_a_choice(),
+                       capture_output=True, text=True, check=False, timeout=120)
+    line = next((ln for ln in r.stdout.splitlines() if ln.startswith("MB")), "")
+    assert line, r.stdout[-2000:] + r.stderr[-2000:]
+    freed, trimmed = (int(x) for x in line.split()[1:])
+    if mode == "keep":
+        assert freed > 200 and trimmed < 40, line  # held while freed, handed back by the trim
+    else:
+        assert freed < 40, line

@@ -47,6 +47,31 @@ def tune_allocator() -> None:
         pass
 
 
+MMAP_THRESHOLD = 32 << 20  # glibc's largest: blocks under it come from the heap
+TRIM_THRESHOLD = 1 << 30
+
+
+def keep_freed_memory_for_reuse() -> None:
+    """For a process that trims its heap itself once idle (the window: `ui/idle_trim.py`):
+    fixed thresholds in place of glibc's sliding ones. By default glibc maps each block from
+    128 KB on its own and unmaps it when it is freed, raising that threshold towards the
+    largest block freed (32 MB at most), and hands the top of its heap back whenever more than
+    twice that is free there. A slider move at a million samples frees its result's arrays
+    (1–8 MB each) and its stages' and allocates them again: the first moves of a drag, and
+    every move whose freed blocks had been at the heap's top, took fresh pages from the system
+    and faulted each in again (≈ 20–35 ms of a 60–100 ms move). Blocks under 32 MB now come from the
+    heap, and freed ones stay there for the next move until the idle trim hands them back.
+    A no-op elsewhere than glibc."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = glibc()
+        libc.mallopt(-3, MMAP_THRESHOLD)  # M_MMAP_THRESHOLD (a fixed one stops the sliding)
+        libc.mallopt(-1, TRIM_THRESHOLD)  # M_TRIM_THRESHOLD
+    except AttributeError:  # not glibc
+        pass
+
+
 _ALLOCATOR_MARK = "WORKSTATION_ALLOCATOR_CHOSEN"
 
 
