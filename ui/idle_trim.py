@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import linecache
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, QTimer
 
 from workstation.store import release_freed_memory
 
@@ -25,8 +25,6 @@ IDLE_MS = 400  # a drag's moves come every few tens of ms: a pause this long is 
 
 
 class IdleTrim(QObject):
-    trimmed = Signal()  # after each trim (tests, benchmarks)
-
     def __init__(self, parent: QObject | None = None, idle_ms: int = IDLE_MS) -> None:
         super().__init__(parent)
         self.timer = QTimer(self)
@@ -44,4 +42,3 @@ class IdleTrim(QObject):
         linecache.clearcache()
         release_freed_memory()
         self.count += 1
-        self.trimmed.emit()

@@ -130,6 +130,8 @@ EPS = 1e-10
 log = logging.getLogger(__name__)
 
 _CACHE_KEY = "checker.prepared"
+# the prepared arrays that only an area stage's build reads (`Prepared.area_only`)
+_AREA_ONLY = ("order", "order_base", "sample_start", "seg_count", "area0", "varea")
 _LOCK_KEY = "checker.prepare_lock"
 
 # relations whose PASS needs a negative delta (A left of / above B)
@@ -472,16 +474,30 @@ class Prepared:
         begin = self.sample_start[samples].astype(np.int64) + before
         return begin, begin + count
 
+    def kept(self) -> dict[str, np.ndarray]:
+        """The arrays as `prepared_cache` keeps them, by name (the geometry's as ``geom_<key>``)."""
+        names = (*_AREA_ONLY, "row0", "score0", "vscore", "s2")
+        return {**{k: getattr(self, k) for k in names if getattr(self, k) is not None},
+                **{f"geom_{k}": a for k, a in self.geom.items()}}
+
+    def use_kept(self, arrays: dict[str, np.ndarray]) -> None:
+        """Read `arrays` (the same names and values as `kept()`) from here on; a pass under way
+        may hold either."""
+        for k, a in arrays.items():
+            if k.startswith("geom_"):
+                self.geom[k[len("geom_"):]] = a
+            else:
+                setattr(self, k, a)
+
     def area_only(self) -> list[np.ndarray]:
         """The arrays that only an area stage's build reads (`_build_area_stage`): the selection
         and decision passes read the first rows' scores and geometry, never these."""
-        return [self.order, *([] if self.order_base is None else [self.order_base]), self.sample_start,
-                self.seg_count, self.area0, self.varea]
+        kept = self.kept()
+        return [kept[k] for k in _AREA_ONLY if k in kept]
 
     def nbytes(self) -> int:
         """Memory held by the prepared arrays (not counting cached stages)."""
-        arrays = [self.order, *([] if self.order_base is None else [self.order_base]), self.sample_start, self.seg_count, self.row0, self.score0, self.area0, self.vscore, self.varea,
-                  self.s2, self.rel, *([] if self.wh is None else [self.wh]), *self.geom.values()]
+        arrays = [*self.kept().values(), self.rel, *([] if self.wh is None else [self.wh])]
         return int(sum(a.nbytes for a in arrays))
 
 
@@ -806,21 +822,23 @@ def _map_kept(prep_ref: Callable[[], Prepared | None], kept: prepared_cache.Slot
     mapped = prepared_cache.load(kept, expect, n_det)
     if mapped is None:
         return
-    names = [k for k in mapped if not k.startswith("geom_")]
-    now = {**{k: getattr(prep, k) for k in names}, **{f"geom_{k}": a for k, a in prep.geom.items()}}
-    same = sorted(now) == sorted(mapped)
-    for k, a in mapped.items() if same else ():
-        same = a.dtype == now[k].dtype and np.array_equal(a, now[k], equal_nan=a.dtype.kind == "f")
-        drop_mapped_pages([a])  # read whole by the comparison: one file's pages at a time
-        if not same:
-            break
-    if not same:
+    if not _same_arrays(prep.kept(), mapped):
         log.warning("the checker's kept preparation %s differs from the one in memory: not used", kept.folder)
         return
-    for k in names:  # same values: readers mid-pass may hold either
-        setattr(prep, k, mapped[k])
-    for k in prep.geom:
-        prep.geom[k] = mapped[f"geom_{k}"]
+    prep.use_kept(mapped)
+
+
+def _same_arrays(now: dict[str, np.ndarray], mapped: dict[str, np.ndarray]) -> bool:
+    """Whether the mapped arrays hold `now`'s names, dtypes and values; each file's pages are
+    handed back once compared (the comparison reads it whole)."""
+    if sorted(now) != sorted(mapped):
+        return False
+    for k, a in mapped.items():
+        same = a.dtype == now[k].dtype and np.array_equal(a, now[k], equal_nan=a.dtype.kind == "f")
+        drop_mapped_pages([a])
+        if not same:
+            return False
+    return True
 
 
 def _kept_arrays(n: int, n_slots: int, n_det: int, sdt: type[np.floating[Any]]
