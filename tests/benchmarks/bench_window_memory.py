@@ -5,7 +5,7 @@
 In a fresh process per round, as `main.py gui` sets it up: open PROJECT in the window (Browse
 tab), make every sample the review queue ("review from Browse" on the first row), then make
 bench_gui's slider moves (margin and t_det, a new config each). Prints the resident memory
-after each step and the process peak (VmHWM). To compare trees, run it from another checkout
+after each step, again 1 s after the last move, and the process peak (VmHWM). To compare trees, run it from another checkout
 (see `window_rounds.py`).
 """
 
@@ -31,8 +31,11 @@ def one_round(project: Path, moves: int) -> str:
         st.set_config(moved(st.config, i))
         app.processEvents()
         bench.wait(app, 0.05)
+    after = bench.rss_mb()
+    bench.wait(app, 1.0)  # the drag over: the window trims its heap once it rests (ui/idle_trim.py)
     return (f"queue of {len(st.queue):,} samples; resident after open {opened:.0f} MB, after the review "
-            f"{reviewed:.0f} MB, after {moves} moves {bench.rss_mb():.0f} MB; peak {bench.peak_mb():.0f} MB")
+            f"{reviewed:.0f} MB, after {moves} moves {after:.0f} MB, 1 s later {bench.rss_mb():.0f} MB; "
+            f"peak {bench.peak_mb():.0f} MB")
 
 
 def main() -> None:
