@@ -128,7 +128,7 @@ def shoot_project(sh: Shooter, folder: Path, tag: str) -> None:
     w.resize(*SIZE)
     w.show()
     w.open_project(folder)
-    st = w.state
+    st = w.spatial
     sh.save(w, f"{tag}_browse_table")
     w.browser.view_buttons.button(1).click()
     sh.settle(1.0)
@@ -136,7 +136,7 @@ def shoot_project(sh: Shooter, folder: Path, tag: str) -> None:
     w.browser.view_buttons.button(0).click()
 
     row = pick_pair(st, "PASS")
-    w.review_from_browse(row)
+    w.method_views["spatial"].review_from_browse(w, row)
     w.viewer.fit()
     sh.save(w, f"{tag}_review_pair")
     # labels of two annotators on the same samples, so the table and the agreement dialog
@@ -146,11 +146,11 @@ def shoot_project(sh: Shooter, folder: Path, tag: str) -> None:
         for name, verdicts in (("second", ("PASS", "PASS", "UNDECIDABLE", "FAIL")),
                                ("auditor", ("PASS", "FAIL", "UNDECIDABLE", "FAIL"))):
             st.set_annotator(name)
-            w.controller._reload_done()
-            w.controller.go(start)
+            w.spatial.controller._reload_done()
+            w.spatial.controller.go(start)
             for verdict in verdicts:
-                w.controller.record(verdict)
-        w.controller.go(start)
+                w.spatial.controller.record(verdict)
+        w.spatial.controller.go(start)
         w._update_status()
     w.viewer.zoom(2.0)
     sh.save(w, f"{tag}_review_zoomed")
@@ -237,8 +237,8 @@ def shoot_metalogic(sh: Shooter, w) -> None:
     r = page.session.results
     if r is None or not len(r):
         return
-    if not w.state.annotator:
-        w.state.set_annotator("demo")
+    if not w.spatial.annotator:
+        w.spatial.set_annotator("demo")
     # a few judgements: the computed outcome, one disagreement
     page.controller.auto_advance = True
     for k in range(min(8, len(page.controller.queue))):

@@ -68,7 +68,7 @@ def one_round(project: Path, moves: int, tab: str) -> None:
     app, w = open_window(project, "bench_calibration_moves.ini")
     w.show_tab(tab)
     bench.wait(app, 0.5)
-    st = w.state
+    st = w.spatial
     total: list[float] = []
     per: dict[str, list[float]] = defaultdict(list)
     for i in range(moves):

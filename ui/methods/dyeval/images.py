@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import (
@@ -184,18 +186,30 @@ class NodeImages(QWidget):
         return (f"<b>{owner}</b>  {_esc(title)}<br><span style='color:{PENDING_COLOR}'>{o.passes}/{o.judged} pass · "
                 f"rate {fmt_rate(o.pass_rate)} · {o.n_images}/{o.expected} images</span>{verdict}")
 
-    def show_node(self, node_id: str, focus: str = "") -> None:
-        """Show a node (``focus``: an owner to scroll to and start at); a node whose rows and images
-        are unchanged is only repainted (the judging position stays)."""
+    def sync_targets(self) -> None:
+        """Every image of the tree is a target of the judging controller (a node's images are
+        its queue; an audit set may hold images of any node)."""
         tree = self.session.tree
+        ids = list(tree.images) if tree is not None else []
+        c = self.controller
+        if ids != c.core.ids.tolist():
+            c.set_targets(np.asarray(ids, dtype=object))
+
+    def show_node(self, node_id: str, focus: str = "", refill: bool = False) -> None:
+        """Show a node (``focus``: an owner to scroll to and start at); a node whose rows and images
+        are unchanged is only repainted (the judging position stays). While an audit set is open
+        the node's images are shown but the queue stays the audit's."""
+        tree = self.session.tree
+        self.sync_targets()
         if tree is None or node_id not in tree.nodes:
             self._clear()
             self.node_id = node_id
-            self.controller.set_queue([])
+            if self.controller.audit is None:
+                self.controller.set_queue([])
             self._buttons()
             return
         structure = self._structure(tree, node_id)
-        if node_id == self.node_id and structure == self._shape and not focus:
+        if node_id == self.node_id and structure == self._shape and not focus and not refill:
             for owner, title, _k in self._owners(tree, node_id):
                 self.heads[owner].setText(self._head_text(tree, owner, title))
             self.refresh_tiles()
@@ -235,13 +249,16 @@ class NodeImages(QWidget):
                     ph.setStyleSheet(f"QLabel{{border:2px dashed {PENDING_COLOR};color:{PENDING_COLOR}}}")
                     self.grid.addWidget(ph, row, col + 1)
         self.refresh_tiles()
-        if changed_node or focus or queue != self.controller.queue:
-            cur = self.controller.current
+        c = self.controller
+        if c.audit is not None:
+            self._moved(c.pos)
+        elif changed_node or focus or refill or queue != c.queue:
+            cur = c.current
             start = queue.index(cur) if cur in queue and not changed_node and not focus \
                 else self._first_unjudged(queue, focus)
-            self.controller.set_queue(queue, start=start)
+            c.set_queue(queue, start=start)
         else:
-            self._moved(self.controller.pos)
+            self._moved(c.pos)
         self._buttons()
 
     def _clear(self) -> None:
@@ -296,9 +313,18 @@ class NodeImages(QWidget):
         return QPixmap.fromImage(r.image).scaled(TILE, TILE, Qt.KeepAspectRatio, Qt.SmoothTransformation)
 
     # --- moving and selecting ---------------------------------------------------------------------------
+    def go_first_waiting(self) -> None:
+        """Go to the first image of the node nobody has judged yet (the node's first when all are)."""
+        c = self.controller
+        if c.audit is not None:
+            return
+        queue = c.queue
+        c.go(self._first_unjudged(queue, ""))
+
     def _tile_clicked(self, image_id: str) -> None:
-        if image_id in self.controller.queue:
-            self.controller.go(self.controller.queue.index(image_id))
+        i = self.controller.index_of(image_id)
+        if i >= 0:
+            self.controller.go_target(i)
         self._select_owner(self.row_of.get(image_id, ""))
         self.setFocus()
 
