@@ -10,7 +10,7 @@ controller, its audit population). Other panels join the same way:
     window.add_panel("Reports", ReportView(state), "tab")  # a tab
 
 Docks are listed in View → Panels so they can be shown again after being closed. Opening a
-project in the background is `ui.opening`; the audit menu is `ui.audit_menu`.
+project in the background is `ui.opening`; the menus are `ui.menus`.
 """
 
 from __future__ import annotations
@@ -22,12 +22,12 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent
-from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QMenu, QTabWidget, QWidget
+from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QTabWidget, QWidget
 
-from . import audit_menu, place, project_dialogs, theme
+from . import menus, place, project_dialogs, theme
 from .image_cache import ImageCache
 from .opening import BackgroundOpen
-from .shortcuts import ShortcutSheet, make_action
+from .shortcuts import ShortcutSheet
 from .start_page import StartPage
 from .state import AppState
 
@@ -65,7 +65,7 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.start_page, "Start")
         self.setCentralWidget(self.tabs)
         self.actions_by_id: dict[str, QAction] = {}
-        self._build_menus()
+        menus.build_menus(self)
         self._build_status()
         self._install_eager_views()
         self.tabs.currentChanged.connect(self._tab_changed)
@@ -133,7 +133,7 @@ class MainWindow(QMainWindow):
             c = views.controller(self)
             if c is not None:
                 c.changed.connect(self._update_status)
-                c.queue_changed.connect(self._sync_tabs)
+                c.policy_changed.connect(self._sync_tabs)
             views.on_project(self)
         return views
 
@@ -240,79 +240,16 @@ class MainWindow(QMainWindow):
 
     def _tab_changed(self, _i: int) -> None:
         page = self.tabs.currentWidget()
-        for views in self.method_views.values():
-            for p in views.pages(self):
-                hook = getattr(views, "tab_shown", None)
-                if hook is not None and p is page:
-                    hook(self, page)
+        for views in self.method_views.values():  # each views' actions follow whether its tab is shown
+            hook = getattr(views, "tab_shown", None)
+            if hook is not None:
+                hook(self, page)
         views = self.current_views()
         target = views.focus_target(self) if views is not None else None
-        if target is not None and target.isVisible() and QApplication.focusWidget() not in (None, target):
+        fw = QApplication.focusWidget()
+        if target is not None and target.isVisible() and (fw is None or not target.isAncestorOf(fw)):
             target.setFocus()
         self._update_status()
-
-    # ---- menus --------------------------------------------------------------------------------------
-    def _build_menus(self) -> None:
-        a = self.actions_by_id
-        a["open"] = make_action(self, "open", self.open_dialog)
-        a["new"] = make_action(self, "new", self.new_dialog)
-        a["theme"] = make_action(self, "theme", self.toggle_theme)
-        a["help"] = make_action(self, "help", self.show_shortcuts)
-        a["quit"] = make_action(self, "quit", self.close)
-        a["audit_new"] = make_action(self, "audit_new", lambda: audit_menu.new_audit_set(self))
-        mb = self.menuBar()
-        f = mb.addMenu("&File")
-        f.addAction(a["new"])
-        f.addAction(a["open"])
-        self._add(f, "Open read-only snapshot…", lambda: self.open_dialog(snapshot=True))
-        self.recent_menu = QMenu("Open &recent", self)
-        self.recent_menu.aboutToShow.connect(self._fill_recent)
-        f.addMenu(self.recent_menu)
-        self._add(f, "Close project", self.close_project)
-        f.addSeparator()
-        self._add(f, "Import labels…", lambda: audit_menu.import_labels(self))
-        self._add(f, "Export labels…", lambda: audit_menu.export_labels(self))
-        f.addSeparator()
-        f.addAction(a["quit"])
-        self.label_menu = mb.addMenu("&Label")
-        self.label_menu.aboutToShow.connect(lambda: audit_menu.fill_label_menu(self))
-        self.label_menu_anchor = self.label_menu.addSeparator()
-        self.view_menu = mb.addMenu("&View")
-        self.view_menu_anchor = self.view_menu.addSeparator()
-        self.view_menu.addAction(a["theme"])
-        self.panels_menu = self.view_menu.addMenu("Panels")
-        self.methods_menu = mb.addMenu("&Methods")
-        self.methods_menu.aboutToShow.connect(self._fill_methods_menu)
-        self.audit_menu = mb.addMenu("&Audit")
-        audit_menu.build(self, self.audit_menu)
-        h = mb.addMenu("&Help")
-        h.addAction(a["help"])
-
-    def _add(self, menu: QMenu, text: str, slot: Callable[[], Any]) -> QAction:
-        act = QAction(text, self)
-        act.triggered.connect(lambda _=False: slot())
-        menu.addAction(act)
-        return act
-
-    def _fill_methods_menu(self) -> None:
-        from workstation.methods import METHODS
-
-        from .methods import view_names
-
-        self.methods_menu.clear()
-        for name in view_names():
-            desc = METHODS.entry(name).description if name in METHODS else ""
-            act = self.methods_menu.addAction(f"{name}: {desc}" if desc else name)
-            act.triggered.connect(lambda _=False, n=name: self.open_method(n))
-
-    def _fill_recent(self) -> None:
-        self.recent_menu.clear()
-        items = project_dialogs.recent_projects()
-        if not items:
-            self.recent_menu.addAction("(none)").setEnabled(False)
-        for f in items:
-            act = self.recent_menu.addAction(f)
-            act.triggered.connect(lambda _=False, ff=f: self.open_project(ff))
 
     def _build_status(self) -> None:
         sb = self.statusBar()

@@ -15,7 +15,7 @@ from workstation.evaluation.agreement import cohen_kappa, percent_agreement
 from workstation.methods.spatial.labels_io import read_labels
 from workstation.methods.spatial.types import VERDICT_CODE
 
-from ui import audit_menu
+from ui import menus
 
 from .conftest import on_next_modal
 from workstation.methods.spatial.store import SpatialStore
@@ -56,7 +56,7 @@ BOB = "PFFFUPUFPP"
 def test_import_then_kappa_and_adjudicate(qtbot, open_window, sbuc_project: Path, tmp_path: Path) -> None:
     w = open_window(sbuc_project)
     ids = _label_first(qtbot, w, ALICE)
-    audit_menu.import_labels(w, str(_bob_file(tmp_path, ids, BOB)))
+    menus.import_labels(w, str(_bob_file(tmp_path, ids, BOB)))
     st = w.spatial
     assert sorted(SpatialStore(st.project).annotators()) == ["alice", "bob"]
     assert "imported 10 label(s)" in w.statusBar().currentMessage()
@@ -70,7 +70,7 @@ def test_import_then_kappa_and_adjudicate(qtbot, open_window, sbuc_project: Path
         qtbot.mouseClick(dlg.findChild(QPushButton, "adjudicateButton"), Qt.LeftButton)
 
     seen = on_next_modal(qtbot, read)
-    audit_menu.show_agreement(w)
+    menus.show_agreement(w)
     assert seen
     a = np.array([VERDICT_CODE[{"P": "PASS", "F": "FAIL", "U": "UNDECIDABLE"}[x]] for x in ALICE])
     b = np.array([VERDICT_CODE[{"P": "PASS", "F": "FAIL", "U": "UNDECIDABLE"}[x]] for x in BOB])
@@ -89,7 +89,7 @@ def test_import_then_kappa_and_adjudicate(qtbot, open_window, sbuc_project: Path
 def test_annotators_disagree_filter(qtbot, open_window, sbuc_project: Path, tmp_path: Path) -> None:
     w = open_window(sbuc_project)
     ids = _label_first(qtbot, w, ALICE)
-    audit_menu.import_labels(w, str(_bob_file(tmp_path, ids, BOB)))
+    menus.import_labels(w, str(_bob_file(tmp_path, ids, BOB)))
     f = w.browser.filters
     qtbot.mouseClick(f.disagree, Qt.LeftButton, pos=QPoint(6, f.disagree.height() // 2))
     n_dis = sum(x != y for x, y in zip(ALICE, BOB))
@@ -103,7 +103,7 @@ def test_export_labels_round_trip(qtbot, open_window, sbuc_project: Path, tmp_pa
     w = open_window(sbuc_project)
     ids = _label_first(qtbot, w, "PFU")
     out = tmp_path / "export.csv"
-    audit_menu.export_labels(w, str(out))
+    menus.export_labels(w, str(out))
     t = read_labels(out)
     assert list(zip(t.sample_id, t.annotator, t.verdict)) == [
         (ids[0], "alice", "PASS"), (ids[1], "alice", "FAIL"), (ids[2], "alice", "UNDECIDABLE")]
@@ -121,6 +121,6 @@ def test_bad_label_file_gives_a_message(qtbot, open_window, sbuc_project: Path, 
         box.accept()
 
     seen = on_next_modal(qtbot, read)
-    audit_menu.import_labels(w, str(bad))
+    menus.import_labels(w, str(bad))
     assert seen and "no_such_sample" in got["text"] and "bad.json" in got["text"]
     assert SpatialStore(w.spatial.project).annotators() == []

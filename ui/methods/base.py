@@ -5,7 +5,8 @@ A method's views object (``ui.methods.<name>:VIEWS``, registered in `ui.methods`
 data the open project holds, shows only their tabs, and asks the views of the tab shown for its
 judging controller (keys, notes, undo), its audit population (Audit → New audit set…) and its
 label export. Blindness is not the views' to decide: they show what their controller's policy
-allows (`JudgeController.visibility` / `queue_visibility`).
+allows (`JudgeController.visibility` for the target under review, `view_visibility` for views of
+more than one target), and they re-ask when it says so (`policy_changed`).
 """
 
 from __future__ import annotations
@@ -92,6 +93,12 @@ class MethodViews:
         n = c.open_audit(audit_set_id)
         self.show_judging(window)
         return int(n)
+
+    def outcome_texts(self, window: Any, index: int) -> list[str]:
+        """Text that would tell a target's automated outcome (its verdict word, reason, score or
+        confidence as the views write them): the blind-audit contract test looks for it on every
+        visible widget. A method without an automated outcome gives none."""
+        return []
 
     def focus_target(self, window: Any) -> QWidget | None:
         """Where the keys should go when the method's tab is shown."""

@@ -9,7 +9,7 @@ The target view is told what the policy lets it show (`Visibility`); nothing els
 from __future__ import annotations
 
 import html
-from typing import Any, Protocol
+from typing import Protocol
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget

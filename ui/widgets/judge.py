@@ -74,7 +74,8 @@ class JudgeController(QObject):
     written = Signal(int)  # a label event was written for this target index (key, notes, undo, redo)
     changed = Signal()  # label state, progress or undo availability changed
     moved = Signal(int)  # the current target changed (its index; -1 none)
-    queue_changed = Signal()  # a new queue: views ask the policy again
+    queue_changed = Signal()  # a new queue
+    policy_changed = Signal()  # what views of more than the current target may show changed (ask again)
     finished_queue = Signal()
     save_failed = Signal(str)  # a label was not written (the message says why)
 
@@ -87,6 +88,7 @@ class JudgeController(QObject):
         self.auto_advance = True
         self.on_leave: list[Callable[[], None]] = []  # called before the current target changes
         self.describe: Callable[[int], str] = self.core.target_id  # a target in the auditor's words
+        self._policy_seen = self.view_visibility()
         annotator_changed = getattr(state, "annotator_changed", None)
         if annotator_changed is not None:  # another annotator: another pass, other labels
             annotator_changed.connect(self.reload)
@@ -162,6 +164,18 @@ class JudgeController(QObject):
     def queue_visibility(self) -> Visibility:
         return self.core.queue_visibility()
 
+    def view_visibility(self) -> Visibility:
+        """What views of more than the current target (tables, grids, filters, counts, other
+        pages) may show: the queue's policy, narrowed by the current target's while it is shown
+        (a re-check hides everything that would tell its first answer)."""
+        return self.core.queue_visibility() & self.core.visibility()
+
+    def _check_policy(self) -> None:
+        vis = self.view_visibility()
+        if vis != self._policy_seen:
+            self._policy_seen = vis
+            self.policy_changed.emit()
+
     def shown_labels(self, index: int | None = None) -> list[ShownLabel]:
         return self.core.shown_labels(index)
 
@@ -198,7 +212,9 @@ class JudgeController(QObject):
         self._announce_queue()
 
     def _announce_queue(self) -> None:
+        self._policy_seen = self.view_visibility()
         self.queue_changed.emit()
+        self.policy_changed.emit()
         self.moved.emit(self.core.current)
         self.changed.emit()
 
@@ -236,6 +252,7 @@ class JudgeController(QObject):
         """The page's own blind switch (outside audit sets)."""
         if self.core.page_blind != bool(on):
             self.core.page_blind = bool(on)
+            self._check_policy()
             self.queue_changed.emit()
             self.changed.emit()
 
@@ -262,6 +279,7 @@ class JudgeController(QObject):
             return
         self._leave()
         c.go(pos)
+        self._check_policy()
         self.moved.emit(c.current)
         self.changed.emit()
 
@@ -272,6 +290,7 @@ class JudgeController(QObject):
             return
         self._leave()
         c.go_target(int(index))
+        self._check_policy()
         self.moved.emit(c.current)
         self.changed.emit()
 
@@ -396,6 +415,7 @@ class JudgeController(QObject):
         if ch is None:
             return False
         if c.current != before:
+            self._check_policy()
             self.moved.emit(c.current)
         self.written.emit(ch.index)
         value = c.state_of(ch.index, ch.recheck)[0]
@@ -412,7 +432,7 @@ class JudgeController(QObject):
         p = self.state.project
         if p is None:
             return []
-        vis = self.queue_visibility()
+        vis = self.view_visibility()
         rows = p.latest_label_events(self.scheme.task)
         if vis.others and vis.own_earlier:
             return rows
@@ -451,6 +471,9 @@ class NotesEdit(QPlainTextEdit):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setTabChangesFocus(True)
+        # a click or N puts the cursor here, never the window's first focus: single-letter keys
+        # label, they are not typed into the note
+        self.setFocusPolicy(Qt.ClickFocus)
         self.setLineWrapMode(QPlainTextEdit.WidgetWidth)
         self.setFixedHeight(self.fontMetrics().lineSpacing() * 3 + 12)
 
@@ -752,12 +775,16 @@ class JudgeBar(QWidget):
 # ---------------------------------------------------------------------------------------------
 
 class _Shown(QObject):
-    """Enables a page's shortcuts while the page is shown (two pages' P never clash)."""
+    """Enables a page's shortcuts while the page is shown (two pages' P never clash), and gives
+    the page the keys as it is shown (a text field elsewhere, or one the window chose, keeps
+    none: the keys label at once after a tab or page switch)."""
 
     def __init__(self, page: QWidget, shortcuts: list[QShortcut]) -> None:
         super().__init__(page)
         self.page = page
         self.shortcuts = shortcuts
+        if page.focusPolicy() == Qt.NoFocus and page.focusProxy() is None:
+            page.setFocusPolicy(Qt.StrongFocus)
         page.installEventFilter(self)
         self.sync()
 
@@ -769,6 +796,12 @@ class _Shown(QObject):
     def eventFilter(self, obj: QObject, e: QEvent) -> bool:  # noqa: N802
         if obj is self.page and e.type() in (QEvent.Show, QEvent.Hide):
             self.sync()
+            if e.type() == QEvent.Show:
+                from PySide6.QtWidgets import QApplication
+
+                fw = QApplication.focusWidget()
+                if fw is None or not self.page.isAncestorOf(fw) or _typing():
+                    self.page.setFocus(Qt.OtherFocusReason)
         return False
 
 
@@ -777,6 +810,8 @@ def _typing() -> bool:
     from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QComboBox
 
     w = QApplication.focusWidget()
+    if w is None or not w.isVisible():
+        return False
     if isinstance(w, (QLineEdit, QPlainTextEdit, QAbstractSpinBox)):
         return True
     return isinstance(w, QComboBox) and w.isEditable()

@@ -21,7 +21,7 @@ import numpy as np
 from ..types import WorkstationError
 from .agreement import cohen_kappa, percent_agreement
 from .base import LabelScheme
-from .judging import RECHECK, RESTORE, AuditInfo
+from .judging import AuditInfo
 
 
 @dataclass

@@ -77,14 +77,14 @@ class DyEvalViews(MethodViews):
         window.dyeval_tabs = tabs
         window.dyeval_audit = audit
         window.add_panel(self.title, tabs, "tab")
-        page.images.controller.queue_changed.connect(lambda: self._policy(window))
+        page.images.controller.policy_changed.connect(lambda: self._policy(window))
         if "Jobs" not in getattr(window, "panels", {}) and hasattr(window, "install_extra_panels"):
             window.install_extra_panels()  # generation runs as jobs: the panel shows them
         page.attach_jobs(getattr(window, "panels", {}).get("Jobs"))
 
     def _policy(self, window: Any) -> None:
         c = window.dyeval_page.images.controller
-        vis = c.queue_visibility()
+        vis = c.view_visibility()
         closed = c.audit is not None and not (vis.outcome and vis.human)
         window.dyeval_tabs.setTabEnabled(0, not closed)
         window.dyeval_tabs.setTabToolTip(0, "closed during a blind audit: it shows pre-marks and every judgement"
@@ -115,11 +115,24 @@ class DyEvalViews(MethodViews):
     def focus_target(self, window: Any) -> Any:
         return window.dyeval_tabs.currentWidget()
 
+    def open_audit(self, window: Any, audit_set_id: int) -> int:
+        window.dyeval_page.images.sync_targets()  # every image of the tree, whichever node is shown
+        return super().open_audit(window, audit_set_id)
+
     def leave_audit(self, window: Any) -> None:
         page = window.dyeval_page
         page.images.controller.leave_audit()
         page.images.show_node(page.images.node_id, refill=True)
         window.dyeval_tabs.setCurrentWidget(page)
+
+    def outcome_texts(self, window: Any, index: int) -> list[str]:
+        """The pre-mark scorer's score of the image (and the pre-mark itself)."""
+        tree = window.dyeval_page.session.tree
+        iid = self.controller(window).core.target_id(index)
+        img = tree.images.get(iid) if tree is not None else None
+        if img is None or img.clip_score is None:
+            return []
+        return [f"{img.clip_score:.1f}", f"{img.clip_score:.2f}", "pre-marked"]
 
     def audit_population(self, window: Any) -> Any:
         from workstation.evaluation.audit_sets import AuditPopulation

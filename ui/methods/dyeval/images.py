@@ -350,9 +350,10 @@ class NodeImages(QWidget):
         pm = ""
         if img.clip_score is not None:
             th = tree.config.premark_threshold
-            pm = (f"<br>{tree.config.premark_scorer} {img.clip_score:.2f}" + (f" &lt; {th:g}: <b style='color:{PREMARK_COLOR}'>pre-marked "
-                                                           "FAIL</b> — F confirms, P overrides" if img.premark_fail
-                                                           else ""))
+            below = f" &lt; {th:g}" if th is not None else ""
+            pm = (f"<br>{tree.config.premark_scorer} {img.clip_score:.2f}"
+                  + (f"{below}: <b style='color:{PREMARK_COLOR}'>pre-marked FAIL</b> — F confirms, P overrides"
+                     if img.premark_fail else ""))
         judged = f"<b>{img.label}</b> by {img.annotator}" if img.label else "not judged yet — P / F"
         cap = f"<b>{_esc(text)}</b><br>{img.owner} · seed {img.seed} · {judged}{pm}"
         path = self.session.project.folder / img.path if img.path else None

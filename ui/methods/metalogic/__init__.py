@@ -67,11 +67,11 @@ class MetaLogicViews(MethodViews):
         window.metalogic_tabs = tabs
         window.metalogic_audit = audit
         window.add_panel(self.title, tabs, "tab")
-        page.controller.queue_changed.connect(lambda: self._policy(window))
+        page.controller.policy_changed.connect(lambda: self._policy(window))
 
     def _policy(self, window: Any) -> None:
         tabs, c = window.metalogic_tabs, window.metalogic_page.controller
-        blind = c.audit is not None and not c.queue_visibility().outcome
+        blind = c.audit is not None and not c.view_visibility().outcome
         tabs.setTabEnabled(0, not blind)
         tabs.setTabToolTip(0, "closed during a blind audit: it shows computed outcomes" if blind else "")
 
@@ -101,6 +101,15 @@ class MetaLogicViews(MethodViews):
         page._queue_rows = np.zeros(0, np.int64)
         page._list_reset()
         window.metalogic_tabs.setCurrentWidget(page)
+
+    def outcome_texts(self, window: Any, index: int) -> list[str]:
+        from workstation.methods.metalogic.results import VERDICTS
+
+        r = window.metalogic_page.session.results
+        if r is None or index < 0:
+            return []
+        detail = r.detail_text(index)
+        return [VERDICTS[int(r.verdict[index])]] + ([detail] if detail else [])
 
     def audit_population(self, window: Any) -> Any:
         from workstation.evaluation.audit_sets import AuditPopulation

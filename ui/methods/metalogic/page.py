@@ -249,7 +249,7 @@ class MetaLogicPage(QWidget):
         self.controller.moved.connect(self._moved)
         self.controller.committed.connect(lambda *_: self.refresh_human())
         self.controller.changed.connect(self._after_change)
-        self.controller.queue_changed.connect(self._policy_changed)
+        self.controller.policy_changed.connect(self._policy_changed)
         session.app.annotator_changed.connect(self.refresh_human)
         self.model.modelReset.connect(self._list_reset)
         self.model.layoutChanged.connect(self._list_reset)
@@ -452,7 +452,7 @@ class MetaLogicPage(QWidget):
     def blind(self) -> bool:
         """Computed outcomes hidden: the page's blind switch, or a blind audit of this task
         (the controller's policy decides)."""
-        return not self.controller.queue_visibility().outcome
+        return not self.controller.view_visibility().outcome
 
     def set_blind(self, on: bool) -> None:
         """The page's own blind switch (outside audit sets)."""

@@ -37,12 +37,12 @@ class ProtoBiasViews(MethodViews):
         session = MethodSession(get_method(self.method), window.state, window)
         window.protobias_page = ProtoBiasPage(session, window)
         window.add_panel(self.title, window.protobias_page, "tab")
-        self.controller(window).queue_changed.connect(lambda: self._policy(window))
+        self.controller(window).policy_changed.connect(lambda: self._policy(window))
 
     def _policy(self, window: Any) -> None:
         page = window.protobias_page
         c = page.rating.controller
-        vis = c.queue_visibility()
+        vis = c.view_visibility()
         closed = c.audit is not None and not (vis.outcome and vis.human)
         for w in (page.metrics, page.triplets):
             i = page.tabs.indexOf(w)
@@ -71,6 +71,19 @@ class ProtoBiasViews(MethodViews):
         c = self.controller(window)
         c.leave_audit()
         c.go(c.core.first_undone())
+
+    def outcome_texts(self, window: Any, index: int) -> list[str]:
+        """The metrics' preference and the image's role (which one is the prototype)."""
+        page = window.protobias_page
+        r = page.session.results
+        sid = self.controller(window).core.target_id(index)
+        i, _k, _side = page.rating.where.get(sid, (-1, 0, ""))
+        if i < 0:
+            return []
+        out = ["I_corr", "I_adv", "prototyp"]
+        if r is not None:
+            out += [str(m) for m in r.metrics] + [f"{float(r.score_corr[i, j]):.3f}" for j in range(len(r.metrics))]
+        return out
 
     def audit_population(self, window: Any) -> Any:
         from workstation.evaluation.audit_sets import AuditPopulation

@@ -107,7 +107,7 @@ class SampleBrowser(QWidget):
         self.filters.changed.connect(lambda: self.model.set_filter(self.filters.spec()))
         self.model.refreshed.connect(self._update_count)
         self.model.modelReset.connect(self._update_count)
-        state.queue_changed.connect(self._apply_policy)
+        state.policy_changed.connect(self._apply_policy)
         state.project_changed.connect(self._fit_columns)
         state.project_changed.connect(self._apply_policy)
         self._update_count()
@@ -136,7 +136,7 @@ class SampleBrowser(QWidget):
         """The grid's badges explained: P / F / U, which corner is the checker's, which the human's."""
         grid = self.stack.currentIndex() == 1
         self.badge_legend.setVisible(grid)
-        vis = self.state.queue_visibility()
+        vis = self.state.view_visibility()
         parts = (["top-right badge and frame: checker verdict"] if vis.outcome else []) + \
             (["top-left badge: human label"] if vis.human else [])
         self.badge_legend.setText("P = PASS, F = FAIL, U = UNDECIDABLE — " + " · ".join(parts) if parts

@@ -769,7 +769,7 @@ class PairViewer(QWidget):
     def _on_queue(self) -> None:
         """A blind queue hides the margin band and centres (the checker's UNDECIDABLE zone)
         until the auditor asks for them; leaving it restores the layer as it was."""
-        blind = not self.state.queue_visibility().outcome
+        blind = not self.state.view_visibility().outcome
         if blind and not self._blind_hid:
             self._geometry_before_blind = self.layers["geometry"]
             self._blind_hid = True
@@ -897,7 +897,7 @@ class PairViewer(QWidget):
         from html import escape
 
         shown = st.controller.shown_labels(row)
-        vis = st.visibility() if row == st.current else st.queue_visibility()
+        vis = st.visibility() if row == st.current else st.view_visibility()
         parts = []
         for lab in shown:
             name = escape(lab.annotator) + (" (before this audit)" if lab.whose == "you earlier" else "")
@@ -911,7 +911,7 @@ class PairViewer(QWidget):
 
     def _human_text(self, row: int) -> str:
         """The latest human verdict of anyone, where the policy shows the annotators' labels."""
-        vis = self.state.visibility() if row == self.state.current else self.state.queue_visibility()
+        vis = self.state.visibility() if row == self.state.current else self.state.view_visibility()
         if not vis.human:
             return ""
         h = self.state.human

@@ -4,7 +4,7 @@ Rows are never all turned into Qt items: the model asks the core's `SampleQuery`
 (`workstation.methods.spatial.browse`) for a page when the view scrolls near the end
 (`canFetchMore` / `fetchMore`), so 100,000 samples cost one count and one page. What the table
 may show and select by — the checker's outcome, the annotators' labels — is the session's
-policy (`SpatialSession.queue_visibility`): during a blind audit those columns, their filters
+policy (`SpatialSession.view_visibility`): during a blind audit those columns, their filters
 and their sorts are gone, and the filter in force is `FilterSpec.allowed` of the one edited.
 """
 
@@ -97,12 +97,12 @@ class SampleTableModel(QAbstractTableModel):
         self.total = 0
         self.all_count = 0
         self.last_query_ms = 0.0
-        self._vis = state.queue_visibility()
+        self._vis = state.view_visibility()
         state.project_changed.connect(self._on_dataset)
         state.dataset_changed.connect(self._on_dataset)
         state.verdicts_changed.connect(self.refresh_live)
         state.labels_changed.connect(self._on_labels)
-        state.queue_changed.connect(self._on_policy)
+        state.policy_changed.connect(self._on_policy)
         self._on_dataset()
 
     # ---- the query's state ---------------------------------------------------------------------
@@ -148,7 +148,7 @@ class SampleTableModel(QAbstractTableModel):
         return hidden_columns(self._vis.outcome, self._vis.human)
 
     def _policy_to_query(self) -> None:
-        self._vis = self.state.queue_visibility()
+        self._vis = self.state.view_visibility()
         self.q.set_filter(self.edited.allowed(self._vis.outcome, self._vis.human))
         if self.q.sort_column in self.hidden():
             self.q.set_sort(-1, False)
@@ -494,7 +494,7 @@ class FilterBar(QWidget):
         self.reset_button.clicked.connect(lambda: self.set_spec(FilterSpec()))
         state.project_changed.connect(self._new_project)
         state.dataset_changed.connect(self.reload_choices)
-        state.queue_changed.connect(self.apply_policy)
+        state.policy_changed.connect(self.apply_policy)
         # what each filter selects by: the policy disables those on what it hides
         for w in (self.verdict, self.reason, self.conf_min, self.conf_max):
             w.setProperty("reveals", "outcome")
@@ -516,7 +516,7 @@ class FilterBar(QWidget):
 
     def apply_policy(self) -> None:
         """Filters on what the session's policy hides are disabled (and select nothing)."""
-        vis = self.state.queue_visibility()
+        vis = self.state.view_visibility()
         allowed = {"outcome": vis.outcome, "human": vis.human}
         for w in (self.verdict, self.reason, self.conf_min, self.conf_max, self.labelled, self.disagree,
                   self.differs):

@@ -124,7 +124,8 @@ class SpatialSession(QObject):
     verdicts_changed = Signal()  # live verdicts recomputed
     labels_changed = Signal(str)  # a label was written for this sample id ("" = many)
     current_changed = Signal(int)  # the sample row under review changed
-    queue_changed = Signal()  # the labelling queue changed (views ask the policy again)
+    queue_changed = Signal()  # the labelling queue changed
+    policy_changed = Signal()  # what views of every sample may show changed (ask `view_visibility`)
 
     def __init__(self, app: AppState | None = None, ask_annotator: Callable[[], str | None] | None = None,
                  parent: QObject | None = None) -> None:
@@ -148,6 +149,7 @@ class SpatialSession(QObject):
         self.controller.describe = self.describe_row
         self.controller.moved.connect(self.current_changed)
         self.controller.queue_changed.connect(self.queue_changed)
+        self.controller.policy_changed.connect(self.policy_changed)
         self.controller.written.connect(self._label_written)
         self.app.project_changed.connect(self._on_project)
         self.app.about_to_close.connect(self._closing)
@@ -217,8 +219,13 @@ class SpatialSession(QObject):
         return self.controller.visibility()
 
     def queue_visibility(self) -> Visibility:
-        """What the views of every sample (table, grid, filters, counts) may show."""
+        """What the queue's policy lets views of every sample show."""
         return self.controller.queue_visibility()
+
+    def view_visibility(self) -> Visibility:
+        """What the views of every sample (table, grid, filters, counts, the twin) may show now:
+        the queue's policy narrowed by the sample under review's (`JudgeController.view_visibility`)."""
+        return self.controller.view_visibility()
 
     def describe_row(self, row: int) -> str:
         """A sample in the auditor's words: its prompt and seed."""

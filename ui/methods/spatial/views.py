@@ -44,6 +44,7 @@ class ReviewPage(QWidget):
         self.viewer = viewer
         self.bar = bar
         self.panel = bar  # the judgement bar under the viewer
+        self.setFocusProxy(viewer.left.view)  # the keys go to the image (zoom, pan) and the shortcuts
         session.current_changed.connect(self._read_ahead)
 
     def _read_ahead(self, row: int) -> None:
@@ -128,7 +129,7 @@ class SpatialViews(MethodViews):
         from .pair_viewer import verdict_counts_text
 
         s = window.spatial
-        return verdict_counts_text(s.verdicts) if s.visibility().outcome and s.queue_visibility().outcome else ""
+        return verdict_counts_text(s.verdicts) if s.view_visibility().outcome else ""
 
     def focus_target(self, window: Any) -> QWidget:
         return window.viewer.left.view
@@ -167,7 +168,7 @@ class SpatialViews(MethodViews):
     def allowed(self, window: Any, page: QWidget) -> bool:
         """Calibration shows the checker against everyone's labels: not while a blind audit runs."""
         if page is window._calibration_tab:
-            vis = window.spatial.queue_visibility()
+            vis = window.spatial.view_visibility()
             return vis.outcome and vis.human
         return True
 
@@ -290,6 +291,16 @@ class SpatialViews(MethodViews):
                                conf=np.asarray(v.conf), labelled=s.human >= 0, noun="samples",
                                titles={"run": "method (run)", "relation": "relation", "verdict": "checker verdict",
                                        "reason": "reason"})
+
+    def outcome_texts(self, window: Any, index: int) -> list[str]:
+        from workstation.methods.spatial.types import REASONS, VERDICTS
+
+        v = window.spatial.verdicts
+        if v is None or index < 0:
+            return []
+        out = [VERDICTS[int(v.verdict[index])], f"{float(v.conf[index]):.3f}"]
+        reason = REASONS[int(v.reason[index])]
+        return out + ([reason] if reason else [])
 
     def audit_params(self, window: Any) -> dict[str, Any]:
         s = window.spatial

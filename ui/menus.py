@@ -1,4 +1,4 @@
-"""The window's Label and Audit menus, and label files in and out, for the method of the tab shown.
+"""The window's menus: File, Label, View, Methods, Audit, Help; and label files in and out.
 
 Every method's judging goes through its views' `JudgeController`, so these menus are the same
 for all four: the scheme's keys (the Label menu shows them; the pages bind them), audit sets
@@ -12,12 +12,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from collections.abc import Callable
+
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
 
 from workstation.types import WorkstationError
 
 from . import project_dialogs
+from .shortcuts import make_action
 
 
 def _views(window: Any, what: str) -> Any:
@@ -30,12 +33,80 @@ def _views(window: Any, what: str) -> Any:
 
 
 def _hidden_now(window: Any, views: Any, what: str) -> bool:
-    vis = views.controller(window).queue_visibility()
+    vis = views.controller(window).view_visibility()
     if vis.others and vis.own_earlier:
         return False
     QMessageBox.information(window, what, f"{what} shows other annotators' labels: not during a blind audit. "
                             "Leave the audit first (Audit → Leave audit set).")
     return True
+
+
+def _add(window: Any, menu: QMenu, text: str, slot: Callable[[], Any]) -> QAction:
+    act = QAction(text, window)
+    act.triggered.connect(lambda _=False: slot())
+    menu.addAction(act)
+    return act
+
+
+def build_menus(window: Any) -> None:
+    """The menu bar. The Label menu shows the keys of the page shown (each page binds its own);
+    the View menu has an anchor before which the methods' views put their entries."""
+    w = window
+    a = w.actions_by_id
+    a["open"] = make_action(w, "open", w.open_dialog)
+    a["new"] = make_action(w, "new", w.new_dialog)
+    a["theme"] = make_action(w, "theme", w.toggle_theme)
+    a["help"] = make_action(w, "help", w.show_shortcuts)
+    a["quit"] = make_action(w, "quit", w.close)
+    a["audit_new"] = make_action(w, "audit_new", lambda: new_audit_set(w))
+    mb = w.menuBar()
+    f = mb.addMenu("&File")
+    f.addAction(a["new"])
+    f.addAction(a["open"])
+    _add(w, f, "Open read-only snapshot…", lambda: w.open_dialog(snapshot=True))
+    w.recent_menu = QMenu("Open &recent", w)
+    w.recent_menu.aboutToShow.connect(lambda: _fill_recent(w))
+    f.addMenu(w.recent_menu)
+    _add(w, f, "Close project", w.close_project)
+    f.addSeparator()
+    _add(w, f, "Import labels…", lambda: import_labels(w))
+    _add(w, f, "Export labels…", lambda: export_labels(w))
+    f.addSeparator()
+    f.addAction(a["quit"])
+    w.label_menu = mb.addMenu("&Label")
+    w.label_menu.aboutToShow.connect(lambda: fill_label_menu(w))
+    w.label_menu_anchor = w.label_menu.addSeparator()
+    w.view_menu = mb.addMenu("&View")
+    w.view_menu_anchor = w.view_menu.addSeparator()
+    w.view_menu.addAction(a["theme"])
+    w.panels_menu = w.view_menu.addMenu("Panels")
+    w.methods_menu = mb.addMenu("&Methods")
+    w.methods_menu.aboutToShow.connect(lambda: _fill_methods_menu(w))
+    w.audit_menu = mb.addMenu("&Audit")
+    build(w, w.audit_menu)
+    mb.addMenu("&Help").addAction(a["help"])
+
+
+def _fill_methods_menu(window: Any) -> None:
+    from workstation.methods import METHODS
+
+    from .methods import view_names
+
+    window.methods_menu.clear()
+    for name in view_names():
+        desc = METHODS.entry(name).description if name in METHODS else ""
+        act = window.methods_menu.addAction(f"{name}: {desc}" if desc else name)
+        act.triggered.connect(lambda _=False, n=name: window.open_method(n))
+
+
+def _fill_recent(window: Any) -> None:
+    window.recent_menu.clear()
+    items = project_dialogs.recent_projects()
+    if not items:
+        window.recent_menu.addAction("(none)").setEnabled(False)
+    for f in items:
+        act = window.recent_menu.addAction(f)
+        act.triggered.connect(lambda _=False, ff=f: window.open_project(ff))
 
 
 def build(window: Any, menu: QMenu) -> None:
@@ -150,7 +221,8 @@ def leave_audit(window: Any) -> None:
     for views in window.method_views.values():
         c = views.controller(window)
         if c is not None and c.audit is not None:
-            c.leave_audit()
+            leave = getattr(views, "leave_audit", None)
+            leave(window) if leave is not None else c.leave_audit()
             window.statusBar().showMessage("left the audit set: everything is shown again", 6000)
 
 
