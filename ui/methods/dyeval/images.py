@@ -159,6 +159,7 @@ class NodeImages(QWidget):
         self.judge_bar = JudgeBar(self.controller, self)
         lay.addWidget(self.judge_bar)
         install_shortcuts(self, self.controller, self.judge_bar)
+        self.controller.describe = self.describe_image  # status messages in the auditor's words
         self.controller.moved.connect(self._moved)
         # a key, undo or redo commits a label event: the tree takes it in (and the views follow)
         self.controller.committed.connect(lambda _n, target: session.after_label(target))
@@ -185,6 +186,15 @@ class NodeImages(QWidget):
             "  ·  <b style='color:%s'>passes</b>" % PASS_COLOR if o.verdict == "PASS" else "")
         return (f"<b>{owner}</b>  {_esc(title)}<br><span style='color:{PENDING_COLOR}'>{o.passes}/{o.judged} pass · "
                 f"rate {fmt_rate(o.pass_rate)} · {o.n_images}/{o.expected} images</span>{verdict}")
+
+    def describe_image(self, index: int) -> str:
+        """A test image as the auditor knows it: its prompt and its seed."""
+        tree = self.session.tree
+        iid = self.controller.core.target_id(index)
+        img = tree.images.get(iid) if tree is not None else None
+        if img is None:
+            return "this image"
+        return f"“{tree.step_owner_text(img.owner)}” (seed {img.seed})"
 
     def sync_targets(self) -> None:
         """Every image of the tree is a target of the judging controller (a node's images are

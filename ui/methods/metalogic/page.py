@@ -246,6 +246,7 @@ class MetaLogicPage(QWidget):
         lay.addLayout(grid)
         lay.addWidget(split, 1)
 
+        self.controller.describe = self.describe_pair  # status messages in the auditor's words
         self.controller.moved.connect(self._moved)
         self.controller.committed.connect(lambda *_: self.refresh_human())
         self.controller.changed.connect(self._after_change)
@@ -383,6 +384,13 @@ class MetaLogicPage(QWidget):
             code = VERDICTS.index(v) if v in VERDICTS else -1
             if i >= 0 and int(self.human[i]) != code:
                 self.refresh_human()
+
+    def describe_pair(self, i: int) -> str:
+        """An image pair as the auditor knows it: its two prompts and its seed."""
+        d = self.session.data
+        if d is None or not 0 <= i < len(d):
+            return "this pair"
+        return f"“{d.text_a[i]}” / “{d.text_b[i]}” (seed {int(d.pairs.seed[i])})"
 
     def _row_of_target(self, target: str) -> int:
         return self._rows.get(target, -1)
