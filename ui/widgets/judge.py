@@ -544,7 +544,7 @@ class JudgeBar(QWidget):
         row.addWidget(self.question)
         self.buttons: dict[str, QPushButton] = {}
         for value, key in zip(s.values, s.keys):
-            b = QPushButton(f"{s.title_of(value)}  [{key}]")
+            b = QPushButton(f"{s.title_of(value) if s.ordinal else value}  [{key}]")
             b.setCheckable(True)
             b.setObjectName(f"judge_{value}")
             b.setFocusPolicy(Qt.NoFocus)
@@ -559,7 +559,7 @@ class JudgeBar(QWidget):
         self.yours.setObjectName("yourLabel")
         bold = QFont(self.yours.font())
         bold.setBold(True)
-        widest = max(((s.title_of(v) if s.ordinal else v) for v in s.values), key=len, default="")
+        widest = max(s.values, key=len, default="")
         self.yours.setMinimumWidth(QFontMetrics(bold).horizontalAdvance(f"your label: {widest}") + 8)
         row.addWidget(self.yours)
         row.addStretch(1)
@@ -708,8 +708,8 @@ class JudgeBar(QWidget):
             self.yours.setToolTip("")
             self.yours.setStyleSheet("")
         else:
-            self.yours.setText(f"your label: {self._value_text(value)}")
-            self.yours.setToolTip("")
+            self.yours.setText(f"your label: {value}")
+            self.yours.setToolTip(c.scheme.title_of(value))
             color = self.colors.get(value)
             self.yours.setStyleSheet(f"color: {color}; font-weight: bold;" if color else "font-weight: bold;")
         p = c.state.project
@@ -735,11 +735,6 @@ class JudgeBar(QWidget):
         self.blind_banner.setText("RE-CHECK" if rc else "BLIND AUDIT" if c.audit is not None else "BLIND")
         self.blind_banner.setToolTip(("A consistency re-check: label it afresh. " if rc else "")
                                      + vis.describe().capitalize())
-
-    def _value_text(self, value: str) -> str:
-        """A value as "your label" says it: ratings with their title, words as stored (PASS)."""
-        s = self.c.scheme
-        return s.title_of(value) if s.ordinal else value
 
     def _position_text(self, total: int) -> str:
         c = self.c
