@@ -117,11 +117,12 @@ def pick_pair(state, want: str = "PASS") -> int:
 
 
 def shoot_project(sh: Shooter, folder: Path, tag: str) -> None:
-    from ui import theme
-    from ui.methods.spatial.annotators import AgreementDialog
-    from ui.methods.spatial.audit_dialog import AuditSetDialog, draw_audit_set
+    from ui import menus, theme
     from ui.main_window import MainWindow
     from ui.shortcuts import ShortcutSheet
+    from ui.widgets.agreement import AgreementDialog
+    from ui.widgets.audit_dialog import AuditSetDialog
+    from workstation.evaluation.audit_sets import draw_audit_set
 
     theme.apply_theme(sh.app, "dark")
     w = MainWindow(ask_annotator=lambda: "auditor")
@@ -146,7 +147,6 @@ def shoot_project(sh: Shooter, folder: Path, tag: str) -> None:
         for name, verdicts in (("second", ("PASS", "PASS", "UNDECIDABLE", "FAIL")),
                                ("auditor", ("PASS", "FAIL", "UNDECIDABLE", "FAIL"))):
             st.set_annotator(name)
-            w.spatial.controller._reload_done()
             w.spatial.controller.go(start)
             for verdict in verdicts:
                 w.spatial.controller.record(verdict)
@@ -161,19 +161,28 @@ def shoot_project(sh: Shooter, folder: Path, tag: str) -> None:
     sh.save(w, f"{tag}_browse_light")
     theme.apply_theme(sh.app, "dark")
 
-    # audit set dialog, then the blind queue
-    dlg = AuditSetDialog(st, w)
-    dlg.show()
-    sh.save(dlg, f"{tag}_audit_dialog")
-    dlg.close()
-    aid = draw_audit_set(st, name="screenshot audit", size=min(60, st.dataset.n), seed=1, recheck_fraction=0.1)
-    w.start_audit_set(aid)
-    sh.save(w, f"{tag}_review_blind_audit")
-
-    ag = AgreementDialog(st, w)
+    ag = AgreementDialog(st.project, st.controller.scheme, noun="sample", parent=w)
     ag.show()
     sh.save(ag, f"{tag}_agreement")
     ag.close()
+
+    # audit set dialog, then the blind queue and one of its re-checks
+    views = w.method_views["spatial"]
+    pop = views.audit_population(w)
+    dlg = AuditSetDialog(st.project, st.controller.scheme, pop, parent=w)
+    dlg.show()
+    sh.save(dlg, f"{tag}_audit_dialog")
+    dlg.close()
+    if not st.project.read_only:
+        aid = draw_audit_set(st.project, st.controller.scheme, pop, name="screenshot audit",
+                             size=min(60, st.dataset.n), seed=1, recheck_fraction=0.1)
+        menus.start_audit_set(w, aid)
+        sh.save(w, f"{tag}_review_blind_audit")
+        rc = next((k for k, flag in enumerate(st.controller.recheck.tolist()) if flag), None)
+        if rc is not None:
+            st.controller.go(rc)
+            sh.save(w, f"{tag}_review_recheck")
+        menus.leave_audit(w)
 
     w.show_tab("Calibration")
     sh.settle(1.0)
@@ -187,8 +196,32 @@ def shoot_project(sh: Shooter, folder: Path, tag: str) -> None:
         shoot_protobias(sh, w)
     if getattr(w, "metalogic_page", None) is not None:
         shoot_metalogic(sh, w)
+    for name in ("metalogic", "protobias"):
+        if name in w.method_views and not st.project.read_only:
+            shoot_blind_audit(sh, w, name)
     w.close()
     sh.settle(0.1)
+
+
+def shoot_blind_audit(sh: Shooter, w, name: str) -> None:
+    """A method's blind audit set on its judging page, and one of its re-checks."""
+    from ui import menus
+    from workstation.evaluation.audit_sets import draw_audit_set
+
+    views = w.method_views[name]
+    c = views.controller(w)
+    pop = views.audit_population(w)
+    if pop is None or len(pop) < 4:
+        return
+    aid = draw_audit_set(w.state.project, c.scheme, pop, name=f"{name} audit", size=min(20, len(pop)), seed=1,
+                         recheck_fraction=0.2)
+    menus.start_audit_set(w, aid)
+    sh.save(w, f"{name}_blind_audit")
+    rc = next((k for k, flag in enumerate(c.recheck.tolist()) if flag), None)
+    if rc is not None:
+        c.go(rc)
+        sh.save(w, f"{name}_recheck")
+    menus.leave_audit(w)
 
 
 def shoot_protobias(sh: Shooter, w) -> None:
@@ -237,8 +270,8 @@ def shoot_metalogic(sh: Shooter, w) -> None:
     r = page.session.results
     if r is None or not len(r):
         return
-    if not w.spatial.annotator:
-        w.spatial.set_annotator("demo")
+    if not w.state.annotator:
+        w.state.set_annotator("demo")
     # a few judgements: the computed outcome, one disagreement
     page.controller.auto_advance = True
     for k in range(min(8, len(page.controller.queue))):
@@ -314,7 +347,7 @@ def shoot_dyeval(sh: Shooter, folder: Path) -> None:
     w.show()
     w.open_project(folder)
     w.open_method("dyeval")
-    page = w.panels["DyEval"]
+    page = w.dyeval_page
     page.session.open_tree("demo")
     sh.settle(0.5)
     tree = page.session.tree
@@ -352,6 +385,7 @@ def shoot_dyeval(sh: Shooter, folder: Path) -> None:
     if marked:
         page.images.controller.go(page.images.controller.queue.index(marked[0]))
     sh.save(w, "dyeval_premarks")
+    shoot_blind_audit(sh, w, "dyeval")
     theme.apply_theme(sh.app, "light")
     page.session.open_tree("demo")
     page.tree_view.select("node", "n2")

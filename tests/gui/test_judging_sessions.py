@@ -72,6 +72,13 @@ def test_a_blind_spatial_audit_shows_no_earlier_answer_and_filters_nothing_it_hi
     assert w.progress_label.text() == f"labelled 0 / 31 in audit set #{aid}"
     # the first answer in the audit
     _key(qtbot, w, Qt.Key_P)
+    # an export made during the blind audit holds only alice's labels of this audit
+    from workstation.methods.spatial.labels_io import read_labels
+
+    out = w.state.project.folder / "exports" / "during_audit.csv"
+    assert bar.export(str(out)) == 1
+    t = read_labels(out)
+    assert list(zip(t.sample_id, t.annotator, t.verdict)) == [(x, "alice", "PASS")]
     # leak 1: its re-check shows neither the first answer nor anybody's label
     s.controller.go(30)
     assert s.controller.is_recheck() and s.controller.current == x
@@ -96,8 +103,9 @@ def test_a_blind_spatial_audit_shows_no_earlier_answer_and_filters_nothing_it_hi
     assert all(w.browser.table.isColumnHidden(c) for c in (5, 6, 7, 8, 9, 10))
     # and the status bar counts nothing of the checker
     assert w.counts_label.text() == ""
-    # leaving the audit brings everything back
+    # leaving the audit brings everything back (and a full export again)
     menus.leave_audit(w)
+    assert bar.export(str(out)) == 2 and sorted(read_labels(out).annotator) == ["alice", "bob"]
     assert f.verdict.isEnabled() and not w.browser.table.isColumnHidden(5)
     assert m.data(m.index(0, 0), HUMAN_ROLE) >= 0
     assert w.counts_label.text().startswith("PASS ")
