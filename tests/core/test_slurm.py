@@ -7,6 +7,7 @@ each array task with the variables Slurm sets for it; then the merge step joins 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -70,6 +71,31 @@ def test_shard_option_wins_over_the_array() -> None:
 def test_arrays_that_do_not_map_onto_shards_are_refused(env: dict[str, str], words: str) -> None:
     with pytest.raises(WorkstationError, match=words):
         shard_from_slurm(env)
+
+
+@pytest.mark.parametrize(("task", "lo", "hi", "want"), [
+    (2, 2, 2, Shard(3, 4)),  # task 2 submitted again on its own: --array=2, a one-task array
+    (0, 0, 0, Shard(1, 4)),  # task 0 again
+    (3, 1, 3, Shard(4, 4)),  # --array=1-3
+    (1, 0, 3, Shard(2, 4)),  # the whole array
+])
+def test_with_the_jobs_shard_count_a_task_is_its_shard_in_any_array(task: int, lo: int, hi: int,
+                                                                     want: Shard) -> None:
+    got = shard_from_slurm({**array_env(task, lo, hi), "WORKSTATION_SHARDS": "4"})
+    assert got is not None
+    shard, note = got
+    assert shard == want
+    assert note == f"shard {want} from the Slurm job array (SLURM_ARRAY_TASK_ID={task}, WORKSTATION_SHARDS=4)"
+
+
+@pytest.mark.parametrize(("task", "total", "words"), [
+    ("4", "4", "tasks are 0 … 3"), ("2", "x", "WORKSTATION_SHARDS='x' is not a whole number"),
+    ("0", "0", "must be at least 1"), ("y", "4", "SLURM_ARRAY_TASK_ID='y'"),
+])
+def test_a_task_outside_the_jobs_shards_is_refused(task: str, total: str, words: str) -> None:
+    with pytest.raises(WorkstationError, match=re.escape(words)):
+        shard_from_slurm({"SLURM_ARRAY_TASK_ID": task, "SLURM_ARRAY_TASK_COUNT": "1", "SLURM_ARRAY_TASK_MIN": task,
+                          "WORKSTATION_SHARDS": total})
 
 
 def test_generate_takes_the_shard_from_the_array_and_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
