@@ -1,4 +1,4 @@
-"""Imported auditors' labels and notes are shown (issue 11, item 11): every annotator's latest
+"""Imported auditors' labels and notes are shown: every annotator's latest
 label and note beside the sample in the review view, and a Notes column in Browse."""
 
 from __future__ import annotations

@@ -88,7 +88,7 @@ def test_new_audit_set_becomes_a_blind_queue(qtbot, open_window, sbuc_project: P
     assert w.labeling.bar.text() == "0 / 44 labelled"
     # the margin band (the checker's UNDECIDABLE zone) is hidden too, until asked for
     assert "margin_band" not in w.viewer.left.view.overlay.visible_kinds()
-    # and so are the checker's A / B selections (issue 11, item 3): the prompt's objects are drawn alike
+    # and so are the checker's A / B selections: the prompt's objects are drawn alike
     assert not ({"A", "B", "secondary_A", "secondary_B"} & w.viewer.left.view.overlay.visible_kinds())
     # every stratum (run × relation × verdict) with samples is represented
     codes, names = stratum_codes(st.dataset, st.verdicts, ("run", "relation", "verdict"))

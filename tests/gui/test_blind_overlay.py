@@ -1,4 +1,4 @@
-"""Blind mode hides every trace of the checker's outcome in the pair viewer (issue 11, item 3):
+"""Blind mode hides every trace of the checker's outcome in the pair viewer:
 no "not found" note, no A/B roles or scores in the tags, no verdict colours, no reason or
 confidence on the card; the same sample outside blind mode shows them all."""
 

@@ -307,7 +307,7 @@ def test_empty_states(qtbot, tmp_path, sbuc_parsed):
 
 
 def test_t_det_slider_shows_the_recorded_score_floor(qtbot, panel, state):
-    """Issue 11, item 10: a run recorded from score s up: t_det below s changes nothing, and the
+    """A run recorded from score s up: t_det below s changes nothing, and the
     slider says so."""
     d = state.dataset.detections
     prim = np.asarray(d.score)[(np.asarray(d.source) == 0) & (np.asarray(d.variant) == 0)]

@@ -1,4 +1,4 @@
-"""Unapplied calibration changes survive quitting (issue 11, item 9): closing the window keeps
+"""Unapplied calibration changes survive quitting: closing the window keeps
 them as a draft in the project; the next open restores them as the live (still unapplied)
 config and says so; applied or reset changes leave no draft."""
 

@@ -146,7 +146,7 @@ def test_verdict_card_and_confidence_components(qtbot, open_window, png_project:
     assert card.bar.conf == pytest.approx(float(v.conf[row]))
     assert set(card.bar.values) == {"detection", "geometry", "stability", "agreement"}
     assert card.bar.values["detection"] == pytest.approx(float(v.c_detection[row]))
-    # d in the relation's words (issue 11, item 12): cat centre 120, dog centre 390, W 512
+    # d in the relation's words: cat centre 120, dog centre 390, W 512
     assert "cat is 0.53 W left of dog (prompt: left of; margin 0.1 W)" in card.reason.text()
     assert "d = (centre x of A − centre x of B) / W = -0.527" in card.reason.toolTip()
     # the twin ("a dog to the right of a cat") says the same scene in its own terms
@@ -225,7 +225,7 @@ def test_prefetch_decodes_the_next_items(qtbot, open_window, png_project: Path) 
 
 
 def test_an_object_keeps_its_colour_in_the_twin(qtbot, open_window, png_project: Path) -> None:
-    """Issue 11, item 13: the cat is A on the left and B in the twin; its box stays one colour."""
+    """The cat is A on the left and B in the twin; its box stays one colour."""
     w = open_window(png_project)
     _show(qtbot, w, "s_p0_seed0")  # "a cat to the left of a dog"; twin "a dog to the right of a cat"
     left, right = w.viewer.left.view.overlay, w.viewer.right.view.overlay
@@ -247,7 +247,7 @@ def test_an_object_keeps_its_colour_in_the_twin(qtbot, open_window, png_project:
 
 def test_competing_boxes_of_an_ambiguous_sample_carry_label_and_score(qtbot, open_window,
                                                                       sbuc_project: Path) -> None:
-    """Issue 11, item 14: the boxes that made a sample "ambiguous" are tagged with label and score."""
+    """The boxes that made a sample "ambiguous" are tagged with label and score."""
     from workstation.methods.spatial.types import AMBIGUOUS
 
     w = open_window(sbuc_project)

@@ -1,4 +1,4 @@
-"""Reopening a project puts the auditor back where they were (issue 11, item 8): the tab, the
+"""Reopening a project puts the auditor back where they were: the tab, the
 sample under review, the queue and the position in it, and the window's docks — per project."""
 
 from __future__ import annotations

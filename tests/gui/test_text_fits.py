@@ -1,4 +1,4 @@
-"""Texts are shown whole (issue 11, item 15): "your label: UNDECIDABLE", the applied version's
+"""Texts are shown whole: "your label: UNDECIDABLE", the applied version's
 column header, "15 / 800 labelled" on one line; the grid's P / F / U badges are explained."""
 
 from __future__ import annotations
