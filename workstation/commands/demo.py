@@ -185,6 +185,18 @@ def build(folder: Path, seeds: int, workers: int | None, pairs: int = 50,
     return summary
 
 
+def require_window() -> None:
+    """Refuse at once, in one line, when the window could not start here (before the build)."""
+    from ..cli import has_command
+    from ..util.window_libs import window_problem
+
+    if has_command("gui"):
+        problem = window_problem()
+        if problem:
+            raise WorkstationError(f"the window cannot start: {problem}; "
+                                   "`main.py demo --no-gui` builds the demo without it")
+
+
 def open_gui(folder: Path) -> int:
     from ..cli import has_command
     from ..cli import main as cli_main
@@ -202,6 +214,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.seeds < 1 or args.pairs < 1:
         raise WorkstationError(f"--seeds and --pairs must be at least 1, got {args.seeds} and {args.pairs}")
+    if not args.no_gui:
+        require_window()
     folder = Path(args.project) if args.project else default_demo_dir()
     has_project = (folder / DB_NAME).is_file()
     if has_project and args.rebuild:
