@@ -23,6 +23,10 @@ from ..types import WorkstationError
 from ..util.paths import user_data_dir
 
 
+#: how often a build stage says how far it is where the terminal shows no progress bar (seconds)
+PROGRESS_EVERY_S = 5.0
+
+
 def default_demo_dir() -> Path:
     return user_data_dir() / "demo"
 
@@ -161,7 +165,9 @@ def build(folder: Path, seeds: int, workers: int | None, pairs: int = 50,
                     title, unit = str(m.title), "item"
                 # a line per part whether or not the terminal shows the bars (pipes, IDE consoles)
                 print(f"[{k}/{len(parts)}] {name}: building {title}…", flush=True)
-                with TerminalProgress(f"{name}: {title}", unit=unit) as bar:
+                items = "images" if unit == "img" else f"{unit}s"
+                with TerminalProgress(f"{name}: {title}", unit=unit, lines_every_s=PROGRESS_EVERY_S,
+                                      label=f"[{k}/{len(parts)}] {name}", noun=items) as bar:
                     if name == "spatial":
                         summary.update(add_demo(project, n_seeds=seeds, prompts=prompts, progress=bar,
                                                 workers=workers))
