@@ -5,7 +5,7 @@
 #                                      diffusers or transformers)
 #   bash packaging/build.sh full       the full bundle: dist/full/workstation/ (with the model backends)
 #   bash packaging/build.sh both       both; their sizes are reported side by side
-#   (--with-ml is the old name of full.) WORKSTATION_SKIP_SETUP=1 skips packaging/setup.sh (CI has run it).
+#   (--with-ml is accepted for full.) WORKSTATION_SKIP_SETUP=1 skips packaging/setup.sh (CI has run it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 case "${1:-viewer}" in
