@@ -71,3 +71,15 @@ def test_demo_build_reports_each_stage_with_count_and_time_left(tmp_path: Path, 
         counts.append(int(m.group(1)))
         assert (m.group(2) is not None) == (0 < counts[-1] < 16), ln  # time left while under way
     assert counts == sorted(counts) and counts[-1] == 16
+
+
+def test_a_demo_of_one_method_other_than_spatial_builds_and_is_reused(tmp_path: Path, capsys) -> None:
+    from workstation.cli import main
+
+    folder = tmp_path / "demo"
+    assert main(["demo", "--method", "dyeval", "--no-gui", "--project", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert f"demo project built: {folder}" in out and "  dyeval:" in out and "checker (config" not in out
+    assert main(["demo", "--method", "dyeval", "--no-gui", "--project", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert f"demo project reused: {folder}" in out and "  dyeval:" in out
