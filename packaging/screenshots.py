@@ -1,6 +1,6 @@
 """Screenshots of every main screen, on the demo project and on the SpatialBench-UC fixture.
 
-    .venv/bin/python packaging/screenshots.py [--out resources/screenshots] [--work DIR]
+    .venv/bin/python packaging/screenshots.py [--out resources/screenshots] [--work DIR] [--readme]
 
 Runs the real window under Xvfb (re-executing itself with `xvfb-run` when there is no
 display; offscreen if Xvfb is not installed) and saves one PNG per screen:
@@ -13,7 +13,8 @@ a node to judge, pre-marks, the split diagram, proposals, the scene-graph editor
 dialog (``dyeval_*.png``). The demo project
 is built with `python main.py demo --no-gui` when missing; the fixture project is imported
 from ../shared/fixtures/spatialbench_uc (skipped when that is absent). Projects live under
---work (default: a temporary folder), never in the user's settings.
+--work (default: a temporary folder), never in the user's settings. `--readme` also writes the
+README's screenshots (`README_SET`) to docs/images as small PNGs (1100 px wide, 256 colours).
 """
 
 from __future__ import annotations
@@ -400,12 +401,32 @@ def shoot_dyeval(sh: Shooter, folder: Path) -> None:
     sh.settle(0.1)
 
 
+#: the screens the README shows, one or two per method
+README_SET = ("demo_browse_table", "demo_review_pair", "demo_review_blind_audit", "demo_calibration",
+              "metalogic_heatmap", "protobias_metrics", "protobias_triplets", "dyeval_node_judging",
+              "dyeval_split_diagram")
+README_IMAGES = ROOT / "docs" / "images"
+README_WIDTH = 1100
+
+
+def small_copy(src: Path, dst: Path, width: int = README_WIDTH) -> None:
+    """`src` scaled to `width` pixels wide and reduced to 256 colours: a small PNG for the README."""
+    from PIL import Image
+
+    with Image.open(src) as im:
+        im = im.convert("RGB")
+        if im.width > width:
+            im = im.resize((width, round(im.height * width / im.width)), Image.Resampling.LANCZOS)
+        im.quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(dst, optimize=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", type=Path, default=ROOT / "resources" / "screenshots")
     ap.add_argument("--work", type=Path, default=None, help="folder for the projects")
     ap.add_argument("--only", default="", metavar="SETS", help="comma-separated: demo, dyeval, fixture (default: all)")
+    ap.add_argument("--readme", action="store_true", help=f"also write the README's screenshots to {README_IMAGES}")
     args = ap.parse_args(argv)
     only = {x.strip() for x in args.only.split(",") if x.strip()} or {"demo", "dyeval", "fixture"}
     ensure_display(argv)
@@ -431,6 +452,13 @@ def main(argv: list[str] | None = None) -> int:
     if fixture is not None:
         shoot_project(sh, fixture, "fixture")
     print(f"{len(sh.saved)} screenshots")
+    if args.readme:
+        README_IMAGES.mkdir(parents=True, exist_ok=True)
+        for name in README_SET:
+            src = args.out / f"{name}.png"
+            if src.is_file():
+                small_copy(src, README_IMAGES / f"{name}.png")
+                print(f"  {(README_IMAGES / f'{name}.png').relative_to(ROOT)}")
     return 0
 
 
