@@ -42,10 +42,10 @@ DRIVER = textwrap.dedent(f'''
     def step():
         if app.platformName() != "xcb":
             fail("the window runs on the " + app.platformName() + " platform, not xcb")
-        if state.dataset is None or state.dataset.n == 0:
+        if window.spatial.dataset is None or window.spatial.dataset.n == 0:
             fail("the demo project did not load")
-        state.set_annotator("window-check")
-        window.review_from_browse(0)
+        window.spatial.set_annotator("window-check")
+        window.method_views["spatial"].review_from_browse(window, 0)
         # on a real display the window takes the keyboard once the display server made it active
         window.raise_()
         window.activateWindow()
@@ -57,13 +57,13 @@ DRIVER = textwrap.dedent(f'''
         if app.activeWindow() is not window:
             fail("the window never became active on the display")
         app.processEvents()
-        sid = str(state.dataset.samples.sample_id[state.current])
+        sid = str(window.spatial.dataset.samples.sample_id[window.spatial.current])
         target = app.focusWidget() or window
         for kind in (QEvent.KeyPress, QEvent.KeyRelease):
             app.sendEvent(target, QKeyEvent(kind, Qt.Key_P, Qt.NoModifier, "p"))
         app.processEvents()
         from workstation.methods.spatial.store import SpatialStore
-        labels = {{r.sample_id: r.verdict for r in SpatialStore(state.project).latest_labels("window-check")}}
+        labels = {{r.sample_id: r.verdict for r in SpatialStore(window.spatial.project).latest_labels("window-check")}}
         if labels.get(sid) != "PASS":
             fail(f"the P key did not label {{sid}}: {{labels}}")
         print(f"WINDOW-CHECK ok platform={{app.platformName()}} labelled={{sid}} read back=PASS", flush=True)
