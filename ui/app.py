@@ -129,10 +129,21 @@ def _install_hooks(app: Any, window: Any) -> None:
         QTimer.singleShot(0, run_driver)
 
 
+def last_project() -> Path | None:
+    """The project opened last in this workstation (Open recent's first), if it is still there."""
+    from . import project_dialogs
+
+    for folder in project_dialogs.recent_projects()[:1]:
+        if project_dialogs.is_project(folder):
+            return Path(folder)
+    return None
+
+
 def run(project: str | Path | None = None, read_only: bool = False, argv: Sequence[str] | None = None,
-        early: Any = None) -> int:
+        early: Any = None, reopen_last: bool = False) -> int:
     """Open the window (then `project`, loaded in the background); returns the exit code.
     `early`: `project`'s load already under way (`ui.loading.EarlyLoad`), which the window takes.
+    `reopen_last`: with no `project`, the project opened last comes back (`last_project`).
     Python's cyclic collection runs on the GUI thread only from here on (`ui.collector`)."""
     try:
         install_excepthook()
@@ -183,6 +194,8 @@ def run(project: str | Path | None = None, read_only: bool = False, argv: Sequen
     from PySide6.QtCore import QTimer
 
     QTimer.singleShot(0, window.install_extra_panels)  # after the first paint
+    if project is None and reopen_last and not os.environ.get("WORKSTATION_EXIT_WHEN_READY"):
+        project = last_project()
     if project is not None:
         window.load_finished.connect(loaded)
         window.open_project_in_background(project, read_only=read_only, early=early)

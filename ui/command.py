@@ -23,6 +23,8 @@ def register(sub: Any) -> None:
     p.add_argument("--project", type=Path, metavar="DIR", help="project folder to open")
     p.add_argument("--read-only", action="store_true",
                    help="open the project read-only (a snapshot if another process holds it)")
+    p.add_argument("--empty", action="store_true",
+                   help="start without a project (by default the last project opened comes back)")
     p.set_defaults(func=run)
 
 
@@ -53,4 +55,4 @@ def run(args: argparse.Namespace) -> int:
         if isinstance(e, ImportError):  # PySide6 missing in a core-only install
             raise WorkstationError(f"the window needs PySide6 ({e}); the command line works without it") from None
         raise
-    return run_app(project, read_only=read_only, early=early)
+    return run_app(project, read_only=read_only, early=early, reopen_last=not getattr(args, "empty", False))

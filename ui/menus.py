@@ -69,6 +69,9 @@ def build_menus(window: Any) -> None:
     f.addMenu(w.recent_menu)
     _add(w, f, "Close project", w.close_project)
     f.addSeparator()
+    _add(w, f, "Import a SpatialBench-UC run…", lambda: _doors().import_run(w))
+    _add(w, f, "Write report…", lambda: _doors().write_report(w))
+    f.addSeparator()
     _add(w, f, "Import labels…", lambda: import_labels(w))
     _add(w, f, "Export labels…", lambda: export_labels(w))
     f.addSeparator()
@@ -85,6 +88,12 @@ def build_menus(window: Any) -> None:
     w.audit_menu = mb.addMenu("&Audit")
     build(w, w.audit_menu)
     mb.addMenu("&Help").addAction(a["help"])
+
+
+def _doors() -> Any:
+    from . import import_report
+
+    return import_report
 
 
 def _fill_methods_menu(window: Any) -> None:

@@ -10,12 +10,26 @@ instead (count, share and time left), so a long stage is never silent in a log o
 
 from __future__ import annotations
 
+import os
 import sys
 import time
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator, Sized
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+
+#: set by a program that runs a command and shows its progress (the window): seconds between
+#: the lines every hidden bar prints instead
+LINES_ENV = "WORKSTATION_PROGRESS_LINES"
+
+
+def _lines_every_s() -> float | None:
+    try:
+        s = float(os.environ.get(LINES_ENV, ""))
+    except ValueError:
+        return None
+    return s if s > 0 else None
 
 
 def _disabled(force: bool | None) -> bool:
@@ -46,7 +60,8 @@ class TerminalProgress:
         self._bar: Any = None
         self.done = 0
         self.total = 0
-        self._lines_every = lines_every_s if self._disable else None
+        self._lines_every = (lines_every_s if lines_every_s is not None else _lines_every_s()) \
+            if self._disable else None
         self._noun = noun or unit
         self._label = label or desc
         self._clock = clock
@@ -139,8 +154,18 @@ def drive(gen: Generator[Any, Any, T], desc: str, unit: str = "it", show: bool |
 
 def track(items: Iterable[T], desc: str, total: int | None = None, unit: str = "it",
           show: bool | None = None) -> Iterator[T]:
-    """Iterate with a bar (thin wrapper over tqdm that follows the terminal rule above)."""
-    from tqdm import tqdm
+    """Iterate with a bar (thin wrapper over tqdm that follows the terminal rule above; where the
+    bar is hidden and a program asked for lines, `LINES_ENV`, a line now and then)."""
+    every = _lines_every_s() if _disabled(show) else None
+    if every is None:
+        from tqdm import tqdm
 
-    yield from tqdm(items, desc=desc, total=total, unit=unit, disable=_disabled(show), file=sys.stderr,
-                    dynamic_ncols=True, leave=False)
+        yield from tqdm(items, desc=desc, total=total, unit=unit, disable=_disabled(show), file=sys.stderr,
+                        dynamic_ncols=True, leave=False)
+        return
+    n = total if total is not None else (len(items) if isinstance(items, Sized) else 0)
+    with TerminalProgress(desc, unit, show, lines_every_s=every, noun=unit) as bar:
+        for k, item in enumerate(items):
+            bar(k, n)
+            yield item
+        bar(n, n)

@@ -463,7 +463,8 @@ def test_the_seed_strip_is_redrawn_in_place_within_a_prompt(qtbot, open_window, 
     assert v.strip.item(0) is first  # the same items, their look updated
     assert [ids[r] for r in v.strip.rows()] == ["s_p0_seed0", "s_p0_seed1", "s_p0_seed2"]
     assert [s[2] for s in v.strip.shown] == [False, True, False]
-    assert [v.strip.item(i).text() for i in range(3)] == ["seed 0", "seed 1", "seed 2"]
+    assert [v.strip.item(i).text() for i in range(3)] == ["seed 0", "▶ seed 1", "seed 2"]  # the current one marked
+    assert v.strip.item(1).font().bold() and not v.strip.item(0).font().bold()
     _show(qtbot, w, "s_p1_seed1")  # another prompt: its seeds, its current one
     assert [ids[r] for r in v.strip.rows()] == ["s_p1_seed0", "s_p1_seed1", "s_p1_seed2"]
     assert [s[2] for s in v.strip.shown] == [False, True, False]

@@ -393,7 +393,7 @@ def test_the_gui_command_starts_reading_the_project_before_it_builds_the_window(
 
     seen: dict[str, object] = {}
 
-    def run_app(project, read_only=False, argv=None, early=None) -> int:
+    def run_app(project, read_only=False, argv=None, early=None, reopen_last=False) -> int:
         seen["early"] = early
         return 0
 

@@ -324,7 +324,7 @@ class JudgingQueue:
         when that is it, else its first), else off the queue."""
         if self.on_queue() and self.current == index:
             return
-        hits = np.flatnonzero(self.queue == index) if len(self.queue) else []
+        hits: Any = np.flatnonzero(self.queue == index) if len(self.queue) else []
         if len(hits):
             self._set_pos(int(hits[0]))
             return
@@ -367,7 +367,7 @@ class JudgingQueue:
             return EMPTY
         return pass_state(self._events(index), who, self.audit_set_id, recheck)
 
-    def shown_labels(self, index: int | None = None) -> tuple[list[ShownLabel], int]:
+    def shown_labels(self, index: int | None = None) -> list[ShownLabel]:
         """The labels of a target (the current one by default) the policy lets a view show."""
         index = self.current if index is None else index
         rc = self.is_recheck() if index == self.current else False

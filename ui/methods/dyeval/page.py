@@ -383,7 +383,10 @@ class DyEvalPage(QWidget):
         if tree is None:
             return ""
         if not path:
-            path, _ = QFileDialog.getSaveFileName(self, "Export the tree", f"dyeval_{tree.tree_id}.json", "JSON (*.json)")
+            from ui.project_dialogs import exports_folder
+
+            start = exports_folder(self.session.project) / f"dyeval_{tree.tree_id}.json"
+            path, _ = QFileDialog.getSaveFileName(self, "Export the tree", str(start), "JSON (*.json)")
         if not path:
             return ""
         d = export_dict(tree)

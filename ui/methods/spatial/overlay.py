@@ -334,6 +334,8 @@ class OverlayLayer:
             rect = QRectF(lo, 0, hi - lo, spec.height)
         else:
             rect = QRectF(0, lo, spec.width, hi - lo)
+        # a wide margin or a centre near the edge: the band stops at the image, never in the letterbox
+        rect = rect.intersected(QRectF(0, 0, spec.width, spec.height))
         band = QGraphicsRectItem(rect)
         band.setBrush(QBrush(fill))
         band.setPen(_pen(band_color, 1.0, Qt.DashLine))

@@ -611,10 +611,15 @@ def _thumb_icon(img: ImageResult | None, verdict: int | None, current: bool, siz
     else:
         p.setPen(QColor("#d0d0d0"))
         p.drawText(pm.rect(), Qt.AlignCenter, "no image")
-    color = theme.verdict_color(verdict)
-    p.setPen(QPen(color, 5 if current else 3))
     p.setBrush(Qt.NoBrush)
-    p.drawRect(1, 1, size - 3, size - 3)
+    if current:  # the seed under review: a ring in the highlight colour around its verdict frame
+        p.setPen(QPen(QColor(theme.current().highlight), 6))
+        p.drawRect(3, 3, size - 7, size - 7)
+        p.setPen(QPen(theme.verdict_color(verdict), 2))
+        p.drawRect(7, 7, size - 15, size - 15)
+    else:
+        p.setPen(QPen(theme.verdict_color(verdict), 3))
+        p.drawRect(1, 1, size - 3, size - 3)
     p.end()
     return QIcon(pm)
 
@@ -957,7 +962,10 @@ class PairViewer(QWidget):
                 it = QListWidgetItem()
                 self.strip.addItem(it)
             it.setIcon(_thumb_icon(img, code, current))
-            it.setText(f"seed {int(samples.seed[r])}")
+            it.setText(f"▶ seed {int(samples.seed[r])}" if current else f"seed {int(samples.seed[r])}")
+            f = it.font()
+            f.setBold(current)
+            it.setFont(f)
             it.setData(Qt.UserRole, r)
             it.setToolTip(str(samples.sample_id[r]) + ("" if code is None else f" — {VERDICTS[code]}"))
         self.strip.shown = [shown for shown, _ in want]

@@ -226,9 +226,7 @@ def dynamic_mask(spec: Any, live: LiveColumns, base: np.ndarray | None) -> np.nd
         m &= _one_of(live.verdict, [VERDICTS.index(x) for x in spec.verdicts], len(VERDICTS))
     if spec.reasons:
         m &= _one_of(live.reason, [0 if r == "decided" else REASONS.index(r) for r in spec.reasons], len(REASONS))
-    nan = None
-    if spec.conf_min > 0.0 or spec.conf_max < 1.0:
-        nan = np.isnan(live.conf)
+    nan = np.isnan(live.conf) if (spec.conf_min > 0.0 or spec.conf_max < 1.0) else np.zeros(0, bool)
     if spec.conf_min > 0.0:
         m &= (live.conf >= float(spec.conf_min)) | nan
     if spec.conf_max < 1.0:
@@ -340,6 +338,16 @@ class SampleQuery:
         self.sort_column = -1
         self.descending = False
         self.labels_version = 0
+        self._registered = False
+        self._pending: dict[str, Any] | None = None
+        self._ds: Any = None
+        self._live_key: tuple[Any, int] = (None, -1)
+        self._live_cols: LiveColumns | None = None
+        self._label_text: dict[int, str] = {}
+        self._note_text: dict[int, str] = {}
+        self._nv = np.zeros(0, np.int32)
+        self._np_order: RowOrder | None = None
+        self._static: tuple[Any, np.ndarray | None] = (None, None)
         self.forget()
 
     def labels_changed(self) -> None:
@@ -377,16 +385,16 @@ class SampleQuery:
         """No registered tables, and nothing of a closed project kept (its columns are the
         size of its samples)."""
         self._registered = False
-        self._pending: dict[str, Any] | None = None  # live columns not registered yet (see `sql`)
-        self._ds: Any = None  # the dataset the registered tables describe
-        self._live_key: tuple[Any, int] = (None, -1)  # (verdicts, labels version) registered
-        # the filter and sort in numpy (table_order), for every sort but the text columns
-        self._live_cols: LiveColumns | None = None
-        self._label_text: dict[int, str] = {}
-        self._note_text: dict[int, str] = {}
+        self._pending = None  # live columns not registered yet (see `sql`)
+        self._ds = None  # the dataset the registered tables describe
+        self._live_key = (None, -1)  # (verdicts, labels version) registered
+        # the filter and sort in numpy, for every sort but the text columns
+        self._live_cols = None
+        self._label_text = {}
+        self._note_text = {}
         self._nv = np.zeros(0, np.int32)
-        self._np_order: RowOrder | None = None
-        self._static: tuple[Any, np.ndarray | None] = (None, None)
+        self._np_order = None
+        self._static = (None, None)
 
     def _register_labels(self) -> None:
         import pyarrow as pa
@@ -498,6 +506,7 @@ class SampleQuery:
         order = self.numpy_order()
         if order is not None:
             cols = sample_columns(self.source.dataset)
+            assert self._live_cols is not None
             return row_tuples(order.page(offset, limit), self.source.dataset, cols["text"], cols["relation"],
                               self._live_cols, self._label_text, self._note_text)
         where, params = self.spec.where()

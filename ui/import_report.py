@@ -1,0 +1,239 @@
+"""File → Import a SpatialBench-UC run… and File → Write report…: the command line's two long
+doors, from the window, with progress and Cancel (`ui.command_run`).
+
+Importing into the open project closes it in the window while the run is imported (one process
+writes a project at a time) and opens it again after, success or not; with no project open the
+run becomes a new project, which opens. The report is written into the project's ``exports``
+folder by default and opened in the system's browser. Neither is offered while a blind audit is
+open: a report shows every verdict and label.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QUrl
+from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from . import project_dialogs
+from .command_run import CommandRun, error_line
+
+
+def _browse_row(edit: QLineEdit, pick: Any) -> QWidget:
+    row = QWidget()
+    lay = QHBoxLayout(row)
+    lay.setContentsMargins(0, 0, 0, 0)
+    lay.addWidget(edit, 1)
+    b = QPushButton("Browse…")
+    b.clicked.connect(pick)
+    lay.addWidget(b)
+    return row
+
+
+def _blind_now(window: Any, what: str) -> bool:
+    for views in window.method_views.values():
+        c = views.controller(window)
+        if c is not None and c.audit is not None and c.audit.blind:
+            QMessageBox.information(window, what, f"{what} shows every verdict and label: not during a blind "
+                                    "audit. Leave the audit first (Audit → Leave audit set).")
+            return True
+    return False
+
+
+class ImportRunDialog(QDialog):
+    """The run folder, its prompt suite, the run's name, and where it goes."""
+
+    def __init__(self, window: Any) -> None:
+        super().__init__(window)
+        self.setWindowTitle("Import a SpatialBench-UC run")
+        self.setObjectName("importRunDialog")
+        p = window.state.project
+        self.into_open = p is not None and not p.read_only
+        lay = QVBoxLayout(self)
+        form = QFormLayout()
+        self.run_dir = QLineEdit()
+        self.run_dir.setObjectName("importRunDir")
+        self.run_dir.setPlaceholderText("the run folder (holds manifest.jsonl and eval/)")
+        form.addRow("Run folder", _browse_row(self.run_dir, self._pick_run))
+        self.prompts = QLineEdit()
+        self.prompts.setObjectName("importPrompts")
+        self.prompts.setPlaceholderText("the prompt suite (.jsonl)")
+        form.addRow("Prompt suite", _browse_row(self.prompts, self._pick_prompts))
+        self.run_id = QLineEdit()
+        self.run_id.setObjectName("importRunId")
+        self.run_id.setPlaceholderText("the manifest's run id")
+        form.addRow("Run id (optional)", self.run_id)
+        self.project = QLineEdit(str(p.folder) if self.into_open else "")
+        self.project.setObjectName("importProject")
+        self.project.setReadOnly(self.into_open)
+        self.project.setPlaceholderText("a folder for the new project")
+        form.addRow("Into the project" if self.into_open else "New project folder",
+                    self.project if self.into_open else _browse_row(self.project, self._pick_project))
+        lay.addLayout(form)
+        note = QLabel("The project closes in the window while the run is imported, and opens again after."
+                      if self.into_open else "The run becomes a new project, which opens when it is imported.")
+        note.setObjectName("dim")
+        note.setWordWrap(True)
+        lay.addWidget(note)
+        bb = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel, self)
+        bb.button(QDialogButtonBox.Ok).setText("Import")
+        bb.button(QDialogButtonBox.Ok).setObjectName("importStart")
+        bb.accepted.connect(self._accept)
+        bb.rejected.connect(self.reject)
+        lay.addWidget(bb)
+        self.error = QLabel("")
+        self.error.setStyleSheet("color: #d64541;")
+        lay.addWidget(self.error)
+        self.resize(640, 240)
+
+    def _pick_run(self) -> None:
+        d = QFileDialog.getExistingDirectory(self, "The run folder", self.run_dir.text() or str(Path.home()))
+        if d:
+            self.run_dir.setText(d)
+            guess = Path(d).parent / "prompts.jsonl"
+            if not self.prompts.text() and guess.is_file():
+                self.prompts.setText(str(guess))
+
+    def _pick_prompts(self) -> None:
+        f, _ = QFileDialog.getOpenFileName(self, "The prompt suite", self.prompts.text() or self.run_dir.text(),
+                                           "Prompt suites (*.jsonl)")
+        if f:
+            self.prompts.setText(f)
+
+    def _pick_project(self) -> None:
+        d = QFileDialog.getExistingDirectory(self, "Where the new project goes", str(Path.home()))
+        if d:
+            self.project.setText(str(Path(d) / "project") if any(Path(d).iterdir()) else d)
+
+    def _accept(self) -> None:
+        if not Path(self.run_dir.text()).is_dir():
+            self.error.setText("choose the run folder")
+        elif not Path(self.prompts.text()).is_file():
+            self.error.setText("choose the prompt suite file")
+        elif not self.project.text().strip():
+            self.error.setText("choose a folder for the new project")
+        else:
+            self.accept()
+
+    def command(self) -> list[str]:
+        args = ["import-sbuc", self.run_dir.text(), "--prompts", self.prompts.text(), "--project", self.project.text()]
+        return args + (["--run-id", self.run_id.text().strip()] if self.run_id.text().strip() else [])
+
+
+def import_run(window: Any, dialog: ImportRunDialog | None = None) -> CommandRun | None:
+    """File → Import a SpatialBench-UC run…: ask, then import with progress; the project opens after."""
+    dlg = dialog or ImportRunDialog(window)
+    if dialog is None and not dlg.exec():
+        return None
+    folder = Path(dlg.project.text())
+    if dlg.into_open:
+        window.close_project()  # one writer: the command imports while the window holds nothing
+    run = CommandRun(window, "Import a SpatialBench-UC run", dlg.command(),
+                     f"Importing {Path(dlg.run_dir.text()).name} into {folder.name}…")
+
+    def done(ok: bool, output: str) -> None:
+        if folder.is_dir() and project_dialogs.is_project(folder):
+            window.open_project(folder)
+        if ok:
+            window.statusBar().showMessage(output.splitlines()[-1] if output else "imported", 10000)
+        elif run.cancelled:
+            window.statusBar().showMessage("import cancelled: nothing was imported", 10000)
+        else:
+            QMessageBox.critical(window, "The run was not imported", error_line(output))
+
+    run.finished.connect(done)
+    run.start()
+    return run
+
+
+class ReportDialog(QDialog):
+    def __init__(self, window: Any) -> None:
+        super().__init__(window)
+        self.setWindowTitle("Write report")
+        self.setObjectName("reportDialog")
+        p = window.state.project
+        lay = QVBoxLayout(self)
+        form = QFormLayout()
+        default = project_dialogs.exports_folder(p) / time.strftime("report-%Y%m%d-%H%M%S")
+        self.out = QLineEdit(str(default))
+        self.out.setObjectName("reportOut")
+        form.addRow("Report folder", _browse_row(self.out, self._pick))
+        lay.addLayout(form)
+        self.open_after = QCheckBox("open it in the browser when it is written")
+        self.open_after.setChecked(True)
+        lay.addWidget(self.open_after)
+        self.evaluate = QCheckBox("evaluate first (store every method's results under its current configuration)")
+        self.evaluate.setObjectName("reportEvaluate")
+        self.evaluate.setChecked(True)
+        lay.addWidget(self.evaluate)
+        note = QLabel("Every method with data in the project gets its section (tables, plots, provenance).")
+        note.setObjectName("dim")
+        note.setWordWrap(True)
+        lay.addWidget(note)
+        bb = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel, self)
+        bb.button(QDialogButtonBox.Ok).setText("Write")
+        bb.button(QDialogButtonBox.Ok).setObjectName("reportStart")
+        bb.accepted.connect(self.accept)
+        bb.rejected.connect(self.reject)
+        lay.addWidget(bb)
+        self.resize(640, 160)
+
+    def _pick(self) -> None:
+        d = QFileDialog.getExistingDirectory(self, "Where the report goes", str(Path(self.out.text()).parent))
+        if d:
+            self.out.setText(str(Path(d) / Path(self.out.text()).name))
+
+
+def write_report(window: Any, dialog: ReportDialog | None = None) -> CommandRun | None:
+    """File → Write report…: the report bundle of the open project, with progress, then opened."""
+    p = window.state.project
+    if p is None:
+        window.statusBar().showMessage("open a project first", 6000)
+        return None
+    if _blind_now(window, "The report"):
+        return None
+    window._leave_all()  # notes typed and not saved yet belong in the report
+    dlg = dialog or ReportDialog(window)
+    if dialog is None and not dlg.exec():
+        return None
+    out = Path(dlg.out.text())
+    steps = [["report", "--project", str(p.folder), "--out", str(out)]]
+    folder = p.folder
+    reopen = dlg.evaluate.isChecked()
+    if reopen:  # the report reads the stored result sets: store what the window shows first
+        steps.insert(0, ["evaluate", "--project", str(folder)])
+        window.close_project()  # one writer: evaluate writes while the window holds nothing
+    run = CommandRun(window, "Write report", steps, f"Writing the report of {folder.name}…")
+
+    def done(ok: bool, output: str) -> None:
+        if reopen:
+            window.open_project(folder)
+        index = out / "index.html"
+        if ok and index.is_file():
+            window.statusBar().showMessage(f"report written to {out}", 10000)
+            if dlg.open_after.isChecked():
+                QDesktopServices.openUrl(QUrl.fromLocalFile(str(index)))
+        elif run.cancelled:
+            window.statusBar().showMessage("report cancelled: nothing was written", 10000)
+        else:
+            QMessageBox.critical(window, "The report was not written", error_line(output))
+
+    run.finished.connect(done)
+    run.start()
+    return run
