@@ -1,9 +1,16 @@
-"""One conversion of Python / numpy values to strict JSON.
+"""Strict JSON both ways: what the project writes, and how it reads JSON from outside.
 
-NaN and ±Infinity become ``null`` (strict JSON has no such numbers, and readers such as
-browsers and DuckDB reject them); numpy scalars and arrays become numbers and lists; paths,
-datetimes, sets and dataclasses become strings, ISO timestamps, lists and objects. Anything
-else is written as its ``str``.
+Writing (`jsonable`, `dumps`): NaN and ±Infinity become ``null`` (strict JSON has no such
+numbers, and readers such as browsers and DuckDB reject them); numpy scalars and arrays become
+numbers and lists; paths, datetimes, sets and dataclasses become strings, ISO timestamps, lists
+and objects. Anything else is written as its ``str``.
+
+Reading (`loads_strict`): every JSON text from outside (a line of a JSONL file, a job spec, a
+model's config.json) is parsed with limits, so that no input ends in anything but a result or
+one `JSONInputError`: ``NaN`` / ``Infinity`` are refused, and so are numbers that only fit as
+infinity (``1e400``), integers of more than `MAX_INT_DIGITS` digits (Python refuses to convert
+a few thousand digits, and no field needs them) and nesting deeper than `MAX_DEPTH` (checked
+before parsing: deep nesting exhausts the parser's stack and every recursive reader after it).
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 from datetime import date, datetime
 from pathlib import PurePath
 from typing import Any
@@ -76,3 +84,79 @@ def capped(o: Any, limit: int) -> Any:
             if size(out) <= limit:
                 return out
     return note(o)
+
+
+MAX_DEPTH = 64  # nesting of arrays and objects in JSON read from outside
+MAX_INT_DIGITS = 40  # digits of an integer in JSON read from outside (2**127 has 39)
+
+
+class JSONInputError(ValueError):
+    """JSON from outside that is malformed or over a limit; ``line`` / ``column`` (1-based) where
+    the parser knows them (the line within the text given)."""
+
+    def __init__(self, message: str, line: int | None = None, column: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.column = column
+
+
+_BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def json_depth_over(text: str, limit: int = MAX_DEPTH) -> int | None:
+    """The 1-based line where the nesting of ``text`` first goes over ``limit``, or None (strings
+    are skipped; a text that is not JSON gives an answer that does not matter)."""
+    depth = 0
+    for m in _BRACKETS.finditer(text):
+        c = m.group()
+        if c in "[{":
+            depth += 1
+            if depth > limit:
+                return text.count("\n", 0, m.start()) + 1
+        elif c in "]}":
+            depth -= 1
+    return None
+
+
+def _refuse_constant(name: str) -> Any:
+    raise JSONInputError(f"{name} is not a finite number (strict JSON has no {name})")
+
+
+def _bounded_int(s: str) -> int:
+    digits = len(s.lstrip("-"))
+    if digits > MAX_INT_DIGITS:
+        raise JSONInputError(f"a whole number with {digits:,} digits (at most {MAX_INT_DIGITS})")
+    return int(s)
+
+
+def _finite_float(s: str) -> float:
+    f = float(s)
+    if not math.isfinite(f):
+        raise JSONInputError(f"the number {s[:24]}{'…' if len(s) > 24 else ''} is not a finite number (out of range)")
+    return f
+
+
+def loads_strict(text: str | bytes, *, max_depth: int = MAX_DEPTH, **kw: Any) -> Any:
+    """Parse JSON from outside (module doc); `JSONInputError` for anything but a plain value.
+    ``kw`` goes to `json.loads` (e.g. ``object_pairs_hook``)."""
+    if isinstance(text, (bytes, bytearray)):
+        data = bytes(text)
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as e:
+            raise JSONInputError(f"not UTF-8 text (byte 0x{data[e.start]:02x})", data.count(b"\n", 0, e.start) + 1) from None
+    deep = json_depth_over(text, max_depth)
+    if deep is not None:
+        raise JSONInputError(f"nested more than {max_depth} levels deep", deep)
+    try:
+        return json.loads(text, parse_constant=_refuse_constant, parse_int=_bounded_int,
+                          parse_float=_finite_float, **kw)
+    except JSONInputError:
+        raise
+    except json.JSONDecodeError as e:
+        raise JSONInputError(f"{e.msg} at column {e.colno}", e.lineno, e.colno) from None
+    except RecursionError:
+        raise JSONInputError(f"nested more than {max_depth} levels deep") from None
+    except ValueError as e:
+        raise JSONInputError(" ".join(str(e).split())[:120]) from None
