@@ -221,6 +221,7 @@ def _source_images(folder: Path, kind: str) -> tuple[Path, list[tuple[str, str]]
         try:
             rows = src.con.execute("SELECT sample_id, image_path FROM samples WHERE coalesce(image_path, '') <> '' "
                                    "ORDER BY ord").fetchall()
+            check_source_jobs(src, folder)
         finally:
             src.close()
         return folder, [(str(a), str(b)) for a, b in rows]
@@ -237,6 +238,29 @@ def _source_images(folder: Path, kind: str) -> tuple[Path, list[tuple[str, str]]
                 if rel:
                     out.append((str(sid), str(rel) if isinstance(rel, str) else repr(rel)))
     return paths.project, out
+
+
+def check_source_jobs(src: "Project", folder: Path) -> None:
+    """Every job row of a shard project is checked before it is copied: its id must name a folder
+    ``jobs/<job_id>/`` (no ``..``, no separator: the id becomes a path in the target) and its spec
+    must be a job spec of that id, so that nothing later builds a path from it or fails on it."""
+    from .spec import JobSpec, check_job_id
+
+    rows = src.con.execute("SELECT job_id, kind, spec FROM jobs ORDER BY created_at").fetchall()
+    for job_id, kind, spec_text in rows:
+        where = f"{folder}: job {ascii(str(job_id))[:60]}"
+        try:
+            check_job_id(job_id)
+        except WorkstationError as e:
+            raise WorkstationError(f"{where}: {e}; a shard's jobs are not merged from ids that are paths") from None
+        try:
+            from ..util.jsonsafe import JSONInputError, loads_strict
+
+            spec = JobSpec.from_dict(loads_strict(spec_text or "{}"))
+        except (WorkstationError, JSONInputError) as e:
+            raise WorkstationError(f"{where}: its spec is not a job spec ({' '.join(str(e).split())[:100]})") from None
+        if spec.job_id != job_id or spec.kind != kind:
+            raise WorkstationError(f"{where}: its spec is of job {spec.job_id!r} ({spec.kind}), not of this row")
 
 
 def preflight(target_folder: Path, sources: Sequence[str | Path],
