@@ -99,9 +99,13 @@ def test_import_copies_checked_images_and_adds_triplets(tmp_path: Path, capsys: 
         assert sorted(w.values()) == [30.0, 30.0, 30.0, 40.0, 41.0, 42.0]
         attrs = json.loads(p.con.execute("SELECT attrs FROM prompts WHERE prompt_id='tr0:adv'").fetchone()[0])
         assert attrs["score_text"] == d.text[0] and attrs["extra"] == {"source_model": "sdxl"}
-    # the same folder again: the same run id, refused, nothing changed
+    # the same folder again: the same run id, found complete in the project, nothing changed
     before = state(tmp_path / "p")
-    rc, _, err = run_import(capsys, str(src), "--project", str(tmp_path / "p"))
+    rc, out, err = run_import(capsys, str(src), "--project", str(tmp_path / "p"))
+    assert rc == 0 and "already holds this import" in out and state(tmp_path / "p") == before
+    # another import under the same run id is refused, nothing changed
+    (src / "img" / "0_corr.png").write_bytes((src / "img" / "1_corr.png").read_bytes())
+    rc, _, err = run_import(capsys, str(src), "--project", str(tmp_path / "p"), "--run-id", run["run_id"])
     assert rc == 2 and "already exists" in err and state(tmp_path / "p") == before
 
 
