@@ -352,24 +352,30 @@ class DyEvalRunner:
         run_id = f"{prompt_prefix(self.tree_id)}inline{k + 1}"
         rows: dict[str, list[Any]] = {c: [] for c in ("sid", "pid", "seed", "path")}
         truths = []
-        for i, r in enumerate(reqs):
-            row = row_of(prompts, i)
-            for seed in seeds_of(r):
-                img, truth = render_demo_row(row, seed, size=size)
-                path = image_path_for(run_id, row["prompt_id"], seed)
-                write_png(self.project.folder, path, img)
-                rows["sid"].append(sample_id_for(run_id, row["prompt_id"], seed))
-                rows["pid"].append(row["prompt_id"])
-                rows["seed"].append(seed)
-                rows["path"].append(path)
-                truths.append(json.dumps(truth, sort_keys=True))
-        samples = Samples.build(rows["sid"], run_id, rows["pid"], rows["seed"], float(size), float(size), rows["path"])
-        with self.project.transaction():
-            self.project.add_prompts(prompts)
-            self.project.add_run(run_id, method="demo_procedural", model={"generator": "procedural"},
-                                 params={"width": size, "height": size, "renderer": "dyeval.render_demo_row"},
-                                 source=source)
-            self.project.add_dataset(Dataset(samples, Detections.empty(), prompts), truth=truths)
+        try:
+            for i, r in enumerate(reqs):
+                row = row_of(prompts, i)
+                for seed in seeds_of(r):
+                    img, truth = render_demo_row(row, seed, size=size)
+                    path = image_path_for(run_id, row["prompt_id"], seed)
+                    write_png(self.project.folder, path, img)
+                    rows["sid"].append(sample_id_for(run_id, row["prompt_id"], seed))
+                    rows["pid"].append(row["prompt_id"])
+                    rows["seed"].append(seed)
+                    rows["path"].append(path)
+                    truths.append(json.dumps(truth, sort_keys=True))
+            samples = Samples.build(rows["sid"], run_id, rows["pid"], rows["seed"], float(size), float(size),
+                                    rows["path"])
+            with self.project.transaction():
+                self.project.add_prompts(prompts)
+                self.project.add_run(run_id, method="demo_procedural", model={"generator": "procedural"},
+                                     params={"width": size, "height": size, "renderer": "dyeval.render_demo_row"},
+                                     source=source)
+                self.project.add_dataset(Dataset(samples, Detections.empty(), prompts), truth=truths)
+        except BaseException:  # images of a run that was not stored are not left behind
+            for rel in rows["path"]:
+                (self.project.folder / rel).unlink(missing_ok=True)
+            raise
         self.sync()
         return len(truths)
 
