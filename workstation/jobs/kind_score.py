@@ -64,6 +64,17 @@ class ScoreKind(JobKind):
             folder = Path(str(model)).expanduser()
             if not folder.is_dir() and (folder.is_absolute() or str(model).startswith((".", "~"))):
                 raise WorkstationError(f"scorer model folder not found: {folder}")
+        if model and name != "fake":
+            # the model folder is checked now (config.json, safetensors weights, tokenizer and image
+            # processor: the scorer's constructor reads no weights and imports no model library), so
+            # that a folder that cannot serve is refused before a job and its folder exist
+            from ..scoring.registry import create_scorer
+
+            kwargs = {k: v for k, v in dict(s.get("options") or {}).items() if k in ("processor", "dtype")}
+            try:
+                create_scorer(entry.name, model=str(model), **kwargs)
+            except (TypeError, ValueError) as e:
+                raise WorkstationError(f"scorer {entry.name!r}: {' '.join(str(e).split())[:200]}") from None
 
     def prepare(self, project: "Project", paths: "JobPaths", spec: "JobSpec") -> str:
         conds = ["coalesce(s.image_path, '') <> ''"]
