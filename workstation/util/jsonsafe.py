@@ -16,6 +16,7 @@ before parsing: deep nesting exhausts the parser's stack and every recursive rea
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import math
 import re
@@ -101,40 +102,60 @@ class JSONInputError(ValueError):
         self.column = column
 
 
-_BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_TOKENS = re.compile(r"[\[\]{}]|-?Infinity|NaN|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
+_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+_ZEROS = str.maketrans("123456789", "000000000")
+_LONG = "0" * (MAX_INT_DIGITS + 1)
+_EXPONENTS = ("e000", "e+000", "e-000", "E000", "E+000", "E-000")
 
 
-def json_depth_over(text: str, limit: int = MAX_DEPTH) -> int | None:
-    """The 1-based line where the nesting of ``text`` first goes over ``limit``, or None (strings
-    are skipped; a text that is not JSON gives an answer that does not matter)."""
+def _suspect(text: str, max_depth: int) -> bool:
+    """A quick look (C-speed string operations) for anything `json_problem` must look at closely;
+    text inside strings may make it look, never the other way round."""
+    if "NaN" in text or "Infinity" in text:
+        return True
+    zeros = text.translate(_ZEROS)
+    if _LONG in zeros or any(e in zeros for e in _EXPONENTS):
+        return True
+    brackets = _NOT_BRACKET.sub("", text)
+    return len(brackets) > max_depth and max(itertools.accumulate(map(_STEP.__getitem__, brackets))) > max_depth
+
+
+def json_problem(text: str, max_depth: int = MAX_DEPTH) -> tuple[str, int] | None:
+    """The first thing in ``text`` that `loads_strict` refuses, with its 1-based line: nesting over
+    ``max_depth``, ``NaN`` / ``Infinity``, a whole number of more than `MAX_INT_DIGITS` digits or
+    a number that only fits as infinity; None when there is none. (Strings are skipped; a text
+    that is not JSON gives an answer that does not matter.) Quick for ordinary JSON: the exact
+    scan runs only when a quick look finds something to look at."""
+    if not _suspect(text, max_depth):
+        return None
+    bare = _STRING.sub('""', text)  # a JSON string holds no raw newline: the lines stay where they are
     depth = 0
-    for m in _BRACKETS.finditer(text):
+    for m in _TOKENS.finditer(bare):
         c = m.group()
+        problem = None
         if c in "[{":
             depth += 1
-            if depth > limit:
-                return text.count("\n", 0, m.start()) + 1
+            if depth > max_depth:
+                problem = f"nested more than {max_depth} levels deep"
         elif c in "]}":
             depth -= 1
+        elif c.lstrip("-") in ("NaN", "Infinity"):
+            problem = f"{c} is not a finite number (strict JSON has no {c.lstrip('-')})"
+        elif c.lstrip("-").isdigit():
+            if len(c.lstrip("-")) > MAX_INT_DIGITS:
+                problem = f"a whole number with {len(c.lstrip('-')):,} digits (at most {MAX_INT_DIGITS})"
+        elif not math.isfinite(float(c)):
+            problem = f"the number {c[:24]}{'…' if len(c) > 24 else ''} is not a finite number (out of range)"
+        if problem is not None:
+            return problem, bare.count("\n", 0, m.start()) + 1
     return None
 
 
 def _refuse_constant(name: str) -> Any:
     raise JSONInputError(f"{name} is not a finite number (strict JSON has no {name})")
-
-
-def _bounded_int(s: str) -> int:
-    digits = len(s.lstrip("-"))
-    if digits > MAX_INT_DIGITS:
-        raise JSONInputError(f"a whole number with {digits:,} digits (at most {MAX_INT_DIGITS})")
-    return int(s)
-
-
-def _finite_float(s: str) -> float:
-    f = float(s)
-    if not math.isfinite(f):
-        raise JSONInputError(f"the number {s[:24]}{'…' if len(s) > 24 else ''} is not a finite number (out of range)")
-    return f
 
 
 def loads_strict(text: str | bytes, *, max_depth: int = MAX_DEPTH, **kw: Any) -> Any:
@@ -146,12 +167,11 @@ def loads_strict(text: str | bytes, *, max_depth: int = MAX_DEPTH, **kw: Any) ->
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError as e:
             raise JSONInputError(f"not UTF-8 text (byte 0x{data[e.start]:02x})", data.count(b"\n", 0, e.start) + 1) from None
-    deep = json_depth_over(text, max_depth)
-    if deep is not None:
-        raise JSONInputError(f"nested more than {max_depth} levels deep", deep)
-    try:
-        return json.loads(text, parse_constant=_refuse_constant, parse_int=_bounded_int,
-                          parse_float=_finite_float, **kw)
+    found = json_problem(text, max_depth)
+    if found is not None:
+        raise JSONInputError(*found)
+    try:  # what the scan let through parses as plain JSON; the hooks are a second guard
+        return json.loads(text, parse_constant=_refuse_constant, **kw)
     except JSONInputError:
         raise
     except json.JSONDecodeError as e:
