@@ -595,7 +595,10 @@ def create_score_job(project: "Project", *, scorer: str, model: str | None = Non
     spec = JobSpec(job_id="", kind="score", batch_size=int(batch_size), shard=sh.to_list(), created_at=time.time(),
                    options={"scorer": {"name": scorer, "model": model, "options": dict(options or {})},
                             "runs": list(runs), "method": method})
+    from .kind_score import ScoreKind
+
     job_kind("score").check(spec)
+    ScoreKind.candidates(project, spec)  # no job for nothing to score
     spec.job_id = f"score-{safe_name(scorer)}-{spec.fingerprint()[:8]}" + (
         "" if sh.whole else f"-shard{sh.index}of{sh.count}")
     paths = JobPaths(project.folder, spec.job_id)
