@@ -375,6 +375,10 @@ class DyEvalRunner:
         except BaseException:  # images of a run that was not stored are not left behind
             for rel in rows["path"]:
                 (self.project.folder / rel).unlink(missing_ok=True)
+            try:
+                (self.project.folder / "images" / run_id).rmdir()
+            except OSError:  # not made, or not empty
+                pass
             raise
         self.sync()
         return len(truths)
