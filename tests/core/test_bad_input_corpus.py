@@ -185,6 +185,13 @@ manifest_case("duplicate-sample-id", 2, lambda o: o.update(sample_id=SID1), "dup
 manifest_case("run-id-list", 29, lambda o: o.update(run_id=["x"]), "run_id", "must be text")
 
 
+@case("manifest-run-id-dotdot", "manifest.jsonl", 1, "run id", "--run-id")
+def _(c: Ctx) -> list[str]:
+    argv = c.import_argv()[:-2]  # the run id comes from the manifest
+    edit_json_line(c.run / "manifest.jsonl", 1, lambda o: o.update(run_id="../escape"))
+    return argv
+
+
 @case("manifest-non-utf8", "manifest.jsonl", 4, "not UTF-8")
 def _(c: Ctx) -> list[str]:
     argv = c.import_argv()
