@@ -221,6 +221,7 @@ def _source_images(folder: Path, kind: str) -> tuple[Path, list[tuple[str, str]]
         try:
             rows = src.con.execute("SELECT sample_id, image_path FROM samples WHERE coalesce(image_path, '') <> '' "
                                    "ORDER BY ord").fetchall()
+            check_source_ids(src, folder)
             check_source_jobs(src, folder)
         finally:
             src.close()
@@ -238,6 +239,26 @@ def _source_images(folder: Path, kind: str) -> tuple[Path, list[tuple[str, str]]
                 if rel:
                     out.append((str(sid), str(rel) if isinstance(rel, str) else repr(rel)))
     return paths.project, out
+
+
+def check_source_ids(src: "Project", folder: Path) -> None:
+    """The ids a shard project brings along are checked before anything is copied: run ids name
+    image folders and job ids (`check_run_id`), sample and prompt ids end up in file names, CSV
+    cells and terminals (`util.ids.check_id`: no control characters)."""
+    from ..util.ids import check_id
+    from .spec import check_run_id
+
+    for (rid,) in src.con.execute("SELECT run_id FROM runs").fetchall():
+        try:
+            check_run_id(rid)
+        except WorkstationError as e:
+            raise WorkstationError(f"{folder}: {e}") from None
+    for table, col in (("samples", "sample_id"), ("samples", "run_id"), ("prompts", "prompt_id")):
+        for (v,) in src.con.execute(f"SELECT DISTINCT {col} FROM {table}").fetchall():
+            try:
+                check_id(v, col)
+            except ValueError as e:
+                raise WorkstationError(f"{folder}: {e}") from None
 
 
 def check_source_jobs(src: "Project", folder: Path) -> None:
