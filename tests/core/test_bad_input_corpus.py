@@ -754,6 +754,14 @@ def _(c: Ctx) -> list[str]:
     return ["generate", "--project", str(c.new_folder()), "--model", "procedural", "--suite", str(f)]
 
 
+@case("generate-suite-file-unterminated-quote", "suite.csv", 3, "malformed CSV")
+def _(c: Ctx) -> list[str]:
+    f = c.tmp / "suite.csv"
+    f.write_text("prompt,relation,object_a,object_b\nA cat left of a dog,left_of,cat,dog\n"
+                 '"A cup left of a bowl,left_of,cup,bowl\nA dog left of a cat,left_of,dog,cat\n', encoding="utf-8")
+    return ["generate", "--project", str(c.new_folder()), "--model", "procedural", "--suite", str(f)]
+
+
 @case("generate-suite-file-id-newline", "suite.jsonl", 1, "control character")
 def _(c: Ctx) -> list[str]:
     f = c.tmp / "suite.jsonl"
