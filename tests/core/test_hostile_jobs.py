@@ -45,7 +45,34 @@ def _job_folder(place: Place, edit: "object") -> list[str]:
     return ["merge", "--project", str(place.project), str(job)]
 
 
+def _chunk(place: Place, change: "object") -> list[str]:
+    """A shard's generation job folder whose first chunk is rewritten by ``change(columns)``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    assert place.project is not None
+    shard = place.tmp / "shard"
+    shutil.copytree(place.project, shard)
+    (job,) = [d for d in (shard / "jobs").iterdir() if d.name.startswith("generate-")]
+    chunk = sorted((job / "chunks").glob("*.parquet"))[0]
+    t = pq.read_table(chunk)
+    cols = {n: t.column(n).to_pylist() for n in t.column_names}
+    change(cols)  # type: ignore[operator]
+    pq.write_table(pa.table(cols).replace_schema_metadata(t.schema.metadata), chunk)
+    return ["merge", "--project", str(place.tmp / "new" / "p"), str(job)]
+
+
 MERGES = [
+    Case("merge-chunk-lacks-columns", lambda p: _chunk(p, lambda c: [c.pop(k) for k in ("seed", "run_id")]), None,
+         None, ("missing",)),
+    Case("merge-chunk-seed-negative", lambda p: _chunk(p, lambda c: c.__setitem__("seed", [-1] * len(c["seed"]))),
+         None, None, ("seed",)),
+    Case("merge-chunk-other-run", lambda p: _chunk(p, lambda c: c.__setitem__("run_id", ["x"] * len(c["run_id"]))),
+         None, None, ("of run 'x'",)),
+    Case("merge-chunk-width-nan", lambda p: _chunk(p, lambda c: c.__setitem__("width", [float("nan")] * len(c["width"]))),
+         None, None, ("width",)),
+    Case("merge-chunk-image-path-dotdot", lambda p: _chunk(p, lambda c: c.__setitem__(
+        "image_path", ["../../sentinel/thesis.tex"] * len(c["image_path"]))), None, None, ("escapes",)),
     Case("merge-job-id-dotdot", lambda p: _shard(p, *_add_job(VICTIM, '{"job_id": "../../sentinel", "kind": "generate"}')),
          None, None, ("job id", "sentinel")),
     Case("merge-job-id-absolute", lambda p: _shard(p, *_add_job("/etc", '{"job_id": "/etc", "kind": "generate"}')),

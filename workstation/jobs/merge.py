@@ -213,7 +213,7 @@ def source_kind(folder: Path, target_folder: Path | None = None) -> str:
 
 def _source_images(folder: Path, kind: str) -> tuple[Path, list[tuple[str, str]]]:
     """(image root, [(sample id, image path)]) of a merge source, read without writing anything."""
-    from .chunks import chunk_files, read_chunk
+    from .chunks import chunk_files
     from .spec import load_spec
 
     if kind == "project":
@@ -226,18 +226,17 @@ def _source_images(folder: Path, kind: str) -> tuple[Path, list[tuple[str, str]]
         finally:
             src.close()
         return folder, [(str(a), str(b)) for a, b in rows]
+    from .ingest import check_chunk
+
     paths = JobPaths.of_dir(folder)
     spec = load_spec(paths)
     out: list[tuple[str, str]] = []
-    if spec.kind == "generate":
-        for chunk in chunk_files(paths):
-            try:
-                cols, _items, _kind = read_chunk(chunk)
-            except Exception as e:  # noqa: BLE001 - a damaged chunk from elsewhere: one clear line
-                raise WorkstationError(f"{chunk} is not a readable result chunk ({type(e).__name__}: {e})") from None
+    for chunk in chunk_files(paths):  # every chunk of a job folder from elsewhere, every cell checked
+        cols, _items = check_chunk(chunk, spec)
+        if spec.kind == "generate":
             for sid, rel in zip(cols.get("sample_id", []), cols.get("image_path", [])):
                 if rel:
-                    out.append((str(sid), str(rel) if isinstance(rel, str) else repr(rel)))
+                    out.append((str(sid), str(rel)))
     return paths.project, out
 
 

@@ -36,6 +36,7 @@ NEW_TREES = [
     new("tree-id-dotdot", "--topic", "Cars", "--tree", "../x", words=("tree id",)),
     new("blank-topic", "--topic", "   ", words=("--topic", "empty")),
     new("topic-5000-characters", "--topic", "x" * 5000, words=("too long",)),
+    new("topic-with-nul", "--topic", "a\x00b", words=("control character",)),
     new("unknown-perspective", "--perspectives", "Nope", words=("unknown initial topic",)),
     new("config-alias-bomb", "--topic", "Cars", config=BOMB.encode(), file="c.yaml", line=1, words=("anchors",)),
     new("config-non-utf8", "--topic", "Cars", config=b"n_i: 3\nlm: caf\xe9\n", file="c.yaml", line=2,

@@ -60,6 +60,7 @@ from .provenance import HUMAN_PROVENANCE, Provenance
 from .scene_graph import SceneGraph
 
 MAX_TOPIC_CHARS = 1000  # characters of a node's topic
+MAX_PROMPT_CHARS = 4000  # characters of a prompt
 
 LABEL_SCHEME = LabelScheme(task="dyeval.image", target="image", values=(PASS, FAIL), keys=("P", "F"),
                            titles=("Pass", "Fail"), title="Does the image show what the text says?")
@@ -417,6 +418,8 @@ class TestTree:
             raise WorkstationError("DyEval: a topic cannot be empty")
         if len(topic) > MAX_TOPIC_CHARS:
             raise WorkstationError(f"DyEval: a topic of {len(topic):,} characters is too long (at most {MAX_TOPIC_CHARS})")
+        if not topic.isprintable():
+            raise WorkstationError("DyEval: a topic holds a control character")
         n_i, n_x = e["n_i"], e["n_x"]
         for name, v in (("n_i", n_i), ("n_x", n_x)):
             if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= LIMITS[name]:
@@ -436,6 +439,9 @@ class TestTree:
         text = " ".join(str(e["text"]).split())
         if not text:
             raise WorkstationError("DyEval: a prompt cannot be empty")
+        if len(text) > MAX_PROMPT_CHARS or not text.isprintable():
+            raise WorkstationError(f"DyEval: a prompt must be one line of printable text of at most {MAX_PROMPT_CHARS:,} "
+                                   "characters")
         graph = _graph(e.get("graph"))
         prov = Provenance.from_dict(e.get("provenance"))
         gprov = Provenance.from_dict(e.get("graph_provenance"))
