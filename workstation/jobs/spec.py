@@ -169,6 +169,11 @@ class JobSpec:
             raise WorkstationError("job spec field 'config_id' must be a whole number")
         if d.get("run_id"):
             check_run_id(d["run_id"])
+        if any(isinstance(x, bool) or not isinstance(x, int) or not 0 <= x <= MAX_SEED for x in d.get("seeds", [])):
+            raise WorkstationError("job spec field 'seeds' must list whole numbers from 0 to 2**63-1")
+        for k in ("runs", "perturbations"):
+            if not all(isinstance(x, str) for x in d.get(k, [])):
+                raise WorkstationError(f"job spec field {k!r} must list names")
         return JobSpec(**d)
 
     def fingerprint(self) -> str:
