@@ -232,3 +232,20 @@ def test_report_overwrite_replaces_its_own_report(place: Place, capsys: pytest.C
     inside = place.project / "reports" / "r1"  # a report inside the project folder is allowed
     assert main(["report", "--project", str(place.project), "--out", str(inside)]) == 0
     assert (inside / "index.html").is_file()
+
+
+@pytest.mark.parametrize("provenance", [b"[1, 2]", b"[" * 5000 + b"]" * 5000, b'{"backend": [1], "x": NaN}'])
+def test_a_merged_job_folder_with_a_hostile_provenance_file(place: Place, provenance: bytes,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """The worker's provenance.json of a job folder from elsewhere is provenance only: one that
+    cannot be read is left out, the job's samples are merged."""
+    assert place.project is not None
+    shard = place.tmp / "shard"
+    shutil.copytree(place.project, shard)
+    (job,) = [d for d in (shard / "jobs").iterdir() if d.name.startswith("generate-")]
+    (job / "provenance.json").write_bytes(provenance)
+    target = place.tmp / "new" / "p"
+    assert main(["merge", "--project", str(target), str(job)]) == 0, capsys.readouterr().err
+    with Project.open(target, read_only=True) as p:
+        (run,) = p.runs()
+        assert run["samples"] == 4 and run["provenance"]["backend"] == {}

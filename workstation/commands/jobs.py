@@ -172,7 +172,8 @@ def _changes_detections(job: dict[str, Any]) -> bool:
     of the whole project; a shard's project is merged, not opened)."""
     from ..jobs.shards import Shard
 
-    return job.get("kind") == "detect" and Shard.parse((job.get("spec") or {}).get("shard")).whole
+    spec = job.get("spec")
+    return job.get("kind") == "detect" and isinstance(spec, dict) and Shard.parse(spec.get("shard")).whole
 
 
 def _cancel(folder: Path, job_id: str) -> int:

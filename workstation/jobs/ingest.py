@@ -16,7 +16,6 @@ project's folder; an image already in this project with other bytes is an error.
 from __future__ import annotations
 
 import hashlib
-import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,11 +104,21 @@ def remove_copied(copied: list[Path]) -> None:
             pass
 
 
+MAX_PROVENANCE_FILE_BYTES = 4 * 1024 * 1024
+
+
 def _provenance(paths: JobPaths) -> dict[str, Any]:
+    """The worker's provenance.json (strict JSON, size-capped; {} when it is missing or unreadable:
+    a job folder from elsewhere may hold anything)."""
+    from ..types import InputError
+    from ..util.jsonsafe import loads_strict
+    from ..util.textio import read_bytes_capped
+
     try:
-        return json.loads(paths.provenance.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        prov = loads_strict(read_bytes_capped(paths.provenance, MAX_PROVENANCE_FILE_BYTES, "provenance"))
+    except (OSError, ValueError, InputError):
         return {}
+    return prov if isinstance(prov, dict) else {}
 
 
 def ensure_run(project: "Project", paths: JobPaths, spec: JobSpec) -> None:
@@ -117,14 +126,16 @@ def ensure_run(project: "Project", paths: JobPaths, spec: JobSpec) -> None:
     if spec.run_id in project.run_ids():
         return
     prov = _provenance(paths)
-    backend = prov.get("backend") or {}
+    b = prov.get("backend")
+    backend: dict[str, Any] = b if isinstance(b, dict) else {}
     g = spec.generator
     method = str(backend.get("method") or g.get("name") or "")
-    model = {"generator": g.get("name"), "model": g.get("model"),
+    model: dict[str, Any] = {"generator": g.get("name"), "model": g.get("model"),
              **{k: backend[k] for k in ("model_id", "model_path", "revision", "weights_fingerprint", "pipeline")
                 if k in backend}}
-    params = {**(g.get("params") or {}), "seeds": spec.seeds, "batch_size": spec.batch_size,
-              "suite": spec.suite}
+    gp = g.get("params")
+    params: dict[str, Any] = {**(gp if isinstance(gp, dict) else {}), "seeds": spec.seeds,
+                              "batch_size": spec.batch_size, "suite": spec.suite}
     if "scheduler" in backend:
         params["scheduler_used"] = backend["scheduler"]
     project.add_run(spec.run_id, method=method, model=model, params=params,

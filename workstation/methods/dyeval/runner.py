@@ -277,7 +277,8 @@ class DyEvalRunner:
         """The project's generation jobs made for this tree (oldest first)."""
         prefix = prompt_prefix(self.tree_id)
         return [j["job_id"] for j in self.project.jobs()
-                if j["kind"] == "generate" and str((j.get("spec") or {}).get("run_id", "")).startswith(prefix)]
+                if j["kind"] == "generate" and isinstance(j.get("spec"), dict)
+                and str(j["spec"].get("run_id", "")).startswith(prefix)]
 
     def _collect_unfinished(self, live: Collection[str]) -> int:
         """Ingest what earlier, unfinished generation jobs of this tree left (a killed session's
@@ -292,7 +293,10 @@ class DyEvalRunner:
         for j in self.project.jobs():
             if j["job_id"] not in mine or j["job_id"] in live or j["status"] in (DONE, CANCELLED):
                 continue
-            paths = JobPaths(self.project.folder, j["job_id"])
+            try:
+                paths = JobPaths(self.project.folder, j["job_id"])
+            except WorkstationError:  # a row whose id names no job folder (from an old merge)
+                continue
             if not paths.spec.is_file():
                 continue
             request_cancel(self.project.folder, j["job_id"])
