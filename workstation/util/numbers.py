@@ -32,7 +32,8 @@ def whole_number(value: Any, name: str, lo: int, hi: int, why: str = "") -> int:
             n = None
     reason = f" ({why})" if why else ""
     if n is None or not lo <= n <= hi:
-        raise WorkstationError(f"{name} must be a whole number from {lo:,} to {hi:,}{reason}, got {quote(value, 40)}")
+        top = "2**63-1" if hi == 2**63 - 1 else f"{hi:,}"
+        raise WorkstationError(f"{name} must be a whole number from {lo:,} to {top}{reason}, got {quote(value, 40)}")
     return n
 
 
