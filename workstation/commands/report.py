@@ -28,7 +28,9 @@ def register(sub: Any) -> None:
     p.add_argument("--out", required=True, type=Path, metavar="OUT_DIR", help="report folder")
     p.add_argument("--method", action="append", metavar="NAME",
                    help="report only this method (repeatable; default: every method with data)")
-    p.add_argument("--overwrite", action="store_true", help="replace an existing report folder")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace an existing report folder (only one this program wrote: it holds the file "
+                        ".t2i-workstation-report)")
     p.add_argument("--annotator", metavar="NAME", help="use only this annotator's labels for the audit tables")
     p.set_defaults(func=run)
 
@@ -49,8 +51,9 @@ def methods_with_data(project: Any, wanted: list[str] | None) -> list[Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..evaluation.bundle import write_bundle
+    from ..evaluation.bundle import check_report_target, write_bundle
 
+    check_report_target(Path(args.out), args.overwrite, [args.project])  # before the project is opened
     with reading_project(args.project) as project:
         methods = methods_with_data(project, args.method)
         provenance = {"project": str(Path(args.project).resolve()), "methods": ", ".join(m.name for m in methods),
@@ -60,7 +63,8 @@ def run(args: argparse.Namespace) -> int:
             return [m.report_section(project, folder / m.name, annotator=args.annotator) for m in methods]
 
         try:
-            sections = write_bundle(args.out, build, provenance=provenance, overwrite=args.overwrite)
+            sections = write_bundle(args.out, build, provenance=provenance, overwrite=args.overwrite,
+                                    protect=[project.folder])
         except OSError as e:  # the bundle is built in a temporary folder beside OUT_DIR, removed on failure
             from ..util.output import OutputError, describe_os_error
 

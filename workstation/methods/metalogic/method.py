@@ -83,9 +83,14 @@ class MetaLogicMethod:
         objects = opts.pop("objects", "coco")
         if isinstance(objects, str) and objects not in ("coco", "demo"):
             objects = [x.strip() for x in objects.split(",") if x.strip()]
-        for key in ("n_pairs", "seed"):
-            if key in opts and (isinstance(opts[key], bool) or not isinstance(opts[key], int)):
-                raise WorkstationError(f"metalogic suite: {key} must be a whole number, got {opts[key]!r}")
+        from ...util.numbers import whole_number
+        from .io import MAX_PAIRS
+
+        if "n_pairs" in opts:
+            opts["n_pairs"] = whole_number(opts["n_pairs"], "metalogic suite: n_pairs", 1, MAX_PAIRS,
+                                           "the pairs a pair file may hold")
+        if "seed" in opts:
+            opts["seed"] = whole_number(opts["seed"], "metalogic suite: seed", 0, 2**63 - 1)
         return suite_prompts(build_suite(str(opts.pop("variant", "main")), opts.pop("n_pairs", None),
                                          seed=int(opts.pop("seed", 0)), objects=objects,
                                          **({"version": str(opts["version"])} if "version" in opts else {})))
