@@ -34,8 +34,9 @@ def test_risk_coverage_hand_made_case_with_ties_and_human_undecidable():
     assert rc.n_evaluated.tolist() == [3, 3, 3, 1, 0]
     assert rc.accuracy.tolist() == pytest.approx([2 / 3, 2 / 3, 2 / 3, 1.0, 1.0])
     assert rc.risk.tolist() == pytest.approx([1 / 3, 1 / 3, 1 / 3, 0.0, 0.0])  # coverage 0 -> risk 0
-    # checker PASS covered: {0.9 P, 0.6 F} -> 1/2, then {0.9 P} -> 0, then none -> 1
-    assert rc.fpr_pass.tolist() == pytest.approx([0.5, 0.5, 0.5, 0.0, 1.0])
+    # checker PASS covered: {0.9 P, 0.6 F} -> 1/2, then {0.9 P} -> 0, then none -> undefined
+    assert rc.fpr_pass[:4].tolist() == pytest.approx([0.5, 0.5, 0.5, 0.0]) and np.isnan(rc.fpr_pass[4])
+    assert rc.n_pass_covered.tolist() == [2, 2, 2, 1, 0]
 
 
 def test_risk_coverage_on_a_given_grid_and_verdict_names():
@@ -46,15 +47,21 @@ def test_risk_coverage_on_a_given_grid_and_verdict_names():
     assert rc.risk.tolist() == pytest.approx([0.5, 0.0, 0.0])
 
 
-def test_covered_samples_all_human_undecidable_count_as_risk_one():
+def test_covered_samples_all_human_undecidable_have_an_undefined_risk_that_j_counts_as_one():
     rc = cal.risk_coverage([P, F], [0.9, 0.8], [U, U], taus=[0.5])
     assert rc.n_covered[0] == 2 and rc.n_evaluated[0] == 0
-    assert rc.accuracy[0] == 0.0 and rc.risk[0] == 1.0
+    assert np.isnan(rc.accuracy[0]) and np.isnan(rc.risk[0])  # shown as "—", not as risk 1.0
+    assert rc.rows()[0]["n_evaluated"] == 0
+    # the objective keeps the published convention: undefined risk and FPR_PASS count as 1
+    assert rc.fpr_pass[0] == 0.0  # the covered PASS is human UNDECIDABLE: labelled, not an error
+    assert rc.objective()[0] == pytest.approx(10 * 0.0 + 2 * 1.0 + 0.5 * 0.0)
+    assert cal.objective(np.nan, np.nan, 0.5)[()] == pytest.approx(10 + 2 + 0.25)
 
 
-def test_fpr_pass_is_one_when_no_pass_is_covered():
+def test_fpr_pass_is_undefined_when_no_pass_is_covered():
     rc = cal.risk_coverage([F, F, P], [0.9, 0.8, 0.2], [F, P, F], taus=[0.5, 0.1])
-    assert rc.fpr_pass.tolist() == [1.0, 1.0]  # at 0.1 the only PASS is human FAIL
+    assert np.isnan(rc.fpr_pass[0]) and rc.n_pass_covered[0] == 0
+    assert rc.fpr_pass[1] == 1.0  # at 0.1 the only PASS is human FAIL
     rc = cal.risk_coverage([F, P], [0.9, 0.8], [F, U], taus=[0.5])
     assert rc.fpr_pass[0] == 0.0  # a human-UNDECIDABLE PASS is in the denominator, not an error
 
@@ -140,12 +147,14 @@ def brute_force(ds: Dataset, human: np.ndarray, grids: dict[str, list[float]], e
             if not covered:
                 risk = 0.0
             else:
-                acc = sum(c == h for c, h in decided) / len(decided) if decided else 0.0
+                acc = sum(c == h for c, h in decided) / len(decided) if decided else float("nan")
                 risk = 1.0 - acc
             passes = [h for i, h in zip(covered, hv) if v.verdict[i] == P]
-            fpr = sum(h == F for h in passes) / len(passes) if passes else 1.0
+            fpr = sum(h == F for h in passes) / len(passes) if passes else float("nan")
             cov = len(covered) / sub.n
-            j = w.fpr_pass * fpr + w.risk * risk + w.coverage * (1.0 - cov)
+            # J: an undefined FPR_PASS or risk counts as 1 (METHODS.md's convention)
+            j = (w.fpr_pass * (1.0 if fpr != fpr else fpr) + w.risk * (1.0 if risk != risk else risk)
+                 + w.coverage * (1.0 - cov))
             out.append({**dict(zip(names, combo)), "tau": tau, "j": j, "fpr_pass": fpr, "risk": risk,
                         "coverage": cov, "n_covered": len(covered)})
     return out
@@ -186,7 +195,7 @@ def test_grid_search_matches_brute_force_on_random_data():
         for k in ("margin", "t_det", "tau", "n_covered"):
             assert g[k] == r[k]
         for k in ("j", "fpr_pass", "risk", "coverage"):
-            assert g[k] == pytest.approx(r[k], abs=1e-12)
+            assert g[k] == pytest.approx(r[k], abs=1e-12, nan_ok=True)
     best = min(range(len(ref)), key=lambda i: (round(ref[i]["j"], 12), -ref[i]["coverage"], i))
     assert res.best_index == best
 
@@ -255,7 +264,7 @@ def test_paper_grid_with_the_checker_matches_brute_force(sbuc_parsed):
     for g, r in zip(res.table(ranked=False), ref):
         assert (g["margin"], g["t_det"], g["tau"], g["n_covered"]) == (r["margin"], r["t_det"], r["tau"], r["n_covered"])
         for k in ("j", "fpr_pass", "risk", "coverage"):
-            assert g[k] == pytest.approx(r[k], abs=1e-12)
+            assert g[k] == pytest.approx(r[k], abs=1e-12, nan_ok=True)
     best = min(range(len(ref)), key=lambda i: (round(ref[i]["j"], 12), -ref[i]["coverage"], i))
     assert res.best_index == best
     # the selected config evaluates to the reported operating point

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from workstation.evaluation.agreement import cohen_kappa, quadratic_weighted_kappa
-from workstation.evaluation.stats import bootstrap_interval, bootstrap_ratio_intervals
+from workstation.evaluation.intervals import bootstrap_interval, bootstrap_ratio_intervals
 from workstation.methods.protobias.metrics import (Ratings, Scale, TripletScores, annotator_kappa_table, failures,
                                                    human_agreement_table, human_scores, human_table, metric_table,
                                                    rescale, sc_pa_table)

@@ -18,7 +18,7 @@ Rules (seed §3.1, §5; METHODS.md §3), and ours where the seed is silent:
   **incorrect-ranking margin**: mean of M(adv) − M(corr) over the failures (ties add 0), both on
   rescaled scores; NaN where there are none.
 * **Intervals**: seeded percentile bootstraps over the triplets of a group
-  (`workstation.evaluation.stats.bootstrap_ratio_intervals`): every statistic is a ratio
+  (`workstation.evaluation.intervals.bootstrap_ratio_intervals`): every statistic is a ratio
   Σnum / Σden over the group's triplets (a failure rate is Σfail / Σvalid, a margin
   Σ(margin · correct) / Σcorrect), and all statistics of all metrics of one group are computed on
   the same resamples of its triplets (so metrics stay paired, and a margin's interval also
@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from ...evaluation.agreement import annotator_agreement, latest_labels
-from ...evaluation.stats import bootstrap_ratio_intervals
+from ...evaluation.intervals import bootstrap_ratio_intervals
 from ...types import WorkstationError
 from .build import ROLES, split_image_target_id
 from .vocab import DOMAINS
