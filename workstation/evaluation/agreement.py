@@ -7,7 +7,7 @@ Pure functions over numpy arrays, shared by every method: P/F/U labels, pair jud
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -150,6 +150,9 @@ class SelfAgreement:
     annotator: np.ndarray
     first: np.ndarray  # first label
     latest: np.ndarray  # latest label
+    kappa_lo: float = float("nan")  # 95 % bootstrap bounds of κ over the pairs
+    kappa_hi: float = float("nan")
+    small: bool = True  # fewer than 10 pairs
 
 
 def self_agreement(
@@ -185,10 +188,40 @@ def self_agreement(
         kappa = cohen_kappa(fl, ll)
     else:
         kappa = quadratic_weighted_kappa(fl, ll, weighted_categories)
+    b = kappa_bounds(fl, ll, None, weighted_categories) if len(pairs) else {"kappa_lo": float("nan"),
+                                                                           "kappa_hi": float("nan"), "small": True}
     return SelfAgreement(
         n_pairs=len(pairs), percent=percent_agreement(fl, ll), kappa=kappa,
         sample=s[li] if len(li) else s[:0], annotator=a[li] if len(li) else a[:0], first=fl, latest=ll,
+        kappa_lo=b["kappa_lo"], kappa_hi=b["kappa_hi"], small=bool(b["small"]),
     )
+
+
+def kappa_bounds(x: np.ndarray, y: np.ndarray, unit: Sequence[Hashable] | np.ndarray | None = None,
+                 weighted_categories: int | None = None, n_boot: int | None = None) -> dict[str, Any]:
+    """The 95 % bootstrap bounds of κ (Cohen's, or quadratic weighted over 1..`weighted_categories`
+    ratings) and of the percent agreement between two label lists, resampling ``unit`` (the items'
+    prompts; the items themselves when None): ``kappa_lo``, ``kappa_hi``, ``percent_lo``,
+    ``percent_hi``, ``units`` and ``small`` (fewer than 10 items or units)."""
+    from .intervals import N_BOOT, SMALL_N, kappa_estimate, ratio_estimates
+
+    nb = N_BOOT if n_boot is None else n_boot
+    a = np.asarray(x, np.float64).reshape(-1)
+    b = np.asarray(y, np.float64).reshape(-1)
+    ok = np.isfinite(a) & np.isfinite(b)
+    if weighted_categories is not None:
+        a, b = a - 1.0, b - 1.0  # ratings 1..K as codes 0..K-1
+        k = int(weighted_categories)
+    else:
+        k = int(max(a[ok].max(initial=0.0), b[ok].max(initial=0.0))) + 1
+    ok &= (a >= 0) & (b >= 0)
+    u = None if unit is None else np.asarray(unit, dtype=object)[ok]
+    e = kappa_estimate(a[ok], b[ok], u, categories=k, weighted=weighted_categories is not None, n_boot=nb)
+    same = (a[ok] == b[ok]).astype(np.float64)
+    pe = ratio_estimates(same, np.ones(len(same)), u, n_boot=nb)[0] if len(same) else None
+    n = int(ok.sum())
+    return {"kappa_lo": e.lo, "kappa_hi": e.hi, "percent_lo": pe.lo if pe else float("nan"),
+            "percent_hi": pe.hi if pe else float("nan"), "units": e.units, "small": min(n, e.units) < SMALL_N}
 
 
 def annotator_agreement(
@@ -197,9 +230,13 @@ def annotator_agreement(
     label: np.ndarray | Sequence[float],
     order: Sequence[Any] | np.ndarray | None = None,
     weighted_categories: int | None = None,
+    unit_of: Callable[[Any], Hashable] | None = None,
+    n_boot: int | None = None,
 ) -> list[dict[str, Any]]:
     """Per pair of annotators, over the samples both labelled (latest label of each counts):
-    n, percent agreement and κ (Cohen's, or quadratic weighted over 1..`weighted_categories`)."""
+    n, percent agreement and κ (Cohen's, or quadratic weighted over 1..`weighted_categories`),
+    with their 95 % bootstrap bounds (`kappa_bounds`; ``unit_of(sample)`` names the unit a sample
+    is resampled with, its prompt; ``n_boot`` 0: no bounds) and ``small`` (n below 10)."""
     s = np.asarray(sample)
     a = np.asarray(annotator)
     lab = np.asarray(label, dtype=np.float64)
@@ -207,9 +244,11 @@ def annotator_agreement(
         raise WorkstationError("label events: sample, annotator and label columns differ in length")
     idx = latest_labels(s, a, order)
     s_codes = _group_codes(s)
+    first_of: dict[int, Any] = {}
     by_ann: dict[str, dict[int, float]] = {}
     for e in idx.tolist():
         by_ann.setdefault(str(a[e]), {})[int(s_codes[e])] = float(lab[e])
+        first_of.setdefault(int(s_codes[e]), s[e])
     names = sorted(by_ann)
     out = []
     for i, n1 in enumerate(names):
@@ -219,6 +258,11 @@ def annotator_agreement(
             y = np.array([by_ann[n2][c] for c in common], np.float64)
             k = cohen_kappa(x, y) if weighted_categories is None else \
                 quadratic_weighted_kappa(x, y, weighted_categories)
-            out.append({"annotator_a": n1, "annotator_b": n2, "n": len(common),
-                        "percent_agreement": percent_agreement(x, y), "kappa": k})
+            units = None if unit_of is None else [unit_of(first_of[c]) for c in common]
+            row = {"annotator_a": n1, "annotator_b": n2, "n": len(common),
+                   "percent_agreement": percent_agreement(x, y), "kappa": k}
+            row.update(kappa_bounds(x, y, units, weighted_categories, n_boot) if len(common) else
+                       {"kappa_lo": float("nan"), "kappa_hi": float("nan"), "percent_lo": float("nan"),
+                        "percent_hi": float("nan"), "units": 0, "small": True})
+            out.append(row)
     return out
