@@ -111,3 +111,33 @@ def test_summaries_of_plain_label_lists() -> None:
     assert (s.tests, s.passes, s.bugs) == (5, 1, 1) and s.apr == pytest.approx(0.2)
     empty = summarize([])
     assert (empty.apr, empty.afr) == (None, None)
+
+
+def test_apr_carries_an_interval_that_resamples_prompts() -> None:
+    import math
+
+    from workstation.evaluation.intervals import wilson_interval
+    from workstation.methods.dyeval.metrics import merge
+
+    # 12 prompts of 4 images: a prompt's images agree (all pass or all fail)
+    outs = [outcome(f"p{k}", ["PASS"] * 4 if k % 3 else ["FAIL"] * 4, expected=4, rho=0.5) for k in range(12)]
+    s = summarize(outs)
+    a = s.apr_estimate()
+    assert (a.value, a.n, a.units) == (pytest.approx(8 / 12), 48, 12)
+    naive = wilson_interval(32, 48)
+    assert a.hi - a.lo > 1.4 * (naive[1] - naive[0])  # 12 prompts, not 48 independent images
+    f = s.afr_estimate()
+    assert (f.value, f.lo, f.hi) == pytest.approx((1 - a.value, 1 - a.hi, 1 - a.lo))
+    d = s.to_dict()
+    assert (d["apr_lo"], d["apr_hi"], d["afr_lo"]) == pytest.approx((a.lo, a.hi, 1 - a.hi)) and d["note"] == ""
+    # one judged image per prompt: independent items, Wilson
+    one = summarize([outcome(f"q{k}", ["PASS" if k < 3 else "FAIL"], expected=1, rho=0.5) for k in range(5)])
+    e = one.apr_estimate()
+    assert (e.lo, e.hi) == pytest.approx(wilson_interval(3, 5)) and one.to_dict()["note"] == "fewer than 10 judged images"
+    # nothing judged: no APR, no interval
+    none = summarize([outcome("z", [None, None], expected=2, rho=0.5)]).to_dict()
+    assert none["apr"] is None and none["apr_lo"] is None and none["note"] == ""
+    # a tree's summary is its nodes' prompts together
+    both = merge([s, one])
+    assert (both.tests, both.passes, both.apr_estimate().units) == (53, 35, 17)
+    assert not math.isnan(both.apr_estimate().lo)

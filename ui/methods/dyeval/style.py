@@ -45,3 +45,20 @@ def verdict_color(value: str | None) -> QColor:
 
 def fmt_rate(x: float | None) -> str:
     return "–" if x is None else f"{x:.2f}"
+
+
+def fmt_rate_ci(summary: object, key: str = "apr") -> str:
+    """APR or AFR of a `Summary` with its 95 % interval (the bootstrap over prompts), e.g.
+    "0.62 [0.48, 0.75]"; "(n 4: fewer than 10)" after it when so few images were judged."""
+    from workstation.evaluation.intervals import SMALL_N
+
+    value = getattr(summary, key)
+    if value is None:
+        return "–"
+    e = getattr(summary, f"{key}_estimate")()
+    text = f"{value:.2f}"
+    if e.has_interval:
+        text += f" [{e.lo:.2f}, {e.hi:.2f}]"
+    if e.n < SMALL_N:
+        text += f" (n {e.n}: fewer than {SMALL_N})"
+    return text
