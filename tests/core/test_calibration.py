@@ -272,3 +272,40 @@ def test_paper_grid_with_the_checker_matches_brute_force(sbuc_parsed):
     vb = checker.evaluate(ds.subset(rows), bc)
     rc = cal.risk_coverage(vb.verdict, vb.conf, human[rows], taus=[bc.tau])
     assert rc.coverage[0] == pytest.approx(res.best["coverage"]) and rc.risk[0] == pytest.approx(res.best["risk"])
+
+
+# ---- the operating point and the risk band ------------------------------------------------------------
+def test_operating_point_and_risk_band_resample_prompts_and_say_what_is_undefined():
+    from workstation.evaluation.intervals import wilson_interval
+
+    rng = np.random.default_rng(5)
+    n_prompts, k = 40, 4
+    prompt = np.repeat(np.arange(n_prompts), k)
+    checker = rng.choice([P, F, U], n_prompts * k, p=[0.5, 0.3, 0.2])
+    conf = rng.random(n_prompts * k)
+    wrong_prompt = rng.random(n_prompts) < 0.25  # the checker errs on a quarter of the prompts, on all their seeds
+    human = np.where(wrong_prompt[prompt], np.where(checker == P, F, P), checker)
+    human[::17] = U
+    op = cal.operating_point(checker, conf, human, prompt, 0.3)
+    rc = cal.risk_coverage(checker, conf, human, taus=[0.3])
+    assert op["coverage"].value == pytest.approx(rc.coverage[0]) and op["risk"].value == pytest.approx(rc.risk[0])
+    assert op["fpr_pass"].value == pytest.approx(rc.fpr_pass[0]) and op["accuracy"].value == pytest.approx(rc.accuracy[0])
+    assert op["risk"].n == rc.n_evaluated[0] and op["risk"].units <= n_prompts
+    assert op["risk"].method == "cluster bootstrap" and op["risk"].lo < op["risk"].value < op["risk"].hi
+    lo, hi = cal.risk_band(checker, conf, human, prompt, [0.0, 0.3, 0.6])
+    assert (lo[1], hi[1]) == pytest.approx((op["risk"].lo, op["risk"].hi))  # one interval, two callers
+    naive = cal.risk_band(checker, conf, human, None, [0.3])
+    assert hi[1] - lo[1] > naive[1][0] - naive[0][0]  # prompts, not samples, are the units
+    # nothing covered: risk 0 by convention, accuracy 1, no interval; undefined: NaN, n 0
+    none = cal.operating_point(checker, conf, human, prompt, 1.1)
+    assert (none["risk"].value, none["accuracy"].value, none["coverage"].value) == (0.0, 1.0, 0.0)
+    assert not none["risk"].has_interval
+    und = cal.operating_point([P, F], [0.9, 0.8], [U, U], ["a", "b"], 0.5)
+    assert np.isnan(und["risk"].value) and und["risk"].n == 0 and not und["risk"].has_interval
+    b_lo, b_hi = cal.risk_band([P, F], [0.9, 0.8], [U, U], ["a", "b"], [0.5, 0.95])
+    assert np.isnan(b_lo[0]) and (b_lo[1], b_hi[1]) == (0.0, 0.0)  # 0.95 covers nothing: the convention
+    # no error among the covered: every resample says 0, and the band is Wilson's over the prompts
+    good = cal.risk_band([P] * 8, [0.9] * 8, [P] * 8, np.repeat([1, 2, 3, 4], 2), [0.5])
+    assert (good[0][0], good[1][0]) == pytest.approx(wilson_interval(0, 4))
+    with pytest.raises(WorkstationError, match="prompt ids"):
+        cal.operating_point([P], [0.5], [P], ["a", "b"], 0.1)

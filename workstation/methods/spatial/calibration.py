@@ -41,6 +41,7 @@ from ...evaluation.intervals import (
     expanded_alpha,
     ratio_estimates,
     unit_codes,
+    wilson_arrays,
 )
 from .types import FAIL, PASS, UNDECIDABLE, VERDICT_CODE
 from ...types import WorkstationError
@@ -235,7 +236,8 @@ def risk_band(
     """Pointwise bounds (lo, hi) of the risk at every τ: the cluster bootstrap over ``unit`` (the
     audited samples' prompts; every sample its own unit when None), each resample's risk read
     from its weighted prefix sums. NaN where the risk is undefined (no covered sample with a
-    human PASS/FAIL label); 0 where nothing is covered (the convention)."""
+    human PASS/FAIL label); 0 where nothing is covered (the convention); where every resample
+    agrees, Wilson's interval over the prompts behind the point."""
     c = _as_codes(checker_verdict, "checker verdicts")
     h = _as_codes(human_verdict, "human verdicts")
     cf = np.asarray(conf, dtype=np.float64)
@@ -276,6 +278,20 @@ def risk_band(
         q = np.nanquantile(risks[:, defined], [a, 1.0 - a], axis=0)
         lo[defined] = np.minimum(q[0], point[defined])
         hi[defined] = np.maximum(q[1], point[defined])
+    # where every resample agrees (no error among the covered, say), Wilson over the prompts behind
+    # the point, as `intervals.ratio_estimates` does: a handful of prompts cannot make a risk certain
+    codes = unit_codes(u, n)[0][order]
+    seen = np.zeros(units, bool)
+    first = np.zeros(len(order), bool)
+    for i in np.flatnonzero(hd > 0).tolist():
+        if not seen[codes[i]]:
+            seen[codes[i]] = True
+            first[i] = True
+    units_at = np.r_[0, np.cumsum(first)][k]
+    flat = defined & (lo == hi) & (k > 0) & (units_at > 0)
+    if flat.any():
+        wl, wh = wilson_arrays(point[flat] * units_at[flat], units_at[flat])
+        lo[flat], hi[flat] = np.minimum(wl, point[flat]), np.maximum(wh, point[flat])
     return lo, hi
 
 

@@ -51,7 +51,7 @@ SBUC_COLUMNS: dict[str, tuple[str, ...]] = {
     "prompt_metrics": ("run", "total_prompts", "best_of_k_pass_rate", "all_of_k_pass_rate"),
 }
 TABLES: tuple[str, ...] = ("main_results", "by_relation", "counterfactual", "prompt_metrics", "abstention")
-HEADLINE_COLUMNS: tuple[str, ...] = ("statistic", "value", "lo", "hi", "n", "units", "interval", "value_at_tau",
+HEADLINE_COLUMNS: tuple[str, ...] = ("statistic", "label", "value", "lo", "hi", "n", "units", "interval", "value_at_tau",
                                      "lo_at_tau", "hi_at_tau", "n_at_tau")
 OPERATING_POINT_COLUMNS: tuple[str, ...] = ("statistic", "value", "lo", "hi", "n", "units", "interval")
 
