@@ -220,8 +220,8 @@ def plot_rates(tables: Mapping[str, list[dict[str, Any]]], path: Path) -> None:
         ax.grid(True, axis="y", alpha=0.3)
     handles, labels_ = fig.axes[0].get_legend_handles_labels() if fig.axes else ([], [])
     if handles:
-        fig.legend(handles, labels_, loc="upper right", fontsize=8)
-    fig.tight_layout(rect=(0, 0, 0.93, 1))
+        fig.legend(handles, labels_, loc="lower center", ncol=len(handles), fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     fig.savefig(str(path), format="png")
 
 
@@ -277,10 +277,10 @@ _CSS = ("body{font-family:system-ui,sans-serif;margin:2em;max-width:1150px;color
         "table{border-collapse:collapse;margin:.5em 0 1em}th,td{border:1px solid #ccc;padding:3px 8px}"
         "td.num{text-align:right;font-variant-numeric:tabular-nums}.src{color:#555;font-size:.9em}"
         "img{max-width:100%;border:1px solid #ddd;margin:.5em 0}code{background:#f4f4f4;padding:0 3px}")
-_RATE_COLS = ("run", "law", "modifier", "dimension", "pairs", "suite_pairs", "paper_misaligned", "paper_rate",
-              "paper_rate_lo", "paper_rate_hi", "published", "decided", "misaligned", "decided_rate", "decided_rate_lo",
-              "decided_rate_hi", "coverage", "coverage_lo", "coverage_hi", "undecidable", "omission", "duplication",
-              "positional", "note")
+#: the columns the page shows (the CSV keeps every column, suite pairs and the counts behind each rate too)
+_RATE_HTML_COLS = ("run", "law", "modifier", "dimension", "pairs", "paper_rate", "paper_rate_lo", "paper_rate_hi",
+                   "published", "decided", "decided_rate", "decided_rate_lo", "decided_rate_hi", "coverage",
+                   "coverage_lo", "coverage_hi", "omission", "duplication", "positional", "note")
 _RATE_TITLES = {"paper_rate": "misalignment rate (paper's rule)", "paper_misaligned": "misaligned (paper's rule)",
                 "decided_rate": "abstention-aware rate (over decided)", "misaligned": "misaligned (decided)"}
 
@@ -413,7 +413,7 @@ def report_section(project: Any, out_dir: Path, annotator: str | None = None, **
     body = (f"<p class='src'>{len(data)} image pairs ({data.n_suite_pairs} suite pairs) of run(s) "
             f"{html.escape(', '.join(runs))}, stored results of MetaLogic config v{eid} "
             f"<code>{html.escape(str(ev['content_hash']))}</code>. {html.escape(DEFINITION)}</p>"
-            + html_table(tables["overall"], _RATE_COLS)
+            + html_table(tables["overall"], _RATE_HTML_COLS)
             + f"<img src='{html.escape(rel)}/assets/heatmap.png' alt='law × dimension heatmap'>"
             + f"<p class='src'>{html.escape(agreement_line)}</p>")
     return ReportSection(method=METHOD, title=TITLE, html=body,
@@ -455,8 +455,8 @@ def _write_index(out_dir: Path, tables: Mapping[str, list[dict[str, Any]]], ev: 
         if name == "agreement":
             parts.append(f"<p class='src'>{html.escape(agreement_line)}</p>")
         parts.append(f"<p class='src'><a href='tables/{name}.csv'>tables/{name}.csv</a></p>")
-        cols = _RATE_COLS if name in ("overall", "law", "modifier", "dimension", "law_dimension",
-                                      "law_modifier") else None
+        cols = _RATE_HTML_COLS if name in ("overall", "law", "modifier", "dimension", "law_dimension",
+                                           "law_modifier") else None
         parts.append(html_table(rows, cols) if rows else "<p>(no rows)</p>")
     if "scores_pairs" in tables:
         parts.append("<p class='src'>Per-pair image scores: <a href='tables/scores_pairs.csv'>tables/scores_pairs.csv"
