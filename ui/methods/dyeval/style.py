@@ -49,9 +49,7 @@ def fmt_rate(x: float | None) -> str:
 
 def fmt_rate_ci(summary: object, key: str = "apr") -> str:
     """APR or AFR of a `Summary` with its 95 % interval (the bootstrap over prompts), e.g.
-    "0.62 [0.48, 0.75]"; "(n 4: fewer than 10)" after it when so few images were judged."""
-    from workstation.evaluation.intervals import SMALL_N
-
+    "0.62 [0.48, 0.75]"; "(fewer than 10 prompts)" after it when so few stand behind it."""
     value = getattr(summary, key)
     if value is None:
         return "–"
@@ -59,6 +57,5 @@ def fmt_rate_ci(summary: object, key: str = "apr") -> str:
     text = f"{value:.2f}"
     if e.has_interval:
         text += f" [{e.lo:.2f}, {e.hi:.2f}]"
-    if e.n < SMALL_N:
-        text += f" (n {e.n}: fewer than {SMALL_N})"
-    return text
+    note = e.small_note("judged images", "prompts")
+    return text + (f" ({note})" if note else "")

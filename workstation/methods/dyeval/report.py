@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ...evaluation.intervals import N_BOOT, SEED, SMALL_N
+from ...evaluation.intervals import N_BOOT, SEED
 from ...evaluation.intervals import provenance as interval_provenance
 from ...types import WorkstationError
 from ...util import atomic_write_text, dumps
@@ -34,7 +34,7 @@ from .tree import TestTree
 TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
     "nodes": ("tree_id", "node_id", "parent_id", "depth", "topic", "perspective", "state", "prompts",
               "complete_prompts", "tests", "passes", "fails", "apr", "apr_lo", "apr_hi", "afr", "afr_lo", "afr_hi",
-              "bugs", "locations", "triggers"),
+              "bugs", "locations", "triggers", "note"),
     "trees": ("tree_id", "roots", "nodes", "prompts", "images", "judged", "tests", "passes", "fails", "apr", "apr_lo",
               "apr_hi", "afr", "afr_lo", "afr_hi", "bugs", "locations", "triggers", "note"),
     "triggers": ("tree_id", "node_id", "topic", "location", "prompt", "kind", "trigger", "context", "test",
@@ -115,16 +115,15 @@ def tree_html(tree: TestTree, rows: Mapping[str, Mapping[str, Any]]) -> str:
 
 
 def _with_bounds(r: Mapping[str, Any], c: str) -> str:
-    """A value with its 95 % interval when the row carries ``c_lo`` / ``c_hi``; "(n k: fewer than
-    10 judged images)" after APR / AFR over so few."""
+    """A value with its 95 % interval when the row carries ``c_lo`` / ``c_hi``; after APR / AFR
+    the row's note ("fewer than 10 judged images", "... prompts") when it has one."""
     v = r.get(c)
     lo, hi = r.get(f"{c}_lo"), r.get(f"{c}_hi")
     text = _fmt(v)
     if isinstance(lo, float) and isinstance(hi, float) and not (math.isnan(lo) or math.isnan(hi)) and v is not None:
         text += f" [{lo:.2f}, {hi:.2f}]"
-    tests = r.get("tests")
-    if c in ("apr", "afr") and isinstance(tests, int) and 0 < tests < SMALL_N:
-        text += f" (n {tests}: fewer than {SMALL_N})"
+    if c in ("apr", "afr") and r.get("note"):
+        text += f" ({r['note']})"
     return text
 
 

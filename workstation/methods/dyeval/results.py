@@ -23,7 +23,7 @@ from .tree import TestTree
 
 NODE_COLUMNS = ("tree_id", "node_id", "parent_id", "topic", "perspective", "depth", "state", "prompts",
                 "complete_prompts", "tests", "passes", "fails", "bugs", "apr", "afr", "locations", "triggers",
-                "apr_lo", "apr_hi", "afr_lo", "afr_hi")
+                "apr_lo", "apr_hi", "afr_lo", "afr_hi", "note")
 
 
 @dataclass
@@ -110,7 +110,8 @@ def evaluate(data: DyEvalData, cfg: DyEvalConfig) -> NodeResults:
             vals = (tid, nid, n.parent_id or "", n.topic, n.perspective, n.depth, t.node_state(nid), s.prompts,
                     s.complete_prompts, s.tests, s.passes, s.fails, s.bugs,
                     math.nan if s.apr is None else s.apr, math.nan if s.afr is None else s.afr, len(locs),
-                    sum(len(x.machine.triggers) for x in locs), a.lo, a.hi, 1.0 - a.hi, 1.0 - a.lo)
+                    sum(len(x.machine.triggers) for x in locs), a.lo, a.hi, 1.0 - a.hi, 1.0 - a.lo,
+                    a.small_note("judged images", "prompts") if a.n else "")
             for c, v in zip(NODE_COLUMNS, vals):
                 rows[c].append(v)
     ints = {"depth", "prompts", "complete_prompts", "tests", "passes", "fails", "bugs", "locations", "triggers"}
