@@ -9,10 +9,14 @@ method, say the same thing:
 * **Items that share a prompt** (the K seeds of a prompt, the images of a DyEval prompt, the
   image pairs of one MetaLogic pair, the two images of a ProtoBias triplet): a **cluster
   bootstrap** — resample the units (prompts, pairs, triplets) with replacement, keep all their
-  items, recompute the statistic; the percentile interval of ``N_BOOT`` resamples, seeded
-  (`ratio_estimates`, `kappa_estimate`, `bootstrap_weights`). Every statistic here is a ratio
-  Σnum / Σden over the items (a rate is Σsuccess / Σcounted), so a resample only needs the
-  units' sums.
+  items, recompute the statistic; ``N_BOOT`` resamples, seeded (`ratio_estimates`,
+  `kappa_estimate`, `bootstrap_weights`). Every statistic here is a ratio Σnum / Σden over the
+  items (a rate is Σsuccess / Σcounted), so a resample only needs the units' sums. For a
+  **proportion** the interval is Wilson's score interval at the effective sample size
+  n_eff = p(1 − p) / var, var the resamples' variance (so the clustering is in it), with z
+  widened for few units to √(n/(n−1))·t₍ₙ₋₁₎: the percentile interval of a small proportion
+  is skewed the wrong way and covered 92–94 % in the simulation benchmark, this one 94–96 %.
+  For other statistics (means, margins, κ) the expanded percentile interval (`expanded_alpha`).
 * A **proportion whose resamples all agree** (every unit at 0, or at 1, or a single unit) has
   the Wilson interval over the units instead (a zero-width interval would claim a certainty that
   a handful of prompts cannot give).
@@ -58,8 +62,9 @@ NO_INTERVAL = "none"
 
 METHOD_TEXT: dict[str, str] = {
     WILSON: "Wilson score interval (independent items)",
-    CLUSTER_BOOTSTRAP: "cluster bootstrap, percentile (units resampled with all their items)",
-    BOOTSTRAP: "bootstrap, percentile (items resampled)",
+    CLUSTER_BOOTSTRAP: ("cluster bootstrap (units resampled with all their items): for a proportion Wilson's "
+                        "interval at the bootstrap's effective sample size, otherwise the expanded percentile"),
+    BOOTSTRAP: "bootstrap (items resampled): as the cluster bootstrap with every item its own unit",
     WILSON_UNITS: "Wilson score interval over the units (every resample gave the same value)",
     LINEARISED: "Wilson with the design-effect sample size (cluster-robust variance; many units)",
     NO_INTERVAL: "no interval",
@@ -70,6 +75,9 @@ def provenance(unit: str, *, n_boot: int = N_BOOT, seed: int = SEED, level: floa
     """What a report records about its intervals: level, resamples, seed and the resampled unit."""
     return {"level": level, "bootstrap_resamples": int(n_boot), "bootstrap_seed": int(seed),
             "bootstrap_unit": unit, "independent_items": "Wilson score interval",
+            "proportions": "Wilson's interval at the bootstrap's effective sample size p(1-p)/var, z widened to "
+                           "sqrt(n/(n-1)) t(n-1) for n units",
+            "other_statistics": "expanded percentile interval (Hesterberg 2015)",
             "boundary": "a proportion whose resamples all agree (all 0, all 1, one unit): Wilson over the units",
             "many_units": f"more than {MAX_BOOT_UNITS:,} units: Wilson with the design-effect sample size",
             "small": f"an estimate over fewer than {SMALL_N} items or units is flagged"}
@@ -277,6 +285,30 @@ def expanded_alpha(level: float, units: int) -> float:
     return float(NormalDist().cdf(-math.sqrt(units / (units - 1)) * t))
 
 
+def _z_expanded(level: float, units: int) -> float:
+    """z widened for few units: √(n/(n−1)) · t₍ₙ₋₁₎ (the expanded percentile's factor); z for n < 3."""
+    a = (1.0 - level) / 2.0
+    if units < 3:
+        return _z(level)
+    return math.sqrt(units / (units - 1)) * _t_quantile(1.0 - a, units - 1)
+
+
+def _wilson_from_resamples(value: float, resampled: np.ndarray, units: int, level: float, lo: float,
+                           hi: float) -> tuple[float, float]:
+    """The interval of a proportion from its bootstrap: Wilson's score interval at the effective
+    sample size n_eff = p(1 − p) / var (var: the resamples' variance, which carries the
+    clustering), z widened for few units (`_z_expanded`). ``lo`` / ``hi`` (the percentile bounds)
+    are kept when the resamples have no spread (the caller's rule for that case applies)."""
+    r = resampled[np.isfinite(resampled)]
+    if not math.isfinite(value) or len(r) < 2:
+        return lo, hi
+    var = float(np.var(r, ddof=1))
+    if not var > 0.0 or value in (0.0, 1.0):
+        return lo, hi
+    n_eff = value * (1.0 - value) / var
+    return wilson_interval(value * n_eff, n_eff, _z_expanded(level, units))
+
+
 def _percentile(values: np.ndarray, level: float, units: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Column-wise percentile bounds over the finite entries (NaN for a column without any); with
     ``units`` the expanded percentile interval's tails (`expanded_alpha`)."""
@@ -396,8 +428,14 @@ def ratio_estimates(num: np.ndarray, den: np.ndarray, unit: Sequence[Any] | np.n
                 ratios[done:done + len(counts)] = np.where(s_den != 0, s_num / np.where(s_den != 0, s_den, 1.0),
                                                            np.nan)
             done += len(counts)
-        lo, hi = _percentile(ratios, level, c)
+        for j in range(k):  # the expanded tails by the units the column counts
+            lo_j, hi_j = _percentile(ratios[:, [j]], level, int(units_in[j]))
+            lo[j], hi[j] = lo_j[0], hi_j[0]
         method = [boot] * k
+        for j in range(k):
+            if props[j]:  # a proportion: Wilson's form with the bootstrap's spread (module doc)
+                lo[j], hi[j] = _wilson_from_resamples(float(values[j]), ratios[:, j], int(units_in[j]), level,
+                                                      float(lo[j]), float(hi[j]))
     binary = ((x == 0) | (x == 1)) & ((d == 0) | (d == 1)) if n else np.ones((0, k), bool)
     out = []
     for j in range(k):
@@ -516,9 +554,13 @@ def bootstrap_interval(values: np.ndarray, stat: Callable[[np.ndarray], float] |
 
 
 __all__ = [
+    "wilson_from_resamples",
     "Z95", "LEVEL", "N_BOOT", "SEED", "SMALL_N", "MAX_BOOT_UNITS", "Estimate", "UNDEFINED", "fmt_value",
     "wilson_interval", "wilson_arrays", "wilson_estimate", "unit_codes", "resample_counts", "bootstrap_weights",
     "bootstrap_ratio_intervals", "ratio_estimates", "rate_estimate", "kappa_from_tables", "kappa_estimate",
     "bootstrap_interval", "provenance", "METHOD_TEXT", "WILSON", "CLUSTER_BOOTSTRAP", "BOOTSTRAP",
     "WILSON_UNITS", "LINEARISED", "NO_INTERVAL",
 ]
+
+
+wilson_from_resamples = _wilson_from_resamples

@@ -41,7 +41,8 @@ from ...evaluation.intervals import (
     expanded_alpha,
     ratio_estimates,
     unit_codes,
-    wilson_arrays,
+    wilson_from_resamples,
+    wilson_interval,
 )
 from .types import FAIL, PASS, UNDECIDABLE, VERDICT_CODE
 from ...types import WorkstationError
@@ -257,7 +258,7 @@ def risk_band(
     k = len(order) - np.searchsorted(conf_asc, taus, side="left")
     hd = ((h == PASS) | (h == FAIL))[order].astype(np.float64)
     ok = (hd > 0) & (c[order] == h[order])
-    _codes_, units = unit_codes(u, n)
+    units = unit_codes(u, n)[1]
     risks = np.empty((n_boot, len(taus)))
     done = 0
     for w in bootstrap_weights(u, n, n_boot, seed):
@@ -272,14 +273,7 @@ def risk_band(
                                                                          np.nan))
         done += len(w)
     point = _Sorted(c, cf, h).at(taus).risk
-    a = expanded_alpha(level, units)
-    defined = np.isfinite(point) & np.isfinite(risks).any(axis=0)
-    if defined.any():
-        q = np.nanquantile(risks[:, defined], [a, 1.0 - a], axis=0)
-        lo[defined] = np.minimum(q[0], point[defined])
-        hi[defined] = np.maximum(q[1], point[defined])
-    # where every resample agrees (no error among the covered, say), Wilson over the prompts behind
-    # the point, as `intervals.ratio_estimates` does: a handful of prompts cannot make a risk certain
+    # the prompts behind each point (with a covered, human-decided sample)
     codes = unit_codes(u, n)[0][order]
     seen = np.zeros(units, bool)
     first = np.zeros(len(order), bool)
@@ -288,10 +282,20 @@ def risk_band(
             seen[codes[i]] = True
             first[i] = True
     units_at = np.r_[0, np.cumsum(first)][k]
-    flat = defined & (lo == hi) & (k > 0) & (units_at > 0)
-    if flat.any():
-        wl, wh = wilson_arrays(point[flat] * units_at[flat], units_at[flat])
-        lo[flat], hi[flat] = np.minimum(wl, point[flat]), np.maximum(wh, point[flat])
+    # as `intervals.ratio_estimates` bounds a rate: Wilson's form with the resamples' spread; where
+    # every resample agrees (no error among the covered, say) Wilson over the prompts behind the
+    # point — a handful of prompts cannot make a risk certain
+    for t in np.flatnonzero(np.isfinite(point) & np.isfinite(risks).any(axis=0)).tolist():
+        if k[t] == 0:
+            lo[t] = hi[t] = 0.0  # nothing covered: risk 0 by convention
+            continue
+        a = expanded_alpha(level, int(units_at[t]))
+        q_lo, q_hi = np.nanquantile(risks[:, t], [a, 1.0 - a])
+        if q_lo == q_hi:
+            w_lo, w_hi = wilson_interval(point[t] * units_at[t], units_at[t])
+        else:
+            w_lo, w_hi = wilson_from_resamples(float(point[t]), risks[:, t], int(units_at[t]), level, q_lo, q_hi)
+        lo[t], hi[t] = min(w_lo, point[t]), max(w_hi, point[t])
     return lo, hi
 
 
