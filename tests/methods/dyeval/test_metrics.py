@@ -141,3 +141,45 @@ def test_apr_carries_an_interval_that_resamples_prompts() -> None:
     both = merge([s, one])
     assert (both.tests, both.passes, both.apr_estimate().units) == (53, 35, 17)
     assert not math.isnan(both.apr_estimate().lo)
+
+
+def test_outcomes_and_summaries_as_dicts_value_by_value() -> None:
+    from workstation.evaluation.intervals import wilson_interval
+    from workstation.methods.dyeval.metrics import Summary, merge
+
+    o = outcome("p1", ["PASS", "FAIL", None, "PASS"], expected=4, rho=0.75)
+    assert o.to_dict() == {"owner": "p1", "n_images": 4, "judged": 3, "passes": 2, "fails": 1,
+                           "pass_rate": pytest.approx(2 / 3), "complete": False, "is_bug": False, "verdict": None}
+    done = outcome("p2", ["PASS", "FAIL", "FAIL", "FAIL"], expected=4, rho=0.75)
+    assert done.to_dict()["verdict"] == "FAIL" and done.is_bug and done.complete
+    ok = outcome("p3", ["PASS"] * 3 + ["FAIL"], expected=4, rho=0.75)
+    assert (ok.verdict, ok.is_bug) == ("PASS", False)  # 0.75 is not below ρ
+    short = outcome("p4", ["PASS"] * 3, expected=4, rho=0.75)
+    assert short.verdict is None and not short.complete  # fewer images than asked for
+    assert outcome("p5", [None], expected=1, rho=0.5).pass_rate is None
+    # a summary's dict: counts, rates and the bounds of APR and AFR
+    s = summarize([o, done, ok])
+    d = s.to_dict(n_boot=300, seed=2)
+    a = s.apr_estimate(n_boot=300, seed=2)
+    assert {k: d[k] for k in ("prompts", "complete_prompts", "tests", "passes", "fails", "bugs")} == {
+        "prompts": 3, "complete_prompts": 2, "tests": 11, "passes": 6, "fails": 5, "bugs": 1}
+    assert (d["apr"], d["afr"]) == (pytest.approx(6 / 11), pytest.approx(5 / 11))
+    assert (d["apr_lo"], d["apr_hi"], d["afr_lo"], d["afr_hi"]) == (a.lo, a.hi, 1 - a.hi, 1 - a.lo)
+    assert a.value == pytest.approx(6 / 11) and (a.n, a.units) == (11, 3)
+    assert d["note"] == "fewer than 10 prompts"
+    # one image per prompt: Wilson; and the estimate counts each prompt's passes, not its position
+    one = summarize([outcome(f"q{k}", ["FAIL" if k % 3 else "PASS"], 1, 0.5) for k in range(12)])
+    e = one.apr_estimate()
+    assert (e.value, (e.lo, e.hi)) == (pytest.approx(4 / 12), pytest.approx(wilson_interval(4, 12)))
+    assert one.to_dict()["note"] == ""
+    assert summarize([]).to_dict()["apr_lo"] is None and summarize([]).to_dict()["note"] == ""
+    assert summarize([o]).to_dict(n_boot=0)["apr_lo"] is None
+    # inconsistent per-prompt counts are refused, not turned into a number
+    for bad in (Summary(1, 1, 4, 2, 0, (2,), (3,)), Summary(1, 1, 4, 2, 0, (1,), (4,)),
+                Summary(2, 1, 4, 2, 0, (2,), (4, 0))):
+        with pytest.raises(ValueError, match="do not add up"):
+            bad.apr_estimate()
+    m = merge([s, one])
+    assert (m.prompts, m.complete_prompts, m.tests, m.passes, m.bugs) == (15, 14, 23, 10, 9)
+    assert m.prompt_passes == s.prompt_passes + one.prompt_passes
+    assert m.prompt_judged == s.prompt_judged + one.prompt_judged

@@ -116,10 +116,10 @@ class Summary:
         passes = np.asarray(self.prompt_passes, np.int64)
         if len(judged) != len(passes) or int(judged.sum()) != self.tests or int(passes.sum()) != self.passes:
             raise ValueError("the per-prompt counts do not add up to the summary's")
-        unit = np.repeat(np.arange(len(judged)), judged)
-        success = np.concatenate([np.r_[np.ones(p), np.zeros(j - p)] for p, j in zip(passes, judged)]) \
-            if len(judged) else np.zeros(0)
-        return ratio_estimates(success, np.ones(len(success)), unit, n_boot=n_boot, seed=seed)[0]
+        unit = np.repeat(np.arange(len(judged)), judged)  # every judged image, by prompt
+        rank = np.arange(len(unit)) - np.repeat(np.cumsum(judged) - judged, judged)  # its place in its prompt
+        success = (rank < np.repeat(passes, judged)).astype(np.float64)  # the first `passes` of a prompt pass
+        return ratio_estimates(success, np.ones(len(unit)), unit, n_boot=n_boot, seed=seed)[0]
 
     def afr_estimate(self, n_boot: int = N_BOOT, seed: int = SEED) -> Estimate:
         """AFR = 1 − APR with the interval 1 − APR's."""
@@ -128,12 +128,18 @@ class Summary:
                         level=a.level)
 
     def to_dict(self, n_boot: int = N_BOOT, seed: int = SEED) -> dict[str, Any]:
+        """The figures, with APR's and AFR's 95 % bounds (None without an interval) and a note when
+        fewer than 10 judged images or prompts stand behind them."""
+        out: dict[str, Any] = {"prompts": self.prompts, "complete_prompts": self.complete_prompts,
+                               "tests": self.tests, "passes": self.passes, "fails": self.fails, "bugs": self.bugs,
+                               "apr": self.apr, "afr": self.afr, "apr_lo": None, "apr_hi": None, "afr_lo": None,
+                               "afr_hi": None, "note": ""}
         a = self.apr_estimate(n_boot, seed)
-        nan_none = lambda x: None if x != x else x  # noqa: E731
-        return {"prompts": self.prompts, "complete_prompts": self.complete_prompts, "tests": self.tests,
-                "passes": self.passes, "fails": self.fails, "bugs": self.bugs, "apr": self.apr, "afr": self.afr,
-                "apr_lo": nan_none(a.lo), "apr_hi": nan_none(a.hi), "afr_lo": nan_none(1.0 - a.hi),
-                "afr_hi": nan_none(1.0 - a.lo), "note": a.small_note("judged images", "prompts") if a.n else ""}
+        if a.has_interval:
+            out.update(apr_lo=a.lo, apr_hi=a.hi, afr_lo=1.0 - a.hi, afr_hi=1.0 - a.lo)
+        if a.n:
+            out["note"] = a.small_note("judged images", "prompts")
+        return out
 
 
 def summarize(outcomes: Iterable[Outcome]) -> Summary:
