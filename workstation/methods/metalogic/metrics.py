@@ -116,6 +116,7 @@ GROUPINGS: dict[str, tuple[str, ...]] = {
     "law_modifier": ("law", "modifier"),
 }
 _NAMES = {"law": LAWS, "modifier": MODIFIERS, "dimension": DIMENSIONS}
+NAN = float("nan")
 
 
 def published_rate(grouping: str, key: str) -> float | None:
@@ -150,7 +151,7 @@ def _group_estimates(verdict: np.ndarray, paper: np.ndarray | None, units: np.nd
     e_paper, e_dec, e_cov = ratio_estimates(np.stack([pmis, mis, dec], axis=1), np.stack([ones, dec, ones], axis=1),
                                             units, n_boot=n_boot, seed=seed)
     if paper is None:
-        e_paper = Estimate(float("nan"), n=len(verdict), units=e_cov.units)
+        e_paper = Estimate(NAN, n=len(verdict), units=e_cov.units)
     return e_paper, e_dec, e_cov
 
 
@@ -291,7 +292,7 @@ def reason_rows(results: Outcomes) -> list[dict[str, Any]]:
             if not name:
                 continue
             k = int((und & (np.asarray(results.reason) == code)).sum())
-            rows.append({"run": r, "reason": name, "count": k, "fraction": k / n if n else float("nan")})
+            rows.append({"run": r, "reason": name, "count": k, "fraction": k / n})  # a run has pairs
     return rows
 
 
@@ -314,7 +315,7 @@ def agreement(computed: np.ndarray, human: np.ndarray, unit: np.ndarray | None =
     n = int(sel.sum())
     u = None if unit is None else np.asarray(unit, dtype=object)[sel]
     same = (c[sel] == h[sel]).astype(np.float64)
-    e_agree = ratio_estimates(same, np.ones(n), u, n_boot=n_boot, seed=seed)[0] if n else Estimate(float("nan"))
+    e_agree = ratio_estimates(same, np.ones(n), u, n_boot=n_boot, seed=seed)[0]
     e_kappa = kappa_estimate(c[sel], h[sel], u, categories=3, n_boot=n_boot, seed=seed)
     return {"n": n, **e_agree.columns("agreement"), **e_kappa.columns("kappa"), "small": e_agree.small,
             "confusion": m}
@@ -344,7 +345,7 @@ def pair_scores(clip_a: Sequence[float] | np.ndarray, clip_b: Sequence[float] | 
 
 def _names(values: Sequence[Any] | np.ndarray, table: Sequence[str]) -> np.ndarray:
     arr = np.asarray(values)
-    if arr.dtype.kind in "iu":
+    if arr.dtype.kind in ("i", "u"):
         return np.asarray(table, dtype=object)[arr.astype(np.int64)]
     return arr.astype(object)
 
@@ -373,7 +374,7 @@ def score_tables(law: Sequence[Any] | np.ndarray, dimension: Sequence[Any] | np.
             for s in names:
                 x = np.asarray(scores[s], np.float64)[members]
                 x = x[np.isfinite(x)]
-                row[s] = float(x.mean()) if len(x) else float("nan")
+                row[s] = float(np.mean(x)) if len(x) else NAN
                 row[s + "_lo"], row[s + "_hi"] = bootstrap_interval(x, n_boot=n_boot, seed=seed)
             rows.append(row)
 
@@ -384,7 +385,7 @@ def score_tables(law: Sequence[Any] | np.ndarray, dimension: Sequence[Any] | np.
             if "dimension" in r:
                 d = r["dimension"]
                 o.append(STUDENT_DIMENSIONS.index(d) if d in STUDENT_DIMENSIONS else
-                         len(STUDENT_DIMENSIONS) + (DIMENSIONS.index(d) if d in DIMENSIONS else 99))
+                         len(STUDENT_DIMENSIONS) + (DIMENSIONS.index(d) if d in DIMENSIONS else len(DIMENSIONS)))
             return tuple(o)
 
         rows.sort(key=order)
