@@ -300,7 +300,8 @@ class MetricTablePage(QWidget):
                     "failure_rate": _ci(r, "failure_rate"), "sc": _num(r["sc"]), "pa": _num(r["pa"]),
                     "delta": _num(r["delta"]), "correct_margin": _ci(r, "correct_margin"),
                     "incorrect_margin": _ci(r, "incorrect_margin"),
-                    "agreement": (f"{_num(a.get('agreement'))} (n={a.get('n', 0)})" if a.get("n") else "–")}
+                    "agreement": (_ci(a, "agreement") + ("" if a["n"] < SMALL_N else f" (n={a['n']})")
+                                  if a.get("n") else "–")}
             for c, (k, _h) in enumerate(COLUMNS):
                 it = QTableWidgetItem(vals[k])
                 it.setData(Qt.UserRole, (r["metric"], r["domain"], OUTCOME_OF_COLUMN.get(k, "all")))
