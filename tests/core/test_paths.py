@@ -40,7 +40,12 @@ def test_relative_paths_inside_the_folder_are_kept_with_forward_slashes() -> Non
     assert check_relative("x" * MAX_PATH_LEN) == PurePosixPath("x" * MAX_PATH_LEN)
     assert check_relative("1:x") == PurePosixPath("1:x")  # not a drive letter
     e = pytest.raises(UnsafePath, check_relative, "../x", "image path")
-    assert "image path '../x'" in str(e.value)
+    assert str(e.value) == "image path '../x' escapes its folder ('..')"
+    assert str(pytest.raises(UnsafePath, check_relative, "/x").value) == "path '/x' is absolute and escapes its folder"
+    assert str(pytest.raises(UnsafePath, check_relative, ".").value) == "path '.' names no file"
+    long = "a" * 100 + "\x00"
+    assert str(pytest.raises(UnsafePath, check_relative, long).value) == \
+        f"path {('a' * 80)!r} holds a control character"  # the first 80 characters are named
 
 
 def test_source_file_follows_links_only_inside_the_folder(tmp_path: Path) -> None:
@@ -56,18 +61,19 @@ def test_source_file_follows_links_only_inside_the_folder(tmp_path: Path) -> Non
     (root / "folder").mkdir()
     assert source_file(root, "images/a.png") == (root / "images" / "a.png").resolve()
     assert source_file(root, "images/inside.png") == (root / "images" / "a.png").resolve()
-    with pytest.raises(UnsafePath, match="is a link to .*outside"):
-        source_file(root, "images/out.png")
-    with pytest.raises(UnsafePath, match="lies behind a link"):
-        source_file(root, "linked/secret.txt")
-    with pytest.raises(UnsafePath, match="is not a regular file"):
-        source_file(root, "folder")
-    with pytest.raises(FileNotFoundError):
-        source_file(root, "images/none.png")
-    with pytest.raises(UnsafePath, match="escapes its folder"):
-        source_file(root, "..\\secret.txt")
-    with pytest.raises(UnsafePath):
-        source_file(root, "dangling.png")
+    e = pytest.raises(UnsafePath, source_file, root, "images/out.png")
+    assert str(e.value) == (f"image 'images/out.png' is a link to {outside.resolve()}, outside {root}; only files "
+                            "inside the folder are copied")
+    e = pytest.raises(UnsafePath, source_file, root, "linked/secret.txt", "label file")
+    assert str(e.value) == (f"label file 'linked/secret.txt' lies behind a link to {tmp_path.resolve()}, outside "
+                            f"{root}; only files inside the folder are copied")
+    assert str(pytest.raises(UnsafePath, source_file, root, "folder").value) == "image 'folder' is not a regular file"
+    e = pytest.raises(FileNotFoundError, source_file, root, "images/none.png")
+    assert str(e.value) == str(root / "images" / "none.png")
+    e = pytest.raises(UnsafePath, source_file, root, "..\\secret.txt")
+    assert str(e.value) == "image path '..\\\\secret.txt' escapes its folder ('..')"
+    e = pytest.raises(UnsafePath, source_file, root, "dangling.png")
+    assert str(e.value) == f"image 'dangling.png' is a link to nothing ({(root / 'nothing.png').resolve()})"
     fifo = root / "pipe"
     os.mkfifo(fifo)
     with pytest.raises(UnsafePath, match="not a regular file"):
@@ -84,5 +90,7 @@ def test_target_file_never_writes_through_a_link(tmp_path: Path) -> None:
     (root / "images" / "b.png").symlink_to(tmp_path / "elsewhere.png")
     with pytest.raises(UnsafePath, match="is a symbolic link"):
         target_file(root, "images/b.png")
-    with pytest.raises(UnsafePath, match="escapes its folder"):
-        target_file(root, "C:/Windows/x.png")
+    e = pytest.raises(UnsafePath, target_file, root, "C:/Windows/x.png")
+    assert str(e.value) == "image path 'C:/Windows/x.png' is absolute and escapes its folder"
+    e = pytest.raises(UnsafePath, target_file, root, "out/a.png", "label file")
+    assert str(e.value) == f"label file path 'out/a.png': {root / 'out'} is a symbolic link; nothing is written through links"
