@@ -207,15 +207,17 @@ def kappa_bounds(x: np.ndarray, y: np.ndarray, unit: Sequence[Hashable] | np.nda
     from .intervals import N_BOOT, kappa_estimate, ratio_estimates
 
     a, b = _floats(x), _floats(y)
-    weighted = weighted_categories is not None
-    if weighted:
+    if weighted_categories is not None:
         a, b = a - 1.0, b - 1.0  # ratings 1..K as codes 0..K-1
     ok = np.isfinite(a) & np.isfinite(b) & (a >= 0) & (b >= 0)
     a, b = a[ok], b[ok]
-    k = int(weighted_categories) if weighted else int(max(a.max(), b.max())) + 1 if len(a) else 1
+    if weighted_categories is not None:
+        k = int(weighted_categories)
+    else:
+        k = int(max(a.max(), b.max())) + 1 if len(a) else 1
     u = None if unit is None else np.asarray(unit, dtype=object)[ok]
     nb = N_BOOT if n_boot is None else n_boot
-    e = kappa_estimate(a, b, u, categories=k, weighted=weighted, n_boot=nb)
+    e = kappa_estimate(a, b, u, categories=k, weighted=weighted_categories is not None, n_boot=nb)
     p = ratio_estimates((a == b).astype(np.float64), np.ones(len(a)), u, n_boot=nb)[0]
     return {"kappa_lo": e.lo, "kappa_hi": e.hi, "percent_lo": p.lo, "percent_hi": p.hi, "units": e.units,
             "small": e.small}
