@@ -185,7 +185,12 @@ class CalibrationPanel(QWidget):
         self._interval_timer = QTimer(self)
         self._interval_timer.setSingleShot(True)
         self._interval_timer.setInterval(INTERVAL_MS)
-        self._interval_timer.timeout.connect(self.flush_intervals)
+        self._interval_timer.timeout.connect(self._start_intervals)
+        self._interval_poll = QTimer(self)  # looks for the helper thread's answer
+        self._interval_poll.setInterval(30)
+        self._interval_poll.timeout.connect(self._poll_intervals)
+        self._hl_future: Any = None  # the helper thread's future of the headline
+        self._pending_key: Any = None
         self.headline: Any = None  # metrics.Headline of the shown verdicts and τ (None while pending)
         self._headline_key: Any = None
         self.op_estimates: dict[str, Estimate] | None = None  # the operating point with its intervals
@@ -567,21 +572,59 @@ class CalibrationPanel(QWidget):
 
     def flush_intervals(self) -> None:
         """Compute the intervals of the live numbers, the operating point and the risk band now
-        (the panel does it `INTERVAL_MS` after the sliders rest) and show them."""
+        and show them (a test's shortcut; the panel itself starts them `INTERVAL_MS` after the
+        sliders rest, the headline on its helper thread: `_start_intervals`)."""
         from workstation.methods.spatial.metrics import headline
 
         self._interval_timer.stop()
+        self._interval_poll.stop()
         st = self.state
         if st.dataset is None or st.dataset.n == 0 or st.verdicts is None:
             return
         key = self._interval_key()
         if key != self._headline_key:
-            self.headline = headline(st.dataset, st.verdicts, tau=float(st.config.tau))
-            self._headline_key = key
-            self._refresh_metrics()
-            self._interval_timer.stop()
+            self._adopt_headline(key, headline(st.dataset, st.verdicts, tau=float(st.config.tau)))
+        self._audit_intervals()
+
+    def _start_intervals(self) -> None:
+        """The sliders rested: the headline's bootstrap on the helper thread (2,000 resamples over
+        thousands of prompts take a moment), the audit's (hundreds of samples) here."""
+        from workstation.methods.spatial.metrics import headline
+
+        st = self.state
+        if st.dataset is None or st.dataset.n == 0 or st.verdicts is None:
+            return
+        key = self._interval_key()
+        if key != self._headline_key and key != self._pending_key:
+            self._pending_key = key
+            self._hl_future = _helper().submit(headline, st.dataset, st.verdicts, tau=float(st.config.tau))
+            self._interval_poll.start()
+        self._audit_intervals()
+
+    def _poll_intervals(self) -> None:
+        f = self._hl_future
+        if f is None or not f.done():
+            return
+        self._interval_poll.stop()
+        key, self._hl_future, self._pending_key = self._pending_key, None, None
+        try:
+            hl = f.result()
+        except Exception:  # noqa: BLE001 - the values stay without their intervals; said in the log
+            log.exception("the intervals of the live verdicts could not be computed")
+            return
+        if key == self._interval_key():  # still the verdicts and τ shown
+            self._adopt_headline(key, hl)
+
+    def _adopt_headline(self, key: Any, hl: Any) -> None:
+        self.headline = hl
+        self._headline_key = key
+        self._refresh_metrics()
+        self._interval_timer.stop()
+
+    def _audit_intervals(self) -> None:
+        st = self.state
         rows = self.audited_rows()
-        if len(rows) and self._audit_rc is not None:
+        if len(rows) and self._audit_rc is not None and st.verdicts is not None:
             v = st.verdicts
             verdict, conf, human = v.verdict[rows], v.conf[rows], st.human[rows]
             prompts = np.asarray(st.dataset.samples.prompt_id, dtype=object)[rows]
