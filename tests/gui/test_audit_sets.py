@@ -151,8 +151,10 @@ def test_rechecks_come_back_later_blind_and_give_self_agreement(qtbot, open_wind
     rep = self_agreement_report(st, st.audit_set_id)
     assert rep["n_pairs"] == 4 and rep["percent"] == pytest.approx(0.5)
     assert rep["by_annotator"]["alice"]["n_pairs"] == 4
+    assert rep["small"] and rep["kappa_lo"] <= rep["kappa"] <= rep["kappa_hi"]  # four re-checks: few, and said
     # the end of the queue reports it
     assert "Self-agreement: 4 re-checks: 50% the same" in w.statusBar().currentMessage()
+    assert "(fewer than 10 re-checks)" in w.statusBar().currentMessage()
 
 
 def test_recheck_plan_places_each_after_its_original() -> None:
@@ -234,3 +236,16 @@ def test_preview_follows_the_recheck_fraction_at_once(qtbot, open_window, sbuc_p
     qtbot.mouseClick(dlg.exclude, Qt.LeftButton, pos=QPoint(6, dlg.exclude.height() // 2))
     assert dlg.exclude.isChecked()
     assert dlg.preview.text().startswith("10 of 800 samples") and "; 5 re-checks" in dlg.preview.text()
+
+
+def test_self_agreement_says_its_interval_and_when_few_re_checks_stand_behind_it():
+    from ui.methods.spatial.audit_dialog import format_agreement
+
+    assert format_agreement({"n_pairs": 4, "percent": 0.75, "kappa": 0.5, "kappa_lo": -0.2, "kappa_hi": 1.0,
+                             "small": True}) == "4 re-checks: 75% the same, κ = 0.50 [-0.20, 1.00] (fewer than 10 re-checks)"
+    assert format_agreement({"n_pairs": 40, "percent": 0.9, "kappa": 0.8, "kappa_lo": 0.6, "kappa_hi": 0.95,
+                             "small": False}) == "40 re-checks: 90% the same, κ = 0.80 [0.60, 0.95]"
+    assert format_agreement({"n_pairs": 2, "percent": 1.0, "kappa": float("nan"), "kappa_lo": float("nan"),
+                             "kappa_hi": float("nan"), "small": True}) == \
+        "2 re-checks: 100% the same, κ = undefined (fewer than 10 re-checks)"
+    assert format_agreement({"n_pairs": 0}) == "no re-checked item has both labels yet"

@@ -29,7 +29,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workstation.evaluation.agreement import cohen_kappa, percent_agreement
+from workstation.evaluation.agreement import cohen_kappa, kappa_bounds, percent_agreement
+from workstation.evaluation.intervals import SMALL_N
 from workstation.methods.spatial.audit import STRATA_KEYS, strata_table, stratified_sample
 from workstation.methods.spatial.types import VERDICT_CODE
 from workstation.types import WorkstationError
@@ -106,11 +107,19 @@ def self_agreement_report(state: AppState, audit_set_id: int | None = None) -> d
     pairs = [(k, first[k], again[k]) for k in again if k in first and first[k] and again[k]]
     out: dict[str, Any] = {"by_annotator": {}}
 
+    ds = state.dataset
+    index = ds.sample_index() if ds is not None and ds.n else {}
+    prompt_of = np.asarray(ds.samples.prompt_id, dtype=object) if ds is not None and ds.n else None
+
     def summary(ps: list[Any]) -> dict[str, Any]:
         a = np.array([VERDICT_CODE[x[1]] for x in ps], np.int64)
         b = np.array([VERDICT_CODE[x[2]] for x in ps], np.int64)
+        # the bounds resample the samples' prompts (a prompt's seeds are judged alike)
+        unit = [prompt_of[index[x[0][0]]] if prompt_of is not None and x[0][0] in index else x[0][0] for x in ps]
+        bounds = kappa_bounds(a, b, unit)
         return {"n_pairs": len(ps), "percent": percent_agreement(a, b) if ps else float("nan"),
-                "kappa": cohen_kappa(a, b) if ps else float("nan")}
+                "kappa": cohen_kappa(a, b) if ps else float("nan"), "kappa_lo": bounds["kappa_lo"],
+                "kappa_hi": bounds["kappa_hi"], "small": bounds["small"]}
 
     out.update(summary(pairs))
     for ann in sorted({k[1] for k, _, _ in pairs}):
@@ -125,7 +134,11 @@ def format_agreement(r: dict[str, Any]) -> str:
     k = r["kappa"]
     pct_s = f"{pct * 100:.0f}%" if math.isfinite(pct) else "—"
     k_s = f"{k:.2f}" if math.isfinite(k) else "undefined"
-    return f"{r['n_pairs']} re-checks: {pct_s} the same, κ = {k_s}"
+    lo, hi = r.get("kappa_lo", float("nan")), r.get("kappa_hi", float("nan"))
+    if math.isfinite(k) and math.isfinite(lo) and math.isfinite(hi):
+        k_s += f" [{lo:.2f}, {hi:.2f}]"
+    small = f" (fewer than {SMALL_N} re-checks)" if r.get("small") else ""
+    return f"{r['n_pairs']} re-checks: {pct_s} the same, κ = {k_s}{small}"
 
 
 class AuditSetDialog(QDialog):
