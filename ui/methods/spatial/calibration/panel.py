@@ -547,7 +547,8 @@ class CalibrationPanel(QWidget):
         self.metrics_note.setText(
             f"τ = {tau:.2f} is the audit's operating point: at τ, a PASS / FAIL below that confidence counts as "
             "UNDECIDABLE (the confusion matrix and risk–coverage are at τ too). The stored verdicts are the live "
-            "ones, without τ. 95 % intervals under each rate (prompts resampled).")
+            "ones, without τ. 95 % intervals under each rate (prompts resampled); * fewer than 10 samples or "
+            "prompts behind it.")
         reasons = live.abstention
         t = self.abstention_table
         names = [r for r, _c, _p in reasons]
