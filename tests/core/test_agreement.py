@@ -25,9 +25,9 @@ def test_the_latest_and_the_first_event_by_every_kind_of_order() -> None:
         assert ag.first_labels(s, a, order).tolist() == [1, 2]
     iso = ["2026-01-02T10:00:00Z", "2026-01-01T10:00:00Z", "2026-01-01T09:00:00Z"]
     assert ag.latest_labels(s, a, iso).tolist() == [0, 2] and ag.first_labels(s, a, iso).tolist() == [1, 2]
-    with pytest.raises(WorkstationError, match="label events: sample and annotator columns differ in length"):
+    with pytest.raises(WorkstationError, match="^label events: sample and annotator columns differ in length$"):
         ag.latest_labels(["a"], [])
-    with pytest.raises(WorkstationError, match="label events: sample and annotator columns differ in length"):
+    with pytest.raises(WorkstationError, match="^label events: sample and annotator columns differ in length$"):
         ag.first_labels([], ["x"])
     with pytest.raises(WorkstationError, match="label order has 1 entries for 3 label events"):
         ag.first_labels(s, a, [1])
@@ -109,8 +109,9 @@ def test_kappa_bounds_are_the_bootstrap_of_the_pairs_or_their_prompts() -> None:
     assert small["small"] and small["units"] == 2
     none = ag.kappa_bounds([], [], None, None)
     assert none["small"] and none["units"] == 0 and math.isnan(none["kappa_lo"]) and math.isnan(none["percent_hi"])
-    # no resamples: no bounds
-    assert math.isnan(ag.kappa_bounds(x, y, unit, 4, n_boot=0)["kappa_lo"])
+    # no resamples: no bounds, of κ or of the percent agreement
+    none_b = ag.kappa_bounds(x, y, unit, 4, n_boot=0)
+    assert math.isnan(none_b["kappa_lo"]) and math.isnan(none_b["percent_lo"])
 
 
 def test_annotator_agreement_rows_carry_every_figure() -> None:
@@ -135,8 +136,17 @@ def test_annotator_agreement_rows_carry_every_figure() -> None:
     assert (rows[0]["n"], rows[0]["percent_agreement"]) == (2, 0.5)
     assert rows[0]["kappa"] == pytest.approx(ag.cohen_kappa([1, 1], [0, 1]))
     assert math.isnan(rows[0]["kappa_lo"]) and rows[0]["units"] == 2
-    with pytest.raises(WorkstationError, match="sample, annotator and label columns differ in length"):
+    with pytest.raises(WorkstationError, match="^label events: sample, annotator and label columns differ in length$"):
         ag.annotator_agreement(["a"], ["x"], [1, 2])
+    # the order decides which label of an annotator counts: y's first "a" is its latest by time
+    by_time = ag.annotator_agreement(["a", "a", "a"], ["x", "y", "y"], [1, 1, 0], order=[1, 3, 2])
+    assert by_time[0]["percent_agreement"] == 1.0
+    by_position = ag.annotator_agreement(["a", "a", "a"], ["x", "y", "y"], [1, 1, 0])
+    assert by_position[0]["percent_agreement"] == 0.0
+    # a three-step scale: the categories are the ones asked for
+    three = ag.annotator_agreement(["a", "b", "c"] * 2, ["x"] * 3 + ["y"] * 3, [1, 2, 3, 1, 3, 3],
+                                   weighted_categories=3, n_boot=0)
+    assert three[0]["kappa"] == pytest.approx(ag.quadratic_weighted_kappa([1, 2, 3], [1, 3, 3], 3))
 
 
 def test_self_agreement_reports_its_bounds_and_a_weighted_kappa() -> None:
@@ -154,5 +164,10 @@ def test_self_agreement_reports_its_bounds_and_a_weighted_kappa() -> None:
     empty = ag.self_agreement(["a"], ["x"], [1])
     assert empty.n_pairs == 0 and empty.sample.tolist() == [] and empty.annotator.tolist() == []
     assert empty.small and math.isnan(empty.kappa_lo)
-    with pytest.raises(WorkstationError, match="sample, annotator and label columns differ in length"):
+    with pytest.raises(WorkstationError, match="^label events: sample, annotator and label columns differ in length$"):
         ag.self_agreement(["a", "b"], ["x"], [1, 2])
+    # on a 3-step scale, and with enough re-checks to say nothing about their number
+    three = ag.self_agreement(sample, ann, [1, 2, 3, 3, 2, 1], weighted_categories=3)
+    assert three.kappa == pytest.approx(ag.quadratic_weighted_kappa([1, 3, 2], [2, 3, 1], 3))
+    many = ag.self_agreement([f"s{i // 2}" for i in range(24)], ["x"] * 24, [i % 3 for i in range(24)])
+    assert many.n_pairs == 12 and not many.small

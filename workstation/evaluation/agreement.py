@@ -131,7 +131,7 @@ def quadratic_weighted_kappa(a: Any, b: Any, n_categories: int = 4, min_rating: 
     xi = x.astype(np.int64)
     yi = y.astype(np.int64)
     K = n_categories
-    obs = np.bincount(xi * K + yi, minlength=K * K).reshape(K, K).astype(np.float64)
+    obs = np.bincount(xi * K + yi, minlength=K * K).reshape(K, K)
     exp = np.outer(obs.sum(1), obs.sum(0)) / n
     i = np.arange(K)
     w = (i[:, None] - i[None, :]) ** 2
@@ -215,10 +215,10 @@ def kappa_bounds(x: np.ndarray, y: np.ndarray, unit: Sequence[Hashable] | np.nda
         k = int(weighted_categories)
     else:
         k = int(max(a.max(), b.max())) + 1 if len(a) else 1
-    u = None if unit is None else np.asarray(unit, dtype=object)[ok]
+    u = None if unit is None else np.asarray(unit)[ok]
     nb = N_BOOT if n_boot is None else n_boot
     e = kappa_estimate(a, b, u, categories=k, weighted=weighted_categories is not None, n_boot=nb)
-    p = ratio_estimates((a == b).astype(np.float64), np.ones(len(a)), u, n_boot=nb)[0]
+    p = ratio_estimates(a == b, np.ones(len(a)), u, n_boot=nb)[0]
     return {"kappa_lo": e.lo, "kappa_hi": e.hi, "percent_lo": p.lo, "percent_hi": p.hi, "units": e.units,
             "small": e.small}
 
@@ -253,8 +253,8 @@ def annotator_agreement(
     for i, n1 in enumerate(names):
         for n2 in names[i + 1:]:
             common = sorted(set(by_ann[n1]) & set(by_ann[n2]))
-            x = np.array([by_ann[n1][c] for c in common], np.float64)
-            y = np.array([by_ann[n2][c] for c in common], np.float64)
+            x = np.array([by_ann[n1][c] for c in common])
+            y = np.array([by_ann[n2][c] for c in common])
             k = cohen_kappa(x, y) if weighted_categories is None else \
                 quadratic_weighted_kappa(x, y, weighted_categories)
             units = None if unit_of is None else [unit_of(first_of[c]) for c in common]

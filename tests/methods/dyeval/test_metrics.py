@@ -177,8 +177,18 @@ def test_outcomes_and_summaries_as_dicts_value_by_value() -> None:
     # inconsistent per-prompt counts are refused, not turned into a number
     for bad in (Summary(1, 1, 4, 2, 0, (2,), (3,)), Summary(1, 1, 4, 2, 0, (1,), (4,)),
                 Summary(2, 1, 4, 2, 0, (2,), (4, 0))):
-        with pytest.raises(ValueError, match="do not add up"):
+        with pytest.raises(ValueError, match="^the per-prompt counts do not add up to the summary's$"):
             bad.apr_estimate()
+    # AFR mirrors APR: the same items, units, method and level; the seed reaches the resamples
+    f = s.afr_estimate(n_boot=300, seed=2)
+    assert (f.n, f.units, f.method, f.level) == (a.n, a.units, a.method, a.level)
+    other = s.afr_estimate(n_boot=300, seed=9)
+    assert (other.lo, other.hi) != (f.lo, f.hi) and other.value == f.value
+    assert s.apr_estimate(n_boot=300, seed=9).lo == 1 - other.hi
+    # the keys are there with None when there is no interval
+    assert summarize([]).to_dict() == {"prompts": 0, "complete_prompts": 0, "tests": 0, "passes": 0, "fails": 0,
+                                       "bugs": 0, "apr": None, "afr": None, "apr_lo": None, "apr_hi": None,
+                                       "afr_lo": None, "afr_hi": None, "note": ""}
     m = merge([s, one])
     assert (m.prompts, m.complete_prompts, m.tests, m.passes, m.bugs) == (15, 14, 23, 10, 9)
     assert m.prompt_passes == s.prompt_passes + one.prompt_passes

@@ -234,3 +234,22 @@ def test_score_tables_means_bounds_and_order() -> None:
     assert codes["dimension"][0]["dimension"] == DIMENSIONS[4]
     empty = score_tables(["Commutative"], ["horizontal"], pair_scores([np.nan], [1.0]), n_boot=50)
     assert math.isnan(empty["law"][0]["clip_diff"]) and math.isnan(empty["law"][0]["clip_diff_lo"])
+
+
+def test_the_heatmap_and_the_score_tables_pass_their_seed_and_units_on() -> None:
+    verdict = [M, A, M, A, M, M, A, A, U, A, M, A] * 3
+    units = [f"p{i % 12}" for i in range(36)]
+    o = stored(verdict, unit=units, paper=[v if v != U else A for v in verdict])
+    h = heatmap(o, n_boot=300, seed=5)
+    (row,) = rate_rows(o, ["law", "dimension"], per_run=False, n_boot=300, seed=5)
+    c = LAWS.index("Commutative")
+    assert (h["paper_lo"][c, 0], h["paper_hi"][c, 0]) == (row["paper_rate_lo"], row["paper_rate_hi"])
+    assert (h["decided_lo"][c, 0], h["decided_hi"][c, 0]) == (row["decided_rate_lo"], row["decided_rate_hi"])
+    assert (heatmap(o, n_boot=300, seed=6)["paper_lo"][c, 0], heatmap(o, n_boot=300, seed=6)["paper_hi"][c, 0]) != \
+        (h["paper_lo"][c, 0], h["paper_hi"][c, 0])
+    rng = np.random.default_rng(1)
+    sc = pair_scores(rng.random(30) * 100, rng.random(30) * 100)
+    laws, dims = ["Commutative"] * 30, ["horizontal"] * 30
+    assert score_tables(laws, dims, sc) == score_tables(laws, dims, sc, n_boot=1000, seed=0)
+    assert score_tables(laws, dims, sc, seed=3)["law"][0]["clip_diff_lo"] != \
+        score_tables(laws, dims, sc, seed=4)["law"][0]["clip_diff_lo"]

@@ -113,12 +113,12 @@ class Summary:
     def apr_estimate(self, n_boot: int = N_BOOT, seed: int = SEED) -> Estimate:
         """APR with its 95 % interval: the cluster bootstrap over the prompts (module doc)."""
         judged = np.asarray(self.prompt_judged, np.int64)
-        passes = np.asarray(self.prompt_passes, np.int64)
+        passes = np.asarray(self.prompt_passes)
         if len(judged) != len(passes) or int(judged.sum()) != self.tests or int(passes.sum()) != self.passes:
             raise ValueError("the per-prompt counts do not add up to the summary's")
         unit = np.repeat(np.arange(len(judged)), judged)  # every judged image, by prompt
         rank = np.arange(len(unit)) - np.repeat(np.cumsum(judged) - judged, judged)  # its place in its prompt
-        success = (rank < np.repeat(passes, judged)).astype(np.float64)  # the first `passes` of a prompt pass
+        success = rank < np.repeat(passes, judged)  # the first `passes` of a prompt pass
         return ratio_estimates(success, np.ones(len(unit)), unit, n_boot=n_boot, seed=seed)[0]
 
     def afr_estimate(self, n_boot: int = N_BOOT, seed: int = SEED) -> Estimate:
@@ -138,7 +138,7 @@ class Summary:
         if a.has_interval:
             out.update(apr_lo=a.lo, apr_hi=a.hi, afr_lo=1.0 - a.hi, afr_hi=1.0 - a.lo)
         if a.n:
-            out["note"] = a.small_note("judged images", "prompts")
+            out["note"] = a.small_note("judged images")
         return out
 
 

@@ -36,7 +36,7 @@ import numpy as np
 from ...evaluation.intervals import N_BOOT, SEED, Estimate, bootstrap_interval, ratio_estimates
 from ...util.grouping import group_codes
 from .laws import DIMENSION_TITLES, DIMENSIONS, LAWS, MODIFIERS, STUDENT_DIMENSIONS
-from .results import ALIGNED, KINDS, MISALIGNED, REASONS, UNDECIDABLE, VERDICTS, suite_pairs
+from .results import ALIGNED, KINDS, MISALIGNED, REASONS, UNDECIDABLE, VERDICTS
 
 __all__ = ["PUBLISHED", "published_rate", "rate_rows", "misalignment_tables", "heatmap", "pair_scores",
            "score_tables", "GROUPINGS", "Outcomes", "StoredOutcomes", "reason_rows", "agreement"]
@@ -45,8 +45,7 @@ __all__ = ["PUBLISHED", "published_rate", "rate_rows", "misalignment_tables", "h
 class Outcomes(Protocol):
     """What the rate tables read of a result set, one entry per image pair: `results.PairResults`
     (live) or `StoredOutcomes` (a stored result set). They also read, where present,
-    ``paper_verdict`` (the paper's decisions) and ``unit`` (the suite pair of each image pair;
-    else derived from ``ids``)."""
+    ``paper_verdict`` (the paper's decisions) and ``unit`` (the suite pair of each image pair)."""
 
     verdict: np.ndarray  # int8 VERDICTS codes
     kind: np.ndarray  # int8 KINDS codes
@@ -125,14 +124,10 @@ def published_rate(grouping: str, key: str) -> float | None:
 
 
 def _units(results: Outcomes) -> np.ndarray:
-    """The suite pair of every image pair (the unit the intervals resample)."""
+    """The suite pair of every image pair (the unit the intervals resample); without one
+    (``unit`` None) every image pair is its own."""
     unit = getattr(results, "unit", None)
-    if unit is not None:
-        return np.asarray(unit, dtype=object)
-    ids = getattr(results, "ids", None)
-    if ids is None:  # nothing says which pairs belong together: each is its own unit
-        return np.arange(len(results)).astype(object)
-    return suite_pairs(np.asarray(ids, dtype=object))
+    return np.arange(len(results)).astype(object) if unit is None else np.asarray(unit, dtype=object)
 
 
 def _paper(results: Outcomes) -> np.ndarray | None:
