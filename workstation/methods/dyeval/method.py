@@ -50,6 +50,11 @@ def load_config(path: Path) -> DyEvalConfig:
         raise InputError(p, str(e).removeprefix("DyEval config: ")[:200]) from None
 
 
+def _bounds(row: dict[str, Any], key: str) -> str:
+    lo, hi = row.get(f"{key}_lo"), row.get(f"{key}_hi")
+    return f" [{lo:.4f}, {hi:.4f}]" if isinstance(lo, float) and isinstance(hi, float) else ""
+
+
 class DyEvalMethod:
     name = "dyeval"
     title = "DyEval test trees"
@@ -130,8 +135,8 @@ class DyEvalMethod:
         out = [f"evaluated {len(results)} node(s) of {len(data.trees)} DyEval tree(s) with config v{eval_id} "
                f"({cfg.content_hash()}, rho {cfg.rho:g})"]
         for tr in metrics(data, results)["trees"]:
-            apr = "n/a" if tr["apr"] is None else f"{tr['apr']:.4f}"
-            afr = "n/a" if tr["afr"] is None else f"{tr['afr']:.4f}"
+            apr = "n/a" if tr["apr"] is None else f"{tr['apr']:.4f}" + _bounds(tr, "apr")
+            afr = "n/a" if tr["afr"] is None else f"{tr['afr']:.4f}" + _bounds(tr, "afr")
             out.append(f"  tree {tr['tree_id']} ({tr['roots']}): {tr['nodes']} nodes, {tr['tests']} judged images, "
                        f"APR {apr}, AFR {afr}, #Bugs {tr['bugs']}, {tr['triggers']} failure trigger(s)")
         return out
