@@ -1,0 +1,103 @@
+"""Where audit plans get their tables: one adapter per method, registered by name and imported
+only when used. Each fills the generic `workstation.evaluation.plan.AuditTable` — items, the
+automated outcome with its confidence, the cluster (prompt) and the human label — from a
+project, so one core (`workstation.evaluation.plan`) plans and estimates for every method:
+
+* ``spatial``   — the checker's PASS / FAIL / UNDECIDABLE per image against human P/F/U;
+* ``metalogic`` — the comparison's MISALIGNED / ALIGNED / UNDECIDABLE per image pair against the
+  human pair judgement;
+* ``protobias`` — a metric's preference (I_corr over I_adv) per triplet against the humans'
+  ratings (option ``metric``);
+* ``dyeval``    — the CLIPScore pre-mark per image of a test tree against human PASS / FAIL
+  (options ``tree_id``, ``threshold``).
+
+`create_plan` makes and stores a plan, `open_plan` reads one back with the project's current
+labels, `refresh` brings an open plan's labels up to date, `next_targets` draws and stores.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from ..evaluation.plan import AuditPlan, AuditTable, Goal, PlanTarget, load_plan, save_draws, save_plan
+from ..registry import Registry
+from ..types import WorkstationError
+
+SOURCES: Registry[AuditTable] = Registry("audit source")
+SOURCES.register("spatial", "workstation.methods.spatial.audit_source:audit_table",
+                 description="the checker's verdicts against human P/F/U")
+SOURCES.register("metalogic", "workstation.methods.metalogic.audit_source:audit_table",
+                 description="the comparison's outcomes against human pair judgements")
+SOURCES.register("protobias", "workstation.methods.protobias.audit_source:audit_table",
+                 description="a metric's preference against the humans' ratings")
+SOURCES.register("dyeval", "workstation.methods.dyeval.audit_source:audit_table",
+                 description="CLIPScore pre-marks against human PASS / FAIL")
+
+
+def source_names() -> list[str]:
+    return SOURCES.names()
+
+
+def available(project: Any) -> list[str]:
+    """The methods with data in this project (their tables may still need an evaluation)."""
+    from . import get_method
+
+    out = []
+    for name in source_names():
+        try:
+            if get_method(name).has_data(project):
+                out.append(name)
+        except WorkstationError:
+            continue
+    return out
+
+
+def audit_table(project: Any, method: str, **options: Any) -> AuditTable:
+    """The method's audit table of the project now (options: the adapter's, e.g. ``metric``)."""
+    return SOURCES.get(method)(project, **options)
+
+
+def current_human(project: Any, method: str, options: Mapping[str, Any] | None = None) -> Callable[[AuditTable], np.ndarray]:
+    """A function giving the project's current human codes for a (frozen) table's items."""
+    def human(frozen: AuditTable) -> np.ndarray:
+        now = audit_table(project, method, **dict(options or {}))
+        return now.human_for(frozen.item_id.tolist())
+    return human
+
+
+def create_plan(project: Any, method: str, goal: Goal, *, name: str = "", seed: int = 0, blind: bool = True,
+                recheck_fraction: float = 0.1, bins: int | None = None, **options: Any) -> AuditPlan:
+    """Make a plan on the method's table now, and store it with its audit set."""
+    table = audit_table(project, method, **options)
+    kw: dict[str, Any] = {} if bins is None else {"bins": bins}
+    plan = AuditPlan(table, goal, seed=seed, recheck_fraction=recheck_fraction, name=name, **kw)
+    table.source = dict(table.source, options={k: v for k, v in options.items()})
+    save_plan(project, plan, name=name, blind=blind)
+    return plan
+
+
+def open_plan(project: Any, plan_id: int) -> AuditPlan:
+    """A stored plan with the project's current labels of its items."""
+    rec = project.audit_plan(plan_id)
+    opts = dict((rec.get("meta") or {}).get("source", {}).get("options") or {})
+    return load_plan(project, plan_id, current_human(project, rec["method"], opts))
+
+
+def refresh(project: Any, plan: AuditPlan) -> None:
+    """Bring an open plan's labels up to date with the project's label log."""
+    opts = dict(plan.table.source.get("options") or {})
+    plan.update_labels(current_human(project, plan.table.method, opts)(plan.table))
+
+
+def next_targets(project: Any, plan: AuditPlan, k: int = 1) -> list[PlanTarget]:
+    """The next ``k`` targets to label (pending first); new draws are stored before they are
+    returned, so closing the project keeps the queue."""
+    now, new = plan.next_targets(k)
+    if new:
+        if project.read_only:
+            raise WorkstationError("this project is open read-only: the plan cannot draw new targets")
+        save_draws(project, plan, new)
+    return now
