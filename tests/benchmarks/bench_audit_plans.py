@@ -357,7 +357,7 @@ def main() -> None:
     ap.add_argument("--precision-width", type=float, default=0.03)
     ap.add_argument("--alpha", type=float, default=0.05)
     ap.add_argument("--delta", type=float, default=0.1)
-    ap.add_argument("--ltt-labels", type=int, default=300)
+    ap.add_argument("--ltt-labels", type=int, default=400)
     ap.add_argument("--workers", type=int, default=max(1, min(2, os.cpu_count() or 1)))
     ap.add_argument("--seed", type=int, default=0, help="first audit's seed (audits use seed, seed+1, ...)")
     args = ap.parse_args()

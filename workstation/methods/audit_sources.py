@@ -17,7 +17,7 @@ labels, `refresh` brings an open plan's labels up to date, `next_targets` draws 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -35,6 +35,11 @@ SOURCES.register("protobias", "workstation.methods.protobias.audit_source:audit_
                  description="a metric's preference against the humans' ratings")
 SOURCES.register("dyeval", "workstation.methods.dyeval.audit_source:audit_table",
                  description="CLIPScore pre-marks against human PASS / FAIL")
+
+#: each method's current human labels of a (frozen) table's items, read from the label log
+HUMANS: Registry[np.ndarray] = Registry("audit labels")
+for _name in ("spatial", "metalogic", "protobias", "dyeval"):
+    HUMANS.register(_name, f"workstation.methods.{_name}.audit_source:human_labels")
 
 
 def source_names() -> list[str]:
@@ -60,11 +65,10 @@ def audit_table(project: Any, method: str, **options: Any) -> AuditTable:
     return SOURCES.get(method)(project, **options)
 
 
-def current_human(project: Any, method: str, options: Mapping[str, Any] | None = None) -> Callable[[AuditTable], np.ndarray]:
+def current_human(project: Any, method: str) -> Callable[[AuditTable], np.ndarray]:
     """A function giving the project's current human codes for a (frozen) table's items."""
     def human(frozen: AuditTable) -> np.ndarray:
-        now = audit_table(project, method, **dict(options or {}))
-        return now.human_for(frozen.item_id.tolist())
+        return HUMANS.get(method)(project, frozen)
     return human
 
 
@@ -72,9 +76,9 @@ def create_plan(project: Any, method: str, goal: Goal, *, name: str = "", seed: 
                 recheck_fraction: float = 0.1, bins: int | None = None, **options: Any) -> AuditPlan:
     """Make a plan on the method's table now, and store it with its audit set."""
     table = audit_table(project, method, **options)
+    table.source = dict(table.source, options={k: v for k, v in options.items()})
     kw: dict[str, Any] = {} if bins is None else {"bins": bins}
     plan = AuditPlan(table, goal, seed=seed, recheck_fraction=recheck_fraction, name=name, **kw)
-    table.source = dict(table.source, options={k: v for k, v in options.items()})
     save_plan(project, plan, name=name, blind=blind)
     return plan
 
@@ -82,14 +86,12 @@ def create_plan(project: Any, method: str, goal: Goal, *, name: str = "", seed: 
 def open_plan(project: Any, plan_id: int) -> AuditPlan:
     """A stored plan with the project's current labels of its items."""
     rec = project.audit_plan(plan_id)
-    opts = dict((rec.get("meta") or {}).get("source", {}).get("options") or {})
-    return load_plan(project, plan_id, current_human(project, rec["method"], opts))
+    return load_plan(project, plan_id, current_human(project, rec["method"]))
 
 
 def refresh(project: Any, plan: AuditPlan) -> None:
     """Bring an open plan's labels up to date with the project's label log."""
-    opts = dict(plan.table.source.get("options") or {})
-    plan.update_labels(current_human(project, plan.table.method, opts)(plan.table))
+    plan.update_labels(current_human(project, plan.table.method)(plan.table))
 
 
 def next_targets(project: Any, plan: AuditPlan, k: int = 1) -> list[PlanTarget]:

@@ -18,6 +18,21 @@ from .store import TreeStore
 from .tree import FAIL, LABEL_SCHEME, PASS
 
 
+def _human(project: Any, ids: np.ndarray) -> np.ndarray:
+    pos = {x: i for i, x in enumerate(ids.tolist())}
+    human = np.full(len(ids), -1, np.int8)
+    for e in sorted(project.latest_label_events(LABEL_SCHEME.task), key=lambda e: e.event_id):
+        i = pos.get(e.target_id)
+        if i is not None and e.value in (PASS, FAIL):
+            human[i] = 1 if e.value == PASS else 0
+    return human
+
+
+def human_labels(project: Any, table: AuditTable) -> np.ndarray:
+    """The latest human PASS / FAIL of the table's images (1, 0; -1 none)."""
+    return _human(project, table.item_id)
+
+
 def audit_table(project: Any, *, tree_id: str | None = None, threshold: float | None = None) -> AuditTable:
     store = TreeStore(project)
     tid = store.resolve(tree_id)
@@ -36,12 +51,7 @@ def audit_table(project: Any, *, tree_id: str | None = None, threshold: float | 
     outcome = np.where(~ok, -1, np.where(s >= th, 1, 0)).astype(np.int8)
     dist = np.where(ok, np.abs(s - th), np.nan)
     conf = margin_confidence(dist)
-    pos = {x: i for i, x in enumerate(ids.tolist())}
-    human = np.full(len(ids), -1, np.int8)
-    for e in sorted(project.latest_label_events(LABEL_SCHEME.task), key=lambda e: e.event_id):
-        i = pos.get(e.target_id)
-        if i is not None and e.value in (PASS, FAIL):
-            human[i] = 1 if e.value == PASS else 0
+    human = _human(project, ids)
     cluster = np.array([tree.images[i].owner for i in ids.tolist()], dtype=object)
     return AuditTable("dyeval", LABEL_SCHEME.task, ids, cluster, outcome, conf, human, positive=PASS, negative=FAIL,
                       outcome_title="the CLIPScore pre-mark", item_title="image", cluster_title="prompt",

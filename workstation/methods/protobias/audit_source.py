@@ -19,6 +19,31 @@ from .labels import FIDELITY_SCHEME
 from .metrics import human_scores
 
 
+def _preference(mean_corr: np.ndarray, mean_adv: np.ndarray) -> np.ndarray:
+    rated = np.isfinite(mean_corr) & np.isfinite(mean_adv)
+    return np.where(~rated, -1, np.where(mean_corr > mean_adv, 1,
+                                         np.where(mean_corr < mean_adv, 0, 2))).astype(np.int8)
+
+
+def human_labels(project: Any, table: AuditTable) -> np.ndarray:
+    """The humans' preference for the table's triplets from the rating events of their two
+    images (targets: I_corr, I_adv): the latest rating per (image, annotator), averaged."""
+    events = project.latest_label_events(FIDELITY_SCHEME.task)
+    by_image: dict[str, list[float]] = {}
+    for e in events:
+        if e.value is None or str(e.value).strip() == "":
+            continue
+        try:
+            by_image.setdefault(e.target_id, []).append(float(e.value))
+        except ValueError:
+            continue
+    assert table.targets is not None
+    mc = np.array([np.mean(by_image[t[0]]) if t and t[0] in by_image else np.nan for t in table.targets.tolist()])
+    ma = np.array([np.mean(by_image[t[1]]) if len(t) > 1 and t[1] in by_image else np.nan
+                   for t in table.targets.tolist()])
+    return _preference(mc, ma)
+
+
 def audit_table(project: Any, *, metric: str | None = None) -> AuditTable:
     data = load_project_data(project)
     if len(data) == 0:
@@ -37,8 +62,7 @@ def audit_table(project: Any, *, metric: str | None = None) -> AuditTable:
     human = np.full(len(data), -1, np.int8)
     if hs is not None:
         mc, ma = hs.lookup(data.item_id)
-        rated = np.isfinite(mc) & np.isfinite(ma)
-        human = np.where(~rated, -1, np.where(mc > ma, 1, np.where(mc < ma, 0, 2))).astype(np.int8)
+        human = _preference(mc, ma)
     targets = [(str(a), str(b)) for a, b in zip(data.sample_corr.tolist(), data.sample_adv.tolist())]
     return AuditTable("protobias", FIDELITY_SCHEME.task, data.item_id, data.triplet_id, outcome, conf, human,
                       targets=targets, positive="correct image preferred",

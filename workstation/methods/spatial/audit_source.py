@@ -15,6 +15,11 @@ from .store import TASK, SpatialStore
 from .types import FAIL, PASS, UNDECIDABLE, VERDICT_CODE
 
 
+def human_labels(project: Any, table: AuditTable) -> np.ndarray:
+    """The latest human P/F/U of the table's samples (1, 0, 2; -1 none)."""
+    return _human(project, table.item_id)
+
+
 def _human(project: Any, ids: np.ndarray) -> np.ndarray:
     pos = {s: i for i, s in enumerate(ids.tolist())}
     out = np.full(len(ids), -1, np.int8)
