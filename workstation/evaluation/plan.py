@@ -56,7 +56,7 @@ UNITS: dict[str, str] = {"item": "single items", "cluster": "whole prompts (ever
 
 MIN_PER_STRATUM = 2
 MIN_STRATUM_UNITS = 20
-DEFAULT_BINS = 4
+DEFAULT_BINS = 3
 RECHECK_GAP = 3
 
 

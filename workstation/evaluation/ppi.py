@@ -415,8 +415,10 @@ def design_estimate(f_units: Any, z_units: Any, stratum: Any, n_items: int, *, i
     # with few labelled units (whole prompts, small strata) the normal quantile is too short
     den = float((contrib ** 2 / np.maximum(nh - 1.0, 1.0)).sum())
     df = float(contrib.sum()) ** 2 / den if den > 0 else float("inf")
-    hw = t_ppf(1.0 - (1.0 - confidence) / 2.0, df) * math.sqrt(max(var, 0.0))
-    return Estimate(key, title, est, _clip01(est - hw), _clip01(est + hw), hw, confidence, n_lab_items,
+    tq = t_ppf(1.0 - (1.0 - confidence) / 2.0, df)
+    hw = tq * math.sqrt(max(var, 0.0))
+    lo_, hi_ = est - hw, est + hw
+    return Estimate(key, title, est, _clip01(lo_), _clip01(hi_), hw, confidence, n_lab_items,
                     n_lab_units, int(n_items), ASSUMES.get(key, ""),
                     extra={"lambda": lam_, "strata": int(present.sum()), "df": df})
 
