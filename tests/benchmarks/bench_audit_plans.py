@@ -51,6 +51,7 @@ from workstation.evaluation.ppi import (  # noqa: E402
     design_estimate,
     ppi_mean_estimate,
     ppi_mean_interval_clustered,
+    t_ppf,
     wilson_estimate,
     z_for,
 )
@@ -142,7 +143,19 @@ def _sequential_uniform(pop: Population, perm: np.ndarray, width: float) -> dict
         hw2 = zc * np.sqrt(s2 * (1 - n / big_n) / np.maximum(n, 1))
     hw2[:2] = np.inf
     k = _first_n(hw2, width, start)
-    out["uniform, stratum-free design (FPC)"] = {"labels": k, "cover": float(abs(p[k] - truth) <= hw2[k])}
+    out["uniform, labels only (FPC)"] = {"labels": k, "cover": float(abs(p[k] - truth) <= hw2[k])}
+    # PPI with the finite-population correction (the difference estimator, λ = 1)
+    rr = z - f
+    cr, crr = np.concatenate([[0.0], np.cumsum(rr)]), np.concatenate([[0.0], np.cumsum(rr * rr)])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mr = cr / np.maximum(n, 1)
+        vr = np.where(n > 1, (crr - n * mr * mr) / np.maximum(n - 1, 1), np.inf)
+        hw3 = np.array([t_ppf(1 - (1 - CONF) / 2, max(k - 1, 1)) for k in range(big_n + 1)]) * np.sqrt(
+            np.maximum(vr, 0) * (1 - n / big_n) / np.maximum(n, 1))
+    hw3[:2] = np.inf
+    k = _first_n(hw3, width, start)
+    est3 = f.mean() + mr[k]
+    out["uniform, PPI with the design's correction (FPC)"] = {"labels": k, "cover": float(abs(est3 - truth) <= hw3[k])}
     # PPI++ (the reference's formula; unlabelled = the rest)
     cf, cff, czf = (np.concatenate([[0.0], np.cumsum(x)]) for x in (f, f * f, z * f))
     tot_f, tot_ff = cf[-1], cff[-1]

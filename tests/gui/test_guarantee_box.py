@@ -55,10 +55,10 @@ def test_the_box_shows_js_choice_and_the_guaranteed_one_as_the_core_does(qtbot: 
     j = core.j_choice
     assert _cell(box, "margin", 0) == f"{j['margin']:g}" and _cell(box, "τ", 0) == f"{j['tau']:g}"
     assert _cell(box, "J", 0) == f"{j['j']:.4f}"
-    assert box.table.horizontalHeaderItem(1).text() == "guaranteed: risk ≤ 0.2 w.p. ≥ 0.9"
+    assert box.table.horizontalHeaderItem(1).text() == "guaranteed\nrisk ≤ 0.2 at 90 %"
     g = core.guaranteed
     assert g is not None  # 200 labels, 15 % of them changed at random: a risk of 0.2 is certifiable
-    assert _cell(box, "audited, covered, decided (n)", 1) == f"{g['n']} ({g['k']} wrong)"
+    assert _cell(box, "n covered, decided", 1) == f"{g['n']}, {g['k']} wrong"
     assert "risk ≤ 0.2 with probability ≥ 0.9" in box.message.text()
     with qtbot.waitSignal(box.chosen, timeout=2000) as sig:
         qtbot.mouseClick(box.load_g, Qt.MouseButton.LeftButton)

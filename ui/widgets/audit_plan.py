@@ -64,6 +64,11 @@ QUANTITY_HINTS = {
     "precision": "the automated outcome's precision: how often its positives are right",
     "agreement": "the automated outcome's agreement with humans where it decides",
 }
+QUANTITY_NAMES = {
+    "rate": "true rate (every item)",
+    "precision": "precision of the automated outcome's positives",
+    "agreement": "agreement with humans where it decides",
+}
 METHOD_TITLES = {
     "spatial": "Spatial: the checker's verdicts",
     "metalogic": "MetaLogic: the comparison's outcomes",
@@ -119,7 +124,7 @@ class AuditPlanPanel(QWidget):
         self.quantity_combo = QComboBox()
         self.quantity_combo.setObjectName("plan_quantity")
         for key in QUANTITIES:
-            self.quantity_combo.addItem(key, key)
+            self.quantity_combo.addItem(QUANTITY_NAMES.get(key, key), key)
             self.quantity_combo.setItemData(self.quantity_combo.count() - 1, QUANTITY_HINTS[key],
                                             Qt.ItemDataRole.ToolTipRole)
         form.addRow("Quantity", self.quantity_combo)
@@ -228,6 +233,7 @@ class AuditPlanPanel(QWidget):
             ax.setPen(pg.mkPen("#444"))
             ax.setTextPen(pg.mkPen("#222"))
             ax.setLabel(text, color="#222")
+            ax.enableAutoSIPrefix(False)
         item.showGrid(x=True, y=True, alpha=0.15)
         item.setMenuEnabled(False)
         item.hideButtons()
@@ -505,6 +511,13 @@ class AuditPlanPanel(QWidget):
         self._goal_hi.setValue(last + self.plan.goal.half_width)
         self._goal_lo.show()
         self._goal_hi.show()
+        # the first labels' intervals are wide: frame the later part and the goal's band
+        tail = a[len(a) // 5:]
+        lo = min(float(tail[:, 2].min()), last - self.plan.goal.half_width)
+        hi = max(float(tail[:, 3].max()), last + self.plan.goal.half_width)
+        pad = 0.1 * max(hi - lo, 0.02)
+        self.plot.getPlotItem().setRange(xRange=(float(a[0, 0]), float(a[-1, 0])),
+                                         yRange=(max(0.0, lo - pad), min(1.0, hi + pad)), padding=0)
 
     def _show_next(self) -> None:
         assert self.plan is not None

@@ -615,8 +615,10 @@ class AuditPlan:
             msg = (f"first labels of every stratum: {have} of {total_need} ({self.n_strata} strata by "
                    f"{t.outcome_title} and its confidence)")
         else:
+            more = self.labels_to_goal()
+            what = "labels" if self.goal.unit == "item" else f"whole {t.cluster_title}s"
             msg = (f"±{100 * main.half_width:.1f} % now; the goal is ±{100 * self.goal.half_width:.1f} % "
-                   f"(about {self.labels_to_goal()} more labels)")
+                   f"(about {more} more {what}, if the labels keep varying as they do)")
         return PlanStatus(self.goal, self.goal.text(t), self.quantity.meaning(t), main, (ppi, naive),
                           n_lab_items, int(lab.sum()), int(self._drawn.sum()), self.n_units, self.n_items,
                           self.n_strata, started, bool(reached), exhausted, msg)
@@ -633,23 +635,19 @@ class AuditPlan:
         return bool(main.defined and main.half_width <= self.goal.half_width + 1e-12)
 
     def labels_to_goal(self) -> int:
-        """About how many more labelled units the goal needs, if the strata's variances stay as
-        estimated (Neyman allocation of the rest)."""
-        main = self.estimate()
+        """About how many more labelled units the goal needs if the variance per label stays what
+        the labels so far say: with Var ∝ 1/n − 1/N, the n' where it shrinks to the goal's."""
+        lab = self.labelled_units()
+        main = self._main(lab)
         if not main.defined:
             return -1
         if main.half_width <= self.goal.half_width:
             return 0
-        from .ppi import z_for
-
-        sigma = np.sqrt(self._sigma2())
-        v_target = (self.goal.half_width * self.n_items / z_for(self.goal.confidence)) ** 2
-        # n total with n_h ∝ N_h σ_h: Var = (Σ N_h σ_h)² / n − Σ N_h σ_h²
-        a = float((self.N_h * sigma).sum()) ** 2
-        b = float((self.N_h * sigma ** 2).sum())
-        n_need = a / max(v_target + b, 1e-12)
-        n_now = float(self.labelled_units().sum())
-        return int(max(0, math.ceil(n_need - n_now)))
+        n_now = float(lab.sum())
+        big = float(self.n_units)
+        shrink = (self.goal.half_width / main.half_width) ** 2
+        inv = (1.0 / n_now - 1.0 / big) * shrink + 1.0 / big
+        return int(max(1, math.ceil(min(big, 1.0 / inv) - n_now)))
 
     def history(self) -> list[tuple[int, float, float, float]]:
         """(labels, estimate, low, high) after each labelled unit, in the order they were drawn."""

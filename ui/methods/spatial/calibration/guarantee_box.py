@@ -35,9 +35,9 @@ from workstation.methods.spatial.calibration import PAPER_GRID, Weights
 from workstation.methods.spatial.guarantee import GuaranteeComparison, iter_compare
 
 ROWS: tuple[tuple[str, str], ...] = (
-    ("margin", "margin"), ("t_det", "t_det"), ("tau", "τ"), ("audited_risk", "audited risk (k / n)"),
-    ("n", "audited, covered, decided (n)"), ("coverage_all", "coverage, all samples"),
-    ("coverage", "coverage, audited"), ("fpr_pass", "FPR_PASS"), ("j", "J"), ("p_value", "p-value (risk > α)"),
+    ("margin", "margin"), ("t_det", "t_det"), ("tau", "τ"), ("audited_risk", "audited risk"),
+    ("n", "n covered, decided"), ("coverage_all", "coverage, all"),
+    ("coverage", "coverage, audited"), ("fpr_pass", "FPR_PASS"), ("j", "J"), ("p_value", "p (risk > α)"),
 )
 
 
@@ -46,7 +46,7 @@ def _fmt(key: str, row: dict[str, Any] | None) -> str:
         return "—"
     v = row[key]
     if key == "n":
-        return f"{int(v)} ({int(row['k'])} wrong)"
+        return f"{int(v)}, {int(row['k'])} wrong"
     if key in ("margin", "t_det", "tau"):
         return f"{float(v):g}"
     if v is None or (isinstance(v, float) and not np.isfinite(v)):
@@ -97,11 +97,16 @@ class GuaranteeBox(QGroupBox):
         self.run_button.setObjectName("guarantee_run")
         row.addWidget(QLabel("risk ≤ α"))
         row.addWidget(self.alpha_spin)
-        row.addWidget(QLabel("w.p. ≥ 1 − δ, δ"))
+        row.addWidget(QLabel("with prob. ≥ 1 − δ, δ"))
         row.addWidget(self.delta_spin)
-        row.addWidget(self.method_combo)
-        row.addWidget(self.run_button)
+        row.addStretch(1)
         lay.addLayout(row)
+        row2 = QHBoxLayout()
+        row2.addWidget(QLabel("testing"))
+        row2.addWidget(self.method_combo)
+        row2.addStretch(1)
+        row2.addWidget(self.run_button)
+        lay.addLayout(row2)
         self.progress = QProgressBar()
         self.progress.setRange(0, 1)
         self.progress.setValue(0)
@@ -109,13 +114,15 @@ class GuaranteeBox(QGroupBox):
         lay.addWidget(self.progress)
         self.table = QTableWidget(len(ROWS), 2)
         self.table.setObjectName("guarantee_table")
-        self.table.setHorizontalHeaderLabels(["J's choice", "guaranteed"])
+        self.table.setHorizontalHeaderLabels(["J's choice\nlowest J", "guaranteed\nrisk ≤ α at 1 − δ"])
         self.table.setVerticalHeaderLabels([t for _k, t in ROWS])
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
-        h = self.table.horizontalHeader().height() + sum(self.table.rowHeight(r) for r in range(len(ROWS)))
-        self.table.setFixedHeight(h + 2 * self.table.frameWidth() + 2)
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.setWordWrap(True)
+        rows_h = len(ROWS) * (self.table.fontMetrics().height() + 10)
+        self.table.setMinimumHeight(rows_h + 4 * self.table.fontMetrics().height() + 24)
         lay.addWidget(self.table)
         self.message = QLabel("Compare J's choice with the configuration whose risk is guaranteed.")
         self.message.setObjectName("guarantee_message")
@@ -198,8 +205,8 @@ class GuaranteeBox(QGroupBox):
                 it = QTableWidgetItem(_fmt(key, row))
                 it.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.table.setItem(r, col, it)
-        head = f"guaranteed: risk ≤ {c.ltt.alpha:g} w.p. ≥ {1 - c.ltt.delta:g}"
-        self.table.setHorizontalHeaderLabels(["J's choice", head])
+        head = f"guaranteed\nrisk ≤ {c.ltt.alpha:g} at {100 * (1 - c.ltt.delta):g} %"
+        self.table.setHorizontalHeaderLabels(["J's choice\nlowest J", head])
         same = g is not None and c.ltt.chosen == c.j_index
         j_ok = bool(j.get("qualifies"))
         extra = (" J's choice is also the guaranteed one." if same else
