@@ -6,9 +6,9 @@ On the SpatialBench-UC fixture (../shared/fixtures/spatialbench_uc, 800 samples)
 annotator simulated from the recorded verdicts (12 % of labels changed at random): the panel
 with a plan for the checker's PASS precision to ±3 % at 95 % part-way
 (``audit_plan_labelling.png``) and at its goal (``audit_plan_reached.png``), the same for the
-true PASS rate labelling whole prompts (``audit_plan_prompts.png``), and the calibration panel
-after a uniform audit of 300 samples with Learn then Test beside J's choice
-(``calibration_guarantee.png``). Runs under Xvfb like `packaging/screenshots.py`.
+true PASS rate labelling whole prompts (``audit_plan_prompts.png``), and the calibration panel's
+box after a uniform audit of 300 samples with Learn then Test beside J's choice
+(``calibration_guarantee_box.png``). Runs under Xvfb like `packaging/screenshots.py`.
 """
 
 from __future__ import annotations
@@ -54,7 +54,6 @@ def main() -> None:
     from ui.theme import apply_theme
     from ui.widgets.audit_plan import AuditPlanPanel
     from workstation.evaluation.plan import Goal
-    from workstation.methods import audit_sources
     from workstation.methods.spatial.sbuc import parse_run
     from workstation.methods.spatial.store import SpatialStore
     from workstation.store import Project
@@ -147,9 +146,8 @@ def main() -> None:
     while box.worker is not None:
         app.processEvents()
     settle()
-    cal.grab().save(str(args.out / "calibration_guarantee.png"))
     box.grab().save(str(args.out / "calibration_guarantee_box.png"))
-    print("wrote", args.out / "calibration_guarantee.png", "—", box.message.text())
+    print("wrote", args.out / "calibration_guarantee_box.png", "—", box.message.text())
     st.close_project()
 
 

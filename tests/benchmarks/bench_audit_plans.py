@@ -77,7 +77,7 @@ def _z_rate(pop: Population) -> np.ndarray:
     return (pop.human == 1).astype(np.float64)
 
 
-def _today_strata(pop: Population, rows_domain: np.ndarray | None = None) -> np.ndarray:
+def _today_strata(pop: Population) -> np.ndarray:
     from workstation.methods.spatial.audit import confidence_bins
 
     return pop.verdict.astype(np.int64) * 5 + confidence_bins(pop.conf, 5)

@@ -19,11 +19,12 @@ its confidence (quantile bins), fixes a seeded random order inside every stratum
 next unit from the stratum where one more label shrinks the variance most (sequential Neyman
 allocation, N_h² σ_h² (1/d_h − 1/(d_h + 1))), with σ_h judged from the automated outcome's
 confidence — as active inference draws where the model is unsure — never from the labels so far
-(that would bias the estimate). Every stratum gets `MIN_PER_STRATUM` labels first. Inside a stratum the labelled units
-are a simple random sample, so `ppi.design_estimate` (weights N_h/n_h = 1/π) is the estimate.
+(that would bias the estimate). Every stratum gets `MIN_PER_STRATUM` labels first. Inside a
+stratum the labelled units are a simple random sample, so `ppi.design_estimate` (weights
+N_h/n_h = 1/π) is the estimate.
 
 **The stopping rule.** The goal is reached when every stratum has its first labels and the
-interval's half-width (z·SE, unclipped) is at most the goal's; when every unit is labelled the
+interval's half-width (t·SE, unclipped) is at most the goal's; when every unit is labelled the
 rate is known exactly. A drawn unit without a label stays the next target (skipping it would let
 the skipped items bias the estimate). Blind consistency re-checks of earlier units come back in
 the queue at the plan's re-check fraction; they add no new unit.
@@ -422,9 +423,7 @@ class AuditPlan:
         self._item_rows: list[np.ndarray] | None = None
         self.draws: list[tuple[int, bool]] = []
         self._drawn = np.zeros(n_units, bool)
-        self._draw_pos = np.full(n_units, -1, np.int64)
         self._d_h = np.zeros(self.n_strata, np.int64)
-        self._n_new = 0
         self._rechecked: set[int] = set()
         self._restore(draws)
         self._z_u = np.full(n_units, np.nan)
@@ -471,8 +470,6 @@ class AuditPlan:
         if self._drawn[u]:
             raise WorkstationError(f"unit {self.unit_ids[u]!r} was drawn twice")
         self._drawn[u] = True
-        self._draw_pos[u] = self._n_new
-        self._n_new += 1
         self._d_h[self.stratum[u]] += 1
 
     # ---- labels ---------------------------------------------------------------------------------

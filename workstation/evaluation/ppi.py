@@ -31,7 +31,6 @@ the labels it used. Pure numpy, no scipy: `norm_ppf` is accurate to ~1e-15.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -140,10 +139,10 @@ def z_for(confidence: float) -> float:
 class Estimate:
     """One estimate of a rate with its interval, how it was made and what it used.
 
-    ``half_width`` is z·SE before the interval is clipped to [0, 1] (what an audit goal is
-    compared with); ``labels`` counts labelled items, ``units`` labelled sampling units (items
-    or prompts), ``population`` the items the rate is over. NaN value / bounds: not estimable yet
-    (``note`` says why)."""
+    ``half_width`` is the quantile times the standard error (z; t for the design estimate)
+    before the interval is clipped to [0, 1] — what an audit goal is compared with; ``labels``
+    counts labelled items, ``units`` labelled sampling units (items or prompts), ``population``
+    the items the rate is over. NaN value / bounds: not estimable yet (``note`` says why)."""
 
     key: str
     title: str
@@ -382,7 +381,7 @@ def design_estimate(f_units: Any, z_units: Any, stratum: Any, n_items: int, *, i
     if missing.any():
         return _undefined(key, title, confidence, n_lab_items, n_lab_units, int(n_items),
                           f"{int(missing.sum())} of {int(present.sum())} strata have no label yet")
-    sl, zl, fl, ml = s[lab], z[lab], f[lab], m[lab]
+    sl, zl, fl = s[lab], z[lab], f[lab]
     fpc = np.where(present, 1.0 - nh / np.where(present, big_nh, 1.0), 0.0)
     a = np.where(nh > 0, big_nh ** 2 * fpc / np.where(nh > 0, nh, 1.0), 0.0)
 
@@ -472,7 +471,3 @@ def cluster_bootstrap_estimate(z: Any, clusters: Any, *, confidence: float = 0.9
     return Estimate("cluster_bootstrap", title, float(tot.sum() / cnt.sum()), float(lo), float(hi),
                     float(hi - lo) / 2.0, confidence, n, g, pop, ASSUMES["cluster_bootstrap"],
                     extra={"resamples": n_boot, "seed": seed})
-
-
-def combine_notes(parts: Sequence[str]) -> str:
-    return "; ".join(p for p in parts if p)
