@@ -166,6 +166,23 @@ def test_draws_never_repeat_and_follow_the_seed() -> None:
     assert [t.unit for t in c.draw(80)] != units
 
 
+def test_what_the_plan_draws_does_not_depend_on_the_labels() -> None:
+    """The allocation follows the automated outcome's confidence, never the labels seen so far
+    (steering by them biases a stratum that happened to start with agreeing labels)."""
+    pop, a, human_a = _plan(seed=4)
+    _pop, b, human_b = _plan(seed=4)
+    agreeing = np.ones(pop.n, np.int8)  # every label PASS: no stratum varies
+    for _ in range(120):
+        ta, tb = a.draw(1), b.draw(1)
+        assert [t.unit for t in ta] == [t.unit for t in tb]
+        for t in ta:
+            for it in t.items:
+                human_a[int(it[1:])] = pop.human[int(it[1:])]
+                human_b[int(it[1:])] = agreeing[int(it[1:])]
+        a.update_labels(human_a)
+        b.update_labels(human_b)
+
+
 def test_a_plan_restored_from_its_draws_is_the_same_plan() -> None:
     pop, plan, human = _plan(seed=2, recheck_fraction=0.1)
     for _ in range(60):
