@@ -5,6 +5,8 @@ reopening the project keeps the plan, its queue and its estimate."""
 
 from __future__ import annotations
 
+import csv
+import json
 from pathlib import Path
 from typing import Any
 
@@ -140,6 +142,23 @@ def test_metalogic_plan_for_the_true_misalignment_rate(tmp_path: Path) -> None:
         if st.exhausted:  # 20 pairs: labelling them all gives the rate exactly
             assert st.estimate.value == pytest.approx(true_rate) and st.estimate.half_width == 0.0
     _reopen_and_check(folder, plan)
+    # the report: each estimate with its interval, the estimator and the labels it used
+    from workstation.cli import main
+
+    out = folder.parent / "report"
+    assert main(["report", "--project", str(folder), "--out", str(out)]) == 0
+    meta = json.loads((out / "report_meta.json").read_text(encoding="utf-8"))
+    sec = next(x for x in meta["sections"] if x["method"] == "audit_plans")
+    rows = sec["tables"]["estimates"]
+    assert [r["estimator"] for r in rows] == [st.estimate.title] + [e.title for e in st.alternatives]
+    first = rows[0]
+    assert first["estimate"] == pytest.approx(st.estimate.value) and first["labels"] == st.labels
+    assert (first["low"], first["high"]) == (pytest.approx(st.estimate.low), pytest.approx(st.estimate.high))
+    assert first["goal"] == st.goal_text and first["assumes"] and first["reached"] is True
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert "Audit plans" in page and f"{100 * st.estimate.value:.1f} %" in page
+    with open(out / "audit_plans" / "estimates.csv", encoding="utf-8") as fh:
+        assert len(list(csv.DictReader(fh))) == len(rows)
 
 
 # ---- ProtoBias: a toy metric's preferences against the demo's ratings -------------------------------

@@ -12,19 +12,25 @@ project, so one core (`workstation.evaluation.plan`) plans and estimates for eve
   (options ``tree_id``, ``threshold``).
 
 `create_plan` makes and stores a plan, `open_plan` reads one back with the project's current
-labels, `refresh` brings an open plan's labels up to date, `next_targets` draws and stores.
+labels, `refresh` brings an open plan's labels up to date, `next_targets` draws and stores;
+`report_section` is the report's "Audit plans" section.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import csv
+import html
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..evaluation.base import ReportSection
 from ..evaluation.plan import AuditPlan, AuditTable, Goal, PlanTarget, load_plan, save_draws, save_plan
 from ..registry import Registry
 from ..types import WorkstationError
+from ..util.csvsafe import escape_row
 
 SOURCES: Registry[AuditTable] = Registry("audit source")
 SOURCES.register("spatial", "workstation.methods.spatial.audit_source:audit_table",
@@ -103,3 +109,48 @@ def next_targets(project: Any, plan: AuditPlan, k: int = 1) -> list[PlanTarget]:
             raise WorkstationError("this project is open read-only: the plan cannot draw new targets")
         save_draws(project, plan, new)
     return now
+
+
+def report_section(project: Any, out_dir: Path, methods: Sequence[str] | None = None) -> ReportSection | None:
+    """The report's "Audit plans" section: every stored plan (of ``methods`` when given) with
+    each of its estimates — value, interval, the estimator, what it assumes, the labels it used —
+    as a table (``estimates.csv``) and HTML. None when the project has no plan."""
+    plans = [p for p in project.audit_plans() if methods is None or p["method"] in methods]
+    if not plans:
+        return None
+    rows: list[dict[str, Any]] = []
+    for rec in plans:
+        plan = open_plan(project, int(rec["plan_id"]))
+        st = plan.status()
+        for e in (st.estimate,) + st.alternatives:
+            rows.append({
+                "plan_id": int(rec["plan_id"]), "plan": str(rec["name"] or ""), "method": rec["method"],
+                "goal": st.goal_text, "reached": bool(st.reached), "estimator": e.title,
+                "estimate": e.value, "low": e.low, "high": e.high, "half_width": e.half_width,
+                "confidence": e.confidence, "labels": e.labels, "units": e.units, "items_in_scope": st.items,
+                "strata": st.strata, "assumes": e.assumes, "note": e.note,
+                "source": ", ".join(f"{k}={v}" for k, v in plan.table.source.items() if k != "options"),
+            })
+    out_dir.mkdir(parents=True, exist_ok=True)
+    cols = list(rows[0])
+    with open(out_dir / "estimates.csv", "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(cols)
+        for r in rows:
+            w.writerow(escape_row([r[c] for c in cols]))
+
+    def pct(x: float) -> str:
+        return "—" if not np.isfinite(x) else f"{100 * x:.1f} %"
+
+    body = ["<table><tr><th>plan</th><th>goal</th><th>estimator</th><th>estimate</th><th>interval</th>"
+            "<th>labels</th><th>reached</th></tr>"]
+    for r in rows:
+        body.append(
+            f"<tr><td>#{r['plan_id']} {html.escape(r['plan'])}</td><td>{html.escape(r['goal'])}</td>"
+            f"<td title='{html.escape(r['assumes'])}'>{html.escape(r['estimator'])}</td><td>{pct(r['estimate'])}</td>"
+            f"<td>[{pct(r['low'])}, {pct(r['high'])}] ({100 * r['confidence']:g} %)</td>"
+            f"<td>{r['labels']} of {r['items_in_scope']}</td><td>{'yes' if r['reached'] else 'no'}</td></tr>")
+    body.append("</table><p class='src'>Each estimate's assumptions are in <code>audit_plans/estimates.csv</code> "
+                "(hover an estimator for them); see docs/audit-plans.md.</p>")
+    return ReportSection("audit_plans", "Audit plans", html="".join(body), tables={"estimates": rows},
+                         meta={"plans": len(plans)})
