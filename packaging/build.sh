@@ -5,7 +5,9 @@
 #                                      diffusers or transformers)
 #   bash packaging/build.sh full       the full bundle: dist/full/workstation/ (with the model backends)
 #   bash packaging/build.sh both       both; their sizes are reported side by side
-#   (--with-ml is the old name of full.) WORKSTATION_SKIP_SETUP=1 skips packaging/setup.sh (CI has run it).
+# After each build: the bundle's ten largest parts (packaging/bundle_parts.py), then one line with
+# its size and the build's and the smoke test's seconds.
+#   (--with-ml is accepted for full.) WORKSTATION_SKIP_SETUP=1 skips packaging/setup.sh (CI has run it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 case "${1:-viewer}" in
@@ -29,6 +31,7 @@ for v in $variants; do
     --screenshot "build/smoke-$v.png"
   t2=$(date +%s)
   size=$(du -sm "dist/$v/workstation" | cut -f1)
+  .venv/bin/python packaging/bundle_parts.py "dist/$v/workstation" --top 10 --label "BUNDLE $v"
   line="BUNDLE $v: dist/$v/workstation, ${size} MiB, built in $((t1 - t0)) s, smoke test $((t2 - t1)) s"
   echo "$line"
   summary="$summary$line"$'\n'

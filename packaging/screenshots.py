@@ -1,6 +1,6 @@
 """Screenshots of every main screen, on the demo project and on the SpatialBench-UC fixture.
 
-    .venv/bin/python packaging/screenshots.py [--out resources/screenshots] [--work DIR]
+    .venv/bin/python packaging/screenshots.py [--out resources/screenshots] [--work DIR] [--readme]
 
 Runs the real window under Xvfb (re-executing itself with `xvfb-run` when there is no
 display; offscreen if Xvfb is not installed) and saves one PNG per screen:
@@ -13,7 +13,8 @@ a node to judge, pre-marks, the split diagram, proposals, the scene-graph editor
 dialog (``dyeval_*.png``). The demo project
 is built with `python main.py demo --no-gui` when missing; the fixture project is imported
 from ../shared/fixtures/spatialbench_uc (skipped when that is absent). Projects live under
---work (default: a temporary folder), never in the user's settings.
+--work (default: a temporary folder), never in the user's settings. `--readme` also writes the
+README's screenshots (`README_SET`) to docs/images as small PNGs (1100 px wide, 256 colours).
 """
 
 from __future__ import annotations
@@ -117,18 +118,19 @@ def pick_pair(state, want: str = "PASS") -> int:
 
 
 def shoot_project(sh: Shooter, folder: Path, tag: str) -> None:
-    from ui import theme
-    from ui.methods.spatial.annotators import AgreementDialog
-    from ui.methods.spatial.audit_dialog import AuditSetDialog, draw_audit_set
+    from ui import menus, theme
     from ui.main_window import MainWindow
     from ui.shortcuts import ShortcutSheet
+    from ui.widgets.agreement import AgreementDialog
+    from ui.widgets.audit_dialog import AuditSetDialog
+    from workstation.evaluation.audit_sets import draw_audit_set
 
     theme.apply_theme(sh.app, "dark")
     w = MainWindow(ask_annotator=lambda: "auditor")
     w.resize(*SIZE)
     w.show()
     w.open_project(folder)
-    st = w.state
+    st = w.spatial
     sh.save(w, f"{tag}_browse_table")
     w.browser.view_buttons.button(1).click()
     sh.settle(1.0)
@@ -136,7 +138,7 @@ def shoot_project(sh: Shooter, folder: Path, tag: str) -> None:
     w.browser.view_buttons.button(0).click()
 
     row = pick_pair(st, "PASS")
-    w.review_from_browse(row)
+    w.method_views["spatial"].review_from_browse(w, row)
     w.viewer.fit()
     sh.save(w, f"{tag}_review_pair")
     # labels of two annotators on the same samples, so the table and the agreement dialog
@@ -146,11 +148,10 @@ def shoot_project(sh: Shooter, folder: Path, tag: str) -> None:
         for name, verdicts in (("second", ("PASS", "PASS", "UNDECIDABLE", "FAIL")),
                                ("auditor", ("PASS", "FAIL", "UNDECIDABLE", "FAIL"))):
             st.set_annotator(name)
-            w.controller._reload_done()
-            w.controller.go(start)
+            w.spatial.controller.go(start)
             for verdict in verdicts:
-                w.controller.record(verdict)
-        w.controller.go(start)
+                w.spatial.controller.record(verdict)
+        w.spatial.controller.go(start)
         w._update_status()
     w.viewer.zoom(2.0)
     sh.save(w, f"{tag}_review_zoomed")
@@ -161,19 +162,28 @@ def shoot_project(sh: Shooter, folder: Path, tag: str) -> None:
     sh.save(w, f"{tag}_browse_light")
     theme.apply_theme(sh.app, "dark")
 
-    # audit set dialog, then the blind queue
-    dlg = AuditSetDialog(st, w)
-    dlg.show()
-    sh.save(dlg, f"{tag}_audit_dialog")
-    dlg.close()
-    aid = draw_audit_set(st, name="screenshot audit", size=min(60, st.dataset.n), seed=1, recheck_fraction=0.1)
-    w.start_audit_set(aid)
-    sh.save(w, f"{tag}_review_blind_audit")
-
-    ag = AgreementDialog(st, w)
+    ag = AgreementDialog(st.project, st.controller.scheme, noun="sample", parent=w)
     ag.show()
     sh.save(ag, f"{tag}_agreement")
     ag.close()
+
+    # audit set dialog, then the blind queue and one of its re-checks
+    views = w.method_views["spatial"]
+    pop = views.audit_population(w)
+    dlg = AuditSetDialog(st.project, st.controller.scheme, pop, parent=w)
+    dlg.show()
+    sh.save(dlg, f"{tag}_audit_dialog")
+    dlg.close()
+    if not st.project.read_only:
+        aid = draw_audit_set(st.project, st.controller.scheme, pop, name="screenshot audit",
+                             size=min(60, st.dataset.n), seed=1, recheck_fraction=0.1)
+        menus.start_audit_set(w, aid)
+        sh.save(w, f"{tag}_review_blind_audit")
+        rc = next((k for k, flag in enumerate(st.controller.recheck.tolist()) if flag), None)
+        if rc is not None:
+            st.controller.go(rc)
+            sh.save(w, f"{tag}_review_recheck")
+        menus.leave_audit(w)
 
     w.show_tab("Calibration")
     sh.settle(1.0)
@@ -187,8 +197,32 @@ def shoot_project(sh: Shooter, folder: Path, tag: str) -> None:
         shoot_protobias(sh, w)
     if getattr(w, "metalogic_page", None) is not None:
         shoot_metalogic(sh, w)
+    for name in ("metalogic", "protobias"):
+        if name in w.method_views and not st.project.read_only:
+            shoot_blind_audit(sh, w, name)
     w.close()
     sh.settle(0.1)
+
+
+def shoot_blind_audit(sh: Shooter, w, name: str) -> None:
+    """A method's blind audit set on its judging page, and one of its re-checks."""
+    from ui import menus
+    from workstation.evaluation.audit_sets import draw_audit_set
+
+    views = w.method_views[name]
+    c = views.controller(w)
+    pop = views.audit_population(w)
+    if pop is None or len(pop) < 4:
+        return
+    aid = draw_audit_set(w.state.project, c.scheme, pop, name=f"{name} audit", size=min(20, len(pop)), seed=1,
+                         recheck_fraction=0.2)
+    menus.start_audit_set(w, aid)
+    sh.save(w, f"{name}_blind_audit")
+    rc = next((k for k, flag in enumerate(c.recheck.tolist()) if flag), None)
+    if rc is not None:
+        c.go(rc)
+        sh.save(w, f"{name}_recheck")
+    menus.leave_audit(w)
 
 
 def shoot_protobias(sh: Shooter, w) -> None:
@@ -314,7 +348,7 @@ def shoot_dyeval(sh: Shooter, folder: Path) -> None:
     w.show()
     w.open_project(folder)
     w.open_method("dyeval")
-    page = w.panels["DyEval"]
+    page = w.dyeval_page
     page.session.open_tree("demo")
     sh.settle(0.5)
     tree = page.session.tree
@@ -352,6 +386,7 @@ def shoot_dyeval(sh: Shooter, folder: Path) -> None:
     if marked:
         page.images.controller.go(page.images.controller.queue.index(marked[0]))
     sh.save(w, "dyeval_premarks")
+    shoot_blind_audit(sh, w, "dyeval")
     theme.apply_theme(sh.app, "light")
     page.session.open_tree("demo")
     page.tree_view.select("node", "n2")
@@ -366,12 +401,32 @@ def shoot_dyeval(sh: Shooter, folder: Path) -> None:
     sh.settle(0.1)
 
 
+#: the screens the README shows, one or two per method
+README_SET = ("demo_browse_table", "demo_review_pair", "demo_review_blind_audit", "demo_calibration",
+              "metalogic_heatmap", "protobias_metrics", "protobias_triplets", "dyeval_node_judging",
+              "dyeval_split_diagram")
+README_IMAGES = ROOT / "docs" / "images"
+README_WIDTH = 1100
+
+
+def small_copy(src: Path, dst: Path, width: int = README_WIDTH) -> None:
+    """`src` scaled to `width` pixels wide and reduced to 256 colours: a small PNG for the README."""
+    from PIL import Image
+
+    with Image.open(src) as im:
+        im = im.convert("RGB")
+        if im.width > width:
+            im = im.resize((width, round(im.height * width / im.width)), Image.Resampling.LANCZOS)
+        im.quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(dst, optimize=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", type=Path, default=ROOT / "resources" / "screenshots")
     ap.add_argument("--work", type=Path, default=None, help="folder for the projects")
     ap.add_argument("--only", default="", metavar="SETS", help="comma-separated: demo, dyeval, fixture (default: all)")
+    ap.add_argument("--readme", action="store_true", help=f"also write the README's screenshots to {README_IMAGES}")
     args = ap.parse_args(argv)
     only = {x.strip() for x in args.only.split(",") if x.strip()} or {"demo", "dyeval", "fixture"}
     ensure_display(argv)
@@ -397,6 +452,13 @@ def main(argv: list[str] | None = None) -> int:
     if fixture is not None:
         shoot_project(sh, fixture, "fixture")
     print(f"{len(sh.saved)} screenshots")
+    if args.readme:
+        README_IMAGES.mkdir(parents=True, exist_ok=True)
+        for name in README_SET:
+            src = args.out / f"{name}.png"
+            if src.is_file():
+                small_copy(src, README_IMAGES / f"{name}.png")
+                print(f"  {(README_IMAGES / f'{name}.png').relative_to(ROOT)}")
     return 0
 
 

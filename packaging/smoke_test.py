@@ -44,19 +44,19 @@ DRIVER = textwrap.dedent('''
         os._exit(4)
 
     def step():
-        if state.dataset is None or state.dataset.n == 0:
+        if window.spatial.dataset is None or window.spatial.dataset.n == 0:
             fail("the demo project did not load")
-        state.set_annotator("smoke")
-        window.review_from_browse(0)
+        window.spatial.set_annotator("smoke")
+        window.method_views["spatial"].review_from_browse(window, 0)
         app.processEvents()
-        row = state.current
-        sid = str(state.dataset.samples.sample_id[row])
+        row = window.spatial.current
+        sid = str(window.spatial.dataset.samples.sample_id[row])
         target = app.focusWidget() or window
         for kind in (QEvent.KeyPress, QEvent.KeyRelease):
             app.sendEvent(target, QKeyEvent(kind, Qt.Key_P, Qt.NoModifier, "p"))
         app.processEvents()
         from workstation.methods.spatial.store import SpatialStore
-        labels = {r.sample_id: r.verdict for r in SpatialStore(state.project).latest_labels("smoke")}
+        labels = {r.sample_id: r.verdict for r in SpatialStore(window.spatial.project).latest_labels("smoke")}
         if labels.get(sid) != "PASS":
             fail(f"the P key did not label {sid}: {labels}")
         shot = out / "smoke_window.png"

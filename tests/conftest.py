@@ -17,7 +17,7 @@ if "WORKSTATION_CACHE_DIR" not in os.environ:
 
     os.environ["WORKSTATION_CACHE_DIR"] = tempfile.mkdtemp(prefix="workstation-test-cache-")
 # a test run inside a Slurm job array must not shard the tests' own jobs
-for _var in [v for v in os.environ if v.startswith("SLURM_ARRAY_")]:
+for _var in [v for v in os.environ if v.startswith("SLURM_ARRAY_") or v == "WORKSTATION_SHARDS"]:
     del os.environ[_var]
 
 if os.environ.get("WORKSTATION_BLOCK_QT") == "1":

@@ -5,7 +5,7 @@ and uncaught exceptions go to one log (and an exception also to a dialog, unless
 is offscreen). Nothing heavy is imported here: model libraries load when a job needs them.
 
 Hooks for tests and benchmarks (environment variables, read once at start):
-- `WORKSTATION_ACK=1`: print `ACK <n> <sample_id>` on stdout after each committed label.
+- `WORKSTATION_ACK=1`: print `ACK <n> <task> <target id>` on stdout after each committed label.
 - `WORKSTATION_TEST_DRIVER=<file.py>`: run that file once the window is up, with `app`,
   `window` and `state` in its namespace (an end-to-end test drives the window from inside).
 - `WORKSTATION_EXIT_WHEN_READY=1`: print `READY window_ms=… project_ms=… verdicts_ms=… torch=… allocator=…`
@@ -110,11 +110,6 @@ def build_window(app: Any) -> Any:
 
 
 def _install_hooks(app: Any, window: Any) -> None:
-    if os.environ.get("WORKSTATION_ACK"):
-        def ack(n: int, sid: str) -> None:
-            print(f"ACK {n} {sid}", flush=True)
-
-        window.controller.committed.connect(ack)
     driver = os.environ.get("WORKSTATION_TEST_DRIVER")
     if driver:
         from PySide6.QtCore import QTimer
@@ -157,7 +152,8 @@ def run(project: str | Path | None = None, read_only: bool = False, argv: Sequen
 
     def loaded(ok: bool) -> None:
         times["project"] = time.perf_counter()
-        if ok and window.state.checking:  # the samples are shown; their verdicts follow
+        spatial = getattr(window, "spatial", None)
+        if ok and spatial is not None and spatial.checking:  # the samples are shown; their verdicts follow
             window.verdicts_checked.connect(checked)
         else:
             checked()
@@ -175,7 +171,7 @@ def run(project: str | Path | None = None, read_only: bool = False, argv: Sequen
     def ready() -> None:
         from workstation.util.memory import python_allocator
 
-        ds = window.state.dataset
+        ds = getattr(getattr(window, "spatial", None), "dataset", None)
         print(f"READY window_ms={(times['window'] - T0) * 1000:.0f} project_ms={(times['project'] - T0) * 1000:.0f} "
               f"verdicts_ms={(times['verdicts'] - T0) * 1000:.0f} "
               f"torch={'torch' in sys.modules} samples={ds.n if ds is not None else 0} rss_mb={_rss_mb():.0f} "

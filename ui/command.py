@@ -33,6 +33,11 @@ def run(args: argparse.Namespace) -> int:
     if project is not None and not (Path(project) / DB_NAME).is_file():
         raise WorkstationError(f"no project in {project} (missing {DB_NAME}); create one with "
                                "`import-sbuc` or `demo`, or open the window without --project")
+    from workstation.util.window_libs import window_problem
+
+    problem = window_problem()
+    if problem:
+        raise WorkstationError(f"the window cannot start: {problem}")
     read_only = bool(getattr(args, "read_only", False))
     early = None
     if project is not None and importlib.util.find_spec("PySide6") is not None:

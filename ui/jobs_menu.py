@@ -112,17 +112,13 @@ def remove_run_dialog(window: Any, run_id: str | None = None) -> bool:
     box.setDefaultButton(QMessageBox.Cancel)
     if box.exec() != QMessageBox.Yes:
         return False
-    if hasattr(window, "labeling"):
-        window.labeling._save_notes_now()
+    window._leave_all()  # notes typed and not saved yet
     try:
         done = remove_run(p, run_id)
     except (WorkstationError, OSError) as e:
         QMessageBox.critical(window, title, f"The run was not removed: {e}")
         return False
-    st.reload()
-    if st.queue or st.current >= 0:  # rows moved: the queue and the current sample no longer hold
-        st.set_queue([])
-        st.set_current(-1)
+    st.reload()  # every session reads its data again; its queue starts over
     if panel is not None:
         panel.refresh()
     note = f" ({len(done.not_deleted)} file(s) could not be deleted)" if done.not_deleted else ""

@@ -1,10 +1,10 @@
 """The auditor's place in a project, kept when it closes and restored when it opens again.
 
 Per project (a setting in the project itself, so it travels with the folder and never mixes
-projects): the tab shown, the sample under review, the labelling queue (an audit set by its id,
-or the sample ids of a plain queue) and the position in it, and the window's layout (docks and
-geometry). A read-only project keeps nothing; anything that no longer fits (a removed sample, a
-deleted audit set) is skipped.
+projects): the tab shown, the window's layout (docks and geometry), and for each method's
+judging queue: the audit set it was (by id) or the target ids of a chosen queue, the position
+in it, and the target under review. A read-only project keeps nothing; anything that no longer
+fits (a removed sample, a deleted audit set) is skipped.
 """
 
 from __future__ import annotations
@@ -21,42 +21,74 @@ from workstation.util.jsonsafe import dumps
 log = logging.getLogger(__name__)
 
 PLACE_KEY = "ui.place"
-MAX_QUEUE = 50_000  # a plain queue longer than this is not kept (its current sample is)
+MAX_QUEUE = 50_000  # a chosen queue longer than this is not kept (its current target is)
 
 
 def _b64(data: QByteArray) -> str:
     return base64.b64encode(bytes(data.data())).decode("ascii")
 
 
+def _queue_place(c: Any) -> dict[str, Any]:
+    core = c.core
+    out: dict[str, Any] = {"audit_set_id": c.audit.audit_set_id if c.audit is not None else None,
+                           "pos": int(core.pos), "current": c.current or "", "queue": [], "recheck": []}
+    if c.audit is None and not core.plain and 0 < len(core.queue) <= MAX_QUEUE:
+        out["queue"] = [core.target_id(i) for i in core.queue.tolist()]
+        out["recheck"] = [bool(x) for x in core.recheck.tolist()]
+    return out
+
+
 def save_place(window: Any) -> None:
     """Store where the auditor is in the open project (called as the project closes)."""
-    st = window.state
-    p = st.project
-    if p is None or p.read_only or st.dataset is None:
+    p = window.state.project
+    if p is None or p.read_only:
         return
     try:
-        ids = st.dataset.samples.sample_id
         place: dict[str, Any] = {
             "tab": window.tabs.tabText(window.tabs.currentIndex()),
-            "current": str(ids[st.current]) if 0 <= st.current < st.dataset.n else "",
-            "audit_set_id": st.audit_set_id,
-            "queue_pos": int(st.queue_pos),
-            "queue": [],
             "window_state": _b64(window.saveState()),
             "geometry": _b64(window.saveGeometry()),
+            "queues": {},
         }
-        if st.audit_set_id is None and 0 < len(st.queue) <= MAX_QUEUE:
-            place["queue"] = [str(ids[r]) for r in st.queue]
+        for name, views in window.method_views.items():
+            c = views.controller(window)
+            if c is not None and c.core.n_targets:
+                place["queues"][name] = _queue_place(c)
         p.set_setting(PLACE_KEY, dumps(place))
     except Exception:  # noqa: BLE001 - closing must not fail
         log.exception("keeping the auditor's place")
 
 
+def _restore_queue(window: Any, views: Any, q: dict[str, Any]) -> None:
+    c = views.controller(window)
+    if c is None or not c.core.n_targets:
+        return
+    p = window.state.project
+    pos = int(q.get("pos") or 0)
+    aid = q.get("audit_set_id")
+    if aid is not None and any(a["audit_set_id"] == aid and a["task"] == c.scheme.task for a in p.audit_sets()):
+        n = c.open_audit(int(aid))
+        if 0 <= pos < n:
+            c.go(pos)
+        return
+    ids = [str(t) for t in q.get("queue") or []]
+    if ids:
+        keep = [k for k, t in enumerate(ids) if c.index_of(t) >= 0]
+        if keep:
+            rc = q.get("recheck") or []
+            c.set_queue([ids[k] for k in keep], recheck=[bool(rc[k]) if k < len(rc) else False for k in keep])
+            if 0 <= pos < len(keep):
+                c.go(pos)
+            return
+    cur = str(q.get("current") or "")
+    if cur:
+        c.go_to_id(cur)
+
+
 def restore_place(window: Any) -> bool:
     """Go back to where the auditor was in this project; False when nothing was kept."""
-    st = window.state
-    p = st.project
-    if p is None or st.dataset is None:
+    p = window.state.project
+    if p is None:
         return False
     raw = p.get_setting(PLACE_KEY, "") or ""
     if not raw:
@@ -75,29 +107,16 @@ def restore_place(window: Any) -> bool:
             window.restoreState(state)
     except (ValueError, TypeError):
         log.warning("the stored window layout is unreadable; ignored")
-    ds = st.dataset
-    ctl = window.controller
-    pos = int(place.get("queue_pos") or 0)
-    aid = place.get("audit_set_id")
-    if aid is not None and any(a["audit_set_id"] == aid for a in p.audit_sets()):
-        n = ctl.start_audit_set(int(aid))
-        if 0 <= pos < n:
-            ctl.go(pos)
-    elif place.get("queue"):
-        idx = ds.sample_index()
-        rows = [idx[s] for s in place["queue"] if s in idx]
-        if rows:
-            ctl.set_plain_queue(rows)
-            if 0 <= pos < len(rows):
-                ctl.go(pos)
-    cur = ds.row_of(str(place.get("current") or "")) if place.get("current") else -1
-    if cur >= 0 and not st.queue:
-        st.set_current(cur)
+    for name, q in (place.get("queues") or {}).items():
+        views = window.method_views.get(name)
+        if views is not None and isinstance(q, dict):
+            try:
+                _restore_queue(window, views, q)
+            except Exception:  # noqa: BLE001 - a place that no longer fits is skipped
+                log.exception("restoring the %s queue", name)
     tab = place.get("tab") or ""
     for i in range(window.tabs.count()):
         if window.tabs.tabText(i) == tab:
-            if window.tabs.widget(i) is getattr(window, "_calibration_tab", None):
-                window.calibration_panel()
-            window.tabs.setCurrentIndex(i)
+            window.show_page(window.tabs.widget(i))
             break
     return True

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox, QWidget
@@ -158,6 +159,20 @@ def open_project(state: AppState, folder: str | Path, parent: QWidget | None = N
         _OPEN_HERE.add(_key(folder))
     add_recent(folder)
     return True
+
+
+def exports_folder(project: Any) -> Path:
+    """Where export dialogs start: the project's ``exports`` folder (made when needed), never
+    the process's working directory. Takes a project or a window with a state."""
+    project = getattr(getattr(project, "state", None), "project", project)
+    if project is None:
+        return Path.home()
+    folder = Path(project.folder) / "exports"
+    try:
+        folder.mkdir(exist_ok=True)
+    except OSError:
+        return Path(project.folder)
+    return folder
 
 
 def choose_folder(parent: QWidget | None, title: str) -> str:

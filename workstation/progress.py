@@ -3,12 +3,15 @@
 The core reports progress in two ways: generators that yield `(done, total)` and return a
 result (`calibration.iter_grid_search`), and callbacks `progress(done, total)` (importers,
 `grid_search`, the demo builder). `drive` consumes the first, `TerminalProgress` is the second.
-Bars go to stderr and are hidden when stderr is not a terminal (tests, pipes) unless forced.
+Bars go to stderr and are hidden when stderr is not a terminal (tests, pipes) unless forced;
+where a bar is hidden, `TerminalProgress(..., lines_every_s=S)` prints a line every S seconds
+instead (count, share and time left), so a long stage is never silent in a log or an IDE console.
 """
 
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Generator, Iterable, Iterator
 from typing import Any, TypeVar
 
@@ -29,15 +32,26 @@ class TerminalProgress:
 
     `done` is absolute (not an increment); a changing `total` resizes the bar. Extra positional
     or keyword arguments (e.g. a message) are shown as the bar's postfix when they are strings.
+    With `lines_every_s`, a hidden bar becomes a line on stdout at most that often:
+    ``  spatial: 320/800 images (40%), about 18 s left`` (`label` leads it, the description by
+    default; `noun` names the items).
     """
 
-    def __init__(self, desc: str, unit: str = "it", show: bool | None = None) -> None:
+    def __init__(self, desc: str, unit: str = "it", show: bool | None = None, *,
+                 lines_every_s: float | None = None, label: str | None = None, noun: str | None = None,
+                 clock: Any = time.monotonic) -> None:
         self.desc = desc
         self.unit = unit
         self._disable = _disabled(show)
         self._bar: Any = None
         self.done = 0
         self.total = 0
+        self._lines_every = lines_every_s if self._disable else None
+        self._noun = noun or unit
+        self._label = label or desc
+        self._clock = clock
+        self._t0: float | None = None
+        self._last_line = 0.0
 
     def __enter__(self) -> "TerminalProgress":
         return self
@@ -66,11 +80,40 @@ class TerminalProgress:
         msg = next((x for x in (*extra, *kw.values()) if isinstance(x, str)), None)
         if msg:
             bar.set_postfix_str(msg, refresh=False)
+        if self._lines_every is not None:
+            self._line()
+
+    def _line(self) -> None:
+        now = self._clock()
+        if self._t0 is None:
+            self._t0 = self._last_line = now
+            return
+        if now - self._last_line < float(self._lines_every or 0) or not self.total:
+            return
+        self._last_line = now
+        print(f"  {self._label}: {progress_text(self.done, self.total, now - self._t0, self._noun)}", flush=True)
 
     def close(self) -> None:
         if self._bar is not None:
             self._bar.close()
             self._bar = None
+
+
+def _duration(seconds: float) -> str:
+    s = max(1, int(round(seconds)))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s // 3600} h {s % 3600 // 60:02d} min"
+
+
+def progress_text(done: int, total: int, elapsed_s: float, noun: str = "items") -> str:
+    """``320/800 images (40%), about 18 s left``: the time left from the rate so far."""
+    text = f"{done:,}/{total:,} {noun} ({100.0 * done / total:.0f}%)" if total else f"{done:,} {noun}"
+    if 0 < done < total and elapsed_s > 0:
+        text += f", about {_duration(elapsed_s / done * (total - done))} left"
+    return text
 
 
 def drive(gen: Generator[Any, Any, T], desc: str, unit: str = "it", show: bool | None = None) -> T:

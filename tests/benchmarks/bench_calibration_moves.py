@@ -9,7 +9,7 @@ painted (the figure of bench_gui's "with the Calibration tab shown"), and inside
 the checker, in the tab's refresh (`_on_verdicts`), in its coverage curve (on a helper thread,
 beside the refresh), and in the sample table's model. Then, on the project's last verdicts,
 the tab's two per-move computations alone against the plain ways to do them: the coverage
-curve by sorting the confidences (what the tab did before) and by binning them; the prompt
+curve by sorting the confidences and by binning them; the prompt
 and abstention totals counted over every sample and updated from the samples a move changed.
 To compare trees, run it from another checkout (see `window_rounds.py`); stages and
 computations that tree lacks are left out of its lines.
@@ -68,7 +68,7 @@ def one_round(project: Path, moves: int, tab: str) -> None:
     app, w = open_window(project, "bench_calibration_moves.ini")
     w.show_tab(tab)
     bench.wait(app, 0.5)
-    st = w.state
+    st = w.spatial
     total: list[float] = []
     per: dict[str, list[float]] = defaultdict(list)
     for i in range(moves):

@@ -309,7 +309,7 @@ def next_pair_latency(app, folder: Path, steps: int, dwell: float, prefetch: boo
     w.activateWindow()
     wait(app, 0.2)
     w.open_project(folder)
-    w.review_from_browse(0)
+    w.method_views["spatial"].review_from_browse(w, 0)
     wait(app, 0.3)
     out = []
     for _ in range(steps):
@@ -452,12 +452,12 @@ def slider_moves(app, folder: Path, moves: int, with_calibration: bool, filtered
     app.processEvents()
     open_s = time.perf_counter() - t0
     rss_open = rss_mb()
-    st = w.state
+    st = w.spatial
     if with_calibration:
         w.show_tab("Calibration")
         wait(app, 0.5)
     else:
-        w.review_from_browse(0)
+        w.method_views["spatial"].review_from_browse(w, 0)
         w.show_tab("Browse")
         if filtered:  # a filter and a sort that depend on the verdicts: every move re-queries
             w.browser.filters.set_spec(FilterSpec(verdicts=["UNDECIDABLE"]))

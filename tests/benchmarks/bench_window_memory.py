@@ -22,11 +22,11 @@ def one_round(project: Path, moves: int) -> str:
 
     app, w = open_window(project, "bench_window_memory.ini")
     opened = bench.rss_mb()
-    w.review_from_browse(0)
+    w.method_views["spatial"].review_from_browse(w, 0)
     w.show_tab("Browse")
     bench.wait(app, 0.3)
     reviewed = bench.rss_mb()
-    st = w.state
+    st = w.spatial
     for i in range(moves):
         st.set_config(moved(st.config, i))
         app.processEvents()

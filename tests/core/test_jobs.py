@@ -419,6 +419,33 @@ def test_shard_job_folder_merges_like_its_project(tmp_path: Path) -> None:
         assert [j["job_id"] for j in m.jobs()] == [job]
 
 
+def test_merge_that_requires_done_shards_refuses_an_unfinished_one(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["--suite", "builtin", "--pairs", "1", "--model", "procedural", "--seeds", "2",
+            "--width", str(SIZE), "--height", str(SIZE)]
+    done, unfinished = tmp_path / "shard1", tmp_path / "shard2"
+    assert main(["generate", "--project", str(done), *base, "--shard", "1/2"]) == 0
+    assert main(["generate", "--project", str(unfinished), *base, "--shard", "2/2", "--no-run"]) == 0
+    with Project.open(unfinished, read_only=True) as p:
+        (job,) = [j["job_id"] for j in p.jobs()]
+    capsys.readouterr()
+    merged = tmp_path / "merged"
+    for source in (unfinished, unfinished / "jobs" / job):
+        assert main(["merge", "--require-done", "--project", str(merged), str(done), str(source)]) == 2
+        err = capsys.readouterr().err
+        assert f"{source} is not finished: job {job} is " in err and "jobs resume" in err
+        assert not merged.exists()  # nothing written
+    # without the requirement the finished share is merged alone (what --require-done prevents)
+    assert main(["merge", "--project", str(merged), str(done), str(unfinished)]) == 0
+    with Project.open(merged, read_only=True) as m:
+        half = m.sample_count()
+    shutil.rmtree(merged)
+    assert main(["jobs", "resume", "--project", str(unfinished)]) == 0
+    assert main(["merge", "--require-done", "--project", str(merged), str(done), str(unfinished)]) == 0
+    with Project.open(merged, read_only=True) as m:
+        assert m.sample_count() == 8 > half
+
+
 # ---- command line --------------------------------------------------------------------------------------------
 def test_cli_jobs_list_show_resume_cancel(reference: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     folder = tmp_path / "copy"

@@ -1,4 +1,4 @@
-"""The report (issue 11, item 17): values are rounded where people read them (the operating
+"""The report: values are rounded where people read them (the operating
 point, the bundle's provenance), and the note typed at Apply (the version's note) is shown in
 the spatial section, the bundle's index and the spatial index.html."""
 

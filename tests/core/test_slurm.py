@@ -2,11 +2,14 @@
 
 The scripts are run with bash exactly as Slurm would run them (the #SBATCH lines are comments),
 each array task with the variables Slurm sets for it; then the merge step joins the shards.
+submit.sh is run against a stand-in sbatch that records its calls. The same scripts on a
+running Slurm cluster: test_slurm_cluster.py.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -14,11 +17,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.slurm_cluster import one_machine_run, project_summary
 from workstation.cli import main
+from workstation.commands.pipeline import load_suite
 from workstation.jobs.shards import Shard, resolve_shard, shard_from_slurm
+from workstation.jobs.spec import JobSpec, generation_items
 from workstation.store import Project
 from workstation.types import WorkstationError
-from workstation.methods.spatial.store import SpatialStore
 
 ROOT = Path(__file__).resolve().parents[2]
 SLURM = ROOT / "packaging" / "slurm"
@@ -72,6 +77,31 @@ def test_arrays_that_do_not_map_onto_shards_are_refused(env: dict[str, str], wor
         shard_from_slurm(env)
 
 
+@pytest.mark.parametrize(("task", "lo", "hi", "want"), [
+    (2, 2, 2, Shard(3, 4)),  # task 2 submitted again on its own: --array=2, a one-task array
+    (0, 0, 0, Shard(1, 4)),  # task 0 again
+    (3, 1, 3, Shard(4, 4)),  # --array=1-3
+    (1, 0, 3, Shard(2, 4)),  # the whole array
+])
+def test_with_the_jobs_shard_count_a_task_is_its_shard_in_any_array(task: int, lo: int, hi: int,
+                                                                     want: Shard) -> None:
+    got = shard_from_slurm({**array_env(task, lo, hi), "WORKSTATION_SHARDS": "4"})
+    assert got is not None
+    shard, note = got
+    assert shard == want
+    assert note == f"shard {want} from the Slurm job array (SLURM_ARRAY_TASK_ID={task}, WORKSTATION_SHARDS=4)"
+
+
+@pytest.mark.parametrize(("task", "total", "words"), [
+    ("4", "4", "tasks are 0 … 3"), ("2", "x", "WORKSTATION_SHARDS='x' is not a whole number"),
+    ("0", "0", "must be at least 1"), ("y", "4", "SLURM_ARRAY_TASK_ID='y'"),
+])
+def test_a_task_outside_the_jobs_shards_is_refused(task: str, total: str, words: str) -> None:
+    with pytest.raises(WorkstationError, match=re.escape(words)):
+        shard_from_slurm({"SLURM_ARRAY_TASK_ID": task, "SLURM_ARRAY_TASK_COUNT": "1", "SLURM_ARRAY_TASK_MIN": task,
+                          "WORKSTATION_SHARDS": total})
+
+
 def test_generate_takes_the_shard_from_the_array_and_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
     for k, v in array_env(1, 0, 2).items():
@@ -88,35 +118,109 @@ def test_generate_takes_the_shard_from_the_array_and_says_so(tmp_path: Path, mon
     assert "shard 2/3 from the Slurm job array" in log
 
 
+def run_script(name: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["bash", str(SLURM / name)], env=env, capture_output=True, text=True, cwd=cwd,
+                          timeout=300)
+
+
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
-def test_the_example_sbatch_scripts_generate_detect_and_merge(tmp_path: Path) -> None:
-    """Three array tasks (--array=0-2), then the merge step: one project with every item once."""
-    env = dict(os.environ, WORKSTATION_ROOT=str(ROOT), PYTHON=sys.executable, SHARDS_DIR=str(tmp_path / "shards"),
-               PROJECT=str(tmp_path / "merged"), SUITE="builtin", PAIRS="2", MODEL="procedural", SEEDS="2",
-               DETECTOR="scene", DET_ARGS="--perturbations none", GEN_ARGS="--batch-size 2")
+def test_the_example_sbatch_scripts_make_what_one_machine_makes(tmp_path: Path) -> None:
+    """Three array tasks (--array=0-2, SHARDS=3), one failing mid-way; the merge refuses until that
+    task, submitted again alone (--array=1), has resumed; then one project equal to a one-machine run."""
+    env = dict(os.environ, WORKSTATION_ROOT=str(ROOT), PYTHON=sys.executable, SHARDS="3",
+               SHARDS_DIR=str(tmp_path / "shards"), PROJECT=str(tmp_path / "merged"), SUITE="builtin", PAIRS="2",
+               MODEL="procedural", SEEDS="2", RUN_ID="bash-demo", DETECTOR="scene", GEN_ARGS="--batch-size 1")
     env.pop("SLURM_ARRAY_TASK_ID", None)
+    env.pop("WORKSTATION_SHARDS", None)
+    prompts, _ = load_suite("builtin", 2)
+    items = generation_items(JobSpec(job_id="g", kind="generate", run_id="bash-demo", seeds=[0, 1], shard=[2, 3]),
+                             prompts)
+    assert len(items) >= 2
+    obstacle = tmp_path / "shards" / "task_1" / items[1].image_path  # task 1's second image cannot be written
+    obstacle.mkdir(parents=True)
     for task in range(3):
-        r = subprocess.run(["bash", str(SLURM / "generate_array.sbatch")], env={**env, **array_env(task, 0, 2)},
-                           capture_output=True, text=True, cwd=tmp_path, timeout=300)
-        assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
-        assert f"shard {task + 1}/3 from the Slurm job array" in r.stdout
-    r = subprocess.run(["bash", str(SLURM / "merge.sbatch")], env=env, capture_output=True, text=True,
-                       cwd=tmp_path, timeout=300)
+        r = run_script("generate_array.sbatch", {**env, **array_env(task, 0, 2)}, tmp_path)
+        assert (r.returncode == 0) == (task != 1), r.stdout[-2000:] + r.stderr[-2000:]
+        note = f"shard {task + 1}/3 from the Slurm job array (SLURM_ARRAY_TASK_ID={task}, WORKSTATION_SHARDS=3)"
+        assert note in r.stdout
+    # the merge refuses an unfinished shard, says which task to run again, and writes nothing
+    r = run_script("merge.sbatch", env, tmp_path)
+    assert r.returncode == 2
+    assert f"task_1 is not finished: job generate-bash-demo-shard2of3 is failed" in r.stderr
+    assert "packaging/slurm/submit.sh 3" in r.stderr and not (tmp_path / "merged").exists()
+    # task 1 alone, as `sbatch --array=1` runs it: still shard 2/3; it resumes after its first image
+    obstacle.rmdir()
+    r = run_script("generate_array.sbatch", {**env, **array_env(1, 1, 1)}, tmp_path)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
-    per_shard = []
-    for task in range(3):
-        with Project.open(tmp_path / "shards" / f"task_{task}", read_only=True) as p:
-            per_shard.append({row[0] for row in p.con.execute("SELECT sample_id FROM samples").fetchall()})
-    assert sum(len(s) for s in per_shard) == 16  # 2 pairs × 4 relations × 2 seeds, each made once
-    assert not (per_shard[0] & per_shard[1]) and not (per_shard[1] & per_shard[2]) and not (per_shard[0] & per_shard[2])
-    with Project.open(tmp_path / "merged", read_only=True) as p:
-        ids = {row[0] for row in p.con.execute("SELECT sample_id FROM samples").fetchall()}
-        n_runs = len(p.run_ids())
-        verdicts = p.con.execute("SELECT count(*) FROM spatial_verdicts WHERE eval_id = ?", [SpatialStore(p).active_config_id()]).fetchone()
-        dets = p.con.execute("SELECT count(DISTINCT sample_id) FROM detections").fetchone()
-    assert ids == per_shard[0] | per_shard[1] | per_shard[2]
-    assert n_runs == 1  # the same run id in every shard
-    assert verdicts == (16,) and dets is not None and dets[0] > 0
+    assert "shard 2/3 from the Slurm job array (SLURM_ARRAY_TASK_ID=1, WORKSTATION_SHARDS=3)" in r.stdout
+    log = (tmp_path / "shards" / "task_1" / "jobs" / "generate-bash-demo-shard2of3" / "log.txt").read_text()
+    assert f"resuming: 1 of {len(items)} item(s) already done" in log
+    r = run_script("merge.sbatch", env, tmp_path)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+
+    per_shard = [set(project_summary(tmp_path / "shards" / f"task_{k}")["images"]) for k in range(3)]
+    assert sum(len(s) for s in per_shard) == len(set().union(*per_shard)) == 16  # 2 pairs × 4 relations × 2 seeds
+    merged = project_summary(tmp_path / "merged")
+    assert {d[0] for d in merged["detections"]} == set(merged["samples"])
+    one = one_machine_run(tmp_path / "one", pairs=2, seeds=2, run_id="bash-demo")
+    assert merged == project_summary(one)  # images, detections and verdicts alike
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_the_merge_names_the_tasks_whose_shard_projects_are_missing(tmp_path: Path) -> None:
+    (tmp_path / "shards" / "task_1").mkdir(parents=True)
+    env = dict(os.environ, WORKSTATION_ROOT=str(ROOT), PYTHON=sys.executable, SHARDS="4",
+               SHARDS_DIR=str(tmp_path / "shards"), PROJECT=str(tmp_path / "merged"))
+    r = run_script("merge.sbatch", env, tmp_path)
+    assert r.returncode == 2
+    assert "no shard project for task(s) 0,2,3 of 4" in r.stderr and "packaging/slurm/submit.sh 4 0,2,3" in r.stderr
+    env.pop("SHARDS")
+    r = run_script("merge.sbatch", env, tmp_path)
+    assert r.returncode != 0 and "set SHARDS" in r.stderr
+    assert not (tmp_path / "merged").exists()
+
+
+FAKE_SBATCH = """#!/usr/bin/env bash
+n=$(( $(cat "$CALLS" 2>/dev/null | wc -l) + 100 ))
+echo "$n SHARDS=$SHARDS $*" >> "$CALLS"
+echo "$n;cluster"
+"""
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+@pytest.mark.parametrize(("args", "array"), [(["4"], "--array=0-3"), (["4", "2"], "--array=2"),
+                                             (["8", "1,5"], "--array=1,5"), (["4", "0-3%2"], "--array=0-3%2")])
+def test_submit_sends_the_tasks_with_the_shard_count_and_a_merge_cancelled_if_one_fails(
+        tmp_path: Path, args: list[str], array: str) -> None:
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "sbatch").write_text(FAKE_SBATCH)
+    (fake / "sbatch").chmod(0o755)
+    calls = tmp_path / "calls.txt"
+    env = dict(os.environ, PATH=f"{fake}{os.pathsep}{os.environ['PATH']}", CALLS=str(calls),
+               ARRAY_SBATCH_ARGS="--partition=gpu --account=lab", MERGE_SBATCH_ARGS="--partition=cpu")
+    env.pop("SHARDS", None)
+    r = subprocess.run(["bash", str(SLURM / "submit.sh"), *args], env=env, capture_output=True, text=True,
+                       cwd=tmp_path, timeout=60)
+    assert r.returncode == 0, r.stderr
+    first, second = calls.read_text().splitlines()
+    assert first.split() == ["100", f"SHARDS={args[0]}", "--parsable", array, "--partition=gpu", "--account=lab",
+                             str(SLURM / "generate_array.sbatch")]
+    assert second.split() == ["101", f"SHARDS={args[0]}", "--parsable", "--dependency=afterok:100",
+                              "--kill-on-invalid-dep=yes", "--partition=cpu", str(SLURM / "merge.sbatch")]
+    assert "generation array job 100" in r.stdout and "merge job 101" in r.stdout
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+@pytest.mark.parametrize(("args", "words"), [(["4", "4"], "task 4 is not one of the 4 shards' tasks 0-3"),
+                                             (["4", "1-5"], "task 5 is not one"), (["4", "two"], "TASKS must be"),
+                                             (["0"], "a whole number from 1"), ([], "usage: submit.sh")])
+def test_submit_refuses_tasks_that_are_not_the_jobs(tmp_path: Path, args: list[str], words: str) -> None:
+    env = dict(os.environ, PATH=f"{tmp_path}{os.pathsep}{os.environ['PATH']}")  # no sbatch is reached
+    r = subprocess.run(["bash", str(SLURM / "submit.sh"), *args], env=env, capture_output=True, text=True,
+                       cwd=tmp_path, timeout=60)
+    assert r.returncode != 0 and words in r.stderr
 
 
 def test_a_script_outside_an_array_says_how_to_run_it(tmp_path: Path) -> None:

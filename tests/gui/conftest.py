@@ -155,10 +155,10 @@ def build_labelled_project(folder: Path, parsed: Any, n_labels: int = 200, seed:
 
 @pytest.fixture
 def labelled_state(qtbot: Any, tmp_path: Path, sbuc_parsed: Any) -> Any:
-    """An AppState on the labelled fixture project."""
-    from ui.state import AppState
+    """A spatial session on the labelled fixture project."""
+    from ui.methods.spatial.session import SpatialSession
 
-    st = AppState()
+    st = SpatialSession()
     st.set_project(build_labelled_project(tmp_path / "proj", sbuc_parsed))
     yield st
     st.close_project()
@@ -213,3 +213,22 @@ def on_next_modal(qtbot: Any, fn: Callable[[Any], None], timeout_ms: int = 5000)
 
     QTimer.singleShot(20, poll)
     return seen
+
+
+def add_label(session: Any, row: int, verdict: str | None, notes: str | None = None, source: str = "ui") -> int:
+    """Test set-up: one P / F / U label event of the session's annotator for the sample at `row`,
+    written to the store as a labelling session would, and taken in by the session's views."""
+    sid = str(session.dataset.samples.sample_id[row])
+    eid = SpatialStore(session.project).add_label(sid, session.annotator, verdict, notes=notes, source=source)
+    session.controller.reload()
+    session._label_written(row)
+    return eid
+
+
+def blind_queue(session: Any, rows: list[int], blind: bool = True) -> int:
+    """Test set-up: the samples at `rows` become a stored audit set (blind or not) and the queue,
+    as Audit → Open audit set makes it; returns its id."""
+    ids = [str(session.dataset.samples.sample_id[r]) for r in rows]
+    aid = session.project.create_audit_set("test", session.controller.scheme.task, ids, {}, blind=blind)
+    session.controller.open_audit(aid)
+    return int(aid)

@@ -15,6 +15,8 @@ from workstation.evaluation.agreement import cohen_kappa, percent_agreement
 from workstation.methods.spatial.labels_io import read_labels
 from workstation.methods.spatial.types import VERDICT_CODE
 
+from ui import menus
+
 from .conftest import on_next_modal
 from workstation.methods.spatial.store import SpatialStore
 
@@ -31,10 +33,10 @@ def _key(qtbot, w, key, modifier=Qt.NoModifier) -> None:
 
 def _label_first(qtbot, w, keys: str) -> list[str]:
     """Review from the first sample and press the given verdict keys; returns the sample ids."""
-    w.review_from_browse(0)
+    w.method_views["spatial"].review_from_browse(w, 0)
     ids = []
     for k in keys:
-        ids.append(str(w.state.dataset.samples.sample_id[w.state.current]))
+        ids.append(str(w.spatial.dataset.samples.sample_id[w.spatial.current]))
         _key(qtbot, w, {"P": Qt.Key_P, "F": Qt.Key_F, "U": Qt.Key_U}[k])
     return ids
 
@@ -54,8 +56,8 @@ BOB = "PFFFUPUFPP"
 def test_import_then_kappa_and_adjudicate(qtbot, open_window, sbuc_project: Path, tmp_path: Path) -> None:
     w = open_window(sbuc_project)
     ids = _label_first(qtbot, w, ALICE)
-    w.import_labels(str(_bob_file(tmp_path, ids, BOB)))
-    st = w.state
+    menus.import_labels(w, str(_bob_file(tmp_path, ids, BOB)))
+    st = w.spatial
     assert sorted(SpatialStore(st.project).annotators()) == ["alice", "bob"]
     assert "imported 10 label(s)" in w.statusBar().currentMessage()
 
@@ -68,7 +70,7 @@ def test_import_then_kappa_and_adjudicate(qtbot, open_window, sbuc_project: Path
         qtbot.mouseClick(dlg.findChild(QPushButton, "adjudicateButton"), Qt.LeftButton)
 
     seen = on_next_modal(qtbot, read)
-    w.show_agreement()
+    menus.show_agreement(w)
     assert seen
     a = np.array([VERDICT_CODE[{"P": "PASS", "F": "FAIL", "U": "UNDECIDABLE"}[x]] for x in ALICE])
     b = np.array([VERDICT_CODE[{"P": "PASS", "F": "FAIL", "U": "UNDECIDABLE"}[x]] for x in BOB])
@@ -81,13 +83,13 @@ def test_import_then_kappa_and_adjudicate(qtbot, open_window, sbuc_project: Path
     dis = [s for s, x, y in zip(ids, ALICE, BOB) if x != y]
     assert [str(st.dataset.samples.sample_id[r]) for r in st.queue] == dis
     assert w.tabs.currentWidget() is w.review
-    assert not st.blind
+    assert st.queue_visibility().outcome
 
 
 def test_annotators_disagree_filter(qtbot, open_window, sbuc_project: Path, tmp_path: Path) -> None:
     w = open_window(sbuc_project)
     ids = _label_first(qtbot, w, ALICE)
-    w.import_labels(str(_bob_file(tmp_path, ids, BOB)))
+    menus.import_labels(w, str(_bob_file(tmp_path, ids, BOB)))
     f = w.browser.filters
     qtbot.mouseClick(f.disagree, Qt.LeftButton, pos=QPoint(6, f.disagree.height() // 2))
     n_dis = sum(x != y for x, y in zip(ALICE, BOB))
@@ -101,7 +103,7 @@ def test_export_labels_round_trip(qtbot, open_window, sbuc_project: Path, tmp_pa
     w = open_window(sbuc_project)
     ids = _label_first(qtbot, w, "PFU")
     out = tmp_path / "export.csv"
-    w.export_labels(str(out))
+    menus.export_labels(w, str(out))
     t = read_labels(out)
     assert list(zip(t.sample_id, t.annotator, t.verdict)) == [
         (ids[0], "alice", "PASS"), (ids[1], "alice", "FAIL"), (ids[2], "alice", "UNDECIDABLE")]
@@ -119,6 +121,6 @@ def test_bad_label_file_gives_a_message(qtbot, open_window, sbuc_project: Path, 
         box.accept()
 
     seen = on_next_modal(qtbot, read)
-    w.import_labels(str(bad))
+    menus.import_labels(w, str(bad))
     assert seen and "no_such_sample" in got["text"] and "bad.json" in got["text"]
-    assert SpatialStore(w.state.project).annotators() == []
+    assert SpatialStore(w.spatial.project).annotators() == []

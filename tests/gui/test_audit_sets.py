@@ -10,12 +10,28 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QApplication, QCheckBox, QDoubleSpinBox, QPushButton, QSpinBox
 
-from ui.methods.spatial.audit_dialog import draw_audit_set, recheck_plan, self_agreement_report
+from workstation.evaluation.audit_sets import draw_audit_set as core_draw
+from workstation.evaluation.audit_sets import recheck_plan
+from workstation.evaluation.audit_sets import self_agreement_report as core_self_agreement
 from workstation.methods.spatial.audit import stratum_codes
 
 from .conftest import on_next_modal
 
 pytestmark = pytest.mark.gui
+
+
+def draw_audit_set(w, **kw):
+    """An audit set of the window's spatial samples, drawn as Audit → New audit set… draws it."""
+    views = w.method_views["spatial"]
+    return core_draw(w.spatial.project, w.spatial.controller.scheme, views.audit_population(w), **kw)
+
+
+def self_agreement_report(st, audit_set_id):
+    return core_self_agreement(st.project, st.controller.scheme, audit_set_id)
+
+
+def _blind(st) -> bool:
+    return not st.queue_visibility().outcome
 
 
 def _key(qtbot, w, key, modifier=Qt.NoModifier) -> None:
@@ -50,11 +66,11 @@ def test_new_audit_set_becomes_a_blind_queue(qtbot, open_window, sbuc_project: P
     seen = _create_with_dialog(qtbot, w, 40, 3)
     _key(qtbot, w, Qt.Key_A, Qt.ControlModifier | Qt.ShiftModifier)
     assert seen, "Ctrl+Shift+A opened no dialog"
-    st = w.state
+    st = w.spatial
     sets = st.project.audit_sets()
     assert len(sets) == 1 and sets[0]["blind"] and sets[0]["size"] == 44  # 40 + 4 re-checks
     assert sets[0]["params"]["seed"] == 3 and sets[0]["params"]["strata"] == ["run", "relation", "verdict"]
-    assert len(st.queue) == 44 and st.blind and st.audit_set_id == sets[0]["audit_set_id"]
+    assert len(st.queue) == 44 and _blind(st) and st.audit_set_id == sets[0]["audit_set_id"]
     assert w.tabs.currentWidget() is w.review
     # blind: no checker verdict, confidence or colours anywhere
     for side in (w.viewer.left, w.viewer.right):
@@ -69,17 +85,17 @@ def test_new_audit_set_becomes_a_blind_queue(qtbot, open_window, sbuc_project: P
     assert w.counts_label.text() == ""
     assert all(it == -1 for it in (w.browser.model.data(w.browser.model.index(i, 0), Qt.UserRole + 2)
                                    for i in range(5)))
-    assert w.labeling.progress.text() == "0 / 44 labelled"
+    assert w.labeling.bar.text() == "0 / 44 labelled"
     # the margin band (the checker's UNDECIDABLE zone) is hidden too, until asked for
     assert "margin_band" not in w.viewer.left.view.overlay.visible_kinds()
-    # and so are the checker's A / B selections (issue 11, item 3): the prompt's objects are drawn alike
+    # and so are the checker's A / B selections: the prompt's objects are drawn alike
     assert not ({"A", "B", "secondary_A", "secondary_B"} & w.viewer.left.view.overlay.visible_kinds())
     # every stratum (run × relation × verdict) with samples is represented
     codes, names = stratum_codes(st.dataset, st.verdicts, ("run", "relation", "verdict"))
     assert set(codes[np.array(st.queue)].tolist()) == set(codes.tolist())
     # leaving the audit queue brings the checker back
-    w.review_from_browse(0)
-    assert not st.blind
+    w.method_views["spatial"].review_from_browse(w, 0)
+    assert not _blind(st)
     assert w.viewer.left.card.chip.text() in ("PASS", "FAIL", "UNDECIDABLE")
     assert "margin_band" in w.viewer.left.view.overlay.visible_kinds() or st.verdicts.sel_b[st.current] < 0
 
@@ -89,7 +105,7 @@ def test_audit_set_without_blind_shows_the_checker(qtbot, open_window, sbuc_proj
     seen = _create_with_dialog(qtbot, w, 10, 1, recheck="0", blind=False)
     _key(qtbot, w, Qt.Key_A, Qt.ControlModifier | Qt.ShiftModifier)
     assert seen
-    assert not w.state.blind and len(w.state.queue) == 10
+    assert not _blind(w.spatial) and len(w.spatial.queue) == 10
     assert w.viewer.left.card.chip.text() in ("PASS", "FAIL", "UNDECIDABLE")
     assert not w.labeling.blind_banner.isVisible()
 
@@ -98,10 +114,10 @@ def test_rechecks_are_blind_even_in_an_open_audit_set(qtbot, open_window, sbuc_p
     w = open_window(sbuc_project)
     seen = _create_with_dialog(qtbot, w, 12, 2, recheck="0.50", blind=False)
     _key(qtbot, w, Qt.Key_A, Qt.ControlModifier | Qt.ShiftModifier)
-    assert seen and not w.state.blind and len(w.state.queue) == 18
+    assert seen and not _blind(w.spatial) and len(w.spatial.queue) == 18
     kinds = []
     for _ in range(18):
-        rc = w.controller.is_recheck()
+        rc = w.spatial.controller.is_recheck()
         kinds.append(rc)
         chip = w.viewer.left.card.chip.text()
         assert (chip == "BLIND") == rc, (chip, rc)
@@ -112,10 +128,10 @@ def test_rechecks_are_blind_even_in_an_open_audit_set(qtbot, open_window, sbuc_p
 
 def test_same_seed_same_sample(qtbot, open_window, sbuc_project: Path) -> None:
     w = open_window(sbuc_project)
-    a = draw_audit_set(w.state, name="a", size=30, seed=11, recheck_fraction=0.0)
-    b = draw_audit_set(w.state, name="b", size=30, seed=11, recheck_fraction=0.0)
-    c = draw_audit_set(w.state, name="c", size=30, seed=12, recheck_fraction=0.0)
-    items = {k: w.state.project.audit_items(k) for k in (a, b, c)}
+    a = draw_audit_set(w, name="a", size=30, seed=11, recheck_fraction=0.0)
+    b = draw_audit_set(w, name="b", size=30, seed=11, recheck_fraction=0.0)
+    c = draw_audit_set(w, name="c", size=30, seed=12, recheck_fraction=0.0)
+    items = {k: w.spatial.project.audit_items(k) for k in (a, b, c)}
     assert items[a] == items[b]
     assert items[a] != items[c]
     assert len({s for s, _ in items[a]}) == 30  # no duplicates
@@ -126,7 +142,7 @@ def test_rechecks_come_back_later_blind_and_give_self_agreement(qtbot, open_wind
     seen = _create_with_dialog(qtbot, w, 20, 5, recheck="0.20")
     _key(qtbot, w, Qt.Key_A, Qt.ControlModifier | Qt.ShiftModifier)
     assert seen
-    st = w.state
+    st = w.spatial
     items = st.project.audit_items(st.audit_set_id)
     assert len(items) == 24
     first_pos = {}
@@ -139,7 +155,7 @@ def test_rechecks_come_back_later_blind_and_give_self_agreement(qtbot, open_wind
     rechecks_seen = 0
     for pos in range(24):
         assert st.queue_pos == pos
-        if w.controller.is_recheck():
+        if w.spatial.controller.is_recheck():
             assert "re-check" in w.labeling.position.text()
             assert w.viewer.left.card.chip.text() == "BLIND"
             rechecks_seen += 1
@@ -147,10 +163,10 @@ def test_rechecks_come_back_later_blind_and_give_self_agreement(qtbot, open_wind
         else:
             _key(qtbot, w, Qt.Key_P)
     assert rechecks_seen == 4
-    assert w.labeling.progress.text() == "24 / 24 labelled"
+    assert w.labeling.bar.text() == "24 / 24 labelled"
     rep = self_agreement_report(st, st.audit_set_id)
-    assert rep["n_pairs"] == 4 and rep["percent"] == pytest.approx(0.5)
-    assert rep["by_annotator"]["alice"]["n_pairs"] == 4
+    assert rep.n_pairs == 4 and rep.percent == pytest.approx(0.5)
+    assert rep.by_annotator["alice"].n_pairs == 4
     # the end of the queue reports it
     assert "Self-agreement: 4 re-checks: 50% the same" in w.statusBar().currentMessage()
 
@@ -180,14 +196,14 @@ def test_recheck_shows_nothing_of_the_first_answer_and_is_stored_as_a_recheck(
     seen = _create_with_dialog(qtbot, w, 8, 4, recheck="0.25")
     _key(qtbot, w, Qt.Key_A, Qt.ControlModifier | Qt.ShiftModifier)
     assert seen
-    st = w.state
+    st = w.spatial
     assert len(st.queue) == 10
     store = SpatialStore(st.project)
     checked = 0
     for pos in range(10):
         assert st.queue_pos == pos
         sid = str(st.dataset.samples.sample_id[st.current])
-        if not w.controller.is_recheck():
+        if not w.spatial.controller.is_recheck():
             w.labeling.notes.setText("first look: A is hidden")
             _key(qtbot, w, Qt.Key_F)
             continue
@@ -205,22 +221,25 @@ def test_recheck_shows_nothing_of_the_first_answer_and_is_stored_as_a_recheck(
         assert first[-1].verdict == "FAIL"
     assert checked == 2
     rep = self_agreement_report(st, st.audit_set_id)
-    assert rep["n_pairs"] == 2 and rep["percent"] == 0.0
+    assert rep.n_pairs == 2 and rep.percent == 0.0
     # `audit-metrics` counts the same two re-checks (and not edits of a first answer)
     sa = self_agreement(*recheck_pairs(store.label_events()))
     assert sa.n_pairs == 2 and sa.percent == 0.0
     # undoing the last re-check brings back an empty re-check, not the first answer
     _key(qtbot, w, Qt.Key_Z, Qt.ControlModifier)
-    assert w.controller.is_recheck()
+    assert w.spatial.controller.is_recheck()
     assert w.labeling.yours.text() == "your label: —"
-    assert self_agreement_report(st, st.audit_set_id)["n_pairs"] == 1
+    assert self_agreement_report(st, st.audit_set_id).n_pairs == 1
 
 
 def test_preview_follows_the_recheck_fraction_at_once(qtbot, open_window, sbuc_project: Path) -> None:
-    from ui.methods.spatial.audit_dialog import AuditSetDialog
+    from ui.widgets.audit_dialog import AuditSetDialog
 
     w = open_window(sbuc_project)
-    dlg = AuditSetDialog(w.state, w)
+    st = w.spatial
+    for row in range(790):  # labelled already: "leave out labelled samples" leaves 10
+        st.human[row] = 0
+    dlg = AuditSetDialog(st.project, st.controller.scheme, w.method_views["spatial"].audit_population(w), parent=w)
     qtbot.addWidget(dlg)
     dlg.show()
     _type_into(qtbot, dlg.size.lineEdit(), "40")
@@ -228,9 +247,6 @@ def test_preview_follows_the_recheck_fraction_at_once(qtbot, open_window, sbuc_p
     _type_into(qtbot, dlg.recheck.lineEdit(), "0.50")  # only the fraction changes
     assert "40 of 800 samples" in dlg.preview.text() and "; 20 re-checks" in dlg.preview.text()
     # leaving out labelled samples changes what can be drawn, and the preview says so
-    st = w.state
-    for row in range(790):
-        st.human[row] = 0
     qtbot.mouseClick(dlg.exclude, Qt.LeftButton, pos=QPoint(6, dlg.exclude.height() // 2))
     assert dlg.exclude.isChecked()
     assert dlg.preview.text().startswith("10 of 800 samples") and "; 5 re-checks" in dlg.preview.text()

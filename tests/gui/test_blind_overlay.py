@@ -1,4 +1,4 @@
-"""Blind mode hides every trace of the checker's outcome in the pair viewer (issue 11, item 3):
+"""Blind mode hides every trace of the checker's outcome in the pair viewer:
 no "not found" note, no A/B roles or scores in the tags, no verdict colours, no reason or
 confidence on the card; the same sample outside blind mode shows them all."""
 
@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+from .conftest import blind_queue
 
 pytestmark = pytest.mark.gui
 
@@ -18,17 +19,17 @@ def _tags(view) -> list[str]:
 
 def test_blind_queue_hides_missing_note_roles_and_scores(qtbot, open_window, png_project: Path) -> None:
     w = open_window(png_project)
-    st = w.state
+    st = w.spatial
     row = st.dataset.sample_index()["s_p0_seed0"]
     # t_det above the dog's 0.85: the checker reports the dog missing
     st.set_config(st.config.replace(t_det=0.88))
     assert st.verdicts.reason_text(row) == "missing: dog"
-    w.review_from_browse(row)
+    w.method_views["spatial"].review_from_browse(w, row)
     view = w.viewer.left.view
     assert "not found: dog" in _tags(view)  # seen, unblinded
     assert "A: cat 0.90" in _tags(view)
     # the same sample in a blind queue
-    st.set_queue([row], blind=True)
+    blind_queue(st, [row])
     assert st.current == row
     tags = _tags(view)
     assert not any("not found" in t for t in tags), tags
@@ -48,5 +49,6 @@ def test_blind_queue_hides_missing_note_roles_and_scores(qtbot, open_window, png
     # the twin side too
     assert not any("not found" in t for t in _tags(w.viewer.right.view))
     # leaving the blind queue brings the checker back
-    st.set_queue([row], blind=False)
+    st.controller.leave_audit()
+    st.set_current(row)
     assert "not found: dog" in _tags(view)

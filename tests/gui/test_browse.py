@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QApplication, QLineEdit
 
 from workstation.methods.spatial.types import REASONS, VERDICTS
 
-from .conftest import on_next_modal
+from .conftest import add_label, on_next_modal
 from workstation.methods.spatial.data import spatial_columns
 
 pytestmark = pytest.mark.gui
@@ -51,7 +51,7 @@ def test_table_pages_its_rows(qtbot, open_window, sbuc_project: Path) -> None:
         QApplication.processEvents()
     assert m.rowCount() == 800
     assert not m.canFetchMore()
-    ds = w.state.dataset
+    ds = w.spatial.dataset
     assert _column(m, 0) == ds.samples.sample_id.tolist()  # project order
 
 
@@ -60,7 +60,7 @@ def test_the_table_queries_the_loaders_text_columns_without_converting_them(qtbo
     from ui.methods.spatial.sample_table import sample_columns
 
     w = open_window(sbuc_project)
-    ds = w.state.dataset
+    ds = w.spatial.dataset
     cols = sample_columns(ds)
     assert cols["sample_id"] is ds.kept_arrow("sample_id") and cols["image_path"] is ds.kept_arrow("image_path")
     assert cols["sample_id"].to_pylist() == ds.samples.sample_id.tolist()
@@ -73,8 +73,8 @@ def test_the_table_queries_the_loaders_text_columns_without_converting_them(qtbo
 def test_columns_show_checker_and_prompt(qtbot, open_window, sbuc_project: Path) -> None:
     w = open_window(sbuc_project)
     m = w.browser.model
-    v = w.state.verdicts
-    ds = w.state.dataset
+    v = w.spatial.verdicts
+    ds = w.spatial.dataset
     assert [m.headerData(c, Qt.Horizontal) for c in range(m.columnCount())] == [
         "Sample", "Run", "Prompt", "Relation", "Seed", "Checker", "Reason", "Conf", "Human", "Agreement",
         "Notes"]
@@ -90,8 +90,8 @@ def test_filters_by_combo_text_and_confidence(qtbot, open_window, sbuc_project: 
     w = open_window(sbuc_project)
     f = w.browser.filters
     m = w.browser.model
-    v = w.state.verdicts
-    ds = w.state.dataset
+    v = w.spatial.verdicts
+    ds = w.spatial.dataset
     n_fail = int(np.sum(v.verdict == 1))
     _pick(qtbot, f.verdict, "FAIL")
     assert _count(w) == f"{n_fail} of 800 samples"
@@ -133,19 +133,19 @@ def test_sort_by_clicking_a_header(qtbot, open_window, sbuc_project: Path) -> No
     qtbot.mouseClick(header.viewport(), Qt.LeftButton, pos=QPoint(x, header.height() // 2))
     second = [float(c) for c in _column(m, 7)]
     assert {tuple(first), tuple(second)} == {tuple(sorted(first)), tuple(sorted(second, reverse=True))}
-    assert max(first + second) == pytest.approx(float(np.max(w.state.verdicts.conf)), abs=1e-3)
+    assert max(first + second) == pytest.approx(float(np.max(w.spatial.verdicts.conf)), abs=1e-3)
 
 
 def test_labelled_and_checker_vs_human_filters(qtbot, open_window, sbuc_project: Path) -> None:
     w = open_window(sbuc_project)
-    st = w.state
+    st = w.spatial
     st.set_annotator("alice")
     v = st.verdicts
     # label three samples: two agree with the checker, one does not
-    st.add_label(0, VERDICTS[int(v.verdict[0])])
-    st.add_label(1, VERDICTS[int(v.verdict[1])])
+    add_label(st, 0, VERDICTS[int(v.verdict[0])])
+    add_label(st, 1, VERDICTS[int(v.verdict[1])])
     other = VERDICTS[(int(v.verdict[2]) + 1) % 3]
-    st.add_label(2, other)
+    add_label(st, 2, other)
     f = w.browser.filters
     _pick(qtbot, f.labelled, "labelled")
     assert _count(w) == "3 of 800 samples"
@@ -172,7 +172,7 @@ def test_saved_filters(qtbot, open_window, sbuc_project: Path) -> None:
     seen = on_next_modal(qtbot, name_it)
     qtbot.mouseClick(f.save_button, Qt.LeftButton)
     assert seen
-    assert w.state.project.saved_filters()["below passes"]["relations"] == ["below"]
+    assert w.spatial.project.saved_filters()["below passes"]["relations"] == ["below"]
     qtbot.mouseClick(f.reset_button, Qt.LeftButton)
     assert _count(w) == "800 of 800 samples"
     _pick(qtbot, f.saved, "below")  # arrow keys on a closed combo box activate the entry
@@ -185,7 +185,7 @@ def test_live_verdicts_follow_the_config(qtbot, open_window, sbuc_project: Path)
     f = w.browser.filters
     _pick(qtbot, f.reason, "near")
     before = _count(w)
-    st = w.state
+    st = w.spatial
     st.set_config(st.config.replace(margin=0.3))
     n_near = int(np.sum(st.verdicts.reason == REASONS.index("near_boundary")))
     assert _count(w) == f"{n_near} of 800 samples" != before
@@ -201,7 +201,7 @@ def test_double_click_reviews_the_filtered_rows(qtbot, open_window, sbuc_project
     qtbot.mouseClick(t.viewport(), Qt.LeftButton, pos=rect.center())
     qtbot.mouseDClick(t.viewport(), Qt.LeftButton, pos=rect.center())
     assert w.tabs.currentWidget() is w.review
-    st = w.state
+    st = w.spatial
     assert len(st.queue) == 200
     assert st.queue_pos == 2
     assert all(spatial_columns(st.dataset).relation[r] == 0 for r in st.queue)
@@ -217,13 +217,13 @@ def test_live_verdicts_update_loaded_rows_in_place(qtbot, open_window, sbuc_proj
         t.setFocus()
         qtbot.keyClick(t, Qt.Key_PageDown)
         first_rows = [m.data(m.index(i, 0), Qt.UserRole + 1) for i in range(m.rowCount())]
-        st = w.state
+        st = w.spatial
         st.set_config(st.config.replace(margin=0.35 if sort < 0 else 0.05))
         v = st.verdicts
         assert [m.data(m.index(i, 0), Qt.UserRole + 1) for i in range(m.rowCount())] == first_rows  # same rows
         assert _column(m, 5) == [VERDICTS[int(v.verdict[r])] for r in first_rows]
         assert _column(m, 7) == [f"{v.conf[r]:.3f}" for r in first_rows]
-        assert m._pending is not None  # the step queried nothing, so it registered nothing yet
+        assert m.q._pending is not None  # the step queried nothing, so it registered nothing yet
         # and the next pages, fetched by numpy or by SQL, agree with the arrays too
         for _ in range(4):
             qtbot.keyClick(t, Qt.Key_End, Qt.ControlModifier)
@@ -231,7 +231,7 @@ def test_live_verdicts_update_loaded_rows_in_place(qtbot, open_window, sbuc_proj
         assert sorted(rows) == list(range(800)) and (rows == list(range(800))) == (sort < 0)
         assert _column(m, 5) == [VERDICTS[int(v.verdict[r])] for r in rows]
         assert _column(m, 7) == [f"{v.conf[r]:.3f}" for r in rows]
-    assert m._pending is None  # the SQL pages registered the new verdicts
+    assert m.q._pending is None  # the SQL pages registered the new verdicts
 
 
 @pytest.mark.parametrize(("typed", "expected"), [
@@ -259,12 +259,14 @@ def test_text_filter_matches_percent_underscore_and_backslash_literally(typed: s
 
 
 def test_first_screen_says_what_to_do_next(qtbot, open_window, sbuc_project: Path) -> None:
-    """Issue 11, item 19: Browse tells a new user how to go on."""
+    """The first screen tells a new user how to go on, and so does Browse once a project is open."""
     w = open_window()
-    hint = w.browser.hint
-    assert hint.isVisible()
-    assert "open a project (Ctrl+O)" in hint.text() and "python main.py demo" in hint.text()
+    start = w.start_page.hint
+    assert start.isVisible() and w.tabs.currentWidget() is w.start_page
+    assert "open a project (Ctrl+O)" in start.text() and "python main.py demo" in start.text()
     assert w.open_project(sbuc_project)
+    assert w.tabs.currentWidget() is w.browser and not w.start_page.isVisible()
+    hint = w.browser.hint
     text = hint.text()
     assert "double-click a sample (or Enter) to review it" in text
     assert "“Review these ▶”" in text and w.browser.review_button.text() == "Review these ▶"
@@ -290,14 +292,14 @@ def test_numpy_filter_and_sort_give_the_rows_sql_gives(qtbot, open_window, sbuc_
     from ui.methods.spatial.sample_table import FilterSpec
 
     w = open_window(sbuc_project)
-    st = w.state
+    st = w.spatial
     st.set_annotator("alice")
     v = st.verdicts
     for r in (0, 1, 5):
-        st.add_label(r, VERDICTS[int(v.verdict[r])])
-    st.add_label(2, VERDICTS[(int(v.verdict[2]) + 1) % 3])
+        add_label(st, r, VERDICTS[int(v.verdict[r])])
+    add_label(st, 2, VERDICTS[(int(v.verdict[2]) + 1) % 3])
     st.set_annotator("bob")
-    st.add_label(5, VERDICTS[(int(v.verdict[5]) + 1) % 3])  # alice and bob differ on row 5
+    add_label(st, 5, VERDICTS[(int(v.verdict[5]) + 1) % 3])  # alice and bob differ on row 5
     m = w.browser.model
     rel = spatial_columns(st.dataset).relation
     specs = [FilterSpec(), FilterSpec(verdicts=["UNDECIDABLE"]), FilterSpec(reasons=["decided"]),

@@ -15,7 +15,7 @@ from workstation.methods.spatial.audit import confusion
 from workstation.methods.spatial.calibration import apply_tau, risk_coverage
 from workstation.methods.spatial.checker import evaluate
 
-from tests.gui.conftest import build_labelled_project
+from tests.gui.conftest import add_label, build_labelled_project
 from workstation.methods.spatial.store import SpatialStore
 
 pytestmark = pytest.mark.gui
@@ -270,9 +270,9 @@ def test_apply_stores_version_and_shows_deltas(qtbot, panel, state):
     assert a["pass_rate"] != b["pass_rate"]  # the numbers really moved
 
     # a reopened session reads the new active version
-    from ui.state import AppState
+    from ui.methods.spatial.session import SpatialSession
 
-    st2 = AppState()
+    st2 = SpatialSession()
     folder = project.folder
     state.close_project()
     st2.open_project(folder)
@@ -282,9 +282,9 @@ def test_apply_stores_version_and_shows_deltas(qtbot, panel, state):
 
 def test_empty_states(qtbot, tmp_path, sbuc_parsed):
     from ui.methods.spatial.calibration.panel import CalibrationPanel
-    from ui.state import AppState
+    from ui.methods.spatial.session import SpatialSession
 
-    st = AppState()
+    st = SpatialSession()
     w = CalibrationPanel(st)
     qtbot.addWidget(w)
     w.show()
@@ -298,7 +298,7 @@ def test_empty_states(qtbot, tmp_path, sbuc_parsed):
     assert shown_counts(w) == st.verdicts.counts()
     # one label is enough to bring the curve back
     st.set_annotator("bob")
-    st.add_label(0, "PASS")
+    add_label(st, 0, "PASS")
     assert w.audit_area.message is None
     assert w.confusion_view.matrix.sum() == 1
     st.close_project()
@@ -307,7 +307,7 @@ def test_empty_states(qtbot, tmp_path, sbuc_parsed):
 
 
 def test_t_det_slider_shows_the_recorded_score_floor(qtbot, panel, state):
-    """Issue 11, item 10: a run recorded from score s up: t_det below s changes nothing, and the
+    """A run recorded from score s up: t_det below s changes nothing, and the
     slider says so."""
     d = state.dataset.detections
     prim = np.asarray(d.score)[(np.asarray(d.source) == 0) & (np.asarray(d.variant) == 0)]

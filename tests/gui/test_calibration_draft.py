@@ -1,4 +1,4 @@
-"""Unapplied calibration changes survive quitting (issue 11, item 9): closing the window keeps
+"""Unapplied calibration changes survive quitting: closing the window keeps
 them as a draft in the project; the next open restores them as the live (still unapplied)
 config and says so; applied or reset changes leave no draft."""
 
@@ -8,24 +8,24 @@ from pathlib import Path
 
 import pytest
 
-from ui.state import DRAFT_KEY
+from ui.methods.spatial.session import DRAFT_KEY
 
 pytestmark = pytest.mark.gui
 
 
 def test_unapplied_changes_come_back_after_quitting(qtbot, open_window, png_project: Path) -> None:
     w = open_window(png_project)
-    stored = w.state.config
-    w.state.set_config(stored.replace(margin=0.23, t_det=0.4))
-    panel = w.calibration_panel()
+    stored = w.spatial.config
+    w.spatial.set_config(stored.replace(margin=0.23, t_det=0.4))
+    panel = w.method_views["spatial"].calibration_panel(w)
     assert "Quitting keeps them as a draft" in panel.version_label.text()
     w.close()  # quit without applying
     w2 = open_window(png_project)
-    st = w2.state
+    st = w2.spatial
     assert st.config.margin == pytest.approx(0.23) and st.config.t_det == pytest.approx(0.4)
     assert st.draft_restored and st.has_unapplied_config()
     assert "restored the unapplied calibration changes" in w2.statusBar().currentMessage()
-    panel2 = w2.calibration_panel()
+    panel2 = w2.method_views["spatial"].calibration_panel(w2)
     assert "Not applied" in panel2.version_label.text()
     assert "kept from the last session" in panel2.version_label.text()
     # the verdicts shown are those of the draft
@@ -36,24 +36,24 @@ def test_unapplied_changes_come_back_after_quitting(qtbot, open_window, png_proj
     cid = st.apply_config("from the draft")
     w2.close()
     w3 = open_window(png_project)
-    assert w3.state.config_id == cid and not w3.state.draft_restored
-    assert not w3.state.has_unapplied_config()
-    assert (w3.state.project.get_setting(DRAFT_KEY, "") or "") == ""
+    assert w3.spatial.config_id == cid and not w3.spatial.draft_restored
+    assert not w3.spatial.has_unapplied_config()
+    assert (w3.spatial.project.get_setting(DRAFT_KEY, "") or "") == ""
 
 
 def test_the_draft_comes_back_after_a_background_open_once_the_checker_is_done(
         qtbot, open_window, png_project: Path) -> None:
     w = open_window(png_project)
-    stored = w.state.config
-    w.state.set_config(stored.replace(margin=0.21))
+    stored = w.spatial.config
+    w.spatial.set_config(stored.replace(margin=0.21))
     w.close()
     w2 = open_window()
     with qtbot.waitSignal(w2.load_finished, timeout=30000):
         w2.open_project_in_background(png_project)
-    assert w2.state.checking and w2.state.config == stored  # the draft waits for the verdicts
+    assert w2.spatial.checking and w2.spatial.config == stored  # the draft waits for the verdicts
     with qtbot.waitSignal(w2.verdicts_checked, timeout=30000):
         pass
-    st = w2.state
+    st = w2.spatial
     assert st.draft_restored and st.config.margin == pytest.approx(0.21)
     from workstation.methods.spatial.checker import evaluate
 
@@ -73,12 +73,12 @@ def test_beside_a_live_config_the_applied_verdicts_keep_only_their_summary_colum
 
     import numpy as np
 
-    from ui.state import AppliedVerdicts
+    from ui.methods.spatial.session import AppliedVerdicts
     from workstation.methods.spatial.checker import evaluate
 
     w = open_window(sbuc_project)
-    st = w.state
-    panel = w.calibration_panel()
+    st = w.spatial
+    panel = w.method_views["spatial"].calibration_panel(w)
     w.show_tab("Calibration")
     qtbot.wait(50)
     applied_cfg = st.config

@@ -48,7 +48,7 @@ def _page(open_window: Any, folder: Path) -> tuple[Any, Any]:
     w = open_window(folder, annotator="ann")
     assert "DyEval" in w.panels, "the DyEval tab is installed when a project with DyEval data opens"
     w.show_tab("DyEval")
-    page = w.panels["DyEval"]
+    page = w.dyeval_page
     return w, page
 
 

@@ -54,7 +54,7 @@ def start():
         w.activateWindow()
         QTimer.singleShot(20, start)
         return
-    w.review_from_browse(0)
+    w.method_views["spatial"].review_from_browse(w, 0)
     print("DRIVER ready", flush=True)
     QTimer.singleShot(0, tick)
 
@@ -83,7 +83,8 @@ def test_labels_survive_sigkill(tmp_path: Path, sbuc_project: Path) -> None:
                 break
             lines.append(line.rstrip())
             if line.startswith("ACK "):
-                _, n, sid = line.split()
+                parts = line.split()  # ACK <n> <task> <sample id>
+                n, sid = parts[1], parts[-1]
                 acked.append(sid)
                 assert int(n) == len(acked)
                 if int(n) == 20:

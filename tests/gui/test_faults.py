@@ -43,9 +43,9 @@ def test_a_label_key_on_a_full_disk_says_so_and_keeps_every_acknowledged_label(
         shutil.copytree(sbuc_template, folder)
         w = open_window(folder)
         _review(qtbot, w)
-        st = w.state
+        st = w.spatial
         acked: list[str] = []
-        w.controller.committed.connect(lambda n, sid: acked.append(sid))
+        w.spatial.controller.committed.connect(lambda n, sid: acked.append(sid))
         keys = {Qt.Key_P: "PASS", Qt.Key_F: "FAIL", Qt.Key_U: "UNDECIDABLE"}
         pressed: dict[str, str] = {}
         for key in (Qt.Key_P, Qt.Key_F, Qt.Key_P):
@@ -67,7 +67,7 @@ def test_a_label_key_on_a_full_disk_says_so_and_keeps_every_acknowledged_label(
             pytest.fail("400 labels were written to a full disk")
         assert st.current == here, "the item stays, so the key can be pressed again"
         assert "disk full — the label was not saved" in w.statusBar().currentMessage()
-        assert "disk full" in w.controller.last_error
+        assert "disk full" in w.spatial.controller.last_error
         assert w.labeling.yours.text().startswith("NOT SAVED — disk full")
         assert st.human[here] == -1
         filler.unlink()  # space again: the same key now saves
@@ -86,7 +86,7 @@ def test_label_errors_never_escape_the_key_handler(qtbot, open_window, png_proje
     """Any machine without root (no tmpfs): the store raising DuckDB's disk-full error."""
     w = open_window(png_project)
     _review(qtbot, w)
-    st = w.state
+    st = w.spatial
     _key(qtbot, w, Qt.Key_P)
     saved = str(st.dataset.samples.sample_id[st.queue[0]])
 
@@ -98,8 +98,8 @@ def test_label_errors_never_escape_the_key_handler(qtbot, open_window, png_proje
     here = st.current
     _key(qtbot, w, Qt.Key_F)
     assert st.current == here and "disk full" in w.statusBar().currentMessage()
-    assert not w.controller.undo(), "undo of the saved label is refused while nothing can be written"
-    assert w.controller.undo_stack, "and stays possible later"
+    assert not w.spatial.controller.undo(), "undo of the saved label is refused while nothing can be written"
+    assert w.spatial.controller.undo_stack, "and stays possible later"
     monkeypatch.undo()
     st.close_project()
     assert _labels(png_project) == {saved: "PASS"}
@@ -114,10 +114,10 @@ def test_a_project_in_a_read_only_folder_is_offered_read_only(qtbot, open_window
                                                                   Qt.LeftButton))
         assert w.open_project(folder)
         assert seen and seen[0].objectName() == "readOnlyFolderMessage"
-        assert w.state.project is not None and w.state.project.read_only
-        assert w.state.dataset.n == 6
+        assert w.spatial.project is not None and w.spatial.project.read_only
+        assert w.spatial.dataset.n == 6
         assert not w.labeling.buttons["PASS"].isEnabled()
-        w.state.close_project()
+        w.spatial.close_project()
         w.close()
 
 
@@ -128,5 +128,5 @@ def test_a_read_only_folder_can_be_declined(qtbot, open_window, tmp_path: Path) 
         w = open_window()
         on_next_modal(qtbot, lambda box: box.reject())
         assert not w.open_project(folder)
-        assert w.state.project is None
+        assert w.spatial.project is None
         w.close()

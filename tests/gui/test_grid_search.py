@@ -187,13 +187,13 @@ def test_parse_grid():
 
 def test_no_labels_grid_search_says_why(qtbot, tmp_path, sbuc_parsed):
     from ui.methods.spatial.calibration.panel import CalibrationPanel
-    from ui.state import AppState
+    from ui.methods.spatial.session import SpatialSession
 
     p = Project.create(tmp_path / "nolabels")
     p.add_run(sbuc_parsed.run_id, method="m")
     p.add_dataset(sbuc_parsed.dataset)
     SpatialStore(p).save_config(sbuc_parsed.config)
-    st = AppState()
+    st = SpatialSession()
     st.set_project(p)
     w = CalibrationPanel(st)
     qtbot.addWidget(w)

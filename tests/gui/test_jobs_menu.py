@@ -47,7 +47,7 @@ def test_remove_run_from_the_jobs_menu_after_a_confirmation(qtbot: Any, open_win
                                                             sbuc_project: Path) -> None:
     w = open_window(sbuc_project)
     w.install_extra_panels()
-    st = w.state
+    st = w.spatial
     (rid,) = st.project.run_ids()
     assert st.dataset.n == 800
     confirm_text: list[str] = []

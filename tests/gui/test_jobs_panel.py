@@ -24,11 +24,13 @@ SMALL = {"width": 128, "height": 128}
 @pytest.fixture
 def panel(qtbot: Any, tmp_path: Path) -> Any:
     from ui.jobs_panel import JobsPanel
-    from ui.state import AppState
+    from ui.methods.spatial.session import SpatialSession
 
-    state = AppState()
+    spatial = SpatialSession()  # the spatial views' session: it follows the project's samples
+    state = spatial.app
     state.set_project(Project.create(tmp_path / "project"))
     w = JobsPanel(state, poll_ms=40, reload_interval=0.5)
+    w.spatial = spatial
     qtbot.addWidget(w)
     w.resize(1000, 500)
     w.show()
@@ -62,7 +64,7 @@ def test_a_job_reaches_100_percent_and_another_is_cancelled(qtbot: Any, panel: A
     assert isinstance(bar, QProgressBar)
     assert bar.maximum() == 8 and bar.value() == 8 and "100%" in bar.text()
     assert cell(panel, first, COL_STATE) == DONE
-    assert panel.state.dataset is not None and panel.state.dataset.n == 8  # the other views see the samples
+    assert panel.spatial.dataset is not None and panel.spatial.dataset.n == 8  # the other views see the samples
 
     # a second, slower job: cancel it from the panel while it runs
     panel.queue.env = dict(os.environ, WORKSTATION_JOB_DELAY="0.3")
@@ -79,7 +81,7 @@ def test_a_job_reaches_100_percent_and_another_is_cancelled(qtbot: Any, panel: A
         qtbot.mouseClick(panel.cancel_button, Qt.LeftButton)
     assert cancelled.args[:2] == [second, CANCELLED]
     assert cell(panel, second, COL_STATE) == CANCELLED
-    kept = panel.state.dataset.n - 8
+    kept = panel.spatial.dataset.n - 8
     assert 1 <= kept < 16
     assert panel.resume_button.isEnabled()
     assert "cancel" in panel.log_view.toPlainText()
@@ -89,7 +91,7 @@ def test_a_job_reaches_100_percent_and_another_is_cancelled(qtbot: Any, panel: A
     with qtbot.waitSignal(panel.job_finished, timeout=60000) as resumed:
         qtbot.mouseClick(panel.resume_button, Qt.LeftButton)
     assert resumed.args[:2] == [second, DONE]
-    assert panel.state.dataset.n == 8 + 16
+    assert panel.spatial.dataset.n == 8 + 16
 
 
 def test_new_job_dialog_generates_detects_and_evaluates(qtbot: Any, panel: Any) -> None:
@@ -111,9 +113,9 @@ def test_new_job_dialog_generates_detects_and_evaluates(qtbot: Any, panel: Any) 
     assert [s for _j, s in finished] == [DONE, DONE, DONE]
     assert [j.split("-")[0] for j, _s in finished] == ["generate", "detect", "evaluate"]
     assert all(cell(panel, j, COL_STATE) == DONE for j, _s in finished)
-    ds = panel.state.dataset
+    ds = panel.spatial.dataset
     assert ds is not None and ds.n == 4 and len(ds.detections) > 0
-    assert panel.state.verdicts is not None
+    assert panel.spatial.verdicts is not None
 
 
 def test_new_job_dialog_refuses_a_missing_prompt_file(qtbot: Any, panel: Any, tmp_path: Path) -> None:

@@ -36,7 +36,7 @@ def _latest(folder_or_project, annotator="alice"):
 def test_pfu_keys_record_and_advance(qtbot, open_window, sbuc_project: Path) -> None:
     w = open_window(sbuc_project)
     _review(qtbot, w)
-    st = w.state
+    st = w.spatial
     ids = st.dataset.samples.sample_id
     first = st.current
     assert w.labeling.progress.text() == "0 / 800 labelled"
@@ -62,7 +62,7 @@ def test_pfu_keys_record_and_advance(qtbot, open_window, sbuc_project: Path) -> 
 def test_notes_saved_with_or_without_a_verdict(qtbot, open_window, sbuc_project: Path) -> None:
     w = open_window(sbuc_project)
     _review(qtbot, w)
-    st = w.state
+    st = w.spatial
     ids = st.dataset.samples.sample_id
     row0 = st.current
     # N puts the cursor in the notes field; Enter saves (no verdict yet)
@@ -97,7 +97,7 @@ def test_notes_saved_with_or_without_a_verdict(qtbot, open_window, sbuc_project:
 def test_undo_redo_append_compensating_events(qtbot, open_window, sbuc_project: Path) -> None:
     w = open_window(sbuc_project)
     _review(qtbot, w)
-    st = w.state
+    st = w.spatial
     sid0 = str(st.dataset.samples.sample_id[st.current])
     row0 = st.current
     _key(qtbot, w, Qt.Key_P)
@@ -144,7 +144,7 @@ def test_goto_sample_with_ctrl_g(qtbot, open_window, sbuc_project: Path) -> None
     _key(qtbot, w, Qt.Key_G, Qt.ControlModifier)
     assert seen, "Ctrl+G opened no dialog"
     assert closed == [True], "one Enter did not close the Go to sample dialog"
-    st = w.state
+    st = w.spatial
     assert st.dataset.samples.sample_id[st.current] == target
     assert st.queue[st.queue_pos] == st.current  # in the queue: its position follows
     assert target in w.viewer.left.meta.text()
@@ -180,15 +180,15 @@ def test_annotator_asked_once_per_project(qtbot, sbuc_project: Path) -> None:
     w.activateWindow()
     qtbot.waitUntil(lambda: w.isActiveWindow(), timeout=3000)
     assert w.open_project(sbuc_project)
-    assert w.state.annotator == ""  # opening and browsing ask nothing
+    assert w.spatial.annotator == ""  # opening and browsing ask nothing
     _review(qtbot, w)
-    first = w.state.current
+    first = w.spatial.current
     seen = on_next_modal(qtbot, answer)
     _key(qtbot, w, Qt.Key_P)
     assert seen, "the annotator was not asked at the first label"
-    assert w.state.annotator == "bob"
+    assert w.spatial.annotator == "bob"
     assert "bob" in w.annotator_label.text()
-    assert _latest(w.state.project, "bob")[w.state.dataset.samples.sample_id[first]].verdict == "PASS"
+    assert _latest(w.spatial.project, "bob")[w.spatial.dataset.samples.sample_id[first]].verdict == "PASS"
     w.close()
     assert Project.open(sbuc_project).get_setting("annotator") == "bob"
 
@@ -199,7 +199,7 @@ def test_annotator_asked_once_per_project(qtbot, sbuc_project: Path) -> None:
     w2.activateWindow()
     qtbot.waitUntil(lambda: w2.isActiveWindow(), timeout=3000)
     assert w2.open_project(sbuc_project)
-    assert w2.state.annotator == "bob"
+    assert w2.spatial.annotator == "bob"
     _review(qtbot, w2)
     _key(qtbot, w2, Qt.Key_F)
     w2.close()
@@ -207,11 +207,11 @@ def test_annotator_asked_once_per_project(qtbot, sbuc_project: Path) -> None:
 
 def test_read_only_project_cannot_label(qtbot, open_window, sbuc_project: Path) -> None:
     w = open_window(sbuc_project, read_only=True)
-    assert w.state.project.read_only
+    assert w.spatial.project.read_only
     _review(qtbot, w)
-    before = w.state.current
+    before = w.spatial.current
     _key(qtbot, w, Qt.Key_P)
-    assert w.state.current == before  # nothing recorded, no advance
+    assert w.spatial.current == before  # nothing recorded, no advance
     assert not w.labeling.buttons["PASS"].isEnabled()
     assert "read-only" in w.windowTitle()
 
@@ -219,7 +219,7 @@ def test_read_only_project_cannot_label(qtbot, open_window, sbuc_project: Path) 
 def test_undo_and_redo_buttons_follow_the_stacks(qtbot, open_window, sbuc_project: Path) -> None:
     w = open_window(sbuc_project)
     _review(qtbot, w)
-    st = w.state
+    st = w.spatial
     bar = w.labeling
     assert not bar.undo_button.isEnabled() and not bar.redo_button.isEnabled()
     _key(qtbot, w, Qt.Key_P)
@@ -241,7 +241,7 @@ def test_labelling_bar_multiline_notes_no_auto_advance_position_and_export(
 
     w = open_window(sbuc_project)
     _review(qtbot, w)
-    st = w.state
+    st = w.spatial
     bar = w.labeling
     ids = st.dataset.samples.sample_id
     # "item i of n" and the progress bar are on screen
@@ -250,7 +250,7 @@ def test_labelling_bar_multiline_notes_no_auto_advance_position_and_export(
     # auto-advance off: P records and stays, so a note can follow the key
     assert bar.auto.isVisible() and bar.auto.isChecked()
     bar.auto.click()
-    assert not w.controller.auto_advance
+    assert not w.spatial.controller.auto_advance
     row0 = st.current
     _key(qtbot, w, Qt.Key_P)
     assert st.current == row0 and bar.yours.text() == "your label: PASS"
@@ -268,11 +268,11 @@ def test_labelling_bar_multiline_notes_no_auto_advance_position_and_export(
     assert bar.position.text() == "item 2 of 800"
     # the choice is remembered for the next window
     w2 = open_window(sbuc_project, read_only=True)
-    assert not w2.labeling.auto.isChecked() and not w2.controller.auto_advance
+    assert not w2.labeling.auto.isChecked() and not w2.spatial.controller.auto_advance
     # labels are exported from the labelling bar
     out = tmp_path / "labels.csv"
     assert bar.export_button.isVisible()
-    assert bar.export_labels(str(out)) == 1
+    assert bar.export(str(out)) == 1
     with out.open(newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     assert len(rows) == 1 and rows[0]["sample_id"] == ids[row0] and rows[0]["verdict"] == "PASS"
@@ -286,7 +286,7 @@ def test_the_review_queue_is_one_compact_array_that_reads_as_rows() -> None:
     equality, iteration and numpy."""
     import numpy as np
 
-    from ui.state import RowQueue
+    from ui.methods.spatial.session import RowQueue
 
     rows = [7, 3, 9, 3, 100_000]
     q = RowQueue(np.array(rows, np.int64))
@@ -305,10 +305,10 @@ def test_the_review_queue_is_one_compact_array_that_reads_as_rows() -> None:
 def test_a_review_of_every_sample_keeps_its_queue_compact(qtbot, open_window, sbuc_project: Path) -> None:
     w = open_window(sbuc_project)
     _review(qtbot, w)
-    st = w.state
+    st = w.spatial
     assert len(st.queue) == 800
     assert st.queue.rows.dtype.itemsize == 4
     assert st.queue == w.browser.model.all_rows()
-    assert st.current == st.queue[0] and w.controller.recheck.dtype == bool and len(w.controller.recheck) == 800
+    assert st.current == st.queue[0] and w.spatial.controller.recheck.dtype == bool and len(w.spatial.controller.recheck) == 800
     _key(qtbot, w, Qt.Key_P)
     assert st.current == st.queue[1] and w.labeling.progress.text() == "1 / 800 labelled"

@@ -12,15 +12,16 @@ from PySide6.QtGui import QColor, QWheelEvent
 from PySide6.QtWidgets import QApplication
 
 from workstation.methods.spatial.types import VERDICTS
+from .conftest import blind_queue
 
 pytestmark = pytest.mark.gui
 
 
 def _show(qtbot, w, sample_id: str) -> int:
-    row = w.state.dataset.sample_index()[sample_id]
-    w.review_from_browse(row)
+    row = w.spatial.dataset.sample_index()[sample_id]
+    w.method_views["spatial"].review_from_browse(w, row)
     assert w.tabs.currentWidget() is w.review
-    assert w.state.current == row
+    assert w.spatial.current == row
     return row
 
 
@@ -38,7 +39,7 @@ def test_twin_and_seed_strip(qtbot, open_window, png_project: Path) -> None:
     w = open_window(png_project)
     _show(qtbot, w, "s_p0_seed1")
     v = w.viewer
-    ids = w.state.dataset.samples.sample_id
+    ids = w.spatial.dataset.samples.sample_id
     assert ids[v.left_row] == "s_p0_seed1"
     assert ids[v.right_row] == "s_p1_seed1"  # the counterfactual prompt, same seed, same run
     assert v.left.prompt.text() == "a cat to the left of a dog"
@@ -48,11 +49,11 @@ def test_twin_and_seed_strip(qtbot, open_window, png_project: Path) -> None:
     item = v.strip.item(2)
     rect = v.strip.visualItemRect(item)
     qtbot.mouseClick(v.strip.viewport(), Qt.LeftButton, pos=rect.center())
-    assert ids[w.state.current] == "s_p0_seed2"
+    assert ids[w.spatial.current] == "s_p0_seed2"
     assert ids[v.right_row] == "s_p1_seed2"
     # T swaps to the twin
     _key(qtbot, w, Qt.Key_T)
-    assert ids[w.state.current] == "s_p1_seed2"
+    assert ids[w.spatial.current] == "s_p1_seed2"
     assert ids[v.right_row] == "s_p0_seed2"
 
 
@@ -75,7 +76,7 @@ def test_real_image_with_overlays_and_layer_keys(qtbot, open_window, png_project
     # the margin band: |d| <= m around B's centre on the x axis (left_of)
     band = view.overlay.items_by_kind["margin_band"][0].rect()
     cx_b = (330 + 450) / 2
-    m = w.state.config.margin
+    m = w.spatial.config.margin
     assert band.left() == pytest.approx(cx_b - m * 512) and band.right() == pytest.approx(cx_b + m * 512)
     assert band.height() == pytest.approx(512)
     # key 1 hides the other detections, its checkbox follows; a click brings them back
@@ -139,30 +140,30 @@ def test_linked_zoom_and_pan(qtbot, open_window, png_project: Path) -> None:
 def test_verdict_card_and_confidence_components(qtbot, open_window, png_project: Path) -> None:
     w = open_window(png_project)
     row = _show(qtbot, w, "s_p0_seed0")
-    v = w.state.verdicts
+    v = w.spatial.verdicts
     card = w.viewer.left.card
     assert card.chip.text() == VERDICTS[int(v.verdict[row])]
     assert card.bar.conf == pytest.approx(float(v.conf[row]))
     assert set(card.bar.values) == {"detection", "geometry", "stability", "agreement"}
     assert card.bar.values["detection"] == pytest.approx(float(v.c_detection[row]))
-    # d in the relation's words (issue 11, item 12): cat centre 120, dog centre 390, W 512
+    # d in the relation's words: cat centre 120, dog centre 390, W 512
     assert "cat is 0.53 W left of dog (prompt: left of; margin 0.1 W)" in card.reason.text()
     assert "d = (centre x of A − centre x of B) / W = -0.527" in card.reason.toolTip()
     # the twin ("a dog to the right of a cat") says the same scene in its own terms
     assert "dog is 0.53 W right of cat (prompt: right of" in w.viewer.right.card.reason.text()
     # the card follows the live config
-    w.state.set_config(w.state.config.replace(margin=0.6))
-    assert card.chip.text() == VERDICTS[int(w.state.verdicts.verdict[row])] == "UNDECIDABLE"
+    w.spatial.set_config(w.spatial.config.replace(margin=0.6))
+    assert card.chip.text() == VERDICTS[int(w.spatial.verdicts.verdict[row])] == "UNDECIDABLE"
     assert "near_boundary" in card.reason.text()
     band = w.viewer.left.view.overlay.items_by_kind["margin_band"][0].rect()
     assert band.width() == pytest.approx(2 * 0.6 * 512)
     # hidden behind another tab it waits, and shows the live verdict when it comes back
     w.show_tab("Browse")
     assert not w.viewer.isVisible()
-    w.state.set_config(w.state.config.replace(margin=0.01))
+    w.spatial.set_config(w.spatial.config.replace(margin=0.01))
     assert "near_boundary" in card.reason.text()  # not redrawn while hidden
     w.show_tab("Review")
-    assert card.chip.text() == VERDICTS[int(w.state.verdicts.verdict[row])] != "UNDECIDABLE"
+    assert card.chip.text() == VERDICTS[int(w.spatial.verdicts.verdict[row])] != "UNDECIDABLE"
     assert "near_boundary" not in card.reason.text()
 
 
@@ -181,7 +182,7 @@ def test_missing_and_corrupt_images_show_a_neutral_canvas(qtbot, open_window, pn
     assert {"A", "B"} <= right.overlay.visible_kinds()
     # and the viewer goes on working
     _key(qtbot, w, Qt.Key_T)
-    assert w.state.dataset.samples.sample_id[w.state.current] == "s_p1_seed1"
+    assert w.spatial.dataset.samples.sample_id[w.spatial.current] == "s_p1_seed1"
     assert not w.viewer.left.view.image_ok
 
 
@@ -190,7 +191,7 @@ def test_fixture_without_images_uses_the_canvas(qtbot, open_window, sbuc_project
     _show(qtbot, w, "sd15_boxdiff_v1_000000_seed0000")
     left = w.viewer.left.view
     assert not left.image_ok and "image not found" in left.message
-    assert w.state.dataset.samples.sample_id[w.viewer.right_row] == "sd15_boxdiff_v1_000001_seed0000"
+    assert w.spatial.dataset.samples.sample_id[w.viewer.right_row] == "sd15_boxdiff_v1_000001_seed0000"
     assert len(w.viewer.strip.rows()) == 4
 
 
@@ -211,20 +212,20 @@ def test_prefetch_decodes_the_next_items(qtbot, open_window, png_project: Path) 
     w = open_window(png_project)
     _show(qtbot, w, "s_p0_seed0")
     w.images.wait(5000)
-    queue = w.state.queue
-    nxt = queue[w.state.queue_pos + 1]
+    queue = w.spatial.queue
+    nxt = queue[w.spatial.queue_pos + 1]
     from ui.methods.spatial.pair_viewer import image_key
 
-    assert w.images.peek(image_key(w.state, nxt)) is not None
+    assert w.images.peek(image_key(w.spatial, nxt)) is not None
     hits = w.images.hits
     _key(qtbot, w, Qt.Key_Right)
-    assert w.state.current == nxt
+    assert w.spatial.current == nxt
     assert w.images.hits > hits  # shown from the cache, not decoded on the spot
     assert np.all(np.asarray(queue) >= 0)
 
 
 def test_an_object_keeps_its_colour_in_the_twin(qtbot, open_window, png_project: Path) -> None:
-    """Issue 11, item 13: the cat is A on the left and B in the twin; its box stays one colour."""
+    """The cat is A on the left and B in the twin; its box stays one colour."""
     w = open_window(png_project)
     _show(qtbot, w, "s_p0_seed0")  # "a cat to the left of a dog"; twin "a dog to the right of a cat"
     left, right = w.viewer.left.view.overlay, w.viewer.right.view.overlay
@@ -246,18 +247,18 @@ def test_an_object_keeps_its_colour_in_the_twin(qtbot, open_window, png_project:
 
 def test_competing_boxes_of_an_ambiguous_sample_carry_label_and_score(qtbot, open_window,
                                                                       sbuc_project: Path) -> None:
-    """Issue 11, item 14: the boxes that made a sample "ambiguous" are tagged with label and score."""
+    """The boxes that made a sample "ambiguous" are tagged with label and score."""
     from workstation.methods.spatial.types import AMBIGUOUS
 
     w = open_window(sbuc_project)
-    v = w.state.verdicts
+    v = w.spatial.verdicts
     rows = np.flatnonzero(np.asarray(v.reason) == AMBIGUOUS)
     assert len(rows) > 0
     row = int(rows[0])
     name = v.reason_text(row).removeprefix("ambiguous: multiple ")
-    w.review_from_browse(row)
+    w.method_views["spatial"].review_from_browse(w, row)
     ov = w.viewer.left.view.overlay
-    ds = w.state.dataset
+    ds = w.spatial.dataset
     d = ds.detections
     cut = max(v.config.t_det, v.config.primary_threshold)
     sel = {int(v.sel_a[row]), int(v.sel_b[row])}
@@ -270,7 +271,7 @@ def test_competing_boxes_of_an_ambiguous_sample_carry_label_and_score(qtbot, ope
         assert f"{name} {score:.2f} · competing" in tags, tags
     assert len(ov.items_by_kind["competing"]) >= len(others)
     # blind: no competing tags (they would give the reason away)
-    w.state.set_queue([row], blind=True)
+    blind_queue(w.spatial, [row])
     assert not any("competing" in t.text for t in w.viewer.left.view.overlay.tags)
 
 
@@ -308,7 +309,7 @@ def test_raw_image_beside_the_overlaid_one(qtbot, open_window, png_project: Path
     assert right.zoom_level == pytest.approx(v.left.view.zoom_level)
     # T still goes to the twin; unticking brings the twin back on the right
     _key(qtbot, w, Qt.Key_T)
-    assert w.state.dataset.samples.sample_id[w.state.current] == "s_p1_seed0"
+    assert w.spatial.dataset.samples.sample_id[w.spatial.current] == "s_p1_seed0"
     assert v.right.prompt.text() == v.left.prompt.text() == "a dog to the right of a cat"
     v.raw_box.click()
     assert v.right.prompt.text() == "a cat to the left of a dog" and v.right.row == row
@@ -321,16 +322,16 @@ def test_the_viewer_finds_each_samples_boxes_from_the_loaders_offsets(qtbot, ope
     from ui.methods.spatial.overlay import detection_rows
 
     w = open_window(sbuc_project)
-    st = w.state
+    st = w.spatial
     dets = st.dataset.detections
     offsets = dets.sample_offsets()
     assert offsets is not None
     column = np.repeat(np.arange(st.dataset.n), np.diff(offsets))
     for row in range(0, st.dataset.n, 97):
         assert detection_rows(st.dataset, row).tolist() == np.flatnonzero(column == row).tolist()
-    w.review_from_browse(0)
+    w.method_views["spatial"].review_from_browse(w, 0)
     for _ in range(3):
-        w.controller.next()
+        w.spatial.controller.next()
     st.set_config(st.config.replace(margin=st.config.margin + 0.01))
     QApplication.processEvents()
     assert dets.__dict__["_sample_idx"] is None
@@ -417,7 +418,7 @@ def test_a_step_to_a_pair_whose_labels_were_read_ahead_asks_the_project_nothing(
 
     w = open_window(png_project)
     _show(qtbot, w, "s_p0_seed0")
-    p = w.state.project
+    p = w.spatial.project
     execute = p.con.execute
     reads: list[str] = []
 
@@ -432,12 +433,12 @@ def test_a_step_to_a_pair_whose_labels_were_read_ahead_asks_the_project_nothing(
         assert len(reads) == 1  # the samples ahead and their twins, together
         reads.clear()
         _key(qtbot, w, Qt.Key_Right)
-        ids = w.state.dataset.samples.sample_id
+        ids = w.spatial.dataset.samples.sample_id
         assert ids[w.viewer.left_row] == "s_p0_seed1"
         assert reads == []
         assert w.viewer.left.labels.text() == "Labels: none yet"
         # a label written now is seen at once, here and after a step away and back
-        w.controller.auto_advance = False
+        w.spatial.controller.auto_advance = False
         _key(qtbot, w, Qt.Key_P)
         assert "<b>alice</b>: PASS" in w.viewer.left.labels.text()
         _key(qtbot, w, Qt.Key_Right)
@@ -453,12 +454,12 @@ def test_the_seed_strip_is_redrawn_in_place_within_a_prompt(qtbot, open_window, 
     w = open_window(png_project)
     _show(qtbot, w, "s_p0_seed0")
     v = w.viewer
-    ids = w.state.dataset.samples.sample_id
+    ids = w.spatial.dataset.samples.sample_id
     first = v.strip.item(0)
     assert [ids[r] for r in v.strip.rows()] == ["s_p0_seed0", "s_p0_seed1", "s_p0_seed2"]
     assert [s[2] for s in v.strip.shown] == [True, False, False]  # the current seed's border
     _key(qtbot, w, Qt.Key_Right)
-    assert ids[w.state.current] == "s_p0_seed1"
+    assert ids[w.spatial.current] == "s_p0_seed1"
     assert v.strip.item(0) is first  # the same items, their look updated
     assert [ids[r] for r in v.strip.rows()] == ["s_p0_seed0", "s_p0_seed1", "s_p0_seed2"]
     assert [s[2] for s in v.strip.shown] == [False, True, False]
@@ -471,7 +472,7 @@ def test_the_seed_strip_is_redrawn_in_place_within_a_prompt(qtbot, open_window, 
     # clicking a seed still reviews the sample it now shows
     rect = v.strip.visualItemRect(v.strip.item(2))
     qtbot.mouseClick(v.strip.viewport(), Qt.LeftButton, pos=rect.center())
-    assert ids[w.state.current] == "s_p1_seed2"
+    assert ids[w.spatial.current] == "s_p1_seed2"
 
 
 def test_the_verdict_card_keeps_its_height_from_one_reason_to_the_next(qtbot, open_window,
@@ -480,7 +481,7 @@ def test_the_verdict_card_keeps_its_height_from_one_reason_to_the_next(qtbot, op
     says them in the relation's words): the card, and the image under it, do not move when the
     next sample's reason is longer or shorter."""
     w = open_window(png_project)
-    st = w.state
+    st = w.spatial
     st.set_config(st.config.replace(margin=0.5))  # seed 0 near the boundary (0.53 W apart ... )
     row = _show(qtbot, w, "s_p0_seed0")
     card = w.viewer.left.card

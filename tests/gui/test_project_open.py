@@ -32,11 +32,11 @@ def test_recent_projects(qtbot, open_window, sbuc_project: Path, png_project: Pa
     w = open_window(sbuc_project)
     assert w.open_project(png_project)
     assert project_dialogs.recent_projects()[:2] == [str(png_project.resolve()), str(sbuc_project.resolve())]
-    w._fill_recent()
+    w.recent_menu.aboutToShow.emit()  # the menu is filled as it opens
     texts = [a.text() for a in w.recent_menu.actions()]
     assert texts[:2] == [str(png_project.resolve()), str(sbuc_project.resolve())]
     w.recent_menu.actions()[1].trigger()
-    assert w.state.project.folder.resolve() == sbuc_project.resolve()
+    assert w.spatial.project.folder.resolve() == sbuc_project.resolve()
     assert w.windowTitle().startswith("sbuc_project")
 
 
@@ -47,7 +47,7 @@ def test_settings_are_isolated_per_test(isolated_settings: Path) -> None:
 
 def test_second_window_gets_a_message_and_a_snapshot(qtbot, open_window, sbuc_project: Path) -> None:
     w1 = open_window(sbuc_project)
-    w1.review_from_browse(0)
+    w1.method_views["spatial"].review_from_browse(w1, 0)
     qtbot.keyClick(w1, Qt.Key_P)  # a committed label, part of the snapshot
     w2 = MainWindow(ask_annotator=lambda: "bob")
     qtbot.addWidget(w2)
@@ -61,16 +61,16 @@ def test_second_window_gets_a_message_and_a_snapshot(qtbot, open_window, sbuc_pr
     seen = on_next_modal(qtbot, answer)
     assert w2.open_project(sbuc_project)
     assert seen and "open in another window or process" in got["text"]
-    assert w2.state.project.read_only
+    assert w2.spatial.project.read_only
     assert "read-only" in w2.windowTitle()
-    assert len(SpatialStore(w2.state.project).latest_labels()) == 1
+    assert len(SpatialStore(w2.spatial.project).latest_labels()) == 1
     assert not w2.labeling.buttons["PASS"].isEnabled()
     w2.close()
     # the first window still writes
     w1.activateWindow()
     qtbot.waitUntil(lambda: w1.isActiveWindow(), timeout=2000)
     qtbot.keyClick(w1, Qt.Key_F)
-    assert len(SpatialStore(w1.state.project).latest_labels()) == 2
+    assert len(SpatialStore(w1.spatial.project).latest_labels()) == 2
 
 
 def test_another_process_holds_the_project(qtbot, open_window, sbuc_project: Path) -> None:
@@ -90,12 +90,12 @@ def test_another_process_holds_the_project(qtbot, open_window, sbuc_project: Pat
         seen = on_next_modal(qtbot, cancel)
         assert not w.open_project(sbuc_project)
         assert seen and "another process" in got["text"]
-        assert w.state.project is None
+        assert w.spatial.project is None
 
         seen = on_next_modal(qtbot, lambda box: _click_button(qtbot, box, "openSnapshot"))
         assert w.open_project(sbuc_project)
-        assert seen and w.state.project.read_only
-        assert w.state.dataset.n == 800
+        assert seen and w.spatial.project.read_only
+        assert w.spatial.dataset.n == 800
         w.close_project()
     finally:
         holder.kill()
@@ -106,8 +106,8 @@ def test_read_only_when_locked_opens_a_snapshot_without_asking(qtbot, open_windo
     w1 = open_window(sbuc_project)
     w2 = open_window(None)
     assert w2.open_project(sbuc_project, read_only=True)
-    assert w2.state.project.read_only
-    assert w1.state.project is not None and not w1.state.project.read_only
+    assert w2.spatial.project.read_only
+    assert w1.spatial.project is not None and not w1.spatial.project.read_only
 
 
 def test_create_a_project(qtbot, open_window, tmp_path: Path) -> None:
@@ -144,10 +144,10 @@ def test_background_open_keeps_the_window_responsive(qtbot, open_window, sbuc_pr
     w = open_window(None)
     with qtbot.waitSignal(w.load_finished, timeout=30000) as blocker:
         w.open_project_in_background(sbuc_project)
-        assert w.state.project is None  # returned at once; the loading runs on a worker thread
-        assert w.browser.count_label.text().startswith("opening")
+        assert w.spatial.project is None  # returned at once; the loading runs on a worker thread
+        assert w.start_page.hint.text().startswith("Opening")
     assert blocker.args == [True]
-    assert w.state.dataset.n == 800
+    assert w.spatial.dataset.n == 800
     assert w.browser.count_label.text() == "800 of 800 samples"
     assert project_dialogs.recent_projects()[0] == str(sbuc_project.resolve())
     # a second background open of the same folder, here, meets the in-process lock
@@ -190,20 +190,19 @@ def test_add_panel_as_tab_and_dock(qtbot, open_window) -> None:
 
 
 def test_background_open_says_what_it_is_doing(qtbot, open_window, sbuc_project) -> None:
-    """Issue 11, item 7: while a project loads the window says so (status bar and Browse)."""
+    """While a project loads the window says so (status bar and the start page)."""
     w = open_window()
     with qtbot.waitSignal(w.load_finished, timeout=30000) as sig:
         w.open_project_in_background(sbuc_project)
         assert w.statusBar().currentMessage() == f"Opening {sbuc_project.name}…"
-        assert w.browser.count_label.text() == f"opening {sbuc_project.name}…"
         # not "no project — File → Open" nor "Start here: open a project" while one is opening
         assert w.project_label.text() == f"opening {sbuc_project.name}…"
-        assert w.browser.hint.text().startswith(f"Reading {sbuc_project.name}")
+        assert w.start_page.hint.text().startswith(f"Opening <b>{sbuc_project.name}</b>")
     assert sig.args == [True]
     assert w.project_label.text() == sbuc_project.name
     assert w.browser.hint.text().startswith("Next:")
     # the samples are shown first; the checker evaluates them on a worker thread meanwhile
-    assert w.state.dataset.n == 800 and w.state.verdicts is None and w.state.checking
+    assert w.spatial.dataset.n == 800 and w.spatial.verdicts is None and w.spatial.checking
     m = w.browser.model
     assert m.total == 800 and m.data(m.index(0, 5)) == "checking…"  # the Checker column says so
     assert w.statusBar().currentMessage() == (f"opened {sbuc_project.name}: 800 samples — the checker is "
@@ -214,9 +213,9 @@ def test_background_open_says_what_it_is_doing(qtbot, open_window, sbuc_project)
     assert m.data(m.index(0, 5)) in ("PASS", "FAIL", "UNDECIDABLE")
     from workstation.methods.spatial.checker import evaluate
 
-    want = evaluate(w.state.dataset, w.state.config)
-    assert not w.state.checking and w.state.baseline is w.state.verdicts
-    assert np.array_equal(w.state.verdicts.verdict, want.verdict)
+    want = evaluate(w.spatial.dataset, w.spatial.config)
+    assert not w.spatial.checking and w.spatial.baseline is w.spatial.verdicts
+    assert np.array_equal(w.spatial.verdicts.verdict, want.verdict)
     assert w.counts_label.text().startswith("PASS ")  # the status bar counts them
 
 
@@ -239,19 +238,19 @@ def test_the_background_check_starts_before_the_views_take_the_samples(qtbot, op
 
     monkeypatch.setattr(loading_module, "evaluate_active", evaluating)
     seen: list[bool] = []
-    adopt = w.state.adopt
+    adopt = w.spatial._adopt
 
     def recording(loaded) -> None:  # the GUI thread: no event is handled until it returns
         seen.append(running.wait(timeout=10))
         adopt(loaded)
 
-    monkeypatch.setattr(w.state, "adopt", recording)
+    monkeypatch.setattr(w.spatial, "_adopt", recording)
     with qtbot.waitSignal(w.load_finished, timeout=30000):
         w.open_project_in_background(sbuc_project)
     assert seen == [True]
     with qtbot.waitSignal(w.verdicts_checked, timeout=30000):
         pass
-    assert not w.state.checking and w.state.verdicts is not None and w.state.verdicts is w.state.baseline
+    assert not w.spatial.checking and w.spatial.verdicts is not None and w.spatial.verdicts is w.spatial.baseline
 
 
 def test_a_slider_moved_before_the_background_check_ends_keeps_its_verdicts(qtbot, open_window,
@@ -261,16 +260,16 @@ def test_a_slider_moved_before_the_background_check_ends_keeps_its_verdicts(qtbo
     w = open_window()
     with qtbot.waitSignal(w.load_finished, timeout=30000):
         w.open_project_in_background(sbuc_project)
-    assert w.state.checking
-    active = w.state.config
+    assert w.spatial.checking
+    active = w.spatial.config
     moved = active.replace(margin=active.margin + 0.05)
-    w.state.set_config(moved)  # evaluated at once, on the GUI thread
-    live = w.state.verdicts
+    w.spatial.set_config(moved)  # evaluated at once, on the GUI thread
+    live = w.spatial.verdicts
     assert live is not None and live.config == moved
     with qtbot.waitSignal(w.verdicts_checked, timeout=30000):
         pass
-    assert w.state.config == moved and w.state.verdicts is live
-    assert w.state.baseline is not None and w.state.baseline.config == active
+    assert w.spatial.config == moved and w.spatial.verdicts is live
+    assert w.spatial.baseline is not None and w.spatial.baseline.config == active
 
 
 def test_closing_the_project_before_the_background_check_ends_leaves_nothing_behind(
@@ -278,18 +277,18 @@ def test_closing_the_project_before_the_background_check_ends_leaves_nothing_beh
     w = open_window()
     with qtbot.waitSignal(w.load_finished, timeout=30000):
         w.open_project_in_background(sbuc_project)
-    assert w.state.checking
+    assert w.spatial.checking
     w.close_project()
-    assert w.state.project is None and not w.state.checking
+    assert w.spatial.project is None and not w.spatial.checking
     with qtbot.waitSignal(w.verdicts_checked, timeout=30000):
         pass  # the check of the closed project ends and is dropped
-    assert w.state.verdicts is None and w.state.dataset is None
+    assert w.spatial.verdicts is None and w.spatial.dataset is None
     # the project opens again at once, with its verdicts
     with qtbot.waitSignal(w.load_finished, timeout=30000):
         w.open_project_in_background(sbuc_project)
     with qtbot.waitSignal(w.verdicts_checked, timeout=30000):
         pass
-    assert w.state.dataset.n == 800 and w.state.verdicts is not None and not w.state.checking
+    assert w.spatial.dataset.n == 800 and w.spatial.verdicts is not None and not w.spatial.checking
 
 
 def test_a_closed_project_leaves_no_dataset_or_verdicts_behind(qtbot, open_window, sbuc_project) -> None:
@@ -303,11 +302,11 @@ def test_a_closed_project_leaves_no_dataset_or_verdicts_behind(qtbot, open_windo
     for tab in ("Calibration", "Browse"):
         w.show_tab(tab)
         qtbot.wait(50)
-    st = w.state
+    st = w.spatial
     st.set_config(st.config.replace(margin=st.config.margin + 0.05))  # a live set beside the applied one
     w.show_tab("Calibration")
     qtbot.wait(50)
-    w.review_from_browse(3)
+    w.method_views["spatial"].review_from_browse(w, 3)
     qtbot.wait(50)
     refs = {"dataset": weakref.ref(st.dataset), "verdicts": weakref.ref(st.verdicts),
             "applied verdicts": weakref.ref(st.baseline)}
@@ -319,7 +318,7 @@ def test_a_closed_project_leaves_no_dataset_or_verdicts_behind(qtbot, open_windo
     assert w.statusBar().currentMessage() == f"closed {sbuc_project.name}"  # not "opened …" any more
     # and it opens again as before
     assert w.open_project(sbuc_project)
-    assert w.state.dataset.n == 800 and w.state.verdicts is not None
+    assert w.spatial.dataset.n == 800 and w.spatial.verdicts is not None
 
 
 def test_a_window_closed_while_its_project_loads_does_not_adopt_it(qtbot, open_window, sbuc_project,
@@ -343,18 +342,18 @@ def test_a_window_closed_while_its_project_loads_does_not_adopt_it(qtbot, open_w
     monkeypatch.setattr(ui.loading, "load_project", held)
     w = open_window()
     w.open_project_in_background(sbuc_project)
-    assert w._load_worker is not None
+    assert w.opener.load_worker is not None
     w.close()
     release.set()
-    qtbot.waitUntil(lambda: w._load_worker is None, timeout=30000)
-    assert len(loads) == 1 and w.state.project is None and w.state.dataset is None
+    qtbot.waitUntil(lambda: w.opener.load_worker is None, timeout=30000)
+    assert len(loads) == 1 and w.spatial.project is None and w.spatial.dataset is None
     assert w.project_label.text() == "no project — File → Open (Ctrl+O)"
     with pytest.raises(Exception, match="(?i)closed"):  # its database was closed
         loads[0].project.con.execute("SELECT 1")
     monkeypatch.setattr(ui.loading, "load_project", real)
     w2 = open_window()
     assert w2.open_project(sbuc_project)
-    assert w2.state.dataset.n == 800
+    assert w2.spatial.dataset.n == 800
 
 
 def test_a_background_open_that_fails_says_so_and_leaves_the_window_as_it_was(qtbot, open_window, sbuc_project,
@@ -377,8 +376,8 @@ def test_a_background_open_that_fails_says_so_and_leaves_the_window_as_it_was(qt
         assert w.project_label.text() == "opening broken…"
     assert sig.args == [False] and seen
     assert "broken" in got["text"], got  # the error names the folder
-    assert w._load_worker is None
-    assert w.state.project is not None and w.state.project.folder.resolve() == sbuc_project.resolve()
+    assert w.opener.load_worker is None
+    assert w.spatial.project is not None and w.spatial.project.folder.resolve() == sbuc_project.resolve()
     assert w.project_label.text() == sbuc_project.name
     assert w.browser.count_label.text() == "800 of 800 samples"
     assert w.browser.hint.text().startswith("Next:")
@@ -421,17 +420,17 @@ def test_the_window_takes_the_load_started_before_it(qtbot, open_window, sbuc_pr
 
     w = open_window(None)
     second: list[object] = []
-    monkeypatch.setattr(w, "_load_in_thread", lambda *a: second.append(a))
+    monkeypatch.setattr(w.opener, "_load", lambda *a: second.append(a))
     early = EarlyLoad(sbuc_project)
     if ended_first:
         early.thread.join(30)
     with qtbot.waitSignal(w.load_finished, timeout=30000) as blocker:
         w.open_project_in_background(sbuc_project, early=early)
-        assert w.state.project is None  # delivered through the event loop, even when the load had ended
+        assert w.spatial.project is None  # delivered through the event loop, even when the load had ended
     assert blocker.args == [True] and second == []  # no second load
-    assert w.state.dataset.n == 800
+    assert w.spatial.dataset.n == 800
     assert w.browser.count_label.text() == "800 of 800 samples"
-    qtbot.waitUntil(lambda: not w.state.checking and w.state.verdicts is not None, timeout=30000)
+    qtbot.waitUntil(lambda: not w.spatial.checking and w.spatial.verdicts is not None, timeout=30000)
 
 
 def test_a_load_started_for_another_folder_is_closed_and_the_window_reads_its_own(
@@ -452,11 +451,11 @@ def test_a_load_started_for_another_folder_is_closed_and_the_window_reads_its_ow
     with qtbot.waitSignal(w.load_finished, timeout=30000) as blocker:
         w.open_project_in_background(sbuc_project, early=early)
     assert blocker.args == [True]
-    assert w.state.project.folder.resolve() == sbuc_project.resolve() and w.state.dataset.n == 800
+    assert w.spatial.project.folder.resolve() == sbuc_project.resolve() and w.spatial.dataset.n == 800
     early.thread.join(30)
     # the early load (the window's own load of its folder is recorded too)
     early_loads = [x for x in loads if x.project.folder.resolve() == png_project.resolve()]
-    own = [x for x in loads if x.project is w.state.project]
+    own = [x for x in loads if x.project is w.spatial.project]
     assert len(early_loads) == 1 and len(own) == 1 and len(loads) == 2
     with pytest.raises(Exception, match="(?i)closed"):  # nobody took it: its database was closed
         early_loads[0].project.con.execute("SELECT 1")

@@ -48,7 +48,7 @@ def open_page(open_window: Any, folder: Path, page: str, annotator: str = "ann")
 
 
 def own_events(w: Any, who: str = "ann") -> list[Any]:
-    return [e for e in w.state.project.label_events(task=TASK) if e.annotator == who]
+    return [e for e in w.spatial.project.label_events(task=TASK) if e.annotator == who]
 
 
 def visible_texts(root: QWidget) -> str:
@@ -79,7 +79,7 @@ def test_keys_1_to_4_rate_each_image_blind_with_notes_undo_and_redo(qtbot: Any, 
         orig = r.panes[side].show_image
         r.panes[side].show_image = (lambda path, *a, _o=orig, _s=side, **k: (shown.append((_s, path)), _o(path, *a, **k)))
     messages: list[str] = []
-    w.state.message.connect(messages.append)
+    w.spatial.message.connect(messages.append)
 
     focus = r.panes["A"].view
     focus.setFocus()
@@ -115,6 +115,8 @@ def test_keys_1_to_4_rate_each_image_blind_with_notes_undo_and_redo(qtbot: Any, 
     qtbot.keyClick(focus, Qt.Key_Z, Qt.ControlModifier)
     e = own_events(w)[-1]
     assert (e.target_id, e.value) == (queue[4], None) and r.controller.current == queue[4]
+    qtbot.keyClick(focus, Qt.Key_Z, Qt.ControlModifier)  # the note, saved as the box was left
+    assert (own_events(w)[-1].target_id, own_events(w)[-1].notes) == (queue[4], None)
     qtbot.keyClick(focus, Qt.Key_Z, Qt.ControlModifier)
     assert own_events(w)[-1].target_id == queue[3] and own_events(w)[-1].value is None
     qtbot.keyClick(focus, Qt.Key_Z, Qt.ControlModifier | Qt.ShiftModifier)  # redo
@@ -122,16 +124,17 @@ def test_keys_1_to_4_rate_each_image_blind_with_notes_undo_and_redo(qtbot: Any, 
     assert messages and all(s not in m for m in messages for s in queue)  # blind status messages
     assert any("image B of triplet 2" in m for m in messages)
     # the spatial labels were not touched by Ctrl+Z
-    assert not w.state.project.label_events(task="spatial.verdict")
+    assert not w.spatial.project.label_events(task="spatial.verdict")
 
     # the latest event per image counts; the metric page reads the new ratings when it is shown
-    latest = {e.target_id: e.value for e in w.state.project.latest_label_events(TASK, "ann")}
+    latest = {e.target_id: e.value for e in w.spatial.project.latest_label_events(TASK, "ann")}
     assert latest == {queue[0]: "1", queue[1]: "2", queue[2]: "3", queue[3]: "4", queue[4]: None}
     assert pb.metrics.stale
     pb.show_page("metrics")
     qtbot.waitUntil(lambda: not pb.metrics.stale and pb.metrics.ready, timeout=10000)
     rt = pb.session.data.ratings
-    assert int((rt.annotator == "ann").sum()) == len(own_events(w)) == 8
+    # 4 ratings, the note saved as the box was left, the rating with it, two undos and a redo
+    assert int((rt.annotator == "ann").sum()) == len(own_events(w)) == 10
 
 
 def test_reopening_starts_at_the_first_image_not_rated(qtbot: Any, open_window: Any, demo_project: Path) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ui.methods.spatial.table_order import RowOrder
+from workstation.methods.spatial.browse import RowOrder
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -1,4 +1,4 @@
-"""Texts are shown whole (issue 11, item 15): "your label: UNDECIDABLE", the applied version's
+"""Texts are shown whole: "your label: UNDECIDABLE", the applied version's
 column header, "15 / 800 labelled" on one line; the grid's P / F / U badges are explained."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
+from .conftest import blind_queue
 
 pytestmark = pytest.mark.gui
 
@@ -18,9 +19,9 @@ def _fits(widget, text: str, pad: int = 0) -> bool:
 def test_labelling_bar_texts_are_whole(qtbot, open_window, sbuc_project: Path) -> None:
     w = open_window(sbuc_project)
     w.resize(1100, 800)  # narrower than usual: the bar must still not cut its texts
-    w.review_from_browse(0)
-    assert w.labeling.ctl.record("UNDECIDABLE")  # goes on to the next item
-    w.labeling.ctl.prev()
+    w.method_views["spatial"].review_from_browse(w, 0)
+    assert w.labeling.c.record("UNDECIDABLE")  # goes on to the next item
+    w.labeling.c.prev()
     qtbot.waitUntil(lambda: w.labeling.yours.text() == "your label: UNDECIDABLE")
     qtbot.wait(20)
     assert _fits(w.labeling.yours, "your label: UNDECIDABLE")
@@ -35,7 +36,7 @@ def test_applied_version_header_is_whole(qtbot, open_window, sbuc_project: Path)
     w = open_window(sbuc_project)
     w.resize(1600, 1000)
     w.tabs.setCurrentWidget(w._calibration_tab)
-    t = w.calibration_panel().delta_table
+    t = w.method_views["spatial"].calibration_panel(w).delta_table
     qtbot.waitUntil(lambda: t.isVisible())
     qtbot.wait(50)
     hh = t.horizontalHeader()
@@ -58,6 +59,6 @@ def test_grid_badges_have_a_legend(qtbot, open_window, sbuc_project: Path) -> No
     text = b.badge_legend.text()
     assert "P = PASS, F = FAIL, U = UNDECIDABLE" in text
     assert "top-right badge and frame: checker verdict" in text and "top-left badge: human label" in text
-    # in a blind queue the checker's badge is hidden, and so is its explanation
-    w.state.set_queue([0, 1], blind=True)
-    assert "checker" not in b.badge_legend.text() and "human label" in b.badge_legend.text()
+    # in a blind queue the checker's and the annotators' badges are hidden, and so are their explanations
+    blind_queue(w.spatial, [0, 1])
+    assert "checker" not in b.badge_legend.text() and "human label" not in b.badge_legend.text()

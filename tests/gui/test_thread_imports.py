@@ -53,8 +53,8 @@ def helpers():
     return [t.name for t in threading.enumerate() if t.name in names]
 
 def poll():
-    if state.dataset is not None and not state.checking and not helpers():
-        print("OPENED", state.dataset.n, flush=True)
+    if window.spatial.dataset is not None and not window.spatial.checking and not helpers():
+        print("OPENED", window.spatial.dataset.n, flush=True)
         window.close()
         app.quit()
     else:

@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 
 from ui.methods.spatial.sample_table import ROW_ROLE, VERDICT_ROLE
+from .conftest import blind_queue
 
 pytestmark = pytest.mark.gui
 
@@ -34,7 +35,7 @@ def test_grid_shows_thumbnails_and_badges(qtbot, open_window, png_project: Path)
     assert model.rowCount() == 6
     qtbot.waitUntil(lambda: len(grid.thumbs) >= 6, timeout=5000)
     grid.viewport().repaint()
-    ids = w.state.dataset.samples.sample_id
+    ids = w.spatial.dataset.samples.sample_id
     row0 = [i for i in range(6) if ids[model.index(i, 0).data(ROW_ROLE)] == "s_p0_seed0"][0]
     # the picture is in the tile: the cat's red square sits left of the middle (tile 148 px for 512)
     c = _tile_color(grid, row0, int(120 * 148 / 512), int(260 * 148 / 512))
@@ -47,8 +48,8 @@ def test_grid_shows_thumbnails_and_badges(qtbot, open_window, png_project: Path)
     expected = theme.verdict_color(v)
     assert abs(badge.red() - expected.red()) < 40 and abs(badge.green() - expected.green()) < 40
     # the corrupt and the missing image are reported, not fatal
-    corrupt = str(w.state.project.image_file("images/s_p1_seed1.png"))
-    missing = str(w.state.project.image_file("images/s_p1_seed2.png"))
+    corrupt = str(w.spatial.project.image_file("images/s_p1_seed1.png"))
+    missing = str(w.spatial.project.image_file("images/s_p1_seed2.png"))
     assert "cannot read image" in grid.thumbs.peek(corrupt).error
     assert "not found" in grid.thumbs.peek(missing).error
 
@@ -82,12 +83,12 @@ def test_grid_follows_filters_and_opens_review(qtbot, open_window, png_project: 
     qtbot.mouseClick(grid.viewport(), Qt.LeftButton, pos=rect.center())
     qtbot.mouseDClick(grid.viewport(), Qt.LeftButton, pos=rect.center())
     assert w.tabs.currentWidget() is w.review
-    assert w.state.dataset.samples.sample_id[w.state.current] == "s_p1_seed1"
-    assert len(w.state.queue) == 3
+    assert w.spatial.dataset.samples.sample_id[w.spatial.current] == "s_p1_seed1"
+    assert len(w.spatial.queue) == 3
 
 
 def test_blind_mode_hides_badges(qtbot, open_window, png_project: Path) -> None:
     w = open_window(png_project)
     grid = _grid(qtbot, w)
-    w.state.set_queue(list(range(6)), blind=True, audit_set_id=None)
+    blind_queue(w.spatial, list(range(6)))
     assert all(grid.model().index(i, 0).data(VERDICT_ROLE) == -1 for i in range(6))

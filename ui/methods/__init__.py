@@ -1,13 +1,9 @@
 """Each evaluation method's Qt views, registered by name and imported only when used.
 
-A method's views are a package ``ui.methods.<name>`` whose ``VIEWS`` object has
-
-* ``method`` — the method's registry name (``workstation.methods``);
-* ``title`` — the tab / menu title;
-* ``install(window)`` — add its pages (``window.add_panel(title, widget, "tab")``), menus and
-  actions to the main window; called once, the first time a project with the method's data is
-  open (or when the user opens the method from the Methods menu);
-* ``on_project(window)`` — the project was opened, reloaded or closed (``window.state.project``).
+A method's views are a package ``ui.methods.<name>`` whose ``VIEWS`` object is a
+`ui.methods.base.MethodViews`: its pages (``install(window)`` adds them as tabs, the first time
+a project with the method's data is open or the user opens the method from the Methods menu),
+its judging controller and page, its audit population and label export.
 
 Views never import another method's views (an import-linter contract), and the main window
 knows no method by name: it asks this registry.
@@ -20,6 +16,7 @@ from typing import Any
 from workstation.registry import Registry
 
 VIEWS: Registry[Any] = Registry("method views")
+VIEWS.register("spatial", "ui.methods.spatial.views:VIEWS")
 VIEWS.register("protobias", "ui.methods.protobias:VIEWS")
 VIEWS.register("dyeval", "ui.methods.dyeval:VIEWS")
 VIEWS.register("metalogic", "ui.methods.metalogic:VIEWS")

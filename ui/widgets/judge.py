@@ -1,36 +1,42 @@
-"""Keyboard judgements over any method's label scheme: a controller and the bar that shows it.
+"""Keyboard judgements over any method's label scheme: the controller, the bar, the keys.
 
-`JudgeController` walks a queue of targets (pairs, triplet images, test images, ...) and writes
-one label event per key into the project's label log (task and target kind from the
-`LabelScheme`), committed before the key press returns. An event carries the whole (value,
-notes) state of the target for the annotator, so the latest event is the truth: saving notes
-repeats the current value, and undo appends a compensating event (events are never deleted).
-Targets marked as consistency re-checks are written with source "recheck" and show nothing of
-the earlier answer. A write that fails (a full disk, a read-only project) says so and keeps the
+`JudgeController` wraps the core's `workstation.evaluation.judging.JudgingQueue` (the queue, the
+passes, the blindness policy, undo / redo) with signals: every method's judging page — the
+spatial pair viewer, MetaLogic pairs, ProtoBias ratings, DyEval test images — walks its queue
+and writes its labels through one of these, committed before the key press returns. A write
+that fails (a full disk, a read-only project) says so where the auditor looks and keeps the
 item; no acknowledged label is lost.
 
-`JudgeBar` is the bar a method page puts under its view: one button per value with its key,
-a multi-line notes box, "item i of n" with a progress bar, undo / redo, auto-advance, and an
-export of the task's labels. `install_shortcuts(page)` binds the scheme's keys, ←/→ and
-Ctrl+Z / Ctrl+Shift+Z on a page.
+`JudgeBar` is the bar a judging page puts under its view: one button per value with its key,
+"your label", ◀ ▶, undo / redo, auto-advance, export, the notes box, "item i of n" with a
+progress bar, and a banner while something is hidden (a blind audit, a re-check).
+`install_shortcuts(page, controller, bar)` binds the scheme's keys, N (notes), ← / → and
+Ctrl+Z / Ctrl+Shift+Z on a page: they act whenever the page is shown, wherever the focus is
+(except while typing in a text field), so they work at once after a tab or page switch.
+
+Notes behave alike everywhere: N puts the cursor at the end of the note, Enter saves it (with
+"notes saved" beside the box), Shift+Enter starts a new line, Esc leaves the box (saving what
+was typed, as leaving it by the mouse does).
 """
 
 from __future__ import annotations
 
 import csv
+import logging
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
+import numpy as np
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QFont, QFontMetrics, QKeySequence, QShortcut, QTextCursor
 from PySide6.QtWidgets import (
     QCheckBox,
     QFileDialog,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
@@ -39,153 +45,287 @@ from PySide6.QtWidgets import (
 )
 
 from workstation.evaluation.base import LabelScheme
+from workstation.evaluation.judging import AuditInfo, JudgingQueue, LabelState, ShownLabel, Visibility
+from workstation.util.csvsafe import escape_cell
 
-LabelState = tuple[str | None, str | None]  # (value, notes)
-
-
-@dataclass
-class _Change:
-    pos: int
-    target: str
-    before: LabelState
-    after: LabelState
-    source: str
+log = logging.getLogger(__name__)
 
 
 def csv_cell(value: Any) -> str:
-    """A cell as spreadsheets should read it: text starting with = + - @ or a control character is
-    prefixed with ' so it is shown, not evaluated."""
-    s = "" if value is None else str(value)
-    return "'" + s if s[:1] in ("=", "+", "-", "@", "\t", "\r") else s
+    """A cell as spreadsheets should read it (formula-like text is prefixed with ')."""
+    return escape_cell("" if value is None else str(value))
+
+
+def not_saved_message(e: BaseException) -> str:
+    """What the annotator reads when a label could not be written."""
+    from workstation.util.output import describe_os_error, is_disk_full
+
+    if is_disk_full(e):
+        return ("disk full — the label was not saved (every earlier label is safe); free some space and "
+                "press the key again")
+    text = str(e).lower()
+    if "read-only" in text or "permission" in text:
+        return "the project folder cannot be written — the label was not saved (earlier labels are safe)"
+    return f"the label was not saved ({describe_os_error(e)}); earlier labels are safe"
 
 
 class JudgeController(QObject):
     committed = Signal(int, str)  # labels committed this session, target id
-    changed = Signal()  # position, current label, undo availability or progress changed
-    moved = Signal(int)  # the queue position changed
+    written = Signal(int)  # a label event was written for this target index (key, notes, undo, redo)
+    changed = Signal()  # label state, progress or undo availability changed
+    moved = Signal(int)  # the current target changed (its index; -1 none)
+    queue_changed = Signal()  # a new queue
+    policy_changed = Signal()  # what views of more than the current target may show changed (ask again)
     finished_queue = Signal()
+    save_failed = Signal(str)  # a label was not written (the message says why)
 
     def __init__(self, scheme: LabelScheme, state: Any, ask_annotator: Callable[[], str | None] | None = None,
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.scheme = scheme
-        self.state = state  # AppState: project, annotator, set_annotator, message
+        self.state = state  # ui.state.AppState: project, annotator, set_annotator, message
+        self.core = JudgingQueue(scheme, state)
         self.ask_annotator = ask_annotator
-        self.queue: list[str] = []
-        self.recheck: list[bool] = []
-        self.pos = -1
         self.auto_advance = True
-        self.undo_stack: list[_Change] = []
-        self.redo_stack: list[_Change] = []
-        self.n_committed = 0
-        self.current_state: LabelState = (None, None)
-        self._done: dict[str, bool] = {}
-        self._key_count: dict[str, int] | None = None  # queue key -> how often it is queued (progress)
-        self._n_done: int | None = None  # cached progress count, kept in step with each label
-        self.on_leave: list[Callable[[], None]] = []  # called before the position changes (save notes)
+        self.on_leave: list[Callable[[], None]] = []  # called before the current target changes
+        self.describe: Callable[[int], str] = self.core.target_id  # a target in the auditor's words
+        self._policy_seen = self.view_visibility()
+        annotator_changed = getattr(state, "annotator_changed", None)
+        if annotator_changed is not None:  # another annotator: another pass, other labels
+            annotator_changed.connect(self.reload)
 
-    # ---- queue ---------------------------------------------------------------------------------
-    def set_queue(self, targets: Sequence[str], start: int = 0, recheck: Sequence[bool] | None = None) -> None:
-        self._leave()
-        self.queue = [str(t) for t in targets]
-        self.recheck = list(recheck) if recheck is not None else [False] * len(self.queue)
-        self._key_count = None
-        self.undo_stack.clear()
-        self.redo_stack.clear()
-        self.reload()
-        self.pos = -1
-        if self.queue:
-            self._set_pos(min(max(start, 0), len(self.queue) - 1))
-        else:
-            self.current_state = (None, None)
-            self.moved.emit(-1)
-            self.changed.emit()
+    # ---- the core's state -------------------------------------------------------------------------
+    @property
+    def scheme(self) -> LabelScheme:
+        return self.core.scheme
+
+    @property
+    def pos(self) -> int:
+        return self.core.pos
+
+    @property
+    def current_index(self) -> int:
+        return self.core.current
 
     @property
     def current(self) -> str | None:
-        return self.queue[self.pos] if 0 <= self.pos < len(self.queue) else None
+        """The current target's id (None: none)."""
+        i = self.core.current
+        return self.core.target_id(i) if i >= 0 else None
+
+    @property
+    def current_state(self) -> LabelState:
+        return self.core.current_state
+
+    @property
+    def queue(self) -> list[str]:
+        """The queue's target ids (a list: for short queues; `queue_indices` for long ones)."""
+        return [self.core.target_id(i) for i in self.core.queue.tolist()]
+
+    @property
+    def queue_indices(self) -> np.ndarray:
+        return self.core.queue
+
+    @property
+    def recheck(self) -> np.ndarray:
+        return self.core.recheck
+
+    @property
+    def audit(self) -> AuditInfo | None:
+        return self.core.audit
+
+    @property
+    def undo_stack(self) -> list[Any]:
+        return self.core.undo_stack
+
+    @property
+    def redo_stack(self) -> list[Any]:
+        return self.core.redo_stack
+
+    @property
+    def n_committed(self) -> int:
+        return self.core.n_committed
+
+    @property
+    def last_error(self) -> str:
+        return self.core.last_error
 
     def is_recheck(self) -> bool:
-        return 0 <= self.pos < len(self.recheck) and bool(self.recheck[self.pos])
+        return self.core.is_recheck()
 
-    def _set_pos(self, pos: int) -> None:
-        self.pos = pos
-        self.current_state = self.latest(self.queue[pos], recheck=self.is_recheck())
-        self.moved.emit(pos)
+    def on_queue(self) -> bool:
+        return self.core.on_queue()
+
+    def progress(self) -> tuple[int, int]:
+        return self.core.progress()
+
+    def visibility(self) -> Visibility:
+        return self.core.visibility()
+
+    def queue_visibility(self) -> Visibility:
+        return self.core.queue_visibility()
+
+    def view_visibility(self) -> Visibility:
+        """What views of more than the current target (tables, grids, filters, counts, other
+        pages) may show: the queue's policy, narrowed by the current target's while it is shown
+        (a re-check hides everything that would tell its first answer)."""
+        return self.core.queue_visibility() & self.core.visibility()
+
+    def _check_policy(self) -> None:
+        vis = self.view_visibility()
+        if vis != self._policy_seen:
+            self._policy_seen = vis
+            self.policy_changed.emit()
+
+    def shown_labels(self, index: int | None = None) -> list[ShownLabel]:
+        return self.core.shown_labels(index)
+
+    def index_of(self, target_id: str) -> int:
+        return self.core.index_of(target_id)
+
+    # ---- targets and queues -----------------------------------------------------------------------
+    def set_targets(self, ids: Sequence[str] | np.ndarray, index: Callable[[], dict[str, int]] | None = None) -> None:
+        """Every target of the task (the queue becomes all of them)."""
+        self._leave()
+        self.core.set_targets(ids, index)
+        self._announce_queue()
+
+    def _indices(self, targets: Sequence[Any] | np.ndarray) -> np.ndarray:
+        """Target indices of a queue given as indices (ints) or as target ids (text)."""
+        arr = np.asarray(targets if isinstance(targets, np.ndarray) else (
+            targets if hasattr(targets, "__array__") else list(targets)))
+        if arr.dtype.kind in "iub" or (arr.dtype.kind == "f" and not len(arr)):
+            return arr.astype(np.int64)
+        ids = [str(t) for t in arr.tolist()]
+        idx = np.fromiter((self.core.index_of(t) for t in ids), np.int64, len(ids))
+        if len(idx) and (idx < 0).any():  # targets the controller did not know: they become its targets
+            self.core.set_targets(np.asarray(list(dict.fromkeys(ids)), dtype=object))
+            idx = np.fromiter((self.core.index_of(t) for t in ids), np.int64, len(ids))
+        return idx
+
+    def set_queue(self, targets: Sequence[Any] | np.ndarray | None, start: int = 0,
+                  recheck: Sequence[bool] | np.ndarray | None = None, audit: AuditInfo | None = None) -> None:
+        """Make ``targets`` (ids or target indices; None: every target) the queue and go to
+        position ``start``."""
+        self._leave()
+        idx = None if targets is None else self._indices(targets)
+        self.core.set_queue(idx, recheck=recheck, audit=audit, start=start)
+        self._announce_queue()
+
+    def _announce_queue(self) -> None:
+        self._policy_seen = self.view_visibility()
+        self.queue_changed.emit()
+        self.policy_changed.emit()
+        self.moved.emit(self.core.current)
         self.changed.emit()
 
-    def go(self, pos: int) -> None:
-        if not self.queue:
-            return
-        pos = min(max(pos, 0), len(self.queue) - 1)
-        if pos != self.pos:
-            self._leave()
-            self._set_pos(pos)
+    def open_audit(self, audit_set_id: int) -> int:
+        """Make a stored audit set the queue and go to its first item this pass has not
+        labelled; returns the queue's length. Targets the project no longer holds are left out
+        (the status bar says how many)."""
+        from workstation.evaluation.audit_sets import audit_info
 
-    def next(self) -> None:
-        if self.pos + 1 >= len(self.queue):
-            self._leave()
-            if self.queue:
-                self.finished_queue.emit()
-                self._message("end of the queue")
-            return
-        self.go(self.pos + 1)
+        p = self.state.project
+        info = audit_info(p, audit_set_id)
+        items = p.audit_items(audit_set_id)
+        idx = np.fromiter((self.core.index_of(t) for t, _rc in items), np.int64, len(items))
+        rc = np.fromiter((bool(r) for _t, r in items), bool, len(items))
+        keep = idx >= 0
+        self._leave()
+        self.core.set_queue(idx[keep], recheck=rc[keep], audit=info)
+        start = self.core.first_undone()
+        if start:
+            self.core.go(start)
+        self._announce_queue()
+        missing = int((~keep).sum())
+        if missing:
+            self._message(f"{missing} item(s) of audit set #{audit_set_id} are no longer in the project")
+        return int(keep.sum())
 
-    def prev(self) -> None:
-        self.go(self.pos - 1)
+    def leave_audit(self) -> None:
+        """Back to a plain queue of every target, at the current one."""
+        cur = self.core.current
+        self.set_queue(None)
+        if cur >= 0:
+            self.go_target(cur)
 
+    def set_page_blind(self, on: bool) -> None:
+        """The page's own blind switch (outside audit sets)."""
+        if self.core.page_blind != bool(on):
+            self.core.page_blind = bool(on)
+            self._check_policy()
+            self.queue_changed.emit()
+            self.changed.emit()
+
+    def reload(self) -> None:
+        """Read the annotator's labels again (another annotator, an import)."""
+        self.core.reload()
+        self.changed.emit()
+
+    # ---- moving ---------------------------------------------------------------------------------
     def _leave(self) -> None:
+        """Before the current target changes: the pages save what was typed for it (only into
+        the project its targets are of: after another project opened there is nothing to save)."""
+        if self.core.bound is not self.state.project or self.core.current < 0:
+            return
         for cb in self.on_leave:
             cb()
 
-    # ---- reading ---------------------------------------------------------------------------------
-    def reload(self) -> None:
-        """Re-read which queue targets carry a value of this annotator (progress)."""
-        self._done = {}
-        self._n_done = None
-        p, who = self.state.project, self.state.annotator
-        if p is None or not who:
+    def go(self, pos: int) -> None:
+        c = self.core
+        if not len(c.queue):
             return
-        for e in p.latest_label_events(self.scheme.task, who):
-            key = f"{e.target_id}|{'r' if (e.source or '') == 'recheck' else ''}"
-            self._done[key] = e.value is not None
+        pos = int(min(max(pos, 0), len(c.queue) - 1))
+        if pos == c.pos and c.on_queue():
+            return
+        self._leave()
+        c.go(pos)
+        self._check_policy()
+        self.moved.emit(c.current)
+        self.changed.emit()
 
-    def latest(self, target: str, recheck: bool = False) -> LabelState:
-        """The annotator's latest (value, notes) of a target (of its re-check pass, for a re-check)."""
-        p, who = self.state.project, self.state.annotator
-        if p is None or not who:
-            return (None, None)
-        out: LabelState = (None, None)
-        for e in p.label_events(task=self.scheme.task, target_id=target):
-            if e.annotator == who and ((e.source or "") == "recheck") == recheck:
-                out = (e.value, e.notes)
-        return out
+    def go_target(self, index: int) -> None:
+        """Show target ``index`` (at its queue position when queued)."""
+        c = self.core
+        if index == c.current and (c.on_queue() or index < 0):
+            return
+        self._leave()
+        c.go_target(int(index))
+        self._check_policy()
+        self.moved.emit(c.current)
+        self.changed.emit()
 
-    def _queue_keys(self) -> dict[str, int]:
-        if self._key_count is None:
-            counts: dict[str, int] = {}
-            for i, t in enumerate(self.queue):
-                key = f"{t}|{'r' if i < len(self.recheck) and self.recheck[i] else ''}"
-                counts[key] = counts.get(key, 0) + 1
-            self._key_count = counts
-            self._n_done = None
-        return self._key_count
+    def go_to_id(self, target_id: str) -> bool:
+        i = self.core.index_of(target_id)
+        if i < 0:
+            return False
+        self.go_target(i)
+        return True
 
-    def progress(self) -> tuple[int, int]:
-        """(targets of the queue with a value of this annotator, queue length): counted once per
-        queue or reload, then kept in step with each label (not a loop over the queue per call)."""
-        keys = self._queue_keys()
-        if self._n_done is None:
-            self._n_done = sum(n for k, n in keys.items() if self._done.get(k))
-        return self._n_done, len(self.queue)
+    def next(self) -> None:
+        c = self.core
+        if not len(c.queue):
+            return
+        if not c.on_queue():
+            # off the queue (a target picked elsewhere): go on from the target after it in order
+            after = np.flatnonzero(c.queue > c.current) if c.plain else np.zeros(0, np.int64)
+            self.go(int(after[0]) if len(after) else c.pos)
+            return
+        if c.at_end():
+            self._leave()
+            self._message("end of the queue")
+            self.finished_queue.emit()  # after the message: what it shows (self-agreement) stays
+            return
+        self.go(c.pos + 1)
 
-    def _mark_done(self, key: str, done: bool) -> None:
-        was = bool(self._done.get(key))
-        self._done[key] = done
-        if self._n_done is not None and self._key_count is not None and was != done:
-            self._n_done += (1 if done else -1) * self._key_count.get(key, 0)
+    def prev(self) -> None:
+        c = self.core
+        if not c.on_queue() and c.plain and len(c.queue):
+            before = np.flatnonzero(c.queue < c.current)
+            self.go(int(before[-1]) if len(before) else 0)
+            return
+        self.go(c.pos - 1)
 
-    # ---- writing ---------------------------------------------------------------------------------
+    # ---- writing --------------------------------------------------------------------------------
     def _message(self, text: str) -> None:
         msg = getattr(self.state, "message", None)
         if msg is not None:
@@ -193,7 +333,7 @@ class JudgeController(QObject):
 
     def _writable(self) -> bool:
         p = self.state.project
-        if p is None or self.current is None:
+        if p is None or self.core.current < 0:
             return False
         if p.read_only:
             self._message("this project is open read-only: labels cannot be saved")
@@ -204,211 +344,496 @@ class JudgeController(QObject):
                 self._message("an annotator name is needed before labelling")
                 return False
             self.state.set_annotator(name)
-            self.reload()
+            self.core.reload()
         return True
 
-    def _write(self, target: str, new: LabelState, source: str) -> bool:
-        try:
-            self.state.project.add_label_event(self.scheme.task, self.scheme.target, target, self.state.annotator,
-                                               new[0], notes=new[1], source=source)
-        except Exception as e:  # noqa: BLE001 - a failed write must not take the window down or lose the item
-            text = str(e)
-            full = "No space left" in text or "disk is full" in text.lower() or "ENOSPC" in text
-            self._message(("disk full — the label was not saved; free some space and press the key again"
-                           if full else f"the label was not saved: {text}"))
-            return False
-        self._mark_done(f"{target}|{'r' if source == 'recheck' else ''}", new[0] is not None)
-        if target == self.current:
-            self.current_state = new
-        return True
+    def _failed(self, e: BaseException) -> bool:
+        log.warning("a label was not saved: %s", e, exc_info=True)
+        self.core.last_error = not_saved_message(e)
+        self._message(self.core.last_error)
+        self.save_failed.emit(self.core.last_error)
+        self.changed.emit()
+        return False
 
     def record(self, value: str, notes: str | None = None) -> bool:
-        """Commit ``value`` (with the notes typed) for the current target; go on when auto-advancing."""
+        """Commit ``value`` (with the notes typed) for the current target; go on when
+        auto-advancing. False (with a message, the item kept) when it was not saved."""
         value = self.scheme.validate(value)
         if not self._writable():
             return False
-        target = self.current
-        assert target is not None
-        notes = (notes if notes is not None else self.current_state[1]) or None
-        before = self.current_state
-        source = "recheck" if self.is_recheck() else "ui"
-        if not self._write(target, (value, notes), source):
-            return False
-        self.undo_stack.append(_Change(self.pos, target, before, (value, notes), source))
-        self.redo_stack.clear()
-        self.n_committed += 1
-        self.committed.emit(self.n_committed, target)
+        index = self.core.current
+        try:
+            self.core.record(value, notes)
+        except Exception as e:  # noqa: BLE001 - a failed write must not take the window down
+            return self._failed(e)
+        self.core.last_error = ""
+        target = self.core.target_id(index)
+        self.committed.emit(self.core.n_committed, target)
+        self.written.emit(index)
         if os.environ.get("WORKSTATION_ACK"):
-            print(f"ACK {self.n_committed} {self.scheme.task} {target}", flush=True)
+            print(f"ACK {self.core.n_committed} {self.scheme.task} {target}", flush=True)
         self.changed.emit()
         if self.auto_advance:
             self.next()
         return True
 
-    def save_notes(self, text: str) -> bool:
+    def save_notes(self, text: str | None) -> bool:
         """Save the current target's notes if they changed (with its current value)."""
-        text = text.strip() or None
-        if self.current is None or text == (self.current_state[1] or None) or not self._writable():
+        c = self.core
+        if c.current < 0 or ((text or "").strip() or None) == (c.current_state[1] or None):
             return False
-        before = self.current_state
-        source = "recheck" if self.is_recheck() else "ui"
-        if not self._write(self.current, (before[0], text), source):
+        if not self._writable():
             return False
-        self.undo_stack.append(_Change(self.pos, self.current, before, (before[0], text), source))
-        self.redo_stack.clear()
-        self.changed.emit()
-        return True
+        index = c.current
+        try:
+            saved = c.save_notes(text)
+        except Exception as e:  # noqa: BLE001
+            return self._failed(e)
+        if saved:
+            c.last_error = ""
+            self.written.emit(index)
+            self.changed.emit()
+        return saved
 
     def undo(self) -> bool:
-        return self._step(self.undo_stack, self.redo_stack, back=True)
+        return self._step(back=True)
 
     def redo(self) -> bool:
-        return self._step(self.redo_stack, self.undo_stack, back=False)
+        return self._step(back=False)
 
-    def _step(self, src: list[_Change], dst: list[_Change], back: bool) -> bool:
-        if not src or self.state.project is None or self.state.project.read_only:
+    def _step(self, back: bool) -> bool:
+        c = self.core
+        p = self.state.project
+        if not c.can_step(back) or p is None or p.read_only:
             return False
-        ch = src[-1]
-        if 0 <= ch.pos < len(self.queue) and self.queue[ch.pos] == ch.target and ch.pos != self.pos:
-            self._leave()
-            self._set_pos(ch.pos)
-        target_state = ch.before if back else ch.after
-        if not self._write(ch.target, target_state, ch.source):
+        before = c.current
+        self._leave()
+        try:
+            ch = c.step(back)
+        except Exception as e:  # noqa: BLE001
+            return self._failed(e)
+        if ch is None:
             return False
-        src.pop()
-        dst.append(ch)
-        self._message(f"{'undone' if back else 'redone'}: {ch.target} is "
-                      f"{self.scheme.title_of(target_state[0]) if target_state[0] else 'unlabelled'}")
+        if c.current != before:
+            self._check_policy()
+            self.moved.emit(c.current)
+        self.written.emit(ch.index)
+        value = c.state_of(ch.index, ch.recheck)[0]
+        self._message(f"{'undone' if back else 'redone'}: {self.describe(ch.index)} is "
+                      f"{self.scheme.title_of(value) if value else 'unlabelled'}")
         self.changed.emit()
         return True
 
-    # ---- export ------------------------------------------------------------------------------------
+    # ---- export ---------------------------------------------------------------------------------
+    def export_rows(self) -> list[Any]:
+        """The label events an export may hold now: every annotator's standing label of the
+        task; during an audit pass that hides other labels, only this annotator's labels of the
+        pass (the policy decides)."""
+        p = self.state.project
+        if p is None:
+            return []
+        vis = self.view_visibility()
+        rows = p.latest_label_events(self.scheme.task)
+        if vis.others and vis.own_earlier:
+            return rows
+        who, aid = self.state.annotator, self.core.audit_set_id
+        return [e for e in rows if e.annotator == who and (vis.own_earlier or aid is None or e.audit_set_id == aid)]
+
     def export_csv(self, path: str | Path) -> int:
-        """Write every annotator's latest label of this task as CSV (spreadsheet-safe cells)."""
+        """Write the labels `export_rows` gives as CSV (spreadsheet-safe cells)."""
         from workstation.util.atomic import atomic_path
 
-        p = self.state.project
-        rows = p.latest_label_events(self.scheme.task) if p is not None else []
+        rows = self.export_rows()
         with atomic_path(path) as tmp:
             with open(tmp, "w", newline="", encoding="utf-8") as fh:
                 w = csv.writer(fh)
                 w.writerow(["task", "target_kind", "target_id", "annotator", "value", "notes", "created_at",
-                            "source"])
+                            "source", "audit_set_id"])
                 for e in rows:
                     w.writerow([csv_cell(x) for x in (e.task, e.target_kind, e.target_id, e.annotator, e.value,
-                                                      e.notes, e.created_at, e.source)])
+                                                      e.notes, e.created_at, e.source, e.audit_set_id)])
         return len(rows)
 
 
-class JudgeBar(QWidget):
-    """The bar under a method's view: value buttons, notes, position, progress, undo / redo."""
+# ---------------------------------------------------------------------------------------------
+# The bar
+# ---------------------------------------------------------------------------------------------
 
-    def __init__(self, controller: JudgeController, parent: QWidget | None = None) -> None:
+class NotesEdit(QPlainTextEdit):
+    """The multi-line notes box: Enter saves (`returnPressed`), Shift+Enter starts a new line,
+    Esc leaves the box (`escape`); leaving it saves too (`editingFinished`). `text()` /
+    `setText()` as a line edit's."""
+
+    escape = Signal()
+    returnPressed = Signal()
+    editingFinished = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setTabChangesFocus(True)
+        # a click or N puts the cursor here, never the window's first focus: single-letter keys
+        # label, they are not typed into the note
+        self.setFocusPolicy(Qt.ClickFocus)
+        self.setLineWrapMode(QPlainTextEdit.WidgetWidth)
+        self.setFixedHeight(self.fontMetrics().lineSpacing() * 3 + 12)
+
+    def text(self) -> str:
+        return self.toPlainText()
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt's naming
+        self.setPlainText(text)
+
+    def focus_at_end(self) -> None:
+        """The cursor at the end of the note (the note kept, nothing selected)."""
+        self.setFocus(Qt.ShortcutFocusReason)
+        cur = self.textCursor()
+        cur.movePosition(QTextCursor.End)
+        self.setTextCursor(cur)
+
+    def keyPressEvent(self, e: Any) -> None:  # noqa: N802
+        if e.key() == Qt.Key_Escape:
+            self.escape.emit()
+            e.accept()
+            return
+        if e.key() in (Qt.Key_Return, Qt.Key_Enter) and not (e.modifiers() & Qt.ShiftModifier):
+            self.returnPressed.emit()
+            e.accept()
+            return
+        super().keyPressEvent(e)
+
+    def focusOutEvent(self, e: Any) -> None:  # noqa: N802
+        super().focusOutEvent(e)
+        self.editingFinished.emit()
+
+
+def _remembered_auto_advance() -> bool:
+    from ..project_dialogs import settings
+
+    return str(settings().value("auto_advance", True)).lower() not in ("false", "0")
+
+
+class JudgeBar(QWidget):
+    """The bar under a judging page's view (see the module docstring). ``colors``: a colour per
+    value for its button's frame and "your label"; ``exporter(path) -> n`` replaces the plain
+    CSV export; ``export_filter``: the file dialog's filter."""
+
+    def __init__(self, controller: JudgeController, parent: QWidget | None = None, *,
+                 colors: dict[str, str] | None = None, exporter: Callable[[str], int] | None = None,
+                 export_filter: str = "CSV (*.csv)", noun: str = "item") -> None:
         super().__init__(parent)
         self.c = controller
+        self.colors = colors or {}
+        self.exporter = exporter
+        self.export_filter = export_filter
+        self.noun = noun
+        self.focus_target: QWidget | None = None  # where Enter / Esc in the notes box hand the keys back
         s = controller.scheme
         self.setObjectName("judgeBar")
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(8, 4, 8, 4)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(6, 4, 6, 4)
+        outer.setSpacing(4)
         row = QHBoxLayout()
+        row.setSpacing(8)
+        outer.addLayout(row)
+        self.blind_banner = QLabel("BLIND AUDIT")
+        self.blind_banner.setObjectName("blindBanner")
+        self.blind_banner.setVisible(False)
+        row.addWidget(self.blind_banner)
         self.question = QLabel(s.title or s.task)
         self.question.setObjectName("dim")
         row.addWidget(self.question)
         self.buttons: dict[str, QPushButton] = {}
         for value, key in zip(s.values, s.keys):
-            b = QPushButton(f"{s.title_of(value)}  [{key}]")
+            b = QPushButton(f"{s.title_of(value) if s.ordinal else value}  [{key}]")
             b.setCheckable(True)
             b.setObjectName(f"judge_{value}")
+            b.setFocusPolicy(Qt.NoFocus)
+            b.setToolTip(f"Record {s.title_of(value)} (key {key}); with auto-advance on, go to the next {noun}")
+            if value in self.colors:
+                b.setStyleSheet(f"QPushButton#judge_{value} {{ border: 2px solid {self.colors[value]}; "
+                                "border-radius: 4px; padding: 2px 8px; }")
             b.clicked.connect(lambda _=False, v=value: self._record(v))
             row.addWidget(b)
             self.buttons[value] = b
+        self.yours = QLabel("your label: —")
+        self.yours.setObjectName("yourLabel")
+        bold = QFont(self.yours.font())
+        bold.setBold(True)
+        widest = max(s.values, key=len, default="")
+        self.yours.setMinimumWidth(QFontMetrics(bold).horizontalAdvance(f"your label: {widest}") + 8)
+        row.addWidget(self.yours)
         row.addStretch(1)
+        self.prev_button = QPushButton("◀")
+        self.prev_button.setToolTip(f"Previous {noun} (Left)")
+        self.prev_button.clicked.connect(controller.prev)
+        self.next_button = QPushButton("▶")
+        self.next_button.setToolTip(f"Next {noun} without labelling (Right)")
+        self.next_button.clicked.connect(controller.next)
         self.undo_button = QPushButton("Undo")
+        self.undo_button.setToolTip("Undo the last label (Ctrl+Z)")
         self.undo_button.clicked.connect(controller.undo)
         self.redo_button = QPushButton("Redo")
+        self.redo_button.setToolTip("Redo (Ctrl+Shift+Z)")
         self.redo_button.clicked.connect(controller.redo)
         self.auto = QCheckBox("auto-advance")
-        self.auto.setChecked(controller.auto_advance)
-        self.auto.setToolTip("Go to the next item after a key; turn off to write the note after the key")
-        self.auto.toggled.connect(lambda on: setattr(controller, "auto_advance", bool(on)))
+        self.auto.setObjectName("autoAdvance")
+        self.auto.setToolTip("Go to the next item after a key; turn off to stay (e.g. to write notes after the key)")
+        self.auto.setChecked(_remembered_auto_advance())
+        controller.auto_advance = self.auto.isChecked()
+        self.auto.toggled.connect(self._auto_toggled)
         self.export_button = QPushButton("Export labels…")
-        self.export_button.clicked.connect(self.export)
-        for w in (self.undo_button, self.redo_button, self.auto, self.export_button):
+        self.export_button.setObjectName("exportLabels")
+        self.export_button.setToolTip("Write the labels of this task (during a blind audit: only yours of this audit)")
+        self.export_button.clicked.connect(lambda: self.export())
+        for w in (self.prev_button, self.next_button, self.undo_button, self.redo_button, self.auto,
+                  self.export_button):
+            w.setFocusPolicy(Qt.NoFocus)
             row.addWidget(w)
-        lay.addLayout(row)
         row2 = QHBoxLayout()
-        self.notes = QPlainTextEdit()
-        self.notes.setPlaceholderText("notes (saved when you move on, or with Ctrl+Enter)")
-        self.notes.setFixedHeight(54)
+        row2.setSpacing(8)
+        outer.addLayout(row2)
+        notes_col = QVBoxLayout()
+        notes_col.setSpacing(0)
+        head = QLabel("Notes (N):")
+        notes_col.addWidget(head)
+        self.notes_saved = QLabel("")
+        self.notes_saved.setObjectName("notesSaved")
+        notes_col.addWidget(self.notes_saved)
+        notes_col.addStretch(1)
+        row2.addLayout(notes_col)
+        self.notes = NotesEdit(self)
+        self.notes.setObjectName("notes")
+        self.notes.setPlaceholderText("notes — N to write, Enter saves, Shift+Enter new line, Esc leaves")
+        self.notes.setMinimumWidth(160)
+        self.notes.editingFinished.connect(self.save_notes)
+        self.notes.returnPressed.connect(self._notes_entered)
+        self.notes.escape.connect(self._notes_escaped)
         row2.addWidget(self.notes, 1)
         side = QVBoxLayout()
         self.position = QLabel("")
         self.position.setObjectName("judgePosition")
-        self.bar = QProgressBar()
-        self.bar.setTextVisible(True)
-        self.bar.setFormat("%v / %m labelled")
+        self.position.setMinimumWidth(170)
         side.addWidget(self.position)
+        self.bar = QProgressBar()
+        self.bar.setObjectName("judgeProgress")
+        self.bar.setMinimumWidth(self.bar.fontMetrics().horizontalAdvance("00000 / 00000 labelled") + 24)
+        self.bar.setMaximumWidth(self.bar.minimumWidth() + 40)
+        self.bar.setTextVisible(True)
+        self.progress = self.bar
         side.addWidget(self.bar)
+        side.addStretch(1)
         row2.addLayout(side)
-        lay.addLayout(row2)
-        save = QShortcut(QKeySequence("Ctrl+Return"), self.notes)
-        save.activated.connect(self.save_notes)
+        self._saved_timer = QTimer(self)
+        self._saved_timer.setSingleShot(True)
+        self._saved_timer.setInterval(2500)
+        self._saved_timer.timeout.connect(lambda: self.notes_saved.setText(""))
+        self._error = ""
         controller.on_leave.append(self.save_notes)
         controller.changed.connect(self.refresh)
+        controller.moved.connect(self._load_notes)
+        controller.queue_changed.connect(self.refresh)
+        controller.save_failed.connect(self._save_failed)
         self.refresh()
 
-    def _record(self, value: str) -> None:
-        self.c.record(value, notes=self.notes.toPlainText())
+    # ---- notes ------------------------------------------------------------------------------------
+    def _load_notes(self, _index: int = -1) -> None:
+        self.notes.blockSignals(True)
+        self.notes.setText(self.c.current_state[1] or "")
+        self.notes.blockSignals(False)
+        self.refresh()
 
-    def save_notes(self) -> None:
-        if self.c.current is not None:
-            self.c.save_notes(self.notes.toPlainText())
+    def save_notes(self) -> bool:
+        """Save the notes typed here (a bar that is not shown has none typed: another page's bar
+        over the same controller saves its own)."""
+        if self.c.current_index < 0 or not (self.isVisible() or self.notes.hasFocus()):
+            return False
+        saved = self.c.save_notes(self.notes.text())
+        if saved:
+            self.notes_saved.setText("✓ saved")
+            self.notes_saved.setToolTip("the notes are saved with this item's label")
+            self._saved_timer.start()
+            self._message("notes saved")
+        return saved
+
+    def focus_notes(self) -> None:
+        """N: the cursor at the end of the note (a note is never selected, so typing adds to it)."""
+        if self.notes.isEnabled():
+            self.notes.focus_at_end()
+
+    def _hand_back(self) -> None:
+        target = self.focus_target or self.window()
+        self.notes.blockSignals(True)  # saved already: leaving must not save twice
+        target.setFocus(Qt.OtherFocusReason)
+        self.notes.blockSignals(False)
+
+    def _notes_entered(self) -> None:
+        self.save_notes()
+        self._hand_back()
+
+    def _notes_escaped(self) -> None:
+        self.save_notes()
+        self._hand_back()
+
+    def _message(self, text: str) -> None:
+        self.c._message(text)
+
+    # ---- keys and buttons -------------------------------------------------------------------------
+    def _record(self, value: str) -> None:
+        self.c.record(value, notes=self.notes.text())
+
+    def _auto_toggled(self, on: bool) -> None:
+        from ..project_dialogs import settings
+
+        self.c.auto_advance = bool(on)
+        settings().setValue("auto_advance", bool(on))
+
+    def _save_failed(self, message: str) -> None:
+        """Shown where the annotator looks until the next label is saved (the status bar fades)."""
+        self._error = message
+        self.refresh()
 
     def refresh(self) -> None:
         c = self.c
         value, notes = c.current_state
+        if not self.notes.hasFocus() and self.notes.text() != (notes or ""):
+            self.notes.blockSignals(True)
+            self.notes.setText(notes or "")
+            self.notes.blockSignals(False)
+        if c.last_error:
+            self.yours.setText("NOT SAVED — " + c.last_error.split(" (")[0].split(";")[0])
+            self.yours.setToolTip(c.last_error)
+            self.yours.setStyleSheet("color: #ff6b6b; font-weight: bold;")
+        elif value is None:
+            self.yours.setText("your label: —")
+            self.yours.setToolTip("")
+            self.yours.setStyleSheet("")
+        else:
+            self.yours.setText(f"your label: {value}")
+            self.yours.setToolTip(c.scheme.title_of(value))
+            color = self.colors.get(value)
+            self.yours.setStyleSheet(f"color: {color}; font-weight: bold;" if color else "font-weight: bold;")
+        p = c.state.project
+        ro = p is None or p.read_only
+        has = c.current_index >= 0
         for v, b in self.buttons.items():
             b.setChecked(v == value)
-            b.setEnabled(c.current is not None)
-        if not self.notes.hasFocus():
-            self.notes.setPlainText(notes or "")
+            b.setEnabled(has and not ro)
+        self.notes.setEnabled(has and not ro)
         self.undo_button.setEnabled(bool(c.undo_stack))
         self.redo_button.setEnabled(bool(c.redo_stack))
+        self.prev_button.setEnabled(has)
+        self.next_button.setEnabled(has)
         done, total = c.progress()
         self.bar.setRange(0, max(total, 1))
         self.bar.setValue(done)
-        recheck = "  (re-check)" if c.is_recheck() else ""
-        self.position.setText(f"item {c.pos + 1} of {total}{recheck}" if total else "no items")
+        self.bar.setFormat(f"{done} / {total} labelled")
+        self.position.setText(self._position_text(total))
+        vis = c.visibility()
+        rc = c.is_recheck()
+        hidden = not (vis.outcome and vis.own_earlier and vis.others)
+        self.blind_banner.setVisible(hidden)
+        self.blind_banner.setText("RE-CHECK" if rc else "BLIND AUDIT" if c.audit is not None else "BLIND")
+        self.blind_banner.setToolTip(("A consistency re-check: label it afresh. " if rc else "")
+                                     + vis.describe().capitalize())
 
+    def _position_text(self, total: int) -> str:
+        c = self.c
+        if not total:
+            return "no items"
+        if not c.on_queue():
+            return f"not in the queue ({total:,} queued)" if c.current_index >= 0 else ""
+        if c.core.plain:
+            return f"{self.noun} {c.pos + 1:,} of {total:,}"
+        rc = "  (re-check)" if c.is_recheck() else ""
+        return f"item {c.pos + 1:,} of {total:,}{rc}"
+
+    # ---- export -----------------------------------------------------------------------------------
     def export(self, path: str | None = None) -> int:
         if not path:
-            path, _ = QFileDialog.getSaveFileName(self, "Export labels", f"{self.c.scheme.task}.csv", "CSV (*.csv)")
+            from ..project_dialogs import exports_folder
+
+            start = exports_folder(self.c.state.project) / f"{self.c.scheme.task}.csv"
+            path, _ = QFileDialog.getSaveFileName(self, "Export labels", str(start), self.export_filter)
         if not path:
             return 0
         try:
-            n = self.c.export_csv(path)
-        except OSError as e:
-            self.c._message(f"cannot write {path}: {e.strerror or e}")
+            n = self.exporter(path) if self.exporter is not None else self.c.export_csv(path)
+        except Exception as e:  # noqa: BLE001 - said in the status bar, the window stays up
+            self._message(f"labels not exported: {e}")
             return 0
-        self.c._message(f"exported {n} label(s) to {path}")
+        self._message(f"exported {n} label(s) to {path}")
         return n
 
 
-def install_shortcuts(page: QWidget, controller: JudgeController, bar: JudgeBar) -> list[QShortcut]:
-    """Bind the scheme's keys (record), ← / → (previous / next) and Ctrl+Z / Ctrl+Shift+Z on a page.
-    The keys work while focus is anywhere in the page except the notes box."""
+# ---------------------------------------------------------------------------------------------
+# Keys
+# ---------------------------------------------------------------------------------------------
+
+class _Shown(QObject):
+    """Enables a page's shortcuts while the page is shown (two pages' P never clash), and gives
+    the page the keys as it is shown (a text field elsewhere, or one the window chose, keeps
+    none: the keys label at once after a tab or page switch)."""
+
+    def __init__(self, page: QWidget, shortcuts: list[QShortcut]) -> None:
+        super().__init__(page)
+        self.page = page
+        self.shortcuts = shortcuts
+        if page.focusPolicy() == Qt.NoFocus and page.focusProxy() is None:
+            page.setFocusPolicy(Qt.StrongFocus)
+        page.installEventFilter(self)
+        self.sync()
+
+    def sync(self) -> None:
+        on = self.page.isVisible()
+        for sc in self.shortcuts:
+            sc.setEnabled(on)
+
+    def eventFilter(self, obj: QObject, e: QEvent) -> bool:  # noqa: N802
+        if obj is self.page and e.type() in (QEvent.Show, QEvent.Hide):
+            self.sync()
+            if e.type() == QEvent.Show:
+                from PySide6.QtWidgets import QApplication
+
+                fw = QApplication.focusWidget()
+                if fw is None or not self.page.isAncestorOf(fw) or _typing():
+                    self.page.setFocus(Qt.OtherFocusReason)
+        return False
+
+
+def _typing() -> bool:
+    """A text field has the keys (a note, a search, a spin box): single-letter keys are text."""
+    from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QComboBox
+
+    w = QApplication.focusWidget()
+    if w is None or not w.isVisible():
+        return False
+    if isinstance(w, (QLineEdit, QPlainTextEdit, QAbstractSpinBox)):
+        return True
+    return isinstance(w, QComboBox) and w.isEditable()
+
+
+def install_shortcuts(page: QWidget, controller: JudgeController, bar: JudgeBar,
+                      extra: Sequence[tuple[str, Callable[[], Any]]] = ()) -> list[QShortcut]:
+    """Bind the scheme's keys (record), N (notes), ← / → (previous / next) and Ctrl+Z /
+    Ctrl+Shift+Z on a page, plus ``extra`` (key, action) pairs. They act while the page is shown,
+    whatever has the focus, except while typing in a text field."""
     out: list[QShortcut] = []
 
-    def add(seq: str, fn: Callable[[], Any]) -> None:
+    def add(seq: str, fn: Callable[[], Any], in_text: bool = False) -> None:
         sc = QShortcut(QKeySequence(seq), page)
-        sc.setContext(Qt.WidgetWithChildrenShortcut)
-        sc.activated.connect(lambda: None if bar.notes.hasFocus() else fn())
+        sc.setContext(Qt.WindowShortcut)
+        sc.activated.connect(lambda: None if (not in_text and _typing()) else fn())
         out.append(sc)
 
     for value, key in zip(controller.scheme.values, controller.scheme.keys):
         add(key, lambda v=value: bar._record(v))
+    add("N", bar.focus_notes)
     add("Right", controller.next)
     add("Left", controller.prev)
-    add("Ctrl+Z", controller.undo)
-    add("Ctrl+Shift+Z", controller.redo)
+    add("Ctrl+Z", controller.undo, in_text=False)
+    add("Ctrl+Shift+Z", controller.redo, in_text=False)
+    add("Ctrl+Y", controller.redo, in_text=False)
+    for seq, fn in extra:
+        add(seq, fn)
+    page._judge_keys = _Shown(page, out)  # type: ignore[attr-defined]
     return out

@@ -23,6 +23,10 @@ from ..types import WorkstationError
 from ..util.paths import user_data_dir
 
 
+#: how often a build stage says how far it is where the terminal shows no progress bar (seconds)
+PROGRESS_EVERY_S = 5.0
+
+
 def default_demo_dir() -> Path:
     return user_data_dir() / "demo"
 
@@ -65,31 +69,35 @@ def method_lines(project: Any, m: Any) -> list[str]:
 
 
 def _summary_of_existing(folder: Path) -> dict[str, Any]:
-    """The summary of a demo project built earlier (truth agreement recomputed from the store)."""
+    """The summary of a demo project built earlier (truth agreement recomputed from the store);
+    the spatial part only where the project holds it."""
     from ..methods import METHODS, get_method
     from ..methods.spatial.demo import truth_agreement
     from .evaluate import active_verdicts, load_samples, reading_project
 
+    out: dict[str, Any] = {"folder": str(folder), "reused": True}
     with reading_project(folder) as project:
-        ds = load_samples(project)
-        cid, _, v = active_verdicts(project, ds)
-        truth = project.sample_truth()
-        runs = project.runs()
         others: dict[str, dict[str, Any]] = {}
         for name in METHODS.names():
             m = get_method(name)
             if name == "spatial" or not m.has_data(project):
                 continue
             others[name] = {"method": name, "lines": method_lines(project, m)}
+        out["methods"] = others
+        if not get_method("spatial").has_data(project):
+            return out
+        ds = load_samples(project)
+        cid, _, v = active_verdicts(project, ds)
+        truth = project.sample_truth()
+        runs = project.runs()
     rows = [truth.get(s) for s in ds.samples.sample_id.tolist()]
     p, f, u = v.counts()
-    out: dict[str, Any] = {
-        "folder": str(folder), "run_id": ", ".join(r["run_id"] for r in runs
-                                                   if r["run_id"] in set(ds.samples.run_id.tolist())),
+    out.update({
+        "run_id": ", ".join(r["run_id"] for r in runs if r["run_id"] in set(ds.samples.run_id.tolist())),
         "samples": ds.n, "prompts": len(set(ds.samples.prompt_id.tolist())), "detections": len(ds.detections),
         "variants": list(ds.variant_names), "config_id": cid,
-        "verdicts": {"PASS": p, "FAIL": f, "UNDECIDABLE": u}, "reused": True, "methods": others,
-    }
+        "verdicts": {"PASS": p, "FAIL": f, "UNDECIDABLE": u},
+    })
     if rows and all(r is not None for r in rows):
         out["truth"] = truth_agreement(v.verdict, rows)  # type: ignore[arg-type]
     return out
@@ -102,11 +110,13 @@ def _pct(x: Any) -> str:
 def print_summary(s: dict[str, Any]) -> None:
     how = "reused" if s.get("reused") else "built"
     print(f"demo project {how}: {s['folder']}")
-    print(f"  run {s['run_id']}: {s['samples']} samples of {s['prompts']} prompts"
-          + (f" x {s['seeds']} seeds" if "seeds" in s else "")
-          + f", {s['detections']} detections over {len(s.get('variants', []))} image variants")
-    vc = s["verdicts"]
-    print(f"  checker (config v{s['config_id']}): {vc['PASS']} PASS, {vc['FAIL']} FAIL, {vc['UNDECIDABLE']} UNDECIDABLE")
+    if "run_id" in s:  # the spatial part (absent when the demo was built with other methods only)
+        print(f"  run {s['run_id']}: {s['samples']} samples of {s['prompts']} prompts"
+              + (f" x {s['seeds']} seeds" if "seeds" in s else "")
+              + f", {s['detections']} detections over {len(s.get('variants', []))} image variants")
+        vc = s["verdicts"]
+        print(f"  checker (config v{s['config_id']}): {vc['PASS']} PASS, {vc['FAIL']} FAIL, "
+              f"{vc['UNDECIDABLE']} UNDECIDABLE")
     t = s.get("truth")
     if t:
         print(f"  vs known truth: accuracy on decided {_pct(t.get('decided_accuracy'))}, "
@@ -161,7 +171,9 @@ def build(folder: Path, seeds: int, workers: int | None, pairs: int = 50,
                     title, unit = str(m.title), "item"
                 # a line per part whether or not the terminal shows the bars (pipes, IDE consoles)
                 print(f"[{k}/{len(parts)}] {name}: building {title}…", flush=True)
-                with TerminalProgress(f"{name}: {title}", unit=unit) as bar:
+                items = "images" if unit == "img" else f"{unit}s"
+                with TerminalProgress(f"{name}: {title}", unit=unit, lines_every_s=PROGRESS_EVERY_S,
+                                      label=f"[{k}/{len(parts)}] {name}", noun=items) as bar:
                     if name == "spatial":
                         summary.update(add_demo(project, n_seeds=seeds, prompts=prompts, progress=bar,
                                                 workers=workers))
@@ -185,6 +197,18 @@ def build(folder: Path, seeds: int, workers: int | None, pairs: int = 50,
     return summary
 
 
+def require_window() -> None:
+    """Refuse at once, in one line, when the window could not start here (before the build)."""
+    from ..cli import has_command
+    from ..util.window_libs import window_problem
+
+    if has_command("gui"):
+        problem = window_problem()
+        if problem:
+            raise WorkstationError(f"the window cannot start: {problem}; "
+                                   "`main.py demo --no-gui` builds the demo without it")
+
+
 def open_gui(folder: Path) -> int:
     from ..cli import has_command
     from ..cli import main as cli_main
@@ -202,6 +226,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.seeds < 1 or args.pairs < 1:
         raise WorkstationError(f"--seeds and --pairs must be at least 1, got {args.seeds} and {args.pairs}")
+    if not args.no_gui:
+        require_window()
     folder = Path(args.project) if args.project else default_demo_dir()
     has_project = (folder / DB_NAME).is_file()
     if has_project and args.rebuild:

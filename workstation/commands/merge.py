@@ -1,13 +1,15 @@
 """`merge`: join shard projects (or shard job folders) into one project.
 
-    python main.py merge --project DIR SHARD_PROJECT_DIR [SHARD_PROJECT_DIR|JOB_DIR ...]
+    python main.py merge --project DIR [--require-done] SHARD_PROJECT_DIR [SHARD_PROJECT_DIR|JOB_DIR ...]
 
 Every source is checked before anything is written or created: what it is, and every image
 path it would copy (relative, inside its folder, no symbolic link out of it, a regular file that
 decodes as an image within the limits of `util.images`). Then runs, prompts, samples with their
 images and ground truth, detections and job history are copied in, one transaction per source;
 a new target project that receives nothing is removed again. A sample id present twice with the same content is
-skipped; with different content it is an error and that source is not merged.
+skipped; with different content it is an error and that source is not merged. With
+`--require-done` a source with an unfinished job (failed, cancelled, or killed while it ran) is
+refused before anything is written: the shard it holds is incomplete.
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     p.add_argument("--project", required=True, type=Path, metavar="DIR",
                    help="target project folder (created if it does not exist)")
     p.add_argument("sources", nargs="+", type=Path, metavar="SOURCE", help="shard project folders or job folders")
+    p.add_argument("--require-done", action="store_true",
+                   help="refuse a source with a job that has not finished (failed, cancelled or killed): "
+                        "nothing is merged while a shard is incomplete")
     p.set_defaults(func=run)
 
 
@@ -35,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
     from .evaluate import prepare_next_open
 
     target = Path(args.project)
-    checked = preflight(target, args.sources)  # every source and image checked before anything is created
+    # every source and image checked before anything is created
+    checked = preflight(target, args.sources, require_done=args.require_done)
     new = not (target / DB_NAME).exists()
     made = [p for p in reversed((target, *target.parents)) if not p.exists()]
     had = {name: (target / name).exists() for name in ("images", "jobs")}

@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as _dt
 import html
 import math
+import re
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping
@@ -24,11 +25,24 @@ from ..util.jsonsafe import dumps
 from ..util.output import replace_folder
 from .base import ReportSection
 
-_CSS = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#1d2330}"
-        "h1{font-size:1.6em}h2{margin-top:1.6em;border-bottom:1px solid #d8dce5;padding-bottom:.2em}"
-        "table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #d8dce5;padding:.25em .6em;"
-        "text-align:right}th{background:#f2f4f8}td:first-child,th:first-child{text-align:left}"
-        ".src{color:#5b6475;font-size:.9em}code{background:#f2f4f8;padding:0 .25em}")
+#: the style of every page of a report (the index and each method's own page): one column of
+#: readable width; a table wider than the page scrolls inside it instead of widening the page
+REPORT_CSS = (
+    "body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#1d2330;"
+    "line-height:1.4}h1{font-size:1.6em}h2{margin-top:1.6em;border-bottom:1px solid #d8dce5;padding-bottom:.2em}"
+    "h3{margin-top:1.4em}table{border-collapse:collapse;margin:.6em 0 1em;display:block;max-width:100%;"
+    "overflow-x:auto}td,th{border:1px solid #d8dce5;padding:.25em .6em;text-align:right;vertical-align:top;"
+    "font-variant-numeric:tabular-nums}th{background:#f2f4f8}"
+    "td:first-child,th:first-child{text-align:left}"
+    "td.word{text-align:left}td.text{text-align:left;min-width:16em;overflow-wrap:anywhere}img{max-width:100%;height:auto;margin:.5em 0}"
+    ".src{color:#5b6475;font-size:.9em}code{background:#f2f4f8;padding:0 .25em}pre{overflow-x:auto}")
+
+
+def page_start(title: str, extra_css: str = "") -> str:
+    """The head of a report page and the opening of its body, in the report's style."""
+    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+            f"<title>{html.escape(title)}</title><style>{REPORT_CSS}{extra_css}</style></head><body>")
 
 
 def _cell(v: Any) -> str:
@@ -44,8 +58,24 @@ def _cell(v: Any) -> str:
 
 
 def _kv(d: Mapping[str, Any]) -> str:
-    rows = "".join(f"<tr><th>{html.escape(str(k))}</th><td>{_cell(v)}</td></tr>" for k, v in d.items())
+    rows = "".join(f"<tr><th>{html.escape(str(k))}</th>{text_cell(_cell(v), v)}</tr>" for k, v in d.items())
     return f"<table>{rows}</table>"
+
+
+#: a text cell longer than this is laid out as running text, with room to be read (a long id in
+#: it may break anywhere; a table too wide for the page scrolls)
+LONG_TEXT = 40
+
+
+_NUMBER = re.compile(r"^\s*(?:[-+−]?\d|[-+−]?\.\d|–\s*$|$)")
+
+
+def text_cell(inner_html: str, value: Any) -> str:
+    """A table cell of `inner_html` (already escaped): a number (or a number's text) right-aligned,
+    a word left-aligned, a long text as running text."""
+    if not isinstance(value, str) or _NUMBER.match(value):
+        return f"<td>{inner_html}</td>"
+    return f"<td class='{'text' if len(value) > LONG_TEXT else 'word'}'>{inner_html}</td>"
 
 
 def write_bundle(out_dir: str | Path, build: Callable[[Path], list[ReportSection]], *,
@@ -79,8 +109,7 @@ def write_bundle(out_dir: str | Path, build: Callable[[Path], list[ReportSection
         if not sections:
             raise WorkstationError("nothing to report: the project has no samples of any method")
         created = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-        parts = ["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
-                 f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>",
+        parts = [page_start(title),
                  f"<h1>{html.escape(title)}</h1>",
                  f"<p class='src'>Generated {html.escape(created)} (UTC).</p>",
                  "<h2>Provenance</h2>", _kv(provenance),

@@ -239,11 +239,39 @@ def _source_images(folder: Path, kind: str) -> tuple[Path, list[tuple[str, str]]
     return paths.project, out
 
 
+def unfinished_jobs(folder: Path, kind: str) -> list[str]:
+    """The jobs of a merge source that have not finished, one line each (job id, state, its message).
+
+    A project's jobs are read from its jobs table; a job folder's state from its progress file.
+    A job whose process was killed (``scancel``, a node lost) keeps the state it had then."""
+    from .progress import DONE, read_progress
+
+    def line(job_id: str, state: str, message: str) -> str:
+        first = (message or "").strip().splitlines()[0] if (message or "").strip() else ""
+        return f"job {job_id} is {state or 'not started'}" + (f" ({first})" if first else "")
+
+    if kind == "project":
+        src = _open_source(folder)
+        try:
+            jobs = src.jobs()
+        finally:
+            src.close()
+        return [line(j["job_id"], str(j["status"] or ""), str(j["message"] or "")) for j in jobs
+                if j["status"] != DONE]
+    paths = JobPaths.of_dir(folder)
+    p = read_progress(paths.progress)
+    if p is not None and p.state == DONE:
+        return []
+    return [line(folder.name, p.state if p is not None else "", (p.error or p.message) if p is not None else "")]
+
+
 def preflight(target_folder: Path, sources: Sequence[str | Path],
-              check_images: bool = True) -> list[tuple[Path, str]]:
+              check_images: bool = True, require_done: bool = False) -> list[tuple[Path, str]]:
     """Check every merge source before anything is written: its kind, and every image path it
     would copy (relative, inside its folder, no links out, a regular file that decodes as an
-    image within `util.images`' limits, no link below the target). Returns (folder, kind) pairs."""
+    image within `util.images`' limits, no link below the target). With ``require_done`` a source
+    with a job that has not finished (failed, cancelled, killed while running) is refused: its
+    share of the work is incomplete. Returns (folder, kind) pairs."""
     from ..util.images import BadImage, check_image
     from ..util.paths import UnsafePath, check_relative, source_file, target_file
 
@@ -251,6 +279,13 @@ def preflight(target_folder: Path, sources: Sequence[str | Path],
     for s in sources:
         folder = Path(s)
         kind = source_kind(folder, target_folder)
+        if require_done:
+            unfinished = unfinished_jobs(folder, kind)
+            if unfinished:
+                raise WorkstationError(
+                    f"{folder} is not finished: " + "; ".join(unfinished)
+                    + f". Finish it first (`python main.py jobs resume --project {folder}`, or run its shard "
+                    "again), then merge")
         root, images = _source_images(folder, kind)
         for sid, rel in images:
             where = f"{folder}: sample {sid!r}"

@@ -7,7 +7,9 @@ exist, so every machine computes the same split from the same suite, the shards 
 and together cover the whole job; a suite that grows keeps the old items where they were.
 
 Inside a Slurm job array, ``generate`` and ``detect`` take the shard from the array's
-variables when ``--shard`` is not given (``shard_from_slurm``); the job log says so.
+variables when ``--shard`` is not given (``shard_from_slurm``); the job log says so. With
+``WORKSTATION_SHARDS=N`` set, array task k is shard k+1 of N whatever else the array holds, so a
+failed task resubmitted alone (``sbatch --array=2``) is still its own shard.
 """
 
 from __future__ import annotations
@@ -100,6 +102,7 @@ def split(items: Iterable[T], count: int, key: Callable[[T], str]) -> list[list[
 # ---- Slurm job arrays ---------------------------------------------------------------------------
 SLURM_VARS = ("SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_MAX",
               "SLURM_ARRAY_TASK_STEP")
+SHARDS_ENV = "WORKSTATION_SHARDS"  # the shard count of the whole job: array task k is shard k+1 of it
 
 
 def shard_from_slurm(env: Mapping[str, str]) -> tuple[Shard, str] | None:
@@ -109,10 +112,17 @@ def shard_from_slurm(env: Mapping[str, str]) -> tuple[Shard, str] | None:
     ``_COUNT`` 8): task k is shard (k − MIN) / STEP + 1 of COUNT. Any evenly spaced array works
     (``--array=1-16``, ``--array=0-30:2``); a list such as ``--array=1,5,7`` does not map onto
     shards and is refused (pass ``--shard i/n`` yourself).
+
+    The array's variables describe the array as submitted, not the job: a task resubmitted on its
+    own (``--array=2``) is a one-task array. ``WORKSTATION_SHARDS=N`` names the job's shard count;
+    then task k is shard k+1 of N (tasks 0 … N-1) in any array, whole or partial.
     """
     raw = env.get("SLURM_ARRAY_TASK_ID")
     if raw is None or raw == "":
         return None
+    total_raw = env.get(SHARDS_ENV)
+    if total_raw is not None and total_raw.strip() != "":
+        return _shard_of_job(raw, total_raw.strip())
 
     def num(name: str, default: int | None = None) -> int | None:
         v = env.get(name)
@@ -147,6 +157,27 @@ def shard_from_slurm(env: Mapping[str, str]) -> tuple[Shard, str] | None:
         raise WorkstationError(f"Slurm task {task} is not one of the array's tasks ({where}); pass --shard i/n")
     shard = Shard((task - lo) // step + 1, count)
     return shard, f"shard {shard} from the Slurm job array ({where})"
+
+
+def _shard_of_job(task_raw: str, total_raw: str) -> tuple[Shard, str]:
+    """Array task ``task_raw`` as a shard of a job of ``total_raw`` shards (WORKSTATION_SHARDS)."""
+    try:
+        total = int(total_raw)
+    except ValueError:
+        raise WorkstationError(
+            f"{SHARDS_ENV}={total_raw!r} is not a whole number (the job's number of shards)") from None
+    if total < 1:
+        raise WorkstationError(f"{SHARDS_ENV}={total} must be at least 1 (the job's number of shards)")
+    try:
+        task = int(task_raw)
+    except ValueError:
+        raise WorkstationError(f"SLURM_ARRAY_TASK_ID={task_raw!r} is not a whole number; pass --shard i/n") from None
+    if not 0 <= task < total:
+        raise WorkstationError(
+            f"Slurm task {task} is not a shard of {SHARDS_ENV}={total}: task k is shard k+1, so the array's "
+            f"tasks are 0 … {total - 1} (--array=0-{total - 1}, or some of them)")
+    shard = Shard(task + 1, total)
+    return shard, f"shard {shard} from the Slurm job array (SLURM_ARRAY_TASK_ID={task}, {SHARDS_ENV}={total})"
 
 
 def resolve_shard(text: "str | None", env: Mapping[str, str]) -> tuple[Shard, str]:

@@ -187,6 +187,38 @@ class LabelsRepo(ProjectBase):
         params: list[Any] = [task] + ([annotator] if annotator else [])
         return [LabelEvent(*r) for r in self.con.execute(q, params).fetchall()]
 
+    def pass_values(self, task: str, annotator: str, audit_set_id: int | None = None
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per target the annotator labelled in a pass (`workstation.evaluation.judging`): its id,
+        whether it is the re-check pass, and whether the pass's label carries a value. Outside an
+        audit set (``audit_set_id`` None) every first-pass event counts; in one, only its events,
+        a compensating ``undo-restore`` event reading as no value."""
+        from ..evaluation.judging import RECHECK, RESTORE
+
+        restore = "TRUE" if audit_set_id is not None else "FALSE"
+        q = ("SELECT target_id, coalesce(source, '') = ? AS rc, "
+             f"arg_max_null(CASE WHEN {restore} AND source = ? THEN NULL ELSE value END, event_id) IS NOT NULL "
+             "FROM label_events WHERE task = ? AND annotator = ?"
+             + (" AND audit_set_id = ?" if audit_set_id is not None else "") + " GROUP BY ALL")
+        params: list[Any] = [RECHECK, RESTORE, task, annotator] + ([audit_set_id] if audit_set_id is not None else [])
+        t = self.con.execute(q, params).fetchall()
+        if not t:
+            return np.zeros(0, dtype=object), np.zeros(0, bool), np.zeros(0, bool)
+        ids, rc, has = zip(*t)
+        return np.array(ids, dtype=object), np.array(rc, bool), np.array(has, bool)
+
+    def pass_latest(self, task: str, audit_set_id: int | None = None) -> list[tuple[str, str, bool, str | None]]:
+        """(target, annotator, re-check pass, value) of every annotator's latest label per pass
+        of a task (in one audit set when given; ``undo-restore`` events read as no value)."""
+        from ..evaluation.judging import RECHECK, RESTORE
+
+        where = " AND audit_set_id = ?" if audit_set_id is not None else ""
+        return [(str(t), str(a), bool(rc), v) for t, a, rc, v in self.con.execute(
+            "SELECT target_id, annotator, coalesce(source, '') = ? AS rc, "
+            "arg_max_null(CASE WHEN source = ? THEN NULL ELSE value END, event_id) "
+            f"FROM label_events WHERE task = ?{where} GROUP BY ALL",
+            [RECHECK, RESTORE, task] + ([audit_set_id] if audit_set_id is not None else [])).fetchall()]
+
     def label_table(self, task: str) -> dict[str, np.ndarray]:
         """Every event of a task as numpy columns (for vectorised agreement and metrics)."""
         t = self.con.execute(f"SELECT {', '.join(_EVENT_COLS)} FROM label_events WHERE task = ? ORDER BY event_id",

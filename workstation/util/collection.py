@@ -2,7 +2,7 @@
 
 A collection runs on whichever thread trips the allocation threshold. In the window's process
 that can be a worker (a load, the checker, a job), and the garbage it frees there can hold Qt
-objects, whose deletion off the GUI thread the Qt binding defers and which crashed a test run.
+objects, whose deletion off the GUI thread the Qt binding defers and which can crash the process.
 The window therefore pins automatic collection off and collects on its own thread
 (`ui.collector`); `paused()` turns it off around a load's second thread in any process.
 """

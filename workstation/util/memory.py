@@ -57,11 +57,11 @@ def keep_freed_memory_for_reuse() -> None:
     128 KB on its own and unmaps it when it is freed, raising that threshold towards the
     largest block freed (32 MB at most), and hands the top of its heap back whenever more than
     twice that is free there. A slider move at a million samples frees its result's arrays
-    (1–8 MB each) and its stages' and allocates them again: the first moves of a drag, and
-    every move whose freed blocks had been at the heap's top, took fresh pages from the system
-    and faulted each in again (≈ 20–35 ms of a 60–100 ms move). Blocks under 32 MB now come from the
-    heap, and freed ones stay there for the next move until the idle trim hands them back.
-    A no-op elsewhere than glibc."""
+    (1–8 MB each) and its stages' and allocates them again: with the sliding thresholds the
+    first moves of a drag, and every move whose freed blocks had been at the heap's top, take
+    fresh pages from the system and fault each in again (≈ 20–35 ms of a 60–100 ms move). With
+    fixed thresholds blocks under 32 MB come from the heap, and freed ones stay there for the
+    next move until the idle trim hands them back. A no-op elsewhere than glibc."""
     if not sys.platform.startswith("linux"):
         return
     try:

@@ -1,31 +1,161 @@
-"""DyEval's views: one tab with the test tree, the node pages and the next step (`page.py`)."""
+"""DyEval's views: one tab with two pages.
+
+* **Test tree** (`page.DyEvalPage`) — the test tree, the node pages and the next step;
+* **Audit set** — an audit set's test images one at a time (`ui.widgets.audit_page.AuditPage`),
+  judged P / F with the prompt and seed; the CLIPScore pre-mark is the automated outcome and is
+  hidden when the set is blind. While a blind audit set is open the tree page is closed (it
+  shows pre-marks, pass rates and every annotator's judgements).
+"""
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
+import numpy as np
 
-class DyEvalViews:
+from ..base import MethodViews
+
+
+def _node_of(tree: Any, owner: str) -> str:
+    """The test node whose prompt or failure location generated an image."""
+    if owner in tree.prompts:
+        return str(tree.prompts[owner].node_id)
+    return str(tree.locations[owner.partition("/s")[0]].node_id)
+
+
+class _ImageTarget:
+    """The audit page's view of one test image: the image, its prompt, its seed."""
+
+    def __init__(self, window: Any, page: Any) -> None:
+        from ui.widgets.image_pane import ImagePane
+
+        self.page = page
+        self.widget = ImagePane(getattr(window, "images", None))
+
+    def show_target(self, index: int, vis: Any) -> None:
+        s = self.page.session
+        tree = s.tree
+        c = self.page.images.controller
+        iid = c.core.target_id(index)
+        if tree is None or iid not in tree.images:
+            self.clear()
+            return
+        img = tree.images[iid]
+        cap = f"<b>{html.escape(tree.step_owner_text(img.owner))}</b><br>seed {img.seed}"
+        if vis.outcome and img.clip_score is not None:
+            cap += f" · {html.escape(str(tree.config.premark_scorer))} {img.clip_score:.2f}" + (
+                " (pre-marked FAIL)" if img.premark_fail else "")
+        path = s.project.folder / img.path if s.project is not None and img.path else None
+        self.widget.show_image(path, caption=cap)
+
+    def clear(self) -> None:
+        self.widget.show_image(None, caption="")
+
+
+class DyEvalViews(MethodViews):
     method = "dyeval"
     title = "DyEval"
+    noun = "image"
 
     def install(self, window: Any) -> None:
+        from PySide6.QtWidgets import QTabWidget
+
+        from ui.widgets.audit_page import AuditPage
+
         from .page import DyEvalPage
 
         page = DyEvalPage(window)
-        window.add_panel(self.title, page, "tab")
+        window.dyeval_page = page
+        audit = AuditPage(page.images.controller, _ImageTarget(window, page), noun="image")
+        audit.setObjectName("dyevalAudit")
+        tabs = QTabWidget()
+        tabs.setObjectName("dyevalTabs")
+        tabs.setDocumentMode(True)
+        tabs.addTab(page, "Test tree")
+        tabs.addTab(audit, "Audit set")
+        window.dyeval_tabs = tabs
+        window.dyeval_audit = audit
+        window.add_panel(self.title, tabs, "tab")
+        page.images.controller.policy_changed.connect(lambda: self._policy(window))
         if "Jobs" not in getattr(window, "panels", {}) and hasattr(window, "install_extra_panels"):
             window.install_extra_panels()  # generation runs as jobs: the panel shows them
         page.attach_jobs(getattr(window, "panels", {}).get("Jobs"))
 
+    def _policy(self, window: Any) -> None:
+        c = window.dyeval_page.images.controller
+        vis = c.view_visibility()
+        closed = c.audit is not None and not (vis.outcome and vis.human)
+        window.dyeval_tabs.setTabEnabled(0, not closed)
+        window.dyeval_tabs.setTabToolTip(0, "closed during a blind audit: it shows pre-marks and every judgement"
+                                         if closed else "")
+
     def page(self, window: Any) -> Any:
-        return getattr(window, "panels", {}).get(self.title)
+        return getattr(window, "dyeval_page", None)
 
     def on_project(self, window: Any) -> None:
         page = self.page(window)
         if page is not None:
             page.attach_jobs(window.panels.get("Jobs"))
             page.reload()
+
+    def pages(self, window: Any) -> list[Any]:
+        return [window.dyeval_tabs]
+
+    def controller(self, window: Any) -> Any:
+        return window.dyeval_page.images.controller
+
+    def judging_page(self, window: Any) -> Any:
+        return window.dyeval_audit if self.controller(window).audit is not None else window.dyeval_page.images
+
+    def bar(self, window: Any) -> Any:
+        page = self.judging_page(window)
+        return getattr(page, "bar", None) or getattr(page, "judge_bar", None)
+
+    def focus_target(self, window: Any) -> Any:
+        return window.dyeval_tabs.currentWidget()
+
+    def open_audit(self, window: Any, audit_set_id: int) -> int:
+        window.dyeval_page.images.sync_targets()  # every image of the tree, whichever node is shown
+        return super().open_audit(window, audit_set_id)
+
+    def leave_audit(self, window: Any) -> None:
+        page = window.dyeval_page
+        page.images.controller.leave_audit()
+        page.images.show_node(page.images.node_id, refill=True)
+        window.dyeval_tabs.setCurrentWidget(page)
+
+    def outcome_texts(self, window: Any, index: int) -> list[str]:
+        """The pre-mark scorer's score of the image (and the pre-mark itself)."""
+        tree = window.dyeval_page.session.tree
+        iid = self.controller(window).core.target_id(index)
+        img = tree.images.get(iid) if tree is not None else None
+        if img is None or img.clip_score is None:
+            return []
+        return [f"{img.clip_score:.1f}", f"{img.clip_score:.2f}", "pre-marked"]
+
+    def audit_population(self, window: Any) -> Any:
+        from workstation.evaluation.audit_sets import AuditPopulation
+
+        page = window.dyeval_page
+        tree = page.session.tree
+        c = page.images.controller
+        if tree is None:
+            return None
+        page.images.sync_targets()
+        ids = c.core.ids
+        if not len(ids):
+            return None
+        imgs = [tree.images[str(i)] for i in ids.tolist()]
+        owner_node = [_node_of(tree, im.owner) for im in imgs]
+        nodes = sorted(set(owner_node))
+        node = np.array([nodes.index(n) for n in owner_node], np.int64)
+        premark = np.array([1 if im.premark_fail else 0 for im in imgs], np.int64)
+        labelled = np.array([im.label is not None for im in imgs], bool)
+        return AuditPopulation(ids=ids, strata={"node": (node, nodes), "premark": (premark, ["not pre-marked",
+                                                                                             "pre-marked FAIL"])},
+                               default_strata=("node",), labelled=labelled, noun="images",
+                               titles={"node": "test node", "premark": "CLIPScore pre-mark"})
 
 
 VIEWS = DyEvalViews()

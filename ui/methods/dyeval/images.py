@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import (
@@ -157,6 +159,7 @@ class NodeImages(QWidget):
         self.judge_bar = JudgeBar(self.controller, self)
         lay.addWidget(self.judge_bar)
         install_shortcuts(self, self.controller, self.judge_bar)
+        self.controller.describe = self.describe_image  # status messages in the auditor's words
         self.controller.moved.connect(self._moved)
         # a key, undo or redo commits a label event: the tree takes it in (and the views follow)
         self.controller.committed.connect(lambda _n, target: session.after_label(target))
@@ -184,18 +187,39 @@ class NodeImages(QWidget):
         return (f"<b>{owner}</b>  {_esc(title)}<br><span style='color:{PENDING_COLOR}'>{o.passes}/{o.judged} pass · "
                 f"rate {fmt_rate(o.pass_rate)} · {o.n_images}/{o.expected} images</span>{verdict}")
 
-    def show_node(self, node_id: str, focus: str = "") -> None:
-        """Show a node (``focus``: an owner to scroll to and start at); a node whose rows and images
-        are unchanged is only repainted (the judging position stays)."""
+    def describe_image(self, index: int) -> str:
+        """A test image as the auditor knows it: its prompt and its seed."""
         tree = self.session.tree
+        iid = self.controller.core.target_id(index)
+        img = tree.images.get(iid) if tree is not None else None
+        if img is None:
+            return "this image"
+        return f"“{tree.step_owner_text(img.owner)}” (seed {img.seed})"
+
+    def sync_targets(self) -> None:
+        """Every image of the tree is a target of the judging controller (a node's images are
+        its queue; an audit set may hold images of any node)."""
+        tree = self.session.tree
+        ids = list(tree.images) if tree is not None else []
+        c = self.controller
+        if ids != c.core.ids.tolist():
+            c.set_targets(np.asarray(ids, dtype=object))
+
+    def show_node(self, node_id: str, focus: str = "", refill: bool = False) -> None:
+        """Show a node (``focus``: an owner to scroll to and start at); a node whose rows and images
+        are unchanged is only repainted (the judging position stays). While an audit set is open
+        the node's images are shown but the queue stays the audit's."""
+        tree = self.session.tree
+        self.sync_targets()
         if tree is None or node_id not in tree.nodes:
             self._clear()
             self.node_id = node_id
-            self.controller.set_queue([])
+            if self.controller.audit is None:
+                self.controller.set_queue([])
             self._buttons()
             return
         structure = self._structure(tree, node_id)
-        if node_id == self.node_id and structure == self._shape and not focus:
+        if node_id == self.node_id and structure == self._shape and not focus and not refill:
             for owner, title, _k in self._owners(tree, node_id):
                 self.heads[owner].setText(self._head_text(tree, owner, title))
             self.refresh_tiles()
@@ -235,13 +259,16 @@ class NodeImages(QWidget):
                     ph.setStyleSheet(f"QLabel{{border:2px dashed {PENDING_COLOR};color:{PENDING_COLOR}}}")
                     self.grid.addWidget(ph, row, col + 1)
         self.refresh_tiles()
-        if changed_node or focus or queue != self.controller.queue:
-            cur = self.controller.current
+        c = self.controller
+        if c.audit is not None:
+            self._moved(c.pos)
+        elif changed_node or focus or refill or queue != c.queue:
+            cur = c.current
             start = queue.index(cur) if cur in queue and not changed_node and not focus \
                 else self._first_unjudged(queue, focus)
-            self.controller.set_queue(queue, start=start)
+            c.set_queue(queue, start=start)
         else:
-            self._moved(self.controller.pos)
+            self._moved(c.pos)
         self._buttons()
 
     def _clear(self) -> None:
@@ -296,9 +323,18 @@ class NodeImages(QWidget):
         return QPixmap.fromImage(r.image).scaled(TILE, TILE, Qt.KeepAspectRatio, Qt.SmoothTransformation)
 
     # --- moving and selecting ---------------------------------------------------------------------------
+    def go_first_waiting(self) -> None:
+        """Go to the first image of the node nobody has judged yet (the node's first when all are)."""
+        c = self.controller
+        if c.audit is not None:
+            return
+        queue = c.queue
+        c.go(self._first_unjudged(queue, ""))
+
     def _tile_clicked(self, image_id: str) -> None:
-        if image_id in self.controller.queue:
-            self.controller.go(self.controller.queue.index(image_id))
+        i = self.controller.index_of(image_id)
+        if i >= 0:
+            self.controller.go_target(i)
         self._select_owner(self.row_of.get(image_id, ""))
         self.setFocus()
 
@@ -324,9 +360,10 @@ class NodeImages(QWidget):
         pm = ""
         if img.clip_score is not None:
             th = tree.config.premark_threshold
-            pm = (f"<br>{tree.config.premark_scorer} {img.clip_score:.2f}" + (f" &lt; {th:g}: <b style='color:{PREMARK_COLOR}'>pre-marked "
-                                                           "FAIL</b> — F confirms, P overrides" if img.premark_fail
-                                                           else ""))
+            below = f" &lt; {th:g}" if th is not None else ""
+            pm = (f"<br>{tree.config.premark_scorer} {img.clip_score:.2f}"
+                  + (f"{below}: <b style='color:{PREMARK_COLOR}'>pre-marked FAIL</b> — F confirms, P overrides"
+                     if img.premark_fail else ""))
         judged = f"<b>{img.label}</b> by {img.annotator}" if img.label else "not judged yet — P / F"
         cap = f"<b>{_esc(text)}</b><br>{img.owner} · seed {img.seed} · {judged}{pm}"
         path = self.session.project.folder / img.path if img.path else None

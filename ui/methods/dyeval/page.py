@@ -347,6 +347,7 @@ class DyEvalPage(QWidget):
         elif a.kind == "judge":
             self.tabs.setCurrentIndex(TAB_IMAGES)
             self.images.show_node(n)
+            self.images.go_first_waiting()  # the images that wait, not the first one
             self.images.setFocus()
         elif a.kind == "locate":
             s.start_locations(n)

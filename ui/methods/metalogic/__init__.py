@@ -1,38 +1,143 @@
-"""MetaLogic views: one "MetaLogic" tab over one live `MethodSession` (`page.MetaLogicPage`).
+"""MetaLogic views: one "MetaLogic" tab over one live `MethodSession`, with two pages.
 
-The law × dimension heatmap (a click lists those pairs), the pair list, the selected image pair
-(prompt A above image A, prompt B above image B, the misaligned entity marked on both), pair
-judgements by key (A / M / U, blind mode hides the computed outcome), the agreement of the
-computed outcome with the human one, and the comparison's abstention thresholds on sliders.
+* **Pairs** (`page.MetaLogicPage`) — the law × dimension heatmap (a click lists those pairs), the
+  pair list, the selected image pair (prompt A above image A, prompt B above image B, the
+  misaligned entity marked on both), pair judgements by key (A / M / U), the agreement of the
+  computed outcome with the human one, and the comparison's abstention thresholds on sliders;
+* **Audit set** — an audit set's pairs one at a time (`ui.widgets.audit_page.AuditPage`), with
+  nothing computed shown when it is blind. While a blind audit set is open the Pairs page is
+  closed (it shows outcomes and rates).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
+from ..base import MethodViews
+
 TITLE = "MetaLogic"
 
 
-class MetaLogicViews:
-    """The registry's object; each window keeps its own page (``window.metalogic_page``)."""
+class _PairTarget:
+    """The audit page's view of one image pair (its own `PairView`)."""
 
+    def __init__(self, window: Any, page: Any) -> None:
+        from .pair_view import PairView
+
+        self.page = page
+        self.widget = PairView(getattr(window, "images", None))
+        page.session.data_changed.connect(lambda: self.widget.set_data(page.session.data))
+        self.widget.set_data(page.session.data)
+
+    def show_target(self, index: int, vis: Any) -> None:
+        s = self.page.session
+        folder = getattr(s.project, "folder", None) if s.project is not None else None
+        self.widget.show_pair(index, s.results, s.config, folder, not vis.outcome)
+
+    def clear(self) -> None:
+        self.widget.clear()
+
+
+class MetaLogicViews(MethodViews):
     method = "metalogic"
     title = TITLE
+    noun = "pair"
 
     def install(self, window: Any) -> None:
+        from PySide6.QtWidgets import QTabWidget
+
         from ui.session import MethodSession
+        from ui.widgets.audit_page import AuditPage
         from workstation.methods import get_method
 
         from .page import MetaLogicPage
 
         session = MethodSession(get_method(self.method), window.state, window)
-        window.metalogic_page = MetaLogicPage(session, window)
-        window.add_panel(self.title, window.metalogic_page, "tab")
+        page = MetaLogicPage(session, window)
+        window.metalogic_page = page
+        audit = AuditPage(page.controller, _PairTarget(window, page), noun="pair")
+        audit.setObjectName("metalogicAudit")
+        tabs = QTabWidget()
+        tabs.setObjectName("metalogicTabs")
+        tabs.setDocumentMode(True)
+        tabs.addTab(page, "Pairs")
+        tabs.addTab(audit, "Audit set")
+        window.metalogic_tabs = tabs
+        window.metalogic_audit = audit
+        window.add_panel(self.title, tabs, "tab")
+        page.controller.policy_changed.connect(lambda: self._policy(window))
+
+    def _policy(self, window: Any) -> None:
+        tabs, c = window.metalogic_tabs, window.metalogic_page.controller
+        blind = c.audit is not None and not c.view_visibility().outcome
+        tabs.setTabEnabled(0, not blind)
+        tabs.setTabToolTip(0, "closed during a blind audit: it shows computed outcomes" if blind else "")
 
     def on_project(self, window: Any) -> None:
         page = getattr(window, "metalogic_page", None)
         if page is not None:
             page.load()
+
+    def pages(self, window: Any) -> list[Any]:
+        return [window.metalogic_tabs]
+
+    def controller(self, window: Any) -> Any:
+        return window.metalogic_page.controller
+
+    def judging_page(self, window: Any) -> Any:
+        return window.metalogic_audit if self.controller(window).audit is not None else window.metalogic_page
+
+    def bar(self, window: Any) -> Any:
+        return self.judging_page(window).bar
+
+    def focus_target(self, window: Any) -> Any:
+        return window.metalogic_tabs.currentWidget()
+
+    def leave_audit(self, window: Any) -> None:
+        page = window.metalogic_page
+        page.controller.leave_audit()
+        page._queue_rows = np.zeros(0, np.int64)
+        page._list_reset()
+        window.metalogic_tabs.setCurrentWidget(page)
+
+    def outcome_texts(self, window: Any, index: int) -> list[str]:
+        from workstation.methods.metalogic.results import VERDICTS
+
+        r = window.metalogic_page.session.results
+        if r is None or index < 0:
+            return []
+        detail = r.detail_text(index)
+        return [VERDICTS[int(r.verdict[index])]] + ([detail] if detail else [])
+
+    def audit_population(self, window: Any) -> Any:
+        from workstation.evaluation.audit_sets import AuditPopulation
+        from workstation.methods.metalogic.laws import DIMENSION_TITLES, DIMENSIONS, LAWS
+        from workstation.methods.metalogic.results import VERDICTS
+
+        page = window.metalogic_page
+        s = page.session
+        d, r = s.data, s.results
+        if d is None or not len(d):
+            return None
+        strata: dict[str, tuple[np.ndarray, list[str]]] = {
+            "law": (np.asarray(d.pairs.law, np.int64), [str(x) for x in LAWS]),
+            "dimension": (np.asarray(d.pairs.dimension, np.int64), [DIMENSION_TITLES.get(x, x) for x in DIMENSIONS]),
+        }
+        conf = None
+        if r is not None:
+            strata["outcome"] = (np.asarray(r.verdict, np.int64), [v.lower() for v in VERDICTS])
+            conf = np.asarray(r.conf, np.float64) if getattr(r, "conf", None) is not None else None
+        labelled = np.zeros(len(d), bool)
+        for e in s.project.latest_label_events(self.controller(window).scheme.task):
+            i = page._rows.get(str(e.target_id), -1)
+            if i >= 0 and e.value is not None:
+                labelled[i] = True
+        return AuditPopulation(ids=np.asarray(d.pair_id, dtype=object), strata=strata,
+                               default_strata=("law", "outcome") if r is not None else ("law",), conf=conf,
+                               labelled=labelled, noun="pairs",
+                               titles={"law": "law", "dimension": "dimension", "outcome": "computed outcome"})
 
 
 VIEWS = MetaLogicViews()

@@ -123,7 +123,6 @@ class MetaLogicPage(QWidget):
         self.setObjectName("metalogicPage")
         self.session = session
         self.window_ = window
-        self.blind = False
         self.human = np.zeros(0, np.int8)
         self.cell: tuple[str, str] | None = None
         self._syncing = False
@@ -247,9 +246,12 @@ class MetaLogicPage(QWidget):
         lay.addLayout(grid)
         lay.addWidget(split, 1)
 
+        self.controller.describe = self.describe_pair  # status messages in the auditor's words
         self.controller.moved.connect(self._moved)
         self.controller.committed.connect(lambda *_: self.refresh_human())
         self.controller.changed.connect(self._after_change)
+        self.controller.policy_changed.connect(self._policy_changed)
+        session.app.annotator_changed.connect(self.refresh_human)
         self.model.modelReset.connect(self._list_reset)
         self.model.layoutChanged.connect(self._list_reset)
         session.data_changed.connect(self._data_changed)
@@ -328,6 +330,10 @@ class MetaLogicPage(QWidget):
     def _data_changed(self) -> None:
         d = self.session.data
         self._rows = d.row_of() if d is not None else {}
+        # every pair is a target of the task; the list's rows are queued in its order
+        self.controller.set_targets(np.asarray(d.pair_id, dtype=object) if d is not None else [],
+                                    index=d.row_of if d is not None else None)
+        self._queue_rows, self._queue_data = np.zeros(0, np.int64), None
         self._runs = np.unique(np.asarray(d.pairs.run).astype(str)).tolist() if d is not None and len(d) else []
         self.pair.set_data(d)
         self.cell = None
@@ -378,6 +384,13 @@ class MetaLogicPage(QWidget):
             code = VERDICTS.index(v) if v in VERDICTS else -1
             if i >= 0 and int(self.human[i]) != code:
                 self.refresh_human()
+
+    def describe_pair(self, i: int) -> str:
+        """An image pair as the auditor knows it: its two prompts and its seed."""
+        d = self.session.data
+        if d is None or not 0 <= i < len(d):
+            return "this pair"
+        return f"“{d.text_a[i]}” / “{d.text_b[i]}” (seed {int(d.pairs.seed[i])})"
 
     def _row_of_target(self, target: str) -> int:
         return self._rows.get(target, -1)
@@ -443,14 +456,31 @@ class MetaLogicPage(QWidget):
                                f"raw, Cohen's κ <b>{kap}</b> over {st['n']} pairs" + table)
 
     # ---- blind ---------------------------------------------------------------------------------------
+    @property
+    def blind(self) -> bool:
+        """Computed outcomes hidden: the page's blind switch, or a blind audit of this task
+        (the controller's policy decides)."""
+        return not self.controller.view_visibility().outcome
+
     def set_blind(self, on: bool) -> None:
+        """The page's own blind switch (outside audit sets)."""
         on = bool(on)
         if self.blind_box.isChecked() != on:
             self.blind_box.setChecked(on)  # comes back here
             return
-        self.blind = on
-        for s in self.sliders.values():
-            s.setEnabled(not on)
+        self.controller.set_page_blind(on)
+
+    def _policy_changed(self) -> None:
+        """A new queue or blind switch: what the page shows follows the policy."""
+        on = self.blind
+        audit = self.controller.audit
+        self.blind_box.blockSignals(True)
+        self.blind_box.setChecked(on)
+        self.blind_box.blockSignals(False)
+        self.blind_box.setEnabled(audit is None)
+        self.blind_box.setToolTip("" if audit is None else "set by the audit set that is open")
+        for sl in self.sliders.values():
+            sl.setEnabled(not on)
         self.heat_hint.setText(HEAT_HINT_BLIND if on else HEAT_HINT)
         if on:
             self.model.filters = {k: v for k, v in self.model.filters.items() if k not in ("outcome", "kind")}
@@ -497,28 +527,27 @@ class MetaLogicPage(QWidget):
             self.filter_label.setText(f"all <b>{n}</b> pairs")
         self.all_button.setEnabled(self.cell is not None)
         c = self.controller
-        if len(m.rows) == len(c.queue) and np.array_equal(m.rows, self._queue_rows) \
-                and self._queue_data is self.session.data:  # the same pairs in the same order
+        same = (len(m.rows) == len(self._queue_rows) and np.array_equal(m.rows, self._queue_rows)
+                and self._queue_data is self.session.data)
+        if c.audit is not None or same:  # an audit set keeps its queue; the same pairs keep theirs
             c.reload()
-            self._select_row(c.pos)
+            self._select_current()
             self._show_current()
             return
-        ids = m.pair_ids()
         self._queue_rows, self._queue_data = m.rows.copy(), self.session.data
-        if ids == c.queue:
-            c.reload()
-            self._select_row(c.pos)
-            self._show_current()
-            return
-        cur = c.current
-        start = ids.index(cur) if cur in ids else 0
-        c.set_queue(ids, start=start)
+        cur = c.current_index
+        hits = np.flatnonzero(m.rows == cur) if cur >= 0 else []
+        c.set_queue(np.asarray(m.rows, np.int64), start=int(hits[0]) if len(hits) else 0)
 
     # ---- selection ---------------------------------------------------------------------------------
     def _row_selected(self, cur: QModelIndex, _prev: QModelIndex) -> None:
         if self._syncing or not cur.isValid():
             return
-        self.controller.go(cur.row())
+        c = self.controller
+        if c.audit is not None:  # the list is not the queue: the pair, at its place in the audit if queued
+            c.go_target(int(self.model.rows[cur.row()]))
+        else:
+            c.go(cur.row())
 
     def _select_row(self, pos: int) -> None:
         if pos < 0 or pos >= self.model.rowCount():
@@ -532,14 +561,20 @@ class MetaLogicPage(QWidget):
         finally:
             self._syncing = False
 
-    def _moved(self, pos: int) -> None:
-        self._select_row(pos)
+    def _select_current(self) -> None:
+        """Select the list row of the pair under review."""
+        cur = self.controller.current_index
+        hits = np.flatnonzero(self.model.rows == cur) if cur >= 0 and len(self.model.rows) else []
+        if len(hits):
+            self._select_row(int(hits[0]))
+
+    def _moved(self, _index: int) -> None:
+        self._select_current()
         self._show_current()
 
     def current_row(self) -> int:
-        """Data row of the pair shown (-1 none)."""
-        t = self.controller.current
-        return self._row_of_target(t) if t is not None else -1
+        """Data row of the pair shown (-1 none): the controller's target index."""
+        return self.controller.current_index
 
     def _show_current(self) -> None:
         s = self.session

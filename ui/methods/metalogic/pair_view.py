@@ -166,6 +166,8 @@ class PairView(QWidget):
                     boxes.append(Box(*box, label=f"⚠ {lab} {sc:.2f}", color=WARNING, width=4.0))
                 elif r in doubt[side]:
                     boxes.append(Box(*box, label=f"? {lab} {sc:.2f}", color=DOUBT, dashed=True, width=3.0))
+                elif blind:  # the detector's scores are the automated outcome's inputs: not shown
+                    boxes.append(Box(*box, label=lab, color=colour[lab]))
                 else:
                     boxes.append(Box(*box, label=f"{lab} {sc:.2f}", color=colour[lab], dashed=sc < cfg.score_threshold))
             cap = f"<b>{'AB'[side]}</b> · {_esc(str(text))}"

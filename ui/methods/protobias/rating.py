@@ -49,20 +49,6 @@ def rating_queue(data: Any, seed: int = BLIND_SEED) -> tuple[list[str], dict[str
     return targets, where
 
 
-class BlindJudgeController(JudgeController):
-    """A `JudgeController` whose status messages never name a sample id (they can name the role)."""
-
-    def __init__(self, *a: Any, **k: Any) -> None:
-        super().__init__(*a, **k)
-        self.aliases: dict[str, str] = {}
-
-    def _message(self, text: str) -> None:
-        for sid, alias in self.aliases.items():
-            if sid in text:
-                text = text.replace(sid, alias)
-        super()._message(text)
-
-
 class RatingPage(QWidget):
     labels_written = Signal()
 
@@ -72,8 +58,9 @@ class RatingPage(QWidget):
         self.setObjectName("protobiasRating")
         self.where: dict[str, tuple[int, int, str]] = {}
         self.n_triplets = 0
-        self.controller = BlindJudgeController(FIDELITY_SCHEME, window.state,
-                                               ask_annotator=getattr(window, "ask_annotator", None), parent=self)
+        self.controller = JudgeController(FIDELITY_SCHEME, window.state,
+                                          ask_annotator=getattr(window, "ask_annotator", None), parent=self)
+        self.controller.describe = self._alias  # messages name the side and the triplet, never a sample id
 
         intro = QLabel("Rate <b>each image</b> 1–4 for <b>semantic fidelity to the text only</b> — does it show what "
                        "the text says (main element, extra element, count, colour, position, size)? Not image quality, "
@@ -134,23 +121,28 @@ class RatingPage(QWidget):
     # Undo is enabled on its Review tab only, so the two never clash.
     # ---- queue ----------------------------------------------------------------------------------
     def reload(self) -> None:
-        """Rebuild the queue from the session's data; start at the annotator's first unrated image."""
-        data = self.session.data
-        targets, self.where = rating_queue(data)
+        """Rebuild the queue from the session's data: every image, in the seeded rating order
+        (the targets' order, so the plain queue is the rating queue); start at the annotator's
+        first unrated image. The same images keep the place and the undo stack."""
+        targets, self.where = rating_queue(self.session.data)
         self.n_triplets = len(targets) // 2
-        self.controller.aliases = {sid: f"image {side} of triplet {k}" for sid, (_i, k, side) in self.where.items()}
-        if targets and targets == self.controller.queue:  # the same images: keep the place and the undo stack
-            self.controller.reload()
+        c = self.controller
+        if targets and len(targets) == c.core.n_targets and c.core.ids.tolist() == targets:
+            c.reload()
             self.show_current()
             return
-        start = 0
-        p, who = self.controller.state.project, self.controller.state.annotator
-        if p is not None and who and targets:
-            done = {e.target_id for e in p.latest_label_events(FIDELITY_SCHEME.task, who) if e.value is not None}
-            start = next((k for k, t in enumerate(targets) if t not in done), 0)
-        self.controller.set_queue(targets, start=start)
-        if not targets:
-            self.show_current()
+        c.set_targets(np.asarray(targets, dtype=object))
+        start = c.core.first_undone()
+        if start:
+            c.go(start)
+        self.show_current()
+
+    def _alias(self, index: int) -> str:
+        sid = self.controller.core.target_id(index)
+        if sid not in self.where:
+            return "this image"
+        _i, k, side = self.where[sid]
+        return f"image {side} of triplet {k}"
 
     def show_current(self) -> None:
         sid = self.controller.current
@@ -180,10 +172,12 @@ class RatingPage(QWidget):
             self.position.setText("")
             return
         _i, k, side = self.where[sid]
-        done, total = self.controller.progress()
-        who = self.controller.state.annotator
-        self.position.setText(f"triplet {k} of {self.n_triplets} · image {side}\n{done} of {total} images rated"
-                              + (f" by {who}" if who else ""))
+        c = self.controller
+        done, total = c.progress()
+        who = c.state.annotator
+        where = (f"item {c.pos + 1} of {total} in audit set #{c.audit.audit_set_id}" if c.audit is not None and c.on_queue()
+                 else f"triplet {k} of {self.n_triplets} · image {side}")
+        self.position.setText(f"{where}\n{done} of {total} images rated" + (f" by {who}" if who else ""))
 
     def current_side(self) -> str:
         sid = self.controller.current

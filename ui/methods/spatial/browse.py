@@ -23,8 +23,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .sample_table import BLIND_COLUMNS, FilterBar, SampleTableModel
-from ...state import AppState
+from .sample_table import COLUMNS, FilterBar, SampleTableModel
+from .session import SpatialSession
 from .thumbnails import ThumbnailGrid
 
 class SampleBrowser(QWidget):
@@ -36,7 +36,7 @@ class SampleBrowser(QWidget):
 
     open_requested = Signal(int)
 
-    def __init__(self, state: AppState, thumbs: Any = None, parent: QWidget | None = None) -> None:
+    def __init__(self, state: SpatialSession, thumbs: Any = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.state = state
         self.model = SampleTableModel(state, self)
@@ -107,8 +107,9 @@ class SampleBrowser(QWidget):
         self.filters.changed.connect(lambda: self.model.set_filter(self.filters.spec()))
         self.model.refreshed.connect(self._update_count)
         self.model.modelReset.connect(self._update_count)
-        state.queue_changed.connect(self._apply_blind)
+        state.policy_changed.connect(self._apply_policy)
         state.project_changed.connect(self._fit_columns)
+        state.project_changed.connect(self._apply_policy)
         self._update_count()
 
     def _fit_columns(self) -> None:
@@ -135,14 +136,21 @@ class SampleBrowser(QWidget):
         """The grid's badges explained: P / F / U, which corner is the checker's, which the human's."""
         grid = self.stack.currentIndex() == 1
         self.badge_legend.setVisible(grid)
-        human = "top-left badge: human label"
-        checker = "" if self.state.blind else "top-right badge and frame: checker verdict · "
-        self.badge_legend.setText(f"P = PASS, F = FAIL, U = UNDECIDABLE — {checker}{human}")
+        vis = self.state.view_visibility()
+        parts = (["top-right badge and frame: checker verdict"] if vis.outcome else []) + \
+            (["top-left badge: human label"] if vis.human else [])
+        self.badge_legend.setText("P = PASS, F = FAIL, U = UNDECIDABLE — " + " · ".join(parts) if parts
+                                  else "no badges during this audit")
 
-    def _apply_blind(self) -> None:
-        for c in BLIND_COLUMNS:
-            self.table.setColumnHidden(c, bool(self.state.blind))
+    def _apply_policy(self) -> None:
+        """Columns the session's policy hides (a blind audit) are hidden, and sorted by nothing."""
+        hidden = self.model.hidden()
+        for c in range(len(COLUMNS)):
+            self.table.setColumnHidden(c, c in hidden)
+        if self.model.sort_column < 0:
+            self.table.horizontalHeader().setSortIndicator(-1, Qt.AscendingOrder)
         self._update_badge_legend()
+        self.grid.viewport().update()
 
     def _update_count(self) -> None:
         m = self.model

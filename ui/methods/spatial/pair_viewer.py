@@ -6,7 +6,8 @@ reason, a confidence bar with its four components) and the image with its overla
 (`ui/overlay.py`). Zoom and pan are linked across the pair. A missing or unreadable image
 shows a neutral canvas of the sample's W×H with the boxes and a message.
 
-The viewer only reads `AppState`; labelling is `ui/methods/spatial/labeling.py`'s job.
+The viewer only reads the spatial session; what it shows of the checker and of the labels is the
+session's policy (`SpatialSession.visibility`). Labelling is the judgement bar's job.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ from workstation.methods.spatial.types import RELATIONS, VERDICTS
 from ... import theme
 from ...image_cache import ImageCache, ImageResult
 from .overlay import DEFAULT_LAYERS, LAYER_TITLES, LAYERS, OverlayLayer, OverlaySpec, overlay_spec
-from ...state import AppState
+from .session import SpatialSession
 from workstation.methods.spatial.data import spatial_columns
 from workstation.util.grouping import factorize
 
@@ -154,7 +155,7 @@ class PairIndex:
         return str(self._prompts.text[p]) if p >= 0 else str(self._s.prompt_id[row])
 
 
-def image_key(state: AppState, row: int) -> str:
+def image_key(state: SpatialSession, row: int) -> str:
     """Absolute path of a sample's image ("" when it has none)."""
     if state.project is None or state.dataset is None or row < 0:
         return ""
@@ -500,9 +501,9 @@ class VerdictCard(QFrame):
             self.verdict = None
             self.chip.setText("BLIND" if blind else "—")
             self.chip.setStyleSheet(f"background: {theme.NEUTRAL_COLOR};")
-            self.chip.setToolTip("Blind audit: the checker's verdict and confidence are hidden"
+            self.chip.setToolTip("The checker's verdict and confidence are hidden during this audit"
                                  if blind else "no verdict")
-            self.reason.setText("checker verdict hidden (blind audit)" if blind else "")
+            self.reason.setText("the checker's verdict is hidden during this audit" if blind else "")
             self.bar.setVisible(not blind and verdicts is not None)
             self.bar.set_values(float("nan"), {})
             return
@@ -627,7 +628,7 @@ class PairViewer(QWidget):
 
     refreshed = Signal()  # after the views show the current sample (benchmarks wait on it)
 
-    def __init__(self, state: AppState, cache: ImageCache | None = None, thumbs: ImageCache | None = None,
+    def __init__(self, state: SpatialSession, cache: ImageCache | None = None, thumbs: ImageCache | None = None,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.state = state
@@ -761,13 +762,14 @@ class PairViewer(QWidget):
 
     @property
     def blind(self) -> bool:
-        """Hide the checker: a blind audit queue, or a blind re-check item in any queue."""
-        return bool(self.state.blind or getattr(self.state, "item_blind", False))
+        """Hide the checker: the policy hides the outcome of the sample under review (a blind
+        audit, or a re-check in any audit)."""
+        return not self.state.visibility().outcome
 
     def _on_queue(self) -> None:
         """A blind queue hides the margin band and centres (the checker's UNDECIDABLE zone)
         until the auditor asks for them; leaving it restores the layer as it was."""
-        blind = bool(self.state.blind)
+        blind = not self.state.view_visibility().outcome
         if blind and not self._blind_hid:
             self._geometry_before_blind = self.layers["geometry"]
             self._blind_hid = True
@@ -887,38 +889,31 @@ class PairViewer(QWidget):
                 side.labels.setText(self._annotations_html(side.row))
 
     def _annotations_html(self, row: int) -> str:
-        """Every annotator's latest label and note for the sample at `row` (imported ones too).
-        In a blind audit only the current annotator's own label shows."""
+        """The labels of the sample at `row` the session's policy lets the viewer show: the
+        annotator's own label of this pass, and (outside a blind audit) everyone's latest."""
         st = self.state
         if st.project is None or row < 0:
             return ""
         from html import escape
 
-        from workstation.methods.spatial.store import SpatialStore
-
-        latest: dict[str, Any] = {}
-        for e in SpatialStore(st.project).label_events(str(st.dataset.samples.sample_id[row])):
-            if e.annotator not in latest or e.event_id > latest[e.annotator].event_id:
-                latest[e.annotator] = e
-        hidden = 0
+        shown = st.controller.shown_labels(row)
+        vis = st.visibility() if row == st.current else st.view_visibility()
         parts = []
-        for name in sorted(latest):
-            e = latest[name]
-            if e.verdict is None and not (e.notes or "").strip():
-                continue
-            if self.blind and name != st.annotator:
-                hidden += 1
-                continue
-            v = e.verdict or "—"
-            note = " ".join((e.notes or "").split())
-            parts.append(f"<b>{escape(name)}</b>: {escape(v)}" + (f" — <i>“{escape(note)}”</i>" if note else ""))
-        if hidden:
-            parts.append(f"{hidden} other annotator{'s' if hidden > 1 else ''} hidden (blind audit)")
+        for lab in shown:
+            name = escape(lab.annotator) + (" (before this audit)" if lab.whose == "you earlier" else "")
+            v = escape(lab.value) if lab.value else "—"
+            note = " ".join((lab.notes or "").split())
+            parts.append(f"<b>{name}</b>: {v}" + (f" — <i>“{escape(note)}”</i>" if note else ""))
+        if not (vis.others and vis.own_earlier):
+            return ("Your label in this audit: " + (" · ".join(parts) if parts else "none yet")
+                    + " <span style='color:gray'>(other labels are hidden while you audit)</span>")
         return "Labels: " + " · ".join(parts) if parts else "Labels: none yet"
 
     def _human_text(self, row: int) -> str:
-        if self.blind:  # a blind audit or a re-check shows no earlier human answer either
-            return "human: hidden (blind)"
+        """The latest human verdict of anyone, where the policy shows the annotators' labels."""
+        vis = self.state.visibility() if row == self.state.current else self.state.view_visibility()
+        if not vis.human:
+            return ""
         h = self.state.human
         if row < 0 or row >= len(h) or h[row] < 0:
             return "human: —"

@@ -1,25 +1,17 @@
-"""The sample table: a paged DuckDB query behind a QAbstractTableModel, and its filter bar.
+"""The sample table: a paged query behind a QAbstractTableModel, and its filter bar.
 
-Rows are never all turned into Qt items: the model runs `SELECT … LIMIT page OFFSET n` when
-the view scrolls near the end (`canFetchMore` / `fetchMore`), so 100,000 samples cost one
-count and one page. The live checker verdicts (recomputed as the calibration sliders move)
-live in numpy arrays in `AppState`; they reach SQL as an Arrow table registered on the
-project's connection (`_ui_live`), re-registered when verdicts or labels change, at the
-first query after the change (a slider step whose rows are patched from the arrays, or that
-lands while another tab is shown, queries nothing, so it registers nothing). Its
-sample columns (id, run, prompt text, relation, seed, image path) are built once per loaded
-dataset and reused, so a re-registration only wraps the new verdict arrays (no copy).
-Human labels come from `label_events`: the latest event per sample and annotator, aggregated
-once per label change into `_ui_labels` (row, labels, number of distinct verdicts).
-
-`FilterSpec` is what the filter bar edits and what `project.save_filter` stores.
+Rows are never all turned into Qt items: the model asks the core's `SampleQuery`
+(`workstation.methods.spatial.browse`) for a page when the view scrolls near the end
+(`canFetchMore` / `fetchMore`), so 100,000 samples cost one count and one page. What the table
+may show and select by — the checker's outcome, the annotators' labels — is the session's
+policy (`SpatialSession.view_visibility`): during a blind audit those columns, their filters
+and their sorts are gone, and the filter in force is `FilterSpec.allowed` of the one edited.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -38,180 +30,64 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from workstation.methods.spatial import browse as query_module
+from workstation.methods.spatial.browse import (  # noqa: F401 - the table's names for them
+    CHECKER_COLUMNS,
+    COLUMNS,
+    HUMAN_COLUMNS,
+    R_AGREE,
+    R_CONF,
+    R_HUMAN,
+    R_LABELS,
+    R_NOTES,
+    R_PATH,
+    R_REASON,
+    R_RUN,
+    R_REL,
+    R_ROW,
+    R_SEED,
+    R_SID,
+    R_TEXT,
+    R_VERDICT,
+    FilterSpec,
+    RowOrder,
+    SampleQuery,
+    sample_columns,
+)
 from workstation.methods.spatial.types import REASONS, RELATIONS, VERDICTS
 
 from ... import theme
-from ...state import AppState, RowQueue
-from workstation.methods.spatial.data import spatial_columns
-from workstation.util.grouping import factorize
-from workstation.methods.spatial.store import LABELS_RELATION
-
-from .table_order import SORTABLE, LiveColumns, RowOrder, dynamic_mask, ordered_rows, row_tuples
+from .session import RowQueue, SpatialSession
 
 ROW_ROLE = int(Qt.UserRole) + 1  # dataset row (int)
-VERDICT_ROLE = int(Qt.UserRole) + 2  # checker verdict code (int, -1 none)
+VERDICT_ROLE = int(Qt.UserRole) + 2  # checker verdict code (int, -1 none or hidden)
 PATH_ROLE = int(Qt.UserRole) + 3  # image path relative to the project
-HUMAN_ROLE = int(Qt.UserRole) + 4  # human verdict code (int, -1 none)
+HUMAN_ROLE = int(Qt.UserRole) + 4  # human verdict code (int, -1 none or hidden)
 SEED_ROLE = int(Qt.UserRole) + 5
 RELATION_ROLE = int(Qt.UserRole) + 6
 _DISPLAY, _FOREGROUND, _FONT, _ALIGN, _TOOLTIP = (int(Qt.DisplayRole), int(Qt.ForegroundRole), int(Qt.FontRole),
                                                   int(Qt.TextAlignmentRole), int(Qt.ToolTipRole))
-
-LIVE_TABLE = "_ui_live"
-LABELS_TABLE = "_ui_labels"
-
-COLUMNS: tuple[str, ...] = ("Sample", "Run", "Prompt", "Relation", "Seed", "Checker", "Reason", "Conf",
-                            "Human", "Agreement", "Notes")
-CHECKER_COLUMNS = (5, 6, 7, 9)  # the checker's outcome: hidden in blind mode
-BLIND_COLUMNS = (*CHECKER_COLUMNS, 8, 10)  # and every annotator's labels and notes (a blind pass is one's own)
-
-_AGREE = ("CASE WHEN coalesce(l.nv, 0) > 1 THEN 'annotators differ' WHEN v.human < 0 THEN '' "
-          "WHEN v.human = v.verdict THEN 'agrees' ELSE 'differs' END")
-SORT_EXPR = ("v.sample_id", "v.run_id", "v.text", "v.relation", "v.seed", "v.verdict", "v.reason", "v.conf",
-             "v.human", _AGREE, "l.notes")
-
-_SELECT = ("v.row, v.sample_id, v.run_id, v.text, v.relation, v.seed, v.verdict, v.reason, v.conf, l.labels, "
-           f"v.human, {_AGREE} AS agreement, v.image_path, l.notes")
-# tuple positions in a fetched row
-R_ROW, R_SID, R_RUN, R_TEXT, R_REL, R_SEED, R_VERDICT, R_REASON, R_CONF, R_LABELS, R_HUMAN, R_AGREE, R_PATH, \
-    R_NOTES = range(14)
-
-_FROM = f"FROM {LIVE_TABLE} v LEFT JOIN {LABELS_TABLE} l USING (row) "
-
-# latest event per (sample, annotator): each annotator's verdict, and each annotator's note
-LABELS_SQL = (
-    "WITH ev AS (SELECT sample_id, annotator, verdict, notes, row_number() OVER "
-    "(PARTITION BY sample_id, annotator ORDER BY event_id DESC) AS rn FROM " + LABELS_RELATION + ") "
-    "SELECT sample_id, string_agg(annotator || ': ' || verdict, ', ' ORDER BY annotator) "
-    "FILTER (WHERE verdict IS NOT NULL) AS labels, "
-    "count(DISTINCT verdict) AS nv, "
-    "string_agg(annotator || ': ' || trim(notes), '; ' ORDER BY annotator) "
-    "FILTER (WHERE trim(coalesce(notes, '')) <> '') AS notes "
-    "FROM ev WHERE rn = 1 AND (verdict IS NOT NULL OR trim(coalesce(notes, '')) <> '') GROUP BY sample_id")
+SORTABLE = query_module.SORTABLE
 
 
-def sample_columns(ds: Any) -> dict[str, Any]:
-    """The dataset's per-sample columns as Arrow arrays (built once per dataset, cached)."""
-    cached = ds.cache.get("ui_arrow_samples")
-    if cached is not None:
-        return cached
-    import pyarrow as pa
-
-    s = ds.samples
-
-    def coded(codes: np.ndarray, names: Any) -> Any:
-        """A dictionary-encoded column (DuckDB reads it as text): 4 bytes per sample."""
-        return pa.DictionaryArray.from_arrays(pa.array(np.asarray(codes, np.int32)), pa.array(names, pa.string()))
-
-    # each sample's prompt text (its prompt id where the prompt is not loaded): codes into the
-    # prompts' texts, so 1M samples of 250k prompts hold each text once
-    prow = ds.prompt_rows()
-    if len(ds.prompts) and len(prow) and bool((prow >= 0).all()):
-        text = coded(prow, np.asarray(ds.prompts.text, dtype=object))
-    elif len(ds.prompts):
-        text = pa.array(np.where(prow >= 0, ds.prompts.text[np.maximum(prow, 0)], s.prompt_id), pa.string())
-    else:
-        text = pa.array(np.asarray(s.prompt_id, dtype=object), pa.string())
-    run_codes, run_names = factorize(s.run_id, sort=False)
-    rel = np.asarray(spatial_columns(ds).relation, np.int64)
-
-    def strings(name: str) -> Any:
-        """A text column: the loader's Arrow form where it kept one, else converted."""
-        kept = ds.kept_arrow(name)
-        return kept if kept is not None else pa.array(np.asarray(getattr(s, name), dtype=object), pa.string())
-
-    cols = {
-        "row": pa.array(np.arange(ds.n, dtype=np.int64)),
-        "sample_id": strings("sample_id"),
-        "run_id": coded(run_codes, run_names),
-        "text": text,
-        "relation": (coded(rel, list(RELATIONS)) if not len(rel) or int(rel.min()) >= 0
-                     else pa.array(np.array(RELATIONS + ("",), dtype=object)[rel], pa.string())),
-        "seed": pa.array(np.asarray(s.seed, np.int64)),
-        "image_path": strings("image_path"),
-    }
-    ds.cache["ui_arrow_samples"] = cols
-    return cols
-
-
-def like_literal(text: str) -> str:
-    """`text` for a LIKE pattern with ESCAPE '\\': its \\, % and _ match themselves."""
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
-@dataclass
-class FilterSpec:
-    """What the filter bar selects; stored as JSON by `Project.save_filter`."""
-
-    runs: list[str] = field(default_factory=list)  # empty = all
-    relations: list[str] = field(default_factory=list)
-    verdicts: list[str] = field(default_factory=list)  # PASS / FAIL / UNDECIDABLE
-    reasons: list[str] = field(default_factory=list)  # REASONS names; "decided" for PASS/FAIL
-    conf_min: float = 0.0
-    conf_max: float = 1.0
-    labelled: str = "all"  # "all" | "labelled" | "unlabelled"
-    checker_vs_human: bool = False  # only samples where the checker and the human differ
-    annotators_disagree: bool = False
-    text: str = ""  # free text on the prompt (or sample id)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @staticmethod
-    def from_dict(d: dict[str, Any]) -> "FilterSpec":
-        known = set(FilterSpec.__dataclass_fields__)
-        return FilterSpec(**{k: v for k, v in d.items() if k in known})
-
-    def where(self) -> tuple[str, list[Any]]:
-        parts: list[str] = []
-        params: list[Any] = []
-        if self.runs:
-            parts.append("v.run_id IN (SELECT unnest(?))")
-            params.append(list(self.runs))
-        if self.relations:
-            parts.append("v.relation IN (SELECT unnest(?))")
-            params.append(list(self.relations))
-        if self.verdicts:
-            parts.append("v.verdict IN (SELECT unnest(?))")
-            params.append([VERDICTS.index(x) for x in self.verdicts])
-        if self.reasons:
-            parts.append("v.reason IN (SELECT unnest(?))")
-            params.append([0 if r == "decided" else REASONS.index(r) for r in self.reasons])
-        if self.conf_min > 0.0:
-            parts.append("v.conf >= ?")
-            params.append(float(self.conf_min))
-        if self.conf_max < 1.0:
-            parts.append("v.conf <= ?")
-            params.append(float(self.conf_max))
-        if self.labelled == "labelled":
-            parts.append("v.human >= 0")
-        elif self.labelled == "unlabelled":
-            parts.append("v.human < 0")
-        if self.checker_vs_human:
-            parts.append("v.human >= 0 AND v.human <> v.verdict")
-        if self.annotators_disagree:
-            parts.append("coalesce(l.nv, 0) > 1")
-        if self.text.strip():
-            # the text is matched literally: \, % and _ are escaped, and the ESCAPE clause says how
-            parts.append("(v.text ILIKE ? ESCAPE '\\' OR v.sample_id ILIKE ? ESCAPE '\\')")
-            pat = "%" + like_literal(self.text.strip()) + "%"
-            params += [pat, pat]
-        return (("WHERE " + " AND ".join(parts) + " ") if parts else ""), params
+def hidden_columns(outcome: bool, human: bool) -> set[int]:
+    """The table's columns a policy hides."""
+    return ({*([] if outcome else CHECKER_COLUMNS), *([] if human else HUMAN_COLUMNS)})
 
 
 class SampleTableModel(QAbstractTableModel):
-    """Samples matching a FilterSpec, sorted, fetched a page at a time."""
+    """Samples matching a FilterSpec, sorted, fetched a page at a time (from `SampleQuery`)."""
 
     refreshed = Signal()  # after a filter / sort / verdict refresh (the count is new)
 
     PAGE = 256
     KEEP_LOADED_MAX = 4096  # on a verdict refresh, reload at most this many rows in place
 
-    def __init__(self, state: AppState, parent: Any = None) -> None:
+    def __init__(self, state: SpatialSession, parent: Any = None) -> None:
         super().__init__(parent)
         self.state = state
-        self.spec = FilterSpec()
-        self.sort_column = -1
+        self.q = SampleQuery(state)
+        self.edited = FilterSpec()  # the filter as the filter bar has it (the policy may narrow it)
         self.sort_order = Qt.AscendingOrder
         self.rows: list[tuple[Any, ...]] = []
         self._disp: dict[int, tuple[str, ...]] = {}
@@ -221,171 +97,79 @@ class SampleTableModel(QAbstractTableModel):
         self.total = 0
         self.all_count = 0
         self.last_query_ms = 0.0
-        self.labels_version = 0
-        self._forget_data()
+        self._vis = state.view_visibility()
         state.project_changed.connect(self._on_dataset)
         state.dataset_changed.connect(self._on_dataset)
         state.verdicts_changed.connect(self.refresh_live)
         state.labels_changed.connect(self._on_labels)
-        state.queue_changed.connect(self._on_blind)
+        state.policy_changed.connect(self._on_policy)
         self._on_dataset()
 
-    # ---- registered tables ---------------------------------------------------------------------
-    def _forget_data(self) -> None:
-        """No registered tables, and nothing of a closed project kept (its columns are the
-        size of its samples)."""
-        self._registered = False
-        self._pending: dict[str, Any] | None = None  # live columns not registered yet (see _sql)
-        self._ds: Any = None  # the dataset the registered tables describe
-        self._live_key: tuple[Any, int] = (None, -1)  # (verdicts, labels version) registered
-        # the filter and sort in numpy (table_order), for every sort but the text columns
-        self._live_cols: LiveColumns | None = None
-        self._label_text: dict[int, str] = {}
-        self._note_text: dict[int, str] = {}
-        self._nv = np.zeros(0, np.int32)
-        self._np_order: RowOrder | None = None
-        self._static: tuple[Any, np.ndarray | None] = (None, None)
+    # ---- the query's state ---------------------------------------------------------------------
+    @property
+    def spec(self) -> FilterSpec:
+        return self.q.spec
+
+    @spec.setter
+    def spec(self, spec: FilterSpec) -> None:
+        self.edited = spec
+        self.q.set_filter(spec.allowed(self._vis.outcome, self._vis.human))
+
+    @property
+    def sort_column(self) -> int:
+        return self.q.sort_column
+
+    @sort_column.setter
+    def sort_column(self, column: int) -> None:
+        self.q.set_sort(column, self.sort_order == Qt.DescendingOrder)
+
+    @property
+    def labels_version(self) -> int:
+        return self.q.labels_version
+
+    def _numpy_order(self) -> RowOrder | None:
+        self.q.descending = self.sort_order == Qt.DescendingOrder
+        return self.q.numpy_order()
 
     def _on_dataset(self) -> None:
         ds = self.state.dataset
-        if ds is not None and self.state.project is not None and ds is self._ds and self._registered:
+        if ds is not None and self.state.project is not None and ds is self.q.bound_dataset and self.q.registered:
             return  # the same dataset (several signals announce one load)
+        if ds is None or ds is not self.q.bound_dataset:
+            # another project: its own filter and sort (the bar resets its fields too)
+            self.q.set_sort(-1, False)
+            self.sort_order = Qt.AscendingOrder
+            self.edited = FilterSpec()
+        self._policy_to_query()
         self.reload()
 
-    def _register_labels(self) -> None:
-        import pyarrow as pa
+    def hidden(self) -> set[int]:
+        """Columns the session's policy hides now."""
+        return hidden_columns(self._vis.outcome, self._vis.human)
 
-        st = self.state
-        rows, labels, nv, notes = [], [], [], []
-        found = st.project.con.execute(LABELS_SQL).fetchall()
-        idx = st.dataset.sample_index() if found else {}
-        for sid, text, k, note in found:
-            r = idx.get(sid)
-            if r is not None:
-                rows.append(r)
-                labels.append(text)
-                nv.append(int(k))
-                notes.append(note)
-        st.project.con.register(LABELS_TABLE, pa.table({
-            "row": pa.array(rows, pa.int64()), "labels": pa.array(labels, pa.string()),
-            "nv": pa.array(nv, pa.int32()), "notes": pa.array(notes, pa.string())}))
-        self._label_text = dict(zip(rows, labels))
-        self._note_text = dict(zip(rows, notes))
-        self._nv = np.zeros(st.dataset.n, np.int32)
-        if rows:
-            self._nv[np.asarray(rows, np.int64)] = np.asarray(nv, np.int32)
+    def _policy_to_query(self) -> None:
+        self._vis = self.state.view_visibility()
+        self.q.set_filter(self.edited.allowed(self._vis.outcome, self._vis.human))
+        if self.q.sort_column in self.hidden():
+            self.q.set_sort(-1, False)
 
-    def _register(self) -> bool:
-        """(Re-)register the live table (and the labels when they changed); False without data."""
-        st = self.state
-        if st.project is None or st.dataset is None or st.dataset.n == 0:
-            self._forget_data()
-            return False
-        import pyarrow as pa
-
-        ds = st.dataset
-        n = ds.n
-        new_ds = ds is not self._ds or not self._registered
-        key = (st.verdicts, self.labels_version)
-        if not new_ds and key[0] is self._live_key[0] and key[1] == self._live_key[1]:
-            return True
-        if new_ds:
-            self._static = (None, None)
-        if new_ds or key[1] != self._live_key[1]:
-            self._register_labels()
-        v = st.verdicts
-        if v is not None and len(v.verdict) == n:
-            verdict = np.asarray(v.verdict, np.int8)
-            reason = np.asarray(v.reason, np.int8)
-            conf = np.asarray(v.conf, np.float64)
-        else:
-            verdict = np.full(n, -1, np.int8)
-            reason = np.zeros(n, np.int8)
-            conf = np.full(n, np.nan)
-        human = np.asarray(st.human if len(st.human) == n else np.full(n, -1), np.int8).copy()
-        cols = dict(sample_columns(ds))
-        cols.update(verdict=pa.array(verdict), reason=pa.array(reason), conf=pa.array(conf),
-                    human=pa.array(human))
-        self._live_cols = LiveColumns(relation=spatial_columns(ds).relation, seed=ds.samples.seed, verdict=verdict,
-                                      reason=reason, conf=conf, human=human, nv=self._nv)
-        self._np_order = None
-        self._pending = cols  # registered by _sql() when a query needs it
-        self._registered = True
-        self._ds = ds
-        self._live_key = key
-        return True
-
-    # ---- queries -------------------------------------------------------------------------------
-    def _sql(self, sql: str, params: list[Any] | None = None) -> Any:
-        """Run `sql` on the project's connection with the live table registered as it stands."""
-        con = self.state.project.con
-        if self._pending is not None:
-            import pyarrow as pa
-
-            con.register(LIVE_TABLE, pa.table(self._pending))
-            self._pending = None
-        return con.execute(sql, params or [])
-
-    def _order(self) -> str:
-        if self.sort_column < 0:
-            return "ORDER BY v.row"
-        d = "DESC" if self.sort_order == Qt.DescendingOrder else "ASC"
-        return f"ORDER BY {SORT_EXPR[self.sort_column]} {d} NULLS LAST, v.row"
-
-    def _numpy_order(self) -> RowOrder | None:
-        """The matching rows in table order, by numpy (None where the sort is by a text column)."""
-        if self.sort_column not in SORTABLE or self._live_cols is None or not self._registered:
-            return None
-        if self._np_order is None:
-            self._np_order = ordered_rows(dynamic_mask(self.spec, self._live_cols, self._static_mask()),
-                                          self._live_cols, self.sort_column,
-                                          self.sort_order == Qt.DescendingOrder)
-        return self._np_order
-
-    def _static_mask(self) -> np.ndarray | None:
-        """Rows passing the conditions the checker cannot change (runs, relations, text), by SQL
-        once per dataset and filter; None when the filter has none."""
-        f = self.spec
-        key = (id(self._ds), tuple(f.runs), tuple(f.relations), f.text.strip())
-        if not (f.runs or f.relations or f.text.strip()):
-            return None
-        if self._static[0] != key:
-            where, params = FilterSpec(runs=list(f.runs), relations=list(f.relations), text=f.text).where()
-            rows = self._sql(f"SELECT v.row {_FROM}{where}", params).fetchall()
-            mask = np.zeros(self.state.dataset.n, bool)
-            if rows:
-                mask[np.fromiter((r[0] for r in rows), np.int64, len(rows))] = True
-            self._static = (key, mask)
-        return self._static[1]
+    def _on_policy(self) -> None:
+        """A new queue (an audit set, or back to browsing): the policy decides again what the
+        table shows, filters and sorts by."""
+        before = (self._vis, self.q.spec.to_dict(), self.q.sort_column)
+        self._policy_to_query()
+        self.headerDataChanged.emit(Qt.Horizontal, 0, len(COLUMNS) - 1)
+        if (self._vis, self.q.spec.to_dict(), self.q.sort_column) != before:
+            self.reload()
 
     def _query(self, limit: int, offset: int) -> list[tuple[Any, ...]]:
-        order = self._numpy_order()
-        if order is not None:
-            cols = sample_columns(self.state.dataset)
-            return row_tuples(order.page(offset, limit), self.state.dataset, cols["text"], cols["relation"],
-                              self._live_cols, self._label_text, self._note_text)
-        where, params = self.spec.where()
-        sql = f"SELECT {_SELECT} {_FROM}{where}{self._order()} LIMIT {int(limit)} OFFSET {int(offset)}"
-        return self._sql(sql, params).fetchall()
-
-    def _count(self) -> int:
-        order = self._numpy_order()
-        if order is not None:
-            return len(order)
-        where, params = self.spec.where()
-        return int(self._sql(f"SELECT count(*) {_FROM}{where}", params).fetchone()[0])
+        self.q.descending = self.sort_order == Qt.DescendingOrder
+        return self.q.page(limit, offset)
 
     def all_rows(self) -> RowQueue:
         """Dataset rows of every sample matching the filter, in table order (the review queue)."""
-        if not self._registered:
-            return RowQueue()
-        order = self._numpy_order()
-        if order is not None:
-            return RowQueue(order.all())
-        where, params = self.spec.where()
-        sql = f"SELECT v.row {_FROM}{where}{self._order()}"
-        table = self._sql(sql, params).to_arrow_table()
-        return RowQueue(table.column(0).to_numpy() if table.num_rows else np.zeros(0, np.int64))
+        self.q.descending = self.sort_order == Qt.DescendingOrder
+        return RowQueue(self.q.all_rows())
 
     def reload(self) -> None:
         """Run the query again from the first page (filter or sort changed)."""
@@ -394,11 +178,12 @@ class SampleTableModel(QAbstractTableModel):
         self.rows = []
         self._disp = {}
         self.total = 0
-        self._np_order = None  # the filter or the sort changed
-        if self.state.dataset is None or self.state.dataset is not self._ds:
-            self._registered = False
-        if self._register():
-            self.total = self._count()
+        self.q.reset_order()  # the filter or the sort changed
+        self.q.descending = self.sort_order == Qt.DescendingOrder
+        if self.state.dataset is None or self.state.dataset is not self.q.bound_dataset:
+            self.q.forget()
+        if self.q.register():
+            self.total = self.q.count()
             self.all_count = self.state.dataset.n
             self.rows = self._query(self.PAGE, 0)
         else:
@@ -410,23 +195,24 @@ class SampleTableModel(QAbstractTableModel):
     def refresh_live(self) -> None:
         """Verdicts or labels changed: same filter, new values; loaded rows are reloaded in place."""
         st = self.state
-        if not self._registered or st.dataset is None or st.dataset is not self._ds:
+        q = self.q
+        if not q.registered or st.dataset is None or st.dataset is not q.bound_dataset:
             self.reload()
             return
-        if st.verdicts is self._live_key[0] and self.labels_version == self._live_key[1]:
+        if st.verdicts is q.live_key[0] and q.labels_version == q.live_key[1]:
             return
         t0 = time.perf_counter()
-        if self.labels_version == self._live_key[1] and not self.verdict_dependent() and st.verdicts is not None:
+        if q.labels_version == q.live_key[1] and not self.verdict_dependent() and st.verdicts is not None:
             # only verdict values changed and neither the filter nor the sort looks at them: the
             # rows and their order stay; the live table is re-registered (for the next pages) and
             # the loaded rows take the new values from the arrays, without a query
-            self._register()
+            q.register()
             self._patch_loaded_rows()
             self.last_query_ms = (time.perf_counter() - t0) * 1000
             self.refreshed.emit()
             return
-        self._register()
-        total = self._count()
+        q.register()
+        total = q.count()
         n = len(self.rows)
         if total == self.total and n <= self.KEEP_LOADED_MAX:
             rows = self._query(max(n, 1), 0) if n else []
@@ -449,9 +235,9 @@ class SampleTableModel(QAbstractTableModel):
 
     def verdict_dependent(self) -> bool:
         """Whether the filter or the sort depends on the checker's verdicts."""
-        f = self.spec
+        f = self.q.spec
         return bool(f.verdicts or f.reasons or f.conf_min > 0.0 or f.conf_max < 1.0 or f.checker_vs_human
-                    or self.sort_column in (5, 6, 7, 9))
+                    or self.q.sort_column in (5, 6, 7, 9))
 
     def _patch_loaded_rows(self) -> None:
         n = len(self.rows)
@@ -474,11 +260,8 @@ class SampleTableModel(QAbstractTableModel):
 
     def _on_labels(self, sid: str) -> None:
         # a label changes the human columns (and possibly which rows a label filter keeps)
-        self.labels_version += 1
+        self.q.labels_changed()
         self.refresh_live()
-
-    def _on_blind(self) -> None:
-        self.headerDataChanged.emit(Qt.Horizontal, 0, len(COLUMNS) - 1)
 
     def set_filter(self, spec: FilterSpec) -> None:
         self.spec = spec
@@ -495,7 +278,7 @@ class SampleTableModel(QAbstractTableModel):
         return not parent.isValid() and len(self.rows) < self.total
 
     def fetchMore(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> None:  # noqa: N802
-        if parent.isValid() or not self._registered:
+        if parent.isValid() or not self.q.registered:
             return
         n = len(self.rows)
         more = self._query(self.PAGE, n)
@@ -517,8 +300,10 @@ class SampleTableModel(QAbstractTableModel):
         return None
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.AscendingOrder) -> None:
-        self.sort_column = column
+        if column in self.hidden():  # a blind audit's table is not ordered by what it hides
+            column = -1
         self.sort_order = order
+        self.q.set_sort(column, order == Qt.DescendingOrder)
         self.reload()
 
     def row_tuple(self, i: int) -> tuple[Any, ...]:
@@ -566,9 +351,10 @@ class SampleTableModel(QAbstractTableModel):
         if i < 0 or i >= len(rows):
             return None
         c = index.column()
-        blind = self.state.blind
+        vis = self._vis
+        outcome, human = vis.outcome, vis.human
         if role == _DISPLAY:
-            if blind and c in BLIND_COLUMNS:
+            if (not outcome and c in CHECKER_COLUMNS) or (not human and c in HUMAN_COLUMNS):
                 return "·"
             d = self._disp.get(i)
             return (d if d is not None else self._display(i))[c]
@@ -576,10 +362,10 @@ class SampleTableModel(QAbstractTableModel):
         if role == _FOREGROUND:
             if c == 5:
                 v = r[R_VERDICT]
-                return self._brush(v) if not blind and v is not None and v >= 0 else None
+                return self._brush(v) if outcome and v is not None and v >= 0 else None
             if c == 8:
-                return self._brush(r[R_HUMAN]) if not blind and r[R_HUMAN] >= 0 else None
-            if c == 9 and not blind and r[R_AGREE] in ("differs", "annotators differ"):
+                return self._brush(r[R_HUMAN]) if human and r[R_HUMAN] >= 0 else None
+            if c == 9 and outcome and human and r[R_AGREE] in ("differs", "annotators differ"):
                 return self._brush(1)
             return None
         if role == _FONT:
@@ -589,9 +375,9 @@ class SampleTableModel(QAbstractTableModel):
         if role == ROW_ROLE:
             return int(r[R_ROW])
         if role == VERDICT_ROLE:
-            return -1 if blind or r[R_VERDICT] is None else int(r[R_VERDICT])
+            return -1 if not outcome or r[R_VERDICT] is None else int(r[R_VERDICT])
         if role == HUMAN_ROLE:
-            return int(r[R_HUMAN])
+            return int(r[R_HUMAN]) if human else -1
         if role == PATH_ROLE:
             return r[R_PATH] or ""
         if role == SEED_ROLE:
@@ -601,11 +387,11 @@ class SampleTableModel(QAbstractTableModel):
         if role == _TOOLTIP:
             if c == 2:
                 return r[R_TEXT]
-            if c == 8 and r[R_LABELS] and not blind:
+            if c == 8 and r[R_LABELS] and human:
                 return "latest label of each annotator: " + r[R_LABELS]
-            if c == 10 and r[R_NOTES] and not blind:
+            if c == 10 and r[R_NOTES] and human:
                 return "each annotator's latest note:\n" + r[R_NOTES].replace("; ", "\n")
-            if c == 6 and not blind and self.state.verdicts is not None:
+            if c == 6 and outcome and self.state.verdicts is not None:
                 return self.state.verdicts.reason_text(int(r[R_ROW])) or "decided"
         return None
 
@@ -627,7 +413,7 @@ class FilterBar(QWidget):
 
     changed = Signal()
 
-    def __init__(self, state: AppState, parent: QWidget | None = None) -> None:
+    def __init__(self, state: SpatialSession, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.state = state
         self._loading = False
@@ -706,9 +492,37 @@ class FilterBar(QWidget):
         self.saved.activated.connect(self._apply_saved)
         self.save_button.clicked.connect(self._ask_save)
         self.reset_button.clicked.connect(lambda: self.set_spec(FilterSpec()))
-        state.project_changed.connect(self.reload_choices)
+        state.project_changed.connect(self._new_project)
         state.dataset_changed.connect(self.reload_choices)
+        state.policy_changed.connect(self.apply_policy)
+        # what each filter selects by: the policy disables those on what it hides
+        for w in (self.verdict, self.reason, self.conf_min, self.conf_max):
+            w.setProperty("reveals", "outcome")
+        for w in (self.labelled, self.disagree):
+            w.setProperty("reveals", "human")
+        self.differs.setProperty("reveals", "outcome human")
         self.reload_choices()
+        self.apply_policy()
+
+    def _new_project(self) -> None:
+        """Another project: its own choices, and a filter that starts empty."""
+        self._loading = True
+        try:
+            self._set_fields(FilterSpec())
+        finally:
+            self._loading = False
+        self.reload_choices()
+        self.apply_policy()
+
+    def apply_policy(self) -> None:
+        """Filters on what the session's policy hides are disabled (and select nothing)."""
+        vis = self.state.view_visibility()
+        allowed = {"outcome": vis.outcome, "human": vis.human}
+        for w in (self.verdict, self.reason, self.conf_min, self.conf_max, self.labelled, self.disagree,
+                  self.differs):
+            ok = all(allowed[k] for k in str(w.property("reveals")).split())
+            w.setEnabled(ok)
+            w.setToolTip("" if ok else "not during a blind audit: it would show what the audit hides")
 
     def _emit(self, *_: Any) -> None:
         if not self._loading:
@@ -754,24 +568,27 @@ class FilterBar(QWidget):
     def set_spec(self, spec: FilterSpec) -> None:
         self._loading = True
         try:
-            def pick(combo: QComboBox, values: list[str]) -> None:
-                i = combo.findData(values[0]) if values else 0
-                combo.setCurrentIndex(max(i, 0))
-
-            pick(self.run, spec.runs)
-            pick(self.relation, spec.relations)
-            pick(self.verdict, spec.verdicts)
-            pick(self.reason, spec.reasons)
-            self.labelled.setCurrentIndex(max(self.labelled.findData(spec.labelled), 0))
-            self.differs.setChecked(spec.checker_vs_human)
-            self.disagree.setChecked(spec.annotators_disagree)
-            self.conf_min.setValue(spec.conf_min)
-            self.conf_max.setValue(spec.conf_max)
-            self.text.setText(spec.text)
+            self._set_fields(spec)
         finally:
             self._loading = False
         self._debounce.stop()
         self.changed.emit()
+
+    def _set_fields(self, spec: FilterSpec) -> None:
+        def pick(combo: QComboBox, values: list[str]) -> None:
+            i = combo.findData(values[0]) if values else 0
+            combo.setCurrentIndex(max(i, 0))
+
+        pick(self.run, spec.runs)
+        pick(self.relation, spec.relations)
+        pick(self.verdict, spec.verdicts)
+        pick(self.reason, spec.reasons)
+        self.labelled.setCurrentIndex(max(self.labelled.findData(spec.labelled), 0))
+        self.differs.setChecked(spec.checker_vs_human)
+        self.disagree.setChecked(spec.annotators_disagree)
+        self.conf_min.setValue(spec.conf_min)
+        self.conf_max.setValue(spec.conf_max)
+        self.text.setText(spec.text)
 
     def _apply_saved(self, i: int) -> None:
         name = self.saved.itemData(i)

@@ -25,7 +25,7 @@ from .sample_table import (
     VERDICT_ROLE,
     SampleTableModel,
 )
-from ...state import AppState
+from .session import SpatialSession
 
 TILE = 148  # thumbnail side in device-independent pixels
 CAPTION = 34
@@ -104,7 +104,7 @@ class ThumbnailDelegate(QStyledItemDelegate):
 class ThumbnailGrid(QListView):
     open_requested = Signal(int)
 
-    def __init__(self, state: AppState, model: SampleTableModel, thumbs: ImageCache | None = None,
+    def __init__(self, state: SpatialSession, model: SampleTableModel, thumbs: ImageCache | None = None,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("thumbnailGrid")

@@ -124,14 +124,16 @@ def sync_images(project: Any, tree: TestTree) -> int:
 
 
 def latest_judgements(project: Any, image_ids: Sequence[str]) -> dict[str, tuple[str | None, str]]:
-    """image id → (value, annotator) that counts: per annotator the latest event, then the most recent
-    of those that hold a value; (None, "") when every annotator took theirs back."""
+    """image id → (value, annotator) that counts: per annotator the latest first-pass event (a
+    consistency re-check measures the annotator, it does not judge the image again), then the most
+    recent of those that hold a value; (None, "") when every annotator took theirs back."""
     if not image_ids:
         return {}
     rows = project.con.execute(
         "SELECT target_id, annotator, value, event_id FROM ("
         " SELECT target_id, annotator, value, event_id, row_number() OVER (PARTITION BY target_id, annotator "
         "  ORDER BY event_id DESC) AS rn FROM label_events WHERE task = ? AND target_id IN (SELECT unnest(?))"
+        "  AND coalesce(source, '') <> 'recheck'"
         ") WHERE rn = 1 ORDER BY event_id", [TASK, list(image_ids)]).fetchall()
     out: dict[str, tuple[str | None, str]] = {}
     for target, annotator, value, _eid in rows:

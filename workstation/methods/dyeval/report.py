@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ...evaluation.bundle import page_start, text_cell
 from ...types import WorkstationError
 from ...util import atomic_write_text, dumps
 from .results import DyEvalData, NodeResults, evaluate, load_data, metrics
@@ -113,7 +114,7 @@ def tree_html(tree: TestTree, rows: Mapping[str, Mapping[str, Any]]) -> str:
 
 def _table(columns: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> str:
     head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(_fmt(r.get(c)))}</td>" for c in columns) + "</tr>"
+    body = "".join("<tr>" + "".join(text_cell(html.escape(_fmt(r.get(c))), r.get(c)) for c in columns) + "</tr>"
                    for r in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
@@ -132,8 +133,12 @@ def plot_accumulated(rows: Sequence[Mapping[str, Any]], path: Path) -> bool:
         series.setdefault((str(r["tree_id"]), str(r["root"])), []).append((int(r["nodes"]), int(r["accumulated_bugs"])))
     for (tid, root), pts in series.items():
         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=f"{tid}: {root}")
+    from matplotlib.ticker import MaxNLocator
+
     ax.set_xlabel("nodes tested (breadth-first)")
     ax.set_ylabel("#Bugs accumulated")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # counts: whole ticks only
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -196,10 +201,8 @@ def report_section(project: Any, out_dir: Path, **options: Any) -> Any:
     cfg_line = (f"Evaluated with config " + (f"v{eid} " if eid is not None else "(default, not stored) ")
                 + f"{cfg.content_hash()}: ρ = {cfg.rho:g} (a prompt is a bug when its pass rate is below it), "
                 f"pre-marks {'count as FAIL' if cfg.premark_counts else 'shown only; human labels count'}.")
-    page = ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>DyEval test trees</title>"
-            "<style>body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}"
-            "table{border-collapse:collapse}td,th{border:1px solid #d8dce5;padding:.2em .5em}</style></head><body>"
-            "<h1>DyEval test trees</h1>" + section_html(data, results, tables, "", cfg_line) + "</body></html>")
+    page = (page_start("DyEval test trees") + "<h1>DyEval test trees</h1>"
+            + section_html(data, results, tables, "", cfg_line) + "</body></html>")
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out / "index.html", page)
     body = section_html(data, results, tables, f"{out.name}/", cfg_line)

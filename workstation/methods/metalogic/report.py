@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from ...evaluation.base import ReportSection
+from ...evaluation.bundle import LONG_TEXT, page_start
 from ...types import WorkstationError
 from ...util.jsonsafe import dumps
 from .adapter import MetaLogicData, load_project
@@ -248,10 +249,8 @@ def _pair_rows(data: MetaLogicData, cols: Mapping[str, np.ndarray], human: np.nd
 
 
 # ---- HTML ---------------------------------------------------------------------------------------
-_CSS = ("body{font-family:system-ui,sans-serif;margin:2em;max-width:1150px;color:#222}"
-        "table{border-collapse:collapse;margin:.5em 0 1em}th,td{border:1px solid #ccc;padding:3px 8px}"
-        "td.num{text-align:right;font-variant-numeric:tabular-nums}.src{color:#555;font-size:.9em}"
-        "img{max-width:100%;border:1px solid #ddd;margin:.5em 0}code{background:#f4f4f4;padding:0 3px}")
+# on the report's style (`REPORT_CSS`): text left, numbers right, figures framed
+_CSS = "td,th{text-align:left}td.num{text-align:right}img{border:1px solid #d8dce5}"
 _RATE_COLS = ("run", "law", "modifier", "dimension", "pairs", "decided", "misaligned", "rate", "rate_lo", "rate_hi",
               "published", "coverage", "undecidable", "omission", "duplication", "positional")
 
@@ -277,7 +276,8 @@ def html_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None 
         cells = []
         for c in cols:
             v = r.get(c)
-            cls = " class='num'" if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) else ""
+            cls = (" class='num'" if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+                   else " class='text'" if isinstance(v, str) and len(v) > LONG_TEXT else "")
             title = f" title='{html.escape(repr(float(v)))}'" if isinstance(v, (float, np.floating)) else ""
             cells.append(f"<td{cls}{title}>{html.escape(_fmt(c, v))}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
@@ -296,8 +296,8 @@ def _empty_section(project: Any, out_dir: Path, data: MetaLogicData) -> ReportSe
             "yet: generate images for them (`generate --method metalogic`), detect, and evaluate.")
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "index.html").write_text(
-        f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{TITLE}</title><style>{_CSS}</style>"
-        f"</head><body><h1>{html.escape(TITLE)}</h1><p>{html.escape(note)}</p></body></html>", encoding="utf-8")
+        f"{page_start(TITLE, _CSS)}<h1>{html.escape(TITLE)}</h1><p>{html.escape(note)}</p></body></html>",
+        encoding="utf-8")
     return ReportSection(method=METHOD, title=TITLE, html=f"<p>{html.escape(note)}</p>",
                          meta={"pairs": 0, "summary_lines": ["  metalogic: " + note]})
 
@@ -385,8 +385,7 @@ def summary_from_tables(tables: Mapping[str, list[dict[str, Any]]], eid: int, ch
 
 def _write_index(out_dir: Path, tables: Mapping[str, list[dict[str, Any]]], ev: Mapping[str, Any],
                  provenance: Mapping[str, Any], agreement_line: str) -> None:
-    parts = ["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
-             f"<title>{html.escape(TITLE)}</title><style>{_CSS}</style></head><body>",
+    parts = [page_start(TITLE, _CSS),
              f"<h1>{html.escape(TITLE)}</h1>",
              f"<p class='src'>Stored results of config v{ev['eval_id']} <code>{html.escape(str(ev['content_hash']))}"
              f"</code>. {html.escape(DEFINITION)} Every table is in <code>tables/&lt;name&gt;.csv</code> at full "

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ...evaluation.base import ReportSection
+from ...evaluation.bundle import page_start, text_cell
 from ...types import WorkstationError
 from ...util.atomic import atomic_path
 from .tables import RESCALING_RULE, TABLE_TITLES, audit_tables, published_rate
@@ -65,7 +66,7 @@ def _ci(r: Mapping[str, Any], k: str) -> str:
     if not isinstance(v, float) or math.isnan(v):
         return "–"
     if isinstance(lo, float) and not math.isnan(lo):
-        return f"{v:.3f} [{lo:.3f}, {hi:.3f}]"
+        return f"{v:.3f} [{lo:.3f},\u00a0{hi:.3f}]"  # a line may break before the interval, not inside it
     return f"{v:.3f}"
 
 
@@ -75,7 +76,7 @@ def html_table(columns: Sequence[tuple[str, str]], rows: Sequence[Mapping[str, A
     body = []
     for r in rows:
         cells = [(_ci(r, k[:-1]) if k.endswith("~") else _fmt(r.get(k))) for k, _h in columns]
-        body.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
+        body.append("<tr>" + "".join(text_cell(html.escape(c), c) for c in cells) + "</tr>")
     return f"<table><tr>{head}</tr>{''.join(body)}</table>"
 
 
@@ -131,9 +132,7 @@ def plot_failure_rates(rows: Sequence[Mapping[str, Any]], path: Path) -> None:
     ax.set_ylim(0, 1)
     ax.set_ylabel("failure rate  (M(T, I_adv) ≥ M(T, I_corr))")
     ax.set_title("ProtoBias: how often each metric prefers the prototype")
-    ax.legend(fontsize=7, loc="upper right")
-    fig.tight_layout()
-    fig.savefig(str(path), format="png")
+    _legend_beside(fig, ax, path)
 
 
 def plot_margins(rows: Sequence[Mapping[str, Any]], path: Path) -> None:
@@ -156,9 +155,15 @@ def plot_margins(rows: Sequence[Mapping[str, Any]], path: Path) -> None:
     ax.set_xticklabels(domains)
     ax.set_ylabel("mean rescaled margin")
     ax.set_title("Correct-ranking margin (up) and incorrect-ranking margin (down)")
-    ax.legend(fontsize=7, loc="upper right")
+    _legend_beside(fig, ax, path)
+
+
+def _legend_beside(fig: Any, ax: Any, path: Path) -> None:
+    """The legend to the right of the plot, where it covers no bar; the image grows to hold it (the
+    plot keeps its width)."""
     fig.tight_layout()
-    fig.savefig(str(path), format="png")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False)
+    fig.savefig(str(path), format="png", bbox_inches="tight", pad_inches=0.1)
 
 
 # ---- the section ------------------------------------------------------------------------------
@@ -220,8 +225,7 @@ def write_section(project: Any, out_dir: Path, data: Any, results: Any, eval_inf
                    else "<p class='src'>Fewer than two annotators rated the same images.</p>")
                 + "<p class='src'>Published pairwise κ_w between the seed's five annotators: 0.60–0.84.</p>")
 
-    page = ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>ProtoBias</title></head><body>"
-            "<h1>ProtoBias: metric audit against prototypes</h1>" + body("")
+    page = (page_start("ProtoBias: metric audit against prototypes") + "<h1>ProtoBias: metric audit against prototypes</h1>" + body("")
             + f"<h3>{TABLE_TITLES['failure_by_knob']}</h3>" + html_table(FAILURE_COLUMNS[:1] + (("knob", "knob"),)
                                                                          + FAILURE_COLUMNS[1:], tables["failure_by_knob"])
             + f"<h3>{TABLE_TITLES['human']}</h3>"

@@ -18,6 +18,7 @@ import numpy as np
 
 from ...dataset import Dataset
 from ...evaluation.agreement import _event_order, latest_labels
+from ...evaluation.audit_sets import allocate, confidence_bins, stratified_indices  # noqa: F401 - part of this module's API
 from ...util.grouping import factorize
 from .data import spatial_columns
 from .types import FAIL, PASS, RELATIONS, UNDECIDABLE, VERDICTS, REASONS
@@ -87,42 +88,6 @@ def stratum_codes(
     return inv.astype(np.int64).reshape(-1), labels
 
 
-def allocate(sizes: np.ndarray, total: int, rng: np.random.Generator) -> np.ndarray:
-    """Split `total` draws over groups of the given sizes.
-
-    Proportional allocation with at least one per non-empty group where `total` allows, never
-    more than a group holds. When `total` is smaller than the number of non-empty groups, the
-    groups that get one are drawn at random (weighted by size). The remainder after the minimum
-    goes, one at a time, to the group furthest below its proportional quota (ties: lower index).
-    """
-    sizes = np.asarray(sizes, dtype=np.int64)
-    alloc = np.zeros(len(sizes), np.int64)
-    avail = int(sizes.sum())
-    total = int(min(max(total, 0), avail))
-    if total == 0:
-        return alloc
-    nonempty = np.flatnonzero(sizes > 0)
-    if total < len(nonempty):
-        p = sizes[nonempty] / sizes[nonempty].sum()
-        pick = rng.choice(nonempty, size=total, replace=False, p=p)
-        alloc[pick] = 1
-        return alloc
-    alloc[nonempty] = 1
-    quota = total * sizes / avail
-    for _ in range(total - len(nonempty)):
-        deficit = np.where(alloc < sizes, quota - alloc, -np.inf)
-        alloc[int(np.argmax(deficit))] += 1
-    return alloc
-
-
-def confidence_bins(conf: np.ndarray, n_bins: int) -> np.ndarray:
-    """Equal-width bins over [0, 1] (the last one closed); NaN counts as 0."""
-    c = np.nan_to_num(np.asarray(conf, dtype=np.float64), nan=0.0)
-    if n_bins <= 1:
-        return np.zeros(len(c), np.int64)
-    return np.clip(np.floor(c * n_bins), 0, n_bins - 1).astype(np.int64)
-
-
 def stratified_sample(
     ds: Dataset,
     v: VerdictLike | None,
@@ -142,47 +107,14 @@ def stratified_sample(
     mask) removes samples already audited. Same inputs and seed → same rows; never duplicates.
     If `size` is at least the number of eligible samples, all of them are returned.
     """
-    if size < 0:
-        raise WorkstationError(f"audit sample size must be >= 0, got {size}")
-    if conf_bins < 1:
-        raise WorkstationError(f"confidence bins must be >= 1, got {conf_bins}")
     n = ds.n
     codes, _ = stratum_codes(ds, v, strata)
-    eligible = np.ones(n, bool)
     if exclude is not None:
         ex = np.asarray(exclude)
-        if ex.dtype == bool:
-            if len(ex) != n:
-                raise WorkstationError(f"exclude mask has {len(ex)} entries but the dataset has {n} samples")
-            eligible &= ~ex
-        elif len(ex):
-            ex = ex.astype(np.int64)
-            if ex.min() < 0 or ex.max() >= n:
-                raise WorkstationError("exclude lists a sample row outside the dataset")
-            eligible[ex] = False
-    rows = np.flatnonzero(eligible)
-    if size >= len(rows):
-        return rows.astype(np.int64)
-    rng = np.random.default_rng(seed)
-    if v is not None and conf_bins > 1:
-        cbin = confidence_bins(np.asarray(v.conf), conf_bins)[rows]
-    else:
-        cbin = np.zeros(len(rows), np.int64)
-    scode = codes[rows]
-    n_strata = int(codes.max()) + 1 if n else 0
-    s_sizes = np.bincount(scode, minlength=n_strata)
-    s_alloc = allocate(s_sizes, size, rng)
-    picked: list[np.ndarray] = []
-    for s in np.flatnonzero(s_alloc):
-        in_s = np.flatnonzero(scode == s)
-        b = cbin[in_s]
-        b_sizes = np.bincount(b, minlength=conf_bins)
-        b_alloc = allocate(b_sizes, int(s_alloc[s]), rng)
-        for k in np.flatnonzero(b_alloc):
-            cand = rows[in_s[b == k]]
-            picked.append(rng.choice(cand, size=int(b_alloc[k]), replace=False))
-    out = np.sort(np.concatenate(picked)) if picked else np.zeros(0, np.int64)
-    return out.astype(np.int64)
+        if ex.dtype == bool and len(ex) != n:
+            raise WorkstationError(f"exclude mask has {len(ex)} entries but the dataset has {n} samples")
+    return stratified_indices(codes, size, seed, conf=np.asarray(v.conf) if v is not None else None,
+                              conf_bins=conf_bins, exclude=exclude)
 
 
 def strata_table(

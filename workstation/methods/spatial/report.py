@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from ...dataset import Dataset
+from ...evaluation.bundle import page_start
 from ...types import WorkstationError
 from ...util.csvsafe import escape_cell
 from ...util.jsonsafe import dumps, jsonable
@@ -331,13 +332,9 @@ def _kv_table(d: Mapping[str, Any]) -> str:
     return f"<table class='kv'>{''.join(rows)}</table>"
 
 
-_CSS = """
-body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px;color:#222}
-table{border-collapse:collapse;margin:.5em 0 1em}th,td{border:1px solid #ccc;padding:3px 8px}
-td.num{text-align:right;font-variant-numeric:tabular-nums}table.kv th{text-align:left;background:#f4f4f4}
-.src{color:#555;font-size:.9em}.warn{color:#a33}img{max-width:100%;border:1px solid #ddd;margin:.5em 0}
-pre{margin:0;font-size:.85em}code{background:#f4f4f4;padding:0 3px}
-"""
+# on the report's style (`REPORT_CSS`): text left, numbers right, figures framed
+_CSS = ("td,th{text-align:left}td.num{text-align:right}table.kv th{text-align:left}.warn{color:#a33}"
+        "img{border:1px solid #d8dce5}pre{margin:0;font-size:.85em}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -510,8 +507,7 @@ def _index_html(
     audit_info: dict[str, Any] | None,
 ) -> str:
     parts = [
-        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
-        f"<title>Evaluation report {html.escape(config_hash)}</title><style>{_CSS}</style></head><body>",
+        page_start(f"Evaluation report {config_hash}", _CSS),
         "<h1>Evaluation report</h1>",
         f"<p>Generated {html.escape(created)} (UTC). Checker config hash <code>{html.escape(config_hash)}</code>"
         f" (<code>{html.escape(cfg.name)}</code>).</p>",

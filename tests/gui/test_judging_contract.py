@@ -1,0 +1,307 @@
+"""The judging contract, run over every method whose views are registered in `ui.methods.VIEWS`.
+
+**Blind audits are blind.** On a small demo project of the method, an annotator's own label
+from before an audit set was drawn, another annotator's label, and the method's automated
+outcome of one target are planted; a blind audit set with that target and a re-check of it is
+opened from the Audit menu. On the blind first pass and again on the re-check (after a first
+answer with a note), every visible widget of every page the window lets the auditor reach is
+read — texts, tooltips, the rows of item models, tab titles, the window title and the status
+bar — and none may show the automated outcome (`MethodViews.outcome_texts`), the other
+annotator's name or note, the annotator's earlier note, or (on the re-check) the first answer;
+no filter on hidden data may be usable; the judgement bar shows no earlier answer. A fifth
+method gets this by registering its views.
+
+**Keys act at once.** After a switch to the method's judging page (by the tab bar, as a click
+does), the scheme's first key labels the target shown; N puts the cursor at the end of the
+note, typing adds to it, Esc leaves the box with the note saved.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QAbstractItemView,
+    QApplication,
+    QComboBox,
+    QGraphicsView,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QTabBar,
+    QTabWidget,
+    QTextEdit,
+    QWidget,
+)
+
+from ui import menus
+from ui.methods import view_names
+from workstation.methods import get_method
+from workstation.store import Project
+
+pytestmark = pytest.mark.gui
+
+NAMES = view_names()
+OTHER = "bob-sentinel"
+OTHER_NOTE = "BOB-NOTE-QX"
+EARLIER_NOTE = "EARLIER-NOTE-QX"
+FIRST_NOTE = "FIRSTPASS-NOTE-QX"
+
+
+@pytest.fixture(scope="module", params=NAMES)
+def demo(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+    name = request.param
+    folder = tmp_path_factory.mktemp(f"contract_{name}") / "p"
+    with Project.create(folder) as p:
+        get_method(name).build_demo(p, small=True, workers=0)
+    return name, folder
+
+
+@pytest.fixture
+def project(demo: tuple[str, Path], tmp_path: Path) -> tuple[str, Path]:
+    name, folder = demo
+    dst = tmp_path / "p"
+    shutil.copytree(folder, dst)
+    return name, dst
+
+
+def _window(open_window: Any, qtbot: Any, name: str, folder: Path) -> tuple[Any, Any, Any]:
+    w = open_window(folder, annotator="alice")
+    qtbot.waitUntil(lambda: name in w.method_views, timeout=20000)
+    views = w.method_views[name]
+    views.show_judging(w)
+    QApplication.processEvents()
+    c = views.controller(w)
+    w.state.set_annotator("alice")
+    return w, views, c
+
+
+# ---- reading the window ----------------------------------------------------------------------------
+
+def _model_texts(view: QAbstractItemView, limit: int = 400) -> list[str]:
+    m = view.model()
+    if m is None:
+        return []
+    out: list[str] = []
+    rows = min(m.rowCount(QModelIndex()), limit)
+    try:
+        cols = m.columnCount(QModelIndex())
+    except TypeError:  # a list model: one column
+        cols = 1
+    for r in range(rows):
+        for col in range(cols):
+            if isinstance(view, QAbstractItemView) and hasattr(view, "isColumnHidden") and view.isColumnHidden(col):
+                continue
+            ix = m.index(r, col)
+            for role in (Qt.DisplayRole, Qt.ToolTipRole):
+                v = m.data(ix, role)
+                if v is not None:
+                    out.append(str(v))
+    for col in range(cols):
+        for role in (Qt.DisplayRole, Qt.ToolTipRole):
+            v = m.headerData(col, Qt.Horizontal, role)
+            if v is not None:
+                out.append(str(v))
+    return out
+
+
+def visible_texts(w: Any) -> list[tuple[QWidget | None, str]]:
+    """(widget, text) of everything the auditor can read in the window now."""
+    out: list[tuple[QWidget | None, str]] = [(None, w.windowTitle()), (None, w.statusBar().currentMessage())]
+    for x in w.findChildren(QWidget):
+        if not x.isVisible():
+            continue
+        texts: list[str] = [x.toolTip(), x.statusTip(), x.whatsThis()]
+        if isinstance(x, (QLabel, QAbstractButton, QLineEdit)):
+            texts.append(x.text())
+        if isinstance(x, (QPlainTextEdit, QTextEdit)):
+            texts.append(x.toPlainText())
+        if isinstance(x, QComboBox):
+            texts.append(x.currentText())  # its other entries are choices, not something shown
+        if isinstance(x, QTabBar):
+            texts += [x.tabText(i) + " " + x.tabToolTip(i) for i in range(x.count()) if x.isTabVisible(i)]
+        if isinstance(x, QAbstractItemView):
+            texts += _model_texts(x)
+        if isinstance(x, QGraphicsView) and x.scene() is not None:
+            for it in x.scene().items():
+                if hasattr(it, "text") and callable(it.text) and it.isVisible():
+                    try:
+                        texts.append(str(it.text()))
+                    except TypeError:
+                        pass
+                if it.toolTip():
+                    texts.append(it.toolTip())
+        out += [(x, t) for t in texts if t]
+    return out
+
+
+def _in_judge_bar(x: QWidget | None) -> bool:
+    while x is not None:
+        if x.objectName() == "judgeBar":
+            return True
+        x = x.parentWidget()
+    return False
+
+
+def assert_nothing_leaks(w: Any, views: Any, c: Any, index: int, extra: tuple[str, ...] = ()) -> int:
+    """Read every visible widget; fail on anything the policy hides. Returns how much was read."""
+    outcome = [t for t in views.outcome_texts(w, index) if t]
+    if not c.scheme.ordinal:  # the annotator's earlier value (the scheme's last): only on the bar's buttons
+        outcome.append(c.scheme.values[-1])
+    never = (OTHER, OTHER_NOTE, EARLIER_NOTE) + extra
+    texts = visible_texts(w)
+    for x, t in texts:
+        where = f"{type(x).__name__}#{x.objectName()}" if x is not None else "window"
+        for bad in never:
+            assert bad not in t, f"{bad!r} shown by {where}: {t[:200]!r}"
+        if _in_judge_bar(x):
+            continue  # the bar shows the scheme's values; what it shows of the target is checked below
+        for bad in outcome:
+            assert bad.lower() not in t.lower(), f"the automated outcome {bad!r} shown by {where}: {t[:200]!r}"
+    for x in w.findChildren(QWidget):
+        reveals = str(x.property("reveals") or "")
+        if x.isVisible() and reveals and x.isEnabled():
+            raise AssertionError(f"the filter {x.objectName()} on hidden data ({reveals}) is usable")
+    bar = views.bar(w)
+    assert bar.yours.text() == "your label: —"
+    assert not any(b.isChecked() for b in bar.buttons.values())
+    return len(texts)
+
+
+def walk_every_page(w: Any, views: Any, c: Any, index: int, extra: tuple[str, ...] = ()) -> int:
+    """`assert_nothing_leaks` on every page of the method the window lets the auditor reach
+    (each enabled tab, and each enabled tab of the tab widgets in it), then back to judging."""
+    read = 0
+    for page in views.pages(w):
+        i = w.tabs.indexOf(page)
+        if not (w.tabs.isTabVisible(i) and w.tabs.isTabEnabled(i)):
+            continue
+        w.tabs.setCurrentIndex(i)
+        QApplication.processEvents()
+        read += assert_nothing_leaks(w, views, c, index, extra)
+        for inner in [page] * isinstance(page, QTabWidget) + page.findChildren(QTabWidget):
+            for k in range(inner.count()):
+                if inner.isTabEnabled(k) and inner.isTabVisible(k):
+                    inner.setCurrentIndex(k)
+                    QApplication.processEvents()
+                    read += assert_nothing_leaks(w, views, c, index, extra)
+    views.show_judging(w)
+    QApplication.processEvents()
+    assert c.current_index == index, "walking the pages moved the queue"
+    return read
+
+
+def _plant(w: Any, c: Any, target: str) -> None:
+    """The annotator's own label from before the audit, and another annotator's, of `target`."""
+    p = w.state.project
+    s = c.scheme
+    p.add_label_event(s.task, s.target, target, "alice", s.values[-1], notes=EARLIER_NOTE)
+    p.add_label_event(s.task, s.target, target, OTHER, s.values[0], notes=OTHER_NOTE)
+    c.reload()
+
+
+def _key(qtbot: Any, w: Any, key: str) -> None:
+    target = QApplication.focusWidget()
+    qtbot.keyClicks(target if target is not None and target.isVisible() else w, key)
+
+
+# ---- the contract --------------------------------------------------------------------------------
+
+def test_a_blind_audit_shows_nothing_it_hides_on_the_first_pass_and_on_the_recheck(
+        qtbot: Any, open_window: Any, project: tuple[str, Path]) -> None:
+    name, folder = project
+    w, views, c = _window(open_window, qtbot, name, folder)
+    pop = views.audit_population(w)
+    assert pop is not None and len(pop) >= 2, f"{name}: nothing to audit in its demo"
+    ids = [str(t) for t in pop.ids[:60].tolist()]
+    # the target whose automated outcome says the most (a method without one has none to hide)
+    target = max(ids, key=lambda t: len("".join(views.outcome_texts(w, c.index_of(t)))))
+    other = next(t for t in ids if t != target)
+    if name == "dyeval" and not views.outcome_texts(w, c.index_of(target)):
+        # the small demo scores no image: give the target a CLIPScore pre-mark as a scoring job would
+        img = w.dyeval_page.session.tree.images[target]
+        img.clip_score, img.premark_fail = 18.4321, True
+        w.dyeval_page.session.changed.emit()
+    assert views.outcome_texts(w, c.index_of(target)) or name not in ("spatial", "metalogic", "protobias",
+                                                                      "dyeval"), f"{name}: no outcome to hide"
+    _plant(w, c, target)
+    aid = w.state.project.create_audit_set("contract", c.scheme.task, [target, other], {}, blind=True,
+                                           rechecks=[(2, target)])
+    assert menus.start_audit_set(w, aid) == 3
+    assert c.audit is not None and c.audit.blind and c.current == target and not c.is_recheck()
+    index = c.current_index
+    # the first pass: the earlier label is not "done" and shows nowhere
+    assert c.progress() == (0, 3)
+    assert walk_every_page(w, views, c, index) > 20
+    # a first answer, with a note typed after N
+    bar = views.bar(w)
+    _key(qtbot, w, "N")
+    assert bar.notes.hasFocus()
+    qtbot.keyClicks(bar.notes, FIRST_NOTE)
+    qtbot.keyClick(bar.notes, Qt.Key_Escape)
+    assert not bar.notes.hasFocus()
+    _key(qtbot, w, c.scheme.keys[0])
+    first = w.state.project.label_events(task=c.scheme.task, target_id=target)[-1]
+    assert (first.annotator, first.value, first.notes, first.audit_set_id) == \
+        ("alice", c.scheme.values[0], FIRST_NOTE, aid)
+    # the re-check: nothing of the first answer either
+    c.go(2)
+    assert c.is_recheck() and c.current == target
+    assert walk_every_page(w, views, c, index, extra=(FIRST_NOTE,)) > 20
+    _key(qtbot, w, c.scheme.keys[-1])
+    last = w.state.project.label_events(task=c.scheme.task, target_id=target)[-1]
+    assert (last.value, last.source, last.audit_set_id) == (c.scheme.values[-1], "recheck", aid)
+    # leaving the audit: the method's pages open again
+    menus.leave_audit(w)
+    assert c.audit is None
+    for page in views.pages(w):
+        assert w.tabs.isTabEnabled(w.tabs.indexOf(page))
+
+
+def test_label_keys_and_notes_act_at_once_after_a_tab_switch(qtbot: Any, open_window: Any,
+                                                            project: tuple[str, Path]) -> None:
+    name, folder = project
+    w, views, c = _window(open_window, qtbot, name, folder)
+    page = views.pages(w)[0]
+    # away to the start of the window's tabs, then back by a click on the method's tab
+    first_other = next((i for i in range(w.tabs.count()) if w.tabs.isTabVisible(i)
+                        and w.tabs.widget(i) not in views.pages(w)), None)
+    if first_other is not None:
+        w.tabs.setCurrentIndex(first_other)
+    bar_tabs = w.tabs.tabBar()
+    qtbot.mouseClick(bar_tabs, Qt.LeftButton, pos=bar_tabs.tabRect(w.tabs.indexOf(page)).center())
+    views.show_judging(w)
+    QApplication.processEvents()
+    assert c.current_index >= 0, f"{name}: no target to judge in its demo"
+    target = c.current
+    bar = views.bar(w)
+    bar.auto.setChecked(False)  # stay on the target to read what the key wrote
+    _key(qtbot, w, c.scheme.keys[0])
+    ev = w.state.project.label_events(task=c.scheme.task, target_id=target)
+    assert ev and (ev[-1].annotator, ev[-1].value) == ("alice", c.scheme.values[0]), \
+        f"{name}: the key did not label the target shown"
+    # notes: a note exists; N puts the cursor at its end (nothing selected); typing adds to it
+    c.save_notes("kept note")
+    bar.refresh()
+    _key(qtbot, w, "N")
+    assert bar.notes.hasFocus()
+    cur = bar.notes.textCursor()
+    assert not cur.hasSelection() and cur.position() == len("kept note")
+    qtbot.keyClicks(bar.notes, " and more")
+    qtbot.keyClick(bar.notes, Qt.Key_Escape)  # leaves the box; what was typed is saved
+    assert not bar.notes.hasFocus()
+    assert c.current_state == (c.scheme.values[0], "kept note and more")
+    assert "saved" in bar.notes_saved.text()
+    # and the keys act again at once
+    _key(qtbot, w, c.scheme.keys[-1])
+    assert w.state.project.label_events(task=c.scheme.task, target_id=target)[-1].value == c.scheme.values[-1]
+    # Enter in the notes box saves too and hands the keys back
+    _key(qtbot, w, "N")
+    qtbot.keyClicks(bar.notes, "!")
+    qtbot.keyClick(bar.notes, Qt.Key_Return)
+    assert not bar.notes.hasFocus() and c.current_state[1] == "kept note and more!"

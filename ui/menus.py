@@ -1,0 +1,309 @@
+"""The window's menus: File, Label, View, Methods, Audit, Help; and label files in and out.
+
+Every method's judging goes through its views' `JudgeController`, so these menus are the same
+for all four: the scheme's keys (the Label menu shows them; the pages bind them), audit sets
+(drawn from the method's `AuditPopulation`, opened on its judging page), self-agreement on
+re-checks, agreement between annotators and adjudication, the annotator's name. What would
+show another annotator's labels (agreement, adjudication, a full label export) is refused while
+the method's queue hides them (a blind audit).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from collections.abc import Callable
+
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
+
+from workstation.types import WorkstationError
+
+from . import project_dialogs
+from .shortcuts import make_action
+
+
+def _views(window: Any, what: str) -> Any:
+    """The views of the method shown, with a controller; None (and a message) otherwise."""
+    views = window.current_views()
+    if views is None or views.controller(window) is None or window.state.project is None:
+        window.statusBar().showMessage(f"{what}: show a method's page first (Browse, Review, MetaLogic, ...)", 6000)
+        return None
+    return views
+
+
+def _hidden_now(window: Any, views: Any, what: str) -> bool:
+    vis = views.controller(window).view_visibility()
+    if vis.others and vis.own_earlier:
+        return False
+    QMessageBox.information(window, what, f"{what} shows other annotators' labels: not during a blind audit. "
+                            "Leave the audit first (Audit → Leave audit set).")
+    return True
+
+
+def _add(window: Any, menu: QMenu, text: str, slot: Callable[[], Any]) -> QAction:
+    act = QAction(text, window)
+    act.triggered.connect(lambda _=False: slot())
+    menu.addAction(act)
+    return act
+
+
+def build_menus(window: Any) -> None:
+    """The menu bar. The Label menu shows the keys of the page shown (each page binds its own);
+    the View menu has an anchor before which the methods' views put their entries."""
+    w = window
+    a = w.actions_by_id
+    a["open"] = make_action(w, "open", w.open_dialog)
+    a["new"] = make_action(w, "new", w.new_dialog)
+    a["theme"] = make_action(w, "theme", w.toggle_theme)
+    a["help"] = make_action(w, "help", w.show_shortcuts)
+    a["quit"] = make_action(w, "quit", w.close)
+    a["audit_new"] = make_action(w, "audit_new", lambda: new_audit_set(w))
+    mb = w.menuBar()
+    f = mb.addMenu("&File")
+    f.addAction(a["new"])
+    f.addAction(a["open"])
+    _add(w, f, "Open read-only snapshot…", lambda: w.open_dialog(snapshot=True))
+    w.recent_menu = QMenu("Open &recent", w)
+    w.recent_menu.aboutToShow.connect(lambda: _fill_recent(w))
+    f.addMenu(w.recent_menu)
+    _add(w, f, "Close project", w.close_project)
+    f.addSeparator()
+    _add(w, f, "Import labels…", lambda: import_labels(w))
+    _add(w, f, "Export labels…", lambda: export_labels(w))
+    f.addSeparator()
+    f.addAction(a["quit"])
+    w.label_menu = mb.addMenu("&Label")
+    w.label_menu.aboutToShow.connect(lambda: fill_label_menu(w))
+    w.label_menu_anchor = w.label_menu.addSeparator()
+    w.view_menu = mb.addMenu("&View")
+    w.view_menu_anchor = w.view_menu.addSeparator()
+    w.view_menu.addAction(a["theme"])
+    w.panels_menu = w.view_menu.addMenu("Panels")
+    w.methods_menu = mb.addMenu("&Methods")
+    w.methods_menu.aboutToShow.connect(lambda: _fill_methods_menu(w))
+    w.audit_menu = mb.addMenu("&Audit")
+    build(w, w.audit_menu)
+    mb.addMenu("&Help").addAction(a["help"])
+
+
+def _fill_methods_menu(window: Any) -> None:
+    from workstation.methods import METHODS
+
+    from .methods import view_names
+
+    window.methods_menu.clear()
+    for name in view_names():
+        desc = METHODS.entry(name).description if name in METHODS else ""
+        act = window.methods_menu.addAction(f"{name}: {desc}" if desc else name)
+        act.triggered.connect(lambda _=False, n=name: window.open_method(n))
+
+
+def _fill_recent(window: Any) -> None:
+    window.recent_menu.clear()
+    items = project_dialogs.recent_projects()
+    if not items:
+        window.recent_menu.addAction("(none)").setEnabled(False)
+    for f in items:
+        act = window.recent_menu.addAction(f)
+        act.triggered.connect(lambda _=False, ff=f: window.open_project(ff))
+
+
+def build(window: Any, menu: QMenu) -> None:
+    menu.addAction(window.actions_by_id["audit_new"])
+    window.audit_sets_menu = QMenu("Open audit set", window)
+    window.audit_sets_menu.aboutToShow.connect(lambda: _fill_audit_sets(window))
+    menu.addMenu(window.audit_sets_menu)
+    for text, fn in (("Leave audit set", leave_audit), ("Self-agreement on re-checks", show_self_agreement),
+                     ("Agreement between annotators…", show_agreement), ("Adjudicate disagreements", adjudicate)):
+        act = QAction(text, window)
+        act.triggered.connect(lambda _=False, f=fn: f(window))
+        menu.addAction(act)
+    menu.addSeparator()
+    an = QAction("Annotator…", window)
+    an.triggered.connect(lambda: change_annotator(window))
+    menu.addAction(an)
+
+
+def fill_label_menu(window: Any) -> None:
+    """The Label menu's first part: the keys of the page shown (they are bound by the page)."""
+    menu = window.label_menu
+    for act in list(menu.actions()):
+        if act is window.label_menu_anchor:
+            break
+        menu.removeAction(act)
+    views = window.current_views()
+    c = views.controller(window) if views is not None else None
+    items: list[tuple[str, Any]] = []
+    if c is not None:
+        s = c.scheme
+        items += [(f"{s.title_of(v)}\t{k}", lambda _=False, v=v: c.record(v)) for v, k in zip(s.values, s.keys)]
+        bar = getattr(views, "bar", lambda _w: None)(window)
+        items += [("Edit notes\tN", lambda _=False: bar.focus_notes() if bar is not None else None),
+                  ("Undo label\tCtrl+Z", lambda _=False: c.undo()), ("Redo label\tCtrl+Shift+Z", lambda _=False: c.redo()),
+                  ("Next\tRight", lambda _=False: c.next()), ("Previous\tLeft", lambda _=False: c.prev())]
+    else:
+        items.append(("(show a method's page to label)", None))
+    for text, fn in items:
+        act = QAction(text, menu)
+        if fn is None:
+            act.setEnabled(False)
+        else:
+            act.triggered.connect(fn)
+        menu.insertAction(window.label_menu_anchor, act)
+
+
+def new_audit_set(window: Any) -> None:
+    from .widgets.audit_dialog import AuditSetDialog
+
+    views = _views(window, "New audit set")
+    if views is None:
+        return
+    p = window.state.project
+    if p.read_only:
+        QMessageBox.information(window, "New audit set", "This project is open read-only.")
+        return
+    try:
+        pop = views.audit_population(window)
+    except WorkstationError as e:
+        QMessageBox.information(window, "New audit set", str(e))
+        return
+    if pop is None or not len(pop):
+        QMessageBox.information(window, "New audit set", "This method has nothing to audit in this project yet.")
+        return
+    c = views.controller(window)
+    params = getattr(views, "audit_params", lambda _w: {})(window)
+    dlg = AuditSetDialog(p, c.scheme, pop, params, title=window.tabs.tabText(window.tabs.currentIndex()), parent=window)
+    if dlg.exec() and dlg.audit_set_id is not None:
+        start_audit_set(window, dlg.audit_set_id)
+
+
+def start_audit_set(window: Any, audit_set_id: int) -> int:
+    """Open a stored audit set on the judging page of the method whose task it is."""
+    from workstation.evaluation.audit_sets import audit_task
+
+    p = window.state.project
+    task = audit_task(p, audit_set_id)
+    for name, views in list(window.method_views.items()) + [(n, None) for n in _methods_with_task(task)]:
+        if views is None:
+            views = window.install_method_views(name)
+        c = views.controller(window)
+        if c is not None and c.scheme.task == task:
+            n = views.open_audit(window, audit_set_id)
+            a = c.audit
+            window.statusBar().showMessage(
+                f"audit set #{audit_set_id}: {n} items" + (" (blind)" if a is not None and a.blind else ""), 6000)
+            return n
+    window.statusBar().showMessage(f"no page judges the task {task!r} of audit set #{audit_set_id}", 6000)
+    return 0
+
+
+def _methods_with_task(task: str) -> list[str]:
+    from workstation.methods import METHODS, get_method
+
+    return [n for n in METHODS.names() if any(s.task == task for s in get_method(n).label_schemes)]
+
+
+def _fill_audit_sets(window: Any) -> None:
+    menu = window.audit_sets_menu
+    menu.clear()
+    p = window.state.project
+    sets = p.audit_sets() if p is not None else []
+    if not sets:
+        menu.addAction("(none)").setEnabled(False)
+    for s in sets:
+        blind = ", blind" if s["blind"] else ""
+        act = menu.addAction(f"#{s['audit_set_id']} {s['name']} — {s['task']} ({s['size']} items{blind})")
+        act.triggered.connect(lambda _=False, aid=s["audit_set_id"]: start_audit_set(window, aid))
+
+
+def leave_audit(window: Any) -> None:
+    for views in window.method_views.values():
+        c = views.controller(window)
+        if c is not None and c.audit is not None:
+            leave = getattr(views, "leave_audit", None)
+            leave(window) if leave is not None else c.leave_audit()
+            window.statusBar().showMessage("left the audit set: everything is shown again", 6000)
+
+
+def show_self_agreement(window: Any) -> None:
+    from workstation.evaluation.audit_sets import self_agreement_report
+
+    views = _views(window, "Self-agreement")
+    if views is None:
+        return
+    c = views.controller(window)
+    r = self_agreement_report(window.state.project, c.scheme, c.audit.audit_set_id if c.audit else None)
+    lines = [r.text()] + [f"  {ann}: {x.text()}" for ann, x in r.by_annotator.items()]
+    QMessageBox.information(window, "Self-agreement on re-checks", "\n".join(lines))
+
+
+def show_agreement(window: Any) -> None:
+    from .widgets.agreement import AgreementDialog
+
+    views = _views(window, "Agreement between annotators")
+    if views is None or _hidden_now(window, views, "Agreement between annotators"):
+        return
+    dlg = AgreementDialog(window.state.project, views.controller(window).scheme, noun=views.noun, parent=window)
+    dlg.adjudicate.connect(lambda targets: _queue(window, views, targets))
+    dlg.exec()
+
+
+def adjudicate(window: Any) -> None:
+    from workstation.evaluation.audit_sets import task_agreement
+
+    views = _views(window, "Adjudicate disagreements")
+    if views is None or _hidden_now(window, views, "Adjudication"):
+        return
+    _rows, targets = task_agreement(window.state.project, views.controller(window).scheme)
+    if not targets:
+        window.statusBar().showMessage("no disagreement between annotators", 6000)
+        return
+    _queue(window, views, targets)
+
+
+def _queue(window: Any, views: Any, targets: list[str]) -> None:
+    c = views.controller(window)
+    idx = sorted(i for i in (c.index_of(t) for t in targets) if i >= 0)  # in the method's own order
+    c.set_queue(idx)
+    views.show_judging(window)
+    window.statusBar().showMessage(f"{len(idx)} disagreement(s) to adjudicate", 6000)
+
+
+def change_annotator(window: Any) -> None:
+    st = window.state
+    if st.project is None or st.project.read_only:
+        return
+    name = project_dialogs.ask_annotator(window, st.project.folder.name, st.annotator)
+    if name:
+        for views in window.method_views.values():
+            c = views.controller(window)
+            if c is not None:
+                c._leave()  # the notes typed so far are the old annotator's
+        st.set_annotator(name)
+
+
+def import_labels(window: Any, path: str | None = None) -> None:
+    views = window.method_views.get("spatial")
+    if views is None or window.state.project is None:
+        return
+    if not path:
+        path, _ = QFileDialog.getOpenFileName(window, "Import labels", str(project_dialogs.exports_folder(window)),
+                                              "Label files (*.json *.csv *.parquet)")
+    if not path:
+        return
+    try:
+        msg = views.import_labels(window, path)
+    except (WorkstationError, ValueError) as e:
+        QMessageBox.critical(window, "Cannot import labels", str(e))
+        return
+    window.statusBar().showMessage(msg, 6000)
+
+
+def export_labels(window: Any, path: str | None = None) -> None:
+    views = _views(window, "Export labels")
+    if views is None:
+        return
+    bar = getattr(views, "bar", lambda _w: None)(window)
+    if bar is not None:
+        bar.export(path)

@@ -1,0 +1,105 @@
+"""What every method's views give the window: pages, a judging controller, audit sets.
+
+A method's views object (``ui.methods.<name>:VIEWS``, registered in `ui.methods`) is a
+`MethodViews`. The window knows no method by name: it installs the views of the methods whose
+data the open project holds, shows only their tabs, and asks the views of the tab shown for its
+judging controller (keys, notes, undo), its audit population (Audit → New audit set…) and its
+label export. Blindness is not the views' to decide: they show what their controller's policy
+allows (`JudgeController.visibility` for the target under review, `view_visibility` for views of
+more than one target), and they re-ask when it says so (`policy_changed`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtWidgets import QWidget
+
+
+class MethodViews:
+    """The base of every method's views; subclasses fill in `install` and the getters."""
+
+    method = ""  # the method's registry name
+    title = ""  # its (first) tab's title
+    noun = "item"  # what one target of its label task is called
+
+    # ---- the window asks -------------------------------------------------------------------------
+    def install(self, window: Any) -> None:
+        """Add the method's pages (`window.add_panel(title, page, "tab")`), menus and actions."""
+        raise NotImplementedError
+
+    def on_project(self, window: Any) -> None:
+        """The project was opened, reloaded or closed (each session follows it by itself)."""
+
+    def has_data(self, window: Any) -> bool:
+        """Whether the open project holds data of this method (its tabs are shown then)."""
+        from workstation.methods import get_method
+
+        p = window.state.project
+        return bool(p is not None and get_method(self.method).has_data(p))
+
+    def pages(self, window: Any) -> list[QWidget]:
+        """The method's top-level tab pages."""
+        page = window.panels.get(self.title)
+        return [page] if page is not None else []
+
+    def controller(self, window: Any) -> Any:
+        """The method's `JudgeController` (its label task's queue), or None."""
+        return None
+
+    def bar(self, window: Any) -> Any:
+        """The judgement bar of the judging page (notes, export), or None."""
+        return None
+
+    def judging_page(self, window: Any) -> QWidget | None:
+        """The page where the method's queue is judged (audit sets open there)."""
+        return None
+
+    def show_judging(self, window: Any) -> None:
+        """Show the judging page (its tab, and its inner page)."""
+        page = self.judging_page(window)
+        if page is None:
+            return
+        for tab in self.pages(window):
+            if tab is page or tab.isAncestorOf(page):
+                window.tabs.setCurrentWidget(tab)
+                break
+        self._raise_inner(page)
+
+    @staticmethod
+    def _raise_inner(page: QWidget) -> None:
+        """Make ``page`` the current page of the stacks / tab widgets it sits in."""
+        from PySide6.QtWidgets import QStackedWidget, QTabWidget
+
+        child: QWidget | None = page
+        while child is not None and child.parentWidget() is not None:
+            parent = child.parentWidget()
+            if isinstance(parent, QStackedWidget):
+                parent.setCurrentWidget(child)
+                owner = parent.parentWidget()
+                if isinstance(owner, QTabWidget):
+                    owner.setCurrentWidget(child)
+            child = parent
+
+    def audit_population(self, window: Any) -> Any:
+        """What Audit → New audit set… may sample (`workstation.evaluation.audit_sets.AuditPopulation`)."""
+        return None
+
+    def open_audit(self, window: Any, audit_set_id: int) -> int:
+        """Make a stored audit set the judging queue and show the judging page."""
+        c = self.controller(window)
+        if c is None:
+            return 0
+        n = c.open_audit(audit_set_id)
+        self.show_judging(window)
+        return int(n)
+
+    def outcome_texts(self, window: Any, index: int) -> list[str]:
+        """Text that would tell a target's automated outcome (its verdict word, reason, score or
+        confidence as the views write them): the blind-audit contract test looks for it on every
+        visible widget. A method without an automated outcome gives none."""
+        return []
+
+    def focus_target(self, window: Any) -> QWidget | None:
+        """Where the keys should go when the method's tab is shown."""
+        return self.judging_page(window)

@@ -1,0 +1,464 @@
+"""The spatial method's live session: its dataset, the live checker config and its verdicts, the
+human labels, and its judging queue (P / F / U through the shared `JudgeController`).
+
+Views subscribe to the signals and never hold the truth; the session never calls a widget. The
+truth lives in the project; the session holds what is loaded from it plus the live (unsaved)
+checker config that the calibration sliders edit, and the verdicts it gives. It follows the
+application's `project_changed` (the project's samples are read again, or taken from a load made
+off the GUI thread, `adopt`), so opening another project resets it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, overload
+
+import numpy as np
+from PySide6.QtCore import QObject, Signal
+
+from workstation.dataset import Dataset
+from workstation.evaluation.judging import Visibility
+from workstation.methods.spatial.config import CheckerConfig
+from workstation.methods.spatial.method import LABELS
+from workstation.methods.spatial.store import SpatialStore
+from workstation.methods.spatial.types import VERDICT_CODE, VERDICTS
+from workstation.util.jsonsafe import dumps
+
+from ...idle_trim import IdleTrim
+from ...loading import LoadedProject
+from ...state import AppState
+from ...widgets.judge import JudgeController
+
+DRAFT_KEY = "ui.spatial.calibration_draft"  # project setting: the unapplied live config (JSON)
+
+log = logging.getLogger(__name__)
+
+
+class RowQueue(Sequence[int]):
+    """Dataset rows in review order, held in one integer array (4 bytes a row while rows fit):
+    reviewing all of a million samples keeps 4 MB, not a 36 MB list of Python ints. Reads as
+    a sequence of ints; ``in`` and ``index`` are vectorised; a slice is a list."""
+
+    __slots__ = ("rows",)
+
+    def __init__(self, rows: Iterable[int] | np.ndarray = ()) -> None:
+        arr = np.asarray(rows if isinstance(rows, np.ndarray) else list(rows), dtype=np.int64).reshape(-1)
+        small = not len(arr) or (int(arr.max()) < 2**31 and int(arr.min()) >= -(2**31))
+        self.rows: np.ndarray = arr.astype(np.int32) if small else arr
+        self.rows.flags.writeable = False
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __bool__(self) -> bool:
+        return len(self.rows) > 0
+
+    @overload
+    def __getitem__(self, i: int) -> int: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[int]: ...  # type: ignore[override]
+
+    def __getitem__(self, i: int | slice) -> int | list[int]:
+        if isinstance(i, slice):
+            return self.rows[i].tolist()
+        return int(self.rows[i])
+
+    def __iter__(self) -> Iterator[int]:
+        for lo in range(0, len(self.rows), 65536):
+            yield from self.rows[lo:lo + 65536].tolist()
+
+    def __contains__(self, row: object) -> bool:
+        return isinstance(row, (int, np.integer)) and bool((self.rows == row).any())
+
+    def index(self, row: Any, start: int = 0, stop: int | None = None) -> int:
+        hits = np.flatnonzero(self.rows[start:stop] == row) if isinstance(row, (int, np.integer)) else []
+        if not len(hits):
+            raise ValueError(f"row {row!r} is not in the queue")
+        return start + int(hits[0])
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, RowQueue):
+            return bool(np.array_equal(self.rows, other.rows))
+        if isinstance(other, (list, tuple, np.ndarray)):
+            return len(other) == len(self.rows) and bool(np.array_equal(self.rows, np.asarray(other)))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return self.rows if dtype is None else self.rows.astype(dtype)
+
+    def __repr__(self) -> str:
+        return f"RowQueue({len(self.rows)} rows)"
+
+
+@dataclass(frozen=True, eq=False)
+class AppliedVerdicts:
+    """The applied config's verdicts while a different live config is on screen: only the
+    columns the Calibration tab's "applied" figures read (``checker.VerdictColumns``), 10 bytes
+    a sample where a whole verdict set holds about 75 (75 MB at a million samples). The whole
+    set comes back when the live config returns to the applied one (evaluated again)."""
+
+    verdict: np.ndarray
+    reason: np.ndarray
+    conf: np.ndarray
+    config: CheckerConfig
+
+    @staticmethod
+    def of(v: Any) -> AppliedVerdicts:
+        cols = [np.array(getattr(v, k), copy=True) for k in ("verdict", "reason", "conf")]
+        for a in cols:
+            a.flags.writeable = False
+        return AppliedVerdicts(*cols, config=v.config)
+
+    def __len__(self) -> int:
+        return len(self.verdict)
+
+
+class SpatialSession(QObject):
+    dataset_changed = Signal()  # samples / detections reloaded
+    config_changed = Signal()  # the live checker config changed
+    verdicts_changed = Signal()  # live verdicts recomputed
+    labels_changed = Signal(str)  # a label was written for this sample id ("" = many)
+    current_changed = Signal(int)  # the sample row under review changed
+    queue_changed = Signal()  # the labelling queue changed
+    policy_changed = Signal()  # what views of every sample may show changed (ask `view_visibility`)
+
+    def __init__(self, app: AppState | None = None, ask_annotator: Callable[[], str | None] | None = None,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.app = app if app is not None else AppState()
+        self.dataset: Dataset | None = None
+        self.config: CheckerConfig = CheckerConfig()
+        self.config_id: int | None = None  # the stored version the live config derives from
+        self.verdicts: Any = None  # checker.VerdictArrays for the live config
+        # the stored active config's verdicts: checker.VerdictArrays (the live `verdicts` while
+        # the live config is the applied one), else AppliedVerdicts
+        self.baseline: Any = None
+        self.human: np.ndarray = np.zeros(0, np.int8)  # latest human verdict per row (anyone), -1 if none
+        self.draft_restored = False  # the live config is a draft kept at the last close
+        # the project was adopted before its verdicts: the checker evaluates the active config
+        # on a worker thread and `verdicts_ready` takes them
+        self.checking = False
+        self._pending: LoadedProject | None = None  # a load made off the GUI thread, for the next open
+        self.idle_trim = IdleTrim(self)  # the heap trimmed once the checker's passes have rested
+        self.controller = JudgeController(LABELS, self.app, ask_annotator=ask_annotator, parent=self)
+        self.controller.describe = self.describe_row
+        self.controller.moved.connect(self.current_changed)
+        self.controller.queue_changed.connect(self.queue_changed)
+        self.controller.policy_changed.connect(self.policy_changed)
+        self.controller.written.connect(self._label_written)
+        self.app.project_changed.connect(self._on_project)
+        self.app.about_to_close.connect(self._closing)
+        self.app.annotator_changed.connect(self._on_annotator)
+        self.app.data_changed.connect(self.reload_all)
+        if self.app.project is not None:  # made while a project is open: read it now
+            self._on_project()
+
+    # ---- the application's state -----------------------------------------------------------
+    @property
+    def project(self) -> Any:
+        return self.app.project
+
+    @property
+    def annotator(self) -> str:
+        return self.app.annotator
+
+    @property
+    def message(self) -> Any:
+        return self.app.message
+
+    @property
+    def project_changed(self) -> Any:
+        return self.app.project_changed
+
+    @property
+    def about_to_close(self) -> Any:
+        return self.app.about_to_close
+
+    def set_annotator(self, name: str) -> None:
+        self.app.set_annotator(name)
+
+    def open_project(self, folder: Any, read_only: bool = False, snapshot: bool = False) -> None:
+        self.app.open_project(folder, read_only=read_only, snapshot=snapshot)
+
+    def set_project(self, project: Any) -> None:
+        self.app.set_project(project)
+
+    def close_project(self) -> None:
+        self.app.close_project()
+        self.app.project_changed.emit()
+
+    # ---- the judging queue -----------------------------------------------------------------
+    @property
+    def current(self) -> int:
+        """The dataset row under review (-1 none)."""
+        return self.controller.current_index
+
+    def set_current(self, row: int) -> None:
+        self.controller.go_target(int(row))
+
+    @property
+    def queue(self) -> RowQueue:
+        return RowQueue(self.controller.queue_indices) if not self.controller.core.plain else RowQueue()
+
+    @property
+    def queue_pos(self) -> int:
+        return self.controller.pos
+
+    @property
+    def audit_set_id(self) -> int | None:
+        a = self.controller.audit
+        return a.audit_set_id if a is not None else None
+
+    def visibility(self) -> Visibility:
+        """What may be shown about the sample under review (the core's policy)."""
+        return self.controller.visibility()
+
+    def queue_visibility(self) -> Visibility:
+        """What the queue's policy lets views of every sample show."""
+        return self.controller.queue_visibility()
+
+    def view_visibility(self) -> Visibility:
+        """What the views of every sample (table, grid, filters, counts, the twin) may show now:
+        the queue's policy narrowed by the sample under review's (`JudgeController.view_visibility`)."""
+        return self.controller.view_visibility()
+
+    def describe_row(self, row: int) -> str:
+        """A sample in the auditor's words: its prompt and seed."""
+        ds = self.dataset
+        if ds is None or not 0 <= row < ds.n:
+            return "this sample"
+        from .pair_viewer import PairIndex
+
+        text = PairIndex.of(ds).prompt_text(row)
+        return f"“{text}” (seed {int(ds.samples.seed[row])})"
+
+    def _label_written(self, row: int) -> None:
+        ds = self.dataset
+        if ds is None or not 0 <= row < ds.n:
+            return
+        sid = str(ds.samples.sample_id[row])
+        self.human[row] = self.human_verdict_of(sid)
+        self.labels_changed.emit(sid)
+
+    def _on_annotator(self) -> None:
+        self.labels_changed.emit("")  # the controller reads the new annotator's labels itself
+
+    # ---- project ---------------------------------------------------------------------------
+    def expect(self, loaded: LoadedProject) -> None:
+        """The next project to open was loaded off the GUI thread: take it instead of reading."""
+        self._pending = loaded
+
+    def _on_project(self) -> None:
+        p = self.app.project
+        pending, self._pending = self._pending, None
+        if p is None:
+            self._clear()
+        elif pending is not None and pending.project is p:
+            self._adopt(pending)
+        else:
+            self.reload()
+        self._announce_new_data()
+
+    def _announce_new_data(self, keep: str | None = None) -> None:
+        """The samples were (re)read: the queue starts over (quietly, so that no view meets a
+        current row of the old samples), the views take the new data, then the queue is told
+        (at the sample ``keep`` when it is still there)."""
+        c = self.controller
+        ds = self.dataset
+        c.core.set_targets(ds.samples.sample_id if ds is not None else np.zeros(0, dtype=object),
+                           index=ds.sample_index if ds is not None else None)
+        if keep is not None:
+            i = c.core.index_of(keep)
+            if i >= 0:
+                c.core.go_target(i)
+        self.dataset_changed.emit()
+        self.config_changed.emit()
+        self.verdicts_changed.emit()
+        self.labels_changed.emit("")
+        c._announce_queue()
+
+    def _adopt(self, loaded: LoadedProject) -> None:
+        self.dataset = loaded.dataset
+        self.config_id, self.config = loaded.config_id, loaded.config
+        self.baseline = self.verdicts = loaded.verdicts
+        self.checking = loaded.verdicts is None and loaded.dataset.n > 0
+        self.draft_restored = False
+        if not self.checking:
+            self._restore_draft()
+        self.human = loaded.human
+
+    def verdicts_ready(self, dataset: Dataset, cfg: CheckerConfig, verdicts: object) -> bool:
+        """Take the verdicts of the active config `cfg` evaluated off the GUI thread for the
+        project adopted without them; False (nothing changes) when that project or dataset is
+        no longer the one open."""
+        if not self.checking or dataset is not self.dataset:
+            return False
+        self.checking = False
+        self.baseline = verdicts
+        if self.verdicts is None and cfg == self.config:  # no slider moved meanwhile
+            self.verdicts = verdicts
+            self._restore_draft()
+        self._slim_baseline()
+        self.idle_trim.poke()
+        self.config_changed.emit()
+        self.verdicts_changed.emit()
+        return True
+
+    def _closing(self) -> None:
+        self.keep_draft()
+
+    def _clear(self) -> None:
+        self.dataset = None
+        self.verdicts = None
+        self.baseline = None
+        self.config, self.config_id = CheckerConfig(), None
+        self.human = np.zeros(0, np.int8)
+        self.draft_restored = False
+        self.checking = False
+        self.idle_trim.poke()
+
+    def reload(self) -> None:
+        """Read samples, detections, the active config, its verdicts and the labels again."""
+        from workstation.methods.spatial.checker import evaluate
+        from workstation.methods.spatial.data import spatial_columns
+
+        p = self.app.project
+        if p is None:
+            self._clear()
+            return
+        self.dataset = p.load_dataset(method="spatial", meanwhile=spatial_columns)
+        self.config_id, self.config = SpatialStore(p).active_config()
+        self.baseline = evaluate(self.dataset, self.config) if self.dataset.n else None
+        self.verdicts = self.baseline
+        self.checking = False
+        self.draft_restored = False
+        self._restore_draft()
+        self.human = SpatialStore(p).human_verdicts(self.dataset)
+
+    def reload_all(self) -> None:
+        """Read the project's samples again and tell every view (a job added or removed
+        samples): the queue starts over, at the sample under review if it is still there."""
+        cur = self.controller.current
+        self.reload()
+        self._announce_new_data(keep=cur)
+
+    # ---- unapplied calibration: kept as a draft in the project, restored at the next open ---------
+    def has_unapplied_config(self) -> bool:
+        """The live checker config differs from the stored active version (not applied)."""
+        if self.project is None or self.dataset is None:
+            return False
+        try:
+            _cid, stored = SpatialStore(self.project).active_config()
+        except Exception:  # noqa: BLE001 - a project without spatial tables has nothing to apply
+            return False
+        return self.config != stored
+
+    def keep_draft(self) -> bool:
+        """Store the unapplied live config as the project's draft (or clear a stale draft);
+        True when a draft was kept. Called when the project closes (quitting included), so
+        calibration changes are never lost silently."""
+        p = self.project
+        if p is None or p.read_only:
+            return False
+        try:
+            if self.has_unapplied_config():
+                p.set_setting(DRAFT_KEY, dumps(self.config.to_dict(), sort_keys=True))
+                return True
+            if p.get_setting(DRAFT_KEY):
+                p.set_setting(DRAFT_KEY, "")
+        except Exception:  # noqa: BLE001 - closing must not fail
+            log.exception("keeping the calibration draft")
+        return False
+
+    def _restore_draft(self) -> None:
+        """Take the draft left at the last close as the live config (applied: still not)."""
+        if self.project is None or self.dataset is None:
+            return
+        raw = self.project.get_setting(DRAFT_KEY, "") or ""
+        if not raw:
+            return
+        try:
+            cfg = CheckerConfig.from_dict(json.loads(raw))
+        except Exception:  # noqa: BLE001 - a damaged draft is dropped, not fatal
+            log.warning("the stored calibration draft is unreadable; ignored")
+            return
+        if cfg == self.config:
+            return
+        from workstation.methods.spatial.checker import evaluate
+
+        self.config = cfg
+        self.verdicts = evaluate(self.dataset, cfg) if self.dataset.n else None
+        self._slim_baseline()
+        self.draft_restored = True
+        self.message.emit("restored the unapplied calibration changes from last time "
+                          "(Calibration: Apply to keep them, Reset to drop them)")
+
+    def reload_labels(self) -> None:
+        if self.project is None or self.dataset is None:
+            return
+        self.human = SpatialStore(self.project).human_verdicts(self.dataset)
+        self.controller.reload()
+        self.labels_changed.emit("")
+
+    # ---- live checker config ---------------------------------------------------------------
+    def set_config(self, cfg: CheckerConfig) -> None:
+        """Re-evaluate every verdict under `cfg` (not saved until `apply_config`)."""
+        from workstation.methods.spatial.checker import evaluate
+
+        if cfg == self.config and self.verdicts is not None:
+            return
+        self.config = cfg
+        if self.dataset is not None and self.dataset.n:
+            self.verdicts = evaluate(self.dataset, cfg)
+            if self.baseline is not None and self.verdicts is not None and cfg == self.baseline.config:
+                self.baseline = self.verdicts  # back to the applied config: its whole set again
+            self._slim_baseline()
+            self.idle_trim.poke()
+        self.config_changed.emit()
+        self.verdicts_changed.emit()
+
+    def _slim_baseline(self) -> None:
+        """Keep only the applied verdicts' summary columns while the live ones differ."""
+        if self.baseline is not None and self.baseline is not self.verdicts \
+                and not isinstance(self.baseline, AppliedVerdicts):
+            self.baseline = AppliedVerdicts.of(self.baseline)
+
+    def apply_config(self, note: str = "") -> int:
+        """Save the live config as a new version with its verdict set and make it active."""
+        assert self.project is not None and self.dataset is not None
+        if self.verdicts is None and self.dataset.n:  # applied before the background check ended
+            from workstation.methods.spatial.checker import evaluate
+
+            self.verdicts = evaluate(self.dataset, self.config)
+        self.checking = False  # what the background check brings is stale now
+        with self.project.transaction():
+            cid = SpatialStore(self.project).save_config(self.config, note=note, parent_id=self.config_id)
+            if self.verdicts is not None:
+                SpatialStore(self.project).save_verdicts(cid, self.dataset, self.verdicts)
+        self.config_id = cid
+        self.baseline = self.verdicts
+        self.message.emit(f"saved checker config v{cid} ({self.config.content_hash()})")
+        self.config_changed.emit()
+        return cid
+
+    # ---- labels ----------------------------------------------------------------------------
+    def human_verdict_of(self, sample_id: str) -> int:
+        """The latest human verdict code of anyone for one sample (-1 if none), as
+        `SpatialStore.human_verdicts` counts it."""
+        assert self.project is not None
+        latest: dict[str, tuple[int, str | None]] = {}
+        for r in SpatialStore(self.project).label_events(sample_id):
+            latest[r.annotator] = (r.event_id, r.verdict)
+        best = (-1, -1)
+        for eid, v in latest.values():
+            if v in VERDICT_CODE and eid > best[0]:
+                best = (eid, VERDICT_CODE[v])
+        return best[1]
+
+    def verdict_title(self, code: int) -> str:
+        return VERDICTS[code] if 0 <= code < len(VERDICTS) else "—"

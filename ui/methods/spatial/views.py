@@ -1,0 +1,325 @@
+"""The spatial method's views, registered like every other method's: Browse (the sample table
+and thumbnails), Review (the pair viewer over the shared judgement bar) and Calibration (live
+sliders, risk–coverage plots, grid search, created the first time its tab is shown so that the
+plotting library does not slow the start), with their actions and menu entries.
+
+Labelling is the shared `JudgeController` of the spatial session (P / F / U, notes, undo / redo,
+audit sets, re-checks); what any of these views shows of the checker and of the labels is that
+controller's policy.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from ... import theme
+from ...shortcuts import make_action
+from ...widgets.judge import JudgeBar, install_shortcuts
+from ..base import MethodViews
+
+log = logging.getLogger(__name__)
+
+PREFETCH_AHEAD = 4
+BROWSE, REVIEW, CALIBRATION = "Browse", "Review", "Calibration"
+
+
+class ReviewPage(QWidget):
+    """The pair viewer above the judgement bar; reads ahead of the queue as the auditor moves."""
+
+    def __init__(self, session: Any, viewer: Any, bar: JudgeBar, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("reviewPage")
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(0)
+        lay.addWidget(viewer, 1)
+        lay.addWidget(bar)
+        self.session = session
+        self.viewer = viewer
+        self.bar = bar
+        self.panel = bar  # the judgement bar under the viewer
+        self.setFocusProxy(viewer.left.view)  # the keys go to the image (zoom, pan) and the shortcuts
+        session.current_changed.connect(self._read_ahead)
+
+    def _read_ahead(self, row: int) -> None:
+        c = self.session.controller
+        q = c.queue_indices
+        if c.on_queue() and len(q):
+            ahead = q[c.pos + 1: c.pos + 1 + PREFETCH_AHEAD].tolist()
+        elif self.session.dataset is not None and row >= 0:
+            ahead = list(range(row + 1, min(row + 1 + PREFETCH_AHEAD, self.session.dataset.n)))
+        else:
+            ahead = []
+        self.viewer.prefetch_rows(ahead)
+
+
+class CalibrationPlaceholder(QWidget):
+    """Shown in the Calibration tab when its panel cannot start."""
+
+    def __init__(self, reason: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        lay = QVBoxLayout(self)
+        lab = QLabel("Calibration panel\n\n" + reason)
+        lab.setAlignment(Qt.AlignCenter)
+        lab.setObjectName("dim")
+        lay.addWidget(lab)
+
+
+class SpatialViews(MethodViews):
+    method = "spatial"
+    title = BROWSE
+    noun = "sample"
+    eager = True  # built with the window: a project opened in the background fills Browse as it loads
+
+    def expect(self, window: Any, loaded: Any) -> None:
+        """The project about to open was read off the GUI thread: the session takes it."""
+        window.spatial.expect(loaded)
+
+    def install(self, window: Any) -> None:
+        from .browse import SampleBrowser
+        from .pair_viewer import PairViewer
+        from .session import SpatialSession
+
+        s = SpatialSession(window.state, ask_annotator=window.ask_annotator, parent=window)
+        window.spatial = s
+        window.browser = SampleBrowser(s, window.thumbs, window)
+        window.viewer = PairViewer(s, window.images, window.thumbs, window)
+        colors = {v: theme.VERDICT_COLORS[k] for k, v in enumerate(s.controller.scheme.values)}
+        bar = JudgeBar(s.controller, window, colors=colors, exporter=lambda path: self.export_labels(window, path),
+                       export_filter="CSV (*.csv);;SpatialBench-UC JSON (*.json);;Parquet (*.parquet)",
+                       noun="sample")
+        bar.focus_target = window.viewer.left.view
+        window.labeling = bar
+        window.review = ReviewPage(s, window.viewer, bar, window)
+        window.calibration = None
+        window._calibration_tab = QWidget()
+        window._calibration_tab.setObjectName("calibrationTab")
+        window._calibration_tab.setLayout(QVBoxLayout())
+        window._calibration_tab.layout().setContentsMargins(0, 0, 0, 0)
+        window.add_panel(BROWSE, window.browser, "tab")
+        window.add_panel(REVIEW, window.review, "tab")
+        window.add_panel(CALIBRATION, window._calibration_tab, "tab")
+        install_shortcuts(window.review, s.controller, bar, extra=[("T", lambda: self.swap_twin(window))])
+        window.browser.open_requested.connect(lambda row: self.review_from_browse(window, row))
+        s.controller.finished_queue.connect(lambda: self._queue_finished(window))
+        s.verdicts_changed.connect(window._update_status)  # the status bar's verdict counts
+        self._actions(window)
+
+    # ---- pages ------------------------------------------------------------------------------------
+    def pages(self, window: Any) -> list[QWidget]:
+        return [window.browser, window.review, window._calibration_tab]
+
+    def controller(self, window: Any) -> Any:
+        return window.spatial.controller
+
+    def judging_page(self, window: Any) -> QWidget:
+        return window.review
+
+    def bar(self, window: Any) -> JudgeBar:
+        return window.labeling
+
+    def status_counts(self, window: Any) -> str:
+        """The live verdict counts for the status bar (nothing while the policy hides them)."""
+        from .pair_viewer import verdict_counts_text
+
+        s = window.spatial
+        return verdict_counts_text(s.verdicts) if s.view_visibility().outcome else ""
+
+    def focus_target(self, window: Any) -> QWidget:
+        return window.viewer.left.view
+
+    def has_data(self, window: Any) -> bool:
+        s = getattr(window, "spatial", None)
+        if s is not None and s.dataset is not None and s.dataset.n:
+            return True
+        p = window.state.project
+        return bool(p is not None and "spatial" in p.prompt_methods())
+
+    def calibration_panel(self, window: Any) -> QWidget:
+        """The calibration panel (created on first use; a placeholder when it cannot start)."""
+        if window.calibration is None:
+            try:
+                from .calibration.panel import CalibrationPanel
+
+                window.calibration = CalibrationPanel(window.spatial)
+            except Exception as e:
+                log.exception("calibration panel failed to start")
+                window.calibration = CalibrationPlaceholder(f"The calibration panel failed to start:\n{e}")
+            window.calibration.setObjectName("calibrationPanel")
+            window._calibration_tab.layout().addWidget(window.calibration)
+        return window.calibration
+
+    def tab_shown(self, window: Any, page: QWidget) -> None:
+        """A tab of this method was shown: Calibration builds its panel; Review's actions work."""
+        on_review = page is window.review
+        for a in self.review_actions:
+            a.setEnabled(on_review)
+        if page is window._calibration_tab:
+            self.calibration_panel(window)
+        if on_review:
+            window.viewer.left.view.setFocus()
+
+    def allowed(self, window: Any, page: QWidget) -> bool:
+        """Calibration shows the checker against everyone's labels: not while a blind audit runs."""
+        if page is window._calibration_tab:
+            vis = window.spatial.view_visibility()
+            return vis.outcome and vis.human
+        return True
+
+    # ---- actions ----------------------------------------------------------------------------------
+    def _actions(self, window: Any) -> None:
+        v = window.viewer
+        a: dict[str, QAction] = {}
+        for layer in ("others", "secondary", "perturbed", "geometry", "labels"):
+            a["layer_" + layer] = make_action(window, "layer_" + layer, lambda _=False, n=layer: v.toggle_layer(n))
+        a["thicker"] = make_action(window, "thicker", lambda: v.set_line_width(v.line_width + 1))
+        a["thinner"] = make_action(window, "thinner", lambda: v.set_line_width(v.line_width - 1))
+        a["fit"] = make_action(window, "fit", v.fit)
+        a["zoom_in"] = make_action(window, "zoom_in", lambda: v.zoom(1.25))
+        a["zoom_out"] = make_action(window, "zoom_out", lambda: v.zoom(0.8))
+        self.review_actions = list(a.values())
+        a["goto"] = make_action(window, "goto", lambda: self.goto_dialog(window))
+        a["browse"] = make_action(window, "browse", lambda: window.show_page(window.browser))
+        a["review"] = make_action(window, "review", lambda: window.show_page(window.review))
+        a["calibration"] = make_action(window, "calibration", lambda: window.show_page(window._calibration_tab))
+        a["find"] = make_action(window, "find", lambda: self.focus_search(window))
+        window.actions_by_id.update(a)
+        lm = window.label_menu
+        lm.addSeparator()
+        tw = QAction("Swap with twin\tT", window)
+        tw.triggered.connect(lambda: self.swap_twin(window))
+        lm.addAction(tw)
+        lm.addAction(a["goto"])
+        vm = window.view_menu
+        for k in ("browse", "review", "calibration"):
+            vm.insertAction(window.view_menu_anchor, a[k])
+        vm.insertSeparator(window.view_menu_anchor)
+        for k in ("layer_others", "layer_secondary", "layer_perturbed", "layer_geometry", "layer_labels",
+                  "thicker", "thinner", "fit", "zoom_in", "zoom_out"):
+            vm.insertAction(window.view_menu_anchor, a[k])
+        vm.insertSeparator(window.view_menu_anchor)
+        for act in self.review_actions:
+            act.setEnabled(False)
+
+    def focus_search(self, window: Any) -> None:
+        window.show_page(window.browser)
+        window.browser.filters.text.setFocus()
+        window.browser.filters.text.selectAll()
+
+    def swap_twin(self, window: Any) -> None:
+        if window.viewer.right_row >= 0:
+            window.spatial.set_current(window.viewer.right_row)
+
+    def goto_dialog(self, window: Any) -> None:
+        from .goto import GotoDialog
+
+        s = window.spatial
+        if s.dataset is None:
+            return
+        dlg = GotoDialog(s.dataset.samples.sample_id.tolist(), window)
+        if dlg.exec() and dlg.value():
+            if self.goto_sample(window, dlg.value()):
+                window.show_page(window.review)
+
+    def goto_sample(self, window: Any, sample_id: str) -> bool:
+        """Jump to a sample id (or the only one starting with it); its queue position if queued."""
+        s = window.spatial
+        if s.dataset is None:
+            return False
+        sample_id = sample_id.strip()
+        idx = s.dataset.sample_index()
+        row = idx.get(sample_id, -1)
+        if row < 0:
+            matches = [i for sid, i in idx.items() if sid.startswith(sample_id)] if sample_id else []
+            if len(matches) != 1:
+                s.message.emit(f"no sample {sample_id!r}" if not matches else
+                               f"{len(matches)} samples start with {sample_id!r}; type more of the id")
+                return False
+            row = matches[0]
+        s.set_current(row)
+        return True
+
+    def review_from_browse(self, window: Any, row: int) -> None:
+        """Make the filtered samples the queue, starting at `row`, and show the pair viewer."""
+        s = window.spatial
+        c = s.controller
+        rows = window.browser.model.all_rows()
+        if c.audit is not None:
+            s.message.emit(f"left audit set #{c.audit.audit_set_id}; reopen it from Audit → Open audit set")
+        arr = np.asarray(rows.rows, np.int64)
+        hits = np.flatnonzero(arr == row)
+        c.set_queue(arr, start=int(hits[0]) if len(hits) else 0)
+        if not len(hits):
+            s.set_current(row)
+        window.show_page(window.review)
+
+    def _queue_finished(self, window: Any) -> None:
+        from workstation.evaluation.audit_sets import self_agreement_report
+
+        s = window.spatial
+        done, total = s.controller.progress()
+        msg = f"End of the queue: {done} of {total} labelled."
+        aid = s.audit_set_id
+        if aid is not None:
+            msg += "  Self-agreement: " + self_agreement_report(s.project, s.controller.scheme, aid).text()
+        window.statusBar().showMessage(msg, 15000)
+
+    # ---- audit sets and labels ----------------------------------------------------------------------
+    def audit_population(self, window: Any) -> Any:
+        from workstation.evaluation.audit_sets import AuditPopulation
+        from workstation.methods.spatial.audit import STRATA_KEYS, stratum_codes
+        from workstation.types import WorkstationError
+
+        s = window.spatial
+        ds, v = s.dataset, s.verdicts
+        if ds is None or ds.n == 0:
+            raise WorkstationError("this project has no spatial samples to audit")
+        if v is None:
+            raise WorkstationError("the checker is still evaluating this project's samples: draw the audit set "
+                                   "when the status bar says they are checked")
+        strata = {}
+        for key in STRATA_KEYS:
+            codes, names = stratum_codes(ds, v, (key,))
+            strata[key] = (codes, [n[0] for n in names])
+        return AuditPopulation(ids=ds.samples.sample_id, strata=strata, default_strata=("run", "relation", "verdict"),
+                               conf=np.asarray(v.conf), labelled=s.human >= 0, noun="samples",
+                               titles={"run": "method (run)", "relation": "relation", "verdict": "checker verdict",
+                                       "reason": "reason"})
+
+    def outcome_texts(self, window: Any, index: int) -> list[str]:
+        from workstation.methods.spatial.types import REASONS, VERDICTS
+
+        v = window.spatial.verdicts
+        if v is None or index < 0:
+            return []
+        out = [VERDICTS[int(v.verdict[index])], f"{float(v.conf[index]):.3f}"]
+        reason = REASONS[int(v.reason[index])]
+        return out + ([reason] if reason else [])
+
+    def audit_params(self, window: Any) -> dict[str, Any]:
+        s = window.spatial
+        return {"config_version": s.config_id, "config_hash": s.config.content_hash()}
+
+    def export_labels(self, window: Any, path: str) -> int:
+        """Write the labels the policy lets an export hold (CSV, SpatialBench-UC JSON or Parquet)."""
+        from workstation.methods.spatial.labels_io import write_labels
+        from workstation.methods.spatial.store import SpatialStore
+
+        rows = [SpatialStore._row(e) for e in window.spatial.controller.export_rows() if e.value is not None]
+        return write_labels(path, rows)
+
+    def import_labels(self, window: Any, path: str) -> str:
+        from .annotators import import_label_file
+
+        _n, msg = import_label_file(window.spatial, path)
+        return msg
+
+
+VIEWS = SpatialViews()
+

@@ -1,0 +1,89 @@
+"""Agreement between annotators on one label task: κ and percent agreement per pair of
+annotators, and a button that queues the targets whose labels differ (adjudication)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from workstation.evaluation.audit_sets import task_agreement
+from workstation.evaluation.base import LabelScheme
+
+
+def _fmt(x: float | None, pct: bool = False) -> str:
+    if x is None or not math.isfinite(x):
+        return "—"
+    return f"{x * 100:.1f}%" if pct else f"{x:.3f}"
+
+
+class AgreementDialog(QDialog):
+    """κ and percent agreement per pair of annotators; a button queues the disagreements."""
+
+    adjudicate = Signal(list)  # target ids to adjudicate
+
+    def __init__(self, project: Any, scheme: LabelScheme, noun: str = "item", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.project, self.scheme, self.noun = project, scheme, noun
+        self.setWindowTitle(f"Agreement between annotators — {scheme.title or scheme.task}")
+        self.setObjectName("agreementDialog")
+        lay = QVBoxLayout(self)
+        self.summary = QLabel("")
+        self.summary.setObjectName("agreementSummary")
+        self.summary.setWordWrap(True)
+        lay.addWidget(self.summary)
+        kappa = "weighted κ" if scheme.ordinal else "Cohen's κ"
+        self.table = QTableWidget(0, 5, self)
+        self.table.setObjectName("agreementTable")
+        self.table.setHorizontalHeaderLabels(["Annotator", "Annotator", "Both labelled", "Agreement", kappa])
+        self.table.verticalHeader().hide()
+        self.table.setEditTriggers(QTableWidget.NoEditTriggers)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.Stretch)
+        lay.addWidget(self.table, 1)
+        self.queue_button = QPushButton("Adjudicate disagreements ▶")
+        self.queue_button.setObjectName("adjudicateButton")
+        self.queue_button.clicked.connect(self._adjudicate)
+        lay.addWidget(self.queue_button)
+        bb = QDialogButtonBox(QDialogButtonBox.Close, self)
+        bb.rejected.connect(self.reject)
+        lay.addWidget(bb)
+        self.disagreements: list[str] = []
+        self.refresh()
+        self.resize(640, 320)
+
+    def refresh(self) -> None:
+        rows, self.disagreements = task_agreement(self.project, self.scheme)
+        self.table.setRowCount(len(rows))
+        for i, r in enumerate(rows):
+            vals = [r["annotator_a"], r["annotator_b"], str(r["n"]), _fmt(r["percent_agreement"], True),
+                    _fmt(r["kappa"]) + ("" if r["n"] >= 10 else f" (n={r['n']})")]
+            for j, text in enumerate(vals):
+                it = QTableWidgetItem(text)
+                if j >= 2:
+                    it.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter)
+                self.table.setItem(i, j, it)
+        names = self.project.label_annotators(self.scheme.task) if self.project is not None else []
+        if len(names) < 2:
+            self.summary.setText(f"{len(names)} annotator(s) labelled this task: agreement needs two. "
+                                 "Import another annotator's labels, or label under another name (Audit → Annotator…).")
+        else:
+            self.summary.setText(f"{len(names)} annotators: {', '.join(names)}. "
+                                 f"{len(self.disagreements)} {self.noun}(s) have disagreeing labels.")
+        self.queue_button.setEnabled(bool(self.disagreements))
+        self.queue_button.setText(f"Adjudicate {len(self.disagreements)} disagreement(s) ▶")
+
+    def _adjudicate(self) -> None:
+        self.adjudicate.emit(list(self.disagreements))
+        self.accept()

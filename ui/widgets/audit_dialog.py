@@ -1,0 +1,143 @@
+"""New audit set, for any method: name, size, seed, strata, confidence bins, blind, re-checks.
+
+The dialog edits the parameters of `workstation.evaluation.audit_sets.draw_audit_set` over the
+method's `AuditPopulation` and previews how the sample spreads over the strata; "Create and
+start" stores the set, and the window makes it the method's judging queue.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from workstation.evaluation.audit_sets import AuditPopulation, draw_audit_set, stratified_indices, strata_counts
+from workstation.evaluation.base import LabelScheme
+from workstation.types import WorkstationError
+
+
+class AuditSetDialog(QDialog):
+    def __init__(self, project: Any, scheme: LabelScheme, pop: AuditPopulation, params: dict[str, Any] | None = None,
+                 title: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.project, self.scheme, self.pop, self.params = project, scheme, pop, params or {}
+        self.setWindowTitle(f"New audit set — {title}" if title else "New audit set")
+        self.setObjectName("auditSetDialog")
+        self.audit_set_id: int | None = None
+        lay = QVBoxLayout(self)
+        form = QFormLayout()
+        n_sets = len(project.audit_sets()) if project is not None else 0
+        self.name = QLineEdit(f"audit-{n_sets + 1}")
+        self.name.setObjectName("auditName")
+        form.addRow("Name", self.name)
+        self.size = QSpinBox()
+        self.size.setObjectName("auditSize")
+        self.size.setRange(1, max(1, len(pop)))
+        self.size.setValue(min(200, self.size.maximum()))
+        form.addRow(pop.noun.capitalize(), self.size)
+        self.seed = QSpinBox()
+        self.seed.setObjectName("auditSeed")
+        self.seed.setRange(0, 2_000_000_000)
+        form.addRow("Seed", self.seed)
+        strata_row = QHBoxLayout()
+        self.strata: dict[str, QCheckBox] = {}
+        for key in pop.strata:
+            cb = QCheckBox(pop.titles.get(key, key))
+            cb.setObjectName(f"stratum_{key}")
+            cb.setChecked(key in pop.default_strata)
+            cb.toggled.connect(self._preview)
+            self.strata[key] = cb
+            strata_row.addWidget(cb)
+        if pop.strata:
+            form.addRow("Strata", strata_row)
+        self.bins = QSpinBox()
+        self.bins.setObjectName("auditBins")
+        self.bins.setRange(1, 20)
+        self.bins.setValue(5 if pop.conf is not None else 1)
+        self.bins.setEnabled(pop.conf is not None)
+        form.addRow("Confidence bins", self.bins)
+        self.blind = QCheckBox("hide the automated outcome and every other label while labelling")
+        self.blind.setObjectName("auditBlind")
+        self.blind.setChecked(True)
+        form.addRow("Blind", self.blind)
+        self.recheck = QDoubleSpinBox()
+        self.recheck.setObjectName("auditRecheck")
+        self.recheck.setRange(0.0, 0.5)
+        self.recheck.setSingleStep(0.05)
+        self.recheck.setDecimals(2)
+        self.recheck.setValue(0.1)
+        self.recheck.setToolTip("this fraction of the items comes back later in the queue, blind, "
+                                "to measure self-agreement")
+        form.addRow("Re-check fraction", self.recheck)
+        self.exclude = QCheckBox(f"leave out {pop.noun} that already have a label")
+        self.exclude.setObjectName("auditExclude")
+        self.exclude.setEnabled(pop.labelled is not None)
+        form.addRow("", self.exclude)
+        lay.addLayout(form)
+        self.preview = QLabel("")
+        self.preview.setObjectName("auditPreview")
+        self.preview.setWordWrap(True)
+        lay.addWidget(self.preview)
+        self.error = QLabel("")
+        self.error.setObjectName("auditError")
+        self.error.setStyleSheet("color: #d64541;")
+        self.error.setWordWrap(True)
+        lay.addWidget(self.error)
+        bb = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel, self)
+        bb.button(QDialogButtonBox.Ok).setText("Create and start")
+        bb.button(QDialogButtonBox.Ok).setObjectName("auditCreate")
+        bb.accepted.connect(self._create)
+        bb.rejected.connect(self.reject)
+        lay.addWidget(bb)
+        for w in (self.size, self.seed, self.bins, self.recheck):
+            w.valueChanged.connect(self._preview)
+        self.exclude.toggled.connect(self._preview)
+        self._preview()
+        self.resize(580, 380)
+
+    def chosen_strata(self) -> tuple[str, ...]:
+        return tuple(k for k, cb in self.strata.items() if cb.isChecked())
+
+    def _preview(self, *_: Any) -> None:
+        pop = self.pop
+        if not len(pop):
+            self.preview.setText(f"no {pop.noun} to audit")
+            return
+        try:
+            codes, _names = pop.codes(self.chosen_strata())
+            exclude = pop.labelled if self.exclude.isChecked() else None
+            picked = stratified_indices(codes, self.size.value(), self.seed.value(), conf=pop.conf,
+                                        conf_bins=self.bins.value(), exclude=exclude)
+            table = strata_counts(pop, self.chosen_strata(), picked)
+        except WorkstationError as e:
+            self.preview.setText(str(e))
+            return
+        used = sum(1 for r in table if r["sampled"])
+        n_re = int(round(self.recheck.value() * len(picked)))
+        bins = f", spread over {self.bins.value()} confidence bins" if pop.conf is not None else ""
+        self.preview.setText(f"{len(picked)} of {len(pop)} {pop.noun} from {used} of {len(table)} strata{bins}; "
+                             f"{n_re} re-checks come back later in the queue.")
+
+    def _create(self) -> None:
+        try:
+            self.audit_set_id = draw_audit_set(
+                self.project, self.scheme, self.pop, name=self.name.text().strip() or "audit",
+                size=self.size.value(), seed=self.seed.value(), strata=self.chosen_strata(),
+                conf_bins=self.bins.value(), blind=self.blind.isChecked(), recheck_fraction=self.recheck.value(),
+                exclude_labelled=self.exclude.isChecked(), params=self.params)
+        except WorkstationError as e:
+            self.error.setText(str(e))
+            return
+        self.accept()

@@ -1,0 +1,71 @@
+"""A method's audit page: one target at a time from an audit set's queue, judged with the keys.
+
+For methods whose pages are tables, trees or grids (MetaLogic's pairs, DyEval's test images),
+an audit set is judged here: a header naming the set and what is hidden, the method's view of
+one target (`TargetView`), and the shared judgement bar over the method's `JudgeController`.
+The target view is told what the policy lets it show (`Visibility`); nothing else is on the page.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Protocol
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from workstation.evaluation.judging import Visibility
+
+from .judge import JudgeBar, JudgeController, install_shortcuts
+
+
+class TargetView(Protocol):
+    """A method's view of one target of its label task."""
+
+    widget: QWidget
+
+    def show_target(self, index: int, vis: Visibility) -> None: ...
+
+    def clear(self) -> None: ...
+
+
+class AuditPage(QWidget):
+    def __init__(self, controller: JudgeController, view: TargetView, noun: str = "item",
+                 colors: dict[str, str] | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("auditPage")
+        self.c = controller
+        self.view = view
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(8, 6, 8, 6)
+        self.header = QLabel("")
+        self.header.setObjectName("auditHeader")
+        self.header.setWordWrap(True)
+        self.header.setTextFormat(Qt.RichText)
+        lay.addWidget(self.header)
+        lay.addWidget(view.widget, 1)
+        self.bar = JudgeBar(controller, self, colors=colors, noun=noun)
+        self.bar.focus_target = self
+        lay.addWidget(self.bar)
+        self.setFocusPolicy(Qt.StrongFocus)
+        install_shortcuts(self, controller, self.bar)
+        controller.moved.connect(lambda _i: self.refresh())
+        controller.queue_changed.connect(self.refresh)
+        self.refresh()
+
+    def refresh(self) -> None:
+        c = self.c
+        a = c.audit
+        if a is None:
+            self.header.setText("No audit set is open here. <b>Audit → New audit set…</b> draws one; "
+                                "<b>Audit → Open audit set</b> opens a stored one.")
+            self.view.clear()
+            return
+        vis = c.visibility()
+        what = "blind" if a.blind else "not blind"
+        self.header.setText(f"<b>Audit set #{a.audit_set_id} {html.escape(a.name)}</b> ({what}) · "
+                            f"{html.escape(vis.describe())}")
+        if c.current_index >= 0:
+            self.view.show_target(c.current_index, vis)
+        else:
+            self.view.clear()

@@ -1,0 +1,284 @@
+"""Audit sets of any method: a seeded stratified sample of a label task's targets, stored as a
+labelling queue with blind consistency re-checks, and the self-agreement those re-checks give.
+
+A method describes what may be audited as an `AuditPopulation` (its targets, the strata an
+auditor may choose, the automated confidence where it has one, and which targets are labelled);
+`draw_audit_set` samples it (`stratified_indices`: proportional allocation over the strata, at
+least one per stratum where the size allows, spread over confidence bins), shuffles the queue
+with the same seed (so the seeds of one prompt do not come in a row) and puts a chosen fraction
+of the items back later in the queue as re-checks (`recheck_plan`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..types import WorkstationError
+from .agreement import cohen_kappa, percent_agreement
+from .base import LabelScheme
+from .judging import AuditInfo
+
+
+@dataclass
+class AuditPopulation:
+    """What a method lets an auditor sample: ``ids`` of the task's targets; ``strata`` by name,
+    each (code per target, name per code); ``default_strata``; ``conf`` the automated confidence
+    per target (None: no confidence bins); ``labelled`` True where a target has a standing label
+    of anyone (for "leave out labelled targets"); ``noun``: what a target is called ("samples")."""
+
+    ids: np.ndarray
+    strata: dict[str, tuple[np.ndarray, list[str]]] = field(default_factory=dict)
+    default_strata: tuple[str, ...] = ()
+    conf: np.ndarray | None = None
+    labelled: np.ndarray | None = None
+    noun: str = "items"
+    titles: dict[str, str] = field(default_factory=dict)  # stratum key -> what the dialog calls it
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def codes(self, strata: Sequence[str]) -> tuple[np.ndarray, list[tuple[str, ...]]]:
+        """Joint stratum code per target over ``strata`` and the names of each code."""
+        unknown = [s for s in strata if s not in self.strata]
+        if unknown:
+            raise WorkstationError(f"unknown audit stratum {', '.join(map(repr, unknown))} "
+                                   f"(choose from {', '.join(self.strata) or 'none'})")
+        n = len(self.ids)
+        if not strata:
+            return np.zeros(n, np.int64), [()]
+        cols = [np.asarray(self.strata[s][0], np.int64) for s in strata]
+        for s, c in zip(strata, cols):
+            if len(c) != n:
+                raise WorkstationError(f"audit stratum {s!r} has {len(c)} codes for {n} targets")
+        stacked = np.stack(cols, axis=1)
+        uniq, inv = np.unique(stacked, axis=0, return_inverse=True)
+        names = [tuple(self.strata[s][1][int(u[j])] for j, s in enumerate(strata)) for u in uniq]
+        return inv.astype(np.int64).reshape(-1), names
+
+
+def allocate(sizes: np.ndarray, total: int, rng: np.random.Generator) -> np.ndarray:
+    """Split `total` draws over groups of the given sizes.
+
+    Proportional allocation with at least one per non-empty group where `total` allows, never
+    more than a group holds. When `total` is smaller than the number of non-empty groups, the
+    groups that get one are drawn at random (weighted by size). The remainder after the minimum
+    goes, one at a time, to the group furthest below its proportional quota (ties: lower index).
+    """
+    sizes = np.asarray(sizes, dtype=np.int64)
+    alloc = np.zeros(len(sizes), np.int64)
+    avail = int(sizes.sum())
+    total = int(min(max(total, 0), avail))
+    if total == 0:
+        return alloc
+    nonempty = np.flatnonzero(sizes > 0)
+    if total < len(nonempty):
+        p = sizes[nonempty] / sizes[nonempty].sum()
+        pick = rng.choice(nonempty, size=total, replace=False, p=p)
+        alloc[pick] = 1
+        return alloc
+    alloc[nonempty] = 1
+    quota = total * sizes / avail
+    for _ in range(total - len(nonempty)):
+        deficit = np.where(alloc < sizes, quota - alloc, -np.inf)
+        alloc[int(np.argmax(deficit))] += 1
+    return alloc
+
+
+def confidence_bins(conf: np.ndarray, n_bins: int) -> np.ndarray:
+    """Equal-width bins over [0, 1] (the last one closed); NaN counts as 0."""
+    c = np.nan_to_num(np.asarray(conf, dtype=np.float64), nan=0.0)
+    if n_bins <= 1:
+        return np.zeros(len(c), np.int64)
+    return np.clip(np.floor(c * n_bins), 0, n_bins - 1).astype(np.int64)
+
+
+def stratified_indices(codes: np.ndarray, size: int, seed: int, conf: np.ndarray | None = None,
+                       conf_bins: int = 5, exclude: np.ndarray | Sequence[int] | None = None) -> np.ndarray:
+    """A seeded stratified sample of target indices (sorted).
+
+    ``codes``: the stratum of each target. The size is split over the non-empty strata
+    proportionally with at least one per stratum where `size` allows (`allocate`); inside a
+    stratum the same way over `conf_bins` equal-width bins of ``conf`` (when given); inside a bin
+    the targets are drawn without replacement. ``exclude`` (indices or a boolean mask) leaves
+    targets out. Same inputs and seed → same targets; never duplicates; all eligible targets
+    when `size` reaches their number."""
+    if size < 0:
+        raise WorkstationError(f"audit sample size must be >= 0, got {size}")
+    if conf_bins < 1:
+        raise WorkstationError(f"confidence bins must be >= 1, got {conf_bins}")
+    codes = np.asarray(codes, np.int64)
+    n = len(codes)
+    eligible = np.ones(n, bool)
+    if exclude is not None:
+        ex = np.asarray(exclude)
+        if ex.dtype == bool:
+            if len(ex) != n:
+                raise WorkstationError(f"exclude mask has {len(ex)} entries for {n} targets")
+            eligible &= ~ex
+        elif len(ex):
+            ex = ex.astype(np.int64)
+            if ex.min() < 0 or ex.max() >= n:
+                raise WorkstationError("exclude lists a target outside the population")
+            eligible[ex] = False
+    rows = np.flatnonzero(eligible)
+    if size >= len(rows):
+        return rows.astype(np.int64)
+    rng = np.random.default_rng(seed)
+    cbin = confidence_bins(np.asarray(conf), conf_bins)[rows] if conf is not None and conf_bins > 1 \
+        else np.zeros(len(rows), np.int64)
+    scode = codes[rows]
+    n_strata = int(codes.max()) + 1 if n else 0
+    s_alloc = allocate(np.bincount(scode, minlength=n_strata), size, rng)
+    picked: list[np.ndarray] = []
+    for s in np.flatnonzero(s_alloc):
+        in_s = np.flatnonzero(scode == s)
+        b = cbin[in_s]
+        b_alloc = allocate(np.bincount(b, minlength=conf_bins), int(s_alloc[s]), rng)
+        for k in np.flatnonzero(b_alloc):
+            picked.append(rng.choice(rows[in_s[b == k]], size=int(b_alloc[k]), replace=False))
+    out = np.sort(np.concatenate(picked)) if picked else np.zeros(0, np.int64)
+    return out.astype(np.int64)
+
+
+def strata_counts(pop: AuditPopulation, strata: Sequence[str], picked: np.ndarray) -> list[dict[str, Any]]:
+    """Per stratum: its names, the population count and how many targets the sample holds."""
+    codes, names = pop.codes(strata)
+    popn = np.bincount(codes, minlength=len(names))
+    smp = np.bincount(codes[np.asarray(picked, np.int64)], minlength=len(names))
+    out = []
+    for i, nm in enumerate(names):
+        row: dict[str, Any] = dict(zip(strata, nm))
+        row.update(population=int(popn[i]), sampled=int(smp[i]))
+        out.append(row)
+    return out
+
+
+def recheck_plan(n: int, fraction: float, seed: int) -> list[tuple[int, int]]:
+    """(original position, final position) of the re-checks for a queue of n items.
+
+    round(fraction·n) items are re-checked; each comes back at least max(3, n // 4) items after
+    the original (or at the end). Final positions index the queue with the re-checks in it.
+    """
+    k = int(round(max(0.0, min(fraction, 1.0)) * n))
+    if n == 0 or k == 0:
+        return []
+    rng = np.random.default_rng([seed, 7])
+    originals = np.sort(rng.choice(n, size=k, replace=False))
+    gap = max(3, n // 4)
+    # target slot: "after original item j" for j in [orig + gap, n - 1] (n - 1 = at the end)
+    after = [int(rng.integers(min(o + gap, n - 1), n)) for o in originals.tolist()]
+    # final positions: items are placed after base item `a`, in order of a (ties by original)
+    order = sorted(range(k), key=lambda i: (after[i], originals[i]))
+    out = []
+    for rank, i in enumerate(order):
+        out.append((int(originals[i]), after[i] + 1 + rank))
+    return sorted(out, key=lambda t: t[1])
+
+
+def draw_audit_set(project: Any, scheme: LabelScheme, pop: AuditPopulation, *, name: str, size: int, seed: int,
+                   strata: Sequence[str] | None = None, conf_bins: int = 5, blind: bool = True,
+                   recheck_fraction: float = 0.1, exclude_labelled: bool = False,
+                   params: dict[str, Any] | None = None) -> int:
+    """Draw, store and return the id of a new audit set of ``scheme``'s task over ``pop``."""
+    if project is None:
+        raise WorkstationError("open a project first")
+    if project.read_only:
+        raise WorkstationError("this project is open read-only: an audit set cannot be stored")
+    strata = tuple(pop.default_strata if strata is None else strata)
+    codes, _names = pop.codes(strata)
+    exclude = pop.labelled if exclude_labelled and pop.labelled is not None else None
+    picked = stratified_indices(codes, size, seed, conf=pop.conf, conf_bins=conf_bins, exclude=exclude)
+    if len(picked) == 0:
+        raise WorkstationError(f"no {pop.noun} are eligible for this audit (all labelled already?)")
+    rng = np.random.default_rng(seed)
+    picked = picked[rng.permutation(len(picked))]
+    ids = [str(x) for x in np.asarray(pop.ids, dtype=object)[picked].tolist()]
+    plan = recheck_plan(len(ids), recheck_fraction, seed)
+    rechecks = [(final, ids[orig]) for orig, final in plan]
+    stored = {"size": int(size), "seed": int(seed), "strata": list(strata), "conf_bins": int(conf_bins),
+              "recheck_fraction": float(recheck_fraction), "rechecks": len(rechecks),
+              "exclude_labelled": bool(exclude_labelled), "blind": bool(blind), **(params or {})}
+    return int(project.create_audit_set(name, scheme.task, ids, stored, blind=blind, rechecks=rechecks))
+
+
+def audit_info(project: Any, audit_set_id: int) -> AuditInfo:
+    """The stored audit set as a queue sees it; an error naming it when it is gone."""
+    for a in project.audit_sets():
+        if a["audit_set_id"] == audit_set_id:
+            return AuditInfo(int(audit_set_id), str(a["name"]), bool(a["blind"]))
+    raise WorkstationError(f"no audit set #{audit_set_id} in this project")
+
+
+def audit_task(project: Any, audit_set_id: int) -> str:
+    for a in project.audit_sets():
+        if a["audit_set_id"] == audit_set_id:
+            return str(a["task"])
+    raise WorkstationError(f"no audit set #{audit_set_id} in this project")
+
+
+@dataclass
+class SelfAgreement:
+    n_pairs: int
+    percent: float
+    kappa: float
+    by_annotator: dict[str, "SelfAgreement"] = field(default_factory=dict)
+
+    def text(self) -> str:
+        if not self.n_pairs:
+            return "no re-checked item has both labels yet"
+        pct = f"{self.percent * 100:.0f}%" if math.isfinite(self.percent) else "—"
+        k = f"{self.kappa:.2f}" if math.isfinite(self.kappa) else "undefined"
+        return f"{self.n_pairs} re-checks: {pct} the same, κ = {k}"
+
+
+def self_agreement_report(project: Any, scheme: LabelScheme, audit_set_id: int | None = None) -> SelfAgreement:
+    """Per annotator and overall, for the re-checked targets: the pass's first label against the
+    re-check label (percent agreement and Cohen's κ), within one audit set when given."""
+    if project is None:
+        return SelfAgreement(0, float("nan"), float("nan"))
+    first: dict[tuple[str, str], str | None] = {}
+    again: dict[tuple[str, str], str | None] = {}
+    for tid, ann, rc, value in project.pass_latest(scheme.task, audit_set_id):
+        (again if rc else first)[(tid, ann)] = value
+    pairs = [(k, first[k], again[k]) for k in again
+             if k in first and scheme.code(first[k]) >= 0 and scheme.code(again[k]) >= 0]
+
+    def summary(ps: list[Any]) -> SelfAgreement:
+        a = np.array([scheme.code(x[1]) for x in ps], np.int64)
+        b = np.array([scheme.code(x[2]) for x in ps], np.int64)
+        return SelfAgreement(len(ps), percent_agreement(a, b) if ps else float("nan"),
+                             cohen_kappa(a, b) if ps else float("nan"))
+
+    out = summary(pairs)
+    for ann in sorted({k[1] for k, _, _ in pairs}):
+        out.by_annotator[ann] = summary([x for x in pairs if x[0][1] == ann])
+    return out
+
+
+def task_agreement(project: Any, scheme: LabelScheme) -> tuple[list[dict[str, Any]], list[str]]:
+    """Agreement between annotators on a task (each annotator's standing first-pass label of
+    each target; quadratic weighted κ for ordinal schemes, Cohen's κ otherwise) and the targets
+    whose annotators' standing labels differ, in the order they were first labelled."""
+    from .agreement import annotator_agreement
+
+    if project is None:
+        return [], []
+    events = [e for e in project.latest_label_events(scheme.task) if scheme.code(e.value) >= 0]
+    if not events:
+        return [], []
+    tid = np.array([e.target_id for e in events], dtype=object)
+    ann = np.array([e.annotator for e in events], dtype=object)
+    code = np.array([scheme.code(e.value) for e in events], np.float64)
+    order = np.array([e.event_id for e in events], np.int64)
+    rows = annotator_agreement(tid, ann, code + (1 if scheme.ordinal else 0), order,
+                               weighted_categories=len(scheme.values) if scheme.ordinal else None) \
+        if len(set(ann.tolist())) > 1 else []
+    seen: dict[str, set[int]] = {}
+    for t, c in zip(tid.tolist(), code.tolist()):
+        seen.setdefault(t, set()).add(int(c))
+    return rows, [t for t, codes in seen.items() if len(codes) > 1]

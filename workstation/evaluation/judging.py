@@ -1,0 +1,504 @@
+"""Judging: a queue of one label task's targets, the annotator's labels on it, and the one
+policy that says what a judging view may show.
+
+Every method judges the same way: a `LabelScheme` (values, keys), a queue of targets (samples,
+pairs, images), one label event per key in the project's label log, notes, undo / redo through
+compensating events, and an annotator. `JudgingQueue` is that machine without Qt; the window's
+`ui.widgets.judge.JudgeController` wraps it with signals.
+
+**Passes.** What "your label" means depends on the pass the annotator is in:
+
+* outside an audit set: the annotator's latest first-pass label of the target (whenever made);
+* in an audit set, first pass: only the labels the annotator gave *in this audit set* — a label
+  given before the set was drawn neither shows nor counts as done;
+* a consistency re-check: only the annotator's re-check labels (source ``recheck``) of this set.
+
+Undoing the first label of a target in an audit set writes a compensating event with source
+``undo-restore``: it carries the annotator's standing label from before the pass (so the label
+log's "latest event counts" still gives that label), while the pass reads it as "not labelled".
+
+**What may be shown** (`visibility`): a blind audit set hides the automated outcome (verdicts,
+reasons, scores, confidences, and every colour, badge, count, filter or sort that follows from
+them), the annotator's own labels from outside the pass and every other annotator's labels; a
+re-check hides the same, in any audit set; a page's own blind switch (outside an audit set)
+hides the outcome and the other annotators. Every view asks; none decides on its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from .base import LabelScheme
+
+#: a compensating event that gives back the standing label from before the pass (see above)
+RESTORE = "undo-restore"
+RECHECK = "recheck"
+
+LabelState = tuple[str | None, str | None]  # (value, notes)
+EMPTY: LabelState = (None, None)
+
+
+# ---------------------------------------------------------------------------------------------
+# The policy
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Visibility:
+    """What a judging view may show (True: shown)."""
+
+    outcome: bool = True  # the automated outcome: verdicts, reasons, scores, confidences, their colours
+    own_earlier: bool = True  # the annotator's own labels from outside the current pass
+    others: bool = True  # other annotators' labels and notes
+
+    @property
+    def human(self) -> bool:
+        """Any annotator's labels as a column, badge, filter or sort (the current pass's own
+        label is shown by the judgement bar, not by these)."""
+        return self.own_earlier and self.others
+
+    @property
+    def blind(self) -> bool:
+        return not self.outcome
+
+    def __and__(self, other: "Visibility") -> "Visibility":
+        return Visibility(self.outcome and other.outcome, self.own_earlier and other.own_earlier,
+                          self.others and other.others)
+
+    def describe(self) -> str:
+        """One line for a banner or tooltip: what is hidden."""
+        hidden = [w for w, on in (("the automated outcome", self.outcome), ("your earlier labels", self.own_earlier),
+                                  ("other annotators' labels", self.others)) if not on]
+        return "hidden: " + ", ".join(hidden) if hidden else "nothing hidden"
+
+
+FULL = Visibility()
+HIDDEN = Visibility(False, False, False)
+
+
+@dataclass(frozen=True)
+class AuditInfo:
+    """The audit set a queue was made of."""
+
+    audit_set_id: int
+    name: str = ""
+    blind: bool = True
+
+
+def visibility(*, audit: AuditInfo | None = None, recheck: bool = False, page_blind: bool = False) -> Visibility:
+    """The one policy: what may be shown about an item of a queue.
+
+    ``audit``: the queue's audit set (None: a plain queue); ``recheck``: the item is a
+    consistency re-check; ``page_blind``: the page's own blind switch (outside audit sets)."""
+    if recheck or (audit is not None and audit.blind):
+        return HIDDEN
+    if page_blind:
+        return Visibility(outcome=False, own_earlier=True, others=False)
+    return FULL
+
+
+def queue_visibility(*, audit: AuditInfo | None = None, has_rechecks: bool = False,
+                     page_blind: bool = False) -> Visibility:
+    """What views of the whole queue (tables, grids, filters, sorts) may show: an audit set's
+    blindness, and no human labels where the queue re-checks items (their first answers)."""
+    v = visibility(audit=audit, page_blind=page_blind)
+    if has_rechecks:  # a re-checked item's earlier labels are in the queue's views too
+        v = v & Visibility(outcome=True, own_earlier=False, others=False)
+    return v
+
+
+# ---------------------------------------------------------------------------------------------
+# Passes over the label log
+# ---------------------------------------------------------------------------------------------
+
+def is_recheck_event(e: Any) -> bool:
+    return (getattr(e, "source", None) or "") == RECHECK
+
+
+def pass_state(events: Sequence[Any], annotator: str, audit_set_id: int | None = None,
+               recheck: bool = False) -> LabelState:
+    """The annotator's (value, notes) of one target in a pass (see the module docstring);
+    ``events``: the target's label events in the order they were written."""
+    state: LabelState = EMPTY
+    for e in events:
+        if e.annotator != annotator or is_recheck_event(e) != recheck:
+            continue
+        if audit_set_id is not None:
+            if e.audit_set_id != audit_set_id:
+                continue
+            if (e.source or "") == RESTORE:
+                state = EMPTY
+                continue
+        state = (e.value, e.notes)
+    return state
+
+
+def standing_state(events: Sequence[Any], annotator: str) -> LabelState:
+    """The annotator's standing first-pass (value, notes) of a target: its latest first-pass event."""
+    return pass_state(events, annotator, None, False)
+
+
+@dataclass(frozen=True)
+class ShownLabel:
+    """One annotator's label of a target as a judging view may show it."""
+
+    annotator: str
+    value: str | None
+    notes: str | None
+    whose: str  # "you" (this pass), "you earlier" (outside this pass), "other"
+
+
+def shown_labels(events: Sequence[Any], annotator: str, vis: Visibility, audit_set_id: int | None = None,
+                 recheck: bool = False) -> list[ShownLabel]:
+    """The labels of one target a view may show under ``vis``: the annotator's own label of the
+    current pass always, the annotator's standing label from outside the pass and the other
+    annotators' standing labels as ``vis`` allows (nothing says what it hides)."""
+    in_pass = audit_set_id is not None or recheck
+    out: list[ShownLabel] = []
+    if annotator:
+        v, n = pass_state(events, annotator, audit_set_id, recheck)
+        if v is not None or (n or "").strip():
+            out.append(ShownLabel(annotator, v, n, "you"))
+    latest: dict[str, Any] = {}
+    for e in events:
+        if not is_recheck_event(e):
+            latest[e.annotator] = e
+    for name in sorted(latest):
+        e = latest[name]
+        if e.value is None and not (e.notes or "").strip():
+            continue
+        if name == annotator:
+            this_pass = (not in_pass or (not recheck and e.audit_set_id == audit_set_id
+                                         and (e.source or "") != RESTORE))
+            if not this_pass and vis.own_earlier:
+                out.append(ShownLabel(name, e.value, e.notes, "you earlier"))
+        elif vis.others:
+            out.append(ShownLabel(name, e.value, e.notes, "other"))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The queue
+# ---------------------------------------------------------------------------------------------
+
+class JudgingContext(Protocol):
+    """Where a queue writes: the open project (or None) and the annotator's name."""
+
+    project: Any
+    annotator: str
+
+
+@dataclass
+class Change:
+    """One undoable label change."""
+
+    pos: int  # queue position when it was made (-1: off the queue)
+    index: int  # target index
+    recheck: bool
+    before: LabelState
+    after: LabelState
+    before_source: str  # the source of the event that undoes it
+    after_source: str
+
+
+class JudgingQueue:
+    """A queue of one label task's targets, walked and labelled by one annotator.
+
+    Targets are indices into ``ids`` (every target of the task the method knows, e.g. a
+    dataset's sample ids), so a queue of a million samples is one integer array. The current
+    target may lie off the queue (a sample picked in a table while a queue is open). Labels are
+    written to ``ctx.project`` as ``ctx.annotator``; each write is committed before it returns.
+    """
+
+    def __init__(self, scheme: LabelScheme, ctx: JudgingContext) -> None:
+        self.scheme = scheme
+        self.ctx = ctx
+        self.ids: np.ndarray = np.zeros(0, dtype=object)
+        self.bound: Any = None  # the project the targets are of (a queue never writes to another)
+        self._index: dict[str, int] | None = None
+        self._index_fn: Callable[[], dict[str, int]] | None = None
+        self.queue: np.ndarray = np.zeros(0, np.int32)
+        self.recheck: np.ndarray = np.zeros(0, bool)
+        self.plain = True  # the queue is every target in order (no queue chosen)
+        self.pos = -1
+        self.current = -1  # target index (may be off the queue)
+        self.audit: AuditInfo | None = None
+        self.page_blind = False
+        self.current_state: LabelState = EMPTY
+        self.undo_stack: list[Change] = []
+        self.redo_stack: list[Change] = []
+        self.n_committed = 0
+        self.last_error = ""
+        self._done = np.zeros((2, 0), bool)  # [recheck, target]: the pass's label carries a value
+        self._done_key: tuple[Any, ...] | None = None
+        self._progress: tuple[int, int] | None = None  # counted once per queue / label change
+        self._has_rechecks = False
+
+    # ---- targets ------------------------------------------------------------------------------
+    def set_targets(self, ids: Sequence[str] | np.ndarray, index: Callable[[], dict[str, int]] | None = None) -> None:
+        """Every target of the task (``index``: a function giving id → index, e.g. a dataset's
+        cached one). The queue becomes all of them, in order."""
+        self.ids = ids if isinstance(ids, np.ndarray) else np.asarray(list(ids), dtype=object)
+        self.bound = self.ctx.project  # the project these targets are of
+        self._index = None
+        self._index_fn = index
+        self._done_key = None
+        self.undo_stack.clear()
+        self.redo_stack.clear()
+        self.set_queue(None)
+
+    @property
+    def n_targets(self) -> int:
+        return len(self.ids)
+
+    def index_of(self, target_id: str) -> int:
+        if self._index is None:
+            self._index = self._index_fn() if self._index_fn is not None else {
+                str(t): i for i, t in enumerate(self.ids.tolist())}
+        return self._index.get(str(target_id), -1)
+
+    def target_id(self, index: int) -> str:
+        return str(self.ids[index])
+
+    # ---- queue --------------------------------------------------------------------------------
+    def set_queue(self, indices: Sequence[int] | np.ndarray | None, recheck: Sequence[bool] | np.ndarray | None = None,
+                  audit: AuditInfo | None = None, start: int = 0) -> None:
+        """Make ``indices`` the queue (None: every target in order), ``recheck`` flags per
+        position, ``audit`` the audit set it was made of; go to position ``start``."""
+        if indices is None:
+            q = np.arange(len(self.ids), dtype=np.int64)
+            self.plain = True
+        else:
+            q = np.asarray(indices, dtype=np.int64).reshape(-1)
+            self.plain = False
+        self.queue = q.astype(np.int32) if len(q) == 0 or int(q.max()) < 2**31 else q
+        rc = np.zeros(len(q), bool) if recheck is None else np.asarray(recheck, bool).reshape(-1)
+        if len(rc) != len(q):
+            raise ValueError(f"{len(rc)} re-check flags for a queue of {len(q)}")
+        self.recheck = rc
+        self._has_rechecks = bool(rc.any())
+        self.audit = audit
+        self._progress = None
+        self._done_key = None
+        self.undo_stack.clear()
+        self.redo_stack.clear()
+        self.pos = -1
+        self.current = -1
+        self.current_state = EMPTY
+        if len(self.queue):
+            self._set_pos(min(max(int(start), 0), len(self.queue) - 1))
+
+    @property
+    def has_rechecks(self) -> bool:
+        return self._has_rechecks
+
+    @property
+    def audit_set_id(self) -> int | None:
+        return self.audit.audit_set_id if self.audit is not None else None
+
+    def is_recheck(self) -> bool:
+        """The current target is the queue's item at `pos` and a consistency re-check."""
+        return (0 <= self.pos < len(self.queue) and int(self.queue[self.pos]) == self.current
+                and bool(self.recheck[self.pos]))
+
+    def on_queue(self) -> bool:
+        return 0 <= self.pos < len(self.queue) and int(self.queue[self.pos]) == self.current
+
+    def _set_pos(self, pos: int) -> None:
+        self.pos = pos
+        self.current = int(self.queue[pos])
+        self.current_state = self.state_of(self.current, self.is_recheck())
+
+    def go(self, pos: int) -> bool:
+        """Go to queue position ``pos`` (clamped); False when there is no queue."""
+        if not len(self.queue):
+            return False
+        self._set_pos(int(min(max(pos, 0), len(self.queue) - 1)))
+        return True
+
+    def go_target(self, index: int) -> None:
+        """Show target ``index``: at its queue position when it is queued (the current position
+        when that is it, else its first), else off the queue."""
+        if self.on_queue() and self.current == index:
+            return
+        hits = np.flatnonzero(self.queue == index) if len(self.queue) else []
+        if len(hits):
+            self._set_pos(int(hits[0]))
+            return
+        self.current = int(index)
+        self.current_state = self.state_of(self.current, False) if index >= 0 else EMPTY
+
+    def at_end(self) -> bool:
+        return self.pos + 1 >= len(self.queue)
+
+    def first_undone(self, start: int = 0) -> int:
+        """The first queue position from ``start`` whose target the pass has not labelled (0
+        when every one is)."""
+        self._ensure_done()
+        if not len(self.queue):
+            return 0
+        done = self._done[self.recheck.astype(np.int64), self.queue]
+        left = np.flatnonzero(~done[start:])
+        return int(start + left[0]) if len(left) else 0
+
+    # ---- policy -------------------------------------------------------------------------------
+    def visibility(self) -> Visibility:
+        """What may be shown about the current target."""
+        return visibility(audit=self.audit, recheck=self.is_recheck(), page_blind=self.page_blind)
+
+    def queue_visibility(self) -> Visibility:
+        """What views of the whole queue may show."""
+        return queue_visibility(audit=self.audit, has_rechecks=self.has_rechecks, page_blind=self.page_blind)
+
+    # ---- reading ------------------------------------------------------------------------------
+    def _events(self, index: int) -> list[Any]:
+        p = self.ctx.project
+        if p is None or index < 0:
+            return []
+        return p.label_events(task=self.scheme.task, target_id=self.target_id(index))
+
+    def state_of(self, index: int, recheck: bool = False) -> LabelState:
+        """The annotator's (value, notes) of target ``index`` in the queue's pass."""
+        who = self.ctx.annotator
+        if not who or index < 0:
+            return EMPTY
+        return pass_state(self._events(index), who, self.audit_set_id, recheck)
+
+    def shown_labels(self, index: int | None = None) -> tuple[list[ShownLabel], int]:
+        """The labels of a target (the current one by default) the policy lets a view show."""
+        index = self.current if index is None else index
+        rc = self.is_recheck() if index == self.current else False
+        vis = self.visibility() if index == self.current else self.queue_visibility()
+        return shown_labels(self._events(index), self.ctx.annotator, vis, self.audit_set_id, rc)
+
+    def _ensure_done(self) -> None:
+        p, who = self.ctx.project, self.ctx.annotator
+        key = (p, who, self.audit_set_id, len(self.ids))
+        if self._done_key == key:
+            return
+        self._done = np.zeros((2, len(self.ids)), bool)
+        self._done_key = key
+        self._progress = None
+        if p is None or not who or not len(self.ids):
+            return
+        targets, rc, has = p.pass_values(self.scheme.task, who, self.audit_set_id)
+        if not len(targets):
+            return
+        idx = np.fromiter((self.index_of(t) for t in targets.tolist()), np.int64, len(targets))
+        ok = idx >= 0
+        self._done[rc[ok].astype(np.int64), idx[ok]] = has[ok]
+
+    def reload(self) -> None:
+        """Read the annotator's labels again (another annotator, an import, another window)."""
+        self._done_key = None
+        self._ensure_done()
+        if self.current >= 0:
+            self.current_state = self.state_of(self.current, self.is_recheck())
+
+    def is_done(self, index: int, recheck: bool = False) -> bool:
+        self._ensure_done()
+        return bool(0 <= index < self._done.shape[1] and self._done[int(recheck), index])
+
+    def progress(self) -> tuple[int, int]:
+        """(queue items the pass has labelled, queue length); counted once per change."""
+        self._ensure_done()
+        if self._progress is not None:
+            return self._progress
+        if not len(self.queue):
+            out = (0, 0)
+        elif self.plain and not self._has_rechecks:
+            out = (int(np.count_nonzero(self._done[0])), len(self.queue))
+        else:
+            out = (int(np.count_nonzero(self._done[self.recheck.astype(np.int64), self.queue])), len(self.queue))
+        self._progress = out
+        return out
+
+    def _mark(self, index: int, recheck: bool, done: bool) -> None:
+        self._ensure_done()
+        if 0 <= index < self._done.shape[1] and bool(self._done[int(recheck), index]) != done:
+            self._done[int(recheck), index] = done
+            self._progress = None
+
+    # ---- writing ------------------------------------------------------------------------------
+    def _write(self, index: int, recheck: bool, new: LabelState, source: str) -> None:
+        """Commit one event (raises what the store raises; nothing changes then)."""
+        if self.ctx.project is not self.bound:
+            raise RuntimeError("the targets are of another project: nothing was written")
+        self.ctx.project.add_label_event(
+            self.scheme.task, self.scheme.target, self.target_id(index), self.ctx.annotator, new[0], notes=new[1],
+            audit_set_id=self.audit_set_id, source=source)
+        shown = EMPTY if source == RESTORE else new
+        self._mark(index, recheck, shown[0] is not None)
+        if index == self.current:
+            self.current_state = shown
+
+    def _undo_for(self, index: int, recheck: bool, before: LabelState) -> tuple[LabelState, str]:
+        """The event that takes a label of the pass back to ``before`` (read before the new label
+        is written): in an audit set's first pass, back to nothing writes the standing label
+        from before the pass (RESTORE)."""
+        if recheck or self.audit is None or before != EMPTY:
+            return before, RECHECK if recheck else "ui"
+        who = self.ctx.annotator
+        return (standing_state(self._events(index), who) if who else EMPTY), RESTORE
+
+    def _change(self, new: LabelState) -> bool:
+        """Write ``new`` for the current target and keep the change for undo."""
+        index = self.current
+        rc = self.is_recheck()
+        before = self.current_state
+        undo_state, undo_source = self._undo_for(index, rc, before)
+        source = RECHECK if rc else "ui"
+        self._write(index, rc, new, source)
+        self.undo_stack.append(Change(self.pos if self.on_queue() else -1, index, rc, undo_state, new,
+                                      undo_source, source))
+        self.redo_stack.clear()
+        return True
+
+    def record(self, value: str, notes: str | None = None) -> bool:
+        """Commit ``value`` (with ``notes``, or the notes kept) for the current target. Raises
+        what the store raises (nothing is written then)."""
+        value = self.scheme.validate(value)
+        if self.current < 0:
+            return False
+        notes = (notes if notes is not None else self.current_state[1]) or None
+        self._change((value, notes))
+        self.n_committed += 1
+        return True
+
+    def save_notes(self, text: str | None) -> bool:
+        """Save the current target's notes when they changed (with its current value)."""
+        text = (text or "").strip() or None
+        if self.current < 0 or text == (self.current_state[1] or None):
+            return False
+        return self._change((self.current_state[0], text))
+
+    def can_step(self, back: bool) -> bool:
+        return bool(self.undo_stack if back else self.redo_stack)
+
+    def step(self, back: bool) -> Change | None:
+        """Undo (``back``) or redo the last change: go to its item and write the compensating
+        event. Returns the change, or None when there is nothing to do. Raises what the store
+        raises (the stacks are unchanged then)."""
+        src, dst = (self.undo_stack, self.redo_stack) if back else (self.redo_stack, self.undo_stack)
+        if not src:
+            return None
+        ch = src[-1]
+        if 0 <= ch.pos < len(self.queue) and int(self.queue[ch.pos]) == ch.index:
+            if ch.pos != self.pos or self.current != ch.index:
+                self._set_pos(ch.pos)
+        elif self.current != ch.index:
+            self.go_target(ch.index)
+        state, source = (ch.before, ch.before_source) if back else (ch.after, ch.after_source)
+        self._write(ch.index, ch.recheck, state, source)
+        src.pop()
+        dst.append(ch)
+        return ch
+
+    def describe(self, index: int) -> str:
+        """A target in the auditor's words (the method's views may set a better one)."""
+        return self.describer(index) if self.describer is not None else self.target_id(index)
+
+    describer: Callable[[int], str] | None = None
