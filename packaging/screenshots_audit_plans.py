@@ -123,7 +123,7 @@ def main() -> None:
 
     # the calibration panel: a uniform audit of 300 samples, then Learn then Test beside J
     from ui.methods.spatial.calibration.panel import CalibrationPanel
-    from ui.state import AppState
+    from ui.methods.spatial.session import SpatialSession
 
     folder2 = work / "sbuc_calibration"
     p2 = Project.create(folder2)
@@ -133,7 +133,7 @@ def main() -> None:
     audit = rng.choice(ds.n, 300, replace=False)
     SpatialStore(p2).add_labels_bulk({"sample_id": ds.samples.sample_id[audit].tolist(), "annotator": ["alice"] * 300,
                                       "verdict": [names[truth[i]] for i in audit]})
-    st = AppState()
+    st = SpatialSession()
     st.set_project(p2)
     cal = CalibrationPanel(st)
     cal.resize(1600, 1200)
