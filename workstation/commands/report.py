@@ -4,7 +4,9 @@ index.html) under one index with the provenance of every number.
     python main.py report --project DIR --out OUT_DIR [--method NAME ...] [--overwrite]
 
 The spatial section's tables follow SpatialBench-UC's published report (rates with 4 decimals);
-with human labels in the project the audit confusion and the risk–coverage table are added.
+with human labels in the project the audit confusion and the risk–coverage table are added. A
+project with audit plans gets an "Audit plans" section: each plan's estimates with their
+intervals, the estimator, what it assumes and the labels it used.
 """
 
 from __future__ import annotations
@@ -60,7 +62,11 @@ def run(args: argparse.Namespace) -> int:
                       "runs": ", ".join(project.run_ids())}
 
         def build(folder: Path) -> list[Any]:
-            return [m.report_section(project, folder / m.name, annotator=args.annotator) for m in methods]
+            from ..methods.audit_sources import report_section
+
+            sections = [m.report_section(project, folder / m.name, annotator=args.annotator) for m in methods]
+            plans = report_section(project, folder / "audit_plans", [m.name for m in methods])
+            return sections + ([plans] if plans is not None else [])
 
         try:
             sections = write_bundle(args.out, build, provenance=provenance, overwrite=args.overwrite,

@@ -59,6 +59,7 @@ from workstation.methods.spatial.data import primary_score_floor
 from .confusion_view import ConfusionView
 from .deltas import DELTA_ROWS, METRIC_ROWS, DeltaTable, Summary, at_tau_values, estimate_text, summarize_verdicts
 from .grid_dialog import GridSearchDialog
+from .guarantee_box import GuaranteeBox
 from .plots import (
     BLUE,
     GREEN,
@@ -278,12 +279,18 @@ class CalibrationPanel(QWidget):
         _fit_height(self.delta_table)
         dl.addWidget(self.delta_table)
 
+        # J's choice beside the one whose risk is guaranteed (Learn then Test), over the same grid
+        self.guarantee_box = GuaranteeBox(
+            self.state, grids=lambda: self._grid_dialog.grids() if self._grid_dialog is not None else None,
+            weights=self.weights)
+
         left = QWidget()
         ll = QVBoxLayout(left)
         ll.setContentsMargins(4, 4, 4, 4)
         ll.addWidget(params_box)
         ll.addWidget(metrics_box)
         ll.addWidget(delta_box)
+        ll.addWidget(self.guarantee_box)
         ll.addStretch(1)
         left_scroll = QScrollArea()
         left_scroll.setWidgetResizable(True)
@@ -357,6 +364,7 @@ class CalibrationPanel(QWidget):
         self.apply_button.clicked.connect(self.apply)
         self.note_edit.returnPressed.connect(self.apply)
         self.before_combo.currentIndexChanged.connect(lambda _i: self._refresh_deltas())
+        self.guarantee_box.chosen.connect(self.load_params)
 
     # =========================================================================================
     # live evaluation (throttled while dragging)
