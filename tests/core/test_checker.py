@@ -81,6 +81,8 @@ def assert_same(v, ref) -> None:
         np.testing.assert_array_equal(getattr(v, k), getattr(ref, k), err_msg=k)
     np.testing.assert_allclose(v.conf, ref.conf, rtol=1e-12, atol=1e-300, err_msg="conf")
     assert list(v.reason_texts()) == list(ref.reason_texts())
+    # every sample's text written reason by reason is the one its own reason_text gives
+    assert list(v.reason_texts()) == [ref.reason_text(i) for i in range(len(ref))]
 
 
 LEFT = (10.0, 40.0, 30.0, 60.0)  # centre x 20

@@ -256,6 +256,8 @@ class StorableVerdicts(VerdictColumns, Protocol):
 
     def reason_text(self, i: int) -> str: ...
 
+    def reason_texts(self) -> np.ndarray: ...
+
 
 @dataclass
 class VerdictArrays:
@@ -329,10 +331,36 @@ class VerdictArrays:
         return REASONS[r]
 
     def reason_texts(self) -> np.ndarray:
-        """``reason_text`` of every sample as an object array."""
+        """``reason_text`` of every sample as an object array, written reason by reason (the
+        same texts: a million samples' in a fraction of the per-sample calls' time)."""
         out = np.full(len(self), "", dtype=object)
-        for i in np.flatnonzero(self.reason != DECIDED).tolist():
-            out[i] = self.reason_text(i)
+        reason = np.asarray(self.reason)
+        cfg = self.config
+        for r in np.unique(reason[reason != DECIDED]).tolist():
+            at = np.flatnonzero(reason == r)
+            if r == MISSING:
+                det = np.asarray(self.reason_detail)[at]
+                la, lb = np.asarray(self.label_a)[at].tolist(), np.asarray(self.label_b)[at].tolist()
+                texts = [f"missing: {', '.join(([str(a)] if d & 1 else []) + ([str(b)] if d & 2 else []))}"
+                         for d, a, b in zip(det.tolist(), la, lb)]
+            elif r == AMBIGUOUS:
+                det = np.asarray(self.reason_detail)[at]
+                la, lb = np.asarray(self.label_a)[at].tolist(), np.asarray(self.label_b)[at].tolist()
+                texts = [f"ambiguous: multiple {a if d == 1 else b}" for d, a, b in zip(det.tolist(), la, lb)]
+            elif r == HIGH_OVERLAP:
+                bound = cfg.max_overlap_iou
+                texts = [f"high_overlap: IoU={x:.2f} > {bound}" for x in np.asarray(self.iou_ab, np.float64)[at].tolist()]
+            elif r == NEAR_BOUNDARY:
+                m = cfg.margin
+                texts = [f"near_boundary (|delta|={abs(x):.3f} <= margin={m})"
+                         for x in np.asarray(self.delta, np.float64)[at].tolist()]
+            elif r == UNSTABLE:
+                ct = cfg.consistency_threshold
+                texts = [f"unstable: stability={x:.2f} < {ct}"
+                         for x in np.asarray(self.c_stability, np.float64)[at].tolist()]
+            else:
+                texts = [REASONS[r]] * len(at)
+            out[at] = np.array(texts, dtype=object) if texts else out[at]
         return out
 
     def counts(self) -> tuple[int, int, int]:
