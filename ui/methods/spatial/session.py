@@ -424,6 +424,9 @@ class SpatialSession(QObject):
         self._preview_wanted = None
         if cfg == self.config and self.verdicts is not None:
             return
+        under_way = self._preview_thread
+        if under_way is not None:  # its result (often this config's, or one a step from it) first:
+            under_way.join(timeout=30.0)  # two evaluations at once would share the cores
         verdicts = evaluate(self.dataset, cfg) if self.dataset is not None and self.dataset.n else None
         self._show_config(cfg, verdicts)
 
