@@ -1717,6 +1717,11 @@ def _two_passes(n: int, idx: np.ndarray, kernel: Callable[..., None], p: _Params
     return out
 
 
+# the share of the samples up to which `_patched` runs the passes again at the samples an area
+# filter change reaches (each of their inputs gathered), above which it is the whole passes
+PATCH_MAX_FRACTION = 0.125
+
+
 def _patched(base: dict[str, np.ndarray], at: np.ndarray, idx: np.ndarray, kernel: Callable[..., None],
              p: _Params, x_all: dict[str, Any], x_sub: dict[str, Any], types: dict[str, Any]) -> dict[str, np.ndarray]:
     """`_two_passes`' arrays where they differ from ``base`` only at the samples ``at`` (sorted):
@@ -1827,6 +1832,9 @@ def _decision(ds: Dataset, prep: Prepared, area: _AreaStage, cfg: CheckerConfig,
             area_step = None  # its selection stage is gone: selected and decided in full below
         else:
             changed = _changed_by_area(base_area, area)
+            if len(changed) > PATCH_MAX_FRACTION * prep.n:  # gathering every input at so many
+                area_step = None  # samples costs more than the passes over every sample
+        if area_step is not None:
             if sel is None:
                 assert base_sel is not None
                 types = {k: a.dtype for k, a in base_sel.items() if not k.startswith("sub.")}
