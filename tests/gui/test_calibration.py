@@ -144,6 +144,82 @@ def test_dragging_slider_evaluates_and_settles_on_release(qtbot, panel, state):
     assert shown_counts(panel) == evaluate(state.dataset, state.config).counts()
 
 
+def _drag_margin(qtbot, panel, steps: range, wait_ms: int = 0):
+    """Press the margin slider's handle and move it right step by step; returns the slider and
+    where the handle was pressed (released by the caller)."""
+    slider = panel.sliders["margin"].slider
+    handle = slider.style().subControlRect(
+        slider.style().ComplexControl.CC_Slider, _slider_option(slider),
+        slider.style().SubControl.SC_SliderHandle, slider).center()
+    qtbot.mousePress(slider, Qt.MouseButton.LeftButton, pos=handle)
+    for dx in steps:
+        ev = QMouseEvent(QEvent.Type.MouseMove, QPointF(handle + QPoint(dx, 0)),
+                         QPointF(slider.mapToGlobal(handle + QPoint(dx, 0))), Qt.MouseButton.NoButton,
+                         Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+        QApplication.sendEvent(slider, ev)
+        if wait_ms:
+            qtbot.wait(wait_ms)
+    return slider, handle
+
+
+def test_a_drag_too_slow_for_the_window_goes_on_off_its_thread_says_so_and_is_exact_on_release(
+        qtbot, panel, state, monkeypatch):
+    """On a busy machine a live update can hold the window longer than its budget: the rest of
+    the drag is evaluated on another thread (the window stays free, the verdicts follow), the
+    status bar says so, and letting go evaluates the released value on the window's thread."""
+    import threading
+
+    import workstation.methods.spatial.checker as checker
+    from ui.methods.spatial.calibration import panel as panel_mod
+
+    threads: list[str] = []
+    real = checker.evaluate
+
+    def evaluate(ds, cfg):
+        threads.append(threading.current_thread().name)
+        return real(ds, cfg)
+
+    monkeypatch.setattr(checker, "evaluate", evaluate)
+    said: list[str] = []
+    state.message.connect(said.append)
+    monkeypatch.setattr(panel_mod, "LIVE_BUDGET_MS", -1.0)  # every update over budget: a loaded machine
+    slider, handle = _drag_margin(qtbot, panel, range(4, 60, 4), wait_ms=60)
+    assert threads[0] == "MainThread"  # the drag's first update, measured on the window's thread
+    assert said and "exact when you let go" in said[0]
+    qtbot.waitUntil(lambda: not state.previewing, timeout=10000)
+    assert "checker-preview" in threads[1:] and "MainThread" not in threads[1:]
+    assert state.config.margin == pytest.approx(panel.sliders["margin"].value())  # caught up with the handle
+    assert shown_counts(panel) == real(state.dataset, state.config).counts()
+    threads.clear()
+    _drag_margin(qtbot, panel, range(64, 80, 4))  # released while previews are still wanted
+    qtbot.mouseRelease(slider, Qt.MouseButton.LeftButton, pos=handle + QPoint(76, 0))
+    final = panel.sliders["margin"].value()
+    assert state.config.margin == pytest.approx(final) and not state.previewing
+    assert said[-1] == "verdicts exact for the value let go"
+    qtbot.wait(300)  # a preview that was under way brings nothing once the value is let go
+    assert state.config.margin == pytest.approx(final)
+    assert shown_counts(panel) == real(state.dataset, state.config).counts()
+
+
+def test_a_drag_within_the_budget_stays_on_the_windows_thread(qtbot, panel, state, monkeypatch):
+    import threading
+
+    import workstation.methods.spatial.checker as checker
+
+    threads: list[str] = []
+    real = checker.evaluate
+    monkeypatch.setattr(checker, "evaluate",
+                        lambda ds, cfg: threads.append(threading.current_thread().name) or real(ds, cfg))
+    from ui.methods.spatial.calibration import panel as panel_mod
+
+    monkeypatch.setattr(panel_mod, "LIVE_BUDGET_MS", 60_000.0)  # whatever else runs on the machine
+    said: list[str] = []
+    state.message.connect(said.append)
+    slider, handle = _drag_margin(qtbot, panel, range(4, 60, 4), wait_ms=60)
+    qtbot.mouseRelease(slider, Qt.MouseButton.LeftButton, pos=handle + QPoint(56, 0))
+    assert len(threads) > 2 and set(threads) == {"MainThread"} and said == []
+
+
 def test_the_window_hands_freed_memory_back_once_a_drag_has_rested(qtbot, panel, state, monkeypatch):
     """Each move's temporaries are freed; the heap is trimmed once per drag, when it rests (a
     trim between moves would make the next move fault its pages in again)."""

@@ -5,7 +5,11 @@ Data flow: slider → `AppState.set_config(config.replace(...))` (the state re-e
 verdict and emits `verdicts_changed`) → this panel asks the core (`metrics.summarize`,
 `calibration.risk_coverage`, `calibration.apply_tau`, `audit.confusion`) and shows the answers.
 While a slider handle or the τ line is dragged, evaluation is throttled to one every
-`THROTTLE_MS`, with a final one on release, so dragging stays smooth on large projects.
+`THROTTLE_MS`, with a final one on release, so dragging stays smooth on large projects. When a
+live update takes longer than `LIVE_BUDGET_MS` on the window's thread (a busy machine, a very
+large project), the rest of the drag is evaluated off it (`SpatialSession.preview_config`: the
+handle keeps moving, the verdicts follow as fast as the checker keeps up, fewer of them), the
+status bar says so, and the release evaluates the value let go exactly as before.
 
 τ is the audit's operating point: the stored verdicts are the checker's without it; at τ a
 PASS / FAIL with confidence below τ counts as UNDECIDABLE. The Live-verdicts table shows every
@@ -19,6 +23,7 @@ same functions, resamples and seed as the report) once the sliders have rested f
 from __future__ import annotations
 
 import logging
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -79,6 +84,9 @@ log = logging.getLogger(__name__)
 
 THROTTLE_MS = 40
 INTERVAL_MS = 150
+# a live update (the checker and every view) that holds the window's thread longer than this:
+# the rest of the drag is evaluated off it
+LIVE_BUDGET_MS = 100
 APPLY_TIP = "save these parameters as a new checker-config version with its verdicts"
 
 NO_PROJECT = "Open a project to calibrate the checker."
@@ -171,6 +179,7 @@ class CalibrationPanel(QWidget):
         self._curve_key: Any = None  # config minus τ of the drawn curves
         self._audit_rc = None  # RiskCoverage on the audited samples (dense τ grid)
         self._pending = False
+        self._coarse = False  # this drag's live updates are evaluated off the window's thread
         self._grid_dialog: GridSearchDialog | None = None
         self.evaluations = 0  # how many times this panel asked the state to re-evaluate
         self.point: dict[str, float] | None = None  # the operating point at the current τ
@@ -380,7 +389,7 @@ class CalibrationPanel(QWidget):
         self._sync_tau_lines(self.sliders["tau"].value())
         if final:
             self._throttle.stop()
-            self._flush()
+            self._flush(final=True)
         elif not self._throttle.isActive():
             self._flush()  # leading edge: the first motion answers at once
             self._throttle.start()
@@ -390,12 +399,33 @@ class CalibrationPanel(QWidget):
             self._flush()
             self._throttle.start()
 
-    def _flush(self) -> None:
+    def _flush(self, final: bool = False) -> None:
+        """Evaluate the sliders' config: on the window's thread, or, for a live update of a drag
+        whose updates are too slow there, off it (`_coarse`)."""
         self._pending = False
         cfg = self.slider_config()
-        if cfg != self.state.config:
-            self.evaluations += 1
-            self.state.set_config(cfg)
+        st = self.state
+        if final:  # the value let go: exact, now
+            coarse, self._coarse = self._coarse, False
+            if cfg != st.config or st.previewing:
+                self.evaluations += 1
+                st.set_config(cfg)
+            if coarse:
+                st.message.emit("verdicts exact for the value let go")
+            return
+        if cfg == st.config and not st.previewing:
+            return
+        self.evaluations += 1
+        if self._coarse:
+            st.preview_config(cfg)
+            return
+        t0 = time.perf_counter()
+        st.set_config(cfg)
+        took = (time.perf_counter() - t0) * 1000
+        if took > LIVE_BUDGET_MS:
+            self._coarse = True
+            st.message.emit(f"a live update took {took:.0f} ms on this machine now: while you drag, the verdicts "
+                            "follow as the checker keeps up; they are exact when you let go")
 
     def _on_tau_dragged(self, tau: float) -> None:
         self.sliders["tau"].set_value(round(tau, 4))
@@ -837,7 +867,7 @@ class CalibrationPanel(QWidget):
         if st.project is None or st.dataset is None or not self.apply_button.isEnabled():
             return None
         self._throttle.stop()
-        self._flush()
+        self._flush(final=True)
         note = self.note_edit.text().strip() or "calibration panel"
         cid = st.apply_config(note)
         self.note_edit.clear()
