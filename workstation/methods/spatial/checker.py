@@ -1838,9 +1838,9 @@ def _decision(ds: Dataset, prep: Prepared, area: _AreaStage, cfg: CheckerConfig,
             if sel is None:
                 assert base_sel is not None
                 types = {k: a.dtype for k, a in base_sel.items() if not k.startswith("sub.")}
-                x_all = {"sc": prep.score0, "ok": area.ok, "vsc": prep.vscore, "vok": area.vok, "rows": prep.row0,
+                x_all: dict[str, Any] = {"sc": prep.score0, "ok": area.ok, "vsc": prep.vscore, "vok": area.vok, "rows": prep.row0,
                          "has2": has2, "iouak": prep.geom["iouak"], "ioubk": prep.geom["ioubk"]}
-                x_sub = {"sc": area.eff, "ok": None, "vsc": area.veff, "vok": None, "rows": area.rows[:4],
+                x_sub: dict[str, Any] = {"sc": area.eff, "ok": None, "vsc": area.veff, "vok": None, "rows": area.rows[:4],
                          "has2": has2[idx], "iouak": area.geom["iouak"], "ioubk": area.geom["ioubk"]}
                 sel = _patched(base_sel, changed, idx, _select_chunk, p, x_all, x_sub, types)
                 sel.update({f"sub.{k}": np.take(a, idx, axis=-1) for k, a in inputs(sel).items()})
@@ -1858,8 +1858,8 @@ def _decision(ds: Dataset, prep: Prepared, area: _AreaStage, cfg: CheckerConfig,
         # a fifth of the time a[..., idx] takes on the two-row score arrays)
         sel.update({f"sub.{k}": np.take(a, idx, axis=-1) for k, a in inputs(sel).items()})
         prep.stages.add_selection(sel_key, flags, sel)
-    x_all: dict[str, Any] = {**inputs(sel), **prep.geom}
-    x_sub: dict[str, Any] = {**{k[4:]: a for k, a in sel.items() if k.startswith("sub.")}, **area.geom}
+    x_all = {**inputs(sel), **prep.geom}
+    x_sub = {**{k[4:]: a for k, a in sel.items() if k.startswith("sub.")}, **area.geom}
     if base is None:
         o = _two_passes(prep.n, idx, _decide_chunk, p, x_all, x_sub, _OUT_TYPES)
     else:  # the samples reach the margin test as in base: its _KEPT arrays are this result's
