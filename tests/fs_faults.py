@@ -31,13 +31,13 @@ def _mount_tmpfs(path: Path, size: str) -> None:
         pytest.skip("mounting a small tmpfs needs root")
     path.mkdir(parents=True, exist_ok=True)
     r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True,
-                       text=True)
+                       text=True, timeout=60)
     if r.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {r.stderr.strip()}")
 
 
 def _umount(path: Path) -> None:
-    subprocess.run(["umount", "-l", str(path)], capture_output=True)
+    subprocess.run(["umount", "-l", str(path)], capture_output=True, timeout=60)
 
 
 @contextmanager
@@ -76,7 +76,7 @@ def writable_then_read_only(path: Path) -> Iterator[Callable[[], None]]:
         _mount_tmpfs(path, "64m")
 
         def make_read_only() -> None:
-            r = subprocess.run(["mount", "-o", "remount,ro", str(path)], capture_output=True, text=True)
+            r = subprocess.run(["mount", "-o", "remount,ro", str(path)], capture_output=True, text=True, timeout=60)
             if r.returncode != 0:
                 pytest.skip(f"cannot remount read-only: {r.stderr.strip()}")
 

@@ -24,7 +24,7 @@ sys.meta_path.insert(0, _NoQt())
 
 def _run(code: str, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=600)
+                          timeout=500)  # below the per-test limit, so that this deadline is the one that applies
 
 
 def test_import_linter_contract_holds() -> None:
@@ -67,6 +67,7 @@ print('heavy', sorted(m for m in ('torch', 'diffusers', 'transformers') if m in 
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(2000)  # the whole core suite runs inside, with a deadline of its own (1800 s)
 def test_core_test_suite_passes_with_qt_blocked() -> None:
     """The core's own tests run green in a process where PySide6 cannot be imported."""
     env = dict(os.environ, WORKSTATION_BLOCK_QT="1")
@@ -76,3 +77,64 @@ def test_core_test_suite_passes_with_qt_blocked() -> None:
     tail = r.stdout[-3000:] + r.stderr[-2000:]
     assert r.returncode == 0, tail
     assert " passed" in r.stdout, tail
+
+
+def _python_files(*roots: str) -> list[Path]:
+    out: list[Path] = []
+    for r in roots:
+        p = ROOT / r
+        out += [p] if p.is_file() else sorted(p.rglob("*.py"))
+    return out
+
+
+def test_yaml_is_read_only_through_the_one_safe_loader() -> None:
+    """Every YAML the program reads goes through `workstation.util.safeyaml` (no anchors or aliases,
+    size-capped, lines in errors): any other import of a YAML library in the program fails here."""
+    import ast
+
+    allowed = {ROOT / "workstation" / "util" / "safeyaml.py"}
+    found = []
+    for f in _python_files("workstation", "ui", "main.py"):
+        if f in allowed:
+            continue
+        tree = ast.parse(f.read_text(encoding="utf-8"), str(f))
+        for node in ast.walk(tree):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in (
+                    "import_module", "__import__") and node.args and isinstance(node.args[0], ast.Constant):
+                names = [str(node.args[0].value)]
+            for n in names:
+                if n.split(".")[0] in ("yaml", "ruamel", "oyaml", "strictyaml"):
+                    found.append(f"{f.relative_to(ROOT)}:{node.lineno}: {n}")
+    assert not found, "YAML read outside workstation/util/safeyaml.py:\n" + "\n".join(found)
+
+
+def test_tests_read_the_processes_they_start_with_a_deadline() -> None:
+    """No test blocks on a process without a deadline that applies: no plain readline() on a
+    process's output (tests/proc.py reads it with one), no communicate() / subprocess.run() /
+    check_output() without a timeout, no wait() without one."""
+    import ast
+
+    found = []
+    for f in _python_files("tests"):
+        if f.name == "proc.py" or "benchmarks" in f.parts:
+            continue
+        tree = ast.parse(f.read_text(encoding="utf-8"), str(f))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+                continue
+            attr, kws = node.func.attr, {k.arg for k in node.keywords}
+            target = node.func.value
+            if attr in ("readline", "read", "readlines") and isinstance(target, ast.Attribute) \
+                    and target.attr in ("stdout", "stderr"):
+                found.append(f"{f.relative_to(ROOT)}:{node.lineno}: {attr}() on a process's output")
+            elif attr in ("run", "check_output", "check_call", "call", "communicate") and "timeout" not in kws \
+                    and (attr == "communicate" or getattr(target, "id", "") == "subprocess"):
+                found.append(f"{f.relative_to(ROOT)}:{node.lineno}: {attr}() without a timeout")
+            elif attr == "wait" and not node.args and "timeout" not in kws:
+                found.append(f"{f.relative_to(ROOT)}:{node.lineno}: wait() without a timeout")
+    assert not found, "reads without a deadline:\n" + "\n".join(found)

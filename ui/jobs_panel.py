@@ -57,7 +57,8 @@ from workstation.commands.pipeline import (
 from workstation.jobs.progress import LIVE_STATES, format_seconds
 from workstation.jobs.queue import JobQueue
 from workstation.jobs.runner import JobRun, live_status, tail
-from workstation.jobs.spec import JobPaths, JobSpec, load_spec
+from workstation.commands.jobs import describe_job
+from workstation.jobs.spec import JobPaths
 from workstation.types import WorkstationError
 
 from .state import AppState
@@ -325,10 +326,7 @@ class JobsPanel(QWidget):
             row = self.table.rowCount()
             self.table.insertRow(row)
             self._rows[j["job_id"]] = row
-            try:
-                what = load_spec(JobPaths(p.folder, j["job_id"])).describe()  # type: ignore[union-attr]
-            except WorkstationError:
-                what = JobSpec.from_dict(j["spec"]).describe() if j.get("spec") else j["kind"]
+            what = describe_job(p.folder, j) or j["kind"]  # type: ignore[union-attr]
             self.table.setItem(row, COL_JOB, QTableWidgetItem(j["job_id"]))
             self.table.setItem(row, COL_WHAT, QTableWidgetItem(what))
             for c in (COL_STATE, COL_SPEED, COL_ETA, COL_MESSAGE):

@@ -242,7 +242,8 @@ def show_self_agreement(window: Any) -> None:
     if views is None:
         return
     c = views.controller(window)
-    r = self_agreement_report(window.state.project, c.scheme, c.audit.audit_set_id if c.audit else None)
+    r = self_agreement_report(window.state.project, c.scheme, c.audit.audit_set_id if c.audit else None,
+                              views.agreement_unit(window))
     lines = [r.text()] + [f"  {ann}: {x.text()}" for ann, x in r.by_annotator.items()]
     QMessageBox.information(window, "Self-agreement on re-checks", "\n".join(lines))
 

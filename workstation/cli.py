@@ -115,12 +115,19 @@ def main(argv: Sequence[str] | None = None, extra_commands: Sequence[str] | None
         raise
 
 
+MAX_MESSAGE_CHARS = 1000  # the last guard: a message that quotes more of a value is cut here
+
+
 def _one_line(text: str) -> str:
-    """A message on one line (a multi-line message keeps its first line and says how many follow)."""
-    lines = [ln for ln in text.splitlines() if ln.strip()]
+    """A message on one line (a multi-line message keeps its first line and says how many follow),
+    at most `MAX_MESSAGE_CHARS` characters."""
+    lines = [ln for ln in text[: 4 * MAX_MESSAGE_CHARS].splitlines() if ln.strip()]
     if len(lines) <= 1:
-        return text.strip()
-    return f"{lines[0].strip()} (+{len(lines) - 1} more line(s); run with -v for details)"
+        out = " ".join(text[: 4 * MAX_MESSAGE_CHARS].split())
+    else:
+        more = sum(1 for ln in text.splitlines() if ln.strip()) - 1
+        out = f"{' '.join(lines[0].split())} (+{more} more line(s); run with -v for details)"
+    return out if len(out) <= MAX_MESSAGE_CHARS else out[: MAX_MESSAGE_CHARS - 1] + "…"
 
 
 def _is_database_io_error(e: BaseException) -> bool:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
-import json
 import os
 import platform
 import re
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .types import WorkstationError
+from .util.jsonsafe import loads_strict
 
 PACKAGES: tuple[str, ...] = (
     "numpy", "torch", "diffusers", "transformers", "safetensors", "accelerate", "tokenizers",
@@ -248,17 +248,20 @@ def check_safetensors(path: Path) -> None:
             (n,) = struct.unpack("<Q", head)
             if n > size - 8 or n > 100_000_000:
                 raise ValueError(f"header length {n} exceeds the file size {size}")
-            header = json.loads(f.read(n))
+            header = loads_strict(f.read(n))
+        if not isinstance(header, dict):
+            raise ValueError("the header is not a JSON object")
     except (ValueError, UnicodeDecodeError) as e:
-        raise WorkstationError(f"corrupt weights file {path}: unreadable safetensors header ({e})") from e
+        raise WorkstationError(f"corrupt weights file {path}: unreadable safetensors header "
+                               f"({' '.join(str(e).split())[:100]})") from None
     end = 0
     for key, meta in header.items():
         if key == "__metadata__":
             continue
         try:
             end = max(end, int(meta["data_offsets"][1]))
-        except (KeyError, TypeError, IndexError, ValueError) as e:
-            raise WorkstationError(f"corrupt weights file {path}: bad entry {key!r} in the header") from e
+        except (KeyError, TypeError, IndexError, ValueError, OverflowError):
+            raise WorkstationError(f"corrupt weights file {path}: bad entry {key[:40]!r} in the header") from None
     have = size - 8 - n
     if have != end:
         raise WorkstationError(

@@ -77,10 +77,11 @@ class Registry(Generic[T]):
     def entry(self, name: str) -> Entry:
         key = self._canonical(name)
         if key is None:
-            close = difflib.get_close_matches(name.lower(), list(self._entries) + list(self._aliases), n=1)
+            close = difflib.get_close_matches(name.lower()[:80], list(self._entries) + list(self._aliases), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
+            shown = repr(name) if len(name) <= 40 else f"{name[:40]!r}…"
             raise WorkstationError(
-                f"unknown {self.kind} {name!r}{hint}; available: {', '.join(self.names()) or '(none)'}"
+                f"unknown {self.kind} {shown}{hint}; available: {', '.join(self.names()) or '(none)'}"
             )
         return self._entries[key]
 

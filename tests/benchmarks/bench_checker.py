@@ -6,8 +6,9 @@ For each size, a synthetic dataset (~6 primary detections per image with distrac
 - ``prepare`` (parameter-independent, once per loaded dataset) and the first ``evaluate``;
 - re-evaluation under new parameters, median of ``--repeat`` calls, each with values not seen
   before (so no cached result can answer): every stage (min_area_fraction changes too), the
-  selection and decision stages (t_det and the rest, min_area_fraction kept), and one slider
-  at a time (margin, t_det, ambiguity Δ, max-overlap IoU, weights, τ); wall and CPU time,
+  selection and decision stages (t_det and the rest, min_area_fraction kept), the area filter
+  alone (min_area_fraction in steps of 0.001, as a drag), and one slider at a time (margin,
+  t_det, ambiguity Δ, max-overlap IoU, weights, τ); wall and CPU time,
   with 1 and 2 threads. The last two results are kept alive, as the window keeps the one it
   shows: a margin or weight change decides again from it what it changes (the checker's
   stages, module docstring), as a drag in the window does;
@@ -157,6 +158,7 @@ SCENARIOS: list[tuple[str, Callable[[], CheckerConfig]]] = [
     ("selection + decision (all but maf)", lambda: _fresh(
         t_det=1e-5, margin=-1e-5, ambiguity_delta=-1e-5, max_overlap_iou=-1e-5, consistency_threshold=1e-5,
         w_geometry=1e-5)),
+    ("area filter alone (0.001 steps)", lambda: _tick("min_area_fraction", 0.001)),
     ("slider: margin (0.005 steps)", lambda: _tick("margin", 0.005)),
     ("slider: t_det (0.01 steps)", lambda: _tick("t_det", 0.01)),
     ("slider: ambiguity_delta", lambda: _fresh(ambiguity_delta=-1e-5)),

@@ -29,6 +29,8 @@ the C library's heap (`workstation.util.memory.restart_with_c_allocator`); PYTHO
 runs it on Python's own allocator instead, for comparison.
 
 Projects are built once under --work (default: a temp folder) and reused when present.
+`--busy-core` keeps one core busy with a second process for the whole run (an auditor's machine
+running another job); the load averages seen are printed with the figures.
 """
 
 from __future__ import annotations
@@ -432,7 +434,8 @@ def open_close_cycles(app, folder: Path, cycles: int) -> list[tuple[float, float
 def slider_moves(app, folder: Path, moves: int, with_calibration: bool, filtered: bool = False,
                  one_slider: bool = False) -> dict[str, object]:
     """`moves` config changes on `folder`'s project, each timed from `set_config` to the views
-    updated and painted; before each, the checker alone times a margin-only change. Each move
+    updated and painted; before each, the checker alone times a change of the same sliders to
+    values the move does not use. Each move
     changes the margin and t_det together (the selection stage recomputed too), or with
     `one_slider` the margin alone, as dragging one slider does. Every config is new to the
     checker's stage caches."""
@@ -469,14 +472,18 @@ def slider_moves(app, folder: Path, moves: int, with_calibration: bool, filtered
         margins = [0.02 + 0.2 * (i % 20) / 20 for i in range(moves)]
     total, ev_only, table = [], [], []
     for m in margins:
-        # the checker alone, on a margin the move below does not use
-        cfg = st.config.replace(margin=round(m, 4) + (0.00005 if one_slider else 0.0))
-        t1 = time.perf_counter()
-        evaluate(st.dataset, cfg)
-        ev_only.append((time.perf_counter() - t1) * 1000)
-        cfg = cfg.replace(margin=round(m, 4))
+        t_move = round(0.2 + (m % 0.05), 4)  # with the margin, a new t_det: a new config (no cache hit)
+        # the checker alone, on a config the move below does not use, changed as the move changes
+        # it: the margin alone, or the margin and t_det (its selection stage runs too)
+        alone = {"margin": round(m, 4) + 0.00005}
         if not one_slider:
-            cfg = cfg.replace(t_det=round(0.2 + (m % 0.05), 4))  # a new config (no cache hit)
+            alone["t_det"] = t_move + 0.00003
+        t1 = time.perf_counter()
+        evaluate(st.dataset, st.config.replace(**alone))
+        ev_only.append((time.perf_counter() - t1) * 1000)
+        cfg = st.config.replace(margin=round(m, 4))
+        if not one_slider:
+            cfg = cfg.replace(t_det=t_move)
         t0 = time.perf_counter()
         st.set_config(cfg)
         app.processEvents()
@@ -502,11 +509,12 @@ def slider_part(work: Path, n: int, moves: int, cycles: int = 10) -> None:
     app = ui_app.create_application([])  # as main.py gui makes it (the allocator tuned)
     theme.apply_theme(app, "dark")
     big = work / big_project_name(n)
-    print(f"\n== 3. slider move -> all views updated ({n:,} samples) ==")
+    print(f"\n== 3. slider move -> all views updated ({n:,} samples; load {os.getloadavg()[0]:.2f}) ==")
     r = slider_moves(app, big, moves, with_calibration=False)
     tot = r["total"]
     print(f"  project: {r['n']:,} samples, {r['dets']:,} detections; opened in {r['open_s']:.2f} s")
-    print(f"  checker evaluate alone: p50 {pct(r['evaluate'], 50):.1f} ms, p95 {pct(r['evaluate'], 95):.1f} ms")
+    print(f"  checker evaluate alone (margin and t_det changed, as by the moves): p50 {pct(r['evaluate'], 50):.1f} ms, "
+          f"p95 {pct(r['evaluate'], 95):.1f} ms")
     print(f"  table refresh (re-register; rows patched in place): p50 {pct(r['table'], 50):.1f} ms, "
           f"p95 {pct(r['table'], 95):.1f} ms")
     print(f"  Browse tab shown (table, pair viewer, status bar): set_config -> views updated and painted "
@@ -576,7 +584,20 @@ def main(argv: list[str] | None = None) -> int:
                     help="the large project's scores and boxes with float64 digits (default: float32 "
                          "values, as the detectors give them); loaded in 8 bytes a value instead of 4")
     ap.add_argument("--part", choices=("all", "slider"), default="all", help=argparse.SUPPRESS)
+    ap.add_argument("--busy-core", action="store_true", help="a second process keeps one core busy throughout")
     args = ap.parse_args(argv)
+    import machine_load
+
+    print(f"{'one core kept busy by a second process; ' if args.busy_core else ''}{machine_load.describe()}", flush=True)
+    with machine_load.one_core_busy(args.busy_core) as busy:
+        rc = _main(args)
+    if args.busy_core:
+        print(busy.summary())
+    print(f"after: {machine_load.describe()}")
+    return rc
+
+
+def _main(args: argparse.Namespace) -> int:
     global FLOAT64
     FLOAT64 = bool(args.float64_detections)
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -601,7 +622,7 @@ def main(argv: list[str] | None = None) -> int:
                                distinct=args.images) if args.pairs_n else None)
     print(f"projects ready in {time.perf_counter() - t:.1f} s")
 
-    print("\n== 1. cold start to an interactive window (new process, wall clock) ==")
+    print(f"\n== 1. cold start to an interactive window (new process, wall clock; load {os.getloadavg()[0]:.2f}) ==")
     for name, proj in (("empty window", None), ("fixture project (800 samples)", fixture),
                        (f"synthetic project ({args.n:,} samples)", big)):
         if name.startswith("fixture") and proj is None:
@@ -631,7 +652,7 @@ def main(argv: list[str] | None = None) -> int:
     print("   at 1M samples <= 5 s from process start to the data in.)")
     print("  torch not imported at start: OK")
 
-    print("\n== 2. next-pair latency, 512x512 PNG pairs (Right arrow -> new pair painted) ==")
+    print(f"\n== 2. next-pair latency, 512x512 PNG pairs (Right arrow -> new pair painted; load {os.getloadavg()[0]:.2f}) ==")
     from PySide6.QtWidgets import QApplication
 
     from ui import theme

@@ -59,7 +59,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n", type=int, default=1_000_000)
     ap.add_argument("--work", type=Path, required=True)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--busy-core", action="store_true", help="a second process keeps one core busy throughout")
     args = ap.parse_args(argv)
+    import machine_load
+
+    print(f"{'one core kept busy by a second process; ' if args.busy_core else ''}{machine_load.describe()}", flush=True)
+    with machine_load.one_core_busy(args.busy_core) as busy:
+        rc = _main(args)
+    if args.busy_core:
+        print(busy.summary())
+    print(f"after: {machine_load.describe()}")
+    return rc
+
+
+def _main(args: argparse.Namespace) -> int:
     project = args.work / bench_gui.big_project_name(args.n)
     if not project.exists():
         raise SystemExit(f"{project} does not exist: build it first "
@@ -84,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
             m = re.search(r"verdicts_ms=(\d+)", lines[0])
             if m:
                 verdicts[k].append(int(m.group(1)) / 1000)
-            print(f"round {r + 1} {k}: READY at {readies[0]:.2f} s   {lines[0]}{extra}", flush=True)
+            print(f"round {r + 1} {k}: READY at {readies[0]:.2f} s (load {os.getloadavg()[0]:.2f})   "
+                  f"{lines[0]}{extra}", flush=True)
     shutil.rmtree(cache, ignore_errors=True)
     for k, v in ready.items():
         print(f"{k}: READY median {statistics.median(v):.2f} s (min {min(v):.2f}, max {max(v):.2f}); "

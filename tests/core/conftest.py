@@ -3,26 +3,16 @@
 from __future__ import annotations
 
 import json
-import math
 import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.digest import dump_tables  # noqa: F401 - the corpus tests import it from here
 from workstation.cli import main
 from workstation.store import Project
 from workstation.methods.spatial.store import SpatialStore
-
-
-def dump_tables(folder: Path) -> dict[str, list[tuple[Any, ...]]]:
-    """Every row of every table of a project, sorted: equal dumps = identical projects."""
-    with Project.open(folder, read_only=True) as p:
-        names = [r[0] for r in p.con.execute(
-            "SELECT table_name FROM duckdb_tables() ORDER BY table_name").fetchall()]
-        return {n: [tuple("NaN" if isinstance(x, float) and math.isnan(x) else x for x in row)
-                    for row in p.con.execute(f"SELECT * FROM {n} ORDER BY ALL").fetchall()]
-                for n in names}
 
 
 @pytest.fixture(scope="module")

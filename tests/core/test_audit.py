@@ -223,3 +223,68 @@ def test_annotator_agreement_pairs():
     rows = agreement.annotator_agreement(sample, ann, rating, weighted_categories=4)
     assert len(rows) == 1 and rows[0]["n"] == 3
     assert rows[0]["kappa"] == pytest.approx(agreement.quadratic_weighted_kappa([1, 2, 4], [2, 3, 4], 4))
+
+
+# ---- agreement: what each number is computed over -------------------------------------------------
+
+
+def test_a_rating_above_the_scale_is_refused_in_either_list():
+    with pytest.raises(WorkstationError, match="whole numbers from 1 to 4"):
+        agreement.quadratic_weighted_kappa([1, 2, 3], [1, 2, 5], 4)
+    with pytest.raises(WorkstationError, match="whole numbers from 1 to 4"):
+        agreement.quadratic_weighted_kappa([1, 2, 3], [1, 2.5, 3], 4)
+    with pytest.raises(WorkstationError, match="at least 2"):
+        agreement.quadratic_weighted_kappa([1], [1], 1)
+    with pytest.raises(WorkstationError, match="differ in length"):
+        agreement.quadratic_weighted_kappa([1, 2], [1], 4)
+    # a rating below the scale (0) is a missing one, left out pairwise
+    assert agreement.quadratic_weighted_kappa([1, 4, 0], [1, 4, 3], 4) == pytest.approx(1.0)
+
+
+def test_self_agreement_pairs_each_annotators_own_labels_only():
+    # x labels "a" PASS; y re-checks "a" FAIL: two different people, no self-agreement pair
+    r = agreement.self_agreement(["a", "a"], ["x", "y"], [PASS, FAIL])
+    assert r.n_pairs == 0
+    # x labels a PASS, y labels a FAIL, then x re-checks PASS: x's pair is (PASS, PASS)
+    r = agreement.self_agreement(["a", "a", "a"], ["x", "y", "x"], [PASS, FAIL, PASS])
+    assert r.n_pairs == 1 and r.first.tolist() == [PASS] and r.latest.tolist() == [PASS] and r.percent == 1.0
+    assert r.annotator.tolist() == ["x"] and r.sample.tolist() == ["a"]
+    # the first and the latest of three labels pair up, the middle one is passed over
+    r = agreement.self_agreement(["b"] * 3, ["x"] * 3, [FAIL, PASS, PASS], order=[1, 2, 3])
+    assert (r.first.tolist(), r.latest.tolist()) == ([FAIL], [PASS]) and r.percent == 0.0
+    # by time, not position
+    r = agreement.self_agreement(["b", "b"], ["x", "x"], [FAIL, PASS], order=["2026-01-02", "2026-01-01"])
+    assert (r.first.tolist(), r.latest.tolist()) == ([PASS], [FAIL])
+    assert r.small and r.kappa == 0.0  # p_o 0, p_e 0
+
+
+def test_agreement_with_two_items_says_its_n_is_small_and_carries_bounds():
+    rows = agreement.annotator_agreement(["a", "b", "a", "b"], ["x", "x", "y", "y"], [1, 4, 4, 1],
+                                         weighted_categories=4)
+    (r,) = rows
+    assert r["n"] == 2 and r["kappa"] == pytest.approx(-1.0) and r["small"]
+    assert r["kappa_lo"] <= r["kappa"] <= r["kappa_hi"]
+    # with a prompt per sample, the bootstrap resamples prompts: two samples of one prompt are one unit
+    rows = agreement.annotator_agreement(["a", "b", "c"] * 2, ["x"] * 3 + ["y"] * 3, [1, 2, 3, 1, 2, 3],
+                                         unit_of=lambda s: "p" if s in ("a", "b") else "q")
+    assert rows[0]["units"] == 2 and rows[0]["kappa"] == pytest.approx(1.0)
+    assert agreement.annotator_agreement(["a"], ["x"], [1], n_boot=0) == []
+
+
+def test_latest_labels_rejects_misaligned_columns():
+    with pytest.raises(WorkstationError, match="differ in length"):
+        agreement.latest_labels(["a", "b"], ["x"])
+    with pytest.raises(WorkstationError, match="differ in length"):
+        agreement.first_labels(["a"], ["x", "y"])
+    with pytest.raises(WorkstationError, match="2 entries for 3"):
+        agreement.latest_labels(["a", "b", "c"], ["x"] * 3, [1, 2])
+    with pytest.raises(WorkstationError, match="differ in length"):
+        agreement.self_agreement(["a"], ["x"], [1, 2])
+    with pytest.raises(WorkstationError, match="differ in length"):
+        agreement.annotator_agreement(["a"], ["x", "y"], [1])
+    with pytest.raises(WorkstationError, match="differ in length"):
+        agreement.percent_agreement([1, 2], [1])
+    # numeric orders sort as numbers, text as ISO times; equal orders keep the later position
+    assert agreement.latest_labels(["a", "a"], ["x", "x"], [10, 9]).tolist() == [0]
+    assert agreement.latest_labels(["a", "a"], ["x", "x"], [5, 5]).tolist() == [1]
+    assert agreement.first_labels(["a", "a"], ["x", "x"], [5, 5]).tolist() == [0]

@@ -185,6 +185,13 @@ manifest_case("duplicate-sample-id", 2, lambda o: o.update(sample_id=SID1), "dup
 manifest_case("run-id-list", 29, lambda o: o.update(run_id=["x"]), "run_id", "must be text")
 
 
+@case("manifest-run-id-dotdot", "manifest.jsonl", 1, "run id", "--run-id")
+def _(c: Ctx) -> list[str]:
+    argv = c.import_argv()[:-2]  # the run id comes from the manifest
+    edit_json_line(c.run / "manifest.jsonl", 1, lambda o: o.update(run_id="../escape"))
+    return argv
+
+
 @case("manifest-non-utf8", "manifest.jsonl", 4, "not UTF-8")
 def _(c: Ctx) -> list[str]:
     argv = c.import_argv()
@@ -744,6 +751,14 @@ option_case("export-sbuc-unknown-version", lambda c: ["export-sbuc", "--project"
 def _(c: Ctx) -> list[str]:
     f = c.tmp / "suite.csv"
     f.write_bytes(b"prompt,relation,object_a,object_b\nA caf\xe9 left of a dog,left_of,cup,dog\n")
+    return ["generate", "--project", str(c.new_folder()), "--model", "procedural", "--suite", str(f)]
+
+
+@case("generate-suite-file-unterminated-quote", "suite.csv", 3, "malformed CSV")
+def _(c: Ctx) -> list[str]:
+    f = c.tmp / "suite.csv"
+    f.write_text("prompt,relation,object_a,object_b\nA cat left of a dog,left_of,cat,dog\n"
+                 '"A cup left of a bowl,left_of,cup,bowl\nA dog left of a cat,left_of,dog,cat\n', encoding="utf-8")
     return ["generate", "--project", str(c.new_folder()), "--model", "procedural", "--suite", str(f)]
 
 

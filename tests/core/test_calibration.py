@@ -34,8 +34,9 @@ def test_risk_coverage_hand_made_case_with_ties_and_human_undecidable():
     assert rc.n_evaluated.tolist() == [3, 3, 3, 1, 0]
     assert rc.accuracy.tolist() == pytest.approx([2 / 3, 2 / 3, 2 / 3, 1.0, 1.0])
     assert rc.risk.tolist() == pytest.approx([1 / 3, 1 / 3, 1 / 3, 0.0, 0.0])  # coverage 0 -> risk 0
-    # checker PASS covered: {0.9 P, 0.6 F} -> 1/2, then {0.9 P} -> 0, then none -> 1
-    assert rc.fpr_pass.tolist() == pytest.approx([0.5, 0.5, 0.5, 0.0, 1.0])
+    # checker PASS covered: {0.9 P, 0.6 F} -> 1/2, then {0.9 P} -> 0, then none -> undefined
+    assert rc.fpr_pass[:4].tolist() == pytest.approx([0.5, 0.5, 0.5, 0.0]) and np.isnan(rc.fpr_pass[4])
+    assert rc.n_pass_covered.tolist() == [2, 2, 2, 1, 0]
 
 
 def test_risk_coverage_on_a_given_grid_and_verdict_names():
@@ -46,15 +47,21 @@ def test_risk_coverage_on_a_given_grid_and_verdict_names():
     assert rc.risk.tolist() == pytest.approx([0.5, 0.0, 0.0])
 
 
-def test_covered_samples_all_human_undecidable_count_as_risk_one():
+def test_covered_samples_all_human_undecidable_have_an_undefined_risk_that_j_counts_as_one():
     rc = cal.risk_coverage([P, F], [0.9, 0.8], [U, U], taus=[0.5])
     assert rc.n_covered[0] == 2 and rc.n_evaluated[0] == 0
-    assert rc.accuracy[0] == 0.0 and rc.risk[0] == 1.0
+    assert np.isnan(rc.accuracy[0]) and np.isnan(rc.risk[0])  # shown as "—", not as risk 1.0
+    assert rc.rows()[0]["n_evaluated"] == 0
+    # the objective keeps the published convention: undefined risk and FPR_PASS count as 1
+    assert rc.fpr_pass[0] == 0.0  # the covered PASS is human UNDECIDABLE: labelled, not an error
+    assert rc.objective()[0] == pytest.approx(10 * 0.0 + 2 * 1.0 + 0.5 * 0.0)
+    assert cal.objective(np.nan, np.nan, 0.5)[()] == pytest.approx(10 + 2 + 0.25)
 
 
-def test_fpr_pass_is_one_when_no_pass_is_covered():
+def test_fpr_pass_is_undefined_when_no_pass_is_covered():
     rc = cal.risk_coverage([F, F, P], [0.9, 0.8, 0.2], [F, P, F], taus=[0.5, 0.1])
-    assert rc.fpr_pass.tolist() == [1.0, 1.0]  # at 0.1 the only PASS is human FAIL
+    assert np.isnan(rc.fpr_pass[0]) and rc.n_pass_covered[0] == 0
+    assert rc.fpr_pass[1] == 1.0  # at 0.1 the only PASS is human FAIL
     rc = cal.risk_coverage([F, P], [0.9, 0.8], [F, U], taus=[0.5])
     assert rc.fpr_pass[0] == 0.0  # a human-UNDECIDABLE PASS is in the denominator, not an error
 
@@ -140,12 +147,14 @@ def brute_force(ds: Dataset, human: np.ndarray, grids: dict[str, list[float]], e
             if not covered:
                 risk = 0.0
             else:
-                acc = sum(c == h for c, h in decided) / len(decided) if decided else 0.0
+                acc = sum(c == h for c, h in decided) / len(decided) if decided else float("nan")
                 risk = 1.0 - acc
             passes = [h for i, h in zip(covered, hv) if v.verdict[i] == P]
-            fpr = sum(h == F for h in passes) / len(passes) if passes else 1.0
+            fpr = sum(h == F for h in passes) / len(passes) if passes else float("nan")
             cov = len(covered) / sub.n
-            j = w.fpr_pass * fpr + w.risk * risk + w.coverage * (1.0 - cov)
+            # J: an undefined FPR_PASS or risk counts as 1 (METHODS.md's convention)
+            j = (w.fpr_pass * (1.0 if fpr != fpr else fpr) + w.risk * (1.0 if risk != risk else risk)
+                 + w.coverage * (1.0 - cov))
             out.append({**dict(zip(names, combo)), "tau": tau, "j": j, "fpr_pass": fpr, "risk": risk,
                         "coverage": cov, "n_covered": len(covered)})
     return out
@@ -186,7 +195,7 @@ def test_grid_search_matches_brute_force_on_random_data():
         for k in ("margin", "t_det", "tau", "n_covered"):
             assert g[k] == r[k]
         for k in ("j", "fpr_pass", "risk", "coverage"):
-            assert g[k] == pytest.approx(r[k], abs=1e-12)
+            assert g[k] == pytest.approx(r[k], abs=1e-12, nan_ok=True)
     best = min(range(len(ref)), key=lambda i: (round(ref[i]["j"], 12), -ref[i]["coverage"], i))
     assert res.best_index == best
 
@@ -255,7 +264,7 @@ def test_paper_grid_with_the_checker_matches_brute_force(sbuc_parsed):
     for g, r in zip(res.table(ranked=False), ref):
         assert (g["margin"], g["t_det"], g["tau"], g["n_covered"]) == (r["margin"], r["t_det"], r["tau"], r["n_covered"])
         for k in ("j", "fpr_pass", "risk", "coverage"):
-            assert g[k] == pytest.approx(r[k], abs=1e-12)
+            assert g[k] == pytest.approx(r[k], abs=1e-12, nan_ok=True)
     best = min(range(len(ref)), key=lambda i: (round(ref[i]["j"], 12), -ref[i]["coverage"], i))
     assert res.best_index == best
     # the selected config evaluates to the reported operating point
@@ -263,3 +272,40 @@ def test_paper_grid_with_the_checker_matches_brute_force(sbuc_parsed):
     vb = checker.evaluate(ds.subset(rows), bc)
     rc = cal.risk_coverage(vb.verdict, vb.conf, human[rows], taus=[bc.tau])
     assert rc.coverage[0] == pytest.approx(res.best["coverage"]) and rc.risk[0] == pytest.approx(res.best["risk"])
+
+
+# ---- the operating point and the risk band ------------------------------------------------------------
+def test_operating_point_and_risk_band_resample_prompts_and_say_what_is_undefined():
+    from workstation.evaluation.intervals import wilson_interval
+
+    rng = np.random.default_rng(5)
+    n_prompts, k = 40, 4
+    prompt = np.repeat(np.arange(n_prompts), k)
+    checker = rng.choice([P, F, U], n_prompts * k, p=[0.5, 0.3, 0.2])
+    conf = rng.random(n_prompts * k)
+    wrong_prompt = rng.random(n_prompts) < 0.25  # the checker errs on a quarter of the prompts, on all their seeds
+    human = np.where(wrong_prompt[prompt], np.where(checker == P, F, P), checker)
+    human[::17] = U
+    op = cal.operating_point(checker, conf, human, prompt, 0.3)
+    rc = cal.risk_coverage(checker, conf, human, taus=[0.3])
+    assert op["coverage"].value == pytest.approx(rc.coverage[0]) and op["risk"].value == pytest.approx(rc.risk[0])
+    assert op["fpr_pass"].value == pytest.approx(rc.fpr_pass[0]) and op["accuracy"].value == pytest.approx(rc.accuracy[0])
+    assert op["risk"].n == rc.n_evaluated[0] and op["risk"].units <= n_prompts
+    assert op["risk"].method == "cluster bootstrap" and op["risk"].lo < op["risk"].value < op["risk"].hi
+    lo, hi = cal.risk_band(checker, conf, human, prompt, [0.0, 0.3, 0.6])
+    assert (lo[1], hi[1]) == pytest.approx((op["risk"].lo, op["risk"].hi))  # one interval, two callers
+    naive = cal.risk_band(checker, conf, human, None, [0.3])
+    assert hi[1] - lo[1] > naive[1][0] - naive[0][0]  # prompts, not samples, are the units
+    # nothing covered: risk 0 by convention, accuracy 1, no interval; undefined: NaN, n 0
+    none = cal.operating_point(checker, conf, human, prompt, 1.1)
+    assert (none["risk"].value, none["accuracy"].value, none["coverage"].value) == (0.0, 1.0, 0.0)
+    assert not none["risk"].has_interval
+    und = cal.operating_point([P, F], [0.9, 0.8], [U, U], ["a", "b"], 0.5)
+    assert np.isnan(und["risk"].value) and und["risk"].n == 0 and not und["risk"].has_interval
+    b_lo, b_hi = cal.risk_band([P, F], [0.9, 0.8], [U, U], ["a", "b"], [0.5, 0.95])
+    assert np.isnan(b_lo[0]) and (b_lo[1], b_hi[1]) == (0.0, 0.0)  # 0.95 covers nothing: the convention
+    # no error among the covered: every resample says 0, and the band is Wilson's over the prompts
+    good = cal.risk_band([P] * 8, [0.9] * 8, [P] * 8, np.repeat([1, 2, 3, 4], 2), [0.5])
+    assert (good[0][0], good[1][0]) == pytest.approx(wilson_interval(0, 4))
+    with pytest.raises(WorkstationError, match="prompt ids"):
+        cal.operating_point([P], [0.5], [P], ["a", "b"], 0.1)

@@ -81,6 +81,8 @@ def assert_same(v, ref) -> None:
         np.testing.assert_array_equal(getattr(v, k), getattr(ref, k), err_msg=k)
     np.testing.assert_allclose(v.conf, ref.conf, rtol=1e-12, atol=1e-300, err_msg="conf")
     assert list(v.reason_texts()) == list(ref.reason_texts())
+    # every sample's text written reason by reason is the one its own reason_text gives
+    assert list(v.reason_texts()) == [ref.reason_text(i) for i in range(len(ref))]
 
 
 LEFT = (10.0, 40.0, 30.0, 60.0)  # centre x 20
@@ -518,6 +520,68 @@ def test_caches_share_what_a_change_cannot_touch_and_results_are_read_only():
     ds.samples.has_secondary = ~ds.samples.has_secondary
     assert_same(evaluate(ds, base), evaluate_reference(ds, base))
     assert_identical(evaluate(ds, base), evaluate(fresh_copy(ds), base))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_an_area_filter_drag_reuses_the_stage_before_it_and_gives_a_fresh_evaluations_bits(seed, monkeypatch):
+    """Moving min_area_fraction alone while the previous result is alive: the new area stage takes
+    the walks and geometry of the stage before it where a sample's selections are the same under
+    both, and the selection and decision passes run again only for the samples whose inputs the
+    two stages give differently; every array is the bits of a fresh evaluation, every verdict the
+    reference's, up and down, in small steps and in jumps, on images of several sizes."""
+    from workstation.methods.spatial import checker
+
+    monkeypatch.setattr(checker, "CHUNK", 64)
+    monkeypatch.setattr(checker, "MAX_CHUNK", 64)
+    monkeypatch.setattr(checker, "THREADS", 2)
+    geometry_of: list[int] = []
+    patched_at: list[int] = []
+    real_geometry, real_patched = checker._geometry, checker._patched
+
+    def geometry(ds, rows, idx, gathered=None):
+        geometry_of.append(rows.shape[1])
+        return real_geometry(ds, rows, idx, gathered)
+
+    def patched(base, at, *a, **k):
+        patched_at.append(len(at))
+        return real_patched(base, at, *a, **k)
+
+    monkeypatch.setattr(checker, "_geometry", geometry)
+    monkeypatch.setattr(checker, "_patched", patched)
+    monkeypatch.setattr(checker, "PATCH_MAX_FRACTION", 0.25)  # (a small dataset: a few samples are a large share)
+    rng = np.random.default_rng(900 + seed)
+    ds = make_ds(random_samples(rng, 600))
+    cfg = random_config(rng).replace(min_area_fraction=0.01)
+    held = [evaluate(ds, cfg)]
+    built = len(prepare(ds).stages.area[0.01].idx)
+    assert built > 20  # selections the area filter moves past their first row
+    for maf in (0.0101, 0.0102, 0.011, 0.0105, 0.02, 0.005, 0.0, 0.05, 0.0499, 0.01):
+        geometry_of.clear()
+        patched_at.clear()
+        v = evaluate(ds, cfg.replace(min_area_fraction=maf))
+        computed, decided = sum(geometry_of), list(patched_at)
+        assert_identical(v, evaluate(fresh_copy(ds), cfg.replace(min_area_fraction=maf)))
+        assert_same(v, evaluate_reference(ds, cfg.replace(min_area_fraction=maf)))
+        if maf in (0.0101, 0.0102):  # a small step: few selections change
+            assert computed < len(prepare(ds).stages.area[maf].idx)
+            assert len(decided) == 2 and max(decided) <= ds.n // 4  # selected, then decided
+        held = [held[-1], v]
+
+
+def test_an_area_filter_change_that_reaches_many_samples_runs_the_whole_passes(monkeypatch):
+    from workstation.methods.spatial import checker
+
+    patched_at: list[int] = []
+    real_patched = checker._patched
+    monkeypatch.setattr(checker, "_patched", lambda base, at, *a, **k: patched_at.append(len(at)) or
+                        real_patched(base, at, *a, **k))
+    rng = np.random.default_rng(77)
+    ds = make_ds(random_samples(rng, 400))
+    cfg = random_config(rng).replace(min_area_fraction=0.0)
+    held = evaluate(ds, cfg)  # noqa: F841 - the live result the change starts from
+    v = evaluate(ds, cfg.replace(min_area_fraction=0.2))  # most small boxes filtered out at once
+    assert patched_at == []
+    assert_identical(v, evaluate(fresh_copy(ds), cfg.replace(min_area_fraction=0.2)))
 
 
 REACH_KEPT = ["margin", "consistency_threshold", "neutral_agreement", "use_secondary", "stability_enabled",

@@ -294,6 +294,12 @@ def test_audit_metrics_from_filled_sheets(project: Path, tmp_path: Path, capsys:
     b_lab = [bob_flips.get(i, a_lab[i]) for i in range(100)]
     assert pair[0]["percent_agreement"] == pytest.approx(sum(x == y for x, y in zip(a_lab, b_lab)) / 100)
     assert pair[0]["kappa"] == pytest.approx(_kappa(a_lab, b_lab))
+    assert pair[0]["kappa_lo"] < pair[0]["kappa"] < pair[0]["kappa_hi"] and not pair[0]["small"]
+    assert pair[0]["units"] <= 100  # the samples' prompts are resampled
+    # the operating point with its intervals, the same risk as the τ grid's first row
+    op = res["operating_point"]
+    assert op["risk"]["value"] == pytest.approx(grid[0]["risk"]) and op["risk"]["lo"] < op["risk"]["value"]
+    assert op["coverage"]["n"] == 200 and op["risk"]["method"] == "cluster bootstrap"
     assert "alice vs bob" in capsys.readouterr().out
 
 

@@ -556,3 +556,20 @@ def test_tiny_diffusers_unknown_scheduler_in_a_stored_job_fails_clearly(tiny_sd:
         assert p.sample_count() == 0
     finally:
         p.close()
+
+
+@pytest.mark.parametrize("job_id", ["../../victim", "..", ".", "/etc", "a/b", "a\\b", "x\n", "", "j" * 201, "-x", ".hidden"])
+def test_a_job_id_names_one_folder_under_jobs_or_is_refused(tmp_path: Path, job_id: str) -> None:
+    """Where a job id comes in (a job row) and wherever a path is built from one (JobPaths)."""
+    from workstation.jobs.spec import JobPaths, JobSpec
+    from workstation.store import Project
+
+    with pytest.raises(WorkstationError, match="job id"):
+        JobPaths(tmp_path, job_id)
+    with pytest.raises(WorkstationError, match="job id"):
+        JobSpec.from_dict({"job_id": job_id, "kind": "generate"})
+    with Project.create(tmp_path / "p") as p:
+        with pytest.raises(WorkstationError, match="job id"):
+            p.record_job(job_id, "generate", {})
+        assert p.jobs() == []
+    assert JobPaths(tmp_path, "generate-run_1.v2-shard1of2").dir == tmp_path / "jobs" / "generate-run_1.v2-shard1of2"

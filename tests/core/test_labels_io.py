@@ -239,3 +239,88 @@ def test_read_labels_raises_input_error_with_line(tmp_path: Path) -> None:
     with pytest.raises(InputError) as e:
         read_labels(f)
     assert e.value.line == 3 and e.value.path.endswith("x.csv")
+
+
+# ---------------------------------------------------------------------------------------------
+# every method's judgements: the labels that stand, or the event log
+# ---------------------------------------------------------------------------------------------
+
+
+def _judge_every_method(folder: Path) -> None:
+    """One project with judgements of all four methods, some changed, some undone."""
+    with Project.open(folder) as p:
+        p.add_label_event("spatial.verdict", "sample", S0, "alice", "PASS")
+        p.add_label_event("spatial.verdict", "sample", S1, "alice", "FAIL")
+        p.add_label_event("spatial.verdict", "sample", S1, "alice", None)  # undone
+        p.add_label_event("metalogic.pair", "pair", "ml0001|run|0", "alice", "MISALIGNED", notes="=cat missing")
+        p.add_label_event("metalogic.pair", "pair", "ml0001|run|0", "bob", "ALIGNED")
+        p.add_label_event("protobias.fidelity", "image", S2, "alice", "2")
+        p.add_label_event("protobias.fidelity", "image", S2, "alice", "4")  # changed: 4 stands
+        p.add_label_event("protobias.fidelity", "image", S0, "bob", "3")
+        p.add_label_event("protobias.fidelity", "image", S0, "bob", None)  # undone: no row
+        p.add_label_event("dyeval.image", "image", S1, "carol", "FAIL", source="ui")
+
+
+def test_export_writes_every_methods_standing_judgements_as_csv_and_jsonl(project: Path, tmp_path: Path,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    _judge_every_method(project)
+    out = tmp_path / "all.csv"
+    assert main(["labels", "export", "--project", str(project), "--out", str(out), "--task", "all"]) == 0
+    assert "wrote 5 labels" in capsys.readouterr().out
+    with out.open(encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert list(rows[0]) == ["task", "target_kind", "target_id", "annotator", "value", "rating", "notes", "created_at",
+                             "source", "audit_set_id"]
+    got = [(r["task"], r["target_id"], r["annotator"], r["value"]) for r in rows]
+    assert got == [("spatial.verdict", S0, "alice", "PASS"), ("metalogic.pair", "ml0001|run|0", "alice", "MISALIGNED"),
+                   ("metalogic.pair", "ml0001|run|0", "bob", "ALIGNED"), ("protobias.fidelity", S2, "alice", "4"),
+                   ("dyeval.image", S1, "carol", "FAIL")]
+    assert rows[1]["notes"] == "'=cat missing"  # a spreadsheet shows it as text
+    assert all(r["value"] for r in rows) and rows[0]["created_at"].endswith("Z")
+    # JSONL: the same labels, one object a line
+    j = tmp_path / "all.jsonl"
+    assert main(["labels", "export", "--project", str(project), "--out", str(j), "--task", "all"]) == 0
+    recs = [json.loads(line) for line in j.read_text(encoding="utf-8").splitlines()]
+    assert [(r["task"], r["target_id"], r["annotator"], r["value"]) for r in recs] == got
+    assert recs[1]["notes"] == "=cat missing" and recs[3]["rating"] is None
+
+
+def test_export_takes_any_methods_task_and_the_event_log_is_its_own_option(project: Path, tmp_path: Path,
+                                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    _judge_every_method(project)
+    pb = tmp_path / "pb.csv"
+    assert main(["labels", "export", "--project", str(project), "--out", str(pb), "--task", "protobias"]) == 0
+    with pb.open(encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    # the standing rating per (image, annotator): alice's 4 (not her earlier 2), bob's undone one left out
+    assert [(r["target_id"], r["annotator"], r["value"]) for r in rows] == [(S2, "alice", "4")]
+    log = tmp_path / "pb_log.jsonl"
+    assert main(["labels", "export", "--project", str(project), "--out", str(log), "--task", "protobias.fidelity",
+                 "--all-events"]) == 0
+    recs = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    assert [(r["target_id"], r["annotator"], r["value"]) for r in recs] == [(S2, "alice", "2"), (S2, "alice", "4"),
+                                                                             (S0, "bob", "3"), (S0, "bob", None)]
+    assert all(isinstance(r["event_id"], int) for r in recs)
+    # the spatial task keeps its own layouts; an undone spatial label does not stand either
+    sp = tmp_path / "spatial.csv"
+    assert main(["labels", "export", "--project", str(project), "--out", str(sp)]) == 0
+    assert "also holds" in capsys.readouterr().out  # the other methods' labels are pointed at
+    assert [(t.sample_id, t.verdict) for t in [read_labels(sp)]][0] == ([S0], ["PASS"])
+    ml = tmp_path / "ml.csv"
+    assert main(["labels", "export", "--project", str(project), "--out", str(ml), "--task", "metalogic.pair",
+                 "--annotator", "bob"]) == 0
+    with ml.open(encoding="utf-8", newline="") as fh:
+        assert [(r["annotator"], r["value"]) for r in csv.DictReader(fh)] == [("bob", "ALIGNED")]
+
+
+def test_export_refuses_an_unknown_task_and_a_layout_it_cannot_write(project: Path, tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["labels", "export", "--project", str(project), "--out", str(tmp_path / "x.csv"),
+                 "--task", "nosuch"]) != 0
+    assert "unknown label task 'nosuch'" in capsys.readouterr().err
+    assert main(["labels", "export", "--project", str(project), "--out", str(tmp_path / "x.json"),
+                 "--task", "all"]) != 0
+    assert ".csv or .jsonl" in capsys.readouterr().err
+    assert main(["labels", "export", "--project", str(project), "--out", str(tmp_path / "x.csv"),
+                 "--task", "dyeval", "--format", "sbuc"]) != 0
+    assert not (tmp_path / "x.json").exists() and not (tmp_path / "x.csv").exists()

@@ -13,9 +13,12 @@ import subprocess
 import sys
 import textwrap
 import time
+import weakref
 from pathlib import Path
 
 import pytest
+
+from tests.proc import Lines
 
 from workstation.cli import main
 
@@ -57,18 +60,18 @@ def start_parent(script: str, tmp_path: Path, env: dict[str, str] | None = None)
 
 
 def wait_for_line(proc: subprocess.Popen[str], prefix: str, timeout: float = 120.0) -> str:
-    assert proc.stdout is not None
-    deadline = time.monotonic() + timeout
-    seen = []
-    while time.monotonic() < deadline:
-        line = proc.stdout.readline()
-        if not line:
-            break
-        seen.append(line)
-        if line.startswith(prefix):
-            return line
-    proc.kill()
-    raise AssertionError(f"no {prefix!r} line from the parent; it printed:\n{''.join(seen)[-3000:]}")
+    out = _LINES.get(proc)
+    if out is None:
+        out = _LINES[proc] = Lines(proc)
+    out.extend(timeout)  # each read bounded by the deadline
+    try:
+        return out.wait_for(lambda line: line.startswith(prefix)) + "\n"
+    except AssertionError:
+        proc.kill()
+        raise
+
+
+_LINES: "weakref.WeakKeyDictionary[subprocess.Popen[str], Lines]" = weakref.WeakKeyDictionary()
 
 
 def wait_gone(pids: set[int], timeout: float = 10.0) -> set[int]:

@@ -19,6 +19,7 @@ from workstation.methods.spatial.metrics import (
     prompt_verdicts,
     summarize,
 )
+from workstation.evaluation.intervals import wilson_interval
 from workstation.methods.spatial.types import FAIL, PASS, REASON_CODE, UNDECIDABLE
 from workstation.methods.spatial.data import spatial_columns, spatial_prompts
 
@@ -131,7 +132,14 @@ def test_grouped_by_run_with_relation_and_abstention_tables():
     a, b = s.main_results
     assert a["pass_rate"] == 0.25 and a["coverage"] == 0.5 and a["pass_rate_cond"] == 0.5
     assert b["coverage"] == 0.0 and math.isnan(b["pass_rate_cond"]) and b["mean_conf"] == 0.0
-    assert s.by_relation[0] == {"run": "a", "above_pass_rate": 0.0, "left_of_pass_rate": 0.5}
+    assert {k: x for k, x in s.by_relation[0].items() if not k.endswith(("_lo", "_hi"))} == \
+        {"run": "a", "above_pass_rate": 0.0, "left_of_pass_rate": 0.5}
+    # one prompt behind each relation: every resample agrees, so the bounds are Wilson's over that
+    # one prompt, not a zero-width interval
+    assert (s.by_relation[0]["above_pass_rate_lo"], s.by_relation[0]["above_pass_rate_hi"]) == \
+        pytest.approx(wilson_interval(0, 1))
+    assert (s.by_relation[0]["left_of_pass_rate_lo"], s.by_relation[0]["left_of_pass_rate_hi"]) == \
+        pytest.approx(wilson_interval(0.5, 1))
     assert s.by_relation[1]["left_of_pass_rate"] == 0.0 and math.isnan(s.by_relation[1]["above_pass_rate"])
     ab = {(r["run"], r["reason"]): r for r in s.abstention}
     assert ab[("a", "near_boundary")]["count"] == 1 and ab[("a", "near_boundary")]["percent"] == 25.0

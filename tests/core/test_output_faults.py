@@ -147,3 +147,60 @@ def _flat_config(tmp_path: Path) -> Path:
     f = tmp_path / "narrow.yaml"
     f.write_text("name: narrow\nmargin: 0.03\n")
     return f
+
+
+class _FullAt:
+    """A stand-in for a file writer whose ``n``-th call finds the disk full."""
+
+    def __init__(self, real: Callable[..., None], n: int) -> None:
+        self.real, self.n, self.calls = real, n, 0
+
+    def __call__(self, *a: object, **k: object) -> None:
+        self.calls += 1
+        if self.calls == self.n:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        self.real(*a, **k)
+
+
+def test_a_full_disk_during_a_generation_batch_leaves_no_partial_images(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker writes a batch's images, then its chunk; when the disk fills in the middle of the
+    second batch, the images of that batch (named by no chunk) are removed: what is on disk is what
+    the chunks name, and a resumed job makes the rest."""
+    from workstation.jobs import work
+    from workstation.jobs.chunks import chunk_files, read_chunk
+    from workstation.jobs.spec import JobPaths, create_generate_job
+    from workstation.methods.spatial.suite import spatial_suite
+    from workstation.store import Project
+
+    with Project.create(tmp_path / "p") as p:
+        spec = create_generate_job(p, spatial_suite(2), seeds=[0], params={"width": 64, "height": 64}, batch_size=4)
+        paths = JobPaths(p.folder, spec.job_id)
+    monkeypatch.setattr(work, "write_bytes_atomic", _FullAt(work.write_bytes_atomic, 7))  # 3rd image of batch 2
+    with pytest.raises(OSError):
+        for _ in work.iter_generate(paths, spec, lambda line: None, 0.0):
+            pass
+    named = {rel for c in chunk_files(paths) for rel in read_chunk(c)[0]["image_path"]}
+    on_disk = {f.relative_to(tmp_path / "p").as_posix() for f in (tmp_path / "p" / "images").rglob("*") if f.is_file()}
+    assert len(named) == 4 and on_disk == named, sorted(on_disk - named)
+
+
+def test_a_full_disk_during_an_inline_render_leaves_no_images(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.digest import project_digest
+    from workstation.jobs import chunks
+    from workstation.methods.dyeval.config import DyEvalConfig
+    from workstation.methods.dyeval.runner import DyEvalRunner
+    from workstation.store import Project
+
+    with Project.create(tmp_path / "p") as p:
+        r = DyEvalRunner.create(p, DyEvalConfig(n_i=2, n_x=2), topics=["Material objects"])
+        r.run_automatic(("write",), confirm=True)
+        assert r.tree.generation_requests()
+    before = project_digest(tmp_path / "p")
+    monkeypatch.setattr(chunks, "write_bytes_atomic", _FullAt(chunks.write_bytes_atomic, 3))
+    with Project.open(tmp_path / "p") as p:
+        r = DyEvalRunner(p)
+        with pytest.raises(OSError):
+            r.render_inline(size=64)
+    assert project_digest(tmp_path / "p") == before

@@ -72,7 +72,7 @@ def test_a_later_open_maps_the_kept_preparation_and_gives_the_same_verdicts(
         assert getattr(prep, name).dtype == ref.dtype and np.array_equal(getattr(prep, name), ref), name
 
 
-_ALL_ARRAYS = ("order", "order_base", "sample_start", "seg_count", "row0", "score0", "area0", "vscore", "varea", "s2")
+_ALL_ARRAYS = ("order", "order_base", "sample_start", "seg_count", "row0", "vrow0", "score0", "area0", "vscore", "varea", "s2")
 
 
 def test_the_open_that_keeps_its_preparation_goes_on_with_the_kept_files(
@@ -134,8 +134,8 @@ def test_what_only_the_area_filter_reads_goes_back_to_the_page_cache_once_its_st
     assert not _prepared_here(ds)
     prep = prepare(ds)
     (kept,) = _kept(cache_dir)
-    area_only = [k for k in ("order", "order_base", "sample_start", "seg_count", "area0", "varea")
-                 if getattr(prep, k).size]  # (the run has no perturbed variants: no varea)
+    area_only = [k for k in ("order", "order_base", "sample_start", "seg_count", "area0", "varea", "vrow0")
+                 if getattr(prep, k).size]  # (the run has no perturbed variants: no varea, vrow0)
     assert {"order", "seg_count", "area0"} <= set(area_only)
     for name in area_only:
         float(np.asarray(getattr(prep, name)).sum())  # read: resident

@@ -152,6 +152,166 @@ def test_yaml_text_loads_or_one_input_error(text: str) -> None:
         assert "\n" not in str(e) and str(e).startswith("c.yaml")
 
 
+# ---------------------------------------------------------------------------------------------
+# the method surfaces: MetaLogic forms and pair files, ProtoBias indexes, DyEval judgement files,
+# prompt files, strict JSON — any input ends in a result or an input error, never another exception
+# ---------------------------------------------------------------------------------------------
+
+FORM_TOKENS = ["~", "&", "|", "(", ")", "[cat]", "[dog]", "[cat<dog]", "[dog<cat]", "[cat:red]", "[", "]", "<", ":",
+               " ", "cat", "[]", "[a<b<c]", "[x:]"]
+forms = st.one_of(
+    st.lists(st.sampled_from(FORM_TOKENS), max_size=40).map("".join),
+    st.text(max_size=60),
+    st.builds(lambda n, k, a: k * n + a + (")" * n if k == "(" else ""), st.integers(0, 5000),
+              st.sampled_from(["~", "(", "~(", "(~"]), st.sampled_from(["[cat]", "[cat] & [dog]", ""])),
+)
+
+
+@FAST
+@given(text=forms)
+def test_the_form_parser_parses_or_refuses_any_text(text: str) -> None:
+    from workstation.methods.metalogic.forms import FormError, parse, to_text
+
+    try:
+        e = parse(text)
+    except FormError as err:
+        assert len(str(err)) < 300
+        return
+    assert parse(to_text(e)) == e  # what it accepts, it writes back the same
+
+
+JSON_PIECES = ["[", "]", "{", "}", '"', ",", ":", "NaN", "Infinity", "-Infinity", "-", "1e400", "1e-400", "9" * 60,
+               "0.5", "true", "null", "\\", " ", "\n", "a", '"k"', "1", "[" * 100, "]" * 100, "\u00e9", "\x00",
+               "[" * 3000, "9" * 5000, '{"a":' * 200]
+json_texts = st.one_of(st.lists(st.sampled_from(JSON_PIECES), max_size=30).map("".join),
+                       json_values.map(lambda v: json.dumps(v, allow_nan=True)), st.text(max_size=80))
+
+
+@FAST
+@given(text=json_texts)
+def test_strict_json_gives_a_value_or_one_input_error(text: str) -> None:
+    from workstation.util.jsonsafe import JSONInputError, loads_strict
+
+    try:
+        v = loads_strict(text)
+    except JSONInputError as e:
+        assert len(str(e)) < 200 and (e.line is None or e.line >= 1)
+        return
+    assert json.loads(json.dumps(v, allow_nan=False)) == v  # only finite, plain JSON comes back
+
+
+pair_records = st.fixed_dictionaries(
+    {"pair_id": st.one_of(st.text(max_size=8), json_values), "law": st.sampled_from(["DeMorgan", "Commutative", "x"]),
+     "modifier": st.sampled_from(["AND", "OR", 3]), "dimension": st.sampled_from(["none", "x", "y", "attributes"]),
+     "prompt_a": st.text(max_size=10), "prompt_b": st.text(max_size=10),
+     "entities": st.one_of(st.lists(st.sampled_from(["cat", "dog", "cup", "", "a|b"]), max_size=4), json_values)},
+    optional={"form_a": forms, "form_b": forms, "expected_counts": json_values, "expected_order": json_values,
+              "attributes": json_values, "seed": json_values})
+
+
+@FAST
+@given(lines=st.lists(st.one_of(pair_records.map(lambda r: json.dumps(r, allow_nan=True)), json_texts), max_size=4))
+def test_metalogic_pair_jsonl_reads_or_one_input_error(tmp_path_factory: pytest.TempPathFactory,
+                                                       lines: list[str]) -> None:
+    from workstation.methods.metalogic.io import load_pairs
+
+    f = tmp_path_factory.mktemp("ml") / "pairs.jsonl"
+    f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    try:
+        suite = load_pairs(f)
+    except InputError as e:
+        assert str(e).startswith(str(f)) and "\n" not in str(e) and len(e.detail) < 300
+        return
+    assert all(0 <= p.seed < 2**63 and all(0 <= c <= 100 for c in p.expected_count) for p in suite.pairs)
+
+
+CSV_PIECES = ['"', ",", "\n", "\r\n", "p1", "DeMorgan", "AND", "none", "cat;dog", "a cat", '""', " ", "x", "\x00", "é"]
+
+
+@FAST
+@given(body=st.one_of(st.lists(st.sampled_from(CSV_PIECES), max_size=40).map("".join), st.text(max_size=200)))
+def test_metalogic_pair_csv_reads_or_one_input_error(tmp_path_factory: pytest.TempPathFactory, body: str) -> None:
+    from workstation.methods.metalogic.io import load_pairs
+
+    f = tmp_path_factory.mktemp("mc") / "pairs.csv"
+    f.write_text("pair_id,law,modifier,dimension,prompt_a,prompt_b,entities\n" + body, encoding="utf-8")
+    try:
+        load_pairs(f)
+    except InputError as e:
+        assert str(e).startswith(str(f)) and "\n" not in str(e) and len(e.detail) < 300
+
+
+@pytest.fixture(scope="module")
+def triplet_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder with two small images that an index may name."""
+    from PIL import Image
+
+    d = tmp_path_factory.mktemp("pbf")
+    (d / "img").mkdir()
+    for name, colour in (("a.png", (200, 0, 0)), ("b.png", (0, 0, 200))):
+        Image.fromarray(np.full((16, 16, 3), colour, np.uint8)).save(d / "img" / name)
+    return d
+
+
+triplet_rows = st.fixed_dictionaries(
+    {"triplet_id": st.one_of(st.sampled_from(["t1", "t2", "../x"]), json_values), "text": st.text(max_size=10),
+     "domain": st.sampled_from(["animals", "objects", "nope"]), "knob": st.sampled_from(["count", "color", 1]),
+     "image_corr": st.sampled_from(["img/a.png", "img/b.png", "../a.png", "/etc/passwd", ""]),
+     "image_adv": st.sampled_from(["img/a.png", "img/b.png", "img"])},
+    optional={"seed": json_values, "extra": json_values})
+
+
+@FAST
+@given(lines=st.lists(st.one_of(triplet_rows.map(lambda r: json.dumps(r, allow_nan=True)), json_texts), max_size=3),
+       fmt=st.sampled_from(["jsonl", "csv"]), csv_body=st.text(max_size=120))
+def test_protobias_indexes_read_or_one_input_error(tmp_path_factory: pytest.TempPathFactory, triplet_folder: Path,
+                                                   lines: list[str], fmt: str, csv_body: str) -> None:
+    from workstation.methods.protobias.importer import plan_import
+    from workstation.methods.protobias.io import read_triplet_index
+
+    index = tmp_path_factory.mktemp("pbi") / f"index.{fmt}"
+    if fmt == "jsonl":
+        index.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    else:
+        index.write_text("triplet_id,text,domain,knob,image_corr,image_adv,seed\n" + csv_body, encoding="utf-8")
+    try:
+        imp = read_triplet_index(triplet_folder, index)
+        _rid, seeds = plan_import(imp)
+    except InputError as e:
+        assert str(e).startswith(str(index)) and "\n" not in str(e) and len(e.detail) < 300
+        return
+    assert all(0 <= s < 2**63 for s in seeds)
+
+
+@FAST
+@given(body=st.one_of(st.lists(st.sampled_from(CSV_PIECES + ["PASS", "FAIL", "i1"]), max_size=40).map("".join),
+                      st.text(max_size=200)))
+def test_dyeval_judgement_csv_reads_or_one_input_error(tmp_path_factory: pytest.TempPathFactory, body: str) -> None:
+    from workstation.commands.dyeval import read_label_csv
+
+    f = tmp_path_factory.mktemp("dj") / "judged.csv"
+    f.write_text("image_id,value,notes\n" + body, encoding="utf-8")
+    try:
+        rows = read_label_csv(f, "ann")
+    except InputError as e:
+        assert str(e).startswith(str(f)) and "\n" not in str(e) and len(e.detail) < 300
+        return
+    assert all(v in ("PASS", "FAIL") and iid and line >= 2 for iid, v, _a, _n, line in rows)
+
+
+@FAST
+@given(lines=st.lists(json_texts, max_size=4))
+def test_prompt_files_read_or_one_input_error(tmp_path_factory: pytest.TempPathFactory, lines: list[str]) -> None:
+    from workstation.io.prompts import read_prompts_jsonl
+
+    f = tmp_path_factory.mktemp("pf") / "prompts.jsonl"
+    f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    try:
+        read_prompts_jsonl(f, methods=("spatial", "metalogic"))
+    except InputError as e:
+        assert str(e).startswith(str(f)) and "\n" not in str(e) and len(e.detail) < 300
+
+
 @FAST
 @given(raw=st.dictionaries(st.sampled_from(["t_det", "margin", "tau", "use_secondary", "w_detection",
                                              "perturbations", "name", "geom_slope", "extra", "nosuch"]),

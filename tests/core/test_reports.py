@@ -78,7 +78,12 @@ def test_report_files_plots_html_and_meta(evaluated, tmp_path):
     for key in ("pass_rate_by_relation", "confidence_distribution", "counterfactual_consistency", "risk_coverage"):
         assert f"assets/{key}.png" in html
     meta = json.loads(paths["meta"].read_text(encoding="utf-8"))
-    assert meta["config_hash"] == "abc123def4567890" and meta["provenance"] == prov
+    assert meta["config_hash"] == "abc123def4567890"
+    assert {k: x for k, x in meta["provenance"].items() if k != "intervals"} == prov
+    # the intervals' method, resample count, seed and unit are part of the provenance
+    iv = meta["provenance"]["intervals"]
+    assert (iv["bootstrap_resamples"], iv["bootstrap_seed"], iv["level"]) == (2000, 0, 0.95)
+    assert iv["bootstrap_unit"].startswith("prompt")
     assert meta["tables"]["main_results"]["rows"][0]["pass_rate"] == 0.40375
     # audit tables agree with the confusion over the labelled rows
     lab = np.flatnonzero(human >= 0)

@@ -125,8 +125,10 @@ def test_clipscore_job_killed_and_resumed_equals_a_direct_computation(tiny_clip:
 def test_scores_of_one_method_only(tmp_path: Path) -> None:
     p = project_with_images(tmp_path / "p", pairs=2, seeds=(0,))
     try:
-        run = JobRun(p, create_score_job(p, scorer="fake", method="metalogic").job_id).start()
-        assert run.status == FAILED and "no samples with images to score of method metalogic" in run.message
+        with pytest.raises(WorkstationError, match="no samples with images to score of method metalogic"):
+            create_score_job(p, scorer="fake", method="metalogic")  # refused before a job exists
+        assert [j["kind"] for j in p.jobs()] == ["generate"]
+        assert not [d for d in (p.folder / "jobs").iterdir() if d.name.startswith("score-")]
         run = JobRun(p, create_score_job(p, scorer="fake", method="spatial").job_id).start()
         run.wait(timeout=60)
         assert run.status == DONE and len(score_rows(p)) == 8

@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests.proc import Lines
+
 from workstation.store import DB_NAME, SCHEMA_VERSION, Project, ProjectError
 from workstation.methods.spatial.store import SpatialStore
 
@@ -386,21 +388,19 @@ def test_acknowledged_labels_survive_sigkill(tmp_path: Path, sbuc_parsed: Any) -
     proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(folder), "killme"], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     acked: list[tuple[int, str, int]] = []
+    out = Lines(proc, timeout=60)  # each read bounded by the deadline
     try:
-        assert proc.stdout is not None
-        deadline = time.monotonic() + 60
-        while len(acked) < 25 and time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            if not line:
-                break
+        for line in out:
             if line.startswith("ACK "):
                 _, eid, sid, i = line.split()
                 acked.append((int(eid), sid, int(i)))
+                if len(acked) >= 25:
+                    break
         os.kill(proc.pid, signal.SIGKILL)
     finally:
-        proc.wait(timeout=30)
+        out.close()
     assert proc.returncode == -signal.SIGKILL
-    assert len(acked) >= 25, proc.stderr.read() if proc.stderr else ""
+    assert len(acked) >= 25, proc.communicate(timeout=30)[1]
     with Project.open(folder) as p:  # reopening replays the write-ahead log
         events = {e.event_id: e for e in SpatialStore(p).label_events()}
     for eid, sid, i in acked:

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from tests.core.conftest import assert_one_clear_error
+from tests.proc import Lines
 from workstation.cli import main
 from workstation.store import Project
 from workstation.types import InputError, WorkstationError
@@ -262,13 +263,10 @@ def test_a_killed_import_into_a_new_folder_leaves_no_project(tmp_path: Path, sbu
         f"sys.exit(main(['import-sbuc', {str(sbuc_run_dir)!r}, '--prompts', {str(sbuc_prompts)!r}, "
         f"'--project', {str(target)!r}]))\n")], stdout=subprocess.PIPE, text=True, cwd=root,
         env={**__import__("os").environ, "PYTHONPATH": str(root)})
-    try:
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "WRITING"
+    with Lines(proc, timeout=120) as out:  # each read bounded by the deadline
+        out.wait_for(lambda line: line.strip() == "WRITING")
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
     assert not target.exists(), "a killed import left a project behind"
     hidden = list(tmp_path.glob(".new.importing-*"))
     assert hidden, "the half-built project is in its hidden build folder"

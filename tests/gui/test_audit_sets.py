@@ -167,8 +167,10 @@ def test_rechecks_come_back_later_blind_and_give_self_agreement(qtbot, open_wind
     rep = self_agreement_report(st, st.audit_set_id)
     assert rep.n_pairs == 4 and rep.percent == pytest.approx(0.5)
     assert rep.by_annotator["alice"].n_pairs == 4
+    assert rep.small and rep.kappa_lo <= rep.kappa <= rep.kappa_hi  # four re-checks: few, and said
     # the end of the queue reports it
     assert "Self-agreement: 4 re-checks: 50% the same" in w.statusBar().currentMessage()
+    assert "(fewer than 10 re-checks)" in w.statusBar().currentMessage()
 
 
 def test_recheck_plan_places_each_after_its_original() -> None:
@@ -250,3 +252,15 @@ def test_preview_follows_the_recheck_fraction_at_once(qtbot, open_window, sbuc_p
     qtbot.mouseClick(dlg.exclude, Qt.LeftButton, pos=QPoint(6, dlg.exclude.height() // 2))
     assert dlg.exclude.isChecked()
     assert dlg.preview.text().startswith("10 of 800 samples") and "; 5 re-checks" in dlg.preview.text()
+
+
+def test_self_agreement_says_its_interval_and_when_few_re_checks_stand_behind_it():
+    from workstation.evaluation.audit_sets import SelfAgreement
+
+    assert SelfAgreement(4, 0.75, 0.5, -0.2, 1.0, True).text() == \
+        "4 re-checks: 75% the same, κ = 0.50 [-0.20, 1.00] (fewer than 10 re-checks)"
+    assert SelfAgreement(40, 0.9, 0.8, 0.6, 0.95, False).text() == "40 re-checks: 90% the same, κ = 0.80 [0.60, 0.95]"
+    nan = float("nan")
+    assert SelfAgreement(2, 1.0, nan, nan, nan, True).text() == \
+        "2 re-checks: 100% the same, κ = undefined (fewer than 10 re-checks)"
+    assert SelfAgreement(0, nan, nan).text() == "no re-checked item has both labels yet"

@@ -144,6 +144,82 @@ def test_dragging_slider_evaluates_and_settles_on_release(qtbot, panel, state):
     assert shown_counts(panel) == evaluate(state.dataset, state.config).counts()
 
 
+def _drag_margin(qtbot, panel, steps: range, wait_ms: int = 0):
+    """Press the margin slider's handle and move it right step by step; returns the slider and
+    where the handle was pressed (released by the caller)."""
+    slider = panel.sliders["margin"].slider
+    handle = slider.style().subControlRect(
+        slider.style().ComplexControl.CC_Slider, _slider_option(slider),
+        slider.style().SubControl.SC_SliderHandle, slider).center()
+    qtbot.mousePress(slider, Qt.MouseButton.LeftButton, pos=handle)
+    for dx in steps:
+        ev = QMouseEvent(QEvent.Type.MouseMove, QPointF(handle + QPoint(dx, 0)),
+                         QPointF(slider.mapToGlobal(handle + QPoint(dx, 0))), Qt.MouseButton.NoButton,
+                         Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+        QApplication.sendEvent(slider, ev)
+        if wait_ms:
+            qtbot.wait(wait_ms)
+    return slider, handle
+
+
+def test_a_drag_too_slow_for_the_window_goes_on_off_its_thread_says_so_and_is_exact_on_release(
+        qtbot, panel, state, monkeypatch):
+    """On a busy machine a live update can hold the window longer than its budget: the rest of
+    the drag is evaluated on another thread (the window stays free, the verdicts follow), the
+    status bar says so, and letting go evaluates the released value on the window's thread."""
+    import threading
+
+    import workstation.methods.spatial.checker as checker
+    from ui.methods.spatial.calibration import panel as panel_mod
+
+    threads: list[str] = []
+    real = checker.evaluate
+
+    def evaluate(ds, cfg):
+        threads.append(threading.current_thread().name)
+        return real(ds, cfg)
+
+    monkeypatch.setattr(checker, "evaluate", evaluate)
+    said: list[str] = []
+    state.message.connect(said.append)
+    monkeypatch.setattr(panel_mod, "LIVE_BUDGET_MS", -1.0)  # every update over budget: a loaded machine
+    slider, handle = _drag_margin(qtbot, panel, range(4, 60, 4), wait_ms=60)
+    assert threads[0] == "MainThread"  # the drag's first update, measured on the window's thread
+    assert said and "exact when you let go" in said[0]
+    qtbot.waitUntil(lambda: not state.previewing, timeout=10000)
+    assert "checker-preview" in threads[1:] and "MainThread" not in threads[1:]
+    assert state.config.margin == pytest.approx(panel.sliders["margin"].value())  # caught up with the handle
+    assert shown_counts(panel) == real(state.dataset, state.config).counts()
+    threads.clear()
+    _drag_margin(qtbot, panel, range(64, 80, 4))  # released while previews are still wanted
+    qtbot.mouseRelease(slider, Qt.MouseButton.LeftButton, pos=handle + QPoint(76, 0))
+    final = panel.sliders["margin"].value()
+    assert state.config.margin == pytest.approx(final) and not state.previewing
+    assert said[-1] == "verdicts exact for the value let go"
+    qtbot.wait(300)  # a preview that was under way brings nothing once the value is let go
+    assert state.config.margin == pytest.approx(final)
+    assert shown_counts(panel) == real(state.dataset, state.config).counts()
+
+
+def test_a_drag_within_the_budget_stays_on_the_windows_thread(qtbot, panel, state, monkeypatch):
+    import threading
+
+    import workstation.methods.spatial.checker as checker
+
+    threads: list[str] = []
+    real = checker.evaluate
+    monkeypatch.setattr(checker, "evaluate",
+                        lambda ds, cfg: threads.append(threading.current_thread().name) or real(ds, cfg))
+    from ui.methods.spatial.calibration import panel as panel_mod
+
+    monkeypatch.setattr(panel_mod, "LIVE_BUDGET_MS", 60_000.0)  # whatever else runs on the machine
+    said: list[str] = []
+    state.message.connect(said.append)
+    slider, handle = _drag_margin(qtbot, panel, range(4, 60, 4), wait_ms=60)
+    qtbot.mouseRelease(slider, Qt.MouseButton.LeftButton, pos=handle + QPoint(56, 0))
+    assert len(threads) > 2 and set(threads) == {"MainThread"} and said == []
+
+
 def test_the_window_hands_freed_memory_back_once_a_drag_has_rested(qtbot, panel, state, monkeypatch):
     """Each move's temporaries are freed; the heap is trimmed once per drag, when it rests (a
     trim between moves would make the next move fault its pages in again)."""
@@ -411,11 +487,129 @@ def test_a_move_shows_the_new_verdicts_coverage_curves_and_abstentions(qtbot, pa
         assert v.config.margin == margin
         cov, pc = coverage_curve(v.verdict, v.conf, TAU_GRID)
         for key, want in (("coverage", cov), ("pass_cond", pc), ("pass_rate", np.nan_to_num(pc) * cov)):
-            x, y = panel.cov_plot.curves[key].getData()
-            ok = np.isfinite(want)
-            assert np.array_equal(x, TAU_GRID[ok]) and np.array_equal(y, want[ok])
+            x, y = panel.cov_plot.curves[key].getData()  # undefined points are gaps (NaN), not dropped
+            assert np.array_equal(x, TAU_GRID) and np.array_equal(y, want, equal_nan=True)
         t = panel.abstention_table
         shown = {t.verticalHeaderItem(r).text(): int(t.item(r, 0).text()) for r in range(t.rowCount())}
         und = v.reason[v.verdict == UNDECIDABLE]
         assert shown == {REASONS[c]: int(np.count_nonzero(und == c)) for c in range(1, len(REASONS))}
         assert sum(shown.values()) == int(np.count_nonzero(v.verdict == UNDECIDABLE))
+
+
+# ---- τ as the operating point, undefined rates, intervals ------------------------------------------
+def metric_cell(panel, label: str, col: int) -> str:
+    t = panel.metrics_table
+    r = [t.verticalHeaderItem(i).text() for i in range(t.rowCount())].index(label)
+    return t.item(r, col).text()
+
+
+def test_dragging_tau_moves_the_live_verdicts_at_tau_beside_the_values_without_it(qtbot, panel, state):
+    v = state.verdicts
+    live_pass = int(np.count_nonzero(v.verdict == 0))
+    decided = (v.verdict == 0) | (v.verdict == 1)
+    drag_line(qtbot, panel.tau_plot, float(state.config.tau), 0.54)
+    tau = float(state.config.tau)
+    assert tau == pytest.approx(0.54, abs=0.02)
+    high = v.conf >= tau
+    want_pass = int(np.count_nonzero((v.verdict == 0) & high))
+    assert want_pass < live_pass  # τ really takes some PASS away
+    assert metric_cell(panel, "PASS", 0) == str(live_pass)  # the verdicts without τ are unchanged
+    assert metric_cell(panel, "PASS", 1) == str(want_pass)  # ... and beside them, at τ
+    assert metric_cell(panel, "coverage", 1).split("\n")[0] == f"{np.count_nonzero(decided & high) / len(v.verdict):.4f}"
+    assert metric_cell(panel, "coverage", 0).split("\n")[0] == f"{np.count_nonzero(decided) / len(v.verdict):.4f}"
+    assert panel.metrics_table.horizontalHeaderItem(1).text() == f"at τ = {tau:.2f}"
+    assert "operating point" in panel.metrics_note.text() and "operating point" in panel.sliders["tau"].note_label.text()
+    # once the sliders rest, every rate carries its interval; the prompt-level ones follow τ too
+    assert metric_cell(panel, "pass rate", 1).endswith("\n…")  # pending while the sliders move
+    qtbot.waitUntil(panel.intervals_ready, timeout=5000)
+    hl = panel.headline
+    assert hl.tau == pytest.approx(tau)
+    pp = hl.at_tau["prompt_pass_rate"]
+    assert metric_cell(panel, "prompt pass (best-of-K)", 1) == f"{pp.value:.4f}\n[{pp.lo:.3f}, {pp.hi:.3f}]"
+    assert hl.at_tau["prompt_pass_rate"].value < hl.plain["prompt_pass_rate"].value
+    drag_line(qtbot, panel.tau_plot, tau, 0.0)
+    assert metric_cell(panel, "PASS", 1) == str(live_pass)
+
+
+def test_an_undefined_risk_is_a_gap_and_says_so_not_a_spike_to_one(qtbot, tmp_path, sbuc_parsed):
+    """Thresholds where the covered samples have no human PASS/FAIL label: the curve breaks,
+    the readout says "undefined" with n, the report's table says nan and its plot leaves it out."""
+    from ui.methods.spatial.calibration.panel import CalibrationPanel
+    from ui.state import AppState
+    from workstation.methods.spatial.calibration import risk_coverage
+    from workstation.methods.spatial.types import VERDICTS
+
+    st = AppState()
+    p = build_labelled_project(tmp_path / "proj", sbuc_parsed, n_labels=0)
+    ds, v = sbuc_parsed.dataset, None
+    st.set_project(p)
+    try:
+        v = st.verdicts
+        decided = np.flatnonzero((v.verdict == 0) | (v.verdict == 1))
+        top = decided[np.argsort(-v.conf[decided])]
+        # the 6 most confident decided samples are human UNDECIDABLE; 60 others labelled as the checker says
+        rows = np.r_[top[:6], top[40:100]]
+        human = ["UNDECIDABLE"] * 6 + [VERDICTS[int(x)] for x in v.verdict[top[40:100]]]
+        SpatialStore(p).add_labels_bulk({"sample_id": ds.samples.sample_id[rows].tolist(),
+                                         "annotator": ["alice"] * len(rows), "verdict": human})
+        st.reload_labels()
+        w = CalibrationPanel(st)
+        qtbot.addWidget(w)
+        w.resize(1400, 900)
+        w.show()
+        qtbot.waitExposed(w)
+        qtbot.waitUntil(lambda: w.audit_area.message is None, timeout=5000)
+        x, y = w.rc_plot.curve.getData()
+        verdict, conf, hum = v.verdict[rows], v.conf[rows], st.human[rows]
+        rc = risk_coverage(verdict, conf, hum, taus=np.linspace(0, 1, 1001))
+        undefined = (rc.n_covered > 0) & (rc.n_evaluated == 0)
+        assert undefined.any()
+        assert np.isnan(y).sum() == int(undefined.sum()) and not (y[np.isfinite(y)] > 0.5).any()
+        # at a τ in the undefined range the readout says so
+        t_und = float(rc.tau[np.flatnonzero(undefined)[0]])
+        w.sliders["tau"].spin.setValue(round(t_und + 0.0005, 3))
+        assert "risk <b>—</b> (undefined: n 0)" in w.readout.text()
+    finally:
+        st.close_project()
+
+
+def test_the_window_and_the_report_show_the_same_numbers_for_the_same_state(qtbot, panel, state, tmp_path):
+    import csv
+
+    from workstation.methods.spatial.report import write_report
+
+    panel.sliders["tau"].spin.setValue(0.5)
+    panel.flush_intervals()
+    assert panel.headline is not None and panel.op_estimates is not None and panel.band is not None
+    paths = write_report(tmp_path / "rep", state.dataset, state.verdicts, state.config, "live", {},
+                         labels=state.human)
+    with open(paths["headline_full"], encoding="utf-8") as fh:
+        rows = {r["statistic"]: r for r in csv.DictReader(fh)}
+    from workstation.methods.spatial.metrics import HEADLINE_ROWS
+
+    for key, label, kind in HEADLINE_ROWS:
+        for col, suffix in ((0, ""), (1, "_at_tau")):
+            shown = metric_cell(panel, label, col)
+            r = rows[key]
+            if kind == "d":
+                assert shown == r[f"value{suffix}"], (key, suffix)
+                continue
+            value, lo, hi = (float(r[f"{k}{suffix}"]) for k in ("value", "lo", "hi"))
+            assert shown.split("\n")[0] == f"{value:.4f}", (key, suffix)
+            assert shown.split("\n")[1].rstrip("*") == f"[{lo:.3f}, {hi:.3f}]", (key, suffix)
+    # the operating point: the readout's risk and coverage intervals are the report's
+    with open(paths["operating_point_full"], encoding="utf-8") as fh:
+        op = {r["statistic"]: r for r in csv.DictReader(fh)}
+    text = panel.readout.text()
+    for key, name in (("risk", "risk"), ("coverage", "coverage"), ("fpr_pass", "FPR_PASS")):
+        value, lo, hi = (float(op[key][k]) for k in ("value", "lo", "hi"))
+        assert f"{name} <b>{value:.3f}</b> [{lo:.3f}, {hi:.3f}]" in text, key
+    # and the risk band the report tabulates over the τ sweep is the one the window draws at the same τ
+    from workstation.methods.spatial.calibration import risk_band
+
+    rows_a = panel.audited_rows()
+    v = state.verdicts
+    prompts = np.asarray(state.dataset.samples.prompt_id, dtype=object)[rows_a]
+    lo, hi = risk_band(v.verdict[rows_a], v.conf[rows_a], state.human[rows_a], prompts, panel._audit_rc.tau)
+    assert np.array_equal(lo, panel.band[0], equal_nan=True) and np.array_equal(hi, panel.band[1], equal_nan=True)
+    assert panel.rc_plot.band_shown

@@ -8,11 +8,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
+from tests.proc import Lines
 from workstation.store import Project
 
 from .conftest import ROOT
@@ -49,8 +49,19 @@ def tick():
     QTimer.singleShot(0, tick)
 
 
+tries = [0]
+
+
 def start():
     if not w.isActiveWindow():
+        tries[0] += 1
+        if tries[0] > 3000:  # × 20 ms: bounded, and the process says why it gave up
+            print(f"DRIVER failed: the window did not become active (active: {QApplication.activeWindow()!r}, "
+                  f"modal: {QApplication.activeModalWidget()!r})", flush=True)
+            import os
+
+            os._exit(4)
+        w.raise_()
         w.activateWindow()
         QTimer.singleShot(20, start)
         return
@@ -74,14 +85,9 @@ def test_labels_survive_sigkill(tmp_path: Path, sbuc_project: Path) -> None:
     proc = subprocess.Popen([sys.executable, "main.py", "gui", "--project", str(sbuc_project)], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     acked: list[str] = []
-    lines: list[str] = []
-    deadline = time.monotonic() + 120
-    try:
-        while time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            if not line:
-                break
-            lines.append(line.rstrip())
+    with Lines(proc, timeout=120) as out:  # every read waits at most until this deadline
+        for line in out:
+            assert not line.startswith("DRIVER failed"), out.tail()
             if line.startswith("ACK "):
                 parts = line.split()  # ACK <n> <task> <sample id>
                 n, sid = parts[1], parts[-1]
@@ -90,11 +96,8 @@ def test_labels_survive_sigkill(tmp_path: Path, sbuc_project: Path) -> None:
                 if int(n) == 20:
                     os.kill(proc.pid, signal.SIGKILL)  # right after the 20th acknowledgement
                     break
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+        assert len(acked) == 20, out.tail()
         proc.wait(30)
-    assert len(acked) == 20, "\n".join(lines[-30:])
     assert proc.returncode == -signal.SIGKILL
 
     p = Project.open(sbuc_project)  # the lock was released by the kill; the WAL is replayed

@@ -96,12 +96,17 @@ def test_a_heatmap_cell_click_lists_exactly_its_pairs(qtbot: Any, open_window: A
             assert page.model.pair_ids() == want, (law, dim)
             assert page.controller.queue == want  # the cell's pairs are the judging queue
             assert f"{len(want)}</b> pairs of" in page.filter_label.text()
-            # the cell shows the rate over the decided pairs of exactly these rows
+            # the cell shows the paper's rate (every pair decided) over exactly these rows, the
+            # abstention-aware rate over the decided ones in its tooltip
             sel = np.isin(data.pair_id, want)
             dec = int((sel & (res.verdict != UNDECIDABLE)).sum())
             mis = int((sel & (res.verdict == MISALIGNED)).sum())
+            pmis = int((sel & (res.paper_verdict == MISALIGNED)).sum())
             shown = heat.data(idx)
-            assert shown == (f"{round(100 * mis / dec)}% · {dec}" if dec else "–")
+            assert shown == (f"{round(100 * pmis / len(want))}% · {len(want)}" if want else "–")
+            tip = heat.data(idx, Qt.ToolTipRole)
+            assert f"paper's rule (every pair decided) {pmis} of {len(want)} pairs" in tip
+            assert f"abstention-aware: {mis} of {dec} decided pairs misaligned" in tip
             seen += len(want)
     assert seen == 20  # every pair sits in one cell
     qtbot.mouseClick(page.all_button, Qt.LeftButton)
@@ -304,3 +309,33 @@ def test_duplication_positional_and_undecidable_marks(qtbot: Any, open_window: A
     doubt = [it for pane in panes for it in pane.box_items if it.pen().color() == QColor("#ffd54f")]
     assert doubt and all(it.pen().style() == Qt.DashLine for it in doubt)
     assert "UNDECIDABLE" in page.pair.outcome.text() and res.detail_text(i) in page.pair.outcome.text()
+
+
+# ---- the headline and a project without MetaLogic data ----------------------------------------------
+def test_the_page_headlines_the_papers_rate_and_names_the_abstention_aware_one(qtbot: Any, open_window: Any,
+                                                                                 demo_project: Path) -> None:
+    from workstation.methods.metalogic.metrics import rate_rows
+
+    _w, page = open_page(open_window, demo_project)
+    res = page.session.results
+    assert res.paper_verdict is not None and (res.paper_verdict != UNDECIDABLE).all()
+    (row,) = rate_rows(res)
+    text = page.summary.text()
+    assert (f"misalignment rate (the paper's rule, every pair decided) <b>{100 * row['paper_rate']:.1f}% "
+            f"[{100 * row['paper_rate_lo']:.1f}, {100 * row['paper_rate_hi']:.1f}]</b> over 20 pairs") in text
+    assert f"abstention-aware {100 * row['decided_rate']:.1f}% [" in text and "coverage" in text
+    page.set_blind(True)
+    assert "paper's rule" not in page.summary.text()  # blind: nothing computed shows
+
+
+def test_the_metalogic_tab_of_a_project_without_its_data_says_so_without_a_judge_bar(
+        qtbot: Any, open_window: Any, sbuc_project: Path) -> None:
+    w = open_window(sbuc_project)
+    w.open_method("metalogic")
+    page = w.metalogic_page
+    qtbot.waitUntil(lambda: page.body.currentIndex() == 1, timeout=5000)
+    assert page.empty.isVisibleTo(page) and not page.bar.isVisibleTo(page)
+    assert "no MetaLogic pairs" in page.empty.text() and "suite --method metalogic" in page.empty.text()
+    shown = visible_texts(page)
+    assert "no items" not in shown and "labelled" not in shown
+    assert not page.store_button.isEnabled()

@@ -13,6 +13,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox, QPushButton
 
+from tests.proc import Lines
 from ui import project_dialogs
 from ui.main_window import MainWindow
 
@@ -78,8 +79,9 @@ def test_another_process_holds_the_project(qtbot, open_window, sbuc_project: Pat
             "print('HELD', flush=True); time.sleep(60)")
     holder = subprocess.Popen([sys.executable, "-c", code, str(sbuc_project)], cwd=ROOT,
                               stdout=subprocess.PIPE, text=True)
+    held = Lines(holder, timeout=60)
     try:
-        assert holder.stdout.readline().strip() == "HELD"
+        held.wait_for(lambda line: line.strip() == "HELD")
         w = open_window(None)
         got = {}
 
@@ -98,8 +100,7 @@ def test_another_process_holds_the_project(qtbot, open_window, sbuc_project: Pat
         assert w.spatial.dataset.n == 800
         w.close_project()
     finally:
-        holder.kill()
-        holder.wait()
+        held.close()
 
 
 def test_read_only_when_locked_opens_a_snapshot_without_asking(qtbot, open_window, sbuc_project: Path) -> None:

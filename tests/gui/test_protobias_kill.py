@@ -9,11 +9,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
+from tests.proc import Lines
 from workstation.methods.protobias.project_demo import add_demo
 from workstation.store import Project
 
@@ -21,6 +21,7 @@ from .conftest import ROOT
 
 pytestmark = [pytest.mark.gui, pytest.mark.slow]
 N = 14
+START_TRIES = 1200  # × 50 ms: the driver waits at most a minute for the window to be ready
 
 DRIVER = r'''
 # runs inside the workstation process (WORKSTATION_TEST_DRIVER): real key events via QTest
@@ -46,9 +47,24 @@ def tick():
     QTimer.singleShot(0, tick)
 
 
+tries = [0]
+
+
 def start():
+    # bounded: a window that never becomes ready ends the process with why, never a silent wait
     page = getattr(w, "protobias_page", None)
     if page is None or not page.rating.controller.queue or not w.isActiveWindow():
+        tries[0] += 1
+        if tries[0] > START_TRIES:
+            from PySide6.QtWidgets import QApplication
+
+            print(f"DRIVER failed: after {START_TRIES} tries the window is not ready (page: {page is not None}, "
+                  f"active window: {QApplication.activeWindow()!r}, modal: {QApplication.activeModalWidget()!r})",
+                  flush=True)
+            import os
+
+            os._exit(4)
+        w.raise_()
         w.activateWindow()
         QTimer.singleShot(50, start)
         return
@@ -68,20 +84,15 @@ def test_ratings_survive_sigkill(tmp_path: Path) -> None:
         add_demo(p, small=True)
         p.set_setting("annotator", "e2e")
     driver = tmp_path / "driver.py"
-    driver.write_text(f"N = {N}\n" + DRIVER, encoding="utf-8")
+    driver.write_text(f"N = {N}\nSTART_TRIES = {START_TRIES}\n" + DRIVER, encoding="utf-8")
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", WORKSTATION_ACK="1", WORKSTATION_TEST_DRIVER=str(driver),
                WORKSTATION_SETTINGS=str(tmp_path / "child.ini"))
     proc = subprocess.Popen([sys.executable, "main.py", "gui", "--project", str(folder)], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     acked: list[str] = []
-    lines: list[str] = []
-    deadline = time.monotonic() + 180
-    try:
-        while time.monotonic() < deadline:
-            line = proc.stdout.readline() if proc.stdout else ""
-            if not line:
-                break
-            lines.append(line.rstrip())
+    with Lines(proc, timeout=180) as out:  # every read waits at most until this deadline
+        for line in out:
+            assert not line.startswith("DRIVER failed"), out.tail()
             if line.startswith("ACK "):
                 _, n, task, target = line.split()
                 assert task == "protobias.fidelity"
@@ -90,11 +101,8 @@ def test_ratings_survive_sigkill(tmp_path: Path) -> None:
                 if int(n) == N:
                     os.kill(proc.pid, signal.SIGKILL)  # right after the last acknowledgement
                     break
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+        assert len(acked) == N, out.tail()
         proc.wait(30)
-    assert len(acked) == N, "\n".join(lines[-30:])
     assert proc.returncode == -signal.SIGKILL
 
     with Project.open(folder) as p:  # the lock went with the process; the WAL is replayed

@@ -14,6 +14,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QWidget
 
+from workstation.evaluation.intervals import wilson_interval
 from workstation.methods.protobias.labels import blind_sides
 from workstation.methods.protobias.project_demo import add_demo
 from workstation.store import Project
@@ -222,11 +223,13 @@ def test_metric_table_cell_click_shows_those_triplets(qtbot: Any, open_window: A
     assert m.table.item(2, col["failure_rate"]).text().startswith("0.667")
     assert m.table.item(2, col["incorrect_margin"]).text().startswith("0.125")
     assert m.table.item(5, col["n"]).text() == "2 (+1 unscored)"
-    assert m.table.item(2, col["agreement"]).text() == "0.333 (n=3)"
+    # the agreement with people carries its interval (Wilson over 3 triplets) and says n is small
+    lo, hi = wilson_interval(1, 3)
+    assert m.table.item(2, col["agreement"]).text() == f"0.333 [{lo:.2f}, {hi:.2f}] (n 3: fewer than 10)"
     # the chart's bars are the table's failure rates (animals, objects, all)
     x, h = m.chart.bars["mA@abc123"]
     assert h.tolist() == pytest.approx([1.0, 0.0, 2 / 3]) and len(x) == 3
-    assert "alice × bob: κ_w 0.73" in m.kappa.text()
+    assert "alice × bob: κ_w 0.73 [" in m.kappa.text() and "fewer than 10 images" in m.kappa.text()
 
     def click(row: int, column: int) -> None:
         rect = m.table.visualItemRect(m.table.item(row, column))

@@ -62,3 +62,30 @@ def test_grid_badges_have_a_legend(qtbot, open_window, sbuc_project: Path) -> No
     # in a blind queue the checker's and the annotators' badges are hidden, and so are their explanations
     blind_queue(w.spatial, [0, 1])
     assert "checker" not in b.badge_legend.text() and "human label" not in b.badge_legend.text()
+
+
+def test_live_verdicts_intervals_and_the_confusion_headers_are_whole(qtbot, labelled_state) -> None:
+    from ui.methods.spatial.calibration.panel import CalibrationPanel
+
+    panel = CalibrationPanel(labelled_state)
+    qtbot.addWidget(panel)
+    panel.resize(1500, 980)
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.sliders["tau"].spin.setValue(0.54)
+    panel.flush_intervals()
+    qtbot.wait(50)
+    t = panel.metrics_table
+    fm = t.fontMetrics()
+    for r in range(t.rowCount()):
+        for c in range(t.columnCount()):
+            lines = t.item(r, c).text().split("\n")
+            assert len(lines) * fm.height() <= t.rowHeight(r), (r, c)  # a value and its interval below it
+            for line in lines:
+                assert fm.horizontalAdvance(line) + 8 <= t.columnWidth(c), (line, t.columnWidth(c))
+    cv = panel.confusion_view
+    hh = cv.horizontalHeader()
+    hfm = hh.fontMetrics()
+    for c in range(cv.columnCount()):
+        for line in cv.horizontalHeaderItem(c).text().split("\n"):
+            assert hfm.horizontalAdvance(line) + 12 <= hh.sectionSize(c), (line, hh.sectionSize(c))

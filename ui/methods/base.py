@@ -94,6 +94,11 @@ class MethodViews:
         self.show_judging(window)
         return int(n)
 
+    def agreement_unit(self, window: Any) -> Any:
+        """What an agreement's bootstrap resamples for a target id (a callable; None: the targets
+        themselves). Targets judged alike because they share a prompt resample together."""
+        return None
+
     def outcome_texts(self, window: Any, index: int) -> list[str]:
         """Text that would tell a target's automated outcome (its verdict word, reason, score or
         confidence as the views write them): the blind-audit contract test looks for it on every

@@ -188,7 +188,7 @@ def audit_metrics(project: Any, annotator: str | None = None,
     """Everything `audit-metrics` writes, as a JSON-ready dict."""
     from ..evaluation.agreement import annotator_agreement, self_agreement
     from ..methods.spatial.audit import confusion_summary
-    from ..methods.spatial.calibration import apply_tau, risk_coverage
+    from ..methods.spatial.calibration import apply_tau, operating_point, risk_coverage
 
     ds = load_samples(project)
     cid, cfg, v = active_verdicts(project, ds)
@@ -217,6 +217,9 @@ def audit_metrics(project: Any, annotator: str | None = None,
     grid = risk_coverage(verdict, conf, h, taus=np.asarray(taus, np.float64))
     out["risk_coverage"] = {"unique": uniq.rows(), "grid": grid.rows(),
                             "at_tau": risk_coverage(verdict, conf, h, taus=[cfg.tau]).rows()[0]}
+    prompts = np.asarray(ds.samples.prompt_id, dtype=object)[audited]
+    out["operating_point"] = {k: e.to_dict() for k, e in
+                              operating_point(verdict, conf, h, prompts, cfg.tau).items()}
 
     events_all = SpatialStore(project).label_events()  # agreement always looks at every annotator
     codes = [VERDICT_CODE.get(e.verdict or "", -1) for e in events_all]
@@ -225,10 +228,14 @@ def audit_metrics(project: Any, annotator: str | None = None,
     ann = np.array([events_all[i].annotator for i in ev_ok], dtype=object)
     lab = np.array([codes[i] for i in ev_ok], np.float64)
     order = np.array([events_all[i].event_id for i in ev_ok], np.int64)
-    pairs = annotator_agreement(sample, ann, lab, order) if len(set(ann.tolist())) > 1 else []
-    out["agreement"] = {"between_annotators": pairs}
+    prompt_of = dict(zip(np.asarray(ds.samples.sample_id).tolist(), np.asarray(ds.samples.prompt_id).tolist()))
+    pairs = annotator_agreement(sample, ann, lab, order, unit_of=lambda s: prompt_of.get(s, s)) \
+        if len(set(ann.tolist())) > 1 else []
+    out["agreement"] = {"between_annotators": pairs,
+                        "intervals": "95 %, the bootstrap over the samples' prompts (2,000 resamples, seed 0)"}
     sa = self_agreement(*recheck_pairs(events_all))
     out["agreement"]["self"] = {"pairs": sa.n_pairs, "percent_agreement": sa.percent, "kappa": sa.kappa,
+                                "kappa_lo": sa.kappa_lo, "kappa_hi": sa.kappa_hi, "small": sa.small,
                                 "counts": "consistency re-checks: the latest first-pass label vs the "
                                           "latest re-check label of the same annotator"}
     rated = [i for i in ev_ok if events_all[i].rating is not None]

@@ -87,6 +87,11 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
+def _num(x: Any) -> str:
+    """4 decimals; an undefined rate (NaN, or None once through JSON) as "—"."""
+    return "—" if x is None or x != x else f"{x:.4f}"
+
+
 def run(args: argparse.Namespace) -> int:
     from ..methods.spatial.calibration import PAPER_GRID, _check_grids, grid_search
     from ..methods.spatial.config import CheckerConfig
@@ -152,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
     b = report["best"]
     params = ", ".join(f"{k} {val:g}" if isinstance(val, float) else f"{k} {val}" for k, val in b["params"].items())
     print(f"best of {len(result)} combinations over {result.n_audited} audited samples: {params}; "
-          f"J {b['J']:.4f} (FPR_PASS {b['FPR_PASS']:.4f}, risk {b['risk']:.4f}, coverage {b['coverage']:.4f})")
+          f"J {b['J']:.4f} (FPR_PASS {_num(b['FPR_PASS'])}, risk {_num(b['risk'])}, coverage {b['coverage']:.4f})")
     if v_all is not None:
         p, f, u = v_all.counts()
         print(f"applied as checker config v{report['applied_config_version']} (active): "

@@ -32,6 +32,9 @@ from typing import Any
 from ..types import InputError, WorkstationError
 
 
+MIN_SIZE, MAX_SIZE = 64, 4096  # `dyeval step --size`: the procedural renderer's image side
+
+
 def register(sub: Any) -> None:
     p = sub.add_parser("dyeval", help="DyEval test trees: new-tree, step, show, label, accept, reject, export",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -176,20 +179,51 @@ def run_new_tree(args: argparse.Namespace) -> int:
     from ..store import Project
     from .suite import parse_options
 
+    from ..methods.dyeval.engine import add_perspective_roots
+    from ..methods.dyeval.store import check_tree_id
+    from ..methods.dyeval.tree import TestTree
+    from ..util.textio import quote
+
     cfg = load_config(args.config) if args.config else DyEvalConfig()
     sets = parse_options(args.set)
     if sets:
-        cfg = DyEvalConfig.from_dict({**cfg.to_dict(), **sets})
+        known = set(DyEvalConfig().to_dict())
+        for k in sets:
+            if k not in known:
+                raise WorkstationError(f"--set {quote(k, 40)}: unknown DyEval setting; settings: {', '.join(sorted(known))}")
+        try:
+            cfg = DyEvalConfig.from_dict({**cfg.to_dict(), **sets})
+        except WorkstationError as e:
+            raise WorkstationError(f"--set: {str(e).removeprefix('DyEval config: ')}") from None
     persp = None
     if args.perspectives is not None:
         persp = [x.strip() for x in args.perspectives.split(",") if x.strip()]
     if not args.topic and persp is None:
         raise WorkstationError("give a root topic (--topic TEXT) or --perspectives")
-    with Project.create(args.project, exist_ok=True) as p:
-        r = DyEvalRunner.create(p, cfg, tree_id=args.tree, topics=args.topic, perspectives=persp)
-        print(f"made tree {r.tree_id} in {args.project} with {len(r.tree.nodes)} root topic(s)")
-        print_tree(r)
-        print_next(r)
+    # everything checked before a project is created or opened: a refused tree leaves nothing behind
+    if args.tree is not None:
+        check_tree_id(args.tree)
+    trial = TestTree.new(cfg, "check")
+    for t in args.topic:
+        if not " ".join(str(t).split()):
+            raise WorkstationError("--topic: a root topic cannot be empty")
+        trial.add_root(t)
+    if persp is not None:
+        add_perspective_roots(trial, persp or None)
+    folder = Path(args.project)
+    made = [q for q in reversed((folder, *folder.parents)) if not q.exists()]
+    try:
+        with Project.create(folder, exist_ok=True) as p:
+            r = DyEvalRunner.create(p, cfg, tree_id=args.tree, topics=args.topic, perspectives=persp)
+            print(f"made tree {r.tree_id} in {args.project} with {len(r.tree.nodes)} root topic(s)")
+            print_tree(r)
+            print_next(r)
+    except BaseException:
+        if made:  # a project this command created is removed again
+            import shutil
+
+            shutil.rmtree(made[0], ignore_errors=True)
+        raise
     return 0
 
 
@@ -198,7 +232,19 @@ def run_step(args: argparse.Namespace) -> int:
     from ..progress import TerminalProgress
     from .evaluate import open_project
 
+    from ..util.numbers import whole_number
+
     kinds = STEP_KINDS if not args.only else tuple(k.strip() for k in args.only.split(",") if k.strip())
+    unknown = sorted(set(kinds) - set(STEP_KINDS))
+    if unknown or not kinds:
+        raise WorkstationError(f"--only: unknown step {unknown[0][:40] if unknown else ''!r}; steps: {', '.join(STEP_KINDS)}")
+    size = whole_number(args.size, "--size", MIN_SIZE, MAX_SIZE, "pixels a side of a procedural image")
+    if size % 8:
+        raise WorkstationError(f"--size must be a multiple of 8 pixels, got {size}")
+    if args.generator:
+        from ..jobs.spec import check_generator_name
+
+        check_generator_name(args.generator)
     generator = args.generator or ("diffusers" if args.model else None)
     model = str(Path(args.model).expanduser().resolve()) if args.model else None
     if model and not Path(model).exists():
@@ -214,7 +260,7 @@ def run_step(args: argparse.Namespace) -> int:
                     bar(p.done, p.total, p.message)
 
             rep = r.step(kinds, confirm=args.confirm, run=not args.no_run, generator=generator, model=model,
-                         size=args.size, on_progress=show)
+                         size=size, on_progress=show)
         for line in rep.done:
             print(f"- {line}")
         if rep.jobs:
@@ -265,51 +311,91 @@ def run_show(args: argparse.Namespace) -> int:
     return 0
 
 
-def read_label_csv(path: Path, default_annotator: str | None) -> list[tuple[str, str, str, str | None]]:
-    """Rows (image id, value, annotator, notes) of a judgement CSV; rows with no value are skipped."""
-    try:
-        fh = path.open(newline="", encoding="utf-8-sig")
-    except OSError as e:
-        raise InputError(path, f"cannot read ({e.strerror or e})") from None
-    with fh:
-        reader = csv.DictReader(fh)
-        cols = [c.strip().lower() for c in (reader.fieldnames or [])]
-        reader.fieldnames = cols
-        id_col = "image_id" if "image_id" in cols else "sample_id" if "sample_id" in cols else None
-        val_col = "value" if "value" in cols else "label" if "label" in cols else None
-        if id_col is None or val_col is None:
-            raise InputError(path, "expected the columns image_id (or sample_id) and value (PASS / FAIL)", 1)
-        out = []
-        for row in reader:
-            line = reader.line_num
-            iid = (row.get(id_col) or "").strip().lstrip("'")
-            value = (row.get(val_col) or "").strip()
-            if not value:
-                continue
-            v = {"P": "PASS", "F": "FAIL"}.get(value.upper(), value.upper())
-            if v not in ("PASS", "FAIL"):
-                raise InputError(path, f"value {value!r} is not PASS or FAIL", line)
-            if not iid:
-                raise InputError(path, "a row without an image_id", line)
-            ann = (row.get("annotator") or "").strip() or (default_annotator or "")
-            if not ann:
-                raise InputError(path, "no annotator: add an annotator column or give --annotator NAME", line)
-            notes = (row.get("notes") or "").strip() or None
-            out.append((iid, v, ann, notes))
+MAX_LABEL_FILE_BYTES = 64 * 1024 * 1024
+
+
+def read_label_csv(path: Path, default_annotator: str | None) -> list[tuple[str, str, str, str | None, int]]:
+    """Rows (image id, value, annotator, notes, line) of a judgement CSV; rows with no value are
+    skipped. The CSV is parsed strictly: an unterminated quote or text after a closing quote is an
+    error naming the line its row starts on (a lenient reader would swallow the rows after it)."""
+    import io
+
+    from ..util.ids import check_id
+    from ..util.textio import quote, read_text
+
+    text = read_text(path, MAX_LABEL_FILE_BYTES, "judgement file")  # UTF-8 errors name the line
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    cols: list[str] | None = None
+    out: list[tuple[str, str, str, str | None, int]] = []
+    end = 0
+    while True:
+        start = end + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as e:
+            raise InputError(path, f"malformed CSV ({e}) in the row that starts here", start) from None
+        end = reader.line_num
+        if cols is None:
+            cols = [c.strip().lower() for c in row]
+            if len(set(cols)) != len(cols):
+                raise InputError(path, "a column is named twice in the header", start)
+            if not (("image_id" in cols or "sample_id" in cols) and ("value" in cols or "label" in cols)):
+                raise InputError(path, "expected the columns image_id (or sample_id) and value (PASS / FAIL)", start)
+            continue
+        if not row or all(not c.strip() for c in row):
+            continue
+        if len(row) != len(cols):
+            raise InputError(path, f"expected {len(cols)} fields as in the header, got {len(row)}", start)
+        rec = dict(zip(cols, row))
+        id_col = "image_id" if "image_id" in cols else "sample_id"
+        val_col = "value" if "value" in cols else "label"
+        iid = (rec.get(id_col) or "").strip().lstrip("'")
+        value = (rec.get(val_col) or "").strip()
+        if not value:
+            continue
+        v = {"P": "PASS", "F": "FAIL"}.get(value.upper(), value.upper())
+        if v not in ("PASS", "FAIL"):
+            raise InputError(path, f"value {quote(value, 40)} is not PASS or FAIL", start)
+        if not iid:
+            raise InputError(path, "a row without an image_id", start)
+        ann = (rec.get("annotator") or "").strip() or (default_annotator or "")
+        if not ann:
+            raise InputError(path, "no annotator: add an annotator column or give --annotator NAME", start)
+        try:
+            iid = check_id(iid, "image_id")
+            ann = check_id(ann, "annotator")
+        except ValueError as e:
+            raise InputError(path, str(e), start) from None
+        notes = (rec.get("notes") or "").strip() or None
+        if notes is not None and len(notes) > 10_000:
+            raise InputError(path, f"notes of {len(notes):,} characters (at most 10,000)", start)
+        out.append((iid, v, ann, notes, start))
+    if cols is None:
+        raise InputError(path, "the judgement file is empty (no header row)")
     return out
 
 
 def run_label(args: argparse.Namespace) -> int:
-    from .evaluate import open_project
+    from ..methods.dyeval.link import sync_tree
+    from ..methods.dyeval.runner import DyEvalRunner
+    from ..util.textio import quote
+    from .evaluate import open_project, reading_project
 
     rows = read_label_csv(args.file, args.annotator)
+    # every row checked against the tree (read-only, in memory) before the project is opened for writing
+    with reading_project(args.project) as project:
+        r = DyEvalRunner(project, args.tree)
+        sync_tree(project, r.tree)
+        for iid, _v, _a, _n, line in rows:
+            if iid not in r.tree.images:
+                raise InputError(args.file, f"image {quote(iid, 40)} is not in tree {r.tree_id}", line)
+        tree_id = r.tree_id
     project = open_project(args.project)
     try:
-        r = _runner(project, args.tree)
-        unknown = [x[0] for x in rows if x[0] not in r.tree.images]
-        if unknown:
-            raise InputError(args.file, f"image {unknown[0]!r} is not in tree {r.tree_id}")
-        n = r.import_labels(rows)
+        r = _runner(project, tree_id)
+        n = r.import_labels([row[:4] for row in rows])  # type: ignore[misc]
         print(f"recorded {n} judgement(s) in tree {r.tree_id}")
         print_tree(r)
         print_next(r)

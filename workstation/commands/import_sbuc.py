@@ -19,7 +19,6 @@ within the size limits of `util.images`); errors name the manifest line.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import shutil
@@ -32,6 +31,7 @@ import numpy as np
 
 from ..methods.spatial.sbuc import MAX_IMAGE_SIDE
 from ..types import WorkstationError
+from ..util.jsonsafe import loads_strict
 from ..util.images import MAX_PIXELS as MAX_IMAGE_PIXELS
 from .evaluate import add_project_arg, prepare_next_open
 from ..methods.spatial.store import SpatialStore
@@ -117,12 +117,12 @@ def run(args: argparse.Namespace) -> int:
     from ..methods.spatial.sbuc import parse_run
     from ..util.jsonsafe import capped
 
-    if args.run_id is not None and not _RUN_ID.match(args.run_id):
-        raise WorkstationError(f"run id {args.run_id!r} must be letters, digits, '.', '_' or '-'")
+    if args.run_id is not None and not _RUN_ID.fullmatch(args.run_id):
+        raise WorkstationError(f"--run-id: run id {args.run_id[:40]!r} must be letters, digits, '.', '_' or '-'")
     parsed = parse_run(args.run_dir, args.prompts, args.run_id)
     rid = parsed.run_id
-    if not _RUN_ID.match(rid):
-        raise WorkstationError(f"run id {rid!r} must be letters, digits, '.', '_' or '-'; choose one with --run-id")
+    if not _RUN_ID.fullmatch(rid):
+        raise WorkstationError(f"run id {rid[:40]!r} must be letters, digits, '.', '_' or '-'; choose one with --run-id")
     ds = parsed.dataset
     meta = dict(parsed.meta)
     run_dir = Path(args.run_dir)
@@ -284,8 +284,8 @@ def _manifest_run_id(run_dir: Path) -> str | None:
         with (run_dir / "manifest.jsonl").open(encoding="utf-8") as fh:
             for line in fh:
                 if line.strip():
-                    v = json.loads(line).get("run_id")
-                    return str(v) if v else None
+                    v = loads_strict(line[:1 << 20]).get("run_id")
+                    return str(v)[:200] if v else None
     except (OSError, ValueError, AttributeError):
         return None
     return None

@@ -31,14 +31,39 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
         q = js.add_parser(name, help=help_)
         q.add_argument("--project", required=True, type=Path, metavar="DIR", help="project folder")
         if name in ("show", "cancel"):
-            q.add_argument("job_id")
+            q.add_argument("job_id", type=_job_id)
         elif name == "resume":
-            q.add_argument("job_id", nargs="*")
+            q.add_argument("job_id", nargs="*", type=_job_id)
         if name == "show":
             q.add_argument("--lines", type=int, default=20, help="log lines to show")
     w = js.add_parser("worker", help="(internal) run the worker process of one job folder")
     w.add_argument("job_dir")
     p.set_defaults(func=run)
+
+
+def _job_id(text: str) -> str:
+    """A job id from the command line: one that can name a folder jobs/<job_id>/ of the project."""
+    from ..util.ids import check_job_id
+
+    try:
+        return check_job_id(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def describe_job(project_folder: Path, row: dict[str, Any]) -> str:
+    """One line on what a job row does, from its folder's spec or else its stored spec; a row
+    from elsewhere (a merged shard) whose spec is broken is described as such, never an error."""
+    from ..jobs.spec import JobPaths, JobSpec, load_spec
+
+    try:
+        return load_spec(JobPaths(project_folder, row.get("job_id"))).describe()  # type: ignore[arg-type]
+    except WorkstationError:
+        pass
+    try:
+        return JobSpec.from_dict(row.get("spec")).describe() if row.get("spec") else ""
+    except WorkstationError as e:
+        return f"(unreadable spec: {' '.join(str(e).split())[:80]})"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -61,7 +86,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _list(project: "Project") -> int:
     from ..jobs.runner import live_status
-    from ..jobs.spec import JobPaths, JobSpec, load_spec
 
     jobs = project.jobs()
     if not jobs:
@@ -69,12 +93,11 @@ def _list(project: "Project") -> int:
         return 0
     print(f"{'job':46} {'kind':9} {'state':12} {'done':>11}  what")
     for j in jobs:
-        try:
-            what = load_spec(JobPaths(project.folder, j["job_id"])).describe()
-        except WorkstationError:
-            what = JobSpec.from_dict(j["spec"]).describe() if j["spec"] else ""
+        what = describe_job(project.folder, j)
         done = f"{j['done'] or 0}/{j['total'] or 0}"
-        print(f"{j['job_id']:46} {j['kind']:9} {live_status(project.folder, j):12} {done:>11}  {what}")
+        jid = str(j["job_id"])
+        print(f"{jid if jid.isprintable() else ascii(jid):46} {str(j['kind'] or ''):9} "
+              f"{live_status(project.folder, j):12} {done:>11}  {what}")
     return 0
 
 
@@ -111,8 +134,19 @@ def _resume(folder: Path, job_ids: list[str]) -> int:
 
     project = open_project(folder)
     try:
+        from ..util.ids import check_job_id
+
         jobs = {j["job_id"]: j for j in project.jobs()}
         if not job_ids:
+            bad = []
+            for jid in list(jobs):
+                try:
+                    check_job_id(jid)
+                except ValueError:
+                    bad.append(jobs.pop(jid))
+            if bad:
+                print(f"note: {len(bad)} job row(s) with an id that names no job folder are left alone "
+                      f"(e.g. {ascii(str(bad[0]['job_id']))[:60]})", file=sys.stderr)
             job_ids = [jid for jid, j in jobs.items() if live_status(project.folder, j) != DONE]
             if not job_ids:
                 print("every job of the project is done")
@@ -138,7 +172,8 @@ def _changes_detections(job: dict[str, Any]) -> bool:
     of the whole project; a shard's project is merged, not opened)."""
     from ..jobs.shards import Shard
 
-    return job.get("kind") == "detect" and Shard.parse((job.get("spec") or {}).get("shard")).whole
+    spec = job.get("spec")
+    return job.get("kind") == "detect" and isinstance(spec, dict) and Shard.parse(spec.get("shard")).whole
 
 
 def _cancel(folder: Path, job_id: str) -> int:

@@ -1,12 +1,21 @@
 """`labels import` / `labels export`: human labels in and out of a project.
 
     python main.py labels import FILE --project DIR [--annotator NAME]
-    python main.py labels export --project DIR --out FILE(.csv|.parquet|.json) [--annotator NAME]
+    python main.py labels export --project DIR --out FILE [--task TASK|METHOD|all] [--annotator NAME]
+                                 [--all-events]
 
 Import reads SpatialBench-UC's `labels_filled.json` / `labels_filled.csv` and our own CSV /
 Parquet (see `workstation.methods.spatial.labels_io`); the whole file is validated first, then appended as label
-events in one transaction (nothing is written when any row is bad). Export writes the latest
-label per (sample, annotator), or every event with --all-events.
+events in one transaction (nothing is written when any row is bad).
+
+Export writes the labels that stand — the latest label per (task, target, annotator), an undone
+label left out — or, with --all-events, the full event log (undo events included). ``--task``
+names a method's task (``spatial.verdict``, ``metalogic.pair``, ``protobias.fidelity``,
+``dyeval.image``), a method (``metalogic``) or ``all``. The spatial task keeps its layouts
+(.csv with our columns or SpatialBench-UC's, .json, .parquet; `labels import` reads them back);
+every other choice, and any .jsonl file, is the label log's layout (`workstation.io.label_log`:
+task, target kind and id, annotator, value, rating, notes, time, source, audit set) in CSV or
+JSONL.
 """
 
 from __future__ import annotations
@@ -42,15 +51,24 @@ def register(sub: Any) -> None:
 
     pe = lsub.add_parser(
         "export", help="write the project's labels to a file",
-        description="Write the latest label per (sample, annotator) — or every label event with "
-                    "--all-events — to FILE: .json (SpatialBench-UC list plus annotator and rating), "
-                    ".csv (our columns; SpatialBench-UC's four columns with --format sbuc) or .parquet.")
+        description="Write the labels that stand — the latest label per (task, target, annotator); an undone "
+                    "label is left out — or the full event log with --all-events, to FILE. --task picks the "
+                    "judgements: spatial.verdict (default), metalogic.pair, protobias.fidelity, dyeval.image, a "
+                    "method name, or all. Spatial labels: .json (SpatialBench-UC list plus annotator and rating), "
+                    ".csv (our columns; SpatialBench-UC's four with --format sbuc), .parquet or .jsonl. Any other "
+                    "task, or all: the label log's columns (task, target_kind, target_id, annotator, value, "
+                    "rating, notes, created_at, source, audit_set_id) as .csv or .jsonl.")
     add_project_arg(pe)
-    pe.add_argument("--out", required=True, type=Path, metavar="FILE", help="output file (.csv, .parquet or .json)")
+    pe.add_argument("--out", required=True, type=Path, metavar="FILE",
+                    help="output file (.csv or .jsonl; spatial labels also .json or .parquet)")
+    pe.add_argument("--task", default="spatial.verdict", metavar="TASK",
+                    help="a task (spatial.verdict, metalogic.pair, protobias.fidelity, dyeval.image), a method "
+                         "(spatial, metalogic, protobias, dyeval) or all (default: spatial.verdict)")
     pe.add_argument("--annotator", metavar="NAME", help="only this annotator's labels")
     pe.add_argument("--format", choices=("auto", "native", "sbuc"), default="auto",
-                    help="file layout (default: by extension; sbuc = SpatialBench-UC's columns only)")
-    pe.add_argument("--all-events", action="store_true", help="every label event, not only the latest")
+                    help="spatial file layout (default: by extension; sbuc = SpatialBench-UC's columns only)")
+    pe.add_argument("--all-events", action="store_true",
+                    help="the full event log (every label event, undo events included), not the labels that stand")
     pe.set_defaults(func=run_export)
 
 
@@ -70,17 +88,66 @@ def run_import(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_export(args: argparse.Namespace) -> int:
-    from ..methods.spatial.labels_io import write_labels
+def label_tasks() -> dict[str, str]:
+    """Every registered method's label tasks: task -> method."""
+    from ..methods import get_method, method_names
 
+    out: dict[str, str] = {}
+    for m in method_names():
+        for scheme in getattr(get_method(m), "label_schemes", ()):
+            out[scheme.task] = m
+    return out
+
+
+def resolve_tasks(choice: str) -> list[str]:
+    """``--task``: a task, a method's name (its tasks) or ``all``; WorkstationError otherwise."""
+    from ..types import WorkstationError
+
+    tasks = label_tasks()
+    if choice == "all":
+        return list(tasks)
+    if choice in tasks:
+        return [choice]
+    mine = [t for t, m in tasks.items() if m == choice]
+    if mine:
+        return mine
+    raise WorkstationError(f"unknown label task {choice!r}; choose a task ({', '.join(tasks)}), a method "
+                           f"({', '.join(dict.fromkeys(tasks.values()))}) or all")
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from ..io.label_log import write_label_log
+    from ..methods.spatial.labels_io import write_labels
+    from ..methods.spatial.store import TASK as SPATIAL_TASK
+    from ..types import InputError
+
+    tasks = resolve_tasks(args.task)
+    log_layout = tasks != [SPATIAL_TASK] or Path(args.out).suffix.lower() == ".jsonl"
+    if log_layout and args.format != "auto":
+        raise InputError(Path(args.out), f"--format {args.format} is a layout of spatial labels; the label log "
+                                         "is written as .csv or .jsonl")
     with reading_project(args.project) as project:
-        if args.all_events:
-            rows = SpatialStore(project).label_events()
-            if args.annotator:
-                rows = [r for r in rows if r.annotator == args.annotator]
+        if log_layout:
+            if args.all_events:
+                events = [e for t in tasks for e in project.label_events(task=t)
+                          if not args.annotator or e.annotator == args.annotator]
+                events.sort(key=lambda e: e.event_id)
+            else:
+                events = [e for t in tasks for e in project.standing_labels(t, args.annotator)]
+                events.sort(key=lambda e: e.event_id)
+            n = write_label_log(args.out, events, event_log=args.all_events)
         else:
-            rows = SpatialStore(project).latest_labels(args.annotator)
-    n = write_labels(args.out, rows, args.format)
-    what = "label events" if args.all_events else "labels (latest per sample and annotator)"
-    print(f"wrote {n} {what} to {args.out}")
+            if args.all_events:
+                rows = SpatialStore(project).label_events()
+                if args.annotator:
+                    rows = [r for r in rows if r.annotator == args.annotator]
+            else:
+                rows = [r for r in SpatialStore(project).latest_labels(args.annotator) if r.verdict is not None]
+            n = write_labels(args.out, rows, args.format)
+        others = {t: c for t, c in project.label_tasks().items() if t not in tasks}
+    what = "label events" if args.all_events else "labels (the latest standing one per target and annotator)"
+    print(f"wrote {n} {what} of {', '.join(tasks)} to {args.out}")
+    if others:
+        print("note: the project also holds " + ", ".join(f"{c} {t}" for t, c in others.items())
+              + " label event(s); --task all writes every method's")
     return 0

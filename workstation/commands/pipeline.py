@@ -26,17 +26,19 @@ def default_perturbations() -> list[str]:
 
 def _is_generic_prompt_file(path: Path) -> bool:
     """A prompt file written by `suite --out` (every line carries its method)."""
-    import json
+    from ..util.jsonsafe import loads_strict
 
     try:
-        with path.open("r", encoding="utf-8") as fh:
-            for line in fh:
+        with path.open("rb") as fh:
+            while True:
+                line = fh.readline(1 << 20)
+                if not line:
+                    return False
                 if line.strip():
-                    obj = json.loads(line)
+                    obj = loads_strict(line.decode("utf-8-sig"))
                     return isinstance(obj, dict) and "method" in obj and "entities" in obj
-    except (OSError, ValueError):
+    except (OSError, ValueError):  # not UTF-8, not JSON: the method's own reader says what is wrong
         return False
-    return False
 
 
 def load_suite(suite: str, pairs: int = 50, limit: int | None = None, method: str = "spatial",
@@ -70,8 +72,9 @@ def load_suite_with_lines(suite: str, pairs: int = 50, limit: int | None = None,
             raise WorkstationError(f"prompt file not found: {path}")
         if _is_generic_prompt_file(path):
             from ..io.prompts import read_prompts_jsonl
+            from ..methods import METHODS
 
-            prompts = read_prompts_jsonl(path)
+            prompts = read_prompts_jsonl(path, methods=METHODS.names())
         elif method == "spatial":
             from ..methods.spatial.suite import load_prompt_file_with_lines
 

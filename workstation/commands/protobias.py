@@ -42,11 +42,12 @@ def register(sub: Any) -> None:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from ..methods.protobias.importer import import_folder
+    from ..methods.protobias.importer import import_folder, plan_import
     from ..methods.protobias.io import read_triplet_index
     from ..store import DB_NAME, Project
 
     imported = read_triplet_index(args.folder, args.index)  # everything checked before a project is touched
+    plan_import(imported, args.run_id)
     folder = Path(args.project)
     created = not (folder / DB_NAME).exists()
     existed = folder.exists()
@@ -64,6 +65,10 @@ def run_import(args: argparse.Namespace) -> int:
             else:
                 shutil.rmtree(folder, ignore_errors=True)
         raise
+    if s.already:
+        print(f"run {s.run_id} of {folder} already holds this import ({s.triplets} triplets, {s.images} images); "
+              "nothing to do")
+        return 0
     print(f"imported {s.triplets} triplets ({s.images} images) from {s.index} into run {s.run_id} of {folder}")
     print(f"next: python main.py score --method protobias --scorer clipscore --model CLIP_FOLDER --project {folder}")
     return 0

@@ -4,7 +4,9 @@ index.html) under one index with the provenance of every number.
     python main.py report --project DIR --out OUT_DIR [--method NAME ...] [--overwrite]
 
 The spatial section's tables follow SpatialBench-UC's published report (rates with 4 decimals);
-with human labels in the project the audit confusion and the risk–coverage table are added.
+with human labels in the project the audit confusion and the risk–coverage table are added. A
+project with audit plans gets an "Audit plans" section: each plan's estimates with their
+intervals, the estimator, what it assumes and the labels it used.
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ def register(sub: Any) -> None:
     p.add_argument("--out", required=True, type=Path, metavar="OUT_DIR", help="report folder")
     p.add_argument("--method", action="append", metavar="NAME",
                    help="report only this method (repeatable; default: every method with data)")
-    p.add_argument("--overwrite", action="store_true", help="replace an existing report folder")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace an existing report folder (only one this program wrote: it holds the file "
+                        ".t2i-workstation-report)")
     p.add_argument("--annotator", metavar="NAME", help="use only this annotator's labels for the audit tables")
     p.set_defaults(func=run)
 
@@ -49,18 +53,24 @@ def methods_with_data(project: Any, wanted: list[str] | None) -> list[Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..evaluation.bundle import write_bundle
+    from ..evaluation.bundle import check_report_target, write_bundle
 
+    check_report_target(Path(args.out), args.overwrite, [args.project])  # before the project is opened
     with reading_project(args.project) as project:
         methods = methods_with_data(project, args.method)
         provenance = {"project": str(Path(args.project).resolve()), "methods": ", ".join(m.name for m in methods),
                       "runs": ", ".join(project.run_ids())}
 
         def build(folder: Path) -> list[Any]:
-            return [m.report_section(project, folder / m.name, annotator=args.annotator) for m in methods]
+            from ..methods.audit_sources import report_section
+
+            sections = [m.report_section(project, folder / m.name, annotator=args.annotator) for m in methods]
+            plans = report_section(project, folder / "audit_plans", [m.name for m in methods])
+            return sections + ([plans] if plans is not None else [])
 
         try:
-            sections = write_bundle(args.out, build, provenance=provenance, overwrite=args.overwrite)
+            sections = write_bundle(args.out, build, provenance=provenance, overwrite=args.overwrite,
+                                    protect=[project.folder])
         except OSError as e:  # the bundle is built in a temporary folder beside OUT_DIR, removed on failure
             from ..util.output import OutputError, describe_os_error
 

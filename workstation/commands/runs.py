@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,7 +69,7 @@ def _generate_jobs(project: "Project", run_id: str) -> list[str]:
             spec = j["spec"] if isinstance(j["spec"], dict) else json.loads(j["spec"] or "{}")
         except ValueError:
             continue
-        if j["kind"] == "generate" and spec.get("run_id") == run_id:
+        if isinstance(spec, dict) and j["kind"] == "generate" and spec.get("run_id") == run_id:
             out.append(str(j["job_id"]))
     return out
 
@@ -105,6 +105,7 @@ def remove_run(project: "Project", run_id: str) -> RunRemoval:
     transaction (all or nothing), then the image files and job folders. Labels stay in the log."""
     from ..jobs.spec import JobPaths
     from ..util.images import resolve_inside
+    from ..util.paths import UnsafePath, remove_tree_inside
 
     if project.read_only:
         raise WorkstationError(f"project {project.folder} is open read-only: a run cannot be removed")
@@ -120,24 +121,26 @@ def remove_run(project: "Project", run_id: str) -> RunRemoval:
             con.execute("DELETE FROM jobs WHERE job_id = ?", [j])
         con.execute("DELETE FROM samples WHERE run_id = ?", [run_id])
         con.execute("DELETE FROM runs WHERE run_id = ?", [run_id])
-    # files last: the project no longer names them
+    # files last: the project no longer names them; nothing outside the project is ever removed
     folder = Path(project.folder)
+    real_folder = Path(os.path.realpath(folder))
     for rel in r.images:
         try:
             path = resolve_inside(folder, rel)
             path.unlink(missing_ok=True)
             parent = path.parent
-            while parent != folder and parent.is_dir() and not any(parent.iterdir()):
+            while parent != real_folder and parent.is_relative_to(real_folder) and parent.is_dir() \
+                    and not any(parent.iterdir()):
                 parent.rmdir()
                 parent = parent.parent
         except (OSError, WorkstationError):
             r.not_deleted.append(rel)
     for j in r.jobs:
-        d = JobPaths(folder, j).dir
-        if d.is_dir():
-            shutil.rmtree(d, ignore_errors=True)
-            if d.exists():
-                r.not_deleted.append(str(d.relative_to(folder)))
+        try:
+            d = JobPaths(folder, j).dir
+            remove_tree_inside(folder / "jobs", d)
+        except (OSError, WorkstationError, UnsafePath):
+            r.not_deleted.append(f"jobs/{ascii(j)[1:-1][:80]}")
     return r
 
 

@@ -35,21 +35,28 @@ def parse_value(text: str) -> Any:
     for conv in (int, float):
         try:
             v = conv(text)
-        except ValueError:
+        except ValueError:  # not a number (or a whole number of thousands of digits: read as a float)
             continue
-        if isinstance(v, float) and v != v:  # NaN
-            break
         return v
     return text
 
 
 def parse_options(items: list[str]) -> dict[str, Any]:
+    """``--set KEY=VALUE`` options; a number that only fits as infinity (``1e400``) or NaN is an
+    error naming the option, not a value that fails later."""
+    import math
+
+    from ..util.textio import quote
+
     out: dict[str, Any] = {}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            raise WorkstationError(f"--set {item!r}: expected KEY=VALUE")
-        out[key.strip()] = parse_value(value)
+            raise WorkstationError(f"--set {quote(item, 40)}: expected KEY=VALUE")
+        v = parse_value(value)
+        if isinstance(v, float) and not math.isfinite(v):
+            raise WorkstationError(f"--set {quote(key.strip(), 40)}: {quote(value, 40)} is not a finite number")
+        out[key.strip()] = v
     return out
 
 
@@ -63,8 +70,8 @@ def run(args: argparse.Namespace) -> int:
     opts = parse_options(args.set)
     try:
         prompts = get_method(args.method).suite(**opts)
-    except TypeError as e:
-        raise WorkstationError(f"{args.method} suite: {e}") from None
+    except (TypeError, ValueError, OverflowError) as e:
+        raise WorkstationError(f"{args.method} suite: {' '.join(str(e).split())[:200]}") from None
     if args.out:
         n = write_prompts_jsonl(prompts, args.out)
         print(f"wrote {n} {args.method} prompts ({prompts.content_hash()}) to {args.out}")

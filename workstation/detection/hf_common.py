@@ -5,7 +5,6 @@ torch and transformers are imported inside ``HFDetector.load`` (first use), neve
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections.abc import Sequence
@@ -84,10 +83,15 @@ class HFDetector:
         cfg_path = folder / "config.json"
         if not cfg_path.is_file():
             raise WorkstationError(f"{folder} is not a transformers model folder: config.json is missing")
+        from ..util.jsonsafe import JSONInputError, loads_strict
+        from ..util.textio import read_bytes_capped
+
         try:
-            config = json.loads(cfg_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as e:
-            raise WorkstationError(f"cannot read {cfg_path}: {e}") from e
+            config = loads_strict(read_bytes_capped(cfg_path, 4 * 1024 * 1024, "model config"))
+        except JSONInputError as e:
+            raise WorkstationError(f"cannot read {cfg_path}: {e.message}") from None
+        if not isinstance(config, dict):
+            raise WorkstationError(f"{cfg_path} does not hold a JSON object")
         mt = config.get("model_type")
         if self.model_types and mt not in self.model_types:
             raise WorkstationError(

@@ -7,7 +7,7 @@ Pure functions over numpy arrays, shared by every method: P/F/U labels, pair jud
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +15,13 @@ import numpy as np
 
 from ..types import WorkstationError
 from ..util.grouping import group_codes as _group_codes
+
+_NAN = float("nan")
+
+
+def _floats(a: Any) -> np.ndarray:
+    """Labels as one flat float64 array (a missing label: None or NaN becomes NaN)."""
+    return np.asarray(a, dtype=np.float64).ravel()
 
 
 def _event_order(n: int, order: Sequence[Any] | np.ndarray | None) -> np.ndarray:
@@ -25,21 +32,15 @@ def _event_order(n: int, order: Sequence[Any] | np.ndarray | None) -> np.ndarray
     o = np.asarray(order)
     if len(o) != n:
         raise WorkstationError(f"label order has {len(o)} entries for {n} label events")
-    if o.dtype.kind not in "iuf":
+    if o.dtype.kind not in ("i", "u", "f"):
         o = o.astype(str)  # ISO-8601 timestamps sort as text
     return np.lexsort((pos, o))
 
 
-def _pick_per_group(groups: np.ndarray, order: np.ndarray | Sequence[Any] | None, last: bool) -> np.ndarray:
-    n = len(groups)
-    if n == 0:
-        return np.zeros(0, np.int64)
-    seq = _event_order(n, order)  # event indices in time order
-    if last:
-        seq = seq[::-1]
-    _, first_idx = np.unique(groups[seq], return_index=True)  # first occurrence in that order
-    chosen = seq[first_idx]
-    return np.sort(chosen).astype(np.int64)
+def _first_in(groups: np.ndarray, seq: np.ndarray) -> np.ndarray:
+    """The first event of every group in the sequence ``seq`` of event indices, sorted."""
+    _, first_idx = np.unique(groups[seq], return_index=True)
+    return np.sort(seq[first_idx]).astype(np.int64)
 
 
 def latest_labels(
@@ -54,7 +55,7 @@ def latest_labels(
     """
     if len(sample) != len(annotator):
         raise WorkstationError("label events: sample and annotator columns differ in length")
-    return _pick_per_group(_group_codes(sample, annotator), order, last=True)
+    return _first_in(_group_codes(sample, annotator), _event_order(len(sample), order)[::-1])
 
 
 def first_labels(
@@ -65,12 +66,11 @@ def first_labels(
     """Indices of the first label event per (sample, annotator) (see `latest_labels`)."""
     if len(sample) != len(annotator):
         raise WorkstationError("label events: sample and annotator columns differ in length")
-    return _pick_per_group(_group_codes(sample, annotator), order, last=False)
+    return _first_in(_group_codes(sample, annotator), _event_order(len(sample), order))
 
 
 def _valid_pairs(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
-    x = np.asarray(a, dtype=np.float64).reshape(-1)
-    y = np.asarray(b, dtype=np.float64).reshape(-1)
+    x, y = _floats(a), _floats(b)
     if len(x) != len(y):
         raise WorkstationError(f"the two label lists differ in length ({len(x)} vs {len(y)})")
     ok = np.isfinite(x) & np.isfinite(y) & (x >= 0) & (y >= 0)
@@ -80,7 +80,9 @@ def _valid_pairs(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
 def percent_agreement(a: Any, b: Any) -> float:
     """Fraction of pairs with the same label (pairs with a missing label, <0 or NaN, left out)."""
     x, y = _valid_pairs(a, b)
-    return float(np.mean(x == y)) if len(x) else float("nan")
+    if not len(x):
+        return _NAN
+    return float(np.mean(x == y))
 
 
 def cohen_kappa(a: Any, b: Any) -> float:
@@ -92,13 +94,13 @@ def cohen_kappa(a: Any, b: Any) -> float:
     x, y = _valid_pairs(a, b)
     n = len(x)
     if n == 0:
-        return float("nan")
-    k = int(max(x.max(), y.max())) + 1
-    m = np.bincount(x * k + y, minlength=k * k).reshape(k, k).astype(np.float64) / n
-    po = float(np.trace(m))
-    pe = float(m.sum(1) @ m.sum(0))
+        return _NAN
+    cx, cy = np.bincount(x), np.bincount(y)  # how often each rater used each category
+    k = min(len(cx), len(cy))
+    po = float(np.mean(x == y))
+    pe = float(cx[:k] @ cy[:k]) / (n * n)
     if pe >= 1.0:
-        return float("nan")
+        return _NAN
     return (po - pe) / (1.0 - pe)
 
 
@@ -106,14 +108,14 @@ def quadratic_weighted_kappa(a: Any, b: Any, n_categories: int = 4, min_rating: 
     """Quadratic weighted Cohen's κ for ordinal ratings min_rating..min_rating+n_categories-1.
 
     κ_w = 1 − Σ w·O / Σ w·E with w_ij = (i − j)² / (K − 1)², O the observed and E the expected
-    (outer product of the marginals) rating matrices. Missing ratings (NaN or below min_rating
+    (outer product of the marginals) rating matrices (the factor 1 / (K − 1)² cancels in the
+    ratio, so w_ij = (i − j)² here). Missing ratings (NaN or below min_rating
     when given as 0/-1) are left out; a rating above the scale raises. NaN for no pairs or when
     the expected disagreement is zero.
     """
     if n_categories < 2:
         raise WorkstationError("quadratic weighted kappa needs at least 2 rating categories")
-    x = np.asarray(a, dtype=np.float64).reshape(-1)
-    y = np.asarray(b, dtype=np.float64).reshape(-1)
+    x, y = _floats(a), _floats(b)
     if len(x) != len(y):
         raise WorkstationError(f"the two rating lists differ in length ({len(x)} vs {len(y)})")
     ok = np.isfinite(x) & np.isfinite(y) & (x >= min_rating) & (y >= min_rating)
@@ -125,17 +127,17 @@ def quadratic_weighted_kappa(a: Any, b: Any, n_categories: int = 4, min_rating: 
             f"ratings must be whole numbers from {min_rating} to {min_rating + n_categories - 1}")
     n = len(x)
     if n == 0:
-        return float("nan")
+        return _NAN
     xi = x.astype(np.int64)
     yi = y.astype(np.int64)
     K = n_categories
-    obs = np.bincount(xi * K + yi, minlength=K * K).reshape(K, K).astype(np.float64)
+    obs = np.bincount(xi * K + yi, minlength=K * K).reshape(K, K)
     exp = np.outer(obs.sum(1), obs.sum(0)) / n
     i = np.arange(K)
-    w = (i[:, None] - i[None, :]) ** 2 / (K - 1) ** 2
+    w = (i[:, None] - i[None, :]) ** 2
     den = float((w * exp).sum())
     if den == 0.0:
-        return float("nan")
+        return _NAN
     return 1.0 - float((w * obs).sum()) / den
 
 
@@ -150,6 +152,9 @@ class SelfAgreement:
     annotator: np.ndarray
     first: np.ndarray  # first label
     latest: np.ndarray  # latest label
+    kappa_lo: float = _NAN  # 95 % bootstrap bounds of κ over the pairs
+    kappa_hi: float = _NAN
+    small: bool = True  # fewer than 10 pairs
 
 
 def self_agreement(
@@ -167,14 +172,13 @@ def self_agreement(
     """
     s = np.asarray(sample)
     a = np.asarray(annotator)
-    lab = np.asarray(label, dtype=np.float64)
+    lab = _floats(label)
     if not (len(s) == len(a) == len(lab)):
         raise WorkstationError("label events: sample, annotator and label columns differ in length")
     groups = _group_codes(s, a)
-    if order is not None:
-        order = np.asarray(order)
-    first = _pick_per_group(groups, order, last=False)
-    last = _pick_per_group(groups, order, last=True)
+    seq = _event_order(len(s), order)
+    first = _first_in(groups, seq)
+    last = _first_in(groups, seq[::-1])
     # both are sorted by event index; align them by group
     f_by_g = dict(zip(groups[first].tolist(), first.tolist()))
     pairs = [(f_by_g[g], e) for g, e in zip(groups[last].tolist(), last.tolist()) if f_by_g[g] != e]
@@ -185,10 +189,38 @@ def self_agreement(
         kappa = cohen_kappa(fl, ll)
     else:
         kappa = quadratic_weighted_kappa(fl, ll, weighted_categories)
+    b = kappa_bounds(fl, ll, None, weighted_categories)
     return SelfAgreement(
         n_pairs=len(pairs), percent=percent_agreement(fl, ll), kappa=kappa,
-        sample=s[li] if len(li) else s[:0], annotator=a[li] if len(li) else a[:0], first=fl, latest=ll,
+        sample=s[li], annotator=a[li], first=fl, latest=ll,
+        kappa_lo=b["kappa_lo"], kappa_hi=b["kappa_hi"], small=b["small"],
     )
+
+
+def kappa_bounds(x: np.ndarray, y: np.ndarray, unit: Sequence[Hashable] | np.ndarray | None = None,
+                 weighted_categories: int | None = None, n_boot: int | None = None) -> dict[str, Any]:
+    """The 95 % bootstrap bounds of κ (Cohen's, or quadratic weighted over 1..`weighted_categories`
+    ratings) and of the percent agreement between two label lists, resampling ``unit`` (the items'
+    prompts; the items themselves when None): ``kappa_lo``, ``kappa_hi``, ``percent_lo``,
+    ``percent_hi``, ``units`` and ``small`` (fewer than 10 items or units). Pairs with a missing
+    label are left out, as `cohen_kappa` and `quadratic_weighted_kappa` leave them out."""
+    from .intervals import N_BOOT, kappa_estimate, ratio_estimates
+
+    a, b = _floats(x), _floats(y)
+    if weighted_categories is not None:
+        a, b = a - 1.0, b - 1.0  # ratings 1..K as codes 0..K-1
+    ok = np.isfinite(a) & np.isfinite(b) & (a >= 0) & (b >= 0)
+    a, b = a[ok], b[ok]
+    if weighted_categories is not None:
+        k = int(weighted_categories)
+    else:
+        k = int(max(a.max(), b.max())) + 1 if len(a) else 1
+    u = None if unit is None else np.asarray(unit)[ok]
+    nb = N_BOOT if n_boot is None else n_boot
+    e = kappa_estimate(a, b, u, categories=k, weighted=weighted_categories is not None, n_boot=nb)
+    p = ratio_estimates(a == b, np.ones(len(a)), u, n_boot=nb)[0]
+    return {"kappa_lo": e.lo, "kappa_hi": e.hi, "percent_lo": p.lo, "percent_hi": p.hi, "units": e.units,
+            "small": e.small}
 
 
 def annotator_agreement(
@@ -197,28 +229,37 @@ def annotator_agreement(
     label: np.ndarray | Sequence[float],
     order: Sequence[Any] | np.ndarray | None = None,
     weighted_categories: int | None = None,
+    unit_of: Callable[[Any], Hashable] | None = None,
+    n_boot: int | None = None,
 ) -> list[dict[str, Any]]:
     """Per pair of annotators, over the samples both labelled (latest label of each counts):
-    n, percent agreement and κ (Cohen's, or quadratic weighted over 1..`weighted_categories`)."""
+    n, percent agreement and κ (Cohen's, or quadratic weighted over 1..`weighted_categories`),
+    with their 95 % bootstrap bounds (`kappa_bounds`; ``unit_of(sample)`` names the unit a sample
+    is resampled with, its prompt; ``n_boot`` 0: no bounds) and ``small`` (n below 10)."""
     s = np.asarray(sample)
     a = np.asarray(annotator)
-    lab = np.asarray(label, dtype=np.float64)
+    lab = _floats(label)
     if not (len(s) == len(a) == len(lab)):
         raise WorkstationError("label events: sample, annotator and label columns differ in length")
     idx = latest_labels(s, a, order)
     s_codes = _group_codes(s)
+    first_of: dict[int, Any] = {}
     by_ann: dict[str, dict[int, float]] = {}
     for e in idx.tolist():
         by_ann.setdefault(str(a[e]), {})[int(s_codes[e])] = float(lab[e])
+        first_of.setdefault(int(s_codes[e]), s[e])
     names = sorted(by_ann)
     out = []
     for i, n1 in enumerate(names):
         for n2 in names[i + 1:]:
             common = sorted(set(by_ann[n1]) & set(by_ann[n2]))
-            x = np.array([by_ann[n1][c] for c in common], np.float64)
-            y = np.array([by_ann[n2][c] for c in common], np.float64)
+            x = np.array([by_ann[n1][c] for c in common])
+            y = np.array([by_ann[n2][c] for c in common])
             k = cohen_kappa(x, y) if weighted_categories is None else \
                 quadratic_weighted_kappa(x, y, weighted_categories)
-            out.append({"annotator_a": n1, "annotator_b": n2, "n": len(common),
-                        "percent_agreement": percent_agreement(x, y), "kappa": k})
+            units = None if unit_of is None else [unit_of(first_of[c]) for c in common]
+            row = {"annotator_a": n1, "annotator_b": n2, "n": len(common),
+                   "percent_agreement": percent_agreement(x, y), "kappa": k}
+            row.update(kappa_bounds(x, y, units, weighted_categories, n_boot))
+            out.append(row)
     return out

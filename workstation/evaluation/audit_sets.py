@@ -12,7 +12,7 @@ of the items back later in the queue as re-checks (`recheck_plan`).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -226,19 +226,32 @@ class SelfAgreement:
     n_pairs: int
     percent: float
     kappa: float
+    kappa_lo: float = float("nan")
+    kappa_hi: float = float("nan")
+    small: bool = True  # fewer than `SMALL_N` re-checks (or units) stand behind it
     by_annotator: dict[str, "SelfAgreement"] = field(default_factory=dict)
 
     def text(self) -> str:
+        from .intervals import SMALL_N
+
         if not self.n_pairs:
             return "no re-checked item has both labels yet"
         pct = f"{self.percent * 100:.0f}%" if math.isfinite(self.percent) else "—"
         k = f"{self.kappa:.2f}" if math.isfinite(self.kappa) else "undefined"
-        return f"{self.n_pairs} re-checks: {pct} the same, κ = {k}"
+        if math.isfinite(self.kappa) and math.isfinite(self.kappa_lo) and math.isfinite(self.kappa_hi):
+            k += f" [{self.kappa_lo:.2f}, {self.kappa_hi:.2f}]"
+        small = f" (fewer than {SMALL_N} re-checks)" if self.small else ""
+        return f"{self.n_pairs} re-checks: {pct} the same, κ = {k}{small}"
 
 
-def self_agreement_report(project: Any, scheme: LabelScheme, audit_set_id: int | None = None) -> SelfAgreement:
+def self_agreement_report(project: Any, scheme: LabelScheme, audit_set_id: int | None = None,
+                          unit_of: Callable[[str], Hashable] | None = None) -> SelfAgreement:
     """Per annotator and overall, for the re-checked targets: the pass's first label against the
-    re-check label (percent agreement and Cohen's κ), within one audit set when given."""
+    re-check label (percent agreement and Cohen's κ with its 95 % bootstrap interval), within one
+    audit set when given. The bootstrap resamples ``unit_of(target)`` (a sample's prompt: a
+    prompt's seeds are judged alike), the targets themselves when None."""
+    from .agreement import kappa_bounds
+
     if project is None:
         return SelfAgreement(0, float("nan"), float("nan"))
     first: dict[tuple[str, str], str | None] = {}
@@ -249,10 +262,14 @@ def self_agreement_report(project: Any, scheme: LabelScheme, audit_set_id: int |
              if k in first and scheme.code(first[k]) >= 0 and scheme.code(again[k]) >= 0]
 
     def summary(ps: list[Any]) -> SelfAgreement:
+        if not ps:
+            return SelfAgreement(0, float("nan"), float("nan"))
         a = np.array([scheme.code(x[1]) for x in ps], np.int64)
         b = np.array([scheme.code(x[2]) for x in ps], np.int64)
-        return SelfAgreement(len(ps), percent_agreement(a, b) if ps else float("nan"),
-                             cohen_kappa(a, b) if ps else float("nan"))
+        unit = [unit_of(x[0][0]) if unit_of is not None else x[0][0] for x in ps]
+        bounds = kappa_bounds(a, b, unit)
+        return SelfAgreement(len(ps), percent_agreement(a, b), cohen_kappa(a, b), float(bounds["kappa_lo"]),
+                             float(bounds["kappa_hi"]), bool(bounds["small"]))
 
     out = summary(pairs)
     for ann in sorted({k[1] for k, _, _ in pairs}):

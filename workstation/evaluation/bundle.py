@@ -6,6 +6,10 @@
 
 The bundle is written into a temporary folder beside OUT and renamed into place, so a reader
 sees the old bundle or the new one; a failed or cancelled report leaves nothing behind.
+
+Every bundle holds a marker file, `REPORT_MARKER`. With ``overwrite`` an existing OUT is replaced
+only when it is a report this program wrote (it holds the marker) — never an unrelated folder,
+never a symbolic link, and never a folder in ``protect`` (the project) or one that holds it.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import math
 import re
 import shutil
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +47,11 @@ def page_start(title: str, extra_css: str = "") -> str:
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             "<meta name='viewport' content='width=device-width, initial-scale=1'>"
             f"<title>{html.escape(title)}</title><style>{REPORT_CSS}{extra_css}</style></head><body>")
+
+
+REPORT_MARKER = ".t2i-workstation-report"
+_MARKER_TEXT = ("This folder is a report bundle written by the t2i audit workstation. `report --overwrite` "
+                "replaces only folders that hold this file.\n")
 
 
 def _cell(v: Any) -> str:
@@ -78,15 +87,41 @@ def text_cell(inner_html: str, value: Any) -> str:
     return f"<td class='{'text' if len(value) > LONG_TEXT else 'word'}'>{inner_html}</td>"
 
 
+def check_report_target(out: Path, overwrite: bool, protect: Sequence[str | Path] = ()) -> None:
+    """Refuse an ``out`` that the report may not write (module doc), before anything is written."""
+    import os
+
+    if os.path.islink(out):
+        raise WorkstationError(f"report folder {out} is a symbolic link; give a folder, not a link")
+    real = Path(os.path.realpath(out))
+    for p in protect:
+        rp = Path(os.path.realpath(p))
+        if rp == real or rp.is_relative_to(real):
+            raise WorkstationError(f"report folder {out} is the project {p} or a folder that holds it; a report "
+                                   "is written into a folder of its own")
+    if not out.exists():
+        return
+    if not out.is_dir():
+        raise WorkstationError(f"report folder {out} is a file; choose a folder")
+    if not any(out.iterdir()):
+        return
+    if not overwrite:
+        raise WorkstationError(f"report folder {out} already exists; choose another or allow overwriting")
+    marker = out / REPORT_MARKER
+    if os.path.islink(marker) or not marker.is_file():
+        raise WorkstationError(f"report folder {out} exists and is not a report this program wrote (it has no "
+                               f"{REPORT_MARKER} file); it is never overwritten: choose another folder")
+
+
 def write_bundle(out_dir: str | Path, build: Callable[[Path], list[ReportSection]], *,
                  provenance: Mapping[str, Any], overwrite: bool = False,
-                 title: str = "Evaluation report") -> list[ReportSection]:
+                 title: str = "Evaluation report", protect: Sequence[str | Path] = ()) -> list[ReportSection]:
     """Write the bundle: ``build(folder)`` writes each method's files under ``folder/<method>/`` and
     returns its sections; then the index and the meta file are written and the folder renamed to
-    ``out_dir``. An existing non-empty ``out_dir`` is replaced only with ``overwrite``."""
+    ``out_dir``. An existing non-empty ``out_dir`` is replaced only with ``overwrite`` and only
+    when it is a bundle written before (`check_report_target`); ``protect``: the project folder."""
     out = Path(out_dir)
-    if out.exists() and not overwrite and (not out.is_dir() or any(out.iterdir())):
-        raise WorkstationError(f"report folder {out} already exists; choose another or allow overwriting")
+    check_report_target(out, overwrite, protect)
     made = [q for q in reversed(out.parents) if not q.exists()]  # folders made here, removed on failure
 
     def unmake() -> None:
@@ -129,6 +164,8 @@ def write_bundle(out_dir: str | Path, build: Callable[[Path], list[ReportSection
                               "figures": {k: str(Path(v).relative_to(tmp)) if Path(v).is_relative_to(tmp) else str(v)
                                           for k, v in s.figures.items()}} for s in sections]}
         (tmp / "report_meta.json").write_text(dumps(meta, indent=2), encoding="utf-8")
+        (tmp / REPORT_MARKER).write_text(_MARKER_TEXT, encoding="utf-8")
+        check_report_target(out, overwrite, protect)  # the same folder as at the start (no link swapped in)
         replace_folder(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

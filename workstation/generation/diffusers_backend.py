@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import gc
 import inspect
-import json
 import logging
 import os
 from pathlib import Path
@@ -62,10 +61,15 @@ def check_pipeline_folder(folder: Path) -> dict[str, Any]:
             f"{folder} is not a diffusers pipeline folder: model_index.json is missing "
             f"(single-file checkpoints are not supported; save the pipeline with save_pretrained)"
         )
+    from ..util.jsonsafe import JSONInputError, loads_strict
+    from ..util.textio import read_bytes_capped
+
     try:
-        meta = json.loads(index.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise WorkstationError(f"cannot read {index}: {e}") from e
+        meta = loads_strict(read_bytes_capped(index, 4 * 1024 * 1024, "pipeline index"))
+    except JSONInputError as e:
+        raise WorkstationError(f"cannot read {index}: {e.message}") from None
+    if not isinstance(meta, dict):
+        raise WorkstationError(f"{index} does not hold a JSON object")
     files = env.weight_files(folder)
     if files and not any(p.suffix == ".safetensors" for p in files):
         raise WorkstationError(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,14 +10,28 @@ from typing import Any
 from ..types import InputError
 
 
-def read_jsonl(path: str | Path, what: str = "file") -> Iterator[tuple[int, dict[str, Any]]]:
+MAX_LINE_BYTES = 16 * 1024 * 1024  # one JSONL line (a sample with every detection is a few KB)
+
+
+def read_jsonl(path: str | Path, what: str = "file",
+               max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (line_number, object) for each non-blank line; errors name file and line
-    (malformed JSON, a line that is not an object, bytes that are not UTF-8)."""
+    (malformed JSON, a line that is not an object, bytes that are not UTF-8, a line over
+    ``max_line_bytes``; JSON is read strictly: `util.jsonsafe.loads_strict`)."""
+    from ..util.jsonsafe import JSONInputError, loads_strict
+
     path = Path(path)
     if not path.is_file():
         raise InputError(path, f"{what} not found")
     with path.open("rb") as fh:
-        for lineno, raw in enumerate(fh, start=1):
+        lineno = 0
+        while True:
+            raw = fh.readline(max_line_bytes + 1)
+            if not raw:
+                break
+            lineno += 1
+            if len(raw) > max_line_bytes:
+                raise InputError(path, f"line longer than {max_line_bytes:,} bytes", lineno)
             try:
                 line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
             except UnicodeDecodeError as e:
@@ -28,11 +41,9 @@ def read_jsonl(path: str | Path, what: str = "file") -> Iterator[tuple[int, dict
             if not s:
                 continue
             try:
-                obj = json.loads(s)
-            except json.JSONDecodeError as e:
-                raise InputError(path, f"malformed JSON ({e.msg} at column {e.colno})", lineno) from None
-            except RecursionError:
-                raise InputError(path, "malformed JSON (nested too deeply)", lineno) from None
+                obj = loads_strict(s)
+            except JSONInputError as e:
+                raise InputError(path, f"malformed JSON ({e.message})", lineno) from None
             if not isinstance(obj, dict):
                 raise InputError(path, "expected a JSON object on each line", lineno)
             yield lineno, obj

@@ -4,6 +4,7 @@ group_id. Every problem names the file and the line; nothing is returned partial
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ from ..dataset import Prompts
 from ..types import InputError
 from ..util.atomic import atomic_write_text
 from ..util.jsonsafe import dumps
+from ..util.textio import quote
 from .jsonl import read_jsonl, require
 
 MAX_PROMPTS = 1_000_000
@@ -23,7 +25,9 @@ def _ident(v: Any, key: str, path: Path, line: int) -> str:
     return v
 
 
-def read_prompts_jsonl(path: str | Path) -> Prompts:
+def read_prompts_jsonl(path: str | Path, methods: Collection[str] | None = None) -> Prompts:
+    """The prompts of a file `write_prompts_jsonl` wrote; ``methods``: the method names a prompt
+    may name (a prompt of another method is an error naming its line)."""
     path = Path(path)
     rows: dict[str, list[Any]] = {k: [] for k in ("prompt_id", "text", "method", "suite", "entities", "attrs",
                                                   "twin_id", "group_id")}
@@ -31,7 +35,7 @@ def read_prompts_jsonl(path: str | Path) -> Prompts:
     for line, obj in read_jsonl(path, "prompt file"):
         pid = _ident(require(obj, "prompt_id", path, line), "prompt_id", path, line)
         if pid in seen:
-            raise InputError(path, f"duplicate prompt_id {pid!r} (first on line {seen[pid]})", line)
+            raise InputError(path, f"duplicate prompt_id {quote(pid, 40)} (first on line {seen[pid]})", line)
         seen[pid] = line
         if len(seen) > MAX_PROMPTS:
             raise InputError(path, f"more than {MAX_PROMPTS} prompts", line)
@@ -39,6 +43,8 @@ def read_prompts_jsonl(path: str | Path) -> Prompts:
         if len(text) > MAX_TEXT:
             raise InputError(path, f"prompt text longer than {MAX_TEXT} characters", line)
         method = _ident(require(obj, "method", path, line), "method", path, line)
+        if methods is not None and method not in methods:
+            raise InputError(path, f"unknown method {quote(method, 40)}; methods: {', '.join(sorted(methods))}", line)
         ents = obj.get("entities") or []
         if not isinstance(ents, list) or not all(isinstance(e, str) and e.strip() for e in ents):
             raise InputError(path, "field 'entities' must be a list of names", line)
@@ -57,7 +63,7 @@ def read_prompts_jsonl(path: str | Path) -> Prompts:
         raise InputError(path, "prompt file has no prompts")
     for i, t in enumerate(rows["twin_id"]):
         if t and t not in seen:
-            raise InputError(path, f"twin_id {t!r} of {rows['prompt_id'][i]!r} is not in the file",
+            raise InputError(path, f"twin_id {quote(t, 40)} of {quote(rows['prompt_id'][i], 40)} is not in the file",
                              seen[rows["prompt_id"][i]])
     return Prompts.build(rows["prompt_id"], rows["text"], method=rows["method"], suite=rows["suite"],
                          entities=rows["entities"], attrs=rows["attrs"], twin_id=rows["twin_id"],

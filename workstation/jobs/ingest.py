@@ -16,7 +16,6 @@ project's folder; an image already in this project with other bytes is an error.
 from __future__ import annotations
 
 import hashlib
-import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,11 +104,21 @@ def remove_copied(copied: list[Path]) -> None:
             pass
 
 
+MAX_PROVENANCE_FILE_BYTES = 4 * 1024 * 1024
+
+
 def _provenance(paths: JobPaths) -> dict[str, Any]:
+    """The worker's provenance.json (strict JSON, size-capped; {} when it is missing or unreadable:
+    a job folder from elsewhere may hold anything)."""
+    from ..types import InputError
+    from ..util.jsonsafe import loads_strict
+    from ..util.textio import read_bytes_capped
+
     try:
-        return json.loads(paths.provenance.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        prov = loads_strict(read_bytes_capped(paths.provenance, MAX_PROVENANCE_FILE_BYTES, "provenance"))
+    except (OSError, ValueError, InputError):
         return {}
+    return prov if isinstance(prov, dict) else {}
 
 
 def ensure_run(project: "Project", paths: JobPaths, spec: JobSpec) -> None:
@@ -117,14 +126,16 @@ def ensure_run(project: "Project", paths: JobPaths, spec: JobSpec) -> None:
     if spec.run_id in project.run_ids():
         return
     prov = _provenance(paths)
-    backend = prov.get("backend") or {}
+    b = prov.get("backend")
+    backend: dict[str, Any] = b if isinstance(b, dict) else {}
     g = spec.generator
     method = str(backend.get("method") or g.get("name") or "")
-    model = {"generator": g.get("name"), "model": g.get("model"),
+    model: dict[str, Any] = {"generator": g.get("name"), "model": g.get("model"),
              **{k: backend[k] for k in ("model_id", "model_path", "revision", "weights_fingerprint", "pipeline")
                 if k in backend}}
-    params = {**(g.get("params") or {}), "seeds": spec.seeds, "batch_size": spec.batch_size,
-              "suite": spec.suite}
+    gp = g.get("params")
+    params: dict[str, Any] = {**(gp if isinstance(gp, dict) else {}), "seeds": spec.seeds,
+                              "batch_size": spec.batch_size, "suite": spec.suite}
     if "scheduler" in backend:
         params["scheduler_used"] = backend["scheduler"]
     project.add_run(spec.run_id, method=method, model=model, params=params,
@@ -251,8 +262,96 @@ def ingest_detect(project: "Project", spec: JobSpec, cols: dict[str, list[Any]],
     return res
 
 
+MAX_CHUNK_TEXT = 64 * 1024  # characters of one text cell of a chunk (a truth record, a detail)
+
+
+def check_chunk(chunk: Path, spec: JobSpec) -> tuple[dict[str, list[Any]], list[str]]:
+    """The columns and items of a chunk from elsewhere (a merged job folder), every cell checked
+    against what its kind writes, so that a hostile chunk is one clear error before anything is
+    written, never a traceback in the middle of an ingest."""
+    import math
+
+    from ..util.ids import check_id
+    from ..util.paths import UnsafePath, check_relative
+    from .spec import MAX_SEED, MAX_SIDE
+
+    def bad(what: str) -> WorkstationError:
+        return WorkstationError(f"chunk {chunk}: {what}; it is not a result chunk of job {spec.job_id}")
+
+    try:
+        cols, items, kind = read_chunk(chunk)
+    except Exception as e:  # noqa: BLE001 - a damaged file from elsewhere: one clear line
+        raise bad(f"unreadable ({type(e).__name__})") from None
+    if kind and kind != spec.kind:
+        raise bad(f"it holds {kind[:20]!r} results")
+    need = {"generate": ("sample_id", "run_id", "prompt_id", "seed", "image_path", "width", "height"),
+            "detect": ("sample_id", "source", "detector", "variant", "label", "score", "x1", "y1", "x2", "y2"),
+            "score": ("sample_id", "scorer", "text", "score")}.get(spec.kind, ("sample_id",))
+    missing = [c for c in need if c not in cols]
+    if missing:
+        raise bad(f"the column(s) {', '.join(missing)} are missing")
+    if len({len(v) for v in cols.values()}) > 1:
+        raise bad("its columns differ in length")
+
+    def ident(v: Any, what: str) -> None:
+        try:
+            check_id(v if isinstance(v, str) else None, what)
+        except ValueError as e:
+            raise bad(str(e)) from None
+
+    def number(v: Any, what: str, lo: float, hi: float, whole: bool = False) -> None:
+        ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and lo <= v <= hi
+        if not ok or (whole and not isinstance(v, int)):
+            raise bad(f"{what} {str(v)[:40]!r} is not a {'whole ' if whole else ''}number from {lo:g} to {hi:g}")
+
+    def text(v: Any, what: str) -> None:
+        if v is not None and (not isinstance(v, str) or len(v) > MAX_CHUNK_TEXT):
+            raise bad(f"{what} is not a text of at most {MAX_CHUNK_TEXT:,} characters")
+
+    for k in items:
+        ident(k, "item")
+    for v in cols["sample_id"]:
+        ident(v, "sample_id")
+    if spec.kind == "generate":
+        for i in range(len(cols["sample_id"])):
+            if cols["run_id"][i] != spec.run_id:
+                raise bad(f"sample {cols['sample_id'][i][:40]!r} is of run {str(cols['run_id'][i])[:40]!r}")
+            ident(cols["prompt_id"][i], "prompt_id")
+            number(cols["seed"][i], "seed", 0, MAX_SEED, whole=True)
+            number(cols["width"][i], "width", 1, MAX_SIDE)
+            number(cols["height"][i], "height", 1, MAX_SIDE)
+            try:
+                check_relative(cols["image_path"][i], "image_path")
+            except UnsafePath as e:
+                raise bad(str(e)) from None
+            text(cols.get("truth", [None] * len(cols["sample_id"]))[i], "truth")
+    elif spec.kind == "detect":
+        from .work import detection_groups
+
+        variants = {v for _d, v in detection_groups(spec)}
+        for i in range(len(cols["sample_id"])):
+            number(cols["source"][i], "source", 0, 1, whole=True)
+            if cols["variant"][i] not in variants:
+                raise bad(f"variant {str(cols['variant'][i])[:40]!r} is not one the job computes")
+            ident(cols["detector"][i], "detector")
+            ident(cols["label"][i], "label")
+            number(cols["score"][i], "score", 0, 1)
+            for c in ("x1", "y1", "x2", "y2"):
+                number(cols[c][i], c, -MAX_SIDE, 2 * MAX_SIDE)
+    elif spec.kind == "score":
+        for i in range(len(cols["sample_id"])):
+            ident(cols["scorer"][i], "scorer")
+            text(cols["text"][i], "text")
+            if cols["score"][i] is not None:
+                number(cols["score"][i], "score", -1e12, 1e12)
+            text(cols.get("detail", [None] * len(cols["sample_id"]))[i], "detail")
+    return cols, items
+
+
 def ingest_chunk(project: "Project", paths: JobPaths, spec: JobSpec, chunk: Path,
                  src_root: Path | None = None) -> IngestResult:
+    if src_root is not None:  # a chunk from elsewhere (a merged job folder): every cell checked first
+        check_chunk(chunk, spec)
     cols, items, kind = read_chunk(chunk)
     if kind and kind != spec.kind:
         raise WorkstationError(f"chunk {chunk} holds {kind} results, but job {spec.job_id} is a {spec.kind} job")
@@ -298,4 +397,4 @@ def ingest_job_folder(project: "Project", job_dir: Path) -> IngestResult:
     return total
 
 
-__all__ = ["IngestResult", "ingest_chunk", "ingest_job_folder", "ingest_pending"]
+__all__ = ["IngestResult", "check_chunk", "ingest_chunk", "ingest_job_folder", "ingest_pending"]

@@ -62,10 +62,27 @@ class ScoreKind(JobKind):
                                    "Hugging Face cache")
         if model and ("/" in str(model) or "\\" in str(model) or Path(str(model)).exists()):
             folder = Path(str(model)).expanduser()
+            if folder.exists() and not folder.is_dir():
+                raise WorkstationError(f"scorer model {folder} is a file; give the folder that holds the model")
             if not folder.is_dir() and (folder.is_absolute() or str(model).startswith((".", "~"))):
                 raise WorkstationError(f"scorer model folder not found: {folder}")
+        if model and name != "fake":
+            # the model folder is checked now (config.json, safetensors weights, tokenizer and image
+            # processor: the scorer's constructor reads no weights and imports no model library), so
+            # that a folder that cannot serve is refused before a job and its folder exist
+            from ..scoring.registry import create_scorer
 
-    def prepare(self, project: "Project", paths: "JobPaths", spec: "JobSpec") -> str:
+            kwargs = {k: v for k, v in dict(s.get("options") or {}).items() if k in ("processor", "dtype")}
+            try:
+                create_scorer(entry.name, model=str(model), **kwargs)
+            except (TypeError, ValueError) as e:
+                raise WorkstationError(f"scorer {entry.name!r}: {' '.join(str(e).split())[:200]}") from None
+
+    @staticmethod
+    def candidates(project: "Project", spec: "JobSpec") -> list[Any]:
+        """(sample id, image path, text, attrs, entities) of the samples the job scores whose image
+        file is in the project; a WorkstationError when there is none (checked before a job exists
+        too: `create_score_job`)."""
         conds = ["coalesce(s.image_path, '') <> ''"]
         params: list[Any] = []
         runs = spec.options.get("runs") or []
@@ -79,14 +96,31 @@ class ScoreKind(JobKind):
         rows = project.con.execute(
             "SELECT s.sample_id, s.image_path, p.text, p.attrs, p.entities FROM samples s JOIN prompts p "
             f"USING (prompt_id) WHERE {' AND '.join(conds)} ORDER BY s.ord", params).fetchall()
-        note = ""
-        missing = [r for r in rows if not (project.folder / r[1]).is_file()]
-        if missing:
-            note = f"{len(missing)} sample(s) have no image file in the project (e.g. {missing[0][1]}); they are left out"
-            rows = [r for r in rows if (project.folder / r[1]).is_file()]
+        rows = [r for r in rows if (project.folder / r[1]).is_file()]
         if not rows:
             raise WorkstationError("no samples with images to score" + (f" of method {method}" if method else "")
                                    + (f" in run(s) {', '.join(runs)}" if runs else "") + "; generate or import images first")
+        return rows
+
+    def prepare(self, project: "Project", paths: "JobPaths", spec: "JobSpec") -> str:
+        conds = ["coalesce(s.image_path, '') <> ''"]
+        params: list[Any] = []
+        runs = spec.options.get("runs") or []
+        if runs:
+            conds.append("s.run_id IN (SELECT unnest(?))")
+            params.append(list(runs))
+        method = spec.options.get("method") or ""
+        if method:
+            conds.append("p.method = ?")
+            params.append(method)
+        n_all = project.con.execute(
+            "SELECT count(*) FROM samples s JOIN prompts p "
+            f"USING (prompt_id) WHERE {' AND '.join(conds)}", params).fetchone()
+        rows = self.candidates(project, spec)
+        note = ""
+        missing = int(n_all[0] if n_all else 0) - len(rows)
+        if missing:
+            note = f"{missing} sample(s) have no image file in the project; they are left out"
         texts = []
         for _sid, _path, text, attrs, _ents in rows:
             a = json.loads(attrs) if attrs else {}

@@ -213,7 +213,7 @@ def source_kind(folder: Path, target_folder: Path | None = None) -> str:
 
 def _source_images(folder: Path, kind: str) -> tuple[Path, list[tuple[str, str]]]:
     """(image root, [(sample id, image path)]) of a merge source, read without writing anything."""
-    from .chunks import chunk_files, read_chunk
+    from .chunks import chunk_files
     from .spec import load_spec
 
     if kind == "project":
@@ -221,21 +221,22 @@ def _source_images(folder: Path, kind: str) -> tuple[Path, list[tuple[str, str]]
         try:
             rows = src.con.execute("SELECT sample_id, image_path FROM samples WHERE coalesce(image_path, '') <> '' "
                                    "ORDER BY ord").fetchall()
+            check_source_ids(src, folder)
+            check_source_jobs(src, folder)
         finally:
             src.close()
         return folder, [(str(a), str(b)) for a, b in rows]
+    from .ingest import check_chunk
+
     paths = JobPaths.of_dir(folder)
     spec = load_spec(paths)
     out: list[tuple[str, str]] = []
-    if spec.kind == "generate":
-        for chunk in chunk_files(paths):
-            try:
-                cols, _items, _kind = read_chunk(chunk)
-            except Exception as e:  # noqa: BLE001 - a damaged chunk from elsewhere: one clear line
-                raise WorkstationError(f"{chunk} is not a readable result chunk ({type(e).__name__}: {e})") from None
+    for chunk in chunk_files(paths):  # every chunk of a job folder from elsewhere, every cell checked
+        cols, _items = check_chunk(chunk, spec)
+        if spec.kind == "generate":
             for sid, rel in zip(cols.get("sample_id", []), cols.get("image_path", [])):
                 if rel:
-                    out.append((str(sid), str(rel) if isinstance(rel, str) else repr(rel)))
+                    out.append((str(sid), str(rel)))
     return paths.project, out
 
 
@@ -263,6 +264,49 @@ def unfinished_jobs(folder: Path, kind: str) -> list[str]:
     if p is not None and p.state == DONE:
         return []
     return [line(folder.name, p.state if p is not None else "", (p.error or p.message) if p is not None else "")]
+
+
+def check_source_ids(src: "Project", folder: Path) -> None:
+    """The ids a shard project brings along are checked before anything is copied: run ids name
+    image folders and job ids (`check_run_id`), sample and prompt ids end up in file names, CSV
+    cells and terminals (`util.ids.check_id`: no control characters)."""
+    from ..util.ids import check_id
+    from .spec import check_run_id
+
+    for (rid,) in src.con.execute("SELECT run_id FROM runs").fetchall():
+        try:
+            check_run_id(rid)
+        except WorkstationError as e:
+            raise WorkstationError(f"{folder}: {e}") from None
+    for table, col in (("samples", "sample_id"), ("samples", "run_id"), ("prompts", "prompt_id")):
+        for (v,) in src.con.execute(f"SELECT DISTINCT {col} FROM {table}").fetchall():
+            try:
+                check_id(v, col)
+            except ValueError as e:
+                raise WorkstationError(f"{folder}: {e}") from None
+
+
+def check_source_jobs(src: "Project", folder: Path) -> None:
+    """Every job row of a shard project is checked before it is copied: its id must name a folder
+    ``jobs/<job_id>/`` (no ``..``, no separator: the id becomes a path in the target) and its spec
+    must be a job spec of that id, so that nothing later builds a path from it or fails on it."""
+    from .spec import JobSpec, check_job_id
+
+    rows = src.con.execute("SELECT job_id, kind, spec FROM jobs ORDER BY created_at").fetchall()
+    for job_id, kind, spec_text in rows:
+        where = f"{folder}: job {ascii(str(job_id))[:60]}"
+        try:
+            check_job_id(job_id)
+        except WorkstationError as e:
+            raise WorkstationError(f"{where}: {e}; a shard's jobs are not merged from ids that are paths") from None
+        try:
+            from ..util.jsonsafe import JSONInputError, loads_strict
+
+            spec = JobSpec.from_dict(loads_strict(spec_text or "{}"))
+        except (WorkstationError, JSONInputError) as e:
+            raise WorkstationError(f"{where}: its spec is not a job spec ({' '.join(str(e).split())[:100]})") from None
+        if spec.job_id != job_id or spec.kind != kind:
+            raise WorkstationError(f"{where}: its spec is of job {spec.job_id!r} ({spec.kind}), not of this row")
 
 
 def preflight(target_folder: Path, sources: Sequence[str | Path],

@@ -398,7 +398,11 @@ def live_status(project_folder: Path, job: dict[str, Any]) -> str:
     """The job's state as recorded, with a dead 'running' one shown as 'interrupted'."""
     status = str(job.get("status") or "")
     if status in LIVE_STATES:
-        p = read_progress(JobPaths(project_folder, job["job_id"]).progress)
+        try:
+            paths = JobPaths(project_folder, job.get("job_id"))  # type: ignore[arg-type]
+        except WorkstationError:  # a row whose id names no folder of the project: nothing runs it
+            return INTERRUPTED
+        p = read_progress(paths.progress)
         if p is None or p.final or not pid_alive(p.pid):
             return INTERRUPTED
     return status

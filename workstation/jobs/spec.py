@@ -65,12 +65,28 @@ def safe_name(text: str) -> str:
     return s
 
 
+MAX_RUN_ID_LEN = 128
+
+
 def check_run_id(run_id: str) -> str:
-    if not _RUN_ID.match(run_id or ""):
+    """A run id: it names the run's image folder ``images/<run_id>/`` and is part of its job ids."""
+    from ..util.textio import quote
+
+    if not isinstance(run_id, str) or not _RUN_ID.fullmatch(run_id) or len(run_id) > MAX_RUN_ID_LEN:
         raise WorkstationError(
-            f"run id {run_id!r} may hold only letters, digits, '.', '_' and '-' (and must start with a "
-            "letter or digit)")
+            f"run id {quote(run_id, 40)} may hold only letters, digits, '.', '_' and '-' (at most "
+            f"{MAX_RUN_ID_LEN}, starting with a letter or digit)")
     return run_id
+
+
+def check_job_id(job_id: object) -> str:
+    """A job id that may name a folder ``jobs/<job_id>/`` of the project (`util.ids.check_job_id`)."""
+    from ..util.ids import check_job_id as check
+
+    try:
+        return check(job_id)
+    except ValueError as e:
+        raise WorkstationError(str(e)) from None
 
 
 def sample_id_for(run_id: str, prompt_id: str, seed: int) -> str:
@@ -114,7 +130,9 @@ class JobSpec:
         from .kinds import KINDS
 
         if self.kind not in KINDS:
-            raise WorkstationError(f"unknown job kind {self.kind!r}; expected one of {', '.join(KINDS.names())}")
+            from ..util.textio import quote
+
+            raise WorkstationError(f"unknown job kind {quote(self.kind, 40)}; expected one of {', '.join(KINDS.names())}")
         if self.batch_size < 1:
             raise WorkstationError(f"batch size must be at least 1, got {self.batch_size}")
         Shard.parse(self.shard)
@@ -127,11 +145,35 @@ class JobSpec:
         return dataclasses.asdict(self)
 
     @staticmethod
-    def from_dict(d: dict[str, Any]) -> "JobSpec":
+    def from_dict(d: Any) -> "JobSpec":
+        """A stored spec (a job folder's spec.json, a project's job row): every field checked, so
+        that a spec from elsewhere is one clear error, never a traceback later."""
+        if not isinstance(d, dict):
+            raise WorkstationError("job spec is not a JSON object")
         names = {f.name for f in dataclasses.fields(JobSpec)}
-        unknown = sorted(set(d) - names)
+        unknown = sorted(str(k) for k in set(d) - names)
         if unknown:
-            raise WorkstationError(f"job spec has unknown field(s) {', '.join(unknown)}")
+            raise WorkstationError(f"job spec has unknown field(s) {', '.join(unknown)[:120]}")
+        missing = [k for k in ("job_id", "kind") if k not in d]
+        if missing:
+            raise WorkstationError(f"job spec lacks the field(s) {', '.join(missing)}")
+        check_job_id(d["job_id"])
+        kinds: dict[str, type | tuple[type, ...]] = {"job_id": str, "kind": str, "run_id": str, "generator": dict, "seeds": list, "suite": str,
+                 "detector": dict, "secondary": list, "perturbations": list, "runs": list, "method": str,
+                 "options": dict, "batch_size": int, "shard": list, "created_at": (int, float), "version": int}
+        for k, v in d.items():
+            want = kinds.get(k)
+            if want is not None and (not isinstance(v, want) or isinstance(v, bool)):
+                raise WorkstationError(f"job spec field {k!r} has the wrong type ({type(v).__name__})")
+        if d.get("config_id") is not None and (isinstance(d["config_id"], bool) or not isinstance(d["config_id"], int)):
+            raise WorkstationError("job spec field 'config_id' must be a whole number")
+        if d.get("run_id"):
+            check_run_id(d["run_id"])
+        if any(isinstance(x, bool) or not isinstance(x, int) or not 0 <= x <= MAX_SEED for x in d.get("seeds", [])):
+            raise WorkstationError("job spec field 'seeds' must list whole numbers from 0 to 2**63-1")
+        for k in ("runs", "perturbations"):
+            if not all(isinstance(x, str) for x in d.get(k, [])):
+                raise WorkstationError(f"job spec field {k!r} must list names")
         return JobSpec(**d)
 
     def fingerprint(self) -> str:
@@ -156,8 +198,8 @@ class JobPaths:
 
     def __init__(self, project_folder: str | Path, job_id: str) -> None:
         self.project = Path(project_folder)
-        self.job_id = job_id
-        self.dir = self.project / "jobs" / job_id
+        self.job_id = check_job_id(job_id)  # a job id never names a folder outside jobs/
+        self.dir = self.project / "jobs" / self.job_id
 
     @staticmethod
     def of_dir(job_dir: str | Path) -> "JobPaths":
@@ -214,16 +256,29 @@ def save_spec(paths: JobPaths, spec: JobSpec) -> None:
     write_json_atomic(paths.spec, spec.to_dict())
 
 
+MAX_SPEC_BYTES = 4 * 1024 * 1024
+
+
 def load_spec(paths: JobPaths) -> JobSpec:
+    """The job's spec.json, checked (`JobSpec.from_dict`); its job id must be its folder's name."""
+    from ..types import InputError
+    from ..util.jsonsafe import JSONInputError, loads_strict
+    from ..util.textio import read_bytes_capped
+
+    if not paths.spec.is_file():
+        raise WorkstationError(f"no job {paths.job_id!r} in {paths.project} (missing {paths.spec})")
+    data = read_bytes_capped(paths.spec, MAX_SPEC_BYTES, "job spec")
     try:
-        raw = json.loads(paths.spec.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise WorkstationError(f"no job {paths.job_id!r} in {paths.project} (missing {paths.spec})") from None
-    except ValueError as e:
-        raise WorkstationError(f"job spec {paths.spec} is not valid JSON: {e}") from None
-    if not isinstance(raw, dict):
-        raise WorkstationError(f"job spec {paths.spec} is not a JSON object")
-    return JobSpec.from_dict(raw)
+        raw = loads_strict(data)
+    except JSONInputError as e:
+        raise InputError(paths.spec, f"not a valid job spec ({e.message})", e.line) from None
+    try:
+        spec = JobSpec.from_dict(raw)
+    except WorkstationError as e:
+        raise InputError(paths.spec, str(e)) from None
+    if spec.job_id != paths.job_id:
+        raise InputError(paths.spec, f"the spec is of job {spec.job_id!r}, not of its folder's job {paths.job_id!r}")
+    return spec
 
 
 def append_log(paths: JobPaths, line: str) -> None:
@@ -545,7 +600,10 @@ def create_score_job(project: "Project", *, scorer: str, model: str | None = Non
     spec = JobSpec(job_id="", kind="score", batch_size=int(batch_size), shard=sh.to_list(), created_at=time.time(),
                    options={"scorer": {"name": scorer, "model": model, "options": dict(options or {})},
                             "runs": list(runs), "method": method})
+    from .kind_score import ScoreKind
+
     job_kind("score").check(spec)
+    ScoreKind.candidates(project, spec)  # no job for nothing to score
     spec.job_id = f"score-{safe_name(scorer)}-{spec.fingerprint()[:8]}" + (
         "" if sh.whole else f"-shard{sh.index}of{sh.count}")
     paths = JobPaths(project.folder, spec.job_id)

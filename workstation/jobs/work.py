@@ -149,19 +149,31 @@ def iter_generate(paths: JobPaths, spec: JobSpec, say: LogFn, delay: float) -> I
         results = halving.run(batch, make)
         cols: dict[str, list[Any]] = {k: [] for k in (
             "sample_id", "run_id", "prompt_id", "seed", "image_path", "width", "height", "truth", "image_sha256")}
-        for it, (img, truth) in zip(batch, results):
-            data = encode_png(img)
-            write_bytes_atomic(paths.project / it.image_path, data)
-            cols["sample_id"].append(it.key)
-            cols["run_id"].append(spec.run_id)
-            cols["prompt_id"].append(it.prompt_id)
-            cols["seed"].append(it.seed)
-            cols["image_path"].append(it.image_path)
-            cols["width"].append(float(img.shape[1]))
-            cols["height"].append(float(img.shape[0]))
-            cols["truth"].append(None if truth is None else json.dumps(truth, sort_keys=True))
-            cols["image_sha256"].append(hashlib.sha256(data).hexdigest())
-        write_chunk(paths, "generate", cols, [it.key for it in batch])
+        written: list[Path] = []
+        try:
+            for it, (img, truth) in zip(batch, results):
+                data = encode_png(img)
+                write_bytes_atomic(paths.project / it.image_path, data)
+                written.append(paths.project / it.image_path)
+                cols["sample_id"].append(it.key)
+                cols["run_id"].append(spec.run_id)
+                cols["prompt_id"].append(it.prompt_id)
+                cols["seed"].append(it.seed)
+                cols["image_path"].append(it.image_path)
+                cols["width"].append(float(img.shape[1]))
+                cols["height"].append(float(img.shape[0]))
+                cols["truth"].append(None if truth is None else json.dumps(truth, sort_keys=True))
+                cols["image_sha256"].append(hashlib.sha256(data).hexdigest())
+            write_chunk(paths, "generate", cols, [it.key for it in batch])
+        except BaseException:
+            # a batch whose chunk was not written (a full disk, a failed write) leaves no images:
+            # no chunk names them, and a resumed job makes them again
+            for f in written:
+                try:
+                    f.unlink()
+                except OSError:
+                    pass
+            raise
         pos += len(batch)
         meter.add(len(batch))
         note = halving.notes[-1] if halving.notes else ""

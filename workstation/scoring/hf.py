@@ -10,7 +10,6 @@ preprocessing does), whatever torchvision is installed.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections.abc import Sequence
@@ -30,24 +29,41 @@ TOKENIZER_FILES = ("tokenizer.json", "vocab.json", "vocab.txt", "spiece.model", 
 IMAGE_PROCESSOR_FILES = ("preprocessor_config.json", "processor_config.json")
 
 
+MAX_CONFIG_BYTES = 4 * 1024 * 1024
+
+
+def read_config_json(cfg_path: Path) -> dict[str, Any]:
+    """A model folder's config.json, read as hostile JSON (size-capped, strict: `loads_strict`)."""
+    from ..types import InputError
+    from ..util.jsonsafe import JSONInputError, loads_strict
+    from ..util.textio import read_bytes_capped
+
+    data = read_bytes_capped(cfg_path, MAX_CONFIG_BYTES, "model config")
+    try:
+        config = loads_strict(data)
+    except JSONInputError as e:
+        raise InputError(cfg_path, f"not a readable model config ({e.message})", e.line) from None
+    if not isinstance(config, dict):
+        raise InputError(cfg_path, "the model config does not hold a JSON object")
+    return config
+
+
 def check_model_folder(folder: Path, model_types: Sequence[str], architectures: Sequence[str], what: str) -> dict[str, Any]:
     """config.json with an accepted model_type / architecture, and intact safetensors weights."""
     cfg_path = folder / "config.json"
     if not cfg_path.is_file():
         raise WorkstationError(f"{folder} is not a transformers model folder: config.json is missing ({what})")
-    try:
-        config = json.loads(cfg_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise WorkstationError(f"cannot read {cfg_path}: {e}") from e
-    if not isinstance(config, dict):
-        raise WorkstationError(f"{cfg_path} does not hold a JSON object")
+    config = read_config_json(cfg_path)
     mt = config.get("model_type")
     if model_types and mt not in model_types:
-        raise WorkstationError(f"{folder} holds a {mt!r} model; the {what} must be one of: {', '.join(model_types)}")
+        raise WorkstationError(f"{folder} holds a {str(mt)[:40]!r} model; the {what} must be one of: "
+                               f"{', '.join(model_types)}")
     arch = config.get("architectures") or []
+    if not isinstance(arch, list) or not all(isinstance(a, str) for a in arch):
+        raise WorkstationError(f"{cfg_path}: 'architectures' must be a list of names")
     if architectures and arch and not set(arch) & set(architectures):
         raise WorkstationError(
-            f"{folder} holds a {', '.join(arch)}; the {what} must be a {' or '.join(architectures)}"
+            f"{folder} holds a {', '.join(arch)[:80]}; the {what} must be a {' or '.join(architectures)}"
         )
     if config.get("auto_map"):
         log.info("%s: config has auto_map (remote code); only the built-in transformers classes are used", folder)

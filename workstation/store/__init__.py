@@ -2,7 +2,8 @@
 
 `Project` is a facade over small repositories, one module each: `samples` (runs, prompts,
 samples, detections, loading a `Dataset`), `labels` (the append-only label log of every method),
-`evaluations` (versions of every method's config), `audit` (audit sets, saved filters),
+`evaluations` (versions of every method's config), `audit` (audit sets, saved filters), `plans`
+(audit plans: goal, design, frozen items, draws),
 `scores` (metric scores per sample and text) and `jobs`; `base` holds the connection, locking, transactions and settings, and `schema` the
 kernel's migrations and the per-method migration chains. The store knows no method: a method
 keeps its own tables (``<method>_*``) through `Project.ensure_schema`.
@@ -19,6 +20,7 @@ from .samples import MAX_PROVENANCE_BYTES
 from .evaluations import EvaluationsRepo
 from .jobs import JobsRepo
 from .labels import LabelEvent, LabelsRepo
+from .plans import PlansRepo
 from .samples import SamplesRepo
 from .scores import ScoresRepo
 from .schema import SCHEMA_VERSION
@@ -27,7 +29,7 @@ __all__ = ["DB_NAME", "SCHEMA_VERSION", "LabelEvent", "Project", "ProjectError",
            "release_freed_memory", "safe_relpath", "wait_for_unlock"]
 
 
-class Project(SamplesRepo, LabelsRepo, EvaluationsRepo, AuditRepo, JobsRepo, ScoresRepo):
+class Project(SamplesRepo, LabelsRepo, EvaluationsRepo, AuditRepo, PlansRepo, JobsRepo, ScoresRepo):
     """An open project. Use `Project.create`, `Project.open` or `Project.open_snapshot`."""
 
 

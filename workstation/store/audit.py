@@ -38,6 +38,23 @@ class AuditRepo(ProjectBase):
             })
         return aid
 
+    def append_audit_items(self, audit_set_id: int, items: Sequence[tuple[str, bool]]) -> None:
+        """Append (target id, is re-check) items at the end of an audit set's queue."""
+        self._check_writable()
+        if not items:
+            return
+        with self.transaction():
+            row = self.con.execute("SELECT coalesce(max(position), -1) + 1 FROM audit_items WHERE audit_set_id = ?",
+                                   [audit_set_id]).fetchone()
+            assert row is not None
+            start = int(row[0])
+            self._insert("audit_items", {
+                "audit_set_id": np.full(len(items), audit_set_id, np.int32),
+                "position": np.arange(start, start + len(items), dtype=np.int32),
+                "target_id": np.array([s for s, _ in items], dtype=object),
+                "is_recheck": np.array([r for _, r in items], dtype=bool),
+            })
+
     def audit_sets(self, task: str | None = None) -> list[dict[str, Any]]:
         rows = self.con.execute(
             "SELECT a.audit_set_id, a.name, a.params, a.blind, a.created_at, "

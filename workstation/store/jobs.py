@@ -14,7 +14,15 @@ class JobsRepo(ProjectBase):
 
     def record_job(self, job_id: str, kind: str, spec: dict[str, Any], status: str = "queued",
                    done: int = 0, total: int = 0, message: str = "") -> None:
+        from ..util.ids import check_job_id
+
         self._check_writable()
+        try:
+            check_job_id(job_id)  # it names the folder jobs/<job_id>/ of the project
+        except ValueError as e:
+            from ..types import WorkstationError
+
+            raise WorkstationError(str(e)) from None
         with self._lock:
             now = _now()
             exists = self.con.execute("SELECT 1 FROM jobs WHERE job_id=?", [job_id]).fetchone()

@@ -219,6 +219,22 @@ class LabelsRepo(ProjectBase):
             f"FROM label_events WHERE task = ?{where} GROUP BY ALL",
             [RECHECK, RESTORE, task] + ([audit_set_id] if audit_set_id is not None else [])).fetchall()]
 
+    def standing_labels(self, task: str | None = None, annotator: str | None = None) -> list[LabelEvent]:
+        """The labels that stand: the latest event per (task, target, annotator) when it carries a
+        value (an undone label, its latest event without a value, does not stand), in event order;
+        of one task and / or one annotator when given."""
+        conds, params = ["1 = 1"], []
+        if task is not None:
+            conds.append("task = ?")
+            params.append(task)
+        if annotator:
+            conds.append("annotator = ?")
+            params.append(annotator)
+        q = (f"SELECT {', '.join(_EVENT_COLS)} FROM ("
+             " SELECT *, row_number() OVER (PARTITION BY task, target_id, annotator ORDER BY event_id DESC) rn "
+             f" FROM label_events WHERE {' AND '.join(conds)}) WHERE rn = 1 AND value IS NOT NULL ORDER BY event_id")
+        return [LabelEvent(*r) for r in self.con.execute(q, params).fetchall()]
+
     def label_table(self, task: str) -> dict[str, np.ndarray]:
         """Every event of a task as numpy columns (for vectorised agreement and metrics)."""
         t = self.con.execute(f"SELECT {', '.join(_EVENT_COLS)} FROM label_events WHERE task = ? ORDER BY event_id",

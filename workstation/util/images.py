@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from ..types import InputError, WorkstationError
+from .textio import quote
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_SIDE = 8192
@@ -75,15 +76,15 @@ def resolve_inside(root: str | Path, rel: object, what: str = "image path") -> P
     if len(rel) > MAX_PATH_CHARS:
         raise WorkstationError(f"{what} is longer than {MAX_PATH_CHARS} characters")
     if any(ord(c) < 32 or ord(c) == 127 for c in rel):
-        raise WorkstationError(f"{what} {rel!r} contains a control character")
+        raise WorkstationError(f"{what} {quote(rel)} contains a control character")
     if "\\" in rel:
-        raise WorkstationError(f"{what} {rel!r} contains a backslash: use / as the separator")
+        raise WorkstationError(f"{what} {quote(rel)} contains a backslash: use / as the separator")
     win = PureWindowsPath(rel)
     posix = PurePosixPath(rel)
     if posix.is_absolute() or win.drive or win.anchor:
-        raise WorkstationError(f"{what} {rel!r} is absolute: it must be relative to the image folder")
+        raise WorkstationError(f"{what} {quote(rel)} is absolute: it must be relative to the image folder")
     if ".." in posix.parts:
-        raise WorkstationError(f"{what} {rel!r} contains '..': it must stay inside the image folder")
+        raise WorkstationError(f"{what} {quote(rel)} contains '..': it must stay inside the image folder")
     base = Path(os.path.realpath(root))
     real = Path(os.path.realpath(base.joinpath(*posix.parts)))
     try:
@@ -91,7 +92,7 @@ def resolve_inside(root: str | Path, rel: object, what: str = "image path") -> P
     except ValueError:  # different drives
         inside = False
     if not inside:
-        raise WorkstationError(f"{what} {rel!r} resolves outside the image folder (a symlink?)")
+        raise WorkstationError(f"{what} {quote(rel)} resolves outside the image folder (a symlink?)")
     return real
 
 

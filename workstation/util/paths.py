@@ -17,6 +17,8 @@ import stat
 import sys
 from pathlib import Path, PurePosixPath
 
+from .textio import quote
+
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 MAX_PATH_LEN = 1024
 
@@ -32,15 +34,15 @@ def check_relative(rel: str, what: str = "path") -> PurePosixPath:
     if len(rel) > MAX_PATH_LEN:
         raise UnsafePath(f"{what} is {len(rel)} characters long; the limit is {MAX_PATH_LEN}")
     if _CONTROL.search(rel):
-        raise UnsafePath(f"{what} {rel[:80]!r} holds a control character")
+        raise UnsafePath(f"{what} {quote(rel)} holds a control character")
     norm = rel.replace("\\", "/")
     p = PurePosixPath(norm)
-    if p.is_absolute() or re.match(r"^[A-Za-z]:", norm) or norm.startswith("//"):
-        raise UnsafePath(f"{what} {rel!r} is absolute and escapes its folder")
+    if p.is_absolute() or re.match(r"^[A-Za-z]:", norm):  # "/x", "//server/x", "C:x", "C:/x"
+        raise UnsafePath(f"{what} {quote(rel)} is absolute and escapes its folder")
     if ".." in p.parts:
-        raise UnsafePath(f"{what} {rel!r} escapes its folder ('..')")
-    if not p.parts or p.parts == (".",):
-        raise UnsafePath(f"{what} {rel!r} names no file")
+        raise UnsafePath(f"{what} {quote(rel)} escapes its folder ('..')")
+    if not p.parts:  # "", ".", "./"
+        raise UnsafePath(f"{what} {quote(rel)} names no file")
     return p
 
 
@@ -59,22 +61,21 @@ def source_file(root: str | Path, rel: str, what: str = "image") -> Path:
     cand = Path(root) / Path(*p.parts)
     parent_real = Path(os.path.realpath(cand.parent))
     if not _inside(parent_real, root_real):
-        raise UnsafePath(f"{what} {rel!r} lies behind a link to {parent_real}, outside {root}; "
+        raise UnsafePath(f"{what} {quote(rel)} lies behind a link to {parent_real}, outside {root}; "
                          "only files inside the folder are copied")
     try:
-        lst = os.lstat(cand)
+        os.lstat(cand)  # the entry itself, a link or not
     except FileNotFoundError:
         raise FileNotFoundError(str(cand)) from None
     real = Path(os.path.realpath(cand))
-    if not _inside(real, root_real):
-        kind = "a link" if stat.S_ISLNK(lst.st_mode) or real != cand.absolute() else "a path"
-        raise UnsafePath(f"{what} {rel!r} is {kind} to {real}, outside {root}; only files inside the folder are copied")
+    if not _inside(real, root_real):  # the folder above is inside: the file itself is a link out
+        raise UnsafePath(f"{what} {quote(rel)} is a link to {real}, outside {root}; only files inside the folder are copied")
     try:
         st = os.stat(real)
     except FileNotFoundError:
-        raise UnsafePath(f"{what} {rel!r} is a link to nothing ({real})") from None
+        raise UnsafePath(f"{what} {quote(rel)} is a link to nothing ({real})") from None
     if not stat.S_ISREG(st.st_mode):
-        raise UnsafePath(f"{what} {rel!r} is not a regular file")
+        raise UnsafePath(f"{what} {quote(rel)} is not a regular file")
     return real
 
 
@@ -85,11 +86,39 @@ def target_file(root: str | Path, rel: str, what: str = "image") -> Path:
     for part in p.parts:
         cur = cur / part
         if os.path.islink(cur):
-            raise UnsafePath(f"{what} path {rel!r}: {cur} is a symbolic link; nothing is written through links")
+            raise UnsafePath(f"{what} path {quote(rel)}: {cur} is a symbolic link; nothing is written through links")
     return cur
 
 
-__all__ = ["UnsafePath", "check_relative", "source_file", "target_file"]
+def remove_tree_inside(root: str | Path, target: str | Path) -> bool:
+    """Delete the folder (or file) ``target`` and what it holds, only if it lies inside ``root``.
+
+    ``target``'s parent must resolve to ``root`` or a folder inside it, and ``target`` must not be
+    ``root`` itself; a ``target`` that is a symbolic link is removed as a link, never followed,
+    and no link below it is followed either. Returns whether something was removed;
+    `UnsafePath` when ``target`` is not inside ``root``."""
+    import shutil
+
+    root_real = Path(os.path.realpath(root))
+    t = Path(target)
+    if t.name in ("", ".", ".."):
+        raise UnsafePath(f"{t} names no folder to remove")
+    parent_real = Path(os.path.realpath(t.parent))
+    if not _inside(parent_real, root_real):
+        raise UnsafePath(f"{t} is not inside {root}; nothing outside it is removed")
+    real = parent_real / t.name
+    try:
+        st = os.lstat(real)
+    except FileNotFoundError:
+        return False
+    if stat.S_ISDIR(st.st_mode):
+        shutil.rmtree(real)  # removes the links it holds, never what they point to
+    else:
+        os.unlink(real)
+    return True
+
+
+__all__ = ["UnsafePath", "check_relative", "remove_tree_inside", "source_file", "target_file"]
 
 
 APP_DIR_NAME = "t2i-workstation"

@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from ..types import InputError
-from .textio import decode_utf8, read_bytes_capped
+from .textio import decode_utf8, quote, read_bytes_capped
 
 MAX_YAML_BYTES = 1 << 20  # 1 MiB: configs are a few KB
 MAX_DEPTH = 64
@@ -54,9 +54,9 @@ class _StrictLoader(yaml.SafeLoader):
     def compose_node(self, parent: Any, index: Any) -> Any:
         event = self.peek_event()
         if isinstance(event, yaml.AliasEvent):
-            raise _Refused(problem=f"aliases (*{event.anchor}) are not allowed", problem_mark=event.start_mark)
+            raise _Refused(problem=f"aliases (*{event.anchor[:40]}) are not allowed", problem_mark=event.start_mark)
         if getattr(event, "anchor", None) is not None:
-            raise _Refused(problem=f"anchors (&{event.anchor}) are not allowed", problem_mark=event.start_mark)
+            raise _Refused(problem=f"anchors (&{event.anchor[:40]}) are not allowed", problem_mark=event.start_mark)
         self._depth += 1
         try:
             if self._depth > MAX_DEPTH:
@@ -77,13 +77,25 @@ def _construct_map(loader: _StrictLoader, node: yaml.MappingNode) -> Any:
         except TypeError:
             raise _Refused(problem="a mapping key must be a plain value", problem_mark=key_node.start_mark) from None
         if key in data:
-            raise _Refused(problem=f"key {key!r} is given twice (first on line {data.lines[key]})",
+            raise _Refused(problem=f"key {quote(key, 40)} is given twice (first on line {data.lines[key]})",
                            problem_mark=key_node.start_mark)
         data[key] = loader.construct_object(value_node, deep=True)
         data.lines[key] = key_node.start_mark.line + 1
 
 
+MAX_INT_DIGITS = 40
+
+
+def _construct_int(loader: _StrictLoader, node: yaml.ScalarNode) -> Any:
+    digits = sum(c.isalnum() for c in str(node.value))
+    if digits > MAX_INT_DIGITS:  # Python refuses to read a few thousand digits; no setting needs 40
+        raise _Refused(problem=f"a whole number with {digits:,} digits (at most {MAX_INT_DIGITS})",
+                       problem_mark=node.start_mark)
+    return yaml.SafeLoader.construct_yaml_int(loader, node)
+
+
 _StrictLoader.add_constructor("tag:yaml.org,2002:map", _construct_map)
+_StrictLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
 
 def _one_line(text: object) -> str:
@@ -115,6 +127,8 @@ def loads_yaml(text: str, source: object = "<yaml>") -> Any:
         raise InputError(source, f"not valid YAML: {_one_line(e)}") from None
     except RecursionError:
         raise InputError(source, f"not valid YAML: nested too deeply (more than {MAX_DEPTH} levels)") from None
+    except (ValueError, OverflowError) as e:  # a value the constructors cannot read (a date out of range)
+        raise InputError(source, f"not valid YAML: a value cannot be read ({_one_line(e)[:100]})") from None
     finally:
         if loader is not None:
             loader.dispose()

@@ -4,6 +4,9 @@ Every text file the project reads from elsewhere (manifests, per-sample results,
 label files, YAML configs) goes through `read_text`: a file that is not valid UTF-8 gives one
 `InputError` naming the file and the line of the first bad byte (not a byte offset), and a
 file larger than the caller's limit is refused before it is read.
+
+`quote(value)` is how a message repeats a value from outside: its repr, cut to a short prefix
+with the full length said, so that a huge or hostile value never makes a huge message.
 """
 
 from __future__ import annotations
@@ -58,4 +61,20 @@ def read_text(path: str | Path, max_bytes: int | None = None, what: str = "file"
     return decode_utf8(path, read_bytes_capped(path, max_bytes, what))
 
 
-__all__ = ["decode_utf8", "line_of_offset", "read_bytes_capped", "read_text"]
+QUOTE_CHARS = 60
+
+
+def quote(value: object, limit: int = QUOTE_CHARS) -> str:
+    """``repr(value)``, or its first ``limit`` characters and how long it is (module doc)."""
+    if isinstance(value, (str, bytes)) and len(value) > limit:
+        return f"{value[:limit]!r}… ({len(value):,} characters)"
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 192:
+        return f"a whole number of about {int(value.bit_length() * 0.30103):,} digits"
+    if isinstance(value, (list, tuple, dict, set)) and len(value) > 8:
+        kind = type(value).__name__
+        return f"a {kind} of {len(value):,} items"
+    r = repr(value)
+    return r if len(r) <= limit else f"{r[:limit]}… ({len(r):,} characters)"
+
+
+__all__ = ["QUOTE_CHARS", "decode_utf8", "line_of_offset", "quote", "read_bytes_capped", "read_text"]

@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+from tests.proc import Lines
+
 from workstation.methods.dyeval.config import DyEvalConfig
 from workstation.methods.dyeval.runner import DyEvalRunner
 from workstation.methods.dyeval.store import TASK, TreeStore
@@ -64,17 +66,9 @@ def _spawn(code: str, folder: Path, env: dict[str, str] | None = None) -> subpro
 
 
 def _read_until(proc: subprocess.Popen[str], done: Callable[[str], bool], timeout: float = 120) -> list[str]:
-    lines: list[str] = []
-    deadline = time.monotonic() + timeout
-    assert proc.stdout is not None
-    while time.monotonic() < deadline:
-        line = proc.stdout.readline()
-        if not line:
-            break
-        lines.append(line.rstrip())
-        if done(line):
-            return lines
-    raise AssertionError("the child did not get there:\n" + "\n".join(lines[-20:]))
+    out = Lines(proc, timeout=timeout)  # each read bounded by the deadline
+    out.wait_for(done)
+    return out.seen
 
 
 def _kill(proc: subprocess.Popen[str]) -> None:
@@ -163,18 +157,14 @@ def test_a_tree_grows_from_a_root_topic_to_a_failure_trigger_through_two_kills(
     # --- killed right after acknowledged labels --------------------------------------------------------
     child = _spawn(LABEL, folder)
     try:
-        lines: list[str] = []
         acked: list[str] = []
-        assert child.stdout is not None
-        deadline = time.monotonic() + 120
-        while len(acked) < 5 and time.monotonic() < deadline:
-            line = child.stdout.readline()
-            if not line:
-                break
-            lines.append(line.rstrip())
+        out = Lines(child, timeout=120)  # each read bounded by the deadline
+        for line in out:
             if line.startswith("ACK"):
                 acked.append(line.split()[1])
-        assert len(acked) == 5, lines
+                if len(acked) == 5:
+                    break
+        assert len(acked) == 5, out.tail()
         _kill(child)
     finally:
         if child.poll() is None:

@@ -111,3 +111,85 @@ def test_summaries_of_plain_label_lists() -> None:
     assert (s.tests, s.passes, s.bugs) == (5, 1, 1) and s.apr == pytest.approx(0.2)
     empty = summarize([])
     assert (empty.apr, empty.afr) == (None, None)
+
+
+def test_apr_carries_an_interval_that_resamples_prompts() -> None:
+    import math
+
+    from workstation.evaluation.intervals import wilson_interval
+    from workstation.methods.dyeval.metrics import merge
+
+    # 12 prompts of 4 images: a prompt's images agree (all pass or all fail)
+    outs = [outcome(f"p{k}", ["PASS"] * 4 if k % 3 else ["FAIL"] * 4, expected=4, rho=0.5) for k in range(12)]
+    s = summarize(outs)
+    a = s.apr_estimate()
+    assert (a.value, a.n, a.units) == (pytest.approx(8 / 12), 48, 12)
+    naive = wilson_interval(32, 48)
+    assert a.hi - a.lo > 1.4 * (naive[1] - naive[0])  # 12 prompts, not 48 independent images
+    f = s.afr_estimate()
+    assert (f.value, f.lo, f.hi) == pytest.approx((1 - a.value, 1 - a.hi, 1 - a.lo))
+    d = s.to_dict()
+    assert (d["apr_lo"], d["apr_hi"], d["afr_lo"]) == pytest.approx((a.lo, a.hi, 1 - a.hi)) and d["note"] == ""
+    # one judged image per prompt: independent items, Wilson
+    one = summarize([outcome(f"q{k}", ["PASS" if k < 3 else "FAIL"], expected=1, rho=0.5) for k in range(5)])
+    e = one.apr_estimate()
+    assert (e.lo, e.hi) == pytest.approx(wilson_interval(3, 5)) and one.to_dict()["note"] == "fewer than 10 judged images"
+    # nothing judged: no APR, no interval
+    none = summarize([outcome("z", [None, None], expected=2, rho=0.5)]).to_dict()
+    assert none["apr"] is None and none["apr_lo"] is None and none["note"] == ""
+    # a tree's summary is its nodes' prompts together
+    both = merge([s, one])
+    assert (both.tests, both.passes, both.apr_estimate().units) == (53, 35, 17)
+    assert not math.isnan(both.apr_estimate().lo)
+
+
+def test_outcomes_and_summaries_as_dicts_value_by_value() -> None:
+    from workstation.evaluation.intervals import wilson_interval
+    from workstation.methods.dyeval.metrics import Summary, merge
+
+    o = outcome("p1", ["PASS", "FAIL", None, "PASS"], expected=4, rho=0.75)
+    assert o.to_dict() == {"owner": "p1", "n_images": 4, "judged": 3, "passes": 2, "fails": 1,
+                           "pass_rate": pytest.approx(2 / 3), "complete": False, "is_bug": False, "verdict": None}
+    done = outcome("p2", ["PASS", "FAIL", "FAIL", "FAIL"], expected=4, rho=0.75)
+    assert done.to_dict()["verdict"] == "FAIL" and done.is_bug and done.complete
+    ok = outcome("p3", ["PASS"] * 3 + ["FAIL"], expected=4, rho=0.75)
+    assert (ok.verdict, ok.is_bug) == ("PASS", False)  # 0.75 is not below ρ
+    short = outcome("p4", ["PASS"] * 3, expected=4, rho=0.75)
+    assert short.verdict is None and not short.complete  # fewer images than asked for
+    assert outcome("p5", [None], expected=1, rho=0.5).pass_rate is None
+    # a summary's dict: counts, rates and the bounds of APR and AFR
+    s = summarize([o, done, ok])
+    d = s.to_dict(n_boot=300, seed=2)
+    a = s.apr_estimate(n_boot=300, seed=2)
+    assert {k: d[k] for k in ("prompts", "complete_prompts", "tests", "passes", "fails", "bugs")} == {
+        "prompts": 3, "complete_prompts": 2, "tests": 11, "passes": 6, "fails": 5, "bugs": 1}
+    assert (d["apr"], d["afr"]) == (pytest.approx(6 / 11), pytest.approx(5 / 11))
+    assert (d["apr_lo"], d["apr_hi"], d["afr_lo"], d["afr_hi"]) == (a.lo, a.hi, 1 - a.hi, 1 - a.lo)
+    assert a.value == pytest.approx(6 / 11) and (a.n, a.units) == (11, 3)
+    assert d["note"] == "fewer than 10 prompts"
+    # one image per prompt: Wilson; and the estimate counts each prompt's passes, not its position
+    one = summarize([outcome(f"q{k}", ["FAIL" if k % 3 else "PASS"], 1, 0.5) for k in range(12)])
+    e = one.apr_estimate()
+    assert (e.value, (e.lo, e.hi)) == (pytest.approx(4 / 12), pytest.approx(wilson_interval(4, 12)))
+    assert one.to_dict()["note"] == ""
+    assert summarize([]).to_dict()["apr_lo"] is None and summarize([]).to_dict()["note"] == ""
+    assert summarize([o]).to_dict(n_boot=0)["apr_lo"] is None
+    # inconsistent per-prompt counts are refused, not turned into a number
+    for bad in (Summary(1, 1, 4, 2, 0, (2,), (3,)), Summary(1, 1, 4, 2, 0, (1,), (4,)),
+                Summary(2, 1, 4, 2, 0, (2,), (4, 0))):
+        with pytest.raises(ValueError, match="^the per-prompt counts do not add up to the summary's$"):
+            bad.apr_estimate()
+    # AFR mirrors APR: the same items, units, method and level; the seed reaches the resamples
+    f = s.afr_estimate(n_boot=300, seed=2)
+    assert (f.n, f.units, f.method, f.level) == (a.n, a.units, a.method, a.level)
+    other = s.afr_estimate(n_boot=300, seed=9)
+    assert (other.lo, other.hi) != (f.lo, f.hi) and other.value == f.value
+    assert s.apr_estimate(n_boot=300, seed=9).lo == 1 - other.hi
+    # the keys are there with None when there is no interval
+    assert summarize([]).to_dict() == {"prompts": 0, "complete_prompts": 0, "tests": 0, "passes": 0, "fails": 0,
+                                       "bugs": 0, "apr": None, "afr": None, "apr_lo": None, "apr_hi": None,
+                                       "afr_lo": None, "afr_hi": None, "note": ""}
+    m = merge([s, one])
+    assert (m.prompts, m.complete_prompts, m.tests, m.passes, m.bugs) == (15, 14, 23, 10, 9)
+    assert m.prompt_passes == s.prompt_passes + one.prompt_passes
+    assert m.prompt_judged == s.prompt_judged + one.prompt_judged

@@ -424,3 +424,61 @@ def test_pair_data_refuses_bad_input() -> None:
                                "dimension": ["x"] * 2, "entities": [["cat"], ["dog"]]})
     d = PairData.from_lists(**base, width=[[640, 320]], height=[[480, 240]])
     assert d.width.tolist() == [[640.0, 320.0]] and d.expected_rank.tolist() == [[0, 1]]
+
+
+# ---- the paper's decision: no abstention ------------------------------------------------------------
+def test_the_papers_decision_decides_every_pair_the_abstention_bands_leave_open() -> None:
+    from workstation.methods.metalogic.compare import paper_config, paper_outcomes
+
+    data = pairs(
+        # near_threshold under the bands: the dog at 0.32 counts (>= t 0.3), so A and B agree
+        {**CAT_DOG, "a": [("cat", 0.9, box(20)), ("dog", 0.32, box(70))],
+         "b": [("cat", 0.9, box(20)), ("dog", 0.8, box(70))]},
+        # near_threshold the other way: the dog at 0.28 is not counted, an omission
+        {**CAT_DOG, "a": [("cat", 0.9, box(20)), ("dog", 0.28, box(70))],
+         "b": [("cat", 0.9, box(20)), ("dog", 0.8, box(70))]},
+        # label-ambiguous dog (0.6 vs bird 0.55): counted as a dog
+        {**CAT_DOG, "a": [("cat", 0.9, box(20)), ("dog", 0.6, box(70)), ("bird", 0.55, box(70))],
+         "b": [("cat", 0.9, box(20)), ("dog", 0.9, box(70))]},
+        # near_boundary: cat 0.03 left of dog in A, clearly left in B → the same order
+        {**XY, "a": [("cat", 0.9, box(48)), ("dog", 0.9, box(51))], "b": [("cat", 0.9, box(20)), ("dog", 0.9, box(80))]},
+        # near_boundary: cat 0.03 right of dog in A, left in B → the order differs
+        {**XY, "a": [("cat", 0.9, box(51)), ("dog", 0.9, box(48))], "b": [("cat", 0.9, box(20)), ("dog", 0.9, box(80))]},
+        # an exact tie of the centroids in A: "cat before dog" is false there, true in B → differs
+        {**XY, "a": [("cat", 0.9, box(50, 20)), ("dog", 0.9, box(50, 80))],
+         "b": [("cat", 0.9, box(20)), ("dog", 0.9, box(80))]},
+        # a clear alignment stays one
+        {**CAT_DOG, "a": [("cat", 0.9, box(20)), ("dog", 0.9, box(70))], "b": [("cat", 0.9, box(25)), ("dog", 0.9, box(60))]},
+    )
+    banded = run(data)
+    assert banded.verdict.tolist()[:5] == [UNDECIDABLE] * 5 and banded.verdict[6] == ALIGNED
+    verdict, kind = paper_outcomes(data, CFG)
+    assert verdict.tolist() == [ALIGNED, MISALIGNED, ALIGNED, ALIGNED, MISALIGNED, MISALIGNED, ALIGNED]
+    assert kind.tolist() == [0, OMISSION, 0, 0, POSITIONAL, POSITIONAL, 0]
+    # the same rule as the comparison without its bands (up to the exact tie, which that leaves open)
+    plain = run(data, paper_config(CFG))
+    assert plain.verdict.tolist()[:5] == verdict.tolist()[:5] and plain.verdict[5] == UNDECIDABLE
+    # the bands do not change it; the threshold does (the 0.32 dog no longer counts at 0.35)
+    again, _ = paper_outcomes(data, CFG.replace(near_band=0.2, axis_margin=0.2, ambiguity_delta=0.3))
+    assert again.tolist() == verdict.tolist()
+    strict, _ = paper_outcomes(data, CFG.replace(score_threshold=0.35))
+    assert strict[0] == MISALIGNED and strict[1] == MISALIGNED
+
+
+def test_the_method_evaluates_with_the_papers_decision_beside_it() -> None:
+    from workstation.methods.metalogic.method import METHOD
+    from workstation.methods.metalogic.metrics import rate_rows
+
+    data = pairs({**CAT_DOG, "a": [("cat", 0.9, box(20)), ("dog", 0.32, box(70))],
+                  "b": [("cat", 0.9, box(20)), ("dog", 0.8, box(70))]},
+                 {**CAT_DOG, "a": [("cat", 0.9, box(20)), ("dog", 0.28, box(70))],
+                  "b": [("cat", 0.9, box(20)), ("dog", 0.8, box(70))]},
+                 {**CAT_DOG, "a": [("cat", 0.9, box(20))], "b": [("cat", 0.9, box(20)), ("dog", 0.8, box(70))]})
+    res = METHOD.evaluate(data, CFG)
+    assert res.verdict.tolist() == [UNDECIDABLE, UNDECIDABLE, MISALIGNED]
+    assert res.paper_verdict.tolist() == [ALIGNED, MISALIGNED, MISALIGNED]
+    (row,) = rate_rows(res, per_run=False)
+    assert (row["paper_rate"], row["decided_rate"], row["coverage"]) == pytest.approx((2 / 3, 1.0, 1 / 3))
+    lines = "\n".join(METHOD.summary_lines(data, res, 1, CFG))
+    assert "misalignment rate (the paper's rule, every pair decided) 66.7%" in lines
+    assert "abstention-aware 100.0%" in lines and "coverage 33.3%" in lines

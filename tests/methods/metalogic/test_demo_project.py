@@ -105,9 +105,12 @@ def test_report_heatmap_shows_the_measured_rates(demo: tuple[Path, dict[str, Any
         dec = sum(int(c["decided"]) for c in mine)
         assert dec == row["decided"] and mis / dec == pytest.approx(row["measured_rate"])
         for c in mine:
-            d = int(c["decided"])
-            assert float(c["rate"]) == pytest.approx(int(c["misaligned"]) / d)
-            assert float(c["rate_lo"]) <= float(c["rate"]) <= float(c["rate_hi"])
+            d, n = int(c["decided"]), int(c["pairs"])
+            assert float(c["decided_rate"]) == pytest.approx(int(c["misaligned"]) / d)
+            assert float(c["decided_rate_lo"]) <= float(c["decided_rate"]) <= float(c["decided_rate_hi"])
+            # the headline: every pair decided by the paper's rule, over all pairs
+            assert float(c["paper_rate"]) == pytest.approx(int(c["paper_misaligned"]) / n)
+            assert float(c["paper_rate_lo"]) <= float(c["paper_rate"]) <= float(c["paper_rate_hi"])
     with open(out / "tables" / "law.csv", encoding="utf-8") as fh:
         laws = {r["law"]: r for r in csv.DictReader(fh)}
     assert float(laws["Distributive"]["published"]) == 0.86  # the published figure beside the measured one

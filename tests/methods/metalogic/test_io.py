@@ -155,5 +155,6 @@ def test_csv_errors(tmp_path: Path) -> None:
     p.write_text("pair_id,law,modifier,dimension,prompt_a,prompt_b,entities\n"
                  'a,Commutative,AND,none,"two\nlines",y,cat;dog\n'
                  "a,Commutative,AND,none,x,y,cat;dog\n", encoding="utf-8")
-    with pytest.raises(InputError, match=r"bad.csv:4: duplicate pair_id 'a' \(first on line 3\)"):
+    # a row over two lines is named by the line it starts on
+    with pytest.raises(InputError, match=r"bad.csv:4: duplicate pair_id 'a' \(first on line 2\)"):
         load_pairs(p)

@@ -1,5 +1,5 @@
-"""MetaLogic metrics: rates over decided pairs with Wilson intervals, heatmap, published figures,
-student scores."""
+"""MetaLogic metrics: the paper's rate and the abstention-aware rate with their intervals, heatmap,
+published figures, reasons, agreement with people, student scores."""
 
 from __future__ import annotations
 
@@ -31,12 +31,14 @@ from workstation.methods.metalogic.results import (
 A, M, U = ALIGNED, MISALIGNED, 2
 
 
-def results(rows: list[tuple[str, str, str, int, int, str]]) -> PairResults:
-    """rows: (law, modifier, dimension, verdict, kind, run)."""
+def results(rows: list[tuple[str, str, str, int, int, str]], paper: list[int] | None = None,
+            ids: list[str] | None = None) -> PairResults:
+    """rows: (law, modifier, dimension, verdict, kind, run); ``paper``: the paper's decisions."""
     n = len(rows)
     z = np.zeros((2, 1, n), np.int32)
     return PairResults(
-        ids=np.array([f"p{i}" for i in range(n)], dtype=object),
+        paper_verdict=None if paper is None else np.array(paper, np.int8),
+        ids=np.array(ids if ids is not None else [f"p{i}" for i in range(n)], dtype=object),
         verdict=np.array([r[3] for r in rows], np.int8), conf=np.ones(n), kind=np.array([r[4] for r in rows], np.int8),
         reason=np.zeros(n, np.int8), slot=np.zeros(n, np.int8), slot2=np.full(n, -1, np.int8),
         side=np.zeros(n, np.int8), ok_a=np.ones(n, bool), ok_b=np.ones(n, bool), count=z, count_lo=z, count_hi=z,
@@ -74,36 +76,87 @@ def test_rates_exclude_undecidable_pairs_and_carry_wilson_intervals() -> None:
     rows = {(x["run"], x["law"]): x for x in rate_rows(r, ["law"])}
     c = rows["Flux.dev", "Commutative"]
     assert (c["pairs"], c["aligned"], c["misaligned"], c["undecidable"], c["decided"]) == (6, 3, 1, 2, 4)
-    assert c["rate"] == 0.25 and c["coverage"] == pytest.approx(4 / 6)
-    assert (c["rate_lo"], c["rate_hi"]) == pytest.approx(wilson(1, 4))
+    assert c["decided_rate"] == 0.25 and c["coverage"] == pytest.approx(4 / 6)
+    # one image pair per suite pair: independent items, Wilson's interval
+    assert (c["decided_rate_lo"], c["decided_rate_hi"]) == pytest.approx(wilson(1, 4))
+    assert (c["coverage_lo"], c["coverage_hi"]) == pytest.approx(wilson(4, 6))
     assert (c["omission"], c["duplication"], c["positional"]) == (1, 0, 0)
     assert c["published"] == PUBLISHED["law"]["Commutative"] == 0.54
+    assert c["note"] == "fewer than 10 pairs"
     d = rows["Flux.dev", "Distributive"]
-    assert d["rate"] == 0.75 and (d["duplication"], d["positional"]) == (1, 2)
-    assert rows["mine", "Commutative"]["rate"] == 0.5
+    assert d["decided_rate"] == 0.75 and (d["duplication"], d["positional"]) == (1, 2)
+    assert rows["mine", "Commutative"]["decided_rate"] == 0.5
     assert list(rows) == [("Flux.dev", "Commutative"), ("Flux.dev", "Distributive"), ("mine", "Commutative")]
+    # without the paper's decisions the headline is not made up
+    assert math.isnan(c["paper_rate"]) and c["paper_misaligned"] is None
+
+
+def test_the_headline_is_the_papers_rate_over_all_pairs_beside_the_abstention_aware_rate() -> None:
+    # the paper decides every pair: the two UNDECIDABLE Commutative pairs are one M, one A
+    paper = [A, A, A, M, M, A, A, M, M, M, M, A]
+    r = results(ROWS, paper=paper)
+    rows = {(x["run"], x["law"]): x for x in rate_rows(r, ["law"])}
+    c = rows["Flux.dev", "Commutative"]
+    assert (c["paper_misaligned"], c["pairs"]) == (2, 6) and c["paper_rate"] == pytest.approx(2 / 6)
+    assert (c["paper_rate_lo"], c["paper_rate_hi"]) == pytest.approx(wilson(2, 6))
+    assert c["decided_rate"] == 0.25  # 1 of the 4 decided, beside it
+    (pooled,) = rate_rows(r, per_run=False)
+    assert pooled["paper_misaligned"] == 6 and pooled["paper_rate"] == pytest.approx(6 / 12)
+    h = heatmap(r, run="Flux.dev")
+    i = LAWS.index("Commutative")
+    j = h["dimensions"].index("y")
+    assert h["paper_rate"][i, j] == 0.5 and h["pairs"][i, j] == 2 and h["paper_misaligned"][i, j] == 1
+    assert math.isnan(h["decided_rate"][i, j])  # nothing decided in that cell under the abstention bands
+
+
+def test_image_pairs_of_one_suite_pair_are_resampled_together() -> None:
+    # 6 suite pairs × 4 seeds; the seeds of a pair agree: the interval must reflect 6 units, not 24
+    rows = [("DeMorgan", "AND", "none", M if k < 3 else A, OMISSION if k < 3 else 0, "r")
+            for k in range(6) for _ in range(4)]
+    ids = [f"pair{k}|r|{s}" for k in range(6) for s in range(4)]
+    r = results(rows, paper=[row[3] for row in rows], ids=ids)
+    (row,) = rate_rows(r)
+    assert row["suite_pairs"] == 6 and row["pairs"] == 24 and row["paper_rate"] == 0.5
+    naive = wilson(12, 24)
+    assert row["paper_rate_hi"] - row["paper_rate_lo"] > (naive[1] - naive[0]) * 1.5
+    assert row["note"] == "fewer than 10 suite pairs"
+    # the same call twice gives the same bounds (seeded); another seed other bounds
+    rows = [("DeMorgan", "AND", "none", M if (k * 7 + s_) % 5 < 2 else A, 0, "r") for k in range(20) for s_ in range(3)]
+    r = results(rows, paper=[row[3] for row in rows], ids=[f"q{k}|r|{s_}" for k in range(20) for s_ in range(3)])
+    first, again, other = rate_rows(r)[0], rate_rows(r)[0], rate_rows(r, seed=7)[0]
+    assert (first["paper_rate_lo"], first["paper_rate_hi"]) == (again["paper_rate_lo"], again["paper_rate_hi"])
+    assert (other["paper_rate_lo"], other["paper_rate_hi"]) != (first["paper_rate_lo"], first["paper_rate_hi"])
+    assert first["note"] == ""
+    # and without resamples there are no bounds, only the rates
+    (plain,) = rate_rows(r, n_boot=0)
+    assert plain["paper_rate"] == first["paper_rate"] and math.isnan(plain["paper_rate_lo"]) and math.isnan(plain["coverage_hi"])
 
 
 def test_overall_per_run_and_pooled() -> None:
     r = results(ROWS)
     per_run = {x["run"]: x for x in rate_rows(r)}
-    assert per_run["Flux.dev"]["rate"] == pytest.approx(4 / 8) and per_run["Flux.dev"]["published"] == 0.71
+    assert per_run["Flux.dev"]["decided_rate"] == pytest.approx(4 / 8) and per_run["Flux.dev"]["published"] == 0.71
     assert per_run["mine"]["published"] is None
     (pooled,) = rate_rows(r, per_run=False)
     assert (pooled["pairs"], pooled["decided"], pooled["misaligned"]) == (12, 10, 5)
     by_dim = {x["dimension"]: x for x in rate_rows(r, ["dimension"], per_run=False)}
-    assert by_dim["x"]["rate"] == 1.0 and by_dim["x"]["published"] == 0.63
+    assert by_dim["x"]["decided_rate"] == 1.0 and by_dim["x"]["published"] == 0.63
     assert by_dim["y"]["decided"] == 1 and by_dim["y"]["undecidable"] == 2 and by_dim["y"]["published"] == 0.85
     assert by_dim["none"]["dimension_title"] == "position-less"
     by_mod = {x["modifier"]: x for x in rate_rows(r, ["modifier"], per_run=False)}
     assert by_mod["AND"]["decided"] + by_mod["OR"]["decided"] == 10
+    # a group with exactly one decided pair: its rate is that pair's, its interval Wilson's for n = 1
+    y = by_dim["y"]
+    assert y["decided_rate"] == 1.0 and (y["decided_rate_lo"], y["decided_rate_hi"]) == pytest.approx(wilson(1, 1))
+    assert y["note"] == "fewer than 10 pairs"
 
 
 def test_group_without_decided_pairs_has_no_rate() -> None:
     r = results([("DeMorgan", "AND", "y", U, 0, "x")] * 3)
     (row,) = rate_rows(r, ["law"])
-    assert row["decided"] == 0 and math.isnan(row["rate"]) and math.isnan(row["rate_lo"])
-    assert math.isnan(heatmap(r)["rate"][LAWS.index("DeMorgan"), 0])
+    assert row["decided"] == 0 and math.isnan(row["decided_rate"]) and math.isnan(row["decided_rate_lo"])
+    assert row["coverage"] == 0.0
+    assert math.isnan(heatmap(r)["decided_rate"][LAWS.index("DeMorgan"), 0])
 
 
 def test_heatmap_matrix() -> None:
@@ -111,14 +164,39 @@ def test_heatmap_matrix() -> None:
     h = heatmap(r, run="Flux.dev")
     assert h["laws"] == list(LAWS) and h["dimensions"] == ["none", "x", "y"]
     i, j = LAWS.index("Distributive"), h["dimensions"].index("x")
-    assert h["rate"][i, j] == 1.0 and h["decided"][i, j] == 1
+    assert h["decided_rate"][i, j] == 1.0 and h["decided"][i, j] == 1
     i = LAWS.index("Commutative")
-    assert h["rate"][i].tolist()[:2] == [0.0, 1.0] and math.isnan(h["rate"][i, 2])
-    assert h["undecidable"][i, 2] == 2
-    assert np.isnan(h["rate"][LAWS.index("Associative")]).all()
+    assert h["decided_rate"][i].tolist()[:2] == [0.0, 1.0] and math.isnan(h["decided_rate"][i, 2])
+    assert h["undecidable"][i, 2] == 2 and h["pairs"][i, 2] == 2
+    assert np.isnan(h["decided_rate"][LAWS.index("Associative")]).all()
     full = heatmap(r, dimensions=["none", "x", "y"])
-    assert full["decided"].sum() == 10 and full["misaligned"].sum() == 5
-    assert (full["lo"][i, 0], full["hi"][i, 0]) == pytest.approx(wilson(1, 5))
+    assert full["decided"].sum() == 10 and full["misaligned"].sum() == 5 and full["pairs"].sum() == 12
+    assert (full["decided_lo"][i, 0], full["decided_hi"][i, 0]) == pytest.approx(wilson(1, 5))
+
+
+def test_undecidable_pairs_by_reason_count_only_the_undecidable() -> None:
+    from workstation.methods.metalogic.metrics import reason_rows
+
+    r = results([("DeMorgan", "AND", "y", U, 0, "x")] * 3 + [("DeMorgan", "AND", "y", A, 0, "x")] * 2
+                + [("DeMorgan", "AND", "y", M, OMISSION, "x")])
+    r.reason[:] = [1, 1, 3, 1, 3, 0]  # decided pairs carry stray reason codes: they must not count
+    rows = {x["reason"]: x for x in reason_rows(r)}
+    assert (rows["near_threshold"]["count"], rows["near_boundary"]["count"], rows["ambiguous"]["count"]) == (2, 1, 0)
+    assert rows["near_threshold"]["fraction"] == pytest.approx(2 / 6)
+
+
+def test_computed_against_human_confusion_counts_every_cell_once() -> None:
+    from workstation.methods.metalogic.metrics import agreement
+
+    computed = np.array([A, A, M, M, M, U, A, U])
+    human = np.array([A, M, M, M, U, U, -1, A])
+    ag = agreement(computed, human)
+    assert ag["confusion"].tolist() == [[1, 1, 0], [0, 2, 1], [1, 0, 1]]
+    assert ag["n"] == 7 and ag["agreement"] == pytest.approx(4 / 7) and ag["small"]
+    po, pe = 4 / 7, (2 * 2 + 3 * 3 + 2 * 2) / 49
+    assert ag["kappa"] == pytest.approx((po - pe) / (1 - pe))
+    assert ag["agreement_lo"] <= ag["agreement"] <= ag["agreement_hi"]
+    assert ag["kappa_lo"] <= ag["kappa"] <= ag["kappa_hi"]
 
 
 def test_tables_and_published_constants() -> None:
@@ -141,6 +219,13 @@ def test_student_pair_scores() -> None:
         pair_scores([1.0], [1.0, 2.0])
     with pytest.raises(ValueError):
         pair_scores([1.0], [1.0], [0.5])
+
+
+def test_student_score_tables_without_resamples_have_means_and_no_bounds() -> None:
+    s = pair_scores([30.0, 20.0], [28.0, 20.0])
+    t = score_tables(["Commutative", "Commutative"], ["horizontal", "horizontal"], s, n_boot=0)
+    (row,) = t["category"]
+    assert row["clip_stability"] == pytest.approx(1 - 0.01) and math.isnan(row["clip_stability_lo"])
 
 
 def test_student_aggregates_per_category() -> None:

@@ -235,7 +235,8 @@ def test_suite_options_and_pair_files(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("name, text, message, line", [
-    ("a.yaml", "score_threshold: &t 0.4\nnear_band: *t\n", "aliases", 2),
+    ("a.yaml", "score_threshold: &t 0.4\nnear_band: *t\n", "anchors (&t) are not allowed", 1),
+    ("a.yaml", "score_threshold: 0.4\nnear_band: *t\n", "not valid YAML", 2),  # an alias without its anchor
     ("a.yaml", "score_threshold: 0.4\naxis_margin: 0.1\nscore_threshold: 0.5\n", "given twice", 3),
     ("a.yaml", "# thresholds\nscore_treshold: 0.4\n", "unknown MetaLogic parameter 'score_treshold'", 2),
     ("a.yaml", "name: x\nnear_band: high\n", "near_band must be a number", 2),

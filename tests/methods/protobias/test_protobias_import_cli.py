@@ -14,38 +14,13 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from tests.methods.protobias.folders import _png, make_folder  # noqa: F401 - _png for the tests below
 from workstation.cli import main as cli_main
 from workstation.methods import get_method
 from workstation.methods.protobias import importer
 from workstation.store import Project
 
 M = get_method("protobias")
-
-
-def _png(path: Path, w: int, h: int, colour: tuple[int, int, int]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    Image.fromarray(np.full((h, w, 3), colour, np.uint8)).save(path)
-
-
-def make_folder(root: Path, n: int = 3, fmt: str = "jsonl") -> Path:
-    rows = []
-    for i in range(n):
-        _png(root / "img" / f"{i}_corr.png", 40 + i, 32, (200, 40, 40))
-        Image.fromarray(np.full((30, 30, 3), (30, 30, 190), np.uint8)).save(root / "img" / f"{i}_adv.jpg",
-                                                                          quality=90)
-        rows.append({"triplet_id": f"tr{i}", "text": f"An animal stands near a pond with exactly {i + 1} rocks.",
-                     "domain": ["animals", "objects", "demography"][i % 3], "knob": "count",
-                     "image_corr": f"img/{i}_corr.png", "image_adv": f"img/{i}_adv.jpg",
-                     "prompt_corr": f"An okapi stands near a pond with exactly {i + 1} rocks.",
-                     "extra_element": "rock", "knob_value": str(i + 1), "knob_value_adv": str(i + 2),
-                     "source_model": "sdxl"})
-    if fmt == "jsonl":
-        (root / "index.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    else:
-        cols = ["triplet_id", "text", "domain", "knob", "image_corr", "image_adv"]
-        lines = [",".join(cols)] + [",".join(f'"{r[c]}"' for c in cols) for r in rows]
-        (root / "index.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return root
 
 
 def state(folder: Path) -> dict[str, Any]:
@@ -99,9 +74,13 @@ def test_import_copies_checked_images_and_adds_triplets(tmp_path: Path, capsys: 
         assert sorted(w.values()) == [30.0, 30.0, 30.0, 40.0, 41.0, 42.0]
         attrs = json.loads(p.con.execute("SELECT attrs FROM prompts WHERE prompt_id='tr0:adv'").fetchone()[0])
         assert attrs["score_text"] == d.text[0] and attrs["extra"] == {"source_model": "sdxl"}
-    # the same folder again: the same run id, refused, nothing changed
+    # the same folder again: the same run id, found complete in the project, nothing changed
     before = state(tmp_path / "p")
-    rc, _, err = run_import(capsys, str(src), "--project", str(tmp_path / "p"))
+    rc, out, err = run_import(capsys, str(src), "--project", str(tmp_path / "p"))
+    assert rc == 0 and "already holds this import" in out and state(tmp_path / "p") == before
+    # another import under the same run id is refused, nothing changed
+    (src / "img" / "0_corr.png").write_bytes((src / "img" / "1_corr.png").read_bytes())
+    rc, _, err = run_import(capsys, str(src), "--project", str(tmp_path / "p"), "--run-id", run["run_id"])
     assert rc == 2 and "already exists" in err and state(tmp_path / "p") == before
 
 

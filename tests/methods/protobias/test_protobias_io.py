@@ -144,7 +144,7 @@ def test_malformed_json_non_utf8_nul_and_nan(tmp_path: Path) -> None:
     assert _error(root).line == 2
     idx.write_text(good + json.dumps(_row(1, score=float("nan"))) + "\n", encoding="utf-8")
     e = _error(root)
-    assert e.line == 2 and "NaN is not valid JSON" in e.detail
+    assert e.line == 2 and "NaN is not a finite number" in e.detail
     idx.write_text(good + "[1, 2]\n", encoding="utf-8")
     assert "JSON object" in _error(root).detail
     idx.write_text("\n\n", encoding="utf-8")

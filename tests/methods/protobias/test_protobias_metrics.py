@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from workstation.evaluation.agreement import cohen_kappa, quadratic_weighted_kappa
-from workstation.evaluation.stats import bootstrap_interval, bootstrap_ratio_intervals
+from workstation.evaluation.intervals import bootstrap_interval, bootstrap_ratio_intervals, wilson_interval
 from workstation.methods.protobias.metrics import (Ratings, Scale, TripletScores, annotator_kappa_table, failures,
                                                    human_agreement_table, human_scores, human_table, metric_table,
                                                    rescale, sc_pa_table)
@@ -118,9 +118,11 @@ def test_bootstrap_intervals_are_seeded_and_bracket_the_estimate() -> None:
         for stat in ("failure_rate", "sc", "pa", "delta", "correct_margin", "incorrect_margin"):
             if r["n"] and not math.isnan(r[stat]):
                 assert r[f"{stat}_lo"] - 1e-12 <= r[stat] <= r[f"{stat}_hi"] + 1e-12, (r, stat)
-    # a group where every triplet fails has the point interval [1, 1]
+    # a group where every triplet fails: a failure rate of independent triplets has Wilson's interval,
+    # not the bootstrap's point [1, 1] (one triplet cannot make a failure rate certain)
     sc = _row(metric_table(s, by_knob=True, n_boot=300), metric="vqa_yes", domain="objects", knob="scale_size")
-    assert (sc["failure_rate_lo"], sc["failure_rate_hi"]) == (1.0, 1.0)
+    assert (sc["n"], sc["failure_rate"]) == (1, 1.0)
+    assert (sc["failure_rate_lo"], sc["failure_rate_hi"]) == pytest.approx(wilson_interval(1, 1))
 
 
 def test_bootstrap_ratio_intervals() -> None:
@@ -306,3 +308,40 @@ def test_published_reference_matches_the_seed() -> None:
     for metric, per2 in PUBLISHED_SC_PA.items():  # Table 2: SC, PA, Δ per domain
         table2 = [r for r in rows[metric.lower()] if len(r) == 9]
         assert table2 == [[v for d in ("animals", "demography", "objects") for v in per2[d]]], metric
+
+
+def test_a_kappa_from_two_images_says_so_and_carries_its_interval() -> None:
+    # two annotators who rated the same two images in opposite ways: κ_w = −1 from n = 2
+    r = Ratings.from_columns(["t1", "t1", "t1", "t1"], ["corr", "adv", "corr", "adv"], ["A", "A", "B", "B"],
+                             [1, 4, 4, 1])
+    (row,) = annotator_kappa_table(r)
+    assert (row["n"], row["triplets"], row["kappa_w"]) == (2, 1, pytest.approx(-1.0))
+    assert row["note"] == "fewer than 10 images"
+    assert row["kappa_w_lo"] <= row["kappa_w"] <= row["kappa_w_hi"]
+    many = annotator_kappa_table(_many_ratings(30))
+    assert many[0]["note"] == "" and many[0]["triplets"] == 30 and many[0]["n"] == 60
+    assert many[0]["kappa_w_lo"] < many[0]["kappa_w"] < many[0]["kappa_w_hi"]
+
+
+def _many_ratings(n: int) -> Ratings:
+    rng = np.random.default_rng(4)
+    tid, role, ann, rating = [], [], [], []
+    for t in range(n):
+        for rl in ("corr", "adv"):
+            base = int(rng.integers(1, 5))
+            for a in ("A", "B"):
+                tid.append(f"t{t}")
+                role.append(rl)
+                ann.append(a)
+                rating.append(int(np.clip(base + rng.integers(-1, 2), 1, 4)))
+    return Ratings.from_columns(tid, role, ann, rating)
+
+
+def test_human_statistics_count_a_triplet_only_when_both_images_are_rated() -> None:
+    # t1: both images rated; t2: only I_corr rated; t3: nothing
+    r = Ratings.from_columns(["t1", "t1", "t2"], ["corr", "adv", "corr"], ["A", "A", "A"], [4, 1, 4])
+    rows = human_table(r, ["t1", "t2", "t3"], ["animals"] * 3, n_boot=0)
+    a = _row(rows, domain="animals")
+    assert (a["n"], a["n_unrated"]) == (1, 2)
+    assert (a["sc"], a["pa"], a["failure_rate"]) == (1.0, 0.0, 0.0)
+    assert (a["n_prefer_corr"], a["n_tie"], a["n_prefer_adv"]) == (1, 0, 0)

@@ -215,7 +215,7 @@ def test_config_round_trip_and_file_errors(tmp_path: Path) -> None:
     f.write_text("n_boot: 10\nlevel: 0.9\nranges:\n  clipscore: [0, 100]\n", encoding="utf-8")
     assert load_config(f).ranges == {"clipscore": (0.0, 100.0)}
     f.write_text("n_boot: 10\nbogus: 1\n", encoding="utf-8")
-    with pytest.raises(InputError, match="c.yaml: unknown ProtoBias parameter"):
+    with pytest.raises(InputError, match="c.yaml:2: unknown ProtoBias parameter"):
         load_config(f)
     f.write_text("ranges:\n  clipscore: [5, 1]\n", encoding="utf-8")
     with pytest.raises(InputError, match="hi > lo"):

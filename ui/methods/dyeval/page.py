@@ -35,7 +35,7 @@ from .images import NodeImages
 from .location import LocationPanel
 from .proposals import ProposalsPanel
 from .session import DyEvalSession
-from .style import STATE_WORDS, apr_color, fmt_rate
+from .style import STATE_WORDS, apr_color, fmt_rate_ci
 from .tree_view import TreeView
 
 TAB_IMAGES, TAB_LOCATION, TAB_PROPOSALS, TAB_GRAPH = range(4)
@@ -212,7 +212,8 @@ class DyEvalPage(QWidget):
         s = tree.tree_summary()
         judged = sum(1 for i in tree.images.values() if i.label is not None)
         self.summary.setText(f"<b>{tree.tree_id}</b>: {len(tree.nodes)} nodes · {judged}/{len(tree.images)} images "
-                             f"judged · APR {fmt_rate(s.apr)} · AFR {fmt_rate(s.afr)} · #Bugs {s.bugs}")
+                             f"judged · APR {fmt_rate_ci(s)} · AFR {fmt_rate_ci(s, 'afr')} (95 % intervals) · "
+                             f"#Bugs {s.bugs}")
         key = self.tree_view.current_key()
         if key is not None:
             self._show(*key, refresh=True)
@@ -271,8 +272,8 @@ class DyEvalPage(QWidget):
         self.node_title.setText(
             (f"<span style='color:#8a93a3'>{crumbs} ›</span> " if crumbs else "")
             + f"<span style='font-size:14pt'><b>{n.topic}</b></span>  "
-            f"<span style='background:{c};color:#111;padding:0 6px'>&nbsp;APR {fmt_rate(s.apr)}&nbsp;</span>  "
-            f"AFR {fmt_rate(s.afr)} · #Bugs <b>{s.bugs}</b> · {s.tests} judged image(s) of {len(n.prompt_ids)} "
+            f"<span style='background:{c};color:#111;padding:0 6px'>&nbsp;APR {fmt_rate_ci(s)}&nbsp;</span>  "
+            f"AFR {fmt_rate_ci(s, 'afr')} · #Bugs <b>{s.bugs}</b> · {s.tests} judged image(s) of {len(n.prompt_ids)} "
             f"prompt(s) · depth {n.depth}/{tree.config.d_max} · <i>{STATE_WORDS.get(st, st)}</i>")
         trig = [t for lid in n.location_ids for t in tree.locations[lid].machine.triggers]
         parts = []

@@ -45,3 +45,17 @@ def verdict_color(value: str | None) -> QColor:
 
 def fmt_rate(x: float | None) -> str:
     return "–" if x is None else f"{x:.2f}"
+
+
+def fmt_rate_ci(summary: object, key: str = "apr") -> str:
+    """APR or AFR of a `Summary` with its 95 % interval (the bootstrap over prompts), e.g.
+    "0.62 [0.48, 0.75]"; "(fewer than 10 prompts)" after it when so few stand behind it."""
+    value = getattr(summary, key)
+    if value is None:
+        return "–"
+    e = getattr(summary, f"{key}_estimate")()
+    text = f"{value:.2f}"
+    if e.has_interval:
+        text += f" [{e.lo:.2f}, {e.hi:.2f}]"
+    note = e.small_note("judged images", "prompts")
+    return text + (f" ({note})" if note else "")

@@ -17,6 +17,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QBrush, QColor, QPainter, QPen
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
+from workstation.evaluation.intervals import SMALL_N
 from workstation.methods.metalogic.laws import DIMENSION_TITLES, DIMENSIONS, LAWS, MODIFIERS
 from workstation.methods.metalogic.metrics import PUBLISHED, heatmap
 from workstation.methods.metalogic.results import KINDS, MISALIGNED, REASONS, UNDECIDABLE, VERDICTS
@@ -113,9 +114,11 @@ class HeatmapModel(QAbstractTableModel):
                 return int(Qt.AlignmentFlag.AlignCenter)
             return None
         hm = self.hm
-        rate, dec = float(hm["rate"][r, c]), int(hm["decided"][r, c])
+        rate, pairs = float(hm["paper_rate"][r, c]), int(hm["pairs"][r, c])
+        if math.isnan(rate) and pairs:  # results without the paper's decisions: the rate over decided pairs
+            rate = float(hm["decided_rate"][r, c])
         if role == Qt.ItemDataRole.DisplayRole:
-            return f"{_pct(rate)} · {dec}" if dec else ("–" if not n else f"? · {n}")
+            return f"{_pct(rate)} · {pairs}" if pairs else "–"
         if role == Qt.ItemDataRole.BackgroundRole:
             return QBrush(rate_colour(rate))
         if role == Qt.ItemDataRole.ForegroundRole:
@@ -123,10 +126,14 @@ class HeatmapModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.TextAlignmentRole:
             return int(Qt.AlignmentFlag.AlignCenter)
         if role == Qt.ItemDataRole.ToolTipRole:
-            und = int(hm["undecidable"][r, c])
-            txt = (f"{LAWS[r]} × {DIMENSION_TITLES[self.dims[c]]}: {int(hm['misaligned'][r, c])} of {dec} decided "
-                   f"pairs misaligned ({_pct(rate)}, 95% interval {_pct(float(hm['lo'][r, c]))}–"
-                   f"{_pct(float(hm['hi'][r, c]))}); {und} UNDECIDABLE")
+            und, dec = int(hm["undecidable"][r, c]), int(hm["decided"][r, c])
+            small = f" — fewer than {SMALL_N} pairs" if pairs < SMALL_N else ""
+            txt = (f"{LAWS[r]} × {DIMENSION_TITLES[self.dims[c]]}: misalignment rate by the paper's rule (every pair "
+                   f"decided) {int(hm['paper_misaligned'][r, c])} of {pairs} pairs, {_pct(float(hm['paper_rate'][r, c]))}"
+                   f" (95% interval {_pct(float(hm['paper_lo'][r, c]))}–{_pct(float(hm['paper_hi'][r, c]))}){small}\n"
+                   f"abstention-aware: {int(hm['misaligned'][r, c])} of {dec} decided pairs misaligned "
+                   f"({_pct(float(hm['decided_rate'][r, c]))}, 95% interval {_pct(float(hm['decided_lo'][r, c]))}–"
+                   f"{_pct(float(hm['decided_hi'][r, c]))}); {und} UNDECIDABLE")
             return txt + "\nclick to list these pairs"
         return None
 

@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSlider,
     QSplitter,
+    QStackedWidget,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -66,12 +67,22 @@ SLIDERS: tuple[tuple[str, str, float, str], ...] = (
       "(fraction of the image side)")),
 )
 DEBOUNCE_MS = 120
-HEAT_HINT = ("Misalignment rate · decided pairs per law × dimension (published rates in the headers). "
+HEAT_HINT = ("Misalignment rate by the paper's rule (every pair decided) · pairs per law × dimension (published "
+             "rates in the headers; the abstention-aware rate and the intervals in each cell's tooltip). "
              "Click a cell to list its pairs.")
 HEAT_HINT_BLIND = "Image pairs per law × dimension. Click a cell to list its pairs."
 #: list column widths (pixels; pair and detail share the rest)
 WIDTHS = {"run": 120, "seed": 44, "law": 96, "modifier": 76, "dimension": 104, "outcome": 104, "kind": 104,
           "conf": 46, "human": 104}
+
+
+def _pct_ci(row: dict[str, Any], key: str) -> str:
+    """"61.0% [55.1, 66.6]" from a rate row; "–" when undefined."""
+    v, lo, hi = row.get(key), row.get(f"{key}_lo"), row.get(f"{key}_hi")
+    if not isinstance(v, float) or math.isnan(v):
+        return "–"
+    bounds = f" [{100 * lo:.1f}, {100 * hi:.1f}]" if isinstance(lo, float) and not math.isnan(lo) else ""
+    return f"{100 * v:.1f}%{bounds}"
 
 
 def _evaluate(generation: int, method: Any, data: Any, cfg: Any) -> tuple[int, Any, Any, Any]:
@@ -240,11 +251,24 @@ class MetaLogicPage(QWidget):
         split.setStretchFactor(0, 2)
         split.setStretchFactor(1, 5)
         split.setSizes([430, 1000])
+        content = QWidget()
+        cl = QVBoxLayout(content)
+        cl.setContentsMargins(0, 0, 0, 0)
+        cl.addLayout(grid)
+        cl.addWidget(split, 1)
+        # a project without MetaLogic image pairs: one sentence instead of empty views and a judge bar
+        self.empty = QLabel("")
+        self.empty.setObjectName("metalogicEmpty")
+        self.empty.setWordWrap(True)
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.body = QStackedWidget()
+        self.body.addWidget(content)
+        self.body.addWidget(self.empty)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(8, 6, 8, 6)
         lay.addLayout(head)
-        lay.addLayout(grid)
-        lay.addWidget(split, 1)
+        lay.addWidget(self.body, 1)
 
         self.controller.describe = self.describe_pair  # status messages in the auditor's words
         self.controller.moved.connect(self._moved)
@@ -398,9 +422,24 @@ class MetaLogicPage(QWidget):
     def _update_summary(self) -> None:
         s = self.session
         d, r = s.data, s.results
-        if d is None or r is None:
-            self.summary.setText(html.escape(s.error) if s.error else "No MetaLogic image pairs in this project.")
+        if d is None or r is None or len(d) == 0:
+            prompts = int(getattr(d, "n_prompts", 0) or 0) if d is not None else 0
+            why = (html.escape(s.error) if s.error else
+                   f"This project holds {prompts} MetaLogic prompts but no image pairs yet: generate images for "
+                   "them (Jobs → New job, or <code>generate --method metalogic</code>), detect, and evaluate."
+                   if prompts else
+                   "This project holds no MetaLogic pairs. Add a suite (<code>suite --method metalogic --project "
+                   "DIR</code>), generate and detect its images, and evaluate; or open the MetaLogic demo "
+                   "(<code>demo --method metalogic</code>).")
+            self.summary.setText("")
+            self.empty.setText(why)
+            self.body.setCurrentIndex(1)
+            self.store_button.setEnabled(False)
+            self.blind_box.setEnabled(False)
             return
+        self.body.setCurrentIndex(0)
+        self.store_button.setEnabled(True)
+        self.blind_box.setEnabled(True)
         n = len(d)
         runs = self._runs
         ver = f"v{s.eval_id}" if s.eval_id is not None else "not stored"
@@ -416,7 +455,25 @@ class MetaLogicPage(QWidget):
             text += (f" · <span style='color:#2e9d48'><b>{a}</b> ALIGNED</span> · "
                      f"<span style='color:#d0453a'><b>{m}</b> MISALIGNED</span> · "
                      f"<b>{u}</b> UNDECIDABLE" + (f" ({reasons})" if reasons else ""))
+            text += "<br>" + self.rate_line()
         self.summary.setText(text)
+
+    def rate_line(self) -> str:
+        """The headline per run: the paper's misalignment rate (every pair decided, over all pairs)
+        and beside it the abstention-aware rate over the decided pairs with its coverage, each with
+        its 95 % interval (`metrics.rate_rows`, as the report's "overall" table)."""
+        from workstation.methods.metalogic.metrics import rate_rows
+
+        r = self.session.results
+        parts = []
+        for row in rate_rows(r):
+            run = f"{html.escape(row['run'])}: " if len(self._runs) > 1 else ""
+            note = f" <i>({html.escape(row['note'])})</i>" if row["note"] else ""
+            parts.append(f"{run}misalignment rate (the paper's rule, every pair decided) "
+                         f"<b>{_pct_ci(row, 'paper_rate')}</b> over {row['pairs']} pairs · abstention-aware "
+                         f"{_pct_ci(row, 'decided_rate')} over {row['decided']} decided, coverage "
+                         f"{_pct_ci(row, 'coverage')}{note}")
+        return "<br>".join(parts)
 
     def agreement_stats(self) -> dict[str, Any] | None:
         r = self.session.results

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from workstation.evaluation.intervals import SMALL_N
 from workstation.methods.protobias.tables import RESCALING_RULE, published_rate
 
 COLUMNS = (("metric", "metric"), ("domain", "domain"), ("n", "n"), ("failure_rate", "failure rate [95% CI]"),
@@ -46,9 +47,22 @@ def _ci(r: dict[str, Any], k: str) -> str:
     if not isinstance(v, float) or math.isnan(v):
         return "–"
     lo, hi = r.get(f"{k}_lo"), r.get(f"{k}_hi")
+    n = r.get("n")
+    small = f" (n {n}: fewer than {SMALL_N})" if isinstance(n, int) and 0 < n < SMALL_N else ""
     if isinstance(lo, float) and not math.isnan(lo):
-        return f"{v:.3f} [{lo:.2f}, {hi:.2f}]"
-    return f"{v:.3f}"
+        return f"{v:.3f} [{lo:.2f}, {hi:.2f}]" + small
+    return f"{v:.3f}" + small
+
+
+def _kappa(r: dict[str, Any], k: str) -> str:
+    """κ with its interval, "undefined" when there is none to compute."""
+    v = r.get(k)
+    if not isinstance(v, float) or math.isnan(v):
+        return "undefined"
+    lo, hi = r.get(f"{k}_lo"), r.get(f"{k}_hi")
+    if isinstance(lo, float) and isinstance(hi, float) and not (math.isnan(lo) or math.isnan(hi)):
+        return f"{v:.2f} [{lo:.2f}, {hi:.2f}]"
+    return f"{v:.2f}"
 
 
 def published_line() -> str:
@@ -286,7 +300,8 @@ class MetricTablePage(QWidget):
                     "failure_rate": _ci(r, "failure_rate"), "sc": _num(r["sc"]), "pa": _num(r["pa"]),
                     "delta": _num(r["delta"]), "correct_margin": _ci(r, "correct_margin"),
                     "incorrect_margin": _ci(r, "incorrect_margin"),
-                    "agreement": (f"{_num(a.get('agreement'))} (n={a.get('n', 0)})" if a.get("n") else "–")}
+                    "agreement": (_ci(a, "agreement") + ("" if a["n"] < SMALL_N else f" (n={a['n']})")
+                                  if a.get("n") else "–")}
             for c, (k, _h) in enumerate(COLUMNS):
                 it = QTableWidgetItem(vals[k])
                 it.setData(Qt.UserRole, (r["metric"], r["domain"], OUTCOME_OF_COLUMN.get(k, "all")))
@@ -315,9 +330,11 @@ class MetricTablePage(QWidget):
         self.humans.setFixedHeight(h + 2 * self.humans.frameWidth() + 2)
         ks = self.tables.get("annotator_kappa", [])
         if ks:
-            self.kappa.setText("Annotator agreement (quadratic weighted κ on the 1–4 scale): " + "; ".join(
-                f"{html.escape(k['annotator_a'])} × {html.escape(k['annotator_b'])}: κ_w {_num(k['kappa_w'], 2)} "
-                f"(κ {_num(k['kappa'], 2)}, {k['n']} images)" for k in ks) + " — published: 0.60–0.84.")
+            self.kappa.setText("Annotator agreement (quadratic weighted κ on the 1–4 scale, 95 % interval): " + "; ".join(
+                f"{html.escape(k['annotator_a'])} × {html.escape(k['annotator_b'])}: κ_w {_kappa(k, 'kappa_w')} "
+                f"(κ {_kappa(k, 'kappa')}, {k['n']} images"
+                + (f" — <b>{html.escape(k['note'])}</b>" if k.get("note") else "") + ")" for k in ks)
+                + " — published: 0.60–0.84.")
         else:
             self.kappa.setText("Annotator agreement: needs two annotators who rated the same images.")
 

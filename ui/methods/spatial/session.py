@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
@@ -126,6 +127,7 @@ class SpatialSession(QObject):
     current_changed = Signal(int)  # the sample row under review changed
     queue_changed = Signal()  # the labelling queue changed
     policy_changed = Signal()  # what views of every sample may show changed (ask `view_visibility`)
+    _previewed = Signal(object, object, object)  # (dataset, config, verdicts or the error) from the preview thread
 
     def __init__(self, app: AppState | None = None, ask_annotator: Callable[[], str | None] | None = None,
                  parent: QObject | None = None) -> None:
@@ -145,6 +147,11 @@ class SpatialSession(QObject):
         self.checking = False
         self._pending: LoadedProject | None = None  # a load made off the GUI thread, for the next open
         self.idle_trim = IdleTrim(self)  # the heap trimmed once the checker's passes have rested
+        # live configs evaluated off the GUI thread (`preview_config`): the one asked for last,
+        # and the thread evaluating one now
+        self._preview_wanted: CheckerConfig | None = None
+        self._preview_thread: threading.Thread | None = None
+        self._previewed.connect(self._on_previewed)
         self.controller = JudgeController(LABELS, self.app, ask_annotator=ask_annotator, parent=self)
         self.controller.describe = self.describe_row
         self.controller.moved.connect(self.current_changed)
@@ -283,6 +290,7 @@ class SpatialSession(QObject):
         c._announce_queue()
 
     def _adopt(self, loaded: LoadedProject) -> None:
+        self._preview_wanted = None
         self.dataset = loaded.dataset
         self.config_id, self.config = loaded.config_id, loaded.config
         self.baseline = self.verdicts = loaded.verdicts
@@ -313,6 +321,7 @@ class SpatialSession(QObject):
         self.keep_draft()
 
     def _clear(self) -> None:
+        self._preview_wanted = None
         self.dataset = None
         self.verdicts = None
         self.baseline = None
@@ -328,6 +337,7 @@ class SpatialSession(QObject):
         from workstation.methods.spatial.data import spatial_columns
 
         p = self.app.project
+        self._preview_wanted = None
         if p is None:
             self._clear()
             return
@@ -407,20 +417,86 @@ class SpatialSession(QObject):
 
     # ---- live checker config ---------------------------------------------------------------
     def set_config(self, cfg: CheckerConfig) -> None:
-        """Re-evaluate every verdict under `cfg` (not saved until `apply_config`)."""
+        """Re-evaluate every verdict under `cfg` (not saved until `apply_config`); a preview
+        still under way is dropped."""
         from workstation.methods.spatial.checker import evaluate
 
+        self._preview_wanted = None
         if cfg == self.config and self.verdicts is not None:
             return
+        under_way = self._preview_thread
+        if under_way is not None:  # its result (often this config's, or one a step from it) first:
+            under_way.join(timeout=30.0)  # two evaluations at once would share the cores
+        verdicts = evaluate(self.dataset, cfg) if self.dataset is not None and self.dataset.n else None
+        self._show_config(cfg, verdicts)
+
+    def _show_config(self, cfg: CheckerConfig, verdicts: Any) -> None:
+        """`cfg` with its verdicts (None without samples) becomes the live config."""
         self.config = cfg
-        if self.dataset is not None and self.dataset.n:
-            self.verdicts = evaluate(self.dataset, cfg)
-            if self.baseline is not None and self.verdicts is not None and cfg == self.baseline.config:
+        if verdicts is not None:
+            self.verdicts = verdicts
+            if self.baseline is not None and cfg == self.baseline.config:
                 self.baseline = self.verdicts  # back to the applied config: its whole set again
             self._slim_baseline()
             self.idle_trim.poke()
         self.config_changed.emit()
         self.verdicts_changed.emit()
+
+    @property
+    def previewing(self) -> bool:
+        """A config asked for by `preview_config` is still to be shown."""
+        return self._preview_wanted is not None
+
+    def preview_config(self, cfg: CheckerConfig) -> None:
+        """Show `cfg`'s verdicts once the checker has evaluated them on a thread of its own, the
+        window free meanwhile (a slider dragged on a busy machine). One evaluation at a time:
+        configs asked for while one runs are skipped but the last, evaluated next; what the
+        thread brings is shown if it is still wanted (`set_config`, a close or a reload drop
+        it)."""
+        from workstation.methods.spatial.checker import evaluate  # imported here, on the GUI thread
+
+        if self.dataset is None or not self.dataset.n:
+            self.set_config(cfg)
+            return
+        if cfg == self.config and self._preview_thread is None:
+            self._preview_wanted = None  # shown already
+            return
+        self._preview_wanted = cfg
+        if self._preview_thread is not None:
+            return
+        dataset = self.dataset
+
+        def run() -> None:
+            try:
+                result: Any = evaluate(dataset, cfg)
+            except Exception as e:  # noqa: BLE001 - reported on the GUI thread
+                result = e
+            try:
+                self._previewed.emit(dataset, cfg, result)
+            except RuntimeError:  # the session is gone
+                pass
+
+        self._preview_thread = threading.Thread(target=run, name="checker-preview", daemon=True)
+        self._preview_thread.start()
+
+    def _on_previewed(self, dataset: Dataset, cfg: CheckerConfig, result: Any) -> None:
+        self._preview_thread = None
+        wanted = self._preview_wanted
+        if wanted is None:
+            return
+        if dataset is not self.dataset:  # of samples read before: the one wanted now, next
+            self.preview_config(wanted)
+            return
+        if isinstance(result, Exception):
+            self._preview_wanted = None
+            log.error("the checker failed on a live config: %s", result)
+            self.message.emit(f"the checker failed: {result}")
+            return
+        if cfg == wanted:
+            self._preview_wanted = None
+        self._show_config(cfg, result)
+        if self._preview_wanted is not None:  # asked for meanwhile: the latest, next
+            self.preview_config(self._preview_wanted)
 
     def _slim_baseline(self) -> None:
         """Keep only the applied verdicts' summary columns while the live ones differ."""

@@ -267,10 +267,18 @@ class SpatialViews(MethodViews):
         msg = f"End of the queue: {done} of {total} labelled."
         aid = s.audit_set_id
         if aid is not None:
-            msg += "  Self-agreement: " + self_agreement_report(s.project, s.controller.scheme, aid).text()
+            msg += "  Self-agreement: " + self_agreement_report(s.project, s.controller.scheme, aid,
+                                                                self.agreement_unit(window)).text()
         window.statusBar().showMessage(msg, 15000)
 
     # ---- audit sets and labels ----------------------------------------------------------------------
+    def agreement_unit(self, window: Any) -> Any:
+        ds = window.spatial.dataset
+        if ds is None or not ds.n:
+            return None
+        prompt_of = dict(zip(np.asarray(ds.samples.sample_id).tolist(), np.asarray(ds.samples.prompt_id).tolist()))
+        return lambda sample_id: prompt_of.get(sample_id, sample_id)
+
     def audit_population(self, window: Any) -> Any:
         from workstation.evaluation.audit_sets import AuditPopulation
         from workstation.methods.spatial.audit import STRATA_KEYS, stratum_codes

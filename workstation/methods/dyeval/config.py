@@ -9,7 +9,22 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from ...types import WorkstationError
+from ...util.textio import quote
 from .dedup import DEFAULT_N, DEFAULT_THRESHOLD
+
+
+#: the largest value of each count setting, and why: a tree asks a person to judge n_i × n_x
+#: images per node and grows up to n_t children per node for d_max levels, so unbounded values
+#: would make a step run (and ask for judgements) without end
+LIMITS: dict[str, int] = {"n_i": 50, "n_x": 16, "n_t": 10, "d_max": 6, "dedup_n": 8, "max_prompt_words": 400}
+LIMIT_REASONS: dict[str, str] = {
+    "n_i": "prompts written per node, each judged by a person; the paper uses 5",
+    "n_x": "images per prompt, each judged by a person; the paper uses 4",
+    "n_t": "child topics proposed per node; the paper uses 3",
+    "d_max": "levels of the tree: n_t ** d_max nodes; the paper uses 3",
+    "dedup_n": "words per n-gram of the prompt de-duplication",
+    "max_prompt_words": "words per prompt; the paper asks for at most 77",
+}
 
 
 @dataclass(frozen=True)
@@ -58,23 +73,29 @@ class DyEvalConfig:
     lm_seed: int = 0
 
     def validate(self) -> None:
-        for name in ("n_i", "n_x", "n_t", "d_max", "dedup_n", "max_prompt_words"):
+        for name, hi in LIMITS.items():
             v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise WorkstationError(f"DyEval config: {name} must be a whole number ≥ 1, not {v!r}")
+            if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= hi:
+                raise WorkstationError(f"DyEval config: {name} must be a whole number from 1 to {hi:,} "
+                                       f"({LIMIT_REASONS[name]}), not {quote(v, 40)}")
         for name in ("rho", "expand_apr", "locate_apr", "dedup_threshold"):
             v = getattr(self, name)
             if not isinstance(v, (int, float)) or isinstance(v, bool) or not 0.0 <= float(v) <= 1.0:
-                raise WorkstationError(f"DyEval config: {name} must be between 0 and 1, not {v!r}")
-        if self.premark_threshold is not None and not 0.0 <= float(self.premark_threshold) <= 100.0:
+                raise WorkstationError(f"DyEval config: {name} must be between 0 and 1, not {quote(v, 40)}")
+        pt = self.premark_threshold
+        if pt is not None and (isinstance(pt, bool) or not isinstance(pt, (int, float)) or not 0.0 <= float(pt) <= 100.0):
             raise WorkstationError("DyEval config: premark_threshold is a CLIPScore between 0 and 100")
+        if not isinstance(self.premark_counts, bool):
+            raise WorkstationError(f"DyEval config: premark_counts must be true or false, not {quote(self.premark_counts, 40)}")
         for name in ("premark_scorer", "premark_model", "lm"):
-            if not isinstance(getattr(self, name), str):
-                raise WorkstationError(f"DyEval config: {name} must be a text, not {getattr(self, name)!r}")
+            v = getattr(self, name)
+            if not isinstance(v, str) or len(v) > 4096 or any(ord(c) < 32 for c in v):
+                raise WorkstationError(f"DyEval config: {name} must be a one-line text, not {quote(v, 40)}")
         if not self.lm.strip():
             raise WorkstationError("DyEval config: lm is 'templates' or a local model folder")
-        if not isinstance(self.lm_seed, int) or isinstance(self.lm_seed, bool):
-            raise WorkstationError(f"DyEval config: lm_seed must be a whole number, not {self.lm_seed!r}")
+        if not isinstance(self.lm_seed, int) or isinstance(self.lm_seed, bool) or not 0 <= self.lm_seed < 2**63:
+            raise WorkstationError(f"DyEval config: lm_seed must be a whole number from 0 to 2**63-1, "
+                                   f"not {quote(self.lm_seed, 40)}")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -82,9 +103,9 @@ class DyEvalConfig:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> DyEvalConfig:
         known = {f.name for f in fields(cls)}
-        unknown = sorted(set(d) - known)
+        unknown = sorted(str(k) for k in set(d) - known)
         if unknown:
-            raise WorkstationError(f"DyEval config: unknown setting {unknown[0]!r}")
+            raise WorkstationError(f"DyEval config: unknown setting {quote(unknown[0], 40)}")
         cfg = cls(**{k: d[k] for k in d})
         cfg.validate()
         return cfg

@@ -34,7 +34,8 @@ def add_perspective_roots(tree: TestTree, subtopics: Sequence[str] | None = None
             if want is None or s.name.lower() in want:
                 out.append(tree.add_root(s.name, p.name))
     if want is not None and len(out) != len(want):
-        raise WorkstationError("DyEval: unknown initial topic in " + ", ".join(sorted(want)))
+        names = ", ".join(sorted(want))
+        raise WorkstationError("DyEval: unknown initial topic in " + (names if len(names) <= 80 else names[:80] + "…"))
     return out
 
 

@@ -20,49 +20,39 @@ from .results import DyEvalData, NodeResults
 from .tree import LABEL_SCHEME
 
 
-def _key_line(text: str, key: str) -> int | None:
-    """The line of a top-level ``key:`` (or ``"key":``) in a YAML / JSON text."""
-    import re
-
-    pat = re.compile(r"^\s*[\"']?" + re.escape(key) + r"[\"']?\s*:")
-    for i, line in enumerate(text.splitlines(), 1):
-        if pat.match(line):
-            return i
-    return None
-
-
 def load_config(path: Path) -> DyEvalConfig:
-    """A DyEval config from a YAML or JSON file of its settings (errors name file and line)."""
-    import yaml
+    """A DyEval config from a YAML or JSON file of its settings, read with the project's one YAML
+    loader (`util.safeyaml`: no anchors or aliases, size-capped); errors name the file and line."""
+    from dataclasses import fields
+
+    from ...util.safeyaml import line_of, load_yaml
+    from ...util.textio import quote
 
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise InputError(p, f"cannot read ({e.strerror or e})") from None
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        raise InputError(p, f"not valid YAML: {getattr(e, 'problem', e)}",
-                         None if mark is None else mark.line + 1) from None
+    raw = load_yaml(p, what="DyEval config")
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
-        raise InputError(p, "expected a mapping of DyEval settings (n_i, n_x, rho, ...)")
-    cfg = DyEvalConfig()
-    from dataclasses import fields
-
+        raise InputError(p, "expected a mapping of DyEval settings (n_i, n_x, rho, ...)", 1)
     known = {f.name for f in fields(DyEvalConfig)}
     for k in raw:
         if k not in known:
-            raise InputError(p, f"unknown setting {k!r}; settings: {', '.join(sorted(known))}", _key_line(text, str(k)))
+            raise InputError(p, f"unknown setting {quote(k, 40)}; settings: {', '.join(sorted(known))}", line_of(raw, k))
+    base = DyEvalConfig().to_dict()
+    for k, v in raw.items():  # one setting at a time, so that the error names its line
+        try:
+            DyEvalConfig.from_dict({**base, k: v})
+        except (WorkstationError, TypeError, ValueError) as e:
+            raise InputError(p, str(e).removeprefix("DyEval config: ")[:200], line_of(raw, k)) from None
     try:
-        cfg = DyEvalConfig.from_dict(raw)
+        return DyEvalConfig.from_dict(raw)
     except (WorkstationError, TypeError, ValueError) as e:
-        bad = next((k for k in raw if f" {k} " in f" {e} "), None)
-        raise InputError(p, str(e).removeprefix("DyEval config: "), _key_line(text, bad) if bad else None) from None
-    return cfg
+        raise InputError(p, str(e).removeprefix("DyEval config: ")[:200]) from None
+
+
+def _bounds(row: dict[str, Any], key: str) -> str:
+    lo, hi = row.get(f"{key}_lo"), row.get(f"{key}_hi")
+    return f" [{lo:.4f}, {hi:.4f}]" if isinstance(lo, float) and isinstance(hi, float) else ""
 
 
 class DyEvalMethod:
@@ -86,8 +76,15 @@ class DyEvalMethod:
     def suite(self, n_i: int = 5, seed: int = 0, topics: Any = None, **options: Any) -> Any:
         from .demo import builtin_suite
 
+        from ...util.numbers import whole_number
+        from .config import LIMIT_REASONS, LIMITS
+
         if options:
-            raise WorkstationError(f"unknown DyEval suite option {sorted(options)[0]!r}; options: n_i, seed, topics")
+            raise WorkstationError(f"unknown DyEval suite option {sorted(options)[0][:40]!r}; options: n_i, seed, topics")
+        n_i = whole_number(n_i, "n_i", 1, LIMITS["n_i"], LIMIT_REASONS["n_i"])
+        seed = whole_number(seed, "seed", 0, 2**63 - 1)
+        if topics is not None and not isinstance(topics, (str, list, tuple)):
+            raise WorkstationError("topics must be names separated by commas")
         if isinstance(topics, str):
             topics = [t.strip() for t in topics.split(",") if t.strip()]
         return builtin_suite(n_i=n_i, seed=seed, topics=topics)
@@ -138,8 +135,8 @@ class DyEvalMethod:
         out = [f"evaluated {len(results)} node(s) of {len(data.trees)} DyEval tree(s) with config v{eval_id} "
                f"({cfg.content_hash()}, rho {cfg.rho:g})"]
         for tr in metrics(data, results)["trees"]:
-            apr = "n/a" if tr["apr"] is None else f"{tr['apr']:.4f}"
-            afr = "n/a" if tr["afr"] is None else f"{tr['afr']:.4f}"
+            apr = "n/a" if tr["apr"] is None else f"{tr['apr']:.4f}" + _bounds(tr, "apr")
+            afr = "n/a" if tr["afr"] is None else f"{tr['afr']:.4f}" + _bounds(tr, "afr")
             out.append(f"  tree {tr['tree_id']} ({tr['roots']}): {tr['nodes']} nodes, {tr['tests']} judged images, "
                        f"APR {apr}, AFR {afr}, #Bugs {tr['bugs']}, {tr['triggers']} failure trigger(s)")
         return out

@@ -16,6 +16,10 @@ when the pass rate of its images is below ρ (Eq. 1), and such a failing input i
 Our precision where the paper is silent: a prompt's pass/fail is decided only when it is
 *complete* — it has its n_x images and every one is judged — so that a half-judged prompt is not
 called a bug; APR counts every judged pair, complete prompt or not.
+
+Intervals (`Summary.apr_estimate`, `Summary.afr_estimate`): the images of one prompt share it, so
+APR's 95 % interval is the cluster bootstrap over the prompts (Wilson when every prompt has one
+judged image), `workstation.evaluation.intervals`; AFR's is 1 minus APR's. #Bugs is a count.
 """
 
 from __future__ import annotations
@@ -23,6 +27,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
+
+from ...evaluation.intervals import N_BOOT, SEED, Estimate, ratio_estimates
 
 PASS, FAIL = "PASS", "FAIL"
 
@@ -85,6 +93,9 @@ class Summary:
     tests: int  # judged text-image pairs (#test_total)
     passes: int
     bugs: int
+    #: per prompt: its passing and its judged images (the units of APR's interval)
+    prompt_passes: tuple[int, ...] = ()
+    prompt_judged: tuple[int, ...] = ()
 
     @property
     def fails(self) -> int:
@@ -99,12 +110,48 @@ class Summary:
         a = self.apr
         return None if a is None else 1.0 - a
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"prompts": self.prompts, "complete_prompts": self.complete_prompts, "tests": self.tests,
-                "passes": self.passes, "fails": self.fails, "bugs": self.bugs, "apr": self.apr, "afr": self.afr}
+    def apr_estimate(self, n_boot: int = N_BOOT, seed: int = SEED) -> Estimate:
+        """APR with its 95 % interval: the cluster bootstrap over the prompts (module doc)."""
+        judged = np.asarray(self.prompt_judged, np.int64)
+        passes = np.asarray(self.prompt_passes)
+        if len(judged) != len(passes) or int(judged.sum()) != self.tests or int(passes.sum()) != self.passes:
+            raise ValueError("the per-prompt counts do not add up to the summary's")
+        unit = np.repeat(np.arange(len(judged)), judged)  # every judged image, by prompt
+        rank = np.arange(len(unit)) - np.repeat(np.cumsum(judged) - judged, judged)  # its place in its prompt
+        success = rank < np.repeat(passes, judged)  # the first `passes` of a prompt pass
+        return ratio_estimates(success, np.ones(len(unit)), unit, n_boot=n_boot, seed=seed)[0]
+
+    def afr_estimate(self, n_boot: int = N_BOOT, seed: int = SEED) -> Estimate:
+        """AFR = 1 − APR with the interval 1 − APR's."""
+        a = self.apr_estimate(n_boot, seed)
+        return Estimate(1.0 - a.value, 1.0 - a.hi, 1.0 - a.lo, n=a.n, units=a.units, method=a.method,
+                        level=a.level)
+
+    def to_dict(self, n_boot: int = N_BOOT, seed: int = SEED) -> dict[str, Any]:
+        """The figures, with APR's and AFR's 95 % bounds (None without an interval) and a note when
+        fewer than 10 judged images or prompts stand behind them."""
+        out: dict[str, Any] = {"prompts": self.prompts, "complete_prompts": self.complete_prompts,
+                               "tests": self.tests, "passes": self.passes, "fails": self.fails, "bugs": self.bugs,
+                               "apr": self.apr, "afr": self.afr, "apr_lo": None, "apr_hi": None, "afr_lo": None,
+                               "afr_hi": None, "note": ""}
+        a = self.apr_estimate(n_boot, seed)
+        if a.has_interval:
+            out.update(apr_lo=a.lo, apr_hi=a.hi, afr_lo=1.0 - a.hi, afr_hi=1.0 - a.lo)
+        if a.n:
+            out["note"] = a.small_note("judged images")
+        return out
 
 
 def summarize(outcomes: Iterable[Outcome]) -> Summary:
     os_ = list(outcomes)
     return Summary(len(os_), sum(o.complete for o in os_), sum(o.judged for o in os_),
-                   sum(o.passes for o in os_), sum(o.is_bug for o in os_))
+                   sum(o.passes for o in os_), sum(o.is_bug for o in os_),
+                   tuple(o.passes for o in os_), tuple(o.judged for o in os_))
+
+
+def merge(summaries: Iterable[Summary]) -> Summary:
+    """One summary of the prompts of several (a tree's nodes)."""
+    ss = list(summaries)
+    return Summary(sum(x.prompts for x in ss), sum(x.complete_prompts for x in ss), sum(x.tests for x in ss),
+                   sum(x.passes for x in ss), sum(x.bugs for x in ss),
+                   tuple(p for x in ss for p in x.prompt_passes), tuple(j for x in ss for j in x.prompt_judged))

@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from ...evaluation.bundle import page_start, text_cell
+from ...evaluation.intervals import N_BOOT, SEED
+from ...evaluation.intervals import provenance as interval_provenance
 from ...types import WorkstationError
 from ...util import atomic_write_text, dumps
 from .results import DyEvalData, NodeResults, evaluate, load_data, metrics
@@ -32,9 +34,10 @@ from .tree import TestTree
 
 TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
     "nodes": ("tree_id", "node_id", "parent_id", "depth", "topic", "perspective", "state", "prompts",
-              "complete_prompts", "tests", "passes", "fails", "apr", "afr", "bugs", "locations", "triggers"),
-    "trees": ("tree_id", "roots", "nodes", "prompts", "images", "judged", "tests", "passes", "fails", "apr", "afr",
-              "bugs", "locations", "triggers"),
+              "complete_prompts", "tests", "passes", "fails", "apr", "apr_lo", "apr_hi", "afr", "afr_lo", "afr_hi",
+              "bugs", "locations", "triggers", "note"),
+    "trees": ("tree_id", "roots", "nodes", "prompts", "images", "judged", "tests", "passes", "fails", "apr", "apr_lo",
+              "apr_hi", "afr", "afr_lo", "afr_hi", "bugs", "locations", "triggers", "note"),
     "triggers": ("tree_id", "node_id", "topic", "location", "prompt", "kind", "trigger", "context", "test",
                  "elements", "step"),
     "accumulated_bugs": ("tree_id", "root", "nodes", "node_id", "accumulated_bugs"),
@@ -112,9 +115,22 @@ def tree_html(tree: TestTree, rows: Mapping[str, Mapping[str, Any]]) -> str:
     return "<ul class='dytree'>" + "".join(node(r) for r in roots) + "</ul>"
 
 
+def _with_bounds(r: Mapping[str, Any], c: str) -> str:
+    """A value with its 95 % interval when the row carries ``c_lo`` / ``c_hi``; after APR / AFR
+    the row's note ("fewer than 10 judged images", "... prompts") when it has one."""
+    v = r.get(c)
+    lo, hi = r.get(f"{c}_lo"), r.get(f"{c}_hi")
+    text = _fmt(v)
+    if isinstance(lo, float) and isinstance(hi, float) and not (math.isnan(lo) or math.isnan(hi)) and v is not None:
+        text += f" [{lo:.2f}, {hi:.2f}]"
+    if c in ("apr", "afr") and r.get("note"):
+        text += f" ({r['note']})"
+    return text
+
+
 def _table(columns: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> str:
     head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
-    body = "".join("<tr>" + "".join(text_cell(html.escape(_fmt(r.get(c))), r.get(c)) for c in columns) + "</tr>"
+    body = "".join("<tr>" + "".join(text_cell(html.escape(_with_bounds(r, c)), r.get(c)) for c in columns) + "</tr>"
                    for r in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
@@ -157,7 +173,8 @@ def section_html(data: DyEvalData, results: NodeResults, tables: Mapping[str, li
         t = data.trees[tid]
         parts.append(f"<h3>Tree {html.escape(tid)} — {html.escape(tr['roots'])}</h3>")
         parts.append(f"<p>{tr['nodes']} nodes, {tr['prompts']} prompts, {tr['images']} images ({tr['judged']} judged): "
-                     f"APR {_fmt(tr['apr'])}, AFR {_fmt(tr['afr'])}, #Bugs {tr['bugs']}; {tr['locations']} failure "
+                     f"APR {_with_bounds(tr, 'apr')}, AFR {_with_bounds(tr, 'afr')} (95 % intervals, resampling "
+                     f"prompts), #Bugs {tr['bugs']}; {tr['locations']} failure "
                      f"location(s), {tr['triggers']} trigger(s). "
                      f"<a href='{base}trees/{html.escape(tid)}.json'>JSON export of the whole tree</a></p>")
         parts.append(tree_html(t, {nid: rows_by[(tid, nid)] for nid in t.nodes}))
@@ -167,6 +184,9 @@ def section_html(data: DyEvalData, results: NodeResults, tables: Mapping[str, li
         if trig:
             parts.append("<h4>Failure triggers</h4>")
             parts.append(_table(("topic", "prompt", "kind", "trigger", "context", "test"), trig))
+    parts.append("<p class='src'>APR and AFR carry 95 % intervals: the cluster bootstrap over the prompts (a "
+                 "prompt's images together; Wilson when each prompt has one judged image), "
+                 f"{N_BOOT} resamples, seed {SEED}.</p>")
     if (tables.get("accumulated_bugs")):
         parts.append(f"<h4>#Bugs accumulated breadth-first</h4><img src='{base}accumulated_bugs.png' "
                      "alt='accumulated bugs'>")
@@ -209,4 +229,5 @@ def report_section(project: Any, out_dir: Path, **options: Any) -> Any:
     return ReportSection(method="dyeval", title=METHOD.title, html=body,
                          tables={k: tables[k] for k in ("trees", "nodes", "triggers")}, figures=figures,
                          meta={"config_version": eid, "config_hash": cfg.content_hash(),
-                               "trees": list(data.trees), "nodes": len(results)})
+                               "trees": list(data.trees), "nodes": len(results),
+                               "provenance": {"intervals": interval_provenance("prompt (its judged images)")}})

@@ -18,11 +18,12 @@ from typing import Any
 import numpy as np
 
 from .config import DyEvalConfig
-from .metrics import Summary, outcome, summarize
+from .metrics import Summary, merge, outcome, summarize
 from .tree import TestTree
 
 NODE_COLUMNS = ("tree_id", "node_id", "parent_id", "topic", "perspective", "depth", "state", "prompts",
-                "complete_prompts", "tests", "passes", "fails", "bugs", "apr", "afr", "locations", "triggers")
+                "complete_prompts", "tests", "passes", "fails", "bugs", "apr", "afr", "locations", "triggers",
+                "apr_lo", "apr_hi", "afr_lo", "afr_hi", "note")
 
 
 @dataclass
@@ -65,6 +66,8 @@ class NodeResults:
 
     ids: np.ndarray
     cols: dict[str, np.ndarray]
+    #: each node's summary (its prompts' counts: the units of the intervals), by id
+    summaries: dict[str, Summary] = field(default_factory=dict)
     item_kind: str = "node"
     verdict: np.ndarray | None = None
     conf: np.ndarray | None = None
@@ -95,22 +98,27 @@ class NodeResults:
 def evaluate(data: DyEvalData, cfg: DyEvalConfig) -> NodeResults:
     rows: dict[str, list[Any]] = {c: [] for c in NODE_COLUMNS}
     ids: list[str] = []
+    summaries: dict[str, Summary] = {}
     for tid, t in data.trees.items():
         for nid in t.bfs_order():
             n = t.nodes[nid]
             s = node_summary(t, nid, cfg)
+            summaries[f"{tid}/{nid}"] = s
+            a = s.apr_estimate()
             locs = [t.locations[x] for x in n.location_ids]
             ids.append(f"{tid}/{nid}")
             vals = (tid, nid, n.parent_id or "", n.topic, n.perspective, n.depth, t.node_state(nid), s.prompts,
                     s.complete_prompts, s.tests, s.passes, s.fails, s.bugs,
                     math.nan if s.apr is None else s.apr, math.nan if s.afr is None else s.afr, len(locs),
-                    sum(len(x.machine.triggers) for x in locs))
+                    sum(len(x.machine.triggers) for x in locs), a.lo, a.hi, 1.0 - a.hi, 1.0 - a.lo,
+                    a.small_note("judged images", "prompts") if a.n else "")
             for c, v in zip(NODE_COLUMNS, vals):
                 rows[c].append(v)
     ints = {"depth", "prompts", "complete_prompts", "tests", "passes", "fails", "bugs", "locations", "triggers"}
-    cols = {c: (np.asarray(v, np.int64) if c in ints else np.asarray(v, np.float64) if c in ("apr", "afr")
+    floats = {"apr", "afr", "apr_lo", "apr_hi", "afr_lo", "afr_hi"}
+    cols = {c: (np.asarray(v, np.int64) if c in ints else np.asarray(v, np.float64) if c in floats
                 else np.asarray(v, dtype=object)) for c, v in rows.items()}
-    return NodeResults(np.asarray(ids, dtype=object), cols)
+    return NodeResults(np.asarray(ids, dtype=object), cols, summaries)
 
 
 def _rate(passes: int, tests: int) -> float | None:
@@ -118,7 +126,8 @@ def _rate(passes: int, tests: int) -> float | None:
 
 
 def metrics(data: DyEvalData, results: NodeResults) -> dict[str, list[dict[str, Any]]]:
-    """Tables: nodes, trees (whole-tree APR / AFR / #Bugs), triggers, accumulated_bugs."""
+    """Tables: nodes, trees (whole-tree APR / AFR / #Bugs, with the 95 % bounds of APR and AFR:
+    the cluster bootstrap over the tree's prompts), triggers, accumulated_bugs."""
     nodes = results.rows()
     trees = []
     for tid, t in data.trees.items():
@@ -126,10 +135,15 @@ def metrics(data: DyEvalData, results: NodeResults) -> dict[str, list[dict[str, 
         tests = sum(r["tests"] for r in mine)
         passes = sum(r["passes"] for r in mine)
         apr = _rate(passes, tests)
+        bounds: dict[str, Any] = {}
+        if all(r["node"] in results.summaries for r in mine):
+            d = merge(results.summaries[r["node"]] for r in mine).to_dict()
+            bounds = {k: d[k] for k in ("apr_lo", "apr_hi", "afr_lo", "afr_hi", "note")}
         trees.append({"tree_id": tid, "roots": "; ".join(t.nodes[n].topic for n in t.bfs_order()
                                                          if t.nodes[n].parent_id is None),
                       "nodes": len(mine), "prompts": sum(r["prompts"] for r in mine), "tests": tests,
                       "passes": passes, "fails": tests - passes, "apr": apr, "afr": None if apr is None else 1 - apr,
+                      **bounds,
                       "bugs": sum(r["bugs"] for r in mine), "locations": len(t.locations),
                       "triggers": sum(len(x.machine.triggers) for x in t.locations.values()),
                       "images": len(t.images), "judged": sum(1 for i in t.images.values() if i.label is not None)})

@@ -277,7 +277,8 @@ class DyEvalRunner:
         """The project's generation jobs made for this tree (oldest first)."""
         prefix = prompt_prefix(self.tree_id)
         return [j["job_id"] for j in self.project.jobs()
-                if j["kind"] == "generate" and str((j.get("spec") or {}).get("run_id", "")).startswith(prefix)]
+                if j["kind"] == "generate" and isinstance(j.get("spec"), dict)
+                and str(j["spec"].get("run_id", "")).startswith(prefix)]
 
     def _collect_unfinished(self, live: Collection[str]) -> int:
         """Ingest what earlier, unfinished generation jobs of this tree left (a killed session's
@@ -292,7 +293,10 @@ class DyEvalRunner:
         for j in self.project.jobs():
             if j["job_id"] not in mine or j["job_id"] in live or j["status"] in (DONE, CANCELLED):
                 continue
-            paths = JobPaths(self.project.folder, j["job_id"])
+            try:
+                paths = JobPaths(self.project.folder, j["job_id"])
+            except WorkstationError:  # a row whose id names no job folder (from an old merge)
+                continue
             if not paths.spec.is_file():
                 continue
             request_cancel(self.project.folder, j["job_id"])
@@ -352,24 +356,34 @@ class DyEvalRunner:
         run_id = f"{prompt_prefix(self.tree_id)}inline{k + 1}"
         rows: dict[str, list[Any]] = {c: [] for c in ("sid", "pid", "seed", "path")}
         truths = []
-        for i, r in enumerate(reqs):
-            row = row_of(prompts, i)
-            for seed in seeds_of(r):
-                img, truth = render_demo_row(row, seed, size=size)
-                path = image_path_for(run_id, row["prompt_id"], seed)
-                write_png(self.project.folder, path, img)
-                rows["sid"].append(sample_id_for(run_id, row["prompt_id"], seed))
-                rows["pid"].append(row["prompt_id"])
-                rows["seed"].append(seed)
-                rows["path"].append(path)
-                truths.append(json.dumps(truth, sort_keys=True))
-        samples = Samples.build(rows["sid"], run_id, rows["pid"], rows["seed"], float(size), float(size), rows["path"])
-        with self.project.transaction():
-            self.project.add_prompts(prompts)
-            self.project.add_run(run_id, method="demo_procedural", model={"generator": "procedural"},
-                                 params={"width": size, "height": size, "renderer": "dyeval.render_demo_row"},
-                                 source=source)
-            self.project.add_dataset(Dataset(samples, Detections.empty(), prompts), truth=truths)
+        try:
+            for i, r in enumerate(reqs):
+                row = row_of(prompts, i)
+                for seed in seeds_of(r):
+                    img, truth = render_demo_row(row, seed, size=size)
+                    path = image_path_for(run_id, row["prompt_id"], seed)
+                    write_png(self.project.folder, path, img)
+                    rows["sid"].append(sample_id_for(run_id, row["prompt_id"], seed))
+                    rows["pid"].append(row["prompt_id"])
+                    rows["seed"].append(seed)
+                    rows["path"].append(path)
+                    truths.append(json.dumps(truth, sort_keys=True))
+            samples = Samples.build(rows["sid"], run_id, rows["pid"], rows["seed"], float(size), float(size),
+                                    rows["path"])
+            with self.project.transaction():
+                self.project.add_prompts(prompts)
+                self.project.add_run(run_id, method="demo_procedural", model={"generator": "procedural"},
+                                     params={"width": size, "height": size, "renderer": "dyeval.render_demo_row"},
+                                     source=source)
+                self.project.add_dataset(Dataset(samples, Detections.empty(), prompts), truth=truths)
+        except BaseException:  # images of a run that was not stored are not left behind
+            for rel in rows["path"]:
+                (self.project.folder / rel).unlink(missing_ok=True)
+            try:
+                (self.project.folder / "images" / run_id).rmdir()
+            except OSError:  # not made, or not empty
+                pass
+            raise
         self.sync()
         return len(truths)
 

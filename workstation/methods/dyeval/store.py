@@ -58,9 +58,9 @@ RESULT_COLUMNS = ("eval_id", "tree_id", "node_id", "parent_id", "topic", "depth"
 
 
 def check_tree_id(tree_id: str) -> str:
-    if not _TREE_ID.match(tree_id or ""):
-        raise WorkstationError(f"tree id {tree_id!r}: use letters, digits and '_' (up to 40, starting with a "
-                               "letter or digit)")
+    if not isinstance(tree_id, str) or not _TREE_ID.fullmatch(tree_id):
+        raise WorkstationError(f"tree id {str(tree_id)[:40]!r}: use letters, digits and '_' (up to 40, starting "
+                               "with a letter or digit)")
     return tree_id
 
 
@@ -73,8 +73,10 @@ class TreeStore:
 
     def __init__(self, project: Any) -> None:
         self.project = project
-        if not project.read_only:
-            project.ensure_schema(METHOD, MIGRATIONS)
+        # the method's tables are made with the first tree (`create`), not by opening the store: a
+        # command that only reads, or is refused, leaves a project without trees as it was
+        if not project.read_only and project.component_version(METHOD) >= 1:
+            project.ensure_schema(METHOD, MIGRATIONS)  # tables of an older version brought up to date
 
     @property
     def ready(self) -> bool:
@@ -150,6 +152,7 @@ class TreeStore:
         cfg = config or DyEvalConfig()
         cfg.validate()
         tid = check_tree_id(tree_id) if tree_id else self.next_tree_id()
+        self.project.ensure_schema(METHOD, MIGRATIONS)
         if tid in self.tree_ids():
             raise WorkstationError(f"the project already has a DyEval tree {tid!r}")
         tree = self._attach(TestTree(cfg, tid))
@@ -183,6 +186,7 @@ class TreeStore:
 
     # --- results of evaluation versions ----------------------------------------------------------------
     def save_node_results(self, eval_id: int, columns: dict[str, Any]) -> None:
+        self.project.ensure_schema(METHOD, MIGRATIONS)
         self.project.con.execute("DELETE FROM dyeval_node_results WHERE eval_id = ?", [int(eval_id)])
         self.project.insert_columns("dyeval_node_results", columns)
 

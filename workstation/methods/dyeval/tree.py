@@ -53,11 +53,14 @@ from typing import Any
 
 from ...evaluation.base import LabelScheme
 from ...types import WorkstationError
-from .config import DyEvalConfig
+from .config import LIMIT_REASONS, LIMITS, DyEvalConfig
 from .locate import FailureLocation
 from .metrics import FAIL, PASS, Outcome, Summary, outcome, summarize
 from .provenance import HUMAN_PROVENANCE, Provenance
 from .scene_graph import SceneGraph
+
+MAX_TOPIC_CHARS = 1000  # characters of a node's topic
+MAX_PROMPT_CHARS = 4000  # characters of a prompt
 
 LABEL_SCHEME = LabelScheme(task="dyeval.image", target="image", values=(PASS, FAIL), keys=("P", "F"),
                            titles=("Pass", "Fail"), title="Does the image show what the text says?")
@@ -413,9 +416,15 @@ class TestTree:
         topic = " ".join(str(e["topic"]).split())
         if not topic:
             raise WorkstationError("DyEval: a topic cannot be empty")
-        n_i, n_x = int(e["n_i"]), int(e["n_x"])
-        if n_i < 1 or n_x < 1:
-            raise WorkstationError("DyEval: n_i and n_x must be at least 1")
+        if len(topic) > MAX_TOPIC_CHARS:
+            raise WorkstationError(f"DyEval: a topic of {len(topic):,} characters is too long (at most {MAX_TOPIC_CHARS})")
+        if not topic.isprintable():
+            raise WorkstationError("DyEval: a topic holds a control character")
+        n_i, n_x = e["n_i"], e["n_x"]
+        for name, v in (("n_i", n_i), ("n_x", n_x)):
+            if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= LIMITS[name]:
+                raise WorkstationError(f"DyEval: {name} must be a whole number from 1 to {LIMITS[name]} "
+                                       f"({LIMIT_REASONS[name]}), not {str(v)[:40]}")
         self._bump("n", nid)
         self.nodes[nid] = Node(nid, parent_id, topic, depth, str(e.get("perspective", "")), int(e.get("order", 0)),
                                n_i, n_x, e.get("proposal_id"))
@@ -430,6 +439,9 @@ class TestTree:
         text = " ".join(str(e["text"]).split())
         if not text:
             raise WorkstationError("DyEval: a prompt cannot be empty")
+        if len(text) > MAX_PROMPT_CHARS or not text.isprintable():
+            raise WorkstationError(f"DyEval: a prompt must be one line of printable text of at most {MAX_PROMPT_CHARS:,} "
+                                   "characters")
         graph = _graph(e.get("graph"))
         prov = Provenance.from_dict(e.get("provenance"))
         gprov = Provenance.from_dict(e.get("graph_provenance"))

@@ -66,6 +66,14 @@ alignment on every entity (and every compared couple).
 *Per image* (``ok_a`` / ``ok_b``, point estimates): every count equals the expected count and every
 shown couple of positioned entities is in the expected order (d < 0 when i comes first).
 
+*The paper's decision* (`paper_outcomes`): every pair decided as the MetaLogic paper decides it —
+"misalignments are flagged when outputs differ" — from the detection threshold and the centroid
+order alone: the rules above with no abstention band (``near_band``, ``ambiguity_delta`` and
+``axis_margin`` 0: a count is the number of candidates scoring at least t, an order is the sign
+of d). The only outcome those rules can leave open is an exact tie of two centroids (d = 0 in an
+image); there the order compares "i strictly before j" (d < 0) in both images. So every pair is
+ALIGNED or MISALIGNED; the paper's misalignment rate is MISALIGNED over all pairs.
+
 *Implementation.* `prepare` suppresses duplicates and ranks the candidates once; scores and area
 fractions are replaced by their rank among the distinct values, so every threshold test in
 `evaluate` is an integer comparison, code ≥ searchsorted(values, threshold), which is exactly the
@@ -103,7 +111,7 @@ from .results import (
 )
 
 __all__ = ["VERDICTS", "KINDS", "REASONS", "PairResults", "Prepared", "prepare", "evaluate",
-           "evaluate_reference"]
+           "evaluate_reference", "paper_config", "paper_outcomes"]
 
 _CACHE_KEY = "metalogic.prepared"
 
@@ -573,3 +581,49 @@ def evaluate(data: PairData, cfg: MetaLogicConfig | None = None) -> PairResults:
         selection=Selection(make_selection), entity=data.entity, law=data.law, modifier=data.modifier,
         dimension=data.dimension, run=data.run, config=cfg,
     )
+
+
+# =============================================================================================
+# The paper's decision: no abstention
+# =============================================================================================
+def paper_config(cfg: MetaLogicConfig) -> MetaLogicConfig:
+    """``cfg`` without abstention bands: the detection threshold, area filter and duplicate IoU
+    stay; ``near_band``, ``ambiguity_delta`` and ``axis_margin`` are 0."""
+    return cfg.replace(near_band=0.0, ambiguity_delta=0.0, axis_margin=0.0)
+
+
+def paper_outcomes(data: PairData, cfg: MetaLogicConfig | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(verdict, kind) of every pair decided as the paper decides it (module doc): ALIGNED or
+    MISALIGNED, never UNDECIDABLE. Cached in ``data.cache`` per threshold, area filter and
+    duplicate IoU (the abstention bands do not change it)."""
+    cfg = paper_config(cfg or MetaLogicConfig())
+    key = ("metalogic.paper", data.fingerprint(), cfg.score_threshold, cfg.min_area_fraction, cfg.dedup_iou)
+    hit = data.cache.get("metalogic.paper")
+    if hit is not None and hit[0] == key:
+        return hit[1], hit[2]
+    res = evaluate(data, cfg)
+    verdict = res.verdict.copy()
+    kind = res.kind.copy()
+    open_ = np.flatnonzero(verdict == UNDECIDABLE)
+    if len(open_):  # exact centroid ties: "i before j" is d < 0, compared between the images
+        prep = prepare(data, cfg.dedup_iou)
+        coord = res.coord
+        verdict[open_] = 0  # ALIGNED unless a couple's order differs
+        still = np.zeros(len(verdict), bool)
+        still[open_] = True
+        for cp in prep.couples:
+            pr = cp.pairs[still[cp.pairs]]
+            if not len(pr):
+                continue
+            with np.errstate(invalid="ignore"):
+                da = coord[0, cp.i, pr] - coord[0, cp.j, pr]
+                db = coord[1, cp.i, pr] - coord[1, cp.j, pr]
+            differs = np.isfinite(da) & np.isfinite(db) & ((da < 0) != (db < 0))
+            hit_ = pr[differs]
+            verdict[hit_] = MISALIGNED
+            kind[hit_] = POSITIONAL
+            still[hit_] = False
+    verdict.setflags(write=False)
+    kind.setflags(write=False)
+    data.cache["metalogic.paper"] = (key, verdict, kind)
+    return verdict, kind

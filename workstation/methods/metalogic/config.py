@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ...util.textio import quote
+
 __all__ = ["MetaLogicConfig"]
 
 
@@ -66,8 +68,11 @@ class MetaLogicConfig:
                 kw[k] = str(v)
                 continue
             if isinstance(v, bool) or not isinstance(v, (int, float)):
-                raise ValueError(f"MetaLogic parameter {k} must be a number, got {v!r}")
-            kw[k] = float(v)
+                raise ValueError(f"MetaLogic parameter {k} must be a number, got {quote(v, 40)}")
+            try:
+                kw[k] = float(v)
+            except OverflowError:
+                raise ValueError(f"MetaLogic parameter {k} must be a finite number, got {quote(v, 40)}") from None
         cfg = MetaLogicConfig(**kw)
         cfg.validate()
         return cfg
@@ -76,7 +81,7 @@ class MetaLogicConfig:
         for f in dataclasses.fields(self):
             v = getattr(self, f.name)
             if f.name != "name" and (not isinstance(v, (int, float)) or not math.isfinite(v)):
-                raise ValueError(f"MetaLogic parameter {f.name} must be a finite number, got {v!r}")
+                raise ValueError(f"MetaLogic parameter {f.name} must be a finite number, got {quote(v, 40)}")
         for nm in ("score_threshold", "min_area_fraction", "dedup_iou"):
             v = getattr(self, nm)
             if not 0.0 <= v <= 1.0:

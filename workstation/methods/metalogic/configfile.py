@@ -6,19 +6,20 @@
     near_band: 0.05
     axis_margin: 0.08
 
-YAML is read with the safe loader and without aliases (``*name``: a file is data, not a graph);
-a key given twice is an error. Every problem raises `InputError` naming the file and, where it
+YAML is read with the project's one YAML loader (`workstation.util.safeyaml`: no anchors or
+aliases — a file is data, not a graph); a key given twice is an error. Every problem raises `InputError` naming the file and, where it
 has one, the line.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 from ...types import InputError
+from ...util.jsonsafe import JSONInputError, loads_strict
+from ...util.textio import decode_utf8, quote, read_bytes_capped
 from .config import MetaLogicConfig
 
 __all__ = ["load_config_file", "MAX_BYTES"]
@@ -27,38 +28,22 @@ MAX_BYTES = 1 << 20
 
 
 def _yaml_mapping(path: Path, text: str) -> tuple[dict[str, Any], dict[str, int]]:
-    import yaml
+    from ...util.safeyaml import line_of, loads_yaml
 
-    class Loader(yaml.SafeLoader):
-        def compose_node(self, parent: Any, index: Any) -> Any:  # noqa: D401 - PyYAML hook
-            if self.check_event(yaml.AliasEvent):
-                ev = self.peek_event()
-                raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed in a config file",
-                                                  ev.start_mark)
-            return super().compose_node(parent, index)
-
-    try:
-        node = yaml.compose(text, Loader=Loader)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        raise InputError(path, f"not valid YAML: {getattr(e, 'problem', None) or e}",
-                         None if mark is None else mark.line + 1) from None
-    if node is None:
+    raw = loads_yaml(text, path)  # the one YAML loader: no anchors or aliases, lines in errors
+    if raw is None:
         raise InputError(path, "the config file is empty; expected a mapping of MetaLogic parameters")
-    if not isinstance(node, yaml.MappingNode):
-        raise InputError(path, "expected a mapping of MetaLogic parameters (key: value lines)", node.start_mark.line + 1)
+    if not isinstance(raw, dict):
+        raise InputError(path, "expected a mapping of MetaLogic parameters (key: value lines)", 1)
     lines: dict[str, int] = {}
-    for k, v in node.value:
-        line = k.start_mark.line + 1
-        if not isinstance(k, yaml.ScalarNode):
+    for k, v in raw.items():
+        line = line_of(raw, k)
+        if not isinstance(k, str):
             raise InputError(path, "a parameter name must be plain text", line)
-        if k.value in lines:
-            raise InputError(path, f"parameter {k.value!r} is given twice (first on line {lines[k.value]})", line)
-        if not isinstance(v, yaml.ScalarNode):
-            raise InputError(path, f"parameter {k.value!r} must be a single value, not a list or a mapping", line)
-        lines[k.value] = line
-    raw = yaml.load(text, Loader=Loader)  # noqa: S506 - a SafeLoader subclass
-    return {str(k): v for k, v in raw.items()}, lines
+        if isinstance(v, (dict, list)):
+            raise InputError(path, f"parameter {quote(k, 40)} must be a single value, not a list or a mapping", line)
+        lines[k] = line or 1
+    return dict(raw), lines
 
 
 def _json_mapping(path: Path, text: str) -> tuple[dict[str, Any], dict[str, int]]:
@@ -73,9 +58,9 @@ def _json_mapping(path: Path, text: str) -> tuple[dict[str, Any], dict[str, int]
         return out
 
     try:
-        raw = json.loads(text, object_pairs_hook=pairs)
-    except json.JSONDecodeError as e:
-        raise InputError(path, f"not valid JSON: {e.msg}", e.lineno) from None
+        raw = loads_strict(text, object_pairs_hook=pairs)
+    except JSONInputError as e:
+        raise InputError(path, f"not valid JSON: {e.message}", e.line) from None
     text_lines = text.splitlines()
 
     def line_of(key: str, nth: int = 1) -> int | None:
@@ -88,12 +73,13 @@ def _json_mapping(path: Path, text: str) -> tuple[dict[str, Any], dict[str, int]
         return None
 
     if seen:
-        raise InputError(path, f"parameter {seen[0]!r} is given twice", line_of(seen[0], 2))
+        raise InputError(path, f"parameter {quote(seen[0], 40)} is given twice", line_of(seen[0], 2))
     if not isinstance(raw, dict):
         raise InputError(path, "expected a JSON object of MetaLogic parameters", 1)
     for k, v in raw.items():
         if isinstance(v, (dict, list)):
-            raise InputError(path, f"parameter {k!r} must be a single value, not a list or an object", line_of(k))
+            raise InputError(path, f"parameter {quote(k, 40)} must be a single value, not a list or an object",
+                             line_of(k))
     return raw, {k: line_of(k) or 1 for k in raw}
 
 
@@ -110,12 +96,7 @@ def load_config_file(path: str | Path) -> MetaLogicConfig:
         raise InputError(path, "is a folder, not a config file")
     if size > MAX_BYTES:
         raise InputError(path, f"config file is {size:,} bytes; at most {MAX_BYTES:,}")
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise InputError(path, f"not UTF-8 text (byte {e.start + 1})") from None
-    except OSError as e:
-        raise InputError(path, f"cannot read the config file: {e.strerror or e}") from None
+    text = decode_utf8(path, read_bytes_capped(path, MAX_BYTES, "config file"))
     ext = path.suffix.lower()
     if ext == ".json":
         raw, lines = _json_mapping(path, text)
@@ -126,12 +107,12 @@ def load_config_file(path: str | Path) -> MetaLogicConfig:
     known = MetaLogicConfig().to_dict()
     for k, v in raw.items():
         if k not in known:
-            raise InputError(path, f"unknown MetaLogic parameter {k!r} (known: {', '.join(sorted(known))})",
+            raise InputError(path, f"unknown MetaLogic parameter {quote(k, 40)} (known: {', '.join(sorted(known))})",
                              lines.get(k))
         try:  # one parameter at a time, so the error names its line
             MetaLogicConfig.from_dict({k: v})
         except (TypeError, ValueError) as e:
-            raise InputError(path, str(e), lines.get(k)) from None
+            raise InputError(path, " ".join(str(e).split())[:200], lines.get(k)) from None
     try:
         return MetaLogicConfig.from_dict(raw)
     except (TypeError, ValueError) as e:

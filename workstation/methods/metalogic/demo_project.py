@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ...evaluation.stats import wilson_arrays
+from ...evaluation.intervals import wilson_arrays
 from ...types import WorkstationError
 from .demo import DEFAULT_ERROR_RATES
 from .laws import LAWS

@@ -32,10 +32,14 @@ from typing import Union
 import numpy as np
 
 __all__ = ["Atom", "Not", "And", "Or", "Expr", "parse", "to_text", "atoms", "truth_table", "equivalent",
-           "axioms", "models", "unique_model", "substitute", "FormError", "MAX_ATOMS"]
+           "axioms", "models", "unique_model", "substitute", "FormError", "MAX_ATOMS", "MAX_DEPTH", "MAX_FORM_CHARS"]
 
 #: truth tables are enumerated; more atoms than this is refused
 MAX_ATOMS = 16
+#: a form's text and its nesting (parentheses and negations) are capped, so that a form from a
+#: file never exhausts the parser's stack (every reader of the tree recurses over it)
+MAX_FORM_CHARS = 2000
+MAX_DEPTH = 40
 
 
 class FormError(ValueError):
@@ -84,15 +88,25 @@ Expr = Union[Atom, Not, And, Or]
 _TOKEN = re.compile(r"\s*(?:(\[[^\[\]]*\])|([~&|()]))")
 
 
+def _q(text: str) -> str:
+    """A form in a message: at most its first 60 characters."""
+    return repr(text) if len(text) <= 60 else f"{text[:60]!r}… ({len(text):,} characters)"
+
+
 def parse(text: str) -> Expr:
-    """Parse the text syntax (see module docstring). Raises FormError with the position."""
+    """Parse the text syntax (see module docstring). Raises FormError with the position; a form
+    longer than `MAX_FORM_CHARS` or nested deeper than `MAX_DEPTH` is a FormError too."""
+    if not isinstance(text, str):
+        raise FormError(f"a form must be text, got {type(text).__name__}")
+    if len(text) > MAX_FORM_CHARS:
+        raise FormError(f"a form of {len(text):,} characters is too long (at most {MAX_FORM_CHARS:,})")
     tokens: list[str] = []
     pos = 0
     s = text.strip()
     while pos < len(s):
         m = _TOKEN.match(s, pos)
         if m is None:
-            raise FormError(f"unexpected {s[pos:pos + 12]!r} at character {pos + 1} of {text!r}")
+            raise FormError(f"unexpected {s[pos:pos + 12]!r} at character {pos + 1} of {_q(text)}")
         tokens.append(m.group(1) or m.group(2))
         pos = m.end()
         while pos < len(s) and s[pos].isspace():
@@ -107,9 +121,17 @@ def parse(text: str) -> Expr:
     def take() -> str:
         nonlocal i
         if i >= len(tokens):
-            raise FormError(f"form ends too early: {text!r}")
+            raise FormError(f"form ends too early: {_q(text)}")
         i += 1
         return tokens[i - 1]
+
+    depth = 0
+
+    def deeper() -> None:
+        nonlocal depth
+        depth += 1
+        if depth > MAX_DEPTH:
+            raise FormError(f"a form nested more than {MAX_DEPTH} levels deep (negations and parentheses)")
 
     def disj() -> Expr:
         xs = [conj()]
@@ -126,39 +148,45 @@ def parse(text: str) -> Expr:
         return xs[0] if len(xs) == 1 else And(tuple(xs))
 
     def unary() -> Expr:
+        nonlocal depth
         tok = take()
         if tok == "~":
-            return Not(unary())
+            deeper()
+            x = unary()
+            depth -= 1
+            return Not(x)
         if tok == "(":
+            deeper()
             e = disj()
+            depth -= 1
             if take() != ")":
-                raise FormError(f"missing ')' in {text!r}")
+                raise FormError(f"missing ')' in {_q(text)}")
             return e
         if tok.startswith("["):
             return _atom(tok[1:-1], text)
-        raise FormError(f"unexpected {tok!r} in {text!r}")
+        raise FormError(f"unexpected {tok[:20]!r} in {_q(text)}")
 
     e = disj()
     if i != len(tokens):
-        raise FormError(f"unexpected {tokens[i]!r} in {text!r}")
+        raise FormError(f"unexpected {tokens[i][:20]!r} in {_q(text)}")
     return e
 
 
 def _atom(body: str, text: str) -> Atom:
     b = " ".join(body.split()).lower()
     if not b:
-        raise FormError(f"empty atom [] in {text!r}")
+        raise FormError(f"empty atom [] in {_q(text)}")
     if "<" in b:
         first, _, second = b.partition("<")
         first, second = first.strip(), second.strip()
         if not first or not second or "<" in second or ":" in b:
-            raise FormError(f"bad order atom [{body}] in {text!r}")
+            raise FormError(f"bad order atom [{body[:40]}] in {_q(text)}")
         return Atom("before", (first, second))
     if ":" in b:
         ent, _, att = b.partition(":")
         ent, att = ent.strip(), att.strip()
         if not ent or not att:
-            raise FormError(f"bad attribute atom [{body}] in {text!r}")
+            raise FormError(f"bad attribute atom [{body[:40]}] in {_q(text)}")
         return Atom("attr", (ent, att))
     return Atom("has", (b,))
 
@@ -295,7 +323,7 @@ def unique_model(e: Expr) -> dict[Atom, bool]:
     correct output, otherwise two faithful images may differ."""
     over, sat = models(e)
     if len(sat) != 1:
-        raise FormError(f"{to_text(e)} has {len(sat)} models under the background theory, not exactly one")
+        raise FormError(f"{_q(to_text(e))} has {len(sat)} models under the background theory, not exactly one")
     return {a: bool(v) for a, v in zip(over, sat[0])}
 
 

@@ -38,6 +38,8 @@ from typing import Any
 
 from ...types import InputError
 from ...util.atomic import atomic_write_text
+from ...util.jsonsafe import JSONInputError, loads_strict
+from ...util.textio import quote
 from .forms import FormError, atoms, equivalent, linear_order, parse, to_text
 from .laws import DIMENSION_AXIS, canonical_dimension, canonical_law, canonical_modifier
 from .suite import MetaLogicSuite, PairSpec, expectation, pair_seed
@@ -109,12 +111,12 @@ def _text(path: Path, no: int, rec: dict[str, Any], key: str) -> str:
 
 def _name(path: Path, no: int, what: str, v: Any) -> str:
     if not isinstance(v, str):
-        raise InputError(path, f"{what} must be a list of names, got {v!r}", no)
+        raise InputError(path, f"{what} must be a list of names, got {quote(v, 40)}", no)
     s = " ".join(v.split()).lower()
     if not s:
         raise InputError(path, f"empty name in {what}", no)
     if any(c in s for c in "[]<>:~&|()@\x00") or any(ord(c) < 32 for c in s):
-        raise InputError(path, f"name {v!r} in {what} contains a bracket, an operator or a control "
+        raise InputError(path, f"name {quote(v, 40)} in {what} contains a bracket, an operator or a control "
                                "character", no)
     return s
 
@@ -127,16 +129,16 @@ def _pair(path: Path, no: int, rec: dict[str, Any], source: str) -> PairSpec:
     if unknown:
         raise InputError(path, f"unknown field(s) {', '.join(unknown)}", no)
     pid = _clean_id(path, no, rec["pair_id"])
-    law = canonical_law(str(rec["law"]))
+    law = canonical_law(str(rec["law"])) if isinstance(rec["law"], str) else None
     if law is None:
-        raise InputError(path, f"unknown law {rec['law']!r} (Commutative, Associative, Distributive, "
+        raise InputError(path, f"unknown law {quote(rec['law'], 40)} (Commutative, Associative, Distributive, "
                                "DeMorgan, Complement)", no)
-    mod = canonical_modifier(str(rec["modifier"]))
+    mod = canonical_modifier(str(rec["modifier"])) if isinstance(rec["modifier"], str) else None
     if mod is None:
-        raise InputError(path, f"unknown modifier {rec['modifier']!r} (AND or OR)", no)
-    dim = canonical_dimension(str(rec["dimension"]))
+        raise InputError(path, f"unknown modifier {quote(rec['modifier'], 40)} (AND or OR)", no)
+    dim = canonical_dimension(str(rec["dimension"])) if isinstance(rec["dimension"], str) else None
     if dim is None:
-        raise InputError(path, f"unknown dimension {rec['dimension']!r} (none, x, y, conjunctive, "
+        raise InputError(path, f"unknown dimension {quote(rec['dimension'], 40)} (none, x, y, conjunctive, "
                                "horizontal, vertical, attributes)", no)
     axis = DIMENSION_AXIS[dim]
     text_a, text_b = _text(path, no, rec, "prompt_a"), _text(path, no, rec, "prompt_b")
@@ -163,8 +165,7 @@ def _pair(path: Path, no: int, rec: dict[str, Any], source: str) -> PairSpec:
         named = {x for a in atoms(fa, fb) for x in a.entities}
         extra = sorted(named - set(ents))
         if extra:
-            raise InputError(path, f"the forms name {', '.join(map(repr, extra))}, which is not in "
-                                   "entities", no)
+            raise InputError(path, f"the forms name {quote(extra[0], 40)}, which is not in entities", no)
         try:
             if not equivalent(fa, fb):
                 raise InputError(path, "form_a and form_b are not logically equivalent", no)
@@ -182,12 +183,14 @@ def _pair(path: Path, no: int, rec: dict[str, Any], source: str) -> PairSpec:
         if not isinstance(counts_raw, list) or len(counts_raw) != len(ents):
             raise InputError(path, f"expected_counts must list one count per entity ({len(ents)})", no)
         try:
+            if any(isinstance(c, (bool, float)) or not isinstance(c, (int, str)) for c in counts_raw):
+                raise ValueError
             counts = tuple(int(c) for c in counts_raw)
-        except (TypeError, ValueError):
-            raise InputError(path, f"expected_counts must be whole numbers, got {counts_raw!r}", no) from None
+        except (TypeError, ValueError, OverflowError):
+            raise InputError(path, f"expected_counts must be whole numbers, got {quote(counts_raw)}", no) from None
         if any(c < 0 or c > 100 or str(c) != str(r).strip() for c, r in zip(counts, counts_raw)):
             raise InputError(path, f"expected_counts must be whole numbers from 0 to 100, got "
-                                   f"{counts_raw!r}", no)
+                                   f"{quote(counts_raw)}", no)
         if form_counts is not None and counts != form_counts:
             raise InputError(path, f"expected_counts {list(counts)} disagree with form_a, which implies "
                                    f"{list(form_counts)}", no)
@@ -201,7 +204,7 @@ def _pair(path: Path, no: int, rec: dict[str, Any], source: str) -> PairSpec:
         order = tuple(_name(path, no, "expected_order", x) for x in order_raw)
         bad = [x for x in order if x not in ents]
         if bad:
-            raise InputError(path, f"expected_order names {bad[0]!r}, which is not in entities", no)
+            raise InputError(path, f"expected_order names {quote(bad[0], 40)}, which is not in entities", no)
         if len(set(order)) != len(order):
             raise InputError(path, "expected_order names an entity twice", no)
         if fa_t and order != form_order:
@@ -231,11 +234,13 @@ def _pair(path: Path, no: int, rec: dict[str, Any], source: str) -> PairSpec:
         seed = pair_seed(pid)
     else:
         try:
+            if isinstance(seed_raw, (bool, float)) or not isinstance(seed_raw, (int, str)):
+                raise ValueError
             seed = int(str(seed_raw).strip())
         except ValueError:
-            raise InputError(path, f"seed must be a whole number, got {seed_raw!r}", no) from None
+            raise InputError(path, f"seed must be a whole number, got {quote(seed_raw, 40)}", no) from None
         if not 0 <= seed < 2 ** 63:
-            raise InputError(path, f"seed must be from 0 to 2**63 - 1, got {seed}", no)
+            raise InputError(path, f"seed must be from 0 to 2**63 - 1, got {quote(seed_raw, 40)}", no)
     return PairSpec(pair_id=pid, variant=str(rec.get("variant") or "custom"), law=law, modifier=mod,
                     dimension=dim, axis=axis, template=str(rec.get("template") or ""), text_a=text_a,
                     text_b=text_b, form_a=fa_t, form_b=fb_t, entities=tuple(ents),
@@ -248,45 +253,48 @@ def _jsonl_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         if not text.strip():
             continue
         try:
-            rec = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise InputError(path, f"not valid JSON ({e.msg} at column {e.colno})", no) from None
+            rec = loads_strict(text)
+        except JSONInputError as e:
+            raise InputError(path, f"not valid JSON ({e.message})", no) from None
         if not isinstance(rec, dict):
             raise InputError(path, f"expected a JSON object, got {type(rec).__name__}", no)
         yield no, rec
 
 
 def _csv_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Rows of a CSV pair file, parsed strictly: an unterminated quote, a character after a
+    closing quote or a field over the size limit is an error naming the line the row starts on
+    (a lenient reader would swallow the next rows into one field)."""
     numbered = list(_lines(path))
     body = "\n".join(t for _, t in numbered)
-    reader = csv.reader(_io.StringIO(body, newline=""))
-    try:
-        header = [h.strip().lower() for h in next(reader)]
-    except StopIteration:
-        raise InputError(path, "pair file is empty") from None
-    except csv.Error as e:
-        raise InputError(path, f"malformed CSV ({e})", 1) from None
-    missing = [c for c in REQUIRED if c not in header]
-    if missing:
-        raise InputError(path, f"missing column(s) {', '.join(missing)} in the header "
-                               f"(required: {', '.join(REQUIRED)})", 1)
-    unknown = [h for h in header if h not in REQUIRED and h not in OPTIONAL]
-    if unknown:
-        raise InputError(path, f"unknown column(s) {', '.join(unknown)}", 1)
-    if len(set(header)) != len(header):
-        raise InputError(path, "a column is named twice in the header", 1)
+    reader = csv.reader(_io.StringIO(body, newline=""), strict=True)
+    header: list[str] | None = None
+    end = 0
     while True:
+        start = end + 1
         try:
             row = next(reader)
         except StopIteration:
-            return
+            break
         except csv.Error as e:
-            raise InputError(path, f"malformed CSV ({e})", reader.line_num) from None
-        no = reader.line_num
+            raise InputError(path, f"malformed CSV ({e}) in the row that starts here", start) from None
+        end = reader.line_num
+        if header is None:
+            header = [h.strip().lower() for h in row]
+            missing = [c for c in REQUIRED if c not in header]
+            if missing:
+                raise InputError(path, f"missing column(s) {', '.join(missing)} in the header "
+                                       f"(required: {', '.join(REQUIRED)})", start)
+            unknown = [h for h in header if h not in REQUIRED and h not in OPTIONAL]
+            if unknown:
+                raise InputError(path, f"unknown column(s) {quote(', '.join(unknown))}", start)
+            if len(set(header)) != len(header):
+                raise InputError(path, "a column is named twice in the header", start)
+            continue
         if not row or all(not c.strip() for c in row):
             continue
         if len(row) != len(header):
-            raise InputError(path, f"expected {len(header)} fields, got {len(row)}", no)
+            raise InputError(path, f"expected {len(header)} fields, got {len(row)}", start)
         rec: dict[str, Any] = {}
         for h, v in zip(header, row):
             v = v.strip()
@@ -294,7 +302,9 @@ def _csv_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 rec[h] = [x.strip() for x in v.split(";")] if v else []
             else:
                 rec[h] = v
-        yield no, rec
+        yield start, rec
+    if header is None:
+        raise InputError(path, "pair file is empty")
 
 
 def load_pairs(path: str | Path, name: str | None = None) -> MetaLogicSuite:
@@ -316,7 +326,7 @@ def load_pairs(path: str | Path, name: str | None = None) -> MetaLogicSuite:
     for no, rec in records:
         spec = _pair(path, no, rec, suite_name)
         if spec.pair_id in seen:
-            raise InputError(path, f"duplicate pair_id {spec.pair_id!r} (first on line "
+            raise InputError(path, f"duplicate pair_id {quote(spec.pair_id, 40)} (first on line "
                                    f"{seen[spec.pair_id]})", no)
         seen[spec.pair_id] = no
         pairs.append(spec)

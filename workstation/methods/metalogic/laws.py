@@ -294,7 +294,7 @@ def templates(variant: str) -> tuple[Template, ...]:
         return MAIN_TEMPLATES
     if variant == "student":
         return STUDENT_TEMPLATES
-    raise ValueError(f"unknown MetaLogic variant {variant!r} (expected one of {', '.join(VARIANTS)})")
+    raise ValueError(f"unknown MetaLogic variant {str(variant)[:40]!r} (expected one of {', '.join(VARIANTS)})")
 
 
 def categories(variant: str) -> list[tuple[str, str, str, Template]]:

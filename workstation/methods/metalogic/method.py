@@ -83,9 +83,14 @@ class MetaLogicMethod:
         objects = opts.pop("objects", "coco")
         if isinstance(objects, str) and objects not in ("coco", "demo"):
             objects = [x.strip() for x in objects.split(",") if x.strip()]
-        for key in ("n_pairs", "seed"):
-            if key in opts and (isinstance(opts[key], bool) or not isinstance(opts[key], int)):
-                raise WorkstationError(f"metalogic suite: {key} must be a whole number, got {opts[key]!r}")
+        from ...util.numbers import whole_number
+        from .io import MAX_PAIRS
+
+        if "n_pairs" in opts:
+            opts["n_pairs"] = whole_number(opts["n_pairs"], "metalogic suite: n_pairs", 1, MAX_PAIRS,
+                                           "the pairs a pair file may hold")
+        if "seed" in opts:
+            opts["seed"] = whole_number(opts["seed"], "metalogic suite: seed", 0, 2**63 - 1)
         return suite_prompts(build_suite(str(opts.pop("variant", "main")), opts.pop("n_pairs", None),
                                          seed=int(opts.pop("seed", 0)), objects=objects,
                                          **({"version": str(opts["version"])} if "version" in opts else {})))
@@ -113,9 +118,14 @@ class MetaLogicMethod:
         return data if isinstance(data, PairData) else data.pairs
 
     def evaluate(self, data: Any, cfg: MetaLogicConfig) -> PairResults:
-        from .compare import evaluate
+        """The comparison under ``cfg``, with the paper's decision of every pair beside it
+        (``paper_verdict``: no abstention band; `compare.paper_outcomes`)."""
+        from .compare import evaluate, paper_outcomes
 
-        return evaluate(self._pairs(data), cfg)
+        pairs = self._pairs(data)
+        res = evaluate(pairs, cfg)
+        res.paper_verdict = paper_outcomes(pairs, cfg)[0]
+        return res
 
     def metrics(self, data: Any, results: PairResults) -> dict[str, list[dict[str, Any]]]:
         from .adapter import MetaLogicData
@@ -153,12 +163,16 @@ class MetaLogicMethod:
         lines = [f"evaluated {n} MetaLogic image pairs with config v{eval_id} ({cfg.name}, {cfg.content_hash()}): "
                  f"{a} ALIGNED, {m} MISALIGNED, {u} UNDECIDABLE" + (f" ({reasons})" if reasons else "")]
         for r in rate_rows(results):
-            lines.append(f"  {r['run']}: misalignment rate {_fmt_rate(r['rate'])} [{_fmt_rate(r['rate_lo'])}, "
-                         f"{_fmt_rate(r['rate_hi'])}] over {r['decided']} decided pairs, coverage "
+            lines.append(f"  {r['run']}: misalignment rate (the paper's rule, every pair decided) "
+                         f"{_fmt_rate(r['paper_rate'])} [{_fmt_rate(r['paper_rate_lo'])}, "
+                         f"{_fmt_rate(r['paper_rate_hi'])}] over {r['pairs']} pairs; abstention-aware "
+                         f"{_fmt_rate(r['decided_rate'])} [{_fmt_rate(r['decided_rate_lo'])}, "
+                         f"{_fmt_rate(r['decided_rate_hi'])}] over {r['decided']} decided pairs, coverage "
                          f"{_fmt_rate(r['coverage'])}; omission {r['omission']}, duplication {r['duplication']}, "
                          f"positional {r['positional']}")
             by_law = [x for x in rate_rows(results, ("law",)) if x["run"] == r["run"]]
-            lines.append("    by law: " + " · ".join(f"{x['law']} {_fmt_rate(x['rate'])}" for x in by_law))
+            lines.append("    by law: " + " · ".join(f"{x['law']} {_fmt_rate(x['paper_rate'])}" for x in by_law)
+                         + " (the paper's rule)")
         for note in getattr(data, "notes", []):
             lines.append(f"  note: {note}")
         return lines

@@ -3,10 +3,16 @@ published figures beside them, and the student variant's CLIPScore / VQA stabili
 
 Rules:
 
-* **Misalignment rate** = MISALIGNED / (ALIGNED + MISALIGNED). UNDECIDABLE pairs are left out of
-  the denominator and counted separately (``undecidable``, and ``coverage`` = decided / all);
-  intervals are 95 % Wilson score intervals (`workstation.evaluation.stats`), NaN with no decided
-  pair.
+* **The paper's misalignment rate** (``paper_rate``, the headline) = MISALIGNED / all pairs with
+  every pair decided as the paper decides it (`compare.paper_outcomes`: the detection threshold
+  and the centroid order, no abstention band).
+* **The abstention-aware rate** (``decided_rate``) = MISALIGNED / (ALIGNED + MISALIGNED) under the
+  comparison with its abstention bands; UNDECIDABLE pairs are left out of the denominator and
+  counted separately (``undecidable``, and ``coverage`` = decided / all).
+* **Intervals**: 95 %, the cluster bootstrap over the suite pairs (the image pairs of one suite
+  pair — its seeds, and its runs when runs are pooled — are resampled together; Wilson when
+  every suite pair has one image pair), `workstation.evaluation.intervals`; NaN when there is
+  nothing to count. ``n_boot=0`` gives no bounds.
 * Every table is per run (the generating model; ``run`` of `data.PairData`) and per group
   (law, modifier, dimension, law × dimension), plus the misalignment types.
 * **Published figures** (METHODS.md §2; the seed's section 4.2 for AND / OR) are a constant table,
@@ -27,7 +33,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ...evaluation.stats import bootstrap_interval, wilson_arrays
+from ...evaluation.intervals import N_BOOT, SEED, Estimate, bootstrap_interval, ratio_estimates
 from ...util.grouping import group_codes
 from .laws import DIMENSION_TITLES, DIMENSIONS, LAWS, MODIFIERS, STUDENT_DIMENSIONS
 from .results import ALIGNED, KINDS, MISALIGNED, REASONS, UNDECIDABLE, VERDICTS
@@ -38,7 +44,8 @@ __all__ = ["PUBLISHED", "published_rate", "rate_rows", "misalignment_tables", "h
 
 class Outcomes(Protocol):
     """What the rate tables read of a result set, one entry per image pair: `results.PairResults`
-    (live) or `StoredOutcomes` (a stored result set)."""
+    (live) or `StoredOutcomes` (a stored result set). They also read, where present,
+    ``paper_verdict`` (the paper's decisions) and ``unit`` (the suite pair of each image pair)."""
 
     verdict: np.ndarray  # int8 VERDICTS codes
     kind: np.ndarray  # int8 KINDS codes
@@ -53,7 +60,8 @@ class Outcomes(Protocol):
 
 @dataclass
 class StoredOutcomes:
-    """A stored result set as codes (see `from_columns`)."""
+    """A stored result set as codes (see `from_columns`); ``unit`` the suite pair of each image
+    pair, ``paper_verdict`` the paper's decisions when known."""
 
     verdict: np.ndarray
     kind: np.ndarray
@@ -62,6 +70,8 @@ class StoredOutcomes:
     modifier: np.ndarray
     dimension: np.ndarray
     run: np.ndarray
+    unit: np.ndarray | None = None
+    paper_verdict: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.verdict)
@@ -80,7 +90,8 @@ class StoredOutcomes:
         return StoredOutcomes(verdict=codes("verdict", VERDICTS), kind=codes("kind", KINDS),
                               reason=codes("reason", REASONS), law=codes("law", LAWS),
                               modifier=codes("modifier", MODIFIERS), dimension=codes("dimension", DIMENSIONS),
-                              run=np.asarray(cols["run_id"], dtype=object))
+                              run=np.asarray(cols["run_id"], dtype=object),
+                              unit=np.asarray(cols["pair_id"], dtype=object) if "pair_id" in cols else None)
 
 #: published misalignment rates (fractions). Overall per model; per law, modifier and axis the
 #: paper reports one figure (over its runs).
@@ -104,6 +115,7 @@ GROUPINGS: dict[str, tuple[str, ...]] = {
     "law_modifier": ("law", "modifier"),
 }
 _NAMES = {"law": LAWS, "modifier": MODIFIERS, "dimension": DIMENSIONS}
+NAN = float("nan")
 
 
 def published_rate(grouping: str, key: str) -> float | None:
@@ -111,13 +123,43 @@ def published_rate(grouping: str, key: str) -> float | None:
     return PUBLISHED.get(grouping, {}).get(key)
 
 
+def _units(results: Outcomes) -> np.ndarray:
+    """The suite pair of every image pair (the unit the intervals resample); without one
+    (``unit`` None) every image pair is its own."""
+    unit = getattr(results, "unit", None)
+    return np.arange(len(results)).astype(object) if unit is None else np.asarray(unit, dtype=object)
+
+
+def _paper(results: Outcomes) -> np.ndarray | None:
+    pv = getattr(results, "paper_verdict", None)
+    return None if pv is None else np.asarray(pv)
+
+
+def _group_estimates(verdict: np.ndarray, paper: np.ndarray | None, units: np.ndarray, n_boot: int,
+                     seed: int) -> tuple[Estimate, Estimate, Estimate]:
+    """(paper's rate over all pairs, rate over decided pairs, coverage) of one group's pairs, on
+    one set of resamples of its suite pairs."""
+    mis = (verdict == MISALIGNED).astype(np.float64)
+    dec = (verdict != UNDECIDABLE).astype(np.float64)
+    ones = np.ones(len(verdict))
+    pmis = (paper == MISALIGNED).astype(np.float64) if paper is not None else np.zeros(len(verdict))
+    e_paper, e_dec, e_cov = ratio_estimates(np.stack([pmis, mis, dec], axis=1), np.stack([ones, dec, ones], axis=1),
+                                            units, n_boot=n_boot, seed=seed)
+    if paper is None:
+        e_paper = Estimate(NAN, n=len(verdict), units=e_cov.units)
+    return e_paper, e_dec, e_cov
+
+
 def rate_rows(results: Outcomes, by: Sequence[str] = (), *, per_run: bool = True,
-              mask: np.ndarray | None = None) -> list[dict[str, Any]]:
-    """One row per group: counts, the misalignment rate with its Wilson interval, coverage, the
-    misalignment types, and the published rate where the paper has one.
+              mask: np.ndarray | None = None, n_boot: int = N_BOOT, seed: int = SEED) -> list[dict[str, Any]]:
+    """One row per group: counts, the paper's misalignment rate (``paper_rate``, every pair
+    decided, over all pairs) and the abstention-aware rate (``decided_rate``, over the decided
+    pairs) each with its 95 % interval (cluster bootstrap over suite pairs), coverage with its
+    interval, the misalignment types, and the published rate where the paper has one.
 
     ``by`` names pair attributes ("law", "modifier", "dimension"); ``per_run`` adds the run;
-    ``mask`` restricts to some pairs. Groups are in code order (laws as in LAWS, ...)."""
+    ``mask`` restricts to some pairs. Groups are in code order (laws as in LAWS, ...). Without
+    the paper's decisions (``results.paper_verdict`` None) the paper columns are NaN."""
     n = len(results)
     sel = np.ones(n, bool) if mask is None else np.asarray(mask, bool)
     idx = np.flatnonzero(sel)
@@ -136,26 +178,32 @@ def rate_rows(results: Outcomes, by: Sequence[str] = (), *, per_run: bool = True
     g = group_codes(*cols) if cols else np.zeros(len(idx), np.int64)
     k = int(g.max()) + 1
     v = results.verdict[idx].astype(np.int64)
+    paper = _paper(results)
+    pv = paper[idx].astype(np.int64) if paper is not None else None
+    units = _units(results)[idx]
     count = lambda mask_: np.bincount(g[mask_], minlength=k)  # noqa: E731
     n_al, n_mis, n_und = count(v == ALIGNED), count(v == MISALIGNED), count(v == UNDECIDABLE)
+    n_pmis = count(pv == MISALIGNED) if pv is not None else np.zeros(k, np.int64)
     kind = results.kind[idx]
     kinds = {name: count((v == MISALIGNED) & (kind == code)) for code, name in enumerate(KINDS) if name}
     decided = n_al + n_mis
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rate = np.where(decided > 0, n_mis / np.maximum(decided, 1), np.nan)
-    lo, hi = wilson_arrays(n_mis, decided)
     _, first = np.unique(g, return_index=True)  # a representative member of each group
     rows = []
     for c in range(k):
+        members = np.flatnonzero(g == c)
+        e_paper, e_dec, e_cov = _group_estimates(v[members], None if pv is None else pv[members], units[members],
+                                                 n_boot, seed)
         row: dict[str, Any] = {}
         for name, col in zip(keys, cols):
             val = col[first[c]]
             row[name] = str(val) if name == "run" else _NAMES[name][int(val)]
         total = int(n_al[c] + n_mis[c] + n_und[c])
-        row.update(pairs=total, aligned=int(n_al[c]), misaligned=int(n_mis[c]), undecidable=int(n_und[c]),
-                   decided=int(decided[c]), rate=float(rate[c]), rate_lo=float(lo[c]), rate_hi=float(hi[c]),
-                   coverage=decided[c] / total if total else float("nan"),
+        row.update(pairs=total, suite_pairs=e_cov.units, paper_misaligned=int(n_pmis[c]) if pv is not None else None,
+                   **e_paper.columns("paper_rate"),
+                   aligned=int(n_al[c]), misaligned=int(n_mis[c]), undecidable=int(n_und[c]),
+                   decided=int(decided[c]), **e_dec.columns("decided_rate"), **e_cov.columns("coverage"),
                    **{k_: int(a[c]) for k_, a in kinds.items()})
+        row["note"] = e_paper.small_note("pairs", "suite pairs") or e_dec.small_note("decided pairs", "suite pairs")
         pub = None
         if len(by) == 1:
             pub = published_rate(by[0], row[by[0]])
@@ -171,44 +219,60 @@ def rate_rows(results: Outcomes, by: Sequence[str] = (), *, per_run: bool = True
     return rows
 
 
-def misalignment_tables(results: Outcomes, *, per_run: bool = True) -> dict[str, list[dict[str, Any]]]:
+def misalignment_tables(results: Outcomes, *, per_run: bool = True, n_boot: int = N_BOOT,
+                        seed: int = SEED) -> dict[str, list[dict[str, Any]]]:
     """Every grouping of `GROUPINGS` as rows (`rate_rows`), plus ``published`` (the constant table)."""
-    out = {name: rate_rows(results, by, per_run=per_run) for name, by in GROUPINGS.items()}
+    out = {name: rate_rows(results, by, per_run=per_run, n_boot=n_boot, seed=seed) for name, by in GROUPINGS.items()}
     out["published"] = [{"grouping": g, "group": k, "rate": v, "source": PUBLISHED_SOURCE}
                         for g, d in PUBLISHED.items() for k, v in d.items()]
     return out
 
 
 def heatmap(results: Outcomes, *, run: str | None = None,
-            dimensions: Sequence[str] | None = None) -> dict[str, Any]:
+            dimensions: Sequence[str] | None = None, n_boot: int = N_BOOT, seed: int = SEED) -> dict[str, Any]:
     """Law × dimension misalignment rates as matrices (rows LAWS, columns ``dimensions``; by
-    default the dimensions present). ``rate`` / ``lo`` / ``hi`` float (NaN where nothing was
-    decided), ``decided`` / ``misaligned`` / ``undecidable`` int."""
+    default the dimensions present): ``paper_rate`` / ``paper_lo`` / ``paper_hi`` (the paper's
+    rule, over all pairs; NaN without its decisions) and ``decided_rate`` / ``decided_lo`` /
+    ``decided_hi`` (over the decided pairs), float, NaN where there is nothing to count; ``pairs``
+    / ``decided`` / ``misaligned`` / ``paper_misaligned`` / ``undecidable`` int. Intervals:
+    cluster bootstrap over the suite pairs of each cell."""
     sel = np.ones(len(results), bool) if run is None else (np.asarray(results.run, dtype=object) == run)
     dims_present = sorted(set(np.asarray(results.dimension)[sel].tolist()))
     dims = list(dimensions) if dimensions is not None else [DIMENSIONS[d] for d in dims_present]
     dcode = {d: i for i, d in enumerate(dims)}
     shape = (len(LAWS), len(dims))
-    mis = np.zeros(shape, np.int64)
-    dec = np.zeros(shape, np.int64)
-    und = np.zeros(shape, np.int64)
     law = np.asarray(results.law, np.int64)
     dim_map = np.full(len(DIMENSIONS), -1, np.int64)
     for name, j in dcode.items():
         dim_map[DIMENSIONS.index(name)] = j
     col = dim_map[np.asarray(results.dimension, np.int64)]
     keep = sel & (col >= 0)
-    v = results.verdict
-    flat = law[keep] * len(dims) + col[keep]
-    size = shape[0] * shape[1]
-    mis = np.bincount(flat[v[keep] == MISALIGNED], minlength=size).reshape(shape)
-    dec = np.bincount(flat[v[keep] != UNDECIDABLE], minlength=size).reshape(shape)
-    und = np.bincount(flat[v[keep] == UNDECIDABLE], minlength=size).reshape(shape)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rate = np.where(dec > 0, mis / np.maximum(dec, 1), np.nan)
-    lo, hi = wilson_arrays(mis.ravel(), dec.ravel())
-    return {"laws": list(LAWS), "dimensions": dims, "rate": rate, "lo": lo.reshape(shape),
-            "hi": hi.reshape(shape), "misaligned": mis, "decided": dec, "undecidable": und}
+    v = np.asarray(results.verdict)
+    paper = _paper(results)
+    units = _units(results)
+    flat = np.full(len(v), -1, np.int64)
+    flat[keep] = law[keep] * len(dims) + col[keep]
+    out: dict[str, Any] = {"laws": list(LAWS), "dimensions": dims}
+    for name in ("paper_rate", "paper_lo", "paper_hi", "decided_rate", "decided_lo", "decided_hi"):
+        out[name] = np.full(shape, np.nan)
+    counts = {name: np.zeros(shape, np.int64) for name in ("pairs", "decided", "misaligned", "paper_misaligned",
+                                                            "undecidable")}
+    for cell in np.unique(flat[keep]).tolist():
+        members = np.flatnonzero(flat == cell)
+        i, j = divmod(int(cell), len(dims))
+        vm = v[members]
+        e_paper, e_dec, _ = _group_estimates(vm, None if paper is None else paper[members], units[members],
+                                             n_boot, seed)
+        out["paper_rate"][i, j], out["paper_lo"][i, j], out["paper_hi"][i, j] = e_paper.value, e_paper.lo, e_paper.hi
+        out["decided_rate"][i, j], out["decided_lo"][i, j], out["decided_hi"][i, j] = e_dec.value, e_dec.lo, e_dec.hi
+        counts["pairs"][i, j] = len(members)
+        counts["decided"][i, j] = int(np.count_nonzero(vm != UNDECIDABLE))
+        counts["misaligned"][i, j] = int(np.count_nonzero(vm == MISALIGNED))
+        counts["undecidable"][i, j] = int(np.count_nonzero(vm == UNDECIDABLE))
+        if paper is not None:
+            counts["paper_misaligned"][i, j] = int(np.count_nonzero(paper[members] == MISALIGNED))
+    out.update(counts)
+    return out
 
 
 def reason_rows(results: Outcomes) -> list[dict[str, Any]]:
@@ -223,15 +287,18 @@ def reason_rows(results: Outcomes) -> list[dict[str, Any]]:
             if not name:
                 continue
             k = int((und & (np.asarray(results.reason) == code)).sum())
-            rows.append({"run": r, "reason": name, "count": k, "fraction": k / n if n else float("nan")})
+            rows.append({"run": r, "reason": name, "count": k, "fraction": k / n})  # a run has pairs
     return rows
 
 
-def agreement(computed: np.ndarray, human: np.ndarray) -> dict[str, Any]:
+def agreement(computed: np.ndarray, human: np.ndarray, unit: np.ndarray | None = None, *,
+              n_boot: int = N_BOOT, seed: int = SEED) -> dict[str, Any]:
     """The computed outcome against human judgements (codes; human -1 = unlabelled, left out):
-    ``n``, ``agreement`` (fraction equal), Cohen's ``kappa`` (NaN when undefined) and
+    ``n``, ``agreement`` (fraction equal), Cohen's ``kappa`` (NaN when undefined), each with
+    ``_lo`` / ``_hi`` bounds (the cluster bootstrap over ``unit``, the suite pair of each image
+    pair; the pairs themselves without it), ``small`` (fewer than 10 judged pairs) and
     ``confusion[computed][human]`` (3 × 3 counts, VERDICTS order)."""
-    from ...evaluation.agreement import cohen_kappa, percent_agreement
+    from ...evaluation.intervals import kappa_estimate
 
     c = np.asarray(computed, np.int64)
     h = np.asarray(human, np.int64)
@@ -241,8 +308,12 @@ def agreement(computed: np.ndarray, human: np.ndarray) -> dict[str, Any]:
     m = np.zeros((3, 3), np.int64)
     np.add.at(m, (c[sel], h[sel]), 1)
     n = int(sel.sum())
-    return {"n": n, "agreement": percent_agreement(c[sel], h[sel]) if n else float("nan"),
-            "kappa": cohen_kappa(c[sel], h[sel]) if n else float("nan"), "confusion": m}
+    u = None if unit is None else np.asarray(unit, dtype=object)[sel]
+    same = (c[sel] == h[sel]).astype(np.float64)
+    e_agree = ratio_estimates(same, np.ones(n), u, n_boot=n_boot, seed=seed)[0]
+    e_kappa = kappa_estimate(c[sel], h[sel], u, categories=3, n_boot=n_boot, seed=seed)
+    return {"n": n, **e_agree.columns("agreement"), **e_kappa.columns("kappa"), "small": e_agree.small,
+            "confusion": m}
 
 
 # ---- the student variant's scores ----------------------------------------------------------------
@@ -269,7 +340,7 @@ def pair_scores(clip_a: Sequence[float] | np.ndarray, clip_b: Sequence[float] | 
 
 def _names(values: Sequence[Any] | np.ndarray, table: Sequence[str]) -> np.ndarray:
     arr = np.asarray(values)
-    if arr.dtype.kind in "iu":
+    if arr.dtype.kind in ("i", "u"):
         return np.asarray(table, dtype=object)[arr.astype(np.int64)]
     return arr.astype(object)
 
@@ -298,7 +369,7 @@ def score_tables(law: Sequence[Any] | np.ndarray, dimension: Sequence[Any] | np.
             for s in names:
                 x = np.asarray(scores[s], np.float64)[members]
                 x = x[np.isfinite(x)]
-                row[s] = float(x.mean()) if len(x) else float("nan")
+                row[s] = float(np.mean(x)) if len(x) else NAN
                 row[s + "_lo"], row[s + "_hi"] = bootstrap_interval(x, n_boot=n_boot, seed=seed)
             rows.append(row)
 
@@ -309,7 +380,7 @@ def score_tables(law: Sequence[Any] | np.ndarray, dimension: Sequence[Any] | np.
             if "dimension" in r:
                 d = r["dimension"]
                 o.append(STUDENT_DIMENSIONS.index(d) if d in STUDENT_DIMENSIONS else
-                         len(STUDENT_DIMENSIONS) + (DIMENSIONS.index(d) if d in DIMENSIONS else 99))
+                         len(STUDENT_DIMENSIONS) + (DIMENSIONS.index(d) if d in DIMENSIONS else len(DIMENSIONS)))
             return tuple(o)
 
         rows.sort(key=order)

@@ -2,8 +2,9 @@
 
     <out_dir>/index.html          every table, both figures, the config and the provenance
     <out_dir>/tables/<name>.csv   the tables at full precision (text cells spreadsheet-safe)
-    <out_dir>/assets/heatmap.png  law × dimension misalignment rate, one panel per run
-    <out_dir>/assets/rates.png    rate per law / modifier / dimension with 95 % Wilson intervals,
+    <out_dir>/assets/heatmap.png  law × dimension misalignment rate (the paper's rule), one panel
+                                  per run, with 95 % intervals and the abstention-aware rate
+    <out_dir>/assets/rates.png    both rates per law / modifier / dimension with 95 % intervals,
                                   the published figures marked beside them
 
 Everything comes from the **stored** result set of the active MetaLogic version (so a report
@@ -26,9 +27,13 @@ import numpy as np
 
 from ...evaluation.base import ReportSection
 from ...evaluation.bundle import LONG_TEXT, page_start
+from ...evaluation.intervals import SMALL_N
+from ...evaluation.intervals import provenance as interval_provenance
 from ...types import WorkstationError
 from ...util.jsonsafe import dumps
 from .adapter import MetaLogicData, load_project
+from .compare import paper_outcomes
+from .config import MetaLogicConfig
 from .laws import DIMENSION_TITLES, DIMENSIONS, LAWS
 from .metrics import (
     PUBLISHED,
@@ -61,8 +66,13 @@ TABLE_TITLES: dict[str, str] = {
     "scores_dimension": "Image scores per dimension",
     "pairs": "Every image pair",
 }
-DEFINITION = ("misalignment rate = MISALIGNED / (ALIGNED + MISALIGNED); UNDECIDABLE pairs are left out of the "
-              "denominator (coverage = decided / all); 95 % Wilson score intervals.")
+DEFINITION = ("The misalignment rate (paper_rate, the headline) decides every pair as the MetaLogic paper does — "
+              "a misalignment when the detected entities, counts or centroid order differ, from the detection "
+              "threshold alone, no abstention band — and counts MISALIGNED over all pairs. The abstention-aware "
+              "rate (decided_rate) is MISALIGNED / (ALIGNED + MISALIGNED) under the comparison's abstention "
+              "bands, its coverage = decided / all pairs. 95 % intervals: the cluster bootstrap over suite pairs "
+              "(the seeds and runs of one suite pair resampled together; Wilson when each suite pair has one "
+              "image pair).")
 
 
 # ---- CSV ---------------------------------------------------------------------------------------
@@ -115,8 +125,9 @@ def _pct(x: float | None) -> str:
 
 
 def plot_heatmap(outcomes: StoredOutcomes, path: Path) -> None:
-    """Law × dimension misalignment rate, one panel per run: each cell the rate, its 95 % Wilson
-    interval and the decided pairs; row and column labels carry the published figures."""
+    """Law × dimension misalignment rate by the paper's rule, one panel per run: each cell the
+    rate, its 95 % interval and the pairs, and the abstention-aware rate over the decided pairs;
+    row and column labels carry the published figures."""
     runs = sorted(set(np.asarray(outcomes.run).astype(str).tolist()))
     dims = [DIMENSIONS[d] for d in sorted(set(np.asarray(outcomes.dimension).tolist()))]
     n = len(runs)
@@ -124,23 +135,28 @@ def plot_heatmap(outcomes: StoredOutcomes, path: Path) -> None:
     for k, run in enumerate(runs):
         hm = heatmap(outcomes, run=run, dimensions=dims)
         ax = fig.add_subplot(1, n, k + 1)
-        rate = np.ma.masked_invalid(hm["rate"])
+        rate = np.ma.masked_invalid(hm["paper_rate"])
         cmap = _cmap()
         ax.imshow(rate, cmap=cmap, vmin=0.0, vmax=1.0, aspect="auto")
         for i in range(len(LAWS)):
             for j in range(len(dims)):
-                r = hm["rate"][i, j]
-                dec = int(hm["decided"][i, j])
-                if dec == 0:
-                    txt, color = "no pairs" if not hm["undecidable"][i, j] else "undecided", "#555555"
+                r = hm["paper_rate"][i, j]
+                pairs, dec = int(hm["pairs"][i, j]), int(hm["decided"][i, j])
+                if pairs == 0:
+                    txt, color = "no pairs", "#555555"
                 else:
-                    txt = f"{100 * r:.0f}%\n[{100 * hm['lo'][i, j]:.0f}–{100 * hm['hi'][i, j]:.0f}]\nn={dec}"
-                    color = "white" if r > 0.6 else "black"
-                ax.text(j, i, txt, ha="center", va="center", fontsize=7.5, color=color)
+                    d = hm["decided_rate"][i, j]
+                    txt = (f"{_pct(r)} [{_pct(hm['paper_lo'][i, j])[:-1]}–{_pct(hm['paper_hi'][i, j])}]\nn={pairs}"
+                           + ("*" if pairs < SMALL_N else "")
+                           + f"\ndecided {_pct(d)} of {dec}")
+                    color = "white" if not np.isnan(r) and r > 0.6 else "black"
+                ax.text(j, i, txt, ha="center", va="center", fontsize=7, color=color)
         ax.set_xticks(range(len(dims)), [_dim_label(d) for d in dims], fontsize=8)
         ax.set_yticks(range(len(LAWS)), [_law_label(x) for x in LAWS] if k == 0 else [""] * len(LAWS), fontsize=8)
         ax.set_title(f"run {run}", fontsize=9)
-    fig.suptitle("MetaLogic misalignment rate per law × dimension (published figure in brackets)", fontsize=10)
+    fig.suptitle("MetaLogic misalignment rate per law × dimension, the paper's rule (every pair decided), 95 % "
+                 "interval; below: the abstention-aware rate over decided pairs. Published figures in the labels; "
+                 f"* fewer than {SMALL_N} pairs", fontsize=9, wrap=True)
     fig.tight_layout()
     fig.savefig(str(path), format="png")
 
@@ -163,8 +179,9 @@ def _dim_label(dim: str) -> str:
 
 
 def plot_rates(tables: Mapping[str, list[dict[str, Any]]], path: Path) -> None:
-    """Rate per law, modifier and dimension (one bar per run, 95 % Wilson intervals) with the
-    published figure of each group as a black diamond."""
+    """The paper's rate per law, modifier and dimension (one bar per run, 95 % intervals), the
+    abstention-aware rate as an open marker with its interval, and the published figure of each
+    group as a black diamond."""
     groups = (("law", "per law"), ("modifier", "per modifier"), ("dimension", "per dimension"))
     fig = _figure(12.5, 4.0)
     for k, (key, title) in enumerate(groups):
@@ -176,12 +193,20 @@ def plot_rates(tables: Mapping[str, list[dict[str, Any]]], path: Path) -> None:
         width = 0.8 / max(len(runs), 1)
         for i, run in enumerate(runs):
             rr = {r[key]: r for r in rows if r["run"] == run}
-            rate = np.array([rr[nm]["rate"] if nm in rr else np.nan for nm in names], np.float64)
-            lo = np.array([rr[nm]["rate_lo"] if nm in rr else np.nan for nm in names], np.float64)
-            hi = np.array([rr[nm]["rate_hi"] if nm in rr else np.nan for nm in names], np.float64)
+
+            def col(name: str) -> np.ndarray:
+                return np.array([rr[nm][name] if nm in rr and rr[nm][name] is not None else np.nan
+                                 for nm in names], np.float64)
+
+            xs = x + (i - (len(runs) - 1) / 2) * width
+            rate, lo, hi = col("paper_rate"), col("paper_rate_lo"), col("paper_rate_hi")
             err = np.maximum(np.nan_to_num(np.stack([rate - lo, hi - rate]), nan=0.0), 0.0)  # rounding
-            ax.bar(x + (i - (len(runs) - 1) / 2) * width, np.nan_to_num(rate), width, yerr=err, capsize=2,
-                   label=str(run))
+            ax.bar(xs, np.nan_to_num(rate), width, yerr=err, capsize=2, label=f"{run} (paper's rule)")
+            d, dlo, dhi = col("decided_rate"), col("decided_rate_lo"), col("decided_rate_hi")
+            derr = np.maximum(np.nan_to_num(np.stack([d - dlo, dhi - d]), nan=0.0), 0.0)
+            ok = np.isfinite(d)
+            ax.errorbar(xs[ok] + width * 0.2, d[ok], yerr=derr[:, ok], fmt="o", mfc="white", color="#444444",
+                        markersize=4, capsize=2, elinewidth=0.8, label="abstention-aware" if i == 0 else None)
         pub = [PUBLISHED.get(key, {}).get(nm) for nm in names]
         px = [xi for xi, p in zip(x, pub) if p is not None]
         if px:
@@ -192,12 +217,12 @@ def plot_rates(tables: Mapping[str, list[dict[str, Any]]], path: Path) -> None:
         ax.set_ylim(0, 1)
         ax.set_title(f"misalignment rate {title}", fontsize=9)
         if k == 0:
-            ax.set_ylabel("MISALIGNED / decided")
+            ax.set_ylabel("misalignment rate")
         ax.grid(True, axis="y", alpha=0.3)
     handles, labels_ = fig.axes[0].get_legend_handles_labels() if fig.axes else ([], [])
     if handles:
-        fig.legend(handles, labels_, loc="upper right", fontsize=8)
-    fig.tight_layout(rect=(0, 0, 0.93, 1))
+        fig.legend(handles, labels_, loc="lower center", ncol=len(handles), fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     fig.savefig(str(path), format="png")
 
 
@@ -251,8 +276,12 @@ def _pair_rows(data: MetaLogicData, cols: Mapping[str, np.ndarray], human: np.nd
 # ---- HTML ---------------------------------------------------------------------------------------
 # on the report's style (`REPORT_CSS`): text left, numbers right, figures framed
 _CSS = "td,th{text-align:left}td.num{text-align:right}img{border:1px solid #d8dce5}"
-_RATE_COLS = ("run", "law", "modifier", "dimension", "pairs", "decided", "misaligned", "rate", "rate_lo", "rate_hi",
-              "published", "coverage", "undecidable", "omission", "duplication", "positional")
+#: the columns the page shows (the CSV keeps every column, suite pairs and the counts behind each rate too)
+_RATE_HTML_COLS = ("run", "law", "modifier", "dimension", "pairs", "paper_rate", "paper_rate_lo", "paper_rate_hi",
+                   "published", "decided", "decided_rate", "decided_rate_lo", "decided_rate_hi", "coverage",
+                   "coverage_lo", "coverage_hi", "omission", "duplication", "positional", "note")
+_RATE_TITLES = {"paper_rate": "misalignment rate (paper's rule)", "paper_misaligned": "misaligned (paper's rule)",
+                "decided_rate": "abstention-aware rate (over decided)", "misaligned": "misaligned (decided)"}
 
 
 def _fmt(c: str, v: Any) -> str:
@@ -262,15 +291,27 @@ def _fmt(c: str, v: Any) -> str:
         f = float(v)
         if math.isnan(f):
             return "–"
-        if c in ("rate", "rate_lo", "rate_hi", "published", "coverage", "agreement", "fraction"):
+        if c.endswith(("rate", "rate_lo", "rate_hi", "coverage", "coverage_lo", "coverage_hi", "agreement",
+                       "agreement_lo", "agreement_hi")) or c in ("published", "fraction"):
             return f"{100 * f:.1f}%"
         return f"{f:.4f}"
     return str(v)
 
 
+def _bounds(c: str, r: Mapping[str, Any]) -> str:
+    lo, hi = r.get(f"{c}_lo"), r.get(f"{c}_hi")
+    if isinstance(lo, (float, np.floating)) and isinstance(hi, (float, np.floating)) and math.isfinite(lo) \
+            and math.isfinite(hi):
+        return f" [{_fmt(c, float(lo))[:-1]}, {_fmt(c, float(hi))}]"
+    return ""
+
+
 def html_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = None, limit: int = 60) -> str:
+    """Rows as an HTML table; a value with ``<col>_lo`` / ``<col>_hi`` bounds shows them beside it
+    (the bound columns are left out of the page; the CSV keeps them)."""
     cols = [c for c in (columns or _columns(rows)) if any(c in r for r in rows)] if rows else list(columns or [])
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
+    cols = [c for c in cols if not (c.endswith(("_lo", "_hi")) and c[:-3] in cols)]
+    head = "".join(f"<th>{html.escape(_RATE_TITLES.get(c, c))}</th>" for c in cols)
     body = []
     for r in rows[:limit]:
         cells = []
@@ -279,7 +320,7 @@ def html_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None 
             cls = (" class='num'" if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
                    else " class='text'" if isinstance(v, str) and len(v) > LONG_TEXT else "")
             title = f" title='{html.escape(repr(float(v)))}'" if isinstance(v, (float, np.floating)) else ""
-            cells.append(f"<td{cls}{title}>{html.escape(_fmt(c, v))}</td>")
+            cells.append(f"<td{cls}{title}>{html.escape(_fmt(c, v) + _bounds(c, r))}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     more = f"<p class='src'>{len(rows) - limit} more rows in the CSV.</p>" if len(rows) > limit else ""
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{more}"
@@ -318,16 +359,21 @@ def report_section(project: Any, out_dir: Path, annotator: str | None = None, **
     ev = project.get_evaluation(eid, METHOD)
     cols = aligned_outcomes(project, eid, data)
     outcomes = StoredOutcomes.from_columns(cols)
+    cfg = MetaLogicConfig.from_dict(ev["config"])
+    outcomes.paper_verdict = paper_outcomes(data.pairs, cfg)[0]  # the version's threshold, no abstention
     human = human_labels(project, data, annotator)
     tables: dict[str, list[dict[str, Any]]] = dict(misalignment_tables(outcomes))
     tables["reasons"] = reason_rows(outcomes)
     if (human >= 0).any():
-        ag = agreement(outcomes.verdict, human)
+        ag = agreement(outcomes.verdict, human, outcomes.unit)
         tables["agreement"] = [{"computed": VERDICTS[i], **{f"human_{VERDICTS[j]}": int(ag["confusion"][i, j])
                                                              for j in range(3)}} for i in range(3)]
-        kappa = "– (undefined)" if math.isnan(ag["kappa"]) else f"{ag['kappa']:.3f}"
+        kappa = "– (undefined)" if math.isnan(ag["kappa"]) else f"{ag['kappa']:.3f}" + (
+            f" [{ag['kappa_lo']:.3f}, {ag['kappa_hi']:.3f}]" if math.isfinite(ag["kappa_lo"]) else "")
         agreement_line = (f"{ag['n']} image pairs judged by people (annotator: {annotator or 'latest of anyone'}); "
-                          f"agreement {_fmt('agreement', ag['agreement'])}, Cohen's κ {kappa}.")
+                          f"agreement {_fmt('agreement', ag['agreement'])}{_bounds('agreement', ag)}, Cohen's κ "
+                          f"{kappa} (95 % intervals, resampling suite pairs)"
+                          + (f"; fewer than {SMALL_N} judged pairs" if ag["small"] else "") + ".")
     else:
         agreement_line = "No human pair judgements yet."
     tables.update(score_rows(data, outcomes.law, outcomes.dimension))
@@ -354,6 +400,9 @@ def report_section(project: Any, out_dir: Path, annotator: str | None = None, **
         "human_labels": {"pairs": int((human >= 0).sum()), "annotator_filter": annotator},
         "notes": data.notes,
         "published_source": PUBLISHED_SOURCE,
+        "paper_rule": ("every pair decided with the version's detection threshold, area filter and duplicate IoU, "
+                       "no abstention band (near_band, ambiguity_delta, axis_margin 0)"),
+        "intervals": interval_provenance("suite pair (its image pairs: seeds, and runs when pooled)"),
     }
     lines = summary_from_tables(tables, eid, str(ev["content_hash"]), len(data))
     _write_index(out_dir, tables, ev, provenance, agreement_line)
@@ -364,7 +413,7 @@ def report_section(project: Any, out_dir: Path, annotator: str | None = None, **
     body = (f"<p class='src'>{len(data)} image pairs ({data.n_suite_pairs} suite pairs) of run(s) "
             f"{html.escape(', '.join(runs))}, stored results of MetaLogic config v{eid} "
             f"<code>{html.escape(str(ev['content_hash']))}</code>. {html.escape(DEFINITION)}</p>"
-            + html_table(tables["overall"], _RATE_COLS)
+            + html_table(tables["overall"], _RATE_HTML_COLS)
             + f"<img src='{html.escape(rel)}/assets/heatmap.png' alt='law × dimension heatmap'>"
             + f"<p class='src'>{html.escape(agreement_line)}</p>")
     return ReportSection(method=METHOD, title=TITLE, html=body,
@@ -376,10 +425,13 @@ def report_section(project: Any, out_dir: Path, annotator: str | None = None, **
 def summary_from_tables(tables: Mapping[str, list[dict[str, Any]]], eid: int, chash: str, n: int) -> list[str]:
     lines = [f"  metalogic: {n} image pairs, config v{eid} ({chash})"]
     for r in tables.get("overall", []):
-        lines.append(f"    {r['run']}: misalignment rate {_fmt('rate', r['rate'])} "
-                     f"[{_fmt('rate', r['rate_lo'])}, {_fmt('rate', r['rate_hi'])}] over {r['decided']} decided, "
-                     f"coverage {_fmt('coverage', r['coverage'])} ({r['undecidable']} UNDECIDABLE); omission "
-                     f"{r['omission']}, duplication {r['duplication']}, positional {r['positional']}")
+        lines.append(f"    {r['run']}: misalignment rate (the paper's rule) {_fmt('rate', r['paper_rate'])} "
+                     f"[{_fmt('rate', r['paper_rate_lo'])}, {_fmt('rate', r['paper_rate_hi'])}] over {r['pairs']} "
+                     f"pairs; abstention-aware {_fmt('rate', r['decided_rate'])} "
+                     f"[{_fmt('rate', r['decided_rate_lo'])}, {_fmt('rate', r['decided_rate_hi'])}] over "
+                     f"{r['decided']} decided, coverage {_fmt('coverage', r['coverage'])} ({r['undecidable']} "
+                     f"UNDECIDABLE); omission {r['omission']}, duplication {r['duplication']}, positional "
+                     f"{r['positional']}")
     return lines
 
 
@@ -402,8 +454,8 @@ def _write_index(out_dir: Path, tables: Mapping[str, list[dict[str, Any]]], ev: 
         if name == "agreement":
             parts.append(f"<p class='src'>{html.escape(agreement_line)}</p>")
         parts.append(f"<p class='src'><a href='tables/{name}.csv'>tables/{name}.csv</a></p>")
-        cols = _RATE_COLS if name in ("overall", "law", "modifier", "dimension", "law_dimension",
-                                      "law_modifier") else None
+        cols = _RATE_HTML_COLS if name in ("overall", "law", "modifier", "dimension", "law_dimension",
+                                           "law_modifier") else None
         parts.append(html_table(rows, cols) if rows else "<p>(no rows)</p>")
     if "scores_pairs" in tables:
         parts.append("<p class='src'>Per-pair image scores: <a href='tables/scores_pairs.csv'>tables/scores_pairs.csv"

@@ -31,6 +31,17 @@ LABEL_SCHEME = LabelScheme(
 )
 
 
+def suite_pairs(ids: np.ndarray) -> np.ndarray:
+    """The suite pair of each image pair id ``"<pair>|<run>|<seed>"`` (an id without two "|" is
+    its own pair)."""
+    out = np.empty(len(ids), dtype=object)
+    for i, x in enumerate(np.asarray(ids, dtype=object).tolist()):
+        t = str(x)
+        parts = t.rsplit("|", 2)
+        out[i] = parts[0] if len(parts) == 3 else t
+    return out
+
+
 class Selection:
     """The selected box of every (side, slot, pair): detection rows (-1 none) and axis coordinates
     (NaN without a box or an axis), arrays of shape (2, E, P). Built on first use when made from
@@ -97,6 +108,15 @@ class PairResults:
     dimension: np.ndarray
     run: np.ndarray
     config: MetaLogicConfig = field(default_factory=MetaLogicConfig)
+    #: the paper's decision of every pair (ALIGNED / MISALIGNED, no abstention; `compare.paper_outcomes`),
+    #: when computed
+    paper_verdict: np.ndarray | None = None
+
+    @property
+    def unit(self) -> np.ndarray:
+        """The suite pair of every image pair (the unit its intervals resample): the id without its
+        ``|<run>|<seed>``."""
+        return suite_pairs(self.ids)
 
     @property
     def sel_row(self) -> np.ndarray:

@@ -292,7 +292,7 @@ def build_suite(variant: str = "main", n_pairs: int | None = None, *, seed: int 
     error.
     """
     if variant not in DEFAULT_SIZES:
-        raise WorkstationError(f"unknown MetaLogic variant {variant!r} (expected main or student)")
+        raise WorkstationError(f"unknown MetaLogic variant {str(variant)[:40]!r} (expected main or student)")
     n = DEFAULT_SIZES[variant] if n_pairs is None else int(n_pairs)
     if n < 1:
         raise WorkstationError(f"a MetaLogic suite needs at least one pair, got n_pairs={n}")

@@ -225,7 +225,7 @@ def _build_domain(domain: str, n: int, seed: int, knobs: Sequence[str]) -> list[
     elif domain == "demography":
         units = _demography_combos()
     else:
-        raise WorkstationError(f"unknown domain {domain!r} (expected one of {', '.join(vc.DOMAINS)})")
+        raise WorkstationError(f"unknown domain {str(domain)[:40]!r} (expected one of {', '.join(vc.DOMAINS)})")
     order = rng.permutation(len(units))
     out: list[Triplet] = []
     seen: set[str] = set()
@@ -277,7 +277,7 @@ def build_triplets(
     used_knobs: dict[str, list[str]] = {}
     for d, count in counts.items():
         if d not in vc.DOMAINS:
-            raise WorkstationError(f"unknown domain {d!r} (expected one of {', '.join(vc.DOMAINS)})")
+            raise WorkstationError(f"unknown domain {str(d)[:40]!r} (expected one of {', '.join(vc.DOMAINS)})")
         if count < 0:
             raise WorkstationError(f"the number of triplets must be ≥ 0, got {count} for {d}")
         ks = list(knobs[d]) if knobs is not None and d in knobs else list(vc.DOMAIN_KNOBS[d])

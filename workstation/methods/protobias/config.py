@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ...types import InputError
+from ...util.textio import quote
 
 __all__ = ["ProtoBiasConfig", "load_config"]
 
@@ -56,27 +57,31 @@ class ProtoBiasConfig:
             if k in d:
                 v = d[k]
                 if isinstance(v, str) or not isinstance(v, (list, tuple)) or not all(isinstance(x, str) for x in v):
-                    raise ValueError(f"ProtoBias parameter {k} must be a list of names, got {v!r}")
+                    raise ValueError(f"ProtoBias parameter {k} must be a list of names, got {quote(v)}")
                 kw[k] = tuple(v)
         if "ranges" in d:
             r = d["ranges"]
             if not isinstance(r, Mapping):
-                raise ValueError(f"ProtoBias parameter ranges must map a metric to [lo, hi], got {r!r}")
+                raise ValueError(f"ProtoBias parameter ranges must map a metric to [lo, hi], got {quote(r)}")
             out: dict[str, tuple[float, float]] = {}
             for name, v in r.items():
                 if (not isinstance(v, (list, tuple)) or len(v) != 2
-                        or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)):
-                    raise ValueError(f"range of {name!r} must be [lo, hi], got {v!r}")
+                        or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)
+                        or not all(_finite(x) for x in v)):
+                    raise ValueError(f"range of {quote(name, 40)} must be [lo, hi] of finite numbers, got {quote(v)}")
                 out[str(name)] = (float(v[0]), float(v[1]))
             kw["ranges"] = out
         for k, conv in (("n_boot", int), ("boot_seed", int), ("level", float)):
             if k in d:
                 v = d[k]
-                if isinstance(v, bool) or not isinstance(v, (int, float)) or (conv is int and v != int(v)):
-                    raise ValueError(f"ProtoBias parameter {k} must be a{'n integer' if conv is int else ' number'}, "
-                                     f"got {v!r}")
+                if (isinstance(v, bool) or not isinstance(v, (int, float)) or not _finite(v)
+                        or (conv is int and v != int(v))):
+                    raise ValueError(f"ProtoBias parameter {k} must be a{' whole' if conv is int else ''} finite "
+                                     f"number, got {quote(v, 40)}")
                 kw[k] = conv(v)
         if "name" in d:
+            if not isinstance(d["name"], (str, int, float)) or isinstance(d["name"], bool) or len(str(d["name"])) > 200:
+                raise ValueError(f"ProtoBias parameter name must be a short text, got {quote(d['name'], 40)}")
             kw["name"] = str(d["name"])
         cfg = ProtoBiasConfig(**kw)
         cfg.validate()
@@ -84,7 +89,10 @@ class ProtoBiasConfig:
 
     def validate(self) -> None:
         if not 0 <= self.n_boot <= 100_000:
-            raise ValueError(f"ProtoBias parameter n_boot must be in 0..100000, got {self.n_boot}")
+            raise ValueError(f"ProtoBias parameter n_boot must be in 0..100000 (the bootstrap's resamples of "
+                             f"every interval), got {quote(self.n_boot, 40)}")
+        if not 0 <= self.boot_seed < 2**63:
+            raise ValueError(f"ProtoBias parameter boot_seed must be from 0 to 2**63-1, got {quote(self.boot_seed, 40)}")
         if not (math.isfinite(self.level) and 0.5 <= self.level < 1.0):
             raise ValueError(f"ProtoBias parameter level must be in [0.5, 1), got {self.level}")
         for name, (lo, hi) in self.ranges.items():
@@ -101,26 +109,30 @@ class ProtoBiasConfig:
         return hashlib.sha256(blob).hexdigest()[:16]
 
 
+def _finite(x: Any) -> bool:
+    try:
+        return math.isfinite(x)
+    except OverflowError:  # a whole number too large for a float
+        return False
+
+
 def load_config(path: str | Path) -> ProtoBiasConfig:
-    """A config from a YAML or JSON file (a mapping of the fields above); errors name the file."""
-    import yaml
+    """A config from a YAML or JSON file (a mapping of the fields above), read with the project's
+    one YAML loader (`util.safeyaml`); errors name the file and the line of the bad parameter."""
+    from ...util.safeyaml import line_of, load_yaml
 
     p = Path(path)
-    try:
-        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(p, "ProtoBias config file not found") from None
-    except UnicodeDecodeError:
-        raise InputError(p, "not UTF-8 text") from None
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        raise InputError(p, f"not valid YAML: {getattr(e, 'problem', e)}",
-                         None if mark is None else mark.line + 1) from None
+    raw = load_yaml(p, what="ProtoBias config")
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
-        raise InputError(p, "expected a mapping of ProtoBias parameters")
+        raise InputError(p, "expected a mapping of ProtoBias parameters", 1)
+    for k, v in raw.items():  # one parameter at a time, so that the error names its line
+        try:
+            ProtoBiasConfig.from_dict({k: v})
+        except (TypeError, ValueError) as e:
+            raise InputError(p, " ".join(str(e).split())[:200], line_of(raw, k)) from None
     try:
         return ProtoBiasConfig.from_dict(raw)
     except (TypeError, ValueError) as e:
-        raise InputError(p, str(e)) from None
+        raise InputError(p, " ".join(str(e).split())[:200]) from None

@@ -108,7 +108,7 @@ def build_demo_triplets(n: int = 100, *, seed: int = 0, domains: Sequence[str] =
     seen_text: set[str] = set()
     for d in domains:
         if d not in DOMAIN_KNOBS:
-            raise WorkstationError(f"unknown domain {d!r}")
+            raise WorkstationError(f"unknown domain {str(d)[:40]!r}")
         knobs = DOMAIN_KNOBS[d]
         rng = _rng("protobias-demo-build", seed, d)
         made, attempts = 0, 0

@@ -41,6 +41,7 @@ class ImportSummary:
     images: int
     index: str
     folder: str
+    already: bool = False  # the same import was found complete in the project: nothing was written
 
 
 def default_run_id(imp: ImportedTriplets) -> str:
@@ -81,14 +82,37 @@ def _prompts(imp: ImportedTriplets, suite: str) -> Prompts:
 
 
 def _seed_of(imp: ImportedTriplets, i: int) -> int:
+    from ...jobs.spec import MAX_SEED
+    from ...util.textio import quote
+
     v = imp.extra[i].get("seed", 0)
     try:
-        s = int(v)
-        if isinstance(v, bool) or s != float(v) or s < 0:
+        if isinstance(v, bool):
             raise ValueError
-    except (TypeError, ValueError):
-        raise InputError(imp.index_path, f"field 'seed' must be a whole number ≥ 0, got {v!r}", int(imp.line[i])) from None
+        if isinstance(v, str):  # a CSV cell
+            s = int(v.strip())
+        elif isinstance(v, int):
+            s = v
+        elif isinstance(v, float) and v.is_integer():
+            s = int(v)
+        else:
+            raise ValueError
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(imp.index_path, f"field 'seed' must be a whole number ≥ 0, got {quote(v, 40)}",
+                         int(imp.line[i])) from None
+    if not 0 <= s <= MAX_SEED:
+        raise InputError(imp.index_path, f"field 'seed' must be a whole number from 0 to 2**63-1, got {quote(v, 40)}",
+                         int(imp.line[i]))
     return s
+
+
+def plan_import(imp: ImportedTriplets, run_id: str | None = None) -> tuple[str, list[int]]:
+    """The run id and the seed of each triplet, checked (what `import_folder` checks before it
+    touches the project; a command calls it before it creates one)."""
+    from ...jobs.spec import check_run_id
+
+    rid = check_run_id(run_id) if run_id else default_run_id(imp)
+    return rid, [_seed_of(imp, i) for i in range(len(imp))]
 
 
 def _read_again(src: Path, sha256: str, where: str, line: int) -> tuple[bytes, str]:
@@ -112,18 +136,53 @@ def _read_again(src: Path, sha256: str, where: str, line: int) -> tuple[bytes, s
     return data, _EXT.get(fmt, ".png")
 
 
+def _leftovers(project: Any, images_dir: Path, rel_dir: str) -> list[Path]:
+    """Entries of the import's image folder that no sample of the project names: what a killed
+    import left (the run is not in the project, and the project is held by this process alone)."""
+    if not images_dir.is_dir():
+        return []
+    named = {str(r[0]) for r in project.con.execute(
+        "SELECT image_path FROM samples WHERE starts_with(image_path, ?)", [rel_dir + "/"]).fetchall()}
+    out = []
+    with os.scandir(images_dir) as it:
+        for e in it:
+            if f"{rel_dir}/{e.name}" not in named and not e.is_dir(follow_symlinks=False):
+                out.append(Path(e.path))
+    return out
+
+
+def _already_imported(project: Any, rid: str, provenance: dict[str, Any], n: int) -> bool:
+    """Whether run ``rid`` is this very import, done before (a run of the same command again)."""
+    from ...store import MAX_PROVENANCE_BYTES
+    from ...util.jsonsafe import capped
+
+    run = next((r for r in project.runs() if r["run_id"] == rid), None)
+    return (run is not None and run.get("source") == "protobias_import" and int(run.get("samples") or 0) == n
+            and run.get("provenance") == capped(provenance, MAX_PROVENANCE_BYTES))
+
+
 def import_folder(project: Any, folder: str | Path, *, index: str | Path | None = None, run_id: str | None = None,
                   imported: ImportedTriplets | None = None, **limits: int) -> ImportSummary:
     """Validate ``folder`` (and its index), then add its triplets to ``project`` (module doc).
-    ``imported``: the folder already validated by `read_triplet_index` (not validated again)."""
-    from ...jobs.spec import check_run_id, safe_name, sample_id_for
+    ``imported``: the folder already validated by `read_triplet_index` (not validated again).
+
+    An import that was killed can be run again: the files a dead import left in the run's image
+    folder (named by no sample: the run is not in the project) are cleared first, and the same
+    import found complete in the project is reported as done (``ImportSummary.already``)."""
+    from ...jobs.spec import safe_name, sample_id_for
+    from ...util.paths import UnsafePath, target_file
 
     imp = imported if imported is not None else read_triplet_index(folder, index, **limits)
-    rid = check_run_id(run_id) if run_id else default_run_id(imp)
-    seeds = [_seed_of(imp, i) for i in range(len(imp))]
+    rid, seeds = plan_import(imp, run_id)
     if project.read_only:
         raise WorkstationError(f"project {project.folder} is open read-only")
+    hashes = iter(_hashes(imp))  # corr, adv of each triplet: the order of ROLES
+    provenance = {"index_sha256": hashlib.sha256(imp.index_path.read_bytes()).hexdigest(),
+                  "images": {sample_id_for(rid, image_target_id(str(imp.triplet_id[i]), role), seeds[i]): next(hashes)
+                             for i in range(len(imp)) for role in ROLES}}
     if rid in project.run_ids():
+        if _already_imported(project, rid, provenance, 2 * len(imp)):
+            return ImportSummary(rid, len(imp), 2 * len(imp), str(imp.index_path), str(imp.folder), already=True)
         raise WorkstationError(f"run {rid!r} already exists in the project; choose another --run-id")
     suite = f"protobias-import:{imp.index_path.name}@{default_run_id(imp).rsplit('-', 1)[1]}"
     prompts = _prompts(imp, suite)
@@ -134,8 +193,15 @@ def import_folder(project: Any, folder: str | Path, *, index: str | Path | None 
         if pid in existing and existing[pid] != text:
             i = list(imp.triplet_id).index(pid.rpartition(":")[0])
             raise InputError(imp.index_path, f"triplet {pid.rpartition(':')[0]!r} is already in the project with "
-                                             f"another text ({existing[pid]!r})", int(imp.line[i]))
+                                             f"another text ({existing[pid][:60]!r})", int(imp.line[i]))
+    rel_dir = f"images/{rid}"
+    try:
+        target_file(project.folder, f"{rel_dir}/x")  # nothing is written through a link
+    except UnsafePath as e:
+        raise WorkstationError(f"cannot import into {project.folder}: {e}") from None
     images_dir = Path(project.folder) / "images" / rid
+    for p in _leftovers(project, images_dir, rel_dir):
+        p.unlink(missing_ok=True)  # a killed import's copies (and half-written files)
     sids, pids, paths, widths, heights, seed_col = [], [], [], [], [], []
     copied: list[Path] = []
     made_dir = not images_dir.exists()
@@ -148,7 +214,7 @@ def import_folder(project: Any, folder: str | Path, *, index: str | Path | None 
                 data, ext = _read_again(imp.source_path(rel_src), sha, str(imp.index_path), int(imp.line[i]))
                 pid = image_target_id(str(imp.triplet_id[i]), role)
                 dest = images_dir / f"{safe_name(pid)}_s{seeds[i]}{ext}"
-                if dest.exists():
+                if os.path.lexists(dest):
                     raise WorkstationError(f"{dest} already exists; the project holds files of another import")
                 atomic_write_bytes(dest, data, fsync=False)
                 copied.append(dest)
@@ -164,9 +230,7 @@ def import_folder(project: Any, folder: str | Path, *, index: str | Path | None 
         with project.transaction():
             project.add_run(rid, method="protobias_import", model=None,
                             params={"folder": str(imp.folder), "index": imp.index_path.name, "triplets": len(imp)},
-                            provenance={"index_sha256": hashlib.sha256(imp.index_path.read_bytes()).hexdigest(),
-                                        "images": {s: h for s, h in zip(sids, _hashes(imp))}},
-                            source="protobias_import")
+                            provenance=provenance, source="protobias_import")
             project.add_dataset(ds)
     except BaseException:
         for p in copied:
@@ -187,5 +251,5 @@ def _hashes(imp: ImportedTriplets) -> list[str]:
     return out
 
 
-__all__ = ["ImportSummary", "default_run_id", "import_folder"]
+__all__ = ["ImportSummary", "default_run_id", "import_folder", "plan_import"]
 

@@ -39,6 +39,8 @@ from typing import Any
 import numpy as np
 
 from ...types import InputError, WorkstationError
+from ...util.jsonsafe import JSONInputError, loads_strict
+from ...util.textio import quote
 from ...util.images import (DEFAULT_MAX_BYTES, DEFAULT_MAX_PIXELS, DEFAULT_MAX_SIDE, ImageInfo, image_info,
                             resolve_inside)
 from .vocab import DOMAINS, KNOBS
@@ -86,11 +88,15 @@ class ImportedTriplets:
 def find_index(folder: str | Path) -> Path:
     """The index file of an image folder: exactly one of `INDEX_NAMES`."""
     f = Path(folder)
-    found = [f / n for n in INDEX_NAMES if (f / n).is_file()]
+    found = [f / n for n in INDEX_NAMES if os.path.lexists(f / n)]
     if not found:
         raise InputError(f, f"no index file in the folder (expected one of {', '.join(INDEX_NAMES)})")
     if len(found) > 1:
         raise InputError(f, f"several index files ({', '.join(p.name for p in found)}): keep one")
+    try:  # the folder's own index is one of its files: a link out of it is not followed
+        resolve_inside(f, found[0].name, what="the index")
+    except WorkstationError as e:
+        raise InputError(found[0], str(e)) from None
     return found[0]
 
 
@@ -130,19 +136,12 @@ def _jsonl_rows(path: Path, text: str) -> Iterator[tuple[int, dict[str, Any]]]:
         if not s:
             continue
         try:
-            obj = json.loads(s, parse_constant=_no_constant)
-        except ValueError as e:
-            msg = e.msg if isinstance(e, json.JSONDecodeError) else str(e)
-            raise InputError(path, f"malformed JSON ({msg})", lineno) from None
-        except RecursionError:
-            raise InputError(path, "malformed JSON (nested too deeply)", lineno) from None
+            obj = loads_strict(s)
+        except JSONInputError as e:
+            raise InputError(path, f"malformed JSON ({e.message})", lineno) from None
         if not isinstance(obj, dict):
             raise InputError(path, "expected a JSON object on each line", lineno)
         yield lineno, obj
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
 
 
 def _csv_rows(path: Path, text: str) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -205,7 +204,7 @@ def _image(folder: Path, rel: str, field: str, path: Path, line: int, limits: di
         return image_info(real, max_side=limits["max_side"], max_pixels=limits["max_pixels"],
                           max_bytes=limits["max_bytes"])
     except InputError as e:
-        raise InputError(path, f"{field} {rel!r}: {e.detail}", line) from None
+        raise InputError(path, f"{field} {quote(rel)}: {e.detail}", line) from None
     except WorkstationError as e:
         raise InputError(path, str(e), line) from None
 

@@ -37,6 +37,9 @@ from .labels import FIDELITY_SCHEME
 from .results import ProtoBiasResults
 
 
+MAX_SUITE_N = 10_000  # triplets per domain of the built-in suite
+
+
 class ProtoBiasMethod:
     name = "protobias"
     title = "ProtoBias (metrics vs prototypes)"
@@ -74,8 +77,14 @@ class ProtoBiasMethod:
         if options:
             raise WorkstationError(f"unknown ProtoBias suite option(s) {', '.join(sorted(options))} "
                                    "(known: n, seed, domains, demo)")
-        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-            raise WorkstationError(f"n (triplets per domain) must be a whole number ≥ 1, got {n!r}")
+        from ...util.numbers import whole_number
+
+        n = whole_number(n, "n (triplets per domain)", 1, MAX_SUITE_N, "each triplet is two images to make and score")
+        seed = whole_number(seed, "seed", 0, 2**63 - 1)
+        if not isinstance(demo, bool):
+            raise WorkstationError(f"demo must be true or false, got {demo!r:.40}")
+        if domains is not None and not isinstance(domains, (str, list, tuple)):
+            raise WorkstationError("domains must be names separated by commas")
         doms = tuple(DOMAINS if domains is None else
                      ([d.strip() for d in domains.split(",") if d.strip()] if isinstance(domains, str) else domains))
         ts = (build_demo_triplets(n, seed=int(seed), domains=doms) if demo

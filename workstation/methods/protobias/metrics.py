@@ -17,13 +17,14 @@ Rules (seed §3.1, §5; METHODS.md §3), and ours where the seed is silent:
 * **Correct-ranking margin**: mean of M(corr) − M(adv) over the triplets where M ranks correctly;
   **incorrect-ranking margin**: mean of M(adv) − M(corr) over the failures (ties add 0), both on
   rescaled scores; NaN where there are none.
-* **Intervals**: seeded percentile bootstraps over the triplets of a group
-  (`workstation.evaluation.stats.bootstrap_ratio_intervals`): every statistic is a ratio
+* **Intervals** (`workstation.evaluation.intervals.ratio_estimates`): every statistic is a ratio
   Σnum / Σden over the group's triplets (a failure rate is Σfail / Σvalid, a margin
-  Σ(margin · correct) / Σcorrect), and all statistics of all metrics of one group are computed on
-  the same resamples of its triplets (so metrics stay paired, and a margin's interval also
-  reflects how many triplets it is a mean of). The seed of each group's resamples is derived from
-  the caller's seed, the table and the group.
+  Σ(margin · correct) / Σcorrect). Rates of independent triplets (failure rates, agreement with
+  humans) have the Wilson interval; means (SC, PA, Δ, margins) the seeded percentile bootstrap
+  over the triplets, all statistics of all metrics of one group on the same resamples (so metrics
+  stay paired, and a margin's interval also reflects how many triplets it is a mean of). The
+  seed of each group's resamples is derived from the caller's seed, the table and the group.
+  κ between annotators: the bootstrap over the triplets (the two images of a triplet together).
 * **Empty groups** give a row with n = 0 and NaN statistics (a domain asked for in ``domains`` but
   absent, or a metric with no finite score).
 * **Humans** rate each image 1-4; the latest rating of each annotator for an image counts (NaN =
@@ -47,7 +48,7 @@ from typing import Any
 import numpy as np
 
 from ...evaluation.agreement import annotator_agreement, latest_labels
-from ...evaluation.stats import bootstrap_ratio_intervals
+from ...evaluation.intervals import SMALL_N, ratio_estimates
 from ...types import WorkstationError
 from .build import ROLES, split_image_target_id
 from .vocab import DOMAINS
@@ -241,11 +242,6 @@ def _seed(base: int, *keys: object) -> int:
     return int.from_bytes(h[:4], "little")
 
 
-def _ratio(num: np.ndarray, den: np.ndarray) -> float:
-    d = float(den.sum())
-    return float(num.sum()) / d if d > 0 else float("nan")
-
-
 class _Stats:
     """Named ratio statistics Σnum / Σden over the triplets of one group, with intervals from one
     shared set of bootstrap resamples of those triplets (`bootstrap_ratio_intervals`)."""
@@ -254,24 +250,25 @@ class _Stats:
         self.names: list[str] = []
         self.num: list[np.ndarray] = []
         self.den: list[np.ndarray] = []
+        self.proportion: list[bool] = []
 
-    def add(self, name: str, num: np.ndarray, den: np.ndarray) -> None:
+    def add(self, name: str, num: np.ndarray, den: np.ndarray, proportion: bool = False) -> None:
+        """A statistic Σnum / Σden; ``proportion`` for a rate of 0/1 outcomes (a failure rate),
+        whose interval is Wilson's (the triplets are independent items)."""
         self.names.append(name)
         self.num.append(np.asarray(num, np.float64))
         self.den.append(np.asarray(den, np.float64))
+        self.proportion.append(proportion)
 
     def compute(self, n_boot: int, level: float, seed: int) -> dict[str, float]:
         out: dict[str, float] = {}
         if not self.names:
             return out
         num, den = np.stack(self.num, axis=1), np.stack(self.den, axis=1)
-        lo, hi = bootstrap_ratio_intervals(num, den, n_boot=n_boot, level=level, seed=seed)
-        for j, name in enumerate(self.names):
-            out[name] = _ratio(num[:, j], den[:, j])
-            est = out[name]
-            # an undefined estimate has no interval (a resample could still define the ratio)
-            out[f"{name}_lo"] = float(lo[j]) if np.isfinite(est) else float("nan")
-            out[f"{name}_hi"] = float(hi[j]) if np.isfinite(est) else float("nan")
+        est = ratio_estimates(num, den, None, proportion=self.proportion, n_boot=n_boot, seed=seed, level=level)
+        for name, e in zip(self.names, est):
+            # an undefined estimate has no interval
+            out[name], out[f"{name}_lo"], out[f"{name}_hi"] = e.value, e.lo, e.hi
         return out
 
 
@@ -336,7 +333,7 @@ class _MetricColumns:
         f = self.fail[m].astype(np.float64)
         ok = v - f
         diff = self.sc[m] - self.pa[m]
-        st.add(prefix + "failure_rate", f, v)
+        st.add(prefix + "failure_rate", f, v, proportion=True)
         st.add(prefix + "sc", self.sc[m], v)
         st.add(prefix + "pa", self.pa[m], v)
         st.add(prefix + "delta", diff, v)
@@ -451,7 +448,7 @@ def human_table(ratings: Ratings, triplet_id: Sequence[Any] | np.ndarray, domain
         st.add("sc", s, r)
         st.add("pa", p, r)
         st.add("delta", s - p, r)
-        st.add("failure_rate", (p >= s) * r, r)
+        st.add("failure_rate", (p >= s) * r, r, proportion=True)
         vals = st.compute(n_boot, level, _seed(seed, "human", d))
         rb = r > 0
         rows.append({
@@ -504,7 +501,7 @@ def human_agreement_table(scores: TripletScores, ratings: Ratings, *, domains: S
     for d, _k, m in groups:
         st = _Stats()
         for j, (use, agree) in enumerate(per_metric):
-            st.add(f"{j}", agree[m].astype(np.float64), use[m].astype(np.float64))
+            st.add(f"{j}", agree[m].astype(np.float64), use[m].astype(np.float64), proportion=True)
         per_group.append(st.compute(n_boot, level, _seed(seed, "agreement", d)))
     rows = []
     for j, metric in enumerate(scores.metrics):
@@ -520,16 +517,30 @@ def human_agreement_table(scores: TripletScores, ratings: Ratings, *, domains: S
     return rows
 
 
-def annotator_kappa_table(ratings: Ratings) -> list[dict[str, Any]]:
+def annotator_kappa_table(ratings: Ratings, n_boot: int | None = None) -> list[dict[str, Any]]:
     """Per pair of annotators (over images both rated; latest rating counts): n, percent
-    agreement, quadratic weighted κ (``kappa_w``) and unweighted Cohen's κ (``kappa``)."""
+    agreement, quadratic weighted κ (``kappa_w``) and unweighted Cohen's κ (``kappa``), each with
+    95 % bounds from the bootstrap over the triplets (an image's two sides share a prompt), and
+    ``note`` "fewer than 10 images" (or triplets) when the pair rated so few in common."""
     ids = ratings.image_ids()
     # the latest event of an annotator for an image counts, even when it cleared the rating (NaN)
     idx = latest_labels(ids, ratings.annotator, ratings.order)
     idx = idx[np.isfinite(ratings.rating[idx])]
     ids, ann, r = ids[idx], ratings.annotator[idx], ratings.rating[idx]
-    weighted = annotator_agreement(ids, ann, r, weighted_categories=N_RATING_CATEGORIES)
-    plain = annotator_agreement(ids, ann, r)
-    return [{"annotator_a": w["annotator_a"], "annotator_b": w["annotator_b"], "n": w["n"],
-             "percent_agreement": w["percent_agreement"], "kappa_w": w["kappa"], "kappa": p["kappa"]}
-            for w, p in zip(weighted, plain)]
+
+    def triplet(image_id: Any) -> str:
+        return split_image_target_id(str(image_id))[0]
+
+    weighted = annotator_agreement(ids, ann, r, weighted_categories=N_RATING_CATEGORIES, unit_of=triplet,
+                                   n_boot=n_boot)
+    plain = annotator_agreement(ids, ann, r, unit_of=triplet, n_boot=n_boot)
+    rows = []
+    for w, p in zip(weighted, plain):
+        note = (f"fewer than {SMALL_N} images" if w["n"] < SMALL_N else
+                f"fewer than {SMALL_N} triplets" if w["units"] < SMALL_N else "")
+        rows.append({"annotator_a": w["annotator_a"], "annotator_b": w["annotator_b"], "n": w["n"],
+                     "triplets": w["units"], "percent_agreement": w["percent_agreement"],
+                     "percent_agreement_lo": w["percent_lo"], "percent_agreement_hi": w["percent_hi"],
+                     "kappa_w": w["kappa"], "kappa_w_lo": w["kappa_lo"], "kappa_w_hi": w["kappa_hi"],
+                     "kappa": p["kappa"], "kappa_lo": p["kappa_lo"], "kappa_hi": p["kappa_hi"], "note": note})
+    return rows

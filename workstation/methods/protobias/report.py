@@ -20,6 +20,8 @@ from typing import Any
 
 from ...evaluation.base import ReportSection
 from ...evaluation.bundle import page_start, text_cell
+from ...evaluation.intervals import SMALL_N
+from ...evaluation.intervals import provenance as interval_provenance
 from ...types import WorkstationError
 from ...util.atomic import atomic_path
 from .tables import RESCALING_RULE, TABLE_TITLES, audit_tables, published_rate
@@ -65,9 +67,21 @@ def _ci(r: Mapping[str, Any], k: str) -> str:
     v, lo, hi = r.get(k), r.get(f"{k}_lo"), r.get(f"{k}_hi")
     if not isinstance(v, float) or math.isnan(v):
         return "–"
+    small = _small(r)
     if isinstance(lo, float) and not math.isnan(lo):
-        return f"{v:.3f} [{lo:.3f},\u00a0{hi:.3f}]"  # a line may break before the interval, not inside it
-    return f"{v:.3f}"
+        return f"{v:.3f} [{lo:.3f},\u00a0{hi:.3f}]" + small  # a line may break before the interval, not inside it
+    return f"{v:.3f}" + small
+
+
+def _small(r: Mapping[str, Any]) -> str:
+    """" (n 4: fewer than 10)" for a row over fewer than 10 triplets (images for κ), else ""."""
+    n = r.get("n")
+    return f" (n {n}: fewer than {SMALL_N})" if isinstance(n, int) and 0 < n < SMALL_N else ""
+
+
+def _boot_line(results: Any) -> str:
+    cfg = results.cfg
+    return f"{int(cfg.n_boot)} resamples, seed {int(cfg.boot_seed)}, level {float(cfg.level):g}"
 
 
 def html_table(columns: Sequence[tuple[str, str]], rows: Sequence[Mapping[str, Any]]) -> str:
@@ -220,10 +234,13 @@ def write_section(project: Any, out_dir: Path, data: Any, results: Any, eval_inf
                              tables["human_agreement"])
                 + f"<h3>{TABLE_TITLES['annotator_kappa']}</h3>"
                 + (html_table((("annotator_a", "annotator"), ("annotator_b", "annotator"), ("n", "images"),
-                               ("percent_agreement", "agreement"), ("kappa_w", "κ_w (quadratic)"), ("kappa", "κ")),
+                               ("triplets", "triplets"), ("percent_agreement~", "agreement"),
+                               ("kappa_w~", "κ_w (quadratic) [95% CI]"), ("kappa~", "κ [95% CI]"), ("note", "note")),
                               tables["annotator_kappa"]) if tables["annotator_kappa"]
                    else "<p class='src'>Fewer than two annotators rated the same images.</p>")
-                + "<p class='src'>Published pairwise κ_w between the seed's five annotators: 0.60–0.84.</p>")
+                + "<p class='src'>Published pairwise κ_w between the seed's five annotators: 0.60–0.84. Intervals: "
+                  "the bootstrap over the triplets both annotators rated (an image's two sides together), "
+                  f"{html.escape(str(_boot_line(results)))}.</p>")
 
     page = (page_start("ProtoBias: metric audit against prototypes") + "<h1>ProtoBias: metric audit against prototypes</h1>" + body("")
             + f"<h3>{TABLE_TITLES['failure_by_knob']}</h3>" + html_table(FAILURE_COLUMNS[:1] + (("knob", "knob"),)
@@ -246,7 +263,12 @@ def write_section(project: Any, out_dir: Path, data: Any, results: Any, eval_inf
                          figures=figures,
                          meta={"config_version": eval_info.get("eval_id"), "config_hash": eval_info.get("content_hash"),
                                "triplets": len(data), "rescaling": RESCALING_RULE,
-                               "runs": sorted(set(data.run_id.tolist()))})
+                               "runs": sorted(set(data.run_id.tolist())),
+                               "provenance": {"intervals": {
+                                   **interval_provenance("triplet (its two images)", n_boot=int(results.cfg.n_boot),
+                                                         seed=int(results.cfg.boot_seed),
+                                                         level=float(results.cfg.level)),
+                                   "rates": "failure rates and agreement with humans: Wilson over the triplets"}}})
 
 
 def report_section(project: Any, out_dir: Path, annotator: str | None = None) -> ReportSection:

@@ -39,8 +39,9 @@ RESCALING_RULE = (
     "range is mapped linearly from it (VQA-style P(yes) and the toy metric from [0, 1], 1-4 judges and humans by "
     "(r − 1) / 3, or a range given in the config); any other metric (CLIPScore, PickScore) min-max over all its "
     "finite scores in the data set (both images, all domains). Failures compare the raw scores: "
-    "M(T, I_adv) ≥ M(T, I_corr) is a failure, ties included. Intervals are seeded percentile bootstraps over "
-    "the triplets of each row.")
+    "M(T, I_adv) ≥ M(T, I_corr) is a failure, ties included. Intervals (95 %): failure rates and agreement "
+    "with humans, Wilson over the triplets of each row; SC, PA, Δ and margins, the seeded percentile bootstrap over "
+    "those triplets; a row over fewer than 10 triplets says so.")
 
 TABLE_TITLES: dict[str, str] = {
     "summary": "What was audited",
@@ -87,7 +88,7 @@ def audit_tables(data: ProtoBiasData, results: ProtoBiasResults) -> dict[str, li
         "sc_pa": sc_pa_table(scores, ratings, scales=results.scales, **boot),
         "human": human_table(ratings, data.item_id, data.domain, **boot),
         "human_agreement": human_agreement_table(scores, ratings, **boot),
-        "annotator_kappa": annotator_kappa_table(ratings),
+        "annotator_kappa": annotator_kappa_table(ratings, n_boot=boot["n_boot"]),
         "published_failure": published_failure_table(),
         "published_margins": published_margin_table(),
         "published_sc_pa": published_sc_pa_table(),

@@ -4,12 +4,16 @@ Definitions (over the audited samples, i.e. the samples given to a function):
 
 - covered(τ): checker PASS or FAIL with conf ≥ τ; coverage = covered / all audited.
 - accuracy(τ): over covered samples whose human label is PASS or FAIL (human UNDECIDABLE and
-  unlabelled samples are left out of the denominator); risk = 1 − accuracy.
-  Conventions, as the published SpatialBench-UC analysis records them: coverage 0 → risk 0
-  and accuracy 1; covered samples but none with a human PASS/FAIL label → accuracy 0, risk 1.
+  unlabelled samples are left out of the denominator); risk = 1 − accuracy. Coverage 0 → risk 0
+  and accuracy 1 (METHODS.md's convention, the curve's start). Covered samples but none with a
+  human PASS/FAIL label: accuracy and risk are **undefined** (NaN; shown as "—" with n_evaluated).
 - FPR_PASS(τ): among checker PASS with conf ≥ τ that carry a human label, the fraction labelled
-  FAIL; 1 when there is none.
-- J = w_fpr·FPR_PASS + w_risk·Risk + w_cov·(1 − Coverage), defaults 10, 2, 0.5.
+  FAIL; undefined (NaN) when there is none.
+- J = w_fpr·FPR_PASS + w_risk·Risk + w_cov·(1 − Coverage), defaults 10, 2, 0.5. J itself keeps
+  the published analysis's conventions: an undefined FPR_PASS counts as 1 (METHODS.md), an
+  undefined risk as 1 (accuracy 0), so the search never prefers thresholds nobody audited.
+- The risk band (`risk_band`): pointwise 95 % cluster-bootstrap bounds of the risk at every τ,
+  resampling the audited samples' prompts (`workstation.evaluation.intervals`).
 
 Everything over τ is vectorised: samples are sorted by confidence once and every threshold
 reads prefix sums (`np.searchsorted` + `np.cumsum`); no Python loop runs over thresholds.
@@ -28,6 +32,18 @@ import numpy as np
 
 from .config import CheckerConfig
 from ...dataset import Dataset
+from ...evaluation.intervals import (
+    LEVEL,
+    N_BOOT,
+    SEED,
+    Estimate,
+    bootstrap_weights,
+    expanded_alpha,
+    ratio_estimates,
+    unit_codes,
+    wilson_from_resamples,
+    wilson_interval,
+)
 from .types import FAIL, PASS, UNDECIDABLE, VERDICT_CODE
 from ...types import WorkstationError
 
@@ -169,10 +185,10 @@ class _Sorted:
         n_pass = self.c_pass[k]
         n_fp = self.c_false_pass[k]
         with np.errstate(divide="ignore", invalid="ignore"):
-            acc = np.where(k == 0, 1.0, np.where(n_eval > 0, n_correct / np.maximum(n_eval, 1), 0.0))
+            acc = np.where(k == 0, 1.0, np.where(n_eval > 0, n_correct / np.maximum(n_eval, 1), np.nan))
             risk = np.where(k == 0, 0.0, 1.0 - acc)
             cov = k / self.n_audited if self.n_audited else np.zeros(len(k))
-            fpr = np.where(n_pass > 0, n_fp / np.maximum(n_pass, 1), 1.0)
+            fpr = np.where(n_pass > 0, n_fp / np.maximum(n_pass, 1), np.nan)
         return RiskCoverage(
             tau=taus, coverage=np.asarray(cov, np.float64), risk=risk, accuracy=acc, n_covered=k.astype(np.int64),
             n_evaluated=n_eval, fpr_pass=fpr, n_pass_covered=n_pass, n_audited=self.n_audited,
@@ -201,15 +217,144 @@ def risk_coverage(
     return s.at(t)
 
 
+def _unit_of(unit: np.ndarray | Sequence[Any] | None, n: int) -> np.ndarray | None:
+    if unit is None:
+        return None
+    u = np.asarray(unit)
+    if len(u) != n:
+        raise WorkstationError(f"{len(u)} prompt ids for {n} audited samples")
+    return u
+
+
+def risk_band(
+    checker_verdict: np.ndarray | Sequence[Any],
+    conf: np.ndarray | Sequence[float],
+    human_verdict: np.ndarray | Sequence[Any],
+    unit: np.ndarray | Sequence[Any] | None,
+    taus: np.ndarray | Sequence[float],
+    *, n_boot: int = N_BOOT, seed: int = SEED, level: float = LEVEL,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Pointwise bounds (lo, hi) of the risk at every τ: the cluster bootstrap over ``unit`` (the
+    audited samples' prompts; every sample its own unit when None), each resample's risk read
+    from its weighted prefix sums. NaN where the risk is undefined (no covered sample with a
+    human PASS/FAIL label); 0 where nothing is covered (the convention); where every resample
+    agrees, Wilson's interval over the prompts behind the point."""
+    c = _as_codes(checker_verdict, "checker verdicts")
+    h = _as_codes(human_verdict, "human verdicts")
+    cf = np.asarray(conf, dtype=np.float64)
+    taus = np.asarray(taus, np.float64).reshape(-1)
+    n = len(c)
+    if not (len(h) == len(cf) == n):
+        raise WorkstationError("checker verdicts, confidences and human verdicts differ in length")
+    u = _unit_of(unit, n)
+    lo = np.full(len(taus), np.nan)
+    hi = np.full(len(taus), np.nan)
+    if n == 0 or n_boot <= 0:
+        return lo, hi
+    decided = ((c == PASS) | (c == FAIL)) & ~np.isnan(cf)
+    rows = np.flatnonzero(decided)
+    order = rows[np.argsort(-cf[rows], kind="stable")]
+    conf_asc = cf[order][::-1]
+    k = len(order) - np.searchsorted(conf_asc, taus, side="left")
+    hd = ((h == PASS) | (h == FAIL))[order].astype(np.float64)
+    ok = (hd > 0) & (c[order] == h[order])
+    units = unit_codes(u, n)[1]
+    risks = np.empty((n_boot, len(taus)))
+    done = 0
+    for w in bootstrap_weights(u, n, n_boot, seed):
+        wd = w[:, order]
+        ev = np.zeros((len(w), len(order) + 1))
+        cr = np.zeros((len(w), len(order) + 1))
+        np.cumsum(wd * hd, axis=1, out=ev[:, 1:])
+        np.cumsum(wd * ok, axis=1, out=cr[:, 1:])
+        e, r = ev[:, k], cr[:, k]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            risks[done:done + len(w)] = np.where(k == 0, 0.0, np.where(e > 0, 1.0 - r / np.where(e > 0, e, 1.0),
+                                                                         np.nan))
+        done += len(w)
+    point = _Sorted(c, cf, h).at(taus).risk
+    # the prompts behind each point (with a covered, human-decided sample)
+    codes = unit_codes(u, n)[0][order]
+    seen = np.zeros(units, bool)
+    first = np.zeros(len(order), bool)
+    for i in np.flatnonzero(hd > 0).tolist():
+        if not seen[codes[i]]:
+            seen[codes[i]] = True
+            first[i] = True
+    units_at = np.r_[0, np.cumsum(first)][k]
+    # as `intervals.ratio_estimates` bounds a rate: Wilson's form with the resamples' spread; where
+    # every resample agrees (no error among the covered, say) Wilson over the prompts behind the
+    # point — a handful of prompts cannot make a risk certain
+    for t in np.flatnonzero(np.isfinite(point) & np.isfinite(risks).any(axis=0)).tolist():
+        if k[t] == 0:
+            lo[t] = hi[t] = 0.0  # nothing covered: risk 0 by convention
+            continue
+        a = expanded_alpha(level, int(units_at[t]))
+        q_lo, q_hi = np.nanquantile(risks[:, t], [a, 1.0 - a])
+        if q_lo == q_hi:
+            w_lo, w_hi = wilson_interval(point[t] * units_at[t], units_at[t])
+        else:
+            w_lo, w_hi = wilson_from_resamples(float(point[t]), risks[:, t], int(units_at[t]), level, q_lo, q_hi)
+        lo[t], hi[t] = min(w_lo, point[t]), max(w_hi, point[t])
+    return lo, hi
+
+
+OPERATING_POINT_ROWS: tuple[tuple[str, str], ...] = (
+    ("coverage", "coverage (covered / audited)"),
+    ("risk", "risk (1 − accuracy on human PASS/FAIL)"),
+    ("accuracy", "accuracy"),
+    ("fpr_pass", "FPR_PASS (covered PASS that humans call FAIL)"),
+)
+
+
+def operating_point(
+    checker_verdict: np.ndarray | Sequence[Any],
+    conf: np.ndarray | Sequence[float],
+    human_verdict: np.ndarray | Sequence[Any],
+    unit: np.ndarray | Sequence[Any] | None,
+    tau: float,
+    *, n_boot: int = N_BOOT, seed: int = SEED,
+) -> dict[str, Estimate]:
+    """Coverage, risk, accuracy and FPR_PASS at τ over the audited samples, each an `Estimate`
+    with its cluster-bootstrap interval over ``unit`` (one set of resamples for all four).
+    Undefined rates are NaN with their n (module doc); nothing covered gives risk 0 and
+    accuracy 1 without an interval."""
+    c = _as_codes(checker_verdict, "checker verdicts")
+    h = _as_codes(human_verdict, "human verdicts")
+    cf = np.asarray(conf, dtype=np.float64)
+    n = len(c)
+    if not (len(h) == len(cf) == n):
+        raise WorkstationError("checker verdicts, confidences and human verdicts differ in length")
+    u = _unit_of(unit, n)
+    covered = ((c == PASS) | (c == FAIL)) & (cf >= tau)
+    hd = covered & ((h == PASS) | (h == FAIL))
+    right = hd & (c == h)
+    wrong = hd & (c != h)
+    pass_l = covered & (c == PASS) & (h >= 0) & (h <= UNDECIDABLE)
+    false_pass = pass_l & (h == FAIL)
+    ones = np.ones(n)
+    est = ratio_estimates(np.stack([covered, wrong, right, false_pass], axis=1).astype(np.float64),
+                          np.stack([ones, hd, hd, pass_l], axis=1).astype(np.float64), u,
+                          n_boot=n_boot, seed=seed)
+    out = dict(zip(("coverage", "risk", "accuracy", "fpr_pass"), est))
+    if not covered.any():
+        out["risk"] = Estimate(0.0, n=0, units=0)
+        out["accuracy"] = Estimate(1.0, n=0, units=0)
+    return out
+
+
 def objective(
     fpr_pass: np.ndarray | float,
     risk: np.ndarray | float,
     coverage: np.ndarray | float,
     weights: Weights | None = None,
 ) -> np.ndarray:
-    """J = w_fpr·FPR_PASS + w_risk·Risk + w_cov·(1 − Coverage) (element-wise)."""
+    """J = w_fpr·FPR_PASS + w_risk·Risk + w_cov·(1 − Coverage) (element-wise); an undefined
+    (NaN) FPR_PASS or risk counts as 1 (module doc)."""
     w = weights or Weights()
-    return (w.fpr_pass * np.asarray(fpr_pass, np.float64) + w.risk * np.asarray(risk, np.float64)
+    fpr = np.asarray(fpr_pass, np.float64)
+    rk = np.asarray(risk, np.float64)
+    return (w.fpr_pass * np.where(np.isnan(fpr), 1.0, fpr) + w.risk * np.where(np.isnan(rk), 1.0, rk)
             + w.coverage * (1.0 - np.asarray(coverage, np.float64)))
 
 

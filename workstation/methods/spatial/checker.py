@@ -54,7 +54,9 @@ How ``evaluate`` is fast (stages, each recomputed only when a parameter it reads
    the score cut (t_det) never changes WHICH box is selected, only whether one is.
 2. Area stage (``min_area_fraction``; two cached): which first rows pass the area filter, and
    the samples where the filter moves a selection past its first row, with their selections
-   and geometry.
+   and geometry. A new value starts from the cached stage nearest to it: a segment's walk
+   answers for any threshold between the largest area it passed over and the area of the row
+   it found, and a sample whose selections are the same in every slot keeps its geometry.
 3. Selection stage (the cuts, the area stage, the perturbations used; two cached): which
    selections are present, the selected rows (``sel_*``), and the stability terms that do not
    depend on the margin (how many variants found both objects, their IoU sum).
@@ -73,7 +75,11 @@ How ``evaluate`` is fast (stages, each recomputed only when a parameter it reads
    margin (|delta|, a secondary or perturbed delta) between them, or |delta| on the geometry
    term's slope above them (``_step_chunk``). When only the weights / gamma
    change, a live earlier result's verdicts are reused and only ``conf`` and ``c_geometry``
-   are recomputed; when only ``tau`` / ``name`` change, every array is reused. Results share
+   are recomputed; when only ``tau`` / ``name`` change, every array is reused. When a live
+   result differs in the area filter alone (an area drag), its selection and decision arrays
+   are copied and only the samples whose inputs the two area stages give differently (a first
+   row that passes one filter and not the other, or moved selections that differ) are selected
+   and decided again (``_patched``). Results share
    arrays, so they are returned read-only; the result cache holds weak references only (it
    reuses what its owner keeps alive, and keeps nothing alive).
 Chunked passes (about eight chunks a pass, of 1 << 15 to 1 << 17 samples) and the area
@@ -131,7 +137,7 @@ log = logging.getLogger(__name__)
 
 _CACHE_KEY = "checker.prepared"
 # the prepared arrays that only an area stage's build reads (`Prepared.area_only`)
-_AREA_ONLY = ("order", "order_base", "sample_start", "seg_count", "area0", "varea")
+_AREA_ONLY = ("order", "order_base", "sample_start", "seg_count", "area0", "varea", "vrow0")
 _LOCK_KEY = "checker.prepare_lock"
 
 # relations whose PASS needs a negative delta (A left of / above B)
@@ -256,6 +262,8 @@ class StorableVerdicts(VerdictColumns, Protocol):
 
     def reason_text(self, i: int) -> str: ...
 
+    def reason_texts(self) -> np.ndarray: ...
+
 
 @dataclass
 class VerdictArrays:
@@ -329,10 +337,36 @@ class VerdictArrays:
         return REASONS[r]
 
     def reason_texts(self) -> np.ndarray:
-        """``reason_text`` of every sample as an object array."""
+        """``reason_text`` of every sample as an object array, written reason by reason (the
+        same texts: a million samples' in a fraction of the per-sample calls' time)."""
         out = np.full(len(self), "", dtype=object)
-        for i in np.flatnonzero(self.reason != DECIDED).tolist():
-            out[i] = self.reason_text(i)
+        reason = np.asarray(self.reason)
+        cfg = self.config
+        for r in np.unique(reason[reason != DECIDED]).tolist():
+            at = np.flatnonzero(reason == r)
+            if r == MISSING:
+                det = np.asarray(self.reason_detail)[at]
+                la, lb = np.asarray(self.label_a)[at].tolist(), np.asarray(self.label_b)[at].tolist()
+                texts = [f"missing: {', '.join(([str(a)] if d & 1 else []) + ([str(b)] if d & 2 else []))}"
+                         for d, a, b in zip(det.tolist(), la, lb)]
+            elif r == AMBIGUOUS:
+                det = np.asarray(self.reason_detail)[at]
+                la, lb = np.asarray(self.label_a)[at].tolist(), np.asarray(self.label_b)[at].tolist()
+                texts = [f"ambiguous: multiple {a if d == 1 else b}" for d, a, b in zip(det.tolist(), la, lb)]
+            elif r == HIGH_OVERLAP:
+                bound = cfg.max_overlap_iou
+                texts = [f"high_overlap: IoU={x:.2f} > {bound}" for x in np.asarray(self.iou_ab, np.float64)[at].tolist()]
+            elif r == NEAR_BOUNDARY:
+                m = cfg.margin
+                texts = [f"near_boundary (|delta|={abs(x):.3f} <= margin={m})"
+                         for x in np.asarray(self.delta, np.float64)[at].tolist()]
+            elif r == UNSTABLE:
+                ct = cfg.consistency_threshold
+                texts = [f"unstable: stability={x:.2f} < {ct}"
+                         for x in np.asarray(self.c_stability, np.float64)[at].tolist()]
+            else:
+                texts = [REASONS[r]] * len(at)
+            out[at] = np.array(texts, dtype=object) if texts else out[at]
         return out
 
     def counts(self) -> tuple[int, int, int]:
@@ -445,7 +479,9 @@ class Prepared:
     score0: np.ndarray  # (4, N): its score (-inf if empty); float32 when the scores are (see score_dtype)
     area0: np.ndarray  # float64 (4, N): its area (+inf if empty)
     vscore: np.ndarray  # (V-1, N) as score0: min score of the first rows of variant v's A and B
-    varea: np.ndarray  # float64 (V-1, N): fmin of their areas (a NaN area never counts as small)
+    varea: np.ndarray  # float64 (2(V-1), N): the area of each variant slot's first row (slot 4 + k at
+    # row k; +inf where the slot is empty)
+    vrow0: np.ndarray  # (2(V-1), N) as row0: each variant slot's first row, -1 if empty
     s2: np.ndarray  # (2, N) as score0: second-best score of original primary A / B (-inf)
     rel: np.ndarray  # int8 (N,): relation code
     wh: np.ndarray | None  # float64 (N,): W*H; None when wh_scalar says it for every sample
@@ -681,11 +717,12 @@ def _prepare(ds: Dataset, fp: tuple[Any, ...]) -> Prepared:
     idt = _index_dtype(2 * len(d) + 1)
 
     row0 = np.full((4, n), -1, idt)
+    vrow0 = np.full((2 * n_pert, n), -1, idt)
     sdt = score_dtype(d.score)
     score0 = np.empty((4, n), sdt)
     area0 = np.empty((4, n))
     vscore = np.empty((n_pert, n), sdt)
-    varea = np.empty((n_pert, n))
+    varea = np.empty((2 * n_pert, n))
     s2 = np.full((2, n), -np.inf, sdt)
     geom = {k: np.empty(n) for k in _GEOM_1D} | {k: np.empty((n_pert, n)) for k in _GEOM_2D}
     orders: list[np.ndarray] = [np.zeros(0, idt)] * len(chunks)
@@ -770,13 +807,14 @@ def _prepare(ds: Dataset, fp: tuple[Any, ...]) -> Prepared:
             geom[name][..., s0:s1] = arr
         del g
         row0[:, s0:s1] = row0_all[:4]
+        vrow0[:, s0:s1] = row0_all[4:]
         for sl in range(4):
             score0[sl, s0:s1], area0[sl, s0:s1] = score_area(got, sl)
         for v in range(n_pert):
             sa, aa = score_area(got, 4 + 2 * v)
             sb, ab = score_area(got, 5 + 2 * v)
             vscore[v, s0:s1] = np.minimum(sa, sb)
-            varea[v, s0:s1] = np.fmin(aa, ab)
+            varea[2 * v, s0:s1], varea[2 * v + 1, s0:s1] = aa, ab
         del row0_all, got
         for sl in (0, 1):
             two = np.flatnonzero(count2[:, sl] >= 2)
@@ -797,7 +835,7 @@ def _prepare(ds: Dataset, fp: tuple[Any, ...]) -> Prepared:
     wide = np.result_type(*[c.dtype for c in counts]) if counts else np.dtype(np.uint8)
     seg_count = np.concatenate(counts).astype(wide, copy=False) if counts else np.zeros((0, n_slots), np.uint8)
     del counts
-    arrays = {"order": order, "sample_start": sample_start, "seg_count": seg_count, "row0": row0,
+    arrays = {"order": order, "sample_start": sample_start, "seg_count": seg_count, "row0": row0, "vrow0": vrow0,
               "score0": score0, "area0": area0, "vscore": vscore, "varea": varea, "s2": s2,
               **({"order_base": order_base} if order_base is not None else {}),
               **{f"geom_{k}": a for k, a in geom.items()}}
@@ -850,8 +888,9 @@ def _kept_arrays(n: int, n_slots: int, n_det: int, sdt: type[np.floating[Any]]
     count = {"uint8", "uint16", "int64"}
     score = {np.dtype(sdt).name}
     return {"order": ((-1,), count), "order_base": ((n,), {idt}), "sample_start": ((n + 1,), {idt}),
-            "seg_count": ((n, n_slots), count), "row0": ((4, n), {idt}), "score0": ((4, n), score),
-            "area0": ((4, n), {"float64"}), "vscore": ((n_pert, n), score), "varea": ((n_pert, n), {"float64"}),
+            "seg_count": ((n, n_slots), count), "row0": ((4, n), {idt}), "vrow0": ((2 * n_pert, n), {idt}),
+            "score0": ((4, n), score),
+            "area0": ((4, n), {"float64"}), "vscore": ((n_pert, n), score), "varea": ((2 * n_pert, n), {"float64"}),
             "s2": ((2, n), score), **{f"geom_{k}": ((n,), {"float64"}) for k in _GEOM_1D},
             **{f"geom_{k}": ((n_pert, n), {"float64"}) for k in _GEOM_2D}}
 
@@ -866,7 +905,7 @@ def _finish(ds: Dataset, fp: tuple[Any, ...], n_slots: int, relation: np.ndarray
     prep = Prepared(
         fingerprint=fp, n=n, n_slots=n_slots, order=arrays["order"],
         order_base=arrays.get("order_base"), sample_start=arrays["sample_start"], seg_count=arrays["seg_count"],
-        row0=arrays["row0"], score0=arrays["score0"], area0=arrays["area0"], vscore=arrays["vscore"],
+        row0=arrays["row0"], vrow0=arrays["vrow0"], score0=arrays["score0"], area0=arrays["area0"], vscore=arrays["vscore"],
         varea=arrays["varea"], s2=arrays["s2"],
         rel=np.asarray(relation).astype(np.int8), wh=None if wh_scalar is not None else wh, wh_scalar=wh_scalar,
         geom=geom,
@@ -884,6 +923,21 @@ def _finish(ds: Dataset, fp: tuple[Any, ...], n_slots: int, relation: np.ndarray
 # Area stage: where the area filter moves a selection past its segment's first row
 # =============================================================================================
 @dataclass
+class _Walked:
+    """One slot's walk under one area filter: the samples ``cand`` (sorted) whose first row fails
+    the filter and that have a later row; the first later row that passes it (``found``, -1
+    where none does) with its area, and the largest area of the rows the walk passed over
+    before it (all later rows where none passes; -inf where it passed over none). A walk under
+    another filter value gives the same row wherever that value's threshold is above ``passed``
+    and at most ``found_area`` (`_build_area_stage`)."""
+
+    cand: np.ndarray
+    found: np.ndarray
+    found_area: np.ndarray
+    passed: np.ndarray
+
+
+@dataclass
 class _AreaStage:
     """For one ``min_area_fraction``: the samples ``idx`` (sorted) where some slot's selection is
     not its first row (the first row fails the area filter and a later one passes it), with
@@ -897,6 +951,7 @@ class _AreaStage:
     finite: bool
     ok: np.ndarray  # (4, N) bool: the first row of slot 0..3 passes the area filter (every sample)
     vok: np.ndarray  # (V-1, N) bool: the first rows of variant v's A and B both pass it
+    walks: list[_Walked] = field(default_factory=list, repr=False)  # each slot's (a later build reuses them)
 
 
 def _area_threshold(prep: Prepared, maf: float, idx: np.ndarray | None = None) -> np.ndarray | float:
@@ -906,7 +961,12 @@ def _area_threshold(prep: Prepared, maf: float, idx: np.ndarray | None = None) -
     return maf * (prep.wh if idx is None else prep.wh[idx])
 
 
-def _build_area_stage(ds: Dataset, prep: Prepared, maf: float) -> _AreaStage:
+def _build_area_stage(ds: Dataset, prep: Prepared, maf: float, near: _AreaStage | None = None) -> _AreaStage:
+    """The area stage of ``min_area_fraction`` ``maf``. ``near``: a stage of the same preparation
+    under another value. Its walks answer for every sample whose threshold lies between the
+    largest area a walk passed over and the area of the row it found (`_Walked`): only the
+    others are walked; and its geometry is taken for the samples whose selections are the same
+    in every slot under both (the geometry depends on the selected rows alone)."""
     d = ds.detections
     n_slots = prep.n_slots
     if len(d):
@@ -916,88 +976,118 @@ def _build_area_stage(ds: Dataset, prep: Prepared, maf: float) -> _AreaStage:
     def area(r: np.ndarray) -> np.ndarray:
         return (x2[r] - x1[r]) * (y2[r] - y1[r])
 
-    def walk(sl: int, cand: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Samples ``cand`` whose first row in slot ``sl`` fails the area filter: the first later
-        row that passes it (samples without one are dropped). One row per step, vectorised."""
+    def walk(sl: int, cand: np.ndarray, thr_c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Samples ``cand`` (each with a later row) whose first row in slot ``sl`` fails the area
+        filter (thresholds ``thr_c``): the first later row that passes it (-1 where none), its
+        area and the largest area passed over before it. One row per step, vectorised."""
         pos, end = prep.segment(cand, sl)
         pos += 1
-        live = pos < end
-        cand, pos, end = cand[live], pos[live], end[live]
-        thr = _area_threshold(prep, maf, cand)
-        thr_c = thr if isinstance(thr, np.ndarray) else np.full(len(cand), thr)
         found = np.full(len(cand), -1, np.int64)
+        found_area = np.full(len(cand), np.nan)
+        passed = np.full(len(cand), -np.inf)
         active = np.arange(len(cand))
         while len(active):
             rr = prep.rows_at(pos[active], cand[active])
-            hit = ~(area(rr) < thr_c[active])
+            ar = area(rr)
+            hit = ~(ar < thr_c[active])
             found[active[hit]] = rr[hit]
-            active = active[~hit & (pos[active] + 1 < end[active])]
+            found_area[active[hit]] = ar[hit]
+            miss = active[~hit]
+            passed[miss] = np.maximum(passed[miss], ar[~hit])
+            active = miss[pos[miss] + 1 < end[miss]]
             pos[active] += 1
-        got = found >= 0
-        return cand[got], found[got]
+        return found, found_area, passed
 
     thr_all = _area_threshold(prep, maf)
-    thr_rows = thr_all if isinstance(thr_all, float) else thr_all[None, :]
-    with np.errstate(invalid="ignore"):
-        ok = ~(prep.area0 < thr_rows)  # first rows that pass the area filter
-        vok = ~(prep.varea < thr_rows)
-    def moved_in(sl: int) -> tuple[np.ndarray, np.ndarray]:
+    thr_rows = thr_all if isinstance(thr_all, float) else thr_all
+    ok = np.empty((4, prep.n), bool)  # first rows that pass the area filter (a NaN area is not small)
+    slot_ok = np.empty(prep.varea.shape, bool)  # the same of each variant slot
+    empty = np.zeros(0, np.int64)
+    walks: list[_Walked] = [_Walked(empty, empty, np.zeros(0), np.zeros(0))] * n_slots
+
+    def find(sl: int) -> None:
+        passes = ok[sl] if sl < 4 else slot_ok[sl - 4]
         with np.errstate(invalid="ignore"):
-            if sl < 4:
-                return walk(sl, np.flatnonzero(~ok[sl]))
-            cand = np.flatnonzero(~vok[(sl - 4) // 2])  # A's or B's first row is small
-            begin, end = prep.segment(cand, sl)
-            later = end - begin >= 2  # a later row to move to
-            c = cand[later]
-            small = area(prep.rows_at(begin[later], c)) < _area_threshold(prep, maf, c)
-            return walk(sl, c[small])
+            np.less(prep.area0[sl] if sl < 4 else prep.varea[sl - 4], thr_rows, out=passes)  # small
+        cand = np.flatnonzero(passes) if len(d) else empty  # its first row is small
+        np.logical_not(passes, out=passes)
+        if not len(d):
+            return
+        cand = cand[prep.seg_count[cand, sl] >= 2]  # with a later row to move to
+        thr = _area_threshold(prep, maf, cand)
+        thr_c = thr if isinstance(thr, np.ndarray) else np.full(len(cand), thr)
+        found = np.full(len(cand), -1, np.int64)
+        found_area = np.full(len(cand), np.nan)
+        passed = np.full(len(cand), -np.inf)
+        todo = np.arange(len(cand))
+        if near is not None and near.walks and len(near.walks[sl].cand) and len(cand):
+            w = near.walks[sl]
+            at = np.minimum(np.searchsorted(w.cand, cand), len(w.cand) - 1)
+            was = w.cand[at] == cand
+            with np.errstate(invalid="ignore"):  # a NaN threshold or area: walked again
+                same = was & (w.passed[at] < thr_c) & ((w.found[at] < 0) | ~(w.found_area[at] < thr_c))
+            keep = np.flatnonzero(same)
+            found[keep], found_area[keep], passed[keep] = w.found[at[keep]], w.found_area[at[keep]], w.passed[at[keep]]
+            todo = np.flatnonzero(~same)
+        if len(todo):
+            found[todo], found_area[todo], passed[todo] = walk(sl, cand[todo], thr_c[todo])
+        walks[sl] = _Walked(cand, found, found_area, passed)
 
-    moved: list[tuple[np.ndarray, np.ndarray]] = [(np.zeros(0, np.int64),) * 2] * n_slots
-    if len(d):
-        def find(sl: int) -> None:
-            moved[sl] = moved_in(sl)
-
-        _run_tasks(n_slots, find)
+    _run_tasks(n_slots, find)
+    vok = slot_ok[0::2] & slot_ok[1::2]
     any_moved = np.zeros(prep.n, bool)
-    for mv, _ in moved:
-        any_moved[mv] = True
+    for w in walks:
+        any_moved[w.cand[w.found >= 0]] = True
     idx = np.flatnonzero(any_moved)
     k_n = len(idx)
+    # every slot's selection: the first row where it passes the filter, the row moved to, or none
     rows = np.full((n_slots, k_n), -1, np.int64)
     if k_n:
-        thr_i = _area_threshold(prep, maf, idx)
+        rows[:4] = np.where(ok[:, idx], prep.row0[:, idx], -1)
+        rows[4:] = np.where(slot_ok[:, idx], prep.vrow0[:, idx], -1)
+    for sl, w in enumerate(walks):
+        got = w.found >= 0
+        if got.any():
+            rows[sl, np.searchsorted(idx, w.cand[got])] = w.found[got]
 
-        def selections(sl: int) -> None:
-            with np.errstate(invalid="ignore"):
-                if sl < 4:
-                    r0 = prep.row0[sl, idx].astype(np.int64)
-                    small = prep.area0[sl, idx] < thr_i
-                else:
-                    begin, end = prep.segment(idx, sl)
-                    has = end > begin
-                    r0 = np.full(k_n, -1, np.int64)
-                    r0[has] = prep.rows_at(begin[has], idx[has])
-                    small = has & (area(np.maximum(r0, 0)) < thr_i)
-            r0[small] = -1
-            mv, rr = moved[sl]
-            if len(mv):
-                r0[np.searchsorted(idx, mv)] = rr
-            rows[sl] = r0
-
-        _run_tasks(n_slots, selections)
-    eff = np.where(rows >= 0, score[np.maximum(rows, 0)], -np.inf) if len(d) else np.full(rows.shape, -np.inf)
-    veff = np.minimum(eff[4::2], eff[5::2])
-    parts: list[dict[str, np.ndarray]] = [{} for _ in range(-(-k_n // CHUNK))]
+    # the selections' scores and geometry: taken from `near` where a sample's selections are
+    # its there, else read and computed
+    reuse = np.zeros(k_n, bool)
+    at_near = np.zeros(k_n, np.int64)
+    if near is not None and k_n and len(near.idx):
+        at_near = np.minimum(np.searchsorted(near.idx, idx), len(near.idx) - 1)
+        inside = np.flatnonzero(near.idx[at_near] == idx)
+        reuse[inside] = (near.rows[:, at_near[inside]] == rows[:, inside]).all(axis=0)
+    todo_g = np.flatnonzero(~reuse)
+    kept = np.flatnonzero(reuse)
+    parts: list[dict[str, np.ndarray]] = [{} for _ in range(-(-len(todo_g) // CHUNK))]
 
     def geometry(k: int) -> None:
-        s = slice(k * CHUNK, (k + 1) * CHUNK)
-        parts[k] = _geometry(ds, rows[:, s], idx[s])
+        t = todo_g[k * CHUNK:(k + 1) * CHUNK]
+        parts[k] = _geometry(ds, rows[:, t], idx[t])
 
     _run_tasks(len(parts), geometry)
-    geom = ({key: np.concatenate([g[key] for g in parts], axis=-1) for key in parts[0]} if parts
-            else _geometry(ds, rows, idx))
-    return _AreaStage(idx=idx, rows=rows, eff=eff[:4].copy(), veff=veff, geom=geom, finite=_all_finite(geom),
-                      ok=ok, vok=vok)
+    if not parts:
+        parts = [_geometry(ds, rows[:, todo_g], idx[todo_g])]  # (empty arrays of the right shapes)
+    r_todo = rows[:, todo_g]
+    e_todo = np.where(r_todo >= 0, score[np.maximum(r_todo, 0)], -np.inf) if len(d) else \
+        np.full(r_todo.shape, -np.inf)
+    computed = {key: np.concatenate([g[key] for g in parts], axis=-1) for key in parts[0]}
+    computed["eff"], computed["veff"] = e_todo[:4], np.minimum(e_todo[4::2], e_todo[5::2])
+    merged: dict[str, np.ndarray] = {}
+    for key, values in computed.items():
+        if not len(kept):
+            merged[key] = np.ascontiguousarray(values)
+            continue
+        assert near is not None
+        out = np.empty(values.shape[:-1] + (k_n,), values.dtype)
+        out[..., todo_g] = values
+        out[..., kept] = (getattr(near, key) if key in ("eff", "veff") else near.geom[key])[..., at_near[kept]]
+        merged[key] = out
+    eff, veff = merged.pop("eff"), merged.pop("veff")
+    geom = merged
+    return _AreaStage(idx=idx, rows=rows, eff=eff, veff=veff, geom=geom, finite=_all_finite(geom),
+                      ok=ok, vok=vok, walks=walks)
 
 
 # =============================================================================================
@@ -1078,7 +1168,10 @@ class _Stages:
             if hit is not None:
                 self.area.move_to_end(maf)
                 return hit
-        stage = _build_area_stage(ds, prep, maf)
+            # the cached stage nearest in value: most samples' selections are the same there
+            near = min(self.area.items(), key=lambda kv: abs(kv[0] - maf) if math.isfinite(kv[0] - maf)
+                       else math.inf, default=(None, None))[1]
+        stage = _build_area_stage(ds, prep, maf, near)
         with self.lock:
             self.area[maf] = stage
             while len(self.area) > self.MAX_AREA:
@@ -1134,6 +1227,21 @@ class _Stages:
                 if best is None or abs(m - margin) <= best[0]:
                     best = (abs(m - margin), v)
         return None if best is None else best[1]
+
+    def find_area_step(self, key: tuple[Any, ...], flags: tuple[Callable[[], Any], ...],
+                       conf_key: tuple[Any, ...]) -> tuple[VerdictArrays, _AreaStage] | None:
+        """The latest live result whose parameters are those of ``key`` / ``conf_key`` but the
+        area filter, with its area stage (held from here on by the caller), for `_area_step`."""
+        with self.lock:
+            for r in reversed(self.results):
+                v = r.ref()
+                if (v is None or r.key[0] == key[0] or r.key[1:] != key[1:] or r.conf_key != conf_key
+                        or not _same_refs(r.flags, flags)):
+                    continue
+                stage = self.area.get(r.key[0])
+                if stage is not None:
+                    return v, stage
+        return None
 
     def add(self, key: tuple[Any, ...], flags: tuple[Callable[[], Any], ...],
             conf_key: tuple[Any, ...], reach_key: tuple[Any, ...], v: VerdictArrays) -> None:
@@ -1609,6 +1717,59 @@ def _two_passes(n: int, idx: np.ndarray, kernel: Callable[..., None], p: _Params
     return out
 
 
+# the share of the samples up to which `_patched` runs the passes again at the samples an area
+# filter change reaches (each of their inputs gathered), above which it is the whole passes
+PATCH_MAX_FRACTION = 0.125
+
+
+def _patched(base: dict[str, np.ndarray], at: np.ndarray, idx: np.ndarray, kernel: Callable[..., None],
+             p: _Params, x_all: dict[str, Any], x_sub: dict[str, Any], types: dict[str, Any]) -> dict[str, np.ndarray]:
+    """`_two_passes`' arrays where they differ from ``base`` only at the samples ``at`` (sorted):
+    ``base``'s arrays copied and ``kernel`` run again over those samples alone, from the prepared
+    inputs or, for those among the area stage's samples ``idx``, from its own (each input
+    gathered at them). Read-only results."""
+    out: dict[str, np.ndarray] = {}
+
+    def copy(k: int) -> None:
+        name = list(types)[k]
+        out[name] = np.array(base[name], dtype=types[name], copy=True)
+
+    _run_tasks(len(types), copy)
+    pos = np.minimum(np.searchsorted(idx, at), max(len(idx) - 1, 0))
+    in_sub = (idx[pos] == at) if len(idx) else np.zeros(len(at), bool)
+    for rows, x, where in ((at[~in_sub], x_all, at[~in_sub]), (at[in_sub], x_sub, pos[in_sub])):
+        if not len(rows):
+            continue
+        xs = {k: (np.take(a, where, axis=-1) if isinstance(a, np.ndarray) else a) for k, a in x.items()}
+        sub = {k: np.empty(len(rows), t) for k, t in types.items()}
+        _run_chunks(len(rows), lambda lo, hi: kernel(p, xs, sub, slice(lo, hi)))
+        for k in types:
+            out[k][rows] = sub[k]
+    for arr in out.values():
+        arr.flags.writeable = False
+    return out
+
+
+def _changed_by_area(a: _AreaStage, b: _AreaStage) -> np.ndarray:
+    """The samples (sorted) whose selection and decision inputs differ between the area stages
+    ``a`` and ``b`` (two values of the area filter): a first row that passes one and not the
+    other, or moved selections that are not the same in both. Every other sample reads the
+    same values under both."""
+    changed = (a.ok != b.ok).any(axis=0)
+    changed |= (a.vok != b.vok).any(axis=0)
+    for x, y in ((a, b), (b, a)):
+        if not len(x.idx):
+            continue
+        if not len(y.idx):
+            changed[x.idx] = True
+            continue
+        at = np.minimum(np.searchsorted(y.idx, x.idx), len(y.idx) - 1)
+        same = y.idx[at] == x.idx
+        same[same] = (y.rows[:, at[same]] == x.rows[:, same]).all(axis=0)
+        changed[x.idx[~same]] = True
+    return np.flatnonzero(changed)
+
+
 def _reweigh(prep: Prepared, area: _AreaStage, hit: VerdictArrays, cfg: CheckerConfig) -> VerdictArrays:
     """``hit`` under ``cfg``, which differs from hit.config in confidence parameters only."""
     p = _Params.of(cfg, prep, [], False, finite=prep.finite and area.finite)
@@ -1636,12 +1797,15 @@ def _selection(prep: Prepared, area: _AreaStage, p: _Params, has2: np.ndarray) -
 
 def _decision(ds: Dataset, prep: Prepared, area: _AreaStage, cfg: CheckerConfig,
               flags: tuple[Callable[[], Any], ...], base: VerdictArrays | None = None,
-              stepped: bool = False) -> VerdictArrays:
+              stepped: bool = False, area_step: tuple[VerdictArrays, _AreaStage] | None = None) -> VerdictArrays:
     """A new result: the selection stage (cached by the cuts, the area filter and the variants
     it reads), then the decision pass; from ``base`` (a result whose samples reach the margin
     test as under cfg: `_reach_key`) only the samples that reach it are decided again, and with
     ``stepped`` (``base`` under cfg but its margin: `_Stages.find_margin_step`) only those whose
-    outputs can differ between the two margins (`_step_chunk`)."""
+    outputs can differ between the two margins (`_step_chunk`). With ``area_step`` (a live result
+    under cfg but its area filter, and that filter's area stage: `_Stages.find_area_step`) its
+    selection and decision arrays are copied and only the samples whose inputs the two area
+    stages give differently are selected and decided again (`_changed_by_area`)."""
     s = ds.samples
     idx = area.idx
     has_pert = np.asarray(s.has_perturbed, bool)
@@ -1660,14 +1824,42 @@ def _decision(ds: Dataset, prep: Prepared, area: _AreaStage, cfg: CheckerConfig,
         return {"rel": prep.rel, "s2": prep.s2, "s1": prep.score0[:2], "has_pert": has_pert, "recorded": recorded,
                 **{k: a for k, a in sel.items() if not k.startswith(("sel", "sub."))}}
 
+    if area_step is not None:  # the selection and decision of `base_v` but where the area stages differ
+        base_v, base_area = area_step
+        base_key = (base_v.config.min_area_fraction,) + sel_key[1:]
+        base_sel = prep.stages.selection(base_key, flags) if sel is None else None
+        if sel is None and base_sel is None:
+            area_step = None  # its selection stage is gone: selected and decided in full below
+        else:
+            changed = _changed_by_area(base_area, area)
+            if len(changed) > PATCH_MAX_FRACTION * prep.n:  # gathering every input at so many
+                area_step = None  # samples costs more than the passes over every sample
+        if area_step is not None:
+            if sel is None:
+                assert base_sel is not None
+                types = {k: a.dtype for k, a in base_sel.items() if not k.startswith("sub.")}
+                x_all: dict[str, Any] = {"sc": prep.score0, "ok": area.ok, "vsc": prep.vscore, "vok": area.vok, "rows": prep.row0,
+                         "has2": has2, "iouak": prep.geom["iouak"], "ioubk": prep.geom["ioubk"]}
+                x_sub: dict[str, Any] = {"sc": area.eff, "ok": None, "vsc": area.veff, "vok": None, "rows": area.rows[:4],
+                         "has2": has2[idx], "iouak": area.geom["iouak"], "ioubk": area.geom["ioubk"]}
+                sel = _patched(base_sel, changed, idx, _select_chunk, p, x_all, x_sub, types)
+                sel.update({f"sub.{k}": np.take(a, idx, axis=-1) for k, a in inputs(sel).items()})
+                prep.stages.add_selection(sel_key, flags, sel)
+            x_all = {**inputs(sel), **prep.geom}
+            x_sub = {**{k[4:]: a for k, a in sel.items() if k.startswith("sub.")}, **area.geom}
+            o = _patched({k: getattr(base_v, k) for k in _OUT_TYPES}, changed, idx, _decide_chunk, p, x_all, x_sub,
+                         _OUT_TYPES)
+            _, label_a, label_b = _spatial_columns(ds)
+            return VerdictArrays(**o, sel_a=sel["sel_a"], sel_b=sel["sel_b"], sel2_a=sel["sel2_a"],
+                                 sel2_b=sel["sel2_b"], label_a=label_a, label_b=label_b, config=cfg)
     if sel is None:
         sel = _selection(prep, area, p, has2)
         # those inputs at the area stage's samples, gathered once per selection stage (take:
         # a fifth of the time a[..., idx] takes on the two-row score arrays)
         sel.update({f"sub.{k}": np.take(a, idx, axis=-1) for k, a in inputs(sel).items()})
         prep.stages.add_selection(sel_key, flags, sel)
-    x_all: dict[str, Any] = {**inputs(sel), **prep.geom}
-    x_sub: dict[str, Any] = {**{k[4:]: a for k, a in sel.items() if k.startswith("sub.")}, **area.geom}
+    x_all = {**inputs(sel), **prep.geom}
+    x_sub = {**{k[4:]: a for k, a in sel.items() if k.startswith("sub.")}, **area.geom}
     if base is None:
         o = _two_passes(prep.n, idx, _decide_chunk, p, x_all, x_sub, _OUT_TYPES)
     else:  # the samples reach the margin test as in base: its _KEPT arrays are this result's
@@ -1703,13 +1895,20 @@ def evaluate(ds: Dataset, cfg: CheckerConfig) -> VerdictArrays:
     if hit is not None and same_conf:
         v = dataclasses_replace(hit, config=cfg)
     else:
+        # a live result under this config but its area filter, with that filter's stage (held
+        # here: building this one's may drop it from the cache)
+        area_step = stages.find_area_step(key, flags, conf_key) if hit is None else None
         area = stages.area_stage(ds, prep, cfg.min_area_fraction)
         if hit is not None:
             v = _reweigh(prep, area, hit, cfg)
         else:
             step = stages.find_margin_step(key, flags, conf_key, cfg.margin)
-            v = (_decision(ds, prep, area, cfg, flags, step, stepped=True) if step is not None
-                 else _decision(ds, prep, area, cfg, flags, stages.find_reached(reach_key, flags)))
+            if step is not None:
+                v = _decision(ds, prep, area, cfg, flags, step, stepped=True)
+            elif area_step is not None:
+                v = _decision(ds, prep, area, cfg, flags, area_step=area_step)
+            else:
+                v = _decision(ds, prep, area, cfg, flags, stages.find_reached(reach_key, flags))
     stages.add(key, flags, conf_key, reach_key, v)
     return v
 

@@ -65,8 +65,12 @@ class SpatialMethod:
         return MIGRATIONS
 
     def suite(self, n_pairs: int = 50, **options: Any) -> Any:
+        from ...util.numbers import whole_number
         from .suite import spatial_suite
 
+        n_pairs = whole_number(n_pairs, "spatial suite: n_pairs", 1, 100_000)
+        if "seed" in options:
+            options["seed"] = whole_number(options["seed"], "spatial suite: seed", 0, 2**63 - 1)
         return spatial_suite(n_pairs, **options)
 
     def load(self, project: Any) -> Dataset:

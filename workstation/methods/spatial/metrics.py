@@ -22,6 +22,13 @@ Definitions
 * Abstention: UNDECIDABLE samples by reason, as counts and as a fraction / percent of all samples.
 
 A rate whose denominator is 0 is NaN (for example pass_rate_cond with no decided sample).
+
+Intervals (`workstation.evaluation.intervals`, docs/statistics.md): every per-image rate carries
+``<rate>_lo`` / ``<rate>_hi``, the 95 % cluster bootstrap over the prompts (the K seeds of a prompt
+are resampled together); prompt-level rates and counterfactual pair rates the Wilson interval
+over the prompts / pairs (independent items). ``n_boot=0`` leaves the bounds NaN. `headline`
+gives the numbers over all runs together, without τ and at τ, as `Estimate`s: the calibration
+panel's Live-verdicts table and the report's headline table both show it.
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ import numpy as np
 
 from .checker import VerdictColumns
 from ...dataset import Dataset
+from ...evaluation.intervals import N_BOOT, SEED, Estimate, ratio_estimates, wilson_estimate
 from ...util.grouping import factorize
 from .data import spatial_columns
 from .types import FAIL, PASS, REASONS, RELATIONS, UNDECIDABLE, VERDICTS
@@ -42,8 +50,12 @@ __all__ = [
     "MAIN_RESULTS_COLUMNS", "BY_RELATION_RATE_SUFFIX", "COUNTERFACTUAL_COLUMNS",
     "PROMPT_METRICS_COLUMNS", "ABSTENTION_COLUMNS", "RELATION_DETAIL_COLUMNS",
     "PromptVerdicts", "Summary", "image_metrics", "main_results", "relation_detail", "by_relation",
-    "prompt_verdicts", "prompt_metrics", "counterfactual", "abstention", "summarize",
+    "prompt_verdicts", "prompt_metrics", "counterfactual", "abstention", "summarize", "Headline", "headline",
+    "HEADLINE_ROWS", "INTERVAL_UNIT",
 ]
+
+#: what the cluster bootstrap of the per-image rates resamples
+INTERVAL_UNIT = "prompt (all its samples, every run)"
 
 MAIN_RESULTS_COLUMNS = ("run", "samples", "pass_rate", "coverage", "pass_rate_cond",
                         "prompt_pass_rate", "mean_conf")
@@ -99,6 +111,29 @@ def _codes(ds: Dataset, column: str) -> tuple[np.ndarray, list[str]]:
 
 def _runs(ds: Dataset) -> tuple[np.ndarray, list[str]]:
     return _codes(ds, "run_id")
+
+
+def _image_intervals(ds: Dataset, verdict: np.ndarray, conf: np.ndarray, sel: np.ndarray | None,
+                     n_boot: int, seed: int) -> dict[str, Estimate]:
+    """pass_rate, coverage, pass_rate_cond and mean_conf over the samples ``sel`` (all when None)
+    with cluster-bootstrap intervals over their prompts (one set of resamples for all four)."""
+    prompt_code = _codes(ds, "prompt_id")[0]
+    v = np.asarray(verdict)
+    c = np.asarray(conf, np.float64)
+    if sel is not None:
+        v, c, prompt_code = v[sel], c[sel], prompt_code[sel]
+    is_pass = (v == PASS).astype(np.float64)
+    decided = is_pass + (v == FAIL)
+    ones = np.ones(len(v))
+    est = ratio_estimates(np.stack([is_pass, decided, is_pass, c], axis=1),
+                          np.stack([ones, ones, decided, ones], axis=1), prompt_code,
+                          proportion=[True, True, True, False], n_boot=n_boot, seed=seed)
+    return dict(zip(("pass_rate", "coverage", "pass_rate_cond", "mean_conf"), est))
+
+
+def _bounds(row: dict[str, Any], estimates: dict[str, Estimate]) -> None:
+    for name, e in estimates.items():
+        row[f"{name}_lo"], row[f"{name}_hi"] = e.lo, e.hi
 
 
 def _check(ds: Dataset, v: VerdictColumns) -> None:
@@ -314,8 +349,9 @@ def _update_tally(t: _Tally, g: np.ndarray, changed: np.ndarray, nv: np.ndarray,
 
 
 def prompt_metrics(ds: Dataset, v: VerdictColumns, k: int | None = None,
-                   pv: PromptVerdicts | None = None) -> list[dict[str, Any]]:
-    """Per run: total_prompts, best_of_k_pass_rate, all_of_k_pass_rate, K and the counts."""
+                   pv: PromptVerdicts | None = None, n_boot: int = N_BOOT) -> list[dict[str, Any]]:
+    """Per run: total_prompts, best_of_k_pass_rate, all_of_k_pass_rate (with Wilson bounds over
+    the prompts), K and the counts."""
     pv = pv if pv is not None else prompt_verdicts(ds, v, k)
     rows = []
     for run in _run_names(ds):
@@ -333,6 +369,8 @@ def prompt_metrics(ds: Dataset, v: VerdictColumns, k: int | None = None,
             row[f"{nm}_fail"] = int(np.count_nonzero(arr == FAIL))
             row[f"{nm}_undecidable"] = int(np.count_nonzero(arr == UNDECIDABLE))
             row[f"{nm}_coverage"] = _rate(row[f"{nm}_pass"] + row[f"{nm}_fail"], total)
+        _bounds(row, {f"{nm}_pass_rate": _wilson(row[f"{nm}_pass"], total, n_boot)
+                      for nm in ("best_of_k", "all_of_k")})
         rows.append(row)
     return rows
 
@@ -341,13 +379,20 @@ def _run_names(ds: Dataset) -> list[str]:
     return _runs(ds)[1]
 
 
+def _wilson(successes: int, n: int, n_boot: int) -> Estimate:
+    """Wilson over independent items; no bounds when intervals are switched off (``n_boot`` 0)."""
+    e = wilson_estimate(successes, n)
+    return e if n_boot > 0 else Estimate(e.value, n=e.n, units=e.units)
+
+
 # =============================================================================================
 # Tables
 # =============================================================================================
 def main_results(ds: Dataset, v: VerdictColumns, k: int | None = None,
-                 pv: PromptVerdicts | None = None) -> list[dict[str, Any]]:
+                 pv: PromptVerdicts | None = None, n_boot: int = N_BOOT, seed: int = SEED) -> list[dict[str, Any]]:
     """Per run: samples, pass_rate, coverage, pass_rate_cond, prompt_pass_rate (best-of-K),
-    mean_conf, then pass/fail/undecidable counts, undecidable_rate, prompts and K."""
+    mean_conf, then pass/fail/undecidable counts, undecidable_rate, prompts and K, and the
+    ``_lo`` / ``_hi`` bounds of the rates (module doc)."""
     _check(ds, v)
     pv = pv if pv is not None else prompt_verdicts(ds, v, k)
     run_code, run_names = _runs(ds)
@@ -365,11 +410,15 @@ def main_results(ds: Dataset, v: VerdictColumns, k: int | None = None,
             "undecidable_count": im["undecidable_count"], "undecidable_rate": im["undecidable_rate"],
             "prompts": n_prompts, "k": pv.k.get(run, 0),
         })
+        _bounds(rows[-1], _image_intervals(ds, v.verdict, v.conf, sel, n_boot, seed))
+        _bounds(rows[-1], {"prompt_pass_rate": _wilson(int(np.count_nonzero(pv.best_of_k[psel] == PASS)),
+                                                       n_prompts, n_boot)})
     return rows
 
 
-def relation_detail(ds: Dataset, v: VerdictColumns) -> list[dict[str, Any]]:
-    """Per run and relation (long form): counts and per-image rates."""
+def relation_detail(ds: Dataset, v: VerdictColumns, n_boot: int = N_BOOT,
+                    seed: int = SEED) -> list[dict[str, Any]]:
+    """Per run and relation (long form): counts and per-image rates with their bounds."""
     _check(ds, v)
     run_code, run_names = _runs(ds)
     rel = np.asarray(spatial_columns(ds).relation, np.int64)
@@ -383,6 +432,7 @@ def relation_detail(ds: Dataset, v: VerdictColumns) -> list[dict[str, Any]]:
             im = image_metrics(v.verdict[sel], v.conf[sel])
             rows.append({"run": run, "relation": RELATIONS[code],
                          **{c: im[c] for c in RELATION_DETAIL_COLUMNS[2:]}})
+            _bounds(rows[-1], _image_intervals(ds, v.verdict, v.conf, sel, n_boot, seed))
     return rows
 
 
@@ -400,13 +450,18 @@ def by_relation(ds: Dataset, v: VerdictColumns,
         for d in detail:
             if d["run"] == run:
                 row[f"{d['relation']}{BY_RELATION_RATE_SUFFIX}"] = d["pass_rate"]
+        for d in detail:  # the bounds after every rate: the published columns come first
+            if d["run"] == run and "pass_rate_lo" in d:
+                row[f"{d['relation']}{BY_RELATION_RATE_SUFFIX}_lo"] = d["pass_rate_lo"]
+                row[f"{d['relation']}{BY_RELATION_RATE_SUFFIX}_hi"] = d["pass_rate_hi"]
         rows.append(row)
     return rows
 
 
 def counterfactual(ds: Dataset, v: VerdictColumns, k: int | None = None,
-                   pv: PromptVerdicts | None = None) -> list[dict[str, Any]]:
-    """Per run: counterfactual pairs by best-of-K outcome (see module docstring)."""
+                   pv: PromptVerdicts | None = None, n_boot: int = N_BOOT) -> list[dict[str, Any]]:
+    """Per run: counterfactual pairs by best-of-K outcome (see module docstring), with Wilson
+    bounds over the pairs."""
     pv = pv if pv is not None else prompt_verdicts(ds, v, k)
     twin = {str(p): str(c) for p, c in zip(ds.prompts.prompt_id.tolist(),
                                            ds.prompts.twin_id.tolist()) if c}
@@ -444,14 +499,19 @@ def counterfactual(ds: Dataset, v: VerdictColumns, k: int | None = None,
             "both_pass": counts["both_pass"], "one_sided": counts["one_sided"],
             "both_fail": counts["both_fail"],
         })
+        _bounds(rows[-1], {f"{nm}_rate": _wilson(counts[nm], pairs, n_boot)
+                           for nm in ("both_pass", "one_sided", "both_fail", "undecidable")})
     return rows
 
 
-def abstention(ds: Dataset, v: VerdictColumns) -> list[dict[str, Any]]:
+def abstention(ds: Dataset, v: VerdictColumns, n_boot: int = N_BOOT, seed: int = SEED) -> list[dict[str, Any]]:
     """Per run and abstention reason (every reason, zeros included): count, rate (fraction of
-    all the run's samples), percent (100 x rate) and share_of_undecidable."""
+    all the run's samples, with cluster-bootstrap bounds over the prompts), percent (100 x rate)
+    and share_of_undecidable."""
     _check(ds, v)
     run_code, run_names = _runs(ds)
+    prompt_code = _codes(ds, "prompt_id")[0]
+    reason_all = np.asarray(v.reason, np.int64)
     rows = []
     for rc, run in enumerate(run_names):
         sel = run_code == rc
@@ -459,11 +519,17 @@ def abstention(ds: Dataset, v: VerdictColumns) -> list[dict[str, Any]]:
         und = sel & (v.verdict == UNDECIDABLE)
         n_und = int(np.count_nonzero(und))
         counts = np.bincount(v.reason[und].astype(np.int64), minlength=len(REASONS))
+        u_sel = (v.verdict == UNDECIDABLE)[sel]
+        r_sel = reason_all[sel]
+        num = np.stack([u_sel & (r_sel == code) for code in range(1, len(REASONS))], axis=1).astype(np.float64)
+        est = ratio_estimates(num, np.ones_like(num), prompt_code[sel], n_boot=n_boot, seed=seed)
         for code in range(1, len(REASONS)):
             c = int(counts[code])
             rate = _rate(c, n)
+            e = est[code - 1]
             rows.append({"run": run, "reason": REASONS[code], "count": c, "rate": rate,
-                         "percent": 100.0 * rate, "share_of_undecidable": _rate(c, n_und)})
+                         "percent": 100.0 * rate, "share_of_undecidable": _rate(c, n_und),
+                         "rate_lo": e.lo, "rate_hi": e.hi})
     return rows
 
 
@@ -486,18 +552,102 @@ class Summary:
     k: dict[str, int]
 
 
-def summarize(ds: Dataset, v: VerdictColumns, k: int | None = None) -> Summary:
-    """All metric tables for the verdicts ``v`` of ``ds`` (K = seeds per prompt, see above)."""
+def summarize(ds: Dataset, v: VerdictColumns, k: int | None = None, n_boot: int = N_BOOT,
+              seed: int = SEED) -> Summary:
+    """All metric tables for the verdicts ``v`` of ``ds`` (K = seeds per prompt, see above), with
+    95 % bounds from ``n_boot`` resamples (0: none)."""
     _check(ds, v)
     pv = prompt_verdicts(ds, v, k)
-    detail = relation_detail(ds, v)
+    detail = relation_detail(ds, v, n_boot, seed)
     return Summary(
-        main_results=main_results(ds, v, k, pv=pv),
+        main_results=main_results(ds, v, k, pv=pv, n_boot=n_boot, seed=seed),
         by_relation=by_relation(ds, v, detail=detail),
         relation_detail=detail,
-        counterfactual=counterfactual(ds, v, k, pv=pv),
-        prompt_metrics=prompt_metrics(ds, v, k, pv=pv),
-        abstention=abstention(ds, v),
+        counterfactual=counterfactual(ds, v, k, pv=pv, n_boot=n_boot),
+        prompt_metrics=prompt_metrics(ds, v, k, pv=pv, n_boot=n_boot),
+        abstention=abstention(ds, v, n_boot, seed),
         prompts=pv.rows(),
         k=dict(pv.k),
     )
+
+
+# =============================================================================================
+# Headline numbers: all runs together, without τ and at τ
+# =============================================================================================
+#: the statistics of `headline`, in display order: (key, label, kind) with kind "d" a count,
+#: "f" a rate or mean
+HEADLINE_ROWS: tuple[tuple[str, str, str], ...] = (
+    ("pass_count", "PASS", "d"),
+    ("fail_count", "FAIL", "d"),
+    ("undecidable_count", "UNDECIDABLE", "d"),
+    ("pass_rate", "pass rate", "f"),
+    ("coverage", "coverage", "f"),
+    ("pass_rate_cond", "PASS | decided", "f"),
+    ("prompt_pass_rate", "prompt pass (best-of-K)", "f"),
+    ("all_of_k_pass_rate", "prompt pass (all-of-K)", "f"),
+    ("mean_conf", "mean conf", "f"),
+)
+
+
+@dataclass
+class Headline:
+    """`headline`'s answer: every statistic of ``HEADLINE_ROWS`` as an `Estimate`, over the
+    verdicts as they are (``plain``) and at the operating point τ (``at_tau``: a PASS / FAIL
+    with confidence below τ counts as UNDECIDABLE; empty without τ)."""
+
+    tau: float | None
+    plain: dict[str, Estimate]
+    at_tau: dict[str, Estimate]
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per statistic: value, bounds, n, units and interval method, then the same at τ."""
+        out = []
+        for key, label, kind in HEADLINE_ROWS:
+            row: dict[str, Any] = {"statistic": key, "label": label}
+            for suffix, d in (("", self.plain), ("_at_tau", self.at_tau)):
+                e = d.get(key)
+                if e is None:
+                    continue
+                value: Any = int(e.value) if kind == "d" else e.value
+                row.update({f"value{suffix}": value, f"lo{suffix}": e.lo, f"hi{suffix}": e.hi,
+                            f"n{suffix}": e.n, f"units{suffix}": e.units, f"interval{suffix}": e.method})
+                if kind != "d" and e.small_note():
+                    row[f"note{suffix}"] = e.small_note()
+            out.append(row)
+        return out
+
+
+class _AtTau:
+    def __init__(self, verdict: np.ndarray) -> None:
+        self.verdict = verdict
+
+
+def _headline_of(ds: Dataset, verdict: np.ndarray, conf: np.ndarray, k: int | None, n_boot: int,
+                 seed: int) -> dict[str, Estimate]:
+    n = len(verdict)
+    p = int(np.count_nonzero(verdict == PASS))
+    f = int(np.count_nonzero(verdict == FAIL))
+    out = {"pass_count": Estimate(float(p), n=n, units=n), "fail_count": Estimate(float(f), n=n, units=n),
+           "undecidable_count": Estimate(float(n - p - f), n=n, units=n)}
+    out.update(_image_intervals(ds, verdict, conf, None, n_boot, seed))
+    prompts, best, allk = prompt_pass_totals(ds, _AtTau(verdict), k)  # type: ignore[arg-type]
+    out["prompt_pass_rate"] = _wilson(best, prompts, n_boot)
+    out["all_of_k_pass_rate"] = _wilson(allk, prompts, n_boot)
+    return out
+
+
+def headline(ds: Dataset, v: VerdictColumns, tau: float | None = None, k: int | None = None, *,
+             n_boot: int = N_BOOT, seed: int = SEED) -> Headline:
+    """The headline numbers over every sample of ``ds`` (all runs together) with their intervals
+    (module doc), and with ``tau`` the same at the operating point τ. The calibration panel and
+    the report both call this, so they show the same numbers for the same verdicts."""
+    _check(ds, v)
+    verdict = np.asarray(v.verdict)
+    _check_codes(verdict)
+    conf = np.asarray(v.conf, np.float64)
+    plain = _headline_of(ds, verdict, conf, k, n_boot, seed)
+    at: dict[str, Estimate] = {}
+    if tau is not None:
+        low = ((verdict == PASS) | (verdict == FAIL)) & ~(conf >= tau)
+        at = _headline_of(ds, np.where(low, UNDECIDABLE, verdict).astype(np.int8), conf, k, n_boot, seed)
+    return Headline(tau=tau, plain=plain, at_tau=at)

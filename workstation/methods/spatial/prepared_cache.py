@@ -152,9 +152,10 @@ def _check_indices(arrays: dict[str, np.ndarray], n_detections: int) -> None:
         raise ValueError("segment offsets are not ascending from 0 to the rows' count")
     if not np.array_equal(count.sum(axis=1, dtype=np.int64), np.diff(start.astype(np.int64))):
         raise ValueError("segment counts do not add up to the offsets")
-    row0 = arrays["row0"]
-    if row0.size and (int(row0.min()) < -1 or int(row0.max()) >= n_detections):
-        raise ValueError("first rows out of range")
+    for name in ("row0", "vrow0"):
+        row0 = arrays[name]
+        if row0.size and (int(row0.min()) < -1 or int(row0.max()) >= n_detections):
+            raise ValueError("first rows out of range")
     base = arrays.get("order_base")
     if base is not None:
         if len(base) and (int(base.min()) < 0 or int(base.max()) > n_detections):

@@ -52,8 +52,13 @@ SBUC_COLUMNS: dict[str, tuple[str, ...]] = {
     "prompt_metrics": ("run", "total_prompts", "best_of_k_pass_rate", "all_of_k_pass_rate"),
 }
 TABLES: tuple[str, ...] = ("main_results", "by_relation", "counterfactual", "prompt_metrics", "abstention")
+HEADLINE_COLUMNS: tuple[str, ...] = ("statistic", "label", "value", "lo", "hi", "n", "units", "interval", "value_at_tau",
+                                     "lo_at_tau", "hi_at_tau", "n_at_tau")
+OPERATING_POINT_COLUMNS: tuple[str, ...] = ("statistic", "value", "lo", "hi", "n", "units", "interval")
 
 TABLE_TITLES: dict[str, str] = {
+    "headline": "Headline: every run together, as stored and at the operating point τ",
+    "operating_point": "The operating point τ on the audited samples",
     "main_results": "Main results (per-image checker metrics; prompt pass rate is best-of-K)",
     "by_relation": "Pass rate by relation",
     "counterfactual": "Counterfactual pairs (from best-of-K prompt verdicts)",
@@ -65,6 +70,13 @@ TABLE_TITLES: dict[str, str] = {
 }
 
 TABLE_DEFINITIONS: dict[str, str] = {
+    "headline": "value: over the stored verdicts; value_at_tau: at the operating point τ (a PASS/FAIL with "
+                "confidence below τ counts as UNDECIDABLE). Rates per image with the cluster bootstrap over "
+                "prompts, prompt-level rates with Wilson over prompts; n items, units the prompts behind them. "
+                "The calibration panel's Live-verdicts table shows the same numbers.",
+    "operating_point": "At τ over the audited samples: coverage, risk, accuracy and FPR_PASS, each with its "
+                       "cluster-bootstrap interval over the audited samples' prompts; n is the rate's "
+                       "denominator; — is undefined (nothing to count).",
     "main_results": "pass_rate = P/N, coverage = (P+F)/N, pass_rate_cond = P/(P+F), mean_conf over all N; "
                     "prompt_pass_rate: a prompt passes when any of its K seeds passes.",
     "by_relation": "pass_rate = P/N over the samples of each relation.",
@@ -76,8 +88,10 @@ TABLE_DEFINITIONS: dict[str, str] = {
     "audit_confusion": "Rows: checker verdict; columns: human verdict (latest label per sample).",
     "audit_confusion_at_tau": "As above, with checker PASS/FAIL below confidence τ counted as UNDECIDABLE.",
     "risk_coverage": "covered = checker PASS/FAIL with conf ≥ τ; coverage = covered / audited; risk = 1 − "
-                     "accuracy over covered samples with a human PASS/FAIL label (coverage 0 → risk 0); "
-                     "fpr_pass = fraction of covered checker PASS that humans label FAIL.",
+                     "accuracy over covered samples with a human PASS/FAIL label (coverage 0 → risk 0; "
+                     "undefined, —, when none of the covered samples has one: n_evaluated 0); risk_lo / "
+                     "risk_hi: the pointwise 95 % band (cluster bootstrap over prompts); fpr_pass = fraction "
+                     "of covered checker PASS that humans label FAIL (undefined when n_pass_covered is 0).",
 }
 
 
@@ -187,6 +201,13 @@ def _save(fig: Any, path: Path) -> None:
     fig.savefig(str(path), format="png")
 
 
+def _yerr(vals: np.ndarray, lo: Sequence[Any], hi: Sequence[Any]) -> np.ndarray:
+    """Error bar lengths (2 × n) from bounds; 0 where a bound is missing or undefined."""
+    lo_ = np.array([np.nan if x is None else float(x) for x in lo], np.float64)
+    hi_ = np.array([np.nan if x is None else float(x) for x in hi], np.float64)
+    return np.maximum(np.nan_to_num(np.stack([vals - lo_, hi_ - vals]), nan=0.0), 0.0)
+
+
 def plot_pass_rate_by_relation(rows: list[dict[str, Any]], path: Path) -> None:
     fig = _figure()
     ax = fig.add_subplot(1, 1, 1)
@@ -194,12 +215,14 @@ def plot_pass_rate_by_relation(rows: list[dict[str, Any]], path: Path) -> None:
     x = np.arange(len(rels))
     width = 0.8 / max(len(rows), 1)
     for i, r in enumerate(rows):
-        vals = [float(r.get(f"{rel}_pass_rate", np.nan)) for rel in rels]
-        ax.bar(x + (i - (len(rows) - 1) / 2) * width, vals, width, label=str(r.get("run")))
+        vals = np.array([float(r.get(f"{rel}_pass_rate", np.nan)) for rel in rels])
+        err = _yerr(vals, [r.get(f"{rel}_pass_rate_lo") for rel in rels], [r.get(f"{rel}_pass_rate_hi") for rel in rels])
+        ax.bar(x + (i - (len(rows) - 1) / 2) * width, np.nan_to_num(vals), width, yerr=err, capsize=3,
+               label=str(r.get("run")))
     ax.set_xticks(x, rels)
     ax.set_ylim(0, 1)
     ax.set_ylabel("pass rate (checker PASS / N)")
-    ax.set_title("Pass rate by run and relation")
+    ax.set_title("Pass rate by run and relation (95 % intervals, resampling prompts)")
     if rows:
         ax.legend(fontsize=8)
     _save(fig, path)
@@ -212,10 +235,12 @@ def plot_pass_rate_comparison(rows: list[dict[str, Any]], path: Path) -> None:
     x = np.arange(len(rows))
     width = 0.8 / len(keys)
     for i, (k, label) in enumerate(keys):
-        ax.bar(x + (i - 1) * width, [float(r.get(k, np.nan)) for r in rows], width, label=label)
+        vals = np.array([float(r.get(k, np.nan)) for r in rows])
+        err = _yerr(vals, [r.get(f"{k}_lo") for r in rows], [r.get(f"{k}_hi") for r in rows])
+        ax.bar(x + (i - 1) * width, np.nan_to_num(vals), width, yerr=err, capsize=3, label=label)
     ax.set_xticks(x, [str(r.get("run")) for r in rows])
     ax.set_ylim(0, 1)
-    ax.set_title("Pass rate, coverage and conditional pass rate by run")
+    ax.set_title("Pass rate, coverage and conditional pass rate by run (95 % intervals)")
     ax.legend(fontsize=8)
     _save(fig, path)
 
@@ -257,22 +282,35 @@ def plot_counterfactual(rows: list[dict[str, Any]], path: Path) -> None:
     _save(fig, path)
 
 
-def plot_risk_coverage(rc: Any, path: Path, point: Any = None) -> None:
-    """Step plot of risk over coverage. Thresholds where covered samples exist but none has a
-    human PASS/FAIL label (risk 1 by convention, accuracy undefined) are left out of the line;
-    `point` (a one-τ RiskCoverage) marks the operating point."""
+def plot_risk_coverage(rc: Any, path: Path, point: Any = None, band: tuple[np.ndarray, np.ndarray] | None = None
+                       ) -> None:
+    """Step plot of risk over coverage with its pointwise 95 % band (``band``: lo, hi per τ of
+    ``rc``). Thresholds whose risk is undefined (covered samples, none with a human PASS/FAIL
+    label) are left out, as the table shows them "—"; `point` (a one-τ RiskCoverage) marks the
+    operating point."""
     fig = _figure(6.0, 4.5)
     ax = fig.add_subplot(1, 1, 1)
-    defined = (rc.n_covered == 0) | (rc.n_evaluated > 0)
+    defined = np.isfinite(rc.risk)
     cov, risk = rc.coverage[defined], rc.risk[defined]
     order = np.argsort(cov, kind="stable")
-    ax.step(cov[order], risk[order], where="post", linewidth=2)
+    if band is not None:
+        lo, hi = band[0][defined][order], band[1][defined][order]
+        ok = np.isfinite(lo) & np.isfinite(hi)
+        ax.fill_between(cov[order][ok], lo[ok], hi[ok], step="post", alpha=0.25, color="#0072B2", linewidth=0,
+                        label="95 % band (pointwise, resampling prompts)")
+    ax.step(cov[order], risk[order], where="post", linewidth=2, color="#0072B2")
     if point is not None and len(point.tau):
-        ax.plot([point.coverage[0]], [point.risk[0]], "o", color="black",
-                label=f"τ = {point.tau[0]:g}: coverage {point.coverage[0]:.3f}, risk {point.risk[0]:.3f}")
+        pr = float(point.risk[0])
+        risk_txt = f"{pr:.3f}" if math.isfinite(pr) else f"— (n_evaluated {int(point.n_evaluated[0])})"
+        if math.isfinite(pr):
+            ax.plot([point.coverage[0]], [pr], "o", color="black",
+                    label=f"τ = {point.tau[0]:g}: coverage {point.coverage[0]:.3f}, risk {risk_txt}")
+    if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=8)
     ax.set_xlim(0, 1)
     top = float(np.max(risk)) if len(risk) else 0.0
+    if band is not None and np.isfinite(band[1][defined]).any():
+        top = max(top, float(np.nanmax(band[1][defined])))
     ax.set_ylim(0, max(0.05, top * 1.15))
     ax.set_xlabel("coverage (checker PASS/FAIL with conf ≥ τ, of audited)")
     ax.set_ylabel("risk (1 − accuracy on human PASS/FAIL)")
@@ -286,6 +324,23 @@ def plot_risk_coverage(rc: Any, path: Path, point: Any = None) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
+def _bounds_text(r: Mapping[str, Any], c: str) -> str:
+    """" [lo, hi]" of column ``c`` when the row carries its bounds (``c_lo`` / ``c_hi``, or
+    ``lo`` / ``hi`` beside ``value``), else ""."""
+    if c == "value" or c.startswith("value_"):
+        suffix = c[len("value"):]
+        lo, hi = _plain(r.get(f"lo{suffix}")), _plain(r.get(f"hi{suffix}"))
+    else:
+        lo, hi = _plain(r.get(f"{c}_lo")), _plain(r.get(f"{c}_hi"))
+    if isinstance(lo, float) and isinstance(hi, float) and math.isfinite(lo) and math.isfinite(hi):
+        return f" [{lo:.4f}, {hi:.4f}]"
+    return ""
+
+
+def _is_bound(c: str) -> bool:
+    return c.endswith(("_lo", "_hi")) or c in ("lo", "hi") or c.startswith(("lo_", "hi_"))
+
+
 def _html_table(columns: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> str:
     head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
     body = []
@@ -294,7 +349,7 @@ def _html_table(columns: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> st
         for c in columns:
             v = _plain(r.get(c))
             if isinstance(v, float):
-                txt, title = ("nan" if math.isnan(v) else f"{v:.4f}"), repr(v)
+                txt, title = ("—" if math.isnan(v) else f"{v:.4f}" + _bounds_text(r, c)), repr(v)
                 cells.append(f'<td class="num" title="{html.escape(title)}">{txt}</td>')
             elif isinstance(v, int) and not isinstance(v, bool):
                 cells.append(f'<td class="num">{v}</td>')
@@ -378,22 +433,37 @@ def write_report(
 
         summary = summarize(ds, v)
 
+    from ...evaluation.intervals import N_BOOT, SEED
+    from ...evaluation.intervals import provenance as interval_provenance
+    from .metrics import INTERVAL_UNIT, headline
+
     tables: dict[str, tuple[list[str], list[dict[str, Any]]]] = {}
+    tables["headline"] = (list(HEADLINE_COLUMNS), headline(ds, v, tau=cfg.tau).rows())
     for name in TABLES:
         rows = table_rows(summary, name)
         tables[name] = (_columns_for(name, rows), rows)
+    provenance = {**dict(provenance), "intervals": interval_provenance(INTERVAL_UNIT, n_boot=N_BOOT, seed=SEED)}
 
     rc = None
     at_tau = None
+    band = None
     audit_info: dict[str, Any] | None = None
     if labels is not None:
         from .audit import confusion_summary
-        from .calibration import apply_tau, human_by_row, risk_coverage
+        from .calibration import OPERATING_POINT_ROWS, apply_tau, human_by_row, operating_point, risk_band, \
+            risk_coverage
 
         human = human_by_row(ds, labels)
         audited = np.flatnonzero((human >= 0) & (human <= UNDECIDABLE))
         cs = confusion_summary(verdict[audited], human[audited])
         rc = risk_coverage(verdict[audited], conf[audited], human[audited])
+        prompts = np.asarray(ds.samples.prompt_id, dtype=object)[audited]
+        band = risk_band(verdict[audited], conf[audited], human[audited], prompts, rc.tau)
+        op = operating_point(verdict[audited], conf[audited], human[audited], prompts, cfg.tau)
+        tables["operating_point"] = (list(OPERATING_POINT_COLUMNS), [
+            {"statistic": key, "value": e.value, "lo": e.lo, "hi": e.hi, "n": e.n, "units": e.units,
+             "interval": e.method, **({"note": e.small_note()} if e.small_note() else {})}
+            for key, _label in OPERATING_POINT_ROWS for e in (op[key],)])
 
         def matrix_rows(m: np.ndarray) -> list[dict[str, Any]]:
             out_rows = []
@@ -411,12 +481,15 @@ def write_report(
             cs_tau = confusion_summary(apply_tau(verdict[audited], conf[audited], cfg.tau), human[audited])
             tables["audit_confusion_at_tau"] = (m_cols, matrix_rows(cs_tau.matrix))
         rc_rows = rc.rows()
+        for r_, lo_, hi_ in zip(rc_rows, band[0].tolist(), band[1].tolist()):
+            r_["risk_lo"], r_["risk_hi"] = lo_, hi_
         tables["risk_coverage"] = (list(rc_rows[0].keys()) if rc_rows else ["tau"], rc_rows)
         at_tau = risk_coverage(verdict[audited], conf[audited], human[audited], taus=[cfg.tau])
         audit_info = {
             "n_audited": len(audited), "confusion": cs.to_dict(),
             "confusion_at_tau": None if cs_tau is None else cs_tau.to_dict(),
             "operating_point": {k: _finite_or_none(val) for k, val in at_tau.rows()[0].items()} if len(at_tau) else {},
+            "operating_point_intervals": {k: e.to_dict() for k, e in op.items()},
         }
 
     created = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
@@ -456,7 +529,7 @@ def write_report(
         plot_counterfactual(tables["counterfactual"][1], tmp / "assets" / "counterfactual_consistency.png")
         plots.append(("counterfactual_consistency", "Counterfactual consistency"))
         if rc is not None:
-            plot_risk_coverage(rc, tmp / "assets" / "risk_coverage.png", at_tau)
+            plot_risk_coverage(rc, tmp / "assets" / "risk_coverage.png", at_tau, band)
             plots.append(("risk_coverage", "Risk–coverage on the audited samples"))
         for key, _ in plots:
             written[key] = Path("assets") / f"{key}.png"
@@ -520,7 +593,8 @@ def _index_html(
                      f"not <code>{html.escape(config_hash)}</code>; the verdicts may come from a recorded run.</p>")
     parts.append("<h2>Provenance</h2>")
     parts.append(_kv_table(provenance) if provenance else "<p>(none given)</p>")
-    sections = [n for n in (*TABLES, "audit_confusion", "audit_confusion_at_tau", "risk_coverage") if n in tables]
+    sections = [n for n in ("headline", *TABLES, "audit_confusion", "audit_confusion_at_tau", "operating_point",
+                            "risk_coverage") if n in tables]
     for name in sections:
         cols, rows = tables[name]
         parts.append(f"<h2 id='{name}'>{html.escape(TABLE_TITLES.get(name, name))}</h2>")
@@ -530,13 +604,12 @@ def _index_html(
                      f"Files: <a href='tables/{name}.csv'>tables/{name}.csv</a> (4 decimals), "
                      f"<a href='data/{name}.csv'>data/{name}.csv</a> (full precision; hover a number to see it).</p>")
         shown = rows if len(rows) <= 60 else rows[:60]
-        parts.append(_html_table(cols, shown))
+        # the bounds stand beside their value in the page; the CSV files keep them as columns
+        notes = [c for c in ("note", "note_at_tau") if any(c in r for r in rows)]
+        html_cols = [c for c in cols if not _is_bound(c)] + notes
+        parts.append(_html_table(html_cols, shown))
         if len(rows) > len(shown):
             parts.append(f"<p class='src'>{len(rows) - len(shown)} more rows in the CSV.</p>")
-    if audit_info is not None:
-        op = audit_info.get("operating_point") or {}
-        parts.append("<h2>Operating point</h2>")
-        parts.append(_kv_table({"audited samples": audit_info["n_audited"], **op}))
     parts.append("<h2>Plots</h2>")
     for key, title in plots:
         parts.append(f"<h3>{html.escape(title)}</h3><p class='src'>{source_line}.</p>"

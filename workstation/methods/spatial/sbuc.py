@@ -18,7 +18,7 @@ import numpy as np
 
 from ...dataset import Dataset, Detections, Prompts, Samples
 from ...io.jsonl import check_box, check_score, number, read_jsonl, require, require_id
-from ...types import PRIMARY, SECONDARY, SOURCES, InputError
+from ...types import PRIMARY, SECONDARY, SOURCES, InputError, WorkstationError
 from .config import CheckerConfig
 from .data import spatial_prompts
 from .types import REASON_CODE, RELATION_CODE, RELATIONS, VERDICT_CODE
@@ -194,7 +194,15 @@ def parse_run(run_dir: str | Path, prompts_path: str | Path, run_id: str | None 
     if not man:
         raise InputError(manifest_path, "manifest has no samples")
 
-    rid = run_id or next(iter(man.values()))["run_id"] or run_dir.name
+    first = next(iter(man))
+    if not run_id and man[first]["run_id"]:  # the run id of the manifest names the run's image folder
+        from ...jobs.spec import check_run_id
+
+        try:
+            check_run_id(man[first]["run_id"])
+        except WorkstationError as e:
+            raise InputError(manifest_path, f"{e}; choose one with --run-id", man_line[first]) from None
+    rid = run_id or man[first]["run_id"] or run_dir.name
 
     # ---- per_sample: recorded detections and verdicts -----------------------------------
     s_cols: dict[str, list[Any]] = {k: [] for k in (

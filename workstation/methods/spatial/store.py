@@ -31,8 +31,12 @@ TASK = "spatial.verdict"
 LABELS_RELATION = ("(SELECT event_id, target_id AS sample_id, annotator, value AS verdict, rating, notes, created_at, "
                    f"audit_set_id, source FROM label_events WHERE task = '{TASK}')")
 
-#: the method's own tables, one list of statements per version
-MIGRATIONS: list[list[Any]] = [list(SPATIAL_V1)]
+#: the method's own tables, one list of statements per version. Version 2 takes the index on
+#: (eval_id, sample_id) away: replacing a verdict set deleted its rows from the index one by one
+#: when the transaction committed (half a minute for a million samples, ten times the cost of
+#: writing the set), and no read used it (a set is read by eval_id, which the table's row groups
+#: already narrow down: each set is written in one insert).
+MIGRATIONS: list[list[Any]] = [list(SPATIAL_V1), ["DROP INDEX IF EXISTS spatial_verdict_eval"]]
 
 
 @dataclass
@@ -98,21 +102,27 @@ class SpatialStore:
 
     # ---- verdict sets ------------------------------------------------------------------------
     def save_verdicts(self, config_id: int, ds: Dataset, v: "StorableVerdicts") -> None:
-        """Replace the verdict set of `config_id` for the samples of `ds`. Transactional."""
+        """Replace the verdict set of `config_id` for the samples of `ds`. Transactional: a
+        reader sees the old set or the new one, and a crash before the commit leaves the old."""
+        import pyarrow as pa
+
         self.project._check_writable()
         n = ds.n
-        texts = np.array([v.reason_text(i) for i in range(n)], dtype=object)
+        texts = v.reason_texts()
         with self.project.transaction():
-            self.con.register("_ids", _arrow({"sample_id": ds.samples.sample_id}))
-            try:
-                self.con.execute("DELETE FROM spatial_verdicts WHERE eval_id=? AND sample_id IN "
-                                 "(SELECT sample_id FROM _ids)", [config_id])
-            finally:
-                self.con.unregister("_ids")
+            stored = self.con.execute("SELECT count(*) FROM spatial_verdicts WHERE eval_id=?", [config_id]).fetchone()
+            if stored and stored[0]:
+                self.con.register("_ids", _arrow({"sample_id": ds.samples.sample_id}))
+                try:
+                    self.con.execute("DELETE FROM spatial_verdicts WHERE eval_id=? AND sample_id IN "
+                                     "(SELECT sample_id FROM _ids)", [config_id])
+                finally:
+                    self.con.unregister("_ids")
             self.project.insert_columns("spatial_verdicts", {
                 "eval_id": np.full(n, config_id, np.int32), "sample_id": ds.samples.sample_id,
-                "verdict": np.array(VERDICTS, dtype=object)[v.verdict.astype(np.int64)],
-                "reason": np.array(REASONS, dtype=object)[v.reason.astype(np.int64)],
+                # the names by their codes (DuckDB writes the names): no string object per sample
+                "verdict": pa.DictionaryArray.from_arrays(np.asarray(v.verdict, np.int8), list(VERDICTS)),
+                "reason": pa.DictionaryArray.from_arrays(np.asarray(v.reason, np.int8), list(REASONS)),
                 "reason_text": texts, "conf": v.conf, "c_detection": v.c_detection,
                 "c_geometry": v.c_geometry, "c_stability": v.c_stability, "c_agreement": v.c_agreement,
                 "delta": v.delta, "iou_ab": v.iou_ab,

@@ -173,11 +173,30 @@ def _parse_csv(path: Path, suite: str) -> tuple[Prompts, dict[str, int]]:
     from ...util.textio import read_text
 
     text = read_text(path, what="prompt file")  # a byte that is not UTF-8 names its line
-    reader = csv.reader(text.splitlines(keepends=True))
+    reader = _RowStarts(csv.reader(text.splitlines(keepends=True), strict=True))  # an open quote never swallows rows
     try:
         return _parse_csv_rows(path, suite, reader)
     except csv.Error as e:
-        raise InputError(path, f"malformed CSV ({e})", reader.line_num or None) from None
+        raise InputError(path, f"malformed CSV ({e}) in the row that starts here", reader.line_num or None) from None
+
+
+class _RowStarts:
+    """A CSV reader whose ``line_num`` is the line the current row starts on (a quoted field may
+    hold line breaks; an error is named by where its row starts)."""
+
+    def __init__(self, reader: Any) -> None:
+        self.reader = reader
+        self.line_num = 0
+        self._end = 0
+
+    def __iter__(self) -> "_RowStarts":
+        return self
+
+    def __next__(self) -> list[str]:
+        self.line_num = self._end + 1
+        row = next(self.reader)
+        self._end = self.reader.line_num
+        return row
 
 
 def _parse_csv_rows(path: Path, suite: str, reader: Any) -> tuple[Prompts, dict[str, int]]:

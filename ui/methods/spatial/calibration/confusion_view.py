@@ -21,7 +21,8 @@ from PySide6.QtWidgets import (
 from workstation.methods.spatial.types import VERDICTS
 
 _ROW = ["checker " + v if v != "UNDECIDABLE" else "checker UNDEC." for v in VERDICTS] + ["total"]
-_COL = ["human " + v if v != "UNDECIDABLE" else "human UNDEC." for v in VERDICTS] + ["total"]
+# on two lines: the panel's right column is narrower than the headers on one
+_COL = ["human\n" + v if v != "UNDECIDABLE" else "human\nUNDEC." for v in VERDICTS] + ["total"]
 
 _AGREE = QColor("#d8efe3")
 _DISAGREE = QColor("#f7d4cc")

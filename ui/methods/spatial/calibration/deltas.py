@@ -17,8 +17,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QPalette
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem, QWidget
 
+from workstation.evaluation.intervals import Estimate
 from workstation.methods.spatial import metrics
-from workstation.methods.spatial.types import REASONS, UNDECIDABLE
+from workstation.methods.spatial.types import FAIL, PASS, REASONS, UNDECIDABLE
 from workstation.dataset import Dataset
 from workstation.util.refs import weak
 
@@ -51,6 +52,34 @@ DELTA_ROWS: tuple[MetricRow, ...] = (
     MetricRow("prompt_pass_rate", "prompt pass (best-of-K)"),
     MetricRow("mean_conf", "mean conf"),
 )
+
+
+def at_tau_values(verdict: np.ndarray, conf: np.ndarray, tau: float) -> dict[str, float]:
+    """The per-image numbers at the operating point τ (a PASS / FAIL below τ counts as
+    UNDECIDABLE), cheap enough for every step of a drag; `metrics.headline` gives the same values
+    with their intervals (and the prompt-level ones) once the sliders rest."""
+    v = np.asarray(verdict)
+    c = np.asarray(conf, np.float64)
+    n = len(v)
+    high = c >= tau
+    p = int(np.count_nonzero((v == PASS) & high))
+    f = int(np.count_nonzero((v == FAIL) & high))
+    nan = float("nan")
+    return {"pass_count": p, "fail_count": f, "undecidable_count": n - p - f,
+            "pass_rate": p / n if n else nan, "coverage": (p + f) / n if n else nan,
+            "pass_rate_cond": p / (p + f) if p + f else nan}
+
+
+def estimate_text(e: Estimate, kind: str) -> str:
+    """A cell of the Live-verdicts table: a count as a whole number; a rate with 4 decimals and its
+    95 % interval on the line below ("*" after it: fewer than 10 samples or prompts behind it);
+    "—" with n when undefined."""
+    if kind == "d":
+        return str(int(e.value))
+    if not e.defined:
+        return f"—\nn {e.n}"
+    second = f"[{e.lo:.3f}, {e.hi:.3f}]" if e.has_interval else ""
+    return f"{e.value:.4f}\n{second}{'*' if e.small else ''}"
 
 
 @dataclass

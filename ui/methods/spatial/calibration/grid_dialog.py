@@ -333,6 +333,8 @@ class GridSearchDialog(QDialog):
                     txt = str(int(v))
                 elif k in params:
                     txt = f"{v:g}"
+                elif v != v:  # an undefined rate (nothing to count); J counts it as 1
+                    txt = "—"
                 else:
                     txt = f"{v:.4f}"
                 it = QTableWidgetItem(txt)

@@ -5,12 +5,25 @@ Data flow: slider → `AppState.set_config(config.replace(...))` (the state re-e
 verdict and emits `verdicts_changed`) → this panel asks the core (`metrics.summarize`,
 `calibration.risk_coverage`, `calibration.apply_tau`, `audit.confusion`) and shows the answers.
 While a slider handle or the τ line is dragged, evaluation is throttled to one every
-`THROTTLE_MS`, with a final one on release, so dragging stays smooth on large projects.
+`THROTTLE_MS`, with a final one on release, so dragging stays smooth on large projects. When a
+live update takes longer than `LIVE_BUDGET_MS` on the window's thread (a busy machine, a very
+large project), the rest of the drag is evaluated off it (`SpatialSession.preview_config`: the
+handle keeps moving, the verdicts follow as fast as the checker keeps up, fewer of them), the
+status bar says so, and the release evaluates the value let go exactly as before.
+
+τ is the audit's operating point: the stored verdicts are the checker's without it; at τ a
+PASS / FAIL with confidence below τ counts as UNDECIDABLE. The Live-verdicts table shows every
+number both ways ("live" and "at τ"), and the confusion matrix, risk–coverage and the readout
+are at τ. The 95 % intervals of the live numbers, of the operating point and the risk band come
+from the core (`metrics.headline`, `calibration.operating_point`, `calibration.risk_band`: the
+same functions, resamples and seed as the report) once the sliders have rested for
+`INTERVAL_MS`; until then the values show with "…" below them.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -35,14 +48,23 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from workstation.evaluation.intervals import Estimate
 from workstation.methods.spatial.audit import confusion
-from workstation.methods.spatial.calibration import Weights, apply_tau, objective, risk_coverage
+from workstation.methods.spatial.calibration import (
+    Weights,
+    apply_tau,
+    objective,
+    operating_point,
+    risk_band,
+    risk_coverage,
+)
 from workstation.methods.spatial.config import CheckerConfig
 from workstation.methods.spatial.data import primary_score_floor
 
 from .confusion_view import ConfusionView
-from .deltas import DELTA_ROWS, METRIC_ROWS, DeltaTable, Summary, summarize_verdicts
+from .deltas import DELTA_ROWS, METRIC_ROWS, DeltaTable, Summary, at_tau_values, estimate_text, summarize_verdicts
 from .grid_dialog import GridSearchDialog
+from .guarantee_box import GuaranteeBox
 from .plots import (
     BLUE,
     GREEN,
@@ -61,6 +83,10 @@ from workstation.methods.spatial.store import SpatialStore
 log = logging.getLogger(__name__)
 
 THROTTLE_MS = 40
+INTERVAL_MS = 150
+# a live update (the checker and every view) that holds the window's thread longer than this:
+# the rest of the drag is evaluated off it
+LIVE_BUDGET_MS = 100
 APPLY_TIP = "save these parameters as a new checker-config version with its verdicts"
 
 NO_PROJECT = "Open a project to calibrate the checker."
@@ -100,7 +126,7 @@ def _set(t: QTableWidget, r: int, c: int, text: str, color: QColor | None = None
         it.setForeground(QBrush(color))
 
 
-def _table(rows: int, cols: int, headers: list[str], name: str) -> QTableWidget:
+def _table(rows: int, cols: int, headers: list[str], name: str, lines: int = 1) -> QTableWidget:
     t = QTableWidget(rows, cols)
     t.setObjectName(name)
     t.setHorizontalHeaderLabels(headers)
@@ -115,7 +141,7 @@ def _table(rows: int, cols: int, headers: list[str], name: str) -> QTableWidget:
     vh.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
     t.setRowCount(rows + 1)
     t.setVerticalHeaderItem(rows, QTableWidgetItem("Wg_|"))
-    t.setItem(rows, 0, _item("0.0000"))
+    t.setItem(rows, 0, _item("\n".join(["0.0000"] + ["[0.000, 0.000]"] * (lines - 1))))
     t.resizeRowsToContents()
     height = max(22, t.rowHeight(rows))
     t.setRowCount(rows)
@@ -153,6 +179,7 @@ class CalibrationPanel(QWidget):
         self._curve_key: Any = None  # config minus τ of the drawn curves
         self._audit_rc = None  # RiskCoverage on the audited samples (dense τ grid)
         self._pending = False
+        self._coarse = False  # this drag's live updates are evaluated off the window's thread
         self._grid_dialog: GridSearchDialog | None = None
         self.evaluations = 0  # how many times this panel asked the state to re-evaluate
         self.point: dict[str, float] | None = None  # the operating point at the current τ
@@ -164,6 +191,20 @@ class CalibrationPanel(QWidget):
         self._throttle.setSingleShot(True)
         self._throttle.setInterval(THROTTLE_MS)
         self._throttle.timeout.connect(self._on_throttle)
+        # intervals once the sliders rest (the bootstrap is not redone on every step of a drag)
+        self._interval_timer = QTimer(self)
+        self._interval_timer.setSingleShot(True)
+        self._interval_timer.setInterval(INTERVAL_MS)
+        self._interval_timer.timeout.connect(self._start_intervals)
+        self._interval_poll = QTimer(self)  # looks for the helper thread's answer
+        self._interval_poll.setInterval(30)
+        self._interval_poll.timeout.connect(self._poll_intervals)
+        self._hl_future: Any = None  # the helper thread's future of the headline
+        self._pending_key: Any = None
+        self.headline: Any = None  # metrics.Headline of the shown verdicts and τ (None while pending)
+        self._headline_key: Any = None
+        self.op_estimates: dict[str, Estimate] | None = None  # the operating point with its intervals
+        self.band: tuple[np.ndarray, np.ndarray] | None = None  # the risk band over TAU_GRID
 
         self._build()
 
@@ -210,10 +251,24 @@ class CalibrationPanel(QWidget):
 
         metrics_box = QGroupBox("Live verdicts")
         ml = QVBoxLayout(metrics_box)
-        self.metrics_table = _table(len(METRIC_ROWS), 3, ["live", "active", "Δ"], "calib_metrics")
+        self.metrics_table = _table(len(METRIC_ROWS), 4, ["live", "at τ", "active", "Δ"], "calib_metrics", lines=2)
         self.metrics_table.setVerticalHeaderLabels([r.label for r in METRIC_ROWS])
+        hh = self.metrics_table.horizontalHeader()
+        for c, width in ((2, 58), (3, 62)):  # the stored version and Δ: one short number each
+            hh.setSectionResizeMode(c, QHeaderView.ResizeMode.Fixed)
+            hh.resizeSection(c, width)
+        self.metrics_table.setToolTip(
+            "live: the checker's verdicts under the sliders (the verdicts Apply stores). at τ: the same with every "
+            "PASS / FAIL below confidence τ counted as UNDECIDABLE — the audit's operating point. Below each "
+            "rate its 95 % interval (resampling prompts; prompt-level rates: Wilson over prompts). "
+            "active / Δ: the stored active version, and live − active.")
         _fit_height(self.metrics_table)
         ml.addWidget(self.metrics_table)
+        self.metrics_note = QLabel("")
+        self.metrics_note.setObjectName("calib_metrics_note")
+        self.metrics_note.setWordWrap(True)
+        self.metrics_note.setProperty("dim", True)
+        ml.addWidget(self.metrics_note)
         self.abstention_table = _table(0, 2, ["samples", "% of all"], "calib_abstention")
         ml.addWidget(QLabel("Abstention by reason (live)"))
         ml.addWidget(self.abstention_table)
@@ -233,17 +288,23 @@ class CalibrationPanel(QWidget):
         _fit_height(self.delta_table)
         dl.addWidget(self.delta_table)
 
+        # J's choice beside the one whose risk is guaranteed (Learn then Test), over the same grid
+        self.guarantee_box = GuaranteeBox(
+            self.state, grids=lambda: self._grid_dialog.grids() if self._grid_dialog is not None else None,
+            weights=self.weights)
+
         left = QWidget()
         ll = QVBoxLayout(left)
         ll.setContentsMargins(4, 4, 4, 4)
         ll.addWidget(params_box)
         ll.addWidget(metrics_box)
         ll.addWidget(delta_box)
+        ll.addWidget(self.guarantee_box)
         ll.addStretch(1)
         left_scroll = QScrollArea()
         left_scroll.setWidgetResizable(True)
         left_scroll.setWidget(left)
-        left_scroll.setMinimumWidth(380)
+        left_scroll.setMinimumWidth(540)
         left_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
 
         # ---- right column: audit plots (or an empty state), coverage plot
@@ -295,7 +356,7 @@ class CalibrationPanel(QWidget):
         main.addWidget(right)
         main.setStretchFactor(0, 0)
         main.setStretchFactor(1, 1)
-        main.setSizes([430, 900])
+        main.setSizes([580, 900])
         self.body = EmptyState(main)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
@@ -312,6 +373,7 @@ class CalibrationPanel(QWidget):
         self.apply_button.clicked.connect(self.apply)
         self.note_edit.returnPressed.connect(self.apply)
         self.before_combo.currentIndexChanged.connect(lambda _i: self._refresh_deltas())
+        self.guarantee_box.chosen.connect(self.load_params)
 
     # =========================================================================================
     # live evaluation (throttled while dragging)
@@ -327,7 +389,7 @@ class CalibrationPanel(QWidget):
         self._sync_tau_lines(self.sliders["tau"].value())
         if final:
             self._throttle.stop()
-            self._flush()
+            self._flush(final=True)
         elif not self._throttle.isActive():
             self._flush()  # leading edge: the first motion answers at once
             self._throttle.start()
@@ -337,12 +399,33 @@ class CalibrationPanel(QWidget):
             self._flush()
             self._throttle.start()
 
-    def _flush(self) -> None:
+    def _flush(self, final: bool = False) -> None:
+        """Evaluate the sliders' config: on the window's thread, or, for a live update of a drag
+        whose updates are too slow there, off it (`_coarse`)."""
         self._pending = False
         cfg = self.slider_config()
-        if cfg != self.state.config:
-            self.evaluations += 1
-            self.state.set_config(cfg)
+        st = self.state
+        if final:  # the value let go: exact, now
+            coarse, self._coarse = self._coarse, False
+            if cfg != st.config or st.previewing:
+                self.evaluations += 1
+                st.set_config(cfg)
+            if coarse:
+                st.message.emit("verdicts exact for the value let go")
+            return
+        if cfg == st.config and not st.previewing:
+            return
+        self.evaluations += 1
+        if self._coarse:
+            st.preview_config(cfg)
+            return
+        t0 = time.perf_counter()
+        st.set_config(cfg)
+        took = (time.perf_counter() - t0) * 1000
+        if took > LIVE_BUDGET_MS:
+            self._coarse = True
+            st.message.emit(f"a live update took {took:.0f} ms on this machine now: while you drag, the verdicts "
+                            "follow as the checker keeps up; they are exact when you let go")
 
     def _on_tau_dragged(self, tau: float) -> None:
         self.sliders["tau"].set_value(round(tau, 4))
@@ -443,6 +526,8 @@ class CalibrationPanel(QWidget):
             finally:
                 cov, pc = curves.result()
             self._show_coverage(cov, pc)
+        else:  # τ moved: the same verdicts, other numbers at τ
+            self._refresh_metrics()
         self._refresh_audit(curves=curves_stale)
         self._curve_key = key
         self._refresh_deltas()
@@ -474,17 +559,34 @@ class CalibrationPanel(QWidget):
         act = self._active_summary()
         self._baseline_seen = self._baseline_key()
         cid = self.state.config_id
-        heads = ["live", f"active v{cid}" if cid is not None else "active (defaults)", "Δ"]
-        shown_heads = [self.metrics_table.horizontalHeaderItem(c) for c in range(3)]
+        tau = float(self.state.config.tau)
+        heads = ["live", f"at τ = {tau:.2f}", f"v{cid}" if cid is not None else "defaults", "Δ"]
+        shown_heads = [self.metrics_table.horizontalHeaderItem(c) for c in range(4)]
         if [h.text() if h is not None else "" for h in shown_heads] != heads:
             self.metrics_table.setHorizontalHeaderLabels(heads)
+        hl = self.headline if self._headline_key == self._interval_key() else None
+        v = self.state.verdicts
+        quick = at_tau_values(v.verdict, v.conf, tau) if v is not None else {}
         for r, row in enumerate(METRIC_ROWS):
             lv = live.get(row.key)
             av = act.get(row.key) if act is not None else float("nan")
-            _set(self.metrics_table, r, 0, _fmt(lv, row.kind))
-            _set(self.metrics_table, r, 1, _fmt(av, row.kind))
+            if hl is not None:
+                _set(self.metrics_table, r, 0, estimate_text(hl.plain[row.key], row.kind))
+                _set(self.metrics_table, r, 1, estimate_text(hl.at_tau[row.key], row.kind))
+            else:  # the intervals follow once the sliders rest
+                pending = "" if row.kind == "d" else "\n…"
+                _set(self.metrics_table, r, 0, _fmt(lv, row.kind) + pending)
+                qv = quick.get(row.key)
+                _set(self.metrics_table, r, 1, (_fmt(qv, row.kind) + pending) if qv is not None else "…")
+            _set(self.metrics_table, r, 2, _fmt(av, row.kind))
             d = lv - av if act is not None else float("nan")
-            _set(self.metrics_table, r, 2, _delta_text(d, row.kind))
+            _set(self.metrics_table, r, 3, _delta_text(d, row.kind))
+        self._interval_timer.start()
+        self.metrics_note.setText(
+            f"τ = {tau:.2f} is the audit's operating point: at τ, a PASS / FAIL below that confidence counts as "
+            "UNDECIDABLE (the confusion matrix and risk–coverage are at τ too). The stored verdicts are the live "
+            "ones, without τ. 95 % intervals under each rate (prompts resampled); * fewer than 10 samples or "
+            "prompts behind it.")
         reasons = live.abstention
         t = self.abstention_table
         names = [r for r, _c, _p in reasons]
@@ -497,6 +599,79 @@ class CalibrationPanel(QWidget):
         for i, (_r, count, pct) in enumerate(reasons):
             _set(t, i, 0, str(count))
             _set(t, i, 1, f"{100.0 * pct:.1f}%")
+
+    def _interval_key(self) -> Any:
+        st = self.state
+        return (id(st.verdicts), float(st.config.tau), id(st.dataset), int(len(self.audited_rows()))
+                if st.human is not None else 0)
+
+    def intervals_ready(self) -> bool:
+        """The Live-verdicts table shows the intervals of the verdicts and τ now shown."""
+        return self.headline is not None and self._headline_key == self._interval_key()
+
+    def flush_intervals(self) -> None:
+        """Compute the intervals of the live numbers, the operating point and the risk band now
+        and show them (a test's shortcut; the panel itself starts them `INTERVAL_MS` after the
+        sliders rest, the headline on its helper thread: `_start_intervals`)."""
+        from workstation.methods.spatial.metrics import headline
+
+        self._interval_timer.stop()
+        self._interval_poll.stop()
+        st = self.state
+        if st.dataset is None or st.dataset.n == 0 or st.verdicts is None:
+            return
+        key = self._interval_key()
+        if key != self._headline_key:
+            self._adopt_headline(key, headline(st.dataset, st.verdicts, tau=float(st.config.tau)))
+        self._audit_intervals()
+
+    def _start_intervals(self) -> None:
+        """The sliders rested: the headline's bootstrap on the helper thread (2,000 resamples over
+        thousands of prompts take a moment), the audit's (hundreds of samples) here."""
+        from workstation.methods.spatial.metrics import headline
+
+        st = self.state
+        if st.dataset is None or st.dataset.n == 0 or st.verdicts is None:
+            return
+        key = self._interval_key()
+        if key != self._headline_key and key != self._pending_key:
+            self._pending_key = key
+            self._hl_future = _helper().submit(headline, st.dataset, st.verdicts, tau=float(st.config.tau))
+            self._interval_poll.start()
+        self._audit_intervals()
+
+    def _poll_intervals(self) -> None:
+        f = self._hl_future
+        if f is None or not f.done():
+            return
+        self._interval_poll.stop()
+        key, self._hl_future, self._pending_key = self._pending_key, None, None
+        try:
+            hl = f.result()
+        except Exception:  # noqa: BLE001 - the values stay without their intervals; said in the log
+            log.exception("the intervals of the live verdicts could not be computed")
+            return
+        if key == self._interval_key():  # still the verdicts and τ shown
+            self._adopt_headline(key, hl)
+
+    def _adopt_headline(self, key: Any, hl: Any) -> None:
+        self.headline = hl
+        self._headline_key = key
+        self._refresh_metrics()
+        self._interval_timer.stop()
+
+    def _audit_intervals(self) -> None:
+        st = self.state
+        rows = self.audited_rows()
+        if len(rows) and self._audit_rc is not None and st.verdicts is not None:
+            v = st.verdicts
+            verdict, conf, human = v.verdict[rows], v.conf[rows], st.human[rows]
+            prompts = np.asarray(st.dataset.samples.prompt_id, dtype=object)[rows]
+            self.op_estimates = operating_point(verdict, conf, human, prompts, float(st.config.tau))
+            if self.band is None:
+                self.band = risk_band(verdict, conf, human, prompts, self._audit_rc.tau)
+                self.rc_plot.set_band(self._audit_rc.coverage, self.band[0], self.band[1])
+            self._show_readout()
 
     def _show_coverage(self, cov: np.ndarray, pc: np.ndarray) -> None:
         self.cov_plot.set_curve("coverage", TAU_GRID, cov)
@@ -521,6 +696,8 @@ class CalibrationPanel(QWidget):
         if curves or self._audit_rc is None:
             rc = risk_coverage(verdict, conf, human, taus=TAU_GRID)
             self._audit_rc = rc
+            self.band = None  # recomputed once the sliders rest
+            self.rc_plot.set_band(None, None, None)
             self.tau_plot.set_curve("risk", rc.tau, rc.risk)
             self.tau_plot.set_curve("coverage", rc.tau, rc.coverage)
             self.tau_plot.set_curve("fpr", rc.tau, rc.fpr_pass)
@@ -530,19 +707,42 @@ class CalibrationPanel(QWidget):
         self.point = {
             "tau": tau, "fpr_pass": float(pt.fpr_pass[0]), "risk": float(pt.risk[0]),
             "coverage": float(pt.coverage[0]), "n_audited": int(pt.n_audited),
-            "n_covered": int(pt.n_covered[0]),
+            "n_covered": int(pt.n_covered[0]), "n_evaluated": int(pt.n_evaluated[0]),
+            "n_pass_covered": int(pt.n_pass_covered[0]),
             "j": float(objective(pt.fpr_pass, pt.risk, pt.coverage, self.weights())[0]),
         }
+        self.op_estimates = None  # its intervals follow once the sliders rest
         self.rc_plot.set_point(self.point["coverage"], self.point["risk"], tau)
-        p = self.point
-        self.readout.setText(
-            f"<b>τ = {tau:.3f}</b> &nbsp;·&nbsp; FPR_PASS <b>{p['fpr_pass']:.3f}</b> &nbsp;·&nbsp; "
-            f"risk <b>{p['risk']:.3f}</b> &nbsp;·&nbsp; coverage <b>{p['coverage']:.3f}</b> "
-            f"({p['n_covered']}/{p['n_audited']}) &nbsp;·&nbsp; J <b>{p['j']:.3f}</b>"
-            f"<span style='color:#666'> &nbsp; over {p['n_audited']} audited samples</span>")
+        self._show_readout()
+        self._interval_timer.start()
         m = confusion(apply_tau(verdict, conf, tau), human)
         self.confusion_view.set_matrix(m)
         self.confusion_title.setText(f"Checker at τ = {tau:.2f} vs human ({int(m.sum())} audited)")
+
+    def _show_readout(self) -> None:
+        p = self.point
+        if p is None:
+            return
+        op = self.op_estimates if self.op_estimates is not None and \
+            abs(self.op_estimates["coverage"].value - p["coverage"]) < 1e-12 else None
+
+        def rate(key: str, n_key: str) -> str:
+            v = p[key]
+            if v != v:
+                return f"<b>—</b> (undefined: n {p[n_key]})"
+            text = f"<b>{v:.3f}</b>"
+            if op is not None and op[key].has_interval:
+                e = op[key]
+                text += f" [{e.lo:.3f}, {e.hi:.3f}]" + (f" (n {e.n}: {e.small_note()})" if e.small_note() else "")
+            return text
+
+        cov = rate("coverage", "n_audited")
+        self.readout.setText(
+            f"<b>τ = {p['tau']:.3f}</b> (operating point) &nbsp;·&nbsp; FPR_PASS {rate('fpr_pass', 'n_pass_covered')}"
+            f" &nbsp;·&nbsp; risk {rate('risk', 'n_evaluated')} &nbsp;·&nbsp; coverage {cov} "
+            f"({p['n_covered']}/{p['n_audited']}) &nbsp;·&nbsp; J <b>{p['j']:.3f}</b>"
+            f"<span style='color:#666'> &nbsp; over {p['n_audited']} audited samples"
+            + ("; 95 % intervals resampling prompts" if op is not None else "") + "</span>")
 
     def weights(self) -> Weights:
         if self._grid_dialog is not None:
@@ -667,7 +867,7 @@ class CalibrationPanel(QWidget):
         if st.project is None or st.dataset is None or not self.apply_button.isEnabled():
             return None
         self._throttle.stop()
-        self._flush()
+        self._flush(final=True)
         note = self.note_edit.text().strip() or "calibration panel"
         cid = st.apply_config(note)
         self.note_edit.clear()

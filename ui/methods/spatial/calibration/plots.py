@@ -150,9 +150,8 @@ class TauPlot(pg.PlotWidget):
         self.curves[key] = self.getPlotItem().plot([], [], pen=pen, name=name)
 
     def set_curve(self, key: str, x: np.ndarray, y: np.ndarray) -> None:
-        y = np.asarray(y, np.float64)
-        ok = np.isfinite(y)
-        self.curves[key].setData(np.asarray(x)[ok], y[ok])
+        """Draw a curve; where y is undefined (NaN) the curve has a gap."""
+        self.curves[key].setData(np.asarray(x, np.float64), np.asarray(y, np.float64), connect="finite")
 
     def set_tau(self, tau: float) -> None:
         if abs(self.line.value() - tau) > 1e-12:
@@ -171,6 +170,14 @@ class RiskCoveragePlot(pg.PlotWidget):
         item.setYRange(0.0, 0.5, padding=0.04)
         item.setMouseEnabled(x=False, y=False)
         self.curve = item.plot([], [], pen=pg.mkPen(BLUE, width=2))
+        # the pointwise 95 % band of the risk (resampling prompts), under the curve
+        self.band_lo = pg.PlotDataItem([], [], pen=pg.mkPen(BLUE, width=1, style=Qt.PenStyle.DotLine))
+        self.band_hi = pg.PlotDataItem([], [], pen=pg.mkPen(BLUE, width=1, style=Qt.PenStyle.DotLine))
+        self.band = pg.FillBetweenItem(self.band_lo, self.band_hi, brush=pg.mkBrush(0, 114, 178, 50))
+        for it in (self.band, self.band_lo, self.band_hi):
+            it.setZValue(-5)
+            item.addItem(it)
+        self.band_shown = False
         self.point = pg.ScatterPlotItem(size=11, brush=pg.mkBrush(VERMILION), pen=pg.mkPen("#222", width=1))
         self.point.setZValue(10)
         item.addItem(self.point)
@@ -179,12 +186,38 @@ class RiskCoveragePlot(pg.PlotWidget):
         item.addItem(self.text)
 
     def set_curve(self, coverage: np.ndarray, risk: np.ndarray) -> None:
+        """Risk over coverage; an undefined risk (covered samples, none with a human PASS/FAIL
+        label) is a gap in the curve, as the report's table shows it "—"."""
         order = np.argsort(coverage, kind="stable")
-        self.curve.setData(np.asarray(coverage)[order], np.asarray(risk)[order])
-        top = float(np.nanmax(risk)) if len(risk) else 0.5
+        r = np.asarray(risk, np.float64)[order]
+        self.curve.setData(np.asarray(coverage, np.float64)[order], r, connect="finite")
+        top = float(np.nanmax(r)) if np.isfinite(r).any() else 0.5
         self.getPlotItem().setYRange(0.0, max(0.1, min(1.0, top * 1.1)), padding=0.04)
 
+    def set_band(self, coverage: np.ndarray | None, lo: np.ndarray | None, hi: np.ndarray | None) -> None:
+        """The pointwise 95 % band of the risk at each point of the curve (None: none shown)."""
+        if coverage is None or lo is None or hi is None:
+            self.band_lo.setData([], [])
+            self.band_hi.setData([], [])
+            self.band_shown = False
+            return
+        order = np.argsort(coverage, kind="stable")
+        c = np.asarray(coverage, np.float64)[order]
+        lo_, hi_ = np.asarray(lo, np.float64)[order], np.asarray(hi, np.float64)[order]
+        ok = np.isfinite(lo_) & np.isfinite(hi_)
+        self.band_lo.setData(c[ok], lo_[ok])
+        self.band_hi.setData(c[ok], hi_[ok])
+        self.band_shown = bool(ok.any())
+        if ok.any():
+            top = float(np.max(hi_[ok]))
+            self.getPlotItem().setYRange(0.0, max(0.1, min(1.0, top * 1.1)), padding=0.04)
+
     def set_point(self, coverage: float, risk: float, tau: float) -> None:
+        if risk != risk:  # undefined at τ: no point on the curve
+            self.point.setData([], [])
+            self.text.setText(f"τ={tau:.2f}: risk undefined")
+            self.text.setPos(coverage + 0.01, 0.0)
+            return
         self.point.setData([coverage], [risk])
         self.text.setText(f"τ={tau:.2f}")
         self.text.setPos(coverage + 0.01, risk)

@@ -39,6 +39,7 @@ class ParamSpec:
     step: float
     decimals: int
     tip: str = ""
+    note: str = ""  # a line under the slider, always shown
 
 
 # The parameters the calibration panel edits, in display order.
@@ -48,7 +49,9 @@ PARAMS: tuple[ParamSpec, ...] = (
     ParamSpec("t_det", "t_det", 0.0, 1.0, 0.01, 2,
               "detection score cut-off (effective: max(t_det, detector threshold))"),
     ParamSpec("tau", "τ (tau)", 0.0, 1.0, 0.01, 2,
-              "confidence threshold: a PASS/FAIL with conf < τ counts as abstained in the audit"),
+              "the audit's operating point: a PASS/FAIL with conf < τ counts as UNDECIDABLE in the 'at τ' "
+              "column, the confusion matrix and risk–coverage; the stored verdicts are without τ",
+              note="operating point: 'at τ', confusion, risk–coverage"),
     ParamSpec("ambiguity_delta", "ambiguity δ", 0.0, 0.5, 0.01, 2,
               "top-1 − top-2 score gap below δ → UNDECIDABLE (ambiguous)"),
     ParamSpec("max_overlap_iou", "max overlap IoU", 0.0, 1.0, 0.01, 2,
@@ -99,6 +102,12 @@ class ParamSlider(QWidget):
         self.floor_label.setVisible(False)
         self.floor = float("nan")
         outer.addWidget(self.floor_label)
+        if spec.note:
+            self.note_label = QLabel(spec.note)
+            self.note_label.setObjectName(f"note_{spec.name}")
+            self.note_label.setProperty("dim", True)
+            self.note_label.setToolTip(spec.tip)
+            outer.addWidget(self.note_label)
 
         self.slider.valueChanged.connect(self._on_slider)
         self.slider.sliderReleased.connect(self._on_released)

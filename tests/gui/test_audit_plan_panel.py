@@ -1,0 +1,138 @@
+"""The audit-plan panel (`ui/widgets/audit_plan.py`) on a demo project, offscreen: state a goal,
+start the plan, label the targets it gives, watch the estimate and the interval follow, see
+"Goal reached", and find the same plan after the project is closed and opened again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+
+from workstation.methods import get_method
+from workstation.methods.metalogic.results import LABEL_SCHEME
+from workstation.store import Project
+
+
+@pytest.fixture
+def demo_project(tmp_path: Path) -> Path:
+    folder = tmp_path / "demo"
+    with Project.create(folder) as p:
+        get_method("spatial").build_demo(p, small=True, workers=0)
+        get_method("metalogic").build_demo(p, small=True, workers=0)
+    return folder
+
+
+def _truth(p: Any) -> dict[str, str]:
+    from workstation.methods import audit_sources
+
+    t = audit_sources.audit_table(p, "metalogic")
+    rng = np.random.default_rng(1)
+    return {i: ("MISALIGNED" if o == 1 else "ALIGNED") if rng.random() > 0.15 else "UNDECIDABLE"
+            for i, o in zip(t.item_id.tolist(), t.outcome.tolist())}
+
+
+def test_the_panel_plans_labels_and_reaches_the_goal(qtbot: Any, demo_project: Path) -> None:
+    from ui.widgets.audit_plan import AuditPlanPanel
+
+    panel = AuditPlanPanel()
+    qtbot.addWidget(panel)
+    panel.resize(1200, 800)
+    panel.show()
+    assert "Open a project" in panel.goal_label.text()
+    p = Project.open(demo_project)
+    try:
+        panel.set_project(p)
+        methods = [panel.method_combo.itemData(i) for i in range(panel.method_combo.count())]
+        assert methods == ["metalogic", "spatial"]
+        assert "No audit plan yet" in panel.goal_label.text() and not panel.next_button.isEnabled()
+        panel.method_combo.setCurrentIndex(methods.index("metalogic"))
+        panel.quantity_combo.setCurrentIndex(panel.quantity_combo.findData("rate"))
+        panel.width_spin.setValue(12.0)
+        qtbot.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
+        plan = panel.plan
+        assert plan is not None and plan.plan_id == 1 and panel.plan_combo.count() == 1
+        assert "true misalignment rate to ±12.0 % at 95 %" in panel.goal_label.text()
+        assert "no estimate yet" in panel.estimate_label.text() and panel.reached_label.text() == "labelling…"
+        truth = _truth(p)
+        got: list[list[Any]] = []
+        panel.targets_ready.connect(got.append)
+        rounds = 0
+        while panel.reached_label.text() != "Goal reached" and rounds < 30:
+            panel.batch_spin.setValue(3)
+            panel.next_button.click()
+            assert got and got[-1], "the panel hands out targets until the goal is reached"
+            assert panel.next_list.count() >= 1
+            for t in got[-1]:
+                for pid in t.targets:
+                    p.add_label_event(LABEL_SCHEME.task, "pair", pid, "erin", truth[pid], audit_set_id=plan.audit_set_id)
+            panel.refresh()
+            rounds += 1
+        st = panel.status
+        assert st is not None and st.reached
+        assert panel.reached_label.text() == "Goal reached"
+        true_rate = np.mean([v == "MISALIGNED" for v in truth.values()])
+        assert st.estimate.low <= true_rate <= st.estimate.high
+        assert f"labels used: <b>{st.labels}</b>" in panel.labels_label.text()
+        assert panel.table.rowCount() == 3 and panel.table.item(0, 3).text() == str(st.labels)
+        assert panel.table.item(0, 1).text() == f"{100 * st.estimate.value:.1f} %"
+        xs, ys = panel._curve.getData()
+        assert len(xs) >= 1 and ys[-1] == pytest.approx(st.estimate.value)
+        assert panel.width_bar.value() == 1000
+        shot = panel.grab()
+        assert shot.width() > 600 and shot.height() > 400
+    finally:
+        panel.set_project(None)
+        p.close()
+    # closed and opened again: the same plan, the same estimate
+    p2 = Project.open(demo_project)
+    try:
+        panel2 = AuditPlanPanel()
+        qtbot.addWidget(panel2)
+        panel2.set_project(p2)
+        assert panel2.plan_combo.count() == 1 and panel2.plan is not None
+        assert panel2.status is not None and panel2.status.estimate.value == pytest.approx(st.estimate.value)
+        assert panel2.reached_label.text() == "Goal reached"
+    finally:
+        p2.close()
+
+
+def test_a_read_only_project_shows_its_plans_but_draws_nothing(qtbot: Any, demo_project: Path) -> None:
+    from ui.widgets.audit_plan import AuditPlanPanel
+    from workstation.evaluation.plan import Goal
+    from workstation.methods import audit_sources
+
+    with Project.open(demo_project) as p:
+        audit_sources.create_plan(p, "spatial", Goal("rate", 0.2), name="spatial rate")
+    panel = AuditPlanPanel()
+    qtbot.addWidget(panel)
+    with Project.open(demo_project, read_only=True) as ro:
+        panel.set_project(ro)
+        assert not panel.start_button.isEnabled()
+        assert panel.plan is not None and "true PASS rate to ±20.0 %" in panel.goal_label.text()
+        assert not panel.next_button.isEnabled() and panel.request_targets() == []
+        panel.set_project(None)
+
+
+def test_a_goal_with_nothing_in_scope_says_why(qtbot: Any, tmp_path: Path) -> None:
+    """A checker that decided nothing has no PASS precision to audit: the panel says so and
+    stores nothing."""
+    from ui.widgets.audit_plan import AuditPlanPanel
+    from workstation.methods.spatial.config import CheckerConfig
+    from workstation.methods.spatial.store import SpatialStore
+
+    folder = tmp_path / "undecided"
+    with Project.create(folder) as p:
+        get_method("spatial").build_demo(p, small=True, workers=0)
+        SpatialStore(p).save_config(CheckerConfig(name="never decides", margin=0.99), note="abstains")
+    panel = AuditPlanPanel()
+    qtbot.addWidget(panel)
+    with Project.open(folder) as p:
+        panel.set_project(p)
+        panel.quantity_combo.setCurrentIndex(panel.quantity_combo.findData("precision"))
+        assert panel.start_plan() is None
+        assert "nothing to audit" in panel.error_label.text()
+        assert panel.plan_combo.count() == 0 and p.audit_plans() == []
+        panel.set_project(None)

@@ -1,0 +1,736 @@
+"""Audit plans: a stated goal, the next items to label, the estimate as labels come in, and a
+stopping rule — one core for every method with a human label and an automated outcome.
+
+**The table.** A method's adapter fills an `AuditTable`: per item (an image, an image pair, a
+triplet) its id, its cluster (the prompt its seeds share), the automated outcome (1 positive,
+0 negative, -1 abstained or none: the checker's PASS / FAIL / UNDECIDABLE, a comparator's
+MISALIGNED / ALIGNED / UNDECIDABLE, a metric's preference, a CLIPScore pre-mark), its confidence
+in [0, 1], and the human label (1, 0, 2 = undecidable, -1 = none), plus the label targets an item
+stands for.
+
+**The goal.** `Goal`: a quantity (`QUANTITIES`: the true rate of the positive label over every
+item, the automated outcome's precision on its positives, its agreement with humans on the items
+it decides), a half-width, a confidence level and the sampling unit (single items, or whole
+prompts with all their items). Each quantity is the mean of a 0/1 value ``z`` over a domain the
+automated outcome fixes, so its denominator is known.
+
+**The design.** `AuditPlan` splits the units in scope into strata by the automated outcome and
+its confidence (quantile bins), fixes a seeded random order inside every stratum, and draws the
+next unit from the stratum where one more label shrinks the variance most (sequential Neyman
+allocation, N_h² σ_h² (1/d_h − 1/(d_h + 1))), with σ_h judged from the automated outcome's
+confidence — as active inference draws where the model is unsure — never from the labels so far
+(that would bias the estimate). Every stratum gets `MIN_PER_STRATUM` labels first. Inside a
+stratum the labelled units are a simple random sample, so `ppi.design_estimate` (weights
+N_h/n_h = 1/π) is the estimate.
+
+**The stopping rule.** The goal is reached when every stratum has its first labels and the
+interval's half-width (t·SE, unclipped) is at most the goal's; when every unit is labelled the
+rate is known exactly. A drawn unit without a label stays the next target (skipping it would let
+the skipped items bias the estimate). Blind consistency re-checks of earlier units come back in
+the queue at the plan's re-check fraction; they add no new unit.
+
+Only units the plan drew count (labels made elsewhere were not drawn at random). The plan keeps
+the table it was made on (outcomes and confidences frozen), so a later change of the checker's
+config does not change what was sampled. `save_plan` / `load_plan` keep it in the project.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..types import WorkstationError
+from .ppi import Estimate, design_estimate, wilson_estimate
+
+__all__ = ["margin_confidence", "AuditTable", "Goal", "Quantity", "QUANTITIES", "UNITS", "PlanTarget", "PlanStatus", "AuditPlan",
+           "save_plan", "load_plan", "list_plans", "POSITIVE", "NEGATIVE", "UNDECIDED", "NO_LABEL", "ABSTAINED"]
+
+POSITIVE, NEGATIVE, UNDECIDED, NO_LABEL = 1, 0, 2, -1
+ABSTAINED = -1  # automated outcome: abstained, or none
+
+UNITS: dict[str, str] = {"item": "single items", "cluster": "whole prompts (every item of a drawn prompt)"}
+
+MIN_PER_STRATUM = 2
+MIN_STRATUM_UNITS = 20
+DEFAULT_BINS = 3
+RECHECK_GAP = 3
+
+
+# ---------------------------------------------------------------------------------------------
+# The generic table every adapter fills
+# ---------------------------------------------------------------------------------------------
+
+
+def _obj(values: Any) -> np.ndarray:
+    seq = list(values)
+    a = np.empty(len(seq), dtype=object)
+    a[:] = seq
+    return a
+
+
+@dataclass
+class AuditTable:
+    """Items with an automated outcome and (maybe) a human label; see the module docstring.
+
+    ``positive`` / ``negative`` name the two human values ("PASS" / "FAIL"); ``outcome_title``
+    names what made the outcome ("the checker"); ``targets[i]`` is the tuple of label-target ids
+    item i stands for (its own id by default); ``source`` records where the outcomes came from
+    (config version, metric, threshold); ``titles`` may name a quantity in the method's own words
+    ("share of triplets humans rate the correct image higher")."""
+
+    method: str
+    task: str
+    item_id: np.ndarray
+    cluster: np.ndarray
+    outcome: np.ndarray
+    confidence: np.ndarray
+    human: np.ndarray
+    targets: Any = None  # per item a sequence of label-target ids (default: the item id)
+    positive: str = "PASS"
+    negative: str = "FAIL"
+    outcome_title: str = "the automated outcome"
+    item_title: str = "item"
+    cluster_title: str = "prompt"
+    source: dict[str, Any] = field(default_factory=dict)
+    titles: dict[str, str] = field(default_factory=dict)  # a quantity's name in the method's words
+
+    def __post_init__(self) -> None:
+        self.item_id = _obj(str(x) for x in np.asarray(self.item_id, dtype=object).tolist())
+        self.cluster = _obj(str(x) for x in np.asarray(self.cluster, dtype=object).tolist())
+        self.outcome = np.asarray(self.outcome, np.int8).reshape(-1)
+        conf = np.asarray(self.confidence, np.float64).reshape(-1)
+        self.confidence = np.clip(np.nan_to_num(conf, nan=0.0), 0.0, 1.0)
+        self.human = np.asarray(self.human, np.int8).reshape(-1)
+        if self.targets is None:
+            self.targets = _obj((str(i),) for i in self.item_id.tolist())
+        else:
+            self.targets = _obj(tuple(str(t) for t in ts) for ts in list(self.targets))
+        self.validate()
+
+    def __len__(self) -> int:
+        return len(self.item_id)
+
+    def validate(self) -> None:
+        n = len(self.item_id)
+        for name in ("cluster", "outcome", "confidence", "human", "targets"):
+            if len(getattr(self, name)) != n:
+                raise WorkstationError(f"audit table of {self.method}: {name} has {len(getattr(self, name))} "
+                                       f"entries for {n} items")
+        if n and len(set(self.item_id.tolist())) != n:
+            raise WorkstationError(f"audit table of {self.method}: item ids repeat")
+        bad_o = ~np.isin(self.outcome, (POSITIVE, NEGATIVE, ABSTAINED))
+        if bad_o.any():
+            raise WorkstationError(f"audit table of {self.method}: outcome code {int(self.outcome[bad_o][0])} "
+                                   "(expected 1, 0 or -1)")
+        bad_h = ~np.isin(self.human, (POSITIVE, NEGATIVE, UNDECIDED, NO_LABEL))
+        if bad_h.any():
+            raise WorkstationError(f"audit table of {self.method}: human code {int(self.human[bad_h][0])} "
+                                   "(expected 1, 0, 2 or -1)")
+
+    def with_human(self, human: np.ndarray) -> AuditTable:
+        """The same table with other human labels (aligned with the items)."""
+        h = np.asarray(human, np.int8).reshape(-1)
+        if len(h) != len(self.item_id):
+            raise WorkstationError(f"{len(h)} human labels for a table of {len(self.item_id)} items")
+        bad = ~np.isin(h, (POSITIVE, NEGATIVE, UNDECIDED, NO_LABEL))
+        if bad.any():
+            raise WorkstationError(f"audit table of {self.method}: human code {int(h[bad][0])} (expected 1, 0, 2 or -1)")
+        out = copy.copy(self)
+        out.human = h
+        out.source = dict(self.source)
+        out.titles = dict(self.titles)
+        return out
+
+    def human_for(self, item_ids: Sequence[str]) -> np.ndarray:
+        """This table's human codes for ``item_ids`` (-1 for an item it does not hold)."""
+        pos = {s: i for i, s in enumerate(self.item_id.tolist())}
+        return np.array([self.human[pos[s]] if s in pos else NO_LABEL for s in item_ids], np.int8)
+
+    def soft_prediction(self) -> np.ndarray:
+        """The automated outcome as a number in [0, 1]: ½ ± ½·confidence for a positive / negative
+        outcome, ½ for an abstention."""
+        c = self.confidence
+        return np.where(self.outcome == POSITIVE, 0.5 + 0.5 * c,
+                        np.where(self.outcome == NEGATIVE, 0.5 - 0.5 * c, 0.5))
+
+
+def margin_confidence(margin: np.ndarray) -> np.ndarray:
+    """A confidence in [0, 1] from a margin (a score's distance from a threshold, a difference of
+    two scores): the margin's rank among the finite ones (ties share their mean rank); 0 where it
+    is not finite. Scale-free, so any metric's margins can stratify an audit."""
+    x = np.asarray(margin, np.float64).reshape(-1)
+    out = np.zeros(len(x))
+    ok = np.isfinite(x)
+    v = x[ok]
+    if len(v) > 1:
+        order = np.argsort(v, kind="stable")
+        ranks = np.empty(len(v))
+        ranks[order] = np.arange(len(v), dtype=np.float64)
+        _, inv, counts = np.unique(v, return_inverse=True, return_counts=True)
+        inv = inv.reshape(-1)
+        mean_rank = np.bincount(inv, weights=ranks, minlength=len(counts)) / counts
+        out[ok] = mean_rank[inv] / (len(v) - 1)
+    elif len(v) == 1:
+        out[ok] = 1.0
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Quantities
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A rate an audit estimates: the mean of a 0/1 value over a domain the outcome fixes."""
+
+    key: str
+    domain: Callable[[AuditTable], np.ndarray]  # bool per item
+    value: Callable[[AuditTable], np.ndarray]  # float per item: 0/1, NaN without a human label
+    prediction: Callable[[AuditTable], np.ndarray]  # float in [0, 1] per item
+    group: Callable[[AuditTable], np.ndarray]  # int per item: the outcome group strata start from
+    describe: Callable[[AuditTable], str]
+    meaning: Callable[[AuditTable], str]
+
+
+def _labelled(t: AuditTable, v: np.ndarray) -> np.ndarray:
+    return np.where(t.human >= 0, v.astype(np.float64), np.nan)
+
+
+def _conf_prediction(t: AuditTable) -> np.ndarray:
+    return 0.5 + 0.5 * t.confidence
+
+
+QUANTITIES: dict[str, Quantity] = {
+    "rate": Quantity(
+        "rate",
+        domain=lambda t: np.ones(len(t), bool),
+        value=lambda t: _labelled(t, t.human == POSITIVE),
+        prediction=AuditTable.soft_prediction,
+        group=lambda t: t.outcome.astype(np.int64) + 1,
+        describe=lambda t: t.titles.get("rate") or f"true {t.positive} rate",
+        meaning=lambda t: (f"share of all {t.item_title}s a human labels {t.positive} (an undecidable "
+                           "label counts as not " + t.positive + ")"),
+    ),
+    "precision": Quantity(
+        "precision",
+        domain=lambda t: t.outcome == POSITIVE,
+        value=lambda t: _labelled(t, t.human == POSITIVE),
+        prediction=_conf_prediction,
+        group=lambda t: np.zeros(len(t), np.int64),
+        describe=lambda t: t.titles.get("precision") or f"{t.outcome_title}'s {t.positive} precision",
+        meaning=lambda t: (f"share of the {t.item_title}s {t.outcome_title} calls {t.positive} that a human "
+                           f"labels {t.positive}"),
+    ),
+    "agreement": Quantity(
+        "agreement",
+        domain=lambda t: t.outcome != ABSTAINED,
+        value=lambda t: _labelled(t, t.human == t.outcome),
+        prediction=_conf_prediction,
+        group=lambda t: t.outcome.astype(np.int64),
+        describe=lambda t: t.titles.get("agreement") or f"{t.outcome_title}'s agreement with humans",
+        meaning=lambda t: (f"share of the {t.item_title}s {t.outcome_title} decides where a human gives the "
+                           "same label (an undecidable human label counts as disagreement)"),
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Goal:
+    """What must be known, and how well: ``quantity`` to ± ``half_width`` at ``confidence``,
+    sampling ``unit`` "item" or "cluster" (whole prompts)."""
+
+    quantity: str
+    half_width: float
+    confidence: float = 0.95
+    unit: str = "item"
+
+    def validate(self) -> None:
+        if self.quantity not in QUANTITIES:
+            raise WorkstationError(f"unknown audit quantity {self.quantity!r} (choose from "
+                                   f"{', '.join(QUANTITIES)})")
+        if not (isinstance(self.half_width, (int, float)) and 0.0 < float(self.half_width) < 0.5):
+            raise WorkstationError(f"the goal's half-width must be between 0 and 0.5 (e.g. 0.02 for ±2 %), "
+                                   f"got {self.half_width!r}")
+        if not (isinstance(self.confidence, (int, float)) and 0.5 <= float(self.confidence) < 1.0):
+            raise WorkstationError(f"the goal's confidence must be in [0.5, 1), got {self.confidence!r}")
+        if self.unit not in UNITS:
+            raise WorkstationError(f"unknown sampling unit {self.unit!r} (choose from {', '.join(UNITS)})")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"quantity": self.quantity, "half_width": float(self.half_width),
+                "confidence": float(self.confidence), "unit": self.unit}
+
+    @staticmethod
+    def from_dict(d: Mapping[str, Any]) -> Goal:
+        try:
+            g = Goal(str(d["quantity"]), float(d["half_width"]), float(d.get("confidence", 0.95)),
+                     str(d.get("unit", "item")))
+        except (KeyError, TypeError, ValueError) as e:
+            raise WorkstationError(f"an audit goal needs quantity and half_width ({e})") from None
+        g.validate()
+        return g
+
+    def text(self, table: AuditTable | None = None) -> str:
+        """``"the checker's PASS precision to ±2.0 % at 95 %"``."""
+        what = QUANTITIES[self.quantity].describe(table) if table is not None else self.quantity
+        unit = "" if self.unit == "item" else f", labelling whole {table.cluster_title if table else 'prompt'}s"
+        return f"{what} to ±{100 * self.half_width:.1f} % at {100 * self.confidence:g} %{unit}"
+
+
+# ---------------------------------------------------------------------------------------------
+# The plan
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PlanTarget:
+    """One entry of the plan's queue: a sampling unit, its items and their label targets."""
+
+    unit: str  # the item id, or the cluster id for whole-prompt units
+    items: tuple[str, ...]
+    targets: tuple[str, ...]
+    recheck: bool = False
+
+
+@dataclass(frozen=True)
+class PlanStatus:
+    """What the window shows: the goal, the estimate, labels so far, and whether it is reached."""
+
+    goal: Goal
+    goal_text: str
+    meaning: str
+    estimate: Estimate
+    alternatives: tuple[Estimate, ...]
+    labels: int  # labelled items the estimate uses
+    units_labelled: int
+    units_drawn: int
+    units: int  # sampling units in scope
+    items: int  # items in scope
+    strata: int
+    strata_started: int  # strata with their first labels
+    reached: bool
+    exhausted: bool
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"goal": self.goal.to_dict(), "goal_text": self.goal_text, "estimate": self.estimate.to_dict(),
+                "alternatives": [e.to_dict() for e in self.alternatives], "labels": self.labels,
+                "units_labelled": self.units_labelled, "units_drawn": self.units_drawn, "units": self.units,
+                "items": self.items, "strata": self.strata, "strata_started": self.strata_started,
+                "reached": self.reached, "exhausted": self.exhausted, "message": self.message}
+
+
+def _quantile_bins(values: np.ndarray, k: int) -> np.ndarray:
+    """Up to k groups of nearly equal count by value; equal values stay in one group (a heap of
+    equal confidences — an abstention's 0 — is one stratum, not split at random)."""
+    n = len(values)
+    if k <= 1 or n == 0:
+        return np.zeros(n, np.int64)
+    uniq, inv = np.unique(values, return_inverse=True)
+    counts = np.bincount(inv.reshape(-1), minlength=len(uniq))
+    cum = np.cumsum(counts) - counts / 2.0  # each distinct value at the middle of its run
+    group = np.minimum((cum * k / n).astype(np.int64), k - 1)
+    _, group = np.unique(group, return_inverse=True)  # number the groups that occur 0, 1, ...
+    return group.reshape(-1)[inv.reshape(-1)].astype(np.int64)
+
+
+def make_strata(group: np.ndarray, conf: np.ndarray, bins: int, min_units: int = MIN_STRATUM_UNITS) -> np.ndarray:
+    """Stratum per unit: within each outcome group, confidence quantile bins (as many as `bins`
+    while each keeps `min_units` units). Strata are numbered by (group, bin)."""
+    out = np.empty(len(group), np.int64)
+    next_code = 0
+    for g in np.unique(group):
+        idx = np.flatnonzero(group == g)
+        k = max(1, min(int(bins), len(idx) // max(1, min_units)))
+        b = _quantile_bins(conf[idx], k)
+        out[idx] = next_code + b
+        next_code += int(b.max()) + 1
+    return out
+
+
+class AuditPlan:
+    """An audit plan over a frozen `AuditTable` (see the module docstring).
+
+    ``draws`` restores the units drawn so far, in order, as (unit id, is re-check). Human labels
+    come from the table given (`update_labels` replaces them)."""
+
+    def __init__(self, table: AuditTable, goal: Goal, *, seed: int = 0, bins: int = DEFAULT_BINS,
+                 recheck_fraction: float = 0.0, draws: Sequence[tuple[str, bool]] = (), name: str = "",
+                 plan_id: int | None = None, min_per_stratum: int = MIN_PER_STRATUM, min_stratum_units: int = MIN_STRATUM_UNITS) -> None:
+        goal.validate()
+        if not 0.0 <= recheck_fraction <= 0.5:
+            raise WorkstationError(f"the re-check fraction must be in [0, 0.5], got {recheck_fraction!r}")
+        if bins < 1:
+            raise WorkstationError(f"confidence bins must be >= 1, got {bins}")
+        self.table = table
+        self.goal = goal
+        self.seed = int(seed)
+        self.bins = int(bins)
+        self.recheck_fraction = float(recheck_fraction)
+        self.name = name
+        self.plan_id = plan_id
+        self.audit_set_id: int | None = None
+        self.min_per_stratum = int(min_per_stratum)
+        self.min_stratum_units = int(min_stratum_units)
+        q = QUANTITIES[goal.quantity]
+        self.quantity = q
+        dom = np.flatnonzero(q.domain(table))
+        if len(dom) == 0:
+            raise WorkstationError(f"nothing to audit: no {table.item_title} is in scope of "
+                                   f"{q.describe(table)} ({q.meaning(table)})")
+        self._dom = dom
+        f_items = np.asarray(q.prediction(table), np.float64)[dom]
+        groups = np.asarray(q.group(table), np.int64)[dom]
+        conf = table.confidence[dom]
+        if goal.unit == "item":
+            self.unit_ids = table.item_id[dom]
+            unit_of = np.arange(len(dom), dtype=np.int64)
+        else:
+            names, unit_of = np.unique(table.cluster[dom].astype(str), return_inverse=True)
+            self.unit_ids = _obj(names.tolist())
+            unit_of = unit_of.astype(np.int64).reshape(-1)
+        self._unit_of = unit_of
+        n_units = len(self.unit_ids)
+        self.m_u = np.bincount(unit_of, minlength=n_units).astype(np.float64)
+        self.f_u = np.bincount(unit_of, weights=f_items, minlength=n_units)
+        mean_f = self.f_u / self.m_u
+        mean_conf = np.bincount(unit_of, weights=conf, minlength=n_units) / self.m_u
+        if goal.unit == "item":
+            unit_group = groups
+        else:  # a prompt's group: the share of its items the outcome predicts positive, in thirds
+            unit_group = np.minimum((mean_f * 3).astype(np.int64), 2)
+        self.stratum = make_strata(unit_group, mean_conf, self.bins, self.min_stratum_units)
+        self.n_strata = int(self.stratum.max()) + 1
+        self.N_h = np.bincount(self.stratum, minlength=self.n_strata).astype(np.float64)
+        # the prior of z per unit (its mean over the unit's items), for allocation before labels
+        p0 = np.clip(mean_f, 0.02, 0.98)
+        rho = 0.3
+        v0_u = self.m_u ** 2 * p0 * (1 - p0) * (rho + (1 - rho) / self.m_u)
+        self.v0_h = np.maximum(np.bincount(self.stratum, weights=v0_u, minlength=self.n_strata) / self.N_h, 1e-3)
+        # a seeded random order inside every stratum
+        self._order: list[np.ndarray] = []
+        for h in range(self.n_strata):
+            members = np.flatnonzero(self.stratum == h)
+            rng = np.random.default_rng([self.seed, 1729, h])
+            self._order.append(members[rng.permutation(len(members))])
+        self._unit_index = {str(u): i for i, u in enumerate(self.unit_ids.tolist())}
+        self._item_rows: list[np.ndarray] | None = None
+        self.draws: list[tuple[int, bool]] = []
+        self._drawn = np.zeros(n_units, bool)
+        self._d_h = np.zeros(self.n_strata, np.int64)
+        self._rechecked: set[int] = set()
+        self._restore(draws)
+        self._z_u = np.full(n_units, np.nan)
+        self.update_labels(table.human)
+
+    # ---- structure ------------------------------------------------------------------------------
+    @property
+    def n_units(self) -> int:
+        return len(self.unit_ids)
+
+    @property
+    def n_items(self) -> int:
+        return len(self._dom)
+
+    def _items_of(self, u: int) -> np.ndarray:
+        """Table rows of unit u's items in scope."""
+        if self._item_rows is None:
+            order = np.argsort(self._unit_of, kind="stable")
+            bounds = np.searchsorted(self._unit_of[order], np.arange(self.n_units + 1))
+            self._item_rows = [self._dom[order[bounds[i]:bounds[i + 1]]] for i in range(self.n_units)]
+        return self._item_rows[u]
+
+    def target_of(self, u: int, recheck: bool = False) -> PlanTarget:
+        rows = self._items_of(u)
+        items = tuple(str(x) for x in self.table.item_id[rows].tolist())
+        targets: list[str] = []
+        assert self.table.targets is not None
+        for r in rows.tolist():
+            targets.extend(self.table.targets[r])
+        return PlanTarget(str(self.unit_ids[u]), items, tuple(dict.fromkeys(targets)), recheck)
+
+    def _restore(self, draws: Sequence[tuple[str, bool]]) -> None:
+        for unit, recheck in draws:
+            u = self._unit_index.get(str(unit))
+            if u is None:
+                raise WorkstationError(f"the plan's draw {unit!r} is not a unit of its table")
+            self._record(u, bool(recheck))
+
+    def _record(self, u: int, recheck: bool) -> None:
+        self.draws.append((u, recheck))
+        if recheck:
+            self._rechecked.add(u)
+            return
+        if self._drawn[u]:
+            raise WorkstationError(f"unit {self.unit_ids[u]!r} was drawn twice")
+        self._drawn[u] = True
+        self._d_h[self.stratum[u]] += 1
+
+    # ---- labels ---------------------------------------------------------------------------------
+    def update_labels(self, human: np.ndarray) -> None:
+        """New human codes for the table's items (aligned with it); the estimate follows."""
+        h = np.asarray(human, np.int8).reshape(-1)
+        if len(h) != len(self.table):
+            raise WorkstationError(f"{len(h)} human labels for a table of {len(self.table)} items")
+        self.table = self.table.with_human(h)
+        z_items = np.asarray(self.quantity.value(self.table), np.float64)[self._dom]
+        lab = np.isfinite(z_items)
+        n_lab = np.bincount(self._unit_of, weights=lab.astype(np.float64), minlength=self.n_units)
+        tot = np.bincount(self._unit_of, weights=np.where(lab, z_items, 0.0), minlength=self.n_units)
+        complete = n_lab == self.m_u
+        self._z_u = np.where(complete, tot, np.nan)
+
+    def labelled_units(self) -> np.ndarray:
+        """Drawn units with every item labelled (bool per unit)."""
+        return self._drawn & np.isfinite(self._z_u)
+
+    # ---- the queue ------------------------------------------------------------------------------
+    def pending(self) -> list[PlanTarget]:
+        """Drawn units still lacking a label, in the order they were drawn."""
+        out = [u for u, r in self.draws if not r and not np.isfinite(self._z_u[u])]
+        return [self.target_of(u) for u in dict.fromkeys(out)]
+
+    def _sigma2(self) -> np.ndarray:
+        """Per stratum: the variance of a unit's total that the allocation assumes — from the
+        automated outcome's confidence alone, never from the labels (see `draw`)."""
+        return self.v0_h
+
+    def _choose(self, d_h: np.ndarray, sigma2: np.ndarray) -> int | None:
+        """The stratum for the next draw (None: every unit is drawn)."""
+        left = d_h < self.N_h
+        if not left.any():
+            return None
+        need = np.minimum(self.min_per_stratum, self.N_h)
+        pilot = left & (d_h < need)
+        if pilot.any():
+            cand = np.flatnonzero(pilot)
+            # the largest stratum first; then by index
+            return int(cand[np.lexsort((cand, -self.N_h[cand], d_h[cand]))[0]])
+        with np.errstate(divide="ignore"):
+            gain = self.N_h ** 2 * sigma2 * (1.0 / np.maximum(d_h, 1) - 1.0 / (d_h + 1))
+        gain = np.where(left, gain, -np.inf)
+        return int(np.argmax(gain))
+
+    def draw(self, k: int = 1) -> list[PlanTarget]:
+        """Draw up to ``k`` new units (and the re-checks that fall due); returns the queue entries
+        added, in order. The caller stores them (`save_draws`).
+
+        The next unit comes from the stratum where one more label shrinks the variance most,
+        judged by the automated outcome's confidence (its prior variance per stratum), not by the
+        labels so far: letting a stratum's own labels steer how many more it gets biases its
+        estimate (a stratum whose first labels happen to agree gets few more and keeps its lucky
+        rate). The labels decide only when to stop."""
+        out: list[PlanTarget] = []
+        sigma2 = self._sigma2()
+        d_h = self._d_h.copy()
+        for _ in range(max(0, int(k))):
+            h = self._choose(d_h, sigma2)
+            if h is None:
+                break
+            u = int(self._order[h][d_h[h]])
+            d_h[h] += 1
+            self._record(u, False)
+            out.append(self.target_of(u))
+            rc = self._due_recheck()
+            if rc is not None:
+                self._record(rc, True)
+                out.append(self.target_of(rc, recheck=True))
+        return out
+
+    def _due_recheck(self) -> int | None:
+        """A blind re-check of an earlier unit, when the fraction says one is due."""
+        if self.recheck_fraction <= 0:
+            return None
+        new = [u for u, r in self.draws if not r]
+        n_rc = sum(1 for _u, r in self.draws if r)
+        if math.floor(len(new) * self.recheck_fraction) <= n_rc:
+            return None
+        eligible = [u for u in new[:max(0, len(new) - RECHECK_GAP)] if u not in self._rechecked]
+        if not eligible:
+            return None
+        rng = np.random.default_rng([self.seed, 7, n_rc])
+        return int(eligible[int(rng.integers(len(eligible)))])
+
+    def next_targets(self, k: int = 1) -> tuple[list[PlanTarget], list[PlanTarget]]:
+        """(targets to label now, queue entries newly drawn): the pending units first, then new
+        draws until ``k`` targets are given. Store the new entries with `save_draws`."""
+        now = self.pending()[:max(0, k)]
+        new: list[PlanTarget] = []
+        if len(now) < k and not self.status().reached:
+            new = self.draw(k - len(now))
+            now += [t for t in new if not t.recheck]
+        return now, new
+
+    # ---- estimates ------------------------------------------------------------------------------
+    def _main(self, lab: np.ndarray) -> Estimate:
+        z = np.where(lab, self._z_u, np.nan)
+        return design_estimate(self.f_u, z, self.stratum, self.n_items, items_per_unit=self.m_u,
+                               confidence=self.goal.confidence)
+
+    def _estimates(self) -> tuple[Estimate, Estimate, Estimate]:
+        lab = self.labelled_units()
+        z = np.where(lab, self._z_u, np.nan)
+        c = self.goal.confidence
+        main = self._main(lab)
+        ppi = design_estimate(self.f_u, z, self.stratum, self.n_items, items_per_unit=self.m_u,
+                              confidence=c, lam=1.0)
+        # for comparison: the labels as if they were independent and uniformly drawn
+        items_z = np.asarray(self.quantity.value(self.table), np.float64)[self._dom]
+        in_lab = lab[self._unit_of]
+        naive = wilson_estimate(np.where(in_lab, items_z, np.nan), confidence=c, population=self.n_items)
+        return main, ppi, naive
+
+    def estimate(self) -> Estimate:
+        """The plan's estimate: stratified by the automated outcome, weighted by the design."""
+        return self._main(self.labelled_units())
+
+    def status(self) -> PlanStatus:
+        main, ppi, naive = self._estimates()
+        lab = self.labelled_units()
+        started_h = np.bincount(self.stratum[lab], minlength=self.n_strata)
+        need = np.minimum(self.min_per_stratum, self.N_h)
+        started = int((started_h >= need).sum())
+        exhausted = bool(lab.all())
+        ok_width = main.defined and main.half_width <= self.goal.half_width + 1e-12
+        reached = exhausted or (started == self.n_strata and ok_width)
+        n_lab_items = int(self.m_u[lab].sum())
+        t = self.table
+        if exhausted:
+            msg = f"every {t.item_title} in scope is labelled: the rate is known exactly"
+        elif reached:
+            msg = (f"goal reached with {n_lab_items} labels: ±{100 * main.half_width:.1f} % ≤ "
+                   f"±{100 * self.goal.half_width:.1f} %")
+        elif started < self.n_strata:
+            total_need = int(need.sum())
+            have = int(np.minimum(started_h, need).sum())
+            msg = (f"first labels of every stratum: {have} of {total_need} ({self.n_strata} strata by "
+                   f"{t.outcome_title} and its confidence)")
+        else:
+            more = self.labels_to_goal()
+            what = "labels" if self.goal.unit == "item" else f"whole {t.cluster_title}s"
+            msg = (f"±{100 * main.half_width:.1f} % now; the goal is ±{100 * self.goal.half_width:.1f} % "
+                   f"(about {more} more {what}, if the labels keep varying as they do)")
+        return PlanStatus(self.goal, self.goal.text(t), self.quantity.meaning(t), main, (ppi, naive),
+                          n_lab_items, int(lab.sum()), int(self._drawn.sum()), self.n_units, self.n_items,
+                          self.n_strata, started, bool(reached), exhausted, msg)
+
+    def reached(self) -> bool:
+        """The stopping rule alone (what `status` says as ``reached``)."""
+        lab = self.labelled_units()
+        if lab.all():
+            return True
+        started_h = np.bincount(self.stratum[lab], minlength=self.n_strata)
+        if (started_h < np.minimum(self.min_per_stratum, self.N_h)).any():
+            return False
+        main = self._main(lab)
+        return bool(main.defined and main.half_width <= self.goal.half_width + 1e-12)
+
+    def labels_to_goal(self) -> int:
+        """About how many more labelled units the goal needs if the variance per label stays what
+        the labels so far say: with Var ∝ 1/n − 1/N, the n' where it shrinks to the goal's."""
+        lab = self.labelled_units()
+        main = self._main(lab)
+        if not main.defined:
+            return -1
+        if main.half_width <= self.goal.half_width:
+            return 0
+        n_now = float(lab.sum())
+        big = float(self.n_units)
+        shrink = (self.goal.half_width / main.half_width) ** 2
+        inv = (1.0 / n_now - 1.0 / big) * shrink + 1.0 / big
+        return int(max(1, math.ceil(min(big, 1.0 / inv) - n_now)))
+
+    def history(self) -> list[tuple[int, float, float, float]]:
+        """(labels, estimate, low, high) after each labelled unit, in the order they were drawn."""
+        lab = self.labelled_units()
+        order = [u for u, r in self.draws if not r and lab[u]]
+        out: list[tuple[int, float, float, float]] = []
+        mask = np.zeros(self.n_units, bool)
+        n_items = 0
+        for u in order:
+            mask[u] = True
+            n_items += int(self.m_u[u])
+            e = self._main(mask)
+            if e.defined:
+                out.append((n_items, e.value, e.low, e.high))
+        return out
+
+    # ---- persistence ------------------------------------------------------------------------------
+    def design(self) -> dict[str, Any]:
+        return {"seed": self.seed, "bins": self.bins, "recheck_fraction": self.recheck_fraction,
+                "min_per_stratum": self.min_per_stratum,
+                "min_stratum_units": self.min_stratum_units}
+
+    def draw_records(self, entries: Sequence[PlanTarget]) -> list[tuple[str, bool, tuple[str, ...]]]:
+        return [(e.unit, e.recheck, e.targets) for e in entries]
+
+
+# ---------------------------------------------------------------------------------------------
+# Keeping plans in the project (through `workstation.store.plans.PlansRepo`)
+# ---------------------------------------------------------------------------------------------
+
+
+def _table_columns(t: AuditTable) -> dict[str, Any]:
+    assert t.targets is not None
+    return {"item_id": t.item_id, "cluster": t.cluster, "outcome": t.outcome, "confidence": t.confidence,
+            "targets": _obj(list(ts) for ts in t.targets.tolist())}
+
+
+def _table_meta(t: AuditTable) -> dict[str, Any]:
+    return {"positive": t.positive, "negative": t.negative, "outcome_title": t.outcome_title,
+            "item_title": t.item_title, "cluster_title": t.cluster_title, "source": t.source, "titles": t.titles}
+
+
+def save_plan(project: Any, plan: AuditPlan, *, name: str = "", blind: bool = True) -> int:
+    """Store a new plan (its frozen table, goal and design) with its audit set; returns its id."""
+    t = plan.table
+    pid, aid = project.create_audit_plan(
+        name or plan.name or f"plan: {plan.goal.text(t)}", t.method, t.task, plan.goal.to_dict(), plan.design(),
+        _table_meta(t), _table_columns(t), blind=blind)
+    plan.plan_id, plan.audit_set_id, plan.name = pid, aid, name or plan.name
+    if plan.draws:
+        save_draws(project, plan, [plan.target_of(u, r) for u, r in plan.draws])
+    return int(pid)
+
+
+def save_draws(project: Any, plan: AuditPlan, entries: Sequence[PlanTarget]) -> None:
+    """Store queue entries the plan drew (one transaction; also appended to its audit set)."""
+    if plan.plan_id is None:
+        raise WorkstationError("store the plan first (save_plan)")
+    if entries:
+        project.add_audit_plan_draws(plan.plan_id, plan.draw_records(entries))
+
+
+def load_plan(project: Any, plan_id: int, human: Callable[[AuditTable], np.ndarray] | None = None) -> AuditPlan:
+    """A stored plan with its draws; ``human(table)`` gives the current human codes of the frozen
+    table's items (without it the plan has no labels)."""
+    rec = project.audit_plan(plan_id)
+    cols = project.audit_plan_items(plan_id)
+    meta = rec.get("meta") or {}
+    n = len(cols["item_id"])
+    table = AuditTable(rec["method"], rec["task"], cols["item_id"], cols["cluster"], cols["outcome"],
+                       cols["confidence"], np.full(n, NO_LABEL, np.int8),
+                       _obj(tuple(x) for x in cols["targets"]), str(meta.get("positive", "PASS")),
+                       str(meta.get("negative", "FAIL")), str(meta.get("outcome_title", "the automated outcome")),
+                       str(meta.get("item_title", "item")), str(meta.get("cluster_title", "prompt")),
+                       dict(meta.get("source") or {}), {str(k): str(v) for k, v in (meta.get("titles") or {}).items()})
+    if human is not None:
+        table = table.with_human(human(table))
+    d = rec.get("design") or {}
+    plan = AuditPlan(table, Goal.from_dict(rec["goal"]), seed=int(d.get("seed", 0)),
+                     bins=int(d.get("bins", DEFAULT_BINS)), recheck_fraction=float(d.get("recheck_fraction", 0.0)),
+                     draws=project.audit_plan_draws(plan_id), name=str(rec.get("name") or ""), plan_id=int(plan_id),
+                     min_per_stratum=int(d.get("min_per_stratum", MIN_PER_STRATUM)),
+                     min_stratum_units=int(d.get("min_stratum_units", MIN_STRATUM_UNITS)))
+    plan.audit_set_id = rec.get("audit_set_id")
+    return plan
+
+
+def list_plans(project: Any, method: str | None = None) -> list[dict[str, Any]]:
+    return list(project.audit_plans(method))
