@@ -135,8 +135,9 @@ class NodeImages(QWidget):
                              f"<span style='color:{FAIL_COLOR}'>■ FAIL</span>  "
                              f"<span style='color:{PENDING_COLOR}'>▫ not judged</span>  "
                              f"<span style='color:{PREMARK_COLOR}'>■ CLIP pre-mark</span>")
-        bar.addWidget(self.legend)
+        self.legend.setWordWrap(True)
         lay.addLayout(bar)
+        lay.addWidget(self.legend)  # a line of its own: the buttons keep the bar's width
         split = QSplitter(Qt.Horizontal)
         self.scroll = QScrollArea()
         self.scroll.setWidgetResizable(True)
