@@ -248,3 +248,22 @@ def test_tree_columns_and_legend_are_whole_and_every_cut_topic_has_its_tooltip(q
     legend = page.images.legend
     assert legend.width() >= min(legend.sizeHint().width(), legend.parentWidget().width() - 20)
     assert "CLIP pre-mark" in legend.text()
+
+
+def test_a_node_of_four_seeds_shows_its_images_whole_beside_the_tree(qtbot: Any, open_window: Any,
+                                                                    tmp_path: Path) -> None:
+    folder = tmp_path / "four"
+    with Project.create(folder) as p:
+        r = DyEvalRunner.create(p, DyEvalConfig(n_i=2, n_x=4), tree_id="f", topics=["Animals"])
+        r.run_automatic(("write",), confirm=True)
+        r.render_inline(size=64)
+    w, page = _page(open_window, folder)
+    w.resize(1600, 1000)
+    t = page.session.tree
+    node = next(iter(t.nodes))
+    assert all(len(t.prompts[p].image_ids) == 4 for p in t.nodes[node].prompt_ids)
+    page.tree_view.select("node", node)
+    page.tabs.setCurrentWidget(page.images)
+    qtbot.wait(50)
+    assert page.images.scroll.horizontalScrollBar().maximum() == 0  # every seed's tile in view
+    assert page.tree_view.columnWidth(0) >= 200  # room for the topics beside the fixed columns

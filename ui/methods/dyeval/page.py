@@ -152,7 +152,7 @@ class DyEvalPage(QWidget):
         body.addWidget(right)
         body.setStretchFactor(0, 3)
         body.setStretchFactor(1, 5)
-        body.setSizes([560, 1040])
+        body.setSizes([520, 1080])
         self.stack.addWidget(body)
         lay.addWidget(self.stack, 1)
         self.location.judge_step.connect(self._judge_step)
