@@ -8,6 +8,7 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 
+from workstation.util.textio import QUOTE_CHARS
 from workstation.util.paths import MAX_PATH_LEN, UnsafePath, check_relative, source_file, target_file
 
 
@@ -45,7 +46,7 @@ def test_relative_paths_inside_the_folder_are_kept_with_forward_slashes() -> Non
     assert str(pytest.raises(UnsafePath, check_relative, ".").value) == "path '.' names no file"
     long = "a" * 100 + "\x00"
     assert str(pytest.raises(UnsafePath, check_relative, long).value) == \
-        f"path {('a' * 80)!r} holds a control character"  # the first 80 characters are named
+        f"path {('a' * QUOTE_CHARS)!r}… (101 characters) holds a control character"  # a prefix, and how long
 
 
 def test_source_file_follows_links_only_inside_the_folder(tmp_path: Path) -> None:

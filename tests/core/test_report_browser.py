@@ -198,7 +198,9 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Any:
     try:
         b.open_page()
     except BaseException:
-        err = b.proc.stderr.read().decode(errors="replace")[-2000:] if b.proc.poll() is not None and b.proc.stderr else ""
+        err = ""
+        if b.proc.poll() is not None and b.proc.stderr:  # it has ended: what it said, read with a deadline
+            err = (b.proc.communicate(timeout=10)[1] or b"").decode(errors="replace")[-2000:]
         b.close()
         raise AssertionError(f"Chromium did not start: {err}")
     yield b

@@ -17,6 +17,7 @@ from workstation.methods.spatial.checker import evaluate
 from workstation.methods.spatial.config import CheckerConfig
 from workstation.methods.spatial.store import MIGRATIONS, SpatialStore
 from workstation.store import DB_NAME, Project
+from tests.proc import Lines
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -121,11 +122,11 @@ def test_a_process_killed_while_replacing_a_set_leaves_the_old_set(project: Path
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=ROOT,
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
     try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline().split()
-        assert line == ["WRITING", "0"]  # the old rows deleted, the transaction not committed
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
+        with Lines(proc, timeout=300) as out:
+            line = out.wait_for(lambda x: x.startswith("WRITING")).split()
+            assert line == ["WRITING", "0"]  # the old rows deleted, the transaction not committed
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
