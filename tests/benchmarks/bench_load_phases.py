@@ -35,7 +35,7 @@ STEPS = [  # (module, qualified name), outermost last
     ("workstation.store.samples", "SamplesRepo._scan_detections"),
     ("workstation.store.detection_cache", "store"),
     ("workstation.store.samples", "SamplesRepo.load_dataset"),
-    ("workstation.methods.spatial.checker", "_prepare"),
+    ("workstation.methods.spatial.checker.prepared", "_prepare"),
     ("workstation.methods.spatial.checker", "evaluate"),
 ]
 
