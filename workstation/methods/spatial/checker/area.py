@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from ....dataset import Dataset
+from ....dataset import Dataset, Detections
 from ....util.memory import drop_mapped_pages
 from .geometry import _Col64, _geometry
 from . import parallel
@@ -31,37 +31,21 @@ def _build_area_stage(ds: Dataset, prep: Prepared, maf: float, near: _AreaStage 
     largest area a walk passed over and the area of the row it found (`_Walked`): only the
     others are walked; and its geometry is taken for the samples whose selections are the same
     in every slot under both (the geometry depends on the selected rows alone)."""
-    d = ds.detections
+    ok, slot_ok, walks = _walk_slots(ds.detections, prep, maf, near)
+    vok = slot_ok[0::2] & slot_ok[1::2]
+    idx, rows = _moved(prep, ok, slot_ok, walks)
+    eff, veff, geom = _selected_geometry(ds, idx, rows, near)
+    return _AreaStage(idx=idx, rows=rows, eff=eff, veff=veff, geom=geom, finite=_all_finite(geom),
+                      ok=ok, vok=vok, walks=walks)
+
+
+def _walk_slots(d: Detections, prep: Prepared, maf: float, near: _AreaStage | None
+                ) -> tuple[np.ndarray, np.ndarray, list[_Walked]]:
+    """Whether each slot's first row passes the area filter (``ok``: slots 0..3, ``slot_ok``: the
+    variant slots), and each slot's walk past the first rows that fail it (`_Walked`), taken
+    from ``near``'s walks where they answer for the threshold."""
     n_slots = prep.n_slots
-    if len(d):
-        x1, y1, x2, y2 = (_Col64(a) for a in (d.x1, d.y1, d.x2, d.y2))
-        score = _Col64(d.score)
-
-    def area(r: np.ndarray) -> np.ndarray:
-        return (x2[r] - x1[r]) * (y2[r] - y1[r])
-
-    def walk(sl: int, cand: np.ndarray, thr_c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Samples ``cand`` (each with a later row) whose first row in slot ``sl`` fails the area
-        filter (thresholds ``thr_c``): the first later row that passes it (-1 where none), its
-        area and the largest area passed over before it. One row per step, vectorised."""
-        pos, end = prep.segment(cand, sl)
-        pos += 1
-        found = np.full(len(cand), -1, np.int64)
-        found_area = np.full(len(cand), np.nan)
-        passed = np.full(len(cand), -np.inf)
-        active = np.arange(len(cand))
-        while len(active):
-            rr = prep.rows_at(pos[active], cand[active])
-            ar = area(rr)
-            hit = ~(ar < thr_c[active])
-            found[active[hit]] = rr[hit]
-            found_area[active[hit]] = ar[hit]
-            miss = active[~hit]
-            passed[miss] = np.maximum(passed[miss], ar[~hit])
-            active = miss[pos[miss] + 1 < end[miss]]
-            pos[active] += 1
-        return found, found_area, passed
-
+    boxes = tuple(_Col64(a) for a in (d.x1, d.y1, d.x2, d.y2)) if len(d) else ()
     thr_all = _area_threshold(prep, maf)
     thr_rows = thr_all if isinstance(thr_all, float) else thr_all
     ok = np.empty((4, prep.n), bool)  # first rows that pass the area filter (a NaN area is not small)
@@ -94,11 +78,44 @@ def _build_area_stage(ds: Dataset, prep: Prepared, maf: float, near: _AreaStage 
             found[keep], found_area[keep], passed[keep] = w.found[at[keep]], w.found_area[at[keep]], w.passed[at[keep]]
             todo = np.flatnonzero(~same)
         if len(todo):
-            found[todo], found_area[todo], passed[todo] = walk(sl, cand[todo], thr_c[todo])
+            found[todo], found_area[todo], passed[todo] = _walk(prep, boxes, sl, cand[todo], thr_c[todo])
         walks[sl] = _Walked(cand, found, found_area, passed)
 
     _run_tasks(n_slots, find)
-    vok = slot_ok[0::2] & slot_ok[1::2]
+    return ok, slot_ok, walks
+
+
+def _walk(prep: Prepared, boxes: tuple[_Col64, ...], sl: int, cand: np.ndarray, thr_c: np.ndarray
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Samples ``cand`` (each with a later row) whose first row in slot ``sl`` fails the area
+    filter (thresholds ``thr_c``; ``boxes``: the x1, y1, x2, y2 columns): the first later row that
+    passes it (-1 where none), its area and the largest area passed over before it. One row per
+    step, vectorised."""
+    x1, y1, x2, y2 = boxes
+    pos, end = prep.segment(cand, sl)
+    pos += 1
+    found = np.full(len(cand), -1, np.int64)
+    found_area = np.full(len(cand), np.nan)
+    passed = np.full(len(cand), -np.inf)
+    active = np.arange(len(cand))
+    while len(active):
+        rr = prep.rows_at(pos[active], cand[active])
+        ar = (x2[rr] - x1[rr]) * (y2[rr] - y1[rr])
+        hit = ~(ar < thr_c[active])
+        found[active[hit]] = rr[hit]
+        found_area[active[hit]] = ar[hit]
+        miss = active[~hit]
+        passed[miss] = np.maximum(passed[miss], ar[~hit])
+        active = miss[pos[miss] + 1 < end[miss]]
+        pos[active] += 1
+    return found, found_area, passed
+
+
+def _moved(prep: Prepared, ok: np.ndarray, slot_ok: np.ndarray, walks: list[_Walked]
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """The samples ``idx`` (sorted) where a walk moved some slot's selection past its first row,
+    and every slot's selection there (``rows``, (S, K): -1 where none passes the filter)."""
+    n_slots = prep.n_slots
     any_moved = np.zeros(prep.n, bool)
     for w in walks:
         any_moved[w.cand[w.found >= 0]] = True
@@ -113,7 +130,17 @@ def _build_area_stage(ds: Dataset, prep: Prepared, maf: float, near: _AreaStage 
         got = w.found >= 0
         if got.any():
             rows[sl, np.searchsorted(idx, w.cand[got])] = w.found[got]
+    return idx, rows
 
+
+def _selected_geometry(ds: Dataset, idx: np.ndarray, rows: np.ndarray, near: _AreaStage | None
+                       ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """The scores (``eff``: slots 0..3, ``veff``: the lower of each variant's A and B) and the
+    geometry of the selections ``rows`` at samples ``idx``."""
+    d = ds.detections
+    k_n = len(idx)
+    if len(d):
+        score = _Col64(d.score)
     # the selections' scores and geometry: taken from `near` where a sample's selections are
     # its there, else read and computed
     reuse = np.zeros(k_n, bool)
@@ -149,9 +176,7 @@ def _build_area_stage(ds: Dataset, prep: Prepared, maf: float, near: _AreaStage 
         out[..., kept] = (getattr(near, key) if key in ("eff", "veff") else near.geom[key])[..., at_near[kept]]
         merged[key] = out
     eff, veff = merged.pop("eff"), merged.pop("veff")
-    geom = merged
-    return _AreaStage(idx=idx, rows=rows, eff=eff, veff=veff, geom=geom, finite=_all_finite(geom),
-                      ok=ok, vok=vok, walks=walks)
+    return eff, veff, merged
 
 
 def area_stage(ds: Dataset, prep: Prepared, maf: float) -> _AreaStage:

@@ -19,7 +19,7 @@ from .geometry import _spatial_columns
 from .params import _OUT_TYPES, _Params, _perturbation_variants
 from .passes import _patched, _two_passes
 from .prepared import Prepared, prepare
-from .selection import _select_chunk, _selection
+from .selection import _select_chunk, _selection, _selection_inputs
 from .stages import _AreaStage, _keys, _reach_key
 from .verdicts import VerdictArrays
 
@@ -49,9 +49,8 @@ def _decision(ds: Dataset, prep: Prepared, area: _AreaStage, cfg: CheckerConfig,
     outputs can differ between the two margins (`_step_chunk`). With ``area_step`` (a live result
     under cfg but its area filter, and that filter's area stage: `_Stages.find_area_step`) its
     selection and decision arrays are copied and only the samples whose inputs the two area
-    stages give differently are selected and decided again (`_changed_by_area`)."""
+    stages give differently are selected and decided again (`_area_step`)."""
     s = ds.samples
-    idx = area.idx
     has_pert = np.asarray(s.has_perturbed, bool)
     has2 = np.asarray(s.has_secondary, bool)
     recorded = np.asarray(s.recorded_stability, np.float64)
@@ -63,64 +62,100 @@ def _decision(ds: Dataset, prep: Prepared, area: _AreaStage, cfg: CheckerConfig,
                    prep.finite and area.finite)
     sel_key = (cfg.min_area_fraction, p.cut1, p.cut2, p.use2, p.pvars if stab_dets else ())
     sel = prep.stages.selection(sel_key, flags)
-
-    def inputs(sel: dict[str, np.ndarray]) -> dict[str, Any]:  # the decision pass's but the geometry
-        return {"rel": prep.rel, "s2": prep.s2, "s1": prep.score0[:2], "has_pert": has_pert, "recorded": recorded,
-                **{k: a for k, a in sel.items() if not k.startswith(("sel", "sub."))}}
-
-    if area_step is not None:  # the selection and decision of `base_v` but where the area stages differ
-        base_v, base_area = area_step
-        base_key = (base_v.config.min_area_fraction,) + sel_key[1:]
-        base_sel = prep.stages.selection(base_key, flags) if sel is None else None
-        if sel is None and base_sel is None:
-            area_step = None  # its selection stage is gone: selected and decided in full below
-        else:
-            changed = _changed_by_area(base_area, area)
-            if len(changed) > PATCH_MAX_FRACTION * prep.n:  # gathering every input at so many
-                area_step = None  # samples costs more than the passes over every sample
-        if area_step is not None:
-            if sel is None:
-                assert base_sel is not None
-                types = {k: a.dtype for k, a in base_sel.items() if not k.startswith("sub.")}
-                x_all: dict[str, Any] = {"sc": prep.score0, "ok": area.ok, "vsc": prep.vscore, "vok": area.vok, "rows": prep.row0,
-                         "has2": has2, "iouak": prep.geom["iouak"], "ioubk": prep.geom["ioubk"]}
-                x_sub: dict[str, Any] = {"sc": area.eff, "ok": None, "vsc": area.veff, "vok": None, "rows": area.rows[:4],
-                         "has2": has2[idx], "iouak": area.geom["iouak"], "ioubk": area.geom["ioubk"]}
-                sel = _patched(base_sel, changed, idx, _select_chunk, p, x_all, x_sub, types)
-                sel.update({f"sub.{k}": np.take(a, idx, axis=-1) for k, a in inputs(sel).items()})
-                prep.stages.add_selection(sel_key, flags, sel)
-            x_all = {**inputs(sel), **prep.geom}
-            x_sub = {**{k[4:]: a for k, a in sel.items() if k.startswith("sub.")}, **area.geom}
-            o = _patched({k: getattr(base_v, k) for k in _OUT_TYPES}, changed, idx, _decide_chunk, p, x_all, x_sub,
-                         _OUT_TYPES)
-            _, label_a, label_b = _spatial_columns(ds)
-            return VerdictArrays(**o, sel_a=sel["sel_a"], sel_b=sel["sel_b"], sel2_a=sel["sel2_a"],
-                                 sel2_b=sel["sel2_b"], label_a=label_a, label_b=label_b, config=cfg)
+    fixed = {"rel": prep.rel, "s2": prep.s2, "s1": prep.score0[:2], "has_pert": has_pert, "recorded": recorded}
+    if area_step is not None:
+        v = _area_step(ds, prep, area, cfg, flags, p, (sel_key, sel), has2, fixed, area_step)
+        if v is not None:
+            return v
     if sel is None:
         sel = _selection(prep, area, p, has2)
-        # those inputs at the area stage's samples, gathered once per selection stage (take:
-        # a fifth of the time a[..., idx] takes on the two-row score arrays)
-        sel.update({f"sub.{k}": np.take(a, idx, axis=-1) for k, a in inputs(sel).items()})
-        prep.stages.add_selection(sel_key, flags, sel)
-    x_all = {**inputs(sel), **prep.geom}
-    x_sub = {**{k[4:]: a for k, a in sel.items() if k.startswith("sub.")}, **area.geom}
+        _keep_selection(prep, area, flags, sel_key, sel, fixed)
+    x_all, x_sub = _decision_inputs(prep, area, sel, fixed)
     if base is None:
-        o = _two_passes(prep.n, idx, _decide_chunk, p, x_all, x_sub, _OUT_TYPES)
-    else:  # the samples reach the margin test as in base: its _KEPT arrays are this result's
-        if stepped:
-            lo, hi = sorted((float(cfg.margin), float(base.config.margin)))
-            kernel, taken = _step_chunk, {f"base.{k}": getattr(base, k) for k in _STEPPED}
-            x_all["step"] = x_sub["step"] = (lo, hi, (hi + p.gamma) * (1 + 1e-9))
-        else:
-            kernel, taken = _redecide_chunk, {"reason": base.reason}
-        taken["delta"] = base.delta
-        x_all.update(taken)
-        x_sub.update({k: a[idx] for k, a in taken.items()})
-        o = _two_passes(prep.n, idx, kernel, p, x_all, x_sub, {k: _OUT_TYPES[k] for k in _STEPPED})
-        o.update({k: getattr(base, k) for k in _KEPT})
+        o = _two_passes(prep.n, area.idx, _decide_chunk, p, x_all, x_sub, _OUT_TYPES)
+    else:
+        o = _from_base(prep, area, cfg, p, base, stepped, x_all, x_sub)
+    return _verdicts(ds, o, sel, cfg)
+
+
+def _pass_inputs(fixed: dict[str, np.ndarray], sel: dict[str, np.ndarray]) -> dict[str, Any]:
+    """The decision pass's inputs but the geometry: the per-sample columns ``fixed`` and the
+    selection stage's arrays (not its selected rows, nor its inputs gathered at a subset)."""
+    return {**fixed, **{k: a for k, a in sel.items() if not k.startswith(("sel", "sub."))}}
+
+
+def _keep_selection(prep: Prepared, area: _AreaStage, flags: tuple[Callable[[], Any], ...],
+                    sel_key: tuple[Any, ...], sel: dict[str, np.ndarray], fixed: dict[str, np.ndarray]) -> None:
+    """Cache the selection stage ``sel`` with the decision pass's inputs at the area stage's
+    samples, gathered once per selection stage (``sub.<name>``; take: a fifth of the time
+    a[..., idx] takes on the two-row score arrays)."""
+    sel.update({f"sub.{k}": np.take(a, area.idx, axis=-1) for k, a in _pass_inputs(fixed, sel).items()})
+    prep.stages.add_selection(sel_key, flags, sel)
+
+
+def _decision_inputs(prep: Prepared, area: _AreaStage, sel: dict[str, np.ndarray],
+                     fixed: dict[str, np.ndarray]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The decision pass's inputs over every sample, and at the area stage's samples."""
+    x_all = {**_pass_inputs(fixed, sel), **prep.geom}
+    x_sub = {**{k[4:]: a for k, a in sel.items() if k.startswith("sub.")}, **area.geom}
+    return x_all, x_sub
+
+
+def _verdicts(ds: Dataset, o: dict[str, np.ndarray], sel: dict[str, np.ndarray], cfg: CheckerConfig) -> VerdictArrays:
     _, label_a, label_b = _spatial_columns(ds)
     return VerdictArrays(**o, sel_a=sel["sel_a"], sel_b=sel["sel_b"], sel2_a=sel["sel2_a"], sel2_b=sel["sel2_b"],
                          label_a=label_a, label_b=label_b, config=cfg)
+
+
+def _area_step(ds: Dataset, prep: Prepared, area: _AreaStage, cfg: CheckerConfig,
+               flags: tuple[Callable[[], Any], ...], p: _Params,
+               selection: tuple[tuple[Any, ...], dict[str, np.ndarray] | None], has2: np.ndarray,
+               fixed: dict[str, np.ndarray], area_step: tuple[VerdictArrays, _AreaStage]) -> VerdictArrays | None:
+    """The result under ``cfg`` from ``area_step`` (a live result under cfg but its area filter,
+    and that filter's area stage): its selection (unless ``selection``'s, by its key, is cached)
+    and decision arrays copied, and only the samples whose inputs the two area stages give
+    differently (`_changed_by_area`) selected and decided again. None where its selection stage
+    is gone, or where so many samples changed that gathering their inputs costs more than the
+    passes over every sample."""
+    sel_key, sel = selection
+    base_v, base_area = area_step
+    base_key = (base_v.config.min_area_fraction,) + sel_key[1:]
+    base_sel = prep.stages.selection(base_key, flags) if sel is None else None
+    if sel is None and base_sel is None:
+        return None
+    changed = _changed_by_area(base_area, area)
+    if len(changed) > PATCH_MAX_FRACTION * prep.n:
+        return None
+    idx = area.idx
+    if sel is None:
+        assert base_sel is not None
+        types = {k: a.dtype for k, a in base_sel.items() if not k.startswith("sub.")}
+        sel = _patched(base_sel, changed, idx, _select_chunk, p, *_selection_inputs(prep, area, has2), types)
+        _keep_selection(prep, area, flags, sel_key, sel, fixed)
+    x_all, x_sub = _decision_inputs(prep, area, sel, fixed)
+    o = _patched({k: getattr(base_v, k) for k in _OUT_TYPES}, changed, idx, _decide_chunk, p, x_all, x_sub,
+                 _OUT_TYPES)
+    return _verdicts(ds, o, sel, cfg)
+
+
+def _from_base(prep: Prepared, area: _AreaStage, cfg: CheckerConfig, p: _Params, base: VerdictArrays,
+               stepped: bool, x_all: dict[str, Any], x_sub: dict[str, Any]) -> dict[str, np.ndarray]:
+    """The decision arrays from ``base``, whose samples reach the margin test as under ``cfg``:
+    its `_KEPT` arrays are this result's, the reached samples are decided again (with
+    ``stepped``, only those whose outputs the margins between can change: `_step_chunk`)."""
+    idx = area.idx
+    if stepped:
+        lo, hi = sorted((float(cfg.margin), float(base.config.margin)))
+        kernel, taken = _step_chunk, {f"base.{k}": getattr(base, k) for k in _STEPPED}
+        x_all["step"] = x_sub["step"] = (lo, hi, (hi + p.gamma) * (1 + 1e-9))
+    else:
+        kernel, taken = _redecide_chunk, {"reason": base.reason}
+    taken["delta"] = base.delta
+    x_all.update(taken)
+    x_sub.update({k: a[idx] for k, a in taken.items()})
+    o = _two_passes(prep.n, idx, kernel, p, x_all, x_sub, {k: _OUT_TYPES[k] for k in _STEPPED})
+    o.update({k: getattr(base, k) for k in _KEPT})
+    return o
 
 
 def evaluate(ds: Dataset, cfg: CheckerConfig) -> VerdictArrays:

@@ -221,24 +221,12 @@ def _prepare(ds: Dataset, fp: tuple[Any, ...]) -> Prepared:
     s, d = ds.samples, ds.detections
     relation, _, _ = _spatial_columns(ds)
     n = len(s)
-    n_var = len(ds.variant_names)
-    n_slots = 2 * (1 + n_var)  # primary original, secondary original, primary variants 1..V
-    n_pert = n_var - 1
-    variant, source = np.asarray(d.variant), np.asarray(d.source)
+    n_slots = 2 * (1 + len(ds.variant_names))  # primary original, secondary original, primary variants 1..V
     # the loader's detections come as each sample's first row (sorted by sample); others as
     # a sample_idx column
     offsets = d.sample_offsets()
-    if offsets is not None and len(offsets) != n + 1:
-        raise WorkstationError("detections refer to samples that are not in the dataset")
     sample_idx = np.asarray(d.sample_idx) if offsets is None else None
-    if len(d):
-        if sample_idx is not None and (sample_idx.min() < 0 or sample_idx.max() >= n):
-            raise WorkstationError("detections refer to samples that are not in the dataset")
-        if variant.min() < 0 or variant.max() >= n_var:
-            raise WorkstationError(
-                f"detections refer to image variant {int(variant.max())} but the dataset names only "
-                f"{n_var} variant(s): {', '.join(ds.variant_names)}")
-
+    _check_detections(ds, offsets, sample_idx)
     lab, code_a, code_b = _canonical_codes(ds)
     width = np.asarray(s.width, np.float64)
     height = np.asarray(s.height, np.float64)
@@ -249,64 +237,109 @@ def _prepare(ds: Dataset, fp: tuple[Any, ...]) -> Prepared:
         loaded = prepared_cache.load(kept, _kept_arrays(n, n_slots, len(d), score_dtype(d.score)), len(d))
         if loaded is not None:
             return _finish(ds, fp, n_slots, relation, width * height, loaded, kept)
-    score = _Col64(d.score)
-    # detections grouped by sample: the loader keeps them sorted by sample; otherwise a stable
-    # permutation (each sample's detections keep their row order, the score ties' order)
-    perm: np.ndarray | None = None
-    bounds = list(range(0, n, PREP_CHUNK)) + [n]
-    chunks = [(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
-    if sample_idx is None:
-        assert offsets is not None
-        det_bounds = offsets[bounds]
-    else:
-        if len(sample_idx) > 1 and not bool((sample_idx[1:] >= sample_idx[:-1]).all()):
-            perm = np.argsort(sample_idx, kind="stable")
-        by_sample = sample_idx if perm is None else sample_idx[perm]
-        det_bounds = np.searchsorted(by_sample, np.array(bounds, by_sample.dtype), side="left") if len(d) else \
-            np.zeros(len(bounds), np.int64)
-        del by_sample
-    idt = _index_dtype(2 * len(d) + 1)
+    work = _Chunks(ds, (lab, code_a, code_b), offsets, sample_idx)
+    _run_tasks(len(work.chunks), work.one)
+    arrays = work.arrays()
+    prep = _finish(ds, fp, n_slots, relation, width * height, arrays, kept)
+    if kept is not None:  # the next open maps them (written while this one goes on), and so does this one
+        expect = _kept_arrays(n, n_slots, len(d), score_dtype(d.score))
+        prepared_cache.save_in_background(kept, arrays, then=functools.partial(
+            _map_kept, weakref.ref(prep), kept, expect, len(d)))
+    return prep
 
-    row0 = np.full((4, n), -1, idt)
-    vrow0 = np.full((2 * n_pert, n), -1, idt)
-    sdt = score_dtype(d.score)
-    score0 = np.empty((4, n), sdt)
-    area0 = np.empty((4, n))
-    vscore = np.empty((n_pert, n), sdt)
-    varea = np.empty((2 * n_pert, n))
-    s2 = np.full((2, n), -np.inf, sdt)
-    geom = {k: np.empty(n) for k in _GEOM_1D} | {k: np.empty((n_pert, n)) for k in _GEOM_2D}
-    orders: list[np.ndarray] = [np.zeros(0, idt)] * len(chunks)
-    counts: list[np.ndarray] = [np.zeros((0, n_slots), np.uint8)] * len(chunks)  # seg_count by chunk
-    order_base = np.zeros(n, idt) if perm is None else None
 
-    def score_area(got: _Gathered, sl: int) -> tuple[np.ndarray, np.ndarray]:
-        """Slot `sl`'s selected score and box area (-inf and inf where it has none)."""
-        r = got.rows[sl]
-        if not len(d):
-            return np.full(len(r), -np.inf), np.full(len(r), np.inf)
-        return np.where(r >= 0, got.take_score(sl), -np.inf), got.take_area(sl)
+def _check_detections(ds: Dataset, offsets: np.ndarray | None, sample_idx: np.ndarray | None) -> None:
+    """Every detection's sample and image variant is the dataset's, else WorkstationError."""
+    d = ds.detections
+    n, n_var = len(ds.samples), len(ds.variant_names)
+    if offsets is not None and len(offsets) != n + 1:
+        raise WorkstationError("detections refer to samples that are not in the dataset")
+    if len(d):
+        variant = np.asarray(d.variant)
+        if sample_idx is not None and (sample_idx.min() < 0 or sample_idx.max() >= n):
+            raise WorkstationError("detections refer to samples that are not in the dataset")
+        if variant.min() < 0 or variant.max() >= n_var:
+            raise WorkstationError(
+                f"detections refer to image variant {int(variant.max())} but the dataset names only "
+                f"{n_var} variant(s): {', '.join(ds.variant_names)}")
 
-    def one_chunk(k: int) -> None:
-        s0, s1 = chunks[k]
+
+class _Chunks:
+    """The preparation of a dataset's samples in chunks of ``PREP_CHUNK`` (`one`, on up to two
+    threads): every segment is one sample's, so a chunk of samples with its detections is
+    independent of the others and fills its own part of the prepared arrays."""
+
+    def __init__(self, ds: Dataset, codes: tuple[np.ndarray, np.ndarray, np.ndarray],
+                 offsets: np.ndarray | None, sample_idx: np.ndarray | None) -> None:
+        d = ds.detections
+        n = len(ds.samples)
+        n_var = len(ds.variant_names)
+        self.ds, self.d, self.offsets, self.sample_idx = ds, d, offsets, sample_idx
+        self.lab, self.code_a, self.code_b = codes
+        self.n_slots = 2 * (1 + n_var)
+        n_pert = self.n_pert = n_var - 1
+        self.variant, self.source = np.asarray(d.variant), np.asarray(d.source)
+        self.score = _Col64(d.score)
+        # detections grouped by sample: the loader keeps them sorted by sample; otherwise a stable
+        # permutation (each sample's detections keep their row order, the score ties' order)
+        self.perm: np.ndarray | None = None
+        bounds = list(range(0, n, PREP_CHUNK)) + [n]
+        self.chunks = [(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+        if sample_idx is None:
+            assert offsets is not None
+            self.det_bounds = offsets[bounds]
+        else:
+            if len(sample_idx) > 1 and not bool((sample_idx[1:] >= sample_idx[:-1]).all()):
+                self.perm = np.argsort(sample_idx, kind="stable")
+            by_sample = sample_idx if self.perm is None else sample_idx[self.perm]
+            self.det_bounds = np.searchsorted(by_sample, np.array(bounds, by_sample.dtype), side="left") \
+                if len(d) else np.zeros(len(bounds), np.int64)
+            del by_sample
+        idt = self.idt = _index_dtype(2 * len(d) + 1)
+        self.row0 = np.full((4, n), -1, idt)
+        self.vrow0 = np.full((2 * n_pert, n), -1, idt)
+        sdt = score_dtype(d.score)
+        self.score0 = np.empty((4, n), sdt)
+        self.area0 = np.empty((4, n))
+        self.vscore = np.empty((n_pert, n), sdt)
+        self.varea = np.empty((2 * n_pert, n))
+        self.s2 = np.full((2, n), -np.inf, sdt)
+        self.geom = {k: np.empty(n) for k in _GEOM_1D} | {k: np.empty((n_pert, n)) for k in _GEOM_2D}
+        self.orders: list[np.ndarray] = [np.zeros(0, idt)] * len(self.chunks)
+        self.counts: list[np.ndarray] = [np.zeros((0, self.n_slots), np.uint8)] * len(self.chunks)  # seg_count
+        self.order_base = np.zeros(n, idt) if self.perm is None else None
+        self.sample_start = np.zeros(n + 1, idt)
+        self.totals = [0] * len(self.chunks)
+
+    def one(self, k: int) -> None:
+        """Chunk ``k``: its segments, then each slot's first row with its score, area and geometry."""
+        order_c, count2, first2 = self._segments(k)
+        self._first_rows(k, order_c, count2, first2)
+
+    def _segments(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Chunk ``k``'s detections that can matter, by segment (sample-major, slot, score
+        descending): their rows (``order_c``), each segment's count and first position
+        ((samples, slots) each); its part of ``orders``, ``counts`` and ``sample_start``."""
+        d, n_slots, sample_idx, perm = self.d, self.n_slots, self.sample_idx, self.perm
+        s0, s1 = self.chunks[k]
         nc = s1 - s0
-        r0, r1 = int(det_bounds[k]), int(det_bounds[k + 1])
+        r0, r1 = int(self.det_bounds[k]), int(self.det_bounds[k + 1])
         # the chunk's detections: a slice of the columns when they are sorted by sample (the
         # loader's order), else gathered through the permutation
         rows_c: np.ndarray | slice = slice(r0, r1) if perm is None else perm[r0:r1].astype(np.int64)
         at: np.ndarray | None = None  # detections per sample of the chunk (sorted by sample)
         if sample_idx is None:  # each detection's sample in the chunk, from the offsets
-            assert offsets is not None
-            at = np.diff(offsets[s0:s1 + 1])
+            assert self.offsets is not None
+            at = np.diff(self.offsets[s0:s1 + 1])
             si = np.repeat(np.arange(nc, dtype=np.int32), at)
         else:
             si = sample_idx[rows_c] - np.int32(s0)  # < PREP_CHUNK: int32 (int64 if the column is)
-            at = np.bincount(si, minlength=nc) if order_base is not None else None
-        src, var, lb = source[rows_c], variant[rows_c], lab[rows_c]
+            at = np.bincount(si, minlength=nc) if self.order_base is not None else None
+        src, var, lb = self.source[rows_c], self.variant[rows_c], self.lab[rows_c]
         # detections that can ever matter: primary on any variant, secondary on the original
         keep = ((src == PRIMARY) | ((src == SECONDARY) & (var == 0))) & (lb >= 0)
-        role_a = np.flatnonzero(keep & (lb == code_a[s0:s1][si]))
-        role_b = np.flatnonzero(keep & (lb == code_b[s0:s1][si]))
+        role_a = np.flatnonzero(keep & (lb == self.code_a[s0:s1][si]))
+        role_b = np.flatnonzero(keep & (lb == self.code_b[s0:s1][si]))
         del keep, lb
         loc = np.concatenate([role_a, role_b])
         role = np.zeros(len(loc), np.int32)
@@ -321,81 +354,88 @@ def _prepare(ds: Dataset, fp: tuple[Any, ...]) -> Prepared:
         del vl, group, role, si, src, var
         rows = (loc + r0) if perm is None else rows_c[loc]  # type: ignore[index]
         del loc, rows_c
-        o = by_segment_then_score(key, score[rows])  # ties: detection row order
+        o = by_segment_then_score(key, self.score[rows])  # ties: detection row order
         order_c = rows[o]
         seg = key[o]
         count = np.bincount(seg, minlength=n_slots * nc)
         del rows, key, o
-        if order_base is not None:  # each sample's rows from its first one: small numbers
+        if self.order_base is not None:  # each sample's rows from its first one: small numbers
             assert at is not None
             base = r0 + np.concatenate([[0], np.cumsum(at)[:-1]]).astype(np.int64)
-            order_base[s0:s1] = base
+            self.order_base[s0:s1] = base
             rel = order_c - base[seg // n_slots]
-            orders[k] = rel.astype(_count_dtype(int(rel.max()) if len(rel) else 0))
+            self.orders[k] = rel.astype(_count_dtype(int(rel.max()) if len(rel) else 0))
             del rel
         else:
-            orders[k] = order_c.astype(idt)
+            self.orders[k] = order_c.astype(self.idt)
         del seg
         # segment ends within the chunk; each sample's end is written to the chunk's own part
         # of ``sample_start`` (the chunks' offsets are added once all are done)
         ends = np.cumsum(count)
-        sample_start[s0 + 1:s1 + 1] = ends[n_slots - 1::n_slots]
+        self.sample_start[s0 + 1:s1 + 1] = ends[n_slots - 1::n_slots]
         count2 = count.reshape(nc, n_slots)
-        counts[k] = count2.astype(_count_dtype(int(count.max()) if len(count) else 0))
+        self.counts[k] = count2.astype(_count_dtype(int(count.max()) if len(count) else 0))
         first2 = (ends - count).reshape(nc, n_slots)
-        del count, ends
+        self.totals[k] = len(order_c)
+        return order_c, count2, first2
 
-        # each slot's first row (its segment's best), -1 where the slot has none: (S, nc)
-        row0_all = np.full((n_slots, nc), -1, np.int64)
+    def _score_area(self, got: _Gathered, sl: int) -> tuple[np.ndarray, np.ndarray]:
+        """Slot `sl`'s selected score and box area (-inf and inf where it has none)."""
+        r = got.rows[sl]
+        if not len(self.d):
+            return np.full(len(r), -np.inf), np.full(len(r), np.inf)
+        return np.where(r >= 0, got.take_score(sl), -np.inf), got.take_area(sl)
+
+    def _first_rows(self, k: int, order_c: np.ndarray, count2: np.ndarray, first2: np.ndarray) -> None:
+        """Each slot's first row (its segment's best) in chunk ``k``, with its score, its box's
+        area and the geometry of the first rows; the second-best scores of primary A and B."""
+        s0, s1 = self.chunks[k]
+        row0_all = np.full((self.n_slots, s1 - s0), -1, np.int64)  # -1 where the slot has none
         if len(order_c):
             last = len(order_c) - 1
-            for sl in range(n_slots):
+            for sl in range(self.n_slots):
                 np.copyto(row0_all[sl], order_c[np.minimum(first2[:, sl], last)], where=count2[:, sl] > 0)
-        got = _Gathered(d, row0_all, areas=True)  # each slot's boxes read once: geometry and areas
-        g = _geometry(ds, row0_all, np.arange(s0, s1), got)
+        got = _Gathered(self.d, row0_all, areas=True)  # each slot's boxes read once: geometry and areas
+        g = _geometry(self.ds, row0_all, np.arange(s0, s1), got)
         got.done(0, 1, 2, 3)  # the primary and secondary boxes: their areas are kept
         for name, arr in g.items():
-            geom[name][..., s0:s1] = arr
+            self.geom[name][..., s0:s1] = arr
         del g
-        row0[:, s0:s1] = row0_all[:4]
-        vrow0[:, s0:s1] = row0_all[4:]
+        self.row0[:, s0:s1] = row0_all[:4]
+        self.vrow0[:, s0:s1] = row0_all[4:]
         for sl in range(4):
-            score0[sl, s0:s1], area0[sl, s0:s1] = score_area(got, sl)
-        for v in range(n_pert):
-            sa, aa = score_area(got, 4 + 2 * v)
-            sb, ab = score_area(got, 5 + 2 * v)
-            vscore[v, s0:s1] = np.minimum(sa, sb)
-            varea[2 * v, s0:s1], varea[2 * v + 1, s0:s1] = aa, ab
+            self.score0[sl, s0:s1], self.area0[sl, s0:s1] = self._score_area(got, sl)
+        for v in range(self.n_pert):
+            sa, aa = self._score_area(got, 4 + 2 * v)
+            sb, ab = self._score_area(got, 5 + 2 * v)
+            self.vscore[v, s0:s1] = np.minimum(sa, sb)
+            self.varea[2 * v, s0:s1], self.varea[2 * v + 1, s0:s1] = aa, ab
         del row0_all, got
         for sl in (0, 1):
             two = np.flatnonzero(count2[:, sl] >= 2)
-            s2[sl, s0 + two] = score[order_c[first2[two, sl] + 1]]
-        totals[k] = len(order_c)
+            self.s2[sl, s0 + two] = self.score[order_c[first2[two, sl] + 1]]
 
-    sample_start = np.zeros(n + 1, idt)
-    totals = [0] * len(chunks)
-    _run_tasks(len(chunks), one_chunk)
-    order = (np.concatenate(orders).astype(np.result_type(*[o.dtype for o in orders]), copy=False) if orders
-             else np.zeros(0, idt))
-    del orders
-    offset = 0
-    for (s0, s1), total in zip(chunks, totals):
-        if offset:
-            sample_start[s0 + 1:s1 + 1] += offset
-        offset += total
-    wide = np.result_type(*[c.dtype for c in counts]) if counts else np.dtype(np.uint8)
-    seg_count = np.concatenate(counts).astype(wide, copy=False) if counts else np.zeros((0, n_slots), np.uint8)
-    del counts
-    arrays = {"order": order, "sample_start": sample_start, "seg_count": seg_count, "row0": row0, "vrow0": vrow0,
-              "score0": score0, "area0": area0, "vscore": vscore, "varea": varea, "s2": s2,
-              **({"order_base": order_base} if order_base is not None else {}),
-              **{f"geom_{k}": a for k, a in geom.items()}}
-    prep = _finish(ds, fp, n_slots, relation, width * height, arrays, kept)
-    if kept is not None:  # the next open maps them (written while this one goes on), and so does this one
-        expect = _kept_arrays(n, n_slots, len(d), score_dtype(d.score))
-        prepared_cache.save_in_background(kept, arrays, then=functools.partial(
-            _map_kept, weakref.ref(prep), kept, expect, len(d)))
-    return prep
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The prepared arrays by name, once every chunk is done (as `prepared_cache` keeps them)."""
+        orders, self.orders = self.orders, []
+        order = (np.concatenate(orders).astype(np.result_type(*[o.dtype for o in orders]), copy=False) if orders
+                 else np.zeros(0, self.idt))
+        del orders
+        offset = 0
+        for (s0, s1), total in zip(self.chunks, self.totals):
+            if offset:
+                self.sample_start[s0 + 1:s1 + 1] += offset
+            offset += total
+        counts, self.counts = self.counts, []
+        wide = np.result_type(*[c.dtype for c in counts]) if counts else np.dtype(np.uint8)
+        seg_count = (np.concatenate(counts).astype(wide, copy=False) if counts
+                     else np.zeros((0, self.n_slots), np.uint8))
+        del counts
+        return {"order": order, "sample_start": self.sample_start, "seg_count": seg_count, "row0": self.row0,
+                "vrow0": self.vrow0, "score0": self.score0, "area0": self.area0, "vscore": self.vscore,
+                "varea": self.varea, "s2": self.s2,
+                **({"order_base": self.order_base} if self.order_base is not None else {}),
+                **{f"geom_{k}": a for k, a in self.geom.items()}}
 
 
 def _map_kept(prep_ref: Callable[[], Prepared | None], kept: prepared_cache.Slot,

@@ -65,14 +65,19 @@ def _select_chunk(p: _Params, x: dict[str, Any], out: dict[str, np.ndarray], s: 
 
 def _selection(prep: Prepared, area: _AreaStage, p: _Params, has2: np.ndarray) -> dict[str, np.ndarray]:
     """The selection stage's arrays (see _select_chunk) for every sample."""
-    idx = area.idx
     types = {k: (prep.row0.dtype if k.startswith("sel") else t) for k, t in _SEL_TYPES.items()
              if p.stab_dets or k not in ("iou_term", "nobody")}  # rows in the prepared index dtype
     types.update({f"both{v}": np.bool_ for v in set(p.pvars) if p.stab_dets})
+    return _two_passes(prep.n, area.idx, _select_chunk, p, *_selection_inputs(prep, area, has2), types)
+
+
+def _selection_inputs(prep: Prepared, area: _AreaStage, has2: np.ndarray) -> tuple[dict[str, Any], dict[str, Any]]:
+    """`_select_chunk`'s inputs over every sample (the first rows', with whether they pass the
+    area filter), and at the area stage's samples (their selections' scores)."""
     x_all: dict[str, Any] = {
         "sc": prep.score0, "ok": area.ok, "vsc": prep.vscore, "vok": area.vok, "rows": prep.row0,
         "has2": has2, "iouak": prep.geom["iouak"], "ioubk": prep.geom["ioubk"]}
     x_sub: dict[str, Any] = {
         "sc": area.eff, "ok": None, "vsc": area.veff, "vok": None, "rows": area.rows[:4],
-        "has2": has2[idx], "iouak": area.geom["iouak"], "ioubk": area.geom["ioubk"]}
-    return _two_passes(prep.n, idx, _select_chunk, p, x_all, x_sub, types)
+        "has2": has2[area.idx], "iouak": area.geom["iouak"], "ioubk": area.geom["ioubk"]}
+    return x_all, x_sub
