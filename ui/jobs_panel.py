@@ -128,6 +128,9 @@ class JobsPanel(QWidget):
         self.log_view.setPlaceholderText("the selected job's log")
         self.log_view.setMaximumBlockCount(2000)
 
+        # at least four jobs in view, header included, however small the dock is made
+        rows = self.table.verticalHeader().defaultSectionSize()
+        self.table.setMinimumHeight(self.table.horizontalHeader().sizeHint().height() + 4 * rows + 4)
         split = QSplitter(Qt.Vertical)
         split.addWidget(self.table)
         split.addWidget(self.log_view)
@@ -189,6 +192,8 @@ class JobsPanel(QWidget):
             self.queue.submit(j, after=job_ids[:i] if chain else ())
         self.banner.hide()
         self.refresh()
+        if job_ids:  # the job just queued is the one in view
+            self.select_job(job_ids[-1])
         if not self.timer.isActive():
             self.timer.start()
         self.tick()
@@ -222,6 +227,9 @@ class JobsPanel(QWidget):
         row = self._rows.get(job_id)
         if row is not None:
             self.table.selectRow(row)
+            item = self.table.item(row, COL_JOB)
+            if item is not None:
+                self.table.scrollToItem(item)
 
     def cancel_selected(self) -> None:
         j = self.selected_job_id()
@@ -689,5 +697,8 @@ JobPanel = JobsPanel  # the name the main window's docstring uses
 def install(window: Any, area: str = "bottom") -> JobsPanel:
     """Add a job panel to a main window that has ``state`` and ``add_panel(name, widget, area)``."""
     panel = JobsPanel(window.state)
-    window.add_panel("Jobs", panel, area)
+    dock = window.add_panel("Jobs", panel, area)
+    if area in ("top", "bottom") and hasattr(window, "resizeDocks"):
+        # room for several jobs and a few lines of the selected one's log
+        window.resizeDocks([dock], [max(260, panel.minimumSizeHint().height())], Qt.Vertical)
     return panel

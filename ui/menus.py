@@ -96,6 +96,12 @@ def _doors() -> Any:
     return import_report
 
 
+def open_audit_plans(window: Any) -> None:
+    from .audit_plans_window import open_audit_plans as show
+
+    show(window)
+
+
 def _fill_methods_menu(window: Any) -> None:
     from workstation.methods import METHODS
 
@@ -123,7 +129,7 @@ def build(window: Any, menu: QMenu) -> None:
     window.audit_sets_menu = QMenu("Open audit set", window)
     window.audit_sets_menu.aboutToShow.connect(lambda: _fill_audit_sets(window))
     menu.addMenu(window.audit_sets_menu)
-    for text, fn in (("Leave audit set", leave_audit), ("Self-agreement on re-checks", show_self_agreement),
+    for text, fn in (("Audit plans…", open_audit_plans), ("Leave audit set", leave_audit), ("Self-agreement on re-checks", show_self_agreement),
                      ("Agreement between annotators…", show_agreement), ("Adjudicate disagreements", adjudicate)):
         act = QAction(text, window)
         act.triggered.connect(lambda _=False, f=fn: f(window))

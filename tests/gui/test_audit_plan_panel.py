@@ -136,3 +136,35 @@ def test_a_goal_with_nothing_in_scope_says_why(qtbot: Any, tmp_path: Path) -> No
         assert "nothing to audit" in panel.error_label.text()
         assert panel.plan_combo.count() == 0 and p.plans.all() == []
         panel.set_project(None)
+
+
+def test_audit_plans_from_the_window_hand_their_targets_to_the_judging_page(qtbot: Any, open_window: Any,
+                                                                         demo_project: Path) -> None:
+    """Audit → Audit plans…: start a plan, "Label next" opens the plan's audit set on the method's
+    judging page at a drawn target; a label pressed there moves the plan's estimate."""
+    from ui import menus
+
+    w = open_window(demo_project)
+    menus.open_audit_plans(w)
+    win = w.audit_plans_window
+    panel = win.panel
+    assert win.isVisible() and panel.project is w.state.project
+    panel.method_combo.setCurrentIndex(panel.method_combo.findData("metalogic"))
+    panel.quantity_combo.setCurrentIndex(panel.quantity_combo.findData("rate"))
+    plan = panel.start_plan()
+    assert plan is not None and plan.audit_set_id is not None
+    panel.batch_spin.setValue(2)
+    qtbot.mouseClick(panel.next_button, Qt.MouseButton.LeftButton)
+    drawn = {pid for t in plan.pending() for pid in t.targets}
+    assert drawn
+    views = w.method_views["metalogic"]
+    c = views.controller(w)
+    assert c.audit is not None and c.audit.audit_set_id == plan.audit_set_id
+    assert c.core.target_id(c.core.current) in drawn  # the judging page shows a drawn target
+    assert c.audit.blind and "audit set" in w.statusBar().currentMessage()
+    before = panel.status.labels
+    c.record("MISALIGNED")
+    assert panel.status.labels == before + 1  # the estimate followed the label
+    # a project closed and another opened: the window follows it
+    w.close_project()
+    assert panel.project is None and "Open a project" in panel.goal_label.text()

@@ -228,3 +228,42 @@ def test_the_next_step_bar_leads_from_a_root_topic_to_images(qtbot: Any, open_wi
     assert len(t.images) == 2 and page.next_button.text() == "Judge the images (P / F)"
     assert all((folder / i.path).is_file() for i in t.images.values())
     assert len(page.images.tiles) == 2 and all(tile.pix is not None for tile in page.images.tiles.values())
+
+
+def test_tree_columns_and_legend_are_whole_and_every_cut_topic_has_its_tooltip(qtbot: Any, open_window: Any,
+                                                                               demo_project: Path) -> None:
+    from ui.methods.dyeval.tree_view import COLUMNS
+
+    w, page = _page(open_window, demo_project)
+    tv = page.tree_view
+    hh, hfm, fm = tv.header(), tv.header().fontMetrics(), tv.fontMetrics()
+    for i in range(1, len(COLUMNS)):  # every fixed column shows its header and its values whole
+        assert hfm.horizontalAdvance(COLUMNS[i]) + 8 <= hh.sectionSize(i), COLUMNS[i]
+        for it in tv.items.values():
+            assert fm.horizontalAdvance(it.text(i)) + 8 <= tv.columnWidth(i), (COLUMNS[i], it.text(i))
+    for (kind, _ident), it in tv.items.items():  # a topic cut at the column's edge reads whole in its tooltip
+        text = it.text(0)
+        shown = text if kind == "node" else text.split(": ", 1)[-1]  # past its "s1: " or "proposed: "
+        assert shown in it.toolTip(0), (kind, text, it.toolTip(0))
+    legend = page.images.legend
+    assert legend.width() >= min(legend.sizeHint().width(), legend.parentWidget().width() - 20)
+    assert "CLIP pre-mark" in legend.text()
+
+
+def test_a_node_of_four_seeds_shows_its_images_whole_beside_the_tree(qtbot: Any, open_window: Any,
+                                                                    tmp_path: Path) -> None:
+    folder = tmp_path / "four"
+    with Project.create(folder) as p:
+        r = DyEvalRunner.create(p, DyEvalConfig(n_i=2, n_x=4), tree_id="f", topics=["Animals"])
+        r.run_automatic(("write",), confirm=True)
+        r.render_inline(size=64)
+    w, page = _page(open_window, folder)
+    w.resize(1600, 1000)
+    t = page.session.tree
+    node = next(iter(t.nodes))
+    assert all(len(t.prompts[p].image_ids) == 4 for p in t.nodes[node].prompt_ids)
+    page.tree_view.select("node", node)
+    page.tabs.setCurrentWidget(page.images)
+    qtbot.wait(50)
+    assert page.images.scroll.horizontalScrollBar().maximum() == 0  # every seed's tile in view
+    assert page.tree_view.columnWidth(0) >= 200  # room for the topics beside the fixed columns

@@ -229,3 +229,31 @@ def test_new_job_dialog_offers_real_backends_and_schedulers_and_remembers_the_la
     assert (r2.generator, r2.model, r2.seeds, r2.detector, r2.secondary, r2.perturbations) == (
         "diffusers", str(model), 3, "owlv2", [("scene", None)], [])
     assert r2.params == {"width": 640, "height": 640, "steps": 12, "guidance": 7.5, "scheduler": "euler_a"}
+
+
+def test_the_jobs_dock_shows_several_jobs_and_the_one_just_queued(qtbot: Any, open_window: Any,
+                                                                  tmp_path: Path) -> None:
+    from ui.jobs_panel import COL_JOB
+    from workstation.commands.pipeline import create_pipeline
+
+    folder = tmp_path / "jobs"
+    with Project.create(folder) as p:
+        for k in range(8):  # eight stored jobs from before, none running
+            create_pipeline(p, PipelineRequest(pairs=1, seeds=1, params=SMALL, run_id=f"old{k}", detector=None,
+                                               evaluate=False))
+    w = open_window(folder)
+    w.install_extra_panels()
+    w.jobs_actions["panel"].trigger()
+    panel = w.panels["Jobs"]
+    qtbot.waitUntil(lambda: panel.isVisible(), timeout=3000)
+    panel.refresh()
+    t = panel.table
+    assert t.rowCount() == 8
+    assert t.viewport().height() >= 4 * t.verticalHeader().defaultSectionSize()  # four jobs in view at least
+    (new,) = panel.run_request(PipelineRequest(pairs=1, seeds=1, params=SMALL, run_id="new", detector=None,
+                                               evaluate=False))
+    assert panel.selected_job_id() == new
+    item = t.item(row_of(panel, new), COL_JOB)
+    assert t.viewport().rect().intersects(t.visualItemRect(item))  # scrolled into view
+    with qtbot.waitSignal(panel.job_finished, timeout=60000):
+        pass

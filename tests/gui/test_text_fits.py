@@ -89,3 +89,18 @@ def test_live_verdicts_intervals_and_the_confusion_headers_are_whole(qtbot, labe
     for c in range(cv.columnCount()):
         for line in cv.horizontalHeaderItem(c).text().split("\n"):
             assert hfm.horizontalAdvance(line) + 12 <= hh.sectionSize(c), (line, hh.sectionSize(c))
+
+
+def test_calibrated_minus_uncalibrated_shows_every_row_without_a_scroller(qtbot, labelled_state) -> None:
+    from ui.methods.spatial.calibration.panel import CalibrationPanel
+
+    panel = CalibrationPanel(labelled_state)
+    qtbot.addWidget(panel)
+    panel.resize(1500, 980)
+    panel.show()
+    qtbot.waitExposed(panel)
+    t = panel.delta_table
+    assert t.rowCount() >= 5
+    assert t.verticalScrollBar().maximum() == 0  # every row in view: the column scrolls, not the table
+    last = t.visualItemRect(t.item(t.rowCount() - 1, 0))
+    assert t.viewport().rect().contains(last)

@@ -541,7 +541,10 @@ class JudgeBar(QWidget):
         row.addWidget(self.blind_banner)
         self.question = QLabel(s.title or s.task)
         self.question.setObjectName("dim")
-        row.addWidget(self.question)
+        # the question wraps rather than widen the bar: beside an image pane the bar may be narrow
+        self.question.setWordWrap(True)
+        self.question.setMinimumWidth(min(160, self.question.sizeHint().width()))
+        row.addWidget(self.question, 1)
         self.buttons: dict[str, QPushButton] = {}
         for value, key in zip(s.values, s.keys):
             b = QPushButton(f"{s.title_of(value) if s.ordinal else value}  [{key}]")
@@ -585,10 +588,12 @@ class JudgeBar(QWidget):
         self.export_button.setObjectName("exportLabels")
         self.export_button.setToolTip("Write the labels of this task (during a blind audit: only yours of this audit)")
         self.export_button.clicked.connect(lambda: self.export())
-        for w in (self.prev_button, self.next_button, self.undo_button, self.redo_button, self.auto,
-                  self.export_button):
+        for b in (self.prev_button, self.next_button):
+            b.setMaximumWidth(b.fontMetrics().horizontalAdvance("◀") + 28)
+        for w in (self.prev_button, self.next_button, self.undo_button, self.redo_button, self.auto):
             w.setFocusPolicy(Qt.NoFocus)
             row.addWidget(w)
+        self.export_button.setFocusPolicy(Qt.NoFocus)
         row2 = QHBoxLayout()
         row2.setSpacing(8)
         outer.addLayout(row2)
@@ -621,6 +626,7 @@ class JudgeBar(QWidget):
         self.bar.setTextVisible(True)
         self.progress = self.bar
         side.addWidget(self.bar)
+        side.addWidget(self.export_button)
         side.addStretch(1)
         row2.addLayout(side)
         self._saved_timer = QTimer(self)

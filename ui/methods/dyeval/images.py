@@ -36,6 +36,7 @@ from ui.widgets.judge import JudgeBar, JudgeController, install_shortcuts
 from .style import FAIL_COLOR, PASS_COLOR, PENDING_COLOR, PREMARK_COLOR, fmt_rate
 
 TILE = 118
+HEAD_WIDTH = 190  # a prompt's label beside its row of images (it wraps)
 
 
 class ImageTile(QLabel):
@@ -135,8 +136,9 @@ class NodeImages(QWidget):
                              f"<span style='color:{FAIL_COLOR}'>■ FAIL</span>  "
                              f"<span style='color:{PENDING_COLOR}'>▫ not judged</span>  "
                              f"<span style='color:{PREMARK_COLOR}'>■ CLIP pre-mark</span>")
-        bar.addWidget(self.legend)
+        self.legend.setWordWrap(True)
         lay.addLayout(bar)
+        lay.addWidget(self.legend)  # a line of its own: the buttons keep the bar's width
         split = QSplitter(Qt.Horizontal)
         self.scroll = QScrollArea()
         self.scroll.setWidgetResizable(True)
@@ -152,7 +154,7 @@ class NodeImages(QWidget):
         split.addWidget(self.preview)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
-        split.setSizes([4 * (TILE + 12) + 236, 320])
+        split.setSizes([4 * (TILE + 12) + HEAD_WIDTH + 26, 320])
         lay.addWidget(split, 1)
         ask = getattr(window, "ask_annotator", None)
         self.controller = JudgeController(LABEL_SCHEME, window.state, ask_annotator=ask, parent=self)
@@ -234,7 +236,7 @@ class NodeImages(QWidget):
         for row, (owner, title, kind) in enumerate(self._owners(tree, node_id)):
             head = QLabel(self._head_text(tree, owner, title))
             head.setWordWrap(True)
-            head.setFixedWidth(210)
+            head.setFixedWidth(HEAD_WIDTH)
             head.setObjectName(f"row_{owner}")
             head.setCursor(Qt.PointingHandCursor)
             head.mousePressEvent = (lambda _e, ow=owner: self._select_owner(ow))  # type: ignore[method-assign]

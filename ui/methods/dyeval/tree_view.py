@@ -34,9 +34,11 @@ class TreeView(QTreeWidget):
         h = self.header()
         h.setStretchLastSection(False)
         h.setSectionResizeMode(0, QHeaderView.Stretch)
-        for i, w in ((1, 46), (2, 48), (3, 112), (4, 56)):
+        # each fixed column as wide as its header or its widest usual value, in the font shown
+        fm, hfm = self.fontMetrics(), h.fontMetrics()
+        for i, sample in ((1, "0.00"), (2, "000"), (3, "your decision"), (4, "000/000")):
             h.setSectionResizeMode(i, QHeaderView.Fixed)
-            self.setColumnWidth(i, w)
+            self.setColumnWidth(i, max(fm.horizontalAdvance(sample), hfm.horizontalAdvance(COLUMNS[i])) + 18)
         self.setIndentation(14)
         self.setWordWrap(False)
         self.setTextElideMode(Qt.ElideRight)
@@ -79,7 +81,7 @@ class TreeView(QTreeWidget):
                                   f"{judged}/{total}" if total else ""])
             it.setData(0, KIND, "node")
             it.setData(0, IDENT, nid)
-            it.setToolTip(0, f"{nid} · depth {n.depth}" + (f" · {n.perspective}" if n.perspective else "")
+            it.setToolTip(0, f"{n.topic}\n{nid} · depth {n.depth}" + (f" · {n.perspective}" if n.perspective else "")
                           + (f"\nnext: {nxt[nid]}" if nid in nxt else ""))
             it.setBackground(1, QBrush(apr_color(s.apr, 200)))
             it.setForeground(1, QBrush(QColor("#101010")))
@@ -98,6 +100,7 @@ class TreeView(QTreeWidget):
                 p = tree.proposals[pid]
                 if p.state == "proposed":
                     pi = QTreeWidgetItem([f"proposed: {p.text}", "", "", "your decision", ""])
+                    pi.setToolTip(0, f"proposed child topic: {p.text}\naccept or reject it on the node's Proposals tab")
                     pi.setData(0, KIND, "proposal")
                     pi.setData(0, IDENT, pid)
                     f = pi.font(0)

@@ -153,8 +153,11 @@ def _table(rows: int, cols: int, headers: list[str], name: str, lines: int = 1) 
 
 
 def _fit_height(t: QTableWidget) -> None:
+    """Every row in view, no scroller of its own (the column scrolls): the header's height is its
+    size hint, since a table not yet shown has laid out no header."""
     rows = sum(t.rowHeight(r) for r in range(t.rowCount()))
-    h = t.horizontalHeader().height() + rows + 2 * t.frameWidth() + 2
+    header = max(t.horizontalHeader().height(), t.horizontalHeader().sizeHint().height())
+    h = header + rows + 2 * t.frameWidth() + 2
     t.setFixedHeight(h)
 
 
@@ -803,6 +806,7 @@ class CalibrationPanel(QWidget):
         after_name = f"v{st.config_id}\n(applied)" if applied else "live"
         before_name = f"v{bid}" if bid is not None else "defaults"
         self.delta_table.set_summaries(before_name, before, after_name, self._live)
+        _fit_height(self.delta_table)  # a header on two lines is taller: every row stays in view
 
     def _is_applied(self) -> bool:
         """The live parameters are those of the stored active version."""

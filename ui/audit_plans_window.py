@@ -1,0 +1,90 @@
+"""Audit → Audit plans…: the audit-plan panel (`ui.widgets.audit_plan`) in a window of its own
+beside the main window, bound to the open project.
+
+"Label next" draws the plan's next targets (stored in the plan's audit set before they are shown)
+and opens that audit set on the judging page of the plan's method, at its first unlabelled item;
+the panel reads the labels again whenever it is brought back to the front, when the project's
+data change, and after each label is committed on a judging page, so the estimate follows the
+labels as they come in.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtWidgets import QDialog, QVBoxLayout, QWidget
+
+from .widgets.audit_plan import AuditPlanPanel
+
+
+class AuditPlansWindow(QDialog):
+    """The panel in a non-modal window; one per main window."""
+
+    def __init__(self, window: Any) -> None:
+        super().__init__(window)
+        self.window_ = window
+        self.setObjectName("auditPlansWindow")
+        self.setWindowTitle("Audit plans")
+        self.setWindowFlag(Qt.WindowType.WindowMaximizeButtonHint, True)
+        self.panel = AuditPlanPanel(self)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(6, 6, 6, 6)
+        lay.addWidget(self.panel)
+        self.resize(1180, 820)
+        self.panel.targets_ready.connect(self._label_next)
+        window.state.project_changed.connect(self.follow_project)
+        window.state.data_changed.connect(self._refresh_if_shown)
+        self._watched: set[int] = set()
+        self.follow_project()
+
+    def follow_project(self) -> None:
+        self.panel.set_project(self.window_.state.project)
+        self._watch_controllers()
+
+    def _watch_controllers(self) -> None:
+        """Refresh after every label committed on any method's judging page."""
+        for views in self.window_.method_views.values():
+            c = views.controller(self.window_)
+            if c is not None and id(c) not in self._watched:
+                self._watched.add(id(c))
+                c.committed.connect(lambda *_: self._refresh_if_shown())
+
+    def _refresh_if_shown(self) -> None:
+        if self.isVisible() and self.panel.plan is not None:
+            self.panel.refresh()
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
+        if event.type() == QEvent.Type.ActivationChange and self.isActiveWindow():
+            self._refresh_if_shown()
+        super().changeEvent(event)
+
+    def _label_next(self, targets: list[Any]) -> None:
+        from .menus import start_audit_set
+
+        plan = self.panel.plan
+        if plan is None or plan.audit_set_id is None:
+            return
+        if not targets:
+            self.window_.statusBar().showMessage("the plan has nothing more to draw", 6000)
+            return
+        n = start_audit_set(self.window_, int(plan.audit_set_id))
+        self._watch_controllers()
+        if n:
+            self.window_.statusBar().showMessage(
+                f"audit plan #{plan.plan_id}: {len(targets)} drawn; audit set #{plan.audit_set_id} has {n} items", 8000)
+        self.window_.raise_()
+        self.window_.activateWindow()
+
+
+def open_audit_plans(window: Any) -> QWidget:
+    """Show the window's audit-plans window (made on first use)."""
+    w = getattr(window, "audit_plans_window", None)
+    if w is None:
+        w = window.audit_plans_window = AuditPlansWindow(window)
+    else:
+        w.follow_project()
+    w.show()
+    w.raise_()
+    w.activateWindow()
+    return w
