@@ -75,8 +75,8 @@ def build_fixture(folder: Path) -> Path | None:
     p = Project.create(folder)
     try:
         with p.transaction():
-            p.add_run(parsed.run_id, method=parsed.run_id, source="spatialbench_uc")
-            p.add_dataset(parsed.dataset)
+            p.samples.add_run(parsed.run_id, method=parsed.run_id, source="spatialbench_uc")
+            p.samples.add_dataset(parsed.dataset)
             SpatialStore(p).save_config(parsed.config or CheckerConfig())
     finally:
         p.close()
@@ -330,7 +330,7 @@ def prepare_dyeval(folder: Path) -> bool:
 
             texts = [q.tree.step_owner_text(q.tree.images[i].owner) for i in ids]
             scores = [100.0 * FakeScorer.unit(read_image(folder / q.tree.images[i].path), t) for i, t in zip(ids, texts)]
-            p.add_scores({"sample_id": ids, "scorer": ["fake"] * len(ids), "text": texts, "score": scores})
+            p.scores.add({"sample_id": ids, "scorer": ["fake"] * len(ids), "text": texts, "score": scores})
             q.sync()
     return True
 

@@ -72,8 +72,8 @@ def main() -> None:
     names = ("PASS", "FAIL", "UNDECIDABLE")
     row = {s: i for i, s in enumerate(ds.samples.sample_id.tolist())}
     p = Project.create(folder)
-    p.add_run(parsed.run_id, method="sd15_boxdiff")
-    p.add_dataset(ds)
+    p.samples.add_run(parsed.run_id, method="sd15_boxdiff")
+    p.samples.add_dataset(ds)
     SpatialStore(p).save_config(parsed.config, note="imported")
 
     panel = AuditPlanPanel()
@@ -127,8 +127,8 @@ def main() -> None:
 
     folder2 = work / "sbuc_calibration"
     p2 = Project.create(folder2)
-    p2.add_run(parsed.run_id, method="sd15_boxdiff")
-    p2.add_dataset(ds)
+    p2.samples.add_run(parsed.run_id, method="sd15_boxdiff")
+    p2.samples.add_dataset(ds)
     SpatialStore(p2).save_config(parsed.config, note="imported")
     audit = rng.choice(ds.n, 300, replace=False)
     SpatialStore(p2).add_labels_bulk({"sample_id": ds.samples.sample_id[audit].tolist(), "annotator": ["alice"] * 300,

@@ -67,7 +67,7 @@ def install_jobs_menu(window: Any) -> QMenu | None:
         cancel.setEnabled(panel.cancel_button.isEnabled())
         resume.setEnabled(panel.resume_button.isEnabled())
         p = window.state.project
-        remove.setEnabled(p is not None and not p.read_only and bool(p.run_ids()))
+        remove.setEnabled(p is not None and not p.read_only and bool(p.samples.run_ids()))
 
     menu.aboutToShow.connect(sync)
     sync()

@@ -326,7 +326,7 @@ class JobsPanel(QWidget):
     def refresh(self) -> None:
         """Rebuild the list from the project's job history (live progress overlaid)."""
         p = self.state.project
-        jobs = p.jobs() if p is not None else []
+        jobs = p.jobs.all() if p is not None else []
         selected = self.selected_job_id()
         self.table.setRowCount(0)
         self._rows.clear()

@@ -48,7 +48,7 @@ def load_project(folder: str | Path, read_only: bool = False, snapshot: bool = F
     try:
         # the samples' relations and objects, which the views and the checker both read first,
         # are worked out while the detections are read
-        ds = project.load_dataset(method="spatial", meanwhile=spatial_columns)
+        ds = project.samples.load_dataset(method="spatial", meanwhile=spatial_columns)
         cid, cfg = SpatialStore(project).active_config()
         verdicts = evaluate(ds, cfg) if ds.n and with_verdicts else None
         human = SpatialStore(project).human_verdicts(ds)

@@ -165,7 +165,7 @@ class MainWindow(QMainWindow):
         from .methods import view_names
 
         p = self.state.project
-        present = p.prompt_methods() if p is not None else {}
+        present = p.samples.prompt_methods() if p is not None else {}
         for name in view_names():
             if name in self.method_views:
                 try:

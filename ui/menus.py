@@ -223,7 +223,7 @@ def _fill_audit_sets(window: Any) -> None:
     menu = window.audit_sets_menu
     menu.clear()
     p = window.state.project
-    sets = p.audit_sets() if p is not None else []
+    sets = p.audit.sets() if p is not None else []
     if not sets:
         menu.addAction("(none)").setEnabled(False)
     for s in sets:

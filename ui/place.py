@@ -66,7 +66,7 @@ def _restore_queue(window: Any, views: Any, q: dict[str, Any]) -> None:
     p = window.state.project
     pos = int(q.get("pos") or 0)
     aid = q.get("audit_set_id")
-    if aid is not None and any(a["audit_set_id"] == aid and a["task"] == c.scheme.task for a in p.audit_sets()):
+    if aid is not None and any(a["audit_set_id"] == aid and a["task"] == c.scheme.task for a in p.audit.sets()):
         n = c.open_audit(int(aid))
         if 0 <= pos < n:
             c.go(pos)

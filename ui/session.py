@@ -87,7 +87,7 @@ class MethodSession(QObject):
             return False
         if self.eval_id is None:
             return True
-        return p.get_evaluation(self.eval_id)["content_hash"] != self.config.content_hash()
+        return p.evaluations.get(self.eval_id)["content_hash"] != self.config.content_hash()
 
     def apply(self, note: str = "") -> int:
         """Store the live config as a version with its results, make it active; returns its id."""

@@ -3,8 +3,9 @@
     .venv/bin/python tests/benchmarks/ab_checker.py --old /tmp/old-checkout [--n 1000000]
         [--repeat 9] [--threads 2] [--busy-core]
 
-The other checkout's `workstation/methods/spatial/checker.py` is loaded beside this one (as a
-module of this checkout's package, so both read the same dataset classes); each prepares its own
+The other checkout's checker (`workstation/methods/spatial/checker/`, a package, or a single
+`checker.py`) is loaded beside this one (as a module of this checkout's package, so both read the
+same dataset classes); each prepares its own
 copy of the dataset (`bench_checker.synthetic_dataset`, the same arrays). Then, for each
 scenario, the two evaluate the same sequence of configs in turn, config by config, so that a
 slow spell of the machine hits both: every verdict array is compared bit for bit between the
@@ -45,8 +46,14 @@ FIELDS = ("verdict", "reason", "reason_detail", "conf", "c_detection", "c_geomet
 
 def load_other(checkout: Path) -> Any:
     """The other checkout's checker as a module of this package (its relative imports are ours)."""
-    path = checkout / "workstation" / "methods" / "spatial" / "checker.py"
-    spec = importlib.util.spec_from_file_location("workstation.methods.spatial._other_checker", path)
+    where = checkout / "workstation" / "methods" / "spatial"
+    package = where / "checker" / "__init__.py"
+    name = "workstation.methods.spatial._other_checker"
+    if package.is_file():
+        spec = importlib.util.spec_from_file_location(name, package,
+                                                      submodule_search_locations=[str(package.parent)])
+    else:
+        spec = importlib.util.spec_from_file_location(name, where / "checker.py")
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod
@@ -95,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     old = load_other(args.old.resolve())
     mods = {"other": old, "this": new_checker}
     for m in mods.values():
-        m.THREADS = args.threads
+        getattr(m, "parallel", m).THREADS = args.threads  # where it is read (a package: its `parallel`)
     t = time.perf_counter()
     ds = synthetic_dataset(args.n, seed=1)
     print(f"{args.n:,} samples, {len(ds.detections):,} detections (built in {time.perf_counter() - t:.0f} s); "

@@ -180,8 +180,7 @@ def held_mb(prep: Any) -> float:
 
 
 def set_threads(k: int | None) -> None:
-    if hasattr(checker, "THREADS"):
-        checker.THREADS = k
+    checker.parallel.THREADS = k
 
 
 def maxrss_mb() -> float:
@@ -214,7 +213,7 @@ def run_size(n: int, args: argparse.Namespace) -> None:
     print(f"first evaluate(): {1e3 * (time.perf_counter() - t):.0f} ms (builds the stages); "
           f"PASS {p_:,} FAIL {f_:,} UNDECIDABLE {u_:,}")
     keep = [first]  # the caller keeps its last results alive, as the GUI does
-    for threads in args.threads if hasattr(checker, "THREADS") else [1]:
+    for threads in args.threads:
         set_threads(threads)
         print(f"-- {threads} thread(s); wall ms median (min-max) and CPU ms median of {args.repeat}")
         for s_i, (label, make) in enumerate(SCENARIOS):
@@ -279,11 +278,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="samples timed with the original evaluate_sample (0: skip the baseline)")
     args = ap.parse_args(argv)
     args.threads = [int(x) for x in args.threads.split(",") if x]
-    if hasattr(checker, "MAX_CHUNK"):
-        print(f"checker chunks: about {checker.CHUNKS_PER_PASS} a pass, of {checker.CHUNK:,} to "
-              f"{checker.MAX_CHUNK:,} samples; default threads {checker._threads()}")
-    elif hasattr(checker, "CHUNK"):
-        print(f"checker chunk {checker.CHUNK} samples; default threads {checker._threads()}")
+    chunks = checker.parallel
+    print(f"checker chunks: about {chunks.CHUNKS_PER_PASS} a pass, of {chunks.CHUNK:,} to "
+          f"{chunks.MAX_CHUNK:,} samples; default threads {chunks._threads()}")
     for n in (int(x) for x in args.sizes.split(",") if x):
         run_size(n, args)
     return 0

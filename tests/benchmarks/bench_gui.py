@@ -181,8 +181,8 @@ def build_project(folder: Path, n: int, images: bool = False, distinct: int | No
     p = Project.create(folder)
     try:
         with p.transaction():
-            p.add_run("synthetic", method="synthetic")
-            p.add_dataset(ds)
+            p.samples.add_run("synthetic", method="synthetic")
+            p.samples.add_dataset(ds)
             SpatialStore(p).save_config(CheckerConfig(name="bench"))
         p.set_setting("annotator", "bench")
     finally:
@@ -226,8 +226,8 @@ def build_fixture_project(folder: Path) -> Path | None:
     p = Project.create(folder)
     try:
         with p.transaction():
-            p.add_run(parsed.run_id, method=parsed.run_id)
-            p.add_dataset(parsed.dataset)
+            p.samples.add_run(parsed.run_id, method=parsed.run_id)
+            p.samples.add_dataset(parsed.dataset)
             SpatialStore(p).save_config(parsed.config or CheckerConfig())
         p.set_setting("annotator", "bench")
     finally:

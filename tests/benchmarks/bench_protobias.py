@@ -89,7 +89,7 @@ def bench_scoring(n_triplets: int, batch: int) -> None:
             run = run_job(p, spec.job_id, env=dict(os.environ))
             wall = time.perf_counter() - t
             assert run.status == DONE, run.message
-            n = len(p.scores_table()["sample_id"])
+            n = len(p.scores.table()["sample_id"])
             print(f"score job (worker process, CPU, batch {batch}): {n} images in {wall:.1f} s = "
                   f"{n / wall:.0f} images/s end to end (start, load, score, ingest)")
             paths = [p.folder / r[0] for r in p.con.execute(

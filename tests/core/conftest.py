@@ -108,7 +108,7 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def load_spatial(folder: Path, read_only: bool = True) -> Any:
     """The project's spatial dataset, as the window loads it."""
     with Project.open(folder, read_only=read_only) as p:
-        return p.load_dataset(method="spatial")
+        return p.samples.load_dataset(method="spatial")
 
 
 def scanned_spatial(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Any:

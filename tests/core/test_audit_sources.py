@@ -36,7 +36,7 @@ def _run(project: Any, plan: Any, label: Any, batch: int = 4, cap: int = 2000) -
 def _reopen_and_check(folder: Path, plan: Any) -> None:
     st = plan.status()
     with Project.open(folder) as p:
-        listed = p.audit_plans()
+        listed = p.plans.all()
         assert [x["plan_id"] for x in listed] == [plan.plan_id]
         again = A.open_plan(p, plan.plan_id)
         st2 = again.status()
@@ -44,10 +44,10 @@ def _reopen_and_check(folder: Path, plan: Any) -> None:
         assert st2.estimate.half_width == pytest.approx(st.estimate.half_width)
         assert st2.labels == st.labels and st2.reached == st.reached
         assert [(str(again.unit_ids[u]), r) for u, r in again.draws] == [(str(plan.unit_ids[u]), r) for u, r in plan.draws]
-        items = p.audit_items(listed[0]["audit_set_id"])
+        items = p.audit.items(listed[0]["audit_set_id"])
         n_targets = sum(len(plan.target_of(u, r).targets) for u, r in plan.draws)
         assert len(items) == n_targets
-        assert p.audit_sets()[0]["blind"] is True
+        assert p.audit.sets()[0]["blind"] is True
 
 
 # ---- spatial: the published run, an annotator simulated from its verdicts ----------------------------
@@ -64,8 +64,8 @@ def test_spatial_plan_for_the_checkers_pass_precision(tmp_path: Path, sbuc_parse
     names = ("PASS", "FAIL", "UNDECIDABLE")
     row = {s: i for i, s in enumerate(ds.samples.sample_id.tolist())}
     with Project.create(folder) as p:
-        p.add_run(sbuc_parsed.run_id, method="sd15_boxdiff")
-        p.add_dataset(ds)
+        p.samples.add_run(sbuc_parsed.run_id, method="sd15_boxdiff")
+        p.samples.add_dataset(ds)
         SpatialStore(p).save_config(sbuc_parsed.config)
         plan = A.create_plan(p, "spatial", Goal("precision", 0.05), name="PASS precision", seed=3)
         assert plan.table.source["config_id"] == 1 and plan.n_items == int((rec == 0).sum())
@@ -96,8 +96,8 @@ def test_spatial_plan_of_whole_prompts_for_the_true_pass_rate(tmp_path: Path, sb
     rec = sbuc_parsed.recorded.verdict.astype(int)
     row = {s: i for i, s in enumerate(ds.samples.sample_id.tolist())}
     with Project.create(folder) as p:
-        p.add_run(sbuc_parsed.run_id, method="sd15_boxdiff")
-        p.add_dataset(ds)
+        p.samples.add_run(sbuc_parsed.run_id, method="sd15_boxdiff")
+        p.samples.add_dataset(ds)
         SpatialStore(p).save_config(sbuc_parsed.config)
         plan = A.create_plan(p, "spatial", Goal("rate", 0.08, 0.95, "cluster"), seed=1)
         t = A.next_targets(p, plan, 1)[0]
@@ -133,7 +133,7 @@ def test_metalogic_plan_for_the_true_misalignment_rate(tmp_path: Path) -> None:
 
         def label(t: Any) -> None:
             for pid in t.targets:
-                p.add_label_event(LABEL_SCHEME.task, "pair", pid, "carol", truth[pid], audit_set_id=plan.audit_set_id)
+                p.labels.add(LABEL_SCHEME.task, "pair", pid, "carol", truth[pid], audit_set_id=plan.audit_set_id)
 
         _run(p, plan, label)
         st = plan.status()
@@ -176,11 +176,11 @@ def test_protobias_plan_for_a_metrics_agreement_with_human_ratings(tmp_path: Pat
         with pytest.raises(WorkstationError, match="no metric"):
             A.audit_table(p, "protobias", metric="nope")
         # a rater who sees the correct image as better rates every image the demo's raters left
-        rated = {e.target_id for e in p.latest_label_events(FIDELITY_SCHEME.task) if e.value}
+        rated = {e.target_id for e in p.labels.latest(FIDELITY_SCHEME.task) if e.value}
         for corr, adv in table.targets.tolist():
             for sid, v in ((corr, "4"), (adv, "2")):
                 if sid not in rated:
-                    p.add_label_event(FIDELITY_SCHEME.task, "image", sid, "dana", v)
+                    p.labels.add(FIDELITY_SCHEME.task, "image", sid, "dana", v)
         plan = A.create_plan(p, "protobias", Goal("agreement", 0.2), seed=4, metric="toy_proto@p=0.7")
         assert "toy_proto@p=0.7's agreement" in plan.status().goal_text
         _run(p, plan, lambda t: None)  # every triplet is rated: each drawn one is labelled at once
@@ -207,10 +207,10 @@ def test_dyeval_plan_for_the_true_pass_rate_by_whole_prompts(tmp_path: Path) -> 
             A.audit_table(p, "dyeval")
         tree = TreeStore(p).load(TreeStore(p).resolve(None), persist=False)
         ids = sorted(tree.images)
-        labels = {e.target_id: e.value for e in p.latest_label_events("dyeval.image")}
+        labels = {e.target_id: e.value for e in p.labels.latest("dyeval.image")}
         rng = np.random.default_rng(0)
         scores = [(30.0 if labels.get(i) == "PASS" else 22.0) + rng.normal(0, 3) for i in ids]
-        p.add_scores({"sample_id": ids, "scorer": ["clipscore@test"] * len(ids),
+        p.scores.add({"sample_id": ids, "scorer": ["clipscore@test"] * len(ids),
                       "text": [tree.step_owner_text(tree.images[i].owner) for i in ids], "score": scores})
         table = A.audit_table(p, "dyeval", threshold=25.0)
         assert table.source["scorer"] == "clipscore@test" and (table.outcome >= 0).all()

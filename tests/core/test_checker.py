@@ -66,6 +66,19 @@ def make_ds(samples: list[dict[str, Any]], variants: tuple[str, ...] = PERT_NAME
                            [smp.get("b", "cat") for smp in samples], dets, names)
 
 
+def set_in_checker(monkeypatch: pytest.MonkeyPatch, name: str, value: Any) -> None:
+    """Set ``name`` in every module of the checker package that holds it: a tunable where it is
+    read, a function where it is defined and in each module that imports it (each holds its own
+    binding)."""
+    import sys
+
+    pkg = "workstation.methods.spatial.checker"
+    holders = [m for k, m in list(sys.modules.items()) if k.startswith(pkg + ".") and hasattr(m, name)]
+    assert holders, name
+    for m in holders:
+        monkeypatch.setattr(m, name, value)
+
+
 def run(samples: list[dict[str, Any]], cfg: CheckerConfig = NO_STAB_NO_SEC, **kw: Any):
     ds = make_ds(samples, **kw)
     v = evaluate(ds, cfg)
@@ -447,10 +460,10 @@ def fresh_copy(ds: Dataset) -> Dataset:
 def test_cached_evaluate_equals_fresh_evaluate_and_reference(seed, monkeypatch):
     from workstation.methods.spatial import checker
 
-    monkeypatch.setattr(checker, "CHUNK", 64)  # several chunks, taken by two threads
-    monkeypatch.setattr(checker, "MAX_CHUNK", 64)
-    monkeypatch.setattr(checker, "PREP_CHUNK", 97)  # prepared in chunks too
-    monkeypatch.setattr(checker, "THREADS", 2)
+    set_in_checker(monkeypatch, "CHUNK", 64)  # several chunks, taken by two threads
+    set_in_checker(monkeypatch, "MAX_CHUNK", 64)
+    set_in_checker(monkeypatch, "PREP_CHUNK", 97)  # prepared in chunks too
+    set_in_checker(monkeypatch, "THREADS", 2)
     rng = np.random.default_rng(100 + seed)
     ds = make_ds(random_samples(rng, 500))
     cfg = random_config(rng)
@@ -482,8 +495,8 @@ def test_prepared_in_chunks_from_detections_in_any_order_equals_the_reference(pr
     grouped by sample) give the same verdicts, selections and tie-breaks as the reference."""
     from workstation.methods.spatial import checker
 
-    monkeypatch.setattr(checker, "PREP_CHUNK", prep_chunk)
-    monkeypatch.setattr(checker, "THREADS", 2)
+    set_in_checker(monkeypatch, "PREP_CHUNK", prep_chunk)
+    set_in_checker(monkeypatch, "THREADS", 2)
     rng = np.random.default_rng(55)
     ds = make_ds(random_samples(rng, 200))
     shuffled = Dataset(ds.samples, ds.detections.take(rng.permutation(len(ds.detections))), ds.prompts,
@@ -531,12 +544,12 @@ def test_an_area_filter_drag_reuses_the_stage_before_it_and_gives_a_fresh_evalua
     reference's, up and down, in small steps and in jumps, on images of several sizes."""
     from workstation.methods.spatial import checker
 
-    monkeypatch.setattr(checker, "CHUNK", 64)
-    monkeypatch.setattr(checker, "MAX_CHUNK", 64)
-    monkeypatch.setattr(checker, "THREADS", 2)
+    set_in_checker(monkeypatch, "CHUNK", 64)
+    set_in_checker(monkeypatch, "MAX_CHUNK", 64)
+    set_in_checker(monkeypatch, "THREADS", 2)
     geometry_of: list[int] = []
     patched_at: list[int] = []
-    real_geometry, real_patched = checker._geometry, checker._patched
+    real_geometry, real_patched = checker.geometry._geometry, checker.passes._patched
 
     def geometry(ds, rows, idx, gathered=None):
         geometry_of.append(rows.shape[1])
@@ -546,9 +559,9 @@ def test_an_area_filter_drag_reuses_the_stage_before_it_and_gives_a_fresh_evalua
         patched_at.append(len(at))
         return real_patched(base, at, *a, **k)
 
-    monkeypatch.setattr(checker, "_geometry", geometry)
-    monkeypatch.setattr(checker, "_patched", patched)
-    monkeypatch.setattr(checker, "PATCH_MAX_FRACTION", 0.25)  # (a small dataset: a few samples are a large share)
+    set_in_checker(monkeypatch, "_geometry", geometry)
+    set_in_checker(monkeypatch, "_patched", patched)
+    set_in_checker(monkeypatch, "PATCH_MAX_FRACTION", 0.25)  # (a small dataset: a few samples are a large share)
     rng = np.random.default_rng(900 + seed)
     ds = make_ds(random_samples(rng, 600))
     cfg = random_config(rng).replace(min_area_fraction=0.01)
@@ -572,8 +585,8 @@ def test_an_area_filter_change_that_reaches_many_samples_runs_the_whole_passes(m
     from workstation.methods.spatial import checker
 
     patched_at: list[int] = []
-    real_patched = checker._patched
-    monkeypatch.setattr(checker, "_patched", lambda base, at, *a, **k: patched_at.append(len(at)) or
+    real_patched = checker.passes._patched
+    set_in_checker(monkeypatch, "_patched", lambda base, at, *a, **k: patched_at.append(len(at)) or
                         real_patched(base, at, *a, **k))
     rng = np.random.default_rng(77)
     ds = make_ds(random_samples(rng, 400))
@@ -597,9 +610,9 @@ def test_a_margin_drag_decides_again_only_the_samples_that_reach_the_test(seed, 
     filter's moved selections, in several chunks on two threads."""
     from workstation.methods.spatial import checker
 
-    monkeypatch.setattr(checker, "CHUNK", 64)
-    monkeypatch.setattr(checker, "MAX_CHUNK", 64)
-    monkeypatch.setattr(checker, "THREADS", 2)
+    set_in_checker(monkeypatch, "CHUNK", 64)
+    set_in_checker(monkeypatch, "MAX_CHUNK", 64)
+    set_in_checker(monkeypatch, "THREADS", 2)
     rng = np.random.default_rng(300 + seed)
     ds = make_ds(random_samples(rng, 400))
     base_cfg = random_config(rng).replace(min_area_fraction=0.01)
@@ -648,14 +661,14 @@ def test_a_margin_step_decides_again_only_the_samples_the_margins_between_can_ch
     filter's moved selections and several chunks on two threads."""
     from workstation.methods.spatial import checker
 
-    monkeypatch.setattr(checker, "CHUNK", 64)
-    monkeypatch.setattr(checker, "MAX_CHUNK", 64)
-    monkeypatch.setattr(checker, "THREADS", 2)
+    set_in_checker(monkeypatch, "CHUNK", 64)
+    set_in_checker(monkeypatch, "MAX_CHUNK", 64)
+    set_in_checker(monkeypatch, "THREADS", 2)
     decided, stepped = [], []
-    real_decided, real_step = checker._decided, checker._step_chunk
-    monkeypatch.setattr(checker, "_decided",
+    real_decided, real_step = checker.decision._decided, checker.decision._step_chunk
+    set_in_checker(monkeypatch, "_decided",
                         lambda p, x, s, r, d: decided.append(len(r)) or real_decided(p, x, s, r, d))
-    monkeypatch.setattr(checker, "_step_chunk", lambda *a: stepped.append(1) or real_step(*a))
+    set_in_checker(monkeypatch, "_step_chunk", lambda *a: stepped.append(1) or real_step(*a))
     rng = np.random.default_rng(700 + seed)
     ds = make_ds(random_samples(rng, 400) + far_samples_with_near_twins())
     # a steep geometry term (narrow slope) leaves samples whose own delta is far from both
@@ -697,12 +710,12 @@ def test_a_margin_step_starts_from_the_live_result_nearest_in_margin(monkeypatch
     far, near = evaluate(ds, cfg.replace(margin=0.3)), evaluate(ds, cfg.replace(margin=0.12))
     other = evaluate(ds, cfg.replace(margin=0.1, w_geometry=cfg.w_geometry + 0.5))
     prep = checker.prepare(ds)
-    key, flags, conf_key = checker._keys(cfg.replace(margin=0.1), ds)
+    key, flags, conf_key = checker.stages._keys(cfg.replace(margin=0.1), ds)
     assert prep.stages.find_margin_step(key, flags, conf_key, 0.1) is near
     del near
     assert prep.stages.find_margin_step(key, flags, conf_key, 0.1) is far
     assert other is not None and prep.stages.find_margin_step(key, flags, conf_key, float("nan")) is None
-    _, _, slope0 = checker._keys(cfg.replace(margin=0.1, geom_slope=0.0), ds)
+    _, _, slope0 = checker.stages._keys(cfg.replace(margin=0.1, geom_slope=0.0), ds)
     assert prep.stages.find_margin_step(key, flags, slope0, 0.1) is None  # no slope: no step
 
 
@@ -711,18 +724,18 @@ def test_two_threads_give_the_bits_of_one(monkeypatch):
 
     rng = np.random.default_rng(8)
     ds = make_ds(random_samples(rng, 600))
-    monkeypatch.setattr(checker, "CHUNK", 32)
-    monkeypatch.setattr(checker, "MAX_CHUNK", 32)
+    set_in_checker(monkeypatch, "CHUNK", 32)
+    set_in_checker(monkeypatch, "MAX_CHUNK", 32)
     cfgs = [random_config(rng) for _ in range(4)]
-    monkeypatch.setattr(checker, "THREADS", 1)
+    set_in_checker(monkeypatch, "THREADS", 1)
     one = [evaluate(fresh_copy(ds), c) for c in cfgs]
-    monkeypatch.setattr(checker, "THREADS", 2)
+    set_in_checker(monkeypatch, "THREADS", 2)
     for c, v in zip(cfgs, one):
         assert_identical(evaluate(fresh_copy(ds), c), v)
 
 
 def test_spatial_fields_are_read_through_one_function(monkeypatch):
-    """relation, label_a and label_b reach the checker through checker._spatial_columns only."""
+    """relation, label_a and label_b reach the checker through the checker's _spatial_columns only."""
     import dataclasses
 
     from workstation.methods.spatial import checker
@@ -736,7 +749,7 @@ def test_spatial_fields_are_read_through_one_function(monkeypatch):
     bare = Dataset(dataclasses.replace(ds.samples), ds.detections, Prompts.empty(), ds.variant_names)
     with pytest.raises(WorkstationError):  # without its prompts the dataset has no spatial columns
         spatial_columns(bare)
-    monkeypatch.setattr(checker, "_spatial_columns", lambda d: cols)
+    set_in_checker(monkeypatch, "_spatial_columns", lambda d: cols)
     assert_same(evaluate(bare, cfg), expected)
     assert_same(evaluate_reference(bare, cfg), expected)
 
@@ -752,9 +765,9 @@ def test_a_forked_child_evaluates_with_its_own_threads(monkeypatch):
 
     if not hasattr(os, "fork"):
         pytest.skip("no fork on this platform")
-    monkeypatch.setattr(checker, "CHUNK", 16)
-    monkeypatch.setattr(checker, "MAX_CHUNK", 16)
-    monkeypatch.setattr(checker, "THREADS", 2)
+    set_in_checker(monkeypatch, "CHUNK", 16)
+    set_in_checker(monkeypatch, "MAX_CHUNK", 16)
+    set_in_checker(monkeypatch, "THREADS", 2)
     rng = np.random.default_rng(10)
     ds = make_ds(random_samples(rng, 200))
     expected = evaluate(ds, CheckerConfig())  # starts the pool in this process
@@ -848,7 +861,7 @@ def test_objects_coded_once_per_prompt_give_the_verdicts_of_hashing_every_sample
     coded = evaluate(ds, cfg)
     assert_same(coded, evaluate_reference(ds, cfg))
     ds.cache.clear()
-    monkeypatch.setattr(checker, "object_codes", lambda *a: None)  # hash every sample's names
+    set_in_checker(monkeypatch, "object_codes", lambda *a: None)  # hash every sample's names
     assert data.object_codes is not None
     assert_same(evaluate(ds, cfg), coded)
 

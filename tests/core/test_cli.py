@@ -87,7 +87,7 @@ def test_import_shows_the_published_verdicts(tmp_path: Path, sbuc_run_dir: Path,
     cid, counts = verdict_counts(folder)
     assert cid == 1 and counts == {"PASS": 323, "FAIL": 17, "UNDECIDABLE": 460}
     with Project.open(folder, read_only=True) as p:
-        run = p.runs()[0]
+        run = p.samples.runs()[0]
         cfg = SpatialStore(p).get_config(cid)
         dets = dict(p.con.execute("SELECT source, min(detector) FROM detections GROUP BY source").fetchall())
     assert run["run_id"] == "boxdiff_a" and run["method"] == "sd15_boxdiff" and run["samples"] == 800
@@ -103,7 +103,7 @@ def test_a_second_run_lands_beside_the_first(project: Path, sbuc_run_dir: Path, 
     assert main(["import-sbuc", str(sbuc_run_dir), "--prompts", str(sbuc_prompts), "--project", str(project),
                  "--run-id", "other"]) != 0
     with Project.open(project, read_only=True) as p:
-        assert p.run_ids() == ["sd15_boxdiff"]
+        assert p.samples.run_ids() == ["sd15_boxdiff"]
 
 
 def test_import_copies_the_run_images_into_the_project(tmp_path: Path, sbuc_run_dir: Path, sbuc_prompts: Path,
@@ -236,9 +236,9 @@ def test_audit_sample_is_stratified_seeded_and_stored(project: Path, tmp_path: P
     assert [r["sample_id"] for r in _draw(project, tmp_path, 7, "b.csv", "--no-store")] == [r["sample_id"] for r in rows]
     assert [r["sample_id"] for r in _draw(project, tmp_path, 8, "c.csv", "--no-store")] != [r["sample_id"] for r in rows]
     with Project.open(project, read_only=True) as p:
-        sets = p.audit_sets()
+        sets = p.audit.sets()
         assert len(sets) == 1 and sets[0]["size"] == 200 and sets[0]["params"]["seed"] == 7
-        assert [s for s, _ in p.audit_items(sets[0]["audit_set_id"])] == [r["sample_id"] for r in rows]
+        assert [s for s, _ in p.audit.items(sets[0]["audit_set_id"])] == [r["sample_id"] for r in rows]
 
 
 def _label_sheet(rows: list[dict[str, str]], path: Path, flips: dict[int, str]) -> None:
@@ -370,7 +370,7 @@ def test_demo_builds_once_then_reuses(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "accuracy on decided" in out
     assert not any(p.name.endswith(".building") for p in tmp_path.iterdir())
     with Project.open(folder, read_only=True) as p:
-        assert p.load_dataset(method="spatial").n == 16 and SpatialStore(p).active_config_id() == 1
+        assert p.samples.load_dataset(method="spatial").n == 16 and SpatialStore(p).active_config_id() == 1
     assert main(["demo", "--project", str(folder), "--no-gui"]) == 0
     out2 = capsys.readouterr().out
     assert "demo project reused" in out2 and "16 samples" in out2

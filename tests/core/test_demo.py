@@ -289,20 +289,20 @@ def test_build_demo_project(tmp_path: Path) -> None:
     assert sum(summary["verdicts"].values()) == 24
     assert 0.0 <= summary["truth"]["decided_accuracy"] <= 1.0
     with store.Project.open(folder, read_only=True) as p:
-        assert p.sample_count() == 24
-        ds = p.load_dataset()
+        assert p.samples.count() == 24
+        ds = p.samples.load_dataset()
         assert set(ds.variant_names) == set(summary["variants"])
-        truth = p.sample_truth()
+        truth = p.samples.truth()
         assert len(truth) == 24 and all("expected" in t for t in truth.values())
         cid = SpatialStore(p).active_config_id()
         assert cid == summary["config_id"]
         assert len(SpatialStore(p).load_verdict_table(cid)["sample_id"]) == 24
         for rel in ds.samples.image_path.tolist():
-            assert p.image_file(rel).is_file()
+            assert p.samples.image_file(rel).is_file()
     with pytest.raises(WorkstationError, match="already exists"):
         build_demo_project(folder, n_seeds=1, prompts=spatial_suite(n_pairs=1), workers=1)
     with store.Project.open(folder, read_only=True) as p:  # the existing project is untouched
-        assert p.sample_count() == 24
+        assert p.samples.count() == 24
 
 
 def test_cancelled_demo_project_leaves_nothing_behind(tmp_path: Path) -> None:

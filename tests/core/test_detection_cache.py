@@ -204,7 +204,7 @@ def test_a_load_of_some_of_the_samples_writes_its_entry_after_the_scan(
     with monkeypatch.context() as m:
         m.setenv("WORKSTATION_DETECTION_CACHE_MIN", "off")
         with Project.open(project, read_only=True) as p:
-            scanned = p.load_dataset(runs=["second"])
+            scanned = p.samples.load_dataset(runs=["second"])
     written: list[str] = []
     mapped: list[str] = []
     real, real_array = detection_cache.write_arrays, detection_cache.PendingEntry.array
@@ -220,7 +220,7 @@ def test_a_load_of_some_of_the_samples_writes_its_entry_after_the_scan(
     monkeypatch.setattr(detection_cache, "write_arrays", write_arrays)
     monkeypatch.setattr(detection_cache.PendingEntry, "array", array)
     with Project.open(project, read_only=True) as p:
-        ds = p.load_dataset(runs=["second"])
+        ds = p.samples.load_dataset(runs=["second"])
     assert mapped == []  # no file the size of the whole table made for half of it
     assert sorted(written) == sorted(["source", "variant", "label", "score", "x1", "y1", "x2", "y2", "sample"])
     assert 0 < len(ds.detections) < len(load_spatial(project).detections)
@@ -321,7 +321,7 @@ def test_loads_of_different_samples_of_one_project_keep_an_entry_each(
 
     def by_run() -> Dataset:
         with Project.open(project, read_only=True) as p:
-            return p.load_dataset(runs=["second"])
+            return p.samples.load_dataset(runs=["second"])
 
     load_spatial(project)
     by_run()
@@ -378,7 +378,7 @@ def test_a_first_open_keys_its_entry_from_its_own_scan_and_the_next_open_finds_i
     with Project.open(project, read_only=True) as p:
         st = p.con.raw.sql("SELECT hash(s.sample_id) AS h1, hash(s.sample_id || chr(31)) AS h2 FROM samples s "
                            "JOIN prompts q USING (prompt_id) WHERE q.method = 'spatial' ORDER BY s.ord").to_arrow_table()
-        fam, n = p._detection_cache_family(st)  # type: ignore[attr-defined]  # as a load computes it
+        fam, n = p.samples._detection_cache_family(st)  # type: ignore[attr-defined]  # as a load computes it
     assert fam is not None and n == len(first.detections)
     assert entry.name.startswith(fam[:detection_cache.FAMILY_CHARS] + "-")
     assert detection_cache.may_hold(fam) and not detection_cache.may_hold("0" * 64)
@@ -417,7 +417,7 @@ def test_rows_written_between_the_count_and_the_scan_key_the_entry_by_what_was_s
 
         with monkeypatch.context() as m:
             m.setattr(detection_cache.PendingEntry, "start", staticmethod(start))
-            during = p.load_dataset(method="spatial")
+            during = p.samples.load_dataset(method="spatial")
     count = _Counted(monkeypatch)
     after = load_spatial(project)
     assert count.calls == {"aggregates": 1, "scan": 0}  # the entry's key is the table's as it is now

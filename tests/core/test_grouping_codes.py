@@ -22,9 +22,9 @@ def test_loaded_columns_give_the_codes_factorize_computes(tmp_path):
                  Detections.empty(), Prompts.build(sorted(set(prompts)), sorted(set(prompts)), method="spatial"))
     with Project.create(tmp_path / "p") as p:
         for r in sorted(set(runs)):
-            p.add_run(r)
-        p.add_dataset(ds)
-        back = p.load_dataset()
+            p.samples.add_run(r)
+        p.samples.add_dataset(ds)
+        back = p.samples.load_dataset()
     for col in ("run_id", "prompt_id"):
         values = getattr(back.samples, col)
         fresh = np.array(values.tolist(), dtype=object)  # the same values, not remembered

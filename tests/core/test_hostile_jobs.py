@@ -188,7 +188,7 @@ def test_runs_remove_never_deletes_outside_the_project(place: Place, capsys: pyt
     row goes, and the folder its id points to outside the project stays, named as not deleted."""
     assert place.project is not None
     with Project.open(place.project, read_only=True) as p:
-        (run,) = p.run_ids()
+        (run,) = p.samples.run_ids()
     _row(place.project, VICTIM, json.dumps({"job_id": VICTIM, "kind": "generate", "run_id": run}))
     sentinel = tree_digest(place.sentinel)
     capsys.readouterr()
@@ -197,7 +197,7 @@ def test_runs_remove_never_deletes_outside_the_project(place: Place, capsys: pyt
     assert f"removed run {run!r}" in captured.out and "could not be deleted" in captured.err
     assert tree_digest(place.sentinel) == sentinel and (place.sentinel / "thesis.tex").is_file()
     with Project.open(place.project, read_only=True) as p:
-        assert p.run_ids() == [] and [j["kind"] for j in p.jobs()] == ["detect"]
+        assert p.samples.run_ids() == [] and [j["kind"] for j in p.jobs.all()] == ["detect"]
     assert not [d for d in (place.project / "jobs").iterdir() if d.name.startswith("generate-")], \
         "the run's own job folder is removed"
 
@@ -247,5 +247,5 @@ def test_a_merged_job_folder_with_a_hostile_provenance_file(place: Place, proven
     target = place.tmp / "new" / "p"
     assert main(["merge", "--project", str(target), str(job)]) == 0, capsys.readouterr().err
     with Project.open(target, read_only=True) as p:
-        (run,) = p.runs()
+        (run,) = p.samples.runs()
         assert run["samples"] == 4 and run["provenance"]["backend"] == {}

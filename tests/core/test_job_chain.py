@@ -18,7 +18,7 @@ GEN = {"width": 64, "height": 64}
 
 
 def _nothing_stored(p: Project) -> None:
-    assert p.jobs() == [] and p.sample_count() == 0 and p.run_ids() == []
+    assert p.jobs.all() == [] and p.samples.count() == 0 and p.samples.run_ids() == []
     assert p.con.execute("SELECT count(*) FROM prompts").fetchone()[0] == 0
     assert not (Path(p.folder) / "jobs").exists() or not any((Path(p.folder) / "jobs").iterdir())
 
@@ -77,12 +77,12 @@ def test_a_failed_generation_stops_detection_and_evaluation(tmp_path: Path) -> N
             q.submit(j, after=ids[:i])
         runs = q.run_all(poll=0.05)
         assert [(r.job_id, r.status) for r in runs] == [(gen.job_id, FAILED)]  # nothing else ran
-        status = {j["job_id"]: (j["status"], j["message"]) for j in p.jobs()}
+        status = {j["job_id"]: (j["status"], j["message"]) for j in p.jobs.all()}
         assert status[gen.job_id][0] == FAILED and str(missing) in status[gen.job_id][1]
         assert status[det.job_id] == (CANCELLED, f"not run: {gen.job_id} ended failed")
         assert status[ev.job_id] == (CANCELLED, f"not run: {gen.job_id} ended failed")
         assert q.skipped == {det.job_id: gen.job_id, ev.job_id: gen.job_id}
         assert "not run" in JobPaths(p.folder, det.job_id).log.read_text()
-        assert p.sample_count() == 0
+        assert p.samples.count() == 0
     finally:
         p.close()

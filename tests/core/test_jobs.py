@@ -100,15 +100,15 @@ def test_procedural_job_makes_every_image_and_records_the_run(reference: Path) -
         assert len(imgs) == 32
         assert {seed for seed, _, _ in imgs.values()} == {0, 1}
         assert len({pid for _, pid, _ in imgs.values()}) == 16
-        ds = p.load_dataset()
+        ds = p.samples.load_dataset()
         assert set(ds.samples.width) == {float(SIZE)} and set(ds.samples.height) == {float(SIZE)}
         assert all(path.startswith("images/") and (reference / path).is_file() for path in ds.samples.image_path)
-        (run,) = p.runs()
+        (run,) = p.samples.runs()
         assert run["method"] == "demo_procedural" and run["samples"] == 32
         assert run["params"]["seeds"] == [0, 1] and run["params"]["width"] == SIZE
         assert "python" in run["provenance"]["environment"]
-        assert len(p.sample_truth()) == 32  # the procedural generator's ground truth came along
-        jobs = {j["job_id"]: j for j in p.jobs()}
+        assert len(p.samples.truth()) == 32  # the procedural generator's ground truth came along
+        jobs = {j["job_id"]: j for j in p.jobs.all()}
         gen = next(j for j in jobs.values() if j["kind"] == "generate")
         assert (gen["status"], gen["done"], gen["total"]) == (DONE, 32, 32)
         paths = JobPaths(reference, gen["job_id"])
@@ -160,7 +160,7 @@ def test_killed_worker_then_resume_gives_the_same_set(reference: Path, tmp_path:
         partial = image_set(p)
         assert 4 <= len(partial) < 32
         assert all(want[sid] == v for sid, v in partial.items())  # what was kept is right
-        assert {j["job_id"]: j["status"] for j in p.jobs()}[job] == FAILED
+        assert {j["job_id"]: j["status"] for j in p.jobs.all()}[job] == FAILED
 
         resumed = JobRun(p, job).start()
         resumed.wait(timeout=60)
@@ -183,7 +183,7 @@ def test_cancel_stops_after_the_batch_and_resume_finishes(reference: Path, tmp_p
         run.cancel()
         step_until(run, lambda: run.finished)
         assert run.status == CANCELLED and "resume" in run.message
-        assert 2 <= p.sample_count() < 32
+        assert 2 <= p.samples.count() < 32
         assert run_job(p, job).status == DONE
         assert image_set(p) == want
     finally:
@@ -200,7 +200,7 @@ def test_missing_model_folder_fails_with_a_clear_message(tmp_path: Path, capsys:
         run = run_job(p, spec.job_id)
         assert run.status == FAILED
         assert "not found" in run.message and str(missing) in run.message
-        assert p.sample_count() == 0
+        assert p.samples.count() == 0
         assert str(missing) in JobPaths(p.folder, spec.job_id).log.read_text()
     finally:
         p.close()
@@ -218,7 +218,7 @@ def test_unknown_scheduler_is_refused_naming_the_known_ones(tmp_path: Path, caps
         with pytest.raises(WorkstationError, match=r"(?s)bogus_sampler.*dpmpp_2m"):
             create_generate_job(p, spatial_suite(1), generator="diffusers", model=str(model), seeds=[0],
                                 params={**GEN, "scheduler": "bogus_sampler"})
-        assert p.jobs() == []
+        assert p.jobs.all() == []
     finally:
         p.close()
     code = main(["generate", "--project", str(tmp_path / "cli"), "--suite", "builtin", "--pairs", "1",
@@ -279,7 +279,7 @@ def test_out_of_memory_halves_the_batch_and_goes_on(tmp_path: Path) -> None:
         assert "out of GPU memory at batch size 4 generating; going on with 2" in log
         assert read_progress(paths.progress).state == DONE
         ingest_pending(p, paths)
-        assert p.sample_count() == 32
+        assert p.samples.count() == 32
     finally:
         p.close()
 
@@ -309,10 +309,10 @@ def test_disk_full_keeps_finished_items_and_resume_completes(tmp_path: Path, mon
         assert prog.state == FAILED and "out of disk space" in prog.error and "resume" in prog.error
         assert "out of disk space" in paths.log.read_text()
         ingest_pending(p, paths)
-        assert p.sample_count() == 8  # two finished batches are kept
+        assert p.samples.count() == 8  # two finished batches are kept
         monkeypatch.undo()
         run = run_job(p, job)
-        assert run.status == DONE and p.sample_count() == 32
+        assert run.status == DONE and p.samples.count() == 32
     finally:
         p.close()
 
@@ -332,7 +332,7 @@ def test_detect_job_covers_every_variant_and_reingesting_changes_nothing(tmp_pat
         assert {v for d, v, s in groups if d == "scene"} >= {"original"}
         flags = p.con.execute("SELECT bool_and(has_secondary), bool_and(has_perturbed) FROM samples").fetchone()
         assert flags == (True, True)
-        ds = p.load_dataset()
+        ds = p.samples.load_dataset()
         assert {"brightness_1.1", "resize_0.9"} <= set(ds.variant_names)
         rows = detection_rows(p)
         paths = JobPaths(p.folder, det.job_id)
@@ -359,7 +359,7 @@ def test_queue_runs_generate_detect_evaluate_in_order(tmp_path: Path) -> None:
         assert [(r.spec.kind, r.status) for r in runs] == [("generate", DONE), ("detect", DONE), ("evaluate", DONE)]
         cid = SpatialStore(p).active_config_id()
         assert cid is not None and len(SpatialStore(p).load_verdict_table(cid)["sample_id"]) == 4
-        assert [j["status"] for j in p.jobs()] == [DONE, DONE, DONE]
+        assert [j["status"] for j in p.jobs.all()] == [DONE, DONE, DONE]
     finally:
         p.close()
 
@@ -376,7 +376,7 @@ def test_merge_of_two_shard_projects_equals_the_unsharded_run(reference: Path, t
     sizes = []
     for i in (1, 2):
         with Project.open(tmp_path / f"shard{i}", read_only=True) as s:
-            sizes.append(s.sample_count())
+            sizes.append(s.samples.count())
     assert sum(sizes) == 32 and all(n > 0 for n in sizes)
     merged = tmp_path / "merged"
     assert main(["merge", "--project", str(merged), str(tmp_path / "shard1"), str(tmp_path / "shard2")]) == 0
@@ -384,8 +384,8 @@ def test_merge_of_two_shard_projects_equals_the_unsharded_run(reference: Path, t
     with Project.open(reference, read_only=True) as ref, Project.open(merged, read_only=True) as m:
         assert image_set(m) == image_set(ref)
         assert detection_rows(m) == detection_rows(ref)
-        assert [r["run_id"] for r in m.runs()] == [r["run_id"] for r in ref.runs()]
-        assert m.sample_truth() == ref.sample_truth()
+        assert [r["run_id"] for r in m.samples.runs()] == [r["run_id"] for r in ref.samples.runs()]
+        assert m.samples.truth() == ref.samples.truth()
 
     # merging a shard again: identical samples are skipped
     with Project.open(merged) as m:
@@ -397,10 +397,10 @@ def test_merge_of_two_shard_projects_equals_the_unsharded_run(reference: Path, t
         with Project.open(bad) as b:
             path = b.con.execute("SELECT image_path FROM samples LIMIT 1").fetchone()[0]
         (bad / path).write_bytes((bad / path).read_bytes()[:-8] + b"\x00" * 8)
-        before = (m.sample_count(), len(detection_rows(m)))
+        before = (m.samples.count(), len(detection_rows(m)))
         with pytest.raises(WorkstationError, match="different image bytes"):
             merge_into(m, [bad])
-        assert (m.sample_count(), len(detection_rows(m))) == before
+        assert (m.samples.count(), len(detection_rows(m))) == before
 
 
 def test_shard_job_folder_merges_like_its_project(tmp_path: Path) -> None:
@@ -416,7 +416,7 @@ def test_shard_job_folder_merges_like_its_project(tmp_path: Path) -> None:
         rep = merge_into(m, [shard / "jobs" / job])
         assert rep.samples_added == len(want) > 0
         assert image_set(m) == want
-        assert [j["job_id"] for j in m.jobs()] == [job]
+        assert [j["job_id"] for j in m.jobs.all()] == [job]
 
 
 def test_merge_that_requires_done_shards_refuses_an_unfinished_one(tmp_path: Path,
@@ -427,7 +427,7 @@ def test_merge_that_requires_done_shards_refuses_an_unfinished_one(tmp_path: Pat
     assert main(["generate", "--project", str(done), *base, "--shard", "1/2"]) == 0
     assert main(["generate", "--project", str(unfinished), *base, "--shard", "2/2", "--no-run"]) == 0
     with Project.open(unfinished, read_only=True) as p:
-        (job,) = [j["job_id"] for j in p.jobs()]
+        (job,) = [j["job_id"] for j in p.jobs.all()]
     capsys.readouterr()
     merged = tmp_path / "merged"
     for source in (unfinished, unfinished / "jobs" / job):
@@ -438,12 +438,12 @@ def test_merge_that_requires_done_shards_refuses_an_unfinished_one(tmp_path: Pat
     # without the requirement the finished share is merged alone (what --require-done prevents)
     assert main(["merge", "--project", str(merged), str(done), str(unfinished)]) == 0
     with Project.open(merged, read_only=True) as m:
-        half = m.sample_count()
+        half = m.samples.count()
     shutil.rmtree(merged)
     assert main(["jobs", "resume", "--project", str(unfinished)]) == 0
     assert main(["merge", "--require-done", "--project", str(merged), str(done), str(unfinished)]) == 0
     with Project.open(merged, read_only=True) as m:
-        assert m.sample_count() == 8 > half
+        assert m.samples.count() == 8 > half
 
 
 # ---- command line --------------------------------------------------------------------------------------------
@@ -454,7 +454,7 @@ def test_cli_jobs_list_show_resume_cancel(reference: Path, tmp_path: Path, capsy
     out = capsys.readouterr().out
     assert "generate" in out and "detect" in out and "32/32" in out and "done" in out
     with Project.open(folder, read_only=True) as p:
-        gen = next(j["job_id"] for j in p.jobs() if j["kind"] == "generate")
+        gen = next(j["job_id"] for j in p.jobs.all() if j["kind"] == "generate")
     assert main(["jobs", "show", "--project", str(folder), gen]) == 0
     out = capsys.readouterr().out
     assert "finished: 32/32" in out and "procedural" in out
@@ -480,9 +480,9 @@ def test_worker_runs_from_the_command_line(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     assert read_progress(JobPaths(tmp_path / "p", job).progress).state == DONE
     with Project.open(tmp_path / "p") as p:  # the project ingests what the worker left
-        assert p.sample_count() == 0
+        assert p.samples.count() == 0
         ingest_pending(p, JobPaths(p.folder, job))
-        assert p.sample_count() == 4
+        assert p.samples.count() == 4
 
 
 # ---- a tiny random-weight Stable Diffusion pipeline ------------------------------------------------------------
@@ -523,14 +523,14 @@ def test_tiny_diffusers_job_killed_and_resumed_equals_an_uninterrupted_run(tiny_
         ingest_pending(a, JobPaths(a.folder, job_a))
         want = image_set(a)
         assert len(want) == 32
-        (run_a,) = a.runs()
+        (run_a,) = a.samples.runs()
         assert run_a["model"]["pipeline"] == "StableDiffusionPipeline" and run_a["model"]["weights_fingerprint"]
 
         step_until(run, lambda: run.progress.done >= 16, timeout=120)
         run.kill()
         step_until(run, lambda: run.finished)
         assert run.status == FAILED and "SIGKILL" in run.message
-        assert b.sample_count() == 16
+        assert b.samples.count() == 16
         # resume (here in this process; the model is already imported)
         assert run_worker(JobPaths(b.folder, job_b).dir) == 0
         ingest_pending(b, JobPaths(b.folder, job_b))
@@ -553,7 +553,7 @@ def test_tiny_diffusers_unknown_scheduler_in_a_stored_job_fails_clearly(tiny_sd:
         assert run_worker(paths.dir) == EXIT_FAILED
         err = read_progress(paths.progress).error
         assert "warp_drive" in err and "dpmpp_2m" in err
-        assert p.sample_count() == 0
+        assert p.samples.count() == 0
     finally:
         p.close()
 
@@ -570,6 +570,6 @@ def test_a_job_id_names_one_folder_under_jobs_or_is_refused(tmp_path: Path, job_
         JobSpec.from_dict({"job_id": job_id, "kind": "generate"})
     with Project.create(tmp_path / "p") as p:
         with pytest.raises(WorkstationError, match="job id"):
-            p.record_job(job_id, "generate", {})
-        assert p.jobs() == []
+            p.jobs.record(job_id, "generate", {})
+        assert p.jobs.all() == []
     assert JobPaths(tmp_path, "generate-run_1.v2-shard1of2").dir == tmp_path / "jobs" / "generate-run_1.v2-shard1of2"

@@ -249,16 +249,16 @@ def test_read_labels_raises_input_error_with_line(tmp_path: Path) -> None:
 def _judge_every_method(folder: Path) -> None:
     """One project with judgements of all four methods, some changed, some undone."""
     with Project.open(folder) as p:
-        p.add_label_event("spatial.verdict", "sample", S0, "alice", "PASS")
-        p.add_label_event("spatial.verdict", "sample", S1, "alice", "FAIL")
-        p.add_label_event("spatial.verdict", "sample", S1, "alice", None)  # undone
-        p.add_label_event("metalogic.pair", "pair", "ml0001|run|0", "alice", "MISALIGNED", notes="=cat missing")
-        p.add_label_event("metalogic.pair", "pair", "ml0001|run|0", "bob", "ALIGNED")
-        p.add_label_event("protobias.fidelity", "image", S2, "alice", "2")
-        p.add_label_event("protobias.fidelity", "image", S2, "alice", "4")  # changed: 4 stands
-        p.add_label_event("protobias.fidelity", "image", S0, "bob", "3")
-        p.add_label_event("protobias.fidelity", "image", S0, "bob", None)  # undone: no row
-        p.add_label_event("dyeval.image", "image", S1, "carol", "FAIL", source="ui")
+        p.labels.add("spatial.verdict", "sample", S0, "alice", "PASS")
+        p.labels.add("spatial.verdict", "sample", S1, "alice", "FAIL")
+        p.labels.add("spatial.verdict", "sample", S1, "alice", None)  # undone
+        p.labels.add("metalogic.pair", "pair", "ml0001|run|0", "alice", "MISALIGNED", notes="=cat missing")
+        p.labels.add("metalogic.pair", "pair", "ml0001|run|0", "bob", "ALIGNED")
+        p.labels.add("protobias.fidelity", "image", S2, "alice", "2")
+        p.labels.add("protobias.fidelity", "image", S2, "alice", "4")  # changed: 4 stands
+        p.labels.add("protobias.fidelity", "image", S0, "bob", "3")
+        p.labels.add("protobias.fidelity", "image", S0, "bob", None)  # undone: no row
+        p.labels.add("dyeval.image", "image", S1, "carol", "FAIL", source="ui")
 
 
 def test_export_writes_every_methods_standing_judgements_as_csv_and_jsonl(project: Path, tmp_path: Path,

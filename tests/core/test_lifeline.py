@@ -128,7 +128,7 @@ def test_job_worker_dies_when_the_watching_process_is_killed(tmp_path: Path) -> 
         from workstation.store import Project
 
         project = Project.open({str(project)!r})
-        job_id = project.jobs()[0]["job_id"]
+        job_id = project.jobs.all()[0]["job_id"]
         run = JobRun(project, job_id).start()
         print("WORKER", run.worker.pid, flush=True)
         while True:

@@ -48,7 +48,7 @@ def test_every_label_and_note_survives_the_migration(legacy_project: Path) -> No
     assert len(old) == 61 and any(r["notes"] for r in old) and any(r["verdict"] is None for r in old)
     with Project.open(legacy_project) as p:
         assert p.schema_version == SCHEMA_VERSION
-        new = p.label_events(task="spatial.verdict")
+        new = p.labels.events(task="spatial.verdict")
         assert len(new) == len(old)
         for o, n in zip(old, new):
             assert (n.event_id, n.target_id, n.annotator, n.value, n.rating, n.notes, n.created_at,
@@ -80,7 +80,7 @@ def test_every_config_version_and_verdict_set_survives(legacy_project: Path) -> 
         assert [c["verdicts"] for c in cfgs] == [sum(v["config_id"] == r["config_id"] for v in old_v)
                                                  for r in old_cfg]
         assert store.active_config_id() == int(active)
-        ds = p.load_dataset()
+        ds = p.samples.load_dataset()
         for r in old_cfg:
             cfg = store.get_config(r["config_id"])
             assert cfg.content_hash() == r["content_hash"]
@@ -101,7 +101,7 @@ def test_prompts_audit_sets_filters_jobs_and_settings_survive(legacy_project: Pa
     old_prompts = {r["prompt_id"]: r for r in legacy("prompts")}
     old_items = legacy("audit_items")
     with Project.open(legacy_project) as p:
-        prompts = p.load_prompts()
+        prompts = p.samples.load_prompts()
         assert len(prompts) == len(old_prompts)
         for i, pid in enumerate(prompts.prompt_id.tolist()):
             o = old_prompts[pid]
@@ -110,25 +110,25 @@ def test_prompts_audit_sets_filters_jobs_and_settings_survive(legacy_project: Pa
             assert prompts.attrs[i] == {"relation": o["relation"]}
             assert (prompts.text[i], prompts.twin_id[i], prompts.group_id[i]) == \
                 (o["text"], o["counterfactual_id"], o["pair_id"])
-        ds = p.load_dataset()
+        ds = p.samples.load_dataset()
         sc = spatial_columns(ds)
         for j in range(ds.n):
             o = old_prompts[ds.samples.prompt_id[j]]
             assert (RELATIONS[sc.relation[j]], sc.label_a[j], sc.label_b[j]) == \
                 (o["relation"], o["object_a"], o["object_b"])
-        (aset,) = p.audit_sets()
+        (aset,) = p.audit.sets()
         assert aset["name"] == "audit A" and aset["blind"] and aset["task"] == "spatial.verdict"
-        assert p.audit_items(aset["audit_set_id"]) == [(r["sample_id"], r["is_recheck"]) for r in
+        assert p.audit.items(aset["audit_set_id"]) == [(r["sample_id"], r["is_recheck"]) for r in
                                                         sorted(old_items, key=lambda r: r["position"])]
-        assert p.saved_filters() == {"fails": {"verdict": "FAIL"}}
-        assert [j["job_id"] for j in p.jobs()] == ["generate-x"]
+        assert p.audit.saved_filters() == {"fails": {"verdict": "FAIL"}}
+        assert [j["job_id"] for j in p.jobs.all()] == ["generate-x"]
         assert p.get_setting("annotator") == "alice"
         tables = {r[0] for r in p.con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
         assert not {"checker_configs", "verdicts"} & tables
     # a second open is a no-op
     with Project.open(legacy_project) as p:
         assert p.schema_version == SCHEMA_VERSION
-        assert len(p.label_events()) == 61
+        assert len(p.labels.events()) == 61
     with Project.open(legacy_project, read_only=True) as p:
         assert len(SpatialStore(p).configs()) == 2
         assert np.isfinite(SpatialStore(p).load_verdict_table(1)["conf"]).all()

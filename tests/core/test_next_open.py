@@ -128,7 +128,7 @@ def test_a_cache_folder_that_cannot_be_written_costs_a_note_and_the_import_stand
     assert "the detection cache was not prepared for the workstation's next open" in captured.err
     assert str(project) in captured.err and "reads the database instead" in captured.err
     with Project.open(project, read_only=True) as p:
-        assert p.run_ids() == ["sd15_boxdiff"] and p.sample_count() == 800
+        assert p.samples.run_ids() == ["sd15_boxdiff"] and p.samples.count() == 800
     assert blocked.read_text() == "not a folder"
 
 
@@ -152,7 +152,7 @@ def test_an_import_whose_project_is_opened_elsewhere_meanwhile_still_succeeds(
     assert not _kept(cache_dir)
     monkeypatch.setattr(Project, "open", real)
     with Project.open(project, read_only=True) as p:
-        assert p.run_ids() == ["sd15_boxdiff"] and p.sample_count() == 800
+        assert p.samples.run_ids() == ["sd15_boxdiff"] and p.samples.count() == 800
 
 
 def test_an_interrupted_preparation_leaves_the_import_whole_and_no_entry(
@@ -173,7 +173,7 @@ def test_an_interrupted_preparation_leaves_the_import_whole_and_no_entry(
     assert not _kept(cache_dir) and not list(cache_dir.glob("*/.tmp-*"))
     monkeypatch.setattr(checker, "prepare", real)
     with Project.open(project, read_only=True) as p:
-        assert p.run_ids() == ["sd15_boxdiff"] and p.sample_count() == 800
+        assert p.samples.run_ids() == ["sd15_boxdiff"] and p.samples.count() == 800
     ds = load_spatial(project)
     assert is_mapped(ds.detections.score)  # the detections' entry was whole before the interruption
     assert _prepared_here(ds)  # the checker's preparation was not: the next open prepares it

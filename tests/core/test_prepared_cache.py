@@ -32,17 +32,17 @@ def _kept(cache_dir: Path) -> list[Path]:
 def _prepared_here(ds: Dataset) -> bool:
     """Prepare `ds`; True when the preparation was computed, False when it was mapped."""
     computed = {"n": 0}
-    real = checker._run_tasks
+    real = checker.prepared._run_tasks
 
     def counting(*a, **k):
         computed["n"] += 1
         return real(*a, **k)
 
-    checker._run_tasks = counting
+    checker.prepared._run_tasks = counting
     try:
         prepare(ds)
     finally:
-        checker._run_tasks = real
+        checker.prepared._run_tasks = real
     prepared_cache.wait_for_writes()
     return computed["n"] > 0
 
@@ -176,6 +176,29 @@ def test_another_version_of_the_checker_prepares_again(project: Path, cache_dir:
     monkeypatch.setattr(prepared_cache, "code_digest", lambda: "another checker")
     assert _prepared_here(load_spatial(project))
     assert len(_kept(cache_dir)) == 1
+
+
+def test_a_change_to_any_module_of_the_checker_is_another_version(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kept preparation's key reads the source of every module of the checker package: an
+    upgrade that changes only one stage's module (here the decision pass's) prepares again."""
+    real = Path.read_bytes
+    changed = Path(checker.__file__).parent / "decision.py"
+
+    def read_bytes(self: Path) -> bytes:
+        data = real(self)
+        return data + b"\n# changed\n" if edited and self == changed else data
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    edited = False
+    prepared_cache.code_digest.cache_clear()
+    try:
+        before = prepared_cache.code_digest()
+        prepared_cache.code_digest.cache_clear()
+        edited = True
+        after = prepared_cache.code_digest()
+    finally:
+        prepared_cache.code_digest.cache_clear()
+    assert before != after
 
 
 def test_replaced_columns_are_not_the_entrys_and_prepare_again(project: Path, cache_dir: Path) -> None:

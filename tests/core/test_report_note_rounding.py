@@ -20,8 +20,8 @@ def project(tmp_path: Path, sbuc_parsed):
     from workstation.store import Project
 
     p = Project.create(tmp_path / "proj")
-    p.add_run(sbuc_parsed.run_id, method="sd15_boxdiff")
-    p.add_dataset(sbuc_parsed.dataset)
+    p.samples.add_run(sbuc_parsed.run_id, method="sd15_boxdiff")
+    p.samples.add_dataset(sbuc_parsed.dataset)
     store = SpatialStore(p)
     store.save_config(sbuc_parsed.config, note="imported")
     rng = np.random.default_rng(3)
@@ -37,7 +37,7 @@ def _apply(project, cfg, note: str) -> int:
     from workstation.methods.spatial.checker import evaluate
     from workstation.methods.spatial.store import SpatialStore
 
-    ds = project.load_dataset(method="spatial")
+    ds = project.samples.load_dataset(method="spatial")
     store = SpatialStore(project)
     with project.transaction():
         cid = store.save_config(cfg, note=note)
@@ -75,7 +75,7 @@ def test_a_note_given_when_reapplying_an_identical_config_is_kept(project, sbuc_
     first = _apply(project, cfg, "first try")
     again = _apply(project, cfg, "checked again after 90 labels")
     assert again == first  # the same version (same content hash) ...
-    note = project.get_evaluation(first)["note"]
+    note = project.evaluations.get(first)["note"]
     assert note == "first try; checked again after 90 labels"  # ... keeps both notes
     section = report_section(project, tmp_path / "spatial")
     assert "checked again after 90 labels" in section.html

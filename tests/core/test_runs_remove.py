@@ -73,12 +73,12 @@ def test_runs_remove_from_the_command_line(tmp_path: Path, capsys: pytest.Captur
     assert out.startswith("removed run 'drop': 8 sample(s)")
     assert "1 label event(s) of these samples stay in the label log" in out
     with Project.open(folder, read_only=True) as p:
-        assert p.run_ids() == ["keep"]
+        assert p.samples.run_ids() == ["keep"]
         assert _counts(p, "drop") == {"samples": 0, "detections": 0, "verdicts": 0}
         assert p.con.execute("SELECT count(*) FROM detections WHERE sample_id LIKE 'drop%'").fetchone()[0] == 0
         assert _counts(p, "keep") == keep_before
-        assert [e.target_id for e in p.label_events(task="spatial.verdict")] == [labelled]  # kept
-        assert not any(j["job_id"].startswith("generate-drop") for j in p.jobs())
+        assert [e.target_id for e in p.labels.events(task="spatial.verdict")] == [labelled]  # kept
+        assert not any(j["job_id"].startswith("generate-drop") for j in p.jobs.all())
     assert not any(f.exists() for f in drop_images)
     assert all(f.is_file() for f in keep_images)
     assert main(["runs", "remove", "--project", str(folder), "drop", "--yes"]) == 2
@@ -107,7 +107,7 @@ def test_a_failure_inside_the_removal_changes_nothing(tmp_path: Path) -> None:
             remove_run(p, "drop")
         p.con = real
         assert {rid: _counts(p, rid) for rid in ("keep", "drop")} == before
-        assert p.run_ids() == ["keep", "drop"] or sorted(p.run_ids()) == ["drop", "keep"]
+        assert p.samples.run_ids() == ["keep", "drop"] or sorted(p.samples.run_ids()) == ["drop", "keep"]
         plan = plan_run_removal(p, "drop")
         assert plan.samples == 8 and all((folder / i).is_file() for i in plan.images)
     finally:

@@ -34,7 +34,7 @@ def project_with_images(folder: Path, pairs: int = 4, seeds: tuple[int, ...] = (
 
 
 def score_rows(p: Project) -> dict[str, tuple[str, str, float]]:
-    t = p.scores_table()
+    t = p.scores.table()
     return {s: (sc, tx, v) for s, sc, tx, v in zip(t["sample_id"], t["scorer"], t["text"], t["score"])}
 
 
@@ -45,7 +45,7 @@ def test_a_fake_score_job_scores_every_image_against_its_prompt(tmp_path: Path) 
         run = run_job(p, spec.job_id)
         assert run.status == DONE, run.message
         rows = score_rows(p)
-        assert len(rows) == 32 == p.sample_count()
+        assert len(rows) == 32 == p.samples.count()
         texts = dict(p.con.execute("SELECT s.sample_id, p.text FROM samples s JOIN prompts p USING (prompt_id)")
                      .fetchall())
         assert all(rows[s][1] == texts[s] and rows[s][0] == "fake" for s in rows)
@@ -68,7 +68,7 @@ def test_a_score_job_that_can_only_fail_is_refused_before_it_is_stored(tmp_path:
             create_score_job(p, scorer="clipscore")
         with pytest.raises(WorkstationError, match="not found"):
             create_score_job(p, scorer="clipscore", model=str(tmp_path / "missing-clip"))
-        assert p.jobs() == []
+        assert p.jobs.all() == []
     finally:
         p.close()
 
@@ -127,7 +127,7 @@ def test_scores_of_one_method_only(tmp_path: Path) -> None:
     try:
         with pytest.raises(WorkstationError, match="no samples with images to score of method metalogic"):
             create_score_job(p, scorer="fake", method="metalogic")  # refused before a job exists
-        assert [j["kind"] for j in p.jobs()] == ["generate"]
+        assert [j["kind"] for j in p.jobs.all()] == ["generate"]
         assert not [d for d in (p.folder / "jobs").iterdir() if d.name.startswith("score-")]
         run = JobRun(p, create_score_job(p, scorer="fake", method="spatial").job_id).start()
         run.wait(timeout=60)

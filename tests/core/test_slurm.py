@@ -112,7 +112,7 @@ def test_generate_takes_the_shard_from_the_array_and_says_so(tmp_path: Path, mon
     out = capsys.readouterr().out
     assert "shard 2/3 from the Slurm job array (SLURM_ARRAY_TASK_ID=1" in out
     with Project.open(project, read_only=True) as p:
-        (job,) = p.jobs()
+        (job,) = p.jobs.all()
     assert job["job_id"].endswith("-shard2of3") and job["spec"]["shard"] == [2, 3]
     log = (project / "jobs" / job["job_id"] / "log.txt").read_text()
     assert "shard 2/3 from the Slurm job array" in log

@@ -31,8 +31,8 @@ def make_project(folder: Path, parsed: Any, n: int = 12) -> Path:
     ds = small_dataset(parsed, n)
     with Project.create(folder) as p:
         with p.transaction():
-            p.add_run(parsed.run_id, method="sd15_boxdiff", source="test")
-            p.add_dataset(ds)
+            p.samples.add_run(parsed.run_id, method="sd15_boxdiff", source="test")
+            p.samples.add_dataset(ds)
     return folder
 
 
@@ -64,7 +64,7 @@ def test_an_unversioned_database_is_migrated_on_open(tmp_path: Path) -> None:
     duckdb.connect(str(folder / DB_NAME)).close()  # a database without our schema (version 0)
     with Project.open(folder) as p:
         assert p.schema_version == SCHEMA_VERSION
-        assert p.sample_count() == 0
+        assert p.samples.count() == 0
     with Project.open(folder) as p:  # opening again does not migrate twice
         assert p.schema_version == SCHEMA_VERSION
 
@@ -93,12 +93,12 @@ def test_transaction_rolls_back_everything_on_error(tmp_path: Path, sbuc_parsed:
     with Project.create(tmp_path / "p") as p:
         with pytest.raises(RuntimeError):
             with p.transaction():
-                p.add_run(sbuc_parsed.run_id)
-                p.add_dataset(ds)
-                assert p.sample_count() == ds.n  # visible inside the transaction
+                p.samples.add_run(sbuc_parsed.run_id)
+                p.samples.add_dataset(ds)
+                assert p.samples.count() == ds.n  # visible inside the transaction
                 raise RuntimeError("boom")
-        assert p.run_ids() == []
-        assert p.sample_count() == 0
+        assert p.samples.run_ids() == []
+        assert p.samples.count() == 0
         assert p.con.execute("SELECT count(*) FROM detections").fetchone()[0] == 0
         assert p.con.execute("SELECT count(*) FROM prompts").fetchone()[0] == 0
 
@@ -107,17 +107,17 @@ def test_nested_transactions_join_the_outer_one(tmp_path: Path) -> None:
     with Project.create(tmp_path / "p") as p:
         with pytest.raises(ProjectError):
             with p.transaction():
-                p.add_run("a")  # add_run opens its own (nested) transaction
-                p.add_run("a")  # duplicate: the outer transaction is rolled back, "a" included
-        assert p.run_ids() == []
+                p.samples.add_run("a")  # add_run opens its own (nested) transaction
+                p.samples.add_run("a")  # duplicate: the outer transaction is rolled back, "a" included
+        assert p.samples.run_ids() == []
 
 
 def test_duplicate_run_id_is_refused(tmp_path: Path, sbuc_parsed: Any) -> None:
     folder = make_project(tmp_path / "p", sbuc_parsed)
     with Project.open(folder) as p:
         with pytest.raises(ProjectError, match="already exists"):
-            p.add_run(sbuc_parsed.run_id)
-        assert p.run_ids() == [sbuc_parsed.run_id]
+            p.samples.add_run(sbuc_parsed.run_id)
+        assert p.samples.run_ids() == [sbuc_parsed.run_id]
 
 
 def test_duplicate_samples_are_refused_and_nothing_is_added(tmp_path: Path, sbuc_parsed: Any) -> None:
@@ -125,17 +125,17 @@ def test_duplicate_samples_are_refused_and_nothing_is_added(tmp_path: Path, sbuc
     with Project.open(folder) as p:
         before = p.con.execute("SELECT count(*) FROM detections").fetchone()[0]
         with pytest.raises(ProjectError, match="already in the project"):
-            p.add_dataset(small_dataset(sbuc_parsed, 3))
-        assert p.sample_count() == 12
+            p.samples.add_dataset(small_dataset(sbuc_parsed, 3))
+        assert p.samples.count() == 12
         assert p.con.execute("SELECT count(*) FROM detections").fetchone()[0] == before
 
 
 def test_dataset_round_trips_through_the_store(tmp_path: Path, sbuc_parsed: Any) -> None:
     ds = small_dataset(sbuc_parsed, 30)
     with Project.create(tmp_path / "p") as p:
-        p.add_run(sbuc_parsed.run_id)
-        p.add_dataset(ds)
-        back = p.load_dataset()
+        p.samples.add_run(sbuc_parsed.run_id)
+        p.samples.add_dataset(ds)
+        back = p.samples.load_dataset()
     assert back.samples.sample_id.tolist() == ds.samples.sample_id.tolist()
     for col in ("x1", "y1", "x2", "y2", "score"):
         assert np.array_equal(getattr(back.detections, col), getattr(ds.detections, col))
@@ -146,9 +146,9 @@ def test_the_loader_keeps_the_arrow_form_of_sample_ids_and_paths_while_they_stan
         tmp_path: Path, sbuc_parsed: Any) -> None:
     ds = small_dataset(sbuc_parsed, 30)
     with Project.create(tmp_path / "p") as p:
-        p.add_run(sbuc_parsed.run_id)
-        p.add_dataset(ds)
-        back = p.load_dataset()
+        p.samples.add_run(sbuc_parsed.run_id)
+        p.samples.add_dataset(ds)
+        back = p.samples.load_dataset()
     for name in ("sample_id", "image_path"):
         kept = back.kept_arrow(name)
         assert kept is not None and kept.to_pylist() == getattr(back.samples, name).tolist(), name
@@ -169,8 +169,8 @@ def test_work_given_to_the_load_runs_beside_the_detections_read_and_its_cache_is
 
     ds = small_dataset(sbuc_parsed, 30)
     with Project.create(tmp_path / "p") as p:
-        p.add_run(sbuc_parsed.run_id)
-        p.add_dataset(ds)
+        p.samples.add_run(sbuc_parsed.run_id)
+        p.samples.add_dataset(ds)
         shells: list[Any] = []
         threads: list[str] = []
 
@@ -179,13 +179,13 @@ def test_work_given_to_the_load_runs_beside_the_detections_read_and_its_cache_is
             threads.append(threading.current_thread().name)
             shell.cache["columns"] = spatial_columns(shell)
 
-        back = p.load_dataset(method="spatial", meanwhile=meanwhile)
-        plain = p.load_dataset(method="spatial")
+        back = p.samples.load_dataset(method="spatial", meanwhile=meanwhile)
+        plain = p.samples.load_dataset(method="spatial")
 
         def failing(shell: Any) -> None:
             raise RuntimeError("not this time")
 
-        after_error = p.load_dataset(method="spatial", meanwhile=failing)
+        after_error = p.samples.load_dataset(method="spatial", meanwhile=failing)
     assert len(shells) == 1 and threads == [threading.current_thread().name]
     shell = shells[0]
     assert shell.n == 30 and len(shell.detections) == 0
@@ -219,15 +219,15 @@ def test_loaded_dataset_matches_rows_labels_and_prompts_whatever_the_insertion_o
     d = ds.detections
     second = d.sample_idx >= 20
     with Project.create(tmp_path / "p") as p:
-        p.add_run(sbuc_parsed.run_id)
+        p.samples.add_run(sbuc_parsed.run_id)
         with p.transaction():
-            p.add_dataset(ds.subset(np.arange(20, 40)))  # later samples inserted first
+            p.samples.add_dataset(ds.subset(np.arange(20, 40)))  # later samples inserted first
             head = ds.subset(np.arange(20))
-            p.add_dataset(head)
-        back = p.load_dataset()
-        prompts = p.load_prompts()
+            p.samples.add_dataset(head)
+        back = p.samples.load_dataset()
+        prompts = p.samples.load_prompts()
         # a run filter loads a subset; the other samples' detections are left out
-        sub = p.load_dataset(runs=["nothing-here"])
+        sub = p.samples.load_dataset(runs=["nothing-here"])
         assert sub.n == 0 and len(sub.detections) == 0
     assert int(second.sum()) > 0
     # project order: the second half (inserted first) comes first
@@ -296,12 +296,12 @@ def test_snapshot_reads_a_locked_project(tmp_path: Path, sbuc_parsed: Any) -> No
             from workstation.methods.spatial.store import SpatialStore
             from workstation.store import Project
             with Project.open_snapshot(sys.argv[1]) as s:
-                print("SAMPLES", s.sample_count(), "LABELS", len(SpatialStore(s).latest_labels()), "RO", s.read_only)
+                print("SAMPLES", s.samples.count(), "LABELS", len(SpatialStore(s).latest_labels()), "RO", s.read_only)
             """, str(folder))
         assert "SAMPLES 12 LABELS 1 RO True" in r.stdout, r.stdout + r.stderr
     with Project.open_snapshot(folder) as s:
         with pytest.raises(ProjectError, match="read-only"):
-            s.add_run("x")
+            s.samples.add_run("x")
 
 
 def test_read_only_commands_work_while_another_process_holds_the_project(
@@ -339,7 +339,7 @@ def test_label_events_are_append_only_and_the_latest_wins(tmp_path: Path, sbuc_p
         latest = {(r.sample_id, r.annotator): (r.verdict, r.notes) for r in SpatialStore(p).latest_labels()}
         assert latest == {(sid, "alice"): ("FAIL", "second look"), (sid, "bob"): ("UNDECIDABLE", None),
                           (other, "alice"): ("PASS", None)}
-        ds = p.load_dataset()
+        ds = p.samples.load_dataset()
         h = SpatialStore(p).human_verdicts(ds, "alice")
         assert h[0] == 1 and h[1] == 0 and (h[2:] == -1).all()
         with pytest.raises(ProjectError, match="unknown sample"):
@@ -413,10 +413,10 @@ def test_image_paths_may_not_escape_the_project(tmp_path: Path, sbuc_parsed: Any
     ds = small_dataset(sbuc_parsed, 2)
     ds.samples.image_path = np.array(["images/ok.png", "../outside.png"], dtype=object)
     with Project.create(tmp_path / "p") as p:
-        p.add_run(sbuc_parsed.run_id)
+        p.samples.add_run(sbuc_parsed.run_id)
         with pytest.raises(ProjectError, match="escapes the project folder"):
-            p.add_dataset(ds)
-        assert p.sample_count() == 0
+            p.samples.add_dataset(ds)
+        assert p.samples.count() == 0
 
 
 
@@ -424,18 +424,18 @@ def test_scores_are_kept_per_sample_scorer_and_text_and_replaced_on_rescoring(tm
     folder = make_project(tmp_path / "p", sbuc_parsed)
     with Project.open(folder) as p:
         ids = [r[0] for r in p.con.execute("SELECT sample_id FROM samples ORDER BY ord LIMIT 3").fetchall()]
-        assert p.add_scores({"sample_id": ids, "scorer": ["clip@abc"] * 3, "text": ["a cat"] * 3,
+        assert p.scores.add({"sample_id": ids, "scorer": ["clip@abc"] * 3, "text": ["a cat"] * 3,
                              "score": [31.5, 28.0, float("nan")]}) == 3
-        p.add_scores({"sample_id": ids[:1], "scorer": ["clip@abc"], "text": ["a dog"], "score": [12.0]})
-        p.add_scores({"sample_id": ids[:1], "scorer": ["clip@abc"], "text": ["a cat"], "score": [33.0]})  # rescored
-        t = p.scores_table("clip@abc")
+        p.scores.add({"sample_id": ids[:1], "scorer": ["clip@abc"], "text": ["a dog"], "score": [12.0]})
+        p.scores.add({"sample_id": ids[:1], "scorer": ["clip@abc"], "text": ["a cat"], "score": [33.0]})  # rescored
+        t = p.scores.table("clip@abc")
         got = sorted(zip(t["sample_id"].tolist(), t["text"].tolist(), t["score"].tolist()), key=str)
         assert len(got) == 4
         assert (ids[0], "a cat", 33.0) in got and (ids[0], "a dog", 12.0) in got
-        assert p.scorers() == [{"scorer": "clip@abc", "scores": 4}]
+        assert p.scores.scorers() == [{"scorer": "clip@abc", "scores": 4}]
         with pytest.raises(ProjectError, match="ghost"):
-            p.add_scores({"sample_id": ["ghost"], "scorer": ["clip@abc"], "text": ["x"], "score": [1.0]})
-        assert p.scorers() == [{"scorer": "clip@abc", "scores": 4}]  # nothing of the failed batch
+            p.scores.add({"sample_id": ["ghost"], "scorer": ["clip@abc"], "text": ["x"], "score": [1.0]})
+        assert p.scores.scorers() == [{"scorer": "clip@abc", "scores": 4}]  # nothing of the failed batch
 
 
 @pytest.mark.parametrize("mapping", ["hashes", "join"])
@@ -463,9 +463,9 @@ def test_scores_and_boxes_load_in_float32_only_where_that_is_exact(
     mixed = dataclasses.replace(ds, detections=dataclasses.replace(d, **odd), cache={})
     for name, src in (("exact", exact), ("mixed", mixed)):
         with Project.create(tmp_path / name) as p:
-            p.add_run(sbuc_parsed.run_id)
-            p.add_dataset(src)
-            back = p.load_dataset()
+            p.samples.add_run(sbuc_parsed.run_id)
+            p.samples.add_dataset(src)
+            back = p.samples.load_dataset()
         b = back.detections
         want64 = {"x2"} if name == "mixed" else set()
         for k in ("score", "x1", "y1", "x2", "y2"):
@@ -489,11 +489,11 @@ def test_detections_find_their_samples_whatever_the_gaps_and_order(tmp_path: Pat
     sparse = type(ds)(ds.samples, d.take(keep), ds.prompts, ds.variant_names)
     parts = np.array_split(rng.permutation(60), 5)
     with Project.create(tmp_path / "p") as p:
-        p.add_run(sbuc_parsed.run_id)
+        p.samples.add_run(sbuc_parsed.run_id)
         with p.transaction():
             for rows in parts:  # samples (and their detections) inserted in five shuffled groups
-                p.add_dataset(sparse.subset(np.sort(rows)))
-        back = p.load_dataset()
+                p.samples.add_dataset(sparse.subset(np.sort(rows)))
+        back = p.samples.load_dataset()
     order = np.concatenate([np.sort(r) for r in parts])
     assert back.samples.sample_id.tolist() == sparse.samples.sample_id[order].tolist()
     for j, i in enumerate(order.tolist()):
@@ -530,9 +530,9 @@ def test_label_and_variant_codes_load_narrow_and_widen_when_their_names_outgrow_
     many = Dataset(few.samples, many_dets, few.prompts, names)
     for name, src, label_bytes, variant_bytes in (("few", few, 2, 1), ("many", many, 4, 2)):
         with Project.create(tmp_path / f"{name}-{mapping}") as p:
-            p.add_run(sbuc_parsed.run_id)
-            p.add_dataset(src)
-            back = p.load_dataset()
+            p.samples.add_run(sbuc_parsed.run_id)
+            p.samples.add_dataset(src)
+            back = p.samples.load_dataset()
         b, d = back.detections, src.detections
         codes, _ = b.label_codes()
         assert (codes.dtype.itemsize, b.variant.dtype.itemsize) == (label_bytes, variant_bytes), name
@@ -573,10 +573,10 @@ def test_labels_and_variants_of_any_text_load_as_stored(
     variant[len(d) - 3:] = len(names) - 1
     src = Dataset(ds.samples, dataclasses.replace(d, label=label, variant=variant), ds.prompts, names)
     with Project.create(tmp_path / mapping) as p:
-        p.add_run(sbuc_parsed.run_id)
-        p.add_dataset(src)
+        p.samples.add_run(sbuc_parsed.run_id)
+        p.samples.add_dataset(src)
         p.con.execute("UPDATE detections SET label = NULL WHERE label = 'ENUM(''a'')'")
-        back = p.load_dataset()
+        back = p.samples.load_dataset()
     b = back.detections
     order = np.lexsort((np.arange(len(d)), d.sample_idx))  # the loader's order: by sample, stored order
     want = ["" if x == "ENUM('a')" else str(x).lower() for x in label[order]]
@@ -616,8 +616,8 @@ def test_a_value_that_is_not_a_float32_late_in_the_scan_loads_its_column_as_floa
     src = dataclasses.replace(ds, detections=dataclasses.replace(d, **as32), cache={})
     assert len(d) > 3 * 16
     with Project.create(tmp_path / "p") as p:
-        p.add_run(sbuc_parsed.run_id)
-        p.add_dataset(src)
+        p.samples.add_run(sbuc_parsed.run_id)
+        p.samples.add_dataset(src)
     order = np.lexsort((np.arange(len(d)), d.sample_idx))
     scans: list[int] = []
     real_scan = SamplesRepo._scan_detections
@@ -629,7 +629,7 @@ def test_a_value_that_is_not_a_float32_late_in_the_scan_loads_its_column_as_floa
     monkeypatch.setattr(SamplesRepo, "_scan_detections", scan)
     for n_scans in (1, 1):  # the scan (started again), then the cache's entry under the scan's key
         with Project.open(tmp_path / "p", read_only=True) as p:
-            b = p.load_dataset().detections
+            b = p.samples.load_dataset().detections
         assert len(scans) == n_scans
         for k in ("score", "x1", "y1", "x2", "y2"):
             assert getattr(b, k).dtype == (np.float64 if k == "y1" else np.float32), k
@@ -650,8 +650,8 @@ def test_a_load_that_fails_on_either_thread_raises_its_error_and_leaves_the_proj
 
     ds = small_dataset(sbuc_parsed, 40)
     with Project.create(tmp_path / "p") as p:
-        p.add_run(sbuc_parsed.run_id)
-        p.add_dataset(ds)
+        p.samples.add_run(sbuc_parsed.run_id)
+        p.samples.add_dataset(ds)
     slow_scan_ended = threading.Event()
     real_scan = SamplesRepo._scan_detections
 
@@ -673,18 +673,18 @@ def test_a_load_that_fails_on_either_thread_raises_its_error_and_leaves_the_proj
             m.setattr(SamplesRepo, "_scan_detections", slow_scan)
             m.setattr(samples_mod, "_samples_from_arrow", failing_samples)
             with pytest.raises(ValueError, match="sample table unreadable"):
-                p.load_dataset()
+                p.samples.load_dataset()
             assert slow_scan_ended.is_set()  # raised only once the detections' read ended
         with monkeypatch.context() as m:
             m.setattr(SamplesRepo, "_scan_detections", failing_scan)
             with pytest.raises(OSError, match="detections unreadable"):
-                p.load_dataset()
-        back = p.load_dataset()
+                p.samples.load_dataset()
+        back = p.samples.load_dataset()
         inside: list[Any] = []
 
         def in_a_transaction() -> None:  # this thread holds the connection throughout
             with p.transaction():
-                inside.append(p.load_dataset())
+                inside.append(p.samples.load_dataset())
 
         t = threading.Thread(target=in_a_transaction, daemon=True)
         t.start()
@@ -705,8 +705,8 @@ def test_no_automatic_collection_runs_while_the_detections_thread_reads(
 
     ds = small_dataset(sbuc_parsed, 20)
     with Project.create(tmp_path / "p") as p:
-        p.add_run(sbuc_parsed.run_id)
-        p.add_dataset(ds)
+        p.samples.add_run(sbuc_parsed.run_id)
+        p.samples.add_dataset(ds)
     seen: list[bool] = []
     real = SamplesRepo._load_detections
 
@@ -718,16 +718,16 @@ def test_no_automatic_collection_runs_while_the_detections_thread_reads(
     assert gc.isenabled()
     try:
         with Project.open(tmp_path / "p") as p:
-            p.load_dataset()
+            p.samples.load_dataset()
             assert seen == [False] and gc.isenabled()
             with monkeypatch.context() as m:
                 m.setattr(SamplesRepo, "_prompts_of",
                           staticmethod(lambda t: (_ for _ in ()).throw(ValueError("bad prompts"))))
                 with pytest.raises(ValueError, match="bad prompts"):
-                    p.load_dataset()
+                    p.samples.load_dataset()
             assert gc.isenabled()
             gc.disable()
-            p.load_dataset()
+            p.samples.load_dataset()
             assert not gc.isenabled()
     finally:
         gc.enable()
@@ -741,9 +741,9 @@ def test_loaded_prompts_link_their_twins_by_the_same_strings_and_share_group_ids
     stored, links to prompts not loaded stay plain strings."""
     ds = sbuc_parsed.dataset
     with Project.create(tmp_path / "p") as p:
-        p.add_run(sbuc_parsed.run_id)
-        p.add_dataset(ds)
-        loaded = p.load_dataset()
+        p.samples.add_run(sbuc_parsed.run_id)
+        p.samples.add_dataset(ds)
+        loaded = p.samples.load_dataset()
         back = loaded.prompts
     assert loaded.samples.prompt_id.tolist() == ds.samples.prompt_id.tolist()
     prompt_of = {pid: pid for pid in back.prompt_id.tolist()}
@@ -774,9 +774,9 @@ def test_loaded_detections_carry_their_samples_as_offsets_until_the_column_is_re
     keep = np.flatnonzero(~np.isin(d.sample_idx, [0, 7, 8, 39]))  # samples without detections, at both ends
     sparse = type(ds)(ds.samples, d.take(keep), ds.prompts, ds.variant_names)
     with Project.create(tmp_path / "p") as p:
-        p.add_run(sbuc_parsed.run_id)
-        p.add_dataset(sparse)
-        back = p.load_dataset()
+        p.samples.add_run(sbuc_parsed.run_id)
+        p.samples.add_dataset(sparse)
+        back = p.samples.load_dataset()
     dets = back.detections
     offsets = dets.sample_offsets()
     assert offsets is not None and len(offsets) == back.n + 1 and dets.__dict__["_sample_idx"] is None
@@ -811,7 +811,7 @@ def test_a_subset_of_loaded_detections_reads_only_its_samples_rows(tmp_path: Pat
     from workstation.methods.spatial.config import CheckerConfig
 
     with Project.open(make_project(tmp_path / "p", sbuc_parsed, 40)) as p:
-        back = p.load_dataset()
+        back = p.samples.load_dataset()
     dets = back.detections
     offsets = dets.sample_offsets()
     assert offsets is not None and dets.label_codes() is not None

@@ -27,9 +27,9 @@ def _dataset() -> Dataset:
 
 def test_perturbations_without_detections_make_the_sample_unstable(tmp_path) -> None:
     with Project.create(tmp_path / "p") as p:
-        p.add_run("r")
-        p.add_dataset(_dataset())
-        ds = p.load_dataset()
+        p.samples.add_run("r")
+        p.samples.add_dataset(_dataset())
+        ds = p.samples.load_dataset()
     assert ds.variant_names[0] == "original"
     assert set(ds.variant_names[1:]) == {x.name for x in CheckerConfig().perturbations}
     v = evaluate(ds, CheckerConfig(use_secondary=False))

@@ -222,9 +222,9 @@ def test_stored_provenance_is_capped(tmp_path: Path) -> None:
     from workstation.store import MAX_PROVENANCE_BYTES
 
     with Project.create(tmp_path / "p") as p:
-        p.add_run("r", method="m", params={"small": 1},
-                  provenance={"huge": ["x" * 100] * 10000, "keep": {"a": 1}})
-        prov = p.runs()[0]["provenance"]
+        p.samples.add_run("r", method="m", params={"small": 1},
+                          provenance={"huge": ["x" * 100] * 10000, "keep": {"a": 1}})
+        prov = p.samples.runs()[0]["provenance"]
         raw = p.con.execute("SELECT length(provenance) FROM runs").fetchone()[0]
     assert raw <= MAX_PROVENANCE_BYTES
     assert prov["keep"] == {"a": 1}
@@ -239,7 +239,7 @@ def test_a_big_gen_config_is_stored_capped(tmp_path: Path, sbuc_run_dir: Path, s
     (run / "gen_config.yaml").write_text("notes:\n" + "".join(f"  - line {i} {'x' * 80}\n" for i in range(2000)))
     assert main(["import-sbuc", str(run), "--prompts", str(sbuc_prompts), "--project", str(tmp_path / "p")]) == 0
     with Project.open(tmp_path / "p", read_only=True) as p:
-        g = p.runs()[0]["provenance"]["gen_config"]
+        g = p.samples.runs()[0]["provenance"]["gen_config"]
     assert set(g) == {"notes"} and set(g["notes"]) == {"omitted", "sha256"}
     assert "65,536-byte limit" in g["notes"]["omitted"]
 
@@ -274,7 +274,7 @@ def test_a_killed_import_into_a_new_folder_leaves_no_project(tmp_path: Path, sbu
     assert main(["import-sbuc", str(sbuc_run_dir), "--prompts", str(sbuc_prompts), "--project", str(target)]) == 0
     assert not list(tmp_path.glob(".new.importing-*"))
     with Project.open(target, read_only=True) as p:
-        assert p.sample_count() == 800
+        assert p.samples.count() == 800
 
 
 def test_calibration_grid_limits_are_stated() -> None:

@@ -12,12 +12,12 @@ from pathlib import Path
 import duckdb
 import numpy as np
 
+from tests.proc import Lines
 from workstation.cli import main
 from workstation.methods.spatial.checker import evaluate
 from workstation.methods.spatial.config import CheckerConfig
 from workstation.methods.spatial.store import MIGRATIONS, SpatialStore
 from workstation.store import DB_NAME, Project
-from tests.proc import Lines
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -47,13 +47,13 @@ def test_replacing_a_set_for_some_samples_keeps_the_rest_and_the_other_versions(
     assert list(imported) == [1] and len(imported[1]) == 800
     with Project.open(project) as p:
         st = SpatialStore(p)
-        ds = p.load_dataset(method="spatial")
+        ds = p.samples.load_dataset(method="spatial")
         cfg = CheckerConfig(margin=0.2)
         cid = st.save_config(cfg)
         st.save_verdicts(cid, ds, evaluate(ds, cfg))
     first = verdict_rows(project)[cid]
     with Project.open(project) as p:
-        ds = p.load_dataset(method="spatial")
+        ds = p.samples.load_dataset(method="spatial")
         part = ds.subset(np.arange(100))
         wider = CheckerConfig(margin=0.45)  # other verdicts for the first 100 samples, stored under cid
         SpatialStore(p).save_verdicts(cid, part, evaluate(part, wider))

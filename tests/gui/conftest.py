@@ -43,8 +43,8 @@ def build_sbuc_project(folder: Path, parsed: Any) -> Path:
     p = Project.create(folder)
     try:
         with p.transaction():
-            p.add_run(parsed.run_id, method=parsed.run_id, source="spatialbench_uc")
-            p.add_dataset(parsed.dataset)
+            p.samples.add_run(parsed.run_id, method=parsed.run_id, source="spatialbench_uc")
+            p.samples.add_dataset(parsed.dataset)
             SpatialStore(p).save_config(parsed.config or CheckerConfig())
     finally:
         p.close()
@@ -114,8 +114,8 @@ def build_png_project(folder: Path) -> Path:
     p = Project.create(folder)
     try:
         with p.transaction():
-            p.add_run("run1", method="test")
-            p.add_dataset(ds)
+            p.samples.add_run("run1", method="test")
+            p.samples.add_dataset(ds)
             SpatialStore(p).save_config(CheckerConfig(stability_enabled=False))
     finally:
         p.close()
@@ -138,8 +138,8 @@ def build_labelled_project(folder: Path, parsed: Any, n_labels: int = 200, seed:
     from workstation.methods.spatial.types import VERDICTS
 
     p = Project.create(folder)
-    p.add_run(parsed.run_id, method="sd15_boxdiff")
-    p.add_dataset(parsed.dataset)
+    p.samples.add_run(parsed.run_id, method="sd15_boxdiff")
+    p.samples.add_dataset(parsed.dataset)
     SpatialStore(p).save_config(parsed.config, note="imported")
     if n_labels:
         rng = np.random.default_rng(seed)
@@ -229,6 +229,6 @@ def blind_queue(session: Any, rows: list[int], blind: bool = True) -> int:
     """Test set-up: the samples at `rows` become a stored audit set (blind or not) and the queue,
     as Audit → Open audit set makes it; returns its id."""
     ids = [str(session.dataset.samples.sample_id[r]) for r in rows]
-    aid = session.project.create_audit_set("test", session.controller.scheme.task, ids, {}, blind=blind)
+    aid = session.project.audit.create_set("test", session.controller.scheme.task, ids, {}, blind=blind)
     session.controller.open_audit(aid)
     return int(aid)

@@ -67,7 +67,7 @@ def test_the_panel_plans_labels_and_reaches_the_goal(qtbot: Any, demo_project: P
             assert panel.next_list.count() >= 1
             for t in got[-1]:
                 for pid in t.targets:
-                    p.add_label_event(LABEL_SCHEME.task, "pair", pid, "erin", truth[pid], audit_set_id=plan.audit_set_id)
+                    p.labels.add(LABEL_SCHEME.task, "pair", pid, "erin", truth[pid], audit_set_id=plan.audit_set_id)
             panel.refresh()
             rounds += 1
         st = panel.status
@@ -134,7 +134,7 @@ def test_a_goal_with_nothing_in_scope_says_why(qtbot: Any, tmp_path: Path) -> No
         panel.quantity_combo.setCurrentIndex(panel.quantity_combo.findData("precision"))
         assert panel.start_plan() is None
         assert "nothing to audit" in panel.error_label.text()
-        assert panel.plan_combo.count() == 0 and p.audit_plans() == []
+        assert panel.plan_combo.count() == 0 and p.plans.all() == []
         panel.set_project(None)
 
 

@@ -67,7 +67,7 @@ def test_new_audit_set_becomes_a_blind_queue(qtbot, open_window, sbuc_project: P
     _key(qtbot, w, Qt.Key_A, Qt.ControlModifier | Qt.ShiftModifier)
     assert seen, "Ctrl+Shift+A opened no dialog"
     st = w.spatial
-    sets = st.project.audit_sets()
+    sets = st.project.audit.sets()
     assert len(sets) == 1 and sets[0]["blind"] and sets[0]["size"] == 44  # 40 + 4 re-checks
     assert sets[0]["params"]["seed"] == 3 and sets[0]["params"]["strata"] == ["run", "relation", "verdict"]
     assert len(st.queue) == 44 and _blind(st) and st.audit_set_id == sets[0]["audit_set_id"]
@@ -131,7 +131,7 @@ def test_same_seed_same_sample(qtbot, open_window, sbuc_project: Path) -> None:
     a = draw_audit_set(w, name="a", size=30, seed=11, recheck_fraction=0.0)
     b = draw_audit_set(w, name="b", size=30, seed=11, recheck_fraction=0.0)
     c = draw_audit_set(w, name="c", size=30, seed=12, recheck_fraction=0.0)
-    items = {k: w.spatial.project.audit_items(k) for k in (a, b, c)}
+    items = {k: w.spatial.project.audit.items(k) for k in (a, b, c)}
     assert items[a] == items[b]
     assert items[a] != items[c]
     assert len({s for s, _ in items[a]}) == 30  # no duplicates
@@ -143,7 +143,7 @@ def test_rechecks_come_back_later_blind_and_give_self_agreement(qtbot, open_wind
     _key(qtbot, w, Qt.Key_A, Qt.ControlModifier | Qt.ShiftModifier)
     assert seen
     st = w.spatial
-    items = st.project.audit_items(st.audit_set_id)
+    items = st.project.audit.items(st.audit_set_id)
     assert len(items) == 24
     first_pos = {}
     for pos, (sid, rc) in enumerate(items):

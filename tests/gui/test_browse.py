@@ -172,7 +172,7 @@ def test_saved_filters(qtbot, open_window, sbuc_project: Path) -> None:
     seen = on_next_modal(qtbot, name_it)
     qtbot.mouseClick(f.save_button, Qt.LeftButton)
     assert seen
-    assert w.spatial.project.saved_filters()["below passes"]["relations"] == ["below"]
+    assert w.spatial.project.audit.saved_filters()["below passes"]["relations"] == ["below"]
     qtbot.mouseClick(f.reset_button, Qt.LeftButton)
     assert _count(w) == "800 of 800 samples"
     _pick(qtbot, f.saved, "below")  # arrow keys on a closed combo box activate the entry

@@ -102,7 +102,7 @@ def test_no_report_while_a_blind_audit_is_open(qtbot: Any, open_window: Any, sbu
     monkeypatch.setattr(import_report.QMessageBox, "information", lambda *a: said.append(a[2]))
     w = open_window(sbuc_project)
     ids = [str(x) for x in w.spatial.dataset.samples.sample_id[:5].tolist()]
-    menus.start_audit_set(w, w.state.project.create_audit_set("a", "spatial.verdict", ids, {}, blind=True))
+    menus.start_audit_set(w, w.state.project.audit.create_set("a", "spatial.verdict", ids, {}, blind=True))
     assert import_report.write_report(w) is None
     assert said and "blind audit" in said[0]
 

@@ -39,7 +39,7 @@ def judging_project(tmp_path: Path) -> Path:
         r.render_inline(size=64)
         ids = list(r.tree.images)
         texts = [r.tree.step_owner_text(r.tree.images[i].owner) for i in ids]
-        p.add_scores({"sample_id": ids, "scorer": ["clipscore@abc"] * 4, "text": texts,
+        p.scores.add({"sample_id": ids, "scorer": ["clipscore@abc"] * 4, "text": texts,
                       "score": [30.0, 18.5, 25.0, 12.0]})
     return folder
 
@@ -101,7 +101,7 @@ def test_node_page_judges_with_keys_and_shows_premarks(qtbot: Any, open_window: 
     img.controller.go(ids.index(marked[1]))
     qtbot.keyClick(img, Qt.Key_P)
     p = page.session.project
-    ev = {e.target_id: (e.value, e.annotator) for e in p.label_events(task=TASK)}
+    ev = {e.target_id: (e.value, e.annotator) for e in p.labels.events(task=TASK)}
     assert ev == {marked[0]: ("FAIL", "ann"), marked[1]: ("PASS", "ann")}
     assert (t.images[marked[0]].label, t.images[marked[0]].premark_fail) == ("FAIL", True)  # both kept
     assert (t.images[marked[1]].label, t.images[marked[1]].premark_fail) == ("PASS", True)
@@ -121,7 +121,7 @@ def test_node_page_judges_with_keys_and_shows_premarks(qtbot: Any, open_window: 
     assert page.tree_view.items[("node", "n1")].text(4) == "4/4"
     # undo takes the last judgement back (a compensating label event) and the tree follows
     qtbot.keyClick(img, Qt.Key_Z, Qt.ControlModifier)
-    assert t.images[rest[1]].label is None and p.label_events(task=TASK)[-1].value is None
+    assert t.images[rest[1]].label is None and p.labels.events(task=TASK)[-1].value is None
 
 
 def test_confirm_all_premarks_writes_one_fail_each(qtbot: Any, open_window: Any, judging_project: Path) -> None:
@@ -130,7 +130,7 @@ def test_confirm_all_premarks_writes_one_fail_each(qtbot: Any, open_window: Any,
     page.images.premark_button.click()
     marked = [i for i in t.images if t.images[i].premark_fail]
     assert all(t.images[i].label == "FAIL" and t.images[i].annotator == "ann" for i in marked)
-    src = {e.target_id: e.source for e in page.session.project.label_events(task=TASK)}
+    src = {e.target_id: e.source for e in page.session.project.labels.events(task=TASK)}
     assert src == {i: "ui-premark" for i in marked}
     assert not page.images.premark_button.isEnabled()
 

@@ -94,7 +94,7 @@ def test_label_errors_never_escape_the_key_handler(qtbot, open_window, png_proje
         raise RuntimeError('TransactionContext Error: Failed to commit: Could not write file '
                            '"project.duckdb.wal": No space left on device')
 
-    monkeypatch.setattr(st.project, "add_label_event", full)
+    monkeypatch.setattr(st.project.labels, "add", full)
     here = st.current
     _key(qtbot, w, Qt.Key_F)
     assert st.current == here and "disk full" in w.statusBar().currentMessage()

@@ -190,8 +190,8 @@ def test_no_labels_grid_search_says_why(qtbot, tmp_path, sbuc_parsed):
     from ui.methods.spatial.session import SpatialSession
 
     p = Project.create(tmp_path / "nolabels")
-    p.add_run(sbuc_parsed.run_id, method="m")
-    p.add_dataset(sbuc_parsed.dataset)
+    p.samples.add_run(sbuc_parsed.run_id, method="m")
+    p.samples.add_dataset(sbuc_parsed.dataset)
     SpatialStore(p).save_config(sbuc_parsed.config)
     st = SpatialSession()
     st.set_project(p)

@@ -48,7 +48,7 @@ def test_remove_run_from_the_jobs_menu_after_a_confirmation(qtbot: Any, open_win
     w = open_window(sbuc_project)
     w.install_extra_panels()
     st = w.spatial
-    (rid,) = st.project.run_ids()
+    (rid,) = st.project.samples.run_ids()
     assert st.dataset.n == 800
     confirm_text: list[str] = []
 
@@ -67,10 +67,10 @@ def test_remove_run_from_the_jobs_menu_after_a_confirmation(qtbot: Any, open_win
     on_next_modal(qtbot, lambda d: pick(d, QMessageBox.Cancel))
     w.jobs_actions["remove_run"].trigger()
     assert confirm_text and confirm_text[0].startswith(f"Remove run '{rid}': 800 sample(s)")
-    assert st.project.run_ids() == [rid] and st.dataset.n == 800
+    assert st.project.samples.run_ids() == [rid] and st.dataset.n == 800
     # Yes: the run and its samples are gone, the views follow
     on_next_modal(qtbot, lambda d: pick(d, QMessageBox.Yes))
     w.jobs_actions["remove_run"].trigger()
-    assert st.project.run_ids() == [] and st.project.sample_count() == 0
+    assert st.project.samples.run_ids() == [] and st.project.samples.count() == 0
     assert st.dataset.n == 0 and w.browser.model.rowCount() == 0
     assert w.statusBar().currentMessage().startswith(f"removed run '{rid}': 800 sample(s)")

@@ -185,7 +185,7 @@ def test_new_job_dialog_names_a_missing_detector_model_before_anything_runs(qtbo
     on_next_modal(qtbot, fill)
     qtbot.mouseClick(panel.new_button, Qt.LeftButton)
     qtbot.waitUntil(lambda: bool(seen) and not seen[0].isVisible(), timeout=10000)
-    assert panel.table.rowCount() == 0 and panel.queue.project.sample_count() == 0
+    assert panel.table.rowCount() == 0 and panel.queue.project.samples.count() == 0
 
 
 def test_new_job_dialog_offers_real_backends_and_schedulers_and_remembers_the_last_values(

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QWidget
 from ui.state import AppState
 from ui.widgets.judge import JudgeBar, JudgeController, csv_cell, install_shortcuts
 from workstation.evaluation.base import LabelScheme
-from workstation.store import Project
+from workstation.store import LabelsRepo
 
 SCHEME = LabelScheme(task="test.pair", target="pair", values=("ALIGNED", "MISALIGNED", "UNDECIDABLE"),
                      keys=("A", "M", "U"), titles=("aligned", "misaligned", "undecidable"), title="Same content?")
@@ -38,7 +38,7 @@ def page(qtbot: Any, png_project: Path) -> tuple[QWidget, JudgeController, Judge
 
 
 def events(st: AppState) -> list[Any]:
-    return st.project.label_events(task=SCHEME.task)
+    return st.project.labels.events(task=SCHEME.task)
 
 
 def test_keys_commit_one_event_each_and_advance(qtbot: Any, page: Any) -> None:
@@ -102,7 +102,7 @@ def test_a_failed_write_keeps_the_item_and_says_why(qtbot: Any, page: Any, monke
     def full(*a: Any, **k: Any) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(Project, "add_label_event", full)
+    monkeypatch.setattr(LabelsRepo, "add", full)
     qtbot.keyClick(w, Qt.Key_A)
     assert c.current == "pair-1" and c.n_committed == 0
     assert any("disk full" in m for m in messages)

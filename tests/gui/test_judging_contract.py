@@ -200,8 +200,8 @@ def _plant(w: Any, c: Any, target: str) -> None:
     """The annotator's own label from before the audit, and another annotator's, of `target`."""
     p = w.state.project
     s = c.scheme
-    p.add_label_event(s.task, s.target, target, "alice", s.values[-1], notes=EARLIER_NOTE)
-    p.add_label_event(s.task, s.target, target, OTHER, s.values[0], notes=OTHER_NOTE)
+    p.labels.add(s.task, s.target, target, "alice", s.values[-1], notes=EARLIER_NOTE)
+    p.labels.add(s.task, s.target, target, OTHER, s.values[0], notes=OTHER_NOTE)
     c.reload()
 
 
@@ -230,7 +230,7 @@ def test_a_blind_audit_shows_nothing_it_hides_on_the_first_pass_and_on_the_reche
     assert views.outcome_texts(w, c.index_of(target)) or name not in ("spatial", "metalogic", "protobias",
                                                                       "dyeval"), f"{name}: no outcome to hide"
     _plant(w, c, target)
-    aid = w.state.project.create_audit_set("contract", c.scheme.task, [target, other], {}, blind=True,
+    aid = w.state.project.audit.create_set("contract", c.scheme.task, [target, other], {}, blind=True,
                                            rechecks=[(2, target)])
     assert menus.start_audit_set(w, aid) == 3
     assert c.audit is not None and c.audit.blind and c.current == target and not c.is_recheck()
@@ -246,7 +246,7 @@ def test_a_blind_audit_shows_nothing_it_hides_on_the_first_pass_and_on_the_reche
     qtbot.keyClick(bar.notes, Qt.Key_Escape)
     assert not bar.notes.hasFocus()
     _key(qtbot, w, c.scheme.keys[0])
-    first = w.state.project.label_events(task=c.scheme.task, target_id=target)[-1]
+    first = w.state.project.labels.events(task=c.scheme.task, target_id=target)[-1]
     assert (first.annotator, first.value, first.notes, first.audit_set_id) == \
         ("alice", c.scheme.values[0], FIRST_NOTE, aid)
     # the re-check: nothing of the first answer either
@@ -254,7 +254,7 @@ def test_a_blind_audit_shows_nothing_it_hides_on_the_first_pass_and_on_the_reche
     assert c.is_recheck() and c.current == target
     assert walk_every_page(w, views, c, index, extra=(FIRST_NOTE,)) > 20
     _key(qtbot, w, c.scheme.keys[-1])
-    last = w.state.project.label_events(task=c.scheme.task, target_id=target)[-1]
+    last = w.state.project.labels.events(task=c.scheme.task, target_id=target)[-1]
     assert (last.value, last.source, last.audit_set_id) == (c.scheme.values[-1], "recheck", aid)
     # leaving the audit: the method's pages open again
     menus.leave_audit(w)
@@ -282,7 +282,7 @@ def test_label_keys_and_notes_act_at_once_after_a_tab_switch(qtbot: Any, open_wi
     bar = views.bar(w)
     bar.auto.setChecked(False)  # stay on the target to read what the key wrote
     _key(qtbot, w, c.scheme.keys[0])
-    ev = w.state.project.label_events(task=c.scheme.task, target_id=target)
+    ev = w.state.project.labels.events(task=c.scheme.task, target_id=target)
     assert ev and (ev[-1].annotator, ev[-1].value) == ("alice", c.scheme.values[0]), \
         f"{name}: the key did not label the target shown"
     # notes: a note exists; N puts the cursor at its end (nothing selected); typing adds to it
@@ -299,7 +299,7 @@ def test_label_keys_and_notes_act_at_once_after_a_tab_switch(qtbot: Any, open_wi
     assert "saved" in bar.notes_saved.text()
     # and the keys act again at once
     _key(qtbot, w, c.scheme.keys[-1])
-    assert w.state.project.label_events(task=c.scheme.task, target_id=target)[-1].value == c.scheme.values[-1]
+    assert w.state.project.labels.events(task=c.scheme.task, target_id=target)[-1].value == c.scheme.values[-1]
     # Enter in the notes box saves too and hands the keys back
     _key(qtbot, w, "N")
     qtbot.keyClicks(bar.notes, "!")

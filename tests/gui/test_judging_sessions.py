@@ -61,7 +61,7 @@ def test_a_blind_spatial_audit_shows_no_earlier_answer_and_filters_nothing_it_hi
     store.add_label(x, "alice", "UNDECIDABLE", notes="alice before the audit")  # before the set was drawn
     store.add_label(x, "bob", "FAIL", notes="bob's view")
     s.reload_labels()
-    aid = s.project.create_audit_set("a", "spatial.verdict", ids, {}, blind=True, rechecks=[(30, x)])
+    aid = s.project.audit.create_set("a", "spatial.verdict", ids, {}, blind=True, rechecks=[(30, x)])
     menus.start_audit_set(w, aid)
     bar = w.labeling
     # leak 2: the label alice gave before the audit neither shows nor counts as done
@@ -135,7 +135,7 @@ def test_another_annotator_gets_their_own_queue_and_labels(qtbot: Any, open_wind
     assert c.current == target and bar.yours.text() == "your label: —"  # alice's label is not bob's
     _key(qtbot, w, c.scheme.keys[-1])
     assert c.progress()[0] == bob0 + 1
-    ev = w.state.project.label_events(task=c.scheme.task, target_id=target)[-1]
+    ev = w.state.project.labels.events(task=c.scheme.task, target_id=target)[-1]
     assert (ev.annotator, ev.value) == ("bob", c.scheme.values[-1])
     # back to alice: her label again, her count
     monkeypatch.setattr("ui.project_dialogs.ask_annotator", lambda *a: "alice")
@@ -155,7 +155,7 @@ def test_another_project_resets_every_method_and_shows_only_its_tabs(qtbot: Any,
     w = open_window(sbuc_project, annotator="alice")
     s = w.spatial
     ids = [str(x) for x in s.dataset.samples.sample_id[:10].tolist()]
-    aid = s.project.create_audit_set("a", "spatial.verdict", ids, {}, blind=True)
+    aid = s.project.audit.create_set("a", "spatial.verdict", ids, {}, blind=True)
     menus.start_audit_set(w, aid)
     w.browser.filters.text.setText("dog")
     assert w.browser.table.isColumnHidden(5)

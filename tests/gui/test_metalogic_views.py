@@ -52,7 +52,7 @@ def open_page(open_window: Any, folder: Path, annotator: str = "ann") -> tuple[A
 
 
 def truth(folder_project: Any, sample_id: str) -> dict[str, Any]:
-    return folder_project.sample_truth()[sample_id]
+    return folder_project.samples.truth()[sample_id]
 
 
 def select_pair(qtbot: Any, page: Any, pair_id: str) -> None:
@@ -164,7 +164,7 @@ def test_keys_write_pair_labels_with_undo_notes_and_agreement(qtbot: Any, open_w
     # the computed outcomes of the first three pairs; the human says M, A, U
     for key in (Qt.Key_M, Qt.Key_A, Qt.Key_U):
         qtbot.keyClick(focus, key)
-    ev = [e for e in w.spatial.project.label_events(task=TASK) if e.annotator == "ann"]
+    ev = [e for e in w.spatial.project.labels.events(task=TASK) if e.annotator == "ann"]
     assert [(e.task, e.target_kind, e.target_id, e.value, e.source) for e in ev] == [
         (TASK, "pair", ids[0], "MISALIGNED", "ui"), (TASK, "pair", ids[1], "ALIGNED", "ui"),
         (TASK, "pair", ids[2], "UNDECIDABLE", "ui")]
@@ -179,7 +179,7 @@ def test_keys_write_pair_labels_with_undo_notes_and_agreement(qtbot: Any, open_w
     assert [page.model.data(page.model.index(k, col)) for k in range(4)] == ["MISALIGNED", "ALIGNED", "UNDECIDABLE", ""]
     # undo: a compensating event puts the third pair back to unlabelled
     qtbot.keyClick(focus, Qt.Key_Z, Qt.ControlModifier)
-    latest = {e.target_id: e.value for e in w.spatial.project.latest_label_events(TASK, "ann")}
+    latest = {e.target_id: e.value for e in w.spatial.project.labels.latest(TASK, "ann")}
     assert latest[ids[2]] is None and latest[ids[0]] == "MISALIGNED"
     assert page.agreement_stats()["n"] == 2
     assert page.model.data(page.model.index(2, col)) == ""
@@ -187,12 +187,12 @@ def test_keys_write_pair_labels_with_undo_notes_and_agreement(qtbot: Any, open_w
     page.bar.auto.setChecked(False)
     page.bar.notes.setPlainText("dog half hidden")
     qtbot.keyClick(focus, Qt.Key_A)
-    e = w.spatial.project.label_events(task=TASK)[-1]
+    e = w.spatial.project.labels.events(task=TASK)[-1]
     assert (e.target_id, e.value, e.notes) == (ids[2], "ALIGNED", "dog half hidden")
     # the labels are in the project after a reopen
     w.spatial.project.close()
     with Project.open(demo_project, read_only=True) as p:
-        latest = {e.target_id: e.value for e in p.latest_label_events(TASK, "ann")}
+        latest = {e.target_id: e.value for e in p.labels.latest(TASK, "ann")}
     assert latest == {ids[0]: "MISALIGNED", ids[1]: "ALIGNED", ids[2]: "ALIGNED"}
 
 
@@ -227,7 +227,7 @@ def test_blind_mode_hides_every_computed_outcome(qtbot: Any, open_window: Any, d
     # judging still works, and nothing computed appears after the key
     page.list.setFocus()
     qtbot.keyClick(page.list, Qt.Key_U)
-    assert w.spatial.project.label_events(task=TASK)[-1].value == "UNDECIDABLE"
+    assert w.spatial.project.labels.events(task=TASK)[-1].value == "UNDECIDABLE"
     assert "κ" not in visible_texts(page)
     qtbot.mouseClick(page.blind_box, Qt.LeftButton)
     assert "outcome" in [c[0] for c in page.model.columns] and "κ" in page.agreement.text()
@@ -269,9 +269,9 @@ def test_sliders_reevaluate_as_the_core_predicts(qtbot: Any, open_window: Any, d
     qtbot.waitUntil(lambda: page.session.config.axis_margin == pytest.approx(0.3), timeout=3000)
     assert page.session.results.counts() == METHOD.evaluate(data, cfg.replace(axis_margin=0.3)).counts()
     qtbot.mouseClick(page.store_button, Qt.LeftButton)
-    eid = w.spatial.project.active_evaluation_id("metalogic")
+    eid = w.spatial.project.evaluations.active_id("metalogic")
     assert page.session.eval_id == eid
-    assert w.spatial.project.get_evaluation(eid)["content_hash"] == cfg.replace(axis_margin=0.3).content_hash()
+    assert w.spatial.project.evaluations.get(eid)["content_hash"] == cfg.replace(axis_margin=0.3).content_hash()
 
 
 def test_duplication_positional_and_undecidable_marks(qtbot: Any, open_window: Any, demo_project: Path) -> None:

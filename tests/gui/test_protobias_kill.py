@@ -106,7 +106,7 @@ def test_ratings_survive_sigkill(tmp_path: Path) -> None:
     assert proc.returncode == -signal.SIGKILL
 
     with Project.open(folder) as p:  # the lock went with the process; the WAL is replayed
-        latest = {e.target_id: e for e in p.latest_label_events("protobias.fidelity", "e2e")}
+        latest = {e.target_id: e for e in p.labels.latest("protobias.fidelity", "e2e")}
         assert [latest[t].value for t in acked] == [str(1 + i % 4) for i in range(N)]
         assert [latest[t].notes for t in acked] == [f"note {i}" if i % 5 == 0 else None for i in range(N)]
         assert all(latest[t].target_kind == "image" for t in acked) and len(latest) == N

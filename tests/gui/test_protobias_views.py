@@ -49,7 +49,7 @@ def open_page(open_window: Any, folder: Path, page: str, annotator: str = "ann")
 
 
 def own_events(w: Any, who: str = "ann") -> list[Any]:
-    return [e for e in w.spatial.project.label_events(task=TASK) if e.annotator == who]
+    return [e for e in w.spatial.project.labels.events(task=TASK) if e.annotator == who]
 
 
 def visible_texts(root: QWidget) -> str:
@@ -125,10 +125,10 @@ def test_keys_1_to_4_rate_each_image_blind_with_notes_undo_and_redo(qtbot: Any, 
     assert messages and all(s not in m for m in messages for s in queue)  # blind status messages
     assert any("image B of triplet 2" in m for m in messages)
     # the spatial labels were not touched by Ctrl+Z
-    assert not w.spatial.project.label_events(task="spatial.verdict")
+    assert not w.spatial.project.labels.events(task="spatial.verdict")
 
     # the latest event per image counts; the metric page reads the new ratings when it is shown
-    latest = {e.target_id: e.value for e in w.spatial.project.latest_label_events(TASK, "ann")}
+    latest = {e.target_id: e.value for e in w.spatial.project.labels.latest(TASK, "ann")}
     assert latest == {queue[0]: "1", queue[1]: "2", queue[2]: "3", queue[3]: "4", queue[4]: None}
     assert pb.metrics.stale
     pb.show_page("metrics")

@@ -48,8 +48,8 @@ def test_grid_shows_thumbnails_and_badges(qtbot, open_window, png_project: Path)
     expected = theme.verdict_color(v)
     assert abs(badge.red() - expected.red()) < 40 and abs(badge.green() - expected.green()) < 40
     # the corrupt and the missing image are reported, not fatal
-    corrupt = str(w.spatial.project.image_file("images/s_p1_seed1.png"))
-    missing = str(w.spatial.project.image_file("images/s_p1_seed2.png"))
+    corrupt = str(w.spatial.project.samples.image_file("images/s_p1_seed1.png"))
+    missing = str(w.spatial.project.samples.image_file("images/s_p1_seed2.png"))
     assert "cannot read image" in grid.thumbs.peek(corrupt).error
     assert "not found" in grid.thumbs.peek(missing).error
 

@@ -95,7 +95,7 @@ def test_demo_evaluates_reports_and_stores(demo: tuple[Any, Path], tmp_path: Pat
         assert tables and all(isinstance(rows, list) for rows in tables.values())
         assert any(rows for rows in tables.values())
         eid, again = evaluate_and_store(p, method, data=data)
-        assert p.active_evaluation_id(method.name) == eid and len(again) == n
+        assert p.evaluations.active_id(method.name) == eid and len(again) == n
         assert method.summary_lines(data, again, eid, cfg)
         # the method's tables are at their newest version, and bringing them there again is a no-op
         newest = len(method.migrations())

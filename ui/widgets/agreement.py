@@ -74,7 +74,7 @@ class AgreementDialog(QDialog):
                 if j >= 2:
                     it.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter)
                 self.table.setItem(i, j, it)
-        names = self.project.label_annotators(self.scheme.task) if self.project is not None else []
+        names = self.project.labels.annotators(self.scheme.task) if self.project is not None else []
         if len(names) < 2:
             self.summary.setText(f"{len(names)} annotator(s) labelled this task: agreement needs two. "
                                  "Import another annotator's labels, or label under another name (Audit → Annotator…).")

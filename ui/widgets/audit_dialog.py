@@ -38,7 +38,7 @@ class AuditSetDialog(QDialog):
         self.audit_set_id: int | None = None
         lay = QVBoxLayout(self)
         form = QFormLayout()
-        n_sets = len(project.audit_sets()) if project is not None else 0
+        n_sets = len(project.audit.sets()) if project is not None else 0
         self.name = QLineEdit(f"audit-{n_sets + 1}")
         self.name.setObjectName("auditName")
         form.addRow("Name", self.name)

@@ -358,7 +358,7 @@ class AuditPlanPanel(QWidget):
     def _fill_plans(self, select: int | None = None) -> None:
         self.plan_combo.blockSignals(True)
         self.plan_combo.clear()
-        plans = self.project.audit_plans() if self.project is not None else []
+        plans = self.project.plans.all() if self.project is not None else []
         for p in plans:
             g = p["goal"]
             self.plan_combo.addItem(f"#{p['plan_id']} {p['name']}  ({p['method']}, {g['quantity']} "

@@ -226,7 +226,7 @@ class JudgeController(QObject):
 
         p = self.state.project
         info = audit_info(p, audit_set_id)
-        items = p.audit_items(audit_set_id)
+        items = p.audit.items(audit_set_id)
         idx = np.fromiter((self.core.index_of(t) for t, _rc in items), np.int64, len(items))
         rc = np.fromiter((bool(r) for _t, r in items), bool, len(items))
         keep = idx >= 0
@@ -433,7 +433,7 @@ class JudgeController(QObject):
         if p is None:
             return []
         vis = self.view_visibility()
-        rows = p.latest_label_events(self.scheme.task)
+        rows = p.labels.latest(self.scheme.task)
         if vis.others and vis.own_earlier:
             return rows
         who, aid = self.state.annotator, self.core.audit_set_id

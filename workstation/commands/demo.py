@@ -55,7 +55,7 @@ def _is_demo_project(folder: Path) -> bool:
     from .evaluate import reading_project
 
     with reading_project(folder) as project:
-        runs = project.runs()
+        runs = project.samples.runs()
     return bool(runs) and all(r["source"] == "demo" for r in runs)
 
 
@@ -88,8 +88,8 @@ def _summary_of_existing(folder: Path) -> dict[str, Any]:
             return out
         ds = load_samples(project)
         cid, _, v = active_verdicts(project, ds)
-        truth = project.sample_truth()
-        runs = project.runs()
+        truth = project.samples.truth()
+        runs = project.samples.runs()
     rows = [truth.get(s) for s in ds.samples.sample_id.tolist()]
     p, f, u = v.counts()
     out.update({

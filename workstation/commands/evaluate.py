@@ -71,7 +71,7 @@ def reading_project(folder: Path) -> Iterator["Project"]:
 
 def load_samples(project: "Project") -> "Dataset":  # the spatial commands' samples
     """The samples of the spatial method's prompts, with their detections."""
-    ds = project.load_dataset(method="spatial")
+    ds = project.samples.load_dataset(method="spatial")
     if ds.n == 0:
         raise WorkstationError(f"the project {project.folder} has no samples of spatial prompts; import a run first")
     return ds
@@ -102,7 +102,7 @@ def prepare_next_open(project: "Project") -> bool:
     t0 = time.perf_counter()
     why = "the cache folder could not be written"
     try:
-        ds = project.load_dataset(method="spatial")  # the window's selection: its cache entry
+        ds = project.samples.load_dataset(method="spatial")  # the window's selection: its cache entry
         if ds.n == 0 or not len(ds.detections):
             return False
         n, at = ds.n, prepare(ds).kept_at  # no place when the detections are not an entry's

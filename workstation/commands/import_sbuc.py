@@ -146,14 +146,14 @@ def run(args: argparse.Namespace) -> int:
         from ..methods.spatial.suite import check_prompt_texts
 
         check_prompt_texts(project, parsed.dataset.prompts, parsed.prompts_path or "prompt file", parsed.prompt_lines)
-        if rid in project.run_ids():
+        if rid in project.samples.run_ids():
             raise WorkstationError(f"run {rid!r} already exists in the project {folder}; choose another --run-id")
         _copy_images(images, root, copied)
         with project.transaction():
-            project.add_run(rid, method=method, model=meta.get("model"), params=meta.get("gen_params"),
-                            provenance=provenance, source="spatialbench_uc")
-            project.add_dataset(ds, detector_names=(detectors.get("primary", "primary"),
-                                                    detectors.get("secondary", "secondary")))
+            project.samples.add_run(rid, method=method, model=meta.get("model"), params=meta.get("gen_params"),
+                                    provenance=provenance, source="spatialbench_uc")
+            project.samples.add_dataset(ds, detector_names=(detectors.get("primary", "primary"),
+                                                            detectors.get("secondary", "secondary")))
             cid = SpatialStore(project).save_config(cfg, note=f"imported with run {rid} from {run_dir}")
             if parsed.recorded is not None:
                 from ..methods.spatial.sbuc_export import StoredVerdicts

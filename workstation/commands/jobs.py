@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
 def _list(project: "Project") -> int:
     from ..jobs.runner import live_status
 
-    jobs = project.jobs()
+    jobs = project.jobs.all()
     if not jobs:
         print("no jobs in this project")
         return 0
@@ -108,7 +108,7 @@ def _show(project: "Project", job_id: str, lines: int) -> int:
 
     paths = JobPaths(project.folder, job_id)
     spec = load_spec(paths)
-    row = next((j for j in project.jobs() if j["job_id"] == job_id), None)
+    row = next((j for j in project.jobs.all() if j["job_id"] == job_id), None)
     print(f"job       {job_id}")
     print(f"what      {spec.describe()}")
     if row is not None:
@@ -136,7 +136,7 @@ def _resume(folder: Path, job_ids: list[str]) -> int:
     try:
         from ..util.ids import check_job_id
 
-        jobs = {j["job_id"]: j for j in project.jobs()}
+        jobs = {j["job_id"]: j for j in project.jobs.all()}
         if not job_ids:
             bad = []
             for jid in list(jobs):
@@ -194,7 +194,7 @@ def _cancel(folder: Path, job_id: str) -> int:
         from ..jobs.spec import JobPaths, load_spec
 
         spec = load_spec(JobPaths(project.folder, job_id))
-        project.record_job(job_id, spec.kind, spec.to_dict(), status="cancelled", message="cancelled (not running)")
+        project.jobs.record(job_id, spec.kind, spec.to_dict(), status="cancelled", message="cancelled (not running)")
     finally:
         project.close()
     print(f"job {job_id} was not running; marked cancelled (resume it to finish)")

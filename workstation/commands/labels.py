@@ -129,11 +129,11 @@ def run_export(args: argparse.Namespace) -> int:
     with reading_project(args.project) as project:
         if log_layout:
             if args.all_events:
-                events = [e for t in tasks for e in project.label_events(task=t)
+                events = [e for t in tasks for e in project.labels.events(task=t)
                           if not args.annotator or e.annotator == args.annotator]
                 events.sort(key=lambda e: e.event_id)
             else:
-                events = [e for t in tasks for e in project.standing_labels(t, args.annotator)]
+                events = [e for t in tasks for e in project.labels.standing(t, args.annotator)]
                 events.sort(key=lambda e: e.event_id)
             n = write_label_log(args.out, events, event_log=args.all_events)
         else:
@@ -144,7 +144,7 @@ def run_export(args: argparse.Namespace) -> int:
             else:
                 rows = [r for r in SpatialStore(project).latest_labels(args.annotator) if r.verdict is not None]
             n = write_labels(args.out, rows, args.format)
-        others = {t: c for t, c in project.label_tasks().items() if t not in tasks}
+        others = {t: c for t, c in project.labels.tasks().items() if t not in tasks}
     what = "label events" if args.all_events else "labels (the latest standing one per target and annotator)"
     print(f"wrote {n} {what} of {', '.join(tasks)} to {args.out}")
     if others:

@@ -69,7 +69,7 @@ def _discard_if_empty(project: "Project", made: list[Path], had: dict[str, bool]
 
     from ..store import DB_NAME
 
-    if project.sample_count() or project.run_ids():
+    if project.samples.count() or project.samples.run_ids():
         return
     project.close()
     target = project.folder

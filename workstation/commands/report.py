@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     with reading_project(args.project) as project:
         methods = methods_with_data(project, args.method)
         provenance = {"project": str(Path(args.project).resolve()), "methods": ", ".join(m.name for m in methods),
-                      "runs": ", ".join(project.run_ids())}
+                      "runs": ", ".join(project.samples.run_ids())}
 
         def build(folder: Path) -> list[Any]:
             from ..methods.audit_sources import report_section

@@ -64,7 +64,7 @@ def _tables_with(project: "Project", column: str) -> list[str]:
 
 def _generate_jobs(project: "Project", run_id: str) -> list[str]:
     out = []
-    for j in project.jobs():
+    for j in project.jobs.all():
         try:
             spec = j["spec"] if isinstance(j["spec"], dict) else json.loads(j["spec"] or "{}")
         except ValueError:
@@ -82,8 +82,8 @@ def _count(project: "Project", sql: str, params: list[Any]) -> int:
 def plan_run_removal(project: "Project", run_id: str) -> RunRemoval:
     """What `remove_run` would take away (nothing is changed)."""
     con = project.con
-    if run_id not in project.run_ids():
-        known = ", ".join(project.run_ids()) or "(none)"
+    if run_id not in project.samples.run_ids():
+        known = ", ".join(project.samples.run_ids()) or "(none)"
         raise WorkstationError(f"run {run_id!r} is not in the project; runs: {known}")
     r = RunRemoval(run_id)
     rows = con.execute("SELECT sample_id, image_path FROM samples WHERE run_id = ?", [run_id]).fetchall()
@@ -147,7 +147,7 @@ def remove_run(project: "Project", run_id: str) -> RunRemoval:
 def list_runs(project: "Project") -> list[dict[str, Any]]:
     """Every run with its sample count, generator and model (for `runs list` and the window)."""
     out = []
-    for run in project.runs():
+    for run in project.samples.runs():
         model = run.get("model")
         if isinstance(model, dict):
             model = model.get("name") or model.get("path") or json.dumps(model)

@@ -79,6 +79,6 @@ def run(args: argparse.Namespace) -> int:
         from ..store import Project
 
         with Project.create(args.project, exist_ok=True) as p:
-            added = p.add_prompts(prompts)
+            added = p.samples.add_prompts(prompts)
         print(f"added {added} of {len(prompts)} {args.method} prompts ({prompts.content_hash()}) to {args.project}")
     return 0

@@ -203,19 +203,19 @@ def draw_audit_set(project: Any, scheme: LabelScheme, pop: AuditPopulation, *, n
     stored = {"size": int(size), "seed": int(seed), "strata": list(strata), "conf_bins": int(conf_bins),
               "recheck_fraction": float(recheck_fraction), "rechecks": len(rechecks),
               "exclude_labelled": bool(exclude_labelled), "blind": bool(blind), **(params or {})}
-    return int(project.create_audit_set(name, scheme.task, ids, stored, blind=blind, rechecks=rechecks))
+    return int(project.audit.create_set(name, scheme.task, ids, stored, blind=blind, rechecks=rechecks))
 
 
 def audit_info(project: Any, audit_set_id: int) -> AuditInfo:
     """The stored audit set as a queue sees it; an error naming it when it is gone."""
-    for a in project.audit_sets():
+    for a in project.audit.sets():
         if a["audit_set_id"] == audit_set_id:
             return AuditInfo(int(audit_set_id), str(a["name"]), bool(a["blind"]))
     raise WorkstationError(f"no audit set #{audit_set_id} in this project")
 
 
 def audit_task(project: Any, audit_set_id: int) -> str:
-    for a in project.audit_sets():
+    for a in project.audit.sets():
         if a["audit_set_id"] == audit_set_id:
             return str(a["task"])
     raise WorkstationError(f"no audit set #{audit_set_id} in this project")
@@ -256,7 +256,7 @@ def self_agreement_report(project: Any, scheme: LabelScheme, audit_set_id: int |
         return SelfAgreement(0, float("nan"), float("nan"))
     first: dict[tuple[str, str], str | None] = {}
     again: dict[tuple[str, str], str | None] = {}
-    for tid, ann, rc, value in project.pass_latest(scheme.task, audit_set_id):
+    for tid, ann, rc, value in project.labels.pass_latest(scheme.task, audit_set_id):
         (again if rc else first)[(tid, ann)] = value
     pairs = [(k, first[k], again[k]) for k in again
              if k in first and scheme.code(first[k]) >= 0 and scheme.code(again[k]) >= 0]
@@ -285,7 +285,7 @@ def task_agreement(project: Any, scheme: LabelScheme) -> tuple[list[dict[str, An
 
     if project is None:
         return [], []
-    events = [e for e in project.latest_label_events(scheme.task) if scheme.code(e.value) >= 0]
+    events = [e for e in project.labels.latest(scheme.task) if scheme.code(e.value) >= 0]
     if not events:
         return [], []
     tid = np.array([e.target_id for e in events], dtype=object)

@@ -358,7 +358,7 @@ class JudgingQueue:
         p = self.ctx.project
         if p is None or index < 0:
             return []
-        return p.label_events(task=self.scheme.task, target_id=self.target_id(index))
+        return p.labels.events(task=self.scheme.task, target_id=self.target_id(index))
 
     def state_of(self, index: int, recheck: bool = False) -> LabelState:
         """The annotator's (value, notes) of target ``index`` in the queue's pass."""
@@ -384,7 +384,7 @@ class JudgingQueue:
         self._progress = None
         if p is None or not who or not len(self.ids):
             return
-        targets, rc, has = p.pass_values(self.scheme.task, who, self.audit_set_id)
+        targets, rc, has = p.labels.pass_values(self.scheme.task, who, self.audit_set_id)
         if not len(targets):
             return
         idx = np.fromiter((self.index_of(t) for t in targets.tolist()), np.int64, len(targets))
@@ -427,7 +427,7 @@ class JudgingQueue:
         """Commit one event (raises what the store raises; nothing changes then)."""
         if self.ctx.project is not self.bound:
             raise RuntimeError("the targets are of another project: nothing was written")
-        self.ctx.project.add_label_event(
+        self.ctx.project.labels.add(
             self.scheme.task, self.scheme.target, self.target_id(index), self.ctx.annotator, new[0], notes=new[1],
             audit_set_id=self.audit_set_id, source=source)
         shown = EMPTY if source == RESTORE else new

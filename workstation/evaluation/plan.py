@@ -690,7 +690,7 @@ def _table_meta(t: AuditTable) -> dict[str, Any]:
 def save_plan(project: Any, plan: AuditPlan, *, name: str = "", blind: bool = True) -> int:
     """Store a new plan (its frozen table, goal and design) with its audit set; returns its id."""
     t = plan.table
-    pid, aid = project.create_audit_plan(
+    pid, aid = project.plans.create(
         name or plan.name or f"plan: {plan.goal.text(t)}", t.method, t.task, plan.goal.to_dict(), plan.design(),
         _table_meta(t), _table_columns(t), blind=blind)
     plan.plan_id, plan.audit_set_id, plan.name = pid, aid, name or plan.name
@@ -704,14 +704,14 @@ def save_draws(project: Any, plan: AuditPlan, entries: Sequence[PlanTarget]) -> 
     if plan.plan_id is None:
         raise WorkstationError("store the plan first (save_plan)")
     if entries:
-        project.add_audit_plan_draws(plan.plan_id, plan.draw_records(entries))
+        project.plans.add_draws(plan.plan_id, plan.draw_records(entries))
 
 
 def load_plan(project: Any, plan_id: int, human: Callable[[AuditTable], np.ndarray] | None = None) -> AuditPlan:
     """A stored plan with its draws; ``human(table)`` gives the current human codes of the frozen
     table's items (without it the plan has no labels)."""
-    rec = project.audit_plan(plan_id)
-    cols = project.audit_plan_items(plan_id)
+    rec = project.plans.get(plan_id)
+    cols = project.plans.items(plan_id)
     meta = rec.get("meta") or {}
     n = len(cols["item_id"])
     table = AuditTable(rec["method"], rec["task"], cols["item_id"], cols["cluster"], cols["outcome"],
@@ -725,7 +725,7 @@ def load_plan(project: Any, plan_id: int, human: Callable[[AuditTable], np.ndarr
     d = rec.get("design") or {}
     plan = AuditPlan(table, Goal.from_dict(rec["goal"]), seed=int(d.get("seed", 0)),
                      bins=int(d.get("bins", DEFAULT_BINS)), recheck_fraction=float(d.get("recheck_fraction", 0.0)),
-                     draws=project.audit_plan_draws(plan_id), name=str(rec.get("name") or ""), plan_id=int(plan_id),
+                     draws=project.plans.draws(plan_id), name=str(rec.get("name") or ""), plan_id=int(plan_id),
                      min_per_stratum=int(d.get("min_per_stratum", MIN_PER_STRATUM)),
                      min_stratum_units=int(d.get("min_stratum_units", MIN_STRATUM_UNITS)))
     plan.audit_set_id = rec.get("audit_set_id")
@@ -733,4 +733,4 @@ def load_plan(project: Any, plan_id: int, human: Callable[[AuditTable], np.ndarr
 
 
 def list_plans(project: Any, method: str | None = None) -> list[dict[str, Any]]:
-    return list(project.audit_plans(method))
+    return list(project.plans.all(method))

@@ -8,10 +8,10 @@ from typing import Any
 def config_of(project: Any, method: Any, eval_id: int | None) -> tuple[int | None, Any]:
     """(version, config) of ``eval_id``, or of the method's active version, or (None, default)."""
     if eval_id is None:
-        eval_id = project.active_evaluation_id(method.name)
+        eval_id = project.evaluations.active_id(method.name)
     if eval_id is None:
         return None, method.default_config()
-    return eval_id, method.config_from_dict(project.get_evaluation(eval_id, method.name)["config"])
+    return eval_id, method.config_from_dict(project.evaluations.get(eval_id, method.name)["config"])
 
 
 def evaluate_and_store(project: Any, method: Any, eval_id: int | None = None, *, cfg: Any = None,
@@ -22,13 +22,13 @@ def evaluate_and_store(project: Any, method: Any, eval_id: int | None = None, *,
     if data is None:
         data = method.load(project)
     if cfg is not None:
-        eval_id = project.save_evaluation(method.name, cfg.to_dict(), cfg.content_hash(),
-                                          name=getattr(cfg, "name", "") or "", note=note, parent_id=eval_id)
+        eval_id = project.evaluations.save(method.name, cfg.to_dict(), cfg.content_hash(),
+                                           name=getattr(cfg, "name", "") or "", note=note, parent_id=eval_id)
     else:
         eval_id, cfg = config_of(project, method, eval_id)
         if eval_id is None:
-            eval_id = project.save_evaluation(method.name, cfg.to_dict(), cfg.content_hash(),
-                                              name=getattr(cfg, "name", "") or "", note=note or "default config")
+            eval_id = project.evaluations.save(method.name, cfg.to_dict(), cfg.content_hash(),
+                                               name=getattr(cfg, "name", "") or "", note=note or "default config")
     results = method.evaluate(data, cfg)
     with project.transaction():
         method.save_results(project, eval_id, data, results)

@@ -123,7 +123,7 @@ def _provenance(paths: JobPaths) -> dict[str, Any]:
 
 def ensure_run(project: "Project", paths: JobPaths, spec: JobSpec) -> None:
     """Add the generation job's run (model, parameters, worker provenance) if it is not there."""
-    if spec.run_id in project.run_ids():
+    if spec.run_id in project.samples.run_ids():
         return
     prov = _provenance(paths)
     b = prov.get("backend")
@@ -138,10 +138,10 @@ def ensure_run(project: "Project", paths: JobPaths, spec: JobSpec) -> None:
                               "batch_size": spec.batch_size, "suite": spec.suite}
     if "scheduler" in backend:
         params["scheduler_used"] = backend["scheduler"]
-    project.add_run(spec.run_id, method=method, model=model, params=params,
-                    provenance={"environment": prov.get("environment", {}), "backend": backend,
-                                "job_id": spec.job_id},
-                    source=f"job:{spec.job_id}")
+    project.samples.add_run(spec.run_id, method=method, model=model, params=params,
+                            provenance={"environment": prov.get("environment", {}), "backend": backend,
+                                        "job_id": spec.job_id},
+                            source=f"job:{spec.job_id}")
 
 
 def _existing_ids(project: "Project", ids: list[str]) -> set[str]:
@@ -171,7 +171,7 @@ def ingest_generate(project: "Project", paths: JobPaths, spec: JobSpec, cols: di
         if src_root is not None and src_root.resolve() != project.folder.resolve():
             for i in keep:
                 copy_image(src_root, project.folder, cols["image_path"][i], copied)
-        prompts = project.load_prompts()
+        prompts = project.samples.load_prompts()
         pidx = {p: j for j, p in enumerate(prompts.prompt_id.tolist())}
         missing = sorted({cols["prompt_id"][i] for i in keep} - set(pidx))
         if missing:
@@ -190,7 +190,7 @@ def ingest_generate(project: "Project", paths: JobPaths, spec: JobSpec, cols: di
         truth = [cols["truth"][i] for i in keep] if "truth" in cols else None
         with project.transaction():
             ensure_run(project, paths, spec)
-            project.add_dataset(ds, truth=truth)
+            project.samples.add_dataset(ds, truth=truth)
     except BaseException:
         remove_copied(copied)
         raise
@@ -226,7 +226,7 @@ def ingest_detect(project: "Project", spec: JobSpec, cols: dict[str, list[Any]],
     has_sec = bool(spec.secondary)
     has_pert = bool(spec.perturbations)
     with project.transaction():
-        project.record_variants(variant_names)
+        project.samples.record_variants(variant_names)
         key = pa.table({"sample_id": [s for s in items for _ in groups],
                         "detector": [d for _ in items for d, _v in groups],
                         "variant": [v for _ in items for _d, v in groups]})
@@ -248,7 +248,7 @@ def ingest_detect(project: "Project", spec: JobSpec, cols: dict[str, list[Any]],
                 label=sel("label", object), score=sel("score", np.float64), x1=sel("x1", np.float64),
                 y1=sel("y1", np.float64), x2=sel("x2", np.float64), y2=sel("y2", np.float64))
             names = (pname, pname) if int(src[rows[0]]) == PRIMARY and name == pname else (pname, str(name))
-            project.add_detections(Dataset(samples, d, Prompts.empty(), variant_names), detector_names=names)
+            project.samples.add_detections(Dataset(samples, d, Prompts.empty(), variant_names), detector_names=names)
             res.detections += len(rows)
         if has_sec or has_pert:
             project.con.register("_job_items", pa.table({"sample_id": items}))
@@ -387,13 +387,13 @@ def ingest_job_folder(project: "Project", job_dir: Path) -> IngestResult:
 
     with project.transaction():
         if spec.kind == "generate" and src.inputs.is_file():
-            project.add_prompts(read_prompts(src.inputs))
+            project.samples.add_prompts(read_prompts(src.inputs))
         for chunk in chunk_files(src):
             total += ingest_chunk(project, src, spec, chunk, src_root=src.project)
-        known = {j["job_id"] for j in project.jobs()}
+        known = {j["job_id"] for j in project.jobs.all()}
         if spec.job_id not in known:
-            project.record_job(spec.job_id, spec.kind, spec.to_dict(), status="done", done=total.items,
-                               total=total.items, message=f"merged from {src.dir}")
+            project.jobs.record(spec.job_id, spec.kind, spec.to_dict(), status="done", done=total.items,
+                                total=total.items, message=f"merged from {src.dir}")
     return total
 
 

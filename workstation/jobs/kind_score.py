@@ -194,7 +194,7 @@ class ScoreKind(JobKind):
         keep = [i for i, s in enumerate(cols["sample_id"]) if s in present]
         res.skipped = len(cols["sample_id"]) - len(keep)
         if keep:
-            project.add_scores({k: [cols[k][i] for i in keep] for k in ("sample_id", "scorer", "text", "score", "detail")})
+            project.scores.add({k: [cols[k][i] for i in keep] for k in ("sample_id", "scorer", "text", "score", "detail")})
             res.scores = len(keep)
         return res
 

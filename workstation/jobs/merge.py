@@ -90,22 +90,22 @@ def _merge_project(target: "Project", folder: Path, report: MergeReport) -> None
                     report.warnings.append(
                         f"{jd} has {n} finished chunk(s) its project has not ingested; run "
                         f"`jobs resume --project {folder}` there first, or merge that job folder too")
-        t_runs = {r["run_id"]: r for r in target.runs()}
+        t_runs = {r["run_id"]: r for r in target.samples.runs()}
         s_cols = _rows(src, f"SELECT {', '.join(_SAMPLE_COLS)} FROM samples ORDER BY ord", _SAMPLE_COLS)
         ids = s_cols["sample_id"]
         with target.transaction():
-            for r in src.runs():
+            for r in src.samples.runs():
                 old = t_runs.get(r["run_id"])
                 if old is None:
-                    target.add_run(r["run_id"], method=r["method"], model=r["model"], params=r["params"],
-                                   provenance={**(r["provenance"] or {}), "merged_from": str(folder)},
-                                   source=r["source"] or f"merged from {folder}")
+                    target.samples.add_run(r["run_id"], method=r["method"], model=r["model"], params=r["params"],
+                                           provenance={**(r["provenance"] or {}), "merged_from": str(folder)},
+                                           source=r["source"] or f"merged from {folder}")
                     report.runs_added += 1
                 elif not _same_run(old, r):
                     raise WorkstationError(
                         f"run {r['run_id']!r} has other settings in {folder} than in {target.folder} "
                         "(method, model or parameters differ); these are not shards of one job")
-            target.add_prompts(src.load_prompts())
+            target.samples.add_prompts(src.samples.load_prompts())
             # samples already in the target
             target.con.register("_merge_ids", pa.table({"sample_id": list(ids)}))
             try:
@@ -148,8 +148,8 @@ def _merge_project(target: "Project", folder: Path, report: MergeReport) -> None
                                                  else s_cols["recorded_stability"][i] for i in new_rows]),
                     has_secondary=np.array([bool(s_cols["has_secondary"][i]) for i in new_rows]),
                     has_perturbed=np.array([bool(s_cols["has_perturbed"][i]) for i in new_rows]))
-                target.add_dataset(Dataset(samples, Detections.empty(), Prompts.empty()),
-                                   truth=[s_cols["truth"][i] for i in new_rows])
+                target.samples.add_dataset(Dataset(samples, Detections.empty(), Prompts.empty()),
+                                           truth=[s_cols["truth"][i] for i in new_rows])
                 report.samples_added += len(new_rows)
             # detections: all of the new samples; of identical ones, the groups the target lacks
             d = src.con.execute(f"SELECT {', '.join(_DET_COLS)} FROM detections").to_arrow_table()
@@ -184,13 +184,13 @@ def _merge_project(target: "Project", folder: Path, report: MergeReport) -> None
                 finally:
                     target.con.unregister("_merge_flags")
             # job history
-            known = {job["job_id"] for job in target.jobs()}
-            for job in src.jobs():
+            known = {job["job_id"] for job in target.jobs.all()}
+            for job in src.jobs.all():
                 if job["job_id"] not in known:
-                    target.record_job(job["job_id"], job["kind"], job["spec"], status=job["status"] or "",
-                                      done=int(job["done"] or 0), total=int(job["total"] or 0),
-                                      message=f"merged from {folder}"
-                                      + (f": {job['message']}" if job["message"] else ""))
+                    target.jobs.record(job["job_id"], job["kind"], job["spec"], status=job["status"] or "",
+                                       done=int(job["done"] or 0), total=int(job["total"] or 0),
+                                       message=f"merged from {folder}"
+                                       + (f": {job['message']}" if job["message"] else ""))
     except BaseException:
         remove_copied(copied)
         raise
@@ -254,7 +254,7 @@ def unfinished_jobs(folder: Path, kind: str) -> list[str]:
     if kind == "project":
         src = _open_source(folder)
         try:
-            jobs = src.jobs()
+            jobs = src.jobs.all()
         finally:
             src.close()
         return [line(j["job_id"], str(j["status"] or ""), str(j["message"] or "")) for j in jobs

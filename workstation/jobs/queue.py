@@ -54,7 +54,7 @@ class JobQueue:
         self.skipped.pop(job_id, None)
         self.failed.pop(job_id, None)
         if not self.project.read_only:
-            self.project.record_job(job_id, spec.kind, spec.to_dict(), status=QUEUED, message="queued")
+            self.project.jobs.record(job_id, spec.kind, spec.to_dict(), status=QUEUED, message="queued")
 
     def cancel(self, job_id: str) -> None:
         """Cancel a queued job, or ask the running one to stop after its current batch."""
@@ -65,7 +65,7 @@ class JobQueue:
             self.pending.remove(job_id)
             spec = load_spec(JobPaths(self.project.folder, job_id))
             append_log(JobPaths(self.project.folder, job_id), "removed from the queue")
-            self.project.record_job(job_id, spec.kind, spec.to_dict(), status=CANCELLED, message="cancelled before it started")
+            self.project.jobs.record(job_id, spec.kind, spec.to_dict(), status=CANCELLED, message="cancelled before it started")
 
     def cancel_all(self) -> None:
         for j in list(self.pending):
@@ -115,7 +115,7 @@ class JobQueue:
                     why = f"not run: {failed} ended {self.failed.get(failed, 'without success')}"
                     append_log(paths, why)
                     if not self.project.read_only:
-                        self.project.record_job(j, spec.kind, spec.to_dict(), status=CANCELLED, message=why)
+                        self.project.jobs.record(j, spec.kind, spec.to_dict(), status=CANCELLED, message=why)
                     if self.on_skipped is not None:
                         self.on_skipped(j, failed)
 

@@ -345,9 +345,9 @@ class JobRun:
         if self.project.read_only:
             return
         try:
-            self.project.record_job(self.job_id, self.spec.kind, self.spec.to_dict(), status=self.status,
-                                    done=int(self.progress.done), total=int(self.progress.total),
-                                    message=self.message or self.progress.message)
+            self.project.jobs.record(self.job_id, self.spec.kind, self.spec.to_dict(), status=self.status,
+                                     done=int(self.progress.done), total=int(self.progress.total),
+                                     message=self.message or self.progress.message)
         except Exception:  # noqa: BLE001 - bookkeeping must not end the job
             return
         self._recorded_at = now

@@ -428,9 +428,9 @@ def _existing(project: "Project", paths: JobPaths, spec: JobSpec) -> JobSpec | N
 
 def _register(project: "Project", paths: JobPaths, spec: JobSpec) -> None:
     save_spec(paths, spec)
-    known = {j["job_id"]: j for j in project.jobs()}
+    known = {j["job_id"]: j for j in project.jobs.all()}
     if spec.job_id not in known:
-        project.record_job(spec.job_id, spec.kind, spec.to_dict(), status="queued")
+        project.jobs.record(spec.job_id, spec.kind, spec.to_dict(), status="queued")
     append_log(paths, f"job created: {spec.describe()}")
 
 
@@ -463,10 +463,10 @@ def create_generate_job(
     old = _existing(project, paths, spec)
     if old is not None:
         return old
-    if rid in project.run_ids():
+    if rid in project.samples.run_ids():
         raise WorkstationError(f"run {rid!r} already exists in the project; choose another --run-id")
     with project.transaction():
-        project.add_prompts(prompts)
+        project.samples.add_prompts(prompts)
         paths.dir.mkdir(parents=True, exist_ok=True)
         write_prompts(paths.inputs, prompts)
         _register(project, paths, spec)
@@ -565,7 +565,7 @@ def create_detect_job(
             Perturbation.from_name(name)
         except ValueError as e:
             raise WorkstationError(f"{e}; perturbations look like brightness_1.1, gaussian_blur_1, resize_0.9") from None
-    known = set(project.run_ids())
+    known = set(project.samples.run_ids())
     for r in runs if check_runs else ():
         if r not in known:
             raise WorkstationError(f"run {r!r} is not in the project; known runs: {', '.join(sorted(known)) or '(none)'}")
@@ -592,7 +592,7 @@ def create_score_job(project: "Project", *, scorer: str, model: str | None = Non
     to ``method`` (any when empty) with a scorer backend. Checked before it is stored."""
     from .kinds import job_kind
 
-    known = set(project.run_ids())
+    known = set(project.samples.run_ids())
     for r in runs:
         if r not in known:
             raise WorkstationError(f"run {r!r} is not in the project; known runs: {', '.join(sorted(known)) or '(none)'}")

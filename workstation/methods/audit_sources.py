@@ -91,7 +91,7 @@ def create_plan(project: Any, method: str, goal: Goal, *, name: str = "", seed: 
 
 def open_plan(project: Any, plan_id: int) -> AuditPlan:
     """A stored plan with the project's current labels of its items."""
-    rec = project.audit_plan(plan_id)
+    rec = project.plans.get(plan_id)
     return load_plan(project, plan_id, current_human(project, rec["method"]))
 
 
@@ -115,7 +115,7 @@ def report_section(project: Any, out_dir: Path, methods: Sequence[str] | None = 
     """The report's "Audit plans" section: every stored plan (of ``methods`` when given) with
     each of its estimates — value, interval, the estimator, what it assumes, the labels it used —
     as a table (``estimates.csv``) and HTML. None when the project has no plan."""
-    plans = [p for p in project.audit_plans() if methods is None or p["method"] in methods]
+    plans = [p for p in project.plans.all() if methods is None or p["method"] in methods]
     if not plans:
         return None
     rows: list[dict[str, Any]] = []

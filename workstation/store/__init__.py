@@ -1,21 +1,25 @@
 """The project store: one folder with a DuckDB file and the project's images.
 
-`Project` is a facade over small repositories, one module each: `samples` (runs, prompts,
-samples, detections, loading a `Dataset`), `labels` (the append-only label log of every method),
-`evaluations` (versions of every method's config), `audit` (audit sets, saved filters), `plans`
-(audit plans: goal, design, frozen items, draws),
-`scores` (metric scores per sample and text) and `jobs`; `base` holds the connection, locking, transactions and settings, and `schema` the
-kernel's migrations and the per-method migration chains. The store knows no method: a method
-keeps its own tables (``<method>_*``) through `Project.ensure_schema`.
+`Project` holds the connection, locking, transactions and settings (`base`) and one repository
+object per part of the project, each in a module of its own: ``project.samples`` (runs,
+prompts, samples, detections, loading a `Dataset`), ``project.labels`` (the append-only label
+log of every method), ``project.evaluations`` (versions of every method's config),
+``project.audit`` (audit sets, saved filters), ``project.plans`` (audit plans: goal, design,
+frozen items, draws), ``project.scores`` (metric scores per sample and text) and
+``project.jobs``; `schema` holds the kernel's migrations and the per-method migration chains.
+The store knows no method: a method keeps its own tables (``<method>_*``) through
+`Project.ensure_schema`.
 """
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .audit import AuditRepo
-from .base import DB_NAME, ProjectError, ProjectLocked, ProjectReadOnly, release_freed_memory, safe_relpath
+from .base import (DB_NAME, ProjectBase, ProjectError, ProjectLocked, ProjectReadOnly, Repo, release_freed_memory,
+                   safe_relpath)
 from .samples import MAX_PROVENANCE_BYTES
 from .evaluations import EvaluationsRepo
 from .jobs import JobsRepo
@@ -25,12 +29,31 @@ from .samples import SamplesRepo
 from .scores import ScoresRepo
 from .schema import SCHEMA_VERSION
 
-__all__ = ["DB_NAME", "SCHEMA_VERSION", "LabelEvent", "Project", "ProjectError", "ProjectLocked", "ProjectReadOnly", "MAX_PROVENANCE_BYTES",
+if TYPE_CHECKING:  # pragma: no cover
+    import duckdb
+
+__all__ = ["AuditRepo", "DB_NAME", "EvaluationsRepo", "JobsRepo", "LabelsRepo", "PlansRepo", "SCHEMA_VERSION", "SamplesRepo",
+           "ScoresRepo", "LabelEvent", "Project", "ProjectError", "ProjectLocked", "ProjectReadOnly", "MAX_PROVENANCE_BYTES",
            "release_freed_memory", "safe_relpath", "wait_for_unlock"]
 
 
-class Project(SamplesRepo, LabelsRepo, EvaluationsRepo, AuditRepo, PlansRepo, JobsRepo, ScoresRepo):
-    """An open project. Use `Project.create`, `Project.open` or `Project.open_snapshot`."""
+class Project(ProjectBase):
+    """An open project. Use `Project.create`, `Project.open` or `Project.open_snapshot`; its
+    repositories are its attributes (``project.labels.add(...)``)."""
+
+    def __init__(self, folder: Path, con: "duckdb.DuckDBPyConnection", read_only: bool,
+                 snapshot_dir: Path | None = None) -> None:
+        super().__init__(folder, con, read_only, snapshot_dir)
+        self.samples = SamplesRepo(self)
+        self.labels = LabelsRepo(self)
+        self.evaluations = EvaluationsRepo(self)
+        self.audit = AuditRepo(self)
+        self.plans = PlansRepo(self, self.audit)
+        self.scores = ScoresRepo(self)
+        self.jobs = JobsRepo(self)
+
+    def _repos(self) -> tuple[Repo, ...]:
+        return (self.samples, self.labels, self.evaluations, self.audit, self.plans, self.scores, self.jobs)
 
 
 def wait_for_unlock(folder: str | Path, timeout: float = 10.0) -> Project:

@@ -10,14 +10,14 @@ from typing import Any
 import numpy as np
 
 from ..util.jsonsafe import dumps
-from .base import ProjectBase, _now
+from .base import Repo, _now
 
 
-class AuditRepo(ProjectBase):
+class AuditRepo(Repo):
     """Audit sets and saved filters."""
 
-    def create_audit_set(self, name: str, task: str, target_ids: Sequence[str], params: dict[str, Any],
-                         blind: bool = True, rechecks: Sequence[tuple[int, str]] = ()) -> int:
+    def create_set(self, name: str, task: str, target_ids: Sequence[str], params: dict[str, Any],
+                   blind: bool = True, rechecks: Sequence[tuple[int, str]] = ()) -> int:
         """Store an audit set of a label task: `target_ids` in queue order; `rechecks` =
         (position, target_id) inserted as blind consistency re-checks."""
         self._check_writable()
@@ -38,7 +38,7 @@ class AuditRepo(ProjectBase):
             })
         return aid
 
-    def append_audit_items(self, audit_set_id: int, items: Sequence[tuple[str, bool]]) -> None:
+    def append_items(self, audit_set_id: int, items: Sequence[tuple[str, bool]]) -> None:
         """Append (target id, is re-check) items at the end of an audit set's queue."""
         self._check_writable()
         if not items:
@@ -55,7 +55,7 @@ class AuditRepo(ProjectBase):
                 "is_recheck": np.array([r for _, r in items], dtype=bool),
             })
 
-    def audit_sets(self, task: str | None = None) -> list[dict[str, Any]]:
+    def sets(self, task: str | None = None) -> list[dict[str, Any]]:
         rows = self.con.execute(
             "SELECT a.audit_set_id, a.name, a.params, a.blind, a.created_at, "
             "(SELECT count(*) FROM audit_items i WHERE i.audit_set_id = a.audit_set_id), a.task "
@@ -64,7 +64,7 @@ class AuditRepo(ProjectBase):
         return [{"audit_set_id": r[0], "name": r[1], "params": json.loads(r[2] or "{}"), "blind": r[3],
                  "created_at": r[4], "size": int(r[5]), "task": r[6]} for r in rows]
 
-    def audit_items(self, audit_set_id: int) -> list[tuple[str, bool]]:
+    def items(self, audit_set_id: int) -> list[tuple[str, bool]]:
         return [(r[0], bool(r[1])) for r in self.con.execute(
             "SELECT target_id, is_recheck FROM audit_items WHERE audit_set_id=? ORDER BY position",
             [audit_set_id]).fetchall()]

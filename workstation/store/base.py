@@ -15,7 +15,7 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -239,9 +239,15 @@ class ProjectBase:
                 pass
 
     def _written_back(self, table: str | None = None) -> None:
-        """What the project's parts keep of its tables may be stale now: ``table`` was written
-        (None: any table, as by a rolled-back transaction). Each part that keeps something
-        forgets it in its override, which calls this one."""
+        """What the project's repositories keep of its tables may be stale now: ``table`` was
+        written (None: any table, as by a rolled-back transaction); each is told
+        (`Repo._written_back`)."""
+        for repo in self._repos():
+            repo._written_back(table)
+
+    def _repos(self) -> "tuple[Repo, ...]":
+        """The repositories over this connection (`workstation.store.Project` has them)."""
+        return ()
 
     def close(self) -> None:
         with self._lock:
@@ -327,4 +333,57 @@ class ProjectBase:
         self._check_writable()
         with self._lock:
             self.con.execute("INSERT OR REPLACE INTO settings VALUES (?, ?)", [key, value])
+
+
+class Repo:
+    """One repository of an open project (`workstation.store.Project`): its tables, read and
+    written through the project's connection, lock and transactions."""
+
+    def __init__(self, project: ProjectBase) -> None:
+        self._project = project
+
+    @property
+    def con(self) -> _Connection:
+        return self._project.con
+
+    @property
+    def folder(self) -> Path:
+        return self._project.folder
+
+    @property
+    def read_only(self) -> bool:
+        return self._project.read_only
+
+    @property
+    def _lock(self) -> threading.RLock:
+        return self._project._lock
+
+    def transaction(self) -> AbstractContextManager[None]:
+        """`ProjectBase.transaction`: one all-or-nothing unit of writes."""
+        return self._project.transaction()
+
+    def _check_writable(self) -> None:
+        self._project._check_writable()
+
+    def insert_columns(self, table: str, columns: dict[str, Any]) -> None:
+        self._project.insert_columns(table, columns)
+
+    _insert = insert_columns
+
+    def ensure_schema(self, component: str, migrations: list[list[Any]]) -> int:
+        return self._project.ensure_schema(component, migrations)
+
+    def component_version(self, component: str) -> int:
+        return self._project.component_version(component)
+
+    def get_setting(self, key: str, default: str | None = None) -> str | None:
+        return self._project.get_setting(key, default)
+
+    def set_setting(self, key: str, value: str) -> None:
+        self._project.set_setting(key, value)
+
+    def _written_back(self, table: str | None = None) -> None:
+        """What this repository keeps of the project's tables may be stale now: ``table`` was
+        written (None: any table, as by a rolled-back transaction). A repository that keeps
+        something forgets it in its override (`ProjectBase._written_back` tells every one)."""
 

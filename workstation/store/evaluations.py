@@ -13,16 +13,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..util.jsonsafe import dumps
-from .base import ProjectBase, ProjectError, _now
+from .base import ProjectError, Repo, _now
 
 _ACTIVE = "active_eval."
 
 
-class EvaluationsRepo(ProjectBase):
+class EvaluationsRepo(Repo):
     """Numbered evaluation versions of every method."""
 
-    def save_evaluation(self, method: str, config: Mapping[str, Any], content_hash: str, *, name: str = "",
-                        note: str = "", parent_id: int | None = None, activate: bool = True) -> int:
+    def save(self, method: str, config: Mapping[str, Any], content_hash: str, *, name: str = "",
+             note: str = "", parent_id: int | None = None, activate: bool = True) -> int:
         """Store a method's config as a new version (or return the id of the identical stored one)."""
         self._check_writable()
         with self.transaction():
@@ -50,14 +50,14 @@ class EvaluationsRepo(ProjectBase):
                 self.con.execute("INSERT OR REPLACE INTO settings VALUES (?, ?)", [_ACTIVE + method, str(eid)])
         return eid
 
-    def evaluations(self, method: str | None = None) -> list[dict[str, Any]]:
+    def all(self, method: str | None = None) -> list[dict[str, Any]]:
         rows = self.con.execute(
             "SELECT eval_id, method, name, content_hash, note, parent_id, created_at FROM evaluations "
             + ("WHERE method = ? " if method else "") + "ORDER BY eval_id", [method] if method else []).fetchall()
         return [{"eval_id": r[0], "method": r[1], "name": r[2], "content_hash": r[3], "note": r[4],
                  "parent_id": r[5], "created_at": r[6]} for r in rows]
 
-    def get_evaluation(self, eval_id: int, method: str | None = None) -> dict[str, Any]:
+    def get(self, eval_id: int, method: str | None = None) -> dict[str, Any]:
         """One version: its method, name, hash, note, parent and config (a dict)."""
         row = self.con.execute(
             "SELECT eval_id, method, name, content_hash, config, note, parent_id, created_at FROM evaluations "
@@ -67,10 +67,10 @@ class EvaluationsRepo(ProjectBase):
         return {"eval_id": row[0], "method": row[1], "name": row[2], "content_hash": row[3],
                 "config": json.loads(row[4] or "{}"), "note": row[5], "parent_id": row[6], "created_at": row[7]}
 
-    def active_evaluation_id(self, method: str) -> int | None:
+    def active_id(self, method: str) -> int | None:
         v = self.get_setting(_ACTIVE + method)
         return int(v) if v else None
 
-    def set_active_evaluation(self, method: str, eval_id: int) -> None:
-        self.get_evaluation(eval_id, method)
+    def set_active(self, method: str, eval_id: int) -> None:
+        self.get(eval_id, method)
         self.set_setting(_ACTIVE + method, str(int(eval_id)))

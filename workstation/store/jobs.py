@@ -6,14 +6,14 @@ import json
 from typing import Any
 
 from ..util.jsonsafe import dumps
-from .base import ProjectBase, _now
+from .base import Repo, _now
 
 
-class JobsRepo(ProjectBase):
+class JobsRepo(Repo):
     """Job records: kind, spec, state, progress and the last message."""
 
-    def record_job(self, job_id: str, kind: str, spec: dict[str, Any], status: str = "queued",
-                   done: int = 0, total: int = 0, message: str = "") -> None:
+    def record(self, job_id: str, kind: str, spec: dict[str, Any], status: str = "queued",
+               done: int = 0, total: int = 0, message: str = "") -> None:
         from ..util.ids import check_job_id
 
         self._check_writable()
@@ -34,7 +34,7 @@ class JobsRepo(ProjectBase):
                                  [job_id, kind, dumps(spec), status, now, now, done, total,
                                   message])
 
-    def jobs(self) -> list[dict[str, Any]]:
+    def all(self) -> list[dict[str, Any]]:
         rows = self.con.execute("SELECT job_id, kind, spec, status, created_at, updated_at, done, total, message "
                                 "FROM jobs ORDER BY created_at").fetchall()
         return [{"job_id": r[0], "kind": r[1], "spec": json.loads(r[2] or "{}"), "status": r[3],

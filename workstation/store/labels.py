@@ -4,7 +4,7 @@ An event is (task, target kind, target id, annotator, value, rating, notes, time
 source). ``task`` names a `LabelScheme` ("spatial.verdict", "metalogic.pair",
 "protobias.fidelity", "dyeval.image"); the target is a sample, a pair, a triplet, an image or a
 test-tree node. The latest event per (task, target, annotator) counts; an event with no value
-and no notes takes an earlier value back (undo). An event is committed before `add_label_event`
+and no notes takes an earlier value back (undo). An event is committed before `add`
 returns, so an acknowledged label survives a killed process.
 """
 
@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..evaluation.base import TARGET_KINDS
-from .base import ProjectBase, ProjectError, _arrow, _now
+from .base import ProjectError, Repo, _arrow, _now
 
 #: target kinds whose ids are sample ids (checked against the samples table)
 SAMPLE_TARGETS = ("sample", "image")
@@ -52,24 +52,24 @@ def _check_text(what: str, v: Any, limit: int = 500) -> str:
     return v.strip()
 
 
-class LabelsRepo(ProjectBase):
+class LabelsRepo(Repo):
     """The append-only label log (see the module docstring).
 
-    The events of single targets that `label_events` / `label_events_of` read are kept until the
-    next write to the log through this object (`add_label_event`, `add_label_events_bulk`, an
+    The events of single targets that `events` / `events_of` read are kept until the
+    next write to the log through this object (`add`, `add_bulk`, an
     insert into the table, a rolled-back transaction) or its close: the pair viewer asks for the
     same samples' events several times a step, and for the next samples' ahead of the step."""
 
     #: targets whose events are kept between writes (all are forgotten when more are read)
     EVENTS_KEPT = 4096
-    #: targets read per query by `label_events_of`
+    #: targets read per query by `events_of`
     _EVENTS_PER_QUERY = 256
     #: (task, target id) → its events, since the last write (None: nothing kept)
     _events_kept: dict[tuple[str, str], list[LabelEvent]] | None = None
 
-    def add_label_event(self, task: str, target_kind: str, target_id: str, annotator: str, value: str | None, *,
-                        rating: int | None = None, notes: str | None = None, audit_set_id: int | None = None,
-                        source: str = "ui", created_at: datetime | None = None) -> int:
+    def add(self, task: str, target_kind: str, target_id: str, annotator: str, value: str | None, *,
+            rating: int | None = None, notes: str | None = None, audit_set_id: int | None = None,
+            source: str = "ui", created_at: datetime | None = None) -> int:
         """Append one event; it is committed (durable) when this returns. Returns its id."""
         self._check_writable()
         task = _check_text("a label task", task, 100)
@@ -85,7 +85,7 @@ class LabelsRepo(ProjectBase):
             if target_kind in SAMPLE_TARGETS and not self.con.execute(
                     "SELECT 1 FROM samples WHERE sample_id=?", [target_id]).fetchone():
                 raise ProjectError(f"unknown sample {target_id!r}")
-            self._written_back("label_events")
+            self._project._written_back("label_events")
             row = self.con.execute(
                 "INSERT INTO label_events (task, target_kind, target_id, annotator, value, rating, notes, created_at, "
                 "audit_set_id, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING event_id",
@@ -94,8 +94,8 @@ class LabelsRepo(ProjectBase):
             assert row is not None
             return int(row[0])
 
-    def add_label_events_bulk(self, task: str, target_kind: str, rows: Mapping[str, Sequence[Any]],
-                              source: str = "import") -> int:
+    def add_bulk(self, task: str, target_kind: str, rows: Mapping[str, Sequence[Any]],
+                 source: str = "import") -> int:
         """Append many events of one task in one transaction. ``rows``: columns target_id, annotator,
         value, and optionally rating, notes, created_at. Unknown sample targets are an error."""
         self._check_writable()
@@ -131,10 +131,10 @@ class LabelsRepo(ProjectBase):
             self._insert("label_events", cols)
         return n
 
-    def label_events(self, *, task: str | None = None, target_id: str | None = None) -> list[LabelEvent]:
+    def events(self, *, task: str | None = None, target_id: str | None = None) -> list[LabelEvent]:
         """Events in the order they were written (of one task / one target when given)."""
         if task is not None and target_id is not None:
-            return self.label_events_of(task, [target_id])[str(target_id)]
+            return self.events_of(task, [target_id])[str(target_id)]
         conds, params = [], []
         if task is not None:
             conds.append("task = ?")
@@ -146,7 +146,7 @@ class LabelsRepo(ProjectBase):
              + ("WHERE " + " AND ".join(conds) + " " if conds else "") + "ORDER BY event_id")
         return [LabelEvent(*r) for r in self.con.execute(q, params).fetchall()]
 
-    def label_events_of(self, task: str, target_ids: Sequence[str]) -> dict[str, list[LabelEvent]]:
+    def events_of(self, task: str, target_ids: Sequence[str]) -> dict[str, list[LabelEvent]]:
         """The events of each of ``target_ids`` (of one task, in the order they were written): those
         read since the last write are kept (see the class docstring), the others read together."""
         ids = list(dict.fromkeys(str(t) for t in target_ids))
@@ -169,16 +169,16 @@ class LabelsRepo(ProjectBase):
             # copies: a caller may change its lists and events without changing what is kept
             return {t: [dataclasses.replace(e) for e in kept[(task, t)]] for t in ids}
 
-    def forget_label_events(self) -> None:
+    def forget_events(self) -> None:
         """Drop the kept events of targets (the log was written, or may have been)."""
         self._events_kept = None
 
     def _written_back(self, table: str | None = None) -> None:
         if table in (None, "label_events"):
-            self.forget_label_events()
+            self.forget_events()
         super()._written_back(table)
 
-    def latest_label_events(self, task: str, annotator: str | None = None) -> list[LabelEvent]:
+    def latest(self, task: str, annotator: str | None = None) -> list[LabelEvent]:
         """The latest event per (target, annotator) of a task, in event order."""
         q = (f"SELECT {', '.join(_EVENT_COLS)} FROM ("
              " SELECT *, row_number() OVER (PARTITION BY target_id, annotator ORDER BY event_id DESC) rn "
@@ -219,7 +219,7 @@ class LabelsRepo(ProjectBase):
             f"FROM label_events WHERE task = ?{where} GROUP BY ALL",
             [RECHECK, RESTORE, task] + ([audit_set_id] if audit_set_id is not None else [])).fetchall()]
 
-    def standing_labels(self, task: str | None = None, annotator: str | None = None) -> list[LabelEvent]:
+    def standing(self, task: str | None = None, annotator: str | None = None) -> list[LabelEvent]:
         """The labels that stand: the latest event per (task, target, annotator) when it carries a
         value (an undone label, its latest event without a value, does not stand), in event order;
         of one task and / or one annotator when given."""
@@ -235,17 +235,17 @@ class LabelsRepo(ProjectBase):
              f" FROM label_events WHERE {' AND '.join(conds)}) WHERE rn = 1 AND value IS NOT NULL ORDER BY event_id")
         return [LabelEvent(*r) for r in self.con.execute(q, params).fetchall()]
 
-    def label_table(self, task: str) -> dict[str, np.ndarray]:
+    def table(self, task: str) -> dict[str, np.ndarray]:
         """Every event of a task as numpy columns (for vectorised agreement and metrics)."""
         t = self.con.execute(f"SELECT {', '.join(_EVENT_COLS)} FROM label_events WHERE task = ? ORDER BY event_id",
                              [task]).to_arrow_table()
         return {k: t.column(k).to_numpy(zero_copy_only=False) for k in t.column_names}
 
-    def label_annotators(self, task: str | None = None) -> list[str]:
+    def annotators(self, task: str | None = None) -> list[str]:
         q = "SELECT DISTINCT annotator FROM label_events" + (" WHERE task = ?" if task else "") + " ORDER BY annotator"
         return [r[0] for r in self.con.execute(q, [task] if task else []).fetchall()]
 
-    def label_tasks(self) -> dict[str, int]:
+    def tasks(self) -> dict[str, int]:
         """Number of events per task."""
         return {t: int(n) for t, n in self.con.execute(
             "SELECT task, count(*) FROM label_events GROUP BY task ORDER BY task").fetchall()}

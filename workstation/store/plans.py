@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 
 from ..util.jsonsafe import dumps
-from .base import ProjectBase, ProjectError, _now
+from .audit import AuditRepo
+from .base import ProjectBase, ProjectError, Repo, _now
 
 COMPONENT = "audit_plans"
 
@@ -39,15 +40,19 @@ MIGRATIONS: list[list[Any]] = [[
 ]]
 
 
-class PlansRepo(ProjectBase):
-    """Audit plans (see the module docstring)."""
+class PlansRepo(Repo):
+    """Audit plans (see the module docstring); each plan's audit set is kept by ``audit``."""
+
+    def __init__(self, project: ProjectBase, audit: AuditRepo) -> None:
+        super().__init__(project)
+        self._audit = audit
 
     def _plans_ready(self) -> bool:
         return self.component_version(COMPONENT) >= 1
 
-    def create_audit_plan(self, name: str, method: str, task: str, goal: Mapping[str, Any],
-                          design: Mapping[str, Any], meta: Mapping[str, Any], items: Mapping[str, Any], *,
-                          blind: bool = True) -> tuple[int, int]:
+    def create(self, name: str, method: str, task: str, goal: Mapping[str, Any],
+               design: Mapping[str, Any], meta: Mapping[str, Any], items: Mapping[str, Any], *,
+               blind: bool = True) -> tuple[int, int]:
         """Store a plan, its frozen items (columns item_id, cluster, outcome, confidence,
         targets) and its (empty) audit set, in one transaction; returns (plan id, audit set id)."""
         self._check_writable()
@@ -57,7 +62,7 @@ class PlansRepo(ProjectBase):
             if len(items[col]) != n:
                 raise ProjectError(f"audit plan {name!r}: {col} has {len(items[col])} entries for {n} items")
         with self.transaction():
-            aid = self.create_audit_set(name, task, [], {"plan": dict(goal), "design": dict(design)},  # type: ignore[attr-defined]
+            aid = self._audit.create_set(name, task, [], {"plan": dict(goal), "design": dict(design)},
                                         blind=blind)
             row = self.con.execute("SELECT coalesce(max(plan_id), 0) + 1 FROM audit_plans").fetchone()
             assert row is not None
@@ -77,7 +82,7 @@ class PlansRepo(ProjectBase):
             })
         return pid, aid
 
-    def audit_plans(self, method: str | None = None) -> list[dict[str, Any]]:
+    def all(self, method: str | None = None) -> list[dict[str, Any]]:
         """Every stored plan (of one method when given), oldest first."""
         if not self._plans_ready():
             return []
@@ -91,13 +96,13 @@ class PlansRepo(ProjectBase):
                  "design": json.loads(r[5]), "meta": json.loads(r[6] or "{}"), "audit_set_id": r[7],
                  "created_at": r[8], "items": int(r[9]), "draws": int(r[10])} for r in rows]
 
-    def audit_plan(self, plan_id: int) -> dict[str, Any]:
-        for p in self.audit_plans():
+    def get(self, plan_id: int) -> dict[str, Any]:
+        for p in self.all():
             if p["plan_id"] == int(plan_id):
                 return p
         raise ProjectError(f"no audit plan {plan_id} in the project")
 
-    def audit_plan_items(self, plan_id: int) -> dict[str, Any]:
+    def items(self, plan_id: int) -> dict[str, Any]:
         """The plan's frozen items as columns, in their order."""
         if not self._plans_ready():
             raise ProjectError(f"no audit plan {plan_id} in the project")
@@ -109,11 +114,11 @@ class PlansRepo(ProjectBase):
                 "outcome": np.asarray(cols["outcome"], np.int8), "confidence": np.asarray(cols["confidence"], np.float64),
                 "targets": [tuple(x or ()) for x in cols["targets"]]}
 
-    def add_audit_plan_draws(self, plan_id: int, draws: Sequence[tuple[str, bool, Sequence[str]]]) -> None:
+    def add_draws(self, plan_id: int, draws: Sequence[tuple[str, bool, Sequence[str]]]) -> None:
         """Append drawn units (unit id, is re-check, its label targets) to the plan and their
         targets to its audit set, in one transaction."""
         self._check_writable()
-        plan = self.audit_plan(plan_id)
+        plan = self.get(plan_id)
         with self.transaction():
             row = self.con.execute("SELECT coalesce(max(seq), -1) + 1 FROM audit_plan_draws WHERE plan_id = ?",
                                    [int(plan_id)]).fetchone()
@@ -127,10 +132,10 @@ class PlansRepo(ProjectBase):
                 "created_at": np.array([_now()] * n, dtype=object),
             })
             if plan["audit_set_id"] is not None:
-                self.append_audit_items(int(plan["audit_set_id"]),  # type: ignore[attr-defined]
+                self._audit.append_items(int(plan["audit_set_id"]),
                                         [(str(t), bool(d[1])) for d in draws for t in d[2]])
 
-    def audit_plan_draws(self, plan_id: int) -> list[tuple[str, bool]]:
+    def draws(self, plan_id: int) -> list[tuple[str, bool]]:
         """(unit id, is re-check) of every draw, in order."""
         if not self._plans_ready():
             return []

@@ -19,7 +19,7 @@ from ..types import ORIGINAL_NAME
 from ..util import collection
 from ..util.grouping import remember_codes
 from ..util.jsonsafe import capped, dumps
-from .base import ProjectBase, ProjectError, _arrow, _now, release_freed_memory, safe_relpath
+from .base import ProjectError, Repo, _arrow, _now, release_freed_memory, safe_relpath
 
 log = logging.getLogger(__name__)
 
@@ -140,7 +140,7 @@ def _samples_from_arrow(st: Any, prompt_ids: np.ndarray | None, image_path: Any)
     )
 
 
-class SamplesRepo(ProjectBase):
+class SamplesRepo(Repo):
     """Runs, prompts, samples and cached detections."""
 
     def runs(self) -> list[dict[str, Any]]:
@@ -276,7 +276,7 @@ class SamplesRepo(ProjectBase):
             for name in names:
                 self.con.execute("INSERT OR IGNORE INTO image_variants VALUES (?)", [name])
 
-    def sample_count(self) -> int:
+    def count(self) -> int:
         with self._lock:
             row = self.con.execute("SELECT count(*) FROM samples").fetchone()
         assert row is not None
@@ -509,7 +509,7 @@ class SamplesRepo(ProjectBase):
         dtypes = {"row": np.int32 if small else np.int64, "variant": np.int8, "label": np.int16, "source": np.int8,
                   **{k: np.float32 for k in floats}}
 
-        if pending is not None and hashed is not None and st.num_rows != self.sample_count():
+        if pending is not None and hashed is not None and st.num_rows != self.count():
             # some of the project's samples: the scan's columns (every detection of the table)
             # are not the entry's, which holds the loaded samples' only; written after instead
             pending = None
@@ -838,7 +838,7 @@ class SamplesRepo(ProjectBase):
         return {m: int(n) for m, n in self.con.execute(
             "SELECT method, count(*) FROM prompts GROUP BY method ORDER BY method").fetchall()}
 
-    def sample_truth(self) -> dict[str, Any]:
+    def truth(self) -> dict[str, Any]:
         """Ground truth recorded for procedural samples (demo), by sample id."""
         return {sid: json.loads(t) for sid, t in
                 self.con.execute("SELECT sample_id, truth FROM samples WHERE truth IS NOT NULL").fetchall()}

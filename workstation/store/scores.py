@@ -15,15 +15,15 @@ from typing import Any
 
 import numpy as np
 
-from .base import ProjectBase, ProjectError, _arrow, _now
+from .base import Repo, ProjectError, _arrow, _now
 
 SCORE_COLUMNS = ("sample_id", "scorer", "text", "score", "detail")
 
 
-class ScoresRepo(ProjectBase):
+class ScoresRepo(Repo):
     """Metric scores per (sample, scorer, text)."""
 
-    def add_scores(self, cols: Mapping[str, Sequence[Any]], *, replace: bool = True) -> int:
+    def add(self, cols: Mapping[str, Sequence[Any]], *, replace: bool = True) -> int:
         """Insert score rows (columns sample_id, scorer, text, score, optional detail) in one
         transaction; a row for a (sample, scorer, text) already stored replaces it."""
         self._check_writable()
@@ -59,7 +59,7 @@ class ScoresRepo(ProjectBase):
         return [{"scorer": s, "scores": int(n)} for s, n in self.con.execute(
             "SELECT scorer, count(*) FROM scores GROUP BY scorer ORDER BY scorer").fetchall()]
 
-    def scores_table(self, scorer: str | None = None, sample_ids: Sequence[str] | None = None) -> dict[str, np.ndarray]:
+    def table(self, scorer: str | None = None, sample_ids: Sequence[str] | None = None) -> dict[str, np.ndarray]:
         """Score rows (sample_id, scorer, text, score, detail) as numpy columns."""
         conds: list[str] = []
         params: list[Any] = []

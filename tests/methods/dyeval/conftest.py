@@ -17,7 +17,7 @@ def judge_truth() -> Callable[..., int]:
     one committed label event per image; returns how many."""
 
     def judge(runner: Any, annotator: str = "oracle", limit: int | None = None) -> int:
-        truth = runner.project.sample_truth()
+        truth = runner.project.samples.truth()
         n = 0
         for j in runner.tree.judging_queue():
             if limit is not None and n >= limit:

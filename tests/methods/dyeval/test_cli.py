@@ -65,7 +65,7 @@ def test_a_tree_from_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixt
     assert [n["topic"] for n in d["nodes"]] == ["Material objects", "Kitchen furniture"]
     assert all(im["label"] == "PASS" and im["annotator"] == "ann" for im in d["images"])
     with Project.open(tmp_path / "p", read_only=True) as p:
-        assert len(p.label_events(task="dyeval.image")) == 4
+        assert len(p.labels.events(task="dyeval.image")) == 4
 
 
 def test_perspectives_and_errors_are_one_clear_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

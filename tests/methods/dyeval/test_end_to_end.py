@@ -49,7 +49,7 @@ from workstation.store import Project
 from workstation.methods.dyeval.runner import DyEvalRunner
 p = Project.open(sys.argv[1])
 r = DyEvalRunner(p, "e2e")
-truth = p.sample_truth()
+truth = p.samples.truth()
 for j in r.tree.judging_queue():
     r.label(j.image_id, truth[j.image_id]["expected"], "alice", source="ui")
     print("ACK", j.image_id, flush=True)
@@ -114,7 +114,7 @@ def test_a_tree_grows_from_a_root_topic_to_a_failure_trigger_through_two_kills(
         imgs = [r.tree.images[i] for x in r.tree.nodes[root].prompt_ids for i in r.tree.prompts[x].image_ids]
         assert all((folder / im.path).is_file() for im in imgs)
         assert sorted(im.seed for im in imgs) == [0, 0, 0, 1, 1, 1]
-        assert p.prompt_methods()["dyeval"] == 3 and len(p.runs()) == 1
+        assert p.samples.prompt_methods()["dyeval"] == 3 and len(p.samples.runs()) == 1
         assert judge_truth(r) == 6 and r.tree.node_state(root) == "judged"
         # the root passes: child topics proposed, two accepted (the failing one first), one rejected
         assert r.run_automatic(("propose",)) == ["proposed 3 child topic(s) of 'Material objects'"]
@@ -152,7 +152,7 @@ def test_a_tree_grows_from_a_root_topic_to_a_failure_trigger_through_two_kills(
                    and r.tree.prompts[i.owner].node_id in (vehicles, furniture)) == 12
         assert all((folder / im.path).is_file() for im in r.tree.images.values())
         assert r.tree.node_state(vehicles) == "judging"
-        superseded = [j for j in p.jobs() if j["status"] == "cancelled"]
+        superseded = [j for j in p.jobs.all() if j["status"] == "cancelled"]
         assert superseded and all("superseded" in j["message"] for j in superseded)
     # --- killed right after acknowledged labels --------------------------------------------------------
     child = _spawn(LABEL, folder)
@@ -172,10 +172,10 @@ def test_a_tree_grows_from_a_root_topic_to_a_failure_trigger_through_two_kills(
     with Project.open(folder) as p:
         r = DyEvalRunner(p, "e2e")
         r.sync()
-        truth = p.sample_truth()
+        truth = p.samples.truth()
         for iid in acked:  # every acknowledged judgement is in the label log and in the tree
             assert r.tree.images[iid].label == truth[iid]["expected"] and r.tree.images[iid].annotator == "alice"
-            assert [e.value for e in p.label_events(task=TASK, target_id=iid)] == [truth[iid]["expected"]]
+            assert [e.value for e in p.labels.events(task=TASK, target_id=iid)] == [truth[iid]["expected"]]
         judge_truth(r, "alice")  # the rest, resumed
         assert not r.tree.judging_queue()
         # a replay of the stored events is the tree the session holds

@@ -112,7 +112,7 @@ def test_label_import_is_all_or_nothing(tmp_path: Path, judge_truth: Callable[..
             r.import_labels([(a, "PASS", "ann", None), ("nope", "PASS", "ann", None)])
         with pytest.raises(WorkstationError, match="not one of PASS, FAIL"):
             r.import_labels([(a, "maybe", "ann", None)])
-        assert p.label_events(task=TASK) == [] and r.tree.images[a].label is None
+        assert p.labels.events(task=TASK) == [] and r.tree.images[a].label is None
         assert r.import_labels([(a, "pass", "ann", "ok"), (b, "FAIL", "ann", None)]) == 2
         assert (r.tree.images[a].label, r.tree.images[b].label) == ("PASS", "FAIL")
 

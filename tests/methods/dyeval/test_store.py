@@ -31,8 +31,8 @@ def _tree_with_images(p: Project, n_x: int = 2, threshold: float | None = None):
     samples = Samples.build(sids, "run1", [prompts.prompt_id[0]] * n_x, list(range(n_x)), 64.0, 64.0,
                             [f"images/{s}.png" for s in sids])
     with p.transaction():
-        p.add_run("run1", method="test")
-        p.add_dataset(Dataset(samples, Detections.empty(), prompts))
+        p.samples.add_run("run1", method="test")
+        p.samples.add_dataset(Dataset(samples, Detections.empty(), prompts))
     return st, t, pid, sids
 
 
@@ -79,18 +79,18 @@ def test_the_label_log_is_the_truth_of_judgements(tmp_path: Path) -> None:
     with Project.create(tmp_path / "p") as p:
         st, t, pid, (s0, s1) = _tree_with_images(p)
         assert sync_tree(p, t).images == 2 and t.prompts[pid].image_ids == [s0, s1]
-        p.add_label_event(TASK, "image", s0, "alice", "PASS")
-        p.add_label_event(TASK, "image", s0, "bob", "FAIL")
-        p.add_label_event(TASK, "image", s1, "alice", "FAIL")
+        p.labels.add(TASK, "image", s0, "alice", "PASS")
+        p.labels.add(TASK, "image", s0, "bob", "FAIL")
+        p.labels.add(TASK, "image", s1, "alice", "FAIL")
         rep = sync_tree(p, t)
         assert rep.labels == 2
         assert (t.images[s0].label, t.images[s0].annotator) == ("FAIL", "bob")  # the most recent counts
         assert t.outcome(pid).passes == 0 and t.outcome(pid).is_bug
-        p.add_label_event(TASK, "image", s0, "bob", None)  # bob takes his back: alice's PASS counts again
+        p.labels.add(TASK, "image", s0, "bob", None)  # bob takes his back: alice's PASS counts again
         assert latest_judgements(p, [s0]) == {s0: ("PASS", "alice")}
         sync_tree(p, t)
         assert (t.images[s0].label, t.images[s0].annotator) == ("PASS", "alice")
-        p.add_label_event(TASK, "image", s0, "alice", None)  # nobody's judgement left: unlabelled
+        p.labels.add(TASK, "image", s0, "alice", None)  # nobody's judgement left: unlabelled
         sync_tree(p, t)
         assert t.images[s0].label is None and t.outcome(pid).judged == 1
         assert sync_tree(p, t).changed == 0
@@ -103,15 +103,15 @@ def test_clipscore_premarks_come_from_the_scores_table_and_stay_beside_the_human
         st, t, pid, (s0, s1) = _tree_with_images(p, threshold=22.0)
         sync_tree(p, t)
         # scores of two CLIP folders: the one with more scores counts; text must be the image's own text
-        p.add_scores({"sample_id": [s0, s1, s0], "scorer": ["clipscore@aaa", "clipscore@aaa", "clipscore@bbb"],
+        p.scores.add({"sample_id": [s0, s1, s0], "scorer": ["clipscore@aaa", "clipscore@aaa", "clipscore@bbb"],
                       "text": ["A silk kimono.", "A silk kimono.", "A silk kimono."], "score": [18.5, 30.0, 5.0]})
-        p.add_scores({"sample_id": [s1], "scorer": ["pickscore@ccc"], "text": ["A silk kimono."], "score": [1.0]})
+        p.scores.add({"sample_id": [s1], "scorer": ["pickscore@ccc"], "text": ["A silk kimono."], "score": [1.0]})
         assert sync_tree(p, t).premarks == 2
         assert (t.images[s0].clip_score, t.images[s0].premark_fail) == (18.5, True)
         assert (t.images[s1].clip_score, t.images[s1].premark_fail) == (30.0, False)
         q = t.judging_queue()
         assert [j.image_id for j in q] == [s1, s0]  # pre-marked images last, for confirmation
-        p.add_label_event(TASK, "image", s0, "alice", "PASS")  # the auditor overrides the pre-mark
+        p.labels.add(TASK, "image", s0, "alice", "PASS")  # the auditor overrides the pre-mark
         sync_tree(p, t)
         assert t.images[s0].label == "PASS" and t.images[s0].premark_fail  # both kept
         assert t.outcome(pid).judged == 1  # pre-marks do not count by default
@@ -120,10 +120,10 @@ def test_clipscore_premarks_come_from_the_scores_table_and_stay_beside_the_human
 def test_prompts_carry_the_graph_entities_and_group(tmp_path: Path) -> None:
     with Project.create(tmp_path / "p") as p:
         st, t, pid, _ = _tree_with_images(p)
-        pr = p.load_prompts("dyeval")
+        pr = p.samples.load_prompts("dyeval")
         assert pr.prompt_id.tolist() == ["dyeval-a-p1"] and pr.group_id.tolist() == ["a/n1"]
         assert pr.entities[0] == ("kimono",)
         a = pr.attrs[0]
         assert (a["tree"], a["owner"], a["kind"], a["node"]) == ("a", "p1", "prompt", "n1")
         assert SceneGraph.from_dict(a["graph"]) == KIMONO and "relation" not in a
-        assert np.all(p.load_dataset(method="dyeval").samples.prompt_id == "dyeval-a-p1")
+        assert np.all(p.samples.load_dataset(method="dyeval").samples.prompt_id == "dyeval-a-p1")

@@ -42,7 +42,7 @@ def test_suite_generate_detect_evaluate_report(tmp_path: Path, capsys: pytest.Ca
     assert first.startswith("evaluated 20 MetaLogic image pairs with config v1 (strict, ")
     assert "misalignment rate" in out and "by law:" in out
     with Project.open(proj, read_only=True) as p:
-        assert p.evaluations("metalogic")[0]["name"] == "strict"
+        assert p.evaluations.all("metalogic")[0]["name"] == "strict"
         n = p.con.execute("SELECT count(*), count(DISTINCT run_id) FROM metalogic_outcomes").fetchone()
         assert n == (20, 1)
     code, out, err = run(capsys, "report", "--project", proj, "--method", "metalogic", "--out", rep)

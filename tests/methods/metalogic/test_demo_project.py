@@ -39,12 +39,12 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]
 def test_measured_misalignment_rate_per_law_is_the_injected_rate(demo: tuple[Path, dict[str, Any]]) -> None:
     folder, summary = demo
     with Project.open(folder) as p:
-        runs = {r["run_id"]: r for r in p.runs()}
+        runs = {r["run_id"]: r for r in p.samples.runs()}
         assert runs["demo_metalogic"]["source"] == "demo" and runs["demo_metalogic"]["samples"] == 800
-        assert {j["kind"] for j in p.jobs()} == {"generate", "detect"}
+        assert {j["kind"] for j in p.jobs.all()} == {"generate", "detect"}
         data = METHOD.load(p)
-        truth = p.sample_truth()
-        eid = p.active_evaluation_id("metalogic")
+        truth = p.samples.truth()
+        eid = p.evaluations.active_id("metalogic")
     assert len(data) == 400 and eid == summary["config_id"]
     res = METHOD.evaluate(data, MetaLogicConfig())
     t = [truth[s] for s in data.sample_a.tolist()]

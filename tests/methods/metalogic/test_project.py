@@ -83,10 +83,10 @@ def build_hand_project(folder: Path) -> tuple[Project, list[list[Any]]]:
                       np.array([str(x).lower() for x in d[3]], dtype=object), np.array(d[4], np.float64),
                       *(np.array(d[i], np.float64) for i in range(5, 9)))
     p = Project.create(folder)
-    p.add_run("r1", method="test")
-    p.add_run("r2", method="test")
-    p.add_dataset(Dataset(samples, dets, prompts, ("original", "brightness_1.1")))
-    assert p.sample_count() == n
+    p.samples.add_run("r1", method="test")
+    p.samples.add_run("r2", method="test")
+    p.samples.add_dataset(Dataset(samples, dets, prompts, ("original", "brightness_1.1")))
+    assert p.samples.count() == n
     return p, per_sample
 
 
@@ -141,7 +141,7 @@ def test_results_are_stored_per_version_and_read_back_in_data_order(tmp_path: Pa
         data = METHOD.load(p)
         eid, res = evaluate_and_store(p, METHOD, cfg=MetaLogicConfig(name="a"), data=data)
         eid2, res2 = evaluate_and_store(p, METHOD, cfg=MetaLogicConfig(score_threshold=0.9, name="b"), data=data)
-        assert eid2 != eid and p.active_evaluation_id("metalogic") == eid2
+        assert eid2 != eid and p.evaluations.active_id("metalogic") == eid2
         got = aligned_outcomes(p, eid, data)
         assert got["image_pair"].tolist() == data.pair_id.tolist()
         assert got["verdict"].tolist() == res.columns()["verdict"].tolist()
@@ -157,10 +157,10 @@ def test_results_are_stored_per_version_and_read_back_in_data_order(tmp_path: Pa
         with pytest.raises(WorkstationError, match="have no result under version"):
             aligned_outcomes(p, 999, data)
         # human judgements: the latest of an annotator counts, an undo is no label
-        p.add_label_event("metalogic.pair", "pair", data.pair_id[0], "ann", "MISALIGNED")
-        p.add_label_event("metalogic.pair", "pair", data.pair_id[1], "ann", "ALIGNED")
-        p.add_label_event("metalogic.pair", "pair", data.pair_id[1], "ann", None)
-        p.add_label_event("metalogic.pair", "pair", data.pair_id[2], "bob", "UNDECIDABLE")
+        p.labels.add("metalogic.pair", "pair", data.pair_id[0], "ann", "MISALIGNED")
+        p.labels.add("metalogic.pair", "pair", data.pair_id[1], "ann", "ALIGNED")
+        p.labels.add("metalogic.pair", "pair", data.pair_id[1], "ann", None)
+        p.labels.add("metalogic.pair", "pair", data.pair_id[2], "bob", "UNDECIDABLE")
         assert human_labels(p, data).tolist() == [1, -1, 2, -1]
         assert human_labels(p, data, "ann").tolist() == [1, -1, -1, -1]
     finally:

@@ -18,7 +18,7 @@ from tests.methods.protobias.folders import _png, make_folder  # noqa: F401 - _p
 from workstation.cli import main as cli_main
 from workstation.methods import get_method
 from workstation.methods.protobias import importer
-from workstation.store import Project
+from workstation.store import Project, SamplesRepo
 
 M = get_method("protobias")
 
@@ -56,7 +56,7 @@ def test_import_copies_checked_images_and_adds_triplets(tmp_path: Path, capsys: 
     assert rc == 0, err
     assert "imported 3 triplets (6 images)" in out
     with Project.open(tmp_path / "p") as p:
-        (run,) = p.runs()
+        (run,) = p.samples.runs()
         assert run["run_id"].startswith("import-src-") and run["source"] == "protobias_import"
         d = M.load(p)
         assert d.triplet_id.tolist() == ["tr0", "tr1", "tr2"] and d.n_incomplete == 0
@@ -161,7 +161,7 @@ def test_a_failure_while_copying_or_writing_removes_what_was_copied(
 
         raise WorkstationError("disk full (simulated)")
 
-    monkeypatch.setattr(Project, "add_dataset", broken_add_dataset)
+    monkeypatch.setattr(SamplesRepo, "add_dataset", broken_add_dataset)
     rc, _, err = run_import(capsys, str(src), "--project", str(existing), "--run-id", "second")
     assert rc == 2 and "disk full" in err
     assert state(existing) == before and not (existing / "images" / "second").exists()

@@ -34,7 +34,7 @@ def die():
     os.kill(os.getpid(), signal.SIGKILL)
 
 import workstation.methods.protobias.importer as importer
-from workstation.store import Project
+from workstation.store import SamplesRepo
 from workstation.util.atomic import _tmp_for
 
 if point == "copy":  # the arg-th image copy: half of its bytes written, then killed
@@ -61,7 +61,7 @@ elif point == "transaction":  # inside the transaction: the run added, the sampl
     def add_dataset(self, *a, **k):
         die()
 
-    Project.add_dataset = add_dataset
+    SamplesRepo.add_dataset = add_dataset
 elif point == "committed":  # the transaction committed, the command not finished
     real_import = importer.import_folder
 

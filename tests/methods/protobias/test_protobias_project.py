@@ -45,9 +45,9 @@ def make_project(folder: Path) -> Project:
     sids = ["s1c", "s1a", "s2c", "s2a", "s3c", "s3a", "s4c"]
     pids = ["t1:corr", "t1:adv", "t2:corr", "t2:adv", "t3:corr", "t3:adv", "t4:corr"]
     with p.transaction():
-        p.add_run("r1", method="hand")
-        p.add_dataset(Dataset(Samples.build(sids, "r1", pids, image_path=[f"images/{s}.png" for s in sids]),
-                              Detections.empty(), _prompts()))
+        p.samples.add_run("r1", method="hand")
+        p.samples.add_dataset(Dataset(Samples.build(sids, "r1", pids, image_path=[f"images/{s}.png" for s in sids]),
+                                      Detections.empty(), _prompts()))
     T = {s: f"T of t{s[1]}" for s in sids}
     a = {"s1c": 0.30, "s1a": 0.50, "s2c": 0.70, "s2a": 0.70, "s3c": 0.90, "s3a": 0.10, "s4c": 0.5}
     v = {"s1c": 0.8, "s1a": 0.2, "s2c": 0.4, "s3c": 0.3, "s3a": 0.6}  # s2a: no score
@@ -62,14 +62,14 @@ def make_project(folder: Path) -> Project:
     rows["scorer"].append("mA@abc123")
     rows["text"].append("corr prompt of t1")
     rows["score"].append(0.99)
-    p.add_scores(rows)
+    p.scores.add(rows)
     for who, ratings in (("alice", {"s1c": "4", "s1a": "2", "s2c": "3", "s2a": "3", "s3c": "4", "s3a": "1"}),
                          ("bob", {"s1c": "3", "s1a": "2", "s2c": "4", "s2a": "2", "s3c": "4", "s3a": "1"})):
         for s, r in ratings.items():
-            p.add_label_event("protobias.fidelity", "image", s, who, r)
-    p.add_label_event("protobias.fidelity", "image", "s3a", "alice", "2")  # alice changes her mind
-    p.add_label_event("protobias.fidelity", "image", "s2a", "bob", None)  # bob's undo
-    p.add_label_event("protobias.fidelity", "image", "s4c", "bob", "4")  # an image of an incomplete triplet
+            p.labels.add("protobias.fidelity", "image", s, who, r)
+    p.labels.add("protobias.fidelity", "image", "s3a", "alice", "2")  # alice changes her mind
+    p.labels.add("protobias.fidelity", "image", "s2a", "bob", None)  # bob's undo
+    p.labels.add("protobias.fidelity", "image", "s4c", "bob", "4")  # an image of an incomplete triplet
     return p
 
 

@@ -42,9 +42,9 @@ def make_scoring_project(folder: Path, counts: dict[str, int] = N_PER_DOMAIN, si
     for rel in paths:
         Image.fromarray(rng.integers(0, 256, (size, size, 3), dtype=np.uint8)).save(folder / rel, compress_level=1)
     with p.transaction():
-        p.add_run(run, method="noise")
-        p.add_dataset(Dataset(Samples.build([sample_id_for(run, x, 0) for x in pids], run, pids, width=float(size),
-                                            height=float(size), image_path=paths), Detections.empty(), prompts))
+        p.samples.add_run(run, method="noise")
+        p.samples.add_dataset(Dataset(Samples.build([sample_id_for(run, x, 0) for x in pids], run, pids, width=float(size),
+                                                    height=float(size), image_path=paths), Detections.empty(), prompts))
     return p
 
 
@@ -69,7 +69,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def scores(p: Project) -> dict[str, tuple[str, str, float]]:
-    t = p.scores_table()
+    t = p.scores.table()
     return {s: (sc, tx, float(v)) for s, sc, tx, v in zip(t["sample_id"], t["scorer"], t["text"], t["score"])}
 
 

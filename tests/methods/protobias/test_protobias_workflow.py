@@ -35,8 +35,8 @@ def test_demo_failure_rates_match_the_toy_metrics_set_probabilities(tmp_path: Pa
     with Project.create(tmp_path / "demo") as p:
         s = add_demo(p)
         assert s["triplets"] == 300 and s["images"] == 600 and s["metrics"] == ["toy_proto@p=0.35", "toy_proto@p=0.7"]
-        assert p.runs()[0]["source"] == "demo"
-        assert p.scorers() == [{"scorer": "toy_proto@p=0.35", "scores": 600}, {"scorer": "toy_proto@p=0.7", "scores": 600}]
+        assert p.samples.runs()[0]["source"] == "demo"
+        assert p.scores.scorers() == [{"scorer": "toy_proto@p=0.35", "scores": 600}, {"scorer": "toy_proto@p=0.7", "scores": 600}]
         d = M.load(p)
         r = M.evaluate(d, M.default_config())
         tables = M.metrics(d, r)
@@ -99,7 +99,7 @@ def test_suite_command_writes_versioned_prompts_and_adds_them_to_a_project(tmp_p
         assert x["attrs"]["score_text"] == twin["attrs"]["score_text"] != x["text"]  # both against T
     assert len({x["suite"] for x in lines}) == 1 and "protobias-templates-1+" in lines[0]["suite"]
     with Project.open(tmp_path / "p") as p:
-        assert p.prompt_methods() == {"protobias": 12} and M.has_data(p)
+        assert p.samples.prompt_methods() == {"protobias": 12} and M.has_data(p)
     # the same options give the same suite (same content hash); another seed another one
     assert M.suite(n=2, seed=3).content_hash() == M.suite(n=2, seed=3).content_hash() != M.suite(n=2).content_hash()
     assert cli_main(["suite", "--method", "protobias", "--set", "colour=red", "--out", str(out)]) == 2

@@ -130,7 +130,7 @@ class MetaLogicViews(MethodViews):
             strata["outcome"] = (np.asarray(r.verdict, np.int64), [v.lower() for v in VERDICTS])
             conf = np.asarray(r.conf, np.float64) if getattr(r, "conf", None) is not None else None
         labelled = np.zeros(len(d), bool)
-        for e in s.project.latest_label_events(self.controller(window).scheme.task):
+        for e in s.project.labels.latest(self.controller(window).scheme.task):
             i = page._rows.get(str(e.target_id), -1)
             if i >= 0 and e.value is not None:
                 labelled[i] = True

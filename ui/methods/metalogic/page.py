@@ -382,7 +382,7 @@ class MetaLogicPage(QWidget):
         if not n or p is None or not who:
             return out
         row = self._rows
-        for e in p.latest_label_events(LABEL_SCHEME.task, who):
+        for e in p.labels.latest(LABEL_SCHEME.task, who):
             i = row.get(str(e.target_id))
             if i is not None:
                 out[i] = VERDICTS.index(e.value) if e.value in VERDICTS else -1

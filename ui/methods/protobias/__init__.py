@@ -100,7 +100,7 @@ class ProtoBiasViews(MethodViews):
         names = sorted(set(domain.tolist()))
         code = np.array([names.index(x) for x in domain.tolist()], np.int64)
         labelled = np.zeros(len(ids), bool)
-        for e in page.session.project.latest_label_events(c.scheme.task):
+        for e in page.session.project.labels.latest(c.scheme.task):
             i = c.index_of(str(e.target_id))
             if i >= 0 and e.value is not None:
                 labelled[i] = True

@@ -160,7 +160,7 @@ def image_key(state: SpatialSession, row: int) -> str:
     if state.project is None or state.dataset is None or row < 0:
         return ""
     rel = str(state.dataset.samples.image_path[row])
-    return str(state.project.image_file(rel)) if rel else ""
+    return str(state.project.samples.image_file(rel)) if rel else ""
 
 
 # ---------------------------------------------------------------------------------------------

@@ -540,14 +540,14 @@ class FilterBar(QWidget):
             self.run.addItem("all runs", None)
             p = self.state.project
             if p is not None:
-                for r in p.run_ids():
+                for r in p.samples.run_ids():
                     self.run.addItem(r, r)
             i = self.run.findData(cur)
             self.run.setCurrentIndex(max(i, 0))
             self.saved.clear()
             self.saved.addItem("saved filters…", None)
             if p is not None:
-                for name in p.saved_filters():
+                for name in p.audit.saved_filters():
                     self.saved.addItem(name, name)
             self.save_button.setEnabled(p is not None and not p.read_only)
         finally:
@@ -595,7 +595,7 @@ class FilterBar(QWidget):
         p = self.state.project
         if not name or p is None:
             return
-        spec = p.saved_filters().get(name)
+        spec = p.audit.saved_filters().get(name)
         if spec is not None:
             self.set_spec(FilterSpec.from_dict(spec))
             self.state.message.emit(f"filter {name!r} applied")
@@ -609,7 +609,7 @@ class FilterBar(QWidget):
         p = self.state.project
         if p is None or p.read_only:
             return
-        p.save_filter(name, self.spec().to_dict())
+        p.audit.save_filter(name, self.spec().to_dict())
         self.reload_choices()
         self.saved.setCurrentIndex(max(self.saved.findData(name), 0))
         self.state.message.emit(f"filter {name!r} saved")

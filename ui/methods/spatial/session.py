@@ -341,7 +341,7 @@ class SpatialSession(QObject):
         if p is None:
             self._clear()
             return
-        self.dataset = p.load_dataset(method="spatial", meanwhile=spatial_columns)
+        self.dataset = p.samples.load_dataset(method="spatial", meanwhile=spatial_columns)
         self.config_id, self.config = SpatialStore(p).active_config()
         self.baseline = evaluate(self.dataset, self.config) if self.dataset.n else None
         self.verdicts = self.baseline

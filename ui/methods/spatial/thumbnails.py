@@ -142,7 +142,7 @@ class ThumbnailGrid(QListView):
         p = self.state.project
         if not rel_path or p is None:
             return None if rel_path else _NO_IMAGE
-        key = str(p.image_file(rel_path))
+        key = str(p.samples.image_file(rel_path))
         self.requested.add(key)
         return self.thumbs.request(key)
 

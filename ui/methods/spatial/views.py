@@ -139,7 +139,7 @@ class SpatialViews(MethodViews):
         if s is not None and s.dataset is not None and s.dataset.n:
             return True
         p = window.state.project
-        return bool(p is not None and "spatial" in p.prompt_methods())
+        return bool(p is not None and "spatial" in p.samples.prompt_methods())
 
     def calibration_panel(self, window: Any) -> QWidget:
         """The calibration panel (created on first use; a placeholder when it cannot start)."""

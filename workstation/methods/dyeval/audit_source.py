@@ -21,7 +21,7 @@ from .tree import FAIL, LABEL_SCHEME, PASS
 def _human(project: Any, ids: np.ndarray) -> np.ndarray:
     pos = {x: i for i, x in enumerate(ids.tolist())}
     human = np.full(len(ids), -1, np.int8)
-    for e in sorted(project.latest_label_events(LABEL_SCHEME.task), key=lambda e: e.event_id):
+    for e in sorted(project.labels.latest(LABEL_SCHEME.task), key=lambda e: e.event_id):
         i = pos.get(e.target_id)
         if i is not None and e.value in (PASS, FAIL):
             human[i] = 1 if e.value == PASS else 0

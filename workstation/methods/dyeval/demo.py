@@ -47,7 +47,7 @@ def builtin_suite(n_i: int = 5, seed: int = 0, topics: Sequence[str] | None = No
 
 def judge_by_truth(runner: DyEvalRunner, annotator: str = ORACLE) -> int:
     """Label every image waiting for a judgement with its truth (the scripted judge)."""
-    truth = runner.project.sample_truth()
+    truth = runner.project.samples.truth()
     rows = [(j.image_id, str(truth[j.image_id]["expected"]), annotator, None)
             for j in runner.tree.judging_queue() if j.image_id in truth]
     return runner.import_labels(rows, source="demo")

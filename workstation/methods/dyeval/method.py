@@ -124,7 +124,7 @@ class DyEvalMethod:
     def has_data(self, project: Any) -> bool:
         from .store import TreeStore
 
-        return bool(project.prompt_methods().get(self.name)) or bool(TreeStore(project).tree_ids())
+        return bool(project.samples.prompt_methods().get(self.name)) or bool(TreeStore(project).tree_ids())
 
     def load_config_file(self, path: Path) -> DyEvalConfig:
         return load_config(path)

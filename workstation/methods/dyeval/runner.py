@@ -186,7 +186,7 @@ class DyEvalRunner:
         if image_id not in self.tree.images:
             raise WorkstationError(f"no image {image_id!r} in tree {self.tree_id}")
         v = None if value is None else self._scheme().validate(value)
-        self.project.add_label_event(TASK, "image", image_id, annotator, v, notes=notes, source=source)
+        self.project.labels.add(TASK, "image", image_id, annotator, v, notes=notes, source=source)
         self.tree.record_label(image_id, v, annotator)
 
     def import_labels(self, rows: Iterable[tuple[str, str, str, str | None]], *, source: str = "import") -> int:
@@ -203,8 +203,8 @@ class DyEvalRunner:
             notes.append(note)
         if not ids:
             return 0
-        self.project.add_label_events_bulk(TASK, "image", {"target_id": ids, "value": vals, "annotator": anns,
-                                                           "notes": notes}, source=source)
+        self.project.labels.add_bulk(TASK, "image", {"target_id": ids, "value": vals, "annotator": anns,
+                                                     "notes": notes}, source=source)
         self.sync()
         return len(ids)
 
@@ -276,7 +276,7 @@ class DyEvalRunner:
     def generation_job_ids(self) -> list[str]:
         """The project's generation jobs made for this tree (oldest first)."""
         prefix = prompt_prefix(self.tree_id)
-        return [j["job_id"] for j in self.project.jobs()
+        return [j["job_id"] for j in self.project.jobs.all()
                 if j["kind"] == "generate" and isinstance(j.get("spec"), dict)
                 and str(j["spec"].get("run_id", "")).startswith(prefix)]
 
@@ -290,7 +290,7 @@ class DyEvalRunner:
 
         n = 0
         mine = set(self.generation_job_ids())
-        for j in self.project.jobs():
+        for j in self.project.jobs.all():
             if j["job_id"] not in mine or j["job_id"] in live or j["status"] in (DONE, CANCELLED):
                 continue
             try:
@@ -301,8 +301,8 @@ class DyEvalRunner:
                 continue
             request_cancel(self.project.folder, j["job_id"])
             n += ingest_pending(self.project, paths, load_spec(paths)).samples
-            self.project.record_job(j["job_id"], "generate", j["spec"], status=CANCELLED, done=j["done"],
-                                    total=j["total"], message="superseded: the tree asked for its remaining images "
+            self.project.jobs.record(j["job_id"], "generate", j["spec"], status=CANCELLED, done=j["done"],
+                                     total=j["total"], message="superseded: the tree asked for its remaining images "
                                                               "in a new job")
         return n
 
@@ -352,7 +352,7 @@ class DyEvalRunner:
             return 0
         owner_ids = [r.owner for r in reqs]
         prompts = request_prompts(self.tree, owner_ids)
-        k = sum(1 for r in self.project.run_ids() if r.startswith(prompt_prefix(self.tree_id)))
+        k = sum(1 for r in self.project.samples.run_ids() if r.startswith(prompt_prefix(self.tree_id)))
         run_id = f"{prompt_prefix(self.tree_id)}inline{k + 1}"
         rows: dict[str, list[Any]] = {c: [] for c in ("sid", "pid", "seed", "path")}
         truths = []
@@ -371,11 +371,11 @@ class DyEvalRunner:
             samples = Samples.build(rows["sid"], run_id, rows["pid"], rows["seed"], float(size), float(size),
                                     rows["path"])
             with self.project.transaction():
-                self.project.add_prompts(prompts)
-                self.project.add_run(run_id, method="demo_procedural", model={"generator": "procedural"},
-                                     params={"width": size, "height": size, "renderer": "dyeval.render_demo_row"},
-                                     source=source)
-                self.project.add_dataset(Dataset(samples, Detections.empty(), prompts), truth=truths)
+                self.project.samples.add_prompts(prompts)
+                self.project.samples.add_run(run_id, method="demo_procedural", model={"generator": "procedural"},
+                                             params={"width": size, "height": size, "renderer": "dyeval.render_demo_row"},
+                                             source=source)
+                self.project.samples.add_dataset(Dataset(samples, Detections.empty(), prompts), truth=truths)
         except BaseException:  # images of a run that was not stored are not left behind
             for rel in rows["path"]:
                 (self.project.folder / rel).unlink(missing_ok=True)

@@ -240,8 +240,8 @@ def attach_scores(data: MetaLogicData, table: dict[str, np.ndarray]) -> None:
 
 def load_project(project: Any) -> MetaLogicData:
     """The MetaLogic image pairs of an open project, with the image scores it holds."""
-    ds = project.load_dataset(method=METHOD)
+    ds = project.samples.load_dataset(method=METHOD)
     data = pairs_from_dataset(ds)
-    if len(data) and project.scorers():
-        attach_scores(data, project.scores_table(sample_ids=np.concatenate([data.sample_a, data.sample_b]).tolist()))
+    if len(data) and project.scores.scorers():
+        attach_scores(data, project.scores.table(sample_ids=np.concatenate([data.sample_a, data.sample_b]).tolist()))
     return data

@@ -21,7 +21,7 @@ _CODE = {"MISALIGNED": 1, "ALIGNED": 0, "UNDECIDABLE": 2}
 def _human(project: Any, ids: np.ndarray) -> np.ndarray:
     pos = {s: i for i, s in enumerate(ids.tolist())}
     human = np.full(len(ids), -1, np.int8)
-    for e in sorted(project.latest_label_events(LABEL_SCHEME.task), key=lambda e: e.event_id):
+    for e in sorted(project.labels.latest(LABEL_SCHEME.task), key=lambda e: e.event_id):
         i = pos.get(e.target_id)
         if i is not None and e.value in VERDICTS:
             human[i] = _CODE[e.value]
@@ -34,7 +34,7 @@ def human_labels(project: Any, table: AuditTable) -> np.ndarray:
 
 
 def audit_table(project: Any, *, eval_id: int | None = None) -> AuditTable:
-    eid = project.active_evaluation_id("metalogic") if eval_id is None else int(eval_id)
+    eid = project.evaluations.active_id("metalogic") if eval_id is None else int(eval_id)
     if eid is None:
         raise WorkstationError("MetaLogic has no evaluation in this project yet: run `evaluate --method metalogic`")
     cols = load_outcomes(project, eid)

@@ -108,7 +108,7 @@ def add_demo(project: Any, *, n_pairs: int = 200, seeds: int = 2, size: int = 51
 
     if seeds < 1:
         raise WorkstationError(f"the MetaLogic demo needs at least one seed per pair, got {seeds}")
-    if run_id in project.run_ids():
+    if run_id in project.samples.run_ids():
         raise WorkstationError(f"the project already holds the run {run_id!r}; the MetaLogic demo is built once")
     t0 = time.perf_counter()
     n_jobs = _default_workers() if workers is None else max(1, int(workers))
@@ -119,12 +119,12 @@ def add_demo(project: Any, *, n_pairs: int = 200, seeds: int = 2, size: int = 51
     gen = [create_generate_job(project, prompts, generator=PROCEDURAL, params={"width": size, "height": size},
                                seeds=list(range(seeds)), run_id=run_id, shard=sh, batch_size=16, suite=label)
            for sh in shards]
-    project.add_run(run_id, method="demo_procedural", model={"generator": PROCEDURAL},
-                    params={"seeds": seeds, "width": size, "height": size, "suite": label},
-                    provenance={"generator": PROCEDURAL, "renderer": "workstation.methods.metalogic.demo.render_side",
-                                "suite": suite.name, "suite_hash": suite.content_hash,
-                                "error_rates": DEFAULT_ERROR_RATES, "jobs": [g.job_id for g in gen]},
-                    source="demo")
+    project.samples.add_run(run_id, method="demo_procedural", model={"generator": PROCEDURAL},
+                            params={"seeds": seeds, "width": size, "height": size, "suite": label},
+                            provenance={"generator": PROCEDURAL, "renderer": "workstation.methods.metalogic.demo.render_side",
+                                        "suite": suite.name, "suite_hash": suite.content_hash,
+                                        "error_rates": DEFAULT_ERROR_RATES, "jobs": [g.job_id for g in gen]},
+                            source="demo")
     total = 2 * len(prompts) * seeds
     _run_all(project, gen, progress, 0, total, "image")
     det = [create_detect_job(project, detector=SCENE, runs=[run_id], shard=sh, batch_size=32) for sh in shards]
@@ -135,7 +135,7 @@ def add_demo(project: Any, *, n_pairs: int = 200, seeds: int = 2, size: int = 51
                                       data=data)
     if progress is not None:
         progress(total, total, "evaluated")
-    truths = {k: v for k, v in project.sample_truth().items() if isinstance(v, dict)}
+    truths = {k: v for k, v in project.samples.truth().items() if isinstance(v, dict)}
     a, m, u = results.counts()
     return {"method": "metalogic", "run_id": run_id, "suite": suite.name, "suite_pairs": len(suite),
             "seeds": seeds, "image_pairs": len(data), "images": 2 * len(data),

@@ -104,7 +104,7 @@ class MetaLogicMethod:
 
     # ---- data and evaluation ----------------------------------------------------------------------------
     def has_data(self, project: Any) -> bool:
-        return bool(project.prompt_methods().get(self.name))
+        return bool(project.samples.prompt_methods().get(self.name))
 
     def load(self, project: Any) -> Any:
         from .adapter import load_project

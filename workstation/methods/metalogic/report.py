@@ -353,10 +353,10 @@ def report_section(project: Any, out_dir: Path, annotator: str | None = None, **
                                "(`suite --method metalogic --project DIR`)")
     if len(data) == 0:
         return _empty_section(project, out_dir, data)
-    eid = project.active_evaluation_id(METHOD)
+    eid = project.evaluations.active_id(METHOD)
     if eid is None:
         raise WorkstationError("the project has no MetaLogic results yet; run `evaluate --method metalogic` first")
-    ev = project.get_evaluation(eid, METHOD)
+    ev = project.evaluations.get(eid, METHOD)
     cols = aligned_outcomes(project, eid, data)
     outcomes = StoredOutcomes.from_columns(cols)
     cfg = MetaLogicConfig.from_dict(ev["config"])
@@ -393,7 +393,7 @@ def report_section(project: Any, out_dir: Path, annotator: str | None = None, **
         "project": str(Path(project.folder).resolve()), "config_version": eid,
         "config_hash": ev["content_hash"], "config_note": ev.get("note") or "",
         "image_pairs": len(data), "suite_pairs": data.n_suite_pairs, "prompts": data.n_prompts,
-        "runs": [{k: r[k] for k in ("run_id", "method", "model", "source", "samples")} for r in project.runs()
+        "runs": [{k: r[k] for k in ("run_id", "method", "model", "source", "samples")} for r in project.samples.runs()
                  if r["run_id"] in runs],
         "detections": "primary detector, original images",
         "scorers": {k: v["scorer"] for k, v in data.scores.items()},

@@ -99,7 +99,7 @@ def human_labels(project: Any, data: MetaLogicData, annotator: str | None = None
     -1; with no ``annotator``, the most recent label of anyone counts."""
     out = np.full(len(data), -1, np.int8)
     rows = data.row_of()
-    for e in sorted(project.latest_label_events(LABEL_SCHEME.task, annotator), key=lambda e: e.event_id):
+    for e in sorted(project.labels.latest(LABEL_SCHEME.task, annotator), key=lambda e: e.event_id):
         i = rows.get(e.target_id)
         if i is not None and e.value in VERDICTS:  # an undone label (no value) is no label
             out[i] = VERDICTS.index(e.value)

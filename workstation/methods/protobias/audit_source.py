@@ -28,7 +28,7 @@ def _preference(mean_corr: np.ndarray, mean_adv: np.ndarray) -> np.ndarray:
 def human_labels(project: Any, table: AuditTable) -> np.ndarray:
     """The humans' preference for the table's triplets from the rating events of their two
     images (targets: I_corr, I_adv): the latest rating per (image, annotator), averaged."""
-    events = project.latest_label_events(FIDELITY_SCHEME.task)
+    events = project.labels.latest(FIDELITY_SCHEME.task)
     by_image: dict[str, list[float]] = {}
     for e in events:
         if e.value is None or str(e.value).strip() == "":

@@ -201,7 +201,7 @@ def load_project_data(project: Any) -> ProtoBiasData:
 def _load_scores(project: Any, arr: dict[str, np.ndarray], n: int) -> tuple[TripletScores, tuple[MetricInfo, ...]]:
     """Each scorer's scores of both images against T, as a (n × metrics) TripletScores."""
     sample_ids = np.concatenate([arr["sample_corr"], arr["sample_adv"]])
-    table = project.scores_table(sample_ids=sample_ids.tolist()) if n else None
+    table = project.scores.table(sample_ids=sample_ids.tolist()) if n else None
     names: list[str] = []
     corr_cols: list[np.ndarray] = []
     adv_cols: list[np.ndarray] = []
@@ -236,7 +236,7 @@ def _load_scores(project: Any, arr: dict[str, np.ndarray], n: int) -> tuple[Trip
 
 def _load_ratings(project: Any, arr: dict[str, np.ndarray]) -> Ratings:
     """Every ``protobias.fidelity`` event on an image of a complete triplet instance."""
-    t = project.label_table(FIDELITY_SCHEME.task)
+    t = project.labels.table(FIDELITY_SCHEME.task)
     n = len(arr["item_id"])
     if not len(t.get("target_id", ())) or n == 0:
         o = np.array([], dtype=object)

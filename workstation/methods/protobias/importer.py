@@ -156,7 +156,7 @@ def _already_imported(project: Any, rid: str, provenance: dict[str, Any], n: int
     from ...store import MAX_PROVENANCE_BYTES
     from ...util.jsonsafe import capped
 
-    run = next((r for r in project.runs() if r["run_id"] == rid), None)
+    run = next((r for r in project.samples.runs() if r["run_id"] == rid), None)
     return (run is not None and run.get("source") == "protobias_import" and int(run.get("samples") or 0) == n
             and run.get("provenance") == capped(provenance, MAX_PROVENANCE_BYTES))
 
@@ -180,7 +180,7 @@ def import_folder(project: Any, folder: str | Path, *, index: str | Path | None 
     provenance = {"index_sha256": hashlib.sha256(imp.index_path.read_bytes()).hexdigest(),
                   "images": {sample_id_for(rid, image_target_id(str(imp.triplet_id[i]), role), seeds[i]): next(hashes)
                              for i in range(len(imp)) for role in ROLES}}
-    if rid in project.run_ids():
+    if rid in project.samples.run_ids():
         if _already_imported(project, rid, provenance, 2 * len(imp)):
             return ImportSummary(rid, len(imp), 2 * len(imp), str(imp.index_path), str(imp.folder), already=True)
         raise WorkstationError(f"run {rid!r} already exists in the project; choose another --run-id")
@@ -228,10 +228,10 @@ def import_folder(project: Any, folder: str | Path, *, index: str | Path | None 
         samples = Samples.build(sids, rid, pids, seed=seed_col, width=widths, height=heights, image_path=paths)
         ds = Dataset(samples, Detections.empty(), prompts)
         with project.transaction():
-            project.add_run(rid, method="protobias_import", model=None,
-                            params={"folder": str(imp.folder), "index": imp.index_path.name, "triplets": len(imp)},
-                            provenance=provenance, source="protobias_import")
-            project.add_dataset(ds)
+            project.samples.add_run(rid, method="protobias_import", model=None,
+                                    params={"folder": str(imp.folder), "index": imp.index_path.name, "triplets": len(imp)},
+                                    provenance=provenance, source="protobias_import")
+            project.samples.add_dataset(ds)
     except BaseException:
         for p in copied:
             p.unlink(missing_ok=True)

@@ -118,7 +118,7 @@ class ProtoBiasMethod:
         return report_section(project, out_dir, annotator=options.get("annotator"))
 
     def has_data(self, project: Any) -> bool:
-        return bool(project.prompt_methods().get(self.name))
+        return bool(project.samples.prompt_methods().get(self.name))
 
     def summary_lines(self, data: ProtoBiasData, results: ProtoBiasResults, eval_id: int,
                       cfg: ProtoBiasConfig) -> list[str]:

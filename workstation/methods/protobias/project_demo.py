@@ -139,14 +139,14 @@ def add_demo(project: Any, *, small: bool = False, progress: ProgressFn | None =
         samples = Samples.build(sids, run_id, prompts.prompt_id.tolist(), seed=0, width=float(size), height=float(size),
                                 image_path=paths)
         with project.transaction():
-            project.add_run(run_id, method="demo_procedural", model={"generator": "procedural"},
-                            params={"width": size, "height": size, "triplets_per_domain": n},
-                            provenance={"demo": DEMO_VERSION, "triplets_hash": triplets.content_hash,
-                                        "toy_metrics": [{"name": "toy_proto", "p": q, "seed": 0} for q in ps]}, source="demo")
-            project.add_dataset(Dataset(samples, Detections.empty(), prompts),
-                                truth=[json.dumps(t, separators=(",", ":")) for t in truths])
+            project.samples.add_run(run_id, method="demo_procedural", model={"generator": "procedural"},
+                                    params={"width": size, "height": size, "triplets_per_domain": n},
+                                    provenance={"demo": DEMO_VERSION, "triplets_hash": triplets.content_hash,
+                                                "toy_metrics": [{"name": "toy_proto", "p": q, "seed": 0} for q in ps]}, source="demo")
+            project.samples.add_dataset(Dataset(samples, Detections.empty(), prompts),
+                                        truth=[json.dumps(t, separators=(",", ":")) for t in truths])
             for p, sc in zip(ps, scores):
-                project.add_scores({"sample_id": sids, "scorer": [toy_scorer_id(p)] * total, "text": texts, "score": sc})
+                project.scores.add({"sample_id": sids, "scorer": [toy_scorer_id(p)] * total, "text": texts, "score": sc})
             k = len(triplets.triplets) if n_rated is None else min(n_rated, len(triplets.triplets))
             k = min(k, 6 if small else 60)
             if k:
@@ -160,7 +160,7 @@ def add_demo(project: Any, *, small: bool = False, progress: ProgressFn | None =
                             rows["annotator"].append(who)
                             rows["value"].append(str(int(r[a, i, j])))
                             rows["rating"].append(int(r[a, i, j]))
-                project.add_label_events_bulk("protobias.fidelity", "image", rows, source="demo")
+                project.labels.add_bulk("protobias.fidelity", "image", rows, source="demo")
             eid, results = evaluate_and_store(project, METHOD, note="demo: default audit")
     except BaseException:
         for f in written:

@@ -286,7 +286,7 @@ def report_section(project: Any, out_dir: Path, annotator: str | None = None) ->
     if annotator:
         cfg = cfg.replace(annotators=(annotator,))
     results = evaluate(data, cfg)
-    info = project.get_evaluation(eid) if eid is not None else {"eval_id": None, "content_hash": cfg.content_hash()}
+    info = project.evaluations.get(eid) if eid is not None else {"eval_id": None, "content_hash": cfg.content_hash()}
     return write_section(project, out_dir, data, results, info)
 
 

@@ -24,7 +24,7 @@ def _human(project: Any, ids: np.ndarray) -> np.ndarray:
     pos = {s: i for i, s in enumerate(ids.tolist())}
     out = np.full(len(ids), -1, np.int8)
     code = {PASS: 1, FAIL: 0, UNDECIDABLE: 2}
-    for e in sorted(project.latest_label_events(TASK), key=lambda e: e.event_id):
+    for e in sorted(project.labels.latest(TASK), key=lambda e: e.event_id):
         i = pos.get(e.target_id)
         if i is not None and e.value in VERDICT_CODE:
             out[i] = code[VERDICT_CODE[e.value]]
@@ -36,7 +36,7 @@ def audit_table(project: Any, *, config_id: int | None = None) -> AuditTable:
     verdict set when it has one for every sample, else the checker evaluated now."""
     store = SpatialStore(project)
     if config_id is None:
-        cid = project.active_evaluation_id("spatial")
+        cid = project.evaluations.active_id("spatial")
     else:
         cid = int(config_id)
     rows = project.con.execute(
@@ -59,7 +59,7 @@ def audit_table(project: Any, *, config_id: int | None = None) -> AuditTable:
         from .config import CheckerConfig
 
         cfg = store.get_config(cid) if cid is not None else CheckerConfig()
-        ds = project.load_dataset(method="spatial")
+        ds = project.samples.load_dataset(method="spatial")
         v = evaluate(ds, cfg)
         ids = np.asarray(ds.samples.sample_id, dtype=object)
         prompts = np.asarray(ds.samples.prompt_id, dtype=object)

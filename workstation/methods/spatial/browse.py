@@ -17,7 +17,7 @@ stable argsort over the matching rows. SQL semantics copied: DuckDB orders NaN a
 number (so ``conf >= x`` holds for NaN and ``conf <= x`` does not; NaN comes last ascending and
 first descending); ties in the sort key keep ascending dataset row order.
 
-`FilterSpec` is what the filter bar edits and what `Project.save_filter` stores;
+`FilterSpec` is what the filter bar edits and what `project.audit.save_filter` stores;
 `FilterSpec.allowed` drops the conditions on what a blind audit hides.
 """
 
@@ -117,7 +117,7 @@ def like_literal(text: str) -> str:
 
 @dataclass
 class FilterSpec:
-    """What the filter bar selects; stored as JSON by `Project.save_filter`."""
+    """What the filter bar selects; stored as JSON by `project.audit.save_filter`."""
 
     runs: list[str] = field(default_factory=list)  # empty = all
     relations: list[str] = field(default_factory=list)

@@ -481,11 +481,11 @@ def _fill_project(project: Any, n_seeds: int, prompts: Prompts, progress: Progre
                       "secondary": TemplateSceneDetector().provenance()},
         "perturbations": list(ds.variant_names[1:]),
     }
-    project.add_run(run_id, method=DEMO_METHOD, model={"generator": "procedural"},
-                    params={"seeds": n_seeds, "width": size, "height": size},
-                    provenance=provenance, source="demo")
-    project.add_dataset(ds, detector_names=DETECTOR_NAMES,
-                        truth=[json.dumps(t, separators=(",", ":")) for t in truths])
+    project.samples.add_run(run_id, method=DEMO_METHOD, model={"generator": "procedural"},
+                            params={"seeds": n_seeds, "width": size, "height": size},
+                            provenance=provenance, source="demo")
+    project.samples.add_dataset(ds, detector_names=DETECTOR_NAMES,
+                                truth=[json.dumps(t, separators=(",", ":")) for t in truths])
     cid = SpatialStore(project).save_config(cfg, note="demo: default checker parameters")
     t_eval = time.perf_counter()
     v = evaluate(ds, cfg)

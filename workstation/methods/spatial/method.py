@@ -74,7 +74,7 @@ class SpatialMethod:
         return spatial_suite(n_pairs, **options)
 
     def load(self, project: Any) -> Dataset:
-        return project.load_dataset(method=self.name)
+        return project.samples.load_dataset(method=self.name)
 
     def evaluate(self, data: Dataset, cfg: CheckerConfig) -> SpatialResults:
         from .checker import evaluate
@@ -100,7 +100,7 @@ class SpatialMethod:
         return report_section(project, out_dir, annotator=options.get("annotator"))
 
     def has_data(self, project: Any) -> bool:
-        return bool(project.prompt_methods().get(self.name))
+        return bool(project.samples.prompt_methods().get(self.name))
 
     def load_config_file(self, path: Path) -> CheckerConfig:
         from .config import load_config

@@ -48,7 +48,8 @@ FORMAT = 1
 PREFIX = "checker-prepared-"
 _TMP = f".tmp-{PREFIX}"
 MANIFEST_MAX_BYTES = 1 << 20
-# the modules whose code decides the prepared arrays: any change of their source is another key
+# the modules (a package: all of its modules) whose code decides the prepared arrays: any change of
+# their source is another key
 _CODE_MODULES = ("workstation.methods.spatial.checker", "workstation.methods.spatial.data",
                  "workstation.methods.spatial.types", "workstation.dataset", "workstation.types",
                  "workstation.util.grouping")
@@ -70,7 +71,11 @@ def code_digest() -> str:
     try:
         for name in _CODE_MODULES:
             __import__(name)
-            h.update(Path(sys.modules[name].__file__ or "").read_bytes())
+            source = Path(sys.modules[name].__file__ or "")
+            # a package: every module of it, in name order
+            for path in (sorted(source.parent.glob("*.py")) if source.name == "__init__.py" else [source]):
+                h.update(path.name.encode())
+                h.update(path.read_bytes())
     except (OSError, ImportError, AttributeError):
         info = os.stat(sys.executable)
         h.update(f"{__version__}/{sys.executable}/{info.st_size}/{info.st_mtime_ns}".encode())

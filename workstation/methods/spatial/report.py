@@ -629,7 +629,7 @@ def report_section(project: Any, out_dir: Path, annotator: str | None = None) ->
     from .store import SpatialStore
 
     store = SpatialStore(project)
-    ds = project.load_dataset(method="spatial")
+    ds = project.samples.load_dataset(method="spatial")
     if ds.n == 0:
         raise WorkstationError("the project has no samples of spatial prompts")
     cid = store.active_config_id()
@@ -639,13 +639,13 @@ def report_section(project: Any, out_dir: Path, annotator: str | None = None) ->
     v = stored_verdicts(project, ds, cid)
     human = store.human_verdicts(ds, annotator)
     labels = human if (human >= 0).any() else None
-    ev = project.get_evaluation(cid)
+    ev = project.evaluations.get(cid)
     provenance = {
         "project": str(Path(project.folder).resolve()),
         "config_version": cid,
         "config_name": cfg.name,
         "runs": [{k: r[k] for k in ("run_id", "method", "model", "params", "source", "samples")}
-                 for r in project.runs() if r["run_id"] in set(ds.samples.run_id.tolist())],
+                 for r in project.samples.runs() if r["run_id"] in set(ds.samples.run_id.tolist())],
         "labels": {"audited_samples": int((human >= 0).sum()), "annotators": store.annotators(),
                    "annotator_filter": annotator},
         "config_note": ev.get("note") or "",

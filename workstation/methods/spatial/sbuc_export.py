@@ -236,13 +236,13 @@ def write_jsonl(path: str | Path, records: Iterator[dict[str, Any]]) -> int:
 
 def export_sbuc(project: "Project", run_id: str, out: str | Path, config_id: int | None = None) -> int:
     """Write the per-sample records of `run_id` under a verdict set (the active one by default)."""
-    runs = project.run_ids()
+    runs = project.samples.run_ids()
     if run_id not in runs:
         raise WorkstationError(f"no run {run_id!r} in the project (runs: {', '.join(runs) or 'none'})")
     cid = config_id if config_id is not None else SpatialStore(project).active_config_id()
     if cid is None:
         raise WorkstationError("the project has no verdict set yet; run `evaluate` first")
     cfg = SpatialStore(project).get_config(cid)
-    ds = project.load_dataset(runs=[run_id])
+    ds = project.samples.load_dataset(runs=[run_id])
     v = stored_verdicts(project, ds, cid)
     return write_jsonl(out, sbuc_records(ds, v, cfg, detector_names(project, run_id)))

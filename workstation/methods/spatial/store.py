@@ -69,8 +69,8 @@ class SpatialStore:
     def save_config(self, cfg: CheckerConfig, note: str = "", parent_id: int | None = None,
                     activate: bool = True) -> int:
         """Store `cfg` as a new version (or return the id of an identical stored one)."""
-        return self.project.save_evaluation(METHOD, cfg.to_dict(), cfg.content_hash(), name=cfg.name, note=note,
-                                            parent_id=parent_id, activate=activate)
+        return self.project.evaluations.save(METHOD, cfg.to_dict(), cfg.content_hash(), name=cfg.name, note=note,
+                                             parent_id=parent_id, activate=activate)
 
     def configs(self) -> list[dict[str, Any]]:
         counts: dict[int, int] = {}
@@ -79,17 +79,17 @@ class SpatialStore:
                 "SELECT eval_id, count(*) FROM spatial_verdicts GROUP BY eval_id").fetchall()}
         return [{"config_id": e["eval_id"], "name": e["name"], "content_hash": e["content_hash"], "note": e["note"],
                  "parent_id": e["parent_id"], "created_at": e["created_at"], "verdicts": counts.get(e["eval_id"], 0)}
-                for e in self.project.evaluations(METHOD)]
+                for e in self.project.evaluations.all(METHOD)]
 
     def get_config(self, config_id: int) -> CheckerConfig:
         try:
-            ev = self.project.get_evaluation(config_id, METHOD)
+            ev = self.project.evaluations.get(config_id, METHOD)
         except ProjectError:
             raise ProjectError(f"no checker config version {config_id} in the project") from None
         return CheckerConfig.from_dict(ev["config"])
 
     def active_config_id(self) -> int | None:
-        return self.project.active_evaluation_id(METHOD)
+        return self.project.evaluations.active_id(METHOD)
 
     def active_config(self) -> tuple[int | None, CheckerConfig]:
         cid = self.active_config_id()
@@ -98,7 +98,7 @@ class SpatialStore:
         return cid, self.get_config(cid)
 
     def set_active_config(self, config_id: int) -> None:
-        self.project.set_active_evaluation(METHOD, config_id)
+        self.project.evaluations.set_active(METHOD, config_id)
 
     # ---- verdict sets ------------------------------------------------------------------------
     def save_verdicts(self, config_id: int, ds: Dataset, v: "StorableVerdicts") -> None:
@@ -151,8 +151,8 @@ class SpatialStore:
             raise ProjectError(f"unknown verdict {verdict!r}; expected PASS, FAIL or UNDECIDABLE")
         if not isinstance(annotator, str) or not annotator.strip():
             raise ProjectError("an annotator name is required")
-        return self.project.add_label_event(TASK, "sample", sample_id, annotator, verdict, rating=rating, notes=notes,
-                                            audit_set_id=audit_set_id, source=source, created_at=created_at)
+        return self.project.labels.add(TASK, "sample", sample_id, annotator, verdict, rating=rating, notes=notes,
+                                       audit_set_id=audit_set_id, source=source, created_at=created_at)
 
     def add_labels_bulk(self, rows: Mapping[str, Sequence[Any]], source: str = "import") -> int:
         """Append many label events in one transaction (columns: sample_id, annotator, verdict,
@@ -160,7 +160,7 @@ class SpatialStore:
         cols = {k: v for k, v in rows.items() if k not in ("sample_id", "verdict")}
         cols["target_id"] = rows["sample_id"]
         cols["value"] = rows["verdict"]
-        return self.project.add_label_events_bulk(TASK, "sample", cols, source=source)
+        return self.project.labels.add_bulk(TASK, "sample", cols, source=source)
 
     @staticmethod
     def _row(e: Any) -> LabelRow:
@@ -168,18 +168,18 @@ class SpatialStore:
                         e.audit_set_id, e.source)
 
     def label_events(self, sample_id: str | None = None) -> list[LabelRow]:
-        return [self._row(e) for e in self.project.label_events(task=TASK, target_id=sample_id)]
+        return [self._row(e) for e in self.project.labels.events(task=TASK, target_id=sample_id)]
 
     def prefetch_label_events(self, sample_ids: Sequence[str]) -> None:
         """Read these samples' events in one query, kept for `label_events` until the next write."""
-        self.project.label_events_of(TASK, sample_ids)
+        self.project.labels.events_of(TASK, sample_ids)
 
     def latest_labels(self, annotator: str | None = None) -> list[LabelRow]:
         """The latest event per (sample, annotator)."""
-        return [self._row(e) for e in self.project.latest_label_events(TASK, annotator)]
+        return [self._row(e) for e in self.project.labels.latest(TASK, annotator)]
 
     def annotators(self) -> list[str]:
-        return self.project.label_annotators(TASK)
+        return self.project.labels.annotators(TASK)
 
     def human_verdicts(self, ds: Dataset, annotator: str | None = None) -> np.ndarray:
         """Per sample of `ds`: the latest human verdict code (int8) or -1 where unlabelled.
@@ -200,7 +200,7 @@ class SpatialStore:
     # ---- audit sets --------------------------------------------------------------------------------
     def create_audit_set(self, name: str, sample_ids: Sequence[str], params: dict[str, Any],
                          blind: bool = True, rechecks: Sequence[tuple[int, str]] = ()) -> int:
-        return self.project.create_audit_set(name, TASK, sample_ids, params, blind=blind, rechecks=rechecks)
+        return self.project.audit.create_set(name, TASK, sample_ids, params, blind=blind, rechecks=rechecks)
 
     def audit_sets(self) -> list[dict[str, Any]]:
-        return self.project.audit_sets(TASK)
+        return self.project.audit.sets(TASK)
