@@ -55,7 +55,7 @@ from workstation.evaluation.ppi import (  # noqa: E402
     wilson_estimate,
     z_for,
 )
-from workstation.evaluation.stats import wilson_arrays  # noqa: E402
+from workstation.evaluation.intervals import wilson_arrays  # noqa: E402
 
 CONF = 0.95
 N_FIXED = 160  # labels of the fixed-size audits

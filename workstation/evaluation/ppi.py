@@ -429,7 +429,7 @@ def design_estimate(f_units: Any, z_units: Any, stratum: Any, n_items: int, *, i
 
 def wilson_estimate(z: Any, *, confidence: float = 0.95, population: int | None = None) -> Estimate:
     """The labelled items' rate with a Wilson interval (independent items, no weights)."""
-    from .stats import wilson_interval
+    from .intervals import wilson_interval
 
     v = np.asarray(z, np.float64).reshape(-1)
     v = v[np.isfinite(v)]
