@@ -355,9 +355,10 @@ def ingest_chunk(project: "Project", paths: JobPaths, spec: JobSpec, chunk: Path
     cols, items, kind = read_chunk(chunk)
     if kind and kind != spec.kind:
         raise WorkstationError(f"chunk {chunk} holds {kind} results, but job {spec.job_id} is a {spec.kind} job")
-    from .kinds import job_kind
+    from .kind_registry import kind_object
 
-    return job_kind(spec.kind).ingest(project, paths, spec, cols, items, src_root)
+    result: IngestResult = kind_object(spec.kind).ingest(project, paths, spec, cols, items, src_root)
+    return result
 
 
 def ingest_pending(project: "Project", paths: JobPaths, spec: JobSpec | None = None) -> IngestResult:
