@@ -33,7 +33,8 @@ from ..methods.spatial.sbuc import MAX_IMAGE_SIDE
 from ..types import WorkstationError
 from ..util.jsonsafe import loads_strict
 from ..util.images import MAX_PIXELS as MAX_IMAGE_PIXELS
-from .evaluate import add_project_arg, prepare_next_open
+from ..command_base import add_project_arg
+from .evaluate import prepare_next_open
 from ..methods.spatial.store import SpatialStore
 
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
