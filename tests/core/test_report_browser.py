@@ -198,7 +198,12 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Any:
     try:
         b.open_page()
     except BaseException:
-        err = b.proc.stderr.read().decode(errors="replace")[-2000:] if b.proc.poll() is not None and b.proc.stderr else ""
+        err = ""
+        if b.proc.poll() is not None and b.proc.stderr:
+            try:
+                err = (b.proc.communicate(timeout=10)[1] or b"").decode(errors="replace")[-2000:]
+            except (subprocess.TimeoutExpired, ValueError):
+                err = "(its output was not readable within 10 s)"
         b.close()
         raise AssertionError(f"Chromium did not start: {err}")
     yield b

@@ -12,6 +12,7 @@ from pathlib import Path
 import duckdb
 import numpy as np
 
+from tests.proc import Lines
 from workstation.cli import main
 from workstation.methods.spatial.checker import evaluate
 from workstation.methods.spatial.config import CheckerConfig
@@ -120,15 +121,13 @@ def test_a_process_killed_while_replacing_a_set_leaves_the_old_set(project: Path
         f"sys.exit(main(['evaluate', '--project', {str(project)!r}]))\n")  # the active version's set again
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=ROOT,
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
+    lines = Lines(proc, timeout=120)
     try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline().split()
+        line = (lines.readline() or "").split()
         assert line == ["WRITING", "0"]  # the old rows deleted, the transaction not committed
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=30)
+        lines.close()
     after = verdict_rows(project)
     assert after == before
