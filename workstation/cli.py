@@ -1,8 +1,9 @@
 """Command line: `python main.py COMMAND ...` (also the `workstation` console script).
 
-Each command lives in `workstation/commands/<module>.py` and exposes
+The kernel's commands live in `workstation/commands/<module>.py`, each exposing
 `register(subparsers) -> None`, which adds its parser and sets `func=run` (a callable taking
-the parsed args and returning an exit code). Commands import heavy modules inside `run`.
+the parsed args and returning an exit code); each registered method adds its own after them
+(``METHOD.commands()``, from the method's folder). Commands import heavy modules inside `run`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import importlib
 import logging
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from .types import WorkstationError
 
@@ -31,8 +32,6 @@ COMMAND_MODULES: tuple[str, ...] = (
     "generate",
     "detect",
     "score",
-    "protobias",
-    "dyeval",
     "jobs",
     "runs",
     "merge",
@@ -69,7 +68,16 @@ def build_parser(extra: Sequence[str] | None = None) -> argparse.ArgumentParser:
                 continue  # e.g. a core-only install without the UI package
             raise
         mod.register(sub)
+    for command in method_commands():
+        command.register(sub)
     return p
+
+
+def method_commands() -> list[Any]:
+    """Every registered method's own commands (`workstation.command_base.Command`), by method name."""
+    from .methods import METHODS, get_method
+
+    return [c for name in METHODS.names() for c in get_method(name).commands()]
 
 
 def has_command(name: str) -> bool:

@@ -287,7 +287,7 @@ def test_protobias_indexes_read_or_one_input_error(tmp_path_factory: pytest.Temp
 @given(body=st.one_of(st.lists(st.sampled_from(CSV_PIECES + ["PASS", "FAIL", "i1"]), max_size=40).map("".join),
                       st.text(max_size=200)))
 def test_dyeval_judgement_csv_reads_or_one_input_error(tmp_path_factory: pytest.TempPathFactory, body: str) -> None:
-    from workstation.commands.dyeval import read_label_csv
+    from workstation.methods.dyeval.commands import read_label_csv
 
     f = tmp_path_factory.mktemp("dj") / "judged.csv"
     f.write_text("image_id,value,notes\n" + body, encoding="utf-8")

@@ -121,6 +121,7 @@ def test_a_process_killed_while_replacing_a_set_leaves_the_old_set(project: Path
         f"sys.exit(main(['evaluate', '--project', {str(project)!r}]))\n")  # the active version's set again
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=ROOT,
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
+    lines = Lines(proc, timeout=120)
     try:
         with Lines(proc, timeout=300) as out:
             line = out.wait_for(lambda x: x.startswith("WRITING")).split()
@@ -128,8 +129,6 @@ def test_a_process_killed_while_replacing_a_set_leaves_the_old_set(project: Path
             proc.send_signal(signal.SIGKILL)
             proc.wait(timeout=30)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=30)
+        lines.close()
     after = verdict_rows(project)
     assert after == before

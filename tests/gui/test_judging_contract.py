@@ -42,11 +42,19 @@ from PySide6.QtWidgets import (
 from ui import menus
 from ui.methods import view_names
 from workstation.methods import get_method
+from tests import toy_method
 from workstation.store import Project
 
 pytestmark = pytest.mark.gui
 
-NAMES = view_names()
+NAMES = sorted(set(view_names()) | {toy_method.NAME})
+
+
+@pytest.fixture(scope="module", autouse=True)
+def lamp_method_registered() -> Any:
+    """The Lamp method of the tests (core and views), registered for this module's tests."""
+    with toy_method.registered():
+        yield
 OTHER = "bob-sentinel"
 OTHER_NOTE = "BOB-NOTE-QX"
 EARLIER_NOTE = "EARLIER-NOTE-QX"

@@ -17,9 +17,17 @@ import pytest
 
 from ui.methods import view_names, views_for
 from workstation.methods import get_method
+from tests import toy_method
 from workstation.store import Project
 
-NAMES = view_names()
+NAMES = sorted(set(view_names()) | {toy_method.NAME})
+
+
+@pytest.fixture(scope="module", autouse=True)
+def lamp_method_registered() -> Any:
+    """The Lamp method of the tests (core and views), registered for this module's tests."""
+    with toy_method.registered():
+        yield
 
 
 @pytest.fixture(scope="module", params=NAMES)

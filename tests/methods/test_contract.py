@@ -2,7 +2,8 @@
 results → report section, the config's round trip, the label schemes and the migrations.
 
 A new method passes this file before it is wired into anything else (the views' half of the
-contract is `tests/gui/test_method_views.py`)."""
+contract is `tests/gui/test_method_views.py`). So does the Lamp method of the tests
+(`tests/toy_method`), registered here for this module's tests only."""
 
 from __future__ import annotations
 
@@ -17,8 +18,15 @@ from workstation.evaluation.bundle import write_bundle
 from workstation.evaluation.run import evaluate_and_store
 from workstation.methods import METHODS, get_method
 from workstation.store import Project
+from tests import toy_method
 
-NAMES = METHODS.names()
+NAMES = sorted(set(METHODS.names()) | {toy_method.NAME})
+
+
+@pytest.fixture(scope="module", autouse=True)
+def lamp_method_registered() -> Any:
+    with toy_method.registered(views=False):
+        yield
 
 
 @pytest.fixture(scope="module", params=NAMES)
@@ -108,3 +116,16 @@ def test_demo_evaluates_reports_and_stores(demo: tuple[Any, Path], tmp_path: Pat
     assert section.method == method.name and section.html
     assert (tmp_path / "report" / "index.html").is_file()
     assert (tmp_path / "report" / method.name).is_dir()
+
+
+def test_each_method_s_own_commands_are_on_the_command_line(demo: tuple[Any, Path],
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    from workstation.cli import build_parser, main
+
+    method, folder = demo
+    commands = next(a for a in build_parser()._actions if a.dest == "command").choices
+    assert all(c.name in commands for c in method.commands())
+    if method.name == toy_method.NAME:  # the Lamp method's own command, run through the command line
+        capsys.readouterr()
+        assert main([toy_method.NAME, "count", "--project", str(folder)]) == 0
+        assert capsys.readouterr().out.strip() == "12 lamp prompt(s)"

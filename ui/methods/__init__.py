@@ -1,7 +1,7 @@
 """Each evaluation method's Qt views, registered by name and imported only when used.
 
 A method's views are a package ``ui.methods.<name>`` whose ``VIEWS`` object is a
-`ui.methods.base.MethodViews`: its pages (``install(window)`` adds them as tabs, the first time
+`ui.method_views.MethodViews`: its pages (``install(window)`` adds them as tabs, the first time
 a project with the method's data is open or the user opens the method from the Methods menu),
 its judging controller and page, its audit population and label export.
 

@@ -31,7 +31,8 @@ from ..types import WorkstationError
 from ..util.csvsafe import escape_row
 from ..util.jsonsafe import dumps
 from ..util.output import output_file, write_output_text
-from .evaluate import active_verdicts, add_project_arg, config_hash, load_samples, open_project, reading_project
+from ..command_base import add_project_arg, open_project, reading_project
+from .evaluate import active_verdicts, config_hash, load_samples
 from ..methods.spatial.store import SpatialStore
 from ..methods.spatial.data import spatial_columns
 

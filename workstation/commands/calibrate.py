@@ -19,7 +19,8 @@ from typing import Any
 
 from ..util.jsonsafe import dumps
 from ..types import WorkstationError
-from .evaluate import active_verdicts, add_project_arg, load_samples, open_project, print_main_results, reading_project
+from ..command_base import add_project_arg, open_project, reading_project
+from .evaluate import active_verdicts, load_samples, print_main_results
 from ..methods.spatial.store import SpatialStore
 
 

@@ -52,7 +52,7 @@ def register(sub: Any) -> None:
 
 
 def _is_demo_project(folder: Path) -> bool:
-    from .evaluate import reading_project
+    from ..command_base import reading_project
 
     with reading_project(folder) as project:
         runs = project.samples.runs()
@@ -73,7 +73,8 @@ def _summary_of_existing(folder: Path) -> dict[str, Any]:
     the spatial part only where the project holds it."""
     from ..methods import METHODS, get_method
     from ..methods.spatial.demo import truth_agreement
-    from .evaluate import active_verdicts, load_samples, reading_project
+    from ..command_base import reading_project
+    from .evaluate import active_verdicts, load_samples
 
     out: dict[str, Any] = {"folder": str(folder), "reused": True}
     with reading_project(folder) as project:

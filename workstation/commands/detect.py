@@ -71,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
     from ..jobs import create_detect_job, create_evaluate_job
     from ..jobs.shards import resolve_shard
     from ..jobs.spec import JobPaths, append_log
-    from .evaluate import open_project, prepare_next_open
+    from ..command_base import open_project
+    from .evaluate import prepare_next_open
     from .generate import exit_code, watch
 
     shard, shard_note = resolve_shard(args.shard, os.environ)

@@ -2,8 +2,8 @@
 
     python main.py evaluate --project DIR [--config CHECKER.yaml]
 
-Also holds the small helpers the other commands share (opening a project, reading the active
-verdict set, printing the main metrics).
+Also holds the small helpers the spatial commands share (reading the active verdict set,
+printing the main metrics).
 """
 
 from __future__ import annotations
@@ -11,11 +11,10 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..command_base import add_project_arg, open_project
 from ..types import WorkstationError
 from ..methods.spatial.store import SpatialStore
 
@@ -29,44 +28,6 @@ if TYPE_CHECKING:  # pragma: no cover
 # ---------------------------------------------------------------------------------------------
 # shared helpers
 # ---------------------------------------------------------------------------------------------
-
-
-def add_project_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--project", required=True, type=Path, metavar="DIR", help="project folder")
-
-
-def _require_project(folder: Path) -> None:
-    from ..store import DB_NAME
-
-    if not (folder / DB_NAME).is_file():
-        raise WorkstationError(
-            f"no project in {folder} (missing {DB_NAME}); create one with `import-sbuc` or `demo`")
-
-
-def open_project(folder: Path) -> "Project":
-    """Open an existing project for writing (a clear error when there is none or it is locked)."""
-    from ..store import Project
-
-    _require_project(folder)
-    return Project.open(folder)
-
-
-@contextmanager
-def reading_project(folder: Path) -> Iterator["Project"]:
-    """An existing project opened read-only; a snapshot when another process holds it."""
-    from ..store import Project, ProjectLocked
-
-    _require_project(folder)
-    try:
-        project = Project.open(folder, read_only=True)
-    except ProjectLocked:
-        print(f"note: {folder} is open in another process; reading its last committed state",
-              file=sys.stderr)
-        project = Project.open_snapshot(folder)
-    try:
-        yield project
-    finally:
-        project.close()
 
 
 def load_samples(project: "Project") -> "Dataset":  # the spatial commands' samples
@@ -179,7 +140,7 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..evaluation.run import config_of, evaluate_and_store
     from ..methods import METHODS, get_method
-    from .report import methods_with_data
+    from ..methods import methods_with_data
 
     wanted = args.method
     if args.config and not wanted:

@@ -13,7 +13,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from .evaluate import add_project_arg, reading_project
+from ..command_base import add_project_arg, reading_project
 from ..methods.spatial.store import SpatialStore
 
 

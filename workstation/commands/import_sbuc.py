@@ -33,7 +33,9 @@ from ..methods.spatial.sbuc import MAX_IMAGE_SIDE
 from ..types import WorkstationError
 from ..util.jsonsafe import loads_strict
 from ..util.images import MAX_PIXELS as MAX_IMAGE_PIXELS
-from .evaluate import add_project_arg, prepare_next_open
+from ..util.paths import remove_made
+from ..command_base import add_project_arg
+from .evaluate import prepare_next_open
 from ..methods.spatial.store import SpatialStore
 
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -198,17 +200,6 @@ def _copy_images(images: list[tuple[Path, str]], root: Path, made: list[Path]) -
         made.append(dst)
 
 
-def _undo(made: list[Path]) -> None:
-    for p in reversed(made):
-        try:
-            if p.is_dir() and not p.is_symlink():
-                p.rmdir()
-            else:
-                p.unlink(missing_ok=True)
-        except OSError:
-            pass
-
-
 @contextmanager
 def _project_folder(folder: Path, made: list[Path]) -> Iterator[tuple[Any, Path]]:
     """The project to import into, and the folder its files go to.
@@ -236,7 +227,7 @@ def _project_folder(folder: Path, made: list[Path]) -> Iterator[tuple[Any, Path]
     try:
         project = Project.create(build, exist_ok=True)
     except BaseException:
-        _undo(parents)
+        remove_made(parents)
         raise
     ok = False
     try:
@@ -245,10 +236,10 @@ def _project_folder(folder: Path, made: list[Path]) -> Iterator[tuple[Any, Path]
     finally:
         project.close()
         if not ok:
-            _undo(made)
+            remove_made(made)
             if not in_place:
                 shutil.rmtree(build, ignore_errors=True)
-                _undo(parents)
+                remove_made(parents)
             elif not db_existed:
                 for name in (DB_NAME, DB_NAME + ".wal"):
                     (build / name).unlink(missing_ok=True)
@@ -261,7 +252,7 @@ def _project_folder(folder: Path, made: list[Path]) -> Iterator[tuple[Any, Path]
             os.rename(build, folder)
         except OSError:
             shutil.rmtree(build, ignore_errors=True)
-            _undo(parents)
+            remove_made(parents)
             raise
 
 

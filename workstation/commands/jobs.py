@@ -69,6 +69,7 @@ def describe_job(project_folder: Path, row: dict[str, Any]) -> str:
 def run(args: argparse.Namespace) -> int:
     cmd = args.jobs_command
     if cmd == "worker":
+        from .. import methods  # noqa: F401  (the demo's generator draws each method's rows with its renderer)
         from ..jobs.worker import run_worker
 
         return run_worker(args.job_dir)
@@ -76,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         return _cancel(args.project, args.job_id)
     if cmd == "resume":
         return _resume(args.project, args.job_id)
-    from .evaluate import reading_project
+    from ..command_base import reading_project
 
     with reading_project(args.project) as project:
         if cmd == "list":
@@ -129,7 +130,8 @@ def _show(project: "Project", job_id: str, lines: int) -> int:
 def _resume(folder: Path, job_ids: list[str]) -> int:
     from ..jobs.progress import DONE
     from ..jobs.runner import live_status
-    from .evaluate import open_project, prepare_next_open
+    from ..command_base import open_project
+    from .evaluate import prepare_next_open
     from .generate import exit_code, watch
 
     project = open_project(folder)

@@ -25,7 +25,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from .evaluate import add_project_arg, open_project, reading_project
+from ..command_base import add_project_arg, open_project, reading_project
 from ..methods.spatial.store import SpatialStore
 
 

@@ -15,8 +15,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..types import WorkstationError
-from .evaluate import add_project_arg, reading_project
+from ..command_base import add_project_arg, reading_project
 
 
 def register(sub: Any) -> None:
@@ -37,23 +36,9 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def methods_with_data(project: Any, wanted: list[str] | None) -> list[Any]:
-    from ..methods import METHODS, get_method
-
-    if wanted:
-        for name in wanted:
-            METHODS.entry(name)  # a clear error naming the registered methods
-        return [get_method(n) for n in wanted]
-    found = [get_method(n) for n in METHODS.names()]
-    found = [m for m in found if m.has_data(project)]
-    if not found:
-        raise WorkstationError(f"the project {project.folder} has no samples of any method; import or "
-                               "generate a run first")
-    return found
-
-
 def run(args: argparse.Namespace) -> int:
     from ..evaluation.bundle import check_report_target, write_bundle
+    from ..methods import methods_with_data
 
     check_report_target(Path(args.out), args.overwrite, [args.project])  # before the project is opened
     with reading_project(args.project) as project:

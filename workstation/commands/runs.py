@@ -170,7 +170,8 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 
 
 def run(args: argparse.Namespace) -> int:
-    from .evaluate import open_project, prepare_next_open, reading_project
+    from ..command_base import open_project, reading_project
+    from .evaluate import prepare_next_open
 
     if args.runs_command == "list":
         with reading_project(args.project) as project:

@@ -38,7 +38,7 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..jobs.spec import create_score_job
-    from .evaluate import open_project
+    from ..command_base import open_project
     from .generate import exit_code, watch
 
     model = args.model

@@ -13,6 +13,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from ..command_base import parse_options
 from ..types import WorkstationError
 
 
@@ -24,40 +25,6 @@ def register(sub: Any) -> None:
     p.add_argument("--out", type=Path, metavar="FILE.jsonl", help="write the prompts to this file")
     p.add_argument("--project", type=Path, metavar="DIR", help="add the prompts to this project")
     p.set_defaults(func=run)
-
-
-def parse_value(text: str) -> Any:
-    low = text.strip().lower()
-    if low in ("true", "yes"):
-        return True
-    if low in ("false", "no"):
-        return False
-    for conv in (int, float):
-        try:
-            v = conv(text)
-        except ValueError:  # not a number (or a whole number of thousands of digits: read as a float)
-            continue
-        return v
-    return text
-
-
-def parse_options(items: list[str]) -> dict[str, Any]:
-    """``--set KEY=VALUE`` options; a number that only fits as infinity (``1e400``) or NaN is an
-    error naming the option, not a value that fails later."""
-    import math
-
-    from ..util.textio import quote
-
-    out: dict[str, Any] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise WorkstationError(f"--set {quote(item, 40)}: expected KEY=VALUE")
-        v = parse_value(value)
-        if isinstance(v, float) and not math.isfinite(v):
-            raise WorkstationError(f"--set {quote(key.strip(), 40)}: {quote(value, 40)} is not a finite number")
-        out[key.strip()] = v
-    return out
 
 
 def run(args: argparse.Namespace) -> int:

@@ -45,11 +45,7 @@ DETECTORS.register(
 )
 
 
-def create_detector(name: str, **kwargs: Any) -> Any:
-    """Build the detector registered as ``name``, e.g. ``create_detector("yolox", model=path)``."""
-    return DETECTORS.create(name, **kwargs)
-
-
-def available_detectors() -> list[str]:
-    """Registered detectors whose optional packages are installed."""
-    return DETECTORS.available()
+# create_detector: build the detector registered as a name (e.g. ``create_detector("yolox", model=path)``);
+# available_detectors: the registered detectors whose optional packages are installed
+create_detector = DETECTORS.create
+available_detectors = DETECTORS.available

@@ -19,7 +19,7 @@ jobs, commands, report bundle) talks to it only through these protocols:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -116,11 +116,20 @@ class Results(Protocol):
     ids and verdicts included, as numpy arrays of equal length.
     """
 
-    item_kind: str
-    ids: np.ndarray
-    verdict: np.ndarray | None
-    conf: np.ndarray | None
-    verdict_names: tuple[str, ...]
+    @property
+    def item_kind(self) -> str: ...
+
+    @property
+    def ids(self) -> np.ndarray: ...
+
+    @property
+    def verdict(self) -> np.ndarray | None: ...
+
+    @property
+    def conf(self) -> np.ndarray | None: ...
+
+    @property
+    def verdict_names(self) -> tuple[str, ...]: ...
 
     def __len__(self) -> int: ...
 
@@ -152,7 +161,9 @@ class Method(Protocol):
 
     name: str  # registry name, also the prefix of its tables and label tasks
     title: str  # "Spatial checker (SpatialBench-UC)"
-    label_schemes: tuple[LabelScheme, ...]
+
+    @property
+    def label_schemes(self) -> tuple[LabelScheme, ...]: ...
 
     def default_config(self) -> MethodConfig: ...
 
@@ -199,6 +210,11 @@ class Method(Protocol):
 
     def summary_lines(self, data: Any, results: Any, eval_id: int, cfg: Any) -> list[str]:
         """A few lines for the terminal after an evaluation."""
+        ...
+
+    def commands(self) -> Sequence[Any]:
+        """The method's own sub-commands of the command line (`workstation.command_base.Command`:
+        a name and ``register(subparsers)``); the command line adds them after the kernel's."""
         ...
 
     # optional: ``render_demo_row(row, seed, size=512) -> (image, truth)`` draws one prompt row of

@@ -25,10 +25,7 @@ GENERATORS.register(
 )
 
 
-def create_generator(name: str, **kwargs: Any) -> Generator:
-    """Build the generator registered as ``name`` (e.g. ``create_generator("diffusers", model=folder)``)."""
-    return GENERATORS.create(name, **kwargs)
-
-
-def available_generators() -> list[str]:
-    return GENERATORS.available()
+# create_generator: build the generator registered as a name (e.g. ``create_generator("diffusers", model=folder)``);
+# available_generators: the registered generators whose optional packages are installed
+create_generator = GENERATORS.create
+available_generators = GENERATORS.available

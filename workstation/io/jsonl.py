@@ -18,8 +18,6 @@ def read_jsonl(path: str | Path, what: str = "file",
     """Yield (line_number, object) for each non-blank line; errors name file and line
     (malformed JSON, a line that is not an object, bytes that are not UTF-8, a line over
     ``max_line_bytes``; JSON is read strictly: `util.jsonsafe.loads_strict`)."""
-    from ..util.jsonsafe import JSONInputError, loads_strict
-
     path = Path(path)
     if not path.is_file():
         raise InputError(path, f"{what} not found")
@@ -37,16 +35,26 @@ def read_jsonl(path: str | Path, what: str = "file",
             except UnicodeDecodeError as e:
                 raise InputError(path, f"not UTF-8 text (byte 0x{raw[e.start]:02x} at column {e.start + 1})",
                                  lineno) from None
-            s = line.strip()
-            if not s:
-                continue
-            try:
-                obj = loads_strict(s)
-            except JSONInputError as e:
-                raise InputError(path, f"malformed JSON ({e.message})", lineno) from None
-            if not isinstance(obj, dict):
-                raise InputError(path, "expected a JSON object on each line", lineno)
-            yield lineno, obj
+            obj = object_of_line(path, line, lineno)
+            if obj is not None:
+                yield lineno, obj
+
+
+def object_of_line(path: object, line: str, lineno: int) -> dict[str, Any] | None:
+    """The JSON object on one line of a JSONL file (None for a blank line); anything else is an
+    InputError naming the file and line."""
+    from ..util.jsonsafe import JSONInputError, loads_strict
+
+    s = line.strip()
+    if not s:
+        return None
+    try:
+        obj = loads_strict(s)
+    except JSONInputError as e:
+        raise InputError(path, f"malformed JSON ({e.message})", lineno) from None
+    if not isinstance(obj, dict):
+        raise InputError(path, "expected a JSON object on each line", lineno)
+    return obj
 
 
 def require(obj: dict[str, Any], key: str, path: object, line: int, kind: type | tuple[type, ...] | None = None) -> Any:

@@ -22,7 +22,9 @@ from typing import Any
 import numpy as np
 
 from ..types import WorkstationError
-from .spec import PROCEDURAL, SCENE
+
+PROCEDURAL = "procedural"  # the built-in generator that needs no weights
+SCENE = "scene"  # the built-in detector for procedural scenes
 
 
 class ProceduralGenerator:
@@ -48,6 +50,7 @@ class ProceduralGenerator:
 
     def generate_rows(self, rows: Sequence[dict[str, Any]], seeds: Sequence[int],
                       params: Any) -> tuple[list[np.ndarray], list[dict[str, Any]]]:
+        from ..demo import method_renderer
         from ..demo.scenes import render
 
         size = self._size(params)
@@ -66,17 +69,6 @@ class ProceduralGenerator:
                  progress: Any = None) -> list[np.ndarray]:
         raise WorkstationError("the procedural generator draws from prompt rows (relation and objects), "
                                "not from free text; run it through a job")
-
-
-def method_renderer(method: str) -> Any:
-    """The procedural renderer of a method's prompt rows: ``render_demo_row(row, seed, size=...) ->
-    (RGB uint8 image, truth dict)`` of the method object, found by name in the method registry."""
-    methods = importlib.import_module("workstation.methods")
-    m = methods.get_method(method)
-    fn = getattr(m, "render_demo_row", None)
-    if fn is None:
-        raise WorkstationError(f"the procedural generator cannot draw prompts of method {method!r}")
-    return fn
 
 
 def _ensure_builtins() -> None:

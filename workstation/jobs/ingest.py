@@ -25,6 +25,7 @@ import numpy as np
 
 from ..dataset import Dataset, Detections, Prompts, Samples
 from ..types import ORIGINAL_NAME, PRIMARY, WorkstationError
+from ..util.paths import remove_made
 from .chunks import mark_ingested, pending_chunks, read_chunk
 from .spec import JobPaths, JobSpec, append_log, load_spec, read_prompts
 
@@ -94,14 +95,7 @@ def copy_image(src_root: Path, dst_root: Path, rel: str, copied: list[Path]) -> 
 
 def remove_copied(copied: list[Path]) -> None:
     """Undo `copy_image`: the files, then the folders it made (innermost first)."""
-    for p in reversed(copied):
-        try:
-            if p.is_dir() and not p.is_symlink():
-                p.rmdir()
-            else:
-                p.unlink(missing_ok=True)
-        except OSError:
-            pass
+    remove_made(copied)
 
 
 MAX_PROVENANCE_FILE_BYTES = 4 * 1024 * 1024
@@ -355,9 +349,10 @@ def ingest_chunk(project: "Project", paths: JobPaths, spec: JobSpec, chunk: Path
     cols, items, kind = read_chunk(chunk)
     if kind and kind != spec.kind:
         raise WorkstationError(f"chunk {chunk} holds {kind} results, but job {spec.job_id} is a {spec.kind} job")
-    from .kinds import job_kind
+    from .kind_registry import kind_object
 
-    return job_kind(spec.kind).ingest(project, paths, spec, cols, items, src_root)
+    result: IngestResult = kind_object(spec.kind).ingest(project, paths, spec, cols, items, src_root)
+    return result
 
 
 def ingest_pending(project: "Project", paths: JobPaths, spec: JobSpec | None = None) -> IngestResult:

@@ -79,10 +79,9 @@ class ScoreKind(JobKind):
                 raise WorkstationError(f"scorer {entry.name!r}: {' '.join(str(e).split())[:200]}") from None
 
     @staticmethod
-    def candidates(project: "Project", spec: "JobSpec") -> list[Any]:
-        """(sample id, image path, text, attrs, entities) of the samples the job scores whose image
-        file is in the project; a WorkstationError when there is none (checked before a job exists
-        too: `create_score_job`)."""
+    def _where(spec: "JobSpec") -> tuple[str, list[Any]]:
+        """The condition on samples ``s`` joined with prompts ``p`` that picks the job's samples
+        with an image path (of its runs and its method when given), and its parameters."""
         conds = ["coalesce(s.image_path, '') <> ''"]
         params: list[Any] = []
         runs = spec.options.get("runs") or []
@@ -93,9 +92,18 @@ class ScoreKind(JobKind):
         if method:
             conds.append("p.method = ?")
             params.append(method)
+        return " AND ".join(conds), params
+
+    @staticmethod
+    def candidates(project: "Project", spec: "JobSpec") -> list[Any]:
+        """(sample id, image path, text, attrs, entities) of the samples the job scores whose image
+        file is in the project; a WorkstationError when there is none (checked before a job exists
+        too: `create_score_job`)."""
+        where, params = ScoreKind._where(spec)
+        runs, method = spec.options.get("runs") or [], spec.options.get("method") or ""
         rows = project.con.execute(
             "SELECT s.sample_id, s.image_path, p.text, p.attrs, p.entities FROM samples s JOIN prompts p "
-            f"USING (prompt_id) WHERE {' AND '.join(conds)} ORDER BY s.ord", params).fetchall()
+            f"USING (prompt_id) WHERE {where} ORDER BY s.ord", params).fetchall()
         rows = [r for r in rows if (project.folder / r[1]).is_file()]
         if not rows:
             raise WorkstationError("no samples with images to score" + (f" of method {method}" if method else "")
@@ -103,19 +111,9 @@ class ScoreKind(JobKind):
         return rows
 
     def prepare(self, project: "Project", paths: "JobPaths", spec: "JobSpec") -> str:
-        conds = ["coalesce(s.image_path, '') <> ''"]
-        params: list[Any] = []
-        runs = spec.options.get("runs") or []
-        if runs:
-            conds.append("s.run_id IN (SELECT unnest(?))")
-            params.append(list(runs))
-        method = spec.options.get("method") or ""
-        if method:
-            conds.append("p.method = ?")
-            params.append(method)
+        where, params = self._where(spec)
         n_all = project.con.execute(
-            "SELECT count(*) FROM samples s JOIN prompts p "
-            f"USING (prompt_id) WHERE {' AND '.join(conds)}", params).fetchone()
+            f"SELECT count(*) FROM samples s JOIN prompts p USING (prompt_id) WHERE {where}", params).fetchone()
         rows = self.candidates(project, spec)
         note = ""
         missing = int(n_all[0] if n_all else 0) - len(rows)

@@ -13,7 +13,7 @@ A kind is an object with
 or, for a kind that needs the database and is fast (``inline = True``), ``run_inline(project,
 spec)``, a generator run by the holder itself. Kinds are imported only when a job of theirs is
 created, described or run, so a kind may live in any layer: ``evaluate`` needs the methods and
-lives with them. A new kind is one module and one line here.
+lives with them. A new kind is one module and one line in `kind_registry`.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..registry import Registry
 from ..types import WorkstationError
+from .kind_registry import KINDS
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..store import Project
@@ -60,15 +60,6 @@ class JobKind:
     def run_inline(self, project: "Project", spec: "JobSpec") -> Generator["Progress", None, None]:
         raise WorkstationError(f"a {self.name} job runs in a worker process")
         yield  # pragma: no cover
-
-
-KINDS: Registry[JobKind] = Registry("job kind")
-KINDS.register("generate", "workstation.jobs.kind_generate:KIND", description="make images with a generator")
-KINDS.register("detect", "workstation.jobs.kind_detect:KIND",
-               description="run detectors on images and their perturbed copies")
-KINDS.register("score", "workstation.jobs.kind_score:KIND", description="score images against texts with a metric")
-KINDS.register("evaluate", "workstation.methods.evaluate_job:KIND",
-               description="compute a method's results for the whole project")
 
 
 def job_kind(name: str) -> JobKind:

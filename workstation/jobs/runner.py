@@ -2,7 +2,7 @@
 
 ``JobRun`` is one launch of a stored job. ``start()`` ingests chunks left by an earlier launch,
 writes the job's inputs and skip list, and starts the worker process
-(``python -m workstation.jobs.worker JOB_DIR``, in its own session so a Ctrl-C in the terminal
+(the command line's ``jobs worker JOB_DIR``, in its own session so a Ctrl-C in the terminal
 reaches only the watcher). ``step()`` never blocks: it reads ``progress.json``, ingests finished
 chunks into the project (one transaction each), records the job's state in the project, and
 notices the end — including a worker that died without a word (killed, a crash inside a CUDA
@@ -55,10 +55,11 @@ log = logging.getLogger(__name__)
 
 
 def worker_command(job_dir: Path) -> list[str]:
-    """The command line that runs a job folder's worker (a frozen app runs itself with `jobs worker`)."""
+    """The command line that runs a job folder's worker: the command line's `jobs worker` (a frozen
+    app runs itself), which loads the registered methods before the job runs."""
     if getattr(sys, "frozen", False):
         return [sys.executable, "jobs", "worker", str(job_dir)]
-    return [sys.executable, "-m", "workstation.jobs.worker", str(job_dir)]
+    return [sys.executable, "-m", "workstation.cli", "jobs", "worker", str(job_dir)]
 
 
 def _package_root() -> str:

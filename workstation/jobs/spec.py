@@ -44,14 +44,13 @@ from ..dataset import Prompts
 from ..types import WorkstationError
 from ..util.atomic import atomic_path, atomic_write_text
 from ..util.jsonsafe import dumps
+from .backends import PROCEDURAL, SCENE  # noqa: F401  (the built-in backends named in specs)
 from .shards import Shard
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..store import Project
 
 SPEC_VERSION = 1
-PROCEDURAL = "procedural"  # the built-in generator that needs no weights
-SCENE = "scene"  # the built-in detector for procedural scenes
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -127,7 +126,7 @@ class JobSpec:
     version: int = SPEC_VERSION
 
     def __post_init__(self) -> None:
-        from .kinds import KINDS
+        from .kind_registry import KINDS
 
         if self.kind not in KINDS:
             from ..util.textio import quote
@@ -185,9 +184,9 @@ class JobSpec:
 
     def describe(self) -> str:
         """One line for lists: 'generate procedural · 16 prompts × 2 seeds · shard 1/2'."""
-        from .kinds import job_kind
+        from .kind_registry import kind_object
 
-        what = job_kind(self.kind).describe(self)
+        what = str(kind_object(self.kind).describe(self))
         if not self.shard_obj.whole:
             what += f" · shard {self.shard_obj}"
         return what
@@ -590,7 +589,7 @@ def create_score_job(project: "Project", *, scorer: str, model: str | None = Non
                      shard: "Shard | str | None" = None, batch_size: int = 16) -> JobSpec:
     """Store a job that scores the images of ``runs`` (every run when empty) whose prompts belong
     to ``method`` (any when empty) with a scorer backend. Checked before it is stored."""
-    from .kinds import job_kind
+    from .kind_registry import kind_object
 
     known = set(project.samples.run_ids())
     for r in runs:
@@ -600,10 +599,9 @@ def create_score_job(project: "Project", *, scorer: str, model: str | None = Non
     spec = JobSpec(job_id="", kind="score", batch_size=int(batch_size), shard=sh.to_list(), created_at=time.time(),
                    options={"scorer": {"name": scorer, "model": model, "options": dict(options or {})},
                             "runs": list(runs), "method": method})
-    from .kind_score import ScoreKind
-
-    job_kind("score").check(spec)
-    ScoreKind.candidates(project, spec)  # no job for nothing to score
+    score = kind_object("score")
+    score.check(spec)
+    score.candidates(project, spec)  # no job for nothing to score
     spec.job_id = f"score-{safe_name(scorer)}-{spec.fingerprint()[:8]}" + (
         "" if sh.whole else f"-shard{sh.index}of{sh.count}")
     paths = JobPaths(project.folder, spec.job_id)

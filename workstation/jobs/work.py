@@ -25,7 +25,7 @@ import numpy as np
 
 from ..types import ORIGINAL_NAME, PRIMARY, SECONDARY, WorkstationError
 from . import backends
-from .kinds import job_kind
+from .kind_registry import kind_object
 from .chunks import encode_png, finished_keys, read_image, write_bytes_atomic, write_chunk
 from .progress import STARTING, Progress, RateMeter
 from .spec import prompt_row
@@ -53,7 +53,7 @@ def iter_job(job_dir: str | Path, log: LogFn | None = None,
     paths = JobPaths.of_dir(job_dir)
     spec = load_spec(paths)
     say = log or (lambda _m: None)
-    yield from job_kind(spec.kind).run(paths, spec, say, delay)
+    yield from kind_object(spec.kind).run(paths, spec, say, delay)
 
 
 class _Halving:

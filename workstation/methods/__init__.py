@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..demo import set_method_lookup
 from ..registry import Registry
+from ..types import WorkstationError
 
 METHODS: Registry[Any] = Registry("method")
 METHODS.register("spatial", "workstation.methods.spatial.method:METHOD",
@@ -29,3 +31,22 @@ def get_method(name: str) -> Any:
 
 def method_names() -> list[str]:
     return METHODS.names()
+
+
+# the demo's procedural generator draws each method's prompt rows with the method's own renderer
+set_method_lookup(get_method)
+
+
+def methods_with_data(project: Any, wanted: list[str] | None) -> list[Any]:
+    """The ``wanted`` methods (a clear error for an unknown name), or every method with data in
+    the project (an error when there is none)."""
+    if wanted:
+        for name in wanted:
+            METHODS.entry(name)  # a clear error naming the registered methods
+        return [get_method(n) for n in wanted]
+    found = [get_method(n) for n in METHODS.names()]
+    found = [m for m in found if m.has_data(project)]
+    if not found:
+        raise WorkstationError(f"the project {project.folder} has no samples of any method; import or "
+                               "generate a run first")
+    return found

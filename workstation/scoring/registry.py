@@ -35,11 +35,7 @@ SCORERS.register(
 )
 
 
-def create_scorer(name: str, **kwargs: Any) -> Scorer:
-    """Build the scorer registered as ``name``, e.g. ``create_scorer("clipscore", model=folder)``."""
-    return SCORERS.create(name, **kwargs)
-
-
-def available_scorers() -> list[str]:
-    """Registered scorers whose optional packages are installed."""
-    return SCORERS.available()
+# create_scorer: build the scorer registered as a name (e.g. ``create_scorer("clipscore", model=folder)``);
+# available_scorers: the registered scorers whose optional packages are installed
+create_scorer = SCORERS.create
+available_scorers = SCORERS.available

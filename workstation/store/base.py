@@ -22,27 +22,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from ..types import WorkstationError
 from ..util.memory import trim_heap
 from . import schema
+from .errors import ProjectError, ProjectLocked, ProjectReadOnly  # noqa: F401
 
 if TYPE_CHECKING:  # pragma: no cover
     import duckdb
 
 DB_NAME = "project.duckdb"
 P = TypeVar("P", bound="ProjectBase")
-
-
-class ProjectError(WorkstationError):
-    pass
-
-
-class ProjectLocked(ProjectError):
-    """Another process holds the project for writing."""
-
-
-class ProjectReadOnly(ProjectError):
-    """The project's folder or database file cannot be written (a read-only folder or medium)."""
 
 
 def _now() -> datetime:

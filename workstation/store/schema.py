@@ -17,10 +17,23 @@ project written by version 2's code).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any, Protocol
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .base import ProjectBase
+from .errors import ProjectError
+
+
+class Migrating(Protocol):
+    """What a migration needs of the project it runs on: its connection, folder and transactions."""
+
+    folder: Path
+    read_only: bool
+
+    @property
+    def con(self) -> Any: ...
+
+    def transaction(self) -> AbstractContextManager[Any]: ...
 
 SCHEMA_VERSION = 4
 
@@ -170,9 +183,7 @@ def kernel_version(con: Any) -> int:
     return int(row[0]) if row else 0
 
 
-def migrate_kernel(project: "ProjectBase") -> None:
-    from .base import ProjectError
-
+def migrate_kernel(project: Migrating) -> None:
     v = kernel_version(project.con)
     if v > SCHEMA_VERSION:
         raise ProjectError(
@@ -192,9 +203,7 @@ def component_version(con: Any, component: str) -> int:
     return int(row[0]) if row else 0
 
 
-def ensure_component(project: "ProjectBase", component: str, migrations: Sequence[Sequence[Any]]) -> int:
-    from .base import ProjectError
-
+def ensure_component(project: Migrating, component: str, migrations: Sequence[Sequence[Any]]) -> int:
     newest = len(migrations)
     # a component seen at its newest version outside a transaction stays there while this
     # project object is open (one writer holds the file): the check is asked on every step

@@ -90,6 +90,19 @@ def target_file(root: str | Path, rel: str, what: str = "image") -> Path:
     return cur
 
 
+def remove_made(made: list[Path]) -> None:
+    """Take back files and folders made in the order listed: the last first, a folder only when
+    empty, never following a link; what cannot be removed stays (the caller reports its error)."""
+    for p in reversed(made):
+        try:
+            if p.is_dir() and not p.is_symlink():
+                p.rmdir()
+            else:
+                p.unlink(missing_ok=True)
+        except OSError:
+            pass
+
+
 def remove_tree_inside(root: str | Path, target: str | Path) -> bool:
     """Delete the folder (or file) ``target`` and what it holds, only if it lies inside ``root``.
 

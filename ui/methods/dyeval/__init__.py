@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base import MethodViews
+from ...method_views import MethodViews
 
 
 def _node_of(tree: Any, owner: str) -> str:

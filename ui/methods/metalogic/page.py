@@ -29,7 +29,7 @@ import math
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, QTimer, Signal
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -45,6 +45,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+from superqt.utils import qdebounced
 
 from ui.widgets.judge import JudgeBar, JudgeController, install_shortcuts
 from workstation.methods.metalogic.laws import DIMENSION_TITLES
@@ -168,10 +169,8 @@ class MetaLogicPage(QWidget):
             s.moved.connect(self._slider_moved)
             self.sliders[key] = s
             grid.addWidget(s, 0, k)
-        self._debounce = QTimer(self)
-        self._debounce.setSingleShot(True)
-        self._debounce.setInterval(DEBOUNCE_MS)
-        self._debounce.timeout.connect(self.apply_sliders)
+        self._debounce = qdebounced(self.apply_sliders, timeout=DEBOUNCE_MS, timer_type=Qt.TimerType.CoarseTimer,
+                                    parent=self)
 
         # ---- left: heatmap and agreement ---------------------------------------------------------
         self.heat = HeatmapModel(self)
@@ -297,11 +296,11 @@ class MetaLogicPage(QWidget):
             s.set_quiet(getattr(cfg, key))
 
     def _slider_moved(self) -> None:
-        self._debounce.start()
+        self._debounce()
 
     def apply_sliders(self) -> None:
         """Re-evaluate under the sliders' values (now; the sliders call it debounced)."""
-        self._debounce.stop()
+        self._debounce.cancel()
         s = self.session
         changes = {k: sl.get() for k, sl in self.sliders.items()}
         try:

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base import MethodViews
+from ...method_views import MethodViews
 
 TITLE = "ProtoBias"
 

@@ -15,7 +15,7 @@ import time
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QFont
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+from superqt.utils import qdebounced
 
 from workstation.methods.spatial import browse as query_module
 from workstation.methods.spatial.browse import (  # noqa: F401 - the table's names for them
@@ -477,18 +478,16 @@ class FilterBar(QWidget):
         r2.addWidget(self.reset_button)
         lay.addLayout(r2)
 
-        self._debounce = QTimer(self)
-        self._debounce.setSingleShot(True)
-        self._debounce.setInterval(200)
-        self._debounce.timeout.connect(self._emit)
-        self.text.textChanged.connect(lambda _t: self._debounce.start())
+        # the free text and the confidence range: one `changed` 200 ms after the last edit
+        self._debounce = qdebounced(self._emit, timeout=200, timer_type=Qt.TimerType.CoarseTimer, parent=self)
+        self.text.textChanged.connect(lambda _t: self._debounce())
         self.text.returnPressed.connect(self._emit_now)
         for c in (self.run, self.relation, self.verdict, self.reason, self.labelled):
             c.currentIndexChanged.connect(self._emit)
         self.differs.toggled.connect(self._emit)
         self.disagree.toggled.connect(self._emit)
-        self.conf_min.valueChanged.connect(lambda _v: self._debounce.start())
-        self.conf_max.valueChanged.connect(lambda _v: self._debounce.start())
+        self.conf_min.valueChanged.connect(lambda _v: self._debounce())
+        self.conf_max.valueChanged.connect(lambda _v: self._debounce())
         self.saved.activated.connect(self._apply_saved)
         self.save_button.clicked.connect(self._ask_save)
         self.reset_button.clicked.connect(lambda: self.set_spec(FilterSpec()))
@@ -529,7 +528,7 @@ class FilterBar(QWidget):
             self.changed.emit()
 
     def _emit_now(self) -> None:
-        self._debounce.stop()
+        self._debounce.cancel()
         self._emit()
 
     def reload_choices(self) -> None:
@@ -571,7 +570,7 @@ class FilterBar(QWidget):
             self._set_fields(spec)
         finally:
             self._loading = False
-        self._debounce.stop()
+        self._debounce.cancel()
         self.changed.emit()
 
     def _set_fields(self, spec: FilterSpec) -> None:

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 from ... import theme
 from ...shortcuts import make_action
 from ...widgets.judge import JudgeBar, install_shortcuts
-from ..base import MethodViews
+from ...method_views import MethodViews
 
 log = logging.getLogger(__name__)
 

@@ -6,9 +6,10 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
+from pathlib import Path
 from typing import Any
 
-from ...types import WorkstationError
+from ...types import InputError, WorkstationError
 from ...util.textio import quote
 from .dedup import DEFAULT_N, DEFAULT_THRESHOLD
 
@@ -113,3 +114,30 @@ class DyEvalConfig:
     def content_hash(self) -> str:
         text = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def load_config(path: Path) -> DyEvalConfig:
+    """A DyEval config from a YAML or JSON file of its settings, read with the project's one YAML
+    loader (`util.safeyaml`: no anchors or aliases, size-capped); errors name the file and line."""
+    from ...util.safeyaml import line_of, load_yaml
+
+    p = Path(path)
+    raw = load_yaml(p, what="DyEval config")
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise InputError(p, "expected a mapping of DyEval settings (n_i, n_x, rho, ...)", 1)
+    known = {f.name for f in fields(DyEvalConfig)}
+    for k in raw:
+        if k not in known:
+            raise InputError(p, f"unknown setting {quote(k, 40)}; settings: {', '.join(sorted(known))}", line_of(raw, k))
+    base = DyEvalConfig().to_dict()
+    for k, v in raw.items():  # one setting at a time, so that the error names its line
+        try:
+            DyEvalConfig.from_dict({**base, k: v})
+        except (WorkstationError, TypeError, ValueError) as e:
+            raise InputError(p, str(e).removeprefix("DyEval config: ")[:200], line_of(raw, k)) from None
+    try:
+        return DyEvalConfig.from_dict(raw)
+    except (WorkstationError, TypeError, ValueError) as e:
+        raise InputError(p, str(e).removeprefix("DyEval config: ")[:200]) from None

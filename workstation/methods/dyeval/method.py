@@ -2,7 +2,7 @@
 
 Results are per tree node (item kind "node"): APR, AFR and #Bugs of its prompts. How a tree lives
 in a project: `store.py`; the controller that resumes it: `runner.py`; the command line:
-`workstation/commands/dyeval.py`.
+`commands.py`.
 """
 
 from __future__ import annotations
@@ -13,41 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from ...evaluation.base import ReportSection
-from ...types import InputError, WorkstationError
-from .config import DyEvalConfig
+from ...evaluation.base import Method, ReportSection
+from ...types import WorkstationError
+from .config import DyEvalConfig, load_config
 from .results import DyEvalData, NodeResults
 from .tree import LABEL_SCHEME
-
-
-def load_config(path: Path) -> DyEvalConfig:
-    """A DyEval config from a YAML or JSON file of its settings, read with the project's one YAML
-    loader (`util.safeyaml`: no anchors or aliases, size-capped); errors name the file and line."""
-    from dataclasses import fields
-
-    from ...util.safeyaml import line_of, load_yaml
-    from ...util.textio import quote
-
-    p = Path(path)
-    raw = load_yaml(p, what="DyEval config")
-    if raw is None:
-        raw = {}
-    if not isinstance(raw, dict):
-        raise InputError(p, "expected a mapping of DyEval settings (n_i, n_x, rho, ...)", 1)
-    known = {f.name for f in fields(DyEvalConfig)}
-    for k in raw:
-        if k not in known:
-            raise InputError(p, f"unknown setting {quote(k, 40)}; settings: {', '.join(sorted(known))}", line_of(raw, k))
-    base = DyEvalConfig().to_dict()
-    for k, v in raw.items():  # one setting at a time, so that the error names its line
-        try:
-            DyEvalConfig.from_dict({**base, k: v})
-        except (WorkstationError, TypeError, ValueError) as e:
-            raise InputError(p, str(e).removeprefix("DyEval config: ")[:200], line_of(raw, k)) from None
-    try:
-        return DyEvalConfig.from_dict(raw)
-    except (WorkstationError, TypeError, ValueError) as e:
-        raise InputError(p, str(e).removeprefix("DyEval config: ")[:200]) from None
 
 
 def _bounds(row: dict[str, Any], key: str) -> str:
@@ -141,6 +111,13 @@ class DyEvalMethod:
                        f"APR {apr}, AFR {afr}, #Bugs {tr['bugs']}, {tr['triggers']} failure trigger(s)")
         return out
 
+    def commands(self) -> tuple[Any, ...]:
+        """`dyeval`: make a tree, take its next steps, judge, decide on proposals, export."""
+        from ...command_base import Command
+        from .commands import register
+
+        return (Command("dyeval", register),)
+
     def build_demo(self, project: Any, *, small: bool = False, progress: Any = None,
                    workers: int | None = None) -> dict[str, Any]:
         from .demo import build_demo
@@ -153,4 +130,4 @@ class DyEvalMethod:
         return render_demo_row(row, seed, size=size)
 
 
-METHOD = DyEvalMethod()
+METHOD: Method = DyEvalMethod()

@@ -199,8 +199,9 @@ def report_section(project: Any, out_dir: Path, **options: Any) -> Any:
     from ...evaluation.base import ReportSection
     from ...evaluation.run import config_of
     from .export import export_dict
-    from .method import METHOD
+    from .. import get_method
 
+    METHOD = get_method("dyeval")  # the registered method object (it imports this module)
     data = load_data(project)
     if not data.trees:
         raise WorkstationError("the project has no DyEval tree; make one with `dyeval new-tree`")

@@ -102,10 +102,11 @@ def add_demo(project: Any, *, n_pairs: int = 200, seeds: int = 2, size: int = 51
     from ...evaluation.run import evaluate_and_store
     from ...jobs.spec import PROCEDURAL, SCENE, create_detect_job, create_generate_job
     from .config import MetaLogicConfig
-    from .method import METHOD
+    from .. import get_method
     from .prompts import suite_prompts
     from .suite import build_suite
 
+    METHOD = get_method("metalogic")  # the registered method object (its module imports this one)
     if seeds < 1:
         raise WorkstationError(f"the MetaLogic demo needs at least one seed per pair, got {seeds}")
     if run_id in project.samples.run_ids():

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ...dataset import Prompts
-from ...evaluation.base import ReportSection
+from ...evaluation.base import Method, ReportSection
 from ...types import WorkstationError
 from .config import MetaLogicConfig
 from .results import LABEL_SCHEME, REASONS, UNDECIDABLE, PairResults
@@ -188,6 +188,9 @@ class MetaLogicMethod:
         side = str((row.get("attrs") or {}).get("side", ""))
         return render_side(spec, int(seed), side, size=int(size))
 
+    def commands(self) -> tuple[Any, ...]:
+        return ()  # the kernel's commands (suite, generate, detect, evaluate, report) serve it
+
     def build_demo(self, project: Any, *, small: bool = False, progress: Any = None,
                    workers: int | None = None) -> dict[str, Any]:
         from .demo_project import add_demo
@@ -197,4 +200,4 @@ class MetaLogicMethod:
         return add_demo(project, n_pairs=200, seeds=2, size=512, workers=workers, progress=progress)
 
 
-METHOD = MetaLogicMethod()
+METHOD: Method = MetaLogicMethod()

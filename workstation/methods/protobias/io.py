@@ -39,7 +39,6 @@ from typing import Any
 import numpy as np
 
 from ...types import InputError, WorkstationError
-from ...util.jsonsafe import JSONInputError, loads_strict
 from ...util.textio import quote
 from ...util.images import (DEFAULT_MAX_BYTES, DEFAULT_MAX_PIXELS, DEFAULT_MAX_SIDE, ImageInfo, image_info,
                             resolve_inside)
@@ -131,17 +130,12 @@ def _read_index_text(path: Path) -> str:
 
 
 def _jsonl_rows(path: Path, text: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    from ...io.jsonl import object_of_line
+
     for lineno, ln in enumerate(text.split("\n"), start=1):
-        s = ln.strip()
-        if not s:
-            continue
-        try:
-            obj = loads_strict(s)
-        except JSONInputError as e:
-            raise InputError(path, f"malformed JSON ({e.message})", lineno) from None
-        if not isinstance(obj, dict):
-            raise InputError(path, "expected a JSON object on each line", lineno)
-        yield lineno, obj
+        obj = object_of_line(path, ln, lineno)
+        if obj is not None:
+            yield lineno, obj
 
 
 def _csv_rows(path: Path, text: str) -> Iterator[tuple[int, dict[str, Any]]]:

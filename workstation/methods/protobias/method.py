@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ...evaluation.base import ReportSection
+from ...evaluation.base import Method, ReportSection
 from .config import ProtoBiasConfig
 from .data import ProtoBiasData
 from .labels import FIDELITY_SCHEME
@@ -148,6 +148,13 @@ class ProtoBiasMethod:
 
         return render_demo_row(row, seed, size)
 
+    def commands(self) -> tuple[Any, ...]:
+        """`protobias import`: a folder of triplet images into a project."""
+        from ...command_base import Command
+        from .commands import register
+
+        return (Command("protobias", register),)
+
     def build_demo(self, project: Any, *, small: bool = False, progress: Any = None,
                    workers: int | None = None) -> dict[str, Any]:
         from .project_demo import add_demo
@@ -155,4 +162,4 @@ class ProtoBiasMethod:
         return add_demo(project, small=small, progress=progress)
 
 
-METHOD = ProtoBiasMethod()
+METHOD: Method = ProtoBiasMethod()

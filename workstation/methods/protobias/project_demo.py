@@ -104,9 +104,10 @@ def add_demo(project: Any, *, small: bool = False, progress: ProgressFn | None =
     from ...evaluation.run import evaluate_and_store
     from ...jobs.chunks import encode_png, write_bytes_atomic
     from ...jobs.spec import image_path_for, prompt_row, sample_id_for
+    from .. import get_method
     from .data import triplet_prompts
-    from .method import METHOD
 
+    METHOD = get_method("protobias")  # the registered method object (its module imports this one)
     t0 = time.perf_counter()
     n = n_per_domain if n_per_domain is not None else (4 if small else 100)
     size = size or (128 if small else 256)

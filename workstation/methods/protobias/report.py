@@ -291,6 +291,7 @@ def report_section(project: Any, out_dir: Path, annotator: str | None = None) ->
 
 
 def _method() -> Any:
-    from .method import METHOD
+    """The registered method object (its module imports this one)."""
+    from .. import get_method
 
-    return METHOD
+    return get_method("protobias")

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ...dataset import Dataset
-from ...evaluation.base import LabelScheme, ReportSection
+from ...evaluation.base import LabelScheme, Method, ReportSection
 from .config import CheckerConfig
 from .types import VERDICTS
 
@@ -114,6 +114,9 @@ class SpatialMethod:
         return [f"evaluated {data.n} samples with checker config v{eval_id} ({cfg.name}, {cfg.content_hash()}): "
                 f"{p} PASS, {f} FAIL, {u} UNDECIDABLE"] + summary_lines(data, results.arrays)
 
+    def commands(self) -> tuple[Any, ...]:
+        return ()
+
     def build_demo(self, project: Any, *, small: bool = False, progress: Any = None,
                    workers: int | None = None) -> dict[str, Any]:
         from .demo import add_demo
@@ -123,4 +126,4 @@ class SpatialMethod:
                         progress=progress, workers=workers, size=128 if small else 512)
 
 
-METHOD = SpatialMethod()
+METHOD: Method = SpatialMethod()

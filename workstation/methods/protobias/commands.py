@@ -42,9 +42,9 @@ def register(sub: Any) -> None:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from ..methods.protobias.importer import import_folder, plan_import
-    from ..methods.protobias.io import read_triplet_index
-    from ..store import DB_NAME, Project
+    from .importer import import_folder, plan_import
+    from .io import read_triplet_index
+    from ...store import DB_NAME, Project
 
     imported = read_triplet_index(args.folder, args.index)  # everything checked before a project is touched
     plan_import(imported, args.run_id)

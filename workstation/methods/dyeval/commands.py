@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..types import InputError, WorkstationError
+from ...types import InputError, WorkstationError
 
 
 MIN_SIZE, MAX_SIZE = 64, 4096  # `dyeval step --size`: the procedural renderer's image side
@@ -100,7 +100,7 @@ def register(sub: Any) -> None:
 
 
 def _runner(project: Any, tree: str | None) -> Any:
-    from ..methods.dyeval.runner import DyEvalRunner
+    from .runner import DyEvalRunner
 
     r = DyEvalRunner(project, tree)
     r.sync()
@@ -173,16 +173,16 @@ def print_next(r: Any, out: Any = None) -> None:
 
 
 def run_new_tree(args: argparse.Namespace) -> int:
-    from ..methods.dyeval.config import DyEvalConfig
-    from ..methods.dyeval.method import load_config
-    from ..methods.dyeval.runner import DyEvalRunner
-    from ..store import Project
-    from .suite import parse_options
+    from .config import DyEvalConfig
+    from .config import load_config
+    from .runner import DyEvalRunner
+    from ...store import Project
+    from ...command_base import parse_options
 
-    from ..methods.dyeval.engine import add_perspective_roots
-    from ..methods.dyeval.store import check_tree_id
-    from ..methods.dyeval.tree import TestTree
-    from ..util.textio import quote
+    from .engine import add_perspective_roots
+    from .store import check_tree_id
+    from .tree import TestTree
+    from ...util.textio import quote
 
     cfg = load_config(args.config) if args.config else DyEvalConfig()
     sets = parse_options(args.set)
@@ -228,11 +228,11 @@ def run_new_tree(args: argparse.Namespace) -> int:
 
 
 def run_step(args: argparse.Namespace) -> int:
-    from ..methods.dyeval.runner import STEP_KINDS
-    from ..progress import TerminalProgress
-    from .evaluate import open_project
+    from .runner import STEP_KINDS
+    from ...progress import TerminalProgress
+    from ...command_base import open_project
 
-    from ..util.numbers import whole_number
+    from ...util.numbers import whole_number
 
     kinds = STEP_KINDS if not args.only else tuple(k.strip() for k in args.only.split(",") if k.strip())
     unknown = sorted(set(kinds) - set(STEP_KINDS))
@@ -242,7 +242,7 @@ def run_step(args: argparse.Namespace) -> int:
     if size % 8:
         raise WorkstationError(f"--size must be a multiple of 8 pixels, got {size}")
     if args.generator:
-        from ..jobs.spec import check_generator_name
+        from ...jobs.spec import check_generator_name
 
         check_generator_name(args.generator)
     generator = args.generator or ("diffusers" if args.model else None)
@@ -276,25 +276,25 @@ def run_step(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    from ..methods.dyeval.runner import DyEvalRunner
-    from ..util.atomic import atomic_path
-    from .evaluate import reading_project
+    from .runner import DyEvalRunner
+    from ...util.atomic import atomic_path
+    from ...command_base import reading_project
 
     with reading_project(args.project) as project:
-        from ..methods.dyeval.store import TreeStore
+        from .store import TreeStore
 
         st = TreeStore(project)
         ids = st.tree_ids()
         if not args.tree and len(ids) > 1:
             print(f"trees: {', '.join(ids)} (showing the newest; choose with --tree)")
         r = DyEvalRunner(project, args.tree)
-        from ..methods.dyeval.link import sync_tree
+        from .link import sync_tree
 
         sync_tree(project, r.tree)  # read-only: in memory
         print_tree(r)
         print_next(r)
         if args.todo:
-            from ..methods.dyeval.report import safe_cell
+            from .report import safe_cell
 
             q = r.tree.judging_queue()
             with atomic_path(args.todo) as tmp:
@@ -320,8 +320,8 @@ def read_label_csv(path: Path, default_annotator: str | None) -> list[tuple[str,
     error naming the line its row starts on (a lenient reader would swallow the rows after it)."""
     import io
 
-    from ..util.ids import check_id
-    from ..util.textio import quote, read_text
+    from ...util.ids import check_id
+    from ...util.textio import quote, read_text
 
     text = read_text(path, MAX_LABEL_FILE_BYTES, "judgement file")  # UTF-8 errors name the line
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
@@ -378,10 +378,10 @@ def read_label_csv(path: Path, default_annotator: str | None) -> list[tuple[str,
 
 
 def run_label(args: argparse.Namespace) -> int:
-    from ..methods.dyeval.link import sync_tree
-    from ..methods.dyeval.runner import DyEvalRunner
-    from ..util.textio import quote
-    from .evaluate import open_project, reading_project
+    from .link import sync_tree
+    from .runner import DyEvalRunner
+    from ...util.textio import quote
+    from ...command_base import open_project, reading_project
 
     rows = read_label_csv(args.file, args.annotator)
     # every row checked against the tree (read-only, in memory) before the project is opened for writing
@@ -405,7 +405,7 @@ def run_label(args: argparse.Namespace) -> int:
 
 
 def run_accept(args: argparse.Namespace) -> int:
-    from .evaluate import open_project
+    from ...command_base import open_project
 
     if not args.proposals and not args.all:
         raise WorkstationError("name the proposals to accept (see `dyeval show`), or --all")
@@ -425,7 +425,7 @@ def run_accept(args: argparse.Namespace) -> int:
 
 
 def run_reject(args: argparse.Namespace) -> int:
-    from .evaluate import open_project
+    from ...command_base import open_project
 
     project = open_project(args.project)
     try:
@@ -440,11 +440,11 @@ def run_reject(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from ..methods.dyeval.export import export_dict
-    from ..methods.dyeval.link import sync_tree
-    from ..methods.dyeval.runner import DyEvalRunner
-    from ..util import atomic_write_text, dumps
-    from .evaluate import reading_project
+    from .export import export_dict
+    from .link import sync_tree
+    from .runner import DyEvalRunner
+    from ...util import atomic_write_text, dumps
+    from ...command_base import reading_project
 
     with reading_project(args.project) as project:
         r = DyEvalRunner(project, args.tree)

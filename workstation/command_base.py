@@ -1,0 +1,104 @@
+"""What every command of the command line shares, the kernel's and the methods' alike.
+
+- `Command`: one sub-command as a method object lists it (``METHOD.commands()``): its name and a
+  ``register(subparsers)`` that adds its parser and sets ``func`` (a callable taking the parsed
+  arguments and returning an exit code). The command line adds the kernel's commands and then
+  those of every registered method, so a method's commands live in its own folder.
+- ``--set KEY=VALUE`` options (`parse_options`), the ``--project DIR`` option, and opening an existing project for writing
+  (`open_project`) or for reading (`reading_project`: a snapshot while another process holds it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .types import WorkstationError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .store import Project
+
+
+@dataclass(frozen=True)
+class Command:
+    """One sub-command: ``register(subparsers)`` adds its parser (imports stay inside ``run``)."""
+
+    name: str
+    register: Callable[[Any], None]
+
+
+def add_project_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--project", required=True, type=Path, metavar="DIR", help="project folder")
+
+
+def _require_project(folder: Path) -> None:
+    from .store import DB_NAME
+
+    if not (folder / DB_NAME).is_file():
+        raise WorkstationError(
+            f"no project in {folder} (missing {DB_NAME}); create one with `import-sbuc` or `demo`")
+
+
+def open_project(folder: Path) -> "Project":
+    """Open an existing project for writing (a clear error when there is none or it is locked)."""
+    from .store import Project
+
+    _require_project(folder)
+    return Project.open(folder)
+
+
+@contextmanager
+def reading_project(folder: Path) -> Iterator["Project"]:
+    """An existing project opened read-only; a snapshot when another process holds it."""
+    from .store import Project, ProjectLocked
+
+    _require_project(folder)
+    try:
+        project = Project.open(folder, read_only=True)
+    except ProjectLocked:
+        print(f"note: {folder} is open in another process; reading its last committed state",
+              file=sys.stderr)
+        project = Project.open_snapshot(folder)
+    try:
+        yield project
+    finally:
+        project.close()
+
+
+def parse_value(text: str) -> Any:
+    low = text.strip().lower()
+    if low in ("true", "yes"):
+        return True
+    if low in ("false", "no"):
+        return False
+    for conv in (int, float):
+        try:
+            v = conv(text)
+        except ValueError:  # not a number (or a whole number of thousands of digits: read as a float)
+            continue
+        return v
+    return text
+
+
+def parse_options(items: list[str]) -> dict[str, Any]:
+    """``--set KEY=VALUE`` options; a number that only fits as infinity (``1e400``) or NaN is an
+    error naming the option, not a value that fails later."""
+    import math
+
+    from .util.textio import quote
+
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise WorkstationError(f"--set {quote(item, 40)}: expected KEY=VALUE")
+        v = parse_value(value)
+        if isinstance(v, float) and not math.isfinite(v):
+            raise WorkstationError(f"--set {quote(key.strip(), 40)}: {quote(value, 40)} is not a finite number")
+        out[key.strip()] = v
+    return out
