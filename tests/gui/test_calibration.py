@@ -535,11 +535,11 @@ def test_an_undefined_risk_is_a_gap_and_says_so_not_a_spike_to_one(qtbot, tmp_pa
     """Thresholds where the covered samples have no human PASS/FAIL label: the curve breaks,
     the readout says "undefined" with n, the report's table says nan and its plot leaves it out."""
     from ui.methods.spatial.calibration.panel import CalibrationPanel
-    from ui.state import AppState
+    from ui.methods.spatial.session import SpatialSession
     from workstation.methods.spatial.calibration import risk_coverage
     from workstation.methods.spatial.types import VERDICTS
 
-    st = AppState()
+    st = SpatialSession()
     p = build_labelled_project(tmp_path / "proj", sbuc_parsed, n_labels=0)
     ds, v = sbuc_parsed.dataset, None
     st.set_project(p)
