@@ -45,6 +45,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -249,6 +250,9 @@ def ready_field(line: str, name: str) -> float:
     return float("nan")
 
 
+START_DEADLINE_S = 300.0  # one cold start, from its process's start to its exit
+
+
 def cold_start(project: Path | None, settings: Path, repeat: int = 3,
                before_each: Callable[[], object] | None = None, checkout: Path = ROOT,
                extra_env: dict[str, str] | None = None,
@@ -272,14 +276,21 @@ def cold_start(project: Path | None, settings: Path, repeat: int = 3,
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.perf_counter()
             proc = subprocess.Popen(cmd, cwd=checkout, env=env, stdout=subprocess.PIPE, stderr=err, text=True)
+            # an app that never exits (a dialog waiting on the offscreen screen) is killed: its
+            # output ends, and the start counts as failed
+            deadline = threading.Timer(START_DEADLINE_S, proc.kill)
+            deadline.start()
             ready_at: float | None = None
             out: list[str] = []
             assert proc.stdout is not None
-            for ln in proc.stdout:  # the READY line as it is printed, before the process winds down
-                if ready_at is None and ln.startswith("READY"):
-                    ready_at = time.perf_counter() - t0
-                out.append(ln.rstrip("\n"))
-            rc = proc.wait(timeout=300)
+            try:
+                for ln in proc.stdout:  # the READY line as it is printed, before the process winds down
+                    if ready_at is None and ln.startswith("READY"):
+                        ready_at = time.perf_counter() - t0
+                    out.append(ln.rstrip("\n"))
+                rc = proc.wait(timeout=START_DEADLINE_S)
+            finally:
+                deadline.cancel()
             wall = time.perf_counter() - t0
             after = resource.getrusage(resource.RUSAGE_CHILDREN)  # this process reaped: its CPU counts
             if cpu is not None:
@@ -287,7 +298,8 @@ def cold_start(project: Path | None, settings: Path, repeat: int = 3,
             err.seek(0)
             ready = [ln for ln in out if ln.startswith("READY")]
             if rc != 0 or ready_at is None:
-                raise SystemExit(f"the app did not start: rc={rc}\n" + "\n".join(out) + f"\n{err.read()}")
+                why = f" (killed: no exit within {START_DEADLINE_S:.0f} s)" if wall >= START_DEADLINE_S else ""
+                raise SystemExit(f"the app did not start: rc={rc}{why}\n" + "\n".join(out) + f"\n{err.read()}")
         lines.append(ready[-1])
         assert "torch=False" in ready[-1], f"torch was imported at start: {ready[-1]}"
         readies.append(ready_at)
