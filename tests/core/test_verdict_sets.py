@@ -18,6 +18,8 @@ from workstation.methods.spatial.config import CheckerConfig
 from workstation.methods.spatial.store import MIGRATIONS, SpatialStore
 from workstation.store import DB_NAME, Project
 
+from tests.proc import Lines
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -120,15 +122,10 @@ def test_a_process_killed_while_replacing_a_set_leaves_the_old_set(project: Path
         f"sys.exit(main(['evaluate', '--project', {str(project)!r}]))\n")  # the active version's set again
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=ROOT,
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline().split()
+    with Lines(proc, timeout=120) as out:  # a child that hangs fails the test with what it printed
+        line = out.wait_for(lambda ln: ln.startswith("WRITING")).split()
         assert line == ["WRITING", "0"]  # the old rows deleted, the transaction not committed
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=30)
     after = verdict_rows(project)
     assert after == before
