@@ -13,19 +13,23 @@ with every live update on the window's thread (the budget infinite), the order a
 round to round, each from a config new to the checker. For each drag: the gaps between the mouse
 moves the window handled (p50 / p95 / max: how long the handle stood still), the live verdict
 updates shown, the release to the exact verdicts shown (its evaluation and the views painted),
-and what the status bar said. `--busy-core` keeps one core busy with a second process for the
-whole run.
+and what the status bar said; after the rounds, each way's medians over them. `--busy-core` keeps
+one core busy with a second process for the whole run.
 """
 
 from __future__ import annotations
 
 import math
+import re
+import statistics
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from window_rounds import open_window, result, round_parser, run_rounds
+from window_rounds import MARK, open_window, result, round_parser
 
 import machine_load
 
@@ -127,15 +131,48 @@ def main(argv: list[str] | None = None) -> int:
         one_round(args.project, args.slider, args.seconds, args.first_on_thread)
         return 0
     print(f"dragging {args.slider} on {args.project}, {args.rounds} rounds; {machine_load.describe()}")
+    lines: list[str] = []
     with machine_load.one_core_busy(args.busy_core) as busy:
         for r in range(args.rounds):
             extra = ["--first-on-thread"] if r % 2 == 0 else []
-            run_rounds(__file__, [str(args.project), "--slider", args.slider, "--seconds", str(args.seconds), *extra], 1)
+            try:
+                out = subprocess.run([sys.executable, __file__, str(args.project), "--slider", args.slider,
+                                      "--seconds", str(args.seconds), *extra, "--one"], capture_output=True, text=True,
+                                     check=False, timeout=900)
+            except subprocess.TimeoutExpired:
+                print("round failed: no answer within 900 s", flush=True)
+                continue
+            got = [ln[len(MARK):] for ln in out.stdout.splitlines() if ln.startswith(MARK)]
+            print("\n".join(got) if got else f"round failed (exit {out.returncode}): {out.stderr[-2000:]}", flush=True)
+            lines += got
             busy.sample()
+    summarize(args.slider, lines)
     if args.busy_core:
         print(busy.summary())
     print(f"after: {machine_load.describe()}")
     return 0
+
+
+ROUND = re.compile(r"drag, (?P<mode>.+?)\s*: .*gaps p50 (?P<p50>\d+) / p95 (?P<p95>\d+) / max (?P<max>\d+) ms; "
+                   r"live updates shown (?P<live>\d+); release -> exact verdicts painted (?P<rel>\d+) ms "
+                   r"\(exact: (?P<exact>\w+)\); status bar said coarser: (?P<coarse>\w+); load (?P<load>[\d.]+)")
+
+
+def summarize(slider: str, lines: list[str]) -> None:
+    """Each way of handling the drag: the medians over the rounds of its figures."""
+    by: dict[str, list[dict[str, str]]] = {}
+    for ln in lines:
+        m = ROUND.search(ln)
+        if m:
+            by.setdefault(m["mode"], []).append(m.groupdict())
+    for mode, rs in by.items():
+        def med(k: str) -> float:
+            return statistics.median(float(r[k]) for r in rs)
+        loads = [float(r["load"]) for r in rs]
+        print(f"{slider} drag, {mode}, medians of {len(rs)} rounds: gaps p50 {med('p50'):.0f} / p95 {med('p95'):.0f} / "
+              f"max {med('max'):.0f} ms; live updates shown {med('live'):.0f}; release -> exact verdicts painted "
+              f"{med('rel'):.0f} ms; exact in {sum(r['exact'] == 'True' for r in rs)} of {len(rs)}, status bar said "
+              f"coarser in {sum(r['coarse'] == 'True' for r in rs)}; load {min(loads):.2f}-{max(loads):.2f}")
 
 
 def argparse_suppress() -> str:

@@ -111,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"  round {r + 1}, {k}: first run {first[0]:.2f} s wall / {first[1]:.2f} s CPU / "
                           f"{first[2]:.0f} MB; re-run {again[0]:.2f} s / {again[1]:.2f} s CPU / {again[2]:.0f} MB; "
                           f"re-run / first {again[0] / first[0]:.2f}x (load {load0:.2f} before)", flush=True)
+            for k in trees:
                 shutil.rmtree(run[k], ignore_errors=True)
             for k in trees:
                 f, a = times[k]["first"], times[k]["again"]

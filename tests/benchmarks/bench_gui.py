@@ -9,7 +9,8 @@
    --first-opens times with its detection cache emptied before each (the first open after a
    change: it scans the detections and writes the cache, in `WORK/cache` unless
    WORKSTATION_CACHE_DIR says otherwise), then --opens times from the cache. Each start is
-   timed from the process's start to its READY line (target at 1M: ≤ 5 s) and to its exit.
+   timed from the process's start to its READY line (target at 1M: ≤ 5 s) and to its exit, with
+   the CPU seconds the process used (which other work on the machine does not stretch).
 2. next-pair latency: Right arrow → pair viewer showing the next pair (two 512² PNGs decoded,
    overlays, seed strip, table selection) and painted, with prefetch and an auditor's dwell
    of 150 ms per pair; and the same with prefetch off. Target p95 ≤ 50 ms.
@@ -38,11 +39,13 @@ from __future__ import annotations
 import argparse
 import functools
 import os
+import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -247,13 +250,19 @@ def ready_field(line: str, name: str) -> float:
     return float("nan")
 
 
+START_DEADLINE_S = 300.0  # one cold start, from its process's start to its exit
+
+
 def cold_start(project: Path | None, settings: Path, repeat: int = 3,
                before_each: Callable[[], object] | None = None, checkout: Path = ROOT,
-               extra_env: dict[str, str] | None = None) -> tuple[list[float], list[float], list[str]]:
+               extra_env: dict[str, str] | None = None,
+               cpu: list[float] | None = None) -> tuple[list[float], list[float], list[str]]:
     """`repeat` cold starts of `checkout`'s `main.py gui`: (seconds from process start until the
     app printed READY — its window shown, the project's samples shown and their verdicts in —,
     whole-process wall times, the READY lines). `before_each()` runs before each start, outside
-    the timing; `extra_env` is added to the environment."""
+    the timing; `extra_env` is added to the environment; `cpu` (when given) gets each process's
+    CPU seconds, user and system, from its start to its exit (what other work on the machine
+    does not stretch)."""
     env = dict(os.environ, WORKSTATION_EXIT_WHEN_READY="1", WORKSTATION_SETTINGS=str(settings), **(extra_env or {}))
     env.setdefault("QT_QPA_PLATFORM", "offscreen")
     cmd = [sys.executable, "main.py", "gui"] + (["--project", str(project)] if project else [])
@@ -264,21 +273,33 @@ def cold_start(project: Path | None, settings: Path, repeat: int = 3,
         if before_each is not None:
             before_each()
         with tempfile.TemporaryFile("w+") as err:  # a file, so that a chatty stderr cannot block the pipe
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.perf_counter()
             proc = subprocess.Popen(cmd, cwd=checkout, env=env, stdout=subprocess.PIPE, stderr=err, text=True)
+            # an app that never exits (a dialog waiting on the offscreen screen) is killed: its
+            # output ends, and the start counts as failed
+            deadline = threading.Timer(START_DEADLINE_S, proc.kill)
+            deadline.start()
             ready_at: float | None = None
             out: list[str] = []
             assert proc.stdout is not None
-            for ln in proc.stdout:  # the READY line as it is printed, before the process winds down
-                if ready_at is None and ln.startswith("READY"):
-                    ready_at = time.perf_counter() - t0
-                out.append(ln.rstrip("\n"))
-            rc = proc.wait(timeout=300)
+            try:
+                for ln in proc.stdout:  # the READY line as it is printed, before the process winds down
+                    if ready_at is None and ln.startswith("READY"):
+                        ready_at = time.perf_counter() - t0
+                    out.append(ln.rstrip("\n"))
+                rc = proc.wait(timeout=START_DEADLINE_S)
+            finally:
+                deadline.cancel()
             wall = time.perf_counter() - t0
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)  # this process reaped: its CPU counts
+            if cpu is not None:
+                cpu.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
             err.seek(0)
             ready = [ln for ln in out if ln.startswith("READY")]
             if rc != 0 or ready_at is None:
-                raise SystemExit(f"the app did not start: rc={rc}\n" + "\n".join(out) + f"\n{err.read()}")
+                why = f" (killed: no exit within {START_DEADLINE_S:.0f} s)" if wall >= START_DEADLINE_S else ""
+                raise SystemExit(f"the app did not start: rc={rc}{why}\n" + "\n".join(out) + f"\n{err.read()}")
         lines.append(ready[-1])
         assert "torch=False" in ready[-1], f"torch was imported at start: {ready[-1]}"
         readies.append(ready_at)
@@ -631,20 +652,25 @@ def _main(args: argparse.Namespace) -> int:
         if name.startswith("synthetic"):
             # the first open after a change of the project scans its detections and writes the
             # detection cache (store.detection_cache); the opens after it map the cached columns
+            cpu: list[float] = []
             readies, walls, lines = cold_start(proj, settings, repeat=first_opens,
-                                               before_each=lambda: shutil.rmtree(cache_dir, ignore_errors=True))
+                                               before_each=lambda: shutil.rmtree(cache_dir, ignore_errors=True),
+                                               cpu=cpu)
             print(f"  {name}, first open (no cache entry: scans and writes it), {len(lines)} runs: READY "
                   f"from process start median {statistics.median(readies):.2f} s (min {min(readies):.2f}, "
-                  f"max {max(readies):.2f}); whole process median {statistics.median(walls):.2f} s; "
+                  f"max {max(readies):.2f}); whole process median {statistics.median(walls):.2f} s, its CPU "
+                  f"median {statistics.median(cpu):.2f} s (min {min(cpu):.2f}, max {max(cpu):.2f}); "
                   f"verdicts in median {statistics.median(ready_field(ln, 'verdicts_ms') for ln in lines) / 1000:.2f} s "
                   f"after ui.app's import")
-        readies, walls, lines = cold_start(proj, settings, repeat=opens)
+        cpu = []
+        readies, walls, lines = cold_start(proj, settings, repeat=opens, cpu=cpu)
         med = {k: statistics.median(ready_field(ln, k) for ln in lines) / 1000
                for k in ("window_ms", "project_ms", "verdicts_ms")}
         print(f"  {name}: window {med['window_ms']:.2f} s, samples shown {med['project_ms']:.2f} s, verdicts "
               f"in {med['verdicts_ms']:.2f} s (medians of {len(lines)}, from ui.app's import); READY from "
               f"process start median {statistics.median(readies):.2f} s (max {max(readies):.2f}); whole "
-              f"process median {statistics.median(walls):.2f} s, max {max(walls):.2f} s   [last: {lines[-1]}]")
+              f"process median {statistics.median(walls):.2f} s, max {max(walls):.2f} s, its CPU median "
+              f"{statistics.median(cpu):.2f} s   [last: {lines[-1]}]")
     print("  (window: shown and interactive; samples shown: the project loaded in the background and its")
     print("   samples on screen; verdicts in: the checker's verdicts of them evaluated on a worker thread and")
     print("   shown; all from the start of ui.app's import. READY: the same moment seen from the start of")

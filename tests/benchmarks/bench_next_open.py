@@ -10,8 +10,8 @@ Each round, with the detection cache emptied before each half:
   `detect`, `merge` and `runs remove` do at their end), timed whole from process start with its
   peak resident memory, then the same `main.py gui` start.
 Prints the seconds from process start until the READY line (the window shown, the samples shown and
-their verdicts in) and the READY line itself. Build the project first (`bench_gui.py --n N --work
-WORK` builds it; so does its `build_project`).
+their verdicts in), the window's process's CPU seconds, and the READY line itself. Build the project
+first (`bench_gui.py --n N --work WORK` builds it; so does its `build_project`).
 """
 
 from __future__ import annotations
@@ -83,6 +83,7 @@ def _main(args: argparse.Namespace) -> int:
     env = {"WORKSTATION_CACHE_DIR": str(cache)}
     ready: dict[str, list[float]] = {"cold": [], "prepared": []}
     verdicts: dict[str, list[float]] = {"cold": [], "prepared": []}
+    cpu: dict[str, list[float]] = {"cold": [], "prepared": []}
     spent: list[float] = []
     for r in range(args.rounds):
         for k in ready:
@@ -92,17 +93,19 @@ def _main(args: argparse.Namespace) -> int:
                 wall, line = prepare(project, cache)
                 spent.append(wall)
                 extra = f"   (the command's preparation: {wall:.2f} s whole process, {line})"
-            readies, _, lines = bench_gui.cold_start(project, settings, repeat=1, extra_env=env)
+            readies, _, lines = bench_gui.cold_start(project, settings, repeat=1, extra_env=env, cpu=cpu[k])
             ready[k].append(readies[0])
             m = re.search(r"verdicts_ms=(\d+)", lines[0])
             if m:
                 verdicts[k].append(int(m.group(1)) / 1000)
-            print(f"round {r + 1} {k}: READY at {readies[0]:.2f} s (load {os.getloadavg()[0]:.2f})   "
+            print(f"round {r + 1} {k}: READY at {readies[0]:.2f} s, CPU {cpu[k][-1]:.2f} s (load "
+                  f"{os.getloadavg()[0]:.2f})   "
                   f"{lines[0]}{extra}", flush=True)
     shutil.rmtree(cache, ignore_errors=True)
     for k, v in ready.items():
         print(f"{k}: READY median {statistics.median(v):.2f} s (min {min(v):.2f}, max {max(v):.2f}); "
-              f"verdicts in (verdicts_ms) median {statistics.median(verdicts[k]):.2f} s, over {len(v)}")
+              f"verdicts in (verdicts_ms) median {statistics.median(verdicts[k]):.2f} s; the window's process's "
+              f"CPU median {statistics.median(cpu[k]):.2f} s; over {len(v)}")
     print(f"the command's preparation: median {statistics.median(spent):.2f} s (whole process)")
     return 0
 

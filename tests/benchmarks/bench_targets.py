@@ -1,6 +1,7 @@
 """The large-project figures of `docs/performance.md`'s section on re-evaluating, every-stage
 changes and a loaded machine, in one run: each benchmark below as a process of its own, its
-command and the machine's load printed before it.
+command and the machine's load printed before it, and at the end the lines that carry the
+figures again, part by part (each part's command, load and duration with them).
 
     .venv/bin/python tests/benchmarks/bench_targets.py --work WORK [--rounds 5] [--old OTHER_CHECKOUT]
         [--n 1000000] [--pairs-n 1000000] [--skip evaluate,checker,gui,next_open,drag]
@@ -40,12 +41,33 @@ import machine_load  # noqa: E402
 PARTS = ("evaluate", "checker", "gui", "next_open", "drag")
 
 
+# the lines of each part's output that carry the section's figures, repeated at the end
+KEY_LINES = ("medians of", "load average before the runs", "every stage", "area filter alone", "slider: margin",
+             "slider: t_det", "first open (no cache", "synthetic project (", "with prefetch",
+             "checker evaluate alone", "set_config -> views", "filtered to UNDECIDABLE", "with the Calibration tab",
+             "Browse tab:", "filtered and sorted:", "Calibration tab:", "READY median", "rounds: gaps", "second process spun")
+SUMMARY: list[str] = []
+
+
 def run(cmd: list[str], env: dict[str, str] | None = None) -> None:
-    shown = " ".join(shlex.quote(str(c)) for c in cmd).replace(sys.executable, ".venv/bin/python")
-    print(f"\n$ {shown}\n  ({time.strftime('%Y-%m-%d %H:%M')}; {machine_load.describe()})", flush=True)
+    """`cmd` from the checkout's root, its output passed on as it comes and its key lines kept."""
+    shown = " ".join(shlex.quote(str(c)) for c in cmd).replace(sys.executable, ".venv/bin/python").replace(
+        f"{ROOT}/", "")
+    head = f"$ {shown}\n  ({time.strftime('%Y-%m-%d %H:%M')}; {machine_load.describe()})"
+    print(f"\n{head}", flush=True)
+    SUMMARY.append(head)
     t = time.perf_counter()
-    r = subprocess.run([str(c) for c in cmd], cwd=ROOT, env={**os.environ, **(env or {})}, check=False)
-    print(f"  ({'exit ' + str(r.returncode) + ', ' if r.returncode else ''}{time.perf_counter() - t:.0f} s)", flush=True)
+    proc = subprocess.Popen([str(c) for c in cmd], cwd=ROOT, env={**os.environ, **(env or {})},
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        print(line, end="", flush=True)
+        if any(k in line for k in KEY_LINES):
+            SUMMARY.append(line.rstrip())
+    rc = proc.wait()
+    tail = f"  ({'exit ' + str(rc) + ', ' if rc else ''}{time.perf_counter() - t:.0f} s)"
+    print(tail, flush=True)
+    SUMMARY.append(tail)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -82,6 +104,8 @@ def main(argv: list[str] | None = None) -> int:
         run([py, bench / "bench_drag.py", args.work / f"synthetic_{args.n}_f32", "--rounds", str(args.rounds),
              "--busy-core"], env={"WORKSTATION_CACHE_DIR": str(args.work / "cache")})
     print(f"\ndone; {machine_load.describe()}")
+    print("\n== the figures, part by part ==")
+    print("\n".join(SUMMARY))
     return 0
 
 

@@ -496,6 +496,48 @@ def test_a_move_shows_the_new_verdicts_coverage_curves_and_abstentions(qtbot, pa
         assert sum(shown.values()) == int(np.count_nonzero(v.verdict == UNDECIDABLE))
 
 
+def test_a_move_goes_on_while_the_intervals_of_the_verdicts_before_it_are_still_computed(
+        qtbot, panel, state, monkeypatch):
+    """The sliders rested and the intervals' bootstrap started (seconds on a large project); the
+    next moves show their verdicts and coverage curves at once, without waiting for that bootstrap,
+    and of the intervals asked for meanwhile only the latest verdicts' are computed."""
+    import threading
+
+    from ui.methods.spatial.calibration.plots import TAU_GRID, coverage_curve
+    from workstation.methods.spatial import metrics
+
+    real = metrics.headline
+    started, release = threading.Event(), threading.Event()
+    computed_for = []
+
+    def slow_headline(ds, v, **kw):
+        computed_for.append(v.config.margin)
+        if len(computed_for) == 1:  # the first bootstrap holds its thread until released
+            started.set()
+            release.wait(10.0)
+        return real(ds, v, **kw)
+
+    monkeypatch.setattr(metrics, "headline", slow_headline)
+    try:
+        state.set_config(state.config.replace(margin=0.03))
+        panel._start_intervals()  # what the interval timer does once the sliders rest
+        assert started.wait(5.0)
+        state.set_config(state.config.replace(margin=0.05))
+        panel._start_intervals()  # queued behind the running one
+        state.set_config(state.config.replace(margin=0.08))
+        moved_while_busy = not release.is_set() and not panel._hl_future.done()
+        v = state.verdicts
+        assert v.config.margin == 0.08 and moved_while_busy
+        cov, pc = coverage_curve(v.verdict, v.conf, TAU_GRID)
+        x, y = panel.cov_plot.curves["coverage"].getData()
+        assert np.array_equal(y, cov, equal_nan=True)
+        panel._start_intervals()  # the sliders rest again: the latest verdicts' intervals replace 0.05's
+    finally:
+        release.set()
+    qtbot.waitUntil(panel.intervals_ready, timeout=10000)
+    assert computed_for == [0.03, 0.08] and panel.headline is not None
+
+
 # ---- τ as the operating point, undefined rates, intervals ------------------------------------------
 def metric_cell(panel, label: str, col: int) -> str:
     t = panel.metrics_table

@@ -97,14 +97,25 @@ NO_LABELS = ("Label an audit set to see risk–coverage.\n\n"
 
 
 _HELPER: ThreadPoolExecutor | None = None
+_INTERVALS: ThreadPoolExecutor | None = None
 
 
 def _helper() -> ThreadPoolExecutor:
-    """One thread for work that overlaps the GUI thread's on a slider move."""
+    """One thread for work that overlaps the GUI thread's on a slider move (the coverage
+    curves): a move waits for it, so nothing slow ever queues on it."""
     global _HELPER
     if _HELPER is None:
         _HELPER = ThreadPoolExecutor(1, thread_name_prefix="calibration")
     return _HELPER
+
+
+def _intervals_helper() -> ThreadPoolExecutor:
+    """One thread for the live numbers' bootstrap intervals (seconds on a large project), which
+    nothing on the window's thread waits for: a move during one goes on at once."""
+    global _INTERVALS
+    if _INTERVALS is None:
+        _INTERVALS = ThreadPoolExecutor(1, thread_name_prefix="calibration-intervals")
+    return _INTERVALS
 
 
 def _item(text: str, align_right: bool = True) -> QTableWidgetItem:
@@ -638,8 +649,10 @@ class CalibrationPanel(QWidget):
             return
         key = self._interval_key()
         if key != self._headline_key and key != self._pending_key:
+            if self._hl_future is not None:
+                self._hl_future.cancel()  # not started yet: only the latest verdicts' are worth computing
             self._pending_key = key
-            self._hl_future = _helper().submit(headline, st.dataset, st.verdicts, tau=float(st.config.tau))
+            self._hl_future = _intervals_helper().submit(headline, st.dataset, st.verdicts, tau=float(st.config.tau))
             self._interval_poll.start()
         self._audit_intervals()
 
