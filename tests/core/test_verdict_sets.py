@@ -19,7 +19,6 @@ from workstation.methods.spatial.config import CheckerConfig
 from workstation.methods.spatial.store import MIGRATIONS, SpatialStore
 from workstation.store import DB_NAME, Project
 
-from tests.proc import Lines
 
 ROOT = Path(__file__).resolve().parents[2]
 
