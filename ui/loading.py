@@ -35,12 +35,24 @@ class LoadedProject:
     annotator: str
 
 
+#: DuckDB's Python package is imported by the project's load and by the methods' warm-up, each on
+#: a thread of its own; two first imports at once can meet a partly initialised module (an
+#: ImportError from `duckdb._sources`), so the first import is made under this lock
+_DUCKDB_IMPORT = threading.Lock()
+
+
+def import_duckdb() -> None:
+    with _DUCKDB_IMPORT:
+        import duckdb  # noqa: F401
+
+
 def load_project(folder: str | Path, read_only: bool = False, snapshot: bool = False,
                  with_verdicts: bool = True) -> LoadedProject:
     """Open a project and load its samples, active config, verdicts and labels. No Qt objects
     are touched, so a worker thread can run it while the window stays responsive; the
     connection is then used by the GUI thread alone. Raises what `Project.open` raises.
     Without `with_verdicts` the checker is left to `evaluate_active` (verdicts None)."""
+    import_duckdb()
     from workstation.methods.spatial.checker import evaluate
     from workstation.methods.spatial.data import spatial_columns
 

@@ -26,6 +26,9 @@ log = logging.getLogger(__name__)
 def _warm_method_imports() -> None:
     """Import the methods the window asks whether the project holds their data once it is
     adopted (a thread beside the project's load). Only modules without Qt."""
+    from .loading import import_duckdb
+
+    import_duckdb()  # not beside the project's load: see `import_duckdb`
     from workstation.methods import METHODS, get_method
 
     for method in METHODS.names():
