@@ -122,14 +122,10 @@ def test_a_process_killed_while_replacing_a_set_leaves_the_old_set(project: Path
         f"sys.exit(main(['evaluate', '--project', {str(project)!r}]))\n")  # the active version's set again
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=ROOT,
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
-    lines = Lines(proc, timeout=120)
-    try:
-        with Lines(proc, timeout=300) as out:
-            line = out.wait_for(lambda x: x.startswith("WRITING")).split()
-            assert line == ["WRITING", "0"]  # the old rows deleted, the transaction not committed
-            proc.send_signal(signal.SIGKILL)
-            proc.wait(timeout=30)
-    finally:
-        lines.close()
+    with Lines(proc, timeout=300) as out:  # leaving the block kills the child if it still runs
+        line = out.wait_for(lambda x: x.startswith("WRITING")).split()
+        assert line == ["WRITING", "0"]  # the old rows deleted, the transaction not committed
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
     after = verdict_rows(project)
     assert after == before

@@ -100,7 +100,7 @@ class LampMethod:
         return MIGRATIONS
 
     def load(self, project: Any) -> LampData:
-        ds = project.load_dataset(method=NAME)
+        ds = project.samples.load_dataset(method=NAME)
         p = ds.prompts
         row = {pid: i for i, pid in enumerate(p.prompt_id.tolist())}
         at = np.asarray([row[pid] for pid in ds.samples.prompt_id.tolist()], np.int64)
@@ -138,7 +138,7 @@ class LampMethod:
         return ReportSection(NAME, self.title, html=html, tables=tables, meta={"config_hash": cfg.content_hash()})
 
     def has_data(self, project: Any) -> bool:
-        return bool(project.prompt_methods().get(NAME))
+        return bool(project.samples.prompt_methods().get(NAME))
 
     def suite(self, **options: Any) -> Prompts:
         return lamp_suite(**options)
@@ -178,9 +178,9 @@ class LampMethod:
         samples = Samples.build([sample_id_for(run_id, pid, 0) for pid in ids], run_id, ids, seed=0,
                                 width=float(size), height=float(size), image_path=paths)
         with project.transaction():
-            project.add_run(run_id, method="lamp_grey", model={"generator": "grey"}, params={"size": size},
+            project.samples.add_run(run_id, method="lamp_grey", model={"generator": "grey"}, params={"size": size},
                             source="demo")
-            project.add_dataset(Dataset(samples, Detections.empty(), prompts))
+            project.samples.add_dataset(Dataset(samples, Detections.empty(), prompts))
         eid, results = evaluate_and_store(project, self, note="demo")
         return {"prompts": len(prompts), "eval_id": eid, "lit": int((results.verdict == 0).sum())}
 
@@ -195,7 +195,7 @@ def register_command(sub: Any) -> None:
 
 def run_count(args: argparse.Namespace) -> int:
     with reading_project(args.project) as project:
-        print(f"{project.prompt_methods().get(NAME, 0)} lamp prompt(s)")
+        print(f"{project.samples.prompt_methods().get(NAME, 0)} lamp prompt(s)")
     return 0
 
 
