@@ -1,9 +1,9 @@
 """The project's own text speaks of the project: no development history in any tracked file, a
 README a newcomer can read through, and CI running the README's commands as written.
 
-Development history is what a reader of the code cannot use: which working session or issue a
-change came from ("the 3rd session", "issue 12, item 4", "this session's machine"). The window's
-labelling session is a user's word and is not matched: only numbered or ordinal sessions are.
+Development history is what a reader of the code cannot use: which round of work or which issue
+a change came from (the patterns below, and the examples their own test reads). A labelling
+session in the window is a user's word and is not matched: only numbered or ordinal ones are.
 """
 
 from __future__ import annotations

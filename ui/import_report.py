@@ -46,6 +46,17 @@ def _browse_row(edit: QLineEdit, pick: Any) -> QWidget:
     return row
 
 
+def _tell_end(window: Any, run: CommandRun, ok: bool, output: str, done: str, cancelled: str,
+              failed_title: str) -> None:
+    """How a command run ended, in the status bar, or in a message box with its error line."""
+    if ok:
+        window.statusBar().showMessage(done, 10000)
+    elif run.cancelled:
+        window.statusBar().showMessage(cancelled, 10000)
+    else:
+        QMessageBox.critical(window, failed_title, error_line(output))
+
+
 def _blind_now(window: Any, what: str) -> bool:
     for views in window.method_views.values():
         c = views.controller(window)
@@ -150,12 +161,8 @@ def import_run(window: Any, dialog: ImportRunDialog | None = None) -> CommandRun
     def done(ok: bool, output: str) -> None:
         if folder.is_dir() and project_dialogs.is_project(folder):
             window.open_project(folder)
-        if ok:
-            window.statusBar().showMessage(output.splitlines()[-1] if output else "imported", 10000)
-        elif run.cancelled:
-            window.statusBar().showMessage("import cancelled: nothing was imported", 10000)
-        else:
-            QMessageBox.critical(window, "The run was not imported", error_line(output))
+        _tell_end(window, run, ok, output, output.splitlines()[-1] if output else "imported",
+                  "import cancelled: nothing was imported", "The run was not imported")
 
     run.finished.connect(done)
     run.start()
@@ -213,8 +220,8 @@ def write_report(window: Any, dialog: ReportDialog | None = None) -> CommandRun 
     if dialog is None and not dlg.exec():
         return None
     out = Path(dlg.out.text())
-    steps = [["report", "--project", str(p.folder), "--out", str(out)]]
     folder = p.folder
+    steps = [["report", "--project", str(folder), "--out", str(out)]]
     reopen = dlg.evaluate.isChecked()
     if reopen:  # the report reads the stored result sets: store what the window shows first
         steps.insert(0, ["evaluate", "--project", str(folder)])
@@ -225,14 +232,11 @@ def write_report(window: Any, dialog: ReportDialog | None = None) -> CommandRun 
         if reopen:
             window.open_project(folder)
         index = out / "index.html"
-        if ok and index.is_file():
-            window.statusBar().showMessage(f"report written to {out}", 10000)
-            if dlg.open_after.isChecked():
-                QDesktopServices.openUrl(QUrl.fromLocalFile(str(index)))
-        elif run.cancelled:
-            window.statusBar().showMessage("report cancelled: nothing was written", 10000)
-        else:
-            QMessageBox.critical(window, "The report was not written", error_line(output))
+        ok = ok and index.is_file()
+        _tell_end(window, run, ok, output, f"report written to {out}", "report cancelled: nothing was written",
+                  "The report was not written")
+        if ok and dlg.open_after.isChecked():
+            QDesktopServices.openUrl(QUrl.fromLocalFile(str(index)))
 
     run.finished.connect(done)
     run.start()

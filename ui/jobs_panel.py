@@ -84,7 +84,7 @@ class JobsPanel(QWidget):
         self.reload_interval = reload_interval
         self.queue: JobQueue | None = None
         self._rows: dict[str, int] = {}
-        self._live: dict[str, Progress] = {}  # latest progress per job seen this session
+        self._live: dict[str, Progress] = {}  # latest progress per job seen since the panel started
         self._dirty = False
         self._last_reload = 0.0
         self._log_job = ""
@@ -245,7 +245,7 @@ class JobsPanel(QWidget):
                 self.show_error(str(e))
 
     def progress_of(self, job_id: str) -> Progress | None:
-        """The latest progress seen for a job (None if it has not run in this session)."""
+        """The latest progress seen for a job (None if it has not run since the panel started)."""
         return self._live.get(job_id)
 
     def is_busy(self) -> bool:

@@ -1,7 +1,7 @@
 """The application's state: the open project and the annotator (an evented model, no views).
 
 Views subscribe to the signals; the state never calls a widget. Each method's live state (its
-data, live config, results and judging queue) is a session of its own
+data, live config, results and judging queue) is an object of its own
 (`ui.session.MethodSession`; the spatial method's `ui.methods.spatial.session.SpatialSession`),
 following `project_changed`: opening another project resets every one of them.
 """
@@ -19,8 +19,8 @@ log = logging.getLogger(__name__)
 
 
 class AppState(QObject):
-    project_changed = Signal()  # a project was opened or closed (every method's session follows)
-    data_changed = Signal()  # the open project's data changed (a job added samples): sessions read again
+    project_changed = Signal()  # a project was opened or closed (every method's live state follows)
+    data_changed = Signal()  # the open project's data changed (a job added samples): every method's live state reads again
     annotator_changed = Signal()  # the annotator's name changed
     message = Signal(str)  # a line for the status bar
     about_to_close = Signal()  # the open project is about to close (views keep their place)
@@ -52,7 +52,7 @@ class AppState(QObject):
         self.annotator = ""
 
     def reload(self) -> None:
-        """The project's data changed on disk (a job's results were ingested): every session
+        """The project's data changed on disk (a job's results were ingested): every method
         reads what it shows again."""
         if self.project is not None:
             self.data_changed.emit()
@@ -66,6 +66,6 @@ class AppState(QObject):
         if not self.project.read_only:
             try:
                 self.project.set_setting("annotator", self.annotator)
-            except Exception:  # noqa: BLE001 - the name holds for this session anyway
+            except Exception:  # noqa: BLE001 - the name holds until the window closes anyway
                 log.exception("keeping the annotator's name")
         self.annotator_changed.emit()

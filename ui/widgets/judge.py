@@ -70,7 +70,7 @@ def not_saved_message(e: BaseException) -> str:
 
 
 class JudgeController(QObject):
-    committed = Signal(int, str)  # labels committed this session, target id
+    committed = Signal(int, str)  # labels committed by this controller so far, the target id
     written = Signal(int)  # a label event was written for this target index (key, notes, undo, redo)
     changed = Signal()  # label state, progress or undo availability changed
     moved = Signal(int)  # the current target changed (its index; -1 none)

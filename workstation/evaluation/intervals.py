@@ -342,14 +342,7 @@ def bootstrap_ratio_intervals(num: np.ndarray, den: np.ndarray, *, n_boot: int =
     resample whose denominator sums to 0 is left out; a column with no usable resample, or empty
     input, or ``n_boot`` 0, gives (nan, nan). Seeded, so a report is reproducible.
     """
-    x = np.asarray(num, np.float64)
-    d = np.asarray(den, np.float64)
-    if x.ndim == 1:
-        x = x[:, None]
-    if d.ndim == 1:
-        d = d[:, None]
-    if x.shape != d.shape:
-        raise ValueError(f"bootstrap_ratio_intervals: num {x.shape} and den {d.shape} differ")
+    x, d = _columns(num, den, "bootstrap_ratio_intervals")
     n, k = x.shape
     if n == 0 or k == 0 or n_boot <= 0:
         return np.full(k, np.nan), np.full(k, np.nan)
@@ -364,6 +357,19 @@ def bootstrap_ratio_intervals(num: np.ndarray, den: np.ndarray, *, n_boot: int =
             ratios[done:done + len(counts)] = np.where(s_den != 0, s_num / np.where(s_den != 0, s_den, 1.0), np.nan)
         done += len(counts)
     return _percentile(ratios, level)
+
+
+def _columns(num: Any, den: Any, who: str) -> tuple[np.ndarray, np.ndarray]:
+    """``num`` and ``den`` as (n, k) float arrays of the same shape (a 1-d input is one column)."""
+    x = np.asarray(num, np.float64)
+    d = np.asarray(den, np.float64)
+    if x.ndim == 1:
+        x = x[:, None]
+    if d.ndim == 1:
+        d = d[:, None]
+    if x.shape != d.shape:
+        raise ValueError(f"{who}: num {x.shape} and den {d.shape} differ")
+    return x, d
 
 
 def _linearised(xs: np.ndarray, ds: np.ndarray, value: float, proportion: bool, level: float
@@ -397,14 +403,7 @@ def ratio_estimates(num: np.ndarray, den: np.ndarray, unit: Sequence[Any] | np.n
     denominator counts (Σ of a 0/1 ``den``), ``units`` the units among them. ``n_boot`` 0: no
     intervals. The columns share one set of resamples.
     """
-    x = np.asarray(num, np.float64)
-    d = np.asarray(den, np.float64)
-    if x.ndim == 1:
-        x = x[:, None]
-    if d.ndim == 1:
-        d = d[:, None]
-    if x.shape != d.shape:
-        raise ValueError(f"ratio_estimates: num {x.shape} and den {d.shape} differ")
+    x, d = _columns(num, den, "ratio_estimates")
     n, k = x.shape
     props = [bool(proportion)] * k if isinstance(proportion, (bool, np.bool_)) else [bool(p) for p in proportion]
     if len(props) != k:

@@ -3,7 +3,7 @@
 `DyEvalRunner(project, tree_id)` opens a stored tree (`store.TreeStore`), brings in what the
 project holds that the tree has not recorded (`link.sync_tree`: images, judgements, pre-marks),
 and takes the next steps of DyEval's loop, every change stored as a tree event before the next
-one is taken, so a session can stop anywhere and be resumed days later:
+one is taken, so the loop can stop anywhere and be resumed days later:
 
 * **write** prompts for nodes without them (the tree's language model: the template writer, or
   a local causal LM folder; `lm.py`), de-duplicated;
@@ -281,8 +281,8 @@ class DyEvalRunner:
                 and str(j["spec"].get("run_id", "")).startswith(prefix)]
 
     def _collect_unfinished(self, live: Collection[str]) -> int:
-        """Ingest what earlier, unfinished generation jobs of this tree left (a killed session's
-        worker may have gone on), and mark them superseded; returns the samples ingested."""
+        """Ingest what earlier, unfinished generation jobs of this tree left (the worker of a killed
+        process may have gone on), and mark them superseded; returns the samples ingested."""
         from ...jobs.ingest import ingest_pending
         from ...jobs.progress import CANCELLED, DONE
         from ...jobs.runner import request_cancel
@@ -310,8 +310,8 @@ class DyEvalRunner:
                                params: dict[str, Any] | None = None, size: int = 256, batch_size: int = 8,
                                live: Collection[str] = ()) -> list[Any]:
         """Generation jobs for the images the tree asks for (one per set of seeds); a job already
-        stored for the same request is returned to be resumed. ``live``: jobs of this session
-        still queued or running (left alone)."""
+        stored for the same request is returned to be resumed. ``live``: jobs this process
+        has queued or running (left alone)."""
         from ...jobs.spec import PROCEDURAL, create_generate_job
 
         self._collect_unfinished(live)
