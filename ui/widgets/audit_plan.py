@@ -255,7 +255,10 @@ class AuditPlanPanel(QWidget):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         self.table.verticalHeader().setVisible(False)
         hh = self.table.horizontalHeader()
-        for c in range(4):
+        # the estimate's name wraps in a column of its own width; what it assumes takes the rest
+        hh.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
+        self.table.setColumnWidth(0, self.table.fontMetrics().horizontalAdvance("stratified by the automated outcome,") + 12)
+        for c in range(1, 4):
             hh.setSectionResizeMode(c, QHeaderView.ResizeMode.ResizeToContents)
         hh.setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
         self.table.setWordWrap(True)
@@ -440,10 +443,14 @@ class AuditPlanPanel(QWidget):
         self.table.setRowCount(0)
         self.next_list.clear()
         self.next_button.setEnabled(False)
+        self._empty_plot()
+
+    def _empty_plot(self) -> None:
         for c in (self._curve, self._band_lo, self._band_hi):
             c.setData([], [])
         self._goal_lo.hide()
         self._goal_hi.hide()
+        self.plot.getPlotItem().setRange(xRange=(0, 10), yRange=(0, 1), padding=0)
 
     def _show(self) -> None:
         plan = self.plan
@@ -497,10 +504,7 @@ class AuditPlanPanel(QWidget):
         assert self.plan is not None
         h = self.plan.history()
         if not h:
-            for c in (self._curve, self._band_lo, self._band_hi):
-                c.setData([], [])
-            self._goal_lo.hide()
-            self._goal_hi.hide()
+            self._empty_plot()
             return
         a = np.asarray(h, np.float64)
         self._curve.setData(a[:, 0], a[:, 1])
