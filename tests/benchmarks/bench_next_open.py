@@ -34,7 +34,7 @@ import bench_gui  # noqa: E402
 PREPARE = """
 import resource, sys
 from workstation.store import Project
-from workstation.commands.evaluate import prepare_next_open
+from workstation.methods.spatial.next_open import prepare_next_open
 with Project.open(sys.argv[1]) as p:
     ok = prepare_next_open(p)
 print(f"PREPARED ok={ok} maxrss_mb={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f}")

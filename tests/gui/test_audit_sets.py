@@ -190,7 +190,7 @@ def test_recheck_plan_places_each_after_its_original() -> None:
 
 def test_recheck_shows_nothing_of_the_first_answer_and_is_stored_as_a_recheck(
         qtbot, open_window, sbuc_project: Path) -> None:
-    from workstation.commands.audit import recheck_pairs
+    from workstation.methods.spatial.commands.audit import recheck_pairs
     from workstation.evaluation.agreement import self_agreement
     from workstation.methods.spatial.store import SpatialStore
 

@@ -74,7 +74,7 @@ def _summary_of_existing(folder: Path) -> dict[str, Any]:
     from ..methods import METHODS, get_method
     from ..methods.spatial.demo import truth_agreement
     from ..command_base import reading_project
-    from .evaluate import active_verdicts, load_samples
+    from ..methods.spatial.commands.common import active_verdicts, load_samples
 
     out: dict[str, Any] = {"folder": str(folder), "reused": True}
     with reading_project(folder) as project:

@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     from ..jobs.shards import resolve_shard
     from ..jobs.spec import JobPaths, append_log
     from ..command_base import open_project
-    from .evaluate import prepare_next_open
+    from ..methods.spatial.next_open import prepare_next_open
     from .generate import exit_code, watch
 
     shard, shard_note = resolve_shard(args.shard, os.environ)

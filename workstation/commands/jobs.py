@@ -131,7 +131,7 @@ def _resume(folder: Path, job_ids: list[str]) -> int:
     from ..jobs.progress import DONE
     from ..jobs.runner import live_status
     from ..command_base import open_project
-    from .evaluate import prepare_next_open
+    from ..methods.spatial.next_open import prepare_next_open
     from .generate import exit_code, watch
 
     project = open_project(folder)

@@ -37,7 +37,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 def run(args: argparse.Namespace) -> int:
     from ..jobs.merge import merge_into, preflight
     from ..store import DB_NAME, Project
-    from .evaluate import prepare_next_open
+    from ..methods.spatial.next_open import prepare_next_open
 
     target = Path(args.project)
     # every source and image checked before anything is created

@@ -171,7 +171,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 
 def run(args: argparse.Namespace) -> int:
     from ..command_base import open_project, reading_project
-    from .evaluate import prepare_next_open
+    from ..methods.spatial.next_open import prepare_next_open
 
     if args.runs_command == "list":
         with reading_project(args.project) as project:

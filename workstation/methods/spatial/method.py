@@ -115,7 +115,12 @@ class SpatialMethod:
                 f"{p} PASS, {f} FAIL, {u} UNDECIDABLE"] + summary_lines(data, results.arrays)
 
     def commands(self) -> tuple[Any, ...]:
-        return ()
+        """`import-sbuc`, `export-sbuc`, `audit-sample` / `audit-metrics` and `calibrate`."""
+        from ...command_base import Command
+        from .commands import audit, calibrate, export_sbuc, import_sbuc
+
+        return (Command("import-sbuc", import_sbuc.register), Command("export-sbuc", export_sbuc.register),
+                Command("audit-sample", audit.register), Command("calibrate", calibrate.register))
 
     def build_demo(self, project: Any, *, small: bool = False, progress: Any = None,
                    workers: int | None = None) -> dict[str, Any]:

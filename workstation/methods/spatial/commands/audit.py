@@ -26,15 +26,15 @@ from typing import Any
 
 import numpy as np
 
-from ..methods.spatial.types import VERDICT_CODE, VERDICTS
-from ..types import WorkstationError
-from ..util.csvsafe import escape_row
-from ..util.jsonsafe import dumps
-from ..util.output import output_file, write_output_text
-from ..command_base import add_project_arg, open_project, reading_project
-from .evaluate import active_verdicts, config_hash, load_samples
-from ..methods.spatial.store import SpatialStore
-from ..methods.spatial.data import spatial_columns
+from ..types import VERDICT_CODE, VERDICTS
+from ....types import WorkstationError
+from ....util.csvsafe import escape_row
+from ....util.jsonsafe import dumps
+from ....util.output import output_file, write_output_text
+from ....command_base import add_project_arg, open_project, reading_project
+from .common import active_verdicts, config_hash, load_samples
+from ..store import SpatialStore
+from ..data import spatial_columns
 
 DEFAULT_TAU_GRID = tuple(round(0.05 * i, 2) for i in range(21))
 SAMPLE_COLUMNS = ("sample_id", "run", "prompt_id", "prompt", "relation", "object_a", "object_b", "seed",
@@ -90,8 +90,8 @@ def register(sub: Any) -> None:
 
 
 def run_sample(args: argparse.Namespace) -> int:
-    from ..methods.spatial.audit import stratified_sample, strata_table
-    from ..methods.spatial.types import RELATIONS
+    from ..audit import stratified_sample, strata_table
+    from ..types import RELATIONS
 
     strata = tuple(s.strip() for s in args.strata.split(",") if s.strip())
     if args.size <= 0:
@@ -187,9 +187,9 @@ def recheck_pairs(events: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray
 def audit_metrics(project: Any, annotator: str | None = None,
                   taus: tuple[float, ...] = DEFAULT_TAU_GRID) -> dict[str, Any]:
     """Everything `audit-metrics` writes, as a JSON-ready dict."""
-    from ..evaluation.agreement import annotator_agreement, self_agreement
-    from ..methods.spatial.audit import confusion_summary
-    from ..methods.spatial.calibration import apply_tau, operating_point, risk_coverage
+    from ....evaluation.agreement import annotator_agreement, self_agreement
+    from ..audit import confusion_summary
+    from ..calibration import apply_tau, operating_point, risk_coverage
 
     ds = load_samples(project)
     cid, cfg, v = active_verdicts(project, ds)

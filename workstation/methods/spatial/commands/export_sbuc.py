@@ -13,8 +13,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..command_base import add_project_arg, reading_project
-from ..methods.spatial.store import SpatialStore
+from ....command_base import add_project_arg, reading_project
+from ..store import SpatialStore
 
 
 def register(sub: Any) -> None:
@@ -32,7 +32,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..methods.spatial.sbuc_export import export_sbuc
+    from ..sbuc_export import export_sbuc
 
     with reading_project(args.project) as project:
         cid = args.config_version if args.config_version is not None else SpatialStore(project).active_config_id()

@@ -17,11 +17,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..util.jsonsafe import dumps
-from ..types import WorkstationError
-from ..command_base import add_project_arg, open_project, reading_project
-from .evaluate import active_verdicts, load_samples, print_main_results
-from ..methods.spatial.store import SpatialStore
+from ....util.jsonsafe import dumps
+from ....types import WorkstationError
+from ....command_base import add_project_arg, open_project, reading_project
+from .common import active_verdicts, load_samples, print_main_results
+from ..store import SpatialStore
 
 
 def parse_grid(items: list[str] | None) -> dict[str, list[Any]]:
@@ -56,7 +56,7 @@ def parse_grid(items: list[str] | None) -> dict[str, list[Any]]:
 
 
 def parse_weights(text: str | None) -> Any:
-    from ..methods.spatial.calibration import Weights
+    from ..calibration import Weights
 
     if text is None:
         return Weights()
@@ -94,10 +94,10 @@ def _num(x: Any) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..methods.spatial.calibration import PAPER_GRID, _check_grids, grid_search
-    from ..methods.spatial.config import CheckerConfig
-    from ..progress import TerminalProgress
-    from ..util.output import write_output_text
+    from ..calibration import PAPER_GRID, _check_grids, grid_search
+    from ..config import CheckerConfig
+    from ....progress import TerminalProgress
+    from ....util.output import write_output_text
 
     grids = parse_grid(args.grid) or {k: list(v) for k, v in PAPER_GRID.items()}
     weights = parse_weights(args.weights)
@@ -141,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
         }
         v_all = None
         if args.apply:
-            from ..methods.spatial import checker
+            from .. import checker
 
             v_all = checker.evaluate(ds, best_cfg)
             params = ", ".join(f"{k}={val:g}" if isinstance(val, float) else f"{k}={val}"

@@ -29,14 +29,14 @@ from typing import Any
 
 import numpy as np
 
-from ..methods.spatial.sbuc import MAX_IMAGE_SIDE
-from ..types import WorkstationError
-from ..util.jsonsafe import loads_strict
-from ..util.images import MAX_PIXELS as MAX_IMAGE_PIXELS
-from ..util.paths import remove_made
-from ..command_base import add_project_arg
-from .evaluate import prepare_next_open
-from ..methods.spatial.store import SpatialStore
+from ..sbuc import MAX_IMAGE_SIDE
+from ....types import WorkstationError
+from ....util.jsonsafe import loads_strict
+from ....util.images import MAX_PIXELS as MAX_IMAGE_PIXELS
+from ....util.paths import remove_made
+from ....command_base import add_project_arg
+from ..next_open import prepare_next_open
+from ..store import SpatialStore
 
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
@@ -70,7 +70,7 @@ MAX_GEN_CONFIG_JSON_BYTES = 64 * 1024  # of gen_config.yaml, as stored in the ru
 def _read_gen_config(run_dir: Path) -> Any:
     """The run's gen_config.yaml (provenance), read safely: no aliases ("billion laughs"), at
     most MAX_GEN_CONFIG_BYTES; a broken file fails the import with its file and line."""
-    from ..util.safeyaml import load_yaml
+    from ....util.safeyaml import load_yaml
 
     path = run_dir / "gen_config.yaml"
     if not path.is_file():
@@ -85,9 +85,9 @@ def plan_images(parsed: Any, run_dir: Path, src_images: list[str], targets: list
     the run folder, something that is not a regular file, a file that is not an acceptable
     image (`util.images.check_image`) or one whose size differs from the manifest's is an error
     naming the manifest line."""
-    from ..types import InputError
-    from ..util.images import BadImage, check_image
-    from ..util.paths import UnsafePath, source_file
+    from ....types import InputError
+    from ....util.images import BadImage, check_image
+    from ....util.paths import UnsafePath, source_file
 
     man = parsed.manifest_path or (run_dir / "manifest.jsonl")
     lines = parsed.manifest_lines
@@ -115,9 +115,9 @@ def plan_images(parsed: Any, run_dir: Path, src_images: list[str], targets: list
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..methods.spatial.config import CheckerConfig
-    from ..methods.spatial.sbuc import parse_run
-    from ..util.jsonsafe import capped
+    from ..config import CheckerConfig
+    from ..sbuc import parse_run
+    from ....util.jsonsafe import capped
 
     if args.run_id is not None and not _RUN_ID.fullmatch(args.run_id):
         raise WorkstationError(f"--run-id: run id {args.run_id[:40]!r} must be letters, digits, '.', '_' or '-'")
@@ -145,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
     folder = Path(args.project)
     copied: list[Path] = []
     with _project_folder(folder, copied) as (project, root):
-        from ..methods.spatial.suite import check_prompt_texts
+        from ..suite import check_prompt_texts
 
         check_prompt_texts(project, parsed.dataset.prompts, parsed.prompts_path or "prompt file", parsed.prompt_lines)
         if rid in project.samples.run_ids():
@@ -158,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
                                                             detectors.get("secondary", "secondary")))
             cid = SpatialStore(project).save_config(cfg, note=f"imported with run {rid} from {run_dir}")
             if parsed.recorded is not None:
-                from ..methods.spatial.sbuc_export import StoredVerdicts
+                from ..sbuc_export import StoredVerdicts
 
                 SpatialStore(project).save_verdicts(cid, ds, StoredVerdicts.from_recorded(parsed.recorded))
 
@@ -171,7 +171,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"imported run {rid} into {folder}: {ds.n} samples, {n_prompts} prompts, "
           f"{len(ds.detections)} detections, {len(images)} images; {verdicts} as checker config v{cid}")
     del ds, parsed
-    from ..store import Project, ProjectLocked
+    from ....store import Project, ProjectLocked
 
     try:
         project = Project.open(folder, read_only=True)  # its final folder: the cache's key names it
@@ -185,8 +185,8 @@ def run(args: argparse.Namespace) -> int:
 def _copy_images(images: list[tuple[Path, str]], root: Path, made: list[Path]) -> None:
     """Copy checked images under `root`, listing every file and folder made in `made`
     (innermost last), so that a failed import can remove them again."""
-    from ..progress import track
-    from ..util.paths import target_file
+    from ....progress import track
+    from ....util.paths import target_file
 
     for src, rel in track(images, desc="copying images", unit="img"):
         dst = target_file(root, rel)
@@ -209,7 +209,7 @@ def _project_folder(folder: Path, made: list[Path]) -> Iterator[tuple[Any, Path]
     A new project is built in a hidden sibling folder and renamed into place when the import has
     succeeded, so a failed or killed import never leaves a project behind (a killed import's
     hidden folder is removed by the next import into the same place)."""
-    from ..store import DB_NAME, Project
+    from ....store import DB_NAME, Project
 
     in_place = (folder / DB_NAME).is_file() or (folder.exists() and (not folder.is_dir() or any(folder.iterdir())))
     parents: list[Path] = []
@@ -258,7 +258,7 @@ def _project_folder(folder: Path, made: list[Path]) -> Iterator[tuple[Any, Path]
 
 def _remove_stale_builds(folder: Path) -> None:
     """Hidden build folders of earlier imports into `folder` whose process is gone (killed)."""
-    from ..jobs.runner import pid_alive
+    from ....jobs.runner import pid_alive
 
     for p in folder.parent.glob(f".{folder.name}.importing-*"):
         try:
