@@ -14,12 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from ..dataset import CodedLabels, Dataset, Detections, Prompts, SampleRuns, Samples
-from ..types import ORIGINAL_NAME
+from ..dataset import Dataset, Detections, Prompts, Samples
 from ..util import collection
 from ..util.grouping import remember_codes
 from ..util.jsonsafe import capped, dumps
 from .base import ProjectError, Repo, _arrow, _now, release_freed_memory, safe_relpath
+from .detection_scan import SampleRowMap, ScanColumns, add_to_fingerprint, assemble
 
 log = logging.getLogger(__name__)
 
@@ -464,285 +464,90 @@ class SamplesRepo(Repo):
         entry keeps are filled in `pending`'s files where it can map them. Third, with
         `aggregate`: the table's fingerprint for the cache's key (count, exclusive or and sum of
         `ROW_HASH`), aggregated from the rows read, when the scan read every row of the table;
-        else None."""
-        import pyarrow as pa
+        else None. The steps: `detection_scan`."""
         import pyarrow.compute as pc
 
         from . import detection_cache
 
-        # Detections mapped to sample rows without a Python object per detection: DuckDB hashes
-        # each detection's sample id (two independent 64-bit hashes); the first finds the row by
-        # a binary search among the loaded samples' hashes, the second confirms it. The mapping
-        # is used only when the first hash is unique over every sample of the project, so a
-        # detection maps to a loaded sample exactly when its id is that sample's id (up to a
-        # collision of both hashes at once); otherwise DuckDB joins on the ids themselves.
-        # A plain scan keeps the stored order, which each sample's detections keep (the
-        # checker's tie-break depends on it): a stable sort by row, skipped when already sorted.
-        dicts: dict[str, dict[str, int]] = {"variant": {}, "label": {}}
-
-        def codes(col: Any, table: dict[str, int]) -> np.ndarray:
-            """Codes into `table` of a string column, or of an ENUM's (Arrow dictionary) whose
-            values `table` already holds in order: its indices as they are."""
-            enc = col if pa.types.is_dictionary(col.type) else pc.dictionary_encode(col)
-            local = [table.setdefault(str(x), len(table)) for x in enc.dictionary.to_pylist()]
-            if not local:
-                return np.zeros(0, np.int32)
-            idx = enc.indices.to_numpy(zero_copy_only=False)
-            return idx if local == list(range(len(local))) else np.asarray(local, np.int32)[idx]
-
         hashed = self._sample_hashes(st)
         floats = detection_cache.FLOAT_COLUMNS
-        n_rid = 1
         if hashed is not None:
             source = "SELECT hash(d.sample_id) AS h1, hash(d.sample_id || chr(31)) AS h2, {cols} FROM detections d"
             sql_params = None
-            h_sorted, row_sorted, h1_by_row, h2_by_row = hashed
+            sample_rows = SampleRowMap(hashed)
         else:
             source = (f"WITH s AS (SELECT s.sample_id, (row_number() OVER (ORDER BY s.ord) - 1)::BIGINT AS row "
                       f"FROM samples s JOIN prompts p USING (prompt_id) {where}) "
                       "SELECT s.row, d.rowid AS rid, {cols} FROM detections d JOIN s USING (sample_id)")
             sql_params = params or None
         small = hashed is not None and st.num_rows < 2**31 - 1  # a sample row fits in 4 bytes
-        # codes in 1 / 2 bytes while their dictionaries are that small (put_code widens them);
-        # scores and boxes in 4 bytes while every value read is a float32 (as the detectors give
-        # them), a column with one value that is not turns float64
         dtypes = {"row": np.int32 if small else np.int64, "variant": np.int8, "label": np.int16, "source": np.int8,
                   **{k: np.float32 for k in floats}}
-
         if pending is not None and hashed is not None and st.num_rows != self.count():
             # some of the project's samples: the scan's columns (every detection of the table)
             # are not the entry's, which holds the loaded samples' only; written after instead
             pending = None
-
-        def alloc(k: str, n: int, dtype: Any) -> np.ndarray:
-            """Column k's array of n values: mapped from the pending entry's file when it can be."""
-            mapped = pending.array(k, dtype, n) if pending is not None and k != "row" else None
-            return mapped.view(np.ndarray) if mapped is not None else np.empty(n, dtype)
-
-        filled, total = 0, -1  # rows filled in place in `full`, of `total` (-1: appended to `parts`)
-        full: dict[str, np.ndarray] = {}
-        parts: dict[str, list[np.ndarray]] = {k: [] for k in dtypes}
-
-        def put(k: str, values: np.ndarray) -> None:
-            if hashed is not None and filled + len(values) <= total:
-                full[k][filled:filled + len(values)] = values
-            else:
-                parts[k].append(values)
-
-        def widen(k: str, dtype: Any) -> None:
-            """Column k in place from here on in a wider dtype (its filled part copied)."""
-            wide = alloc(k, len(full[k]), dtype)
-            wide[:filled] = full[k][:filled]
-            full[k] = wide
-
-        code_dtype: dict[str, np.dtype[Any]] = {"variant": np.dtype(np.int8), "label": np.dtype(np.int16)}
-
-        def put_code(k: str, values: np.ndarray) -> None:
-            """A batch of codes into dicts[k]; the column turns int32 once its dictionary
-            outgrows its dtype."""
-            if len(dicts[k]) - 1 > np.iinfo(code_dtype[k]).max:
-                code_dtype[k] = np.dtype(np.int32)
-            if hashed is not None and filled + len(values) <= total and full[k].dtype != code_dtype[k]:
-                widen(k, code_dtype[k])
-            put(k, values.astype(code_dtype[k], copy=False))
-
-        def put_float(k: str, values: np.ndarray) -> None:
-            """A batch of a float column: FLOAT as read, or DOUBLE kept as float32 when that is
-            exact."""
-            if values.dtype == np.float32:
-                put(k, values)
-                return
-            into = full[k] if hashed is not None and filled + len(values) <= total else None
-            if into is None or into.dtype == np.float32:
-                narrow = values.astype(np.float32)
-                if np.array_equal(narrow, values, equal_nan=True):
-                    put(k, narrow)
-                    return
-                if into is not None:  # this column is float64 from here on (filled part exact)
-                    widen(k, np.float64)
-            put(k, values)
-
-        def lookup(h: np.ndarray) -> np.ndarray:
-            """The loaded row whose first hash is h (-1 for none): a binary search."""
-            pos = np.minimum(np.searchsorted(h_sorted, h), len(h_sorted) - 1)
-            return np.where(h_sorted[pos] == h, row_sorted[pos], -1)
-
-        def rows_of(hr: np.ndarray) -> np.ndarray:
-            """Rows of the runs' first hashes. Detections are usually stored in their samples'
-            order: each run is first guessed to be the next sample after the one before it
-            (confirmed by its hash, unique over the samples), picking up the sequence again
-            where it breaks; what remains is looked up."""
-            out = np.full(len(hr), -1, np.int64)
-            at = 0
-            for _ in range(8):
-                first = int(lookup(hr[at:at + 1])[0])
-                if first < 0:
-                    break
-                guess = first + np.arange(len(hr) - at)
-                ok = guess < len(h1_by_row)
-                ok[ok] = h1_by_row[guess[ok]] == hr[at:][ok]
-                out[at:][ok] = guess[ok]
-                bad = np.flatnonzero(~ok)
-                if not len(bad):
-                    return out
-                at += int(bad[0])
-            rest = np.flatnonzero(out < 0)
-            out[rest] = lookup(hr[rest])
-            return out
-
+        columns = ScanColumns(dtypes, floats, pending, in_place=hashed is not None)
         aggregate = aggregate and hashed is not None  # the join reads the loaded samples' rows only
         fingerprint = [0, 0, 0]  # rows, exclusive or and sum of their ROW_HASH
-
-        def one_batch(batch: Any) -> None:
-            nonlocal filled, total
-            if aggregate:  # the table's fingerprint, as SQL's bit_xor and sum would give it
-                fp = np.asarray(batch.column("fp").to_numpy(zero_copy_only=False), np.uint64)
-                fingerprint[0] += len(fp)
-                fingerprint[1] ^= int(np.bitwise_xor.reduce(fp)) if len(fp) else 0
-                fingerprint[2] += (int((fp & np.uint64(0xFFFFFFFF)).sum(dtype=np.uint64))
-                                   + (int((fp >> np.uint64(32)).sum(dtype=np.uint64)) << 32))
-                del fp
-            if hashed is not None:
-                h1 = np.asarray(batch.column("h1").to_numpy(zero_copy_only=False), np.uint64)
-                row = np.full(len(h1), -1, np.int64)
-                if len(h_sorted) and len(h1):
-                    # the detections of one sample are usually adjacent: look up each run once
-                    start = np.flatnonzero(np.r_[True, h1[1:] != h1[:-1]])
-                    runs = np.diff(np.r_[start, len(h1)])
-                    run_row = rows_of(h1[start])
-                    row = np.repeat(run_row, runs)
-                    h2 = np.asarray(batch.column("h2").to_numpy(zero_copy_only=False), np.uint64)
-                    found = row >= 0
-                    row[found & (h2_by_row[np.maximum(row, 0)] != h2)] = -1
-                    del h2, start, runs, run_row, found
-                del h1
-            else:
-                row = (batch.column("row").to_numpy(zero_copy_only=False).astype(np.int64) * n_rid
-                       + batch.column("rid").to_numpy(zero_copy_only=False))
-            if hashed is not None and filled + len(row) > total:
-                total = -1  # more rows than counted: this batch and the rest are appended in order
-            put("row", row)
-            put_code("variant", codes(batch.column("variant"), dicts["variant"]))
-            put_code("label", codes(batch.column("label"), dicts["label"]))
-            put("source", batch.column("source").to_numpy(zero_copy_only=False).astype(np.int8))
-            for k in floats:  # a null reads NaN
-                put_float(k, batch.column(k).to_numpy(zero_copy_only=False))
-            if hashed is not None and filled + len(row) <= total:
-                filled += len(row)
-
+        n_rid = 1
         with self._lock:
             plan = self._scan_plan()
             if hashed is None:
                 n_rid = int((self.con.execute("SELECT coalesce(max(rowid) + 1, 1) FROM detections").fetchone()
                              or (1,))[0])
-            # labels and variants as DuckDB ENUMs of their distinct values: Arrow hands their
-            # codes over, no string per detection
-            for k in ("variant", "label"):
-                for x in plan[k] or ():
-                    dicts[k].setdefault(x, len(dicts[k]))
-            text = [f"coalesce(d.{k}, '')" + (f"::{_enum_type(plan[k])}" if plan[k] else "") + f" AS {k}"
-                    for k in ("variant", "label")]
-            # scores and boxes as FLOAT, with a flag that every one of a row is exactly that; the
-            # first batch with a row that is not starts the scan again reading them as DOUBLE
-            exact = " AND ".join(f"coalesce(TRY_CAST(d.{k} AS FLOAT)::DOUBLE = d.{k}, d.{k} IS NULL)"
-                                 for k in floats)
-            narrow = ", ".join(f"TRY_CAST(d.{k} AS FLOAT) AS {k}" for k in floats) + f", {exact} AS exact"
-            for attempt, cols in enumerate((narrow, ", ".join(f"d.{k}" for k in floats))):
-                filled, total = 0, -1
+            for attempt, cols in enumerate(self._scan_columns_sql(plan, columns.dicts, floats)):
+                columns.start(plan["count"] if hashed is not None else -1)
                 fingerprint[:] = [0, 0, 0]
-                parts = {k: [] for k in dtypes}
-                if hashed is not None:  # one scan of the whole table: its columns are filled in place
-                    total = plan["count"]
-                    full = {k: alloc(k, total, dt) for k, dt in dtypes.items()}
                 complete = True
                 # a plain scan needs no working memory: a low limit keeps DuckDB from caching the
                 # table's blocks while they stream past (and makes the scan faster)
                 if hashed is not None:
                     self.con.execute(f"SET memory_limit = '{STREAM_MEMORY_LIMIT}'")
                 try:
-                    read = ["d.source", *text, cols] + ([f"{ROW_HASH.format(t='d.')} AS fp"] if aggregate else [])
-                    sql = source.format(cols=", ".join(read))
-                    reader = self.con.raw.sql(sql, params=sql_params).to_arrow_reader(SCAN_BATCH)
+                    read = [cols] + ([f"{ROW_HASH.format(t='d.')} AS fp"] if aggregate else [])
+                    reader = self.con.raw.sql(source.format(cols=", ".join(read)),
+                                              params=sql_params).to_arrow_reader(SCAN_BATCH)
                     for batch in reader:
                         if attempt == 0 and batch.num_rows and not pc.all(batch.column("exact")).as_py():
                             complete = False
                             break
-                        one_batch(batch)
+                        if aggregate:
+                            add_to_fingerprint(fingerprint, batch)
+                        if hashed is not None:
+                            row = sample_rows.rows(batch)
+                        else:
+                            row = (batch.column("row").to_numpy(zero_copy_only=False).astype(np.int64) * n_rid
+                                   + batch.column("rid").to_numpy(zero_copy_only=False))
+                        columns.add(batch, row)
+                        del row
                     del reader
                 finally:
                     if hashed is not None:
                         self.con.execute("RESET memory_limit")
                 if complete:
                     break
-            if hashed is not None:
-                for k in dtypes:  # what was scanned, in order: the filled part, then any rest
-                    parts[k].insert(0, full[k][:filled])
-                del full
-
-        def joined(k: str) -> np.ndarray:
-            v = parts.pop(k)
-            v = [x for x in v if len(x)] or [np.zeros(0, dtypes[k])]
-            return v[0] if len(v) == 1 else np.concatenate(v)
-
-        key = joined("row")
-        keep: Any = slice(None)
-        if len(key) and key.min() < 0:
-            keep = np.flatnonzero(key >= 0)  # detections of samples that are not loaded
-            key = key[keep]
-        order: Any = keep
-        if len(key) > 1 and not bool((key[1:] >= key[:-1]).all()):
-            local = np.argsort(key, kind="stable")
-            order = local if isinstance(keep, slice) else keep[local]
-            key = key[local]
-            del local
-        rows = key // n_rid if n_rid > 1 else key
-        del key
-        if st.num_rows < 2**31 - 1:  # a sample row in 4 bytes
-            rows = rows.astype(np.int32, copy=False)
-
-        def take(k: str, order: Any, empty: Any) -> np.ndarray:
-            a = joined(k)
-            return a if isinstance(order, slice) else a[order]
-
-        var_dict = list(dicts["variant"])
-        lab_dict = list(dicts["label"])
-        with self._lock:
+            columns.finish()
             recorded = {r[0] for r in self.con.execute("SELECT name FROM image_variants").fetchall()}
-        names = [ORIGINAL_NAME] + sorted((set(var_dict) | recorded) - {ORIGINAL_NAME})
-        vdt = np.int8 if len(names) <= 127 else np.int16
-        vidx = np.array([names.index(v) for v in var_dict] or [0], dtype=vdt)
-        # labels as codes into the distinct lower-case labels (2 bytes per detection up to
-        # 32,767 labels; the column of strings is built only if something reads it whole)
-        lower = [x.lower() for x in lab_dict] or [""]
-        uniq = list(dict.fromkeys(lower))
-        pos = {x: i for i, x in enumerate(uniq)}
-        remap = np.array([pos[x] for x in lower], np.int32)
-        lab_code = take("label", order, np.int32)
-        if not np.array_equal(remap, np.arange(len(remap))):  # distinct only up to case
-            lab_code = remap.astype(lab_code.dtype)[lab_code]  # fewer codes: the dtype holds them
-        label = CodedLabels(lab_code, np.array(uniq, dtype=object))
-        del lab_code
-        var_code = take("variant", order, np.int16)
-        if not np.array_equal(vidx, np.arange(len(vidx))):  # scanned in another order than named
-            var_code = vidx[var_code]
-        var_code = var_code.astype(vdt, copy=False)  # the names' own width, whatever the scan's
-        # the rows are sorted by sample: each sample's first row stands for the column, found by
-        # a binary search per sample (needles of the rows' own dtype: the column is not cast;
-        # counting the rows instead cast 13M of them to 8 bytes, ≈0.5 s with the fresh memory)
-        sample_idx: Any = rows
-        if not len(rows) or int(rows[-1]) < st.num_rows:
-            needles = np.arange(st.num_rows + 1, dtype=rows.dtype)
-            offsets = np.searchsorted(rows, needles).astype(np.int64, copy=False)
-            del needles
-            sample_idx = SampleRuns(offsets, rows.dtype)
-        dets = Detections(
-            sample_idx=sample_idx, source=take("source", order, np.int8),
-            variant=var_code, label=label,  # type: ignore[arg-type]
-            score=take("score", order, np.float64), x1=take("x1", order, np.float64),
-            y1=take("y1", order, np.float64), x2=take("x2", order, np.float64), y2=take("y2", order, np.float64),
-        )
-        del order, rows
+        dets, names = assemble(columns, recorded, n_rid, st.num_rows)
         return dets, names, (tuple(fingerprint) if aggregate else None)  # type: ignore[return-value]
+
+    @staticmethod
+    def _scan_columns_sql(plan: dict[str, Any], dicts: dict[str, dict[str, int]],
+                          floats: tuple[str, ...]) -> tuple[str, str]:
+        """The scan's columns as SQL, for its first pass and for a second one. Labels and variants
+        as DuckDB ENUMs of their distinct values where `plan` lists them (their values go into
+        `dicts` in that order): Arrow hands their codes over, no string per detection. Scores and
+        boxes as FLOAT in the first, with a flag that every one of a row is exactly that; the
+        first batch with a row that is not starts the scan again, reading them as DOUBLE."""
+        for k in ("variant", "label"):
+            for x in plan[k] or ():
+                dicts[k].setdefault(x, len(dicts[k]))
+        text = ", ".join(f"coalesce(d.{k}, '')" + (f"::{_enum_type(plan[k])}" if plan[k] else "") + f" AS {k}"
+                         for k in ("variant", "label"))
+        exact = " AND ".join(f"coalesce(TRY_CAST(d.{k} AS FLOAT)::DOUBLE = d.{k}, d.{k} IS NULL)" for k in floats)
+        narrow = ", ".join(f"TRY_CAST(d.{k} AS FLOAT) AS {k}" for k in floats) + f", {exact} AS exact"
+        return (f"d.source, {text}, {narrow}", f"d.source, {text}, " + ", ".join(f"d.{k}" for k in floats))
 
     def _scan_plan(self) -> dict[str, Any]:
         """The detections table's row count ("count") and, for "variant" and "label", their
