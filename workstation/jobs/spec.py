@@ -192,6 +192,16 @@ class JobSpec:
         return what
 
 
+class _JobFile:
+    """A file of the job folder by its name: `JobPaths.spec` is `<job folder>/spec.json`."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, paths: "JobPaths", owner: Any = None) -> Path:
+        return paths.dir / self.name
+
+
 class JobPaths:
     """The files of one job folder."""
 
@@ -205,45 +215,16 @@ class JobPaths:
         d = Path(job_dir)
         return JobPaths(d.parent.parent, d.name)
 
-    @property
-    def spec(self) -> Path:
-        return self.dir / "spec.json"
-
-    @property
-    def inputs(self) -> Path:
-        return self.dir / "inputs.parquet"
-
-    @property
-    def skip(self) -> Path:
-        return self.dir / "skip.txt"
-
-    @property
-    def chunks(self) -> Path:
-        return self.dir / "chunks"
-
-    @property
-    def ingested(self) -> Path:
-        return self.dir / "ingested.txt"
-
-    @property
-    def progress(self) -> Path:
-        return self.dir / "progress.json"
-
-    @property
-    def provenance(self) -> Path:
-        return self.dir / "provenance.json"
-
-    @property
-    def log(self) -> Path:
-        return self.dir / "log.txt"
-
-    @property
-    def worker_out(self) -> Path:
-        return self.dir / "worker.out"
-
-    @property
-    def cancel(self) -> Path:
-        return self.dir / "cancel"
+    spec = _JobFile("spec.json")
+    inputs = _JobFile("inputs.parquet")
+    skip = _JobFile("skip.txt")
+    chunks = _JobFile("chunks")
+    ingested = _JobFile("ingested.txt")
+    progress = _JobFile("progress.json")
+    provenance = _JobFile("provenance.json")
+    log = _JobFile("log.txt")
+    worker_out = _JobFile("worker.out")
+    cancel = _JobFile("cancel")
 
 
 def write_json_atomic(path: Path, obj: Any) -> None:
@@ -433,6 +414,26 @@ def _register(project: "Project", paths: JobPaths, spec: JobSpec) -> None:
     append_log(paths, f"job created: {spec.describe()}")
 
 
+def _check_runs(project: "Project", runs: Sequence[str]) -> None:
+    known = set(project.samples.run_ids())
+    for r in runs:
+        if r not in known:
+            raise WorkstationError(f"run {r!r} is not in the project; known runs: {', '.join(sorted(known)) or '(none)'}")
+
+
+def _store_backend_job(project: "Project", spec: JobSpec, backend: str, sh: Shard) -> JobSpec:
+    """Name a job of one backend (its kind, the backend's name, its settings' fingerprint and its
+    shard) and store it, or return the same job stored before, to resume it."""
+    spec.job_id = f"{spec.kind}-{safe_name(backend)}-{spec.fingerprint()[:8]}" + (
+        "" if sh.whole else f"-shard{sh.index}of{sh.count}")
+    paths = JobPaths(project.folder, spec.job_id)
+    old = _existing(project, paths, spec)
+    if old is not None:
+        return old
+    _register(project, paths, spec)
+    return spec
+
+
 def create_generate_job(
     project: "Project",
     prompts: Prompts,
@@ -564,24 +565,15 @@ def create_detect_job(
             Perturbation.from_name(name)
         except ValueError as e:
             raise WorkstationError(f"{e}; perturbations look like brightness_1.1, gaussian_blur_1, resize_0.9") from None
-    known = set(project.samples.run_ids())
-    for r in runs if check_runs else ():
-        if r not in known:
-            raise WorkstationError(f"run {r!r} is not in the project; known runs: {', '.join(sorted(known)) or '(none)'}")
+    if check_runs:
+        _check_runs(project, runs)
     sh = Shard.parse(shard)
     spec = JobSpec(job_id="", kind="detect",
                    detector={"name": detector, "model": model, "options": dict(options or {})},
                    secondary=[{"name": n, "model": m, "options": {}} for n, m in secondary],
                    perturbations=list(perturbations), runs=list(runs), batch_size=int(batch_size),
                    shard=sh.to_list(), created_at=time.time())
-    spec.job_id = f"detect-{safe_name(detector)}-{spec.fingerprint()[:8]}" + (
-        "" if sh.whole else f"-shard{sh.index}of{sh.count}")
-    paths = JobPaths(project.folder, spec.job_id)
-    old = _existing(project, paths, spec)
-    if old is not None:
-        return old
-    _register(project, paths, spec)
-    return spec
+    return _store_backend_job(project, spec, detector, sh)
 
 
 def create_score_job(project: "Project", *, scorer: str, model: str | None = None,
@@ -591,10 +583,7 @@ def create_score_job(project: "Project", *, scorer: str, model: str | None = Non
     to ``method`` (any when empty) with a scorer backend. Checked before it is stored."""
     from .kind_registry import kind_object
 
-    known = set(project.samples.run_ids())
-    for r in runs:
-        if r not in known:
-            raise WorkstationError(f"run {r!r} is not in the project; known runs: {', '.join(sorted(known)) or '(none)'}")
+    _check_runs(project, runs)
     sh = Shard.parse(shard)
     spec = JobSpec(job_id="", kind="score", batch_size=int(batch_size), shard=sh.to_list(), created_at=time.time(),
                    options={"scorer": {"name": scorer, "model": model, "options": dict(options or {})},
@@ -602,14 +591,7 @@ def create_score_job(project: "Project", *, scorer: str, model: str | None = Non
     score = kind_object("score")
     score.check(spec)
     score.candidates(project, spec)  # no job for nothing to score
-    spec.job_id = f"score-{safe_name(scorer)}-{spec.fingerprint()[:8]}" + (
-        "" if sh.whole else f"-shard{sh.index}of{sh.count}")
-    paths = JobPaths(project.folder, spec.job_id)
-    old = _existing(project, paths, spec)
-    if old is not None:
-        return old
-    _register(project, paths, spec)
-    return spec
+    return _store_backend_job(project, spec, scorer, sh)
 
 
 def create_evaluate_job(project: "Project", config_id: int | None = None, method: str = "spatial") -> JobSpec:

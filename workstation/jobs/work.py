@@ -44,6 +44,7 @@ from .spec import (
 
 T = TypeVar("T")
 R = TypeVar("R")
+Item = TypeVar("Item", GenItem, DetItem)
 LogFn = Callable[[str], None]
 
 
@@ -97,19 +98,28 @@ def write_provenance(paths: JobPaths, spec: JobSpec, backend: dict[str, Any], in
     write_json_atomic(paths.provenance, info)
 
 
-# ---- generation ---------------------------------------------------------------------------------
-def iter_generate(paths: JobPaths, spec: JobSpec, say: LogFn, delay: float) -> Iterator[Progress]:
-    prompts = read_prompts(paths.inputs)
-    items = generation_items(spec, prompts)
+def unfinished(paths: JobPaths, items: list[Item], verb: str, noun: str,
+               say: LogFn) -> tuple[list[Item], RateMeter]:
+    """The items a run still has to do (a resumed job's finished ones left out) and the meter over
+    all of them; the log says when nothing is left or where the run resumes."""
     skip = finished_keys(paths)
     todo = [it for it in items if it.key not in skip]
     meter = RateMeter(len(items), len(items) - len(todo))
     if not todo:
-        say(f"nothing to generate: all {len(items)} item(s) are done")
+        say(f"nothing to {verb}: all {len(items)} {noun}(s) are done")
+    elif meter.done:
+        say(f"resuming: {meter.done} of {len(items)} {noun}(s) already done")
+    return todo, meter
+
+
+# ---- generation ---------------------------------------------------------------------------------
+def iter_generate(paths: JobPaths, spec: JobSpec, say: LogFn, delay: float) -> Iterator[Progress]:
+    prompts = read_prompts(paths.inputs)
+    items = generation_items(spec, prompts)
+    todo, meter = unfinished(paths, items, "generate", "item", say)
+    if not todo:
         yield meter.progress("all items already done")
         return
-    if meter.done:
-        say(f"resuming: {meter.done} of {len(items)} item(s) already done")
     gname = str(spec.generator.get("name"))
     model = spec.generator.get("model")
     yield meter.progress(f"loading {gname}" + (f" {model}" if model else ""), state=STARTING)
@@ -190,15 +200,10 @@ def iter_detect(paths: JobPaths, spec: JobSpec, say: LogFn, delay: float) -> Ite
     samples = read_table(paths.inputs) if paths.inputs.is_file() else {
         "sample_id": [], "image_path": [], "entities": []}
     items = detection_items(spec, samples)
-    skip = finished_keys(paths)
-    todo = [it for it in items if it.key not in skip]
-    meter = RateMeter(len(items), len(items) - len(todo))
+    todo, meter = unfinished(paths, items, "detect", "sample", say)
     if not todo:
-        say(f"nothing to detect: all {len(items)} sample(s) are done")
         yield meter.progress("all samples already done")
         return
-    if meter.done:
-        say(f"resuming: {meter.done} of {len(items)} sample(s) already done")
     perts = [Perturbation.from_name(n) for n in spec.perturbations]
     variants = [ORIGINAL_NAME] + [p.name for p in perts]
     yield meter.progress(f"loading detector {spec.detector.get('name')}", state=STARTING)
