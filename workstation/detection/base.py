@@ -18,6 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from ..types import WorkstationError
+from ..util.images import rgb_array_problem
 
 DEFAULT_SCORE_FLOOR = 0.05
 
@@ -82,11 +83,9 @@ class Detector(Protocol):
 def check_images(images: Sequence[np.ndarray], queries: Sequence[Sequence[str]] | None) -> None:
     """Raise a clear error for anything but H×W×3 uint8 images, or queries of the wrong length."""
     for i, im in enumerate(images):
-        if not isinstance(im, np.ndarray) or im.ndim != 3 or im.shape[2] != 3 or im.dtype != np.uint8:
-            desc = f"{im.dtype} {im.shape}" if isinstance(im, np.ndarray) else type(im).__name__
-            raise WorkstationError(f"image {i} of the batch must be an H×W×3 RGB uint8 array, got {desc}")
-        if im.shape[0] < 2 or im.shape[1] < 2:
-            raise WorkstationError(f"image {i} of the batch is too small: {im.shape[1]}×{im.shape[0]}")
+        problem = rgb_array_problem(im)
+        if problem:
+            raise WorkstationError(f"image {i} of the batch {problem}")
     if queries is not None and len(queries) != len(images):
         raise WorkstationError(f"{len(queries)} query lists given for {len(images)} images")
 

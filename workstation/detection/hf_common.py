@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .. import env
+from ..generation.base import is_torch_oom
 from ..types import WorkstationError
 from .base import DEFAULT_SCORE_FLOOR, Detection, check_images
 from .vocab import COCO_CLASSES, normalize
@@ -29,8 +30,16 @@ def _transformers_dtype_kwarg() -> str:
     return "dtype" if (major, minor) >= (4, 56) else "torch_dtype"
 
 
-def is_oom(e: BaseException) -> bool:
-    return type(e).__name__ == "OutOfMemoryError" or (isinstance(e, RuntimeError) and "out of memory" in str(e).lower())
+def onto_device(model: Any, device: str, what: str) -> None:
+    """`model` in evaluation mode on `device`; running out of GPU memory there is one
+    `WorkstationError`, "out of GPU memory loading <what>"."""
+    model.eval()
+    try:
+        model.to(device)
+    except Exception as e:
+        if is_torch_oom(e):
+            raise WorkstationError(f"out of GPU memory loading {what}") from e
+        raise
 
 
 def unique_queries(queries: Sequence[str] | None, default: Sequence[str] = COCO_CLASSES) -> list[str]:
@@ -83,15 +92,9 @@ class HFDetector:
         cfg_path = folder / "config.json"
         if not cfg_path.is_file():
             raise WorkstationError(f"{folder} is not a transformers model folder: config.json is missing")
-        from ..util.jsonsafe import JSONInputError, loads_strict
-        from ..util.textio import read_bytes_capped
+        from ..util.jsonsafe import read_json_object
 
-        try:
-            config = loads_strict(read_bytes_capped(cfg_path, 4 * 1024 * 1024, "model config"))
-        except JSONInputError as e:
-            raise WorkstationError(f"cannot read {cfg_path}: {e.message}") from None
-        if not isinstance(config, dict):
-            raise WorkstationError(f"{cfg_path} does not hold a JSON object")
+        config = read_json_object(cfg_path, "model config")
         mt = config.get("model_type")
         if self.model_types and mt not in self.model_types:
             raise WorkstationError(
@@ -133,13 +136,7 @@ class HFDetector:
             raise
         except Exception as e:
             raise WorkstationError(f"cannot load the {self.name} model from {path}: {type(e).__name__}: {e}") from e
-        model.eval()
-        try:
-            model.to(device)
-        except Exception as e:
-            if is_oom(e):
-                raise WorkstationError(f"out of GPU memory loading the {self.name} model") from e
-            raise
+        onto_device(model, device, f"the {self.name} model")
         self._model, self._processor, self.device, self.dtype = model, processor, device, dtype
         self._torch = torch
 
@@ -191,7 +188,7 @@ class HFDetector:
             with self._torch.inference_mode():
                 return fn()
         except Exception as e:
-            if is_oom(e):
+            if is_torch_oom(e):
                 if self._torch.cuda.is_available():
                     self._torch.cuda.empty_cache()
                 from ..generation.base import OutOfMemory

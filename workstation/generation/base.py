@@ -24,6 +24,11 @@ ProgressFn = Callable[[int, int], None]  # (denoising step done, steps in all) f
 ATTENTION_MODES = ("sdpa", "slicing", "xformers")
 
 
+def is_torch_oom(e: BaseException) -> bool:
+    """An out-of-memory error of torch (CUDA / MPS): `OutOfMemoryError`, or a RuntimeError that says so."""
+    return type(e).__name__ == "OutOfMemoryError" or (isinstance(e, RuntimeError) and "out of memory" in str(e).lower())
+
+
 class OutOfMemory(WorkstationError):
     """The accelerator ran out of memory for this batch; retry with a smaller ``batch_size``."""
 

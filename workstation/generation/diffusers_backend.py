@@ -19,17 +19,12 @@ import numpy as np
 
 from .. import env
 from ..types import WorkstationError
-from .base import GenerationParams, Grounding, OutOfMemory, ProgressFn, check_request, to_uint8
+from .base import GenerationParams, Grounding, OutOfMemory, ProgressFn, check_request, is_torch_oom, to_uint8
 from .schedulers import DEFAULT_SCHEDULER, canonical_scheduler, is_flow_matching, make_scheduler
 
 log = logging.getLogger(__name__)
 
 _NON_TEXT2IMAGE = ("Img2Img", "Inpaint", "Upscale", "Depth2Img", "InstructPix2Pix")
-
-
-def _is_oom(e: BaseException) -> bool:
-    name = type(e).__name__
-    return name == "OutOfMemoryError" or (isinstance(e, RuntimeError) and "out of memory" in str(e).lower())
 
 
 def _free_accelerator_memory() -> None:
@@ -61,15 +56,9 @@ def check_pipeline_folder(folder: Path) -> dict[str, Any]:
             f"{folder} is not a diffusers pipeline folder: model_index.json is missing "
             f"(single-file checkpoints are not supported; save the pipeline with save_pretrained)"
         )
-    from ..util.jsonsafe import JSONInputError, loads_strict
-    from ..util.textio import read_bytes_capped
+    from ..util.jsonsafe import read_json_object
 
-    try:
-        meta = loads_strict(read_bytes_capped(index, 4 * 1024 * 1024, "pipeline index"))
-    except JSONInputError as e:
-        raise WorkstationError(f"cannot read {index}: {e.message}") from None
-    if not isinstance(meta, dict):
-        raise WorkstationError(f"{index} does not hold a JSON object")
+    meta = read_json_object(index, "pipeline index")
     files = env.weight_files(folder)
     if files and not any(p.suffix == ".safetensors" for p in files):
         raise WorkstationError(
@@ -139,7 +128,7 @@ class DiffusersGenerator:
         except WorkstationError:
             raise
         except Exception as e:
-            if _is_oom(e):
+            if is_torch_oom(e):
                 _free_accelerator_memory()
                 raise OutOfMemory(0, f"loading the model: {e}") from e
             raise WorkstationError(f"cannot load the diffusers pipeline from {path}: {type(e).__name__}: {e}") from e
@@ -154,7 +143,7 @@ class DiffusersGenerator:
         try:
             pipe = pipe.to(device)
         except Exception as e:
-            if _is_oom(e):
+            if is_torch_oom(e):
                 del pipe
                 _free_accelerator_memory()
                 raise OutOfMemory(0, f"moving the model to {device}: {e}") from e
@@ -243,7 +232,7 @@ class DiffusersGenerator:
         except WorkstationError:
             raise
         except Exception as e:
-            if _is_oom(e):
+            if is_torch_oom(e):
                 _free_accelerator_memory()
                 raise OutOfMemory(len(kw["prompt"]), str(e)) from None
             raise
@@ -284,20 +273,35 @@ class DiffusersGenerator:
         progress: ProgressFn | None = None,
     ) -> list[np.ndarray]:
         check_request(prompts, seeds, groundings)
-        if groundings is not None:
-            raise WorkstationError(f"generator {self.name!r} does not take box groundings; use 'gligen'")
+        self._check_groundings(groundings)
         if not prompts:
             return []
         pipe = self._prepare(params)
-        images: list[np.ndarray] = []
+        # the pipeline takes one grounding per call: batch the samples that share one
+        groups: dict[Grounding | None, list[int]] = {}
+        for i in range(len(prompts)):
+            groups.setdefault(groundings[i] if groundings is not None else None, []).append(i)
+        out: list[np.ndarray | None] = [None] * len(prompts)
         bs = params.batch_size
-        for start in range(0, len(prompts), bs):
-            p = list(prompts[start : start + bs])
-            s = list(seeds[start : start + bs])
-            kw = self._call_kwargs(pipe, self._pad(p, bs, params.fixed_batch), self._pad(s, bs, params.fixed_batch),
-                                   params, progress)
-            images.extend(self._run(pipe, kw, len(p)))
-        return images
+        for g, idx in groups.items():
+            for start in range(0, len(idx), bs):
+                part = idx[start : start + bs]
+                p = self._pad([prompts[i] for i in part], bs, params.fixed_batch)
+                s = self._pad([seeds[i] for i in part], bs, params.fixed_batch)
+                kw = self._call_kwargs(pipe, p, s, params, progress)
+                if g is not None:
+                    kw.update(self._grounding_kwargs(g, params))
+                for i, im in zip(part, self._run(pipe, kw, len(part))):
+                    out[i] = im
+        return [im for im in out if im is not None]
+
+    def _check_groundings(self, groundings: list[Grounding] | None) -> None:
+        if groundings is not None:
+            raise WorkstationError(f"generator {self.name!r} does not take box groundings; use 'gligen'")
+
+    def _grounding_kwargs(self, g: Grounding, params: GenerationParams) -> dict[str, Any]:
+        """The pipeline's arguments for one grounding (phrases and boxes)."""
+        raise NotImplementedError
 
 
 class GligenGenerator(DiffusersGenerator):
@@ -315,36 +319,11 @@ class GligenGenerator(DiffusersGenerator):
                 f"text-box model saved with save_pretrained)"
             )
 
-    def generate(
-        self,
-        prompts: list[str],
-        seeds: list[int],
-        params: GenerationParams,
-        groundings: list[Grounding] | None = None,
-        progress: ProgressFn | None = None,
-    ) -> list[np.ndarray]:
-        check_request(prompts, seeds, groundings)
+    def _check_groundings(self, groundings: list[Grounding] | None) -> None:
         if groundings is None:
             raise WorkstationError("GLIGEN generation needs a grounding (phrases and boxes) for every prompt")
-        if not prompts:
-            return []
-        pipe = self._prepare(params)
-        # the pipeline takes one set of phrases / boxes per call: batch samples that share one
-        groups: dict[Grounding, list[int]] = {}
-        for i, g in enumerate(groundings):
-            groups.setdefault(g, []).append(i)
-        out: list[np.ndarray | None] = [None] * len(prompts)
-        bs = params.batch_size
-        for g, idx in groups.items():
-            for start in range(0, len(idx), bs):
-                part = idx[start : start + bs]
-                p = self._pad([prompts[i] for i in part], bs, params.fixed_batch)
-                s = self._pad([seeds[i] for i in part], bs, params.fixed_batch)
-                kw = self._call_kwargs(pipe, p, s, params, progress)
-                kw["gligen_phrases"] = list(g.phrases)
-                kw["gligen_boxes"] = [list(b) for b in g.boxes]
-                kw["gligen_scheduled_sampling_beta"] = params.gligen_beta
-                for i, im in zip(part, self._run(pipe, kw, len(part))):
-                    out[i] = im
-        return [im for im in out if im is not None]
+
+    def _grounding_kwargs(self, g: Grounding, params: GenerationParams) -> dict[str, Any]:
+        return {"gligen_phrases": list(g.phrases), "gligen_boxes": [list(b) for b in g.boxes],
+                "gligen_scheduled_sampling_beta": params.gligen_beta}
 

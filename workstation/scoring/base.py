@@ -30,8 +30,9 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from .. import env
-from ..generation.base import OutOfMemory
+from ..generation.base import OutOfMemory, is_torch_oom
 from ..types import WorkstationError
+from ..util.images import rgb_array_problem
 
 log = logging.getLogger(__name__)
 
@@ -102,11 +103,9 @@ def check_inputs(images: Sequence[np.ndarray], texts: Sequence[str],
     if entities is not None and len(entities) != len(texts):
         raise WorkstationError(f"{len(entities)} entity lists given for {len(texts)} texts")
     for i, im in enumerate(images):
-        if not isinstance(im, np.ndarray) or im.ndim != 3 or im.shape[2] != 3 or im.dtype != np.uint8:
-            desc = f"{im.dtype} {im.shape}" if isinstance(im, np.ndarray) else type(im).__name__
-            raise WorkstationError(f"image {i} must be an H×W×3 RGB uint8 array, got {desc}")
-        if im.shape[0] < 2 or im.shape[1] < 2:
-            raise WorkstationError(f"image {i} is too small: {im.shape[1]}×{im.shape[0]}")
+        problem = rgb_array_problem(im)
+        if problem:
+            raise WorkstationError(f"image {i} {problem}")
     for i, t in enumerate(texts):
         if not isinstance(t, str):
             raise WorkstationError(f"text {i} must be a string, got {type(t).__name__}")
@@ -123,9 +122,7 @@ def pick_device(device: str = "auto") -> str:
 
 def is_oom(e: BaseException) -> bool:
     """An out-of-memory error of torch (CUDA / MPS) or one of the backends' own."""
-    if isinstance(e, OutOfMemory):
-        return True
-    return type(e).__name__ == "OutOfMemoryError" or (isinstance(e, RuntimeError) and "out of memory" in str(e).lower())
+    return isinstance(e, OutOfMemory) or is_torch_oom(e)
 
 
 def free_accelerator_memory() -> None:

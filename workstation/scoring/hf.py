@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from .. import env
-from ..detection.hf_common import _transformers_dtype_kwarg
+from ..detection.hf_common import _transformers_dtype_kwarg, onto_device
 from ..types import WorkstationError
 from .base import BatchedScorer, file_sha256, is_oom, pick_device, weight_files, weights_sha256
 
@@ -180,13 +180,7 @@ class HFScorer(BatchedScorer):
                 f"{path} lacks {len(missing)} weight(s) the {self.what} needs (e.g. {missing[0]}); it holds a "
                 f"different model or an incomplete download"
             )
-        model.eval()
-        try:
-            model.to(device)
-        except Exception as e:
-            if is_oom(e):
-                raise WorkstationError(f"out of GPU memory loading the {self.what} onto {device}") from e
-            raise
+        onto_device(model, device, f"the {self.what} onto {device}")
         self._model, self._tokenizer, self._image_processor = model, tokenizer, image_processor
         self.device, self.dtype, self._torch = device, dtype, torch
         try:

@@ -41,6 +41,7 @@ import stat
 import warnings
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import Any
 
 from ..types import InputError, WorkstationError
 from .textio import quote
@@ -94,6 +95,19 @@ def resolve_inside(root: str | Path, rel: object, what: str = "image path") -> P
     if not inside:
         raise WorkstationError(f"{what} {quote(rel)} resolves outside the image folder (a symlink?)")
     return real
+
+
+def rgb_array_problem(im: Any) -> str | None:
+    """What is wrong with `im` as an image handed to a model (an H×W×3 RGB uint8 array of at
+    least 2×2 pixels), said after "image i", or None when nothing is."""
+    import numpy as np
+
+    if not isinstance(im, np.ndarray) or im.ndim != 3 or im.shape[2] != 3 or im.dtype != np.uint8:
+        desc = f"{im.dtype} {im.shape}" if isinstance(im, np.ndarray) else type(im).__name__
+        return f"must be an H×W×3 RGB uint8 array, got {desc}"
+    if im.shape[0] < 2 or im.shape[1] < 2:
+        return f"is too small: {im.shape[1]}×{im.shape[0]}"
+    return None
 
 
 def _read_regular(path: Path, max_bytes: int) -> bytes:

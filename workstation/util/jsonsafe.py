@@ -21,7 +21,7 @@ import json
 import math
 import re
 from datetime import date, datetime
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from typing import Any
 
 import numpy as np
@@ -180,3 +180,19 @@ def loads_strict(text: str | bytes, *, max_depth: int = MAX_DEPTH, **kw: Any) ->
         raise JSONInputError(f"nested more than {max_depth} levels deep") from None
     except ValueError as e:
         raise JSONInputError(" ".join(str(e).split())[:120]) from None
+
+
+def read_json_object(path: Path, what: str, max_bytes: int = 4 * 1024 * 1024) -> dict[str, Any]:
+    """A small JSON file from outside that holds an object (a model's config, a pipeline's
+    index), read strictly (`loads_strict`, at most `max_bytes`); anything else is one
+    `WorkstationError` naming the file."""
+    from ..types import WorkstationError
+    from .textio import read_bytes_capped
+
+    try:
+        obj = loads_strict(read_bytes_capped(path, max_bytes, what))
+    except JSONInputError as e:
+        raise WorkstationError(f"cannot read {path}: {e.message}") from None
+    if not isinstance(obj, dict):
+        raise WorkstationError(f"{path} does not hold a JSON object")
+    return obj
