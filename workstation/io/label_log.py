@@ -27,7 +27,8 @@ COLUMNS: tuple[str, ...] = ("task", "target_kind", "target_id", "annotator", "va
 SUFFIXES: tuple[str, ...] = (".csv", ".jsonl")
 
 
-def _time(t: datetime | None) -> str:
+def format_timestamp(t: datetime | None) -> str:
+    """Naive-UTC datetime → '2026-01-14T15:39:09.080Z' (microseconds kept when present)."""
     if t is None:
         return ""
     if t.tzinfo is not None:
@@ -40,7 +41,7 @@ def _record(e: Any, with_id: bool) -> dict[str, Any]:
     rec: dict[str, Any] = {"event_id": int(e.event_id)} if with_id else {}
     rec.update({"task": e.task, "target_kind": e.target_kind, "target_id": e.target_id, "annotator": e.annotator,
                 "value": e.value, "rating": None if e.rating is None else int(e.rating), "notes": e.notes,
-                "created_at": _time(e.created_at), "source": e.source,
+                "created_at": format_timestamp(e.created_at), "source": e.source,
                 "audit_set_id": None if e.audit_set_id is None else int(e.audit_set_id)})
     return rec
 

@@ -17,7 +17,12 @@ starts with ``'=`` loses that apostrophe on import — the same thing a spreadsh
 
 from __future__ import annotations
 
+import csv
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
+
+from ..types import InputError
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _ESCAPED_START = FORMULA_START + ("'",)
@@ -42,3 +47,22 @@ def escape_row(row: list[Any] | tuple[Any, ...]) -> list[Any]:
 
 
 __all__ = ["FORMULA_START", "escape_cell", "escape_row", "unescape_cell"]
+
+
+def numbered_rows(reader: Any, path: str | Path,
+                  malformed: str = "malformed CSV ({e}) in the row that starts here") -> Iterator[tuple[int, list[str]]]:
+    """The rows a strict `csv.reader` reads on, each with the line it starts on: a malformed row
+    (an unterminated quote, a character after a closing quote, a field over the size limit) is
+    one `InputError` naming that line (`malformed`, with the reader's reason as ``{e}``), where a
+    lenient reader would swallow the rows after it into one field."""
+    end = reader.line_num
+    while True:
+        start = end + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as e:
+            raise InputError(path, malformed.format(e=e), start) from None
+        end = reader.line_num
+        yield start, row

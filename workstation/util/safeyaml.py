@@ -140,4 +140,15 @@ def load_yaml(path: str | Path, what: str = "YAML file", max_bytes: int = MAX_YA
     return loads_yaml(decode_utf8(path, data), path)
 
 
-__all__ = ["MAX_DEPTH", "MAX_YAML_BYTES", "LineDict", "line_of", "load_yaml", "loads_yaml"]
+def load_yaml_mapping(path: str | Path, what: str, expected: str) -> dict[Any, Any]:
+    """A YAML file whose top level is a mapping (an empty file: an empty one); anything else is
+    an error naming the file's first line and `expected`."""
+    raw = load_yaml(path, what=what)
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise InputError(path, expected, 1)
+    return raw
+
+
+__all__ = ["MAX_DEPTH", "MAX_YAML_BYTES", "LineDict", "line_of", "load_yaml", "load_yaml_mapping", "loads_yaml"]

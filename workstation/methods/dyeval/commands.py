@@ -320,6 +320,7 @@ def read_label_csv(path: Path, default_annotator: str | None) -> list[tuple[str,
     error naming the line its row starts on (a lenient reader would swallow the rows after it)."""
     import io
 
+    from ...util.csvsafe import numbered_rows
     from ...util.ids import check_id
     from ...util.textio import quote, read_text
 
@@ -327,16 +328,7 @@ def read_label_csv(path: Path, default_annotator: str | None) -> list[tuple[str,
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     cols: list[str] | None = None
     out: list[tuple[str, str, str, str | None, int]] = []
-    end = 0
-    while True:
-        start = end + 1
-        try:
-            row = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as e:
-            raise InputError(path, f"malformed CSV ({e}) in the row that starts here", start) from None
-        end = reader.line_num
+    for start, row in numbered_rows(reader, path):
         if cols is None:
             cols = [c.strip().lower() for c in row]
             if len(set(cols)) != len(cols):

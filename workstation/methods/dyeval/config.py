@@ -119,14 +119,10 @@ class DyEvalConfig:
 def load_config(path: Path) -> DyEvalConfig:
     """A DyEval config from a YAML or JSON file of its settings, read with the project's one YAML
     loader (`util.safeyaml`: no anchors or aliases, size-capped); errors name the file and line."""
-    from ...util.safeyaml import line_of, load_yaml
+    from ...util.safeyaml import line_of, load_yaml_mapping
 
     p = Path(path)
-    raw = load_yaml(p, what="DyEval config")
-    if raw is None:
-        raw = {}
-    if not isinstance(raw, dict):
-        raise InputError(p, "expected a mapping of DyEval settings (n_i, n_x, rho, ...)", 1)
+    raw = load_yaml_mapping(p, "DyEval config", "expected a mapping of DyEval settings (n_i, n_x, rho, ...)")
     known = {f.name for f in fields(DyEvalConfig)}
     for k in raw:
         if k not in known:

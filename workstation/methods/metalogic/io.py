@@ -38,6 +38,7 @@ from typing import Any
 
 from ...types import InputError
 from ...util.atomic import atomic_write_text
+from ...util.csvsafe import numbered_rows
 from ...util.jsonsafe import JSONInputError, loads_strict
 from ...util.textio import quote
 from .forms import FormError, atoms, equivalent, linear_order, parse, to_text
@@ -269,16 +270,7 @@ def _csv_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     body = "\n".join(t for _, t in numbered)
     reader = csv.reader(_io.StringIO(body, newline=""), strict=True)
     header: list[str] | None = None
-    end = 0
-    while True:
-        start = end + 1
-        try:
-            row = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as e:
-            raise InputError(path, f"malformed CSV ({e}) in the row that starts here", start) from None
-        end = reader.line_num
+    for start, row in numbered_rows(reader, path):
         if header is None:
             header = [h.strip().lower() for h in row]
             missing = [c for c in REQUIRED if c not in header]

@@ -119,14 +119,10 @@ def _finite(x: Any) -> bool:
 def load_config(path: str | Path) -> ProtoBiasConfig:
     """A config from a YAML or JSON file (a mapping of the fields above), read with the project's
     one YAML loader (`util.safeyaml`); errors name the file and the line of the bad parameter."""
-    from ...util.safeyaml import line_of, load_yaml
+    from ...util.safeyaml import line_of, load_yaml_mapping
 
     p = Path(path)
-    raw = load_yaml(p, what="ProtoBias config")
-    if raw is None:
-        raw = {}
-    if not isinstance(raw, dict):
-        raise InputError(p, "expected a mapping of ProtoBias parameters", 1)
+    raw = load_yaml_mapping(p, "ProtoBias config", "expected a mapping of ProtoBias parameters")
     for k, v in raw.items():  # one parameter at a time, so that the error names its line
         try:
             ProtoBiasConfig.from_dict({k: v})

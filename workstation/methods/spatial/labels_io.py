@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from ...types import InputError
-from ...util.csvsafe import escape_row, unescape_cell
+from ...io.label_log import format_timestamp
+from ...util.csvsafe import escape_row, numbered_rows, unescape_cell
 from ...util.ids import check_id
 from .types import VERDICT_CODE, VERDICTS
 
@@ -141,16 +142,6 @@ def parse_timestamp(v: Any) -> datetime | None:
     if t.tzinfo is not None:
         t = t.astimezone(timezone.utc).replace(tzinfo=None)
     return t
-
-
-def format_timestamp(t: datetime | None) -> str:
-    """Naive-UTC datetime → '2026-01-14T15:39:09.080Z' (microseconds kept when present)."""
-    if t is None:
-        return ""
-    if t.tzinfo is not None:
-        t = t.astimezone(timezone.utc).replace(tzinfo=None)
-    spec = "milliseconds" if t.microsecond % 1000 == 0 else "microseconds"
-    return t.isoformat(timespec=spec) + "Z"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -284,16 +275,7 @@ def _read_csv(path: Path, annotator: str) -> LabelTable:
     cols = _resolve_columns(header, path, 1)
     t = LabelTable(path, "sbuc-csv" if cols["verdict"].strip() == "human_verdict" else "native-csv")
     width = len(header)
-    prev_end = reader.line_num
-    while True:
-        start = prev_end + 1
-        try:
-            row = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as e:
-            raise InputError(path, f"malformed CSV row ({e})", start) from None
-        prev_end = reader.line_num
+    for start, row in numbered_rows(reader, path, "malformed CSV row ({e})"):
         if not row or all(not c.strip() for c in row):
             continue
         if len(row) != width:
