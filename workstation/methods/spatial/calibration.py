@@ -26,7 +26,7 @@ import itertools
 import math
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -617,6 +617,17 @@ def grid_search(
     """
     gen = iter_grid_search(ds, base_cfg, human_verdict_by_row, PAPER_GRID if grids is None else grids,
                            weights, evaluator)
+    return run_steps(gen, progress, cancel, "calibration cancelled")
+
+
+T = TypeVar("T")
+
+
+def run_steps(gen: Generator[tuple[int, int], None, T], progress: Callable[[int, int], None] | None,
+              cancel: Callable[[], bool] | None, cancelled: str) -> T:
+    """A search's steps (``(done, total)`` checker evaluations) run to its result: `progress` after
+    each step; `cancel()` returning True stops the search and raises GridSearchCancelled
+    ("<cancelled> after <done> of <total> checker evaluations")."""
     try:
         while True:
             done, total = next(gen)
@@ -624,6 +635,6 @@ def grid_search(
                 progress(done, total)
             if cancel is not None and cancel():
                 gen.close()
-                raise GridSearchCancelled(f"calibration cancelled after {done} of {total} checker evaluations")
+                raise GridSearchCancelled(f"{cancelled} after {done} of {total} checker evaluations")
     except StopIteration as stop:
-        return stop.value  # type: ignore[no-any-return]
+        return stop.value

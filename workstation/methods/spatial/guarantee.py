@@ -33,6 +33,7 @@ from .calibration import (
     human_by_row,
     objective,
     rank_combinations,
+    run_steps,
 )
 from .config import CheckerConfig
 from .types import FAIL, PASS, UNDECIDABLE
@@ -142,13 +143,4 @@ def compare(ds: Dataset, base_cfg: CheckerConfig, human: np.ndarray | Sequence[A
     """`iter_compare` run to the end (``progress(done, total)``, ``cancel()`` as `grid_search`)."""
     gen = iter_compare(ds, base_cfg, human, grids, alpha=alpha, delta=delta, method=method, weights=weights,
                        evaluator=evaluator)
-    try:
-        while True:
-            done, total = next(gen)
-            if progress is not None:
-                progress(done, total)
-            if cancel is not None and cancel():
-                gen.close()
-                raise GridSearchCancelled(f"cancelled after {done} of {total} checker evaluations")
-    except StopIteration as stop:
-        return stop.value  # type: ignore[no-any-return]
+    return run_steps(gen, progress, cancel, "cancelled")
