@@ -70,10 +70,9 @@ def run(args: argparse.Namespace) -> int:
 
     from ..jobs import create_detect_job, create_evaluate_job
     from ..jobs.shards import resolve_shard
-    from ..jobs.spec import JobPaths, append_log
     from ..command_base import open_project
     from ..methods.spatial.next_open import prepare_next_open
-    from .generate import exit_code, watch
+    from .generate import announce_job, exit_code, watch
 
     shard, shard_note = resolve_shard(args.shard, os.environ)
     secondary = parse_secondary(args.secondary)
@@ -85,10 +84,7 @@ def run(args: argparse.Namespace) -> int:
         spec = create_detect_job(project, detector=args.detector, model=model, secondary=secondary,
                                  perturbations=perturbations, runs=args.runs, shard=shard,
                                  batch_size=args.batch_size)
-        if shard_note:
-            print(shard_note)
-            append_log(JobPaths(project.folder, spec.job_id), shard_note)
-        print(f"job {spec.job_id}: {spec.describe()}")
+        announce_job(project, spec, shard_note)
         if args.no_run:
             return 0
         code = exit_code(watch(project, spec.job_id, unit="sample"))

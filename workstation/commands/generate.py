@@ -103,6 +103,16 @@ def watch(project: "Project", job_id: str, unit: str = "img") -> "JobRun":
     return run
 
 
+def announce_job(project: Any, spec: Any, shard_note: str | None) -> None:
+    """Says which job was made and what it does, after its shard's note (also kept in the job's log)."""
+    from ..jobs.spec import JobPaths, append_log
+
+    if shard_note:
+        print(shard_note)
+        append_log(JobPaths(project.folder, spec.job_id), shard_note)
+    print(f"job {spec.job_id}: {spec.describe()}")
+
+
 def exit_code(run: "JobRun") -> int:
     from ..jobs.progress import CANCELLED, DONE
 
@@ -114,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
 
     from ..jobs import PROCEDURAL, create_generate_job
     from ..jobs.shards import resolve_shard
-    from ..jobs.spec import JobPaths, append_log, check_generate_request
+    from ..jobs.spec import check_generate_request
     from ..methods.spatial.suite import check_prompt_texts
     from .pipeline import load_suite_with_lines
 
@@ -145,10 +155,7 @@ def run(args: argparse.Namespace) -> int:
         spec = create_generate_job(project, prompts, generator=generator, model=model_arg,
                                    params=generation_params(args), seeds=seeds, run_id=args.run_id,
                                    shard=shard, batch_size=args.batch_size, suite=label)
-        if shard_note:
-            print(shard_note)
-            append_log(JobPaths(project.folder, spec.job_id), shard_note)
-        print(f"job {spec.job_id}: {spec.describe()}")
+        announce_job(project, spec, shard_note)
         if args.no_run:
             return 0
         return exit_code(watch(project, spec.job_id))
