@@ -18,7 +18,6 @@ import numpy as np
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import (
-    QFrame,
     QGridLayout,
     QHBoxLayout,
     QInputDialog,
@@ -26,13 +25,13 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSplitter,
-    QVBoxLayout,
     QWidget,
 )
 
 from ui.widgets.image_pane import ImagePane
 from ui.widgets.judge import JudgeBar, JudgeController, install_shortcuts
 
+from .node_panel import NodePanel
 from .style import FAIL_COLOR, PASS_COLOR, PENDING_COLOR, PREMARK_COLOR, fmt_rate
 
 TILE = 118
@@ -99,25 +98,22 @@ class ImageTile(QLabel):
         p.end()
 
 
-class NodeImages(QWidget):
+class NodeImages(NodePanel):
     """The grid of one node, with the preview and the judgement bar (see the module docstring)."""
 
     open_graph = Signal(str)  # prompt id: correct its scene graph
 
     def __init__(self, window: Any, session: Any, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+        super().__init__(session, parent)
         from workstation.methods.dyeval.tree import LABEL_SCHEME
 
         self.window = window
-        self.session = session
-        self.node_id = ""
         self.tiles: dict[str, ImageTile] = {}
         self.row_of: dict[str, str] = {}  # image id → owner
         self.heads: dict[str, QLabel] = {}
         self._shape: tuple[Any, ...] = ()
         self.selected_owner = ""
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
+        lay = self.column
         bar = QHBoxLayout()
         self.add_button = QPushButton("Add prompt…")
         self.add_button.setToolTip("Type a prompt of your own; its scene graph is parsed, and you can correct it")

@@ -19,20 +19,18 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QPushButton,
-    QVBoxLayout,
     QWidget,
 )
+
+from .node_panel import NodePanel
 
 PID = Qt.UserRole
 
 
-class ProposalsPanel(QWidget):
+class ProposalsPanel(NodePanel):
     def __init__(self, session: Any, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.session = session
-        self.node_id = ""
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
+        super().__init__(session, parent)
+        lay = self.column
         self.hint = QLabel("")
         self.hint.setWordWrap(True)
         lay.addWidget(self.hint)
