@@ -39,7 +39,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QSlider,
-    QSplitter,
     QStackedWidget,
     QTableView,
     QVBoxLayout,
@@ -48,6 +47,7 @@ from PySide6.QtWidgets import (
 from superqt.utils import qdebounced
 
 from ui.widgets.judge import JudgeBar, JudgeController, install_shortcuts
+from ui.widgets.layout import splitter
 from workstation.methods.metalogic.laws import DIMENSION_TITLES
 from workstation.methods.metalogic.metrics import agreement
 from workstation.methods.metalogic.results import LABEL_SCHEME, REASONS, UNDECIDABLE, VERDICTS
@@ -237,19 +237,8 @@ class MetaLogicPage(QWidget):
         bl.setContentsMargins(0, 0, 0, 0)
         bl.addWidget(self.pair, 1)
         bl.addWidget(self.bar)
-        right = QSplitter(Qt.Orientation.Vertical)
-        right.addWidget(top_right)
-        right.addWidget(bottom_right)
-        right.setStretchFactor(0, 1)
-        right.setStretchFactor(1, 3)
-        right.setSizes([220, 600])
-
-        split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(left)
-        split.addWidget(right)
-        split.setStretchFactor(0, 2)
-        split.setStretchFactor(1, 5)
-        split.setSizes([430, 1000])
+        right = splitter(Qt.Orientation.Vertical, top_right, bottom_right, stretch=(1, 3), sizes=(220, 600))
+        split = splitter(Qt.Orientation.Horizontal, left, right, stretch=(2, 5), sizes=(430, 1000))
         content = QWidget()
         cl = QVBoxLayout(content)
         cl.setContentsMargins(0, 0, 0, 0)

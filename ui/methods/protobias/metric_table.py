@@ -18,13 +18,13 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QPushButton,
-    QSplitter,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
+from ui.widgets.layout import splitter
 from workstation.evaluation.intervals import SMALL_N
 from workstation.methods.protobias.tables import RESCALING_RULE, published_rate
 
@@ -208,11 +208,7 @@ class MetricTablePage(QWidget):
         hum.addStretch(1)
         bl.addLayout(hum, 2)
         bl.addWidget(self.chart, 3)
-        split = QSplitter(Qt.Vertical)
-        split.addWidget(self.table)
-        split.addWidget(bottom)
-        split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 2)
+        split = splitter(Qt.Vertical, self.table, bottom, stretch=(3, 2))
         lay = QVBoxLayout(self)
         lay.setContentsMargins(8, 6, 8, 6)
         lay.addLayout(head)

@@ -23,13 +23,13 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QScrollArea,
-    QSplitter,
     QTableView,
     QVBoxLayout,
     QWidget,
 )
 
 from ui.widgets.image_pane import ImagePane
+from ui.widgets.layout import splitter
 from workstation.methods.protobias.labels import blind_sides
 
 from .bars import BarRow, ScoreBars
@@ -166,11 +166,7 @@ class TripletPage(QWidget):
         rl.addLayout(panes, 1)
         rl.addWidget(self.bars_scroll)
 
-        split = QSplitter(Qt.Horizontal)
-        split.addWidget(left)
-        split.addWidget(right)
-        split.setStretchFactor(0, 4)
-        split.setStretchFactor(1, 5)
+        split = splitter(Qt.Horizontal, left, right, stretch=(4, 5))
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(split)
