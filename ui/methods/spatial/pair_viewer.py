@@ -18,7 +18,7 @@ import weakref
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import (
     QBrush,
     QColor,
@@ -50,6 +50,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+from superqt.utils import qdebounced
 
 from workstation.methods.spatial.types import RELATIONS, VERDICTS
 
@@ -640,17 +641,14 @@ class PairViewer(QWidget):
         self.cache.loaded.connect(self._on_loaded)
         self.thumbs.loaded.connect(self._on_thumb_loaded)
         theme.signals().changed.connect(self._on_theme)
-        self._strip_timer = QTimer(self)
-        self._strip_timer.setSingleShot(True)
-        self._strip_timer.setInterval(0)
-        self._strip_timer.timeout.connect(self._refresh_strip)
+        # the strip is drawn once for the thumbnails and labels that arrive in one pass of events
+        self._strip_later = qdebounced(self._refresh_strip, timeout=0, timer_type=Qt.TimerType.CoarseTimer,
+                                       parent=self)
         self._strip_waiting: set[str] = set()  # thumbnails the strip shows a placeholder for
         # the label events of the samples ahead, read once the auditor pauses on a pair
         self._labels_ahead: list[str] = []
-        self._labels_timer = QTimer(self)
-        self._labels_timer.setSingleShot(True)
-        self._labels_timer.setInterval(LABELS_AHEAD_MS)
-        self._labels_timer.timeout.connect(self._read_labels_ahead)
+        self._labels_later = qdebounced(self._read_labels_ahead, timeout=LABELS_AHEAD_MS,
+                                        timer_type=Qt.TimerType.CoarseTimer, parent=self)
         self._on_dataset()
 
     # ---- state ----------------------------------------------------------------------------------
@@ -705,7 +703,7 @@ class PairViewer(QWidget):
         if sid == "" or sid in (str(ds.samples.sample_id[self.left_row]),
                                 str(ds.samples.sample_id[self.right_row]) if self.right_row >= 0 else None):
             self._refresh_cards()
-            self._strip_timer.start()
+            self._strip_later()
 
     def _on_loaded(self, key: str) -> None:
         if key in (image_key(self.state, self.left_row), image_key(self.state, self.right_row)):
@@ -713,7 +711,7 @@ class PairViewer(QWidget):
 
     def _on_thumb_loaded(self, key: str) -> None:
         if key in self._strip_waiting:  # not one the strip shows (a read ahead): nothing to draw
-            self._strip_timer.start()
+            self._strip_later()
 
     # ---- drawing --------------------------------------------------------------------------------
     def refresh(self, *_: Any) -> None:
@@ -951,7 +949,7 @@ class PairViewer(QWidget):
         self.thumbs.prefetch([k for k in thumbs if k])
         self._labels_ahead = ids
         if ids:
-            self._labels_timer.start()
+            self._labels_later()
 
     def _read_labels_ahead(self) -> None:
         from workstation.methods.spatial.store import SpatialStore
