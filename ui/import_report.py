@@ -27,8 +27,8 @@ from PySide6.QtWidgets import (
 )
 
 from . import project_dialogs
-from .widgets.forms import browse_row, error_label, note_label, ok_cancel
 from .command_run import CommandRun, error_line
+from .widgets.forms import browse_row, error_label, ok_cancel, wrapped_label
 
 
 def _tell_end(window: Any, run: CommandRun, ok: bool, output: str, done: str, cancelled: str,
@@ -82,9 +82,9 @@ class ImportRunDialog(QDialog):
         form.addRow("Into the project" if self.into_open else "New project folder",
                     self.project if self.into_open else browse_row(self.project, self._pick_project))
         lay.addLayout(form)
-        lay.addWidget(note_label("The project closes in the window while the run is imported, and opens again "
-                                 "after." if self.into_open else
-                                 "The run becomes a new project, which opens when it is imported."))
+        lay.addWidget(wrapped_label("The project closes in the window while the run is imported, and opens again "
+                                    "after." if self.into_open else
+                                    "The run becomes a new project, which opens when it is imported.", "dim"))
         lay.addWidget(ok_cancel(self, "Import", "importStart", self._accept))
         self.error = error_label()
         lay.addWidget(self.error)
@@ -166,8 +166,8 @@ class ReportDialog(QDialog):
         self.evaluate.setObjectName("reportEvaluate")
         self.evaluate.setChecked(True)
         lay.addWidget(self.evaluate)
-        lay.addWidget(note_label("Every method with data in the project gets its section (tables, plots, "
-                                 "provenance)."))
+        lay.addWidget(wrapped_label("Every method with data in the project gets its section (tables, plots, "
+                                    "provenance).", "dim"))
         lay.addWidget(ok_cancel(self, "Write", "reportStart", self.accept))
         self.resize(640, 160)
 

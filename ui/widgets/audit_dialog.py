@@ -23,7 +23,7 @@ from workstation.evaluation.audit_sets import AuditPopulation, draw_audit_set, s
 from workstation.evaluation.base import LabelScheme
 from workstation.types import WorkstationError
 
-from .forms import double_spin_box, error_label, note_label, ok_cancel, spin_box
+from .forms import double_spin_box, error_label, ok_cancel, spin_box, wrapped_label
 
 
 class AuditSetDialog(QDialog):
@@ -71,7 +71,7 @@ class AuditSetDialog(QDialog):
         self.exclude.setEnabled(pop.labelled is not None)
         form.addRow("", self.exclude)
         lay.addLayout(form)
-        self.preview = note_label(name="auditPreview")
+        self.preview = wrapped_label(name="auditPreview")
         lay.addWidget(self.preview)
         self.error = error_label("auditError", wrap=True)
         lay.addWidget(self.error)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -62,18 +63,33 @@ def browse_row(edit: QLineEdit, pick: Callable[[], object]) -> QWidget:
     lay = QHBoxLayout(row)
     lay.setContentsMargins(0, 0, 0, 0)
     lay.addWidget(edit, 1)
-    b = QPushButton("Browse…")
-    b.clicked.connect(pick)
-    lay.addWidget(b)
+    lay.addWidget(push_button("Browse…", pick))
     return row
 
 
-def note_label(text: str = "", name: str = "dim") -> QLabel:
-    """A wrapped line of explanation under a form (`dim` is the theme's quieter text)."""
+def wrapped_label(text: str = "", name: str = "", selectable: bool = False) -> QLabel:
+    """A label whose text wraps; `selectable`: the mouse can select its text. The name `dim`
+    gives the theme's quieter text of explanations."""
     label = QLabel(text)
-    label.setObjectName(name)
+    if name:
+        label.setObjectName(name)
     label.setWordWrap(True)
+    if selectable:
+        label.setTextInteractionFlags(Qt.TextSelectableByMouse)
     return label
+
+
+def push_button(text: str, clicked: Callable[[], object] | None = None, tip: str = "",
+                name: str = "") -> QPushButton:
+    """A button reading `text` that calls `clicked`, with a tooltip and an object name when given."""
+    b = QPushButton(text)
+    if name:
+        b.setObjectName(name)
+    if tip:
+        b.setToolTip(tip)
+    if clicked is not None:
+        b.clicked.connect(clicked)
+    return b
 
 
 def error_label(name: str = "", wrap: bool = False) -> QLabel:

@@ -22,12 +22,12 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QInputDialog,
     QLabel,
-    QPushButton,
     QScrollArea,
     QSplitter,
     QWidget,
 )
 
+from ui.widgets.forms import push_button
 from ui.widgets.image_pane import ImagePane
 from ui.widgets.judge import JudgeBar, JudgeController, install_shortcuts
 
@@ -115,16 +115,14 @@ class NodeImages(NodePanel):
         self.selected_owner = ""
         lay = self.column
         bar = QHBoxLayout()
-        self.add_button = QPushButton("Add prompt…")
-        self.add_button.setToolTip("Type a prompt of your own; its scene graph is parsed, and you can correct it")
-        self.add_button.clicked.connect(self.add_prompt)
-        self.remove_button = QPushButton("Remove selected prompt")
-        self.remove_button.clicked.connect(self.remove_prompt)
-        self.confirm_button = QPushButton("Confirm prompts → generation")
-        self.confirm_button.clicked.connect(self.confirm_prompts)
-        self.premark_button = QPushButton("Confirm all pre-marks as FAIL")
-        self.premark_button.setToolTip("Every image CLIPScore pre-marked FAIL and not judged yet becomes a human FAIL")
-        self.premark_button.clicked.connect(self.confirm_premarks)
+        self.add_button = push_button(
+            "Add prompt…", self.add_prompt,
+            "Type a prompt of your own; its scene graph is parsed, and you can correct it")
+        self.remove_button = push_button("Remove selected prompt", self.remove_prompt)
+        self.confirm_button = push_button("Confirm prompts → generation", self.confirm_prompts)
+        self.premark_button = push_button(
+            "Confirm all pre-marks as FAIL", self.confirm_premarks,
+            "Every image CLIPScore pre-marked FAIL and not judged yet becomes a human FAIL")
         for b in (self.add_button, self.remove_button, self.confirm_button, self.premark_button):
             bar.addWidget(b)
         bar.addStretch(1)

@@ -46,6 +46,7 @@ from PySide6.QtWidgets import (
 )
 from superqt.utils import qdebounced
 
+from ui.widgets.forms import push_button, wrapped_label
 from ui.widgets.judge import JudgeBar, JudgeController, install_shortcuts
 from ui.widgets.layout import splitter
 from workstation.methods.metalogic.laws import DIMENSION_TITLES
@@ -147,15 +148,12 @@ class MetaLogicPage(QWidget):
         self.evaluating = False
 
         # ---- top: summary, blind, store ---------------------------------------------------------------
-        self.summary = QLabel("")
-        self.summary.setObjectName("metalogicSummary")
-        self.summary.setWordWrap(True)
+        self.summary = wrapped_label(name="metalogicSummary")
         self.blind_box = QCheckBox("blind (hide computed outcomes)")
         self.blind_box.setObjectName("metalogicBlind")
         self.blind_box.toggled.connect(self.set_blind)
-        self.store_button = QPushButton("Store as version")
-        self.store_button.setToolTip("Store the live parameters and their outcomes as an evaluation version")
-        self.store_button.clicked.connect(self._store)
+        self.store_button = push_button("Store as version", self._store,
+                                        "Store the live parameters and their outcomes as an evaluation version")
         head = QHBoxLayout()
         head.addWidget(self.summary, 1)
         head.addWidget(self.blind_box)

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from ui.widgets.image_pane import ImagePane
+from ui.widgets.forms import wrapped_label
 from ui.widgets.layout import splitter
 from workstation.methods.protobias.labels import blind_sides
 
@@ -126,20 +127,12 @@ class TripletPage(QWidget):
         ll.addWidget(self.table, 1)
 
         # detail
-        self.text = QLabel("")
-        self.text.setObjectName("pbText")
-        self.text.setWordWrap(True)
-        self.text.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.text = wrapped_label(name="pbText", selectable=True)
         f = self.text.font()
         f.setPointSizeF(f.pointSizeF() * 1.3)
         self.text.setFont(f)
-        self.meta = QLabel("")
-        self.meta.setObjectName("pbMeta")
-        self.meta.setWordWrap(True)
-        self.prompts = QLabel("")
-        self.prompts.setObjectName("dim")
-        self.prompts.setWordWrap(True)
-        self.prompts.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.meta = wrapped_label(name="pbMeta")
+        self.prompts = wrapped_label(name="dim", selectable=True)
         self.blind = QCheckBox("blind (hide roles, knob, metrics)")
         self.blind.setObjectName("pbBlind")
         self.left_pane = ImagePane(images)
