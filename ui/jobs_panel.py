@@ -61,7 +61,7 @@ from workstation.jobs.spec import JobPaths
 from workstation.types import WorkstationError
 
 from .state import AppState
-from .widgets.forms import browse_row, double_spin_box, spin_box
+from .widgets.forms import browse_row, double_spin_box, spin_box, wrapped_label
 from .widgets.layout import splitter
 
 log = logging.getLogger(__name__)
@@ -102,10 +102,7 @@ class JobsPanel(QWidget):
             bar.addWidget(b)
         bar.addStretch(1)
 
-        self.banner = QLabel()
-        self.banner.setObjectName("jobsBanner")
-        self.banner.setWordWrap(True)
-        self.banner.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.banner = wrapped_label(name="jobsBanner", selectable=True)
         self.banner.setStyleSheet("QLabel#jobsBanner { background: #5c1f1f; color: #ffe9e9; padding: 6px; "
                                   "border-radius: 3px; }")
         self.banner.hide()

@@ -49,7 +49,7 @@ from PySide6.QtWidgets import (
 from workstation.evaluation.plan import QUANTITIES, UNITS, AuditPlan, Goal, PlanStatus, PlanTarget
 from workstation.types import WorkstationError
 
-from .forms import double_spin_box, spin_box
+from .forms import double_spin_box, spin_box, wrapped_label
 from .layout import splitter
 
 log = logging.getLogger(__name__)
@@ -172,18 +172,14 @@ class AuditPlanPanel(QWidget):
         self.plan_combo.currentIndexChanged.connect(self._on_plan_selected)
         prow.addWidget(self.plan_combo, 1)
         sl.addLayout(prow)
-        self.goal_label = QLabel()
-        self.goal_label.setObjectName("plan_goal")
-        self.goal_label.setWordWrap(True)
+        self.goal_label = wrapped_label(name="plan_goal")
         sl.addWidget(self.goal_label)
         self.estimate_label = QLabel()
         self.estimate_label.setObjectName("plan_estimate")
         self.estimate_label.setTextFormat(Qt.TextFormat.RichText)
         self.estimate_label.setStyleSheet("font-size: 16pt;")
         sl.addWidget(self.estimate_label)
-        self.labels_label = QLabel()
-        self.labels_label.setObjectName("plan_labels")
-        self.labels_label.setWordWrap(True)
+        self.labels_label = wrapped_label(name="plan_labels")
         sl.addWidget(self.labels_label)
         wrow = QHBoxLayout()
         self.width_bar = QProgressBar()
@@ -197,9 +193,7 @@ class AuditPlanPanel(QWidget):
         wrow.addWidget(self.width_bar, 1)
         wrow.addWidget(self.reached_label)
         sl.addLayout(wrow)
-        self.message_label = QLabel()
-        self.message_label.setObjectName("plan_message")
-        self.message_label.setWordWrap(True)
+        self.message_label = wrapped_label(name="plan_message")
         sl.addWidget(self.message_label)
 
         self.plot = pg.PlotWidget()
