@@ -49,7 +49,7 @@ from PySide6.QtWidgets import (
 from workstation.evaluation.plan import QUANTITIES, UNITS, AuditPlan, Goal, PlanStatus, PlanTarget
 from workstation.types import WorkstationError
 
-from .forms import double_spin_box, spin_box, wrapped_label
+from .forms import combo_row, double_spin_box, spin_box, wrapped_label
 from .layout import splitter
 
 log = logging.getLogger(__name__)
@@ -165,12 +165,7 @@ class AuditPlanPanel(QWidget):
 
         status_box = QGroupBox("Plan")
         sl = QVBoxLayout(status_box)
-        prow = QHBoxLayout()
-        prow.addWidget(QLabel("plan"))
-        self.plan_combo = QComboBox()
-        self.plan_combo.setObjectName("plan_select")
-        self.plan_combo.currentIndexChanged.connect(self._on_plan_selected)
-        prow.addWidget(self.plan_combo, 1)
+        prow, self.plan_combo = combo_row("plan", self._on_plan_selected, name="plan_select")
         sl.addLayout(prow)
         self.goal_label = wrapped_label(name="plan_goal")
         sl.addWidget(self.goal_label)

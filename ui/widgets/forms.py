@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
+    QComboBox,
     QDialog,
     QDialogButtonBox,
     QDoubleSpinBox,
@@ -65,6 +66,22 @@ def browse_row(edit: QLineEdit, pick: Callable[[], object]) -> QWidget:
     lay.addWidget(edit, 1)
     lay.addWidget(push_button("Browse…", pick))
     return row
+
+
+def combo_row(label: str, chosen: Callable[[], object], name: str = "",
+              min_width: int = 0) -> tuple[QHBoxLayout, QComboBox]:
+    """A row that starts with `label` and a stretching combo box that calls `chosen` when its
+    current item changes; the caller adds the rest of the row."""
+    row = QHBoxLayout()
+    row.addWidget(QLabel(label))
+    combo = QComboBox()
+    if name:
+        combo.setObjectName(name)
+    if min_width:
+        combo.setMinimumWidth(min_width)
+    combo.currentIndexChanged.connect(lambda _i: chosen())
+    row.addWidget(combo, 1)
+    return row, combo
 
 
 def wrapped_label(text: str = "", name: str = "", selectable: bool = False) -> QLabel:

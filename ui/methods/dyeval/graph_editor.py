@@ -23,6 +23,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ui.widgets.forms import combo_row
+
 from .node_panel import NodePanel
 from .style import FAIL_COLOR, PENDING_COLOR
 
@@ -35,7 +37,7 @@ class GraphEditor(NodePanel):
     def __init__(self, session: Any, parent: QWidget | None = None) -> None:
         super().__init__(session, parent)
         lay = self.column
-        top, self.prompt = self.chooser_row("Prompt:", 380, self.load)
+        top, self.prompt = combo_row("Prompt:", self.load, min_width=380)
         lay.addLayout(top)
         self.info = QLabel("")
         self.info.setWordWrap(True)

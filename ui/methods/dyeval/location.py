@@ -13,6 +13,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ui.widgets.forms import combo_row
+
 from .node_panel import NodePanel
 from .split_diagram import SplitDiagram
 from .style import PENDING_COLOR
@@ -24,7 +26,7 @@ class LocationPanel(NodePanel):
     def __init__(self, session: Any, parent: QWidget | None = None) -> None:
         super().__init__(session, parent)
         lay = self.column
-        top, self.combo = self.chooser_row("Location:", 360, self._draw)
+        top, self.combo = combo_row("Location:", self._draw, min_width=360)
         self.locate_button = QPushButton("Locate failures of the bug prompts")
         self.locate_button.setToolTip("Start Algorithm 1 on every bug prompt of this node not located yet")
         self.locate_button.clicked.connect(lambda: self.session.start_locations(self.node_id))

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 
 class NodePanel(QWidget):
@@ -18,15 +17,3 @@ class NodePanel(QWidget):
         self.node_id = ""
         self.column = QVBoxLayout(self)
         self.column.setContentsMargins(0, 0, 0, 0)
-
-    @staticmethod
-    def chooser_row(label: str, min_width: int, chosen: Callable[[], None]) -> tuple[QHBoxLayout, QComboBox]:
-        """A row that starts with `label` and a stretching combo box that calls `chosen` when
-        its current item changes; the caller adds the rest of the row."""
-        row = QHBoxLayout()
-        row.addWidget(QLabel(label))
-        combo = QComboBox()
-        combo.setMinimumWidth(min_width)
-        combo.currentIndexChanged.connect(lambda _i: chosen())
-        row.addWidget(combo, 1)
-        return row, combo
