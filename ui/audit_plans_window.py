@@ -10,6 +10,7 @@ labels as they come in.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QEvent, Qt
@@ -19,11 +20,13 @@ from .widgets.audit_plan import AuditPlanPanel
 
 
 class AuditPlansWindow(QDialog):
-    """The panel in a non-modal window; one per main window."""
+    """The panel in a non-modal window; one per main window. `open_audit_set(window, audit_set_id)`
+    opens an audit set on its method's judging page and returns its number of items."""
 
-    def __init__(self, window: Any) -> None:
+    def __init__(self, window: Any, open_audit_set: Callable[[Any, int], int]) -> None:
         super().__init__(window)
         self.window_ = window
+        self.open_audit_set = open_audit_set
         self.setObjectName("auditPlansWindow")
         self.setWindowTitle("Audit plans")
         self.setWindowFlag(Qt.WindowType.WindowMaximizeButtonHint, True)
@@ -60,15 +63,13 @@ class AuditPlansWindow(QDialog):
         super().changeEvent(event)
 
     def _label_next(self, targets: list[Any]) -> None:
-        from .menus import start_audit_set
-
         plan = self.panel.plan
         if plan is None or plan.audit_set_id is None:
             return
         if not targets:
             self.window_.statusBar().showMessage("the plan has nothing more to draw", 6000)
             return
-        n = start_audit_set(self.window_, int(plan.audit_set_id))
+        n = self.open_audit_set(self.window_, int(plan.audit_set_id))
         self._watch_controllers()
         if n:
             self.window_.statusBar().showMessage(
@@ -77,11 +78,11 @@ class AuditPlansWindow(QDialog):
         self.window_.activateWindow()
 
 
-def open_audit_plans(window: Any) -> QWidget:
-    """Show the window's audit-plans window (made on first use)."""
+def open_audit_plans(window: Any, open_audit_set: Callable[[Any, int], int]) -> QWidget:
+    """Show the window's audit-plans window (made on first use; see `AuditPlansWindow`)."""
     w = getattr(window, "audit_plans_window", None)
     if w is None:
-        w = window.audit_plans_window = AuditPlansWindow(window)
+        w = window.audit_plans_window = AuditPlansWindow(window, open_audit_set)
     else:
         w.follow_project()
     w.show()

@@ -19,31 +19,16 @@ from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
-    QDialogButtonBox,
     QFileDialog,
     QFormLayout,
-    QHBoxLayout,
-    QLabel,
     QLineEdit,
     QMessageBox,
-    QPushButton,
     QVBoxLayout,
-    QWidget,
 )
 
 from . import project_dialogs
 from .command_run import CommandRun, error_line
-
-
-def _browse_row(edit: QLineEdit, pick: Any) -> QWidget:
-    row = QWidget()
-    lay = QHBoxLayout(row)
-    lay.setContentsMargins(0, 0, 0, 0)
-    lay.addWidget(edit, 1)
-    b = QPushButton("Browse…")
-    b.clicked.connect(pick)
-    lay.addWidget(b)
-    return row
+from .widgets.forms import browse_row, error_label, ok_cancel, wrapped_label
 
 
 def _tell_end(window: Any, run: CommandRun, ok: bool, output: str, done: str, cancelled: str,
@@ -81,11 +66,11 @@ class ImportRunDialog(QDialog):
         self.run_dir = QLineEdit()
         self.run_dir.setObjectName("importRunDir")
         self.run_dir.setPlaceholderText("the run folder (holds manifest.jsonl and eval/)")
-        form.addRow("Run folder", _browse_row(self.run_dir, self._pick_run))
+        form.addRow("Run folder", browse_row(self.run_dir, self._pick_run))
         self.prompts = QLineEdit()
         self.prompts.setObjectName("importPrompts")
         self.prompts.setPlaceholderText("the prompt suite (.jsonl)")
-        form.addRow("Prompt suite", _browse_row(self.prompts, self._pick_prompts))
+        form.addRow("Prompt suite", browse_row(self.prompts, self._pick_prompts))
         self.run_id = QLineEdit()
         self.run_id.setObjectName("importRunId")
         self.run_id.setPlaceholderText("the manifest's run id")
@@ -95,21 +80,13 @@ class ImportRunDialog(QDialog):
         self.project.setReadOnly(self.into_open)
         self.project.setPlaceholderText("a folder for the new project")
         form.addRow("Into the project" if self.into_open else "New project folder",
-                    self.project if self.into_open else _browse_row(self.project, self._pick_project))
+                    self.project if self.into_open else browse_row(self.project, self._pick_project))
         lay.addLayout(form)
-        note = QLabel("The project closes in the window while the run is imported, and opens again after."
-                      if self.into_open else "The run becomes a new project, which opens when it is imported.")
-        note.setObjectName("dim")
-        note.setWordWrap(True)
-        lay.addWidget(note)
-        bb = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel, self)
-        bb.button(QDialogButtonBox.Ok).setText("Import")
-        bb.button(QDialogButtonBox.Ok).setObjectName("importStart")
-        bb.accepted.connect(self._accept)
-        bb.rejected.connect(self.reject)
-        lay.addWidget(bb)
-        self.error = QLabel("")
-        self.error.setStyleSheet("color: #d64541;")
+        lay.addWidget(wrapped_label("The project closes in the window while the run is imported, and opens again "
+                                    "after." if self.into_open else
+                                    "The run becomes a new project, which opens when it is imported.", "dim"))
+        lay.addWidget(ok_cancel(self, "Import", "importStart", self._accept))
+        self.error = error_label()
         lay.addWidget(self.error)
         self.resize(640, 240)
 
@@ -180,7 +157,7 @@ class ReportDialog(QDialog):
         default = project_dialogs.exports_folder(p) / time.strftime("report-%Y%m%d-%H%M%S")
         self.out = QLineEdit(str(default))
         self.out.setObjectName("reportOut")
-        form.addRow("Report folder", _browse_row(self.out, self._pick))
+        form.addRow("Report folder", browse_row(self.out, self._pick))
         lay.addLayout(form)
         self.open_after = QCheckBox("open it in the browser when it is written")
         self.open_after.setChecked(True)
@@ -189,16 +166,9 @@ class ReportDialog(QDialog):
         self.evaluate.setObjectName("reportEvaluate")
         self.evaluate.setChecked(True)
         lay.addWidget(self.evaluate)
-        note = QLabel("Every method with data in the project gets its section (tables, plots, provenance).")
-        note.setObjectName("dim")
-        note.setWordWrap(True)
-        lay.addWidget(note)
-        bb = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel, self)
-        bb.button(QDialogButtonBox.Ok).setText("Write")
-        bb.button(QDialogButtonBox.Ok).setObjectName("reportStart")
-        bb.accepted.connect(self.accept)
-        bb.rejected.connect(self.reject)
-        lay.addWidget(bb)
+        lay.addWidget(wrapped_label("Every method with data in the project gets its section (tables, plots, "
+                                    "provenance).", "dim"))
+        lay.addWidget(ok_cancel(self, "Write", "reportStart", self.accept))
         self.resize(640, 160)
 
     def _pick(self) -> None:

@@ -39,7 +39,6 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
-    QSplitter,
     QSpinBox,
     QTableWidget,
     QTableWidgetItem,
@@ -62,6 +61,8 @@ from workstation.jobs.spec import JobPaths
 from workstation.types import WorkstationError
 
 from .state import AppState
+from .widgets.forms import browse_row, double_spin_box, spin_box, wrapped_label
+from .widgets.layout import splitter
 
 log = logging.getLogger(__name__)
 
@@ -101,10 +102,7 @@ class JobsPanel(QWidget):
             bar.addWidget(b)
         bar.addStretch(1)
 
-        self.banner = QLabel()
-        self.banner.setObjectName("jobsBanner")
-        self.banner.setWordWrap(True)
-        self.banner.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.banner = wrapped_label(name="jobsBanner", selectable=True)
         self.banner.setStyleSheet("QLabel#jobsBanner { background: #5c1f1f; color: #ffe9e9; padding: 6px; "
                                   "border-radius: 3px; }")
         self.banner.hide()
@@ -131,11 +129,7 @@ class JobsPanel(QWidget):
         # at least four jobs in view, header included, however small the dock is made
         rows = self.table.verticalHeader().defaultSectionSize()
         self.table.setMinimumHeight(self.table.horizontalHeader().sizeHint().height() + 4 * rows + 4)
-        split = QSplitter(Qt.Vertical)
-        split.addWidget(self.table)
-        split.addWidget(self.log_view)
-        split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 1)
+        split = splitter(Qt.Vertical, self.table, self.log_view, stretch=(3, 1))
 
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
@@ -457,20 +451,11 @@ class NewJobDialog(QDialog):
         # suite
         self.suite_kind = QComboBox()
         self.suite_kind.addItems(["Built-in spatial suite", "Prompt file (.jsonl / .csv)"])
-        self.pairs = QSpinBox()
-        self.pairs.setRange(1, 435)
-        self.pairs.setValue(4)
-        self.pairs.setToolTip("object pairs; each gives four prompts (two counterfactual twins)")
+        self.pairs = spin_box(1, 435, 4, tip="object pairs; each gives four prompts (two counterfactual twins)")
         self.suite_file = QLineEdit()
         self.suite_file.setPlaceholderText("prompts.jsonl")
-        browse_suite = QPushButton("Browse…")
-        browse_suite.clicked.connect(self._browse_suite)
-        file_row = QHBoxLayout()
-        file_row.addWidget(self.suite_file, 1)
-        file_row.addWidget(browse_suite)
-        self.seeds = QSpinBox()
-        self.seeds.setRange(1, 1000)
-        self.seeds.setValue(2)
+        file_row = browse_row(self.suite_file, self._browse_suite)
+        self.seeds = spin_box(1, 1000, 2)
         suite_box = QGroupBox("Prompts")
         sf = QFormLayout(suite_box)
         sf.addRow("Suite", self.suite_kind)
@@ -485,29 +470,16 @@ class NewJobDialog(QDialog):
         self.model = QLineEdit()
         self.model.setPlaceholderText("model folder (diffusers save_pretrained) or cached HF id")
         self.model.setMinimumWidth(260)
-        browse_model = QPushButton("Browse…")
-        browse_model.clicked.connect(self._browse_model)
-        model_row = QHBoxLayout()
-        model_row.addWidget(self.model, 1)
-        model_row.addWidget(browse_model)
-        self.size = QSpinBox()
-        self.size.setRange(64, 2048)
-        self.size.setSingleStep(64)
-        self.size.setValue(256)
-        self.steps = QSpinBox()
-        self.steps.setRange(1, 500)
-        self.steps.setValue(30)
-        self.guidance = QDoubleSpinBox()
-        self.guidance.setRange(0.0, 30.0)
-        self.guidance.setValue(7.5)
+        model_row = browse_row(self.model, self._browse_model)
+        self.size = spin_box(64, 2048, 256, step=64)
+        self.steps = spin_box(1, 500, 30)
+        self.guidance = double_spin_box(0.0, 30.0, 7.5)
         self.scheduler = QComboBox()
         self.scheduler.setObjectName("newJobScheduler")
         for name, label in scheduler_choices():
             self.scheduler.addItem(f"{label}  ({name})" if name else label, name)
         self.scheduler.setToolTip("the diffusers sampler; 'default' keeps the pipeline's own")
-        self.batch = QSpinBox()
-        self.batch.setRange(1, 256)
-        self.batch.setValue(4)
+        self.batch = spin_box(1, 256, 4)
         self.run_id = QLineEdit()
         self.run_id.setPlaceholderText("automatic")
         gen_box = QGroupBox("Generator")

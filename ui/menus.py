@@ -99,7 +99,7 @@ def _doors() -> Any:
 def open_audit_plans(window: Any) -> None:
     from .audit_plans_window import open_audit_plans as show
 
-    show(window)
+    show(window, start_audit_set)
 
 
 def _fill_methods_menu(window: Any) -> None:

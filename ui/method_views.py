@@ -13,7 +13,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QTabWidget, QWidget
+
+
+def close_while_blind(tabs: QTabWidget, page: QWidget, closed: bool, shows: str) -> None:
+    """Close `page`'s tab while a blind audit is open (`closed`), with a tooltip saying why:
+    the page `shows` what the audit hides."""
+    i = tabs.indexOf(page)
+    tabs.setTabEnabled(i, not closed)
+    tabs.setTabToolTip(i, f"closed during a blind audit: {shows}" if closed else "")
 
 
 class MethodViews:
@@ -22,6 +30,32 @@ class MethodViews:
     method = ""  # the method's registry name
     title = ""  # its (first) tab's title
     noun = "item"  # what one target of its label task is called
+
+    # ---- for the views' `install` ---------------------------------------------------------------
+    def new_session(self, window: Any) -> Any:
+        """A `ui.session.MethodSession` of the method: its data, live config and results in the
+        window's project."""
+        from ui.session import MethodSession
+        from workstation.methods import get_method
+
+        return MethodSession(get_method(self.method), window.state, window)
+
+    def audit_tabs(self, page: QWidget, title: str, controller: Any,
+                   target: Any) -> tuple[QTabWidget, QWidget]:
+        """The method's tab as two pages: `page` (titled `title`) and "Audit set", an audit page
+        that judges `controller`'s audit set one target at a time, shown by `target`
+        (`ui.widgets.audit_page.TargetView`). Returns the tab widget and the audit page, named
+        `<method>Tabs` and `<method>Audit`; the caller adds the tab to the window."""
+        from ui.widgets.audit_page import AuditPage
+
+        audit = AuditPage(controller, target, noun=self.noun)
+        audit.setObjectName(f"{self.method}Audit")
+        tabs = QTabWidget()
+        tabs.setObjectName(f"{self.method}Tabs")
+        tabs.setDocumentMode(True)
+        tabs.addTab(page, title)
+        tabs.addTab(audit, "Audit set")
+        return tabs, audit
 
     # ---- the window asks -------------------------------------------------------------------------
     def install(self, window: Any) -> None:

@@ -81,40 +81,42 @@ def release(folder: str | Path | None) -> None:
         _OPEN_HERE.discard(_key(folder))
 
 
-def ask_open_snapshot(parent: QWidget | None, folder: str | Path, reason: str) -> bool:
-    """The lock message: True when the user chooses the read-only snapshot."""
+def _ask_open_read_only(parent: QWidget | None, name: str, title: str, text: str,
+                        informative: str, button: tuple[str, str], default_open: bool) -> bool:
+    """A warning that offers one way to open the project read-only beside Cancel: True when the
+    user takes it. `button` is the open button's text and object name."""
     box = QMessageBox(parent)
-    box.setObjectName("lockedMessage")
+    box.setObjectName(name)
     box.setIcon(QMessageBox.Warning)
-    box.setWindowTitle("Project in use")
-    box.setText(f"<b>{Path(folder).name}</b> is open in another window or process.")
-    box.setInformativeText(
-        f"{reason}\n\nOnly one window can change a project at a time. You can open a read-only "
-        "snapshot of it as last saved: you can browse and look at pairs, but not label.")
-    ro = box.addButton("Open read-only snapshot", QMessageBox.AcceptRole)
-    ro.setObjectName("openSnapshot")
+    box.setWindowTitle(title)
+    box.setText(text)
+    box.setInformativeText(informative)
+    ro = box.addButton(button[0], QMessageBox.AcceptRole)
+    ro.setObjectName(button[1])
     cancel = box.addButton(QMessageBox.Cancel)
-    box.setDefaultButton(cancel)
+    box.setDefaultButton(ro if default_open else cancel)
     box.exec()
     return box.clickedButton() is ro
+
+
+def ask_open_snapshot(parent: QWidget | None, folder: str | Path, reason: str) -> bool:
+    """The lock message: True when the user chooses the read-only snapshot."""
+    return _ask_open_read_only(
+        parent, "lockedMessage", "Project in use",
+        f"<b>{Path(folder).name}</b> is open in another window or process.",
+        f"{reason}\n\nOnly one window can change a project at a time. You can open a read-only "
+        "snapshot of it as last saved: you can browse and look at pairs, but not label.",
+        ("Open read-only snapshot", "openSnapshot"), default_open=False)
 
 
 def ask_open_read_only(parent: QWidget | None, folder: str | Path, reason: str) -> bool:
     """A project in a folder that cannot be written: True when the user opens it read-only."""
-    box = QMessageBox(parent)
-    box.setObjectName("readOnlyFolderMessage")
-    box.setIcon(QMessageBox.Warning)
-    box.setWindowTitle("Read-only folder")
-    box.setText(f"<b>{Path(folder).name}</b> is in a folder that cannot be written.")
-    box.setInformativeText(
+    return _ask_open_read_only(
+        parent, "readOnlyFolderMessage", "Read-only folder",
+        f"<b>{Path(folder).name}</b> is in a folder that cannot be written.",
         f"{reason}\n\nYou can open it read-only: browse, look at pairs and write reports elsewhere, "
-        "but not label. To label, copy the project to a folder you can write.")
-    ro = box.addButton("Open read-only", QMessageBox.AcceptRole)
-    ro.setObjectName("openReadOnly")
-    cancel = box.addButton(QMessageBox.Cancel)
-    box.setDefaultButton(ro)
-    box.exec()
-    return box.clickedButton() is ro
+        "but not label. To label, copy the project to a folder you can write.",
+        ("Open read-only", "openReadOnly"), default_open=True)
 
 
 def open_project(state: AppState, folder: str | Path, parent: QWidget | None = None,

@@ -12,13 +12,9 @@ from typing import Any
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
-    QDialogButtonBox,
-    QDoubleSpinBox,
     QFormLayout,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
-    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
@@ -26,6 +22,8 @@ from PySide6.QtWidgets import (
 from workstation.evaluation.audit_sets import AuditPopulation, draw_audit_set, stratified_indices, strata_counts
 from workstation.evaluation.base import LabelScheme
 from workstation.types import WorkstationError
+
+from .forms import double_spin_box, error_label, ok_cancel, spin_box, wrapped_label
 
 
 class AuditSetDialog(QDialog):
@@ -42,14 +40,9 @@ class AuditSetDialog(QDialog):
         self.name = QLineEdit(f"audit-{n_sets + 1}")
         self.name.setObjectName("auditName")
         form.addRow("Name", self.name)
-        self.size = QSpinBox()
-        self.size.setObjectName("auditSize")
-        self.size.setRange(1, max(1, len(pop)))
-        self.size.setValue(min(200, self.size.maximum()))
+        self.size = spin_box(1, max(1, len(pop)), min(200, max(1, len(pop))), name="auditSize")
         form.addRow(pop.noun.capitalize(), self.size)
-        self.seed = QSpinBox()
-        self.seed.setObjectName("auditSeed")
-        self.seed.setRange(0, 2_000_000_000)
+        self.seed = spin_box(0, 2_000_000_000, name="auditSeed")
         form.addRow("Seed", self.seed)
         strata_row = QHBoxLayout()
         self.strata: dict[str, QCheckBox] = {}
@@ -62,45 +55,27 @@ class AuditSetDialog(QDialog):
             strata_row.addWidget(cb)
         if pop.strata:
             form.addRow("Strata", strata_row)
-        self.bins = QSpinBox()
-        self.bins.setObjectName("auditBins")
-        self.bins.setRange(1, 20)
-        self.bins.setValue(5 if pop.conf is not None else 1)
+        self.bins = spin_box(1, 20, 5 if pop.conf is not None else 1, name="auditBins")
         self.bins.setEnabled(pop.conf is not None)
         form.addRow("Confidence bins", self.bins)
         self.blind = QCheckBox("hide the automated outcome and every other label while labelling")
         self.blind.setObjectName("auditBlind")
         self.blind.setChecked(True)
         form.addRow("Blind", self.blind)
-        self.recheck = QDoubleSpinBox()
-        self.recheck.setObjectName("auditRecheck")
-        self.recheck.setRange(0.0, 0.5)
-        self.recheck.setSingleStep(0.05)
-        self.recheck.setDecimals(2)
-        self.recheck.setValue(0.1)
-        self.recheck.setToolTip("this fraction of the items comes back later in the queue, blind, "
-                                "to measure self-agreement")
+        self.recheck = double_spin_box(0.0, 0.5, 0.1, step=0.05, name="auditRecheck",
+                                       tip="this fraction of the items comes back later in the queue, blind, "
+                                       "to measure self-agreement")
         form.addRow("Re-check fraction", self.recheck)
         self.exclude = QCheckBox(f"leave out {pop.noun} that already have a label")
         self.exclude.setObjectName("auditExclude")
         self.exclude.setEnabled(pop.labelled is not None)
         form.addRow("", self.exclude)
         lay.addLayout(form)
-        self.preview = QLabel("")
-        self.preview.setObjectName("auditPreview")
-        self.preview.setWordWrap(True)
+        self.preview = wrapped_label(name="auditPreview")
         lay.addWidget(self.preview)
-        self.error = QLabel("")
-        self.error.setObjectName("auditError")
-        self.error.setStyleSheet("color: #d64541;")
-        self.error.setWordWrap(True)
+        self.error = error_label("auditError", wrap=True)
         lay.addWidget(self.error)
-        bb = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel, self)
-        bb.button(QDialogButtonBox.Ok).setText("Create and start")
-        bb.button(QDialogButtonBox.Ok).setObjectName("auditCreate")
-        bb.accepted.connect(self._create)
-        bb.rejected.connect(self.reject)
-        lay.addWidget(bb)
+        lay.addWidget(ok_cancel(self, "Create and start", "auditCreate", self._create))
         for w in (self.size, self.seed, self.bins, self.recheck):
             w.valueChanged.connect(self._preview)
         self.exclude.toggled.connect(self._preview)

@@ -32,7 +32,6 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QComboBox,
-    QDoubleSpinBox,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
@@ -41,8 +40,6 @@ from PySide6.QtWidgets import (
     QListWidget,
     QProgressBar,
     QPushButton,
-    QSpinBox,
-    QSplitter,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -51,6 +48,9 @@ from PySide6.QtWidgets import (
 
 from workstation.evaluation.plan import QUANTITIES, UNITS, AuditPlan, Goal, PlanStatus, PlanTarget
 from workstation.types import WorkstationError
+
+from .forms import combo_row, double_spin_box, spin_box, wrapped_label
+from .layout import splitter
 
 log = logging.getLogger(__name__)
 
@@ -110,11 +110,7 @@ class AuditPlanPanel(QWidget):
         orl.setContentsMargins(0, 0, 0, 0)
         self.metric_combo = QComboBox()
         self.metric_combo.setObjectName("plan_metric")
-        self.threshold_spin = QDoubleSpinBox()
-        self.threshold_spin.setObjectName("plan_threshold")
-        self.threshold_spin.setRange(0.0, 100.0)
-        self.threshold_spin.setDecimals(1)
-        self.threshold_spin.setValue(25.0)
+        self.threshold_spin = double_spin_box(0.0, 100.0, 25.0, decimals=1, name="plan_threshold")
         self.metric_label = QLabel("metric")
         self.threshold_label = QLabel("CLIPScore threshold")
         for w in (self.metric_label, self.metric_combo, self.threshold_label, self.threshold_spin):
@@ -129,20 +125,9 @@ class AuditPlanPanel(QWidget):
                                             Qt.ItemDataRole.ToolTipRole)
         form.addRow("Quantity", self.quantity_combo)
         row = QHBoxLayout()
-        self.width_spin = QDoubleSpinBox()
-        self.width_spin.setObjectName("plan_width")
-        self.width_spin.setRange(0.5, 25.0)
-        self.width_spin.setDecimals(1)
-        self.width_spin.setSingleStep(0.5)
-        self.width_spin.setValue(3.0)
-        self.width_spin.setPrefix("± ")
-        self.width_spin.setSuffix(" %")
-        self.conf_spin = QDoubleSpinBox()
-        self.conf_spin.setObjectName("plan_confidence")
-        self.conf_spin.setRange(50.0, 99.9)
-        self.conf_spin.setDecimals(1)
-        self.conf_spin.setValue(95.0)
-        self.conf_spin.setSuffix(" %")
+        self.width_spin = double_spin_box(0.5, 25.0, 3.0, decimals=1, step=0.5, prefix="± ", suffix=" %",
+                                          name="plan_width")
+        self.conf_spin = double_spin_box(50.0, 99.9, 95.0, decimals=1, suffix=" %", name="plan_confidence")
         row.addWidget(self.width_spin)
         row.addWidget(QLabel("at"))
         row.addWidget(self.conf_spin)
@@ -154,20 +139,14 @@ class AuditPlanPanel(QWidget):
             self.unit_combo.addItem(text, key)
         form.addRow("Label", self.unit_combo)
         row2 = QHBoxLayout()
-        self.seed_spin = QSpinBox()
-        self.seed_spin.setObjectName("plan_seed")
-        self.seed_spin.setRange(0, 2_000_000_000)
+        self.seed_spin = spin_box(0, 2_000_000_000, name="plan_seed")
         self.blind_check = QCheckBox("blind")
         self.blind_check.setObjectName("plan_blind")
         self.blind_check.setChecked(True)
         self.blind_check.setToolTip("hide the automated outcome while labelling the plan's targets")
-        self.recheck_spin = QDoubleSpinBox()
-        self.recheck_spin.setObjectName("plan_recheck")
-        self.recheck_spin.setRange(0.0, 0.5)
-        self.recheck_spin.setSingleStep(0.05)
-        self.recheck_spin.setValue(0.1)
-        self.recheck_spin.setToolTip("this share of the labelled items comes back later, blind, to measure "
-                                     "self-agreement")
+        self.recheck_spin = double_spin_box(0.0, 0.5, 0.1, step=0.05, name="plan_recheck",
+                                            tip="this share of the labelled items comes back later, blind, "
+                                            "to measure self-agreement")
         row2.addWidget(QLabel("seed"))
         row2.addWidget(self.seed_spin)
         row2.addWidget(self.blind_check)
@@ -186,25 +165,16 @@ class AuditPlanPanel(QWidget):
 
         status_box = QGroupBox("Plan")
         sl = QVBoxLayout(status_box)
-        prow = QHBoxLayout()
-        prow.addWidget(QLabel("plan"))
-        self.plan_combo = QComboBox()
-        self.plan_combo.setObjectName("plan_select")
-        self.plan_combo.currentIndexChanged.connect(self._on_plan_selected)
-        prow.addWidget(self.plan_combo, 1)
+        prow, self.plan_combo = combo_row("plan", self._on_plan_selected, name="plan_select")
         sl.addLayout(prow)
-        self.goal_label = QLabel()
-        self.goal_label.setObjectName("plan_goal")
-        self.goal_label.setWordWrap(True)
+        self.goal_label = wrapped_label(name="plan_goal")
         sl.addWidget(self.goal_label)
         self.estimate_label = QLabel()
         self.estimate_label.setObjectName("plan_estimate")
         self.estimate_label.setTextFormat(Qt.TextFormat.RichText)
         self.estimate_label.setStyleSheet("font-size: 16pt;")
         sl.addWidget(self.estimate_label)
-        self.labels_label = QLabel()
-        self.labels_label.setObjectName("plan_labels")
-        self.labels_label.setWordWrap(True)
+        self.labels_label = wrapped_label(name="plan_labels")
         sl.addWidget(self.labels_label)
         wrow = QHBoxLayout()
         self.width_bar = QProgressBar()
@@ -218,9 +188,7 @@ class AuditPlanPanel(QWidget):
         wrow.addWidget(self.width_bar, 1)
         wrow.addWidget(self.reached_label)
         sl.addLayout(wrow)
-        self.message_label = QLabel()
-        self.message_label.setObjectName("plan_message")
-        self.message_label.setWordWrap(True)
+        self.message_label = wrapped_label(name="plan_message")
         sl.addWidget(self.message_label)
 
         self.plot = pg.PlotWidget()
@@ -270,10 +238,7 @@ class AuditPlanPanel(QWidget):
         self.next_list.setMaximumHeight(120)
         nl.addWidget(self.next_list)
         nrow = QHBoxLayout()
-        self.batch_spin = QSpinBox()
-        self.batch_spin.setObjectName("plan_batch")
-        self.batch_spin.setRange(1, 200)
-        self.batch_spin.setValue(10)
+        self.batch_spin = spin_box(1, 200, 10, name="plan_batch")
         self.next_button = QPushButton("Label next")
         self.next_button.setObjectName("plan_label_next")
         self.next_button.setToolTip("draw the next targets (stored in the plan's audit set) and queue them")
@@ -291,14 +256,8 @@ class AuditPlanPanel(QWidget):
         ll.addWidget(status_box)
         ll.addWidget(next_box)
         ll.addStretch(1)
-        right = QSplitter(Qt.Orientation.Vertical)
-        right.addWidget(self.plot)
-        right.addWidget(self.table)
-        right.setSizes([360, 220])
-        split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(left)
-        split.addWidget(right)
-        split.setSizes([460, 640])
+        right = splitter(Qt.Orientation.Vertical, self.plot, self.table, sizes=(360, 220))
+        split = splitter(Qt.Orientation.Horizontal, left, right, sizes=(460, 640))
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(split)

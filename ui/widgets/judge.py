@@ -48,6 +48,8 @@ from workstation.evaluation.base import LabelScheme
 from workstation.evaluation.judging import AuditInfo, JudgingQueue, LabelState, ShownLabel, Visibility
 from workstation.util.csvsafe import escape_cell
 
+from .forms import push_button
+
 log = logging.getLogger(__name__)
 
 
@@ -566,28 +568,19 @@ class JudgeBar(QWidget):
         self.yours.setMinimumWidth(QFontMetrics(bold).horizontalAdvance(f"your label: {widest}") + 8)
         row.addWidget(self.yours)
         row.addStretch(1)
-        self.prev_button = QPushButton("◀")
-        self.prev_button.setToolTip(f"Previous {noun} (Left)")
-        self.prev_button.clicked.connect(controller.prev)
-        self.next_button = QPushButton("▶")
-        self.next_button.setToolTip(f"Next {noun} without labelling (Right)")
-        self.next_button.clicked.connect(controller.next)
-        self.undo_button = QPushButton("Undo")
-        self.undo_button.setToolTip("Undo the last label (Ctrl+Z)")
-        self.undo_button.clicked.connect(controller.undo)
-        self.redo_button = QPushButton("Redo")
-        self.redo_button.setToolTip("Redo (Ctrl+Shift+Z)")
-        self.redo_button.clicked.connect(controller.redo)
+        self.prev_button = push_button("◀", controller.prev, f"Previous {noun} (Left)")
+        self.next_button = push_button("▶", controller.next, f"Next {noun} without labelling (Right)")
+        self.undo_button = push_button("Undo", controller.undo, "Undo the last label (Ctrl+Z)")
+        self.redo_button = push_button("Redo", controller.redo, "Redo (Ctrl+Shift+Z)")
         self.auto = QCheckBox("auto-advance")
         self.auto.setObjectName("autoAdvance")
         self.auto.setToolTip("Go to the next item after a key; turn off to stay (e.g. to write notes after the key)")
         self.auto.setChecked(_remembered_auto_advance())
         controller.auto_advance = self.auto.isChecked()
         self.auto.toggled.connect(self._auto_toggled)
-        self.export_button = QPushButton("Export labels…")
-        self.export_button.setObjectName("exportLabels")
-        self.export_button.setToolTip("Write the labels of this task (during a blind audit: only yours of this audit)")
-        self.export_button.clicked.connect(lambda: self.export())
+        self.export_button = push_button(
+            "Export labels…", lambda: self.export(),
+            "Write the labels of this task (during a blind audit: only yours of this audit)", "exportLabels")
         for b in (self.prev_button, self.next_button):
             b.setMaximumWidth(b.fontMetrics().horizontalAdvance("◀") + 28)
         for w in (self.prev_button, self.next_button, self.undo_button, self.redo_button, self.auto):

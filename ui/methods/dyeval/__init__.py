@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ...method_views import MethodViews
+from ...method_views import MethodViews, close_while_blind
 
 
 def _node_of(tree: Any, owner: str) -> str:
@@ -59,24 +59,13 @@ class DyEvalViews(MethodViews):
     noun = "image"
 
     def install(self, window: Any) -> None:
-        from PySide6.QtWidgets import QTabWidget
-
-        from ui.widgets.audit_page import AuditPage
-
         from .page import DyEvalPage
 
         page = DyEvalPage(window)
         window.dyeval_page = page
-        audit = AuditPage(page.images.controller, _ImageTarget(window, page), noun="image")
-        audit.setObjectName("dyevalAudit")
-        tabs = QTabWidget()
-        tabs.setObjectName("dyevalTabs")
-        tabs.setDocumentMode(True)
-        tabs.addTab(page, "Test tree")
-        tabs.addTab(audit, "Audit set")
-        window.dyeval_tabs = tabs
-        window.dyeval_audit = audit
-        window.add_panel(self.title, tabs, "tab")
+        window.dyeval_tabs, window.dyeval_audit = self.audit_tabs(
+            page, "Test tree", page.images.controller, _ImageTarget(window, page))
+        window.add_panel(self.title, window.dyeval_tabs, "tab")
         page.images.controller.policy_changed.connect(lambda: self._policy(window))
         if "Jobs" not in getattr(window, "panels", {}) and hasattr(window, "install_extra_panels"):
             window.install_extra_panels()  # generation runs as jobs: the panel shows them
@@ -86,9 +75,7 @@ class DyEvalViews(MethodViews):
         c = window.dyeval_page.images.controller
         vis = c.view_visibility()
         closed = c.audit is not None and not (vis.outcome and vis.human)
-        window.dyeval_tabs.setTabEnabled(0, not closed)
-        window.dyeval_tabs.setTabToolTip(0, "closed during a blind audit: it shows pre-marks and every judgement"
-                                         if closed else "")
+        close_while_blind(window.dyeval_tabs, window.dyeval_page, closed, "it shows pre-marks and every judgement")
 
     def page(self, window: Any) -> Any:
         return getattr(window, "dyeval_page", None)

@@ -7,19 +7,17 @@ from typing import Any
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
-    QDialogButtonBox,
-    QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
-    QPushButton,
-    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
+
+from ui.widgets.forms import browse_row, double_spin_box, error_label, ok_cancel, spin_box
 
 
 class NewTreeDialog(QDialog):
@@ -42,59 +40,32 @@ class NewTreeDialog(QDialog):
         self.tree_id = QLineEdit()
         self.tree_id.setPlaceholderText("automatic (t1, t2, …)")
         form.addRow("Tree id", self.tree_id)
-        self.n_i = self._spin(5, 1, 50)
-        self.n_x = self._spin(4, 1, 32)
-        self.n_t = self._spin(3, 1, 10)
-        self.d_max = self._spin(3, 1, 6)
+        self.n_i = spin_box(1, 50, 5)
+        self.n_x = spin_box(1, 32, 4)
+        self.n_t = spin_box(1, 10, 3)
+        self.d_max = spin_box(1, 6, 3)
         form.addRow("Prompts per node (n_i)", self.n_i)
         form.addRow("Images per prompt (n_x)", self.n_x)
         form.addRow("Child topics proposed (n_t)", self.n_t)
         form.addRow("Deepest level (d_max)", self.d_max)
-        self.rho = QDoubleSpinBox()
-        self.rho.setRange(0.0, 1.0)
-        self.rho.setSingleStep(0.05)
-        self.rho.setValue(0.75)
+        self.rho = double_spin_box(0.0, 1.0, 0.75, step=0.05)
         form.addRow("Bug when a prompt's pass rate is below ρ", self.rho)
         self.premark = QCheckBox("pre-mark images FAIL when their CLIPScore is below")
-        self.threshold = QDoubleSpinBox()
-        self.threshold.setRange(0.0, 100.0)
-        self.threshold.setValue(22.0)
+        self.threshold = double_spin_box(0.0, 100.0, 22.0)
         row = QHBoxLayout()
         row.addWidget(self.premark)
         row.addWidget(self.threshold)
         form.addRow("CLIPScore", row)
         self.clip = QLineEdit()
         self.clip.setPlaceholderText("local CLIP model folder (for the score job)")
-        form.addRow("CLIP folder", self._with_browse(self.clip))
+        form.addRow("CLIP folder", browse_row(self.clip, lambda: self._browse(self.clip)))
         self.lm = QLineEdit("templates")
         self.lm.setToolTip("'templates' (built in, always works) or a local instruction-tuned causal LM folder")
-        form.addRow("Writer (LM)", self._with_browse(self.lm))
+        form.addRow("Writer (LM)", browse_row(self.lm, lambda: self._browse(self.lm)))
         lay.addLayout(form)
-        self.error = QLabel("")
-        self.error.setStyleSheet("color:#d64541")
+        self.error = error_label()
         lay.addWidget(self.error)
-        bb = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel)
-        bb.button(QDialogButtonBox.Ok).setText("Make the tree")
-        bb.accepted.connect(self._accept)
-        bb.rejected.connect(self.reject)
-        lay.addWidget(bb)
-
-    @staticmethod
-    def _spin(v: int, lo: int, hi: int) -> QSpinBox:
-        s = QSpinBox()
-        s.setRange(lo, hi)
-        s.setValue(v)
-        return s
-
-    def _with_browse(self, edit: QLineEdit) -> QWidget:
-        w = QWidget()
-        h = QHBoxLayout(w)
-        h.setContentsMargins(0, 0, 0, 0)
-        h.addWidget(edit, 1)
-        b = QPushButton("Browse…")
-        b.clicked.connect(lambda: self._browse(edit))
-        h.addWidget(b)
-        return w
+        lay.addWidget(ok_cancel(self, "Make the tree", "dyevalMakeTree", self._accept))
 
     def _browse(self, edit: QLineEdit) -> None:
         d = QFileDialog.getExistingDirectory(self, "Model folder")

@@ -13,7 +13,6 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QComboBox,
     QGroupBox,
     QHBoxLayout,
     QLabel,
@@ -24,6 +23,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ui.widgets.forms import combo_row
+
+from .node_panel import NodePanel
 from .style import FAIL_COLOR, PENDING_COLOR
 
 
@@ -31,19 +33,11 @@ def _split(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(x.strip() for x in text.split(",") if x.strip()))
 
 
-class GraphEditor(QWidget):
+class GraphEditor(NodePanel):
     def __init__(self, session: Any, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.session = session
-        self.node_id = ""
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
-        top = QHBoxLayout()
-        top.addWidget(QLabel("Prompt:"))
-        self.prompt = QComboBox()
-        self.prompt.setMinimumWidth(380)
-        self.prompt.currentIndexChanged.connect(lambda _i: self.load())
-        top.addWidget(self.prompt, 1)
+        super().__init__(session, parent)
+        lay = self.column
+        top, self.prompt = combo_row("Prompt:", self.load, min_width=380)
         lay.addLayout(top)
         self.info = QLabel("")
         self.info.setWordWrap(True)

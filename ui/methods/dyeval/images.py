@@ -18,21 +18,20 @@ import numpy as np
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import (
-    QFrame,
     QGridLayout,
     QHBoxLayout,
     QInputDialog,
     QLabel,
-    QPushButton,
     QScrollArea,
     QSplitter,
-    QVBoxLayout,
     QWidget,
 )
 
+from ui.widgets.forms import push_button
 from ui.widgets.image_pane import ImagePane
 from ui.widgets.judge import JudgeBar, JudgeController, install_shortcuts
 
+from .node_panel import NodePanel
 from .style import FAIL_COLOR, PASS_COLOR, PENDING_COLOR, PREMARK_COLOR, fmt_rate
 
 TILE = 118
@@ -99,36 +98,31 @@ class ImageTile(QLabel):
         p.end()
 
 
-class NodeImages(QWidget):
+class NodeImages(NodePanel):
     """The grid of one node, with the preview and the judgement bar (see the module docstring)."""
 
     open_graph = Signal(str)  # prompt id: correct its scene graph
 
     def __init__(self, window: Any, session: Any, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+        super().__init__(session, parent)
         from workstation.methods.dyeval.tree import LABEL_SCHEME
 
         self.window = window
-        self.session = session
-        self.node_id = ""
         self.tiles: dict[str, ImageTile] = {}
         self.row_of: dict[str, str] = {}  # image id → owner
         self.heads: dict[str, QLabel] = {}
         self._shape: tuple[Any, ...] = ()
         self.selected_owner = ""
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
+        lay = self.column
         bar = QHBoxLayout()
-        self.add_button = QPushButton("Add prompt…")
-        self.add_button.setToolTip("Type a prompt of your own; its scene graph is parsed, and you can correct it")
-        self.add_button.clicked.connect(self.add_prompt)
-        self.remove_button = QPushButton("Remove selected prompt")
-        self.remove_button.clicked.connect(self.remove_prompt)
-        self.confirm_button = QPushButton("Confirm prompts → generation")
-        self.confirm_button.clicked.connect(self.confirm_prompts)
-        self.premark_button = QPushButton("Confirm all pre-marks as FAIL")
-        self.premark_button.setToolTip("Every image CLIPScore pre-marked FAIL and not judged yet becomes a human FAIL")
-        self.premark_button.clicked.connect(self.confirm_premarks)
+        self.add_button = push_button(
+            "Add prompt…", self.add_prompt,
+            "Type a prompt of your own; its scene graph is parsed, and you can correct it")
+        self.remove_button = push_button("Remove selected prompt", self.remove_prompt)
+        self.confirm_button = push_button("Confirm prompts → generation", self.confirm_prompts)
+        self.premark_button = push_button(
+            "Confirm all pre-marks as FAIL", self.confirm_premarks,
+            "Every image CLIPScore pre-marked FAIL and not judged yet becomes a human FAIL")
         for b in (self.add_button, self.remove_button, self.confirm_button, self.premark_button):
             bar.addWidget(b)
         bar.addStretch(1)

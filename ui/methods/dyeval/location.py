@@ -6,34 +6,27 @@ from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QComboBox,
     QHBoxLayout,
     QLabel,
     QPushButton,
     QSplitter,
-    QVBoxLayout,
     QWidget,
 )
 
+from ui.widgets.forms import combo_row
+
+from .node_panel import NodePanel
 from .split_diagram import SplitDiagram
 from .style import PENDING_COLOR
 
 
-class LocationPanel(QWidget):
+class LocationPanel(NodePanel):
     judge_step = Signal(str)  # owner "L1/s3": judge its images on the Images tab
 
     def __init__(self, session: Any, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.session = session
-        self.node_id = ""
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
-        top = QHBoxLayout()
-        top.addWidget(QLabel("Location:"))
-        self.combo = QComboBox()
-        self.combo.setMinimumWidth(360)
-        self.combo.currentIndexChanged.connect(lambda _i: self._draw())
-        top.addWidget(self.combo, 1)
+        super().__init__(session, parent)
+        lay = self.column
+        top, self.combo = combo_row("Location:", self._draw, min_width=360)
         self.locate_button = QPushButton("Locate failures of the bug prompts")
         self.locate_button.setToolTip("Start Algorithm 1 on every bug prompt of this node not located yet")
         self.locate_button.clicked.connect(lambda: self.session.start_locations(self.node_id))

@@ -30,6 +30,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ui.widgets.forms import wrapped_label
+
 from .graph_editor import GraphEditor
 from .images import NodeImages
 from .location import LocationPanel
@@ -92,9 +94,7 @@ class DyEvalPage(QWidget):
         nl.setContentsMargins(8, 4, 8, 4)
         tag = QLabel("<b>NEXT</b>")
         nl.addWidget(tag)
-        self.next_label = QLabel("")
-        self.next_label.setObjectName("dyevalNextText")
-        self.next_label.setWordWrap(True)
+        self.next_label = wrapped_label(name="dyevalNextText")
         nl.addWidget(self.next_label, 1)
         self.next_button = QPushButton("")
         self.next_button.setObjectName("dyevalNextButton")
@@ -124,9 +124,7 @@ class DyEvalPage(QWidget):
         rl = QVBoxLayout(right)
         rl.setContentsMargins(0, 0, 0, 0)
         head = QHBoxLayout()
-        self.node_title = QLabel("")
-        self.node_title.setObjectName("dyevalNodeTitle")
-        self.node_title.setWordWrap(True)
+        self.node_title = wrapped_label(name="dyevalNodeTitle")
         head.addWidget(self.node_title, 1)
         self.close_button = QPushButton("Close node")
         self.close_button.setToolTip("Stop testing this node: it is done (its figures stay)")

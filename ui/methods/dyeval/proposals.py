@@ -18,21 +18,20 @@ from PySide6.QtWidgets import (
     QLabel,
     QListWidget,
     QListWidgetItem,
-    QPushButton,
-    QVBoxLayout,
     QWidget,
 )
+
+from ui.widgets.forms import push_button
+
+from .node_panel import NodePanel
 
 PID = Qt.UserRole
 
 
-class ProposalsPanel(QWidget):
+class ProposalsPanel(NodePanel):
     def __init__(self, session: Any, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.session = session
-        self.node_id = ""
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
+        super().__init__(session, parent)
+        lay = self.column
         self.hint = QLabel("")
         self.hint.setWordWrap(True)
         lay.addWidget(self.hint)
@@ -44,21 +43,14 @@ class ProposalsPanel(QWidget):
         self.list.currentItemChanged.connect(lambda *_: self._buttons())
         lay.addWidget(self.list, 1)
         row = QHBoxLayout()
-        self.accept_button = QPushButton("Accept")
-        self.accept_button.setToolTip("Accept the selected topic (with your edits, if you edited its text)")
-        self.accept_button.clicked.connect(self.accept_selected)
-        self.accept_all_button = QPushButton("Accept all")
-        self.accept_all_button.clicked.connect(self.accept_all)
-        self.edit_button = QPushButton("Edit text")
-        self.edit_button.clicked.connect(self.edit_selected)
-        self.reject_button = QPushButton("Reject")
-        self.reject_button.clicked.connect(self.reject_selected)
-        self.up_button = QPushButton("Move up")
-        self.up_button.clicked.connect(lambda: self.move(-1))
-        self.down_button = QPushButton("Move down")
-        self.down_button.clicked.connect(lambda: self.move(1))
-        self.propose_button = QPushButton("Propose child topics")
-        self.propose_button.clicked.connect(lambda: self.session.propose(self.node_id))
+        self.accept_button = push_button("Accept", self.accept_selected,
+                                         "Accept the selected topic (with your edits, if you edited its text)")
+        self.accept_all_button = push_button("Accept all", self.accept_all)
+        self.edit_button = push_button("Edit text", self.edit_selected)
+        self.reject_button = push_button("Reject", self.reject_selected)
+        self.up_button = push_button("Move up", lambda: self.move(-1))
+        self.down_button = push_button("Move down", lambda: self.move(1))
+        self.propose_button = push_button("Propose child topics", lambda: self.session.propose(self.node_id))
         for b in (self.accept_button, self.accept_all_button, self.edit_button, self.reject_button, self.up_button,
                   self.down_button, self.propose_button):
             row.addWidget(b)

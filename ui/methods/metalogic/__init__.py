@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ...method_views import MethodViews
+from ...method_views import MethodViews, close_while_blind
 
 TITLE = "MetaLogic"
 
@@ -46,34 +46,20 @@ class MetaLogicViews(MethodViews):
     noun = "pair"
 
     def install(self, window: Any) -> None:
-        from PySide6.QtWidgets import QTabWidget
-
-        from ui.session import MethodSession
-        from ui.widgets.audit_page import AuditPage
-        from workstation.methods import get_method
-
         from .page import MetaLogicPage
 
-        session = MethodSession(get_method(self.method), window.state, window)
-        page = MetaLogicPage(session, window)
+        page = MetaLogicPage(self.new_session(window), window)
         window.metalogic_page = page
-        audit = AuditPage(page.controller, _PairTarget(window, page), noun="pair")
-        audit.setObjectName("metalogicAudit")
-        tabs = QTabWidget()
-        tabs.setObjectName("metalogicTabs")
-        tabs.setDocumentMode(True)
-        tabs.addTab(page, "Pairs")
-        tabs.addTab(audit, "Audit set")
-        window.metalogic_tabs = tabs
-        window.metalogic_audit = audit
-        window.add_panel(self.title, tabs, "tab")
+        window.metalogic_tabs, window.metalogic_audit = self.audit_tabs(
+            page, "Pairs", page.controller, _PairTarget(window, page))
+        window.add_panel(self.title, window.metalogic_tabs, "tab")
         page.controller.policy_changed.connect(lambda: self._policy(window))
 
     def _policy(self, window: Any) -> None:
-        tabs, c = window.metalogic_tabs, window.metalogic_page.controller
+        page = window.metalogic_page
+        c = page.controller
         blind = c.audit is not None and not c.view_visibility().outcome
-        tabs.setTabEnabled(0, not blind)
-        tabs.setTabToolTip(0, "closed during a blind audit: it shows computed outcomes" if blind else "")
+        close_while_blind(window.metalogic_tabs, page, blind, "it shows computed outcomes")
 
     def on_project(self, window: Any) -> None:
         page = getattr(window, "metalogic_page", None)

@@ -39,7 +39,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QSlider,
-    QSplitter,
     QStackedWidget,
     QTableView,
     QVBoxLayout,
@@ -47,7 +46,9 @@ from PySide6.QtWidgets import (
 )
 from superqt.utils import qdebounced
 
+from ui.widgets.forms import push_button, wrapped_label
 from ui.widgets.judge import JudgeBar, JudgeController, install_shortcuts
+from ui.widgets.layout import splitter
 from workstation.methods.metalogic.laws import DIMENSION_TITLES
 from workstation.methods.metalogic.metrics import agreement
 from workstation.methods.metalogic.results import LABEL_SCHEME, REASONS, UNDECIDABLE, VERDICTS
@@ -147,15 +148,12 @@ class MetaLogicPage(QWidget):
         self.evaluating = False
 
         # ---- top: summary, blind, store ---------------------------------------------------------------
-        self.summary = QLabel("")
-        self.summary.setObjectName("metalogicSummary")
-        self.summary.setWordWrap(True)
+        self.summary = wrapped_label(name="metalogicSummary")
         self.blind_box = QCheckBox("blind (hide computed outcomes)")
         self.blind_box.setObjectName("metalogicBlind")
         self.blind_box.toggled.connect(self.set_blind)
-        self.store_button = QPushButton("Store as version")
-        self.store_button.setToolTip("Store the live parameters and their outcomes as an evaluation version")
-        self.store_button.clicked.connect(self._store)
+        self.store_button = push_button("Store as version", self._store,
+                                        "Store the live parameters and their outcomes as an evaluation version")
         head = QHBoxLayout()
         head.addWidget(self.summary, 1)
         head.addWidget(self.blind_box)
@@ -187,9 +185,7 @@ class MetaLogicPage(QWidget):
         self.heat_hint = heat_hint = QLabel(HEAT_HINT)
         heat_hint.setObjectName("dim")
         heat_hint.setWordWrap(True)
-        self.agreement = QLabel("")
-        self.agreement.setObjectName("metalogicAgreement")
-        self.agreement.setWordWrap(True)
+        self.agreement = wrapped_label(name="metalogicAgreement")
         self.agreement.setTextFormat(Qt.TextFormat.RichText)
         left = QWidget()
         ll = QVBoxLayout(left)
@@ -237,28 +233,15 @@ class MetaLogicPage(QWidget):
         bl.setContentsMargins(0, 0, 0, 0)
         bl.addWidget(self.pair, 1)
         bl.addWidget(self.bar)
-        right = QSplitter(Qt.Orientation.Vertical)
-        right.addWidget(top_right)
-        right.addWidget(bottom_right)
-        right.setStretchFactor(0, 1)
-        right.setStretchFactor(1, 3)
-        right.setSizes([220, 600])
-
-        split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(left)
-        split.addWidget(right)
-        split.setStretchFactor(0, 2)
-        split.setStretchFactor(1, 5)
-        split.setSizes([430, 1000])
+        right = splitter(Qt.Orientation.Vertical, top_right, bottom_right, stretch=(1, 3), sizes=(220, 600))
+        split = splitter(Qt.Orientation.Horizontal, left, right, stretch=(2, 5), sizes=(430, 1000))
         content = QWidget()
         cl = QVBoxLayout(content)
         cl.setContentsMargins(0, 0, 0, 0)
         cl.addLayout(grid)
         cl.addWidget(split, 1)
         # a project without MetaLogic image pairs: one sentence instead of empty views and a judge bar
-        self.empty = QLabel("")
-        self.empty.setObjectName("metalogicEmpty")
-        self.empty.setWordWrap(True)
+        self.empty = wrapped_label(name="metalogicEmpty")
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.body = QStackedWidget()

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ...method_views import MethodViews
+from ...method_views import MethodViews, close_while_blind
 
 TITLE = "ProtoBias"
 
@@ -29,13 +29,9 @@ class ProtoBiasViews(MethodViews):
     noun = "image"
 
     def install(self, window: Any) -> None:
-        from ui.session import MethodSession
-        from workstation.methods import get_method
-
         from .page import ProtoBiasPage
 
-        session = MethodSession(get_method(self.method), window.state, window)
-        window.protobias_page = ProtoBiasPage(session, window)
+        window.protobias_page = ProtoBiasPage(self.new_session(window), window)
         window.add_panel(self.title, window.protobias_page, "tab")
         self.controller(window).policy_changed.connect(lambda: self._policy(window))
 
@@ -45,10 +41,7 @@ class ProtoBiasViews(MethodViews):
         vis = c.view_visibility()
         closed = c.audit is not None and not (vis.outcome and vis.human)
         for w in (page.metrics, page.triplets):
-            i = page.tabs.indexOf(w)
-            page.tabs.setTabEnabled(i, not closed)
-            page.tabs.setTabToolTip(i, "closed during a blind audit: it shows the metrics and other ratings"
-                                    if closed else "")
+            close_while_blind(page.tabs, w, closed, "it shows the metrics and other ratings")
 
     def on_project(self, window: Any) -> None:
         page = getattr(window, "protobias_page", None)

@@ -17,14 +17,14 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QPushButton,
-    QSplitter,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
+from ui.widgets.forms import push_button, wrapped_label
+from ui.widgets.layout import splitter
 from workstation.evaluation.intervals import SMALL_N
 from workstation.methods.protobias.tables import RESCALING_RULE, published_rate
 
@@ -157,15 +157,11 @@ class MetricTablePage(QWidget):
         self._worker: Any = None
         self.summary = QLabel("")
         self.summary.setWordWrap(True)
-        self.rule = QLabel(RESCALING_RULE + " Click a cell to see those triplets.")
-        self.rule.setWordWrap(True)
-        self.rule.setObjectName("dim")
-        self.refresh_button = QPushButton("Reload scores and ratings")
-        self.refresh_button.setToolTip("Read the project's scores and every annotator's ratings again")
-        self.refresh_button.clicked.connect(lambda: self.session.reload())
-        self.save_button = QPushButton("Store as evaluation version")
-        self.save_button.setToolTip("Store this audit's per-triplet results as a numbered evaluation version")
-        self.save_button.clicked.connect(self._apply)
+        self.rule = wrapped_label(RESCALING_RULE + " Click a cell to see those triplets.", "dim")
+        self.refresh_button = push_button("Reload scores and ratings", lambda: self.session.reload(),
+                                          "Read the project's scores and every annotator's ratings again")
+        self.save_button = push_button("Store as evaluation version", self._apply,
+                                       "Store this audit's per-triplet results as a numbered evaluation version")
         head = QHBoxLayout()
         head.addWidget(self.summary, 1)
         head.addWidget(self.refresh_button)
@@ -208,11 +204,7 @@ class MetricTablePage(QWidget):
         hum.addStretch(1)
         bl.addLayout(hum, 2)
         bl.addWidget(self.chart, 3)
-        split = QSplitter(Qt.Vertical)
-        split.addWidget(self.table)
-        split.addWidget(bottom)
-        split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 2)
+        split = splitter(Qt.Vertical, self.table, bottom, stretch=(3, 2))
         lay = QVBoxLayout(self)
         lay.setContentsMargins(8, 6, 8, 6)
         lay.addLayout(head)

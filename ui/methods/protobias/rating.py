@@ -19,6 +19,7 @@ import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
+from ui.widgets.forms import wrapped_label
 from ui.widgets.image_pane import ImagePane
 from ui.widgets.judge import JudgeBar, JudgeController, install_shortcuts
 from workstation.methods.protobias.labels import FIDELITY_SCHEME, blind_sides
@@ -69,10 +70,7 @@ class RatingPage(QWidget):
         intro.setObjectName("dim")
         self.position = QLabel("")
         self.position.setObjectName("pbRatingPosition")
-        self.text = QLabel("")
-        self.text.setObjectName("pbRatingText")
-        self.text.setWordWrap(True)
-        self.text.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.text = wrapped_label(name="pbRatingText", selectable=True)
         f = self.text.font()
         f.setPointSizeF(f.pointSizeF() * 1.45)
         f.setBold(True)

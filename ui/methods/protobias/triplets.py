@@ -23,13 +23,14 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QScrollArea,
-    QSplitter,
     QTableView,
     QVBoxLayout,
     QWidget,
 )
 
 from ui.widgets.image_pane import ImagePane
+from ui.widgets.forms import wrapped_label
+from ui.widgets.layout import splitter
 from workstation.methods.protobias.labels import blind_sides
 
 from .bars import BarRow, ScoreBars
@@ -126,20 +127,12 @@ class TripletPage(QWidget):
         ll.addWidget(self.table, 1)
 
         # detail
-        self.text = QLabel("")
-        self.text.setObjectName("pbText")
-        self.text.setWordWrap(True)
-        self.text.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.text = wrapped_label(name="pbText", selectable=True)
         f = self.text.font()
         f.setPointSizeF(f.pointSizeF() * 1.3)
         self.text.setFont(f)
-        self.meta = QLabel("")
-        self.meta.setObjectName("pbMeta")
-        self.meta.setWordWrap(True)
-        self.prompts = QLabel("")
-        self.prompts.setObjectName("dim")
-        self.prompts.setWordWrap(True)
-        self.prompts.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.meta = wrapped_label(name="pbMeta")
+        self.prompts = wrapped_label(name="dim", selectable=True)
         self.blind = QCheckBox("blind (hide roles, knob, metrics)")
         self.blind.setObjectName("pbBlind")
         self.left_pane = ImagePane(images)
@@ -166,11 +159,7 @@ class TripletPage(QWidget):
         rl.addLayout(panes, 1)
         rl.addWidget(self.bars_scroll)
 
-        split = QSplitter(Qt.Horizontal)
-        split.addWidget(left)
-        split.addWidget(right)
-        split.setStretchFactor(0, 4)
-        split.setStretchFactor(1, 5)
+        split = splitter(Qt.Horizontal, left, right, stretch=(4, 5))
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(split)

@@ -32,6 +32,7 @@ from ...idle_trim import IdleTrim
 from ...loading import LoadedProject
 from ...state import AppState
 from ...widgets.judge import JudgeController
+from .pair_index import PairIndex
 
 DRAFT_KEY = "ui.spatial.calibration_draft"  # project setting: the unapplied live config (JSON)
 
@@ -239,8 +240,6 @@ class SpatialSession(QObject):
         ds = self.dataset
         if ds is None or not 0 <= row < ds.n:
             return "this sample"
-        from .pair_viewer import PairIndex
-
         text = PairIndex.of(ds).prompt_text(row)
         return f"“{text}” (seed {int(ds.samples.seed[row])})"
 

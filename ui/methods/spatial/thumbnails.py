@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QPainter, QPen
 from PySide6.QtWidgets import QListView, QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
+from superqt.utils import qdebounced
 
 from ... import theme
 from ...image_cache import ImageCache
@@ -122,17 +123,19 @@ class ThumbnailGrid(QListView):
         self.setBatchSize(256)
         self.setItemDelegate(ThumbnailDelegate(self))
         self.requested: set[str] = set()
-        self._repaint = QTimer(self)
-        self._repaint.setSingleShot(True)
-        self._repaint.setInterval(30)
-        self._repaint.timeout.connect(self.viewport().update)
+        # one repaint for the thumbnails decoded close together
+        self._repaint = qdebounced(self._update_viewport, timeout=30, timer_type=Qt.TimerType.CoarseTimer,
+                                   parent=self)
         self.thumbs.loaded.connect(self._on_loaded)
         self.doubleClicked.connect(lambda ix: self.open_requested.emit(int(ix.data(ROW_ROLE))))
         self.activated.connect(lambda ix: self.open_requested.emit(int(ix.data(ROW_ROLE))))
         theme.signals().changed.connect(self._on_theme)
 
     def _on_loaded(self, _key: str) -> None:
-        self._repaint.start()
+        self._repaint()
+
+    def _update_viewport(self) -> None:
+        self.viewport().update()
 
     def _on_theme(self, _name: str) -> None:
         self.viewport().update()

@@ -17,7 +17,6 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
-    QDoubleSpinBox,
     QGroupBox,
     QHBoxLayout,
     QHeaderView,
@@ -31,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 from superqt.utils import GeneratorWorker, create_worker
 
+from ui.widgets.forms import double_spin_box
 from workstation.methods.spatial.calibration import PAPER_GRID, Weights
 from workstation.methods.spatial.guarantee import GuaranteeComparison, iter_compare
 
@@ -74,21 +74,12 @@ class GuaranteeBox(QGroupBox):
         self.result: GuaranteeComparison | None = None
         lay = QVBoxLayout(self)
         row = QHBoxLayout()
-        self.alpha_spin = QDoubleSpinBox()
-        self.alpha_spin.setObjectName("guarantee_alpha")
-        self.alpha_spin.setRange(0.001, 0.5)
-        self.alpha_spin.setDecimals(3)
-        self.alpha_spin.setSingleStep(0.01)
-        self.alpha_spin.setValue(0.10)
-        self.alpha_spin.setToolTip("the largest risk (share of covered, human-decided samples the checker gets "
-                                   "wrong) the configuration may have")
-        self.delta_spin = QDoubleSpinBox()
-        self.delta_spin.setObjectName("guarantee_delta")
-        self.delta_spin.setRange(0.001, 0.5)
-        self.delta_spin.setDecimals(3)
-        self.delta_spin.setSingleStep(0.01)
-        self.delta_spin.setValue(0.10)
-        self.delta_spin.setToolTip("the chance the guarantee may fail (1 − δ is its confidence)")
+        self.alpha_spin = double_spin_box(
+            0.001, 0.5, 0.10, decimals=3, step=0.01, name="guarantee_alpha",
+            tip="the largest risk (share of covered, human-decided samples the checker gets wrong) the "
+            "configuration may have")
+        self.delta_spin = double_spin_box(0.001, 0.5, 0.10, decimals=3, step=0.01, name="guarantee_delta",
+                                          tip="the chance the guarantee may fail (1 − δ is its confidence)")
         self.method_combo = QComboBox()
         self.method_combo.setObjectName("guarantee_method")
         self.method_combo.addItem("fixed sequence", "fixed_sequence")
