@@ -752,3 +752,52 @@ def test_the_window_and_the_report_show_the_same_numbers_for_the_same_state(qtbo
     lo, hi = risk_band(v.verdict[rows_a], v.conf[rows_a], state.human[rows_a], prompts, panel._audit_rc.tau)
     assert np.array_equal(lo, panel.band[0], equal_nan=True) and np.array_equal(hi, panel.band[1], equal_nan=True)
     assert panel.rc_plot.band_shown
+
+
+def test_a_key_held_on_a_slider_steps_coarsely_on_a_loaded_machine_and_is_exact_when_let_go(
+        qtbot, open_window, tmp_path, sbuc_parsed, monkeypatch):
+    """A key held on a slider repeats its step. When each evaluation is slower than the window's
+    budget, the repeated steps are live figures as a drag's are: most are skipped, the status bar
+    says the figures are coarser, and letting the key go shows the exact figures of the value
+    reached and clears the line."""
+    import time
+
+    from PySide6.QtGui import QKeyEvent
+
+    import workstation.methods.spatial.checker as checker
+    from ui.methods.spatial.calibration.panel import COARSE_NOTE, LIVE_BUDGET_MS
+    from workstation.methods.spatial.checker.reference import evaluate_reference
+
+    w, panel, state = _calibration_window(open_window, tmp_path, sbuc_parsed)
+    real = checker.evaluate
+    evaluated: list[float] = []
+
+    def slow(ds, cfg):
+        evaluated.append(cfg.margin)
+        time.sleep(1.5 * LIVE_BUDGET_MS / 1000)
+        return real(ds, cfg)
+
+    monkeypatch.setattr(checker, "evaluate", slow)
+    margin = panel.sliders["margin"]
+    margin.slider.setFocus()
+    m0, step = margin.value(), margin.spec.step
+
+    def key(kind, repeated: bool) -> None:
+        QApplication.sendEvent(margin.slider, QKeyEvent(kind, Qt.Key.Key_Right, Qt.KeyboardModifier.NoModifier,
+                                                        "", repeated))
+
+    key(QEvent.Type.KeyPress, False)  # one step: its exact figures at once
+    assert state.config.margin == pytest.approx(m0 + step) and not state.previewing
+    evaluated.clear()
+    for _ in range(24):  # the key held down: its step repeated
+        key(QEvent.Type.KeyPress, True)
+        qtbot.wait(15)
+    assert w.statusBar().currentMessage() == COARSE_NOTE
+    assert len(evaluated) <= 12  # most repeated steps skipped
+    key(QEvent.Type.KeyRelease, False)
+    assert margin.value() == pytest.approx(m0 + 25 * step)
+    assert state.config.margin == pytest.approx(m0 + 25 * step) and not state.previewing
+    direct = evaluate_reference(state.dataset, state.config)
+    assert np.array_equal(state.verdicts.verdict, direct.verdict)
+    assert shown_counts(panel) == direct.counts()
+    assert w.statusBar().currentMessage() == ""
