@@ -9,8 +9,9 @@ While a slider handle or the τ line is dragged, evaluation is throttled to one 
 live update takes longer than `LIVE_BUDGET_MS` on the window's thread (a busy machine, a very
 large project), the rest of the drag is evaluated off it (`SpatialSession.preview_config`: the
 handle keeps moving, at most one evaluation runs, the values passed meanwhile are skipped but the
-latest), the status bar says `COARSE_NOTE` for as long as the drag lasts, and the release (or a
-key step) evaluates the value let go exactly, shows it and clears the note. A drag whose updates
+latest), the status bar says `COARSE_NOTE` for as long as the drag lasts, and the release (of the
+handle, or of a key held down on a slider) evaluates the value let go exactly, shows it and clears
+the note. A drag whose updates
 keep within the budget is evaluated value by value on the window's thread, and nothing is said.
 
 τ is the audit's operating point: the stored verdicts are the checker's without it; at τ a
