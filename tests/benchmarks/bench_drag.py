@@ -13,7 +13,8 @@ with every live update on the window's thread (the budget infinite), the order a
 round to round, each from a config new to the checker. For each drag: the gaps between the mouse
 moves the window handled (p50 / p95 / max: how long the handle stood still), the live verdict
 updates shown, the release to the exact verdicts shown (its evaluation and the views painted),
-and what the status bar said; after the rounds, each way's medians over them. `--busy-core` keeps
+and whether the status bar said the live figures were coarser (`COARSE_NOTE`) and cleared that
+line once the exact verdicts showed; after the rounds, each way's medians over them. `--busy-core` keeps
 one core busy with a second process for the whole run.
 """
 
@@ -109,11 +110,13 @@ def one_round(project: Path, slider_name: str, seconds: float, first_on_thread: 
         bench.wait(app, 0.8)
         r = drag(app, w, slider_name, seconds)
         g = r["gaps"]
-        coarse = any("let go" in s for s in r["said"])
+        coarse = panel_mod.COARSE_NOTE in r["said"]
+        cleared = not coarse or r["said"][-1] == ""  # the note gone once the exact verdicts show
         result(f"{slider_name} drag, {label:24s}: mouse moves handled {r['moves']} in {seconds:.0f} s, gaps p50 "
                f"{np.percentile(g, 50):.0f} / p95 {np.percentile(g, 95):.0f} / max {g.max():.0f} ms; live updates "
                f"shown {r['live']}; release -> exact verdicts painted {r['release_ms']:.0f} ms (exact: {r['exact']}); "
-               f"status bar said coarser: {coarse}; load {machine_load.load()[0]:.2f}")
+               f"status bar said coarser: {coarse} (cleared on release: {cleared}); "
+               f"load {machine_load.load()[0]:.2f}")
         bench.wait(app, 0.8)
     panel_mod.LIVE_BUDGET_MS = budget
     w.close()
@@ -155,7 +158,8 @@ def main(argv: list[str] | None = None) -> int:
 
 ROUND = re.compile(r"drag, (?P<mode>.+?)\s*: .*gaps p50 (?P<p50>\d+) / p95 (?P<p95>\d+) / max (?P<max>\d+) ms; "
                    r"live updates shown (?P<live>\d+); release -> exact verdicts painted (?P<rel>\d+) ms "
-                   r"\(exact: (?P<exact>\w+)\); status bar said coarser: (?P<coarse>\w+); load (?P<load>[\d.]+)")
+                   r"\(exact: (?P<exact>\w+)\); status bar said coarser: (?P<coarse>\w+) "
+                   r"\(cleared on release: (?P<cleared>\w+)\); load (?P<load>[\d.]+)")
 
 
 def summarize(slider: str, lines: list[str]) -> None:
@@ -172,7 +176,9 @@ def summarize(slider: str, lines: list[str]) -> None:
         print(f"{slider} drag, {mode}, medians of {len(rs)} rounds: gaps p50 {med('p50'):.0f} / p95 {med('p95'):.0f} / "
               f"max {med('max'):.0f} ms; live updates shown {med('live'):.0f}; release -> exact verdicts painted "
               f"{med('rel'):.0f} ms; exact in {sum(r['exact'] == 'True' for r in rs)} of {len(rs)}, status bar said "
-              f"coarser in {sum(r['coarse'] == 'True' for r in rs)}; load {min(loads):.2f}-{max(loads):.2f}")
+              f"coarser in {sum(r['coarse'] == 'True' for r in rs)} (cleared on release in "
+              f"{sum(r['coarse'] == 'True' and r['cleared'] == 'True' for r in rs)}); "
+              f"load {min(loads):.2f}-{max(loads):.2f}")
 
 
 def argparse_suppress() -> str:

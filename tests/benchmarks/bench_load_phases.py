@@ -1,6 +1,6 @@
 """Where a first open of the large synthetic project spends its time and fresh memory.
 
-    .venv/bin/python tests/benchmarks/bench_load_phases.py --work WORK [--n 1000000] [--runs 3]
+    .venv/bin/python tests/benchmarks/bench_load_phases.py --work WORK [--n 1000000] [--runs 3] [--busy-core]
 
 Each run is a fresh process that opens `WORK/synthetic_N_f32` (build it first:
 `bench_gui.py --n N --work WORK`, or its `build_project`) with an empty detection cache of its
@@ -11,6 +11,7 @@ load and the check, its seconds and the memory it faulted in (minor page faults 
 second figure costs time too. Steps nest: a step's figures include those of the steps it calls.
 The load reads the detections on a second thread while it builds the prompts and samples: steps
 on the two threads overlap, and a step's faults are the whole process's while it ran.
+`--busy-core` keeps one core busy with a second process for the whole run.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -90,9 +92,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", type=Path, required=True)
     ap.add_argument("--n", type=int, default=1_000_000)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--busy-core", action="store_true", help="a second process keeps one core busy throughout")
     args = ap.parse_args(argv)
     sys.path[:0] = [str(ROOT / "tests" / "benchmarks"), str(ROOT)]
     import bench_gui
+    import machine_load
+
+    print(f"{'one core kept busy by a second process; ' if args.busy_core else ''}{machine_load.describe()}", flush=True)
+    with machine_load.one_core_busy(args.busy_core) as busy:
+        _runs(args, bench_gui)
+    if args.busy_core:
+        print(busy.summary())
+    print(f"after: {machine_load.describe()}")
+    return 0
+
+
+def _runs(args: argparse.Namespace, bench_gui: Any) -> None:
+    import json
+
+    import machine_load
 
     project = args.work / bench_gui.big_project_name(args.n)
     if not project.exists():
@@ -102,11 +120,10 @@ def main(argv: list[str] | None = None) -> int:
         cache = Path(tempfile.mkdtemp(prefix="bench-load-cache-"))
         try:
             env = dict(os.environ, WORKSTATION_CACHE_DIR=str(cache))
-            print(f"run {r + 1} (first open: empty cache)", flush=True)
+            print(f"run {r + 1} (first open: empty cache; load {machine_load.load()[0]:.2f})", flush=True)
             subprocess.run([sys.executable, "-c", code], env=env, check=True)
         finally:
             shutil.rmtree(cache, ignore_errors=True)
-    return 0
 
 
 if __name__ == "__main__":

@@ -144,14 +144,16 @@ def test_dragging_slider_evaluates_and_settles_on_release(qtbot, panel, state):
     assert shown_counts(panel) == evaluate(state.dataset, state.config).counts()
 
 
-def _drag_margin(qtbot, panel, steps: range, wait_ms: int = 0):
-    """Press the margin slider's handle and move it right step by step; returns the slider and
-    where the handle was pressed (released by the caller)."""
+def _drag_margin(qtbot, panel, steps: range, wait_ms: int = 0, pressed_at: QPoint | None = None):
+    """Press the margin slider's handle and move it right step by step (or, given `pressed_at`,
+    go on with a drag pressed there); returns the slider and where the handle was pressed
+    (released by the caller)."""
     slider = panel.sliders["margin"].slider
-    handle = slider.style().subControlRect(
+    handle = pressed_at if pressed_at is not None else slider.style().subControlRect(
         slider.style().ComplexControl.CC_Slider, _slider_option(slider),
         slider.style().SubControl.SC_SliderHandle, slider).center()
-    qtbot.mousePress(slider, Qt.MouseButton.LeftButton, pos=handle)
+    if pressed_at is None:
+        qtbot.mousePress(slider, Qt.MouseButton.LeftButton, pos=handle)
     for dx in steps:
         ev = QMouseEvent(QEvent.Type.MouseMove, QPointF(handle + QPoint(dx, 0)),
                          QPointF(slider.mapToGlobal(handle + QPoint(dx, 0))), Qt.MouseButton.NoButton,
@@ -185,7 +187,7 @@ def test_a_drag_too_slow_for_the_window_goes_on_off_its_thread_says_so_and_is_ex
     monkeypatch.setattr(panel_mod, "LIVE_BUDGET_MS", -1.0)  # every update over budget: a loaded machine
     slider, handle = _drag_margin(qtbot, panel, range(4, 60, 4), wait_ms=60)
     assert threads[0] == "MainThread"  # the drag's first update, measured on the window's thread
-    assert said and "exact when you let go" in said[0]
+    assert said and said[0] == panel_mod.COARSE_NOTE
     qtbot.waitUntil(lambda: not state.previewing, timeout=10000)
     assert "checker-preview" in threads[1:] and "MainThread" not in threads[1:]
     assert state.config.margin == pytest.approx(panel.sliders["margin"].value())  # caught up with the handle
@@ -195,7 +197,7 @@ def test_a_drag_too_slow_for_the_window_goes_on_off_its_thread_says_so_and_is_ex
     qtbot.mouseRelease(slider, Qt.MouseButton.LeftButton, pos=handle + QPoint(76, 0))
     final = panel.sliders["margin"].value()
     assert state.config.margin == pytest.approx(final) and not state.previewing
-    assert said[-1] == "verdicts exact for the value let go"
+    assert said[-1] == ""  # the note cleared: the figures shown are exact
     qtbot.wait(300)  # a preview that was under way brings nothing once the value is let go
     assert state.config.margin == pytest.approx(final)
     assert shown_counts(panel) == real(state.dataset, state.config).counts()
@@ -218,6 +220,101 @@ def test_a_drag_within_the_budget_stays_on_the_windows_thread(qtbot, panel, stat
     slider, handle = _drag_margin(qtbot, panel, range(4, 60, 4), wait_ms=60)
     qtbot.mouseRelease(slider, Qt.MouseButton.LeftButton, pos=handle + QPoint(56, 0))
     assert len(threads) > 2 and set(threads) == {"MainThread"} and said == []
+
+
+def _calibration_window(open_window, tmp_path, sbuc_parsed):
+    """The main window on the labelled fixture project, its Calibration tab shown."""
+    build_labelled_project(tmp_path / "drag_proj", sbuc_parsed).close()
+    w = open_window(tmp_path / "drag_proj")
+    w.show_tab("Calibration")
+    return w, w.calibration, w.spatial
+
+
+def test_on_a_loaded_machine_a_drag_shows_coarser_figures_says_so_and_the_release_is_exact(
+        qtbot, open_window, tmp_path, sbuc_parsed, monkeypatch):
+    """Each evaluation slower than the window's budget (a loaded machine): while the handle is
+    dragged, not every value it passes is evaluated (one at a time, the latest next), the status
+    bar says the live figures are coarser for as long as the drag lasts, and letting go shows the
+    figures of the value let go — those of the plain per-sample checker at that value — and
+    clears the line."""
+    import time
+
+    import workstation.methods.spatial.checker as checker
+    from ui.methods.spatial.calibration import panel as panel_mod
+    from ui.methods.spatial.calibration.panel import COARSE_NOTE, LIVE_BUDGET_MS
+    from workstation.methods.spatial.checker.reference import evaluate_reference
+
+    w, panel, state = _calibration_window(open_window, tmp_path, sbuc_parsed)
+    real = checker.evaluate
+    evaluated: list[float] = []
+
+    def slow(ds, cfg):
+        evaluated.append(cfg.margin)
+        time.sleep(1.5 * LIVE_BUDGET_MS / 1000)
+        return real(ds, cfg)
+
+    monkeypatch.setattr(checker, "evaluate", slow)
+    passed: list[float] = []
+    panel.sliders["margin"].moved.connect(passed.append)
+    shown: list[str] = []
+    w.statusBar().messageChanged.connect(shown.append)
+    slider, handle = _drag_margin(qtbot, panel, range(3, 90, 3), wait_ms=15)
+    assert w.statusBar().currentMessage() == COARSE_NOTE  # said while the handle is still held
+    qtbot.wait(400)
+    assert w.statusBar().currentMessage() == COARSE_NOTE
+    # a long drag outlasts the status bar's few seconds: the next live figures say it again
+    w.statusBar().clearMessage()
+    monkeypatch.setattr(panel_mod, "NOTE_REPEAT_S", 0.0)
+    _drag_margin(qtbot, panel, range(90, 100, 3), wait_ms=15, pressed_at=handle)
+    qtbot.waitUntil(lambda: w.statusBar().currentMessage() == COARSE_NOTE, timeout=5000)
+    assert len(passed) >= 20 and len(evaluated) <= len(passed) // 2  # coalesced: most values skipped
+    qtbot.mouseRelease(slider, Qt.MouseButton.LeftButton, pos=handle + QPoint(99, 0))
+    final = panel.sliders["margin"].value()
+    assert final == pytest.approx(passed[-1])
+    assert state.config.margin == pytest.approx(final) and not state.previewing
+    direct = evaluate_reference(state.dataset, state.config)
+    assert np.array_equal(state.verdicts.verdict, direct.verdict)
+    assert shown_counts(panel) == direct.counts()
+    assert w.statusBar().currentMessage() == ""  # the exact figures shown: the line is gone
+    qtbot.wait(500)  # nothing a skipped value brings changes them afterwards
+    assert state.config.margin == pytest.approx(final) and shown_counts(panel) == direct.counts()
+    assert COARSE_NOTE in shown and w.statusBar().currentMessage() == ""
+
+
+def test_a_drag_within_the_budget_evaluates_every_value_and_says_nothing(
+        qtbot, open_window, tmp_path, sbuc_parsed, monkeypatch):
+    """On a machine that keeps up, the values the handle passes are evaluated on the window's
+    thread as it passes them (at the throttle's pace) and the status bar says nothing about
+    coarser figures."""
+    import threading
+
+    import workstation.methods.spatial.checker as checker
+    from ui.methods.spatial.calibration import panel as panel_mod
+
+    w, panel, state = _calibration_window(open_window, tmp_path, sbuc_parsed)
+    # the 800-sample project evaluates in milliseconds; the budget is widened so that other work
+    # on the test machine cannot make one update look slow
+    monkeypatch.setattr(panel_mod, "LIVE_BUDGET_MS", 2000.0)
+    real = checker.evaluate
+    evaluated: list[float] = []
+    threads: list[str] = []
+
+    def counted(ds, cfg):
+        evaluated.append(cfg.margin)
+        threads.append(threading.current_thread().name)
+        return real(ds, cfg)
+
+    monkeypatch.setattr(checker, "evaluate", counted)
+    passed: list[float] = []
+    panel.sliders["margin"].moved.connect(passed.append)
+    shown: list[str] = []
+    w.statusBar().messageChanged.connect(shown.append)
+    slider, handle = _drag_margin(qtbot, panel, range(4, 60, 4), wait_ms=60)
+    qtbot.mouseRelease(slider, Qt.MouseButton.LeftButton, pos=handle + QPoint(56, 0))
+    assert len(passed) >= 10 and len(evaluated) >= len(passed) // 2 and set(threads) == {"MainThread"}
+    assert evaluated[-1] == pytest.approx(passed[-1])
+    assert not panel.coarse and panel_mod.COARSE_NOTE not in shown
+    assert state.config.margin == pytest.approx(passed[-1])
 
 
 def test_the_window_hands_freed_memory_back_once_a_drag_has_rested(qtbot, panel, state, monkeypatch):
@@ -655,3 +752,52 @@ def test_the_window_and_the_report_show_the_same_numbers_for_the_same_state(qtbo
     lo, hi = risk_band(v.verdict[rows_a], v.conf[rows_a], state.human[rows_a], prompts, panel._audit_rc.tau)
     assert np.array_equal(lo, panel.band[0], equal_nan=True) and np.array_equal(hi, panel.band[1], equal_nan=True)
     assert panel.rc_plot.band_shown
+
+
+def test_a_key_held_on_a_slider_steps_coarsely_on_a_loaded_machine_and_is_exact_when_let_go(
+        qtbot, open_window, tmp_path, sbuc_parsed, monkeypatch):
+    """A key held on a slider repeats its step. When each evaluation is slower than the window's
+    budget, the repeated steps are live figures as a drag's are: most are skipped, the status bar
+    says the figures are coarser, and letting the key go shows the exact figures of the value
+    reached and clears the line."""
+    import time
+
+    from PySide6.QtGui import QKeyEvent
+
+    import workstation.methods.spatial.checker as checker
+    from ui.methods.spatial.calibration.panel import COARSE_NOTE, LIVE_BUDGET_MS
+    from workstation.methods.spatial.checker.reference import evaluate_reference
+
+    w, panel, state = _calibration_window(open_window, tmp_path, sbuc_parsed)
+    real = checker.evaluate
+    evaluated: list[float] = []
+
+    def slow(ds, cfg):
+        evaluated.append(cfg.margin)
+        time.sleep(1.5 * LIVE_BUDGET_MS / 1000)
+        return real(ds, cfg)
+
+    monkeypatch.setattr(checker, "evaluate", slow)
+    margin = panel.sliders["margin"]
+    margin.slider.setFocus()
+    m0, step = margin.value(), margin.spec.step
+
+    def key(kind, repeated: bool) -> None:
+        QApplication.sendEvent(margin.slider, QKeyEvent(kind, Qt.Key.Key_Right, Qt.KeyboardModifier.NoModifier,
+                                                        "", repeated))
+
+    key(QEvent.Type.KeyPress, False)  # one step: its exact figures at once
+    assert state.config.margin == pytest.approx(m0 + step) and not state.previewing
+    evaluated.clear()
+    for _ in range(24):  # the key held down: its step repeated
+        key(QEvent.Type.KeyPress, True)
+        qtbot.wait(15)
+    assert w.statusBar().currentMessage() == COARSE_NOTE
+    assert len(evaluated) <= 12  # most repeated steps skipped
+    key(QEvent.Type.KeyRelease, False)
+    assert margin.value() == pytest.approx(m0 + 25 * step)
+    assert state.config.margin == pytest.approx(m0 + 25 * step) and not state.previewing
+    direct = evaluate_reference(state.dataset, state.config)
+    assert np.array_equal(state.verdicts.verdict, direct.verdict)
+    assert shown_counts(panel) == direct.counts()
+    assert w.statusBar().currentMessage() == ""

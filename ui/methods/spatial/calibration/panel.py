@@ -8,8 +8,11 @@ While a slider handle or the τ line is dragged, evaluation is throttled to one 
 `THROTTLE_MS`, with a final one on release, so dragging stays smooth on large projects. When a
 live update takes longer than `LIVE_BUDGET_MS` on the window's thread (a busy machine, a very
 large project), the rest of the drag is evaluated off it (`SpatialSession.preview_config`: the
-handle keeps moving, the verdicts follow as fast as the checker keeps up, fewer of them), the
-status bar says so, and the release evaluates the value let go exactly as before.
+handle keeps moving, at most one evaluation runs, the values passed meanwhile are skipped but the
+latest), the status bar says `COARSE_NOTE` for as long as the drag lasts, and the release (of the
+handle, or of a key held down on a slider) evaluates the value let go exactly, shows it and clears
+the note. A drag whose updates
+keep within the budget is evaluated value by value on the window's thread, and nothing is said.
 
 τ is the audit's operating point: the stored verdicts are the checker's without it; at τ a
 PASS / FAIL with confidence below τ counts as UNDECIDABLE. The Live-verdicts table shows every
@@ -87,6 +90,10 @@ INTERVAL_MS = 150
 # a live update (the checker and every view) that holds the window's thread longer than this:
 # the rest of the drag is evaluated off it
 LIVE_BUDGET_MS = 100
+# the status bar while a drag's live figures are coarser (said again every NOTE_REPEAT_S while the
+# drag lasts: the window shows a line for a few seconds)
+COARSE_NOTE = "Live figures coarser while dragging (the machine is busy) — exact on release"
+NOTE_REPEAT_S = 3.0
 APPLY_TIP = "save these parameters as a new checker-config version with its verdicts"
 
 NO_PROJECT = "Open a project to calibrate the checker."
@@ -194,6 +201,7 @@ class CalibrationPanel(QWidget):
         self._audit_rc = None  # RiskCoverage on the audited samples (dense τ grid)
         self._pending = False
         self._coarse = False  # this drag's live updates are evaluated off the window's thread
+        self._noted_at = 0.0  # when the status bar was last told COARSE_NOTE
         self._grid_dialog: GridSearchDialog | None = None
         self.evaluations = 0  # how many times this panel asked the state to re-evaluate
         self.point: dict[str, float] | None = None  # the operating point at the current τ
@@ -425,7 +433,7 @@ class CalibrationPanel(QWidget):
                 self.evaluations += 1
                 st.set_config(cfg)
             if coarse:
-                st.message.emit("verdicts exact for the value let go")
+                st.message.emit("")  # the exact figures are shown: the note goes
             return
         if cfg == st.config and not st.previewing:
             return
@@ -437,9 +445,18 @@ class CalibrationPanel(QWidget):
         st.set_config(cfg)
         took = (time.perf_counter() - t0) * 1000
         if took > LIVE_BUDGET_MS:
+            log.info("a live update took %.0f ms: the rest of the drag is evaluated off the window's thread", took)
             self._coarse = True
-            st.message.emit(f"a live update took {took:.0f} ms on this machine now: while you drag, the verdicts "
-                            "follow as the checker keeps up; they are exact when you let go")
+            self._say_coarse()
+
+    def _say_coarse(self) -> None:
+        self._noted_at = time.monotonic()
+        self.state.message.emit(COARSE_NOTE)
+
+    @property
+    def coarse(self) -> bool:
+        """The drag under way shows coarser live figures (`COARSE_NOTE`)."""
+        return self._coarse
 
     def _on_tau_dragged(self, tau: float) -> None:
         self.sliders["tau"].set_value(round(tau, 4))
@@ -524,6 +541,8 @@ class CalibrationPanel(QWidget):
         st = self.state
         if st.project is None or st.dataset is None or st.dataset.n == 0 or st.verdicts is None:
             return
+        if self._coarse and time.monotonic() - self._noted_at > NOTE_REPEAT_S:
+            self._say_coarse()  # a long drag: the note stays up until the release
         if not self.isVisible():  # another tab is shown: catch up when this one is
             self._stale = True
             return

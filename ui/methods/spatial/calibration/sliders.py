@@ -5,7 +5,8 @@ for typing an exact value. Its signals separate live motion from a settled value
 pyqtgraph's sigDragged / sigPositionChangeFinished:
 
 - `moved(float)`     the value changed while the handle is being dragged (many per second);
-- `committed(float)` the value settled: handle released, a key pressed on the slider, a value
+- `committed(float)` the value settled: handle released, a key pressed on the slider (a key held
+                     down steps as a drag moves, `moved`, and commits when it is let go), a value
                      typed (Enter / focus out) or stepped in the spin box.
 
 `set_value(v)` updates both parts quietly (no signal); it is what a view bound to the slider
@@ -17,7 +18,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
     QDoubleSpinBox,
@@ -86,6 +88,7 @@ class ParamSlider(QWidget):
         self.setToolTip(spec.tip)
         self._value = spec.lo
         self._quiet = False
+        self._held = False  # a key held down on the slider: its repeated steps are live motion
 
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
@@ -109,6 +112,7 @@ class ParamSlider(QWidget):
             self.note_label.setToolTip(spec.tip)
             outer.addWidget(self.note_label)
 
+        self.slider.installEventFilter(self)
         self.slider.valueChanged.connect(self._on_slider)
         self.slider.sliderReleased.connect(self._on_released)
         self.spin.valueChanged.connect(self._on_spin)
@@ -149,7 +153,22 @@ class ParamSlider(QWidget):
             w.setToolTip(tip)
 
     def is_dragging(self) -> bool:
-        return self.slider.isSliderDown()
+        """The handle is held, by the mouse or by a key held down."""
+        return self.slider.isSliderDown() or self._held
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        """A key held down on the slider repeats its step: the repeated steps are `moved`, and
+        letting the key go (or the focus) commits the value reached."""
+        if obj is not self.slider:
+            return False
+        kind = event.type()
+        if isinstance(event, QKeyEvent) and kind == QEvent.Type.KeyPress:
+            self._held = event.isAutoRepeat()
+        elif self._held and (kind == QEvent.Type.FocusOut or isinstance(event, QKeyEvent)
+                             and kind == QEvent.Type.KeyRelease and not event.isAutoRepeat()):
+            self._held = False
+            self.committed.emit(self._value)
+        return False
 
     def _to_pos(self, v: float) -> int:
         return int(round((v - self.spec.lo) / self.spec.step))
@@ -171,9 +190,9 @@ class ParamSlider(QWidget):
             self.spin.setValue(v)
         finally:
             self._quiet = False
-        if self.slider.isSliderDown():
+        if self.is_dragging():
             self.moved.emit(v)
-        else:  # keys, wheel, a click on the groove
+        else:  # a key step, the wheel, a click on the groove
             self.committed.emit(v)
 
     def _on_released(self) -> None:
