@@ -627,7 +627,8 @@ def grid_samples(rng: np.random.Generator, n: int, sizes: list[tuple[float, floa
     return out
 
 
-@pytest.mark.parametrize(("sizes", "nan"), [([(64.0, 64.0)], True), ([(64.0, 64.0), (100.0, 50.0), (37.0, 91.0)], False)])
+@pytest.mark.parametrize(("sizes", "nan"), [([(64.0, 64.0)], True),
+                                             ([(64.0, 64.0), (100.0, 50.0), (37.0, 91.0)], False)])
 def test_an_area_filter_change_compares_again_only_the_first_rows_near_the_two_thresholds(sizes, nan, monkeypatch):
     """A stage built from the one before it compares again only the first rows whose areas lie
     in the area index's buckets near the two thresholds: its record of the samples whose first

@@ -31,11 +31,13 @@ def _build_area_stage(ds: Dataset, prep: Prepared, maf: float, near: _AreaStage 
     largest area a walk passed over and the area of the row it found (`_Walked`): only the
     others are walked; and its geometry is taken for the samples whose selections are the same
     in every slot under both (the geometry depends on the selected rows alone). With the first
-    rows' area index (`_area_index`), only the first rows whose areas lie near one of the two
-    thresholds are compared again (`_FromNear`); else every one is."""
+    rows' area index (`_area_index`), where a few first rows lie near the two thresholds (at most
+    `INDEX_MAX_SHARE`), only those are compared again (`_FromNear`); else every one is."""
     index = _index_for(prep, maf, near)
     touched: np.ndarray | None = None
-    if index is not None and near is not None:
+    few = index is not None and near is not None and \
+        _band_size(index, near.maf, maf) <= INDEX_MAX_SHARE * prep.n_slots * prep.n
+    if few and index is not None and near is not None:
         ok, vok, walks, flipped, touched = _FromNear(ds.detections, prep, maf, near, index).run()
     else:
         ok, slot_ok, walks = _walk_slots(ds.detections, prep, maf, near)
@@ -46,12 +48,31 @@ def _build_area_stage(ds: Dataset, prep: Prepared, maf: float, near: _AreaStage 
     eff, veff, geom = _selected_geometry(ds, idx, rows, near)
     return _AreaStage(idx=idx, rows=rows, eff=eff, veff=veff, geom=geom, finite=_all_finite(geom),
                       ok=ok, vok=vok, walks=walks, maf=maf,
-                      near_maf=near.maf if near is not None and flipped is not None else math.nan, flipped=flipped)
+                      near_maf=near.maf if near is not None and flipped is not None else math.nan,
+                      flipped=flipped)
 
 
 # the area index answers for thresholds of min_area_fraction up to this size (beyond it, the
 # rounding of a fraction could reach a bucket's width)
 _INDEX_MAX_FRACTION = 1e6
+# the share of the first rows (all slots together) up to which a stage is built from the nearest
+# one through the area index: its first rows are read in bucket order, scattered, where the
+# comparison of every one reads them in order
+INDEX_MAX_SHARE = 1 / 32
+
+
+def _band(index: _AreaIndex, maf_a: float, maf_b: float) -> tuple[int, int]:
+    """The buckets whose first rows may compare differently with the thresholds of ``maf_a``
+    and ``maf_b``: those of the two values and one on either side (first, last)."""
+    n_b = index.BUCKETS
+    qa, qb = (min(max(math.floor(m * n_b), 0), n_b - 1) for m in (maf_a, maf_b))
+    return max(min(qa, qb) - 1, 0), min(max(qa, qb) + 1, n_b - 1)
+
+
+def _band_size(index: _AreaIndex, maf_a: float, maf_b: float) -> int:
+    """How many first rows (all slots together) lie in the buckets of `_band`."""
+    lo, hi = _band(index, maf_a, maf_b)
+    return int((index.start[:, hi + 1] - index.start[:, lo]).sum())
 
 
 def _index_for(prep: Prepared, maf: float, near: _AreaStage | None) -> _AreaIndex | None:
@@ -113,11 +134,10 @@ class _FromNear:
     the samples whose first row in some slot turns small or large leave or join that slot's
     walks, and the walks go on as `_walk_slots`' from ``near``'s."""
 
-    def __init__(self, d: Detections, prep: Prepared, maf: float, near: _AreaStage, index: _AreaIndex) -> None:
+    def __init__(self, d: Detections, prep: Prepared, maf: float, near: _AreaStage,
+                 index: _AreaIndex) -> None:
         self.d, self.prep, self.maf, self.near, self.index = d, prep, maf, near, index
-        n_b = index.BUCKETS
-        qa, qb = (min(max(math.floor(m * n_b), 0), n_b - 1) for m in (near.maf, maf))
-        self.band = (max(min(qa, qb) - 1, 0), min(max(qa, qb) + 1, n_b - 1))
+        self.band = _band(index, near.maf, maf)
         self.boxes = tuple(_Col64(a) for a in (d.x1, d.y1, d.x2, d.y2))
         n_slots = prep.n_slots
         # each slot's samples whose first row turned small or large, and whether it is small now
@@ -185,7 +205,8 @@ def _walk_from(prep: Prepared, boxes: tuple[_Col64, ...], sl: int, maf: float, c
         with np.errstate(invalid="ignore"):  # a NaN threshold or area: walked again
             same = was & (w.passed[at] < thr_c) & ((w.found[at] < 0) | ~(w.found_area[at] < thr_c))
         keep = np.flatnonzero(same)
-        found[keep], found_area[keep], passed[keep] = w.found[at[keep]], w.found_area[at[keep]], w.passed[at[keep]]
+        k = at[keep]
+        found[keep], found_area[keep], passed[keep] = w.found[k], w.found_area[k], w.passed[k]
         todo = np.flatnonzero(~same)
     if len(todo):
         found[todo], found_area[todo], passed[todo] = _walk(prep, boxes, sl, cand[todo], thr_c[todo])
@@ -298,7 +319,8 @@ def _selected_geometry(ds: Dataset, idx: np.ndarray, rows: np.ndarray, near: _Ar
     if near is not None and k_n and len(near.idx):
         at_near = np.minimum(np.searchsorted(near.idx, idx), len(near.idx) - 1)
         inside = np.flatnonzero(near.idx[at_near] == idx)
-        reuse[inside] = (np.take(near.rows, at_near[inside], axis=1) == np.take(rows, inside, axis=1)).all(axis=0)
+        reuse[inside] = (np.take(near.rows, at_near[inside], axis=1)
+                         == np.take(rows, inside, axis=1)).all(axis=0)
     todo_g = np.flatnonzero(~reuse)
     kept = np.flatnonzero(reuse)
     parts: list[dict[str, np.ndarray]] = [{} for _ in range(-(-len(todo_g) // parallel.CHUNK))]
