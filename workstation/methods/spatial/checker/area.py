@@ -200,13 +200,17 @@ def _walk_from(prep: Prepared, boxes: tuple[_Col64, ...], sl: int, maf: float, c
     todo = np.arange(len(cand))
     if near is not None and near.walks and len(near.walks[sl].cand) and len(cand):
         w = near.walks[sl]
-        at = np.minimum(np.searchsorted(w.cand, cand), len(w.cand) - 1)
-        was = w.cand[at] == cand
+        if cand is w.cand:  # the same samples (`_FromNear`: no first row turned)
+            w_found, w_area, w_passed = w.found, w.found_area, w.passed
+            was: np.ndarray | bool = True
+        else:
+            at = np.minimum(np.searchsorted(w.cand, cand), len(w.cand) - 1)
+            was = w.cand[at] == cand
+            w_found, w_area, w_passed = w.found[at], w.found_area[at], w.passed[at]
         with np.errstate(invalid="ignore"):  # a NaN threshold or area: walked again
-            same = was & (w.passed[at] < thr_c) & ((w.found[at] < 0) | ~(w.found_area[at] < thr_c))
+            same = was & (w_passed < thr_c) & ((w_found < 0) | ~(w_area < thr_c))
         keep = np.flatnonzero(same)
-        k = at[keep]
-        found[keep], found_area[keep], passed[keep] = w.found[k], w.found_area[k], w.passed[k]
+        found[keep], found_area[keep], passed[keep] = w_found[keep], w_area[keep], w_passed[keep]
         todo = np.flatnonzero(~same)
     if len(todo):
         found[todo], found_area[todo], passed[todo] = _walk(prep, boxes, sl, cand[todo], thr_c[todo])
@@ -297,6 +301,15 @@ def _moved(prep: Prepared, maf: float, ok: np.ndarray, walks: list[_Walked], nea
         with np.errstate(invalid="ignore"):  # the variant slots' first rows (a NaN area is not small)
             small = np.take(prep.varea, fresh, axis=1) < _area_threshold(prep, maf, fresh)
         rows[4:, fresh_at] = np.where(small, -1, np.take(prep.vrow0, fresh, axis=1))
+    if fresh is not idx and len(fresh) < k_n:  # the others: near's walks, rows written above
+        for sl, w in enumerate(walks):
+            moved = w.cand[w.found >= 0]
+            if not len(fresh) or not len(moved):
+                continue
+            at_f = np.minimum(np.searchsorted(fresh, moved), len(fresh) - 1)
+            hit = fresh[at_f] == moved
+            rows[sl, np.asarray(fresh_at)[at_f[hit]]] = w.found[w.found >= 0][hit]
+        return idx, rows
     for sl, w in enumerate(walks):
         got = w.found >= 0
         if got.any():
