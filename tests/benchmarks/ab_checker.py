@@ -9,12 +9,15 @@ same dataset classes); each prepares its own
 copy of the dataset (`bench_checker.synthetic_dataset`, the same arrays). Then, for each
 scenario, the two evaluate the same sequence of configs in turn, config by config, so that a
 slow spell of the machine hits both: every verdict array is compared bit for bit between the
-two, and the medians of the wall times are printed side by side with the load average.
+two, and the medians of the wall times (with their range) and of the CPU times (the process's
+threads together) are printed side by side with the load average.
 
 Scenarios (each config new to both checkers' caches; the previous two results kept alive):
 - every stage: min_area_fraction, t_det, margin, ambiguity Δ and a weight moved (bench_checker's);
 - the area filter alone: min_area_fraction one step of 0.001 up or down from the one before;
-- the area filter jumping: min_area_fraction between values 0.01 apart, none of them seen before.
+- the area filter jumping: min_area_fraction between values 0.01 apart, none of them seen before;
+- a slider move as the window's benchmark makes it: the margin (steps of 0.005) and t_det (steps
+  of 0.01) moved together.
 """
 
 from __future__ import annotations
@@ -87,8 +90,14 @@ def scenarios() -> list[tuple[str, Callable[[], CheckerConfig]]]:
         i = next(jump)
         return BASE.replace(min_area_fraction=round(0.002 + 0.01 * (i % 4) + 1e-5 * i, 8))
 
+    move = itertools.count(1)
+
+    def margin_t_det() -> CheckerConfig:
+        i = next(move) % 40
+        return BASE.replace(margin=round(BASE.margin + 0.005 * i, 6), t_det=round(BASE.t_det + 0.01 * i, 6))
+
     return [("every stage (+ min_area_fraction)", every), ("area filter, steps of 0.001", area_step),
-            ("area filter, jumps of 0.01", area_jump)]
+            ("area filter, jumps of 0.01", area_jump), ("slider: margin and t_det", margin_t_det)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -118,6 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     with machine_load.one_core_busy(args.busy_core) as busy:
         for label, make in scenarios():
             walls: dict[str, list[float]] = {k: [] for k in mods}
+            cpus: dict[str, list[float]] = {k: [] for k in mods}
             keep: dict[str, list[Any]] = {k: [] for k in mods}
             loads = []
             differ = 0
@@ -125,18 +135,21 @@ def main(argv: list[str] | None = None) -> int:
                 cfg = make()
                 got = {}
                 for k in (("other", "this") if i % 2 == 0 else ("this", "other")):
-                    t = time.perf_counter()
+                    t, c = time.perf_counter(), time.process_time()
                     got[k] = mods[k].evaluate(copies[k], cfg)
                     walls[k].append(time.perf_counter() - t)
+                    cpus[k].append(time.process_time() - c)
                     keep[k].append(got[k])
                     del keep[k][:-2]
                 differ += not same(got["other"], got["this"])
                 loads.append(machine_load.load()[0])
             busy.sample()
             med = {k: statistics.median(v) * 1e3 for k, v in walls.items()}
+            cpu = {k: statistics.median(v) * 1e3 for k, v in cpus.items()}
             print(f"  {label:34s} other {med['other']:6.1f} ms ({1e3 * min(walls['other']):.1f}-"
-                  f"{1e3 * max(walls['other']):.1f}), this {med['this']:6.1f} ms ({1e3 * min(walls['this']):.1f}-"
-                  f"{1e3 * max(walls['this']):.1f}); medians of {args.repeat}; results differing: {differ}; "
+                  f"{1e3 * max(walls['other']):.1f}; CPU {cpu['other']:.1f}), this {med['this']:6.1f} ms "
+                  f"({1e3 * min(walls['this']):.1f}-{1e3 * max(walls['this']):.1f}; CPU {cpu['this']:.1f}); "
+                  f"medians of {args.repeat}; results differing: {differ}; "
                   f"load {min(loads):.2f}-{max(loads):.2f}", flush=True)
     if args.busy_core:
         print(busy.summary())

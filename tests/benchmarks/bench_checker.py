@@ -7,8 +7,10 @@ For each size, a synthetic dataset (~6 primary detections per image with distrac
 - re-evaluation under new parameters, median of ``--repeat`` calls, each with values not seen
   before (so no cached result can answer): every stage (min_area_fraction changes too), the
   selection and decision stages (t_det and the rest, min_area_fraction kept), the area filter
-  alone (min_area_fraction in steps of 0.001, as a drag), and one slider at a time (margin,
-  t_det, ambiguity Δ, max-overlap IoU, weights, τ); wall and CPU time,
+  alone (min_area_fraction in steps of 0.001, as a drag), a move of the window's benchmark
+  (margin and t_det together, in steps of 0.005 and 0.01, as ``bench_gui.py``'s slider moves
+  change them), and one slider at a time (margin, t_det, ambiguity Δ, max-overlap IoU, weights,
+  τ); wall and CPU time,
   with 1 and 2 threads. The last two results are kept alive, as the window keeps the one it
   shows: a margin or weight change decides again from it what it changes (the checker's
   stages, module docstring), as a drag in the window does;
@@ -143,13 +145,14 @@ def _fresh(**offsets: float) -> CheckerConfig:
 _TICKS = itertools.count(1)
 
 
-def _tick(name: str, step: float) -> CheckerConfig:
+def _tick(name: str, step: float, *more: tuple[str, float]) -> CheckerConfig:
     """``name`` one step of the window's slider (``step``: 0.005 for the margin, 0.01 for t_det)
     from the value before, up from the default and back after forty steps: the checker starts
     from the result before it (kept alive), as in a drag, and decides again what the values
     between can change, which a step of 1e-5 would all but empty. A new value each time but
-    after a jump back (one in forty)."""
-    return BASE.replace(**{name: round(getattr(BASE, name) + step * (next(_TICKS) % 40), 6)})
+    after a jump back (one in forty). ``more``: other (name, step) moved with it."""
+    i = next(_TICKS) % 40
+    return BASE.replace(**{n: round(getattr(BASE, n) + s * i, 6) for n, s in ((name, step), *more)})
 
 
 SCENARIOS: list[tuple[str, Callable[[], CheckerConfig]]] = [
@@ -159,6 +162,7 @@ SCENARIOS: list[tuple[str, Callable[[], CheckerConfig]]] = [
         t_det=1e-5, margin=-1e-5, ambiguity_delta=-1e-5, max_overlap_iou=-1e-5, consistency_threshold=1e-5,
         w_geometry=1e-5)),
     ("area filter alone (0.001 steps)", lambda: _tick("min_area_fraction", 0.001)),
+    ("slider move: margin + t_det together", lambda: _tick("margin", 0.005, ("t_det", 0.01))),
     ("slider: margin (0.005 steps)", lambda: _tick("margin", 0.005)),
     ("slider: t_det (0.01 steps)", lambda: _tick("t_det", 0.01)),
     ("slider: ambiguity_delta", lambda: _fresh(ambiguity_delta=-1e-5)),

@@ -42,7 +42,7 @@ PARTS = ("evaluate", "checker", "gui", "next_open", "drag")
 
 
 # the lines of each part's output that carry the section's figures, repeated at the end
-KEY_LINES = ("medians of", "load average before the runs", "every stage", "area filter alone", "slider: margin",
+KEY_LINES = ("medians of", "load average before the runs", "every stage", "area filter alone", "slider move:", "slider: margin",
              "slider: t_det", "first open (no cache", "synthetic project (", "with prefetch",
              "checker evaluate alone", "set_config -> views", "filtered to UNDECIDABLE", "with the Calibration tab",
              "Browse tab:", "filtered and sorted:", "Calibration tab:", "READY median", "rounds: gaps", "second process spun")

@@ -597,6 +597,74 @@ def test_an_area_filter_change_that_reaches_many_samples_runs_the_whole_passes(m
     assert_identical(v, evaluate(fresh_copy(ds), cfg.replace(min_area_fraction=0.2)))
 
 
+def grid_samples(rng: np.random.Generator, n: int, sizes: list[tuple[float, float]],
+                 nan: bool) -> list[dict[str, Any]]:
+    """Samples whose boxes have whole-pixel sides on 64x64 images (an area of k pixels is k/4096
+    of the image: the area index's bucket edges) or on other sizes: areas at and around a
+    threshold, zero, larger than the image; with ``nan``, on the perturbed images also NaN."""
+    def box(w: float, h: float, nan: bool = False) -> tuple[float, float, float, float]:
+        r = rng.random()
+        if nan and r < 0.05:
+            return (0.0, 0.0, float("nan"), 10.0)
+        bw = float(rng.integers(0, 12)) if r < 0.9 else float(rng.integers(40, 90))  # some beyond the image
+        bh = float(rng.integers(1, 9))
+        x1, y1 = float(rng.integers(0, int(w) // 2)), float(rng.integers(0, int(h) // 2))
+        return (x1, y1, x1 + bw, y1 + bh)
+
+    out = []
+    for _ in range(n):
+        w, h = sizes[int(rng.integers(len(sizes)))]
+
+        def dets(k: int, nan: bool = False) -> list[Det]:
+            return [(str(rng.choice(["dog", "cat", "car"])), float(rng.choice([0.3, 0.5, 0.7, 0.9])), box(w, h, nan))
+                    for _ in range(k)]
+
+        smp: dict[str, Any] = {"rel": str(rng.choice(list(RELATION_CODE))), "w": w, "h": h, "a": "dog", "b": "cat",
+                               "dets": dets(int(rng.integers(0, 8))), "sec": dets(int(rng.integers(0, 4)))}
+        if rng.random() < 0.7:
+            smp["pert"] = {nm: dets(int(rng.integers(0, 6)), nan) for nm in PERT_NAMES}
+        out.append(smp)
+    return out
+
+
+@pytest.mark.parametrize(("sizes", "nan"), [([(64.0, 64.0)], True),
+                                             ([(64.0, 64.0), (100.0, 50.0), (37.0, 91.0)], False)])
+def test_an_area_filter_change_compares_again_only_the_first_rows_near_the_two_thresholds(sizes, nan, monkeypatch):
+    """A stage built from the one before it compares again only the first rows whose areas lie
+    in the area index's buckets near the two thresholds: its record of the samples whose first
+    rows turned small or large is short for a small step, and every array is the bits of a fresh
+    evaluation and every verdict, reason and selection the reference's, for areas on the buckets'
+    edges and on the thresholds, zero, NaN (on one image size) and larger than the image, with one
+    image size or several, in small steps, across buckets, in jumps, and to values the index does
+    not answer for."""
+    from workstation.methods.spatial import checker
+
+    set_in_checker(monkeypatch, "CHUNK", 64)
+    set_in_checker(monkeypatch, "MAX_CHUNK", 64)
+    set_in_checker(monkeypatch, "THREADS", 2)
+    rng = np.random.default_rng(4242)
+    ds = make_ds(grid_samples(rng, 700, sizes, nan))
+    cfg = CheckerConfig(min_area_fraction=10 / 4096)
+    held = [evaluate(ds, cfg)]
+    stages = prepare(ds).stages
+    steps = [11 / 4096, 11.5 / 4096, 11.5 / 4096 + 1e-9, 12 / 4096, 3 / 4096, 3 / 4096 - 1e-12, 0.0, 40 / 4096,
+             1.25, 0.5, 2e6, 0.004, -0.01, 0.003, float("nan"), 0.003, 10 / 4096]
+    flipped_small_step = None
+    for i, maf in enumerate(steps):
+        c = cfg.replace(min_area_fraction=maf)
+        v = evaluate(ds, c)
+        assert_identical(v, evaluate(fresh_copy(ds), c))
+        ref = evaluate_reference(ds, c)
+        for k in ("verdict", "reason", "reason_detail", "sel_a", "sel_b", "sel2_a", "sel2_b"):
+            np.testing.assert_array_equal(getattr(v, k), getattr(ref, k), err_msg=k)
+        stage = stages.area.get(maf)
+        if stage is not None and maf == 11.5 / 4096 + 1e-9:
+            flipped_small_step = getattr(stage, "flipped", None)
+        held = [held[-1], v]
+    assert isinstance(stages.area_index, checker.stages._AreaIndex)
+    assert flipped_small_step is not None and len(flipped_small_step) < ds.n // 20
+
+
 REACH_KEPT = ["margin", "consistency_threshold", "neutral_agreement", "use_secondary", "stability_enabled",
               "perturbations", "secondary_threshold", "geom_slope", "w_geometry", "w_stability"]
 

@@ -56,7 +56,12 @@ How ``evaluate`` is fast (stages, each recomputed only when a parameter it reads
    the samples where the filter moves a selection past its first row, with their selections
    and geometry. A new value starts from the cached stage nearest to it: a segment's walk
    answers for any threshold between the largest area it passed over and the area of the row
-   it found, and a sample whose selections are the same in every slot keeps its geometry.
+   it found, and a sample whose selections are the same in every slot keeps its geometry. From
+   the first change of the area filter on, each slot's first rows are indexed by their area as
+   a fraction of the image, in 4,096 buckets (a radix sort; 4 bytes a sample and slot): a new
+   value compares again only the first rows in the buckets between the two values and one on
+   either side, and only the samples whose first rows turned or whose walks changed get their
+   selections anew; the others keep the nearest stage's.
 3. Selection stage (the cuts, the area stage, the perturbations used; two cached): which
    selections are present, the selected rows (``sel_*``), and the stability terms that do not
    depend on the margin (how many variants found both objects, their IoU sum).

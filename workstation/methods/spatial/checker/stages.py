@@ -55,6 +55,26 @@ class _AreaStage:
     ok: np.ndarray  # (4, N) bool: the first row of slot 0..3 passes the area filter (every sample)
     vok: np.ndarray  # (V-1, N) bool: the first rows of variant v's A and B both pass it
     walks: list[_Walked] = field(default_factory=list, repr=False)  # each slot's (a later build reuses them)
+    maf: float = math.nan  # its min_area_fraction
+    # built from the stage of min_area_fraction ``near_maf`` (NaN: from no stage): ``flipped`` holds
+    # (sorted) every sample whose first rows may pass the filter under one value and not the other
+    # (a superset: elsewhere ``ok`` and ``vok`` are that stage's), None where it is not known
+    near_maf: float = math.nan
+    flipped: np.ndarray | None = field(default=None, repr=False)
+
+
+@dataclass
+class _AreaIndex:
+    """Every slot's samples ordered by the area of the slot's first row as a fraction of the
+    image, in ``BUCKETS`` buckets of equal width (`area._area_index`): ``perm[sl]`` holds the
+    samples bucket by bucket, bucket j at ``perm[sl, start[sl, j]:start[sl, j + 1]]``; values
+    of 1 and above in the last bucket but one, and an empty slot or a NaN area in the last. A
+    threshold's bucket and its neighbours hold every first row whose comparison with it is
+    close; the buckets below it are smaller, those above larger."""
+
+    BUCKETS = 4096
+    perm: np.ndarray  # (S, N) int32
+    start: np.ndarray  # (S, BUCKETS + 2) int64
 
 
 _CONF_FIELDS = ("w_detection", "w_geometry", "w_stability", "w_agreement", "geom_slope")
@@ -87,6 +107,9 @@ class _Stages:
         self.sel: list[tuple[tuple[Any, ...], tuple[Callable[[], Any], ...], dict[str, np.ndarray]]] = []
         self.results: list[_Result] = []
         self.flags: tuple[tuple[Callable[[], Any], ...], tuple[bool, bool]] | None = None
+        # the first rows' areas by bucket, built at the first area stage built from another
+        # (False: this preparation's image sizes do not allow one)
+        self.area_index: _AreaIndex | None | bool = None
 
     def selection(self, key: tuple[Any, ...], flags: tuple[Callable[[], Any], ...]) -> dict[str, np.ndarray] | None:
         with self.lock:
@@ -110,6 +133,8 @@ class _Stages:
             for st in self.area.values():
                 for a in (st.idx, st.rows, st.eff, st.veff, st.ok, st.vok, *st.geom.values()):
                     seen[id(a)] = a.nbytes
+            if isinstance(self.area_index, _AreaIndex):
+                seen[id(self.area_index.perm)] = self.area_index.perm.nbytes
             for _, _, arrays in self.sel:
                 for a in arrays.values():
                     seen[id(a)] = a.nbytes
