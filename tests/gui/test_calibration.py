@@ -203,6 +203,47 @@ def test_a_drag_too_slow_for_the_window_goes_on_off_its_thread_says_so_and_is_ex
     assert shown_counts(panel) == real(state.dataset, state.config).counts()
 
 
+def test_a_handle_let_go_where_the_evaluation_under_way_stands_is_not_evaluated_again(
+        qtbot, panel, state, monkeypatch):
+    """A coarse drag stops, and the handle is let go while the thread still evaluates the value
+    it stopped at: the release shows that evaluation's verdicts (exact: the same value) instead of
+    waiting for it and then evaluating the same value again on the window's thread."""
+    import threading
+    import time
+
+    import workstation.methods.spatial.checker as checker
+    from ui.methods.spatial.calibration import panel as panel_mod
+
+    real = checker.evaluate
+    calls: list[tuple[str, float]] = []
+    release_now = threading.Event()
+
+    def slow(ds, cfg):
+        calls.append((threading.current_thread().name, cfg.margin))
+        if threading.current_thread().name == "checker-preview":
+            release_now.set()
+            time.sleep(1.0)
+        return real(ds, cfg)
+
+    monkeypatch.setattr(checker, "evaluate", slow)
+    monkeypatch.setattr(panel_mod, "LIVE_BUDGET_MS", -1.0)  # every update over budget: a loaded machine
+    slider, handle = _drag_margin(qtbot, panel, range(4, 40, 4), wait_ms=0)
+    qtbot.waitUntil(lambda: not state.previewing, timeout=10000)
+    stop = handle + QPoint(48, 0)
+    release_now.clear()
+    _drag_margin(qtbot, panel, range(48, 49), pressed_at=handle)  # one more move: its value's preview
+    stopped_at = panel.sliders["margin"].value()
+    qtbot.waitUntil(release_now.is_set, timeout=5000)  # that value is under way on the preview thread
+    n_before = len(calls)
+    qtbot.mouseRelease(slider, Qt.MouseButton.LeftButton, pos=stop)
+    assert panel.sliders["margin"].value() == pytest.approx(stopped_at)
+    assert state.config.margin == pytest.approx(stopped_at) and not state.previewing
+    assert calls[n_before:] == []  # the value let go was not evaluated a second time
+    assert calls[n_before - 1] == ("checker-preview", pytest.approx(stopped_at))
+    assert shown_counts(panel) == real(state.dataset, state.config).counts()
+    assert np.array_equal(state.verdicts.verdict, real(state.dataset, state.config).verdict)
+
+
 def test_a_drag_within_the_budget_stays_on_the_windows_thread(qtbot, panel, state, monkeypatch):
     import threading
 

@@ -152,6 +152,8 @@ class SpatialSession(QObject):
         # and the thread evaluating one now
         self._preview_wanted: CheckerConfig | None = None
         self._preview_thread: threading.Thread | None = None
+        # what the last preview thread evaluated: (dataset, config, verdicts or the exception)
+        self._preview_done: tuple[Any, CheckerConfig, Any] | None = None
         self._previewed.connect(self._on_previewed)
         self.controller = JudgeController(LABELS, self.app, ask_annotator=ask_annotator, parent=self)
         self.controller.describe = self.describe_row
@@ -416,8 +418,9 @@ class SpatialSession(QObject):
 
     # ---- live checker config ---------------------------------------------------------------
     def set_config(self, cfg: CheckerConfig) -> None:
-        """Re-evaluate every verdict under `cfg` (not saved until `apply_config`); a preview
-        still under way is dropped."""
+        """Re-evaluate every verdict under `cfg` (not saved until `apply_config`). A preview under
+        way is waited for: when it evaluated `cfg` (a handle let go where it stopped), its verdicts
+        are shown as they are; else what it brings is dropped."""
         from workstation.methods.spatial.checker import evaluate
 
         self._preview_wanted = None
@@ -426,6 +429,11 @@ class SpatialSession(QObject):
         under_way = self._preview_thread
         if under_way is not None:  # its result (often this config's, or one a step from it) first:
             under_way.join(timeout=30.0)  # two evaluations at once would share the cores
+            done = self._preview_done
+            if (not under_way.is_alive() and done is not None and done[0] is self.dataset
+                    and done[1] == cfg and not isinstance(done[2], Exception)):
+                self._show_config(cfg, done[2])  # the value let go was the one under way: shown now
+                return
         verdicts = evaluate(self.dataset, cfg) if self.dataset is not None and self.dataset.n else None
         self._show_config(cfg, verdicts)
 
@@ -470,11 +478,13 @@ class SpatialSession(QObject):
                 result: Any = evaluate(dataset, cfg)
             except Exception as e:  # noqa: BLE001 - reported on the GUI thread
                 result = e
+            self._preview_done = (dataset, cfg, result)
             try:
                 self._previewed.emit(dataset, cfg, result)
             except RuntimeError:  # the session is gone
                 pass
 
+        self._preview_done = None
         self._preview_thread = threading.Thread(target=run, name="checker-preview", daemon=True)
         self._preview_thread.start()
 
