@@ -318,7 +318,8 @@ class Dataset:
     def sample_index(self) -> dict[str, int]:
         idx = self.cache.get("sample_index")
         if idx is None:
-            idx = {s: i for i, s in enumerate(self.samples.sample_id.tolist())}
+            ids = self.samples.sample_id.tolist()
+            idx = dict(zip(ids, range(len(ids))))
             self.cache["sample_index"] = idx
         return idx
 

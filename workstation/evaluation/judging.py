@@ -204,6 +204,11 @@ class Change:
     after_source: str
 
 
+#: lookups of a target's index answered by scanning the targets before the id → index mapping is
+#: made (at a million targets a scan costs about a twentieth of making the mapping)
+SCANS_BEFORE_INDEX = 4
+
+
 class JudgingQueue:
     """A queue of one label task's targets, walked and labelled by one annotator.
 
@@ -219,6 +224,7 @@ class JudgingQueue:
         self.ids: np.ndarray = np.zeros(0, dtype=object)
         self.bound: Any = None  # the project the targets are of (a queue never writes to another)
         self._index: dict[str, int] | None = None
+        self._scans = 0  # lookups answered by a scan of ``ids`` since the targets were set
         self._index_fn: Callable[[], dict[str, int]] | None = None
         self.queue: np.ndarray = np.zeros(0, np.int32)
         self.recheck: np.ndarray = np.zeros(0, bool)
@@ -244,6 +250,7 @@ class JudgingQueue:
         self.ids = ids if isinstance(ids, np.ndarray) else np.asarray(list(ids), dtype=object)
         self.bound = self.ctx.project  # the project these targets are of
         self._index = None
+        self._scans = 0
         self._index_fn = index
         self._done_key = None
         self.undo_stack.clear()
@@ -255,9 +262,16 @@ class JudgingQueue:
         return len(self.ids)
 
     def index_of(self, target_id: str) -> int:
+        """The index of a target id (-1 when it is not one). The first few lookups scan the ids
+        (a place restored or a link followed on a million targets: milliseconds), later ones use
+        the id → index mapping, made on the first of them."""
         if self._index is None:
-            self._index = self._index_fn() if self._index_fn is not None else {
-                str(t): i for i, t in enumerate(self.ids.tolist())}
+            if self._scans < SCANS_BEFORE_INDEX and self.ids.dtype.kind in "OU":
+                self._scans += 1
+                hit = np.flatnonzero(self.ids == str(target_id))
+                return int(hit[0]) if len(hit) else -1
+            self._index = self._index_fn() if self._index_fn is not None else dict(
+                zip(map(str, self.ids.tolist()), range(len(self.ids))))
         return self._index.get(str(target_id), -1)
 
     def target_id(self, index: int) -> str:
