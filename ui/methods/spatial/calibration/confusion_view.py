@@ -10,7 +10,6 @@ import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QHeaderView,
     QSizePolicy,
     QTableWidget,
@@ -19,6 +18,8 @@ from PySide6.QtWidgets import (
 )
 
 from workstation.methods.spatial.types import VERDICTS
+
+from ....widgets.tables import display_only
 
 _ROW = ["checker " + v if v != "UNDECIDABLE" else "checker UNDEC." for v in VERDICTS] + ["total"]
 # on two lines: the panel's right column is narrower than the headers on one
@@ -37,9 +38,7 @@ class ConfusionView(QTableWidget):
         self.setObjectName("confusion")
         self.setVerticalHeaderLabels(_ROW)
         self.setHorizontalHeaderLabels(_COL)
-        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
-        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        display_only(self)
         self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)

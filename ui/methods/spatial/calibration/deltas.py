@@ -13,15 +13,16 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
-from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QPalette
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem, QWidget
+from PySide6.QtWidgets import QHeaderView, QTableWidget, QTableWidgetItem, QWidget
 
 from workstation.evaluation.intervals import Estimate
 from workstation.methods.spatial import metrics
 from workstation.methods.spatial.types import FAIL, PASS, REASONS, UNDECIDABLE
 from workstation.dataset import Dataset
 from workstation.util.refs import weak
+
+from ....widgets.tables import display_only, set_cell
 
 
 @dataclass(frozen=True)
@@ -132,9 +133,7 @@ class DeltaTable(QTableWidget):
         self.setVerticalHeaderLabels([r.label for r in DELTA_ROWS])
         self.setHorizontalHeaderLabels(["before", "after", "Δ"])
         self.setToolTip("Δ = after − before")
-        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
-        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        display_only(self)
         self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.verticalHeader().setDefaultSectionSize(22)
         self.before: Summary | None = None
@@ -153,20 +152,8 @@ class DeltaTable(QTableWidget):
             self._set(r, 2, f"{d:+.4f}" if np.isfinite(d) else "—").setForeground(QBrush(colour))
 
     def _set(self, r: int, c: int, text: str) -> QTableWidgetItem:
-        it = self.item(r, c)
-        if it is None:
-            it = _num(text)
-            self.setItem(r, c, it)
-        elif it.text() != text:
-            it.setText(text)
-        return it
+        return set_cell(self, r, c, text)
 
     def delta(self, key: str) -> float:
         assert self.before is not None and self.after is not None
         return self.after.get(key) - self.before.get(key)
-
-
-def _num(text: str) -> QTableWidgetItem:
-    it = QTableWidgetItem(text)
-    it.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-    return it

@@ -34,7 +34,6 @@ import numpy as np
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QComboBox,
     QGroupBox,
     QHBoxLayout,
@@ -64,6 +63,7 @@ from workstation.methods.spatial.calibration import (
 from workstation.methods.spatial.config import CheckerConfig
 from workstation.methods.spatial.data import primary_score_floor
 
+from ....widgets.tables import display_only, number_item, set_cell
 from .confusion_view import ConfusionView
 from .deltas import DELTA_ROWS, METRIC_ROWS, DeltaTable, Summary, at_tau_values, estimate_text, summarize_verdicts
 from .grid_dialog import GridSearchDialog
@@ -125,21 +125,9 @@ def _intervals_helper() -> ThreadPoolExecutor:
     return _INTERVALS
 
 
-def _item(text: str, align_right: bool = True) -> QTableWidgetItem:
-    it = QTableWidgetItem(text)
-    if align_right:
-        it.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-    return it
-
-
 def _set(t: QTableWidget, r: int, c: int, text: str, color: QColor | None = None) -> None:
-    """Show `text` in a cell, reusing its item (a refresh runs on every slider step)."""
-    it = t.item(r, c)
-    if it is None:
-        it = _item(text)
-        t.setItem(r, c, it)
-    elif it.text() != text:
-        it.setText(text)
+    """Show `text` in a cell, reusing its item, in `color` when given."""
+    it = set_cell(t, r, c, text)
     if color is not None:
         it.setForeground(QBrush(color))
 
@@ -148,9 +136,7 @@ def _table(rows: int, cols: int, headers: list[str], name: str, lines: int = 1) 
     t = QTableWidget(rows, cols)
     t.setObjectName(name)
     t.setHorizontalHeaderLabels(headers)
-    t.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    t.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
-    t.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+    display_only(t)
     t.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
     # one line of text a row: the height ResizeToContents gives such a row, measured once and
     # fixed (that mode measures the whole row again on every cell's change, and 35 cells change
@@ -159,7 +145,7 @@ def _table(rows: int, cols: int, headers: list[str], name: str, lines: int = 1) 
     vh.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
     t.setRowCount(rows + 1)
     t.setVerticalHeaderItem(rows, QTableWidgetItem("Wg_|"))
-    t.setItem(rows, 0, _item("\n".join(["0.0000"] + ["[0.000, 0.000]"] * (lines - 1))))
+    t.setItem(rows, 0, number_item("\n".join(["0.0000"] + ["[0.000, 0.000]"] * (lines - 1))))
     t.resizeRowsToContents()
     height = max(22, t.rowHeight(rows))
     t.setRowCount(rows)
