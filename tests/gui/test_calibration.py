@@ -271,21 +271,14 @@ def _calibration_window(open_window, tmp_path, sbuc_parsed):
     return w, w.calibration, w.spatial
 
 
-def test_on_a_loaded_machine_a_drag_shows_coarser_figures_says_so_and_the_release_is_exact(
-        qtbot, open_window, tmp_path, sbuc_parsed, monkeypatch):
-    """Each evaluation slower than the window's budget (a loaded machine): while the handle is
-    dragged, not every value it passes is evaluated (one at a time, the latest next), the status
-    bar says the live figures are coarser for as long as the drag lasts, and letting go shows the
-    figures of the value let go — those of the plain per-sample checker at that value — and
-    clears the line."""
+def _slow_checker(monkeypatch):
+    """The checker made slower than the window's live budget (a loaded machine); returns the
+    margins it is asked for, in order."""
     import time
 
     import workstation.methods.spatial.checker as checker
-    from ui.methods.spatial.calibration import panel as panel_mod
-    from ui.methods.spatial.calibration.panel import COARSE_NOTE, LIVE_BUDGET_MS
-    from workstation.methods.spatial.checker.reference import evaluate_reference
+    from ui.methods.spatial.calibration.panel import LIVE_BUDGET_MS
 
-    w, panel, state = _calibration_window(open_window, tmp_path, sbuc_parsed)
     real = checker.evaluate
     evaluated: list[float] = []
 
@@ -295,6 +288,22 @@ def test_on_a_loaded_machine_a_drag_shows_coarser_figures_says_so_and_the_releas
         return real(ds, cfg)
 
     monkeypatch.setattr(checker, "evaluate", slow)
+    return evaluated
+
+
+def test_on_a_loaded_machine_a_drag_shows_coarser_figures_says_so_and_the_release_is_exact(
+        qtbot, open_window, tmp_path, sbuc_parsed, monkeypatch):
+    """Each evaluation slower than the window's budget (a loaded machine): while the handle is
+    dragged, not every value it passes is evaluated (one at a time, the latest next), the status
+    bar says the live figures are coarser for as long as the drag lasts, and letting go shows the
+    figures of the value let go — those of the plain per-sample checker at that value — and
+    clears the line."""
+    from ui.methods.spatial.calibration import panel as panel_mod
+    from ui.methods.spatial.calibration.panel import COARSE_NOTE
+    from workstation.methods.spatial.checker.reference import evaluate_reference
+
+    w, panel, state = _calibration_window(open_window, tmp_path, sbuc_parsed)
+    evaluated = _slow_checker(monkeypatch)
     passed: list[float] = []
     panel.sliders["margin"].moved.connect(passed.append)
     shown: list[str] = []
@@ -801,24 +810,13 @@ def test_a_key_held_on_a_slider_steps_coarsely_on_a_loaded_machine_and_is_exact_
     budget, the repeated steps are live figures as a drag's are: most are skipped, the status bar
     says the figures are coarser, and letting the key go shows the exact figures of the value
     reached and clears the line."""
-    import time
-
     from PySide6.QtGui import QKeyEvent
 
-    import workstation.methods.spatial.checker as checker
-    from ui.methods.spatial.calibration.panel import COARSE_NOTE, LIVE_BUDGET_MS
+    from ui.methods.spatial.calibration.panel import COARSE_NOTE
     from workstation.methods.spatial.checker.reference import evaluate_reference
 
     w, panel, state = _calibration_window(open_window, tmp_path, sbuc_parsed)
-    real = checker.evaluate
-    evaluated: list[float] = []
-
-    def slow(ds, cfg):
-        evaluated.append(cfg.margin)
-        time.sleep(1.5 * LIVE_BUDGET_MS / 1000)
-        return real(ds, cfg)
-
-    monkeypatch.setattr(checker, "evaluate", slow)
+    evaluated = _slow_checker(monkeypatch)
     margin = panel.sliders["margin"]
     margin.slider.setFocus()
     m0, step = margin.value(), margin.spec.step

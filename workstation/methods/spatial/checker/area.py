@@ -35,9 +35,8 @@ def _build_area_stage(ds: Dataset, prep: Prepared, maf: float, near: _AreaStage 
     `INDEX_MAX_SHARE`), only those are compared again (`_FromNear`); else every one is."""
     index = _index_for(prep, maf, near)
     touched: np.ndarray | None = None
-    few = index is not None and near is not None and \
-        _band_size(index, near.maf, maf) <= INDEX_MAX_SHARE * prep.n_slots * prep.n
-    if few and index is not None and near is not None:
+    if index is not None and near is not None and \
+            _band_size(index, near.maf, maf) <= INDEX_MAX_SHARE * prep.n_slots * prep.n:
         ok, vok, walks, flipped, touched = _FromNear(ds.detections, prep, maf, near, index).run()
     else:
         ok, slot_ok, walks = _walk_slots(ds.detections, prep, maf, near)
@@ -174,12 +173,10 @@ class _FromNear:
             was = area < _area_threshold(prep, near.maf, c)
         turned = small != was
         self.changed[sl], self.small[sl] = c[turned], small[turned]
-        if not turned.any():
-            cand = near.walks[sl].cand
-        else:
+        cand = near.walks[sl].cand  # the same array when no first row turned (`_walk_from` reuses its walk)
+        if turned.any():
             multi = prep.seg_count[c, sl] >= 2  # with a later row to move to
             joined, left = c[turned & small & multi], c[turned & was & multi]
-            cand = near.walks[sl].cand
             if len(left):
                 cand = cand[~np.isin(cand, left, assume_unique=True)]
             if len(joined):

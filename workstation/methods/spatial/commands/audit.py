@@ -32,7 +32,7 @@ from ....util.csvsafe import escape_row
 from ....util.jsonsafe import dumps
 from ....util.output import output_file, write_output_text
 from ....command_base import add_project_arg, open_project, reading_project
-from .common import active_verdicts, config_hash, load_samples
+from .common import active_verdicts, load_samples
 from ..store import SpatialStore
 from ..data import spatial_columns
 
@@ -205,7 +205,7 @@ def audit_metrics(project: Any, annotator: str | None = None,
     at_tau = apply_tau(verdict, conf, cfg.tau)
     out: dict[str, Any] = {
         "project": str(Path(project.folder).resolve()),
-        "config_version": cid, "config_hash": config_hash(project, cid), "config_name": cfg.name,
+        "config_version": cid, "config_hash": project.evaluations.get(cid)["content_hash"], "config_name": cfg.name,
         "tau": cfg.tau, "samples": ds.n, "audited": int(len(audited)),
         "annotator": annotator, "annotators": SpatialStore(project).annotators(),
         "human_counts": {VERDICTS[k]: int((h == k).sum()) for k in range(3)},

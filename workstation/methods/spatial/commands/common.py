@@ -35,11 +35,6 @@ def active_verdicts(project: "Project", ds: "Dataset") -> tuple[int, "CheckerCon
     return cid, cfg, stored_verdicts(project, ds, cid)
 
 
-def config_hash(project: "Project", config_id: int) -> str:
-    row = project.con.execute("SELECT content_hash FROM evaluations WHERE eval_id=?", [config_id]).fetchone()
-    return str(row[0]) if row else ""
-
-
 def print_main_results(ds: "Dataset", v: Any, out: Any = None) -> None:
     """One line per run with the main metrics (4 decimals) and the abstention reasons."""
     from ..report import summary_lines
