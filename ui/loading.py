@@ -46,21 +46,86 @@ def import_duckdb() -> None:
         import duckdb  # noqa: F401
 
 
+class OpeningCancelled(Exception):
+    """The user cancelled opening a project (`OpenProgress.cancel`)."""
+
+
+class OpenProgress:
+    """How far a project's load (`load_project`) has got, read from any thread, and the way to
+    cancel it. Phases: "samples" (the samples and prompts), "detections" (scanned from the
+    project's table: `done` of `total`, -1 where the total is not known; a load that reads
+    them from the cache skips this phase), "labels" (the active config and the labels)."""
+
+    def __init__(self) -> None:
+        self.phase = "samples"
+        self.done = 0
+        self.total = -1
+        self._cancel = threading.Event()
+
+    def cancel(self) -> None:
+        """Ask the load to stop: it raises `OpeningCancelled` at its next step."""
+        self._cancel.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    def check(self) -> None:
+        if self._cancel.is_set():
+            raise OpeningCancelled("opening the project was cancelled")
+
+    def enter(self, phase: str) -> None:
+        self.check()
+        self.phase = phase
+
+    def detections(self, done: int, total: int) -> None:
+        """`SamplesRepo.load_dataset`'s progress callback (the scanning thread)."""
+        self.phase, self.done, self.total = "detections", done, total
+        self.check()
+
+    def note(self) -> str:
+        """A word on the phase under way, for a page with room for it."""
+        if self.phase == "detections" and not self.cancelled:
+            return ("The detections are read from the project's database and kept in the cache: "
+                    "the next open of this project reads them from there, in a fraction of the time.")
+        return ""
+
+    def describe(self) -> tuple[str, int]:
+        """What the load is doing, in words, and how far it is in percent (-1: not known)."""
+        if self.cancelled:
+            return "cancelling…", -1
+        if self.phase == "detections":
+            if self.total > 0:
+                pct = min(100, self.done * 100 // self.total)
+                return f"reading detections: {pct} % ({self.done:,} of {self.total:,})", pct
+            return f"reading detections: {self.done:,}", -1
+        if self.phase == "labels":
+            return "reading the labels…", -1
+        return "reading the samples…", -1
+
+
 def load_project(folder: str | Path, read_only: bool = False, snapshot: bool = False,
-                 with_verdicts: bool = True) -> LoadedProject:
+                 with_verdicts: bool = True, progress: OpenProgress | None = None) -> LoadedProject:
     """Open a project and load its samples, active config, verdicts and labels. No Qt objects
     are touched, so a worker thread can run it while the window stays responsive; the
     connection is then used by the GUI thread alone. Raises what `Project.open` raises.
-    Without `with_verdicts` the checker is left to `evaluate_active` (verdicts None)."""
+    Without `with_verdicts` the checker is left to `evaluate_active` (verdicts None).
+    `progress` follows the load and can cancel it: `OpeningCancelled` is raised and the
+    project is closed as it was."""
     import_duckdb()
     from workstation.methods.spatial.checker import evaluate
     from workstation.methods.spatial.data import spatial_columns
 
+    if progress is not None:
+        progress.enter("samples")
     project = Project.open_snapshot(folder) if snapshot else Project.open(folder, read_only=read_only)
     try:
         # the samples' relations and objects, which the views and the checker both read first,
         # are worked out while the detections are read
-        ds = project.samples.load_dataset(method="spatial", meanwhile=spatial_columns)
+        ds = project.samples.load_dataset(method="spatial", meanwhile=spatial_columns,
+                                          progress=progress.detections if progress is not None else None)
+        if progress is not None:
+            progress.enter("labels")
         cid, cfg = SpatialStore(project).active_config()
         verdicts = evaluate(ds, cfg) if ds.n and with_verdicts else None
         human = SpatialStore(project).human_verdicts(ds)
@@ -90,6 +155,7 @@ class EarlyLoad:
     def __init__(self, folder: str | Path, read_only: bool = False) -> None:
         self.folder = Path(folder)
         self.read_only = read_only
+        self.progress = OpenProgress()
         self._lock = threading.Lock()
         self._outcome: tuple[Any, bool] | None = None
         self._deliver: Callable[[Any, bool], None] | None = None
@@ -99,7 +165,8 @@ class EarlyLoad:
 
     def _run(self) -> None:
         try:
-            outcome: tuple[Any, bool] = (load_project(self.folder, self.read_only, False, False), True)
+            outcome: tuple[Any, bool] = (load_project(self.folder, self.read_only, False, False, self.progress),
+                                         True)
         except Exception as e:  # noqa: BLE001 - handed to `deliver`, which reports it
             outcome = (e, False)
         with self._lock:
@@ -120,7 +187,9 @@ class EarlyLoad:
         deliver(*outcome)
 
     def discard(self) -> None:
-        """Nobody will take the load: its project is closed once the load ends."""
+        """Nobody will take the load: it is cancelled, and its project is closed once it ends."""
+        self.progress.cancel()
+
         def close(result: Any, ok: bool) -> None:
             if ok:
                 result.project.close()

@@ -61,7 +61,7 @@ class MainWindow(QMainWindow):
         self.tabs.setObjectName("mainTabs")
         self.tabs.setDocumentMode(True)
         self.start_page = StartPage(self)
-        self.start_page.open_requested.connect(lambda f: self.open_project(f))
+        self.start_page.open_requested.connect(lambda f: self.open_project_in_background(f))
         self.tabs.addTab(self.start_page, "Start")
         self.setCentralWidget(self.tabs)
         self.actions_by_id: dict[str, QAction] = {}
@@ -260,7 +260,8 @@ class MainWindow(QMainWindow):
         self.annotator_label = QLabel("")
         self.progress_label = QLabel("")
         self.progress_label.setObjectName("progressLabel")
-        for w in (self.counts_label, self.annotator_label, self.progress_label, self.project_label):
+        for w in (self.counts_label, self.annotator_label, self.progress_label, self.opener.indicator,
+                  self.project_label):
             sb.addPermanentWidget(w)
 
     def _update_status(self, *_: Any) -> None:
@@ -323,8 +324,10 @@ class MainWindow(QMainWindow):
 
     def open_dialog(self, snapshot: bool = False) -> None:
         folder = project_dialogs.choose_folder(self, "Open project folder")
-        if folder:
+        if folder and snapshot:
             self.open_project(folder, snapshot=snapshot)
+        elif folder:
+            self.open_project_in_background(folder)
 
     def new_dialog(self) -> None:
         folder = project_dialogs.choose_folder(self, "Folder for the new project")
@@ -380,6 +383,7 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, e: QCloseEvent) -> None:  # noqa: N802
         self.closings += 1
+        self.opener.cancel()  # a project still being read is not wanted any more
         self._leave_all()
         project_dialogs.settings().setValue("geometry", self.saveGeometry())
         p = self.state.project

@@ -121,7 +121,7 @@ def _fill_recent(window: Any) -> None:
         window.recent_menu.addAction("(none)").setEnabled(False)
     for f in items:
         act = window.recent_menu.addAction(f)
-        act.triggered.connect(lambda _=False, ff=f: window.open_project(ff))
+        act.triggered.connect(lambda _=False, ff=f: window.open_project_in_background(ff))
 
 
 def build(window: Any, menu: QMenu) -> None:

@@ -3,7 +3,9 @@
 The store reads the samples on a thread of its own (or takes the load `main.py gui --project`
 started before Qt was imported, `ui.loading.EarlyLoad`); the window adopts them when they are
 read, and the checker evaluates them on another thread while the views fill in; its verdicts
-reach the spatial session when ready. Locks and errors end in the same messages as the window's
+reach the spatial session when ready. While the load runs, the status bar says what it is
+reading and how far it is (`OpeningIndicator`), with a button that cancels it: the window
+then stays as it was. Locks and errors end in the same messages as the window's
 `open_project`. No Qt module is imported off the GUI thread (PySide makes a binding's types as a
 module first reaches them, while Qt reads them on the GUI thread without Python's lock).
 """
@@ -15,8 +17,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtWidgets import (QApplication, QHBoxLayout, QMessageBox, QProgressBar, QPushButton, QSizePolicy,
+                               QWidget)
 
 from . import project_dialogs
 
@@ -38,6 +41,38 @@ def _warm_method_imports() -> None:
             log.debug("warming method %s failed", method, exc_info=True)
 
 
+class OpeningIndicator(QWidget):
+    """The status bar's part while a project opens: how far its load is, and a button that
+    cancels it. Hidden while no project is opening."""
+
+    #: how often the load's progress is read (ms)
+    POLL_MS = 200
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("openingIndicator")
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        self.bar = QProgressBar()
+        self.bar.setMaximumWidth(160)
+        self.bar.setMaximumHeight(14)
+        self.bar.setTextVisible(False)
+        self.cancel_button = QPushButton("Cancel opening")
+        self.cancel_button.setSizePolicy(QSizePolicy.Maximum, QSizePolicy.Fixed)
+        self.cancel_button.setToolTip("Stop reading this project; the window stays as it was")
+        lay.addWidget(self.bar)
+        lay.addWidget(self.cancel_button)
+        self.hide()
+
+    def show_progress(self, pct: int) -> None:
+        if pct < 0:
+            self.bar.setRange(0, 0)  # busy, with no share known
+        else:
+            self.bar.setRange(0, 100)
+            self.bar.setValue(pct)
+        self.show()
+
+
 class BackgroundOpen(QObject):
     # a background load's result or error, folder, read_only, ok, the window's closes at its start
     _loaded = Signal(object, object, bool, bool, int)
@@ -49,6 +84,13 @@ class BackgroundOpen(QObject):
         self.w = window
         self.load_worker: Any = None  # the thread of a background open, while it runs
         self.check_worker: Any = None  # the thread of a background check, while it runs
+        self.progress: Any = None  # the open's `OpenProgress`, while it runs
+        self._opening = ""  # the folder's name, while it opens
+        self.indicator = OpeningIndicator()
+        self.indicator.cancel_button.clicked.connect(self.cancel)
+        self._poll = QTimer(self)
+        self._poll.setInterval(OpeningIndicator.POLL_MS)
+        self._poll.timeout.connect(self._show_progress)
         # queued: an early load that has already ended delivers from this thread, after the call
         self._loaded.connect(self._on_loaded, Qt.QueuedConnection)
         self._checked.connect(self._on_checked)
@@ -60,33 +102,68 @@ class BackgroundOpen(QObject):
                                   or early.read_only != read_only):
             early.discard()  # not this open's: its project is closed when it ends
             early = None
-        if (self.load_worker is not None or not project_dialogs.is_project(folder)
-                or project_dialogs.is_open_here(folder)):
+        if self.load_worker is not None:  # one open at a time: this one is not started
+            if early is not None:
+                early.discard()
+            w.statusBar().showMessage(f"still opening {self._opening} — cancel it (the button on the right) "
+                                      f"to open {folder.name}", 8000)
+            w.load_finished.emit(False)
+            return
+        if not project_dialogs.is_project(folder) or project_dialogs.is_open_here(folder):
             if early is not None:  # it holds the project: gone before the open here
                 early.discard()
                 early.thread.join()
-            ok = w.open_project(folder, read_only=read_only) if self.load_worker is None else False
-            w.load_finished.emit(ok)
+            w.load_finished.emit(w.open_project(folder, read_only=read_only))
             return
+        from .loading import OpenProgress
+
         w.statusBar().showMessage(f"Opening {folder.name}…")
         w.project_label.setText(f"opening {folder.name}…")
         w.start_page.show_opening(folder.name)
         QApplication.setOverrideCursor(Qt.BusyCursor)
         closings = w.closings
+        self._opening = folder.name
         if early is not None:
+            self.progress = early.progress
             self.load_worker = early.thread
             early.then(lambda result, ok: self._deliver(result, folder, read_only, ok, closings))
         else:
-            worker = threading.Thread(target=self._load, args=(folder, read_only, closings), name="project-load")
+            self.progress = OpenProgress()
+            worker = threading.Thread(target=self._load, args=(folder, read_only, closings, self.progress),
+                                      name="project-load")
             self.load_worker = worker
             worker.start()
+        self.indicator.cancel_button.setEnabled(True)
+        self._poll.start()
         threading.Thread(target=_warm_method_imports, name="warm-imports", daemon=True).start()
 
-    def _load(self, folder: Path, read_only: bool, closings: int) -> None:
+    def cancel(self) -> None:
+        """Stop the open under way (if any): the window stays as it was."""
+        if self.progress is None or self.progress.cancelled:
+            return
+        self.progress.cancel()
+        self.indicator.cancel_button.setEnabled(False)
+        self._show_progress()
+
+    def _show_progress(self) -> None:
+        progress = self.progress
+        if progress is None:
+            return
+        text, pct = progress.describe()
+        self.w.statusBar().showMessage(f"Opening {self._opening}: {text}")
+        self.w.start_page.show_opening(self._opening, text, progress.note())
+        self.indicator.show_progress(pct)
+
+    def _stop_progress(self) -> None:
+        self._poll.stop()
+        self.indicator.hide()
+        self.progress = None
+
+    def _load(self, folder: Path, read_only: bool, closings: int, progress: Any) -> None:
         from .loading import load_project  # no Qt module is imported off the GUI thread
 
         try:
-            result: Any = load_project(folder, read_only, False, False)
+            result: Any = load_project(folder, read_only, False, False, progress)
             ok = True
         except Exception as e:  # noqa: BLE001 - reported on the GUI thread (`_failed`)
             result, ok = e, False
@@ -100,13 +177,25 @@ class BackgroundOpen(QObject):
                 result.project.close()
 
     def _on_loaded(self, result: Any, folder: Path, read_only: bool, ok: bool, closings: int) -> None:
+        from .loading import OpeningCancelled
+
+        cancelled = self.progress is not None and self.progress.cancelled
         self.load_worker = None
+        self._stop_progress()
         QApplication.restoreOverrideCursor()
         w = self.w
         if closings != w.closings:  # the window was closed while the project loaded: not adopted
             w.show_project_label()
             if ok:
                 result.project.close()
+            return
+        if cancelled or (not ok and isinstance(result, OpeningCancelled)):
+            if ok:  # it ended before it saw the cancel
+                result.project.close()
+            w.show_project_label()
+            w.start_page.refresh()
+            w.statusBar().showMessage(f"opening {folder.name} cancelled", 6000)
+            w.load_finished.emit(False)
             return
         if ok:
             self._adopt(result, folder)

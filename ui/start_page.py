@@ -51,8 +51,12 @@ class StartPage(QWidget):
         lay.addStretch(1)
         self.refresh()
 
-    def show_opening(self, name: str) -> None:
-        self.hint.setText(f"Opening <b>{name}</b>… its samples appear once they are read.")
+    def show_opening(self, name: str, doing: str = "", note: str = "") -> None:
+        """Say which project is opening (what its load is `doing`, and a `note` on it, in words)."""
+        from html import escape
+
+        self.hint.setText(f"Opening <b>{escape(name)}</b>… its samples appear once they are read."
+                          + "".join(f"<br>{escape(t)}" for t in (doing, note) if t))
 
     def refresh(self) -> None:
         p = self.w.state.project

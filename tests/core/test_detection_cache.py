@@ -423,3 +423,40 @@ def test_rows_written_between_the_count_and_the_scan_key_the_entry_by_what_was_s
     assert count.calls == {"aggregates": 1, "scan": 0}  # the entry's key is the table's as it is now
     assert len(during.detections) == len(after.detections)
     _assert_same_detections(after, scanned_spatial(project, monkeypatch))
+
+
+def test_a_scan_reports_its_progress_and_a_cancel_leaves_no_entry(
+        project: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scan of a first open says how many detections it has read, batch by batch; a
+    progress callback that raises stops the load there: the error reaches the caller, no cache
+    entry is left, and the next load scans and gives the same detections."""
+    import workstation.store.samples as samples_mod
+
+    scanned = scanned_spatial(project, monkeypatch)
+    n = len(scanned.detections)
+    monkeypatch.setattr(samples_mod, "SCAN_BATCH", 1000)
+    seen: list[tuple[int, int]] = []
+    with Project.open(project, read_only=True) as p:
+        ds = p.samples.load_dataset(method="spatial", progress=lambda done, total: seen.append((done, total)))
+        (total,) = p.con.execute("SELECT count(*) FROM detections").fetchone()
+    _assert_same_detections(ds, scanned)
+    assert {t for _, t in seen} == {total} and total >= n  # the table's count, read before the scan
+    dones = [d for d, _ in seen]
+    assert dones[0] == 0 and dones == sorted(dones) and dones[-1] == total  # every detection read
+    assert len(seen) == 1 + -(-total // 1000)  # the start, then every batch of 1,000
+    shutil.rmtree(cache_dir)
+
+    class Stop(Exception):
+        pass
+
+    def stop_half_way(done: int, total: int) -> None:
+        if done >= total // 2:
+            raise Stop
+
+    with Project.open(project, read_only=True) as p:
+        with pytest.raises(Stop):
+            p.samples.load_dataset(method="spatial", progress=stop_half_way)
+        assert _entries(cache_dir) == []  # nothing half-written in the cache
+        again = p.samples.load_dataset(method="spatial")  # the connection is usable at once
+    _assert_same_detections(again, scanned)
+    assert len(_entries(cache_dir)) == 1

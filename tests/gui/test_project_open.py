@@ -19,6 +19,7 @@ from ui.main_window import MainWindow
 
 from .conftest import ROOT, on_next_modal
 from workstation.methods.spatial.store import SpatialStore
+from workstation.store import Project
 
 pytestmark = pytest.mark.gui
 
@@ -36,7 +37,9 @@ def test_recent_projects(qtbot, open_window, sbuc_project: Path, png_project: Pa
     w.recent_menu.aboutToShow.emit()  # the menu is filled as it opens
     texts = [a.text() for a in w.recent_menu.actions()]
     assert texts[:2] == [str(png_project.resolve()), str(sbuc_project.resolve())]
-    w.recent_menu.actions()[1].trigger()
+    with qtbot.waitSignal(w.load_finished, timeout=30000) as blocker:  # read without blocking the window
+        w.recent_menu.actions()[1].trigger()
+    assert blocker.args == [True]
     assert w.spatial.project.folder.resolve() == sbuc_project.resolve()
     assert w.windowTitle().startswith("sbuc_project")
 
@@ -324,8 +327,9 @@ def test_a_closed_project_leaves_no_dataset_or_verdicts_behind(qtbot, open_windo
 
 def test_a_window_closed_while_its_project_loads_does_not_adopt_it(qtbot, open_window, sbuc_project,
                                                                    monkeypatch) -> None:
-    """The load finishes after the window was closed: nothing takes the project, its database is
-    closed, and another window opens the folder at once."""
+    """The window is closed while its project loads: the load is cancelled (or, when it had
+    already ended, its project closed), nothing takes the project, and another window opens the
+    folder at once."""
     import threading
 
     import ui.loading
@@ -336,7 +340,11 @@ def test_a_window_closed_while_its_project_loads_does_not_adopt_it(qtbot, open_w
 
     def held(*a, **k):
         release.wait(30)
-        loaded = real(*a, **k)
+        try:
+            loaded = real(*a, **k)
+        except ui.loading.OpeningCancelled as e:
+            loads.append(e)
+            raise
         loads.append(loaded)
         return loaded
 
@@ -349,8 +357,7 @@ def test_a_window_closed_while_its_project_loads_does_not_adopt_it(qtbot, open_w
     qtbot.waitUntil(lambda: w.opener.load_worker is None, timeout=30000)
     assert len(loads) == 1 and w.spatial.project is None and w.spatial.dataset is None
     assert w.project_label.text() == "no project — File → Open (Ctrl+O)"
-    with pytest.raises(Exception, match="(?i)closed"):  # its database was closed
-        loads[0].project.con.execute("SELECT 1")
+    assert isinstance(loads[0], ui.loading.OpeningCancelled)  # the close cancelled it before it read
     monkeypatch.setattr(ui.loading, "load_project", real)
     w2 = open_window()
     assert w2.open_project(sbuc_project)
@@ -440,11 +447,15 @@ def test_a_load_started_for_another_folder_is_closed_and_the_window_reads_its_ow
     from ui.loading import EarlyLoad
 
     real = ui.loading.load_project
-    loads: list[object] = []
+    loads: list[tuple[Path, object]] = []  # each load's folder, and what it gave or raised
 
-    def recorded(*a, **k):
-        loads.append(real(*a, **k))
-        return loads[-1]
+    def recorded(folder, *a, **k):
+        try:
+            loads.append((Path(folder), real(folder, *a, **k)))
+        except ui.loading.OpeningCancelled as e:
+            loads.append((Path(folder), e))
+            raise
+        return loads[-1][1]
 
     monkeypatch.setattr(ui.loading, "load_project", recorded)
     early = EarlyLoad(png_project)
@@ -455,8 +466,89 @@ def test_a_load_started_for_another_folder_is_closed_and_the_window_reads_its_ow
     assert w.spatial.project.folder.resolve() == sbuc_project.resolve() and w.spatial.dataset.n == 800
     early.thread.join(30)
     # the early load (the window's own load of its folder is recorded too)
-    early_loads = [x for x in loads if x.project.folder.resolve() == png_project.resolve()]
-    own = [x for x in loads if x.project is w.spatial.project]
+    early_loads = [x for f, x in loads if f.resolve() == png_project.resolve()]
+    own = [x for _, x in loads if getattr(x, "project", None) is w.spatial.project]
     assert len(early_loads) == 1 and len(own) == 1 and len(loads) == 2
-    with pytest.raises(Exception, match="(?i)closed"):  # nobody took it: its database was closed
-        early_loads[0].project.con.execute("SELECT 1")
+    (left,) = early_loads
+    # nobody took it: it was cancelled, or, when it had already ended, its database was closed
+    if not isinstance(left, ui.loading.OpeningCancelled):
+        with pytest.raises(Exception, match="(?i)closed"):
+            left.project.con.execute("SELECT 1")
+    with Project.open(png_project) as p:  # nothing holds the folder
+        assert p.samples.count() > 0
+
+
+def test_an_open_says_how_far_it_has_read_and_can_be_cancelled(qtbot, open_window, sbuc_project, png_project,
+                                                               monkeypatch) -> None:
+    """Opening a project from the recent list reads it beside the window: the status bar says
+    how many detections are read and offers to cancel; a cancel leaves the window on the
+    project it had, and the cancelled project opens again at once."""
+    import threading
+
+    import ui.loading
+    import workstation.store.samples as samples_mod
+
+    monkeypatch.setattr(samples_mod, "SCAN_BATCH", 1000)
+    held, release = threading.Event(), threading.Event()
+    real = ui.loading.OpenProgress.detections
+
+    def slow(self, done: int, total: int) -> None:
+        real(self, done, total)
+        if done >= 2000 and not release.is_set():  # the scan stops here until the test lets it go
+            held.set()
+            release.wait(30)
+            self.check()
+
+    monkeypatch.setattr(ui.loading.OpenProgress, "detections", slow)
+    w = open_window(png_project)
+    project_dialogs.add_recent(sbuc_project)
+    w.recent_menu.aboutToShow.emit()
+    (act,) = [a for a in w.recent_menu.actions() if a.text() == str(sbuc_project.resolve())]
+    with qtbot.waitSignal(w.load_finished, timeout=30000) as blocker:
+        act.trigger()
+        assert held.wait(30)
+        ind = w.opener.indicator
+        qtbot.waitUntil(lambda: "(2,000 of" in w.statusBar().currentMessage(), timeout=5000)
+        msg = w.statusBar().currentMessage()
+        assert msg.startswith(f"Opening {sbuc_project.name}: reading detections: ") and "% (2,000 of " in msg
+        assert ind.isVisible() and ind.cancel_button.isEnabled() and 0 < ind.bar.value() < 100
+        # the project it had stays open and usable meanwhile
+        assert w.spatial.project.folder.resolve() == png_project.resolve()
+        qtbot.mouseClick(ind.cancel_button, Qt.LeftButton)
+        assert not ind.cancel_button.isEnabled()
+        assert w.statusBar().currentMessage() == f"Opening {sbuc_project.name}: cancelling…"
+        release.set()
+    assert blocker.args == [False]
+    assert not w.opener.indicator.isVisible() and w.opener.load_worker is None
+    assert w.statusBar().currentMessage() == f"opening {sbuc_project.name} cancelled"
+    assert w.spatial.project.folder.resolve() == png_project.resolve()
+    assert w.project_label.text() == png_project.name
+    # nothing of the cancelled load holds the project: it opens here at once
+    assert w.open_project(sbuc_project)
+    assert w.spatial.dataset.n == 800
+
+
+def test_a_second_open_while_one_runs_says_why_it_waits(qtbot, open_window, sbuc_project, png_project,
+                                                        monkeypatch) -> None:
+    import threading
+
+    import ui.loading
+
+    release = threading.Event()
+    real = ui.loading.load_project
+
+    def held(*a, **k):
+        release.wait(30)
+        return real(*a, **k)
+
+    monkeypatch.setattr(ui.loading, "load_project", held)
+    w = open_window()
+    w.open_project_in_background(sbuc_project)
+    with qtbot.waitSignal(w.load_finished, timeout=5000) as second:
+        w.open_project_in_background(png_project)
+    assert second.args == [False]
+    assert w.statusBar().currentMessage() == (f"still opening {sbuc_project.name} — cancel it (the button on the "
+                                              f"right) to open {png_project.name}")
+    with qtbot.waitSignal(w.load_finished, timeout=30000) as first:
+        release.set()
+    assert first.args == [True] and w.spatial.project.folder.resolve() == sbuc_project.resolve()

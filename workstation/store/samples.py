@@ -283,15 +283,22 @@ class SamplesRepo(Repo):
         return int(row[0])
 
     def load_dataset(self, runs: Sequence[str] | None = None, method: str | None = None,
-                     meanwhile: Callable[[Dataset], object] | None = None) -> Dataset:
+                     meanwhile: Callable[[Dataset], object] | None = None,
+                     progress: Callable[[int, int], object] | None = None) -> Dataset:
         """All samples (or those of `runs`, or whose prompt belongs to `method`) with their
         detections, in project order. With `method`, only that method's prompts are loaded.
         `meanwhile(shell)` runs on the loading thread while the detections are read: `shell`
         holds the loaded samples and prompts and no detections, and what `meanwhile` puts in its
         `cache` is carried over to the dataset returned (so it must derive from the samples and
         prompts alone). An error it raises is left for the caller to meet again later: it is
-        logged, and the load goes on."""
-        ds = self._load_dataset(runs, method, meanwhile)
+        logged, and the load goes on.
+
+        `progress(done, total)`, when the detections are scanned from the table (not when they
+        are read from the cache), is called on the scanning thread after each batch: detections
+        read so far and the table's count (-1 where the count is not known). An exception it
+        raises ends the load (the way to cancel it): nothing is written to the cache, the
+        project is as it was, and the exception reaches the caller."""
+        ds = self._load_dataset(runs, method, meanwhile, progress)
         # The scan leaves the table's blocks in DuckDB's buffer pool (~50 MB per 1.3M detections)
         # and freed buffers in its allocator: a brief low memory limit evicts the blocks, the next
         # statement flushes the allocator; then the C heap and Arrow's pool are trimmed.
@@ -305,7 +312,8 @@ class SamplesRepo(Repo):
         return ds
 
     def _load_dataset(self, runs: Sequence[str] | None, method: str | None = None,
-                      meanwhile: Callable[[Dataset], object] | None = None) -> Dataset:
+                      meanwhile: Callable[[Dataset], object] | None = None,
+                      progress: Callable[[int, int], object] | None = None) -> Dataset:
         import pyarrow.compute as pc
 
         conds: list[str] = []
@@ -337,11 +345,11 @@ class SamplesRepo(Repo):
                 # this thread holds the connection (a transaction): a second thread would wait
                 # for it forever, so the detections are read here first
                 try:
-                    future.set_result(self._load_detections(st, where, params))
+                    future.set_result(self._load_detections(st, where, params, progress))
                 except Exception as e:  # noqa: BLE001 - raised below, as from the second thread
                     future.set_exception(e)
             else:
-                future = _loaders().submit(self._load_detections, st, where, params)
+                future = _loaders().submit(self._load_detections, st, where, params, progress)
             try:
                 prompts = self._prompts_of(prompt_table)
                 del prompt_table
@@ -375,7 +383,8 @@ class SamplesRepo(Repo):
             EntryRef.attach(ds, key)
         return ds
 
-    def _load_detections(self, st: Any, where: str, params: list[Any]) -> tuple[Detections, list[str], Any]:
+    def _load_detections(self, st: Any, where: str, params: list[Any],
+                         progress: Callable[[int, int], object] | None = None) -> tuple[Detections, list[str], Any]:
         """The detections of the samples in `st` (the samples query's Arrow table, with each
         sample id's two hashes), rows mapped to `st`'s rows, the variant names, and the cache
         key they were read from (None when they were not). From a million detections (see
@@ -386,7 +395,7 @@ class SamplesRepo(Repo):
         scope = hashlib.sha256(json.dumps([where, [str(p) for p in params]]).encode()).hexdigest()[:16]
         family, n_detections = self._detection_cache_family(st)
         if family is None:
-            dets, names, _ = self._scan_detections(st, where, params)
+            dets, names, _ = self._scan_detections(st, where, params, progress=progress)
             return dets, names, None
         key = None
         if detection_cache.may_hold(family):  # an entry may be this load's: the table's aggregates decide
@@ -400,7 +409,8 @@ class SamplesRepo(Repo):
         pending = detection_cache.PendingEntry.start(
             key or detection_cache.make_key(self.folder, family, (), st.num_rows, scope), incoming)
         try:
-            dets, names, scanned = self._scan_detections(st, where, params, pending, aggregate=True)
+            dets, names, scanned = self._scan_detections(st, where, params, pending, aggregate=True,
+                                                         progress=progress)
             if scanned is not None:  # the key of the rows the scan read
                 if scanned[0] != n_detections:  # the table changed since its count was read
                     family, _ = self._detection_cache_family(st, scanned[0])
@@ -459,12 +469,13 @@ class SamplesRepo(Repo):
         return detection_cache.make_key(self.folder, family, tuple(row or ()), st.num_rows, scope)
 
     def _scan_detections(self, st: Any, where: str, params: list[Any], pending: Any = None,
-                         aggregate: bool = False) -> tuple[Detections, list[str], tuple[int, int, int] | None]:
+                         aggregate: bool = False, progress: Callable[[int, int], object] | None = None,
+                         ) -> tuple[Detections, list[str], tuple[int, int, int] | None]:
         """`_load_detections` read from the project's detections table; the columns a cache
         entry keeps are filled in `pending`'s files where it can map them. Third, with
         `aggregate`: the table's fingerprint for the cache's key (count, exclusive or and sum of
         `ROW_HASH`), aggregated from the rows read, when the scan read every row of the table;
-        else None. The steps: `detection_scan`."""
+        else None. `progress`: see `load_dataset`. The steps: `detection_scan`."""
         import pyarrow.compute as pc
 
         from . import detection_cache
@@ -506,21 +517,30 @@ class SamplesRepo(Repo):
                     self.con.execute(f"SET memory_limit = '{STREAM_MEMORY_LIMIT}'")
                 try:
                     read = [cols] + ([f"{ROW_HASH.format(t='d.')} AS fp"] if aggregate else [])
+                    if progress is not None:
+                        progress(0, plan["count"] if hashed is not None else -1)
                     reader = self.con.raw.sql(source.format(cols=", ".join(read)),
                                               params=sql_params).to_arrow_reader(SCAN_BATCH)
-                    for batch in reader:
-                        if attempt == 0 and batch.num_rows and not pc.all(batch.column("exact")).as_py():
-                            complete = False
-                            break
-                        if aggregate:
-                            add_to_fingerprint(fingerprint, batch)
-                        if hashed is not None:
-                            row = sample_rows.rows(batch)
-                        else:
-                            row = (batch.column("row").to_numpy(zero_copy_only=False).astype(np.int64) * n_rid
-                                   + batch.column("rid").to_numpy(zero_copy_only=False))
-                        columns.add(batch, row)
-                        del row
+                    try:
+                        done = 0
+                        for batch in reader:
+                            if attempt == 0 and batch.num_rows and not pc.all(batch.column("exact")).as_py():
+                                complete = False
+                                break
+                            if aggregate:
+                                add_to_fingerprint(fingerprint, batch)
+                            if hashed is not None:
+                                row = sample_rows.rows(batch)
+                            else:
+                                row = (batch.column("row").to_numpy(zero_copy_only=False).astype(np.int64)
+                                       * n_rid + batch.column("rid").to_numpy(zero_copy_only=False))
+                            columns.add(batch, row)
+                            del row
+                            done += batch.num_rows
+                            if progress is not None:
+                                progress(done, plan["count"] if hashed is not None else -1)
+                    finally:
+                        reader.close()  # a scan given up (an error, a cancel) ends here
                     del reader
                 finally:
                     if hashed is not None:
