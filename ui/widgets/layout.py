@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QSplitter, QVBoxLayout, QWidget
 
 
 def splitter(orientation: Qt.Orientation, *widgets: QWidget, stretch: Sequence[int] = (),
@@ -20,6 +20,15 @@ def splitter(orientation: Qt.Orientation, *widgets: QWidget, stretch: Sequence[i
     if sizes:
         split.setSizes(list(sizes))
     return split
+
+
+def row(*widgets: QWidget, stretch: Sequence[int] = ()) -> QHBoxLayout:
+    """A row holding `widgets` left to right; `stretch` gives each its stretch factor (how it
+    shares the row's width left over), when given."""
+    lay = QHBoxLayout()
+    for i, w in enumerate(widgets):
+        lay.addWidget(w, stretch[i] if i < len(stretch) else 0)
+    return lay
 
 
 def column(*widgets: QWidget, margin: int = 0) -> QWidget:

@@ -128,7 +128,7 @@ class CalibrationPanel(QWidget):
     # =========================================================================================
     def _build(self) -> None:
         # ---- left column: parameters, metrics, deltas, the guaranteed choice
-        self.params_box = ParamsBox(self.state)
+        self.params_box = ParamsBox(self.state, reset=self.reset, grid_search=self.open_grid_search, apply=self.apply)
         self.live_box = LiveVerdictsBox(self.state, self._interval_key)
         self.deltas_box = DeltasBox(self.state, self._refresh_deltas)
         # J's choice beside the one whose risk is guaranteed (Learn then Test), over the same grid
@@ -170,10 +170,6 @@ class CalibrationPanel(QWidget):
         for plot in (self.tau_plot, self.cov_plot):
             plot.tau_dragged.connect(self._on_tau_dragged)
             plot.tau_finished.connect(self._on_tau_finished)
-        self.reset_button.clicked.connect(self.reset)
-        self.grid_button.clicked.connect(self.open_grid_search)
-        self.apply_button.clicked.connect(self.apply)
-        self.note_edit.returnPressed.connect(self.apply)
         self.guarantee_box.chosen.connect(self.load_params)
         self.live_box.headline_ready.connect(self._adopt_headline)
 

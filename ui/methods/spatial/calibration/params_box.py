@@ -4,6 +4,7 @@ the stored active version's."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QLineEdit, QVBoxLayout
@@ -18,10 +19,12 @@ APPLY_TIP = "save these parameters as a new checker-config version with its verd
 
 
 class ParamsBox(QGroupBox):
-    """The buttons only show; the panel connects them. `is_applied` and `show_version` read the
-    state (`SpatialSession`) they are given."""
+    """Reset, Grid search… and Apply (its button, or Enter in the note) call `reset`,
+    `grid_search` and `apply`; `is_applied` and `show_version` read the state
+    (`SpatialSession`) they are given."""
 
-    def __init__(self, state: Any) -> None:
+    def __init__(self, state: Any, reset: Callable[[], object], grid_search: Callable[[], object],
+                 apply: Callable[[], object]) -> None:
         super().__init__("Checker parameters")
         self.state = state
         self._stored_hash: dict[int, str] = {}  # config version → content hash
@@ -30,8 +33,8 @@ class ParamsBox(QGroupBox):
         self.sliders = ParamSliders(PARAMS)
         pl.addWidget(self.sliders)
         btns = QHBoxLayout()
-        self.reset_button = push_button("Reset", tip="back to the stored active version", name="calib_reset")
-        self.grid_button = push_button("Grid search…", name="calib_grid")
+        self.reset_button = push_button("Reset", reset, "back to the stored active version", name="calib_reset")
+        self.grid_button = push_button("Grid search…", grid_search, name="calib_grid")
         btns.addWidget(self.reset_button)
         btns.addWidget(self.grid_button)
         btns.addStretch(1)
@@ -40,7 +43,8 @@ class ParamsBox(QGroupBox):
         self.note_edit = QLineEdit()
         self.note_edit.setObjectName("calib_note")
         self.note_edit.setPlaceholderText("note for the new version (optional)")
-        self.apply_button = push_button("Apply", tip=APPLY_TIP, name="calib_apply")
+        self.note_edit.returnPressed.connect(apply)
+        self.apply_button = push_button("Apply", apply, APPLY_TIP, name="calib_apply")
         apply_row.addWidget(self.note_edit, 1)
         apply_row.addWidget(self.apply_button)
         pl.addLayout(apply_row)
