@@ -38,7 +38,6 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QPlainTextEdit,
     QProgressBar,
-    QPushButton,
     QSpinBox,
     QTableWidget,
     QTableWidgetItem,
@@ -61,7 +60,7 @@ from workstation.jobs.spec import JobPaths
 from workstation.types import WorkstationError
 
 from .state import AppState
-from .widgets.forms import browse_row, double_spin_box, spin_box, wrapped_label
+from .widgets.forms import browse_row, double_spin_box, push_button, spin_box, wrapped_label
 from .widgets.layout import splitter
 
 log = logging.getLogger(__name__)
@@ -90,13 +89,13 @@ class JobsPanel(QWidget):
         self._last_reload = 0.0
         self._log_job = ""
 
-        self.new_button = QPushButton("New job…")
-        self.resume_button = QPushButton("Resume")
-        self.cancel_button = QPushButton("Cancel")
-        self.refresh_button = QPushButton("Refresh")
-        self.new_button.setToolTip("Generate images for a suite, detect objects and evaluate them")
-        self.resume_button.setToolTip("Run the selected job again; items already done are skipped")
-        self.cancel_button.setToolTip("Stop the selected job after its current batch (finished items are kept)")
+        self.new_button = push_button("New job…", self.new_job_dialog,
+                                      "Generate images for a suite, detect objects and evaluate them")
+        self.resume_button = push_button("Resume", self.resume_selected,
+                                         "Run the selected job again; items already done are skipped")
+        self.cancel_button = push_button("Cancel", self.cancel_selected,
+                                         "Stop the selected job after its current batch (finished items are kept)")
+        self.refresh_button = push_button("Refresh", self.refresh)
         bar = QHBoxLayout()
         for b in (self.new_button, self.resume_button, self.cancel_button, self.refresh_button):
             bar.addWidget(b)
@@ -141,10 +140,6 @@ class JobsPanel(QWidget):
         self.timer.setInterval(poll_ms)
         self.timer.timeout.connect(self.tick)
 
-        self.new_button.clicked.connect(self.new_job_dialog)
-        self.resume_button.clicked.connect(self.resume_selected)
-        self.cancel_button.clicked.connect(self.cancel_selected)
-        self.refresh_button.clicked.connect(self.refresh)
         self.table.itemSelectionChanged.connect(self._selection_changed)
         state.project_changed.connect(self._project_changed)
         app = QApplication.instance()

@@ -12,6 +12,7 @@ same process is told the same: folders open for writing in this process are reme
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -81,42 +82,65 @@ def release(folder: str | Path | None) -> None:
         _OPEN_HERE.discard(_key(folder))
 
 
-def _ask_open_read_only(parent: QWidget | None, name: str, title: str, text: str,
-                        informative: str, button: tuple[str, str], default_open: bool) -> bool:
-    """A warning that offers one way to open the project read-only beside Cancel: True when the
-    user takes it. `button` is the open button's text and object name."""
+@dataclass(frozen=True)
+class ReadOnlyOffer:
+    """A way to open a project read-only that a warning offers when it cannot be opened for
+    writing: the warning's texts (`text` names the project as {name}), its open button, whether
+    that button is the default, how the project is then opened and what the status bar says."""
+
+    name: str
+    title: str
+    text: str
+    informative: str
+    button: tuple[str, str]  # the open button's text and object name
+    default_open: bool
+    open_as: dict[str, bool]
+    opened: str
+
+
+SNAPSHOT = ReadOnlyOffer(
+    "lockedMessage", "Project in use", "<b>{name}</b> is open in another window or process.",
+    "Only one window can change a project at a time. You can open a read-only snapshot of it as last "
+    "saved: you can browse and look at pairs, but not label.",
+    ("Open read-only snapshot", "openSnapshot"), default_open=False, open_as={"snapshot": True},
+    opened="opened a read-only snapshot of {name}")
+READ_ONLY_FOLDER = ReadOnlyOffer(
+    "readOnlyFolderMessage", "Read-only folder", "<b>{name}</b> is in a folder that cannot be written.",
+    "You can open it read-only: browse, look at pairs and write reports elsewhere, but not label. To "
+    "label, copy the project to a folder you can write.",
+    ("Open read-only", "openReadOnly"), default_open=True, open_as={"read_only": True},
+    opened="opened {name} read-only (its folder cannot be written)")
+
+
+def ask_open_read_only(parent: QWidget | None, folder: str | Path, reason: str, offer: ReadOnlyOffer) -> bool:
+    """A warning that says `reason` and offers `offer` beside Cancel: True when the user takes it."""
     box = QMessageBox(parent)
-    box.setObjectName(name)
+    box.setObjectName(offer.name)
     box.setIcon(QMessageBox.Warning)
-    box.setWindowTitle(title)
-    box.setText(text)
-    box.setInformativeText(informative)
-    ro = box.addButton(button[0], QMessageBox.AcceptRole)
-    ro.setObjectName(button[1])
+    box.setWindowTitle(offer.title)
+    box.setText(offer.text.format(name=Path(folder).name))
+    box.setInformativeText(f"{reason}\n\n{offer.informative}")
+    ro = box.addButton(offer.button[0], QMessageBox.AcceptRole)
+    ro.setObjectName(offer.button[1])
     cancel = box.addButton(QMessageBox.Cancel)
-    box.setDefaultButton(ro if default_open else cancel)
+    box.setDefaultButton(ro if offer.default_open else cancel)
     box.exec()
     return box.clickedButton() is ro
 
 
-def ask_open_snapshot(parent: QWidget | None, folder: str | Path, reason: str) -> bool:
-    """The lock message: True when the user chooses the read-only snapshot."""
-    return _ask_open_read_only(
-        parent, "lockedMessage", "Project in use",
-        f"<b>{Path(folder).name}</b> is open in another window or process.",
-        f"{reason}\n\nOnly one window can change a project at a time. You can open a read-only "
-        "snapshot of it as last saved: you can browse and look at pairs, but not label.",
-        ("Open read-only snapshot", "openSnapshot"), default_open=False)
-
-
-def ask_open_read_only(parent: QWidget | None, folder: str | Path, reason: str) -> bool:
-    """A project in a folder that cannot be written: True when the user opens it read-only."""
-    return _ask_open_read_only(
-        parent, "readOnlyFolderMessage", "Read-only folder",
-        f"<b>{Path(folder).name}</b> is in a folder that cannot be written.",
-        f"{reason}\n\nYou can open it read-only: browse, look at pairs and write reports elsewhere, "
-        "but not label. To label, copy the project to a folder you can write.",
-        ("Open read-only", "openReadOnly"), default_open=True)
+def _open_read_only(state: AppState, parent: QWidget | None, folder: Path, reason: str, offer: ReadOnlyOffer,
+                    ask: bool = True) -> bool:
+    """Open `folder` as `offer` says, once the user takes it (when `ask`); False if it was not
+    opened (message shown)."""
+    if ask and not ask_open_read_only(parent, folder, reason, offer):
+        return False
+    try:
+        state.open_project(folder, **offer.open_as)
+    except ProjectError as e:
+        QMessageBox.critical(parent, "Cannot open the project", str(e))
+        return False
+    state.message.emit(offer.opened.format(name=folder.name))
+    return True
 
 
 def open_project(state: AppState, folder: str | Path, parent: QWidget | None = None,
@@ -137,23 +161,11 @@ def open_project(state: AppState, folder: str | Path, parent: QWidget | None = N
             return True  # already open here, in this window
         state.open_project(folder, read_only=read_only, snapshot=snapshot)
     except ProjectLocked as e:
-        if not read_only and not ask_open_snapshot(parent, folder, str(e)):
+        if not _open_read_only(state, parent, folder, str(e), SNAPSHOT, ask=not read_only):
             return False
-        try:
-            state.open_project(folder, snapshot=True)
-        except ProjectError as e2:
-            QMessageBox.critical(parent, "Cannot open the project", str(e2))
-            return False
-        state.message.emit(f"opened a read-only snapshot of {folder.name}")
     except ProjectReadOnly as e:
-        if not ask_open_read_only(parent, folder, str(e)):
+        if not _open_read_only(state, parent, folder, str(e), READ_ONLY_FOLDER):
             return False
-        try:
-            state.open_project(folder, read_only=True)
-        except ProjectError as e2:
-            QMessageBox.critical(parent, "Cannot open the project", str(e2))
-            return False
-        state.message.emit(f"opened {folder.name} read-only (its folder cannot be written)")
     except ProjectError as e:
         QMessageBox.critical(parent, "Cannot open the project", str(e))
         return False

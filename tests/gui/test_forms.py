@@ -1,13 +1,15 @@
-"""The form helpers every dialog builds its fields and buttons with: what a user sees and does."""
+"""The form helpers every dialog builds its fields and buttons with, and the layout helpers its
+rows and columns: what a user sees and does."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLineEdit, QPushButton, QVBoxLayout
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
-from ui.widgets.forms import browse_row, double_spin_box, ok_cancel, spin_box
+from ui.widgets.forms import browse_row, check_box, double_spin_box, ok_cancel, spin_box
+from ui.widgets.layout import column, row
 
 
 def test_number_fields_show_their_value_within_their_bounds(qtbot: Any) -> None:
@@ -53,3 +55,34 @@ def test_browse_fills_the_field_beside_it(qtbot: Any) -> None:
     assert browse is not None and browse.text() == "Browse…"
     qtbot.mouseClick(browse, Qt.MouseButton.LeftButton)
     assert edit.text() == "/data/run"
+
+
+def test_a_check_box_reports_each_click_with_its_state(qtbot: Any) -> None:
+    seen: list[bool] = []
+    box = check_box("blind", seen.append, name="blindBox", checked=True)
+    qtbot.addWidget(box)
+    box.show()
+    assert box.isChecked() and box.objectName() == "blindBox" and box.text() == "blind"
+    qtbot.mouseClick(box, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(box, Qt.MouseButton.LeftButton)
+    assert seen == [False, True]
+
+
+def test_a_row_gives_its_stretching_widget_the_width_left_and_a_column_keeps_its_boxes_on_top(qtbot: Any) -> None:
+    page = QWidget()
+    qtbot.addWidget(page)
+    summary, button = QLabel("3 of 10 labelled"), QPushButton("Store")
+    page.setLayout(row(summary, button, stretch=(1,)))
+    page.resize(600, 40)
+    page.show()
+    qtbot.waitExposed(page)
+    assert summary.width() > 600 - button.width() - 40  # the summary takes what the button leaves
+    assert button.width() == button.sizeHint().width()
+    first, second = QLabel("goal"), QLabel("plan")
+    col = column(first, second, margin=4)
+    qtbot.addWidget(col)
+    col.resize(200, 400)
+    col.show()
+    qtbot.waitExposed(col)
+    assert first.geometry().top() == 4  # inside its margin, at the top
+    assert second.geometry().bottom() < 100  # the space left stays below the boxes

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -14,13 +14,14 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
 from workstation.evaluation.audit_sets import task_agreement
 from workstation.evaluation.base import LabelScheme
+
+from .tables import number_item
 
 
 def _fmt(x: float | None, pct: bool = False) -> str:
@@ -70,10 +71,7 @@ class AgreementDialog(QDialog):
             vals = [r["annotator_a"], r["annotator_b"], str(r["n"]), _fmt(r["percent_agreement"], True),
                     _fmt(r["kappa"]) + ("" if r["n"] >= 10 else f" (n={r['n']})")]
             for j, text in enumerate(vals):
-                it = QTableWidgetItem(text)
-                if j >= 2:
-                    it.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter)
-                self.table.setItem(i, j, it)
+                self.table.setItem(i, j, number_item(text, align_right=j >= 2))
         names = self.project.labels.annotators(self.scheme.task) if self.project is not None else []
         if len(names) < 2:
             self.summary.setText(f"{len(names)} annotator(s) labelled this task: agreement needs two. "

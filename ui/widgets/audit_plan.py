@@ -39,9 +39,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QListWidget,
     QProgressBar,
-    QPushButton,
     QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -49,8 +47,9 @@ from PySide6.QtWidgets import (
 from workstation.evaluation.plan import QUANTITIES, UNITS, AuditPlan, Goal, PlanStatus, PlanTarget
 from workstation.types import WorkstationError
 
-from .forms import combo_row, double_spin_box, spin_box, wrapped_label
-from .layout import splitter
+from .forms import combo_row, double_spin_box, push_button, spin_box, wrapped_label
+from .layout import column, splitter
+from .tables import number_item
 
 log = logging.getLogger(__name__)
 
@@ -154,9 +153,7 @@ class AuditPlanPanel(QWidget):
         row2.addWidget(self.recheck_spin)
         row2.addStretch(1)
         form.addRow("", row2)
-        self.start_button = QPushButton("Start plan")
-        self.start_button.setObjectName("plan_start")
-        self.start_button.clicked.connect(self.start_plan)
+        self.start_button = push_button("Start plan", self.start_plan, name="plan_start")
         self.error_label = QLabel()
         self.error_label.setObjectName("plan_error")
         self.error_label.setWordWrap(True)
@@ -239,23 +236,16 @@ class AuditPlanPanel(QWidget):
         nl.addWidget(self.next_list)
         nrow = QHBoxLayout()
         self.batch_spin = spin_box(1, 200, 10, name="plan_batch")
-        self.next_button = QPushButton("Label next")
-        self.next_button.setObjectName("plan_label_next")
-        self.next_button.setToolTip("draw the next targets (stored in the plan's audit set) and queue them")
-        self.next_button.clicked.connect(self.request_targets)
+        self.next_button = push_button("Label next", self.request_targets,
+                                       "draw the next targets (stored in the plan's audit set) and queue them",
+                                       name="plan_label_next")
         nrow.addWidget(QLabel("batch"))
         nrow.addWidget(self.batch_spin)
         nrow.addStretch(1)
         nrow.addWidget(self.next_button)
         nl.addLayout(nrow)
 
-        left = QWidget()
-        ll = QVBoxLayout(left)
-        ll.setContentsMargins(4, 4, 4, 4)
-        ll.addWidget(goal_box)
-        ll.addWidget(status_box)
-        ll.addWidget(next_box)
-        ll.addStretch(1)
+        left = column(goal_box, status_box, next_box, margin=4)
         right = splitter(Qt.Orientation.Vertical, self.plot, self.table, sizes=(360, 220))
         split = splitter(Qt.Orientation.Horizontal, left, right, sizes=(460, 640))
         lay = QVBoxLayout(self)
@@ -452,10 +442,8 @@ class AuditPlanPanel(QWidget):
             cells = [e.title, _pct(e.value), f"[{_pct(e.low)}, {_pct(e.high)}]" if e.defined else "—",
                      str(e.labels), e.note or e.assumes]
             for c, text in enumerate(cells):
-                it = QTableWidgetItem(text)
+                it = number_item(text, align_right=0 < c < 4)
                 it.setToolTip(e.assumes)
-                if 0 < c < 4:
-                    it.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.table.setItem(r, c, it)
         self.table.resizeRowsToContents()
 

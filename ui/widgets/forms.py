@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -107,6 +108,19 @@ def push_button(text: str, clicked: Callable[[], object] | None = None, tip: str
     if clicked is not None:
         b.clicked.connect(clicked)
     return b
+
+
+def check_box(text: str, toggled: Callable[[bool], object] | None = None, name: str = "",
+              checked: bool = False) -> QCheckBox:
+    """A check box reading `text`, ticked when `checked`, that calls `toggled` with its state when
+    it changes, with an object name when given."""
+    box = QCheckBox(text)
+    if name:
+        box.setObjectName(name)
+    box.setChecked(checked)
+    if toggled is not None:
+        box.toggled.connect(toggled)
+    return box
 
 
 def error_label(name: str = "", wrap: bool = False) -> QLabel:

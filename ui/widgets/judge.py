@@ -48,6 +48,7 @@ from workstation.evaluation.base import LabelScheme
 from workstation.evaluation.judging import AuditInfo, JudgingQueue, LabelState, ShownLabel, Visibility
 from workstation.util.csvsafe import escape_cell
 
+from ..forwarding import Forwarded
 from .forms import push_button
 
 log = logging.getLogger(__name__)
@@ -96,17 +97,17 @@ class JudgeController(QObject):
             annotator_changed.connect(self.reload)
 
     # ---- the core's state -------------------------------------------------------------------------
-    @property
-    def scheme(self) -> LabelScheme:
-        return self.core.scheme
-
-    @property
-    def pos(self) -> int:
-        return self.core.pos
-
-    @property
-    def current_index(self) -> int:
-        return self.core.current
+    scheme = Forwarded[LabelScheme]("core")
+    pos = Forwarded[int]("core")
+    current_index = Forwarded[int]("core", "current")
+    current_state = Forwarded[LabelState]("core")
+    queue_indices = Forwarded[np.ndarray]("core", "queue")
+    recheck = Forwarded[np.ndarray]("core")
+    audit = Forwarded[AuditInfo | None]("core")
+    undo_stack = Forwarded[list[Any]]("core")
+    redo_stack = Forwarded[list[Any]]("core")
+    n_committed = Forwarded[int]("core")
+    last_error = Forwarded[str]("core")
 
     @property
     def current(self) -> str | None:
@@ -115,41 +116,9 @@ class JudgeController(QObject):
         return self.core.target_id(i) if i >= 0 else None
 
     @property
-    def current_state(self) -> LabelState:
-        return self.core.current_state
-
-    @property
     def queue(self) -> list[str]:
         """The queue's target ids (a list: for short queues; `queue_indices` for long ones)."""
         return [self.core.target_id(i) for i in self.core.queue.tolist()]
-
-    @property
-    def queue_indices(self) -> np.ndarray:
-        return self.core.queue
-
-    @property
-    def recheck(self) -> np.ndarray:
-        return self.core.recheck
-
-    @property
-    def audit(self) -> AuditInfo | None:
-        return self.core.audit
-
-    @property
-    def undo_stack(self) -> list[Any]:
-        return self.core.undo_stack
-
-    @property
-    def redo_stack(self) -> list[Any]:
-        return self.core.redo_stack
-
-    @property
-    def n_committed(self) -> int:
-        return self.core.n_committed
-
-    @property
-    def last_error(self) -> str:
-        return self.core.last_error
 
     def is_recheck(self) -> bool:
         return self.core.is_recheck()

@@ -32,7 +32,6 @@ import numpy as np
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QCheckBox,
     QGridLayout,
     QHBoxLayout,
     QHeaderView,
@@ -46,9 +45,9 @@ from PySide6.QtWidgets import (
 )
 from superqt.utils import qdebounced
 
-from ui.widgets.forms import push_button, wrapped_label
+from ui.widgets.forms import check_box, push_button, wrapped_label
 from ui.widgets.judge import JudgeBar, JudgeController, install_shortcuts
-from ui.widgets.layout import splitter
+from ui.widgets.layout import row, splitter
 from workstation.methods.metalogic.laws import DIMENSION_TITLES
 from workstation.methods.metalogic.metrics import agreement
 from workstation.methods.metalogic.results import LABEL_SCHEME, REASONS, UNDECIDABLE, VERDICTS
@@ -149,15 +148,10 @@ class MetaLogicPage(QWidget):
 
         # ---- top: summary, blind, store ---------------------------------------------------------------
         self.summary = wrapped_label(name="metalogicSummary")
-        self.blind_box = QCheckBox("blind (hide computed outcomes)")
-        self.blind_box.setObjectName("metalogicBlind")
-        self.blind_box.toggled.connect(self.set_blind)
+        self.blind_box = check_box("blind (hide computed outcomes)", self.set_blind, name="metalogicBlind")
         self.store_button = push_button("Store as version", self._store,
                                         "Store the live parameters and their outcomes as an evaluation version")
-        head = QHBoxLayout()
-        head.addWidget(self.summary, 1)
-        head.addWidget(self.blind_box)
-        head.addWidget(self.store_button)
+        head = row(self.summary, self.blind_box, self.store_button, stretch=(1,))
 
         self.sliders: dict[str, ParamSlider] = {}
         grid = QGridLayout()

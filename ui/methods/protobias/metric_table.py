@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from ui.widgets.forms import push_button, wrapped_label
-from ui.widgets.layout import splitter
+from ui.widgets.layout import row, splitter
 from workstation.evaluation.intervals import SMALL_N
 from workstation.methods.protobias.tables import RESCALING_RULE, published_rate
 
@@ -162,10 +162,7 @@ class MetricTablePage(QWidget):
                                           "Read the project's scores and every annotator's ratings again")
         self.save_button = push_button("Store as evaluation version", self._apply,
                                        "Store this audit's per-triplet results as a numbered evaluation version")
-        head = QHBoxLayout()
-        head.addWidget(self.summary, 1)
-        head.addWidget(self.refresh_button)
-        head.addWidget(self.save_button)
+        head = row(self.summary, self.refresh_button, self.save_button, stretch=(1,))
 
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setObjectName("pbMetricTable")

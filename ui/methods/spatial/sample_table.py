@@ -18,14 +18,12 @@ import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QFont
 from PySide6.QtWidgets import (
-    QCheckBox,
     QComboBox,
     QDoubleSpinBox,
     QHBoxLayout,
     QInputDialog,
     QLabel,
     QLineEdit,
-    QPushButton,
     QVBoxLayout,
     QWidget,
 )
@@ -58,6 +56,7 @@ from workstation.methods.spatial.browse import (  # noqa: F401 - the table's nam
 from workstation.methods.spatial.types import REASONS, RELATIONS, VERDICTS
 
 from ... import theme
+from ...widgets.forms import check_box, push_button
 from .session import RowQueue, SpatialSession
 
 ROW_ROLE = int(Qt.UserRole) + 1  # dataset row (int)
@@ -444,11 +443,9 @@ class FilterBar(QWidget):
         lay.addLayout(r1)
         r2 = QHBoxLayout()
         r2.setSpacing(8)
-        self.differs = QCheckBox("checker ≠ human")
-        self.differs.setObjectName("filterDiffers")
+        self.differs = check_box("checker ≠ human", self._emit, name="filterDiffers")
         r2.addWidget(self.differs)
-        self.disagree = QCheckBox("annotators disagree")
-        self.disagree.setObjectName("filterDisagree")
+        self.disagree = check_box("annotators disagree", self._emit, name="filterDisagree")
         r2.addWidget(self.disagree)
         r2.addSpacing(12)
         r2.addWidget(QLabel("confidence from"))
@@ -470,11 +467,9 @@ class FilterBar(QWidget):
         self.saved = _combo([("saved filters…", None)], "savedFilters")
         self.saved.setMinimumWidth(150)
         r2.addWidget(self.saved)
-        self.save_button = QPushButton("Save filter…")
-        self.save_button.setObjectName("saveFilter")
+        self.save_button = push_button("Save filter…", self._ask_save, name="saveFilter")
         r2.addWidget(self.save_button)
-        self.reset_button = QPushButton("Reset")
-        self.reset_button.setObjectName("resetFilter")
+        self.reset_button = push_button("Reset", lambda: self.set_spec(FilterSpec()), name="resetFilter")
         r2.addWidget(self.reset_button)
         lay.addLayout(r2)
 
@@ -484,13 +479,9 @@ class FilterBar(QWidget):
         self.text.returnPressed.connect(self._emit_now)
         for c in (self.run, self.relation, self.verdict, self.reason, self.labelled):
             c.currentIndexChanged.connect(self._emit)
-        self.differs.toggled.connect(self._emit)
-        self.disagree.toggled.connect(self._emit)
         self.conf_min.valueChanged.connect(lambda _v: self._debounce())
         self.conf_max.valueChanged.connect(lambda _v: self._debounce())
         self.saved.activated.connect(self._apply_saved)
-        self.save_button.clicked.connect(self._ask_save)
-        self.reset_button.clicked.connect(lambda: self.set_spec(FilterSpec()))
         state.project_changed.connect(self._new_project)
         state.dataset_changed.connect(self.reload_choices)
         state.policy_changed.connect(self.apply_policy)

@@ -28,6 +28,7 @@ from workstation.methods.spatial.store import SpatialStore
 from workstation.methods.spatial.types import VERDICT_CODE, VERDICTS
 from workstation.util.jsonsafe import dumps
 
+from ...forwarding import Forwarded
 from ...idle_trim import IdleTrim
 from ...loading import LoadedProject
 from ...state import AppState
@@ -169,25 +170,11 @@ class SpatialSession(QObject):
             self._on_project()
 
     # ---- the application's state -----------------------------------------------------------
-    @property
-    def project(self) -> Any:
-        return self.app.project
-
-    @property
-    def annotator(self) -> str:
-        return self.app.annotator
-
-    @property
-    def message(self) -> Any:
-        return self.app.message
-
-    @property
-    def project_changed(self) -> Any:
-        return self.app.project_changed
-
-    @property
-    def about_to_close(self) -> Any:
-        return self.app.about_to_close
+    project = Forwarded[Any]("app")
+    annotator = Forwarded[str]("app")
+    message = Forwarded[Any]("app")
+    project_changed = Forwarded[Any]("app")
+    about_to_close = Forwarded[Any]("app")
 
     def set_annotator(self, name: str) -> None:
         self.app.set_annotator(name)

@@ -1,6 +1,7 @@
 """Headline numbers of one verdict set, and the calibrated − uncalibrated table (the paper's
 Table 9: before, after and the difference for pass rate, coverage, PASS | decided, prompt pass
-rate best-of-K and mean confidence).
+rate best-of-K and mean confidence) in its box, with the choice of what "before" is: the version
+the session started from, the active version's parent, or any stored version.
 
 The numbers come from `workstation.methods.spatial.metrics` (image metrics over all samples; prompt-level
 best-of-K / all-of-K summed over runs; abstention counts by reason). With one run they are that
@@ -13,16 +14,19 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
-from PySide6.QtGui import QBrush, QColor, QPalette
-from PySide6.QtWidgets import QHeaderView, QTableWidget, QTableWidgetItem, QWidget
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QComboBox, QGroupBox, QHeaderView, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
+from workstation.dataset import Dataset
 from workstation.evaluation.intervals import Estimate
 from workstation.methods.spatial import metrics
+from workstation.methods.spatial.config import CheckerConfig
+from workstation.methods.spatial.store import SpatialStore
 from workstation.methods.spatial.types import FAIL, PASS, REASONS, UNDECIDABLE
-from workstation.dataset import Dataset
 from workstation.util.refs import weak
 
-from ....widgets.tables import display_only, set_cell
+from ....widgets.forms import combo_row
+from ....widgets.tables import display_only, fit_height, set_cell
 
 
 @dataclass(frozen=True)
@@ -149,11 +153,83 @@ class DeltaTable(QTableWidget):
                 self._set(r, c, f"{x:.4f}" if np.isfinite(x) else "—")
             plain = self.palette().color(QPalette.ColorRole.Text)
             colour = (_UP if d > 0 else _DOWN) if np.isfinite(d) and abs(d) >= 5e-5 else plain
-            self._set(r, 2, f"{d:+.4f}" if np.isfinite(d) else "—").setForeground(QBrush(colour))
+            self._set(r, 2, f"{d:+.4f}" if np.isfinite(d) else "—", colour)
 
-    def _set(self, r: int, c: int, text: str) -> QTableWidgetItem:
-        return set_cell(self, r, c, text)
+    def _set(self, r: int, c: int, text: str, color: QColor | None = None) -> QTableWidgetItem:
+        return set_cell(self, r, c, text, color)
 
     def delta(self, key: str) -> float:
         assert self.before is not None and self.after is not None
         return self.after.get(key) - self.before.get(key)
+
+
+class DeltasBox(QGroupBox):
+    """"Calibrated − uncalibrated": the live verdicts (or the applied version's) against the
+    version chosen as "before", whose verdicts are evaluated once and kept until the data
+    changes. `start_id`: the version the session started from."""
+
+    def __init__(self, state: Any, refresh: Callable[[], object]) -> None:
+        super().__init__("Calibrated − uncalibrated")
+        self.state = state
+        self.start_id: int | None = None
+        self._summaries: dict[int | None, Summary] = {}  # stored version id → summary
+        dl = QVBoxLayout(self)
+        before_row, self.before_combo = combo_row("before:", refresh, name="calib_before")
+        self.before_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.before_combo.setMinimumContentsLength(16)
+        dl.addLayout(before_row)
+        self.delta_table = DeltaTable()
+        fit_height(self.delta_table)
+        dl.addWidget(self.delta_table)
+
+    def forget(self) -> None:
+        """The data changed: every version's verdicts are evaluated again when asked."""
+        self._summaries.clear()
+
+    def fill_versions(self) -> None:
+        """The choices of "before", keeping the one chosen when it is still there."""
+        st = self.state
+        combo = self.before_combo
+        keep = combo.currentData()
+        combo.blockSignals(True)
+        combo.clear()
+        start_name = f"v{self.start_id}" if self.start_id is not None else "defaults"
+        combo.addItem(f"session start ({start_name})", ("start", self.start_id))
+        parent = None
+        versions = SpatialStore(st.project).configs() if st.project is not None else []
+        for c in versions:
+            if c["config_id"] == st.config_id:
+                parent = c["parent_id"]
+        if parent is not None:
+            combo.addItem(f"previous version (v{parent})", ("version", parent))
+        for c in versions:
+            note = f" — {c['note']}" if c["note"] else ""
+            combo.addItem(f"v{c['config_id']}{note}", ("version", c["config_id"]))
+        idx = combo.findData(keep) if keep is not None else 0
+        combo.setCurrentIndex(max(0, idx))
+        combo.blockSignals(False)
+
+    def before_id(self) -> int | None:
+        data = self.before_combo.currentData()
+        return None if data is None else data[1]
+
+    def _version_summary(self, cid: int | None) -> Summary:
+        s = self._summaries.get(cid)
+        if s is None:
+            from workstation.methods.spatial.checker import evaluate
+
+            st = self.state
+            cfg = SpatialStore(st.project).get_config(cid) if cid is not None else CheckerConfig()
+            s = summarize_verdicts(st.dataset, evaluate(st.dataset, cfg))
+            self._summaries[cid] = s
+        return s
+
+    def show_deltas(self, live: Summary, applied: bool) -> None:
+        """"before" against `live`, named as the applied version when it is."""
+        bid = self.before_id()
+        before = self._version_summary(bid)
+        # on two lines: the left column is narrow and a cut "1 (applie" reads badly
+        after_name = f"v{self.state.config_id}\n(applied)" if applied else "live"
+        before_name = f"v{bid}" if bid is not None else "defaults"
+        self.delta_table.set_summaries(before_name, before, after_name, live)
+        fit_height(self.delta_table)  # a header on two lines is taller: every row stays in view

@@ -29,7 +29,6 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -38,6 +37,7 @@ from workstation.methods.spatial.calibration import PAPER_GRID, GridResult, Weig
 from workstation.types import WorkstationError
 
 from superqt.utils import GeneratorWorker, create_worker
+from ....widgets.tables import number_item
 from .sliders import PARAMS
 
 MAX_COMBINATIONS = 200_000
@@ -337,9 +337,7 @@ class GridSearchDialog(QDialog):
                     txt = "—"
                 else:
                     txt = f"{v:.4f}"
-                it = QTableWidgetItem(txt)
-                it.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-                self.table.setItem(r, c, it)
+                self.table.setItem(r, c, number_item(txt))
         self.table.setUpdatesEnabled(True)
 
     # ---- choosing a row ---------------------------------------------------------------------

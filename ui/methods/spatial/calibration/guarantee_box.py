@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -24,13 +24,13 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 from superqt.utils import GeneratorWorker, create_worker
 
 from ui.widgets.forms import double_spin_box
+from ui.widgets.tables import number_item
 from workstation.methods.spatial.calibration import PAPER_GRID, Weights
 from workstation.methods.spatial.guarantee import GuaranteeComparison, iter_compare
 
@@ -193,9 +193,7 @@ class GuaranteeBox(QGroupBox):
         j, g = c.j_choice, c.guaranteed
         for r, (key, _t) in enumerate(ROWS):
             for col, row in ((0, j), (1, g)):
-                it = QTableWidgetItem(_fmt(key, row))
-                it.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-                self.table.setItem(r, col, it)
+                self.table.setItem(r, col, number_item(_fmt(key, row)))
         head = f"guaranteed\nrisk ≤ {c.ltt.alpha:g} at {100 * (1 - c.ltt.delta):g} %"
         self.table.setHorizontalHeaderLabels(["J's choice\nlowest J", head])
         same = g is not None and c.ltt.chosen == c.j_index
