@@ -104,3 +104,26 @@ def test_calibrated_minus_uncalibrated_shows_every_row_without_a_scroller(qtbot,
     assert t.verticalScrollBar().maximum() == 0  # every row in view: the column scrolls, not the table
     last = t.visualItemRect(t.item(t.rowCount() - 1, 0))
     assert t.viewport().rect().contains(last)
+
+
+def test_the_live_verdicts_counts_of_a_million_samples_are_whole(qtbot, open_window, sbuc_project: Path) -> None:
+    """The stored version's column and Δ show six- and seven-digit counts whole (a 1M project)."""
+    from ui.methods.spatial.calibration.deltas import Summary
+
+    w = open_window(sbuc_project)
+    w.resize(1600, 1000)
+    w.tabs.setCurrentWidget(w._calibration_tab)
+    panel = w.method_views["spatial"].calibration_panel(w)
+    box = panel.live_box
+    qtbot.waitUntil(lambda: box.metrics_table.isVisible())
+    live = Summary({"pass_count": 224_363.0, "fail_count": 223_637.0, "undecidable_count": 552_000.0}, [])
+    active = Summary({"pass_count": 323_864.0, "fail_count": 323_382.0, "undecidable_count": 352_754.0}, [])
+    box.show_summaries(live, active)
+    t = box.metrics_table
+    hh, fm = t.horizontalHeader(), t.fontMetrics()
+    shown = {t.item(r, c).text() for r in range(3) for c in (2, 3)}
+    assert {"323864", "+199246", "-99501"} <= shown, shown  # the counts of the 1M screen
+    for r in range(t.rowCount()):
+        for c in (2, 3):
+            text = t.item(r, c).text()
+            assert fm.horizontalAdvance(text) + 8 <= hh.sectionSize(c), (text, hh.sectionSize(c))

@@ -67,3 +67,16 @@ def fit_height(t: QTableWidget) -> None:
     rows = sum(t.rowHeight(r) for r in range(t.rowCount()))
     header = max(t.horizontalHeader().height(), t.horizontalHeader().sizeHint().height())
     t.setFixedHeight(header + rows + 2 * t.frameWidth() + 2)
+
+
+def widen_to_fit(t: QTableWidget, columns: tuple[int, ...], pad: int = 14) -> None:
+    """Widen each of `columns` (fixed-width ones) to its longest line of text, never narrower
+    than it is: a count of a million samples is shown whole, and the column does not jitter
+    from one slider step to the next."""
+    fm = t.fontMetrics()
+    hh = t.horizontalHeader()
+    for c in columns:
+        texts = [it.text() for r in range(t.rowCount()) if (it := t.item(r, c)) is not None]
+        need = max((fm.horizontalAdvance(line) for text in texts for line in text.split("\n")), default=0) + pad
+        if need > hh.sectionSize(c):
+            hh.resizeSection(c, need)

@@ -19,7 +19,7 @@ from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QGroupBox, QHeaderView, QLabel, QVBoxLayout
 
 from ....widgets.forms import wrapped_label
-from ....widgets.tables import figures_table, fit_height, set_cell
+from ....widgets.tables import figures_table, fit_height, set_cell, widen_to_fit
 from .deltas import METRIC_ROWS, Summary, at_tau_values, estimate_text
 
 log = logging.getLogger(__name__)
@@ -128,6 +128,7 @@ class LiveVerdictsBox(QGroupBox):
             set_cell(t, r, 2, _fmt(av, row.kind))
             d = lv - av if active is not None else float("nan")
             set_cell(t, r, 3, _delta_text(d, row.kind))
+        widen_to_fit(t, (2, 3))
         self.metrics_note.setText(NOTE.format(tau=tau))
         self._show_abstention(live.abstention)
 
