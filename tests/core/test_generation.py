@@ -145,6 +145,31 @@ def test_unknown_scheduler_names_the_known_ones(generator: Any) -> None:
         generator.generate(GenerationRequest([PROMPTS[0]], [0]), SMALL.replace(scheduler="heun2"))
 
 
+def test_a_request_is_refused_when_its_lists_disagree_or_a_seed_is_out_of_range() -> None:
+    cat = Grounding.for_relation("cat", "dog", "left_of")
+    with pytest.raises(WorkstationError, match="^2 prompts but 1 seeds$"):
+        GenerationRequest(PROMPTS[:2], [0])
+    with pytest.raises(WorkstationError, match="^1 groundings for 2 prompts$"):
+        GenerationRequest(PROMPTS[:2], [0, 1], [cat])
+    with pytest.raises(WorkstationError, match="seed -1 is outside"):
+        GenerationRequest(PROMPTS[:1], [-1])
+    with pytest.raises(WorkstationError, match="is outside"):
+        GenerationRequest(PROMPTS[:1], [2**63])
+
+
+def test_generate_iter_hands_each_batch_its_part_of_the_request() -> None:
+    from workstation.generation.fake import FakeGenerator
+
+    fake = FakeGenerator()
+    request = GenerationRequest(PROMPTS[:5], [4, 3, 2, 1, 0])
+    batches = list(generate_iter(fake, request, SMALL.replace(batch_size=2)))
+    assert [sl for sl, _ in batches] == [slice(0, 2), slice(2, 4), slice(4, 5)]
+    assert fake.calls == 3
+    whole = fake.generate(request, SMALL)
+    assert all(np.array_equal(im, whole[i]) for sl, ims in batches
+               for i, im in zip(range(sl.start, sl.stop), ims))
+
+
 def test_missing_model_folder_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(WorkstationError, match="not found"):
         create_generator("diffusers", model=str(tmp_path / "no-such-model"))
