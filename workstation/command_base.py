@@ -4,6 +4,8 @@
   ``register(subparsers)`` that adds its parser and sets ``func`` (a callable taking the parsed
   arguments and returning an exit code). The command line adds the kernel's commands and then
   those of every registered method, so a method's commands live in its own folder.
+- `add_command`: the parser of one sub-command, described in its ``--help`` by the function that
+  runs it (its docstring) or by the command module's docstring.
 - ``--set KEY=VALUE`` options (`parse_options`), the ``--project DIR`` option, and opening an existing project for writing
   (`open_project`) or for reading (`reading_project`: a snapshot while another process holds it).
 """
@@ -11,6 +13,7 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -32,8 +35,27 @@ class Command:
     register: Callable[[Any], None]
 
 
-def add_project_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--project", required=True, type=Path, metavar="DIR", help="project folder")
+def add_command(sub: Any, name: str, summary: str, run: Callable[[argparse.Namespace], int] | None = None,
+                *, doc: str | None = None) -> argparse.ArgumentParser:
+    """Add the sub-command ``name`` to ``sub`` (what ``add_subparsers()`` returned); its parser.
+
+    ``summary`` is its line in the list of commands. Its ``--help`` describes it with ``doc`` kept
+    line for line (a command module's docstring, usage lines and all), or else with ``run``'s
+    docstring filled to the terminal's width. ``run`` is what the command does (it takes the parsed
+    arguments and returns the exit code); a command of several actions leaves it out.
+    """
+    if doc is not None:
+        p = sub.add_parser(name, help=summary, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    else:
+        p = sub.add_parser(name, help=summary, description=inspect.getdoc(run) if run else None)
+    if run is not None:
+        p.set_defaults(func=run)
+    return p
+
+
+def add_project_arg(p: argparse.ArgumentParser, what: str = "project folder") -> None:
+    """The required ``--project DIR`` option; ``what`` is its help text."""
+    p.add_argument("--project", required=True, type=Path, metavar="DIR", help=what)
 
 
 def _require_project(folder: Path) -> None:

@@ -10,7 +10,7 @@ All arrays of one table have the same length.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, ClassVar, TypeVar, cast
 
 import numpy as np
 
@@ -18,8 +18,21 @@ from .types import ORIGINAL_NAME
 from .util.grouping import factorize
 
 
-def _take(obj: Any, idx: np.ndarray) -> Any:
-    return type(obj)(**{f.name: getattr(obj, f.name)[idx] for f in fields(obj)})
+_T = TypeVar("_T", bound="_Table")
+
+
+class _Table:
+    """A table of equally long column arrays (a dataclass's fields); ``_key`` names the column
+    that identifies a row."""
+
+    _key: ClassVar[str]
+
+    def __len__(self) -> int:
+        return len(getattr(self, self._key))
+
+    def take(self: _T, idx: np.ndarray) -> _T:
+        """The rows ``idx`` (indices or a boolean mask) of every column."""
+        return type(self)(**{f.name: getattr(self, f.name)[idx] for f in fields(cast(Any, self))})
 
 
 def _concat(parts: list[Any]) -> Any:
@@ -28,7 +41,7 @@ def _concat(parts: list[Any]) -> Any:
 
 
 @dataclass
-class Samples:
+class Samples(_Table):
     sample_id: np.ndarray  # object (str), unique
     run_id: np.ndarray  # object (str)
     prompt_id: np.ndarray  # object (str)
@@ -40,11 +53,7 @@ class Samples:
     has_secondary: np.ndarray  # bool: the secondary detector ran on this image
     has_perturbed: np.ndarray  # bool: perturbed-variant detections are cached
 
-    def __len__(self) -> int:
-        return len(self.sample_id)
-
-    def take(self, idx: np.ndarray) -> "Samples":
-        return _take(self, idx)
+    _key = "sample_id"
 
     @staticmethod
     def empty() -> "Samples":
@@ -217,7 +226,7 @@ Detections.sample_idx = _compact_column("sample_idx", "_runs", SampleRuns)  # ty
 
 
 @dataclass
-class Prompts:
+class Prompts(_Table):
     prompt_id: np.ndarray  # object (str), unique
     text: np.ndarray  # object (str)
     suite: np.ndarray  # object (str): where the prompt came from (provenance)
@@ -227,11 +236,7 @@ class Prompts:
     twin_id: np.ndarray  # object (str): the prompt this one is compared with ("" if none)
     group_id: np.ndarray  # object (str): the pair / triplet / node it belongs to ("" if none)
 
-    def __len__(self) -> int:
-        return len(self.prompt_id)
-
-    def take(self, idx: np.ndarray) -> "Prompts":
-        return _take(self, idx)
+    _key = "prompt_id"
 
     @staticmethod
     def empty() -> "Prompts":

@@ -94,7 +94,7 @@ def bench_sd(device: str, n: int, batch: int, small: bool, workdir: Path) -> Non
     import torch
 
     import models_tiny
-    from workstation.generation import GenerationParams, create_generator
+    from workstation.generation import GenerationParams, GenerationRequest, create_generator
 
     tok = MODELS / "clip_tokenizer"
     folder = workdir / ("tiny-sd" if small else "sd15-random")
@@ -118,10 +118,10 @@ def bench_sd(device: str, n: int, batch: int, small: bool, workdir: Path) -> Non
     seeds = list(range(n))
 
     gen = create_generator("diffusers", model=str(folder))
-    gen.generate(prompts[:batch], seeds[:batch], params)  # load + warm-up
+    gen.generate(GenerationRequest(prompts[:batch], seeds[:batch]), params)  # load + warm-up
     sync(device)
     t = time.perf_counter()
-    images = gen.generate(prompts, seeds, params)
+    images = gen.generate(GenerationRequest(prompts, seeds), params)
     sync(device)
     batched = time.perf_counter() - t
     prov = gen.provenance()

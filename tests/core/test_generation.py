@@ -16,6 +16,7 @@ import pytest
 from workstation.generation import (
     GENERATORS,
     GenerationParams,
+    GenerationRequest,
     Grounding,
     OutOfMemory,
     canonical_scheduler,
@@ -74,7 +75,7 @@ def generator(tiny_sd: Path, one_torch_thread: None) -> Any:
 def batch_images(generator: Any) -> list[np.ndarray]:
     prompts = PROMPTS * 2
     seeds = [0] * 16 + [1] * 16
-    return generator.generate(prompts, seeds, SMALL)
+    return generator.generate(GenerationRequest(prompts, seeds), SMALL)
 
 
 def test_generates_16_prompts_by_2_seeds(batch_images: list[np.ndarray]) -> None:
@@ -87,23 +88,23 @@ def test_generates_16_prompts_by_2_seeds(batch_images: list[np.ndarray]) -> None
 
 
 def test_regenerating_gives_bit_identical_images(generator: Any, batch_images: list[np.ndarray]) -> None:
-    again = generator.generate(PROMPTS * 2, [0] * 16 + [1] * 16, SMALL)
+    again = generator.generate(GenerationRequest(PROMPTS * 2, [0] * 16 + [1] * 16), SMALL)
     assert all(np.array_equal(a, b) for a, b in zip(batch_images, again))
 
 
 def test_a_sample_made_alone_equals_the_same_sample_made_in_a_batch(
     generator: Any, batch_images: list[np.ndarray]
 ) -> None:
-    alone = generator.generate([PROMPTS[5]], [1], SMALL)[0]
+    alone = generator.generate(GenerationRequest([PROMPTS[5]], [1]), SMALL)[0]
     assert np.array_equal(alone, batch_images[16 + 5])
     # and in a batch of different company, at a different position
-    mixed = generator.generate([PROMPTS[9], PROMPTS[3], PROMPTS[5]], [7, 0, 1], SMALL)
+    mixed = generator.generate(GenerationRequest([PROMPTS[9], PROMPTS[3], PROMPTS[5]], [7, 0, 1]), SMALL)
     assert np.array_equal(mixed[1], batch_images[3])
     assert np.array_equal(mixed[2], batch_images[16 + 5])
 
 
 def test_provenance_records_model_folder_fingerprint_and_scheduler(generator: Any, tiny_sd: Path) -> None:
-    generator.generate([PROMPTS[0]], [0], SMALL)
+    generator.generate(GenerationRequest([PROMPTS[0]], [0]), SMALL)
     prov = generator.provenance()
     assert prov["model_path"] == str(tiny_sd.resolve())
     assert prov["pipeline"] == "StableDiffusionPipeline"
@@ -116,22 +117,22 @@ def test_provenance_records_model_folder_fingerprint_and_scheduler(generator: An
 @pytest.mark.parametrize("name", ["UniPC", "Euler", "Euler a", "DDIM", "PNDM", "UniPCMultistepScheduler"])
 def test_schedulers_by_name(generator: Any, name: str) -> None:
     p = SMALL.replace(scheduler=name, batch_size=2)
-    a = generator.generate([PROMPTS[0], PROMPTS[1]], [3, 4], p)
-    b = generator.generate([PROMPTS[1]], [4], p)
+    a = generator.generate(GenerationRequest([PROMPTS[0], PROMPTS[1]], [3, 4]), p)
+    b = generator.generate(GenerationRequest([PROMPTS[1]], [4]), p)
     assert np.array_equal(a[1], b[0])  # ancestral sampling too: its noise is seeded per sample
     assert generator.provenance()["scheduler"] == canonical_scheduler(name)
 
 
 def test_negative_prompt_changes_the_image(generator: Any) -> None:
     p = SMALL.replace(batch_size=1)
-    plain = generator.generate([PROMPTS[0]], [0], p)[0]
-    neg = generator.generate([PROMPTS[0]], [0], p.replace(negative_prompt="blurry"))[0]
+    plain = generator.generate(GenerationRequest([PROMPTS[0]], [0]), p)[0]
+    neg = generator.generate(GenerationRequest([PROMPTS[0]], [0]), p.replace(negative_prompt="blurry"))[0]
     assert not np.array_equal(neg, plain)
 
 
 def test_progress_is_reported_per_step_and_batches_can_be_stopped(generator: Any) -> None:
     steps: list[tuple[int, int]] = []
-    it = generate_iter(generator, PROMPTS[:6], list(range(6)), SMALL.replace(batch_size=2),
+    it = generate_iter(generator, GenerationRequest(PROMPTS[:6], list(range(6))), SMALL.replace(batch_size=2),
                        progress=lambda s, n: steps.append((s, n)))
     first_slice, first = next(it)
     it.close()  # cancel between batches
@@ -141,7 +142,32 @@ def test_progress_is_reported_per_step_and_batches_can_be_stopped(generator: Any
 
 def test_unknown_scheduler_names_the_known_ones(generator: Any) -> None:
     with pytest.raises(WorkstationError, match=r"unknown scheduler 'heun2'.*dpmpp_2m.*unipc.*euler_a.*ddim.*pndm"):
-        generator.generate([PROMPTS[0]], [0], SMALL.replace(scheduler="heun2"))
+        generator.generate(GenerationRequest([PROMPTS[0]], [0]), SMALL.replace(scheduler="heun2"))
+
+
+def test_a_request_is_refused_when_its_lists_disagree_or_a_seed_is_out_of_range() -> None:
+    cat = Grounding.for_relation("cat", "dog", "left_of")
+    with pytest.raises(WorkstationError, match="^2 prompts but 1 seeds$"):
+        GenerationRequest(PROMPTS[:2], [0])
+    with pytest.raises(WorkstationError, match="^1 groundings for 2 prompts$"):
+        GenerationRequest(PROMPTS[:2], [0, 1], [cat])
+    with pytest.raises(WorkstationError, match="seed -1 is outside"):
+        GenerationRequest(PROMPTS[:1], [-1])
+    with pytest.raises(WorkstationError, match="is outside"):
+        GenerationRequest(PROMPTS[:1], [2**63])
+
+
+def test_generate_iter_hands_each_batch_its_part_of_the_request() -> None:
+    from workstation.generation.fake import FakeGenerator
+
+    fake = FakeGenerator()
+    request = GenerationRequest(PROMPTS[:5], [4, 3, 2, 1, 0])
+    batches = list(generate_iter(fake, request, SMALL.replace(batch_size=2)))
+    assert [sl for sl, _ in batches] == [slice(0, 2), slice(2, 4), slice(4, 5)]
+    assert fake.calls == 3
+    whole = fake.generate(request, SMALL)
+    assert all(np.array_equal(im, whole[i]) for sl, ims in batches
+               for i, im in zip(range(sl.start, sl.stop), ims))
 
 
 def test_missing_model_folder_is_a_clear_error(tmp_path: Path) -> None:
@@ -179,7 +205,7 @@ def test_out_of_memory_becomes_a_specific_error(generator: Any, monkeypatch: pyt
 
     monkeypatch.setattr(type(pipe), "__call__", boom)
     with pytest.raises(OutOfMemory) as info:
-        generator.generate(PROMPTS[:3], [0, 1, 2], SMALL)
+        generator.generate(GenerationRequest(PROMPTS[:3], [0, 1, 2]), SMALL)
     assert info.value.batch_size == SMALL.batch_size
     assert isinstance(info.value, WorkstationError) and "smaller batch" in str(info.value)
 
@@ -216,9 +242,9 @@ def test_unknown_generator_lists_the_registered_ones() -> None:
 def test_fake_generator_is_deterministic() -> None:
     g = create_generator("fake")
     p = GenerationParams(width=64, height=32, steps=1)
-    a = g.generate(["a cat above a dog"], [3], p)
+    a = g.generate(GenerationRequest(["a cat above a dog"], [3]), p)
     assert a[0].shape == (32, 64, 3)
-    assert np.array_equal(a[0], g.generate(["a cat above a dog"], [3], p)[0])
+    assert np.array_equal(a[0], g.generate(GenerationRequest(["a cat above a dog"], [3]), p)[0])
 
 
 def test_grounded_generation_with_gligen(tmp_path_factory: pytest.TempPathFactory, tokenizer_dir: Path,
@@ -227,16 +253,16 @@ def test_grounded_generation_with_gligen(tmp_path_factory: pytest.TempPathFactor
     g = create_generator("gligen", model=str(folder))
     grounding = [Grounding.for_relation("cat", "dog", "left_of"), Grounding.for_relation("cake", "bed", "above")]
     p = SMALL.replace(batch_size=2)
-    a = g.generate(PROMPTS[:2], [0, 1], p, grounding)
+    a = g.generate(GenerationRequest(PROMPTS[:2], [0, 1], grounding), p)
     assert len(a) == 2 and a[0].shape == (64, 64, 3)
-    assert np.array_equal(a[1], g.generate(PROMPTS[1:2], [1], p, grounding[1:])[0])
+    assert np.array_equal(a[1], g.generate(GenerationRequest(PROMPTS[1:2], [1], grounding[1:]), p)[0])
     with pytest.raises(WorkstationError, match="needs a grounding"):
-        g.generate(PROMPTS[:1], [0], p)
+        g.generate(GenerationRequest(PROMPTS[:1], [0]), p)
     with pytest.raises(WorkstationError, match="not a GLIGEN pipeline"):
         create_generator("gligen", model=str(tiny_sd))
     plain = create_generator("diffusers", model=str(tiny_sd))
     with pytest.raises(WorkstationError, match="does not take box groundings"):
-        plain.generate(PROMPTS[:1], [0], p, grounding[:1])
+        plain.generate(GenerationRequest(PROMPTS[:1], [0], grounding[:1]), p)
 
 
 def test_importing_the_model_layer_loads_no_ml_library() -> None:
@@ -279,7 +305,7 @@ def test_sdxl_pipeline_loads_and_reproduces(tmp_path_factory: pytest.TempPathFac
     folder = models_tiny.build_tiny_sdxl(tmp_path_factory.mktemp("models") / "tiny-sdxl", tokenizer_dir)
     g = create_generator("diffusers", model=str(folder))
     p = SMALL.replace(batch_size=2, negative_prompt="blurry")
-    a = g.generate(PROMPTS[:2], [0, 1], p)
+    a = g.generate(GenerationRequest(PROMPTS[:2], [0, 1]), p)
     assert [im.shape for im in a] == [(64, 64, 3)] * 2
-    assert np.array_equal(a[1], g.generate(PROMPTS[1:2], [1], p)[0])
+    assert np.array_equal(a[1], g.generate(GenerationRequest(PROMPTS[1:2], [1]), p)[0])
     assert g.provenance()["pipeline_class"] == "StableDiffusionXLPipeline"

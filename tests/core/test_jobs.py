@@ -254,13 +254,12 @@ class OomProbe:
     def provenance(self) -> dict[str, Any]:
         return {"generator": self.name}
 
-    def generate(self, prompts: list[str], seeds: list[int], params: Any, groundings: Any = None,
-                 progress: Any = None) -> list[np.ndarray]:
+    def generate(self, request: Any, params: Any, progress: Any = None) -> list[np.ndarray]:
         from workstation.generation import OutOfMemory
 
-        if len(prompts) > 2:
-            raise OutOfMemory(len(prompts), "CUDA out of memory. Tried to allocate 2.00 GiB")
-        return self.fake.generate(prompts, seeds, params)
+        if len(request.prompts) > 2:
+            raise OutOfMemory(len(request.prompts), "CUDA out of memory. Tried to allocate 2.00 GiB")
+        return self.fake.generate(request, params)
 
 
 def test_out_of_memory_halves_the_batch_and_goes_on(tmp_path: Path) -> None:

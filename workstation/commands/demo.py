@@ -21,6 +21,7 @@ from typing import Any
 
 from ..types import WorkstationError
 from ..util.paths import user_data_dir
+from ..command_base import add_command
 
 
 #: how often a build stage says how far it is where the terminal shows no progress bar (seconds)
@@ -32,12 +33,7 @@ def default_demo_dir() -> Path:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "demo", help="build (or reuse) the demo project and open it",
-        description="Build the built-in demo — procedural scenes of the spatial prompt suite with known "
-                    "ground truth, detected by classical scene detectors and checked — print its summary "
-                    "(including the checker's accuracy against the truth), then open the workstation on it. "
-                    "An existing demo project is reused.")
+    p = add_command(sub, "demo", "build (or reuse) the demo project and open it", run)
     p.add_argument("--project", type=Path, metavar="DIR",
                    help=f"demo project folder (default: {default_demo_dir()})")
     p.add_argument("--no-gui", action="store_true", help="only build / summarise, do not open the workstation")
@@ -48,7 +44,6 @@ def register(sub: Any) -> None:
     p.add_argument("--rebuild", action="store_true", help="delete an existing demo project and build it again")
     p.add_argument("--method", action="append", metavar="NAME",
                    help="build only this method's part (repeatable; default: every method)")
-    p.set_defaults(func=run)
 
 
 def _is_demo_project(folder: Path) -> bool:
@@ -223,6 +218,9 @@ def open_gui(folder: Path) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Build the built-in demo — procedural scenes of the spatial prompt suite with known ground truth,
+    detected by classical scene detectors and checked — print its summary (including the checker's
+    accuracy against the truth), then open the workstation on it. An existing demo project is reused."""
     from ..store import DB_NAME
 
     if args.seeds < 1 or args.pairs < 1:

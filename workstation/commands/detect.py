@@ -14,12 +14,12 @@ import argparse
 from pathlib import Path
 
 from ..types import WorkstationError
+from ..command_base import add_command, add_project_arg
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    p = sub.add_parser("detect", help="run detectors over the samples (a resumable job)",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--project", required=True, type=Path, metavar="DIR", help="project folder")
+    p = add_command(sub, "detect", "run detectors over the samples (a resumable job)", run, doc=__doc__)
+    add_project_arg(p)
     p.add_argument("--detector", required=True, metavar="NAME", help="primary detector (e.g. scene, yolox)")
     p.add_argument("--model", default=None, metavar="PATH", help="the primary detector's model file or folder")
     p.add_argument("--secondary", nargs="*", default=[], metavar="NAME[=PATH]", help="secondary detector(s)")
@@ -33,7 +33,6 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                         "task's shard")
     p.add_argument("--evaluate", action="store_true", help="compute the checker's verdicts afterwards")
     p.add_argument("--no-run", action="store_true", help="store the job without running it")
-    p.set_defaults(func=run)
 
 
 def perturbation_names(text: str) -> list[str]:

@@ -9,17 +9,13 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..command_base import add_project_arg, open_project
+from ..command_base import add_command, add_project_arg, open_project
 from ..types import WorkstationError
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "evaluate", help="evaluate every method with data in the project and store the result sets",
-        description="Evaluate the project with each method that has data in it (or the --method ones) "
-                    "under its active config (or --config), store the config as a version with its "
-                    "result set, make it active, and print the main metrics. The spatial method's "
-                    "--config is our flat YAML/JSON or a SpatialBench-UC checker_config.yaml.")
+    p = add_command(sub, "evaluate", "evaluate every method with data in the project and store the result sets",
+                    run)
     add_project_arg(p)
     p.add_argument("--method", action="append", metavar="NAME",
                    help="evaluate only this method (repeatable; default: every method with data)")
@@ -27,10 +23,13 @@ def register(sub: Any) -> None:
                    help="the method's config file (one method; default: its active config, or the defaults); "
                         "without --method it is a spatial checker config")
     p.add_argument("--note", default="", help="a note stored with the config version")
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    """Evaluate the project with each method that has data in it (or the --method ones) under its
+    active config (or --config), store the config as a version with its result set, make it active,
+    and print the main metrics. The spatial method's --config is our flat YAML/JSON or a
+    SpatialBench-UC checker_config.yaml."""
     from ..evaluation.run import config_of, evaluate_and_store
     from ..methods import METHODS, get_method
     from ..methods import methods_with_data

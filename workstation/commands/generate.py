@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..types import WorkstationError
+from ..command_base import add_command, add_project_arg
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..dataset import Prompts
@@ -30,10 +31,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    p = sub.add_parser("generate", help="generate images for a prompt suite (a resumable job)",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--project", required=True, type=Path, metavar="DIR",
-                   help="project folder (created if it does not exist)")
+    p = add_command(sub, "generate", "generate images for a prompt suite (a resumable job)", run, doc=__doc__)
+    add_project_arg(p, "project folder (created if it does not exist)")
     p.add_argument("--suite", default="builtin", metavar="builtin|FILE",
                    help="'builtin' (the --method's built-in suite) or a prompt file (.jsonl / .csv, or one "
                         "written by `suite --out`)")
@@ -61,7 +60,6 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                    help="make only shard i of n (1-based); inside a Slurm job array the default is the "
                         "array task's shard (SLURM_ARRAY_TASK_ID / _MIN / _COUNT)")
     p.add_argument("--no-run", action="store_true", help="store the job without running it")
-    p.set_defaults(func=run)
 
 
 def load_suite(suite: str, pairs: int = 50, limit: int | None = None,

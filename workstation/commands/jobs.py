@@ -16,20 +16,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..types import WorkstationError
+from ..command_base import add_command, add_project_arg
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..store import Project
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    p = sub.add_parser("jobs", help="list, show, resume or cancel jobs",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add_command(sub, "jobs", "list, show, resume or cancel jobs", run, doc=__doc__)
     js = p.add_subparsers(dest="jobs_command", metavar="ACTION", required=True)
     for name, help_ in (("list", "the project's jobs"), ("show", "one job's spec, state and log"),
                         ("resume", "run unfinished jobs again (finished items are skipped)"),
                         ("cancel", "ask a running job to stop after its current batch")):
         q = js.add_parser(name, help=help_)
-        q.add_argument("--project", required=True, type=Path, metavar="DIR", help="project folder")
+        add_project_arg(q)
         if name in ("show", "cancel"):
             q.add_argument("job_id", type=_job_id)
         elif name == "resume":
@@ -38,7 +38,6 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
             q.add_argument("--lines", type=int, default=20, help="log lines to show")
     w = js.add_parser("worker", help="(internal) run the worker process of one job folder")
     w.add_argument("job_dir")
-    p.set_defaults(func=run)
 
 
 def _job_id(text: str) -> str:

@@ -25,7 +25,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from ..command_base import add_project_arg, open_project, reading_project
+from ..command_base import add_command, add_project_arg, open_project, reading_project
 from ..methods.spatial.store import SpatialStore
 
 
@@ -36,28 +36,13 @@ def register(sub: Any) -> None:
                     "CSV / Parquet with an annotator column).")
     lsub = p.add_subparsers(dest="labels_command", metavar="ACTION", required=True)
 
-    pi = lsub.add_parser(
-        "import", help="append the labels of a file to the project",
-        description="Validate a label file completely, then append its labels as label events in one "
-                    "transaction. Formats: SpatialBench-UC labels_filled.json (a JSON list of "
-                    "{sample_id, human_verdict, notes, timestamp}) or labels_filled.csv (the same four "
-                    "columns), or our CSV / Parquet (sample_id, annotator, verdict, rating, notes, "
-                    "created_at). Rows without a verdict are skipped.")
+    pi = add_command(lsub, "import", "append the labels of a file to the project", run_import)
     pi.add_argument("file", type=Path, metavar="FILE", help="label file (.json, .csv or .parquet)")
     add_project_arg(pi)
     pi.add_argument("--annotator", metavar="NAME",
                     help="annotator of rows that name none (default: 'imported')")
-    pi.set_defaults(func=run_import)
 
-    pe = lsub.add_parser(
-        "export", help="write the project's labels to a file",
-        description="Write the labels that stand — the latest label per (task, target, annotator); an undone "
-                    "label is left out — or the full event log with --all-events, to FILE. --task picks the "
-                    "judgements: spatial.verdict (default), metalogic.pair, protobias.fidelity, dyeval.image, a "
-                    "method name, or all. Spatial labels: .json (SpatialBench-UC list plus annotator and rating), "
-                    ".csv (our columns; SpatialBench-UC's four with --format sbuc), .parquet or .jsonl. Any other "
-                    "task, or all: the label log's columns (task, target_kind, target_id, annotator, value, "
-                    "rating, notes, created_at, source, audit_set_id) as .csv or .jsonl.")
+    pe = add_command(lsub, "export", "write the project's labels to a file", run_export)
     add_project_arg(pe)
     pe.add_argument("--out", required=True, type=Path, metavar="FILE",
                     help="output file (.csv or .jsonl; spatial labels also .json or .parquet)")
@@ -69,10 +54,13 @@ def register(sub: Any) -> None:
                     help="spatial file layout (default: by extension; sbuc = SpatialBench-UC's columns only)")
     pe.add_argument("--all-events", action="store_true",
                     help="the full event log (every label event, undo events included), not the labels that stand")
-    pe.set_defaults(func=run_export)
 
 
 def run_import(args: argparse.Namespace) -> int:
+    """Validate a label file completely, then append its labels as label events in one transaction.
+    Formats: SpatialBench-UC labels_filled.json (a JSON list of {sample_id, human_verdict, notes,
+    timestamp}) or labels_filled.csv (the same four columns), or our CSV / Parquet (sample_id,
+    annotator, verdict, rating, notes, created_at). Rows without a verdict are skipped."""
     from ..methods.spatial.labels_io import read_labels
 
     table = read_labels(args.file, args.annotator)  # validates format, verdicts, ratings, timestamps
@@ -116,6 +104,13 @@ def resolve_tasks(choice: str) -> list[str]:
 
 
 def run_export(args: argparse.Namespace) -> int:
+    """Write the labels that stand — the latest label per (task, target, annotator); an undone label is
+    left out — or the full event log with --all-events, to FILE. --task picks the judgements:
+    spatial.verdict (default), metalogic.pair, protobias.fidelity, dyeval.image, a method name, or all.
+    Spatial labels: .json (SpatialBench-UC list plus annotator and rating), .csv (our columns;
+    SpatialBench-UC's four with --format sbuc), .parquet or .jsonl. Any other task, or all: the label
+    log's columns (task, target_kind, target_id, annotator, value, rating, notes, created_at, source,
+    audit_set_id) as .csv or .jsonl."""
     from ..io.label_log import write_label_log
     from ..methods.spatial.labels_io import write_labels
     from ..methods.spatial.store import TASK as SPATIAL_TASK

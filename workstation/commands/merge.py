@@ -18,20 +18,19 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..command_base import add_command, add_project_arg
+
 if TYPE_CHECKING:  # pragma: no cover
     from ..store import Project
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    p = sub.add_parser("merge", help="merge shard projects or job folders into one project",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--project", required=True, type=Path, metavar="DIR",
-                   help="target project folder (created if it does not exist)")
+    p = add_command(sub, "merge", "merge shard projects or job folders into one project", run, doc=__doc__)
+    add_project_arg(p, "target project folder (created if it does not exist)")
     p.add_argument("sources", nargs="+", type=Path, metavar="SOURCE", help="shard project folders or job folders")
     p.add_argument("--require-done", action="store_true",
                    help="refuse a source with a job that has not finished (failed, cancelled or killed): "
                         "nothing is merged while a shard is incomplete")
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

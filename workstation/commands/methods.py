@@ -12,12 +12,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..command_base import add_command
+
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("methods", help="list the evaluation methods, their label tasks and default settings",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add_command(sub, "methods", "list the evaluation methods, their label tasks and default settings",
+                    run, doc=__doc__)
     p.add_argument("--name", metavar="NAME", help="only this method")
-    p.set_defaults(func=run)
 
 
 def describe(name: str) -> list[str]:

@@ -15,16 +15,12 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..command_base import add_project_arg, reading_project
+from ..command_base import add_command, add_project_arg, reading_project
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "report", help="write the report bundle (a section per method: CSV tables, plots, index.html)",
-        description="Write the report bundle of the project into OUT_DIR: OUT_DIR/index.html with a "
-                    "section per method that has data in the project (or the --method ones), each "
-                    "method's files under OUT_DIR/<method>/ (tables/*.csv with 4 decimals, data/*.csv "
-                    "at full precision, assets/*.png, report_meta.json, index.html).")
+    p = add_command(sub, "report", "write the report bundle (a section per method: CSV tables, plots, index.html)",
+                    run)
     add_project_arg(p)
     p.add_argument("--out", required=True, type=Path, metavar="OUT_DIR", help="report folder")
     p.add_argument("--method", action="append", metavar="NAME",
@@ -33,10 +29,13 @@ def register(sub: Any) -> None:
                    help="replace an existing report folder (only one this program wrote: it holds the file "
                         ".t2i-workstation-report)")
     p.add_argument("--annotator", metavar="NAME", help="use only this annotator's labels for the audit tables")
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    """Write the report bundle of the project into OUT_DIR: OUT_DIR/index.html with a section per method
+    that has data in the project (or the --method ones), each method's files under OUT_DIR/<method>/
+    (tables/*.csv with 4 decimals, data/*.csv at full precision, assets/*.png, report_meta.json,
+    index.html)."""
     from ..evaluation.bundle import check_report_target, write_bundle
     from ..methods import methods_with_data
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..types import WorkstationError
+from ..command_base import add_command, add_project_arg
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..store import Project
@@ -157,16 +158,14 @@ def list_runs(project: "Project") -> list[dict[str, Any]]:
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    p = sub.add_parser("runs", help="list the project's runs, or remove one",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add_command(sub, "runs", "list the project's runs, or remove one", run, doc=__doc__)
     rs = p.add_subparsers(dest="runs_command", metavar="ACTION", required=True)
     q = rs.add_parser("list", help="the project's runs with their sample counts")
-    q.add_argument("--project", required=True, type=Path, metavar="DIR", help="project folder")
+    add_project_arg(q)
     q = rs.add_parser("remove", help="remove a run: its samples, detections, results, images")
-    q.add_argument("--project", required=True, type=Path, metavar="DIR", help="project folder")
+    add_project_arg(q)
     q.add_argument("run_id")
     q.add_argument("--yes", action="store_true", help="remove without asking")
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

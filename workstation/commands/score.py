@@ -18,11 +18,13 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from ..command_base import add_command, add_project_arg
+
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("score", help="score images against their prompts with a metric (a resumable job)",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--project", required=True, type=Path, metavar="DIR", help="project folder")
+    p = add_command(sub, "score", "score images against their prompts with a metric (a resumable job)",
+                    run, doc=__doc__)
+    add_project_arg(p)
     p.add_argument("--scorer", required=True, metavar="NAME", help="clipscore, pickscore, vqa_yes, vqa_faithfulness")
     p.add_argument("--model", metavar="FOLDER|HF_ID", help="the scorer's local model folder (or cached id)")
     p.add_argument("--processor", metavar="FOLDER", help="a separate tokenizer / image processor folder")
@@ -33,7 +35,6 @@ def register(sub: Any) -> None:
     p.add_argument("--dtype", default=None, choices=("fp32", "fp16", "bf16"))
     p.add_argument("--shard", default=None, metavar="i/n", help="score only shard i of n")
     p.add_argument("--no-run", action="store_true", help="store the job without running it")
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

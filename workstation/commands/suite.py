@@ -13,18 +13,17 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..command_base import parse_options
+from ..command_base import add_command, parse_options
 from ..types import WorkstationError
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("suite", help="build a method's built-in suite into a prompt file or a project",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add_command(sub, "suite", "build a method's built-in suite into a prompt file or a project",
+                    run, doc=__doc__)
     p.add_argument("--method", required=True, metavar="NAME", help="the method (`main.py methods` lists them)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a suite option (repeatable)")
     p.add_argument("--out", type=Path, metavar="FILE.jsonl", help="write the prompts to this file")
     p.add_argument("--project", type=Path, metavar="DIR", help="add the prompts to this project")
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -148,6 +148,13 @@ def stratified_indices(codes: np.ndarray, size: int, seed: int, conf: np.ndarray
 def strata_counts(pop: AuditPopulation, strata: Sequence[str], picked: np.ndarray) -> list[dict[str, Any]]:
     """Per stratum: its names, the population count and how many targets the sample holds."""
     codes, names = pop.codes(strata)
+    return count_strata(codes, names, strata, picked)
+
+
+def count_strata(codes: np.ndarray, names: Sequence[Sequence[Any]], strata: Sequence[str],
+                 picked: np.ndarray) -> list[dict[str, Any]]:
+    """Per stratum (``codes``: each row's stratum, ``names``: each stratum's value per name of
+    ``strata``): its names, the population count and how many of the ``picked`` rows it holds."""
     popn = np.bincount(codes, minlength=len(names))
     smp = np.bincount(codes[np.asarray(picked, np.int64)], minlength=len(names))
     out = []

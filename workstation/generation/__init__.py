@@ -7,6 +7,7 @@ backend's module when a job asks for it.
 from .base import (
     Generator,
     GenerationParams,
+    GenerationRequest,
     Grounding,
     OutOfMemory,
     ProgressFn,
@@ -17,7 +18,7 @@ from .registry import GENERATORS, available_generators, create_generator
 from .schedulers import DEFAULT_SCHEDULER, SCHEDULERS, canonical_scheduler
 
 __all__ = [
-    "DEFAULT_SCHEDULER", "GENERATORS", "SCHEDULERS", "GenerationParams", "Generator", "Grounding",
-    "OutOfMemory", "ProgressFn", "available_generators", "canonical_scheduler", "create_generator",
+    "DEFAULT_SCHEDULER", "GENERATORS", "SCHEDULERS", "GenerationParams", "GenerationRequest", "Generator",
+    "Grounding", "OutOfMemory", "ProgressFn", "available_generators", "canonical_scheduler", "create_generator",
     "generate_iter", "layout_boxes",
 ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -170,15 +170,10 @@ class Generator(Protocol):
 
     name: str  # registry name, e.g. "diffusers", "gligen"
 
-    def generate(
-        self,
-        prompts: list[str],
-        seeds: list[int],
-        params: GenerationParams,
-        groundings: list[Grounding] | None = None,
-        progress: ProgressFn | None = None,
-    ) -> list[np.ndarray]:
-        """One RGB uint8 image per (prompt, seed). Raises OutOfMemory when a batch does not fit."""
+    def generate(self, request: GenerationRequest, params: GenerationParams,
+                 progress: ProgressFn | None = None) -> list[np.ndarray]:
+        """One RGB uint8 image per (prompt, seed) of the request. Raises OutOfMemory when a batch
+        does not fit."""
         ...
 
     def provenance(self) -> dict[str, Any]:
@@ -186,31 +181,41 @@ class Generator(Protocol):
         ...
 
 
-def check_request(prompts: Sequence[str], seeds: Sequence[int], groundings: Sequence[Grounding] | None) -> None:
-    if len(prompts) != len(seeds):
-        raise WorkstationError(f"{len(prompts)} prompts but {len(seeds)} seeds")
-    if groundings is not None and len(groundings) != len(prompts):
-        raise WorkstationError(f"{len(groundings)} groundings for {len(prompts)} prompts")
-    for s in seeds:
-        if not 0 <= int(s) < 2**63:
-            raise WorkstationError(f"seed {s} is outside 0 … 2^63-1")
+@dataclass(frozen=True)
+class GenerationRequest:
+    """What to generate: one image per (prompt, seed), seed i for prompt i, with its box layout
+    where ``groundings`` are given (one per prompt; a generator that takes none refuses them).
+    Made only when the lengths agree and every seed is within 0 … 2^63-1."""
+
+    prompts: list[str]
+    seeds: list[int]
+    groundings: list[Grounding] | None = None
+
+    def __post_init__(self) -> None:
+        if len(self.prompts) != len(self.seeds):
+            raise WorkstationError(f"{len(self.prompts)} prompts but {len(self.seeds)} seeds")
+        if self.groundings is not None and len(self.groundings) != len(self.prompts):
+            raise WorkstationError(f"{len(self.groundings)} groundings for {len(self.prompts)} prompts")
+        for s in self.seeds:
+            if not 0 <= int(s) < 2**63:
+                raise WorkstationError(f"seed {s} is outside 0 … 2^63-1")
+
+    def __len__(self) -> int:
+        return len(self.prompts)
+
+    def part(self, rows: slice) -> "GenerationRequest":
+        g = self.groundings
+        return GenerationRequest(list(self.prompts[rows]), [int(s) for s in self.seeds[rows]],
+                                 None if g is None else list(g[rows]))
 
 
-def generate_iter(
-    generator: Generator,
-    prompts: Sequence[str],
-    seeds: Sequence[int],
-    params: GenerationParams,
-    groundings: Sequence[Grounding] | None = None,
-    progress: ProgressFn | None = None,
-) -> Iterator[tuple[slice, list[np.ndarray]]]:
+def generate_iter(generator: Generator, request: GenerationRequest, params: GenerationParams,
+                  progress: ProgressFn | None = None) -> Iterator[tuple[slice, list[np.ndarray]]]:
     """Generate batch by batch (``params.batch_size``); stop iterating to cancel between batches."""
-    check_request(prompts, seeds, groundings)
     bs = params.batch_size
-    for start in range(0, len(prompts), bs):
-        sl = slice(start, min(len(prompts), start + bs))
-        g = None if groundings is None else list(groundings[sl])
-        yield sl, generator.generate(list(prompts[sl]), [int(s) for s in seeds[sl]], params, g, progress)
+    for start in range(0, len(request), bs):
+        sl = slice(start, min(len(request), start + bs))
+        yield sl, generator.generate(request.part(sl), params, progress)
 
 
 def to_uint8(images: np.ndarray) -> list[np.ndarray]:

@@ -19,7 +19,8 @@ import numpy as np
 
 from .. import env
 from ..types import WorkstationError
-from .base import GenerationParams, Grounding, OutOfMemory, ProgressFn, check_request, is_torch_oom, to_uint8
+from .base import (GenerationParams, GenerationRequest, Grounding, OutOfMemory, ProgressFn, is_torch_oom,
+                   to_uint8)
 from .schedulers import DEFAULT_SCHEDULER, canonical_scheduler, is_flow_matching, make_scheduler
 
 log = logging.getLogger(__name__)
@@ -264,15 +265,9 @@ class DiffusersGenerator:
             return items + [items[-1]] * (size - len(items))
         return items
 
-    def generate(
-        self,
-        prompts: list[str],
-        seeds: list[int],
-        params: GenerationParams,
-        groundings: list[Grounding] | None = None,
-        progress: ProgressFn | None = None,
-    ) -> list[np.ndarray]:
-        check_request(prompts, seeds, groundings)
+    def generate(self, request: GenerationRequest, params: GenerationParams,
+                 progress: ProgressFn | None = None) -> list[np.ndarray]:
+        prompts, seeds, groundings = request.prompts, request.seeds, request.groundings
         self._check_groundings(groundings)
         if not prompts:
             return []

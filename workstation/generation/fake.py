@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import GenerationParams, Grounding, ProgressFn, check_request, layout_boxes
+from .base import GenerationParams, GenerationRequest, Grounding, ProgressFn, layout_boxes
 
 
 class FakeGenerator:
@@ -49,19 +49,13 @@ class FakeGenerator:
             img[y1:y2, x1:x2] = rng.uniform(0, 255, size=3)
         return np.clip(img, 0, 255).astype(np.uint8)
 
-    def generate(
-        self,
-        prompts: list[str],
-        seeds: list[int],
-        params: GenerationParams,
-        groundings: list[Grounding] | None = None,
-        progress: ProgressFn | None = None,
-    ) -> list[np.ndarray]:
-        check_request(prompts, seeds, groundings)
+    def generate(self, request: GenerationRequest, params: GenerationParams,
+                 progress: ProgressFn | None = None) -> list[np.ndarray]:
         self.calls += 1
+        g = request.groundings
         out = []
-        for i, (p, s) in enumerate(zip(prompts, seeds)):
-            out.append(self.image(p, int(s), params, None if groundings is None else groundings[i]))
+        for i, (p, s) in enumerate(zip(request.prompts, request.seeds)):
+            out.append(self.image(p, int(s), params, None if g is None else g[i]))
         if progress is not None:
             for step in range(params.steps):
                 progress(step + 1, params.steps)

@@ -65,8 +65,7 @@ class ProceduralGenerator:
             truths.append(truth)
         return images, truths
 
-    def generate(self, prompts: list[str], seeds: list[int], params: Any, groundings: Any = None,
-                 progress: Any = None) -> list[np.ndarray]:
+    def generate(self, request: Any, params: Any, progress: Any = None) -> list[np.ndarray]:
         raise WorkstationError("the procedural generator draws from prompt rows (relation and objects), "
                                "not from free text; run it through a job")
 

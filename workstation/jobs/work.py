@@ -114,6 +114,8 @@ def unfinished(paths: JobPaths, items: list[Item], verb: str, noun: str,
 
 # ---- generation ---------------------------------------------------------------------------------
 def iter_generate(paths: JobPaths, spec: JobSpec, say: LogFn, delay: float) -> Iterator[Progress]:
+    from ..generation import GenerationRequest, Grounding
+
     prompts = read_prompts(paths.inputs)
     items = generation_items(spec, prompts)
     todo, meter = unfinished(paths, items, "generate", "item", say)
@@ -144,10 +146,8 @@ def iter_generate(paths: JobPaths, spec: JobSpec, say: LogFn, delay: float) -> I
         texts = [str(prompts.text[it.prompt_index]) for it in part]
         groundings = None
         if grounded:
-            from ..generation import Grounding
-
             groundings = [Grounding.for_prompt_row(prompt_row(prompts, it.prompt_index)) for it in part]
-        images = gen.generate(texts, seeds, p, groundings)
+        images = gen.generate(GenerationRequest(texts, seeds, groundings), p)
         if len(images) != len(part):
             raise WorkstationError(f"generator {gname!r} returned {len(images)} image(s) for {len(part)} prompt(s)")
         return [(im, None) for im in images]

@@ -32,19 +32,19 @@ from ..registry import Registry
 from ..types import WorkstationError
 from ..util.csvsafe import escape_row
 
-SOURCES: Registry[AuditTable] = Registry("audit source")
-SOURCES.register("spatial", "workstation.methods.spatial.audit_source:audit_table",
-                 description="the checker's verdicts against human P/F/U")
-SOURCES.register("metalogic", "workstation.methods.metalogic.audit_source:audit_table",
-                 description="the comparison's outcomes against human pair judgements")
-SOURCES.register("protobias", "workstation.methods.protobias.audit_source:audit_table",
-                 description="a metric's preference against the humans' ratings")
-SOURCES.register("dyeval", "workstation.methods.dyeval.audit_source:audit_table",
-                 description="CLIPScore pre-marks against human PASS / FAIL")
+#: the methods with an audit source (``workstation.methods.<name>.audit_source``) and what its
+#: table sets against the human labels
+AUDITED = {"spatial": "the checker's verdicts against human P/F/U",
+           "metalogic": "the comparison's outcomes against human pair judgements",
+           "protobias": "a metric's preference against the humans' ratings",
+           "dyeval": "CLIPScore pre-marks against human PASS / FAIL"}
 
-#: each method's current human labels of a (frozen) table's items, read from the label log
+#: each method's audit table of a project (``audit_table``), and its current human labels of a
+#: (frozen) table's items, read from the label log (``human_labels``)
+SOURCES: Registry[AuditTable] = Registry("audit source")
 HUMANS: Registry[np.ndarray] = Registry("audit labels")
-for _name in ("spatial", "metalogic", "protobias", "dyeval"):
+for _name, _what in AUDITED.items():
+    SOURCES.register(_name, f"workstation.methods.{_name}.audit_source:audit_table", description=_what)
     HUMANS.register(_name, f"workstation.methods.{_name}.audit_source:human_labels")
 
 

@@ -44,7 +44,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
 from ..types import InputError, WorkstationError
-from .textio import quote
+from .textio import quote, regular_file
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_SIDE = 8192
@@ -111,15 +111,7 @@ def rgb_array_problem(im: Any) -> str | None:
 
 
 def _read_regular(path: Path, max_bytes: int) -> bytes:
-    # stat first: opening a FIFO or a device could block or have side effects
-    try:
-        st0 = os.stat(path)
-    except FileNotFoundError:
-        raise InputError(path, "image file not found") from None
-    except OSError as e:
-        raise InputError(path, f"cannot read the image: {e.strerror or e}") from None
-    if not stat.S_ISREG(st0.st_mode):
-        raise InputError(path, "not a regular file")
+    regular_file(path, "image", missing="image file not found", irregular="not a regular file")  # before opening
     # O_NOFOLLOW: a symlink swapped in since the path was resolved is refused; O_NONBLOCK: a
     # FIFO swapped in does not block (fstat below refuses it)
     flags = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)

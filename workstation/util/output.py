@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..types import WorkstationError
 from .atomic import atomic_path
+from .paths import remove_made
 
 DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 DENIED_ERRNOS = frozenset({errno.EACCES, errno.EPERM})
@@ -62,14 +63,6 @@ def _make_parents(folder: Path, made: list[Path]) -> None:
             made.append(p)
 
 
-def _remove_dirs(made: list[Path]) -> None:
-    for p in reversed(made):
-        try:
-            p.rmdir()
-        except OSError:
-            pass
-
-
 @contextmanager
 def output_file(path: str | Path, what: str = "output file") -> Iterator[Path]:
     """Yield a temporary path to write; it becomes `path` when the block ends without error."""
@@ -82,10 +75,10 @@ def output_file(path: str | Path, what: str = "output file") -> Iterator[Path]:
         with atomic_path(target) as tmp:
             yield tmp
     except OSError as e:
-        _remove_dirs(made)
+        remove_made(made)
         raise OutputError(f"cannot write {what} {target}: {describe_os_error(e)}; nothing was written") from None
     except BaseException:
-        _remove_dirs(made)
+        remove_made(made)
         raise
 
 
@@ -133,12 +126,12 @@ def output_folder(path: str | Path, what: str = "output folder", overwrite: bool
     except OSError as e:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
-        _remove_dirs(made)
+        remove_made(made)
         raise OutputError(f"cannot write {what} {target}: {describe_os_error(e)}; nothing was written") from None
     except BaseException:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
-        _remove_dirs(made)
+        remove_made(made)
         raise
 
 

@@ -33,17 +33,25 @@ def decode_utf8(path: str | Path, data: bytes, *, bom: bool = True) -> str:
         raise InputError(path, f"not UTF-8 text (byte 0x{data[e.start]:02x} at column {col})", line) from None
 
 
-def read_bytes_capped(path: str | Path, max_bytes: int | None, what: str = "file") -> bytes:
-    """The bytes of a regular file (symlinks are followed), refusing one over `max_bytes`."""
-    path = Path(path)
+def regular_file(path: Path, what: str, missing: str | None = None, irregular: str | None = None) -> os.stat_result:
+    """The status of ``path`` (symlinks are followed), which must be a regular file: opening a FIFO
+    or a device could block or have side effects. ``what`` names it in the messages (``missing``:
+    the one for a path that does not exist; ``irregular``: for one that is not a regular file)."""
     try:
         st = os.stat(path)
     except FileNotFoundError:
-        raise InputError(path, f"{what} not found") from None
+        raise InputError(path, missing or f"{what} not found") from None
     except OSError as e:
         raise InputError(path, f"cannot read the {what}: {e.strerror or e}") from None
     if not stat.S_ISREG(st.st_mode):
-        raise InputError(path, f"the {what} is not a regular file")
+        raise InputError(path, irregular or f"the {what} is not a regular file")
+    return st
+
+
+def read_bytes_capped(path: str | Path, max_bytes: int | None, what: str = "file") -> bytes:
+    """The bytes of a regular file (symlinks are followed), refusing one over `max_bytes`."""
+    path = Path(path)
+    st = regular_file(path, what)
     if max_bytes is not None and st.st_size > max_bytes:
         raise InputError(path, f"the {what} is {st.st_size:,} bytes; the limit is {max_bytes:,} bytes")
     try:

@@ -26,27 +26,31 @@ from __future__ import annotations
 import argparse
 import csv
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from ...types import InputError, WorkstationError
+from ...command_base import add_command, add_project_arg, open_project, reading_project
 
 
 MIN_SIZE, MAX_SIZE = 64, 4096  # `dyeval step --size`: the procedural renderer's image side
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("dyeval", help="DyEval test trees: new-tree, step, show, label, accept, reject, export",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add_command(sub, "dyeval", "DyEval test trees: new-tree, step, show, label, accept, reject, export",
+                    doc=__doc__)
     s = p.add_subparsers(dest="dyeval_command", metavar="ACTION")
     s.required = True
 
     def common(q: argparse.ArgumentParser, tree: bool = True) -> None:
-        q.add_argument("--project", required=True, type=Path, metavar="DIR", help="project folder")
+        add_project_arg(q)
         if tree:
             q.add_argument("--tree", metavar="ID", help="the tree (default: the newest)")
 
-    q = s.add_parser("new-tree", help="make a tree with root topics or the paper's four perspectives")
+    q = add_command(s, "new-tree", "make a tree with root topics or the paper's four perspectives",
+                    run_new_tree)
     common(q, tree=False)
     q.add_argument("--tree", metavar="ID", help="its id (default t1, t2, ...)")
     q.add_argument("--topic", action="append", default=[], metavar="TEXT", help="a root topic (repeatable)")
@@ -54,9 +58,9 @@ def register(sub: Any) -> None:
                    help="roots for the paper's initial topics: all nine, or the comma-separated sub-topics named")
     q.add_argument("--config", type=Path, metavar="FILE", help="DyEval settings (YAML / JSON)")
     q.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a setting (n_i, n_x, rho, ...)")
-    q.set_defaults(func=run_new_tree)
 
-    q = s.add_parser("step", help="take the tree's automatic next steps (write, generate, locate, propose)")
+    q = add_command(s, "step", "take the tree's automatic next steps (write, generate, locate, propose)",
+                    run_step)
     common(q)
     q.add_argument("--lm", metavar="templates|FOLDER", help="who writes (default: the tree's config)")
     q.add_argument("--only", metavar="KINDS", help="comma-separated: write, generate, score, locate, reflect, propose")
@@ -65,46 +69,45 @@ def register(sub: Any) -> None:
     q.add_argument("--generator", metavar="NAME", help="generator backend (default procedural, diffusers with --model)")
     q.add_argument("--model", metavar="DIR", help="a local text-to-image model folder")
     q.add_argument("--size", type=int, default=256, help="procedural image size (default 256)")
-    q.set_defaults(func=run_step)
 
-    q = s.add_parser("show", help="the tree, its figures and what to do next")
+    q = add_command(s, "show", "the tree, its figures and what to do next", run_show)
     common(q)
     q.add_argument("--todo", type=Path, metavar="FILE.csv", help="write the images waiting for a judgement")
-    q.set_defaults(func=run_show)
 
-    q = s.add_parser("label", help="import PASS / FAIL judgements from a CSV (image_id, value[, annotator, notes])")
+    q = add_command(s, "label", "import PASS / FAIL judgements from a CSV (image_id, value[, annotator, notes])",
+                    run_label)
     q.add_argument("file", type=Path, metavar="FILE.csv")
     common(q)
     q.add_argument("--annotator", metavar="NAME", help="for rows without an annotator column")
-    q.set_defaults(func=run_label)
 
-    q = s.add_parser("accept", help="accept proposed topics (--text edits one first)")
+    q = add_command(s, "accept", "accept proposed topics (--text edits one first)", run_accept)
     common(q)
     q.add_argument("proposals", nargs="*", metavar="PROPOSAL")
     q.add_argument("--text", metavar="NEW", help="accept one proposal with this text instead")
     q.add_argument("--all", action="store_true", help="accept every open proposal")
-    q.set_defaults(func=run_accept)
 
-    q = s.add_parser("reject", help="reject proposed topics")
+    q = add_command(s, "reject", "reject proposed topics", run_reject)
     common(q)
     q.add_argument("proposals", nargs="+", metavar="PROPOSAL")
-    q.set_defaults(func=run_reject)
 
-    q = s.add_parser("export", help="the whole tree as JSON (topics, prompts, graphs, image paths, judgements)")
+    q = add_command(s, "export", "the whole tree as JSON (topics, prompts, graphs, image paths, judgements)",
+                    run_export)
     common(q)
     q.add_argument("--out", required=True, type=Path, metavar="FILE.json")
-    q.set_defaults(func=run_export)
 
 
 # --- helpers ---------------------------------------------------------------------------------------------
 
 
-def _runner(project: Any, tree: str | None) -> Any:
+@contextmanager
+def _open_tree(folder: Path, tree: str | None) -> Iterator[Any]:
+    """The tree's runner, synchronised, on the project opened for writing (closed on leaving)."""
     from .runner import DyEvalRunner
 
-    r = DyEvalRunner(project, tree)
-    r.sync()
-    return r
+    with open_project(folder) as project:
+        r = DyEvalRunner(project, tree)
+        r.sync()
+        yield r
 
 
 def _fmt(x: float | None) -> str:
@@ -230,7 +233,6 @@ def run_new_tree(args: argparse.Namespace) -> int:
 def run_step(args: argparse.Namespace) -> int:
     from .runner import STEP_KINDS
     from ...progress import TerminalProgress
-    from ...command_base import open_project
 
     from ...util.numbers import whole_number
 
@@ -249,9 +251,7 @@ def run_step(args: argparse.Namespace) -> int:
     model = str(Path(args.model).expanduser().resolve()) if args.model else None
     if model and not Path(model).exists():
         raise WorkstationError(f"model folder not found: {model}")
-    project = open_project(args.project)
-    try:
-        r = _runner(project, args.tree)
+    with _open_tree(args.project, args.tree) as r:
         if args.lm:
             r.set_lm(args.lm)
         with TerminalProgress(f"dyeval {r.tree_id}", unit="img") as bar:
@@ -270,15 +270,12 @@ def run_step(args: argparse.Namespace) -> int:
             print("nothing to do automatically now")
         print_tree(r)
         print_next(r)
-    finally:
-        project.close()
     return 0
 
 
 def run_show(args: argparse.Namespace) -> int:
     from .runner import DyEvalRunner
     from ...util.atomic import atomic_path
-    from ...command_base import reading_project
 
     with reading_project(args.project) as project:
         from .store import TreeStore
@@ -373,7 +370,6 @@ def run_label(args: argparse.Namespace) -> int:
     from .link import sync_tree
     from .runner import DyEvalRunner
     from ...util.textio import quote
-    from ...command_base import open_project, reading_project
 
     rows = read_label_csv(args.file, args.annotator)
     # every row checked against the tree (read-only, in memory) before the project is opened for writing
@@ -384,50 +380,36 @@ def run_label(args: argparse.Namespace) -> int:
             if iid not in r.tree.images:
                 raise InputError(args.file, f"image {quote(iid, 40)} is not in tree {r.tree_id}", line)
         tree_id = r.tree_id
-    project = open_project(args.project)
-    try:
-        r = _runner(project, tree_id)
+    with _open_tree(args.project, tree_id) as r:
         n = r.import_labels([row[:4] for row in rows])  # type: ignore[misc]
         print(f"recorded {n} judgement(s) in tree {r.tree_id}")
         print_tree(r)
         print_next(r)
-    finally:
-        project.close()
     return 0
 
 
 def run_accept(args: argparse.Namespace) -> int:
-    from ...command_base import open_project
 
     if not args.proposals and not args.all:
         raise WorkstationError("name the proposals to accept (see `dyeval show`), or --all")
     if args.text is not None and len(args.proposals) != 1:
         raise WorkstationError("--text edits exactly one proposal")
-    project = open_project(args.project)
-    try:
-        r = _runner(project, args.tree)
+    with _open_tree(args.project, args.tree) as r:
         ids = args.proposals or [p for p, q in r.tree.proposals.items() if q.state == "proposed"]
         for pid in ids:
             child = r.accept(pid, args.text)
             print(f"accepted {pid} '{r.tree.proposals[pid].text}' as node {child}")
         print_next(r)
-    finally:
-        project.close()
     return 0
 
 
 def run_reject(args: argparse.Namespace) -> int:
-    from ...command_base import open_project
 
-    project = open_project(args.project)
-    try:
-        r = _runner(project, args.tree)
+    with _open_tree(args.project, args.tree) as r:
         for pid in args.proposals:
             r.reject(pid)
             print(f"rejected {pid} '{r.tree.proposals[pid].text}'")
         print_next(r)
-    finally:
-        project.close()
     return 0
 
 
@@ -436,7 +418,6 @@ def run_export(args: argparse.Namespace) -> int:
     from .link import sync_tree
     from .runner import DyEvalRunner
     from ...util import atomic_write_text, dumps
-    from ...command_base import reading_project
 
     with reading_project(args.project) as project:
         r = DyEvalRunner(project, args.tree)

@@ -76,3 +76,19 @@ def deduplicate(candidates: Sequence[str], existing: Iterable[str] = (), *, n: i
         else:
             dropped.append((i, dup))
     return DedupResult(tuple(kept), tuple(dropped))
+
+
+def first_distinct(texts: Iterable[str], n: int, existing: Iterable[str] = ()) -> list[str]:
+    """The first ``n`` of ``texts`` (all of them where there are fewer) that differ from each other
+    and from ``existing`` in more than case and spacing."""
+    seen = {" ".join(x.lower().split()) for x in existing}
+    out: list[str] = []
+    for text in texts:
+        key = " ".join(text.lower().split())
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(text)
+        if len(out) == n:
+            break
+    return out

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
 
 from ...types import WorkstationError
+from .dedup import first_distinct
 from .provenance import Provenance
 from .scene_graph import SceneGraph
 
@@ -191,22 +192,19 @@ def parse_labelled_lines(text: str, label: str, n: int, *, max_words: int | None
     before the label, an optional index after it). Fewer than ``n`` usable values is a failure."""
     pat = re.compile(r"^\s*(?:[-*•]|\d+[.)])?\s*" + re.escape(label).replace(r"\ ", r"\s+")
                      + r"\s*\d*\s*[:：]\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
-    vals: list[str] = []
-    seen: set[str] = set()
-    for m in pat.finditer(text):
-        v = m.group(1).strip().strip('"“”\'').strip()
-        if not v or _PLACEHOLDER.search(v) or not re.search(r"[A-Za-z]{2,}", v):
-            continue
-        if max_words is not None and len(v.split()) > max_words:
-            continue
-        key = " ".join(v.lower().split())
-        if key in seen:
-            continue
-        seen.add(key)
-        vals.append(v)
-        if len(vals) == n:
-            return vals
-    raise ParseFailure(f"expected {n} '{label}:' lines, found {len(vals)} usable")
+
+    def usable() -> Iterator[str]:
+        for m in pat.finditer(text):
+            v = m.group(1).strip().strip('"“”\'').strip()
+            if not v or _PLACEHOLDER.search(v) or not re.search(r"[A-Za-z]{2,}", v):
+                continue
+            if max_words is None or len(v.split()) <= max_words:
+                yield v
+
+    vals = first_distinct(usable(), n)
+    if len(vals) < n:
+        raise ParseFailure(f"expected {n} '{label}:' lines, found {len(vals)} usable")
+    return vals
 
 
 def parse_graph_json(text: str) -> SceneGraph:

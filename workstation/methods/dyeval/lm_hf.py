@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import hashlib
 import struct
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ...types import WorkstationError
 from .lm import (
@@ -36,6 +37,8 @@ from .lm import (
 from .provenance import LM, TEMPLATES, Provenance
 from .scene_graph import SceneGraph
 from .templates import TemplateLM
+
+T = TypeVar("T")
 
 _BIG = 64 * 1024 * 1024
 _RAW_KEEP = 2000
@@ -175,51 +178,38 @@ class TransformersLM:
 
     # --- the four tasks -------------------------------------------------------------------------------------
 
-    def propose_topics(self, ctx: TopicContext, n: int) -> Generated[list[str]]:
-        raw, seed, why = self._ask(topic_instruction(ctx, n))
+    def _answer(self, instruction: str, read: Callable[[str], T],
+                fallback: Callable[[], Generated[T]]) -> Generated[T]:
+        """The model's answer to ``instruction`` as ``read`` reads it; the fallback's, with the reason
+        in its provenance, when the model cannot be asked or its answer cannot be read."""
+        raw, seed, why = self._ask(instruction)
         if not why:
             try:
-                return Generated(parse_labelled_lines(raw, "Next Test Topic", n), self._ok(raw, seed or 0))
+                return Generated(read(raw), self._ok(raw, seed or 0))
             except ParseFailure as e:
                 why = str(e)
-        fb = self.fallback.propose_topics(ctx, n)
+        fb = fallback()
         return Generated(fb.value, self._fallback(why, raw, seed), fb.notes)
+
+    def propose_topics(self, ctx: TopicContext, n: int) -> Generated[list[str]]:
+        return self._answer(topic_instruction(ctx, n), lambda raw: parse_labelled_lines(raw, "Next Test Topic", n),
+                            lambda: self.fallback.propose_topics(ctx, n))
 
     def write_prompts(self, ctx: TopicContext, n: int, *, max_words: int = 77) -> Generated[list[WrittenPrompt]]:
-        raw, seed, why = self._ask(prompt_instruction(ctx, n, max_words))
-        if not why:
-            try:
-                texts = parse_labelled_lines(raw, "Test Input", n, max_words=max_words)
-                prov = self._ok(raw, seed or 0)
-                out = []
-                for t in texts:
-                    g = self.parse_scene_graph(t)
-                    out.append(WrittenPrompt(t, g.value, g.provenance))
-                return Generated(out, prov)
-            except ParseFailure as e:
-                why = str(e)
-        fb = self.fallback.write_prompts(ctx, n)
-        return Generated(fb.value, self._fallback(why, raw, seed), fb.notes)
+        def read(raw: str) -> list[WrittenPrompt]:
+            out = []
+            for t in parse_labelled_lines(raw, "Test Input", n, max_words=max_words):
+                g = self.parse_scene_graph(t)
+                out.append(WrittenPrompt(t, g.value, g.provenance))
+            return out
+
+        return self._answer(prompt_instruction(ctx, n, max_words), read, lambda: self.fallback.write_prompts(ctx, n))
 
     def parse_scene_graph(self, text: str) -> Generated[SceneGraph]:
-        raw, seed, why = self._ask(graph_instruction(text))
-        if not why:
-            try:
-                return Generated(parse_graph_json(raw), self._ok(raw, seed or 0))
-            except ParseFailure as e:
-                why = str(e)
-        fb = self.fallback.parse_scene_graph(text)
-        return Generated(fb.value, self._fallback(why, raw, seed))
+        return self._answer(graph_instruction(text), parse_graph_json, lambda: self.fallback.parse_scene_graph(text))
 
     def reflect(self, ctx: ReflectionContext) -> Generated[str]:
-        raw, seed, why = self._ask(reflection_instruction(ctx))
-        if not why:
-            try:
-                return Generated(parse_reflection(raw), self._ok(raw, seed or 0))
-            except ParseFailure as e:
-                why = str(e)
-        fb = self.fallback.reflect(ctx)
-        return Generated(fb.value, self._fallback(why, raw, seed))
+        return self._answer(reflection_instruction(ctx), parse_reflection, lambda: self.fallback.reflect(ctx))
 
     def describe(self) -> dict[str, Any]:
         """Name, folder, fingerprint and settings (loads the model to read its chat template)."""

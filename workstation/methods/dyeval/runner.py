@@ -222,42 +222,42 @@ class DyEvalRunner:
         done: list[str] = []
         t = self.tree
         for _ in range(max_rounds):
-            did = False
             for a in t.pending_actions():
-                topic = t.nodes[a.node_id].topic
-                kind = _ENGINE_KIND.get(a.kind)
-                if a.kind == "write_prompts" and kind in kinds:
-                    rep = write_prompts(t, a.node_id, self.lm)
-                    if rep.prompt_ids:
-                        done.append(f"wrote {len(rep.prompt_ids)} prompt(s) for '{topic}'"
-                                    + (f" ({len(rep.dropped)} near-duplicate(s) dropped)" if rep.dropped else ""))
-                        did = True
-                elif a.kind == "confirm_prompts" and confirm:
-                    t.confirm_prompts(a.node_id)
-                    done.append(f"confirmed the prompts of '{topic}'")
-                    did = True
-                elif a.kind == "start_locations" and kind in kinds:
-                    started = start_locations(t, a.node_id, self.lm)
-                    if started:
-                        done.append(f"started failure location of {len(started)} bug prompt(s) of '{topic}'")
-                    else:
-                        reflect(t, a.node_id, self.lm)
-                        done.append(f"no bug of '{topic}' could be located; reflected on its records")
-                    did = True
-                elif a.kind == "reflect" and kind in kinds:
-                    reflect(t, a.node_id, self.lm)
-                    done.append(f"reflected on the failures of '{topic}'")
-                    did = True
-                elif a.kind == "propose_topics" and kind in kinds:
-                    ids = propose_topics(t, a.node_id, self.lm)
-                    if ids:
-                        done.append(f"proposed {len(ids)} child topic(s) of '{topic}'")
-                        did = True
-                if did:
+                wanted = confirm if a.kind == "confirm_prompts" else _ENGINE_KIND.get(a.kind) in kinds
+                said = self._take(a.kind, a.node_id) if wanted else None
+                if said is not None:
+                    done.append(said)
                     break
-            if not did:
+            else:
                 break
         return done
+
+    def _take(self, kind: str, node_id: str) -> str | None:
+        """Do one pending action on a node; what was done, in words (None: nothing came of it)."""
+        t = self.tree
+        topic = t.nodes[node_id].topic
+        if kind == "write_prompts":
+            rep = write_prompts(t, node_id, self.lm)
+            if not rep.prompt_ids:
+                return None
+            return (f"wrote {len(rep.prompt_ids)} prompt(s) for '{topic}'"
+                    + (f" ({len(rep.dropped)} near-duplicate(s) dropped)" if rep.dropped else ""))
+        if kind == "confirm_prompts":
+            t.confirm_prompts(node_id)
+            return f"confirmed the prompts of '{topic}'"
+        if kind == "start_locations":
+            started = start_locations(t, node_id, self.lm)
+            if started:
+                return f"started failure location of {len(started)} bug prompt(s) of '{topic}'"
+            reflect(t, node_id, self.lm)
+            return f"no bug of '{topic}' could be located; reflected on its records"
+        if kind == "reflect":
+            reflect(t, node_id, self.lm)
+            return f"reflected on the failures of '{topic}'"
+        if kind == "propose_topics":
+            ids = propose_topics(t, node_id, self.lm)
+            return f"proposed {len(ids)} child topic(s) of '{topic}'" if ids else None
+        return None
 
     def start_location(self, node_id: str, prompt_id: str) -> str:
         """Start failure location of one bug prompt (parsing its graph first when it has none)."""

@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from .dedup import deduplicate
+from .dedup import deduplicate, first_distinct
 from .lm import Generated, ReflectionContext, TopicContext, WrittenPrompt
 from .parse import parse_text
 from .provenance import TEMPLATES, Provenance
@@ -170,17 +170,7 @@ class TemplateLM:
             order = rng.permutation(len(table))
             cands.extend(table[int(i)] for i in order)
         cands.extend(e.format(topic=topic) for e in EXPANSIONS)
-        avoid = {" ".join(x.lower().split()) for x in ctx.existing}
-        out: list[str] = []
-        for c in cands:
-            c = c[:1].upper() + c[1:]
-            k = " ".join(c.lower().split())
-            if k in avoid:
-                continue
-            avoid.add(k)
-            out.append(c)
-            if len(out) == n:
-                break
+        out = first_distinct((c[:1].upper() + c[1:] for c in cands), n, ctx.existing)
         return Generated(out, self.provenance)
 
     # --- prompts -----------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Union
 
@@ -133,19 +133,19 @@ def parse(text: str) -> Expr:
         if depth > MAX_DEPTH:
             raise FormError(f"a form nested more than {MAX_DEPTH} levels deep (negations and parentheses)")
 
-    def disj() -> Expr:
-        xs = [conj()]
-        while peek() == "|":
+    def chain(op: str, part: Callable[[], Expr], join: Callable[[tuple[Expr, ...]], Expr]) -> Expr:
+        """``part (op part)*``: one part alone, or several joined."""
+        xs = [part()]
+        while peek() == op:
             take()
-            xs.append(conj())
-        return xs[0] if len(xs) == 1 else Or(tuple(xs))
+            xs.append(part())
+        return xs[0] if len(xs) == 1 else join(tuple(xs))
+
+    def disj() -> Expr:
+        return chain("|", conj, Or)
 
     def conj() -> Expr:
-        xs = [unary()]
-        while peek() == "&":
-            take()
-            xs.append(unary())
-        return xs[0] if len(xs) == 1 else And(tuple(xs))
+        return chain("&", unary, And)
 
     def unary() -> Expr:
         nonlocal depth

@@ -26,19 +26,19 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from ...command_base import add_command, add_project_arg
+
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("protobias", help="ProtoBias: import a folder of triplet images",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add_command(sub, "protobias", "ProtoBias: import a folder of triplet images", doc=__doc__)
     psub = p.add_subparsers(dest="protobias_command", metavar="ACTION", required=True)
-    imp = psub.add_parser("import", help="import a folder of triplet images with a JSONL / CSV index",
-                          description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    imp = add_command(psub, "import", "import a folder of triplet images with a JSONL / CSV index",
+                      run_import, doc=__doc__)
     imp.add_argument("folder", type=Path, metavar="FOLDER", help="the image folder")
-    imp.add_argument("--project", required=True, type=Path, metavar="DIR", help="project folder (created if missing)")
+    add_project_arg(imp, "project folder (created if missing)")
     imp.add_argument("--index", type=Path, metavar="FILE", help="the index file (default: the one in FOLDER)")
     imp.add_argument("--run-id", default=None, metavar="NAME",
                      help="run id of the import (default: import-<folder>-<hash of its content>)")
-    imp.set_defaults(func=run_import)
 
 
 def run_import(args: argparse.Namespace) -> int:

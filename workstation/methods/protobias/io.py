@@ -30,7 +30,6 @@ import json
 import math
 import os
 import re
-import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from ...types import InputError, WorkstationError
-from ...util.textio import quote
+from ...util.textio import quote, regular_file
 from ...util.images import (DEFAULT_MAX_BYTES, DEFAULT_MAX_PIXELS, DEFAULT_MAX_SIDE, ImageInfo, image_info,
                             resolve_inside)
 from .vocab import DOMAINS, KNOBS
@@ -100,14 +99,7 @@ def find_index(folder: str | Path) -> Path:
 
 
 def _read_index_text(path: Path) -> str:
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        raise InputError(path, "index file not found") from None
-    except OSError as e:
-        raise InputError(path, f"cannot read the index: {e.strerror or e}") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise InputError(path, "the index is not a regular file")
+    st = regular_file(path, "index", missing="index file not found")
     if st.st_size > MAX_INDEX_BYTES:
         raise InputError(path, f"the index is {st.st_size:,} bytes; the limit is {MAX_INDEX_BYTES:,}")
     with open(path, "rb") as fh:

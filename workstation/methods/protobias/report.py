@@ -109,12 +109,32 @@ def _figure(w: float, h: float) -> Any:
     return fig
 
 
-def _grouped(rows: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[str], dict[tuple[str, str], Mapping[str, Any]]]:
-    metrics = list(dict.fromkeys(str(r["metric"]) for r in rows))
-    present = {str(r["domain"]) for r in rows if r.get("n")}
-    domains = [d for d in DOMAIN_ORDER if d in present] + sorted(present - set(DOMAIN_ORDER))
-    by = {(str(r["metric"]), str(r["domain"])): r for r in rows}
-    return metrics, domains, by
+class _Grouped:
+    """Rows of (metric, domain) figures as grouped bars: x = domain, one bar per metric."""
+
+    def __init__(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        import numpy as np
+
+        self.metrics = list(dict.fromkeys(str(r["metric"]) for r in rows))
+        present = {str(r["domain"]) for r in rows if r.get("n")}
+        self.domains = [d for d in DOMAIN_ORDER if d in present] + sorted(present - set(DOMAIN_ORDER))
+        self.by = {(str(r["metric"]), str(r["domain"])): r for r in rows}
+        self.width = 0.8 / max(1, len(self.metrics))
+        self.x = np.arange(len(self.domains))
+
+    def column(self, metric: str, key: str) -> Any:
+        """``key`` of ``metric`` per domain (NaN where a domain has none)."""
+        import numpy as np
+
+        return np.array([float(self.by.get((metric, d), {}).get(key, math.nan)) for d in self.domains])
+
+    def positions(self, j: int) -> Any:
+        """Where the bars of the ``j``-th metric stand."""
+        return self.x - 0.4 + self.width * (j + 0.5)
+
+    def label_domains(self, ax: Any) -> None:
+        ax.set_xticks(self.x)
+        ax.set_xticklabels(self.domains)
 
 
 def plot_failure_rates(rows: Sequence[Mapping[str, Any]], path: Path) -> None:
@@ -122,27 +142,23 @@ def plot_failure_rates(rows: Sequence[Mapping[str, Any]], path: Path) -> None:
     published overall failure rate as a diamond on the "all" group where the metric has one."""
     import numpy as np
 
-    metrics, domains, by = _grouped(rows)
-    fig = _figure(max(6.0, 1.2 + 1.1 * len(domains) * max(1, len(metrics)) * 0.45), 4.2)
+    g = _Grouped(rows)
+    fig = _figure(max(6.0, 1.2 + 1.1 * len(g.domains) * max(1, len(g.metrics)) * 0.45), 4.2)
     ax = fig.add_subplot(111)
-    width = 0.8 / max(1, len(metrics))
-    x = np.arange(len(domains))
-    for j, m in enumerate(metrics):
-        vals = np.array([float(by.get((m, d), {}).get("failure_rate", math.nan)) for d in domains])
-        lo = np.array([float(by.get((m, d), {}).get("failure_rate_lo", math.nan)) for d in domains])
-        hi = np.array([float(by.get((m, d), {}).get("failure_rate_hi", math.nan)) for d in domains])
-        err = np.vstack([np.nan_to_num(vals - lo), np.nan_to_num(hi - vals)])
-        pos = x - 0.4 + width * (j + 0.5)
-        ax.bar(pos, np.nan_to_num(vals), width * 0.9, yerr=err, capsize=3, color=_COLOURS[j % len(_COLOURS)],
+    for j, m in enumerate(g.metrics):
+        vals = g.column(m, "failure_rate")
+        err = np.vstack([np.nan_to_num(vals - g.column(m, "failure_rate_lo")),
+                         np.nan_to_num(g.column(m, "failure_rate_hi") - vals)])
+        pos = g.positions(j)
+        ax.bar(pos, np.nan_to_num(vals), g.width * 0.9, yerr=err, capsize=3, color=_COLOURS[j % len(_COLOURS)],
                label=m, error_kw={"elinewidth": 1, "ecolor": "#333333"})
         pub = published_rate(m)
-        if pub is not None and "all" in domains:
-            k = domains.index("all")
+        if pub is not None and "all" in g.domains:
+            k = g.domains.index("all")
             ax.plot([pos[k]], [pub[0]], marker="D", color="black", markersize=5,
                     label=f"published {m.partition('@')[0]} ({'>' if pub[1] == '>' else ''}{pub[0]:.0%})")
     ax.axhline(0.5, color="#999999", linestyle=":", linewidth=1)
-    ax.set_xticks(x)
-    ax.set_xticklabels(domains)
+    g.label_domains(ax)
     ax.set_ylim(0, 1)
     ax.set_ylabel("failure rate  (M(T, I_adv) ≥ M(T, I_corr))")
     ax.set_title("ProtoBias: how often each metric prefers the prototype")
@@ -152,21 +168,17 @@ def plot_failure_rates(rows: Sequence[Mapping[str, Any]], path: Path) -> None:
 def plot_margins(rows: Sequence[Mapping[str, Any]], path: Path) -> None:
     import numpy as np
 
-    metrics, domains, by = _grouped(rows)
-    fig = _figure(max(6.0, 1.5 + 0.9 * len(domains) * max(1, len(metrics)) * 0.5), 4.0)
+    g = _Grouped(rows)
+    fig = _figure(max(6.0, 1.5 + 0.9 * len(g.domains) * max(1, len(g.metrics)) * 0.5), 4.0)
     ax = fig.add_subplot(111)
-    width = 0.8 / max(1, len(metrics))
-    x = np.arange(len(domains))
-    for j, m in enumerate(metrics):
-        cm = np.array([float(by.get((m, d), {}).get("correct_margin", math.nan)) for d in domains])
-        im = np.array([float(by.get((m, d), {}).get("incorrect_margin", math.nan)) for d in domains])
-        pos = x - 0.4 + width * (j + 0.5)
-        c = _COLOURS[j % len(_COLOURS)]
-        ax.bar(pos, np.nan_to_num(cm), width * 0.9, color=c, label=f"{m}: correct (up)")
-        ax.bar(pos, -np.nan_to_num(im), width * 0.9, color=c, alpha=0.45, hatch="//", label=f"{m}: incorrect (down)")
+    for j, m in enumerate(g.metrics):
+        pos, c = g.positions(j), _COLOURS[j % len(_COLOURS)]
+        ax.bar(pos, np.nan_to_num(g.column(m, "correct_margin")), g.width * 0.9, color=c,
+               label=f"{m}: correct (up)")
+        ax.bar(pos, -np.nan_to_num(g.column(m, "incorrect_margin")), g.width * 0.9, color=c, alpha=0.45,
+               hatch="//", label=f"{m}: incorrect (down)")
     ax.axhline(0.0, color="black", linewidth=0.8)
-    ax.set_xticks(x)
-    ax.set_xticklabels(domains)
+    g.label_domains(ax)
     ax.set_ylabel("mean rescaled margin")
     ax.set_title("Correct-ranking margin (up) and incorrect-ranking margin (down)")
     _legend_beside(fig, ax, path)

@@ -18,7 +18,7 @@ import numpy as np
 
 from ...dataset import Dataset
 from ...evaluation.agreement import _event_order, latest_labels
-from ...evaluation.audit_sets import allocate, confidence_bins, stratified_indices  # noqa: F401 - part of this module's API
+from ...evaluation.audit_sets import allocate, confidence_bins, count_strata, stratified_indices  # noqa: F401 - part of this module's API
 from ...util.grouping import factorize
 from .data import spatial_columns
 from .types import FAIL, PASS, RELATIONS, UNDECIDABLE, VERDICTS, REASONS
@@ -125,14 +125,7 @@ def strata_table(
 ) -> list[dict[str, Any]]:
     """Per stratum: its names, the population count and how many rows the sample holds."""
     codes, names = stratum_codes(ds, v, strata)
-    pop = np.bincount(codes, minlength=len(names))
-    smp = np.bincount(codes[np.asarray(sample_rows, dtype=np.int64)], minlength=len(names))
-    out = []
-    for i, nm in enumerate(names):
-        row: dict[str, Any] = dict(zip(strata, nm))
-        row.update(population=int(pop[i]), sampled=int(smp[i]))
-        out.append(row)
-    return out
+    return count_strata(codes, names, strata, sample_rows)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -171,6 +171,29 @@ def spatial_prompts(prompt_id: Sequence[str] | np.ndarray, text: Sequence[str] |
     return Prompts.build(prompt_id, text, method=METHOD_NAME, suite=suite,
                          entities=[(str(a).lower(), str(b).lower()) for a, b in zip(label_a, label_b)],
                          attrs=[{"relation": r} for r in rel], twin_id=counterfactual_id, group_id=pair_id)
+
+
+@dataclass
+class PromptRows:
+    """The columns of spatial prompts, filled a row at a time as a prompt file is read
+    (`spatial_prompts` makes them prompts)."""
+
+    ids: list[str] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    relations: list[str] = field(default_factory=list)
+    label_a: list[str] = field(default_factory=list)
+    label_b: list[str] = field(default_factory=list)
+    counterfactual_id: list[str] = field(default_factory=list)
+    pair_id: list[str] = field(default_factory=list)
+
+    def add(self, prompt_id: str, text: str, relation: str, a: str, b: str, twin: str, pair: str) -> None:
+        for column, value in zip((self.ids, self.texts, self.relations, self.label_a, self.label_b,
+                                  self.counterfactual_id, self.pair_id), (prompt_id, text, relation, a, b, twin, pair)):
+            column.append(value)
+
+    def prompts(self, suite: str) -> Prompts:
+        return spatial_prompts(self.ids, self.texts, self.relations, self.label_a, self.label_b,
+                               counterfactual_id=self.counterfactual_id, pair_id=self.pair_id, suite=suite)
 
 
 def spatial_dataset(samples: Samples, relation: Sequence[Any] | np.ndarray, label_a: Sequence[str],

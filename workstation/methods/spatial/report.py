@@ -40,6 +40,7 @@ from ...types import WorkstationError
 from ...util.csvsafe import escape_cell
 from ...util.jsonsafe import dumps, jsonable
 from ...util.output import replace_folder
+from ...util.paths import remove_made
 from .config import CheckerConfig
 from .types import FAIL, PASS, UNDECIDABLE, VERDICTS
 
@@ -163,14 +164,6 @@ def _fmt(x: Any, full: bool) -> str:
         return f"{x:.4f}"
     s = escape_cell(str(x))  # a run named "=cmd()" is shown as text by spreadsheets
     return '"' + s.replace('"', '""') + '"'
-
-
-def _remove_empty(folders: Sequence[Path]) -> None:
-    for p in reversed(folders):
-        try:
-            p.rmdir()
-        except OSError:
-            pass
 
 
 def write_csv(path: Path, columns: Sequence[str], rows: Sequence[Mapping[str, Any]], full: bool) -> None:
@@ -503,7 +496,7 @@ def write_report(
     try:
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=str(out.parent)))
     except BaseException:
-        _remove_empty(made)
+        remove_made(made)
         raise
     written: dict[str, Path] = {}
     try:
@@ -563,7 +556,7 @@ def write_report(
         replace_folder(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
-        _remove_empty(made)  # folders this call created for the report
+        remove_made(made)  # folders this call created for the report
         raise
     return {k: out / p for k, p in written.items()}
 

@@ -20,7 +20,7 @@ from ...dataset import Dataset, Detections, Prompts, Samples
 from ...io.jsonl import check_box, check_score, number, read_jsonl, require, require_id
 from ...types import PRIMARY, SECONDARY, SOURCES, InputError, WorkstationError
 from .config import CheckerConfig
-from .data import spatial_prompts
+from .data import PromptRows
 from .types import REASON_CODE, RELATION_CODE, RELATIONS, VERDICT_CODE
 
 # Limits on what a manifest may claim (images are checked against the same limits at import).
@@ -69,13 +69,7 @@ def parse_prompts_with_lines(path: str | Path, suite: str | None = None) -> tupl
     path = Path(path)
     if not path.is_file():
         raise InputError(path, "prompt file not found")
-    ids: list[str] = []
-    texts: list[str] = []
-    rels: list[int] = []
-    la: list[str] = []
-    lb: list[str] = []
-    cf: list[str] = []
-    pair: list[str] = []
+    rows = PromptRows()
     seen: dict[str, int] = {}
     for line, obj in read_jsonl(path, "prompt file"):
         pid = require_id(obj, "prompt_id", path, line)
@@ -98,21 +92,13 @@ def parse_prompts_with_lines(path: str | Path, suite: str | None = None) -> tupl
             pair_id = check_id(pair_id, "field 'pair_id'") if pair_id != "" else ""
         except ValueError as e:
             raise InputError(path, str(e), line) from None
-        ids.append(pid)
-        texts.append(text)
-        rels.append(RELATION_CODE[rel])
-        la.append(a)
-        lb.append(b)
-        cf.append(twin)
-        pair.append(pair_id)
-    if not ids:
+        rows.add(pid, text, rel, a, b, twin, pair_id)
+    if not rows.ids:
         raise InputError(path, "prompt file has no prompts")
-    for i, c in enumerate(cf):
+    for pid, c in zip(rows.ids, rows.counterfactual_id):
         if c and c not in seen:
-            raise InputError(path, f"counterfactual prompt_id {c!r} of {ids[i]!r} is not in the file", seen[ids[i]])
-    suite_name = suite or path.parent.name or path.stem
-    o = lambda v: np.array(v, dtype=object)  # noqa: E731
-    return spatial_prompts(ids, texts, rels, la, lb, counterfactual_id=cf, pair_id=pair, suite=suite_name), seen
+            raise InputError(path, f"counterfactual prompt_id {c!r} of {pid!r} is not in the file", seen[pid])
+    return rows.prompts(suite or path.parent.name or path.stem), seen
 
 
 def _object_name(v: Any, path: object, line: int, key: str) -> str:

@@ -28,7 +28,7 @@ from ...dataset import Prompts
 from ...demo.classes import DEMO_OBJECTS
 from ...types import InputError, WorkstationError
 from ...util.ids import check_id
-from .data import prompt_columns, spatial_prompts
+from .data import PromptRows, prompt_columns, spatial_prompts
 from .types import INVERSE_RELATION, RELATION_CODE, RELATIONS
 
 # Thirty COCO classes used by the built-in suite (the ones the procedural demo draws).
@@ -213,13 +213,7 @@ def _parse_csv_rows(path: Path, suite: str, reader: Any) -> tuple[Prompts, dict[
             1,
         )
     col = {h: i for i, h in enumerate(header)}
-    ids: list[str] = []
-    texts: list[str] = []
-    rels: list[str] = []
-    la: list[str] = []
-    lb: list[str] = []
-    cf: list[str] = []
-    pair: list[str] = []
+    rows = PromptRows()
     lines: list[int] = []
     seen: dict[str, int] = {}
     for row in reader:
@@ -247,35 +241,30 @@ def _parse_csv_rows(path: Path, suite: str, reader: Any) -> tuple[Prompts, dict[
         a, b = get("object_a").lower(), get("object_b").lower()
         if a == b:
             raise InputError(path, f"object_a and object_b are the same object {a!r}", line)
-        pid = get("prompt_id") or f"{suite}_{len(ids):06d}"
+        pid = get("prompt_id") or f"{suite}_{len(rows.ids):06d}"
         if pid in seen:
             raise InputError(path, f"duplicate prompt_id {pid!r} (first on line {seen[pid]})", line)
         seen[pid] = line
-        ids.append(pid)
-        texts.append(get("prompt"))
-        rels.append(rel)
-        la.append(a)
-        lb.append(b)
-        cf.append(get("counterfactual_id"))
-        pair.append(get("pair_id"))
+        rows.add(pid, get("prompt"), rel, a, b, get("counterfactual_id"), get("pair_id"))
         lines.append(line)
-    if not ids:
+    if not rows.ids:
         raise InputError(path, "prompt file has no prompts")
-    for i, c in enumerate(cf):
+    for i, c in enumerate(rows.counterfactual_id):
         if c and c not in seen:
-            raise InputError(path, f"counterfactual_id {c!r} of {ids[i]!r} is not in the file", lines[i])
+            raise InputError(path, f"counterfactual_id {c!r} of {rows.ids[i]!r} is not in the file", lines[i])
+    triples = list(zip(rows.relations, rows.label_a, rows.label_b))
     if "counterfactual_id" not in col:
         # link twins by content: A r B <-> B r^-1 A
-        key = {(rels[i], la[i], lb[i]): ids[i] for i in range(len(ids))}
-        cf = [key.get((INVERSE_RELATION[rels[i]], lb[i], la[i]), "") for i in range(len(ids))]
+        key = dict(zip(triples, rows.ids))
+        rows.counterfactual_id = [key.get((INVERSE_RELATION[r], b, a), "") for r, a, b in triples]
     if "pair_id" not in col:
         groups: dict[frozenset[str], str] = {}
-        for i in range(len(ids)):
-            labels = frozenset((la[i], lb[i]))
+        for i, (_, a, b) in enumerate(triples):
+            labels = frozenset((a, b))
             if labels not in groups:
                 groups[labels] = f"{suite}_pair_{len(groups):04d}"
-            pair[i] = groups[labels]
-    return spatial_prompts(ids, texts, rels, la, lb, counterfactual_id=cf, pair_id=pair, suite=suite), seen
+            rows.pair_id[i] = groups[labels]
+    return rows.prompts(suite), seen
 
 
 def write_prompt_file(prompts: Prompts, path: str | Path) -> Path:

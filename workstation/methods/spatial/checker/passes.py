@@ -21,10 +21,20 @@ def _two_passes(n: int, idx: np.ndarray, kernel: Callable[..., None], p: _Params
     out = {k: np.empty(n, t) for k, t in types.items()}
     _run_chunks(n, lambda lo, hi: kernel(p, x_all, out, slice(lo, hi)))
     if len(idx):
-        sub = {k: np.empty(len(idx), t) for k, t in types.items()}
-        _run_chunks(len(idx), lambda lo, hi: kernel(p, x_sub, sub, slice(lo, hi)))
-        for k in types:
-            out[k][idx] = sub[k]
+        _run_into(out, idx, kernel, p, x_sub, types)
+    return _read_only(out)
+
+
+def _run_into(out: dict[str, np.ndarray], rows: np.ndarray, kernel: Callable[..., None], p: _Params,
+              x: dict[str, Any], types: dict[str, Any]) -> None:
+    """``kernel`` over the ``len(rows)`` samples of the inputs ``x``, its values put into ``out`` at ``rows``."""
+    sub = {k: np.empty(len(rows), t) for k, t in types.items()}
+    _run_chunks(len(rows), lambda lo, hi: kernel(p, x, sub, slice(lo, hi)))
+    for k in types:
+        out[k][rows] = sub[k]
+
+
+def _read_only(out: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     for arr in out.values():
         arr.flags.writeable = False
     return out
@@ -49,10 +59,5 @@ def _patched(base: dict[str, np.ndarray], at: np.ndarray, idx: np.ndarray, kerne
         if not len(rows):
             continue
         xs = {k: (np.take(a, where, axis=-1) if isinstance(a, np.ndarray) else a) for k, a in x.items()}
-        sub = {k: np.empty(len(rows), t) for k, t in types.items()}
-        _run_chunks(len(rows), lambda lo, hi: kernel(p, xs, sub, slice(lo, hi)))
-        for k in types:
-            out[k][rows] = sub[k]
-    for arr in out.values():
-        arr.flags.writeable = False
-    return out
+        _run_into(out, rows, kernel, p, xs, types)
+    return _read_only(out)

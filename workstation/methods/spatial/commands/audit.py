@@ -31,7 +31,7 @@ from ....types import WorkstationError
 from ....util.csvsafe import escape_row
 from ....util.jsonsafe import dumps
 from ....util.output import output_file, write_output_text
-from ....command_base import add_project_arg, open_project, reading_project
+from ....command_base import add_command, add_project_arg, open_project, reading_project
 from .common import active_verdicts, load_samples
 from ..store import SpatialStore
 from ..data import spatial_columns
@@ -52,12 +52,8 @@ def _floats(text: str, what: str) -> list[float]:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "audit-sample", help="draw a stratified audit sample and store it as an audit set",
-        description="Draw a seeded stratified sample of the active verdict set for a human audit "
-                    "(strata: method × relation × checker verdict, spread over confidence bins), store it "
-                    "as an audit set and write it as CSV (sample_id, run, prompt, relation, checker "
-                    "verdict, confidence, ... and empty human_verdict / notes columns to fill in).")
+    p = add_command(sub, "audit-sample", "draw a stratified audit sample and store it as an audit set",
+                    run_sample)
     add_project_arg(p)
     p.add_argument("--size", required=True, type=int, metavar="N", help="number of samples")
     p.add_argument("--seed", required=True, type=int, metavar="S", help="random seed (same seed, same sample)")
@@ -68,20 +64,14 @@ def register(sub: Any) -> None:
     p.add_argument("--exclude-labelled", action="store_true", help="leave out samples that already have a label")
     p.add_argument("--name", help="audit set name (default: audit-<size>-seed<seed>)")
     p.add_argument("--no-store", action="store_true", help="only write the CSV, do not store an audit set")
-    p.set_defaults(func=run_sample)
 
-    m = sub.add_parser(
-        "audit-metrics", help="checker vs human confusion, risk–coverage and annotator agreement → JSON",
-        description="Compare the active verdict set with the human labels over the audited samples and "
-                    "write JSON: 3×3 and decided 2×2 confusion at the config's τ, risk–coverage over every "
-                    "unique confidence and over a τ grid, and Cohen's κ / percent agreement between "
-                    "annotators when there are several.")
+    m = add_command(sub, "audit-metrics", "checker vs human confusion, risk–coverage and annotator agreement → JSON",
+                    run_metrics)
     add_project_arg(m)
     m.add_argument("--out", required=True, type=Path, metavar="FILE.json", help="output JSON")
     m.add_argument("--annotator", metavar="NAME", help="use only this annotator's labels for the checker comparison")
     m.add_argument("--taus", default=",".join(f"{t:g}" for t in DEFAULT_TAU_GRID), metavar="T1,T2,...",
                    help="τ grid for the risk–coverage table (default 0, 0.05, ..., 1)")
-    m.set_defaults(func=run_metrics)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -90,6 +80,10 @@ def register(sub: Any) -> None:
 
 
 def run_sample(args: argparse.Namespace) -> int:
+    """Draw a seeded stratified sample of the active verdict set for a human audit (strata: method ×
+    relation × checker verdict, spread over confidence bins), store it as an audit set and write it as
+    CSV (sample_id, run, prompt, relation, checker verdict, confidence, ... and empty human_verdict /
+    notes columns to fill in)."""
     from ..audit import stratified_sample, strata_table
     from ..types import RELATIONS
 
@@ -250,6 +244,9 @@ def audit_metrics(project: Any, annotator: str | None = None,
 
 
 def run_metrics(args: argparse.Namespace) -> int:
+    """Compare the active verdict set with the human labels over the audited samples and write JSON: 3×3
+    and decided 2×2 confusion at the config's τ, risk–coverage over every unique confidence and over a
+    τ grid, and Cohen's κ / percent agreement between annotators when there are several."""
     taus = tuple(_floats(args.taus, "--taus"))
     with reading_project(args.project) as project:
         result = audit_metrics(project, args.annotator, taus)

@@ -19,7 +19,7 @@ from typing import Any
 
 from ....util.jsonsafe import dumps
 from ....types import WorkstationError
-from ....command_base import add_project_arg, open_project, reading_project
+from ....command_base import add_command, add_project_arg, open_project, reading_project
 from .common import active_verdicts, load_samples, print_main_results
 from ..store import SpatialStore
 
@@ -71,12 +71,7 @@ def parse_weights(text: str | None) -> Any:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "calibrate", help="grid-search checker parameters against the human labels",
-        description="Grid search over checker parameters (and the confidence threshold tau) minimising "
-                    "J = w_fpr*FPR_PASS + w_risk*Risk + w_cov*(1 - Coverage) over the audited samples, "
-                    "starting from the active config. Without --grid the paper's grid is used "
-                    "(margin 0.03,0.05,0.07,0.10 × t_det 0.2,0.3,0.4 × tau 0.3,0.5,0.7).")
+    p = add_command(sub, "calibrate", "grid-search checker parameters against the human labels", run)
     add_project_arg(p)
     p.add_argument("--grid", action="append", metavar="NAME=V1,V2,...",
                    help="a parameter and its values (repeat for each parameter; 'tau' is the threshold)")
@@ -85,7 +80,6 @@ def register(sub: Any) -> None:
     p.add_argument("--annotator", metavar="NAME", help="use only this annotator's labels")
     p.add_argument("--apply", action="store_true",
                    help="store the best config as a new version with its verdict set and make it active")
-    p.set_defaults(func=run)
 
 
 def _num(x: Any) -> str:
@@ -94,6 +88,10 @@ def _num(x: Any) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Grid search over checker parameters (and the confidence threshold tau) minimising J =
+    w_fpr*FPR_PASS + w_risk*Risk + w_cov*(1 - Coverage) over the audited samples, starting from the
+    active config. Without --grid the paper's grid is used (margin 0.03,0.05,0.07,0.10 × t_det
+    0.2,0.3,0.4 × tau 0.3,0.5,0.7)."""
     from ..calibration import PAPER_GRID, _check_grids, grid_search
     from ..config import CheckerConfig
     from ....progress import TerminalProgress

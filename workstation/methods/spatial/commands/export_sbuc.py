@@ -13,25 +13,24 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ....command_base import add_project_arg, reading_project
+from ....command_base import add_command, add_project_arg, reading_project
 from ..store import SpatialStore
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "export-sbuc", help="export a run's verdicts and detections as SpatialBench-UC per_sample.jsonl",
-        description="Write one SpatialBench-UC per-sample record per sample of a run: verdict, reason, "
-                    "confidence and its components from the active verdict set, the selected boxes and "
-                    "geometry, and the cached primary / secondary detections.")
+    p = add_command(sub, "export-sbuc", "export a run's verdicts and detections as SpatialBench-UC per_sample.jsonl",
+                    run)
     add_project_arg(p)
     p.add_argument("--run", required=True, metavar="NAME", help="run id in the project")
     p.add_argument("--out", required=True, type=Path, metavar="FILE.jsonl", help="output file")
     p.add_argument("--config-version", type=int, metavar="N",
                    help="verdict set of this checker config version (default: the active one)")
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    """Write one SpatialBench-UC per-sample record per sample of a run: verdict, reason, confidence and
+    its components from the active verdict set, the selected boxes and geometry, and the cached primary
+    / secondary detections."""
     from ..sbuc_export import export_sbuc
 
     with reading_project(args.project) as project:

@@ -34,7 +34,7 @@ from ....types import WorkstationError
 from ....util.jsonsafe import loads_strict
 from ....util.images import MAX_PIXELS as MAX_IMAGE_PIXELS
 from ....util.paths import remove_made
-from ....command_base import add_project_arg
+from ....command_base import add_command, add_project_arg
 from ..next_open import prepare_next_open
 from ..store import SpatialStore
 
@@ -42,17 +42,12 @@ _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "import-sbuc", help="import a SpatialBench-UC run folder (manifest, per-sample results, config)",
-        description="Import a SpatialBench-UC run folder (manifest.jsonl, eval/per_sample.jsonl, "
-                    "eval/checker_config.yaml) with its prompt suite into a project, creating the project "
-                    "if it does not exist. The recorded verdicts become the verdict set of the run's "
-                    "checker config. All or nothing: on any error the project is left as it was.")
+    p = add_command(sub, "import-sbuc", "import a SpatialBench-UC run folder (manifest, per-sample results, config)",
+                    run)
     p.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="the run folder (holds manifest.jsonl and eval/)")
     p.add_argument("--prompts", required=True, type=Path, metavar="PROMPTS.jsonl", help="the prompt suite")
     add_project_arg(p)
     p.add_argument("--run-id", metavar="NAME", help="run id in the project (default: the manifest's run_id)")
-    p.set_defaults(func=run)
 
 
 def _image_target(run_id: str, rel: str) -> str:
@@ -115,6 +110,10 @@ def plan_images(parsed: Any, run_dir: Path, src_images: list[str], targets: list
 
 
 def run(args: argparse.Namespace) -> int:
+    """Import a SpatialBench-UC run folder (manifest.jsonl, eval/per_sample.jsonl,
+    eval/checker_config.yaml) with its prompt suite into a project, creating the project if it does not
+    exist. The recorded verdicts become the verdict set of the run's checker config. All or nothing: on
+    any error the project is left as it was."""
     from ..config import CheckerConfig
     from ..sbuc import parse_run
     from ....util.jsonsafe import capped
