@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from window_rounds import MARK, result, round_parser
+from window_rounds import MARK, open_window, result, round_parser
 
 import machine_load
 
@@ -35,22 +35,10 @@ import machine_load
 def one_round(project: Path, at: int) -> None:
     cache = Path(tempfile.mkdtemp(prefix="bench-open-cancel-"))
     os.environ["WORKSTATION_CACHE_DIR"] = str(cache)
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    os.environ.setdefault("WORKSTATION_SETTINGS", str(cache / "settings.ini"))
     import numpy as np
     from PySide6.QtCore import QTimer
 
-    import bench_gui as bench
-    from ui import app as ui_app
-    from ui import theme
-    from ui.main_window import MainWindow
-
-    app = ui_app.create_application([])
-    theme.apply_theme(app, "dark")
-    w = MainWindow(ask_annotator=lambda: "bench")
-    w.resize(1500, 940)
-    w.show()
-    bench.wait(app, 0.3)
+    app, w = open_window(None, f"{cache.name}.ini")
     finished: list[tuple[float, bool]] = []
     w.load_finished.connect(lambda ok: finished.append((time.perf_counter(), ok)))
     gaps: list[float] = []

@@ -48,10 +48,10 @@ def moved(cfg: Any, i: int) -> Any:
     return cfg.replace(margin=round(m, 4), t_det=round(0.2 + (m % 0.05), 4))
 
 
-def open_window(project: Path, settings_name: str) -> tuple[Any, Any]:
+def open_window(project: Path | None, settings_name: str) -> tuple[Any, Any]:
     """(app, window): the application (allocator and theme as `main.py gui` sets them), its main
-    window shown at 1500×940 and `project` opened in it. The window's settings go to a file of
-    the benchmark's own (`settings_name` in the temp folder), not the user's."""
+    window shown at 1500×940 and `project` opened in it (when given). The window's settings go to
+    a file of the benchmark's own (`settings_name` in the temp folder), not the user's."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     os.environ.setdefault("WORKSTATION_SETTINGS", str(Path(tempfile.gettempdir()) / settings_name))
     import bench_gui as bench
@@ -66,8 +66,9 @@ def open_window(project: Path, settings_name: str) -> tuple[Any, Any]:
     w.resize(1500, 940)
     w.show()
     bench.wait(app, 0.2)
-    w.open_project(project)
-    app.processEvents()
+    if project is not None:
+        w.open_project(project)
+        app.processEvents()
     return app, w
 
 
