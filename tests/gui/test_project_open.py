@@ -552,3 +552,21 @@ def test_a_second_open_while_one_runs_says_why_it_waits(qtbot, open_window, sbuc
     with qtbot.waitSignal(w.load_finished, timeout=30000) as first:
         release.set()
     assert first.args == [True] and w.spatial.project.folder.resolve() == sbuc_project.resolve()
+
+
+def test_file_open_and_the_start_pages_list_read_the_project_beside_the_window(qtbot, open_window, sbuc_project,
+                                                                               monkeypatch) -> None:
+    w = open_window()
+    monkeypatch.setattr(project_dialogs, "choose_folder", lambda *_a, **_k: str(sbuc_project))
+    with qtbot.waitSignal(w.load_finished, timeout=30000) as blocker:
+        w.open_dialog()
+        assert w.opener.load_worker is not None  # returned at once: the read goes on beside the window
+        assert w.project_label.text() == f"opening {sbuc_project.name}…"
+    assert blocker.args == [True] and w.spatial.dataset.n == 800
+    w.close_project()
+    w.start_page.refresh()
+    (item,) = w.start_page.recent.findItems(str(sbuc_project.resolve()), Qt.MatchFlag.MatchExactly)
+    with qtbot.waitSignal(w.load_finished, timeout=30000) as blocker:
+        w.start_page.recent.itemActivated.emit(item)
+        assert w.opener.load_worker is not None
+    assert blocker.args == [True] and w.spatial.project.folder.resolve() == sbuc_project.resolve()
