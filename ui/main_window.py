@@ -324,9 +324,11 @@ class MainWindow(QMainWindow):
 
     def open_dialog(self, snapshot: bool = False) -> None:
         folder = project_dialogs.choose_folder(self, "Open project folder")
-        if folder and snapshot:
-            self.open_project(folder, snapshot=snapshot)
-        elif folder:
+        if not folder:
+            return
+        if snapshot:
+            self.open_project(folder, snapshot=True)
+        else:
             self.open_project_in_background(folder)
 
     def new_dialog(self) -> None:

@@ -102,9 +102,7 @@ class BackgroundOpen(QObject):
                                   or early.read_only != read_only):
             early.discard()  # not this open's: its project is closed when it ends
             early = None
-        if self.load_worker is not None:  # one open at a time: this one is not started
-            if early is not None:
-                early.discard()
+        if self.load_worker is not None:  # one open at a time: this one is not started (nor kept early)
             w.statusBar().showMessage(f"still opening {self._opening} — cancel it (the button on the right) "
                                       f"to open {folder.name}", 8000)
             w.load_finished.emit(False)
@@ -177,8 +175,7 @@ class BackgroundOpen(QObject):
                 result.project.close()
 
     def _on_loaded(self, result: Any, folder: Path, read_only: bool, ok: bool, closings: int) -> None:
-        from .loading import OpeningCancelled
-
+        # a cancelled load raised `OpeningCancelled`, or ended before it saw the cancel
         cancelled = self.progress is not None and self.progress.cancelled
         self.load_worker = None
         self._stop_progress()
@@ -189,8 +186,8 @@ class BackgroundOpen(QObject):
             if ok:
                 result.project.close()
             return
-        if cancelled or (not ok and isinstance(result, OpeningCancelled)):
-            if ok:  # it ended before it saw the cancel
+        if cancelled:
+            if ok:
                 result.project.close()
             w.show_project_label()
             w.start_page.refresh()

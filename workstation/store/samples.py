@@ -504,11 +504,12 @@ class SamplesRepo(Repo):
         n_rid = 1
         with self._lock:
             plan = self._scan_plan()
+            expected = plan["count"] if hashed is not None else -1  # detections the scan reads, if known
             if hashed is None:
                 n_rid = int((self.con.execute("SELECT coalesce(max(rowid) + 1, 1) FROM detections").fetchone()
                              or (1,))[0])
             for attempt, cols in enumerate(self._scan_columns_sql(plan, columns.dicts, floats)):
-                columns.start(plan["count"] if hashed is not None else -1)
+                columns.start(expected)
                 fingerprint[:] = [0, 0, 0]
                 complete = True
                 # a plain scan needs no working memory: a low limit keeps DuckDB from caching the
@@ -518,7 +519,7 @@ class SamplesRepo(Repo):
                 try:
                     read = [cols] + ([f"{ROW_HASH.format(t='d.')} AS fp"] if aggregate else [])
                     if progress is not None:
-                        progress(0, plan["count"] if hashed is not None else -1)
+                        progress(0, expected)
                     reader = self.con.raw.sql(source.format(cols=", ".join(read)),
                                               params=sql_params).to_arrow_reader(SCAN_BATCH)
                     try:
@@ -538,7 +539,7 @@ class SamplesRepo(Repo):
                             del row
                             done += batch.num_rows
                             if progress is not None:
-                                progress(done, plan["count"] if hashed is not None else -1)
+                                progress(done, expected)
                     finally:
                         reader.close()  # a scan given up (an error, a cancel) ends here
                     del reader
