@@ -54,7 +54,7 @@ class OpeningIndicator(QWidget):
         lay = QHBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         self.bar = QProgressBar()
-        self.bar.setMaximumWidth(160)
+        self.bar.setFixedWidth(100)
         self.bar.setMaximumHeight(14)
         self.bar.setTextVisible(False)
         self.cancel_button = QPushButton("Cancel opening")
@@ -62,6 +62,8 @@ class OpeningIndicator(QWidget):
         self.cancel_button.setToolTip("Stop reading this project; the window stays as it was")
         lay.addWidget(self.bar)
         lay.addWidget(self.cancel_button)
+        # as wide as the bar and the button: the message beside it keeps the rest (a narrow window)
+        self.setSizePolicy(QSizePolicy.Fixed, QSizePolicy.Fixed)
         self.hide()
 
     def show_progress(self, pct: int) -> None:
