@@ -151,12 +151,18 @@ def fill_label_menu(window: Any) -> None:
     c = views.controller(window) if views is not None else None
     items: list[tuple[str, Any]] = []
     if c is not None:
+        from .widgets.judge import NEXT_UNLABELLED, NEXT_UNLABELLED_KEY, JudgeBar
+
         s = c.scheme
-        items += [(f"{s.title_of(v)}\t{k}", lambda _=False, v=v: c.record(v)) for v, k in zip(s.values, s.keys)]
-        bar = getattr(views, "bar", lambda _w: None)(window)
+        # the bar of the page shown: it records nothing where the page shows no item
+        bar = next((b for b in window.findChildren(JudgeBar) if b.c is c and b.isVisible()), None) \
+            or getattr(views, "bar", lambda _w: None)(window)
+        items += [(f"{s.title_of(v)}\t{k}", lambda _=False, v=v: bar.record_value(v) if bar is not None else c.record(v))
+                  for v, k in zip(s.values, s.keys)]
         items += [("Edit notes\tN", lambda _=False: bar.focus_notes() if bar is not None else None),
                   ("Undo label\tCtrl+Z", lambda _=False: c.undo()), ("Redo label\tCtrl+Shift+Z", lambda _=False: c.redo()),
-                  ("Next\tRight", lambda _=False: c.next()), ("Previous\tLeft", lambda _=False: c.prev())]
+                  ("Next\tRight", lambda _=False: c.next()), ("Previous\tLeft", lambda _=False: c.prev()),
+                  (f"{NEXT_UNLABELLED}\t{NEXT_UNLABELLED_KEY}", lambda _=False: c.next_unlabelled())]
     else:
         items.append(("(show a method's page to label)", None))
     for text, fn in items:

@@ -2,9 +2,11 @@
 
 Per project (a setting in the project itself, so it travels with the folder and never mixes
 projects): the tab shown, the window's layout (docks and geometry), and for each method's
-judging queue: the audit set it was (by id) or the target ids of a chosen queue, the position
-in it, and the target under review. A read-only project keeps nothing; anything that no longer
-fits (a removed sample, a deleted audit set) is skipped.
+judging queue: the audit set it was (by id) or the target ids of a chosen queue, and per
+annotator the position in it and the target under review (`places`): whoever opens the project
+comes back to their own place, an annotator with none to their first unlabelled item. A
+read-only project keeps nothing; anything that no longer fits (a removed sample, a deleted audit
+set) is skipped. The undo history is not kept: it starts empty at every open.
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ def _b64(data: QByteArray) -> str:
     return base64.b64encode(bytes(data.data())).decode("ascii")
 
 
+MAX_PLACES = 200  # annotators whose places on one queue are kept
+
+
 def _queue_place(c: Any) -> dict[str, Any]:
     core = c.core
     out: dict[str, Any] = {"audit_set_id": c.audit.audit_set_id if c.audit is not None else None,
@@ -35,7 +40,41 @@ def _queue_place(c: Any) -> dict[str, Any]:
     if c.audit is None and not core.plain and 0 < len(core.queue) <= MAX_QUEUE:
         out["queue"] = [core.target_id(i) for i in core.queue.tolist()]
         out["recheck"] = [bool(x) for x in core.recheck.tolist()]
+    places = sorted(core.places().items())[:MAX_PLACES]
+    out["places"] = {who: {"pos": int(pos), "current": core.target_id(cur) if cur >= 0 else "", "on_queue": bool(on)}
+                     for who, (pos, cur, on) in places}
     return out
+
+
+def _places_of(c: Any, q: dict[str, Any]) -> dict[str, tuple[int, int, bool]] | None:
+    """The kept places of a queue by annotator (None: a place kept before there were places)."""
+    raw = q.get("places")
+    if not isinstance(raw, dict):
+        return None
+    out: dict[str, tuple[int, int, bool]] = {}
+    for who, pl in list(raw.items())[:MAX_PLACES]:
+        if isinstance(who, str) and isinstance(pl, dict):
+            try:
+                pos = int(pl.get("pos", -1))
+            except (TypeError, ValueError):
+                continue
+            out[who] = (pos, c.index_of(str(pl.get("current") or "")), bool(pl.get("on_queue", True)))
+    return out
+
+
+def _go_to_place(c: Any, place: tuple[int, int, bool] | None, n: int) -> None:
+    """The annotator's own place on the queue just set (``n`` long), else their first unlabelled."""
+    core = c.core
+    if place is None:
+        start = core.first_undone()
+        if start:
+            c.go(start)
+        return
+    pos, cur, on = place
+    if on and 0 <= pos < n and int(core.queue[pos]) == cur:
+        c.go(pos)
+    elif cur >= 0:
+        c.go_target(cur)
 
 
 def save_place(window: Any) -> None:
@@ -64,12 +103,16 @@ def _restore_queue(window: Any, views: Any, q: dict[str, Any]) -> None:
     if c is None or not c.core.n_targets:
         return
     p = window.state.project
+    places = _places_of(c, q)
+    who = window.state.annotator or ""
     pos = int(q.get("pos") or 0)
+    mine = places.get(who) if places is not None else (pos, c.index_of(str(q.get("current") or "")), True)
     aid = q.get("audit_set_id")
     if aid is not None and any(a["audit_set_id"] == aid and a["task"] == c.scheme.task for a in p.audit.sets()):
-        n = c.open_audit(int(aid))
-        if 0 <= pos < n:
-            c.go(pos)
+        n = c.open_audit(int(aid))  # at the annotator's first unlabelled item
+        if mine is not None:
+            _go_to_place(c, mine, n)
+        c.core.keep_places(places or {})
         return
     ids = [str(t) for t in q.get("queue") or []]
     if ids:
@@ -77,12 +120,14 @@ def _restore_queue(window: Any, views: Any, q: dict[str, Any]) -> None:
         if keep:
             rc = q.get("recheck") or []
             c.set_queue([ids[k] for k in keep], recheck=[bool(rc[k]) if k < len(rc) else False for k in keep])
-            if 0 <= pos < len(keep):
-                c.go(pos)
+            _go_to_place(c, mine, len(keep))
+            c.core.keep_places(places or {})
             return
-    cur = str(q.get("current") or "")
-    if cur:
-        c.go_to_id(cur)
+    if mine is None:
+        _go_to_place(c, None, len(c.core.queue))
+    elif mine[1] >= 0:
+        c.go_target(mine[1])
+    c.core.keep_places(places or {})
 
 
 def restore_place(window: Any) -> bool:

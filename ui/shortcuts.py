@@ -43,6 +43,8 @@ SHORTCUTS: tuple[Shortcut, ...] = (
     # navigation
     Shortcut("next", "Right;J", "Next sample", "Next item of the queue (without labelling)", "Navigate"),
     Shortcut("prev", "Left;K", "Previous sample", "Previous item of the queue", "Navigate"),
+    Shortcut("next_unlabelled", "Shift+Right", "Next unlabelled",
+             "The next item you have not labelled (after the end of the queue: from its start)", "Navigate"),
     Shortcut("twin", "T", "Swap with twin", "Review the counterfactual twin instead", "Navigate"),
     Shortcut("goto", "Ctrl+G", "Go to sample…", "Jump to a sample id", "Navigate"),
     Shortcut("browse", "Ctrl+1", "Browse", "Show the sample table and filters", "Navigate"),

@@ -3,7 +3,9 @@
 - every test gets its own settings file (`WORKSTATION_SETTINGS`), so recent projects and the
   theme never leak between tests or into the user's settings;
 - `sbuc_project`: a fresh copy of a project imported from ../shared/fixtures/spatialbench_uc
-  (800 samples, no images: the neutral-canvas path);
+  (800 samples, no images: the neutral-canvas path, where only UNDECIDABLE can be recorded);
+- `sbuc_images_project`: the same with a small image file for every sample (for tests that label
+  PASS and FAIL);
 - `png_project`: a small project with real 512×512 PNGs, one corrupt PNG and one missing file;
 - `open_window(folder)`: a shown, active main window on a project (closed at teardown);
 - `on_next_modal(qtbot, fn)`: run `fn(dialog)` on the next modal dialog (real key / mouse
@@ -60,6 +62,32 @@ def sbuc_template(tmp_path_factory: pytest.TempPathFactory, sbuc_parsed: Any) ->
 def sbuc_project(tmp_path: Path, sbuc_template: Path) -> Path:
     dst = tmp_path / "sbuc_project"
     shutil.copytree(sbuc_template, dst)
+    return dst
+
+
+@pytest.fixture(scope="session")
+def sbuc_images_template(tmp_path_factory: pytest.TempPathFactory, sbuc_template: Path, sbuc_parsed: Any) -> Path:
+    """The imported run with an image for every sample: a flat 16×16 PNG (the viewer stretches it
+    onto the sample's 512×512; the published run ships no images)."""
+    import io
+
+    from PIL import Image
+
+    dst = tmp_path_factory.mktemp("sbuc_images_template") / "project"
+    shutil.copytree(sbuc_template, dst)
+    buf = io.BytesIO()
+    Image.new("RGB", (16, 16), (150, 160, 170)).save(buf, format="PNG")
+    for rel in {str(x) for x in sbuc_parsed.dataset.samples.image_path.tolist()}:
+        path = dst / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(buf.getvalue())
+    return dst
+
+
+@pytest.fixture
+def sbuc_images_project(tmp_path: Path, sbuc_images_template: Path) -> Path:
+    dst = tmp_path / "sbuc_project"
+    shutil.copytree(sbuc_images_template, dst)
     return dst
 
 

@@ -7,12 +7,21 @@ and writes its labels through one of these, committed before the key press retur
 that fails (a full disk, a read-only project) says so where the auditor looks and keeps the
 item; no acknowledged label is lost.
 
+Another annotator (Audit → Annotator…) takes over with their own place on the queue, their own
+labels and an empty undo history of their own (`JudgeController.follow_annotator`): an undo or
+redo never touches another annotator's label.
+
 `JudgeBar` is the bar a judging page puts under its view: one button per value with its key,
 "your label", ◀ ▶, undo / redo, auto-advance, export, the notes box, "item i of n" with a
-progress bar, and a banner while something is hidden (a blind audit, a re-check).
-`install_shortcuts(page, controller, bar)` binds the scheme's keys, N (notes), ← / → and
-Ctrl+Z / Ctrl+Shift+Z on a page: they act whenever the page is shown, wherever the focus is
-(except while typing in a text field), so they work at once after a tab or page switch.
+progress bar, *Next unlabelled* (and, at the end of a queue, how much is labelled and how many
+are left), and a banner while something is hidden (a blind audit, a re-check). Where its page
+shows no item (`set_unshown`: no audit set open, an image not found) the bar says what is
+missing, and its keys and buttons record nothing but the values allowed there (the scheme's
+abstaining UNDECIDABLE, pressed explicitly).
+`install_shortcuts(page, controller, bar)` binds the scheme's keys, N (notes), ← / →, Shift+→
+(next unlabelled) and Ctrl+Z / Ctrl+Shift+Z on a page: they act whenever the page is shown,
+wherever the focus is (except while typing in a text field), so they work at once after a tab or
+page switch.
 
 Notes behave alike everywhere: N puts the cursor at the end of the note, Enter saves it (with
 "notes saved" beside the box), Shift+Enter starts a new line, Esc leaves the box (saving what
@@ -72,6 +81,11 @@ def not_saved_message(e: BaseException) -> str:
     return f"the label was not saved ({describe_os_error(e)}); earlier labels are safe"
 
 
+NEXT_UNLABELLED = "Next unlabelled"
+NEXT_UNLABELLED_KEY = "Shift+Right"
+NEXT_UNLABELLED_KEY_TEXT = "Shift+→"
+
+
 class JudgeController(QObject):
     committed = Signal(int, str)  # labels committed by this controller so far, the target id
     written = Signal(int)  # a label event was written for this target index (key, notes, undo, redo)
@@ -93,8 +107,8 @@ class JudgeController(QObject):
         self.describe: Callable[[int], str] = self.core.target_id  # a target in the auditor's words
         self._policy_seen = self.view_visibility()
         annotator_changed = getattr(state, "annotator_changed", None)
-        if annotator_changed is not None:  # another annotator: another pass, other labels
-            annotator_changed.connect(self.reload)
+        if annotator_changed is not None:  # another annotator: their own place, labels and history
+            annotator_changed.connect(self.follow_annotator)
 
     # ---- the core's state -------------------------------------------------------------------------
     scheme = Forwarded[LabelScheme]("core")
@@ -232,6 +246,17 @@ class JudgeController(QObject):
         self.core.reload()
         self.changed.emit()
 
+    def follow_annotator(self) -> None:
+        """Another annotator (Audit → Annotator…): their own place on the queue (where they left
+        it, else their first unlabelled item), their labels, their own undo history."""
+        before = self.core.current
+        self.core.follow_annotator()
+        self.core.reload()
+        if self.core.current != before:
+            self._check_policy()
+            self.moved.emit(self.core.current)
+        self.changed.emit()
+
     # ---- moving ---------------------------------------------------------------------------------
     def _leave(self) -> None:
         """Before the current target changes: the pages save what was typed for it (only into
@@ -283,10 +308,10 @@ class JudgeController(QObject):
             return
         if c.at_end():
             self._leave()
-            self._message("end of the queue")
+            self._message(self.end_text())
             self.finished_queue.emit()  # after the message: what it shows (self-agreement) stays
             return
-        self.go(c.pos + 1)
+        self.go(c.step_pos(c.pos, 1))  # a re-check of an item this annotator has not labelled is passed
 
     def prev(self) -> None:
         c = self.core
@@ -294,7 +319,32 @@ class JudgeController(QObject):
             before = np.flatnonzero(c.queue < c.current)
             self.go(int(before[-1]) if len(before) else 0)
             return
-        self.go(c.pos - 1)
+        back = c.step_pos(c.pos, -1)
+        self.go(back if back >= 0 else c.pos)
+
+    def unlabelled_left(self) -> int:
+        """Items of the queue this annotator has not labelled in the pass."""
+        done, total = self.core.progress()
+        return total - done
+
+    def end_text(self) -> str:
+        """What the end of the queue says: how much is labelled and the way back to the rest."""
+        done, total = self.core.progress()
+        if done >= total:
+            return f"end of the queue: all {total:,} labelled"
+        return (f"end of the queue: {done:,} of {total:,} labelled — {NEXT_UNLABELLED} "
+                f"({NEXT_UNLABELLED_KEY_TEXT}) goes to the {total - done:,} left")
+
+    def next_unlabelled(self) -> bool:
+        """Go to the next item this annotator has not labelled (after the current one, then
+        from the start); says so when every item is labelled."""
+        c = self.core
+        pos = c.next_unlabelled(c.pos if c.on_queue() else -1)
+        if pos < 0:
+            self._message("every item of this queue is labelled" if len(c.queue) else "no queue")
+            return False
+        self.go(pos)
+        return True
 
     # ---- writing --------------------------------------------------------------------------------
     def _message(self, text: str) -> None:
@@ -375,7 +425,12 @@ class JudgeController(QObject):
     def _step(self, back: bool) -> bool:
         c = self.core
         p = self.state.project
-        if not c.can_step(back) or p is None or p.read_only:
+        if p is None or p.read_only:
+            return False
+        if not c.can_step(back):
+            who = self.state.annotator
+            self._message(f"nothing to {'undo' if back else 'redo'}" + (
+                f" — the history holds only {who}'s labels in this queue" if who else ""))
             return False
         before = c.current
         self._leave()
@@ -556,6 +611,19 @@ class JudgeBar(QWidget):
             w.setFocusPolicy(Qt.NoFocus)
             row.addWidget(w)
         self.export_button.setFocusPolicy(Qt.NoFocus)
+        self.next_unlabelled_button = push_button(
+            NEXT_UNLABELLED, controller.next_unlabelled,
+            f"Go to the next {noun} you have not labelled in this queue, from the start again after its end "
+            f"({NEXT_UNLABELLED_KEY_TEXT})", "nextUnlabelled")
+        self.next_unlabelled_button.setFocusPolicy(Qt.NoFocus)
+        # no item shown (no audit set open, an image not found): what is missing and what may be recorded
+        self.unshown_note = QLabel("")
+        self.unshown_note.setObjectName("judgeUnshown")
+        self.unshown_note.setVisible(False)
+        outer.insertWidget(0, self.unshown_note, 0, Qt.AlignLeft)
+        self._unshown = ""
+        self._unshown_allow: tuple[str, ...] = ()
+        self._queue_shown = True  # False: the page shows no queue of the controller (no audit set open)
         row2 = QHBoxLayout()
         row2.setSpacing(8)
         outer.addLayout(row2)
@@ -588,6 +656,15 @@ class JudgeBar(QWidget):
         self.bar.setTextVisible(True)
         self.progress = self.bar
         side.addWidget(self.bar)
+        # the end of the queue with items left: how many, and the way back to them
+        self.end_note = QLabel("")
+        self.end_note.setObjectName("queueEnd")
+        self.end_note.setTextFormat(Qt.RichText)
+        self.end_note.setWordWrap(True)
+        self.end_note.setMaximumWidth(self.bar.maximumWidth() + 60)
+        self.end_note.setVisible(False)
+        side.addWidget(self.end_note)
+        side.addWidget(self.next_unlabelled_button)
         side.addWidget(self.export_button)
         side.addStretch(1)
         row2.addLayout(side)
@@ -596,11 +673,15 @@ class JudgeBar(QWidget):
         self._saved_timer.setInterval(2500)
         self._saved_timer.timeout.connect(lambda: self.notes_saved.setText(""))
         self._error = ""
+        self._ended = False
         controller.on_leave.append(self.save_notes)
         controller.changed.connect(self.refresh)
         controller.moved.connect(self._load_notes)
         controller.queue_changed.connect(self.refresh)
         controller.save_failed.connect(self._save_failed)
+        controller.finished_queue.connect(self._queue_ended)
+        controller.moved.connect(self._not_ended)
+        controller.queue_changed.connect(self._not_ended)
         self.refresh()
 
     # ---- notes ------------------------------------------------------------------------------------
@@ -647,7 +728,68 @@ class JudgeBar(QWidget):
 
     # ---- keys and buttons -------------------------------------------------------------------------
     def _record(self, value: str) -> None:
+        if self._unshown and value not in self._unshown_allow:
+            self._message(self.unshown_text() + " — nothing was recorded")
+            return
         self.c.record(value, notes=self.notes.text())
+
+    def record_value(self, value: str) -> None:
+        """Record ``value`` as its key does (the Label menu's entries): not where no item is shown."""
+        self._record(value)
+
+    # ---- no item shown ----------------------------------------------------------------------------
+    def set_unshown(self, reason: str, allow: Sequence[str] = (), *, queue: bool = True) -> None:
+        """The page shows no item to judge (``reason``: what is missing, e.g. "no image"; "":
+        the item is shown). While it is set, the keys and buttons record nothing but the values
+        in ``allow`` (a value the auditor may give without seeing the item, e.g. UNDECIDABLE),
+        and the bar says so. ``queue`` False: the page shows none of the controller's queue
+        either (an audit page with no set open): the bar hides its place and progress, and the
+        page's keys neither move, undo nor redo."""
+        allow = tuple(self.c.scheme.validate(v) for v in allow) if reason else ()
+        queue = queue or not reason
+        if (reason, allow, queue) == (self._unshown, self._unshown_allow, self._queue_shown):
+            return
+        self._unshown, self._unshown_allow, self._queue_shown = reason, allow, queue
+        self.refresh()
+
+    @property
+    def queue_shown(self) -> bool:
+        """The page shows the controller's queue (its keys move on it, undo and redo)."""
+        return self._queue_shown
+
+    def queue_key(self, fn: Callable[[], Any]) -> Callable[[], Any]:
+        """A key that moves on the queue, undoes or redoes: only where the page shows the queue."""
+        def act() -> Any:
+            if self._queue_shown:
+                return fn()
+            self._message(self.unshown_text())
+            return None
+        return act
+
+    @property
+    def unshown(self) -> str:
+        """What is missing ("" when the item is shown)."""
+        return self._unshown
+
+    def unshown_text(self) -> str:
+        """One line: what is missing and what may still be recorded."""
+        if not self._unshown:
+            return ""
+        s = self.c.scheme
+        if not self._unshown_allow:
+            return f"{self._unshown}: nothing can be recorded"
+        keys = " or ".join(k for v, k in zip(s.values, s.keys) if v in self._unshown_allow)
+        return f"{self._unshown}: only {keys} can be recorded"
+
+    # ---- the end of the queue ---------------------------------------------------------------------
+    def _queue_ended(self) -> None:
+        self._ended = True
+        self.refresh()
+
+    def _not_ended(self, *_: Any) -> None:
+        if self._ended:
+            self._ended = False
+            self.refresh()
 
     def _auto_toggled(self, on: bool) -> None:
         from ..project_dialogs import settings
@@ -685,16 +827,27 @@ class JudgeBar(QWidget):
         has = c.current_index >= 0
         for v, b in self.buttons.items():
             b.setChecked(v == value)
-            b.setEnabled(has and not ro)
-        self.notes.setEnabled(has and not ro)
-        self.undo_button.setEnabled(bool(c.undo_stack))
-        self.redo_button.setEnabled(bool(c.redo_stack))
-        self.prev_button.setEnabled(has)
-        self.next_button.setEnabled(has)
+            b.setEnabled(has and not ro and (not self._unshown or v in self._unshown_allow))
+        q = self._queue_shown
+        self.notes.setEnabled(has and not ro and q)  # no note for an item the page does not show
+        self.unshown_note.setText(self.unshown_text())
+        self.unshown_note.setVisible(bool(self._unshown) and has)
+        self.undo_button.setEnabled(q and bool(c.undo_stack))
+        self.redo_button.setEnabled(q and bool(c.redo_stack))
+        self.prev_button.setEnabled(q and has)
+        self.next_button.setEnabled(q and has)
+        for w in (self.position, self.bar, self.next_unlabelled_button):
+            w.setVisible(q)
         done, total = c.progress()
         self.bar.setRange(0, max(total, 1))
         self.bar.setValue(done)
         self.bar.setFormat(f"{done} / {total} labelled")
+        self.next_unlabelled_button.setEnabled(done < total)
+        self.end_note.setVisible(self._ended and q)
+        if self._ended:
+            self.end_note.setText(f"<b>End of the queue:</b> {done:,} of {total:,} labelled" + (
+                f" — {total - done:,} left: <b>{NEXT_UNLABELLED}</b> ({NEXT_UNLABELLED_KEY_TEXT})"
+                if done < total else ""))
         self.position.setText(self._position_text(total))
         vis = c.visibility()
         rc = c.is_recheck()
@@ -782,8 +935,8 @@ def _typing() -> bool:
 
 def install_shortcuts(page: QWidget, controller: JudgeController, bar: JudgeBar,
                       extra: Sequence[tuple[str, Callable[[], Any]]] = ()) -> list[QShortcut]:
-    """Bind the scheme's keys (record), N (notes), ← / → (previous / next) and Ctrl+Z /
-    Ctrl+Shift+Z on a page, plus ``extra`` (key, action) pairs. They act while the page is shown,
+    """Bind the scheme's keys (record), N (notes), ← / → (previous / next), Shift+→ (next
+    unlabelled) and Ctrl+Z / Ctrl+Shift+Z on a page, plus ``extra`` (key, action) pairs. They act while the page is shown,
     whatever has the focus, except while typing in a text field."""
     out: list[QShortcut] = []
 
@@ -796,11 +949,12 @@ def install_shortcuts(page: QWidget, controller: JudgeController, bar: JudgeBar,
     for value, key in zip(controller.scheme.values, controller.scheme.keys):
         add(key, lambda v=value: bar._record(v))
     add("N", bar.focus_notes)
-    add("Right", controller.next)
-    add("Left", controller.prev)
-    add("Ctrl+Z", controller.undo, in_text=False)
-    add("Ctrl+Shift+Z", controller.redo, in_text=False)
-    add("Ctrl+Y", controller.redo, in_text=False)
+    add("Right", bar.queue_key(controller.next))
+    add("Left", bar.queue_key(controller.prev))
+    add("Ctrl+Z", bar.queue_key(controller.undo), in_text=False)
+    add("Ctrl+Shift+Z", bar.queue_key(controller.redo), in_text=False)
+    add("Ctrl+Y", bar.queue_key(controller.redo), in_text=False)
+    add(NEXT_UNLABELLED_KEY, bar.queue_key(controller.next_unlabelled))
     for seq, fn in extra:
         add(seq, fn)
     page._judge_keys = _Shown(page, out)  # type: ignore[attr-defined]

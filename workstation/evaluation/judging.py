@@ -17,6 +17,15 @@ Undoing the first label of a target in an audit set writes a compensating event 
 ``undo-restore``: it carries the annotator's standing label from before the pass (so the label
 log's "latest event counts" still gives that label), while the pass reads it as "not labelled".
 
+**Annotators.** Undo / redo history belongs to an annotator and an audit set: another annotator
+on the same queue starts with an empty history, and an undo or redo only ever writes the current
+annotator's own change back (never another annotator's value under their name). Each annotator
+has their own place on a queue (`follow_annotator`: the place they left, else their first
+unlabelled item) and their own "next unlabelled" (`next_unlabelled`). A re-check is the
+annotator's own: a queue position that re-checks a target is passed over until the annotator has
+labelled that target in the pass (`recheck_due`), so nobody is asked to "re-check" an item they
+never saw.
+
 **What may be shown** (`visibility`): a blind audit set hides the automated outcome (verdicts,
 reasons, scores, confidences, and every colour, badge, count, filter or sort that follows from
 them), the annotator's own labels from outside the pass and every other annotator's labels; a
@@ -234,8 +243,12 @@ class JudgingQueue:
         self.audit: AuditInfo | None = None
         self.page_blind = False
         self.current_state: LabelState = EMPTY
-        self.undo_stack: list[Change] = []
-        self.redo_stack: list[Change] = []
+        # undo / redo per (annotator, audit set): another annotator's history is never theirs
+        self._histories: dict[tuple[str, int | None], tuple[list[Change], list[Change]]] = {}
+        # each annotator's place on this queue: (pos, current, on the queue); `_who` is the
+        # annotator the queue last followed
+        self._places: dict[str, tuple[int, int, bool]] = {}
+        self._who = ""
         self.n_committed = 0
         self.last_error = ""
         self._done = np.zeros((2, 0), bool)  # [recheck, target]: the pass's label carries a value
@@ -253,8 +266,6 @@ class JudgingQueue:
         self._scans = 0
         self._index_fn = index
         self._done_key = None
-        self.undo_stack.clear()
-        self.redo_stack.clear()
         self.set_queue(None)
 
     @property
@@ -297,13 +308,14 @@ class JudgingQueue:
         self.audit = audit
         self._progress = None
         self._done_key = None
-        self.undo_stack.clear()
-        self.redo_stack.clear()
+        self._histories.clear()
+        self._places.clear()
+        self._who = self.ctx.annotator or ""
         self.pos = -1
         self.current = -1
         self.current_state = EMPTY
         if len(self.queue):
-            self._set_pos(min(max(int(start), 0), len(self.queue) - 1))
+            self._set_pos(self._shown(min(max(int(start), 0), len(self.queue) - 1)))
 
     @property
     def has_rechecks(self) -> bool:
@@ -327,10 +339,11 @@ class JudgingQueue:
         self.current_state = self.state_of(self.current, self.is_recheck())
 
     def go(self, pos: int) -> bool:
-        """Go to queue position ``pos`` (clamped); False when there is no queue."""
+        """Go to queue position ``pos`` (clamped; a re-check not yet due: its target's first-pass
+        position); False when there is no queue."""
         if not len(self.queue):
             return False
-        self._set_pos(int(min(max(pos, 0), len(self.queue) - 1)))
+        self._set_pos(self._shown(int(min(max(pos, 0), len(self.queue) - 1))))
         return True
 
     def go_target(self, index: int) -> None:
@@ -346,17 +359,116 @@ class JudgingQueue:
         self.current_state = self.state_of(self.current, False) if index >= 0 else EMPTY
 
     def at_end(self) -> bool:
-        return self.pos + 1 >= len(self.queue)
+        """No position after the current one is left for this annotator."""
+        return self.step_pos(self.pos, 1) < 0
 
     def first_undone(self, start: int = 0) -> int:
         """The first queue position from ``start`` whose target the pass has not labelled (0
-        when every one is)."""
-        self._ensure_done()
+        when every one is); a re-check not yet due is not one."""
         if not len(self.queue):
             return 0
-        done = self._done[self.recheck.astype(np.int64), self.queue]
-        left = np.flatnonzero(~done[start:])
+        left = np.flatnonzero(self._undone_mask()[start:])
         return int(start + left[0]) if len(left) else 0
+
+    # ---- the annotator's own items ---------------------------------------------------------------
+    def _due_mask(self) -> np.ndarray | None:
+        """Per queue position: shown to this annotator (None: every position is). A re-check
+        is due once the annotator has labelled its target in the pass (or when the queue holds
+        no first-pass position of it)."""
+        if not self._has_rechecks:
+            return None
+        self._ensure_done()
+        q = self.queue
+        first_done = self._done[0, q]
+        has_first = np.isin(q, q[~self.recheck])
+        return ~self.recheck | first_done | ~has_first
+
+    def recheck_due(self, pos: int) -> bool:
+        """Position ``pos`` is this annotator's to judge now (True for every item that is not a
+        re-check; a re-check once its target has the annotator's first-pass label)."""
+        due = self._due_mask()
+        return due is None or not 0 <= pos < len(due) or bool(due[pos])
+
+    def _shown(self, pos: int) -> int:
+        """``pos``, or, for a re-check not yet due, its target's first-pass position."""
+        if self.recheck_due(pos):
+            return pos
+        t = int(self.queue[pos])
+        first = np.flatnonzero((self.queue == t) & ~self.recheck)
+        return int(first[0]) if len(first) else pos
+
+    def step_pos(self, pos: int, direction: int) -> int:
+        """The next position after ``pos`` (``direction`` 1) or before it (-1) that is this
+        annotator's to judge; -1 when there is none."""
+        n = len(self.queue)
+        due = self._due_mask()
+        if due is None:
+            nxt = pos + (1 if direction > 0 else -1)
+            return nxt if 0 <= nxt < n else -1
+        if direction > 0:
+            hits = np.flatnonzero(due[max(pos + 1, 0):])
+            return int(max(pos + 1, 0) + hits[0]) if len(hits) else -1
+        hits = np.flatnonzero(due[:max(min(pos, n), 0)])
+        return int(hits[-1]) if len(hits) else -1
+
+    def _undone_mask(self) -> np.ndarray:
+        """Per queue position: not labelled in this pass and this annotator's to judge."""
+        self._ensure_done()
+        left = ~self._done[self.recheck.astype(np.int64), self.queue]
+        due = self._due_mask()
+        return left if due is None else left & due
+
+    def next_unlabelled(self, after: int) -> int:
+        """The first position after ``after`` (wrapping round to the start, ``after`` itself
+        last) that this annotator has not labelled in the pass; -1 when every one is."""
+        n = len(self.queue)
+        if not n:
+            return -1
+        left = self._undone_mask()
+        start = min(max(after + 1, 0), n)
+        hits = np.flatnonzero(left[start:])
+        if len(hits):
+            return int(start + hits[0])
+        hits = np.flatnonzero(left[:start])
+        return int(hits[0]) if len(hits) else -1
+
+    def follow_annotator(self) -> bool:
+        """The annotator may have changed: keep the previous annotator's place on this queue and
+        go to the current one's (the place they left, else their first unlabelled item; someone
+        naming themselves for the first time takes the place shown). The labels are read again.
+        True when the position changed."""
+        who = self.ctx.annotator or ""
+        prev, self._who = self._who, who
+        self._done_key = None
+        if who == prev:
+            return False
+        old = (self.pos, self.current)
+        if prev:
+            self._places[prev] = (self.pos, self.current, self.on_queue())
+        if prev and who and len(self.queue):
+            place = self._places.get(who)
+            if place is None:
+                self._set_pos(self._shown(self.first_undone()))
+            elif place[2] and 0 <= place[0] < len(self.queue) and int(self.queue[place[0]]) == place[1]:
+                self._set_pos(self._shown(place[0]))
+            else:
+                self.go_target(place[1])
+        if self.current >= 0:
+            self.current_state = self.state_of(self.current, self.is_recheck())
+        return (self.pos, self.current) != old
+
+    def places(self) -> dict[str, tuple[int, int, bool]]:
+        """Each annotator's place on this queue (pos, target index, on the queue), the current
+        annotator's as it is now ("": nobody has given a name yet)."""
+        out = dict(self._places)
+        out[self.ctx.annotator or ""] = (self.pos, self.current, self.on_queue())
+        return out
+
+    def keep_places(self, places: dict[str, tuple[int, int, bool]]) -> None:
+        """Other annotators' places on this queue (restored with the project): used when they
+        take over (`follow_annotator`)."""
+        who = self.ctx.annotator or ""
+        self._places.update({k: v for k, v in places.items() if k and k != who})  # "" is nobody's
 
     # ---- policy -------------------------------------------------------------------------------
     def visibility(self) -> Visibility:
@@ -488,6 +600,23 @@ class JudgingQueue:
         if self.current < 0 or text == (self.current_state[1] or None):
             return False
         return self._change((self.current_state[0], text))
+
+    def _history(self) -> tuple[list[Change], list[Change]]:
+        key = (self.ctx.annotator or "", self.audit_set_id)
+        h = self._histories.get(key)
+        if h is None:
+            h = self._histories[key] = ([], [])
+        return h
+
+    @property
+    def undo_stack(self) -> list[Change]:
+        """The current annotator's changes on this queue (in this audit set) that undo takes back."""
+        return self._history()[0]
+
+    @property
+    def redo_stack(self) -> list[Change]:
+        """The current annotator's undone changes that redo writes again."""
+        return self._history()[1]
 
     def can_step(self, back: bool) -> bool:
         return bool(self.undo_stack if back else self.redo_stack)
