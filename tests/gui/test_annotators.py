@@ -53,8 +53,8 @@ ALICE = "PPFFUPPFPU"
 BOB = "PFFFUPUFPP"
 
 
-def test_import_then_kappa_and_adjudicate(qtbot, open_window, sbuc_project: Path, tmp_path: Path) -> None:
-    w = open_window(sbuc_project)
+def test_import_then_kappa_and_adjudicate(qtbot, open_window, sbuc_images_project: Path, tmp_path: Path) -> None:
+    w = open_window(sbuc_images_project)
     ids = _label_first(qtbot, w, ALICE)
     menus.import_labels(w, str(_bob_file(tmp_path, ids, BOB)))
     st = w.spatial
@@ -86,8 +86,8 @@ def test_import_then_kappa_and_adjudicate(qtbot, open_window, sbuc_project: Path
     assert st.queue_visibility().outcome
 
 
-def test_annotators_disagree_filter(qtbot, open_window, sbuc_project: Path, tmp_path: Path) -> None:
-    w = open_window(sbuc_project)
+def test_annotators_disagree_filter(qtbot, open_window, sbuc_images_project: Path, tmp_path: Path) -> None:
+    w = open_window(sbuc_images_project)
     ids = _label_first(qtbot, w, ALICE)
     menus.import_labels(w, str(_bob_file(tmp_path, ids, BOB)))
     f = w.browser.filters
@@ -99,8 +99,8 @@ def test_annotators_disagree_filter(qtbot, open_window, sbuc_project: Path, tmp_
     assert all("alice:" in m.data(m.index(i, 8)) and "bob:" in m.data(m.index(i, 8)) for i in range(m.rowCount()))
 
 
-def test_export_labels_round_trip(qtbot, open_window, sbuc_project: Path, tmp_path: Path) -> None:
-    w = open_window(sbuc_project)
+def test_export_labels_round_trip(qtbot, open_window, sbuc_images_project: Path, tmp_path: Path) -> None:
+    w = open_window(sbuc_images_project)
     ids = _label_first(qtbot, w, "PFU")
     out = tmp_path / "export.csv"
     menus.export_labels(w, str(out))
@@ -110,8 +110,8 @@ def test_export_labels_round_trip(qtbot, open_window, sbuc_project: Path, tmp_pa
     assert "exported 3 label(s)" in w.statusBar().currentMessage()
 
 
-def test_bad_label_file_gives_a_message(qtbot, open_window, sbuc_project: Path, tmp_path: Path) -> None:
-    w = open_window(sbuc_project)
+def test_bad_label_file_gives_a_message(qtbot, open_window, sbuc_images_project: Path, tmp_path: Path) -> None:
+    w = open_window(sbuc_images_project)
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps([{"sample_id": "no_such_sample", "human_verdict": "PASS"}]), encoding="utf-8")
     got = {}

@@ -74,15 +74,15 @@ start()
 '''
 
 
-def test_labels_survive_sigkill(tmp_path: Path, sbuc_project: Path) -> None:
-    p = Project.open(sbuc_project)
+def test_labels_survive_sigkill(tmp_path: Path, sbuc_images_project: Path) -> None:
+    p = Project.open(sbuc_images_project)
     p.set_setting("annotator", "e2e")
     p.close()
     driver = tmp_path / "driver.py"
     driver.write_text(DRIVER, encoding="utf-8")
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", WORKSTATION_ACK="1",
                WORKSTATION_TEST_DRIVER=str(driver), WORKSTATION_SETTINGS=str(tmp_path / "child.ini"))
-    proc = subprocess.Popen([sys.executable, "main.py", "gui", "--project", str(sbuc_project)], cwd=ROOT,
+    proc = subprocess.Popen([sys.executable, "main.py", "gui", "--project", str(sbuc_images_project)], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     acked: list[str] = []
     with Lines(proc, timeout=120) as out:  # every read waits at most until this deadline
@@ -100,7 +100,7 @@ def test_labels_survive_sigkill(tmp_path: Path, sbuc_project: Path) -> None:
         proc.wait(30)
     assert proc.returncode == -signal.SIGKILL
 
-    p = Project.open(sbuc_project)  # the lock was released by the kill; the WAL is replayed
+    p = Project.open(sbuc_images_project)  # the lock was released by the kill; the WAL is replayed
     try:
         labels = {r.sample_id: r for r in SpatialStore(p).latest_labels("e2e")}
         assert [labels[s].verdict for s in acked] == ["PASS", "FAIL", "UNDECIDABLE"] * 6 + ["PASS", "FAIL"]

@@ -37,10 +37,10 @@ def _labels(folder: Path) -> dict[str, str | None]:
 
 
 def test_a_label_key_on_a_full_disk_says_so_and_keeps_every_acknowledged_label(
-        qtbot, open_window, tmp_path: Path, sbuc_template: Path) -> None:
+        qtbot, open_window, tmp_path: Path, sbuc_images_template: Path) -> None:
     with tiny_disk(tmp_path / "disk", "24m") as disk:
         folder = disk / "project"
-        shutil.copytree(sbuc_template, folder)
+        shutil.copytree(sbuc_images_template, folder)
         w = open_window(folder)
         _review(qtbot, w)
         st = w.spatial

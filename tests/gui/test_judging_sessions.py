@@ -51,8 +51,8 @@ def _copy(demos: dict[str, Path], name: str, tmp_path: Path) -> Path:
 # ---- the four leaks of a blind spatial audit ------------------------------------------------------
 
 def test_a_blind_spatial_audit_shows_no_earlier_answer_and_filters_nothing_it_hides(
-        qtbot: Any, open_window: Any, sbuc_project: Path) -> None:
-    w = open_window(sbuc_project, annotator="alice")
+        qtbot: Any, open_window: Any, sbuc_images_project: Path) -> None:
+    w = open_window(sbuc_images_project, annotator="alice")
     s = w.spatial
     s.set_annotator("alice")  # the annotator of this project, labelling before and in the audit
     store = SpatialStore(s.project)

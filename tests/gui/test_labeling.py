@@ -33,8 +33,8 @@ def _latest(folder_or_project, annotator="alice"):
     return {r.sample_id: r for r in SpatialStore(folder_or_project).latest_labels(annotator)}
 
 
-def test_pfu_keys_record_and_advance(qtbot, open_window, sbuc_project: Path) -> None:
-    w = open_window(sbuc_project)
+def test_pfu_keys_record_and_advance(qtbot, open_window, sbuc_images_project: Path) -> None:
+    w = open_window(sbuc_images_project)
     _review(qtbot, w)
     st = w.spatial
     ids = st.dataset.samples.sample_id
@@ -59,8 +59,8 @@ def test_pfu_keys_record_and_advance(qtbot, open_window, sbuc_project: Path) -> 
     assert model.data(model.index(0, 8)) == "alice: PASS"
 
 
-def test_notes_saved_with_or_without_a_verdict(qtbot, open_window, sbuc_project: Path) -> None:
-    w = open_window(sbuc_project)
+def test_notes_saved_with_or_without_a_verdict(qtbot, open_window, sbuc_images_project: Path) -> None:
+    w = open_window(sbuc_images_project)
     _review(qtbot, w)
     st = w.spatial
     ids = st.dataset.samples.sample_id
@@ -94,8 +94,8 @@ def test_notes_saved_with_or_without_a_verdict(qtbot, open_window, sbuc_project:
     assert ids[st.current] not in _latest(st.project)
 
 
-def test_undo_redo_append_compensating_events(qtbot, open_window, sbuc_project: Path) -> None:
-    w = open_window(sbuc_project)
+def test_undo_redo_append_compensating_events(qtbot, open_window, sbuc_images_project: Path) -> None:
+    w = open_window(sbuc_images_project)
     _review(qtbot, w)
     st = w.spatial
     sid0 = str(st.dataset.samples.sample_id[st.current])
@@ -123,10 +123,10 @@ def test_undo_redo_append_compensating_events(qtbot, open_window, sbuc_project: 
     assert _latest(st.project)[sid0].verdict == "PASS"
 
 
-def test_goto_sample_with_ctrl_g(qtbot, open_window, sbuc_project: Path) -> None:
+def test_goto_sample_with_ctrl_g(qtbot, open_window, sbuc_images_project: Path) -> None:
     from tests.gui.conftest import on_next_modal
 
-    w = open_window(sbuc_project)
+    w = open_window(sbuc_images_project)
     _review(qtbot, w)
     target = "sd15_boxdiff_v1_000123_seed0002"
 
@@ -150,8 +150,8 @@ def test_goto_sample_with_ctrl_g(qtbot, open_window, sbuc_project: Path) -> None
     assert target in w.viewer.left.meta.text()
 
 
-def test_shortcut_sheet_on_f1(qtbot, open_window, sbuc_project: Path) -> None:
-    w = open_window(sbuc_project)
+def test_shortcut_sheet_on_f1(qtbot, open_window, sbuc_images_project: Path) -> None:
+    w = open_window(sbuc_images_project)
     _key(qtbot, w, Qt.Key_F1)
     sheet = w._sheet
     qtbot.waitExposed(sheet)
@@ -162,7 +162,7 @@ def test_shortcut_sheet_on_f1(qtbot, open_window, sbuc_project: Path) -> None:
     sheet.close()
 
 
-def test_annotator_asked_once_per_project(qtbot, sbuc_project: Path) -> None:
+def test_annotator_asked_once_per_project(qtbot, sbuc_images_project: Path) -> None:
     """Browsing never asks; the first label asks the name, which is stored with the project."""
     from tests.gui.conftest import on_next_modal
     from ui.main_window import MainWindow
@@ -179,7 +179,7 @@ def test_annotator_asked_once_per_project(qtbot, sbuc_project: Path) -> None:
     qtbot.waitExposed(w)
     w.activateWindow()
     qtbot.waitUntil(lambda: w.isActiveWindow(), timeout=3000)
-    assert w.open_project(sbuc_project)
+    assert w.open_project(sbuc_images_project)
     assert w.spatial.annotator == ""  # opening and browsing ask nothing
     _review(qtbot, w)
     first = w.spatial.current
@@ -190,7 +190,7 @@ def test_annotator_asked_once_per_project(qtbot, sbuc_project: Path) -> None:
     assert "bob" in w.annotator_label.text()
     assert _latest(w.spatial.project, "bob")[w.spatial.dataset.samples.sample_id[first]].verdict == "PASS"
     w.close()
-    assert Project.open(sbuc_project).get_setting("annotator") == "bob"
+    assert Project.open(sbuc_images_project).get_setting("annotator") == "bob"
 
     w2 = MainWindow(ask_annotator=lambda: pytest.fail("asked the annotator a second time"))
     qtbot.addWidget(w2)
@@ -198,15 +198,15 @@ def test_annotator_asked_once_per_project(qtbot, sbuc_project: Path) -> None:
     qtbot.waitExposed(w2)
     w2.activateWindow()
     qtbot.waitUntil(lambda: w2.isActiveWindow(), timeout=3000)
-    assert w2.open_project(sbuc_project)
+    assert w2.open_project(sbuc_images_project)
     assert w2.spatial.annotator == "bob"
     _review(qtbot, w2)
     _key(qtbot, w2, Qt.Key_F)
     w2.close()
 
 
-def test_read_only_project_cannot_label(qtbot, open_window, sbuc_project: Path) -> None:
-    w = open_window(sbuc_project, read_only=True)
+def test_read_only_project_cannot_label(qtbot, open_window, sbuc_images_project: Path) -> None:
+    w = open_window(sbuc_images_project, read_only=True)
     assert w.spatial.project.read_only
     _review(qtbot, w)
     before = w.spatial.current
@@ -216,8 +216,8 @@ def test_read_only_project_cannot_label(qtbot, open_window, sbuc_project: Path) 
     assert "read-only" in w.windowTitle()
 
 
-def test_undo_and_redo_buttons_follow_the_stacks(qtbot, open_window, sbuc_project: Path) -> None:
-    w = open_window(sbuc_project)
+def test_undo_and_redo_buttons_follow_the_stacks(qtbot, open_window, sbuc_images_project: Path) -> None:
+    w = open_window(sbuc_images_project)
     _review(qtbot, w)
     st = w.spatial
     bar = w.labeling
@@ -236,10 +236,10 @@ def test_undo_and_redo_buttons_follow_the_stacks(qtbot, open_window, sbuc_projec
 
 
 def test_labelling_bar_multiline_notes_no_auto_advance_position_and_export(
-        qtbot, open_window, sbuc_project: Path, tmp_path: Path) -> None:
+        qtbot, open_window, sbuc_images_project: Path, tmp_path: Path) -> None:
     import csv
 
-    w = open_window(sbuc_project)
+    w = open_window(sbuc_images_project)
     _review(qtbot, w)
     st = w.spatial
     bar = w.labeling
@@ -267,7 +267,7 @@ def test_labelling_bar_multiline_notes_no_auto_advance_position_and_export(
     _key(qtbot, w, Qt.Key_Right)
     assert bar.position.text() == "item 2 of 800"
     # the choice is remembered for the next window
-    w2 = open_window(sbuc_project, read_only=True)
+    w2 = open_window(sbuc_images_project, read_only=True)
     assert not w2.labeling.auto.isChecked() and not w2.spatial.controller.auto_advance
     # labels are exported from the labelling bar
     out = tmp_path / "labels.csv"
@@ -302,8 +302,8 @@ def test_the_review_queue_is_one_compact_array_that_reads_as_rows() -> None:
     assert RowQueue([2**40, 1]).rows.dtype == np.int64  # rows past int32 keep 8 bytes
 
 
-def test_a_review_of_every_sample_keeps_its_queue_compact(qtbot, open_window, sbuc_project: Path) -> None:
-    w = open_window(sbuc_project)
+def test_a_review_of_every_sample_keeps_its_queue_compact(qtbot, open_window, sbuc_images_project: Path) -> None:
+    w = open_window(sbuc_images_project)
     _review(qtbot, w)
     st = w.spatial
     assert len(st.queue) == 800

@@ -49,7 +49,8 @@ def test_settings_are_isolated_per_test(isolated_settings: Path) -> None:
     assert project_dialogs.settings().fileName() == str(isolated_settings)
 
 
-def test_second_window_gets_a_message_and_a_snapshot(qtbot, open_window, sbuc_project: Path) -> None:
+def test_second_window_gets_a_message_and_a_snapshot(qtbot, open_window, sbuc_images_project: Path) -> None:
+    sbuc_project = sbuc_images_project
     w1 = open_window(sbuc_project)
     w1.method_views["spatial"].review_from_browse(w1, 0)
     qtbot.keyClick(w1, Qt.Key_P)  # a committed label, part of the snapshot

@@ -58,7 +58,7 @@ class LampViews(MethodViews):
                                      ask_annotator=getattr(window, "ask_annotator", None), parent=window)
         lamps = QListWidget()
         lamps.setObjectName("lampList")
-        judge = AuditPage(controller, _LampTarget(session), noun="lamp")
+        judge = AuditPage(controller, _LampTarget(session), noun="lamp", plain=True)
         judge.setObjectName("lampJudge")
         tabs = QTabWidget()
         tabs.setObjectName("lampTabs")

@@ -39,7 +39,9 @@ class LabelScheme:
     ``task`` is unique across methods ("spatial.verdict", "metalogic.pair", "protobias.fidelity",
     "dyeval.image"); ``values`` are what is stored (text), ``keys`` the keyboard key of each value,
     ``titles`` their display names. Ordinal schemes (ratings) compare annotators with the quadratic
-    weighted κ, the others with Cohen's κ.
+    weighted κ, the others with Cohen's κ. ``abstain``: the value that says the target cannot be
+    judged (UNDECIDABLE), the only one a judging page records where it cannot show the target
+    ("" when the scheme has none: nothing is recorded there).
     """
 
     task: str
@@ -49,12 +51,15 @@ class LabelScheme:
     titles: tuple[str, ...] = ()
     ordinal: bool = False
     title: str = ""
+    abstain: str = ""
 
     def __post_init__(self) -> None:
         if self.target not in TARGET_KINDS:
             raise ValueError(f"label scheme {self.task!r}: unknown target {self.target!r}")
         if len(self.keys) != len(self.values) or (self.titles and len(self.titles) != len(self.values)):
             raise ValueError(f"label scheme {self.task!r}: one key (and title) per value")
+        if self.abstain and self.abstain not in self.values:
+            raise ValueError(f"label scheme {self.task!r}: the abstaining value {self.abstain!r} is not one of its values")
 
     def code(self, value: str | None) -> int:
         """Index of ``value`` in ``values``; -1 for None (no label)."""

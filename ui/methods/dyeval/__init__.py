@@ -49,6 +49,9 @@ class _ImageTarget:
         path = s.project.folder / img.path if s.project is not None and img.path else None
         self.widget.show_image(path, caption=cap)
 
+    def missing(self) -> str:
+        return "no image" if self.widget.error else ""
+
     def clear(self) -> None:
         self.widget.show_image(None, caption="")
 

@@ -350,6 +350,7 @@ class NodeImages(NodePanel):
         tree = self.session.tree
         if cur is None or tree is None or cur not in tree.images:
             self.preview.show_image(None, caption="no image selected")
+            self.judge_bar.set_unshown("no image selected" if cur is not None else "")
             return
         img = tree.images[cur]
         text = tree.step_owner_text(img.owner)
@@ -364,6 +365,7 @@ class NodeImages(NodePanel):
         cap = f"<b>{_esc(text)}</b><br>{img.owner} · seed {img.seed} · {judged}{pm}"
         path = self.session.project.folder / img.path if img.path else None
         self.preview.show_image(path, caption=cap)
+        self.judge_bar.set_unshown("no image" if self.preview.error else "")  # P / F judge what is seen
         tile = self.tiles.get(cur)
         if tile is not None:
             self.scroll.ensureWidgetVisible(tile, 10, 10)

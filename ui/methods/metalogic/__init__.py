@@ -36,6 +36,9 @@ class _PairTarget:
         folder = getattr(s.project, "folder", None) if s.project is not None else None
         self.widget.show_pair(index, s.results, s.config, folder, not vis.outcome)
 
+    def missing(self) -> str:
+        return self.widget.unshown()
+
     def clear(self) -> None:
         self.widget.clear()
 

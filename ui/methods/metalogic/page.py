@@ -614,7 +614,11 @@ class MetaLogicPage(QWidget):
         i = self.current_row()
         if s.data is None or i < 0:
             self.pair.clear()
+            self.bar.set_unshown("")
             return
         folder = getattr(s.project, "folder", None) if s.project is not None else None
         self.pair.show_pair(i, s.results, s.config, folder, self.blind)
+        # an image not found: only an explicit U is recorded (the pane says what is missing)
+        gone = self.pair.unshown()
+        self.bar.set_unshown(gone, (LABEL_SCHEME.abstain,) if gone else ())
 

@@ -82,6 +82,13 @@ class PairView(QWidget):
         self.index = DetectionIndex(data.pairs) if data is not None and len(data) else None
         self.clear()
 
+    def unshown(self) -> str:
+        """What of the pair shown is missing ("" when both images show; each pane says why)."""
+        if self.row < 0:
+            return "no pair shown"
+        gone = [side for side, pane in (("A", self.pane_a), ("B", self.pane_b)) if pane.error]
+        return "" if not gone else f"no image {gone[0]}" if len(gone) == 1 else "no images A and B"
+
     def clear(self) -> None:
         self.row = -1
         self.header.setText("no pair selected")

@@ -150,6 +150,7 @@ class RatingPage(QWidget):
                               if not self.where else "")
             for pane in self.panes.values():
                 pane.show_image(None, caption="")
+            self.bar.set_unshown("no image shown" if sid is not None else "")
             self._update_position()
             return
         i, _k, side = self.where[sid]
@@ -162,6 +163,8 @@ class RatingPage(QWidget):
             pane.show_image(data.image_path(i, role), caption=caption)
             pane.view.setStyleSheet(f"QGraphicsView {{ border: 3px solid {ACTIVE}; }}" if active
                                     else "QGraphicsView { border: 1px solid palette(mid); }")
+        # the image to rate not found: no rating is recorded (the pane says what is missing)
+        self.bar.set_unshown(f"no image {side}" if self.panes[side].error else "")
         self._update_position()
 
     def _update_position(self) -> None:

@@ -46,6 +46,13 @@ class ReviewPage(QWidget):
         self.panel = bar  # the judgement bar under the viewer
         self.setFocusProxy(viewer.left.view)  # the keys go to the image (zoom, pan) and the shortcuts
         session.current_changed.connect(self._read_ahead)
+        viewer.refreshed.connect(self._gate)
+
+    def _gate(self) -> None:
+        """The sample's image not found (or unreadable): the canvas says so, and only an explicit
+        U (UNDECIDABLE) is recorded — P and F say why they record nothing."""
+        shown = self.session.current < 0 or self.viewer.left_row < 0 or self.viewer.left.view.image_ok
+        self.bar.set_unshown("" if shown else "no image", (self.session.controller.scheme.abstain,))
 
     def _read_ahead(self, row: int) -> None:
         c = self.session.controller

@@ -27,7 +27,7 @@ SIDES: tuple[str, ...] = ("A", "B")
 #: a human's judgement of one image pair: the same scene (A), not the same scene (M), can't tell (U)
 LABEL_SCHEME = LabelScheme(
     task="metalogic.pair", target="pair", values=VERDICTS, keys=("A", "M", "U"),
-    titles=("Aligned", "Misaligned", "Undecidable"), ordinal=False, title="MetaLogic pair",
+    titles=("Aligned", "Misaligned", "Undecidable"), ordinal=False, title="MetaLogic pair", abstain="UNDECIDABLE",
 )
 
 

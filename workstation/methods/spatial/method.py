@@ -16,7 +16,7 @@ from .types import VERDICTS
 
 LABELS = LabelScheme(task="spatial.verdict", target="sample", values=("PASS", "FAIL", "UNDECIDABLE"),
                      keys=("P", "F", "U"), titles=("pass", "fail", "undecidable"),
-                     title="Does the image show the relation?")
+                     title="Does the image show the relation?", abstain="UNDECIDABLE")
 
 
 @dataclass
