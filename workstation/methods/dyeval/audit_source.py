@@ -33,6 +33,12 @@ def human_labels(project: Any, table: AuditTable) -> np.ndarray:
     return _human(project, table.item_id)
 
 
+def present_items(project: Any, table: AuditTable, *, without_run: str | None = None) -> np.ndarray:
+    """Which of the table's images (samples) the project still holds; with ``without_run``, as if
+    that run were removed too."""
+    return np.asarray(project.samples.present(table.item_id.tolist(), without_run=without_run), bool)
+
+
 def audit_table(project: Any, *, tree_id: str | None = None, threshold: float | None = None) -> AuditTable:
     store = TreeStore(project)
     tid = store.resolve(tree_id)

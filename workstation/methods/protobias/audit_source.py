@@ -44,6 +44,17 @@ def human_labels(project: Any, table: AuditTable) -> np.ndarray:
     return _preference(mc, ma)
 
 
+def present_items(project: Any, table: AuditTable, *, without_run: str | None = None) -> np.ndarray:
+    """Which of the table's triplets the project still holds: both of its images (its label
+    targets, I_corr and I_adv) are samples of the project; with ``without_run``, as if that run
+    were removed too."""
+    assert table.targets is not None
+    targets = table.targets.tolist()
+    flat = [t for ts in targets for t in ts]
+    have = dict(zip(flat, project.samples.present(flat, without_run=without_run).tolist()))
+    return np.array([bool(ts) and all(have[t] for t in ts) for ts in targets], bool)
+
+
 def audit_table(project: Any, *, metric: str | None = None) -> AuditTable:
     data = load_project_data(project)
     if len(data) == 0:
