@@ -543,6 +543,31 @@ def _(c: Ctx) -> list[str]:
     return ["labels", "import", str(f), "--project", str(proj)]
 
 
+@case("labels-json-nested-100k-deep", "labels.json", 3, "nested more than 64")
+def _(c: Ctx) -> list[str]:  # the parser's stack ran out: a RecursionError traceback
+    proj = c.use_project()
+    f = c.tmp / "labels.json"
+    f.write_text('[\n  {"sample_id": "' + SID1 + '", "human_verdict": "PASS"},\n  {"notes": '
+                 + "[" * 100_000 + "]" * 100_000 + "}\n]\n")
+    return ["labels", "import", str(f), "--project", str(proj)]
+
+
+@case("labels-json-only-brackets-100k-deep", "labels.json", 1, "nested more than 64")
+def _(c: Ctx) -> list[str]:
+    proj = c.use_project()
+    f = c.tmp / "labels.json"
+    f.write_text("[" * 100_000)
+    return ["labels", "import", str(f), "--project", str(proj)]
+
+
+@case("labels-json-nan", "labels.json", 2, "NaN", "not a finite number")
+def _(c: Ctx) -> list[str]:
+    proj = c.use_project()
+    f = c.tmp / "labels.json"
+    f.write_text('[\n  {"sample_id": "' + SID1 + '", "human_verdict": "PASS", "rating": NaN}\n]\n')
+    return ["labels", "import", str(f), "--project", str(proj)]
+
+
 def labels_csv_case(id: str, body: str | bytes, line: int | None, *words: str) -> None:
     def make(c: Ctx) -> list[str]:
         proj = c.use_project()
