@@ -220,6 +220,21 @@ def _(c: Ctx) -> list[str]:
     return argv
 
 
+@case("manifest-line-30-mb", "manifest.jsonl", 2, "16,777,216 bytes", "docs/security.md")
+def _(c: Ctx) -> list[str]:  # strict JSON the format allows; over the program's own line limit
+    argv = c.import_argv()
+    edit_json_line(c.run / "manifest.jsonl", 2, lambda o: o.update(note="x" * 30_000_000))
+    return argv
+
+
+def test_the_jsonl_line_limit_is_the_one_docs_security_names() -> None:
+    from workstation.io.jsonl import MAX_LINE_BYTES
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "security.md").read_text(encoding="utf-8")
+    row = next((ln for ln in doc.splitlines() if ln.startswith("| one line of a JSONL file")), "")
+    assert f"{MAX_LINE_BYTES:,} bytes" in row and "manifest.jsonl" in row, "docs/security.md names no line limit"
+
+
 @case("manifest-empty", "manifest.jsonl", None, "no samples")
 def _(c: Ctx) -> list[str]:
     argv = c.import_argv()
