@@ -204,3 +204,40 @@ def test_a_spoiled_plan_is_named_with_its_reason_and_a_shrunk_one_says_what_left
         panel.request_targets()
         assert got and not {t for x in got[-1] for t in x.targets} & set(gone)
         panel.set_project(None)
+
+
+def test_the_plans_window_follows_a_run_removed_from_the_jobs_menu(qtbot: Any, open_window: Any,
+                                                                    demo_project: Path) -> None:
+    """Jobs → Remove run… says what each plan loses; the plans window then shows the plan as
+    stale (every item gone) and hands nothing out."""
+    from PySide6.QtWidgets import QMessageBox
+
+    from ui import menus
+    from ui.jobs_menu import remove_run_dialog
+    from workstation.evaluation.plan import Goal
+    from workstation.methods import audit_sources
+
+    from .conftest import on_next_modal
+
+    with Project.open(demo_project) as p:
+        plan = audit_sources.create_plan(p, "metalogic", Goal("rate", 0.2), name="misalignment")
+        audit_sources.next_targets(p, plan, 3)
+        runs = sorted({r[0] for r in p.con.execute(
+            "SELECT DISTINCT run_id FROM metalogic_outcomes").fetchall()})
+    w = open_window(demo_project)
+    menus.open_audit_plans(w)
+    panel = w.audit_plans_window.panel
+    assert panel.plan is not None and panel.status is not None and panel.status.removed == 0
+    seen: list[str] = []
+
+    def yes(box: Any) -> None:
+        seen.append(box.text())
+        box.button(QMessageBox.Yes).click()
+
+    for rid in runs:
+        on_next_modal(qtbot, yes)
+        assert remove_run_dialog(w, rid)
+    assert any("audit plan #1 loses" in t for t in seen), seen
+    assert panel.plan is not None and panel.plan.stale
+    assert "stale" in panel.message_label.text() and not panel.next_button.isEnabled()
+    assert panel.request_targets() == []

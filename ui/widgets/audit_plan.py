@@ -283,7 +283,7 @@ class AuditPlanPanel(QWidget):
         self._on_method()
         self.start_button.setEnabled(self.method_combo.count() > 0 and not project.read_only)
         self._fill_plans()
-        if self.plan is None:
+        if self.plan is None and self.plan_combo.count() == 0:  # (a plan refused says why itself)
             self._show_nothing("No audit plan yet: state a goal and start one." if self.method_combo.count()
                                else "This project has no method data to audit yet.")
 
