@@ -283,3 +283,17 @@ def test_a_goal_out_of_range_is_refused_in_one_line(project: Path) -> None:
                 A.create_plan(p, "spatial", goal)
             assert "\n" not in str(e.value) and len(str(e.value)) < MAX_MESSAGE
         assert p.plans.all() == []
+
+
+def test_options_a_method_does_not_take_are_refused_in_one_line(project: Path) -> None:
+    with Project.open(project) as p:
+        for kw in ({"metric": "clip"}, {"threshold": 25.0}, {"config_id": 1, "nope": 2}):
+            with pytest.raises(WorkstationError) as e:
+                A.create_plan(p, "spatial", Goal("rate", 0.1), **kw)
+            assert "the spatial audit source takes the options config_id" in str(e.value)
+        with pytest.raises(WorkstationError, match="no audit source for method"):
+            A.create_plan(p, "nope", Goal("rate", 0.1))
+        plan = A.create_plan(p, "spatial", Goal("rate", 0.1))
+        for k in ("3", 2.5, None, True):
+            with pytest.raises(WorkstationError, match="whole number"):
+                A.next_targets(p, plan, k)  # type: ignore[arg-type]

@@ -76,8 +76,18 @@ def available(project: Any) -> list[str]:
 
 
 def audit_table(project: Any, method: str, **options: Any) -> AuditTable:
-    """The method's audit table of the project now (options: the adapter's, e.g. ``metric``)."""
-    return SOURCES.get(method)(project, **options)
+    """The method's audit table of the project now (options: the adapter's, e.g. ``metric``; an
+    option the method does not take is one `WorkstationError`)."""
+    import inspect
+
+    fn = SOURCES.get(method)
+    try:
+        inspect.signature(fn).bind(project, **options)
+    except TypeError:
+        takes = [n for n, q in inspect.signature(fn).parameters.items() if q.kind is q.KEYWORD_ONLY]
+        raise WorkstationError(f"the {method} audit source takes the options {', '.join(takes) or 'none'}, got "
+                               f"{', '.join(sorted(options))[:80]}") from None
+    return fn(project, **options)
 
 
 def current_human(project: Any, method: str) -> Callable[[AuditTable], np.ndarray]:
@@ -172,6 +182,8 @@ def next_targets(project: Any, plan: AuditPlan, k: int = 1) -> list[PlanTarget]:
     """The next ``k`` targets to label (pending first); new draws are stored before they are
     returned, so closing the project keeps the queue. Items no longer in the project are never
     handed out (the plan follows its population first)."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise WorkstationError(f"the number of targets must be a whole number, got {repr(k)[:40]}")
     _follow_population(project, plan)
     if project.read_only:
         now = plan.pending()[:max(0, int(k))]

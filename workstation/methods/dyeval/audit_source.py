@@ -43,6 +43,9 @@ def audit_table(project: Any, *, tree_id: str | None = None, threshold: float | 
     store = TreeStore(project)
     tid = store.resolve(tree_id)
     tree = store.load(tid, persist=False)
+    if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))
+                                  or not np.isfinite(float(threshold))):
+        raise WorkstationError(f"the CLIPScore threshold must be a finite number, got {repr(threshold)[:40]}")
     th = tree.config.premark_threshold if threshold is None else float(threshold)
     if th is None:
         raise WorkstationError(f"DyEval tree {tid!r} has no CLIPScore pre-mark threshold: set premark_threshold "

@@ -62,6 +62,8 @@ def audit_table(project: Any, *, metric: str | None = None) -> AuditTable:
     metrics = list(data.scores.metrics)
     if not metrics:
         raise WorkstationError("no metric has scored these triplets yet: run a score job first")
+    if metric is not None and not isinstance(metric, str):
+        raise WorkstationError(f"a metric is named by text, got {repr(metric)[:40]}")
     name = metric or metrics[0]
     if name not in metrics:
         raise WorkstationError(f"no metric {name!r} scored these triplets (have: {', '.join(metrics)})")
