@@ -27,37 +27,42 @@ decimal() {
   [ "${#1}" -le 7 ] && [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]
 }
 MAX_SHARDS=100000   # the most shards a job may have (as workstation/jobs/shards.py: MAX_SHARDS)
+# shown VALUE: the first 40 characters of a refused value, each unprintable one as ?, for one line
+shown() {
+  local s="${1:0:40}"
+  printf '%s' "${s//[^[:print:]]/?}"
+}
 if [ $# -lt 1 ]; then
   echo "error: usage: submit.sh NUMBER_OF_SHARDS [TASKS]" >&2
   exit 2
 fi
 N="$1"
 if ! decimal "$N" 1 "$MAX_SHARDS"; then
-  echo "error: the number of shards must be a whole number from 1 to $MAX_SHARDS, written in decimal (digits only, no sign or leading zero), got '${N:0:40}'" >&2
+  echo "error: the number of shards must be a whole number from 1 to $MAX_SHARDS, written in decimal (digits only, no sign or leading zero), got '$(shown "$N")'" >&2
   exit 2
 fi
 TASKS="${2:-0-$((N - 1))}"
 if ! [[ "$TASKS" =~ ^[0123456789]+(-[0123456789]+(:[0123456789]+)?)?(,[0123456789]+(-[0123456789]+(:[0123456789]+)?)?)*(%[0123456789]+)?$ ]]; then
-  echo "error: TASKS must be Slurm array indices such as 2, 1,3 or 0-7 (optionally :STEP and %LIMIT), got '${TASKS:0:40}'" >&2
+  echo "error: TASKS must be Slurm array indices such as 2, 1,3 or 0-7 (optionally :STEP and %LIMIT), got '$(shown "$TASKS")'" >&2
   exit 2
 fi
 last=$((N - 1))
 if [[ "$TASKS" == *%* ]] && ! decimal "${TASKS##*%}" 1 "$N"; then
-  echo "error: the %LIMIT of TASKS must be a whole number from 1 to $N (no leading zero), got '${TASKS##*%}'" >&2
+  echo "error: the %LIMIT of TASKS must be a whole number from 1 to $N (no leading zero), got '$(shown "${TASKS##*%}")'" >&2
   exit 2
 fi
 IFS=, read -ra parts <<< "${TASKS%%\%*}"
 for part in "${parts[@]}"; do
   range="${part%%:*}"
   if [[ "$part" == *:* ]] && ! decimal "${part#*:}" 1 "$N"; then
-    echo "error: the step of '$part' must be a whole number from 1 to $N (no leading zero)" >&2
+    echo "error: the step of '$(shown "$part")' must be a whole number from 1 to $N (no leading zero)" >&2
     exit 2
   fi
   lo="${range%%-*}"
   hi="${range#*-}"
   for n in "$lo" "$hi"; do
     if ! decimal "$n" 0 "$MAX_SHARDS"; then
-      echo "error: task '${n:0:40}' of TASKS is not a task number written in decimal (digits only, no leading zero)" >&2
+      echo "error: task '$(shown "$n")' of TASKS is not a task number written in decimal (digits only, no leading zero)" >&2
       exit 2
     fi
     if [ "$n" -gt "$last" ]; then
@@ -66,7 +71,7 @@ for part in "${parts[@]}"; do
     fi
   done
   if [ "$lo" -gt "$hi" ]; then
-    echo "error: the task range '$range' of TASKS runs backwards" >&2
+    echo "error: the task range '$(shown "$range")' of TASKS runs backwards" >&2
     exit 2
   fi
 done

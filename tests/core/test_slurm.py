@@ -237,7 +237,7 @@ def test_a_script_outside_an_array_says_how_to_run_it(tmp_path: Path) -> None:
 #: spaces, signs, other digits
 HOSTILE_NUMBERS = ["99999999999999999999999", "18446744073709551617", "18446744073709551616", "-1", "08", "010",
                    "0x10", "+4", "1e3", "1_000", " 4", "4 ", "4 4", "", "٣", "100001", "HOME[$(touch {F})]",
-                   "$(touch {F})", "`touch {F}`", "a[$(touch {F})]"]
+                   "$(touch {F})", "`touch {F}`", "a[$(touch {F})]", "1\n2", "4\x1b[2J"]
 
 RECORDER = """#!/usr/bin/env bash
 echo "$(basename "$0") $*" >> "$CALLS"
@@ -265,6 +265,7 @@ def _hostile_env(tmp_path: Path) -> tuple[dict[str, str], Path, Path]:
 def _assert_refused(r: subprocess.CompletedProcess[str], calls: Path, f: Path, tmp_path: Path, words: str) -> None:
     assert r.returncode != 0, r.stdout + r.stderr
     assert "error: " in r.stderr and words in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "\x1b" not in r.stderr, r.stderr  # one line, shown safely
     assert not f.exists(), "a command in a number was run"
     assert not calls.exists(), f"a stub was called: {calls.read_text()}"
     assert not (tmp_path / "shards").exists() and not (tmp_path / "merged").exists()
