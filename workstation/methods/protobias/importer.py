@@ -166,7 +166,8 @@ def _same_import(run: dict[str, Any], imp: ImportedTriplets, provenance: dict[st
     from ...store import MAX_PROVENANCE_BYTES
     from ...util.jsonsafe import capped
 
-    params = run.get("params") if isinstance(run.get("params"), dict) else {}
+    got = run.get("params")
+    params: dict[str, Any] = got if isinstance(got, dict) else {}
     return (run.get("source") == "protobias_import" and int(run.get("samples") or 0) == n
             and _same_folder(params.get("folder"), imp.folder)
             and run.get("provenance") == capped(provenance, MAX_PROVENANCE_BYTES))
@@ -182,7 +183,8 @@ def _refuse_held(run: dict[str, Any], rid: str, imp: ImportedTriplets) -> Workst
     """The one-line refusal of an import under a run id the project already holds otherwise."""
     from ...util.textio import quote
 
-    params = run.get("params") if isinstance(run.get("params"), dict) else {}
+    got = run.get("params")
+    params: dict[str, Any] = got if isinstance(got, dict) else {}
     held = params.get("folder")
     if run.get("source") == "protobias_import" and isinstance(held, str):
         if _same_folder(held, imp.folder):
