@@ -220,6 +220,21 @@ def _(c: Ctx) -> list[str]:
     return argv
 
 
+@case("manifest-line-30-mb", "manifest.jsonl", 2, "16,777,216 bytes", "docs/security.md")
+def _(c: Ctx) -> list[str]:  # strict JSON the format allows; over the program's own line limit
+    argv = c.import_argv()
+    edit_json_line(c.run / "manifest.jsonl", 2, lambda o: o.update(note="x" * 30_000_000))
+    return argv
+
+
+def test_the_jsonl_line_limit_is_the_one_docs_security_names() -> None:
+    from workstation.io.jsonl import MAX_LINE_BYTES
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "security.md").read_text(encoding="utf-8")
+    row = next((ln for ln in doc.splitlines() if ln.startswith("| one line of a JSONL file")), "")
+    assert f"{MAX_LINE_BYTES:,} bytes" in row and "manifest.jsonl" in row, "docs/security.md names no line limit"
+
+
 @case("manifest-empty", "manifest.jsonl", None, "no samples")
 def _(c: Ctx) -> list[str]:
     argv = c.import_argv()
@@ -540,6 +555,31 @@ def _(c: Ctx) -> list[str]:
     proj = c.use_project()
     f = c.tmp / "labels.json"
     f.write_text('[\n  {"sample_id": "x", "human_verdict": }\n]\n')
+    return ["labels", "import", str(f), "--project", str(proj)]
+
+
+@case("labels-json-nested-100k-deep", "labels.json", 3, "nested more than 64")
+def _(c: Ctx) -> list[str]:  # the parser's stack ran out: a RecursionError traceback
+    proj = c.use_project()
+    f = c.tmp / "labels.json"
+    f.write_text('[\n  {"sample_id": "' + SID1 + '", "human_verdict": "PASS"},\n  {"notes": '
+                 + "[" * 100_000 + "]" * 100_000 + "}\n]\n")
+    return ["labels", "import", str(f), "--project", str(proj)]
+
+
+@case("labels-json-only-brackets-100k-deep", "labels.json", 1, "nested more than 64")
+def _(c: Ctx) -> list[str]:
+    proj = c.use_project()
+    f = c.tmp / "labels.json"
+    f.write_text("[" * 100_000)
+    return ["labels", "import", str(f), "--project", str(proj)]
+
+
+@case("labels-json-nan", "labels.json", 2, "NaN", "not a finite number")
+def _(c: Ctx) -> list[str]:
+    proj = c.use_project()
+    f = c.tmp / "labels.json"
+    f.write_text('[\n  {"sample_id": "' + SID1 + '", "human_verdict": "PASS", "rating": NaN}\n]\n')
     return ["labels", "import", str(f), "--project", str(proj)]
 
 

@@ -228,3 +228,161 @@ def test_a_script_outside_an_array_says_how_to_run_it(tmp_path: Path) -> None:
     r = subprocess.run(["bash", str(SLURM / "generate_array.sbatch")], env=env, capture_output=True, text=True,
                        cwd=tmp_path, timeout=60)
     assert r.returncode != 0 and "sbatch --array" in r.stderr
+
+
+# ---- hostile numbers: every number is a decimal in range before any arithmetic ---------------------
+
+#: values no script or option may take as a number: huge, wrapped past 2^64, negative, with a
+#: leading zero (octal in bash arithmetic), an arithmetic expression that runs a command, empty,
+#: spaces, signs, other digits
+HOSTILE_NUMBERS = ["99999999999999999999999", "18446744073709551617", "18446744073709551616", "-1", "08", "010",
+                   "0x10", "+4", "1e3", "1_000", " 4", "4 ", "4 4", "", "٣", "100001", "HOME[$(touch {F})]",
+                   "$(touch {F})", "`touch {F}`", "a[$(touch {F})]", "1\n2", "4\x1b[2J"]
+
+RECORDER = """#!/usr/bin/env bash
+echo "$(basename "$0") $*" >> "$CALLS"
+echo "100;cluster"
+"""
+
+
+def _hostile_env(tmp_path: Path) -> tuple[dict[str, str], Path, Path]:
+    """An environment whose sbatch and PYTHON are stubs that record their arguments in CALLS; F is
+    the file a command injected through a number would create."""
+    stubs = tmp_path / "bin"
+    stubs.mkdir()
+    for name in ("sbatch", "python-stub"):
+        (stubs / name).write_text(RECORDER)
+        (stubs / name).chmod(0o755)
+    calls = tmp_path / "calls.txt"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
+    env.update(PATH=f"{stubs}{os.pathsep}{os.environ['PATH']}", CALLS=str(calls), PYTHON=str(stubs / "python-stub"),
+               WORKSTATION_ROOT=str(ROOT), SHARDS_DIR=str(tmp_path / "shards"), PROJECT=str(tmp_path / "merged"))
+    env.pop("SHARDS", None)
+    env.pop("WORKSTATION_SHARDS", None)
+    return env, calls, tmp_path / "F"
+
+
+def _assert_refused(r: subprocess.CompletedProcess[str], calls: Path, f: Path, tmp_path: Path, words: str) -> None:
+    assert r.returncode != 0, r.stdout + r.stderr
+    assert "error: " in r.stderr and words in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "\x1b" not in r.stderr, r.stderr  # one line, shown safely
+    assert not f.exists(), "a command in a number was run"
+    assert not calls.exists(), f"a stub was called: {calls.read_text()}"
+    assert not (tmp_path / "shards").exists() and not (tmp_path / "merged").exists()
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+@pytest.mark.parametrize("value", HOSTILE_NUMBERS)
+def test_submit_refuses_a_hostile_number_of_shards(tmp_path: Path, value: str) -> None:
+    env, calls, f = _hostile_env(tmp_path)
+    r = subprocess.run(["bash", str(SLURM / "submit.sh"), value.format(F=f)], env=env, capture_output=True,
+                       text=True, cwd=tmp_path, timeout=60)
+    _assert_refused(r, calls, f, tmp_path, "number of shards")
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+@pytest.mark.parametrize("tasks", ["08", "0-08", "1,03", "99999999999999999999", "18446744073709551617",
+                                   "0-18446744073709551617", "-1", "3-1", "0-3:0", "0-3:05", "0-3%0", "0-3%99",
+                                   "0-3%08", "HOME[$(touch {F})]", "1,$(touch {F})", " 1", "1 ", "", "٣"])
+def test_submit_refuses_hostile_tasks(tmp_path: Path, tasks: str) -> None:
+    env, calls, f = _hostile_env(tmp_path)
+    r = subprocess.run(["bash", str(SLURM / "submit.sh"), "4", tasks.format(F=f)], env=env, capture_output=True,
+                       text=True, cwd=tmp_path, timeout=60)
+    if tasks == "":  # an empty TASKS is the default: every task
+        assert r.returncode == 0 and "--array=0-3" in calls.read_text() and not f.exists()
+        return
+    _assert_refused(r, calls, f, tmp_path, "")
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+@pytest.mark.parametrize("value", HOSTILE_NUMBERS)
+def test_the_merge_step_refuses_a_hostile_shards(tmp_path: Path, value: str) -> None:
+    env, calls, f = _hostile_env(tmp_path)
+    env["SHARDS"] = value.format(F=f)
+    r = run_script("merge.sbatch", env, tmp_path)
+    _assert_refused(r, calls, f, tmp_path, "SHARDS")
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+@pytest.mark.parametrize("value", HOSTILE_NUMBERS)
+def test_an_array_task_refuses_a_hostile_shards_or_task_id(tmp_path: Path, value: str) -> None:
+    env, calls, f = _hostile_env(tmp_path)
+    for shards, task in ((value, "0"), ("4", value)):
+        env.update(SHARDS=shards.format(F=f), SLURM_ARRAY_TASK_ID=task.format(F=f))
+        r = run_script("generate_array.sbatch", env, tmp_path)
+        if task == "":  # an empty task id: not run as an array
+            assert r.returncode != 0 and "sbatch --array" in r.stderr and not calls.exists()
+            continue
+        _assert_refused(r, calls, f, tmp_path, "SHARDS" if shards is value else "SLURM_ARRAY_TASK_ID")
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_an_array_task_out_of_the_jobs_shards_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    env, calls, f = _hostile_env(tmp_path)
+    env.update(SHARDS="4", SLURM_ARRAY_TASK_ID="4")
+    r = run_script("generate_array.sbatch", env, tmp_path)
+    _assert_refused(r, calls, f, tmp_path, "not one of the tasks 0 … 3 of SHARDS=4")
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_the_scripts_still_take_good_numbers(tmp_path: Path) -> None:
+    env, calls, f = _hostile_env(tmp_path)
+    r = subprocess.run(["bash", str(SLURM / "submit.sh"), "100000", "0,99999%10"], env=env, capture_output=True,
+                       text=True, cwd=tmp_path, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "sbatch --parsable --array=0,99999%10" in calls.read_text()
+    calls.unlink()
+    env.update(SHARDS="10", SLURM_ARRAY_TASK_ID="0")
+    r = run_script("generate_array.sbatch", {**env, "DETECTOR": "none"}, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert f"python-stub {ROOT / 'main.py'} generate --project {tmp_path / 'shards' / 'task_0'}" in calls.read_text()
+
+
+@pytest.mark.parametrize("text", ["1/18446744073709551617", "1/99999999999999999999999", "1/100001", "0/4", "5/4",
+                                  "-1/4", "01/4", "1/04", "1/0x4", "1/4 4", "1 1/4", "١/٤", "1/4/4", "1/", "/4", "",
+                                  "1/1_0", "+1/4", "1/4\n", "1/\u00a04"])
+def test_shard_option_refuses_hostile_numbers(text: str) -> None:
+    if text == "":
+        assert Shard.parse(text) == Shard()  # no --shard: the whole job
+        return
+    with pytest.raises(WorkstationError) as e:
+        Shard.parse(text)
+    assert "\n" not in str(e.value) and len(str(e.value)) < 300
+
+
+@pytest.mark.parametrize("stored", [[1, 2**64 + 1], [1, 10**6], [True, 2], [1.5, 3], ["1", "2"], [1], None, "x"])
+def test_a_stored_jobs_shard_is_checked(stored: object) -> None:
+    with pytest.raises(WorkstationError):
+        Shard.parse(stored) if stored is not None else Shard.parse([None, None])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("name", ["WORKSTATION_SHARDS", "SLURM_ARRAY_TASK_ID"])
+@pytest.mark.parametrize("value", ["18446744073709551617", "99999999999999999999999", "08", "-1", " 2", "2 ", "٢",
+                                   "+2", "1e3", "HOME[$(touch F)]", "100001"])
+def test_hostile_array_variables_are_refused(name: str, value: str) -> None:
+    env = {"SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": "4", "SLURM_ARRAY_TASK_MIN": "0",
+           "WORKSTATION_SHARDS": "4", name: value}
+    with pytest.raises(WorkstationError) as e:
+        shard_from_slurm(env)
+    assert name in str(e.value) and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("name", ["SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_MAX",
+                                  "SLURM_ARRAY_TASK_STEP"])
+@pytest.mark.parametrize("value", ["18446744073709551617", "08", "-1", " 3", "٣", "0x3"])
+def test_hostile_array_shape_variables_are_refused(name: str, value: str) -> None:
+    env = {"SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": "4", "SLURM_ARRAY_TASK_MIN": "0",
+           "SLURM_ARRAY_TASK_MAX": "3", name: value}
+    with pytest.raises(WorkstationError) as e:
+        shard_from_slurm(env)
+    assert name in str(e.value)
+
+
+def test_generate_refuses_a_wrapped_shard_count_before_a_project_exists(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    project = tmp_path / "p"
+    rc = main(["generate", "--project", str(project), "--suite", "builtin", "--pairs", "2", "--model", "procedural",
+               "--seeds", "2", "--no-run", "--shard", "1/18446744073709551617"])
+    err = capsys.readouterr().err
+    assert rc != 0 and "--shard's count" in err and len(err.strip().splitlines()) == 1
+    assert not project.exists()

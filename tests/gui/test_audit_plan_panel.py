@@ -168,3 +168,76 @@ def test_audit_plans_from_the_window_hand_their_targets_to_the_judging_page(qtbo
     # a project closed and another opened: the window follows it
     w.close_project()
     assert panel.project is None and "Open a project" in panel.goal_label.text()
+
+
+def test_a_spoiled_plan_is_named_with_its_reason_and_a_shrunk_one_says_what_left(qtbot: Any,
+                                                                                 demo_project: Path) -> None:
+    """A stored plan whose goal the project no longer holds as a goal is listed and, chosen,
+    shows why it cannot be used (nothing to label); a plan whose items partly left the project
+    shows its estimate over the rest and says how many left."""
+    from ui.widgets.audit_plan import AuditPlanPanel
+    from workstation.evaluation.plan import Goal
+    from workstation.methods import audit_sources
+
+    with Project.open(demo_project) as p:
+        audit_sources.create_plan(p, "metalogic", Goal("rate", 0.2), name="broken")
+        audit_sources.create_plan(p, "spatial", Goal("rate", 0.2), name="shrinks")
+        p.con.execute("UPDATE audit_plans SET goal = '{\"quantity\": \"rate\", \"half_width\": NaN}' WHERE plan_id = 1")
+        # two of the spatial plan's images leave the project (as `runs remove` takes them)
+        gone = [r[0] for r in p.con.execute("SELECT item_id FROM audit_plan_items WHERE plan_id = 2 "
+                                            "ORDER BY row_no LIMIT 2").fetchall()]
+        p.con.execute("DELETE FROM samples WHERE sample_id IN (SELECT unnest(?))", [gone])
+    panel = AuditPlanPanel()
+    qtbot.addWidget(panel)
+    with Project.open(demo_project) as p:
+        panel.set_project(p)
+        assert panel.plan_combo.count() == 2 and "goal unreadable" in panel.plan_combo.itemText(0)
+        panel.plan_combo.setCurrentIndex(0)
+        assert panel.plan is None and not panel.next_button.isEnabled()
+        assert "audit plan #1 cannot be used: its goal is not valid JSON" in panel.goal_label.text()
+        panel.plan_combo.setCurrentIndex(1)
+        assert panel.plan is not None and panel.status is not None and panel.status.removed == 2
+        assert "2 of the" in panel.message_label.text() and "no longer in the project" in panel.message_label.text()
+        got: list[list[Any]] = []
+        panel.targets_ready.connect(got.append)
+        panel.batch_spin.setValue(50)
+        panel.request_targets()
+        assert got and not {t for x in got[-1] for t in x.targets} & set(gone)
+        panel.set_project(None)
+
+
+def test_the_plans_window_follows_a_run_removed_from_the_jobs_menu(qtbot: Any, open_window: Any,
+                                                                    demo_project: Path) -> None:
+    """Jobs → Remove run… says what each plan loses; the plans window then shows the plan as
+    stale (every item gone) and hands nothing out."""
+    from PySide6.QtWidgets import QMessageBox
+
+    from ui import menus
+    from ui.jobs_menu import remove_run_dialog
+    from workstation.evaluation.plan import Goal
+    from workstation.methods import audit_sources
+
+    from .conftest import on_next_modal
+
+    with Project.open(demo_project) as p:
+        plan = audit_sources.create_plan(p, "metalogic", Goal("rate", 0.2), name="misalignment")
+        audit_sources.next_targets(p, plan, 3)
+        runs = sorted({r[0] for r in p.con.execute(
+            "SELECT DISTINCT run_id FROM metalogic_outcomes").fetchall()})
+    w = open_window(demo_project)
+    menus.open_audit_plans(w)
+    panel = w.audit_plans_window.panel
+    assert panel.plan is not None and panel.status is not None and panel.status.removed == 0
+    seen: list[str] = []
+
+    def yes(box: Any) -> None:
+        seen.append(box.text())
+        box.button(QMessageBox.Yes).click()
+
+    for rid in runs:
+        on_next_modal(qtbot, yes)
+        assert remove_run_dialog(w, rid)
+    assert any("audit plan #1 loses" in t for t in seen), seen
+    assert panel.plan is not None and panel.plan.stale
+    assert "stale" in panel.message_label.text() and not panel.next_button.isEnabled()
+    assert panel.request_targets() == []

@@ -80,6 +80,16 @@ def _pct(x: float, digits: int = 1) -> str:
     return "—" if x is None or not np.isfinite(x) else f"{100 * x:.{digits}f} %"
 
 
+def _plan_title(p: dict[str, Any]) -> str:
+    """A stored plan's line in the plan list; a goal the project does not hold as a goal (the
+    plan is refused when chosen, with the reason) is not read."""
+    g = p.get("goal") if isinstance(p.get("goal"), dict) else {}
+    hw = g.get("half_width")
+    what = (f"{g.get('quantity')} ±{100 * hw:.1f} %" if isinstance(hw, (int, float)) and not isinstance(hw, bool)
+            and np.isfinite(hw) and isinstance(g.get("quantity"), str) else "goal unreadable")
+    return f"#{p['plan_id']} {str(p.get('name') or '')[:80]}  ({str(p.get('method'))[:40]}, {what[:60]})"
+
+
 class AuditPlanPanel(QWidget):
     """See the module docstring. ``targets_ready(list[PlanTarget])`` carries the next targets."""
 
@@ -273,7 +283,7 @@ class AuditPlanPanel(QWidget):
         self._on_method()
         self.start_button.setEnabled(self.method_combo.count() > 0 and not project.read_only)
         self._fill_plans()
-        if self.plan is None:
+        if self.plan is None and self.plan_combo.count() == 0:  # (a plan refused says why itself)
             self._show_nothing("No audit plan yet: state a goal and start one." if self.method_combo.count()
                                else "This project has no method data to audit yet.")
 
@@ -312,9 +322,7 @@ class AuditPlanPanel(QWidget):
         self.plan_combo.clear()
         plans = self.project.plans.all() if self.project is not None else []
         for p in plans:
-            g = p["goal"]
-            self.plan_combo.addItem(f"#{p['plan_id']} {p['name']}  ({p['method']}, {g['quantity']} "
-                                    f"±{100 * g['half_width']:.1f} %)", p["plan_id"])
+            self.plan_combo.addItem(_plan_title(p), p["plan_id"])
         self.plan_combo.blockSignals(False)
         if plans:
             idx = self.plan_combo.findData(select) if select is not None else self.plan_combo.count() - 1
@@ -478,8 +486,10 @@ class AuditPlanPanel(QWidget):
         for t in pending[:50]:
             self.next_list.addItem(", ".join(t.targets) + ("  (re-check)" if t.recheck else ""))
         if not pending:
-            self.next_list.addItem("nothing waiting: “Label next” draws the next targets"
+            self.next_list.addItem("nothing left: every item of the plan left the project" if self.plan.stale else
+                                   "nothing waiting: “Label next” draws the next targets"
                                    if not self.status or not self.status.reached else
                                    "goal reached: nothing more to label")
         ro = bool(getattr(self.project, "read_only", False))
-        self.next_button.setEnabled(not ro and not (self.status is not None and self.status.exhausted))
+        self.next_button.setEnabled(not ro and not self.plan.stale
+                                    and not (self.status is not None and self.status.exhausted))

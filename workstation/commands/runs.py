@@ -8,8 +8,11 @@ every method's results that name the run or its samples, the run itself and the 
 generation jobs that made it; then its image files and those jobs' folders. The prompts stay
 (other runs may share them), and so do the labels: the label log is append-only, so the label
 events of the removed samples stay in it (they count nowhere while the samples are gone, and
-come back if the run is imported again); the command says how many there are. Without --yes the
-command asks (on a terminal) or refuses (otherwise).
+come back if the run is imported again); the command says how many there are. Audit plans follow
+their items: the removed samples leave every plan made on them (never drawn or handed out again,
+their labels counting in no estimate; the estimate is over the items that remain), and the
+command says what each plan loses. Without --yes the command asks (on a terminal) or refuses
+(otherwise).
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ class RunRemoval:
     jobs: list[str] = field(default_factory=list)  # generation jobs that made the run
     labels_kept: int = 0  # label events of the run's samples (kept in the log)
     not_deleted: list[str] = field(default_factory=list)  # files that could not be deleted afterwards
+    plans: list[tuple[int, str, int, int]] = field(default_factory=list)  # (plan id, name, items lost, items held)
 
     def summary(self) -> str:
         parts = [f"{self.samples} sample(s)"]
@@ -51,7 +55,11 @@ class RunRemoval:
             parts.append(f"{len(self.jobs)} generation job(s)")
         labels = (f"; {self.labels_kept} label event(s) of these samples stay in the label log"
                   if self.labels_kept else "")
-        return f"run {self.run_id!r}: " + ", ".join(parts) + labels
+        plans = "".join(f"; audit plan #{pid} loses {lost} of its {held} item(s) (its estimate is over the rest)"
+                        for pid, _name, lost, held in self.plans[:5])
+        if len(self.plans) > 5:
+            plans += f"; {len(self.plans) - 5} more audit plan(s) lose items"
+        return f"run {self.run_id!r}: " + ", ".join(parts) + labels + plans
 
 
 def _tables_with(project: "Project", column: str) -> list[str]:
@@ -98,6 +106,9 @@ def plan_run_removal(project: "Project", run_id: str) -> RunRemoval:
             r.rows[t] = _count(project, f'SELECT count(*) FROM "{t}" WHERE run_id = ?', [run_id])
     r.labels_kept = _count(project, f"SELECT count(*) FROM label_events WHERE target_id IN ({sub})", [run_id])
     r.jobs = _generate_jobs(project, run_id)
+    from ..methods.audit_sources import plans_losing
+
+    r.plans = plans_losing(project, run_id)
     return r
 
 

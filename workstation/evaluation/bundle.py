@@ -10,6 +10,10 @@ sees the old bundle or the new one; a failed or cancelled report leaves nothing 
 Every bundle holds a marker file, `REPORT_MARKER`. With ``overwrite`` an existing OUT is replaced
 only when it is a report this program wrote (it holds the marker) — never an unrelated folder,
 never a symbolic link, and never a folder in ``protect`` (the project) or one that holds it.
+
+A report killed while it writes (``kill -9``) leaves its temporary folder beside OUT; it holds
+`PARTIAL_MARKER` (which process writes it), and the next report of the same OUT removes it once
+that process is gone (`clear_leftovers`).
 """
 
 from __future__ import annotations
@@ -52,6 +56,9 @@ def page_start(title: str, extra_css: str = "") -> str:
 REPORT_MARKER = ".t2i-workstation-report"
 _MARKER_TEXT = ("This folder is a report bundle written by the t2i audit workstation. `report --overwrite` "
                 "replaces only folders that hold this file.\n")
+#: the marker of a bundle still being written (its temporary folder beside OUT): which process
+#: writes it, so that a later report clears the folder only when that process is gone
+PARTIAL_MARKER = ".t2i-workstation-report-partial"
 
 
 def _cell(v: Any) -> str:
@@ -131,12 +138,17 @@ def write_bundle(out_dir: str | Path, build: Callable[[Path], list[ReportSection
             except OSError:
                 pass
 
+    made_tmp: Path | None = None
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=str(out.parent)))
+        clear_leftovers(out)
+        tmp = made_tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=str(out.parent)))
+        _mark_partial(tmp, out)
     except OSError as e:
         from ..util.output import OutputError, describe_os_error
 
+        if made_tmp is not None:
+            shutil.rmtree(made_tmp, ignore_errors=True)
         unmake()
         raise OutputError(f"cannot write the report {out}: {describe_os_error(e)}; nothing was written") from None
     try:
@@ -166,9 +178,86 @@ def write_bundle(out_dir: str | Path, build: Callable[[Path], list[ReportSection
         (tmp / "report_meta.json").write_text(dumps(meta, indent=2), encoding="utf-8")
         (tmp / REPORT_MARKER).write_text(_MARKER_TEXT, encoding="utf-8")
         check_report_target(out, overwrite, protect)  # the same folder as at the start (no link swapped in)
+        (tmp / PARTIAL_MARKER).unlink()
         replace_folder(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         unmake()
         raise
+    clear_leftovers(out, old=True)
     return sections
+
+
+def _mark_partial(tmp: Path, out: Path) -> None:
+    import os
+    import socket
+
+    (tmp / PARTIAL_MARKER).write_text(dumps({"pid": os.getpid(), "host": socket.gethostname(), "out": out.name}),
+                                      encoding="utf-8")
+
+
+def _owner_gone(marker: Path, out: Path) -> bool:
+    """Whether the process that wrote a partial bundle's marker is gone (on this machine)."""
+    import os
+    import socket
+
+    from ..util.jsonsafe import JSONInputError, loads_strict
+
+    try:
+        info = loads_strict(marker.read_bytes()[:4096])
+    except (OSError, JSONInputError):
+        return False
+    if not isinstance(info, dict) or info.get("out") != out.name or info.get("host") != socket.gethostname():
+        return False
+    pid = info.get("pid")
+    if isinstance(pid, bool) or not isinstance(pid, int) or pid <= 0 or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, OverflowError, OSError):
+        return False
+    return False
+
+
+def clear_leftovers(out: Path, *, old: bool = False) -> list[Path]:
+    """Remove what a killed report of ``out`` left beside it: its temporary folders
+    ``.<OUT>.<token>.partial`` that hold `PARTIAL_MARKER` written by a process that is gone (on
+    this machine); with ``old``, also ``.<OUT>.<token>.old`` folders that hold `REPORT_MARKER` —
+    an earlier bundle set aside while the new one was moved into place, once the new one is there.
+    Only folders recognisably this program's temporaries of that same output are removed: named
+    so, real folders (never a link), holding the marker as a regular file; never a folder of the
+    user's, never another output's. Returns what was removed."""
+    import os
+    import re
+    import stat
+
+    pattern = re.compile(re.escape(f".{out.name}.") + r"[A-Za-z0-9_-]{1,64}" + (r"\.(partial|old)" if old
+                                                                              else r"\.(partial)"))
+    removed: list[Path] = []
+    try:
+        entries = list(os.scandir(out.parent))
+    except OSError:
+        return removed
+    for e in entries:
+        m = pattern.fullmatch(e.name)
+        if m is None:
+            continue
+        folder = Path(e.path)
+        try:
+            if not e.is_dir(follow_symlinks=False):
+                continue
+            kind = m.group(1)
+            marker = folder / (PARTIAL_MARKER if kind == "partial" else REPORT_MARKER)
+            if not stat.S_ISREG(os.lstat(marker).st_mode):
+                continue
+            if kind == "partial" and not _owner_gone(marker, out):
+                continue
+            if kind == "old" and not out.is_dir():
+                continue
+            shutil.rmtree(folder)
+            removed.append(folder)
+        except OSError:
+            continue
+    return removed

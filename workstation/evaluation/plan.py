@@ -48,7 +48,8 @@ from ..types import WorkstationError
 from .ppi import Estimate, design_estimate, wilson_estimate
 
 __all__ = ["margin_confidence", "AuditTable", "Goal", "Quantity", "QUANTITIES", "UNITS", "PlanTarget", "PlanStatus", "AuditPlan",
-           "save_plan", "load_plan", "list_plans", "POSITIVE", "NEGATIVE", "UNDECIDED", "NO_LABEL", "ABSTAINED"]
+           "PlanStale", "check_design", "save_plan", "load_plan", "stored_table", "list_plans", "POSITIVE", "NEGATIVE",
+           "UNDECIDED", "NO_LABEL", "ABSTAINED"]
 
 POSITIVE, NEGATIVE, UNDECIDED, NO_LABEL = 1, 0, 2, -1
 ABSTAINED = -1  # automated outcome: abstained, or none
@@ -59,6 +60,38 @@ MIN_PER_STRATUM = 2
 MIN_STRATUM_UNITS = 20
 DEFAULT_BINS = 3
 RECHECK_GAP = 3
+MAX_SEED = 2**63 - 1  # a plan's seed, as every seed of the project: a signed 64-bit integer
+MAX_BINS = 50  # confidence bins per outcome group
+MAX_MIN_PER_STRATUM = 1000
+MAX_MIN_STRATUM_UNITS = 10**9
+
+
+class PlanStale(WorkstationError):
+    """A stored plan that cannot be used as it is: its method is gone, every item it was made on
+    left the project, or what the project holds of it is not a plan (a value out of range, a draw
+    of no unit). The message is one line naming the plan and the reason."""
+
+
+def _whole(name: str, v: Any, lo: int, hi: int) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not lo <= int(v) <= hi:
+        shown = repr(v)[:40]
+        raise WorkstationError(f"the plan's {name} must be a whole number from {lo} to {hi:,}, got {shown}")
+    return int(v)
+
+
+def check_design(*, seed: Any = 0, bins: Any = DEFAULT_BINS, recheck_fraction: Any = 0.0,
+                 min_per_stratum: Any = MIN_PER_STRATUM, min_stratum_units: Any = MIN_STRATUM_UNITS) -> dict[str, Any]:
+    """A plan's design values checked (a seed, the confidence bins, the re-check fraction, the
+    stratum minimums): whole numbers in range, a finite fraction in [0, 0.5]; anything else is one
+    `WorkstationError` naming the value. Returns them as plain numbers."""
+    rf = recheck_fraction
+    if isinstance(rf, bool) or not isinstance(rf, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(float(rf)) or not 0.0 <= float(rf) <= 0.5:
+        raise WorkstationError(f"the re-check fraction must be a number in [0, 0.5], got {repr(rf)[:40]}")
+    return {"seed": _whole("seed", seed, 0, MAX_SEED), "bins": _whole("number of confidence bins", bins, 1, MAX_BINS),
+            "recheck_fraction": float(rf),
+            "min_per_stratum": _whole("first labels per stratum", min_per_stratum, 1, MAX_MIN_PER_STRATUM),
+            "min_stratum_units": _whole("units per stratum", min_stratum_units, 1, MAX_MIN_STRATUM_UNITS)}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -251,28 +284,33 @@ class Goal:
     unit: str = "item"
 
     def validate(self) -> None:
-        if self.quantity not in QUANTITIES:
-            raise WorkstationError(f"unknown audit quantity {self.quantity!r} (choose from "
+        if not isinstance(self.quantity, str) or self.quantity not in QUANTITIES:
+            raise WorkstationError(f"unknown audit quantity {repr(self.quantity)[:40]} (choose from "
                                    f"{', '.join(QUANTITIES)})")
-        if not (isinstance(self.half_width, (int, float)) and 0.0 < float(self.half_width) < 0.5):
+        if not (isinstance(self.half_width, (int, float)) and not isinstance(self.half_width, bool)
+                and 0.0 < float(self.half_width) < 0.5):
             raise WorkstationError(f"the goal's half-width must be between 0 and 0.5 (e.g. 0.02 for ±2 %), "
-                                   f"got {self.half_width!r}")
-        if not (isinstance(self.confidence, (int, float)) and 0.5 <= float(self.confidence) < 1.0):
-            raise WorkstationError(f"the goal's confidence must be in [0.5, 1), got {self.confidence!r}")
-        if self.unit not in UNITS:
-            raise WorkstationError(f"unknown sampling unit {self.unit!r} (choose from {', '.join(UNITS)})")
+                                   f"got {repr(self.half_width)[:40]}")
+        if not (isinstance(self.confidence, (int, float)) and not isinstance(self.confidence, bool)
+                and 0.5 <= float(self.confidence) < 1.0):
+            raise WorkstationError(f"the goal's confidence must be in [0.5, 1), got {repr(self.confidence)[:40]}")
+        if not isinstance(self.unit, str) or self.unit not in UNITS:
+            raise WorkstationError(f"unknown sampling unit {repr(self.unit)[:40]} (choose from {', '.join(UNITS)})")
 
     def to_dict(self) -> dict[str, Any]:
         return {"quantity": self.quantity, "half_width": float(self.half_width),
                 "confidence": float(self.confidence), "unit": self.unit}
 
     @staticmethod
-    def from_dict(d: Mapping[str, Any]) -> Goal:
-        try:
-            g = Goal(str(d["quantity"]), float(d["half_width"]), float(d.get("confidence", 0.95)),
-                     str(d.get("unit", "item")))
-        except (KeyError, TypeError, ValueError) as e:
-            raise WorkstationError(f"an audit goal needs quantity and half_width ({e})") from None
+    def from_dict(d: Any) -> Goal:
+        """A stored goal, every field checked (numbers must be numbers: no text, no booleans)."""
+        if not isinstance(d, Mapping) or "quantity" not in d or "half_width" not in d:
+            raise WorkstationError("an audit goal needs quantity and half_width")
+        hw, conf = d["half_width"], d.get("confidence", 0.95)
+        for v in (hw, conf):
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise WorkstationError(f"an audit goal's half-width and confidence are numbers, got {repr(v)[:40]}")
+        g = Goal(d["quantity"], float(hw), float(conf), d.get("unit", "item"))
         g.validate()
         return g
 
@@ -317,13 +355,15 @@ class PlanStatus:
     reached: bool
     exhausted: bool
     message: str
+    removed: int = 0  # items in scope the plan was made on that are no longer in the project
 
     def to_dict(self) -> dict[str, Any]:
         return {"goal": self.goal.to_dict(), "goal_text": self.goal_text, "estimate": self.estimate.to_dict(),
                 "alternatives": [e.to_dict() for e in self.alternatives], "labels": self.labels,
                 "units_labelled": self.units_labelled, "units_drawn": self.units_drawn, "units": self.units,
                 "items": self.items, "strata": self.strata, "strata_started": self.strata_started,
-                "reached": self.reached, "exhausted": self.exhausted, "message": self.message}
+                "reached": self.reached, "exhausted": self.exhausted, "message": self.message,
+                "removed": self.removed}
 
 
 def _quantile_bins(values: np.ndarray, k: int) -> np.ndarray:
@@ -362,22 +402,21 @@ class AuditPlan:
 
     def __init__(self, table: AuditTable, goal: Goal, *, seed: int = 0, bins: int = DEFAULT_BINS,
                  recheck_fraction: float = 0.0, draws: Sequence[tuple[str, bool]] = (), name: str = "",
-                 plan_id: int | None = None, min_per_stratum: int = MIN_PER_STRATUM, min_stratum_units: int = MIN_STRATUM_UNITS) -> None:
+                 plan_id: int | None = None, min_per_stratum: int = MIN_PER_STRATUM,
+                 min_stratum_units: int = MIN_STRATUM_UNITS, present: np.ndarray | None = None) -> None:
         goal.validate()
-        if not 0.0 <= recheck_fraction <= 0.5:
-            raise WorkstationError(f"the re-check fraction must be in [0, 0.5], got {recheck_fraction!r}")
-        if bins < 1:
-            raise WorkstationError(f"confidence bins must be >= 1, got {bins}")
+        design = check_design(seed=seed, bins=bins, recheck_fraction=recheck_fraction,
+                              min_per_stratum=min_per_stratum, min_stratum_units=min_stratum_units)
         self.table = table
         self.goal = goal
-        self.seed = int(seed)
-        self.bins = int(bins)
-        self.recheck_fraction = float(recheck_fraction)
+        self.seed = design["seed"]
+        self.bins = design["bins"]
+        self.recheck_fraction = design["recheck_fraction"]
         self.name = name
         self.plan_id = plan_id
         self.audit_set_id: int | None = None
-        self.min_per_stratum = int(min_per_stratum)
-        self.min_stratum_units = int(min_stratum_units)
+        self.min_per_stratum = design["min_per_stratum"]
+        self.min_stratum_units = design["min_stratum_units"]
         q = QUANTITIES[goal.quantity]
         self.quantity = q
         dom = np.flatnonzero(q.domain(table))
@@ -385,7 +424,7 @@ class AuditPlan:
             raise WorkstationError(f"nothing to audit: no {table.item_title} is in scope of "
                                    f"{q.describe(table)} ({q.meaning(table)})")
         self._dom = dom
-        f_items = np.asarray(q.prediction(table), np.float64)[dom]
+        self._f_items = np.asarray(q.prediction(table), np.float64)[dom]
         groups = np.asarray(q.group(table), np.int64)[dom]
         conf = table.confidence[dom]
         if goal.unit == "item":
@@ -397,22 +436,17 @@ class AuditPlan:
             unit_of = unit_of.astype(np.int64).reshape(-1)
         self._unit_of = unit_of
         n_units = len(self.unit_ids)
-        self.m_u = np.bincount(unit_of, minlength=n_units).astype(np.float64)
-        self.f_u = np.bincount(unit_of, weights=f_items, minlength=n_units)
-        mean_f = self.f_u / self.m_u
-        mean_conf = np.bincount(unit_of, weights=conf, minlength=n_units) / self.m_u
+        # the design is fixed on every item the plan was made on: strata and the order inside them
+        # stay what they were when items leave the project (see `set_present`)
+        m_all = np.bincount(unit_of, minlength=n_units).astype(np.float64)
+        mean_f = np.bincount(unit_of, weights=self._f_items, minlength=n_units) / m_all
+        mean_conf = np.bincount(unit_of, weights=conf, minlength=n_units) / m_all
         if goal.unit == "item":
             unit_group = groups
         else:  # a prompt's group: the share of its items the outcome predicts positive, in thirds
             unit_group = np.minimum((mean_f * 3).astype(np.int64), 2)
         self.stratum = make_strata(unit_group, mean_conf, self.bins, self.min_stratum_units)
         self.n_strata = int(self.stratum.max()) + 1
-        self.N_h = np.bincount(self.stratum, minlength=self.n_strata).astype(np.float64)
-        # the prior of z per unit (its mean over the unit's items), for allocation before labels
-        p0 = np.clip(mean_f, 0.02, 0.98)
-        rho = 0.3
-        v0_u = self.m_u ** 2 * p0 * (1 - p0) * (rho + (1 - rho) / self.m_u)
-        self.v0_h = np.maximum(np.bincount(self.stratum, weights=v0_u, minlength=self.n_strata) / self.N_h, 1e-3)
         # a seeded random order inside every stratum
         self._order: list[np.ndarray] = []
         for h in range(self.n_strata):
@@ -423,27 +457,80 @@ class AuditPlan:
         self._item_rows: list[np.ndarray] | None = None
         self.draws: list[tuple[int, bool]] = []
         self._drawn = np.zeros(n_units, bool)
-        self._d_h = np.zeros(self.n_strata, np.int64)
         self._rechecked: set[int] = set()
         self._restore(draws)
-        self._z_u = np.full(n_units, np.nan)
+        self.set_present(present)
         self.update_labels(table.human)
+
+    # ---- the population -------------------------------------------------------------------------
+    def set_present(self, present: np.ndarray | None) -> None:
+        """Which of the table's items are still in the project (bool per item; None: all). An item
+        that left (its run was removed) leaves the plan: it is never drawn or handed out again, its
+        label counts nowhere, and the estimate is over the items that remain. The strata and the
+        seeded order stay those of the plan's making, so the units drawn from each stratum that
+        remain are still a simple random sample of what remains of it, and the estimate stays the
+        design's; an item that comes back (its run imported again) is in the plan again."""
+        n = len(self.table)
+        p = np.ones(n, bool) if present is None else np.asarray(present, bool).reshape(-1)
+        if len(p) != n:
+            raise WorkstationError(f"{len(p)} presence flags for a plan of {n} items")
+        self._present = p
+        live_item = p[self._dom]
+        self._live_item = live_item
+        n_units = self.n_units_made
+        self.m_u = np.bincount(self._unit_of, weights=live_item.astype(np.float64), minlength=n_units)
+        self._live_u = self.m_u > 0
+        self.f_u = np.bincount(self._unit_of, weights=np.where(live_item, self._f_items, 0.0), minlength=n_units)
+        live = self._live_u
+        self.N_h = np.bincount(self.stratum[live], minlength=self.n_strata).astype(np.float64)
+        # the prior of z per unit (its mean over the unit's items), for allocation before labels
+        m = np.where(live, self.m_u, 1.0)
+        p0 = np.clip(self.f_u / m, 0.02, 0.98)
+        rho = 0.3
+        v0_u = m ** 2 * p0 * (1 - p0) * (rho + (1 - rho) / m)
+        sums = np.bincount(self.stratum[live], weights=v0_u[live], minlength=self.n_strata)
+        self.v0_h = np.maximum(sums / np.maximum(self.N_h, 1.0), 1e-3)
+        self._d_h = np.bincount(self.stratum[self._drawn & live], minlength=self.n_strata).astype(np.int64)
+        self._cursor = np.zeros(self.n_strata, np.int64)
+        self._item_rows = None
+        if hasattr(self, "_z_u"):
+            self.update_labels(self.table.human)
+
+    @property
+    def removed_items(self) -> int:
+        """Items in scope the plan was made on that are no longer in the project."""
+        return int((~self._live_item).sum())
+
+    @property
+    def stale(self) -> bool:
+        """Every item the plan was made on left the project: nothing is left to estimate."""
+        return not bool(self._live_u.any())
 
     # ---- structure ------------------------------------------------------------------------------
     @property
-    def n_units(self) -> int:
+    def n_units_made(self) -> int:
+        """Sampling units the plan was made on (those that left the project included)."""
         return len(self.unit_ids)
 
     @property
+    def n_units(self) -> int:
+        """Sampling units in scope that are still in the project."""
+        return int(self._live_u.sum())
+
+    @property
     def n_items(self) -> int:
-        return len(self._dom)
+        """Items in scope that are still in the project."""
+        return int(self._live_item.sum())
 
     def _items_of(self, u: int) -> np.ndarray:
-        """Table rows of unit u's items in scope."""
+        """Table rows of unit u's items in scope that are still in the project."""
         if self._item_rows is None:
             order = np.argsort(self._unit_of, kind="stable")
-            bounds = np.searchsorted(self._unit_of[order], np.arange(self.n_units + 1))
-            self._item_rows = [self._dom[order[bounds[i]:bounds[i + 1]]] for i in range(self.n_units)]
+            bounds = np.searchsorted(self._unit_of[order], np.arange(self.n_units_made + 1))
+            rows_all = self._dom[order]
+            keep = self._live_item[order]
+            self._item_rows = [rows_all[bounds[i]:bounds[i + 1]][keep[bounds[i]:bounds[i + 1]]]
+                               for i in range(self.n_units_made)]
         return self._item_rows[u]
 
     def target_of(self, u: int, recheck: bool = False) -> PlanTarget:
@@ -459,7 +546,9 @@ class AuditPlan:
         for unit, recheck in draws:
             u = self._unit_index.get(str(unit))
             if u is None:
-                raise WorkstationError(f"the plan's draw {unit!r} is not a unit of its table")
+                raise WorkstationError(f"the plan's draw {str(unit)[:60]!r} is not a unit of its table")
+            if recheck and not self._drawn[u]:
+                raise WorkstationError(f"the plan's re-check of {str(unit)[:60]!r} comes before its draw")
             self._record(u, bool(recheck))
 
     def _record(self, u: int, recheck: bool) -> None:
@@ -468,32 +557,35 @@ class AuditPlan:
             self._rechecked.add(u)
             return
         if self._drawn[u]:
-            raise WorkstationError(f"unit {self.unit_ids[u]!r} was drawn twice")
+            raise WorkstationError(f"unit {str(self.unit_ids[u])[:60]!r} was drawn twice")
         self._drawn[u] = True
-        self._d_h[self.stratum[u]] += 1
+        if hasattr(self, "_d_h") and self._live_u[u]:
+            self._d_h[self.stratum[u]] += 1
 
     # ---- labels ---------------------------------------------------------------------------------
     def update_labels(self, human: np.ndarray) -> None:
-        """New human codes for the table's items (aligned with it); the estimate follows."""
+        """New human codes for the table's items (aligned with it); the estimate follows. Labels
+        of items that left the project count nowhere."""
         h = np.asarray(human, np.int8).reshape(-1)
         if len(h) != len(self.table):
             raise WorkstationError(f"{len(h)} human labels for a table of {len(self.table)} items")
         self.table = self.table.with_human(h)
         z_items = np.asarray(self.quantity.value(self.table), np.float64)[self._dom]
-        lab = np.isfinite(z_items)
-        n_lab = np.bincount(self._unit_of, weights=lab.astype(np.float64), minlength=self.n_units)
-        tot = np.bincount(self._unit_of, weights=np.where(lab, z_items, 0.0), minlength=self.n_units)
-        complete = n_lab == self.m_u
+        lab = np.isfinite(z_items) & self._live_item
+        n_lab = np.bincount(self._unit_of, weights=lab.astype(np.float64), minlength=self.n_units_made)
+        tot = np.bincount(self._unit_of, weights=np.where(lab, z_items, 0.0), minlength=self.n_units_made)
+        complete = (n_lab == self.m_u) & self._live_u
         self._z_u = np.where(complete, tot, np.nan)
 
     def labelled_units(self) -> np.ndarray:
-        """Drawn units with every item labelled (bool per unit)."""
+        """Drawn units still in the project with every item labelled (bool per unit)."""
         return self._drawn & np.isfinite(self._z_u)
 
     # ---- the queue ------------------------------------------------------------------------------
     def pending(self) -> list[PlanTarget]:
-        """Drawn units still lacking a label, in the order they were drawn."""
-        out = [u for u, r in self.draws if not r and not np.isfinite(self._z_u[u])]
+        """Drawn units still lacking a label, in the order they were drawn (units that left the
+        project are not handed out)."""
+        out = [u for u, r in self.draws if not r and self._live_u[u] and not np.isfinite(self._z_u[u])]
         return [self.target_of(u) for u in dict.fromkeys(out)]
 
     def _sigma2(self) -> np.ndarray:
@@ -517,6 +609,15 @@ class AuditPlan:
         gain = np.where(left, gain, -np.inf)
         return int(np.argmax(gain))
 
+    def _next_in(self, h: int) -> int | None:
+        """The first unit of stratum h's seeded order not drawn yet and still in the project."""
+        order = self._order[h]
+        c = int(self._cursor[h])
+        while c < len(order) and (self._drawn[order[c]] or not self._live_u[order[c]]):
+            c += 1
+        self._cursor[h] = c
+        return int(order[c]) if c < len(order) else None
+
     def draw(self, k: int = 1) -> list[PlanTarget]:
         """Draw up to ``k`` new units (and the re-checks that fall due); returns the queue entries
         added, in order. The caller stores them (`save_draws`).
@@ -528,13 +629,13 @@ class AuditPlan:
         rate). The labels decide only when to stop."""
         out: list[PlanTarget] = []
         sigma2 = self._sigma2()
-        d_h = self._d_h.copy()
         for _ in range(max(0, int(k))):
-            h = self._choose(d_h, sigma2)
+            h = self._choose(self._d_h, sigma2)
             if h is None:
                 break
-            u = int(self._order[h][d_h[h]])
-            d_h[h] += 1
+            u = self._next_in(h)
+            if u is None:  # pragma: no cover - N_h counts the units left to draw
+                break
             self._record(u, False)
             out.append(self.target_of(u))
             rc = self._due_recheck()
@@ -551,7 +652,7 @@ class AuditPlan:
         n_rc = sum(1 for _u, r in self.draws if r)
         if math.floor(len(new) * self.recheck_fraction) <= n_rc:
             return None
-        eligible = [u for u in new[:max(0, len(new) - RECHECK_GAP)] if u not in self._rechecked]
+        eligible = [u for u in new[:max(0, len(new) - RECHECK_GAP)] if u not in self._rechecked and self._live_u[u]]
         if not eligible:
             return None
         rng = np.random.default_rng([self.seed, 7, n_rc])
@@ -560,6 +661,8 @@ class AuditPlan:
     def next_targets(self, k: int = 1) -> tuple[list[PlanTarget], list[PlanTarget]]:
         """(targets to label now, queue entries newly drawn): the pending units first, then new
         draws until ``k`` targets are given. Store the new entries with `save_draws`."""
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+            raise WorkstationError(f"the number of targets must be a whole number, got {repr(k)[:40]}")
         now = self.pending()[:max(0, k)]
         new: list[PlanTarget] = []
         if len(now) < k and not self.status().reached:
@@ -569,20 +672,22 @@ class AuditPlan:
 
     # ---- estimates ------------------------------------------------------------------------------
     def _main(self, lab: np.ndarray) -> Estimate:
+        live = self._live_u
         z = np.where(lab, self._z_u, np.nan)
-        return design_estimate(self.f_u, z, self.stratum, self.n_items, items_per_unit=self.m_u,
+        return design_estimate(self.f_u[live], z[live], self.stratum[live], self.n_items, items_per_unit=self.m_u[live],
                                confidence=self.goal.confidence)
 
     def _estimates(self) -> tuple[Estimate, Estimate, Estimate]:
         lab = self.labelled_units()
+        live = self._live_u
         z = np.where(lab, self._z_u, np.nan)
         c = self.goal.confidence
         main = self._main(lab)
-        ppi = design_estimate(self.f_u, z, self.stratum, self.n_items, items_per_unit=self.m_u,
+        ppi = design_estimate(self.f_u[live], z[live], self.stratum[live], self.n_items, items_per_unit=self.m_u[live],
                               confidence=c, lam=1.0)
         # for comparison: the labels as if they were independent and uniformly drawn
         items_z = np.asarray(self.quantity.value(self.table), np.float64)[self._dom]
-        in_lab = lab[self._unit_of]
+        in_lab = lab[self._unit_of] & self._live_item
         naive = wilson_estimate(np.where(in_lab, items_z, np.nan), confidence=c, population=self.n_items)
         return main, ppi, naive
 
@@ -590,43 +695,69 @@ class AuditPlan:
         """The plan's estimate: stratified by the automated outcome, weighted by the design."""
         return self._main(self.labelled_units())
 
-    def status(self) -> PlanStatus:
-        main, ppi, naive = self._estimates()
-        lab = self.labelled_units()
+    def _progress(self, lab: np.ndarray) -> tuple[int, int, np.ndarray, np.ndarray]:
+        """(strata with their first labels, strata still in the project, labels per stratum,
+        labels each stratum needs first)."""
         started_h = np.bincount(self.stratum[lab], minlength=self.n_strata)
         need = np.minimum(self.min_per_stratum, self.N_h)
-        started = int((started_h >= need).sum())
-        exhausted = bool(lab.all())
-        ok_width = main.defined and main.half_width <= self.goal.half_width + 1e-12
-        reached = exhausted or (started == self.n_strata and ok_width)
-        n_lab_items = int(self.m_u[lab].sum())
+        held = self.N_h > 0
+        return int(((started_h >= need) & held).sum()), int(held.sum()), started_h, need
+
+    def removed_note(self) -> str:
+        gone = self.removed_items
+        if not gone:
+            return ""
         t = self.table
+        total = len(self._dom)
+        return (f"{gone:,} of the {total:,} {t.item_title}s the plan was made on are no longer in the project "
+                f"(their run was removed): the estimate is over the {self.n_items:,} that remain")
+
+    def status(self) -> PlanStatus:
+        t = self.table
+        if self.stale:
+            main, ppi, naive = self._estimates()
+            msg = (f"the plan is stale: every one of the {len(self._dom):,} {t.item_title}s it was made on left the "
+                   "project (their run was removed); make a new plan")
+            return PlanStatus(self.goal, self.goal.text(t), self.quantity.meaning(t), main, (ppi, naive), 0, 0,
+                              0, 0, 0, 0, 0, False, False, msg, self.removed_items)
+        main, ppi, naive = self._estimates()
+        lab = self.labelled_units()
+        started, n_strata, started_h, need = self._progress(lab)
+        exhausted = bool(lab[self._live_u].all())
+        ok_width = main.defined and main.half_width <= self.goal.half_width + 1e-12
+        reached = exhausted or (started == n_strata and ok_width)
+        n_lab_items = int(self.m_u[lab].sum())
         if exhausted:
             msg = f"every {t.item_title} in scope is labelled: the rate is known exactly"
         elif reached:
             msg = (f"goal reached with {n_lab_items} labels: ±{100 * main.half_width:.1f} % ≤ "
                    f"±{100 * self.goal.half_width:.1f} %")
-        elif started < self.n_strata:
-            total_need = int(need.sum())
-            have = int(np.minimum(started_h, need).sum())
-            msg = (f"first labels of every stratum: {have} of {total_need} ({self.n_strata} strata by "
+        elif started < n_strata:
+            total_need = int(need[self.N_h > 0].sum())
+            have = int(np.minimum(started_h, need)[self.N_h > 0].sum())
+            msg = (f"first labels of every stratum: {have} of {total_need} ({n_strata} strata by "
                    f"{t.outcome_title} and its confidence)")
         else:
             more = self.labels_to_goal()
             what = "labels" if self.goal.unit == "item" else f"whole {t.cluster_title}s"
             msg = (f"±{100 * main.half_width:.1f} % now; the goal is ±{100 * self.goal.half_width:.1f} % "
                    f"(about {more} more {what}, if the labels keep varying as they do)")
+        note = self.removed_note()
+        if note:
+            msg = f"{msg}. {note}"
         return PlanStatus(self.goal, self.goal.text(t), self.quantity.meaning(t), main, (ppi, naive),
-                          n_lab_items, int(lab.sum()), int(self._drawn.sum()), self.n_units, self.n_items,
-                          self.n_strata, started, bool(reached), exhausted, msg)
+                          n_lab_items, int(lab.sum()), int((self._drawn & self._live_u).sum()), self.n_units,
+                          self.n_items, n_strata, started, bool(reached), exhausted, msg, self.removed_items)
 
     def reached(self) -> bool:
         """The stopping rule alone (what `status` says as ``reached``)."""
+        if self.stale:
+            return False
         lab = self.labelled_units()
-        if lab.all():
+        if lab[self._live_u].all():
             return True
-        started_h = np.bincount(self.stratum[lab], minlength=self.n_strata)
-        if (started_h < np.minimum(self.min_per_stratum, self.N_h)).any():
+        started, n_strata, _s, _n = self._progress(lab)
+        if started < n_strata:
             return False
         main = self._main(lab)
         return bool(main.defined and main.half_width <= self.goal.half_width + 1e-12)
@@ -651,7 +782,7 @@ class AuditPlan:
         lab = self.labelled_units()
         order = [u for u, r in self.draws if not r and lab[u]]
         out: list[tuple[int, float, float, float]] = []
-        mask = np.zeros(self.n_units, bool)
+        mask = np.zeros(self.n_units_made, bool)
         n_items = 0
         for u in order:
             mask[u] = True
@@ -707,28 +838,113 @@ def save_draws(project: Any, plan: AuditPlan, entries: Sequence[PlanTarget]) -> 
         project.plans.add_draws(plan.plan_id, plan.draw_records(entries))
 
 
-def load_plan(project: Any, plan_id: int, human: Callable[[AuditTable], np.ndarray] | None = None) -> AuditPlan:
+def _stale(plan_id: Any, reason: str) -> PlanStale:
+    return PlanStale(f"audit plan #{plan_id} cannot be used: {reason}")
+
+
+def _text_field(meta: Mapping[str, Any], key: str, default: str) -> str:
+    v = meta.get(key, default)
+    if not isinstance(v, str):
+        raise WorkstationError(f"its {key} is not text")
+    return v
+
+
+def stored_table(project: Any, plan_id: int, rec: Mapping[str, Any] | None = None) -> AuditTable:
+    """The frozen table a stored plan was made on (without labels), every value checked as a
+    file from outside is: ids and clusters are text, outcomes 1 / 0 / -1, confidences finite in
+    [0, 1], every item with label targets, ids unique. Anything else is `PlanStale` with the
+    reason in one line."""
+    rec = project.plans.get(plan_id) if rec is None else rec
+    pid = rec["plan_id"]
+    try:
+        if rec.get("problem"):
+            raise WorkstationError(str(rec["problem"]))
+        for key in ("method", "task"):
+            if not isinstance(rec.get(key), str) or not rec[key]:
+                raise WorkstationError(f"its {key} is not a name")
+        meta = rec.get("meta") or {}
+        cols = project.plans.items(plan_id)
+        n = len(cols["item_id"])
+        if n == 0:
+            raise WorkstationError("it holds no items")
+        for name in ("item_id", "cluster"):
+            bad = next((i for i, v in enumerate(cols[name]) if not isinstance(v, str) or (name == "item_id" and not v)),
+                       None)
+            if bad is not None:
+                raise WorkstationError(f"item {bad + 1} has no {'id' if name == 'item_id' else 'cluster'}")
+        outcome = cols["outcome"]
+        bad_o = np.flatnonzero(~np.isin(outcome, (POSITIVE, NEGATIVE, ABSTAINED)))
+        if len(bad_o):
+            raise WorkstationError(f"item {int(bad_o[0]) + 1} has the outcome code {int(outcome[bad_o[0]])} "
+                                   "(expected 1, 0 or -1)")
+        conf = cols["confidence"]
+        bad_c = np.flatnonzero(~(np.isfinite(conf) & (conf >= 0.0) & (conf <= 1.0)))
+        if len(bad_c):
+            raise WorkstationError(f"item {int(bad_c[0]) + 1} has the confidence {conf[bad_c[0]]!r} "
+                                   "(expected a number in [0, 1])")
+        for i, ts in enumerate(cols["targets"]):
+            if not ts or not all(isinstance(x, str) and x for x in ts):
+                raise WorkstationError(f"item {i + 1} has no label target")
+        source, titles = meta.get("source") or {}, meta.get("titles") or {}
+        if not isinstance(source, dict) or not isinstance(titles, dict):
+            raise WorkstationError("its meta's source and titles are not objects")
+        table = AuditTable(rec["method"], rec["task"], cols["item_id"], cols["cluster"], outcome.astype(np.int8),
+                           conf, np.full(n, NO_LABEL, np.int8), _obj(tuple(x) for x in cols["targets"]),
+                           _text_field(meta, "positive", "PASS"), _text_field(meta, "negative", "FAIL"),
+                           _text_field(meta, "outcome_title", "the automated outcome"),
+                           _text_field(meta, "item_title", "item"), _text_field(meta, "cluster_title", "prompt"),
+                           dict(source), {str(k): str(v) for k, v in titles.items()})
+    except PlanStale:
+        raise
+    except WorkstationError as e:  # a ProjectError of the store, or a value above
+        raise _stale(pid, str(e)) from None
+    return table
+
+
+def load_plan(project: Any, plan_id: int, human: Callable[[AuditTable], np.ndarray] | None = None,
+              present: Callable[[AuditTable], np.ndarray] | None = None) -> AuditPlan:
     """A stored plan with its draws; ``human(table)`` gives the current human codes of the frozen
-    table's items (without it the plan has no labels)."""
+    table's items (without it the plan has no labels), ``present(table)`` which of them are still
+    in the project (without it: all). What the project holds of the plan is checked as a file
+    from outside: the goal, the design (seed, bins, re-check fraction), the items
+    (`stored_table`) and the draws (each a unit of the table, drawn once, a re-check only after
+    its draw); anything else is `PlanStale`, one line naming the plan and what is wrong, and so
+    is a plan none of whose items is left in the project."""
     rec = project.plans.get(plan_id)
-    cols = project.plans.items(plan_id)
-    meta = rec.get("meta") or {}
-    n = len(cols["item_id"])
-    table = AuditTable(rec["method"], rec["task"], cols["item_id"], cols["cluster"], cols["outcome"],
-                       cols["confidence"], np.full(n, NO_LABEL, np.int8),
-                       _obj(tuple(x) for x in cols["targets"]), str(meta.get("positive", "PASS")),
-                       str(meta.get("negative", "FAIL")), str(meta.get("outcome_title", "the automated outcome")),
-                       str(meta.get("item_title", "item")), str(meta.get("cluster_title", "prompt")),
-                       dict(meta.get("source") or {}), {str(k): str(v) for k, v in (meta.get("titles") or {}).items()})
-    if human is not None:
-        table = table.with_human(human(table))
-    d = rec.get("design") or {}
-    plan = AuditPlan(table, Goal.from_dict(rec["goal"]), seed=int(d.get("seed", 0)),
-                     bins=int(d.get("bins", DEFAULT_BINS)), recheck_fraction=float(d.get("recheck_fraction", 0.0)),
-                     draws=project.plans.draws(plan_id), name=str(rec.get("name") or ""), plan_id=int(plan_id),
-                     min_per_stratum=int(d.get("min_per_stratum", MIN_PER_STRATUM)),
-                     min_stratum_units=int(d.get("min_stratum_units", MIN_STRATUM_UNITS)))
-    plan.audit_set_id = rec.get("audit_set_id")
+    pid = rec["plan_id"]
+    table = stored_table(project, plan_id, rec)
+    try:
+        if human is not None:
+            table = table.with_human(human(table))
+        d = rec.get("design") or {}
+        try:
+            goal = Goal.from_dict(rec.get("goal"))
+        except WorkstationError as e:
+            raise WorkstationError(f"its goal: {e}") from None
+        name = rec.get("name")
+        if name is not None and not isinstance(name, str):
+            raise WorkstationError("its name is not text")
+        aid = rec.get("audit_set_id")
+        if aid is not None:
+            task = project.plans.audit_set_task(int(aid))
+            if task is None:
+                raise WorkstationError(f"its audit set #{int(aid)} is no longer in the project")
+            if task != table.task:
+                raise WorkstationError(f"its audit set #{int(aid)} is of another task ({task[:40]!r})")
+        plan = AuditPlan(table, goal, seed=d.get("seed", 0), bins=d.get("bins", DEFAULT_BINS),
+                         recheck_fraction=d.get("recheck_fraction", 0.0), draws=project.plans.draws(plan_id),
+                         name=str(name or ""), plan_id=int(pid),
+                         min_per_stratum=d.get("min_per_stratum", MIN_PER_STRATUM),
+                         min_stratum_units=d.get("min_stratum_units", MIN_STRATUM_UNITS),
+                         present=None if present is None else present(table))
+    except PlanStale:
+        raise
+    except WorkstationError as e:
+        raise _stale(pid, str(e)) from None
+    if plan.stale:
+        raise _stale(pid, f"every one of the {len(plan._dom):,} {table.item_title}s it was made on is no longer in "
+                          "the project (their run was removed); make a new plan")
+    plan.audit_set_id = None if aid is None else int(aid)
     return plan
 
 

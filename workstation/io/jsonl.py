@@ -10,7 +10,12 @@ from typing import Any
 from ..types import InputError
 
 
-MAX_LINE_BYTES = 16 * 1024 * 1024  # one JSONL line (a sample with every detection is a few KB)
+#: the most bytes this program reads as one line of a JSONL file from outside (SpatialBench-UC's
+#: manifest.jsonl, per_sample.jsonl and prompt files, our prompt files). The formats set no limit;
+#: this is the program's, named in docs/security.md: a line is one sample's record (a few KB even
+#: with every detection), read whole into memory and parsed before the next, so a line of
+#: hundreds of MB is refused rather than read
+MAX_LINE_BYTES = 16 * 1024 * 1024
 
 
 def read_jsonl(path: str | Path, what: str = "file",
@@ -29,7 +34,8 @@ def read_jsonl(path: str | Path, what: str = "file",
                 break
             lineno += 1
             if len(raw) > max_line_bytes:
-                raise InputError(path, f"line longer than {max_line_bytes:,} bytes", lineno)
+                raise InputError(path, f"line longer than {max_line_bytes:,} bytes, the most this program reads as "
+                                       f"one line of a {what} (a limit of its own: docs/security.md)", lineno)
             try:
                 line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
             except UnicodeDecodeError as e:

@@ -10,6 +10,11 @@ Inside a Slurm job array, ``generate`` and ``detect`` take the shard from the ar
 variables when ``--shard`` is not given (``shard_from_slurm``); the job log says so. With
 ``WORKSTATION_SHARDS=N`` set, array task k is shard k+1 of N whatever else the array holds, so a
 failed task resubmitted alone (``sbatch --array=2``) is still its own shard.
+
+Every number (in ``--shard``, in ``WORKSTATION_SHARDS``, in the ``SLURM_ARRAY_*`` variables, in a
+stored job's shard) is checked as a decimal whole number in range before it is used: ASCII digits
+only, no sign, no leading zero, no spaces, at most `MAX_SHARDS` shards. A count such as
+``18446744073709551617`` is refused, not wrapped or taken as a count no machine would finish.
 """
 
 from __future__ import annotations
@@ -24,7 +29,34 @@ from ..types import WorkstationError
 
 T = TypeVar("T")
 
-_SHARD_RE = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
+_SHARD_RE = re.compile(r"([^/]*)/([^/]*)")
+_DECIMAL = re.compile(r"0|[1-9][0-9]*", re.ASCII)
+
+#: the most shards a job may have (Slurm's own largest array, MaxArraySize, is 4,000,001; its
+#: default is 1,001): more shards than that would each hold a few items, and a mistyped count
+#: must be an error, not a job whose shards no machine makes
+MAX_SHARDS = 100_000
+#: the largest array task id read (Slurm's task ids are below MaxArraySize)
+MAX_TASK_ID = 4_000_000
+
+
+def decimal(text: object, what: str, lo: int, hi: int, hint: str = "") -> int:
+    """``text`` as a whole number from ``lo`` to ``hi``, written in decimal: ASCII digits only, no
+    sign, no leading zero, no spaces (``08``, ``+4``, ``٣``, ``1_000``, ``4 `` are refused);
+    anything else is one `WorkstationError` naming ``what``."""
+    from ..util.textio import quote
+
+    s = text if isinstance(text, str) else None
+    if s is None or len(s) > 20 or not _DECIMAL.fullmatch(s):
+        shown = quote(text, 30) if isinstance(text, str) else repr(text)[:30]
+        raise WorkstationError(f"{what}={shown} is not a whole number written in decimal (digits only, no sign or "
+                               f"leading zero){hint}")
+    v = int(s)
+    if v < lo:
+        raise WorkstationError(f"{what}={s} must be at least {lo}{hint}")
+    if v > hi:
+        raise WorkstationError(f"{what}={s} is more than {hi:,}, the most it may be{hint}")
+    return v
 
 
 @dataclass(frozen=True)
@@ -35,8 +67,14 @@ class Shard:
     count: int = 1
 
     def __post_init__(self) -> None:
+        for v in (self.index, self.count):
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise WorkstationError(f"a shard is two whole numbers i/n, got {repr(v)[:30]}")
         if self.count < 1:
             raise WorkstationError(f"shard count must be at least 1, got {self.count}")
+        if self.count > MAX_SHARDS:
+            raise WorkstationError(f"shard count {self.count} is more than {MAX_SHARDS:,}, the most shards a job "
+                                   "may have")
         if not 1 <= self.index <= self.count:
             raise WorkstationError(
                 f"shard {self.index}/{self.count} does not exist: shards are numbered 1/{self.count} "
@@ -60,13 +98,21 @@ class Shard:
             return Shard()
         if isinstance(text, Shard):
             return text
-        if not isinstance(text, str):
-            i, n = (int(v) for v in text)
+        if not isinstance(text, str):  # a stored job's shard: two whole numbers
+            try:
+                i, n = text
+            except (TypeError, ValueError):
+                raise WorkstationError(f"a shard is two whole numbers [i, n], got {repr(text)[:40]}") from None
             return Shard(i, n)
-        m = _SHARD_RE.match(text)
+        m = _SHARD_RE.fullmatch(text)
         if not m:
-            raise WorkstationError(f"--shard must look like i/n, e.g. 1/4 (1-based), got {text!r}")
-        return Shard(int(m.group(1)), int(m.group(2)))
+            from ..util.textio import quote
+
+            raise WorkstationError(f"--shard must look like i/n, e.g. 1/4 (1-based), got {quote(text, 30)}")
+        # spaces around a number are let through (" 1 / 4 "), never inside one
+        count = decimal(m.group(2).strip(" \t"), "--shard's count", 1, MAX_SHARDS)
+        index = decimal(m.group(1).strip(" \t"), "--shard's index", 0, MAX_SHARDS)
+        return Shard(index, count)
 
     def owns(self, key: str) -> bool:
         return self.whole or shard_of(key, self.count) == self.index
@@ -121,33 +167,36 @@ def shard_from_slurm(env: Mapping[str, str]) -> tuple[Shard, str] | None:
     if raw is None or raw == "":
         return None
     total_raw = env.get(SHARDS_ENV)
-    if total_raw is not None and total_raw.strip() != "":
-        return _shard_of_job(raw, total_raw.strip())
+    if total_raw is not None and total_raw != "":
+        return _shard_of_job(raw, total_raw)
+    hint = "; pass --shard i/n"
 
-    def num(name: str, default: int | None = None) -> int | None:
+    def num(name: str, default: int | None = None, lo: int = 0) -> int | None:
         v = env.get(name)
         if v is None or v == "":
             return default
-        try:
-            return int(v)
-        except ValueError:
-            raise WorkstationError(f"{name}={v!r} is not a whole number; pass --shard i/n") from None
+        return decimal(v, name, lo, MAX_TASK_ID, hint)
 
     task = num("SLURM_ARRAY_TASK_ID")
-    count = num("SLURM_ARRAY_TASK_COUNT")
+    count = num("SLURM_ARRAY_TASK_COUNT", lo=1)
     lo = num("SLURM_ARRAY_TASK_MIN")
     hi = num("SLURM_ARRAY_TASK_MAX")
-    step = num("SLURM_ARRAY_TASK_STEP", 1)
+    step = num("SLURM_ARRAY_TASK_STEP", 1, lo=1)
     assert task is not None and step is not None
-    if step < 1:
-        raise WorkstationError(f"SLURM_ARRAY_TASK_STEP={step} must be at least 1; pass --shard i/n")
     if count is None and lo is not None and hi is not None:
+        if hi < lo:
+            raise WorkstationError(f"SLURM_ARRAY_TASK_MAX={hi} is below SLURM_ARRAY_TASK_MIN={lo}{hint}")
         count = (hi - lo) // step + 1
     if lo is None and hi is not None and count is not None:
         lo = hi - (count - 1) * step
+        if lo < 0:
+            raise WorkstationError(f"SLURM_ARRAY_TASK_MAX={hi} and SLURM_ARRAY_TASK_COUNT={count} give no array{hint}")
     if count is None or lo is None:
         raise WorkstationError("SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT / _MIN / _MAX are not; "
                                "pass --shard i/n")
+    if count > MAX_SHARDS:
+        raise WorkstationError(f"SLURM_ARRAY_TASK_COUNT={count} is more than {MAX_SHARDS:,}, the most shards a job "
+                               f"may have{hint}")
     where = (f"SLURM_ARRAY_TASK_ID={task}, SLURM_ARRAY_TASK_MIN={lo}, SLURM_ARRAY_TASK_COUNT={count}"
              + (f", SLURM_ARRAY_TASK_STEP={step}" if step != 1 else ""))
     if hi is not None and hi != lo + (count - 1) * step:
@@ -161,20 +210,11 @@ def shard_from_slurm(env: Mapping[str, str]) -> tuple[Shard, str] | None:
 
 def _shard_of_job(task_raw: str, total_raw: str) -> tuple[Shard, str]:
     """Array task ``task_raw`` as a shard of a job of ``total_raw`` shards (WORKSTATION_SHARDS)."""
-    try:
-        total = int(total_raw)
-    except ValueError:
-        raise WorkstationError(
-            f"{SHARDS_ENV}={total_raw!r} is not a whole number (the job's number of shards)") from None
-    if total < 1:
-        raise WorkstationError(f"{SHARDS_ENV}={total} must be at least 1 (the job's number of shards)")
-    try:
-        task = int(task_raw)
-    except ValueError:
-        raise WorkstationError(f"SLURM_ARRAY_TASK_ID={task_raw!r} is not a whole number; pass --shard i/n") from None
+    total = decimal(total_raw, SHARDS_ENV, 1, MAX_SHARDS, " (the job's number of shards)")
+    task = decimal(task_raw, "SLURM_ARRAY_TASK_ID", 0, MAX_TASK_ID, "; pass --shard i/n")
     if not 0 <= task < total:
         raise WorkstationError(
-            f"Slurm task {task} is not a shard of {SHARDS_ENV}={total}: task k is shard k+1, so the array's "
+            f"Slurm task SLURM_ARRAY_TASK_ID={task} is not a shard of {SHARDS_ENV}={total}: task k is shard k+1, so the array's "
             f"tasks are 0 … {total - 1} (--array=0-{total - 1}, or some of them)")
     shard = Shard(task + 1, total)
     return shard, f"shard {shard} from the Slurm job array (SLURM_ARRAY_TASK_ID={task}, {SHARDS_ENV}={total})"

@@ -465,11 +465,19 @@ def create_generate_job(
         return old
     if rid in project.samples.run_ids():
         raise WorkstationError(f"run {rid!r} already exists in the project; choose another --run-id")
-    with project.transaction():
-        project.samples.add_prompts(prompts)
-        paths.dir.mkdir(parents=True, exist_ok=True)
-        write_prompts(paths.inputs, prompts)
-        _register(project, paths, spec)
+    made = [q for q in (paths.dir.parent, paths.dir) if not q.exists()]
+    try:
+        with project.transaction():
+            project.samples.add_prompts(prompts)
+            paths.dir.mkdir(parents=True, exist_ok=True)
+            write_prompts(paths.inputs, prompts)
+            _register(project, paths, spec)
+    except BaseException:  # a full disk while the inputs are written: no half-made job folder stays
+        import shutil
+
+        for q in reversed(made):
+            shutil.rmtree(q, ignore_errors=True)
+        raise
     return spec
 
 

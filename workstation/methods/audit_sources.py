@@ -11,9 +11,13 @@ project, so one core (`workstation.evaluation.plan`) plans and estimates for eve
 * ``dyeval``    — the CLIPScore pre-mark per image of a test tree against human PASS / FAIL
   (options ``tree_id``, ``threshold``).
 
+Each also says which of a frozen table's items are still in the project (``present_items``):
+a plan follows its population, so the items of a removed run leave it (`AuditPlan.set_present`).
+
 `create_plan` makes and stores a plan, `open_plan` reads one back with the project's current
-labels, `refresh` brings an open plan's labels up to date, `next_targets` draws and stores;
-`report_section` is the report's "Audit plans" section.
+labels and population (a plan that cannot be used is refused in one line, `PlanStale`), `refresh`
+brings an open plan up to date, `next_targets` draws and stores; `plans_losing` says what removing
+a run takes from each plan; `report_section` is the report's "Audit plans" section.
 """
 
 from __future__ import annotations
@@ -27,7 +31,8 @@ from typing import Any
 import numpy as np
 
 from ..evaluation.base import ReportSection
-from ..evaluation.plan import AuditPlan, AuditTable, Goal, PlanTarget, load_plan, save_draws, save_plan
+from ..evaluation.plan import (AuditPlan, AuditTable, Goal, PlanStale, PlanTarget, check_design, load_plan, save_draws,
+                               save_plan, stored_table)
 from ..registry import Registry
 from ..types import WorkstationError
 from ..util.csvsafe import escape_row
@@ -43,9 +48,13 @@ AUDITED = {"spatial": "the checker's verdicts against human P/F/U",
 #: (frozen) table's items, read from the label log (``human_labels``)
 SOURCES: Registry[AuditTable] = Registry("audit source")
 HUMANS: Registry[np.ndarray] = Registry("audit labels")
+#: which of a (frozen) table's items the project still holds (``present_items(project, table, *,
+#: without_run=None)``: as if run ``without_run`` were removed too)
+PRESENT: Registry[np.ndarray] = Registry("audit population")
 for _name, _what in AUDITED.items():
     SOURCES.register(_name, f"workstation.methods.{_name}.audit_source:audit_table", description=_what)
     HUMANS.register(_name, f"workstation.methods.{_name}.audit_source:human_labels")
+    PRESENT.register(_name, f"workstation.methods.{_name}.audit_source:present_items")
 
 
 def source_names() -> list[str]:
@@ -67,8 +76,18 @@ def available(project: Any) -> list[str]:
 
 
 def audit_table(project: Any, method: str, **options: Any) -> AuditTable:
-    """The method's audit table of the project now (options: the adapter's, e.g. ``metric``)."""
-    return SOURCES.get(method)(project, **options)
+    """The method's audit table of the project now (options: the adapter's, e.g. ``metric``; an
+    option the method does not take is one `WorkstationError`)."""
+    import inspect
+
+    fn = SOURCES.get(method)
+    try:
+        inspect.signature(fn).bind(project, **options)
+    except TypeError:
+        takes = [n for n, q in inspect.signature(fn).parameters.items() if q.kind is q.KEYWORD_ONLY]
+        raise WorkstationError(f"the {method} audit source takes the options {', '.join(takes) or 'none'}, got "
+                               f"{', '.join(sorted(options))[:80]}") from None
+    return fn(project, **options)
 
 
 def current_human(project: Any, method: str) -> Callable[[AuditTable], np.ndarray]:
@@ -80,33 +99,99 @@ def current_human(project: Any, method: str) -> Callable[[AuditTable], np.ndarra
 
 def create_plan(project: Any, method: str, goal: Goal, *, name: str = "", seed: int = 0, blind: bool = True,
                 recheck_fraction: float = 0.1, bins: int | None = None, **options: Any) -> AuditPlan:
-    """Make a plan on the method's table now, and store it with its audit set."""
+    """Make a plan on the method's table now, and store it with its audit set. The goal and the
+    design (a seed from 0 to 2**63-1, whole confidence bins, a re-check fraction in [0, 0.5]) are
+    checked before the table is built: anything else is one `WorkstationError`."""
+    goal.validate()
+    kw: dict[str, Any] = {} if bins is None else {"bins": bins}
+    check_design(seed=seed, recheck_fraction=recheck_fraction, **kw)
+    if not isinstance(name, str):
+        raise WorkstationError(f"a plan's name is text, got {repr(name)[:40]}")
+    if method not in SOURCES:
+        raise WorkstationError(f"no audit source for method {str(method)[:40]!r} (have: {', '.join(source_names())})")
     table = audit_table(project, method, **options)
     table.source = dict(table.source, options={k: v for k, v in options.items()})
-    kw: dict[str, Any] = {} if bins is None else {"bins": bins}
     plan = AuditPlan(table, goal, seed=seed, recheck_fraction=recheck_fraction, name=name, **kw)
     save_plan(project, plan, name=name, blind=blind)
     return plan
 
 
+def current_present(project: Any, method: str) -> Callable[[AuditTable], np.ndarray]:
+    """A function giving which of a (frozen) table's items the project still holds."""
+    def present(frozen: AuditTable) -> np.ndarray:
+        return np.asarray(PRESENT.get(method)(project, frozen), bool)
+    return present
+
+
+def _population_key(project: Any) -> tuple[Any, ...]:
+    """What changes when samples leave or come back (a run removed, imported, merged)."""
+    return (project.samples.count(), tuple(project.samples.run_ids()))
+
+
 def open_plan(project: Any, plan_id: int) -> AuditPlan:
-    """A stored plan with the project's current labels of its items."""
+    """A stored plan with the project's current labels of its items and the items it still holds.
+    A plan whose method has no audit source here, whose stored values are not a plan's, or none
+    of whose items is left is refused: `PlanStale`, one line with the reason."""
     rec = project.plans.get(plan_id)
-    return load_plan(project, plan_id, current_human(project, rec["method"]))
+    method = rec.get("method")
+    if not isinstance(method, str) or method not in SOURCES:
+        raise PlanStale(f"audit plan #{rec['plan_id']} cannot be used: its method {str(method)[:40]!r} has no "
+                        f"audit source here (have: {', '.join(source_names())})")
+    key = _population_key(project)
+    plan = load_plan(project, plan_id, current_human(project, method), current_present(project, method))
+    plan.population_key = key  # type: ignore[attr-defined]
+    return plan
+
+
+def _follow_population(project: Any, plan: AuditPlan) -> None:
+    key = _population_key(project)
+    if getattr(plan, "population_key", None) != key:
+        plan.set_present(current_present(project, plan.table.method)(plan.table))
+        plan.population_key = key  # type: ignore[attr-defined]
 
 
 def refresh(project: Any, plan: AuditPlan) -> None:
-    """Bring an open plan's labels up to date with the project's label log."""
+    """Bring an open plan up to date with the project: its labels from the label log, and which of
+    its items are still in the project when samples came or went since it was opened."""
+    _follow_population(project, plan)
     plan.update_labels(current_human(project, plan.table.method)(plan.table))
+
+
+def plans_losing(project: Any, run_id: str) -> list[tuple[int, str, int, int]]:
+    """What removing run ``run_id`` takes from each stored plan: (plan id, name, items that would
+    leave it, items it still holds), for the plans that lose any. A plan that cannot be used is
+    left out (it is refused when opened)."""
+    out = []
+    for rec in project.plans.all():
+        method = rec.get("method")
+        if not isinstance(method, str) or method not in SOURCES:
+            continue
+        try:
+            table = stored_table(project, int(rec["plan_id"]), rec)
+            now = np.asarray(PRESENT.get(method)(project, table), bool)
+            after = np.asarray(PRESENT.get(method)(project, table, without_run=run_id), bool)
+        except WorkstationError:
+            continue
+        lost = int((now & ~after).sum())
+        if lost:
+            out.append((int(rec["plan_id"]), str(rec.get("name") or ""), lost, int(now.sum())))
+    return out
 
 
 def next_targets(project: Any, plan: AuditPlan, k: int = 1) -> list[PlanTarget]:
     """The next ``k`` targets to label (pending first); new draws are stored before they are
-    returned, so closing the project keeps the queue."""
+    returned, so closing the project keeps the queue. Items no longer in the project are never
+    handed out (the plan follows its population first)."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise WorkstationError(f"the number of targets must be a whole number, got {repr(k)[:40]}")
+    _follow_population(project, plan)
+    if project.read_only:
+        now = plan.pending()[:max(0, int(k))]
+        if len(now) < k and not plan.status().reached:
+            raise WorkstationError("this project is open read-only: the plan cannot draw new targets")
+        return now
     now, new = plan.next_targets(k)
     if new:
-        if project.read_only:
-            raise WorkstationError("this project is open read-only: the plan cannot draw new targets")
         save_draws(project, plan, new)
     return now
 
@@ -119,16 +204,26 @@ def report_section(project: Any, out_dir: Path, methods: Sequence[str] | None = 
     if not plans:
         return None
     rows: list[dict[str, Any]] = []
+    nan = float("nan")
     for rec in plans:
-        plan = open_plan(project, int(rec["plan_id"]))
+        base = {"plan_id": int(rec["plan_id"]), "plan": str(rec["name"] or ""), "method": str(rec["method"])}
+        try:
+            plan = open_plan(project, int(rec["plan_id"]))
+        except WorkstationError as refused:  # a stale plan is named with its reason, never estimated
+            goal = rec.get("goal") if isinstance(rec.get("goal"), dict) else {}
+            rows.append({**base, "goal": str(goal.get("quantity", "")), "reached": False, "estimator": "stale",
+                         "estimate": nan, "low": nan, "high": nan, "half_width": nan, "confidence": nan, "labels": 0,
+                         "units": 0, "items_in_scope": 0, "removed": 0, "strata": 0, "assumes": "",
+                         "note": str(refused), "source": ""})
+            continue
         st = plan.status()
         for e in (st.estimate,) + st.alternatives:
             rows.append({
-                "plan_id": int(rec["plan_id"]), "plan": str(rec["name"] or ""), "method": rec["method"],
-                "goal": st.goal_text, "reached": bool(st.reached), "estimator": e.title,
+                **base, "goal": st.goal_text, "reached": bool(st.reached), "estimator": e.title,
                 "estimate": e.value, "low": e.low, "high": e.high, "half_width": e.half_width,
                 "confidence": e.confidence, "labels": e.labels, "units": e.units, "items_in_scope": st.items,
-                "strata": st.strata, "assumes": e.assumes, "note": e.note,
+                "removed": st.removed, "strata": st.strata, "assumes": e.assumes,
+                "note": "; ".join(x for x in (e.note, plan.removed_note()) if x),
                 "source": ", ".join(f"{k}={v}" for k, v in plan.table.source.items() if k != "options"),
             })
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -145,12 +240,18 @@ def report_section(project: Any, out_dir: Path, methods: Sequence[str] | None = 
     body = ["<table><tr><th>plan</th><th>goal</th><th>estimator</th><th>estimate</th><th>interval</th>"
             "<th>labels</th><th>reached</th></tr>"]
     for r in rows:
+        if r["estimator"] == "stale":
+            body.append(f"<tr><td>#{r['plan_id']} {html.escape(r['plan'])}</td>"
+                        f"<td colspan='6' class='text'>{html.escape(r['note'])}</td></tr>")
+            continue
+        gone = f" ({r['removed']} removed from the project)" if r["removed"] else ""
         body.append(
             f"<tr><td>#{r['plan_id']} {html.escape(r['plan'])}</td><td>{html.escape(r['goal'])}</td>"
             f"<td title='{html.escape(r['assumes'])}'>{html.escape(r['estimator'])}</td><td>{pct(r['estimate'])}</td>"
             f"<td>[{pct(r['low'])}, {pct(r['high'])}] ({100 * r['confidence']:g} %)</td>"
-            f"<td>{r['labels']} of {r['items_in_scope']}</td><td>{'yes' if r['reached'] else 'no'}</td></tr>")
+            f"<td>{r['labels']} of {r['items_in_scope']}{gone}</td><td>{'yes' if r['reached'] else 'no'}</td></tr>")
     body.append("</table><p class='src'>Each estimate's assumptions are in <code>audit_plans/estimates.csv</code> "
-                "(hover an estimator for them); see docs/audit-plans.md.</p>")
+                "(hover an estimator for them); see docs/audit-plans.md. A plan follows its items: those of a "
+                "removed run leave it and its estimate is over the rest.</p>")
     return ReportSection("audit_plans", "Audit plans", html="".join(body), tables={"estimates": rows},
                          meta={"plans": len(plans)})

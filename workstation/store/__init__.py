@@ -55,6 +55,27 @@ class Project(ProjectBase):
     def _repos(self) -> tuple[Repo, ...]:
         return (self.samples, self.labels, self.evaluations, self.audit, self.plans, self.scores, self.jobs)
 
+    def _after_open_for_writing(self) -> None:
+        self.clear_import_leftovers()
+
+    def clear_import_leftovers(self) -> list[str]:
+        """Clear what a killed import left under ``images/`` (`workstation.util.staging`): its
+        hidden staging folder, or the files of a run folder renamed into place whose run the
+        project does not hold. Runs whenever the project is opened for writing (only one process
+        can be); returns the entries cleared. A failure here is never the open's error."""
+        import logging
+
+        from ..util.staging import clear_stale
+
+        images = self.folder / "images"
+        if self.read_only or not images.is_dir() or images.is_symlink():
+            return []
+        try:
+            return clear_stale(images, lambda run_id: run_id in self.samples.run_ids())
+        except Exception as e:  # noqa: BLE001 - a leftover stays; the project opens
+            logging.getLogger(__name__).warning("could not clear an import's leftovers in %s: %s", images, e)
+            return []
+
 
 def wait_for_unlock(folder: str | Path, timeout: float = 10.0) -> Project:
     """Open a project for writing, retrying while another process releases it."""

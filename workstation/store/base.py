@@ -187,6 +187,7 @@ class ProjectBase:
         p._limit_cached_memory()
         if not read_only:
             p._migrate()
+            p._after_open_for_writing()
         elif p._schema_version() != schema.SCHEMA_VERSION:
             con.close()
             raise ProjectError(f"project {folder} has schema version {p._schema_version()}; "
@@ -215,6 +216,10 @@ class ProjectBase:
         p = cls(folder, con, True, snapshot_dir=tmp)
         p._limit_cached_memory()
         return p
+
+    def _after_open_for_writing(self) -> None:
+        """What a project opened for writing does first (`workstation.store.Project`: clear what
+        a killed import left)."""
 
     def _limit_cached_memory(self) -> None:
         """Have DuckDB hand freed memory back to the system at once: a workstation holds a

@@ -34,6 +34,12 @@ class JobsRepo(Repo):
                                  [job_id, kind, dumps(spec), status, now, now, done, total,
                                   message])
 
+    def remove(self, job_id: str) -> None:
+        """Forget a job's record (its folder is the caller's to remove)."""
+        self._check_writable()
+        with self._lock:
+            self.con.execute("DELETE FROM jobs WHERE job_id = ?", [str(job_id)])
+
     def all(self) -> list[dict[str, Any]]:
         rows = self.con.execute("SELECT job_id, kind, spec, status, created_at, updated_at, done, total, message "
                                 "FROM jobs ORDER BY created_at").fetchall()

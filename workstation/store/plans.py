@@ -12,7 +12,6 @@ first time a plan is stored.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -83,7 +82,10 @@ class PlansRepo(Repo):
         return pid, aid
 
     def all(self, method: str | None = None) -> list[dict[str, Any]]:
-        """Every stored plan (of one method when given), oldest first."""
+        """Every stored plan (of one method when given), oldest first. What the database holds is
+        read as from outside: a goal, design or meta that is not a JSON object comes back as None
+        with ``problem`` naming it (`workstation.evaluation.plan.load_plan` refuses such a plan),
+        never as an exception."""
         if not self._plans_ready():
             return []
         rows = self.con.execute(
@@ -92,9 +94,18 @@ class PlansRepo(Repo):
             "(SELECT count(*) FROM audit_plan_draws d WHERE d.plan_id = p.plan_id AND NOT d.is_recheck) "
             "FROM audit_plans p " + ("WHERE p.method = ? " if method else "") + "ORDER BY p.plan_id",
             [method] if method else []).fetchall()
-        return [{"plan_id": int(r[0]), "name": r[1], "method": r[2], "task": r[3], "goal": json.loads(r[4]),
-                 "design": json.loads(r[5]), "meta": json.loads(r[6] or "{}"), "audit_set_id": r[7],
-                 "created_at": r[8], "items": int(r[9]), "draws": int(r[10])} for r in rows]
+        out = []
+        for r in rows:
+            rec: dict[str, Any] = {"plan_id": int(r[0]), "name": r[1], "method": r[2], "task": r[3],
+                                   "audit_set_id": r[7], "created_at": r[8], "items": int(r[9]), "draws": int(r[10]),
+                                   "problem": None}
+            for key, text in (("goal", r[4]), ("design", r[5]), ("meta", r[6])):
+                value, problem = _stored_object(text, optional=key == "meta")
+                rec[key] = value
+                if problem is not None and rec["problem"] is None:
+                    rec["problem"] = f"its {key} is {problem}"
+            out.append(rec)
+        return out
 
     def get(self, plan_id: int) -> dict[str, Any]:
         for p in self.all():
@@ -103,16 +114,23 @@ class PlansRepo(Repo):
         raise ProjectError(f"no audit plan {plan_id} in the project")
 
     def items(self, plan_id: int) -> dict[str, Any]:
-        """The plan's frozen items as columns, in their order."""
+        """The plan's frozen items as columns, in their order. An empty cell (the database's
+        NULL, where only the project writes values) is a `ProjectError` naming the column and
+        the item."""
         if not self._plans_ready():
             raise ProjectError(f"no audit plan {plan_id} in the project")
         t = self.con.execute(
             "SELECT item_id, cluster, outcome, confidence, targets FROM audit_plan_items WHERE plan_id = ? "
             "ORDER BY row_no", [int(plan_id)]).to_arrow_table()
+        for name in t.column_names:
+            col = t.column(name)
+            if col.null_count:
+                first = next(i for i, v in enumerate(col.is_null().to_pylist()) if v)
+                raise ProjectError(f"item {first + 1} of its frozen items has no {name}")
         cols = {k: t.column(k).to_pylist() for k in t.column_names}
         return {"item_id": cols["item_id"], "cluster": cols["cluster"],
-                "outcome": np.asarray(cols["outcome"], np.int8), "confidence": np.asarray(cols["confidence"], np.float64),
-                "targets": [tuple(x or ()) for x in cols["targets"]]}
+                "outcome": np.asarray(cols["outcome"], np.int64), "confidence": np.asarray(cols["confidence"], np.float64),
+                "targets": [tuple(x) for x in cols["targets"]]}
 
     def add_draws(self, plan_id: int, draws: Sequence[tuple[str, bool, Sequence[str]]]) -> None:
         """Append drawn units (unit id, is re-check, its label targets) to the plan and their
@@ -135,9 +153,35 @@ class PlansRepo(Repo):
                 self._audit.append_items(int(plan["audit_set_id"]),
                                         [(str(t), bool(d[1])) for d in draws for t in d[2]])
 
+    def audit_set_task(self, audit_set_id: int) -> str | None:
+        """The task of an audit set (a plan's), None when the project holds no such set."""
+        row = self.con.execute("SELECT task FROM audit_sets WHERE audit_set_id = ?", [int(audit_set_id)]).fetchone()
+        return None if row is None else str(row[0] or "")
+
     def draws(self, plan_id: int) -> list[tuple[str, bool]]:
-        """(unit id, is re-check) of every draw, in order."""
+        """(unit id, is re-check) of every draw, in order (an empty cell is a `ProjectError`)."""
         if not self._plans_ready():
             return []
-        return [(str(u), bool(r)) for u, r in self.con.execute(
-            "SELECT unit_id, is_recheck FROM audit_plan_draws WHERE plan_id = ? ORDER BY seq", [int(plan_id)]).fetchall()]
+        out = []
+        for k, (u, r) in enumerate(self.con.execute(
+                "SELECT unit_id, is_recheck FROM audit_plan_draws WHERE plan_id = ? ORDER BY seq",
+                [int(plan_id)]).fetchall()):
+            if u is None or r is None:
+                raise ProjectError(f"draw {k + 1} of the plan has no {'unit' if u is None else 're-check flag'}")
+            out.append((str(u), bool(r)))
+        return out
+
+
+def _stored_object(text: Any, optional: bool = False) -> tuple[dict[str, Any] | None, str | None]:
+    """A JSON object kept in a column, read strictly; (None, what is wrong) otherwise."""
+    from ..util.jsonsafe import JSONInputError, loads_strict
+
+    if text is None or text == "":
+        return ({}, None) if optional else (None, "missing")
+    try:
+        value = loads_strict(str(text))
+    except JSONInputError as e:
+        return None, f"not valid JSON ({e.message})"
+    if not isinstance(value, dict):
+        return None, "not a JSON object"
+    return value, None

@@ -276,6 +276,21 @@ class SamplesRepo(Repo):
             for name in names:
                 self.con.execute("INSERT OR IGNORE INTO image_variants VALUES (?)", [name])
 
+    def present(self, sample_ids: Sequence[str], *, without_run: str | None = None) -> np.ndarray:
+        """Which of ``sample_ids`` the project holds (bool per id); with ``without_run``, as if
+        that run were removed too."""
+        keys = [str(x) for x in sample_ids]
+        if not keys:
+            return np.zeros(0, bool)
+        sql = "SELECT sample_id FROM samples WHERE sample_id IN (SELECT unnest(?))"
+        params: list[Any] = [sorted(set(keys))]
+        if without_run is not None:
+            sql += " AND run_id <> ?"
+            params.append(str(without_run))
+        with self._lock:
+            have = {r[0] for r in self.con.execute(sql, params).fetchall()}
+        return np.fromiter((k in have for k in keys), bool, len(keys))
+
     def count(self) -> int:
         with self._lock:
             row = self.con.execute("SELECT count(*) FROM samples").fetchone()

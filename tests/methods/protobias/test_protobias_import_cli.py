@@ -178,3 +178,30 @@ def test_a_failed_import_into_a_new_folder_leaves_no_project(tmp_path: Path,
     _png(src / "img" / "0_corr.png", 10, 10, (1, 2, 3))
     rc, _, err = run_import(capsys, str(src), "--project", str(tmp_path / "new"), "--run-id", "bad id!")
     assert rc == 2 and "run id 'bad id!'" in err and not (tmp_path / "new").exists()
+
+
+def test_another_folder_under_a_run_id_the_project_holds_is_refused_naming_both(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A copy of an imported folder elsewhere (the same name and bytes: the same default run id)
+    is another import, not the same one found complete: one line naming the run and the two
+    folders, the project unchanged. The first folder again is the same import: done, exit 0."""
+    import shutil
+
+    a = make_folder(tmp_path / "a" / "triplets", n=2)
+    b = tmp_path / "b" / "triplets"
+    shutil.copytree(a, b)
+    proj = tmp_path / "proj"
+    rc, out, err = run_import(capsys, str(a), "--project", str(proj))
+    assert rc == 0, err
+    with Project.open(proj, read_only=True) as p:
+        (run,) = p.samples.runs()
+    before = state(proj)
+    for extra in ([], ["--run-id", run["run_id"]]):
+        rc, out, err = run_import(capsys, str(b), "--project", str(proj), *extra)
+        lines = err.strip().splitlines()
+        assert rc == 2 and len(lines) == 1 and lines[0].startswith("error: ") and len(lines[0]) < 300, err
+        assert f"run {run['run_id']!r} already exists" in err
+        assert str(a.resolve()) in err and str(b.resolve()) in err, err
+        assert state(proj) == before
+    rc, out, _ = run_import(capsys, str(a), "--project", str(proj))
+    assert rc == 0 and "already holds this import" in out and state(proj) == before

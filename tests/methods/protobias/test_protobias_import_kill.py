@@ -70,6 +70,23 @@ elif point == "committed":  # the transaction committed, the command not finishe
         die()
 
     importer.import_folder = import_folder
+elif point == "placed":  # the staging folder renamed into place, the transaction not committed
+    from workstation.util import staging
+
+    real_place = staging.Staging.place
+
+    def place(self, files):
+        real_place(self, files)
+        die()
+
+    staging.Staging.place = place
+elif point == "unsettled":  # committed, the staging marker not yet removed
+    from workstation.util import staging
+
+    def settle(self):
+        die()
+
+    staging.Staging.settle = settle
 elif point == "created":  # a new project made, nothing imported yet
     real_import = importer.import_folder
 
@@ -152,3 +169,41 @@ def test_a_killed_import_runs_again_to_the_same_project(seed: int, tmp_path: Pat
 def test_the_kill_points_cover_every_stage() -> None:
     seen = {p for s in SEEDS for p, _ in kill_points(s)}
     assert seen == {"copy", "copied", "transaction", "committed", "created"}, seen
+
+
+def _entries(images: Path) -> set[str]:
+    return {p.relative_to(images).as_posix() for p in images.rglob("*")} if images.is_dir() else set()
+
+
+@pytest.mark.parametrize(("point", "arg"), [("copy", 1), ("copy", 7), ("copied", 0), ("transaction", 0),
+                                            ("placed", 0), ("unsettled", 0)])
+def test_a_killed_import_never_run_again_leaves_no_orphan(point: str, arg: int, tmp_path: Path,
+                                                          reference: tuple[Path, object]) -> None:
+    """Killed and never run again: no image lies in the run's folder that no sample names (the
+    copies wait in a hidden staging folder), and the next open of the project for writing clears
+    what the dead import left; an import killed after its commit keeps every image."""
+    from workstation.store import Project
+
+    folder, want = reference
+    project = tmp_path / "p"
+    assert main(["suite", "--method", "metalogic", "--set", "n_pairs=1", "--set", "objects=demo",
+                 "--project", str(project)]) == 0
+    images = project / "images"
+    before = _entries(images)
+    _killed_run(folder, project, point, arg)
+    with Project.open(project, read_only=True) as p:
+        named = {r[0] for r in p.con.execute("SELECT image_path FROM samples").fetchall()}
+        runs = [r for r in p.samples.run_ids() if r.startswith("import-")]
+    visible = {e for e in _entries(images) - before if not any(part.startswith(".") for part in e.split("/"))}
+    orphans = {e for e in visible if (images / e).is_file() and f"images/{e}" not in named}
+    if point != "placed":  # killed between the rename and the commit: only files the marker names
+        assert not orphans, f"{len(orphans)} orphan image(s) in the run's folder: {sorted(orphans)[:3]}"
+    with Project.open(project):  # the next open for writing clears what the dead import left
+        pass
+    left = _entries(images) - before
+    if runs:  # committed before it died: the run and all its images, no marker
+        assert point == "unsettled"
+        assert {f"images/{e}" for e in left if (images / e).is_file()} == named - {f"images/{e}" for e in before}
+        assert tree_digest(images, skip=tuple(before)) == want[1]  # type: ignore[index]
+    else:
+        assert left == set(), f"left behind: {sorted(left)[:5]}"

@@ -33,10 +33,19 @@ def human_labels(project: Any, table: AuditTable) -> np.ndarray:
     return _human(project, table.item_id)
 
 
+def present_items(project: Any, table: AuditTable, *, without_run: str | None = None) -> np.ndarray:
+    """Which of the table's images (samples) the project still holds; with ``without_run``, as if
+    that run were removed too."""
+    return np.asarray(project.samples.present(table.item_id.tolist(), without_run=without_run), bool)
+
+
 def audit_table(project: Any, *, tree_id: str | None = None, threshold: float | None = None) -> AuditTable:
     store = TreeStore(project)
     tid = store.resolve(tree_id)
     tree = store.load(tid, persist=False)
+    if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))
+                                  or not np.isfinite(float(threshold))):
+        raise WorkstationError(f"the CLIPScore threshold must be a finite number, got {repr(threshold)[:40]}")
     th = tree.config.premark_threshold if threshold is None else float(threshold)
     if th is None:
         raise WorkstationError(f"DyEval tree {tid!r} has no CLIPScore pre-mark threshold: set premark_threshold "

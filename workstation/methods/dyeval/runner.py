@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -338,6 +339,47 @@ class DyEvalRunner:
                                              suite=f"dyeval:{self.tree_id}"))
         return specs
 
+    def _discard_failed(self, job_ids: Sequence[str], first: str, message: str) -> str:
+        """Generation jobs of this tree that failed (a full disk): their folders (inputs, logs,
+        chunks) and their records go, and a run folder no sample names. The images a finished
+        batch made are samples of the project already and stay; the next step asks for the rest
+        in a new job. Returns the step's one-line error."""
+        from ...jobs.spec import JobPaths
+        from ...util.paths import remove_tree_inside
+
+        folder = Path(self.project.folder)
+        run_of = {j["job_id"]: str((j.get("spec") or {}).get("run_id") or "") for j in self.project.jobs.all()
+                  if isinstance(j.get("spec"), dict)}
+        left: list[str] = []
+        for job_id in job_ids:
+            try:  # the folder first: it frees the space the record's removal may need
+                remove_tree_inside(folder / "jobs", JobPaths(folder, job_id).dir)
+            except (OSError, WorkstationError):
+                left.append(f"jobs/{job_id}")
+            try:
+                with self.project.transaction():
+                    self.project.jobs.remove(job_id)
+            except Exception:  # noqa: BLE001 - the database cannot be written either: said below
+                left.append(f"the record of {job_id}")
+            rid = run_of.get(job_id, "")
+            run_dir = folder / "images" / rid
+            if rid and rid not in self.project.samples.run_ids() and run_dir.is_dir() and not run_dir.is_symlink():
+                try:
+                    run_dir.rmdir()  # empty: a failed batch leaves no image behind
+                except OSError:
+                    pass
+        jobs_dir = folder / "jobs"
+        try:
+            if jobs_dir.is_dir() and not jobs_dir.is_symlink() and not any(jobs_dir.iterdir()):
+                jobs_dir.rmdir()
+        except OSError:
+            pass
+        cause = " ".join(str(message).split(";")[0].replace(f"{folder}{os.sep}", "").split())
+        cause = cause if len(cause) <= 120 else cause[:119] + "…"
+        if left:
+            return f"generation job {first} failed ({cause}); could not remove {left[0]}: remove it, then step again"
+        return f"generation job {first} failed ({cause}); the job was removed: run the step again (made images are kept)"
+
     def render_inline(self, *, size: int = 256, source: str = "demo") -> int:
         """Draw the images the tree asks for with the procedural renderer in this process (no
         worker: the demo), store them as samples of one new run and add them to the tree."""
@@ -437,7 +479,11 @@ class DyEvalRunner:
                 rep.jobs.extend(s.job_id for s in specs)
                 if specs and run:
                     before = len(self.tree.images)
-                    for r in self.run_jobs(specs, on_progress):
+                    runs = self.run_jobs(specs, on_progress)
+                    for r in runs:
+                        if r.status == "failed":
+                            raise WorkstationError(self._discard_failed(
+                                [x.job_id for x in runs if x.status == "failed"], r.job_id, r.message))
                         if r.status != "done":
                             raise WorkstationError(f"generation job {r.job_id} {r.status}: {r.message}")
                     rep.done.append(f"generated {len(self.tree.images) - before} image(s)")

@@ -33,6 +33,26 @@ def human_labels(project: Any, table: AuditTable) -> np.ndarray:
     return _human(project, table.item_id)
 
 
+def present_items(project: Any, table: AuditTable, *, without_run: str | None = None) -> np.ndarray:
+    """Which of the table's image pairs the project still holds: the plan's evaluation still has
+    the pair's outcome (a removed run takes its outcomes with it) and both images are samples of
+    the project; with ``without_run``, as if that run were removed too."""
+    eid = table.source.get("eval_id")
+    if isinstance(eid, bool) or not isinstance(eid, int):
+        return np.zeros(len(table), bool)
+    cols = load_outcomes(project, eid)
+    ids = np.asarray(cols.get("image_pair", []), dtype=object)
+    if len(ids) == 0:
+        return np.zeros(len(table), bool)
+    run = np.asarray(cols["run_id"], dtype=object)
+    a, b = np.asarray(cols["sample_a"], dtype=object), np.asarray(cols["sample_b"], dtype=object)
+    keep = np.ones(len(ids), bool) if without_run is None else run != without_run
+    held = project.samples.present([str(x) for x in np.concatenate([a, b]).tolist()], without_run=without_run)
+    keep &= held[:len(a)] & held[len(a):]
+    alive = set(ids[keep].tolist())
+    return np.array([i in alive for i in table.item_id.tolist()], bool)
+
+
 def audit_table(project: Any, *, eval_id: int | None = None) -> AuditTable:
     eid = project.evaluations.active_id("metalogic") if eval_id is None else int(eval_id)
     if eid is None:

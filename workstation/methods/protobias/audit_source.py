@@ -44,6 +44,17 @@ def human_labels(project: Any, table: AuditTable) -> np.ndarray:
     return _preference(mc, ma)
 
 
+def present_items(project: Any, table: AuditTable, *, without_run: str | None = None) -> np.ndarray:
+    """Which of the table's triplets the project still holds: both of its images (its label
+    targets, I_corr and I_adv) are samples of the project; with ``without_run``, as if that run
+    were removed too."""
+    assert table.targets is not None
+    targets = table.targets.tolist()
+    flat = [t for ts in targets for t in ts]
+    have = dict(zip(flat, project.samples.present(flat, without_run=without_run).tolist()))
+    return np.array([bool(ts) and all(have[t] for t in ts) for ts in targets], bool)
+
+
 def audit_table(project: Any, *, metric: str | None = None) -> AuditTable:
     data = load_project_data(project)
     if len(data) == 0:
@@ -51,6 +62,8 @@ def audit_table(project: Any, *, metric: str | None = None) -> AuditTable:
     metrics = list(data.scores.metrics)
     if not metrics:
         raise WorkstationError("no metric has scored these triplets yet: run a score job first")
+    if metric is not None and not isinstance(metric, str):
+        raise WorkstationError(f"a metric is named by text, got {repr(metric)[:40]}")
     name = metric or metrics[0]
     if name not in metrics:
         raise WorkstationError(f"no metric {name!r} scored these triplets (have: {', '.join(metrics)})")

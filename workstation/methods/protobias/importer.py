@@ -2,11 +2,14 @@
 
 Everything is checked before anything is written: the index line by line and every image (path
 inside the folder, regular file, format, size, full decode — `io`), the run id, and that no
-triplet's prompts clash with prompts already in the project. Then the images are copied into
-``images/<run_id>/`` (each read again without following links, its bytes checked against the hash
-taken when it was validated and decoded once more, written atomically) and the run, the prompts
-and the samples are added in one transaction. Any failure removes the copied images and leaves
-the database as it was.
+triplet's prompts clash with prompts already in the project. Then the images are copied into a
+hidden staging folder under ``images/`` (each read again without following links, its bytes
+checked against the hash taken when it was validated and decoded once more), and the run, the
+prompts and the samples are added in one transaction whose last step renames that folder to
+``images/<run_id>/`` (`workstation.util.staging`). Any failure removes the copies and leaves the
+database as it was; a process killed at any point leaves only what the next open of the project
+for writing (or the next import) clears: never a file in ``images/<run_id>/`` that no sample
+names.
 
 An index line may carry, besides the required fields, ``prompt_corr`` / ``prompt_adv`` (the
 generation prompts of the two images), ``extra_element``, ``knob_value`` (what T states),
@@ -27,6 +30,7 @@ from ...dataset import Dataset, Detections, Prompts, Samples
 from ...types import InputError, WorkstationError
 from ...util.atomic import atomic_write_bytes
 from ...util.images import DEFAULT_MAX_BYTES, decode_check
+from ...util.staging import stage
 from .build import METHOD_NAME, ROLES, image_target_id
 from .io import ImportedTriplets, read_triplet_index
 
@@ -151,14 +155,45 @@ def _leftovers(project: Any, images_dir: Path, rel_dir: str) -> list[Path]:
     return out
 
 
-def _already_imported(project: Any, rid: str, provenance: dict[str, Any], n: int) -> bool:
-    """Whether run ``rid`` is this very import, done before (a run of the same command again)."""
+def _held_import(project: Any, rid: str) -> dict[str, Any] | None:
+    """Run ``rid`` of the project (its row), None when there is none."""
+    return next((r for r in project.samples.runs() if r["run_id"] == rid), None)
+
+
+def _same_import(run: dict[str, Any], imp: ImportedTriplets, provenance: dict[str, Any], n: int) -> bool:
+    """Whether ``run`` is this very import, done before (a run of the same command again): a
+    ProtoBias import of the same folder (its real path), with the same index and image bytes."""
     from ...store import MAX_PROVENANCE_BYTES
     from ...util.jsonsafe import capped
 
-    run = next((r for r in project.samples.runs() if r["run_id"] == rid), None)
-    return (run is not None and run.get("source") == "protobias_import" and int(run.get("samples") or 0) == n
+    got = run.get("params")
+    params: dict[str, Any] = got if isinstance(got, dict) else {}
+    return (run.get("source") == "protobias_import" and int(run.get("samples") or 0) == n
+            and _same_folder(params.get("folder"), imp.folder)
             and run.get("provenance") == capped(provenance, MAX_PROVENANCE_BYTES))
+
+
+def _same_folder(held: Any, folder: Path) -> bool:
+    if not isinstance(held, str) or not held:
+        return False
+    return held == str(folder) or os.path.realpath(held) == os.path.realpath(folder)
+
+
+def _refuse_held(run: dict[str, Any], rid: str, imp: ImportedTriplets) -> WorkstationError:
+    """The one-line refusal of an import under a run id the project already holds otherwise."""
+    from ...util.textio import quote
+
+    got = run.get("params")
+    params: dict[str, Any] = got if isinstance(got, dict) else {}
+    held = params.get("folder")
+    if run.get("source") == "protobias_import" and isinstance(held, str):
+        if _same_folder(held, imp.folder):
+            return WorkstationError(f"run {rid!r} already exists in the project: it holds an earlier import of this "
+                                    f"folder, {quote(held, 110)}, whose index or images differ now; choose another "
+                                    "--run-id")
+        return WorkstationError(f"run {rid!r} already exists in the project: it holds the import of {quote(held, 110)}, "
+                                f"not of {quote(str(imp.folder), 110)}; choose another --run-id")
+    return WorkstationError(f"run {rid!r} already exists in the project; choose another --run-id")
 
 
 def import_folder(project: Any, folder: str | Path, *, index: str | Path | None = None, run_id: str | None = None,
@@ -180,10 +215,11 @@ def import_folder(project: Any, folder: str | Path, *, index: str | Path | None 
     provenance = {"index_sha256": hashlib.sha256(imp.index_path.read_bytes()).hexdigest(),
                   "images": {sample_id_for(rid, image_target_id(str(imp.triplet_id[i]), role), seeds[i]): next(hashes)
                              for i in range(len(imp)) for role in ROLES}}
-    if rid in project.samples.run_ids():
-        if _already_imported(project, rid, provenance, 2 * len(imp)):
+    run = _held_import(project, rid)
+    if run is not None:
+        if _same_import(run, imp, provenance, 2 * len(imp)):
             return ImportSummary(rid, len(imp), 2 * len(imp), str(imp.index_path), str(imp.folder), already=True)
-        raise WorkstationError(f"run {rid!r} already exists in the project; choose another --run-id")
+        raise _refuse_held(run, rid, imp)
     suite = f"protobias-import:{imp.index_path.name}@{default_run_id(imp).rsplit('-', 1)[1]}"
     prompts = _prompts(imp, suite)
     existing = dict(project.con.execute(
@@ -199,28 +235,36 @@ def import_folder(project: Any, folder: str | Path, *, index: str | Path | None 
         target_file(project.folder, f"{rel_dir}/x")  # nothing is written through a link
     except UnsafePath as e:
         raise WorkstationError(f"cannot import into {project.folder}: {e}") from None
-    images_dir = Path(project.folder) / "images" / rid
+    images_root = Path(project.folder) / "images"
+    images_dir = images_root / rid
+    images_root.mkdir(parents=True, exist_ok=True)
+    project.clear_import_leftovers()  # a killed import's staging folder (also done on every open)
     for p in _leftovers(project, images_dir, rel_dir):
-        p.unlink(missing_ok=True)  # a killed import's copies (and half-written files)
-    sids, pids, paths, widths, heights, seed_col = [], [], [], [], [], []
-    copied: list[Path] = []
-    made_dir = not images_dir.exists()
+        p.unlink(missing_ok=True)  # a killed import's copies (and half-written files), of versions before staging
+    if images_dir.is_dir() and not images_dir.is_symlink() and not any(images_dir.iterdir()):
+        images_dir.rmdir()
+    if os.path.lexists(images_dir):
+        raise WorkstationError(f"{images_dir} already holds files of another import; the project names none of "
+                               "them: move them away or choose another --run-id")
+    sids, pids, paths, widths, heights, seed_col, names = [], [], [], [], [], [], []
+    # the copies go into a hidden staging folder, renamed to images/<run_id> in the transaction
+    # that adds the run: a kill at any point leaves no file that a sample does not name
+    staging = stage(images_root, rid, rid)
     try:
-        images_dir.mkdir(parents=True, exist_ok=True)
         for i in range(len(imp)):
             for role in ROLES:
                 rel_src = str(imp.image_corr[i] if role == "corr" else imp.image_adv[i])
                 sha = str(imp.sha256_corr[i] if role == "corr" else imp.sha256_adv[i])
                 data, ext = _read_again(imp.source_path(rel_src), sha, str(imp.index_path), int(imp.line[i]))
                 pid = image_target_id(str(imp.triplet_id[i]), role)
-                dest = images_dir / f"{safe_name(pid)}_s{seeds[i]}{ext}"
-                if os.path.lexists(dest):
-                    raise WorkstationError(f"{dest} already exists; the project holds files of another import")
-                atomic_write_bytes(dest, data, fsync=False)
-                copied.append(dest)
+                name = f"{safe_name(pid)}_s{seeds[i]}{ext}"
+                if name in names:
+                    raise WorkstationError(f"two images of the import would be {rel_dir}/{name}")
+                atomic_write_bytes(staging.dir / name, data, fsync=False)
+                names.append(name)
                 sids.append(sample_id_for(rid, pid, seeds[i]))
                 pids.append(pid)
-                paths.append(dest.relative_to(project.folder).as_posix())
+                paths.append(f"{rel_dir}/{name}")
                 widths.append(float(imp.width_corr[i] if role == "corr" else imp.width_adv[i]))
                 heights.append(float(imp.height_corr[i] if role == "corr" else imp.height_adv[i]))
                 seed_col.append(seeds[i])
@@ -232,15 +276,11 @@ def import_folder(project: Any, folder: str | Path, *, index: str | Path | None 
                                     params={"folder": str(imp.folder), "index": imp.index_path.name, "triplets": len(imp)},
                                     provenance=provenance, source="protobias_import")
             project.samples.add_dataset(ds)
+            staging.place(names)  # the last step before the commit
     except BaseException:
-        for p in copied:
-            p.unlink(missing_ok=True)
-        if made_dir:
-            try:
-                images_dir.rmdir()
-            except OSError:
-                pass
+        staging.discard()
         raise
+    staging.settle()
     return ImportSummary(rid, len(imp), n, str(imp.index_path), str(imp.folder))
 
 

@@ -31,6 +31,12 @@ def _human(project: Any, ids: np.ndarray) -> np.ndarray:
     return out
 
 
+def present_items(project: Any, table: AuditTable, *, without_run: str | None = None) -> np.ndarray:
+    """Which of the table's images (samples) the project still holds; with ``without_run``, as if
+    that run were removed too."""
+    return np.asarray(project.samples.present(table.item_id.tolist(), without_run=without_run), bool)
+
+
 def audit_table(project: Any, *, config_id: int | None = None) -> AuditTable:
     """The table under checker config ``config_id`` (the active one by default): its stored
     verdict set when it has one for every sample, else the checker evaluated now."""

@@ -212,8 +212,19 @@ def _read_text(path: Path) -> str:
 
 
 def _read_json(path: Path, annotator: str) -> LabelTable:
+    from ...util.jsonsafe import json_problem
+
     text = _read_text(path)
-    dec = json.JSONDecoder()
+    # the strict reader's limits first (`util.jsonsafe`): nesting deeper than its limit, NaN /
+    # Infinity, numbers out of range; each label is then decoded on its own for its line number
+    found = json_problem(text)
+    if found is not None:
+        raise InputError(path, f"malformed JSON ({found[0]})", found[1])
+
+    def refuse(name: str) -> Any:
+        raise ValueError(f"{name} is not a finite number (strict JSON has no {name})")
+
+    dec = json.JSONDecoder(parse_constant=refuse)
 
     def line_of(pos: int) -> int:
         return text.count("\n", 0, pos) + 1
@@ -250,6 +261,8 @@ def _read_json(path: Path, annotator: str) -> LabelTable:
             obj, pos = dec.raw_decode(text, pos)
         except json.JSONDecodeError as e:
             raise InputError(path, f"malformed JSON ({e.msg} at column {e.colno})", e.lineno) from None
+        except (ValueError, RecursionError) as e:  # a second guard behind the scan above
+            raise InputError(path, f"malformed JSON ({' '.join(str(e).split())[:120]})", line_of(start)) from None
         if not isinstance(obj, dict):
             raise fail(start, "each label must be a JSON object")
         cols = _resolve_columns(list(obj), path, line_of(start), where="field")
