@@ -116,3 +116,43 @@ def test_the_dyeval_tree_export_follows_the_policy(open_window: Any, project: Pa
     assert (outside / "victim.txt").read_text(encoding="utf-8") == VICTIM
     out = project / "exports" / "tree.json"
     assert page.export(str(out)) == str(out) and out.is_file()
+
+
+def test_write_report_asks_before_replacing_and_the_command_refuses_what_is_not_a_report(
+        qtbot: Any, open_window: Any, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """File → Write report… goes through the command line's `report`: a folder that exists is
+    replaced only when the user says so (then with --overwrite), and even then only a report the
+    program wrote; a folder inside the project's images/ is refused, the project unchanged."""
+    from ui import import_report
+
+    errors: list[str] = []
+    asked: list[str] = []
+    answer = [import_report.QMessageBox.No]
+    monkeypatch.setattr(import_report.QMessageBox, "critical", lambda *a: errors.append(a[2]))
+    monkeypatch.setattr(import_report.QMessageBox, "question", lambda *a: (asked.append(a[2]), answer[0])[1])
+    monkeypatch.setattr(import_report.QDesktopServices, "openUrl", lambda url: None)
+    w = open_window(project)
+    thesis = tmp_path / "thesis"
+    thesis.mkdir()
+    (thesis / "chapter.tex").write_text(VICTIM, encoding="utf-8")
+
+    def dialog(out: Path) -> Any:
+        dlg = import_report.ReportDialog(w)
+        dlg.out.setText(str(out))
+        dlg.evaluate.setChecked(False)
+        return dlg
+
+    assert import_report.write_report(w, dialog(thesis)) is None  # asked, and the user said no
+    assert asked and str(thesis) in asked[0] and not errors
+    answer[0] = import_report.QMessageBox.Yes
+    before = _state(w, project)
+    for out, words in ((thesis, "not a report this program wrote"), (project / "images" / "report", "images/")):
+        run = import_report.write_report(w, dialog(out))
+        assert run is not None
+        with qtbot.waitSignal(run.finished, timeout=120000) as sig:
+            pass
+        assert sig.args[0] is False
+        assert errors and str(out) in errors[-1] and words in errors[-1], errors
+    assert (thesis / "chapter.tex").read_text(encoding="utf-8") == VICTIM and sorted(thesis.iterdir()) == [
+        thesis / "chapter.tex"]
+    assert _state(w, project) == before
