@@ -135,6 +135,18 @@ def test_a_new_command_with_an_output_option_is_found(monkeypatch: pytest.Monkey
     assert problems == ["rogue-export --output: not declared through command_base.add_output_arg"]
 
 
+def test_commands_and_the_window_write_outputs_only_through_util_output() -> None:
+    """The atomic writer knows no policy: a command (kernel or method) or the window that writes a
+    file the user named goes through `util.output` (which asks `util.outpaths`)."""
+    root = Path(__file__).resolve().parents[2]
+    files = [*(root / "workstation" / "commands").glob("*.py"), *(root / "workstation" / "methods").glob("*/commands*.py"),
+             *(root / "workstation" / "methods").glob("*/commands/*.py"), *(root / "ui").rglob("*.py")]
+    assert len(files) > 20
+    bypass = [f.relative_to(root).as_posix() for f in files
+              if re.search(r"\batomic_(path|write_bytes|write_text)\b", f.read_text(encoding="utf-8"))]
+    assert bypass == []
+
+
 # ---- the project --------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
