@@ -192,6 +192,11 @@ def write_report(window: Any, dialog: ReportDialog | None = None) -> CommandRun 
     out = Path(dlg.out.text())
     folder = p.folder
     steps = [["report", "--project", str(folder), "--out", str(out)]]
+    if out.is_dir() and any(out.iterdir()):  # the command replaces only a report it wrote, and only when told
+        if QMessageBox.question(window, "Write report", f"{out} already exists. Replace it? (Only a report "
+                                "folder this program wrote is replaced.)") != QMessageBox.Yes:
+            return None
+        steps[0].append("--overwrite")
     reopen = dlg.evaluate.isChecked()
     if reopen:  # the report reads the stored result sets: store what the window shows first
         steps.insert(0, ["evaluate", "--project", str(folder)])

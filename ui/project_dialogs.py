@@ -189,6 +189,17 @@ def exports_folder(project: Any) -> Path:
     return folder
 
 
+#: how the window says an existing file is kept: only a path chosen in a save dialog (which asks
+#: before it replaces a file) replaces one (`workstation.util.outpaths`)
+SAVE_DIALOG_HINT = "it is replaced only when chosen in the save dialog, which asks first"
+
+
+def output_projects(project: Any) -> list[Path]:
+    """The project folder an export from the window must keep out of (`util.outpaths`)."""
+    project = getattr(getattr(project, "state", None), "project", project)
+    return [Path(project.folder)] if project is not None else []
+
+
 def choose_folder(parent: QWidget | None, title: str) -> str:
     start = recent_projects()[0] if recent_projects() else str(Path.home())
     return QFileDialog.getExistingDirectory(parent, title, str(Path(start).parent))

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+from .command_base import check_outputs
 from .types import WorkstationError
 
 # module names under workstation.commands, in --help order
@@ -94,6 +95,7 @@ def main(argv: Sequence[str] | None = None, extra_commands: Sequence[str] | None
         # no command: open the workstation (GUI), as double-clicking the app would
         args = parser.parse_args(["gui", *(argv or [])])
     try:
+        check_outputs(args)  # every file or folder a command writes, before it runs (util.outpaths)
         return int(args.func(args) or 0)
     except WorkstationError as e:
         print(f"error: {_one_line(str(e))}", file=sys.stderr)

@@ -8,6 +8,10 @@
   runs it (its docstring) or by the command module's docstring.
 - ``--set KEY=VALUE`` options (`parse_options`), the ``--project DIR`` option, and opening an existing project for writing
   (`open_project`) or for reading (`reading_project`: a snapshot while another process holds it).
+- `add_output_arg`: an option naming a file or folder the command writes (``--out``, ``--todo``),
+  with its ``--overwrite``; `check_outputs` asks the output policy (`util.outpaths`) about every
+  such option of the parsed arguments — the command line does it before any command runs, and
+  the writers ask again as they write.
 """
 
 from __future__ import annotations
@@ -51,6 +55,51 @@ def add_command(sub: Any, name: str, summary: str, run: Callable[[argparse.Names
     if run is not None:
         p.set_defaults(func=run)
     return p
+
+
+OUTPUTS_DEST = "output_options"  # the parsed arguments' (dest, kind, what, marker) of each output option
+
+
+def _output_path(kind: str) -> Callable[[str], Path]:
+    def convert(text: str) -> Path:
+        from .util.outpaths import FILE, shown
+
+        if kind == FILE and text.endswith(("/", "\\")):
+            raise argparse.ArgumentTypeError(f"{shown(text)} ends with a slash: it names a folder, give a file name")
+        return Path(text)
+
+    convert.__name__ = f"output_{kind}"
+    return convert
+
+
+def add_output_arg(p: argparse.ArgumentParser, flag: str, metavar: str, help: str, *, what: str,
+                   folder: bool = False, required: bool = False, marker: str | None = None,
+                   overwrite_help: str | None = None) -> None:
+    """An option naming a file (or, with ``folder``, a folder) the command writes, and the
+    command's ``--overwrite`` (added once). ``what`` names it in messages ("label file");
+    ``marker``: the file an existing folder must hold to be replaced."""
+    from .util.outpaths import FILE, FOLDER
+
+    kind = FOLDER if folder else FILE
+    action = p.add_argument(flag, required=required, type=_output_path(kind), metavar=metavar, help=help)
+    outputs = tuple(p.get_default(OUTPUTS_DEST) or ()) + ((action.dest, kind, what, marker),)
+    p.set_defaults(**{OUTPUTS_DEST: outputs})
+    if not any("--overwrite" in a.option_strings for a in p._actions):
+        p.add_argument("--overwrite", action="store_true", help=overwrite_help or (
+            "replace an existing output file (without it an existing file is never replaced; never allowed: "
+            "a link, the project's database, anything inside the project but its exports/ and reports/)"))
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Ask the output policy (`util.outpaths.check_output`) about every output option given;
+    an `OutputRefused` names the first path refused."""
+    from .util.outpaths import check_output
+
+    for dest, kind, what, marker in getattr(args, OUTPUTS_DEST, None) or ():
+        value = getattr(args, dest, None)
+        if value is not None:
+            check_output(value, what=what, kind=kind, overwrite=bool(getattr(args, "overwrite", False)),
+                         projects=[getattr(args, "project", None)], marker=marker)
 
 
 def add_project_arg(p: argparse.ArgumentParser, what: str = "project folder") -> None:

@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
                 [py, me, "original-evaluate", str(tmp / "orig_eval")], args.runs)
         ours_json, theirs_json = tmp / "calibration.json", tmp / "orig_calibration.json"
         compare("calibrate (paper grid, 36 combinations)",
-                [py, "main.py", "calibrate", "--project", str(project), "--out", str(ours_json)],
+                [py, "main.py", "calibrate", "--project", str(project), "--out", str(ours_json), "--overwrite"],
                 [py, me, "original-calibrate", str(labels_file), str(theirs_json)], args.runs)
         ours: dict[str, Any] = json.loads(ours_json.read_text())["best"]["params"]
         theirs: dict[str, Any] = json.loads(theirs_json.read_text())

@@ -136,7 +136,7 @@ def _marker_link(place: Place) -> list[str]:
 
 REPORTS = [
     Case("report-overwrite-the-project", lambda p: _report(p, p.project), None, None, ("the project",)),  # type: ignore[arg-type]
-    Case("report-overwrite-above-the-project", lambda p: _report(p, p.tmp), None, None, ("holds it",)),
+    Case("report-overwrite-above-the-project", lambda p: _report(p, p.tmp), None, None, ("holds the project",)),
     Case("report-overwrite-unrelated-folder", lambda p: _report(p, p.sentinel), None, None,
          ("not a report this program wrote",)),
     Case("report-overwrite-through-a-link", _link_to_report, None, None, ("symbolic link",)),

@@ -284,25 +284,22 @@ def test_out_of_memory_halves_the_batch_and_goes_on(tmp_path: Path) -> None:
 
 
 def test_disk_full_keeps_finished_items_and_resume_completes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import builtins
-
-    import workstation.util.atomic as atomic
+    from workstation.jobs import chunks
 
     p = new_project(tmp_path / "p")
     try:
         job = procedural_job(p, batch_size=4)
         paths = JobPaths(p.folder, job)
-        real_open = builtins.open
+        real_write = chunks.atomic_write_bytes  # how a worker writes each image
         calls = {"n": 0}
 
-        def filling_open(file: Any, mode: str = "r", *a: Any, **kw: Any) -> Any:
-            if "w" in mode and str(file).endswith(atomic.PARTIAL_SUFFIX):
-                calls["n"] += 1
-                if calls["n"] > 10:  # the disk fills up during the third batch
-                    raise OSError(errno.ENOSPC, "No space left on device", str(file))
-            return real_open(file, mode, *a, **kw)
+        def filling_write(path: Path, data: bytes, **kw: Any) -> None:
+            calls["n"] += 1
+            if calls["n"] > 10:  # the disk fills up during the third batch
+                raise OSError(errno.ENOSPC, "No space left on device", str(path))
+            real_write(path, data, **kw)
 
-        monkeypatch.setattr(atomic, "open", filling_open, raising=False)
+        monkeypatch.setattr(chunks, "atomic_write_bytes", filling_write)
         assert run_worker(paths.dir) == EXIT_FAILED
         prog = read_progress(paths.progress)
         assert prog.state == FAILED and "out of disk space" in prog.error and "resume" in prog.error

@@ -465,12 +465,17 @@ class JudgeController(QObject):
         who, aid = self.state.annotator, self.core.audit_set_id
         return [e for e in rows if e.annotator == who and (vis.own_earlier or aid is None or e.audit_set_id == aid)]
 
-    def export_csv(self, path: str | Path) -> int:
-        """Write the labels `export_rows` gives as CSV (spreadsheet-safe cells)."""
-        from workstation.util.atomic import atomic_path
+    def export_csv(self, path: str | Path, overwrite: bool = False) -> int:
+        """Write the labels `export_rows` gives as CSV (spreadsheet-safe cells), through the output
+        policy (`workstation.util.output`): never into the project but its exports/ or reports/, an
+        existing file replaced only with ``overwrite`` (the save dialog asked)."""
+        from workstation.util.output import output_file
+
+        from ..project_dialogs import SAVE_DIALOG_HINT, output_projects
 
         rows = self.export_rows()
-        with atomic_path(path) as tmp:
+        with output_file(path, "label file", overwrite=overwrite, projects=output_projects(self.state.project),
+                         overwrite_hint=SAVE_DIALOG_HINT) as tmp:
             with open(tmp, "w", newline="", encoding="utf-8") as fh:
                 w = csv.writer(fh)
                 w.writerow(["task", "target_kind", "target_id", "annotator", "value", "notes", "created_at",
@@ -540,11 +545,12 @@ def _remembered_auto_advance() -> bool:
 
 class JudgeBar(QWidget):
     """The bar under a judging page's view (see the module docstring). ``colors``: a colour per
-    value for its button's frame and "your label"; ``exporter(path) -> n`` replaces the plain
-    CSV export; ``export_filter``: the file dialog's filter."""
+    value for its button's frame and "your label"; ``exporter(path, overwrite) -> n`` replaces the
+    plain CSV export (``overwrite``: the path was chosen in the save dialog, which asked before
+    replacing a file); ``export_filter``: the file dialog's filter."""
 
     def __init__(self, controller: JudgeController, parent: QWidget | None = None, *,
-                 colors: dict[str, str] | None = None, exporter: Callable[[str], int] | None = None,
+                 colors: dict[str, str] | None = None, exporter: Callable[[str, bool], int] | None = None,
                  export_filter: str = "CSV (*.csv)", noun: str = "item") -> None:
         super().__init__(parent)
         self.c = controller
@@ -870,6 +876,7 @@ class JudgeBar(QWidget):
 
     # ---- export -----------------------------------------------------------------------------------
     def export(self, path: str | None = None) -> int:
+        asked = not path  # the save dialog asks before it lets an existing file be replaced
         if not path:
             from ..project_dialogs import exports_folder
 
@@ -878,7 +885,7 @@ class JudgeBar(QWidget):
         if not path:
             return 0
         try:
-            n = self.exporter(path) if self.exporter is not None else self.c.export_csv(path)
+            n = self.exporter(path, asked) if self.exporter is not None else self.c.export_csv(path, asked)
         except Exception as e:  # noqa: BLE001 - said in the status bar, the window stays up
             self._message(f"labels not exported: {e}")
             return 0

@@ -2,7 +2,7 @@
 
     python main.py labels import FILE --project DIR [--annotator NAME]
     python main.py labels export --project DIR --out FILE [--task TASK|METHOD|all] [--annotator NAME]
-                                 [--all-events]
+                                 [--all-events] [--overwrite]
 
 Import reads SpatialBench-UC's `labels_filled.json` / `labels_filled.csv` and our own CSV /
 Parquet (see `workstation.methods.spatial.labels_io`); the whole file is validated first, then appended as label
@@ -15,7 +15,8 @@ names a method's task (``spatial.verdict``, ``metalogic.pair``, ``protobias.fide
 (.csv with our columns or SpatialBench-UC's, .json, .parquet; `labels import` reads them back);
 every other choice, and any .jsonl file, is the label log's layout (`workstation.io.label_log`:
 task, target kind and id, annotator, value, rating, notes, time, source, audit set) in CSV or
-JSONL.
+JSONL. An existing FILE is replaced only with --overwrite (never a link, the project's database
+or a file inside the project but in its exports/ or reports/ folder).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from ..command_base import add_command, add_project_arg, open_project, reading_project
+from ..command_base import add_command, add_output_arg, add_project_arg, open_project, reading_project
 from ..methods.spatial.store import SpatialStore
 
 
@@ -44,8 +45,8 @@ def register(sub: Any) -> None:
 
     pe = add_command(lsub, "export", "write the project's labels to a file", run_export)
     add_project_arg(pe)
-    pe.add_argument("--out", required=True, type=Path, metavar="FILE",
-                    help="output file (.csv or .jsonl; spatial labels also .json or .parquet)")
+    add_output_arg(pe, "--out", "FILE", "output file (.csv or .jsonl; spatial labels also .json or .parquet)",
+                   what="label file", required=True)
     pe.add_argument("--task", default="spatial.verdict", metavar="TASK",
                     help="a task (spatial.verdict, metalogic.pair, protobias.fidelity, dyeval.image), a method "
                          "(spatial, metalogic, protobias, dyeval) or all (default: spatial.verdict)")
@@ -130,7 +131,8 @@ def run_export(args: argparse.Namespace) -> int:
             else:
                 events = [e for t in tasks for e in project.labels.standing(t, args.annotator)]
                 events.sort(key=lambda e: e.event_id)
-            n = write_label_log(args.out, events, event_log=args.all_events)
+            n = write_label_log(args.out, events, event_log=args.all_events, overwrite=args.overwrite,
+                                projects=[args.project])
         else:
             if args.all_events:
                 rows = SpatialStore(project).label_events()
@@ -138,7 +140,7 @@ def run_export(args: argparse.Namespace) -> int:
                     rows = [r for r in rows if r.annotator == args.annotator]
             else:
                 rows = [r for r in SpatialStore(project).latest_labels(args.annotator) if r.verdict is not None]
-            n = write_labels(args.out, rows, args.format)
+            n = write_labels(args.out, rows, args.format, overwrite=args.overwrite, projects=[args.project])
         others = {t: c for t, c in project.labels.tasks().items() if t not in tasks}
     what = "label events" if args.all_events else "labels (the latest standing one per target and annotator)"
     print(f"wrote {n} {what} of {', '.join(tasks)} to {args.out}")

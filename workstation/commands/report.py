@@ -15,19 +15,21 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..command_base import add_command, add_project_arg, reading_project
+from ..command_base import add_command, add_output_arg, add_project_arg, reading_project
 
 
 def register(sub: Any) -> None:
     p = add_command(sub, "report", "write the report bundle (a section per method: CSV tables, plots, index.html)",
                     run)
     add_project_arg(p)
-    p.add_argument("--out", required=True, type=Path, metavar="OUT_DIR", help="report folder")
+    from ..evaluation.bundle import REPORT_MARKER
+
+    add_output_arg(p, "--out", "OUT_DIR", "report folder (outside the project, or inside its exports/ or reports/)",
+                   what="report folder", folder=True, required=True, marker=REPORT_MARKER,
+                   overwrite_help=f"replace an existing report folder (only one this program wrote: it holds the "
+                                  f"file {REPORT_MARKER})")
     p.add_argument("--method", action="append", metavar="NAME",
                    help="report only this method (repeatable; default: every method with data)")
-    p.add_argument("--overwrite", action="store_true",
-                   help="replace an existing report folder (only one this program wrote: it holds the file "
-                        ".t2i-workstation-report)")
     p.add_argument("--annotator", metavar="NAME", help="use only this annotator's labels for the audit tables")
 
 

@@ -1,10 +1,12 @@
 """`suite`: build a method's built-in suite (seeded, versioned by content hash) and write it to a
 prompt file or add it to a project.
 
-    python main.py suite --method metalogic [--set n_pairs=800 --set seed=0 ...] (--out FILE.jsonl | --project DIR)
+    python main.py suite --method metalogic [--set n_pairs=800 --set seed=0 ...] (--out FILE.jsonl [--overwrite] | --project DIR)
 
 `--set key=value` passes the method's suite options (numbers, true/false and text are read as
-such); `generate --suite FILE` makes images for the file's prompts.
+such); `generate --suite FILE` makes images for the file's prompts. An existing FILE is replaced
+only with `--overwrite`; never a project's database or a file inside a project but in its
+exports/ or reports/ folder.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..command_base import add_command, parse_options
+from ..command_base import add_command, add_output_arg, parse_options
 from ..types import WorkstationError
 
 
@@ -22,7 +24,7 @@ def register(sub: Any) -> None:
                     run, doc=__doc__)
     p.add_argument("--method", required=True, metavar="NAME", help="the method (`main.py methods` lists them)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a suite option (repeatable)")
-    p.add_argument("--out", type=Path, metavar="FILE.jsonl", help="write the prompts to this file")
+    add_output_arg(p, "--out", "FILE.jsonl", "write the prompts to this file", what="prompt file")
     p.add_argument("--project", type=Path, metavar="DIR", help="add the prompts to this project")
 
 
@@ -39,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     except (TypeError, ValueError, OverflowError) as e:
         raise WorkstationError(f"{args.method} suite: {' '.join(str(e).split())[:200]}") from None
     if args.out:
-        n = write_prompts_jsonl(prompts, args.out)
+        n = write_prompts_jsonl(prompts, args.out, overwrite=args.overwrite, projects=[args.project])
         print(f"wrote {n} {args.method} prompts ({prompts.content_hash()}) to {args.out}")
     if args.project:
         from ..store import Project

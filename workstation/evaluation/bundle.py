@@ -9,7 +9,8 @@ sees the old bundle or the new one; a failed or cancelled report leaves nothing 
 
 Every bundle holds a marker file, `REPORT_MARKER`. With ``overwrite`` an existing OUT is replaced
 only when it is a report this program wrote (it holds the marker) — never an unrelated folder,
-never a symbolic link, and never a folder in ``protect`` (the project) or one that holds it.
+never a symbolic link, never a folder in ``protect`` (the project) or one that holds it, and
+never a folder inside a project but in its exports/ or reports/ (`util.outpaths`).
 
 A report killed while it writes (``kill -9``) leaves its temporary folder beside OUT; it holds
 `PARTIAL_MARKER` (which process writes it), and the next report of the same OUT removes it once
@@ -21,6 +22,7 @@ from __future__ import annotations
 import datetime as _dt
 import html
 import math
+import os
 import re
 import shutil
 import tempfile
@@ -30,6 +32,8 @@ from typing import Any
 
 from ..types import WorkstationError
 from ..util.jsonsafe import dumps
+from ..util.atomic import new_folder_mode
+from ..util.outpaths import FOLDER, check_output
 from ..util.output import replace_folder
 from .base import ReportSection
 
@@ -94,30 +98,11 @@ def text_cell(inner_html: str, value: Any) -> str:
     return f"<td class='{'text' if len(value) > LONG_TEXT else 'word'}'>{inner_html}</td>"
 
 
-def check_report_target(out: Path, overwrite: bool, protect: Sequence[str | Path] = ()) -> None:
-    """Refuse an ``out`` that the report may not write (module doc), before anything is written."""
-    import os
-
-    if os.path.islink(out):
-        raise WorkstationError(f"report folder {out} is a symbolic link; give a folder, not a link")
-    real = Path(os.path.realpath(out))
-    for p in protect:
-        rp = Path(os.path.realpath(p))
-        if rp == real or rp.is_relative_to(real):
-            raise WorkstationError(f"report folder {out} is the project {p} or a folder that holds it; a report "
-                                   "is written into a folder of its own")
-    if not out.exists():
-        return
-    if not out.is_dir():
-        raise WorkstationError(f"report folder {out} is a file; choose a folder")
-    if not any(out.iterdir()):
-        return
-    if not overwrite:
-        raise WorkstationError(f"report folder {out} already exists; choose another or allow overwriting")
-    marker = out / REPORT_MARKER
-    if os.path.islink(marker) or not marker.is_file():
-        raise WorkstationError(f"report folder {out} exists and is not a report this program wrote (it has no "
-                               f"{REPORT_MARKER} file); it is never overwritten: choose another folder")
+def check_report_target(out: Path, overwrite: bool, protect: Sequence[str | Path] = ()) -> Path:
+    """Refuse an ``out`` that the report may not write (module doc; the policy every output
+    follows, `util.outpaths.check_output`), before anything is written; the real folder to write."""
+    return check_output(out, what="report folder", kind=FOLDER, overwrite=overwrite, projects=protect,
+                        marker=REPORT_MARKER)
 
 
 def write_bundle(out_dir: str | Path, build: Callable[[Path], list[ReportSection]], *,
@@ -127,8 +112,8 @@ def write_bundle(out_dir: str | Path, build: Callable[[Path], list[ReportSection
     returns its sections; then the index and the meta file are written and the folder renamed to
     ``out_dir``. An existing non-empty ``out_dir`` is replaced only with ``overwrite`` and only
     when it is a bundle written before (`check_report_target`); ``protect``: the project folder."""
-    out = Path(out_dir)
-    check_report_target(out, overwrite, protect)
+    given = Path(out_dir)
+    out = check_report_target(given, overwrite, protect)  # the real folder (links above it resolved)
     made = [q for q in reversed(out.parents) if not q.exists()]  # folders made here, removed on failure
 
     def unmake() -> None:
@@ -150,7 +135,7 @@ def write_bundle(out_dir: str | Path, build: Callable[[Path], list[ReportSection
         if made_tmp is not None:
             shutil.rmtree(made_tmp, ignore_errors=True)
         unmake()
-        raise OutputError(f"cannot write the report {out}: {describe_os_error(e)}; nothing was written") from None
+        raise OutputError(f"cannot write the report {given}: {describe_os_error(e)}; nothing was written") from None
     try:
         sections = build(tmp)
         if not sections:
@@ -177,8 +162,11 @@ def write_bundle(out_dir: str | Path, build: Callable[[Path], list[ReportSection
                                           for k, v in s.figures.items()}} for s in sections]}
         (tmp / "report_meta.json").write_text(dumps(meta, indent=2), encoding="utf-8")
         (tmp / REPORT_MARKER).write_text(_MARKER_TEXT, encoding="utf-8")
-        check_report_target(out, overwrite, protect)  # the same folder as at the start (no link swapped in)
+        if check_report_target(given, overwrite, protect) != out:  # the same folder as at the start
+            raise WorkstationError(f"report folder {given} changed while the report was written (a link was "
+                                   "swapped in above it); nothing was written")
         (tmp / PARTIAL_MARKER).unlink()
+        os.chmod(tmp, new_folder_mode())  # readable as a folder made by mkdir, not mkdtemp's 0700
         replace_folder(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

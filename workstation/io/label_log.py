@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -46,9 +46,11 @@ def _record(e: Any, with_id: bool) -> dict[str, Any]:
     return rec
 
 
-def write_label_log(path: str | Path, events: Sequence[Any], *, event_log: bool = False) -> int:
+def write_label_log(path: str | Path, events: Sequence[Any], *, event_log: bool = False, overwrite: bool = False,
+                    projects: Iterable[str | Path | None] = ()) -> int:
     """Write label events (objects with the `store.labels.LabelEvent` fields) to ``path`` (.csv
-    or .jsonl); ``event_log`` adds the event ids. Returns the number of rows written."""
+    or .jsonl); ``event_log`` adds the event ids; an existing file is replaced only with
+    ``overwrite`` (`util.output`). Returns the number of rows written."""
     from ..util.output import output_file
 
     path = Path(path)
@@ -57,7 +59,7 @@ def write_label_log(path: str | Path, events: Sequence[Any], *, event_log: bool 
         raise InputError(path, f"the label log is written as .csv or .jsonl, not {suffix or 'a file without a suffix'}")
     cols = (("event_id",) if event_log else ()) + COLUMNS
     records = [_record(e, event_log) for e in events]
-    with output_file(path, "label file") as tmp:
+    with output_file(path, "label file", overwrite=overwrite, projects=projects) as tmp:
         if suffix == ".csv":
             with tmp.open("w", encoding="utf-8", newline="") as fh:
                 w = csv.writer(fh)

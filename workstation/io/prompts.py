@@ -4,13 +4,13 @@ group_id. Every problem names the file and the line; nothing is returned partial
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Any
 
 from ..dataset import Prompts
 from ..types import InputError
-from ..util.atomic import atomic_write_text
+from ..util.output import write_output_text
 from ..util.jsonsafe import dumps
 from ..util.textio import quote
 from .jsonl import read_jsonl, require
@@ -70,10 +70,13 @@ def read_prompts_jsonl(path: str | Path, methods: Collection[str] | None = None)
                          group_id=rows["group_id"])
 
 
-def write_prompts_jsonl(prompts: Prompts, path: str | Path) -> int:
+def write_prompts_jsonl(prompts: Prompts, path: str | Path, *, overwrite: bool = False,
+                        projects: Iterable[str | Path | None] = ()) -> int:
+    """Write the prompts to ``path`` as JSONL (an output the user named: `util.output`; an
+    existing file is replaced only with ``overwrite``). Returns the number written."""
     lines = [dumps({"prompt_id": prompts.prompt_id[i], "text": prompts.text[i], "method": prompts.method[i],
                     "suite": prompts.suite[i], "entities": list(prompts.entities[i]), "attrs": prompts.attrs[i],
                     "twin_id": prompts.twin_id[i], "group_id": prompts.group_id[i]}, sort_keys=True)
              for i in range(len(prompts))]
-    atomic_write_text(path, "\n".join(lines) + "\n")
+    write_output_text(path, "\n".join(lines) + "\n", "prompt file", overwrite=overwrite, projects=projects)
     return len(lines)

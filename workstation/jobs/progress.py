@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..util.atomic import atomic_write_text
+
 # job states; "starting" and "running" are live, the others final
 QUEUED = "queued"
 STARTING = "starting"
@@ -119,11 +121,10 @@ class RateMeter:
 
 
 def write_progress(path: Path, p: Progress) -> None:
-    """Replace ``path`` atomically with ``p`` as JSON (a reader never sees half a file)."""
-    tmp = path.with_name(path.name + ".tmp")
+    """Replace ``path`` atomically with ``p`` as JSON (a reader never sees half a file; the
+    temporary file is made exclusively under an unpredictable name, `util.atomic`)."""
     try:
-        tmp.write_text(json.dumps(p.to_dict()), encoding="utf-8")
-        tmp.replace(path)
+        atomic_write_text(path, json.dumps(p.to_dict()), fsync=False)
     except OSError:
         # progress is advisory: a full disk must not stop the job here (the result files report it)
         pass

@@ -23,13 +23,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from ..util.memory import trim_heap
+from ..util.project_files import DB_NAME
 from . import schema
 from .errors import ProjectError, ProjectLocked, ProjectReadOnly  # noqa: F401
 
 if TYPE_CHECKING:  # pragma: no cover
     import duckdb
 
-DB_NAME = "project.duckdb"
 P = TypeVar("P", bound="ProjectBase")
 
 

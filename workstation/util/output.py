@@ -1,9 +1,13 @@
 """Writing output files the user named: whole or not at all, with one clear message on failure.
 
-`output_file(path)` yields a temporary path beside `path` (`atomic.atomic_path`); on success it
-replaces `path`, on any failure it is removed, and so are the parent folders this call created.
-An `OSError` (a read-only folder, permission denied, a full disk) becomes one `OutputError`
-line naming the file and the cause. `output_folder` does the same for a folder of files.
+`output_file(path)` asks the output policy first (`outpaths.check_output`: never the project's
+database, its write-ahead log, its images/ or jobs/, a link, or an existing file without
+``overwrite``), then yields a temporary path beside the real target (`atomic.atomic_path`: an
+unpredictable name, made exclusively, never through a link); on success it becomes the target
+— without ``overwrite`` only if nothing has appeared there meanwhile — and on any failure it is
+removed, and so are the parent folders this call created. An `OSError` (a read-only folder,
+permission denied, a full disk) becomes one `OutputError` line naming the file and the cause.
+`output_folder` does the same for a folder of files.
 """
 
 from __future__ import annotations
@@ -12,20 +16,16 @@ import errno
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..types import WorkstationError
-from .atomic import atomic_path
+from .atomic import atomic_path, new_folder_mode
+from .outpaths import FILE, FOLDER, OVERWRITE_HINT, OutputError, OutputRefused, check_output, shown
 from .paths import remove_made
 
 DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 DENIED_ERRNOS = frozenset({errno.EACCES, errno.EPERM})
-
-
-class OutputError(WorkstationError):
-    """An output could not be written (nothing of it was left behind)."""
 
 
 def is_disk_full(e: BaseException) -> bool:
@@ -64,31 +64,39 @@ def _make_parents(folder: Path, made: list[Path]) -> None:
 
 
 @contextmanager
-def output_file(path: str | Path, what: str = "output file") -> Iterator[Path]:
-    """Yield a temporary path to write; it becomes `path` when the block ends without error."""
-    target = Path(path)
-    if target.is_dir():
-        raise OutputError(f"cannot write {what} {target}: it is a folder")
+def output_file(path: str | Path, what: str = "output file", *, overwrite: bool = False,
+                projects: Iterable[str | Path | None] = (), overwrite_hint: str = OVERWRITE_HINT) -> Iterator[Path]:
+    """Yield a temporary path to write; it becomes `path` when the block ends without error.
+    ``projects``: the project folders the command works on (`outpaths.check_output`)."""
+    target = check_output(path, what=what, kind=FILE, overwrite=overwrite, projects=projects,
+                          overwrite_hint=overwrite_hint)
     made: list[Path] = []
     try:
         _make_parents(target.parent, made)
-        with atomic_path(target) as tmp:
+        with atomic_path(target, replace=overwrite) as tmp:
             yield tmp
+    except FileExistsError:
+        remove_made(made)
+        raise OutputRefused(f"{what} {shown(path)} already exists; {overwrite_hint}") from None
     except OSError as e:
         remove_made(made)
-        raise OutputError(f"cannot write {what} {target}: {describe_os_error(e)}; nothing was written") from None
+        raise OutputError(f"cannot write {what} {shown(path)}: {describe_os_error(e)}; nothing was written") from None
     except BaseException:
         remove_made(made)
         raise
 
 
-def write_output_bytes(path: str | Path, data: bytes, what: str = "output file") -> None:
-    with output_file(path, what) as tmp, open(tmp, "wb") as fh:
+def write_output_bytes(path: str | Path, data: bytes, what: str = "output file", *, overwrite: bool = False,
+                       projects: Iterable[str | Path | None] = (), overwrite_hint: str = OVERWRITE_HINT) -> None:
+    with output_file(path, what, overwrite=overwrite, projects=projects, overwrite_hint=overwrite_hint) as tmp, \
+            open(tmp, "wb") as fh:
         fh.write(data)
 
 
-def write_output_text(path: str | Path, text: str, what: str = "output file") -> None:
-    write_output_bytes(path, text.encode("utf-8"), what)
+def write_output_text(path: str | Path, text: str, what: str = "output file", *, overwrite: bool = False,
+                      projects: Iterable[str | Path | None] = (), overwrite_hint: str = OVERWRITE_HINT) -> None:
+    write_output_bytes(path, text.encode("utf-8"), what, overwrite=overwrite, projects=projects,
+                       overwrite_hint=overwrite_hint)
 
 
 def replace_folder(tmp: Path, target: Path) -> None:
@@ -109,25 +117,27 @@ def replace_folder(tmp: Path, target: Path) -> None:
 
 
 @contextmanager
-def output_folder(path: str | Path, what: str = "output folder", overwrite: bool = False) -> Iterator[Path]:
+def output_folder(path: str | Path, what: str = "output folder", overwrite: bool = False, *,
+                  projects: Iterable[str | Path | None] = (), marker: str | None = None) -> Iterator[Path]:
     """Yield a temporary folder beside `path`; it becomes `path` (replacing an old one when
-    `overwrite`) when the block ends without error, and is removed otherwise."""
-    target = Path(path)
-    if target.exists() and not overwrite:
-        raise OutputError(f"{target} exists; choose another folder or overwrite it")
+    `overwrite` and it holds ``marker``: `outpaths.check_output`) when the block ends without
+    error, and is removed otherwise."""
+    target = check_output(path, what=what, kind=FOLDER, overwrite=overwrite, projects=projects, marker=marker)
     made: list[Path] = []
     tmp: Path | None = None
     try:
         _make_parents(target.parent, made)
         tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".partial", dir=str(target.parent)))
         yield tmp
+        check_output(path, what=what, kind=FOLDER, overwrite=overwrite, projects=projects, marker=marker)
+        os.chmod(tmp, new_folder_mode())  # as a folder made by mkdir, not mkdtemp's 0700
         replace_folder(tmp, target)
         tmp = None
     except OSError as e:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
         remove_made(made)
-        raise OutputError(f"cannot write {what} {target}: {describe_os_error(e)}; nothing was written") from None
+        raise OutputError(f"cannot write {what} {shown(path)}: {describe_os_error(e)}; nothing was written") from None
     except BaseException:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -135,5 +145,5 @@ def output_folder(path: str | Path, what: str = "output folder", overwrite: bool
         raise
 
 
-__all__ = ["DISK_FULL_ERRNOS", "OutputError", "describe_os_error", "is_disk_full", "output_file",
+__all__ = ["DISK_FULL_ERRNOS", "OutputError", "OutputRefused", "check_output", "describe_os_error", "is_disk_full", "output_file",
            "output_folder", "replace_folder", "write_output_bytes", "write_output_text"]

@@ -35,7 +35,7 @@ def die():
 
 import workstation.methods.protobias.importer as importer
 from workstation.store import SamplesRepo
-from workstation.util.atomic import _tmp_for
+from workstation.util.atomic import temporary_beside
 
 if point == "copy":  # the arg-th image copy: half of its bytes written, then killed
     real_write = importer.atomic_write_bytes
@@ -44,8 +44,8 @@ if point == "copy":  # the arg-th image copy: half of its bytes written, then ki
     def write(path, data, **kw):
         count[0] += 1
         if count[0] == arg:
-            with open(_tmp_for(path), "wb") as fh:
-                fh.write(data[: len(data) // 2])
+            fd, _tmp = temporary_beside(path)  # the temporary file an atomic write makes
+            os.write(fd, data[: len(data) // 2])
             die()
         real_write(path, data, **kw)
 

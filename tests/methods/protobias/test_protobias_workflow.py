@@ -102,7 +102,7 @@ def test_suite_command_writes_versioned_prompts_and_adds_them_to_a_project(tmp_p
         assert p.samples.prompt_methods() == {"protobias": 12} and M.has_data(p)
     # the same options give the same suite (same content hash); another seed another one
     assert M.suite(n=2, seed=3).content_hash() == M.suite(n=2, seed=3).content_hash() != M.suite(n=2).content_hash()
-    assert cli_main(["suite", "--method", "protobias", "--set", "colour=red", "--out", str(out)]) == 2
+    assert cli_main(["suite", "--method", "protobias", "--set", "colour=red", "--out", str(tmp_path / "x.jsonl")]) == 2
     assert "unknown ProtoBias suite option(s) colour" in capsys.readouterr().err
 
 

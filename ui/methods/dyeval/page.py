@@ -376,11 +376,15 @@ class DyEvalPage(QWidget):
 
     def export(self, path: str | None = None) -> str:
         from workstation.methods.dyeval.export import export_dict
-        from workstation.util import atomic_write_text, dumps
+        from workstation.util import dumps
+        from workstation.util.output import OutputError, write_output_text
+
+        from ui.project_dialogs import SAVE_DIALOG_HINT, output_projects
 
         tree = self.session.tree
         if tree is None:
             return ""
+        asked = not path  # the save dialog asks before it lets an existing file be replaced
         if not path:
             from ui.project_dialogs import exports_folder
 
@@ -391,9 +395,10 @@ class DyEvalPage(QWidget):
         d = export_dict(tree)
         d["project_folder"] = str(Path(self.session.project.folder).resolve())
         try:
-            atomic_write_text(path, dumps(d, indent=1))
-        except OSError as e:
-            self.session.message(f"cannot write {path}: {e.strerror or e}")
+            write_output_text(path, dumps(d, indent=1), "tree export", overwrite=asked,
+                              projects=output_projects(self.session.project), overwrite_hint=SAVE_DIALOG_HINT)
+        except OutputError as e:
+            self.session.message(str(e))
             return ""
         self.session.message(f"exported tree {tree.tree_id} to {path}")
         return str(path)

@@ -98,7 +98,7 @@ class SpatialViews(MethodViews):
         window.browser = SampleBrowser(s, window.thumbs, window)
         window.viewer = PairViewer(s, window.images, window.thumbs, window)
         colors = {v: theme.VERDICT_COLORS[k] for k, v in enumerate(s.controller.scheme.values)}
-        bar = JudgeBar(s.controller, window, colors=colors, exporter=lambda path: self.export_labels(window, path),
+        bar = JudgeBar(s.controller, window, colors=colors, exporter=lambda path, overwrite: self.export_labels(window, path, overwrite),
                        export_filter="CSV (*.csv);;SpatialBench-UC JSON (*.json);;Parquet (*.parquet)",
                        noun="sample")
         bar.focus_target = window.viewer.left.view
@@ -321,13 +321,17 @@ class SpatialViews(MethodViews):
         s = window.spatial
         return {"config_version": s.config_id, "config_hash": s.config.content_hash()}
 
-    def export_labels(self, window: Any, path: str) -> int:
-        """Write the labels the policy lets an export hold (CSV, SpatialBench-UC JSON or Parquet)."""
+    def export_labels(self, window: Any, path: str, overwrite: bool = False) -> int:
+        """Write the labels the policy lets an export hold (CSV, SpatialBench-UC JSON or Parquet),
+        through the output policy (an existing file replaced only with ``overwrite``)."""
         from workstation.methods.spatial.labels_io import write_labels
         from workstation.methods.spatial.store import SpatialStore
 
+        from ...project_dialogs import SAVE_DIALOG_HINT, output_projects
+
         rows = [SpatialStore._row(e) for e in window.spatial.controller.export_rows() if e.value is not None]
-        return write_labels(path, rows)
+        return write_labels(path, rows, overwrite=overwrite, projects=output_projects(window),
+                            overwrite_hint=SAVE_DIALOG_HINT)
 
     def import_labels(self, window: Any, path: str) -> str:
         from .annotators import import_label_file

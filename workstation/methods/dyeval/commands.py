@@ -6,11 +6,11 @@ decide on proposals, export.
     python main.py dyeval step   --project DIR [--tree ID] [--lm templates|FOLDER] [--confirm]
                                  [--only write,generate,score,locate,reflect,propose] [--no-run]
                                  [--generator procedural|diffusers --model DIR] [--size N]
-    python main.py dyeval show   --project DIR [--tree ID] [--todo FILE.csv]
+    python main.py dyeval show   --project DIR [--tree ID] [--todo FILE.csv [--overwrite]]
     python main.py dyeval label  FILE.csv --project DIR [--tree ID] [--annotator NAME]
     python main.py dyeval accept --project DIR [--tree ID] (PROPOSAL ... [--text NEW] | --all)
     python main.py dyeval reject --project DIR [--tree ID] PROPOSAL ...
-    python main.py dyeval export --project DIR [--tree ID] --out FILE.json
+    python main.py dyeval export --project DIR [--tree ID] --out FILE.json [--overwrite]
 
 `step` does what the tree can do without a human: write prompts (templates or a local LM),
 generate their images (jobs; the procedural generator unless --model is given), score them for
@@ -19,6 +19,8 @@ low-pass nodes, reflect, propose child topics on high-pass ones — and stops wh
 decides (confirm prompts with --confirm; judge; accept / reject proposals). `show --todo`
 writes the images waiting for a judgement as a CSV whose ``value`` column (PASS / FAIL) `label`
 reads back. Every change is stored as it happens: stop anywhere and run `step` again later.
+An existing FILE.csv or FILE.json is replaced only with --overwrite (never a link, the project's
+database or a file inside the project but in its exports/ or reports/ folder).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ...types import InputError, WorkstationError
-from ...command_base import add_command, add_project_arg, open_project, reading_project
+from ...command_base import add_command, add_output_arg, add_project_arg, open_project, reading_project
 
 
 MIN_SIZE, MAX_SIZE = 64, 4096  # `dyeval step --size`: the procedural renderer's image side
@@ -72,7 +74,7 @@ def register(sub: Any) -> None:
 
     q = add_command(s, "show", "the tree, its figures and what to do next", run_show)
     common(q)
-    q.add_argument("--todo", type=Path, metavar="FILE.csv", help="write the images waiting for a judgement")
+    add_output_arg(q, "--todo", "FILE.csv", "write the images waiting for a judgement", what="judgement sheet")
 
     q = add_command(s, "label", "import PASS / FAIL judgements from a CSV (image_id, value[, annotator, notes])",
                     run_label)
@@ -93,7 +95,7 @@ def register(sub: Any) -> None:
     q = add_command(s, "export", "the whole tree as JSON (topics, prompts, graphs, image paths, judgements)",
                     run_export)
     common(q)
-    q.add_argument("--out", required=True, type=Path, metavar="FILE.json")
+    add_output_arg(q, "--out", "FILE.json", "the JSON file to write", what="tree export", required=True)
 
 
 # --- helpers ---------------------------------------------------------------------------------------------
@@ -275,7 +277,7 @@ def run_step(args: argparse.Namespace) -> int:
 
 def run_show(args: argparse.Namespace) -> int:
     from .runner import DyEvalRunner
-    from ...util.atomic import atomic_path
+    from ...util.output import output_file
 
     with reading_project(args.project) as project:
         from .store import TreeStore
@@ -294,7 +296,7 @@ def run_show(args: argparse.Namespace) -> int:
             from .report import safe_cell
 
             q = r.tree.judging_queue()
-            with atomic_path(args.todo) as tmp:
+            with output_file(args.todo, "judgement sheet", overwrite=args.overwrite, projects=[args.project]) as tmp:
                 with open(tmp, "w", newline="", encoding="utf-8") as fh:
                     w = csv.writer(fh)
                     w.writerow(["image_id", "value", "node_id", "topic", "owner", "kind", "text", "image_path",
@@ -417,17 +419,16 @@ def run_export(args: argparse.Namespace) -> int:
     from .export import export_dict
     from .link import sync_tree
     from .runner import DyEvalRunner
-    from ...util import atomic_write_text, dumps
+    from ...util import dumps
+    from ...util.output import write_output_text
 
     with reading_project(args.project) as project:
         r = DyEvalRunner(project, args.tree)
         sync_tree(project, r.tree)
         d = export_dict(r.tree)
         d["project_folder"] = str(Path(project.folder).resolve())
-        try:
-            atomic_write_text(args.out, dumps(d, indent=1))
-        except OSError as e:
-            raise WorkstationError(f"cannot write {args.out}: {e.strerror or e}") from None
+        write_output_text(args.out, dumps(d, indent=1), "tree export", overwrite=args.overwrite,
+                          projects=[args.project])
     t = r.tree
     print(f"exported tree {t.tree_id} ({len(t.nodes)} nodes, {len(t.prompts)} prompts, {len(t.images)} images, "
           f"{len(t.locations)} failure location(s)) to {args.out}")

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from ...types import InputError, WorkstationError
-from ...util import atomic_write_text, dumps
+from ...util import dumps
+from ...util.output import write_output_text
 from .tree import TestTree
 
 
@@ -47,9 +48,11 @@ def export_json(tree: TestTree, *, indent: int | None = 1, include_events: bool 
     return dumps(export_dict(tree, include_events=include_events), indent=indent)
 
 
-def write_tree(tree: TestTree, path: str | Path) -> Path:
+def write_tree(tree: TestTree, path: str | Path, *, overwrite: bool = False) -> Path:
+    """Write the tree's export to ``path`` (an output the user named, `util.output`: an existing
+    file is replaced only with ``overwrite``)."""
     p = Path(path)
-    atomic_write_text(p, export_json(tree))
+    write_output_text(p, export_json(tree), "tree export", overwrite=overwrite)
     return p
 
 

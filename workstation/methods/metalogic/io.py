@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from ...types import InputError
-from ...util.atomic import atomic_write_text
+from ...util.output import write_output_text
 from ...util.csvsafe import numbered_rows
 from ...util.jsonsafe import JSONInputError, loads_strict
 from ...util.textio import quote
@@ -329,10 +329,11 @@ def load_pairs(path: str | Path, name: str | None = None) -> MetaLogicSuite:
     return MetaLogicSuite(name=suite_name, pairs=tuple(pairs), params={"source": str(path)})
 
 
-def write_pairs(suite: MetaLogicSuite, path: str | Path) -> Path:
+def write_pairs(suite: MetaLogicSuite, path: str | Path, *, overwrite: bool = False) -> Path:
     """Write a suite as a JSONL pair file that `load_pairs` reads back to the same content
-    (written atomically: the file is complete or absent)."""
+    (an output the user named, `util.output`: complete or absent; an existing file is replaced
+    only with ``overwrite``)."""
     path = Path(path)
     text = "".join(json.dumps(p.to_record(), ensure_ascii=False) + "\n" for p in suite.pairs)
-    atomic_write_text(path, text)
+    write_output_text(path, text, "pair file", overwrite=overwrite)
     return path

@@ -21,7 +21,7 @@ from __future__ import annotations
 import csv
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -347,11 +347,13 @@ class LabelRecord:
     created_at: datetime | None = None
 
 
-def write_labels(path: str | Path, labels: Sequence[Any], fmt: str = "auto") -> int:
+def write_labels(path: str | Path, labels: Sequence[Any], fmt: str = "auto", *, overwrite: bool = False,
+                 projects: Iterable[str | Path | None] = (), overwrite_hint: str | None = None) -> int:
     """Write labels (objects with sample_id, annotator, verdict, rating, notes, created_at).
 
     `.json` → the SpatialBench-UC list (plus annotator and rating); `.csv` → our columns, or
-    SpatialBench-UC's four quoted columns with `fmt="sbuc"`; `.parquet` → our columns.
+    SpatialBench-UC's four quoted columns with `fmt="sbuc"`; `.parquet` → our columns. An
+    output the user named (`util.output`): an existing file is replaced only with ``overwrite``.
     Returns the number of labels written.
     """
     path = Path(path)
@@ -365,9 +367,11 @@ def write_labels(path: str | Path, labels: Sequence[Any], fmt: str = "auto") -> 
     for r in labels:
         if r.verdict is not None and r.verdict not in VERDICTS:
             raise ValueError(f"unknown verdict {r.verdict!r}")
+    from ...util.outpaths import OVERWRITE_HINT
     from ...util.output import output_file
 
-    with output_file(path, "label file") as tmp:
+    with output_file(path, "label file", overwrite=overwrite, projects=projects,
+                     overwrite_hint=overwrite_hint or OVERWRITE_HINT) as tmp:
         _write_labels_to(tmp, suffix, labels, fmt)
     return len(labels)
 

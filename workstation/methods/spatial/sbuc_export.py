@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -219,13 +219,14 @@ def sbuc_records(ds: Dataset, v: StoredVerdicts, cfg: CheckerConfig,
         }
 
 
-def write_jsonl(path: str | Path, records: Iterator[dict[str, Any]]) -> int:
+def write_jsonl(path: str | Path, records: Iterator[dict[str, Any]], *, overwrite: bool = False,
+                projects: Iterable[str | Path | None] = ()) -> int:
     """Write records as JSON lines through a temporary file (the target appears whole, or not at
     all: a failed write leaves nothing behind and says why in one line)."""
     from ...util.output import output_file
 
     n = 0
-    with output_file(path, "export") as tmp:
+    with output_file(path, "export", overwrite=overwrite, projects=projects) as tmp:
         with tmp.open("w", encoding="utf-8") as fh:
             for rec in records:
                 fh.write(json.dumps(rec, ensure_ascii=False, allow_nan=False))
@@ -234,8 +235,10 @@ def write_jsonl(path: str | Path, records: Iterator[dict[str, Any]]) -> int:
     return n
 
 
-def export_sbuc(project: "Project", run_id: str, out: str | Path, config_id: int | None = None) -> int:
-    """Write the per-sample records of `run_id` under a verdict set (the active one by default)."""
+def export_sbuc(project: "Project", run_id: str, out: str | Path, config_id: int | None = None, *,
+                overwrite: bool = False) -> int:
+    """Write the per-sample records of `run_id` under a verdict set (the active one by default);
+    an existing ``out`` is replaced only with ``overwrite`` (`util.output`)."""
     runs = project.samples.run_ids()
     if run_id not in runs:
         raise WorkstationError(f"no run {run_id!r} in the project (runs: {', '.join(runs) or 'none'})")
@@ -245,4 +248,5 @@ def export_sbuc(project: "Project", run_id: str, out: str | Path, config_id: int
     cfg = SpatialStore(project).get_config(cid)
     ds = project.samples.load_dataset(runs=[run_id])
     v = stored_verdicts(project, ds, cid)
-    return write_jsonl(out, sbuc_records(ds, v, cfg, detector_names(project, run_id)))
+    return write_jsonl(out, sbuc_records(ds, v, cfg, detector_names(project, run_id)), overwrite=overwrite,
+                       projects=[project.folder])

@@ -267,8 +267,11 @@ def _parse_csv_rows(path: Path, suite: str, reader: Any) -> tuple[Prompts, dict[
     return rows.prompts(suite), seen
 
 
-def write_prompt_file(prompts: Prompts, path: str | Path) -> Path:
-    """Write a suite as SpatialBench-UC prompt JSONL (readable by :func:`load_prompt_file`)."""
+def write_prompt_file(prompts: Prompts, path: str | Path, *, overwrite: bool = False) -> Path:
+    """Write a suite as SpatialBench-UC prompt JSONL (readable by :func:`load_prompt_file`): an
+    output the user named (`util.output`), an existing file replaced only with ``overwrite``."""
+    from ...util.output import write_output_text
+
     path = Path(path)
     index = {p: i for i, p in enumerate(prompts.prompt_id.astype(str).tolist())}
     pc = prompt_columns(prompts)
@@ -289,5 +292,5 @@ def write_prompt_file(prompts: Prompts, path: str | Path) -> Path:
             rec["counterfactual"] = {"prompt_id": c, "relation": RELATIONS[int(pc.relation[j])],
                                      "prompt": str(prompts.text[j])}
         lines.append(json.dumps(rec, ensure_ascii=False))
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_output_text(path, "\n".join(lines) + "\n", "prompt file", overwrite=overwrite)
     return path

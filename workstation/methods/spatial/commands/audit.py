@@ -1,7 +1,7 @@
 """`audit-sample` and `audit-metrics`: the human audit from the command line.
 
-    python main.py audit-sample --project DIR --size N --seed S --out FILE.csv
-    python main.py audit-metrics --project DIR --out FILE.json
+    python main.py audit-sample --project DIR --size N --seed S --out FILE.csv [--overwrite]
+    python main.py audit-metrics --project DIR --out FILE.json [--overwrite]
 
 `audit-sample` draws a seeded stratified sample (method × relation × checker verdict, spread over
 confidence bins) of the active verdict set, stores it as an audit set (a labelling queue in the
@@ -31,7 +31,7 @@ from ....types import WorkstationError
 from ....util.csvsafe import escape_row
 from ....util.jsonsafe import dumps
 from ....util.output import output_file, write_output_text
-from ....command_base import add_command, add_project_arg, open_project, reading_project
+from ....command_base import add_command, add_output_arg, add_project_arg, open_project, reading_project
 from .common import active_verdicts, load_samples
 from ..store import SpatialStore
 from ..data import spatial_columns
@@ -57,7 +57,7 @@ def register(sub: Any) -> None:
     add_project_arg(p)
     p.add_argument("--size", required=True, type=int, metavar="N", help="number of samples")
     p.add_argument("--seed", required=True, type=int, metavar="S", help="random seed (same seed, same sample)")
-    p.add_argument("--out", required=True, type=Path, metavar="FILE.csv", help="output CSV")
+    add_output_arg(p, "--out", "FILE.csv", "output CSV", what="audit sample", required=True)
     p.add_argument("--strata", default="run,relation,verdict",
                    help="comma-separated strata from run, relation, verdict, reason (default: %(default)s)")
     p.add_argument("--conf-bins", type=int, default=5, metavar="K", help="confidence bins per stratum (default 5)")
@@ -68,7 +68,7 @@ def register(sub: Any) -> None:
     m = add_command(sub, "audit-metrics", "checker vs human confusion, risk–coverage and annotator agreement → JSON",
                     run_metrics)
     add_project_arg(m)
-    m.add_argument("--out", required=True, type=Path, metavar="FILE.json", help="output JSON")
+    add_output_arg(m, "--out", "FILE.json", "output JSON", what="audit metrics", required=True)
     m.add_argument("--annotator", metavar="NAME", help="use only this annotator's labels for the checker comparison")
     m.add_argument("--taus", default=",".join(f"{t:g}" for t in DEFAULT_TAU_GRID), metavar="T1,T2,...",
                    help="τ grid for the risk–coverage table (default 0, 0.05, ..., 1)")
@@ -114,7 +114,7 @@ def run_sample(args: argparse.Namespace) -> int:
         with contextlib.nullcontext() if args.no_store else project.transaction():
             if not args.no_store:
                 aid = SpatialStore(project).create_audit_set(name, s.sample_id[rows].tolist(), params)
-            with output_file(args.out, "audit sample") as tmp:
+            with output_file(args.out, "audit sample", overwrite=args.overwrite, projects=[args.project]) as tmp:
                 with tmp.open("w", encoding="utf-8", newline="") as fh:
                     w = csv.writer(fh)
                     w.writerow(SAMPLE_COLUMNS)
@@ -250,7 +250,8 @@ def run_metrics(args: argparse.Namespace) -> int:
     taus = tuple(_floats(args.taus, "--taus"))
     with reading_project(args.project) as project:
         result = audit_metrics(project, args.annotator, taus)
-    write_output_text(args.out, dumps(result, indent=2) + "\n", "audit metrics")
+    write_output_text(args.out, dumps(result, indent=2) + "\n", "audit metrics", overwrite=args.overwrite,
+                      projects=[args.project])
     c = result["confusion"]
     print(f"audit over {result['audited']} labelled samples (checker config v{result['config_version']}, "
           f"tau {result['tau']:g}): PASS/PASS {c['tp']}, PASS/FAIL {c['fp']}, FAIL/PASS {c['fn']}, "

@@ -1,7 +1,7 @@
 """`calibrate`: grid search of checker parameters against the human labels.
 
     python main.py calibrate --project DIR --grid margin=0.03,0.05,0.07,0.10 --grid t_det=0.2,0.3,0.4 \
-        --grid tau=0.3,0.5,0.7 --out FILE.json [--weights 10,2,0.5] [--apply]
+        --grid tau=0.3,0.5,0.7 --out FILE.json [--weights 10,2,0.5] [--apply] [--overwrite]
 
 Minimises J = w_fpr·FPR_PASS(τ) + w_risk·Risk(τ) + w_cov·(1 − Coverage(τ)) over the audited
 samples (METHODS.md §1), starting from the active config. Writes the best parameters, their
@@ -19,7 +19,7 @@ from typing import Any
 
 from ....util.jsonsafe import dumps
 from ....types import WorkstationError
-from ....command_base import add_command, add_project_arg, open_project, reading_project
+from ....command_base import add_command, add_output_arg, add_project_arg, open_project, reading_project
 from .common import active_verdicts, load_samples, print_main_results
 from ..store import SpatialStore
 
@@ -76,7 +76,7 @@ def register(sub: Any) -> None:
     p.add_argument("--grid", action="append", metavar="NAME=V1,V2,...",
                    help="a parameter and its values (repeat for each parameter; 'tau' is the threshold)")
     p.add_argument("--weights", metavar="W_FPR,W_RISK,W_COV", help="objective weights (default 10,2,0.5)")
-    p.add_argument("--out", required=True, type=Path, metavar="FILE.json", help="output JSON")
+    add_output_arg(p, "--out", "FILE.json", "output JSON", what="calibration result", required=True)
     p.add_argument("--annotator", metavar="NAME", help="use only this annotator's labels")
     p.add_argument("--apply", action="store_true",
                    help="store the best config as a new version with its verdict set and make it active")
@@ -150,9 +150,11 @@ def run(args: argparse.Namespace) -> int:
                                           parent_id=base_id)
                 SpatialStore(project).save_verdicts(cid, ds, v_all)
                 report["applied_config_version"] = cid
-                write_output_text(args.out, dumps(report, indent=2) + "\n", "calibration result")
+                write_output_text(args.out, dumps(report, indent=2) + "\n", "calibration result",
+                                  overwrite=args.overwrite, projects=[args.project])
         else:
-            write_output_text(args.out, dumps(report, indent=2) + "\n", "calibration result")
+            write_output_text(args.out, dumps(report, indent=2) + "\n", "calibration result",
+                              overwrite=args.overwrite, projects=[args.project])
     b = report["best"]
     params = ", ".join(f"{k} {val:g}" if isinstance(val, float) else f"{k} {val}" for k, val in b["params"].items())
     print(f"best of {len(result)} combinations over {result.n_audited} audited samples: {params}; "

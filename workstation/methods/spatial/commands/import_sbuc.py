@@ -19,9 +19,11 @@ within the size limits of `util.images`); errors name the manifest line.
 from __future__ import annotations
 
 import argparse
+import glob
 import os
 import re
 import shutil
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,6 +35,7 @@ from ..sbuc import MAX_IMAGE_SIDE
 from ....types import WorkstationError
 from ....util.jsonsafe import loads_strict
 from ....util.images import MAX_PIXELS as MAX_IMAGE_PIXELS
+from ....util.atomic import new_folder_mode
 from ....util.paths import remove_made
 from ....command_base import add_command, add_project_arg
 from ..next_open import prepare_next_open
@@ -220,7 +223,9 @@ def _project_folder(folder: Path, made: list[Path]) -> Iterator[tuple[Any, Path]
                 p.mkdir()
                 parents.append(p)
         _remove_stale_builds(folder)
-        build = folder.parent / f".{folder.name}.importing-{os.getpid()}"
+        # made here, exclusively, under a name no one can plant a link or a folder at beforehand
+        build = Path(tempfile.mkdtemp(prefix=f"{_build_prefix(folder)}{os.getpid()}-", dir=str(folder.parent)))
+        os.chmod(build, new_folder_mode())  # a project folder as a plain mkdir makes it, not mkdtemp's 0700
     db_existed = (build / DB_NAME).exists()
     images_existed = (build / "images").exists()
     try:
@@ -255,17 +260,26 @@ def _project_folder(folder: Path, made: list[Path]) -> Iterator[tuple[Any, Path]
             raise
 
 
+def _build_prefix(folder: Path) -> str:
+    return f".{folder.name}.importing-"
+
+
 def _remove_stale_builds(folder: Path) -> None:
-    """Hidden build folders of earlier imports into `folder` whose process is gone (killed)."""
+    """Hidden build folders (``.NAME.importing-<pid>-<random>``) of earlier imports into `folder`
+    whose process is gone (killed); a link under such a name is removed as a link."""
     from ....jobs.runner import pid_alive
 
-    for p in folder.parent.glob(f".{folder.name}.importing-*"):
+    prefix = _build_prefix(folder)
+    for p in folder.parent.glob(f"{glob.escape(prefix)}*"):
         try:
-            pid = int(p.name.rsplit("-", 1)[1])
+            pid = int(p.name[len(prefix):].split("-", 1)[0])
         except ValueError:
             continue
         if pid != os.getpid() and not pid_alive(pid):
-            shutil.rmtree(p, ignore_errors=True)
+            if p.is_symlink() or not p.is_dir():
+                p.unlink(missing_ok=True)
+            else:
+                shutil.rmtree(p, ignore_errors=True)
 
 
 def _manifest_run_id(run_dir: Path) -> str | None:
