@@ -57,6 +57,7 @@ _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLO
 _BLOCK = 4 << 20  # bytes hashed at a time
 _HEADER_MAX = 10_000  # bytes of an .npy header (numpy's own default limit)
 
+_xxhash: Any
 try:  # the faster digest where it is installed
     import xxhash as _xxhash
 except ImportError:  # pragma: no cover - depends on the environment

@@ -21,11 +21,20 @@ load whose family has no entry (`may_hold`: a first open, or one after detection
 were added or removed) knows it will scan without that pass, and its scan gives the aggregates
 of the very rows it read; only a load that may hit reads them first.
 
-The cache is an optimisation only: a missing, unreadable or inconsistent entry is rebuilt from
-the project; a folder that cannot be written (read-only, full disk) leaves the columns in
-memory, as before. Entries are written to a temporary folder and renamed into place, so a
-killed process leaves no half-written entry. Files are read with `allow_pickle=False`, their
-shapes and dtypes must match the manifest, and codes and offsets are range-checked before use.
+The cache is an optimisation only, and may only make a load faster, never change what it gives.
+Whatever is read back is treated as a file from outside (`cache_files`): the manifest read
+strictly (size, depth, numbers, field types), no link or pipe opened, files mapped from the
+descriptor that was checked, never unpickled; every file's size and keyed digest (keyed with the
+entry's key: another entry's file never checks out) compared over every byte at every open,
+the manifest's own digest too; shapes and dtypes must match the manifest, and codes and offsets
+are range-checked before use. An entry that does not check out — missing, unreadable, damaged in
+any byte, another project's — is removed and rebuilt from the project, with one line naming it
+and the reason (the log, and `rebuilt_notes` of the dataset for the window's status bar); a
+folder of the cache whose manifest does not read as an entry's goes when room is made. A folder
+that cannot be written (read-only, full disk) leaves the columns in memory, as before. Entries
+are written to a temporary folder, every file flushed and synced (those the scan filled through
+their mappings too), the manifest last, the folder synced, then renamed into place and the
+parent synced: a killed process or a crash leaves no entry or a whole one.
 
 Environment: `WORKSTATION_CACHE_DIR` (the folder; default: the platform's user cache folder),
 `WORKSTATION_DETECTION_CACHE_MIN` (detections from which the cache is used; default 1,000,000;
@@ -398,13 +407,13 @@ def store(key: CacheKey, dets: Detections, variant_names: list[str],
             "sample": offsets if offsets is not None else dets.sample_idx}
         meta = {
             "format": FORMAT, "key": _number(key.digest), "project": key.project, "scope": _number(key.scope),
-            "created": int(time.time()),  # whole seconds (no float: see cache_files.read_manifest)
+            "created": int(time.time()),  # whole seconds: see `_number`
             "n_samples": key.n_samples, "n_detections": len(dets), "sample_runs": offsets is not None,
             "runs_dtype": str(runs.dtype) if runs is not None else None,
             "variant_names": list(variant_names), "label_names": [str(x) for x in names.tolist()],
             "dtypes": {k: np.asarray(a).dtype.name for k, a in cols.items()},
         }
-        names = list(cols)
+        written = list(cols)
         for k in [k for k, a in cols.items() if pending.holds(k, a)]:
             del cols[k]  # filled in its file by the scan: its pages go to the disk
             pending.sync(k)
@@ -412,7 +421,7 @@ def store(key: CacheKey, dets: Detections, variant_names: list[str],
             remove_path(tmp / f"{k}.npy")
         cache_files.write_arrays(tmp, cols)
         files = {f"{k}.npy": cache_files.described(tmp / f"{k}.npy", file_key(key.digest, f"{k}.npy"))
-                 for k in names}
+                 for k in written}
         cache_files.write_manifest(tmp, meta, file_key(key.digest), files)
         if _plain_dir(entry):
             remove_path(entry)  # an older entry of the same key that did not check out
@@ -487,8 +496,9 @@ def _evict(root: Path, key: CacheKey | None, incoming: int, keep: Path | None = 
 
 def _number(hex_digest: str) -> int:
     """A key's hex digest in a manifest: the whole number of its first 128 bits (-1 for none).
-    Numbers, not hex text: a manifest without text that looks like a number's exponent
-    (``e123``) is read by `loads_strict`'s quick path alone."""
+    Whole numbers, not hex text or floats: a manifest without text that looks like a number's
+    exponent (``e123``) is read by `loads_strict`'s quick path alone (its exact scan, run on every
+    open, left a few objects alive each time)."""
     try:
         return int(hex_digest[:32], 16) if hex_digest else -1
     except ValueError:
