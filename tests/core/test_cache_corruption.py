@@ -397,3 +397,32 @@ def test_a_single_flipped_bit_anywhere_in_a_column_is_caught(
         ds = load_spatial(project)
     assert "score.npy" in _one_line_naming(caplog, entry, ds)
     _assert_same_columns(ds, scanned, "one bit")
+
+
+def test_a_link_in_place_of_an_entry_or_a_kept_preparation_is_removed_never_followed(
+        project: Path, tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A link named as the project's entry (or its kept preparation) to a folder outside the
+    cache: nothing outside is read, changed or removed, and the next open has an entry again."""
+    configs = _configs(project)
+    want = _verdicts(scanned_spatial(project, monkeypatch), configs)
+    _verdicts(load_spatial(project), configs)
+    entry = _entry_of(cache_dir, project)
+    kept = _kept_of(cache_dir, project)
+    outside = tmp_path / "outside"
+    shutil.copytree(kept, outside)
+    before = {f.name: f.read_bytes() for f in outside.iterdir()}
+    shutil.rmtree(kept)
+    kept.symlink_to(outside, target_is_directory=True)
+    ds = load_spatial(project)
+    with caplog.at_level(logging.WARNING, logger="workstation.methods.spatial.prepared_cache"):
+        _assert_same(_verdicts(ds, configs), want, "kept preparation a link")
+    assert "not a folder" in _one_line_naming(caplog, kept, ds)
+    assert not kept.is_symlink() and (kept / "manifest.json").is_file()  # kept again, whole
+    shutil.move(str(entry), str(tmp_path / "outside-entry"))
+    entry.symlink_to(tmp_path / "outside-entry", target_is_directory=True)
+    ds = load_spatial(project)  # no entry of its family is there: the scan's entry replaces the link
+    _assert_same(_verdicts(ds, configs), want, "entry a link")
+    assert not entry.is_symlink() and (entry / "manifest.json").is_file()
+    assert {f.name: f.read_bytes() for f in outside.iterdir()} == before
+    assert (tmp_path / "outside-entry" / "manifest.json").is_file()  # left where it was

@@ -239,6 +239,12 @@ def load(key: CacheKey, root: Path | None = None, *, check: bool = True,
     root = cache_root() if root is None else root
     entry = _entry(root, key)
     if not _plain_dir(entry):
+        if os.path.lexists(entry):  # a link or a file in an entry's place: never followed, gone
+            line = f"detection cache entry {entry} is unusable (a link or a file, not a folder): rebuilt from the project"
+            log.warning("%s", line)
+            if notes is not None:
+                notes.append(line)
+            remove_path(entry)
         return None
     try:
         out = _read(entry, key, check)
@@ -423,8 +429,8 @@ def store(key: CacheKey, dets: Detections, variant_names: list[str],
         files = {f"{k}.npy": cache_files.described(tmp / f"{k}.npy", file_key(key.digest, f"{k}.npy"))
                  for k in written}
         cache_files.write_manifest(tmp, meta, file_key(key.digest), files)
-        if _plain_dir(entry):
-            remove_path(entry)  # an older entry of the same key that did not check out
+        if _plain_dir(entry) or os.path.lexists(entry):
+            remove_path(entry)  # an older entry of the same key that did not check out, or a link in its place
         cache_files.publish(tmp, entry)
     except (OSError, ValueError) as e:
         remove_path(tmp)

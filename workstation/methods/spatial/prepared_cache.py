@@ -135,6 +135,12 @@ def load(where: Slot, expect: Expected, n_detections: int, *, check: bool = True
     caller compares itself) skips the digests."""
     folder = where.folder
     if not folder.is_dir() or folder.is_symlink():
+        if os.path.lexists(folder):  # a link or a file in its place: never followed, gone
+            line = f"the checker's kept preparation {folder} is unusable (a link or a file, not a folder): prepared again"
+            log.warning("%s", line)
+            if notes is not None:
+                notes.append(line)
+            remove_path(folder)
         return None
     try:
         out = _read(where, expect, check)
@@ -239,8 +245,8 @@ def _save(where: Slot, handed: list[dict[str, np.ndarray]], then: Callable[[], N
                 remove_path(old)
             elif old.name.startswith(_TMP) and old != tmp and older_than(old, 3600):  # a killed writer's
                 remove_path(old)
-        if where.folder.is_dir() and not where.folder.is_symlink():
-            remove_path(where.folder)  # one that did not check out
+        if os.path.lexists(where.folder):
+            remove_path(where.folder)  # one that did not check out, or a link in its place
         cache_files.publish(tmp, where.folder)
     except (OSError, ValueError) as e:
         remove_path(tmp)
