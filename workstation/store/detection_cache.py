@@ -240,7 +240,8 @@ def load(key: CacheKey, root: Path | None = None, *, check: bool = True,
     entry = _entry(root, key)
     if not _plain_dir(entry):
         if os.path.lexists(entry):  # a link or a file in an entry's place: never followed, gone
-            line = f"detection cache entry {entry} is unusable (a link or a file, not a folder): rebuilt from the project"
+            line = (f"detection cache entry {entry} is unusable (a link or a file, not a folder): "
+                    "rebuilt from the project")
             log.warning("%s", line)
             if notes is not None:
                 notes.append(line)

@@ -93,7 +93,7 @@ class Slot:
 
     entry: Path  # the detection cache entry
     folder: Path  # entry / PREFIX + digest
-    entry_digest: str = ""  # the entry's key (`detection_cache.CacheKey.digest`): its files' digests are keyed with it
+    entry_digest: str = ""  # the entry's key (`detection_cache.CacheKey.digest`): its files' digests' key
 
     def key(self, name: str = "") -> bytes:
         """The digest key of the kept file `name` (the manifest's: ""): the entry's key, this
@@ -136,7 +136,8 @@ def load(where: Slot, expect: Expected, n_detections: int, *, check: bool = True
     folder = where.folder
     if not folder.is_dir() or folder.is_symlink():
         if os.path.lexists(folder):  # a link or a file in its place: never followed, gone
-            line = f"the checker's kept preparation {folder} is unusable (a link or a file, not a folder): prepared again"
+            line = (f"the checker's kept preparation {folder} is unusable (a link or a file, not a folder): "
+                    "prepared again")
             log.warning("%s", line)
             if notes is not None:
                 notes.append(line)
