@@ -12,8 +12,9 @@ The project is `WORK/synthetic_N_f32`, built once by `bench_gui.build_project` w
 `--first-open` empties each tree's cache before every run instead: the open that scans the
 detections, writes the entry (with its digests and syncs) and keeps the preparation.
 
-The trees compared run in turn, round by round (this checkout first, then `--base`, a checkout of
-another commit, run with its own code through PYTHONPATH), each with a cache folder of its own,
+The trees compared run in turn, round by round (each round begins with the next arm: this
+checkout's, then `--base`, a checkout of another commit, run with its own code through
+PYTHONPATH), each with a cache folder of its own,
 filled by two runs that are not counted (the first open writes the entry and the preparation).
 At the end, the check's own work is timed in this process: every file of the entry and of the
 kept preparation hashed as the full check reads them and as the sampled one would.
@@ -157,7 +158,8 @@ def main(argv: list[str] | None = None) -> int:
                 run_child(tree, project, args.n, caches[name], check)
         figures: dict[str, list[tuple[float, float, float]]] = {name: [] for name, _, _ in arms}
         for r in range(args.runs):
-            for name, tree, check in arms:
+            k = r % len(arms)  # each arm first in turn: no arm always follows the same one
+            for name, tree, check in arms[k:] + arms[:k]:
                 if args.first_open:
                     shutil.rmtree(caches[name], ignore_errors=True)
                     caches[name].mkdir()
@@ -173,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, _, _ in arms:
             w = [f[0] for f in figures[name]]
             c = [f[1] for f in figures[name]]
-            ratio = [a[0] / b[0] for a, b in zip(figures[first], figures[name])]
+            ratio = [a[0] / b[0] for a, b in zip(figures[first], figures[name])]  # the same round's
             print(f"{name}: wall median {statistics.median(w):.2f} s ({min(w):.2f}-{max(w):.2f}), "
                   f"CPU median {statistics.median(c):.2f} s, peak median "
                   f"{statistics.median(f[2] for f in figures[name]):.0f} MB; "
