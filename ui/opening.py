@@ -215,8 +215,8 @@ class BackgroundOpen(QObject):
         project_dialogs.add_recent(folder)
         n = loaded.dataset.n
         w.statusBar().showMessage(f"opened {folder.name}: {n:,} samples"
-                                  + (" — the checker is evaluating them…" if checking else ""),
-                                  0 if checking else 6000)
+                                  + (" — the checker is evaluating them…" if checking else "")
+                                  + _rebuilt(loaded.dataset), 0 if checking else 6000)
         w.project_opened.emit()
         w.load_finished.emit(True)
 
@@ -244,7 +244,9 @@ class BackgroundOpen(QObject):
         s = getattr(w, "spatial", None)
         if ok:
             if s is not None and s.verdicts_ready(*result) and not s.draft_restored:
-                w.statusBar().showMessage(f"opened {folder.name}: {dataset.n:,} samples", 6000)
+                rebuilt = _rebuilt(dataset)
+                w.statusBar().showMessage(f"opened {folder.name}: {dataset.n:,} samples{rebuilt}",
+                                          20000 if rebuilt else 6000)
         elif s is not None and dataset is s.dataset:
             s.checking = False
             log.error("the checker failed on %s: %s", folder, result)
@@ -265,3 +267,12 @@ class BackgroundOpen(QObject):
             QMessageBox.critical(w, "Cannot open the project", str(error))
             ok = False
         w.load_finished.emit(ok)
+
+
+def _rebuilt(dataset: Any) -> str:
+    """What the open found unusable in the cache and rebuilt (`detection_cache.rebuilt_notes`),
+    for the status bar's line: " — " and the notes, or ""."""
+    from workstation.store.detection_cache import rebuilt_notes
+
+    notes = rebuilt_notes(dataset)
+    return "".join(f" — {n}" for n in notes)

@@ -19,7 +19,7 @@ from tests.fs_faults import FullDiskAt, tiny_disk
 from workstation.dataset import Dataset
 from workstation.methods.spatial.checker import evaluate, prepare
 from workstation.methods.spatial.store import SpatialStore
-from workstation.store import Project, detection_cache
+from workstation.store import Project, cache_files, detection_cache
 from workstation.store.samples import SamplesRepo
 
 
@@ -176,19 +176,19 @@ def test_the_scan_fills_the_entrys_columns_in_their_files(
         project: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     scanned = scanned_spatial(project, monkeypatch)
     written: list[str] = []
-    real = detection_cache.write_arrays
+    real = cache_files.write_arrays
 
-    def write_arrays(folder: Path, arrays: dict[str, np.ndarray], meta: dict[str, object]) -> None:
+    def write_arrays(folder: Path, arrays: dict[str, np.ndarray]) -> None:
         written.extend(arrays)
-        real(folder, arrays, meta)
+        real(folder, arrays)
 
-    monkeypatch.setattr(detection_cache, "write_arrays", write_arrays)
+    monkeypatch.setattr(cache_files, "write_arrays", write_arrays)
     ds = load_spatial(project)
     assert written == ["sample"]  # the samples' offsets; every column of detections was filled in place
     (entry,) = _entries(cache_dir)
     assert sorted(p.name for p in entry.iterdir()) == sorted(
         [f"{k}.npy" for k in ("source", "variant", "label", "score", "x1", "y1", "x2", "y2", "sample")]
-        + [detection_cache.MANIFEST])
+        + [cache_files.MANIFEST])
     _assert_same_detections(ds, scanned)
     _assert_same_detections(load_spatial(project), scanned)  # read back from the files
 
@@ -207,17 +207,17 @@ def test_a_load_of_some_of_the_samples_writes_its_entry_after_the_scan(
             scanned = p.samples.load_dataset(runs=["second"])
     written: list[str] = []
     mapped: list[str] = []
-    real, real_array = detection_cache.write_arrays, detection_cache.PendingEntry.array
+    real, real_array = cache_files.write_arrays, detection_cache.PendingEntry.array
 
-    def write_arrays(folder: Path, arrays: dict[str, np.ndarray], meta: dict[str, object]) -> None:
+    def write_arrays(folder: Path, arrays: dict[str, np.ndarray]) -> None:
         written.extend(arrays)
-        real(folder, arrays, meta)
+        real(folder, arrays)
 
     def array(self: detection_cache.PendingEntry, name: str, dtype: object, n: int) -> object:
         mapped.append(name)
         return real_array(self, name, dtype, n)
 
-    monkeypatch.setattr(detection_cache, "write_arrays", write_arrays)
+    monkeypatch.setattr(cache_files, "write_arrays", write_arrays)
     monkeypatch.setattr(detection_cache.PendingEntry, "array", array)
     with Project.open(project, read_only=True) as p:
         ds = p.samples.load_dataset(runs=["second"])

@@ -287,7 +287,7 @@ def test_the_kept_preparation_counts_toward_the_cache_size_cap(project: Path, ca
     (kept,) = _kept(cache_dir)
     assert detection_cache._entry_size(entry) == columns + sum(f.stat().st_size for f in kept.iterdir())
     meta = json.loads((kept / "manifest.json").read_text())
-    assert meta["folder"] == kept.name and "order" in meta["arrays"]
+    assert "order" in meta["arrays"] and set(meta["files"]) == {f"{k}.npy" for k in meta["arrays"]}
 
 
 def test_keeping_a_preparation_makes_room_under_the_size_cap(

@@ -21,11 +21,20 @@ load whose family has no entry (`may_hold`: a first open, or one after detection
 were added or removed) knows it will scan without that pass, and its scan gives the aggregates
 of the very rows it read; only a load that may hit reads them first.
 
-The cache is an optimisation only: a missing, unreadable or inconsistent entry is rebuilt from
-the project; a folder that cannot be written (read-only, full disk) leaves the columns in
-memory, as before. Entries are written to a temporary folder and renamed into place, so a
-killed process leaves no half-written entry. Files are read with `allow_pickle=False`, their
-shapes and dtypes must match the manifest, and codes and offsets are range-checked before use.
+The cache is an optimisation only, and may only make a load faster, never change what it gives.
+Whatever is read back is treated as a file from outside (`cache_files`): the manifest read
+strictly (size, depth, numbers, field types), no link or pipe opened, files mapped from the
+descriptor that was checked, never unpickled; every file's size and keyed digest (keyed with the
+entry's key: another entry's file never checks out) compared over every byte at every open,
+the manifest's own digest too; shapes and dtypes must match the manifest, and codes and offsets
+are range-checked before use. An entry that does not check out — missing, unreadable, damaged in
+any byte, another project's — is removed and rebuilt from the project, with one line naming it
+and the reason (the log, and `rebuilt_notes` of the dataset for the window's status bar); a
+folder of the cache whose manifest does not read as an entry's goes when room is made. A folder
+that cannot be written (read-only, full disk) leaves the columns in memory, as before. Entries
+are written to a temporary folder, every file flushed and synced (those the scan filled through
+their mappings too), the manifest last, the folder synced, then renamed into place and the
+parent synced: a killed process or a crash leaves no entry or a whole one.
 
 Environment: `WORKSTATION_CACHE_DIR` (the folder; default: the platform's user cache folder),
 `WORKSTATION_DETECTION_CACHE_MIN` (detections from which the cache is used; default 1,000,000;
@@ -49,15 +58,16 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..dataset import CodedLabels, Dataset, Detections, SampleRuns
+from . import cache_files
+from .cache_files import MANIFEST, Fields, Unusable
 from ..util.paths import user_cache_dir
 from ..util.refs import weak
 
 log = logging.getLogger(__name__)
 
-FORMAT = 1
+FORMAT = 2  # 2: every file's size and keyed digest in the manifest, checked on load
 DEFAULT_MIN_DETECTIONS = 1_000_000
 DEFAULT_MAX_GB = 8.0
-MANIFEST = "manifest.json"
 MANIFEST_MAX_BYTES = 64 << 20
 FLOAT_COLUMNS = ("score", "x1", "y1", "x2", "y2")  # a detection's score and box
 _COLUMNS = ("source", "variant", "label", *FLOAT_COLUMNS, "sample")
@@ -192,28 +202,23 @@ def _plain_dir(p: Path) -> bool:
     return p.is_dir() and not p.is_symlink()
 
 
-def read_manifest(path: Path, max_bytes: int = MANIFEST_MAX_BYTES) -> Any:
-    """A cache folder's JSON manifest (a regular file under `max_bytes`; ValueError if not)."""
-    if path.is_symlink() or not path.is_file() or path.stat().st_size > max_bytes:
-        raise ValueError(f"{path.name} is missing, a link, not a file or too large")
-    return json.loads(path.read_bytes())  # bytes: a text-mode open leaves objects alive
+def file_key(digest: str, name: str = "") -> bytes:
+    """The digest key of an entry's file `name` (its manifest's: ""): the entry's key with it."""
+    return cache_files.digest_key("detections", digest, name)
 
 
-def map_array(path: Path) -> np.ndarray:
-    """A cache folder's `.npy` file memory-mapped read-only (a regular file; ValueError if not:
-    a link could lead out of the folder, a pipe would block the read); never unpickled."""
-    if path.is_symlink() or not path.is_file():
-        raise ValueError(f"{path.name} is missing, a link or not a file")
-    return np.load(path, mmap_mode="r", allow_pickle=False)
+NOTES_KEY = "cache.rebuilt"  # a dataset's `cache`: the one-line notes of cache entries rebuilt by its load
 
 
-def write_arrays(folder: Path, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
-    """Write `arrays` as `.npy` files into the (temporary) `folder`, then `meta` as its
-    manifest: written last, it marks the folder complete."""
-    for name, arr in arrays.items():
-        with open(folder / f"{name}.npy", "wb") as fh:
-            np.save(fh, np.ascontiguousarray(arr), allow_pickle=False)
-    (folder / MANIFEST).write_text(json.dumps(meta), encoding="utf-8")
+def rebuilt_notes(ds: Dataset) -> list[str]:
+    """What the load of `ds` (and its checker's preparation) found unusable in the cache and
+    rebuilt, one line each, for the window's status bar."""
+    notes = ds.cache.get(NOTES_KEY)
+    return [str(x) for x in notes] if isinstance(notes, list) else []
+
+
+def note_rebuilt(ds: Dataset, line: str) -> None:
+    ds.cache.setdefault(NOTES_KEY, []).append(line)
 
 
 def older_than(p: Path, seconds: float) -> bool:
@@ -224,66 +229,86 @@ def older_than(p: Path, seconds: float) -> bool:
         return False
 
 
-def load(key: CacheKey, root: Path | None = None, *, check: bool = True) -> tuple[Detections, list[str]] | None:
+def load(key: CacheKey, root: Path | None = None, *, check: bool = True,
+         notes: list[str] | None = None) -> tuple[Detections, list[str]] | None:
     """The cached columns of `key`, memory-mapped (read-only), or None (no entry, or one that
-    does not check out: it is removed). `check=False` skips the range checks of the codes and
-    offsets (for the entry just written from checked columns); shapes and dtypes are always
+    does not check out: it is removed, and a line saying which and why is logged and added to
+    `notes`). `check=False` (the entry just written from checked columns) skips the digests and
+    the range checks of the codes and offsets; the manifest, sizes, shapes and dtypes are always
     checked."""
     root = cache_root() if root is None else root
     entry = _entry(root, key)
     if not _plain_dir(entry):
+        if os.path.lexists(entry):  # a link or a file in an entry's place: never followed, gone
+            line = (f"detection cache entry {entry} is unusable (a link or a file, not a folder): "
+                    "rebuilt from the project")
+            log.warning("%s", line)
+            if notes is not None:
+                notes.append(line)
+            remove_path(entry)
         return None
     try:
         out = _read(entry, key, check)
-    except (OSError, ValueError, KeyError, TypeError, IndexError) as e:
-        log.warning("detection cache entry %s is unusable (%s): rebuilt from the project", entry, e)
+    except Exception as e:  # noqa: BLE001 - whatever is read back is a file from outside: rebuilt
+        line = f"detection cache entry {entry} is unusable ({cache_files.reason(e)}): rebuilt from the project"
+        log.warning("%s", line)
+        log.debug("the unusable entry", exc_info=True)
+        if notes is not None:
+            notes.append(line)
         remove_path(entry)
         return None
     try:
-        os.utime(entry / MANIFEST)  # recently used: kept longest under the size cap
-    except OSError:
+        os.utime(entry / MANIFEST, follow_symlinks=False)  # recently used: kept longest under the size cap
+    except (OSError, NotImplementedError):
         pass
     return out
 
 
 def _read(entry: Path, key: CacheKey, check: bool = True) -> tuple[Detections, list[str]]:
-    meta = read_manifest(entry / MANIFEST)
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("key") != key.digest:
-        raise ValueError("manifest of another format or key")
-    n, m = int(meta["n_samples"]), int(meta["n_detections"])
-    if n != key.n_samples or m < 0:
-        raise ValueError("manifest sizes do not match the project")
-    variant_names = [str(x) for x in meta["variant_names"]]
-    label_names = [str(x) for x in meta["label_names"]]
-    runs = bool(meta["sample_runs"])
+    meta = cache_files.read_manifest(entry / MANIFEST, MANIFEST_MAX_BYTES)
+    f = Fields(meta)
+    if f.get("format", int) != FORMAT or f.get("key", int) != _number(key.digest):
+        raise Unusable("its manifest is of another format or key")
+    algorithm = cache_files.check_manifest(meta, file_key(key.digest))
+    n, m = f.whole("n_samples"), f.whole("n_detections")
+    if n != key.n_samples:
+        raise Unusable("its manifest's sizes do not match the project")
+    variant_names = f.strings("variant_names")
+    label_names = f.strings("label_names")
+    runs = f.get("sample_runs", bool)
+    dtypes = f.get("dtypes", dict)
+    files = f.files()
+    if sorted(files) != sorted(f"{c}.npy" for c in _COLUMNS):
+        raise Unusable("its manifest names other files")
     cols: dict[str, np.ndarray] = {}
     for name in _COLUMNS:
-        path = entry / f"{name}.npy"
-        arr = map_array(path)
+        fname = f"{name}.npy"
+        arr = cache_files.open_array(entry, fname, files[fname], file_key(key.digest, fname), algorithm, check)
         want = n + 1 if (name == "sample" and runs) else m
         kind = _dtype_name(arr.dtype)
-        if arr.ndim != 1 or len(arr) != want or kind not in _DTYPES[name] or kind != meta["dtypes"][name]:
-            raise ValueError(f"{path.name}: {arr.dtype} {arr.shape} is not what the manifest says")
+        if arr.ndim != 1 or len(arr) != want or kind not in _DTYPES[name] or kind != dtypes.get(name):
+            raise Unusable(f"{fname}: {arr.dtype} {arr.shape} is not what the manifest says")
         cols[name] = np.asarray(arr)  # a plain read-only view; the mapping stays with its base
     # codes and offsets in range before anything indexes with them
     if m and check:
         if len(label_names) == 0 or int(cols["label"].min()) < 0 or int(cols["label"].max()) >= len(label_names):
-            raise ValueError("label codes out of range")
+            raise Unusable("label codes out of range")
         if int(cols["variant"].min()) < 0 or int(cols["variant"].max()) >= len(variant_names):
-            raise ValueError("variant codes out of range")
+            raise Unusable("variant codes out of range")
         # min and max, not np.isin: that takes ~100x longer on 13M codes
         if int(cols["source"].min()) < 0 or int(cols["source"].max()) > 1:
-            raise ValueError("source codes out of range")
+            raise Unusable("source codes out of range")
     sample = cols.pop("sample")
     sample_idx: Any = sample
     if runs:
-        if meta["runs_dtype"] not in ("int32", "int64"):
-            raise ValueError(f"sample rows of dtype {meta['runs_dtype']!r}")
+        runs_dtype = f.get("runs_dtype", str)
+        if runs_dtype not in ("int32", "int64"):
+            raise Unusable(f"sample rows of dtype {runs_dtype[:20]!r}")
         if check and (sample[0] != 0 or sample[-1] != m or bool((np.diff(sample) < 0).any())):
-            raise ValueError("sample offsets are not ascending from 0 to the detections' count")
-        sample_idx = SampleRuns(np.asarray(sample, np.int64), np.dtype(meta["runs_dtype"]))
+            raise Unusable("sample offsets are not ascending from 0 to the detections' count")
+        sample_idx = SampleRuns(np.asarray(sample, np.int64), np.dtype(runs_dtype))
     elif m and check and (int(sample.min()) < 0 or int(sample.max()) >= n):
-        raise ValueError("sample rows out of range")
+        raise Unusable("sample rows out of range")
     label = CodedLabels(cols.pop("label"), np.array(label_names, dtype=object))
     dets = Detections(sample_idx=sample_idx, label=label, **cols)  # type: ignore[arg-type]
     return dets, variant_names
@@ -350,6 +375,13 @@ class PendingEntry:
         return (m is not None and isinstance(arr, np.ndarray) and arr.dtype == m.dtype and arr.shape == m.shape
                 and arr.__array_interface__["data"][0] == m.__array_interface__["data"][0])
 
+    def sync(self, name: str) -> None:
+        """Write column `name`'s pages, filled through its mapping, to the disk."""
+        m = self._maps.get(name)
+        if m is not None and isinstance(m, np.memmap):
+            m.flush()
+        cache_files.sync_file(self.folder / f"{name}.npy")
+
     def abandon(self) -> None:
         """The scan did not end in an entry: its files go (mapped columns stay readable)."""
         self._maps.clear()
@@ -381,22 +413,27 @@ def store(key: CacheKey, dets: Detections, variant_names: list[str],
             **{k: getattr(dets, k) for k in FLOAT_COLUMNS},
             "sample": offsets if offsets is not None else dets.sample_idx}
         meta = {
-            "format": FORMAT, "key": key.digest, "project": key.project, "scope": key.scope,
-            "created": time.time(),
+            "format": FORMAT, "key": _number(key.digest), "project": key.project, "scope": _number(key.scope),
+            "created": int(time.time()),  # whole seconds: see `_number`
             "n_samples": key.n_samples, "n_detections": len(dets), "sample_runs": offsets is not None,
             "runs_dtype": str(runs.dtype) if runs is not None else None,
             "variant_names": list(variant_names), "label_names": [str(x) for x in names.tolist()],
             "dtypes": {k: np.asarray(a).dtype.name for k, a in cols.items()},
         }
+        written = list(cols)
         for k in [k for k, a in cols.items() if pending.holds(k, a)]:
-            del cols[k]  # filled in its file by the scan
+            del cols[k]  # filled in its file by the scan: its pages go to the disk
+            pending.sync(k)
         for k in cols:  # a file the scan began, replaced: unlinked first, its mapping stays valid
             remove_path(tmp / f"{k}.npy")
-        write_arrays(tmp, cols, meta)
-        if _plain_dir(entry):
-            remove_path(entry)  # an older entry of the same key that did not check out
-        os.replace(tmp, entry)
-    except OSError as e:
+        cache_files.write_arrays(tmp, cols)
+        files = {f"{k}.npy": cache_files.described(tmp / f"{k}.npy", file_key(key.digest, f"{k}.npy"))
+                 for k in written}
+        cache_files.write_manifest(tmp, meta, file_key(key.digest), files)
+        if _plain_dir(entry) or os.path.lexists(entry):
+            remove_path(entry)  # an older entry of the same key that did not check out, or a link in its place
+        cache_files.publish(tmp, entry)
+    except (OSError, ValueError) as e:
         remove_path(tmp)
         log.warning("detection cache not written to %s (%s): the detections stay in memory", root, e)
         return None
@@ -446,14 +483,11 @@ def _evict(root: Path, key: CacheKey | None, incoming: int, keep: Path | None = 
             continue
         if not _plain_dir(p) or p == keep:
             continue
-        mf = p / MANIFEST
-        try:
-            info = mf.stat()
-            used = info.st_mtime
-            meta = json.loads(mf.read_bytes()) if info.st_size < MANIFEST_MAX_BYTES else {}
-            project, scope = meta.get("project"), meta.get("scope")
-        except (OSError, ValueError, AttributeError):
-            used, project, scope = 0.0, None, None
+        owner = _owner(p)
+        if owner is None:  # no manifest that reads as one (damaged, or not an entry): stale
+            remove_path(p)
+            continue
+        used, project, scope = owner
         if key is not None and project == key.project and scope in (key.scope, None):  # None: before scopes
             remove_path(p)
             continue
@@ -465,6 +499,35 @@ def _evict(root: Path, key: CacheKey | None, incoming: int, keep: Path | None = 
             break
         remove_path(p)
         total -= size
+
+
+def _number(hex_digest: str) -> int:
+    """A key's hex digest in a manifest: the whole number of its first 128 bits (-1 for none).
+    Whole numbers, not hex text or floats: a manifest without text that looks like a number's
+    exponent (``e123``) is read by `loads_strict`'s quick path alone (its exact scan, run on every
+    open, left a few objects alive each time)."""
+    try:
+        return int(hex_digest[:32], 16) if hex_digest else -1
+    except ValueError:
+        return -2
+
+
+def _owner(p: Path) -> tuple[float, str | None, str | None] | None:
+    """When the entry `p` was last used, and the project and scope its manifest names (scope None
+    when it has none: an entry from before scopes); None when it has no manifest that reads
+    strictly as an object naming a project (damaged, or not an entry)."""
+    mf = p / MANIFEST
+    try:
+        used = mf.lstat().st_mtime
+        meta = cache_files.read_manifest(mf, MANIFEST_MAX_BYTES)
+    except Exception:  # noqa: BLE001 - a manifest is a file from outside: anything may be wrong with it
+        return None
+    project, scope = meta.get("project"), meta.get("scope")
+    if not isinstance(project, str):  # no project's entry
+        return None
+    if isinstance(scope, int) and not isinstance(scope, bool):  # this format's
+        scope = f"{scope:016x}" if scope >= 0 else ""
+    return used, project, scope if isinstance(scope, str) else None
 
 
 def remove_path(p: Path) -> None:

@@ -353,6 +353,7 @@ class SamplesRepo(Repo):
         # while this one builds the prompts' and samples' Python strings; the connection is
         # that thread's until it ends
         future: Future[tuple[Detections, list[str], Any]] = Future()
+        notes: list[str] = []  # cache entries found unusable and rebuilt (`detection_cache.rebuilt_notes`)
         # no automatic collection meanwhile: one triggered on the second thread could free a
         # closed window's Qt objects there (see util.collection)
         with collection.paused():
@@ -360,11 +361,11 @@ class SamplesRepo(Repo):
                 # this thread holds the connection (a transaction): a second thread would wait
                 # for it forever, so the detections are read here first
                 try:
-                    future.set_result(self._load_detections(st, where, params, progress))
+                    future.set_result(self._load_detections(st, where, params, progress, notes))
                 except Exception as e:  # noqa: BLE001 - raised below, as from the second thread
                     future.set_exception(e)
             else:
-                future = _loaders().submit(self._load_detections, st, where, params, progress)
+                future = _loaders().submit(self._load_detections, st, where, params, progress, notes)
             try:
                 prompts = self._prompts_of(prompt_table)
                 del prompt_table
@@ -389,6 +390,10 @@ class SamplesRepo(Repo):
         del st
         ds = Dataset(samples, dets, prompts, tuple(names))
         ds.cache.update(carried)
+        if notes:
+            from .detection_cache import NOTES_KEY
+
+            ds.cache[NOTES_KEY] = notes
         # the Arrow forms of the columns a view queries as text, as read (see Dataset.keep_arrow)
         ds.keep_arrow("sample_id", sample_ids)
         ds.keep_arrow("image_path", paths)
@@ -399,12 +404,14 @@ class SamplesRepo(Repo):
         return ds
 
     def _load_detections(self, st: Any, where: str, params: list[Any],
-                         progress: Callable[[int, int], object] | None = None) -> tuple[Detections, list[str], Any]:
+                         progress: Callable[[int, int], object] | None = None,
+                         notes: list[str] | None = None) -> tuple[Detections, list[str], Any]:
         """The detections of the samples in `st` (the samples query's Arrow table, with each
         sample id's two hashes), rows mapped to `st`'s rows, the variant names, and the cache
         key they were read from (None when they were not). From a million detections (see
         `detection_cache`) they are memory-mapped from the user's cache folder, written there
-        by the first load after any change of the project."""
+        by the first load after any change of the project; an entry that does not check out is
+        rebuilt, and a line saying so is added to `notes`."""
         from . import detection_cache
 
         scope = hashlib.sha256(json.dumps([where, [str(p) for p in params]]).encode()).hexdigest()[:16]
@@ -415,7 +422,7 @@ class SamplesRepo(Repo):
         key = None
         if detection_cache.may_hold(family):  # an entry may be this load's: the table's aggregates decide
             key = self._detection_cache_key(family, st, scope)
-            hit = detection_cache.load(key)
+            hit = detection_cache.load(key, notes=notes)
             if hit is not None:
                 return (*hit, key)
         # the scan fills the entry's columns in their files (see PendingEntry); until it has

@@ -158,6 +158,9 @@ def _refuse_constant(name: str) -> Any:
     raise JSONInputError(f"{name} is not a finite number (strict JSON has no {name})")
 
 
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+
+
 def loads_strict(text: str | bytes, *, max_depth: int = MAX_DEPTH, **kw: Any) -> Any:
     """Parse JSON from outside (module doc); `JSONInputError` for anything but a plain value.
     ``kw`` goes to `json.loads` (e.g. ``object_pairs_hook``)."""
@@ -171,6 +174,8 @@ def loads_strict(text: str | bytes, *, max_depth: int = MAX_DEPTH, **kw: Any) ->
     if found is not None:
         raise JSONInputError(*found)
     try:  # what the scan let through parses as plain JSON; the hooks are a second guard
+        if not kw:  # one decoder for every call: a decoder made per call leaves a few objects alive
+            return _DECODER.decode(text)
         return json.loads(text, parse_constant=_refuse_constant, **kw)
     except JSONInputError:
         raise

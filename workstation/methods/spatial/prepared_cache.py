@@ -12,11 +12,15 @@ that wrote them switches to the written files once they are whole (`save_in_back
 
 Like the entry itself it is an optimisation only: a folder that cannot be written costs the
 next open its preparation, nothing else; a missing, damaged or inconsistent one is removed
-(with a warning) and the preparation runs as it would without it. Files are written to a
-temporary folder and renamed into place (a killed process leaves no half-written folder) and
-read with `allow_pickle=False`; every array's dtype and shape must be the ones this dataset
-gives, and the offsets and rows used as indices are range-checked. An entry removed or
-replaced by another load takes its folder with it.
+(with a one-line warning naming it and the reason, also in the dataset's
+`detection_cache.rebuilt_notes`) and the preparation runs as it would without it. Its files are
+written, flushed and synced into a temporary folder, with a manifest that holds every file's size
+and keyed digest (`store.cache_files`), which is renamed into place; on load the manifest is
+read strictly, every file's bytes must give its digest (a file zeroed behind its header, negated,
+mirrored, another preparation's or truncated is refused; what the digest does not guard against
+is said in `store.cache_files`), its dtype and shape must be the ones this dataset gives, and the
+offsets and rows used as indices are range-checked. An entry removed or replaced by another load
+takes its folder with it.
 """
 
 from __future__ import annotations
@@ -38,13 +42,14 @@ from pathlib import Path
 import numpy as np
 
 from ...dataset import Dataset
-from ...store.detection_cache import (MANIFEST, EntryRef, make_room, map_array, older_than, read_manifest,
-                                      remove_path, write_arrays)
+from ...store import cache_files
+from ...store.cache_files import MANIFEST, Fields, Unusable
+from ...store.detection_cache import EntryRef, make_room, older_than, remove_path
 from ...util.memory import trim_heap
 
 log = logging.getLogger(__name__)
 
-FORMAT = 1
+FORMAT = 2  # 2: every file's size and keyed digest in the manifest, checked on load
 PREFIX = "checker-prepared-"
 _TMP = f".tmp-{PREFIX}"
 MANIFEST_MAX_BYTES = 1 << 20
@@ -88,6 +93,12 @@ class Slot:
 
     entry: Path  # the detection cache entry
     folder: Path  # entry / PREFIX + digest
+    entry_digest: str = ""  # the entry's key (`detection_cache.CacheKey.digest`): its files' digests' key
+
+    def key(self, name: str = "") -> bytes:
+        """The digest key of the kept file `name` (the manifest's: ""): the entry's key, this
+        folder's name (a digest of everything the preparation depends on) and the file's."""
+        return cache_files.digest_key("checker-prepared", self.entry_digest, self.folder.name, name)
 
 
 def slot(ds: Dataset, n_slots: int, inputs: tuple[np.ndarray, ...]) -> Slot | None:
@@ -104,7 +115,7 @@ def slot(ds: Dataset, n_slots: int, inputs: tuple[np.ndarray, ...]) -> Slot | No
         a = np.ascontiguousarray(a)
         h.update(f"{a.dtype.str}{a.shape}".encode())
         h.update(a.data)
-    return Slot(ref.folder, ref.folder / (PREFIX + h.hexdigest()[:40]))
+    return Slot(ref.folder, ref.folder / (PREFIX + h.hexdigest()[:40]), ref.digest)
 
 
 def is_kept(where: Slot) -> bool:
@@ -115,37 +126,55 @@ def is_kept(where: Slot) -> bool:
 Expected = dict[str, tuple[tuple[int, ...], set[str]]]
 
 
-def load(where: Slot, expect: Expected, n_detections: int) -> dict[str, np.ndarray] | None:
+def load(where: Slot, expect: Expected, n_detections: int, *, check: bool = True,
+         notes: list[str] | None = None) -> dict[str, np.ndarray] | None:
     """The kept arrays, memory-mapped read-only, or None (none kept, or a folder that does not
-    check out: removed with a warning). `expect`: each array's shape (-1: any length) and
-    allowed dtype names; the offsets and rows must be in range (`_check_indices`)."""
+    check out: removed, with a line saying which and why logged and added to `notes`).
+    `expect`: each array's shape (-1: any length) and allowed dtype names; the offsets and rows
+    must be in range (`_check_indices`). `check=False` (files just written, whose values the
+    caller compares itself) skips the digests."""
     folder = where.folder
     if not folder.is_dir() or folder.is_symlink():
+        if os.path.lexists(folder):  # a link or a file in its place: never followed, gone
+            line = (f"the checker's kept preparation {folder} is unusable (a link or a file, not a folder): "
+                    "prepared again")
+            log.warning("%s", line)
+            if notes is not None:
+                notes.append(line)
+            remove_path(folder)
         return None
     try:
-        out = _read(folder, expect)
+        out = _read(where, expect, check)
         _check_indices(out, n_detections)
-    except (OSError, ValueError, KeyError, TypeError, IndexError) as e:
-        log.warning("the checker's kept preparation %s is unusable (%s): prepared again", folder, e)
+    except Exception as e:  # noqa: BLE001 - whatever is read back is a file from outside: prepared again
+        line = f"the checker's kept preparation {folder} is unusable ({cache_files.reason(e)}): prepared again"
+        log.warning("%s", line)
+        log.debug("the unusable preparation", exc_info=True)
+        if notes is not None:
+            notes.append(line)
         remove_path(folder)
         return None
     return out
 
 
-def _read(folder: Path, expect: Expected) -> dict[str, np.ndarray]:
-    meta = read_manifest(folder / MANIFEST, MANIFEST_MAX_BYTES)
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("folder") != folder.name:
-        raise ValueError("manifest of another format or folder")
-    present = meta.get("arrays")
-    if not isinstance(present, list) or sorted(present) != sorted(expect):
-        raise ValueError("manifest names other arrays")
+def _read(where: Slot, expect: Expected, check: bool = True) -> dict[str, np.ndarray]:
+    folder = where.folder
+    meta = cache_files.read_manifest(folder / MANIFEST, MANIFEST_MAX_BYTES)
+    f = Fields(meta)
+    if f.get("format", int) != FORMAT:  # another folder's manifest fails its digest, keyed by the name
+        raise Unusable("its manifest is of another format")
+    algorithm = cache_files.check_manifest(meta, where.key())
+    present = f.strings("arrays")
+    files = f.files()
+    if sorted(present) != sorted(expect) or sorted(files) != sorted(f"{k}.npy" for k in expect):
+        raise Unusable("its manifest names other arrays")
     out: dict[str, np.ndarray] = {}
     for name, (shape, dtypes) in expect.items():
-        path = folder / f"{name}.npy"
-        arr = map_array(path)
+        fname = f"{name}.npy"
+        arr = cache_files.open_array(folder, fname, files[fname], where.key(fname), algorithm, check)
         same_shape = len(arr.shape) == len(shape) and all(w in (-1, a) for a, w in zip(arr.shape, shape))
         if not same_shape or not any(arr.dtype == np.dtype(t) for t in dtypes):
-            raise ValueError(f"{path.name}: {arr.dtype} {arr.shape} where {sorted(dtypes)} {shape} was expected")
+            raise Unusable(f"{fname}: {arr.dtype} {arr.shape} where {sorted(dtypes)} {shape} was expected")
         out[name] = np.asarray(arr)  # a plain read-only view; the mapping stays with its base
     return out
 
@@ -154,19 +183,19 @@ def _check_indices(arrays: dict[str, np.ndarray], n_detections: int) -> None:
     """Raise ValueError unless the offsets and rows that index other arrays are in range."""
     start, count, order = arrays["sample_start"], arrays["seg_count"], arrays["order"]
     if len(start) and (int(start[0]) != 0 or int(start[-1]) != len(order) or bool((np.diff(start) < 0).any())):
-        raise ValueError("segment offsets are not ascending from 0 to the rows' count")
+        raise Unusable("segment offsets are not ascending from 0 to the rows' count")
     if not np.array_equal(count.sum(axis=1, dtype=np.int64), np.diff(start.astype(np.int64))):
-        raise ValueError("segment counts do not add up to the offsets")
+        raise Unusable("segment counts do not add up to the offsets")
     for name in ("row0", "vrow0"):
         row0 = arrays[name]
         if row0.size and (int(row0.min()) < -1 or int(row0.max()) >= n_detections):
-            raise ValueError("first rows out of range")
+            raise Unusable("first rows out of range")
     base = arrays.get("order_base")
     if base is not None:
         if len(base) and (int(base.min()) < 0 or int(base.max()) > n_detections):
-            raise ValueError("sample rows out of range")
+            raise Unusable("sample rows out of range")
     elif len(order) and (int(order.min()) < 0 or int(order.max()) >= n_detections):
-        raise ValueError("rows out of range")
+        raise Unusable("rows out of range")
 
 
 def save_in_background(where: Slot, arrays: dict[str, np.ndarray],
@@ -209,16 +238,18 @@ def _save(where: Slot, handed: list[dict[str, np.ndarray]], then: Callable[[], N
     try:
         make_room(entry, sum(np.asarray(a).nbytes for a in arrays.values()))  # under the cache's size cap
         tmp.mkdir(mode=0o700)  # fails when the entry is gone (evicted, rebuilt): nothing to keep it in
-        write_arrays(tmp, arrays, {"format": FORMAT, "folder": where.folder.name, "arrays": sorted(arrays)})
+        cache_files.write_arrays(tmp, arrays)
+        files = {f"{k}.npy": cache_files.described(tmp / f"{k}.npy", where.key(f"{k}.npy")) for k in arrays}
+        cache_files.write_manifest(tmp, {"format": FORMAT, "arrays": sorted(arrays)}, where.key(), files)
         for old in entry.iterdir():  # one preparation per entry: an older one's inputs changed
             if old.name.startswith(PREFIX) and old != where.folder:
                 remove_path(old)
             elif old.name.startswith(_TMP) and old != tmp and older_than(old, 3600):  # a killed writer's
                 remove_path(old)
-        if where.folder.is_dir() and not where.folder.is_symlink():
-            remove_path(where.folder)  # one that did not check out
-        os.replace(tmp, where.folder)
-    except OSError as e:
+        if os.path.lexists(where.folder):
+            remove_path(where.folder)  # one that did not check out, or a link in its place
+        cache_files.publish(tmp, where.folder)
+    except (OSError, ValueError) as e:
         remove_path(tmp)
         log.info("the checker's preparation was not kept in %s (%s): the next open prepares again", entry, e)
         return

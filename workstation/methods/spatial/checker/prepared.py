@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ....dataset import Dataset, label_codes
+from ....store.detection_cache import note_rebuilt
 from ....types import PRIMARY, SECONDARY, WorkstationError
 from ....util.grouping import by_segment_then_score, factorize
 from ....util.memory import drop_mapped_pages
@@ -234,7 +235,11 @@ def _prepare(ds: Dataset, fp: tuple[Any, ...]) -> Prepared:
     kept = (prepared_cache.slot(ds, n_slots, (code_a, code_b, np.asarray(relation), width, height))
             if offsets is not None and len(d) else None)
     if kept is not None:
-        loaded = prepared_cache.load(kept, _kept_arrays(n, n_slots, len(d), score_dtype(d.score)), len(d))
+        notes: list[str] = []
+        loaded = prepared_cache.load(kept, _kept_arrays(n, n_slots, len(d), score_dtype(d.score)), len(d),
+                                     notes=notes)
+        for line in notes:  # one found unusable: prepared again, and the open says so
+            note_rebuilt(ds, line)
         if loaded is not None:
             return _finish(ds, fp, n_slots, relation, width * height, loaded, kept)
     work = _Chunks(ds, (lab, code_a, code_b), offsets, sample_idx)
@@ -448,7 +453,7 @@ def _map_kept(prep_ref: Callable[[], Prepared | None], kept: prepared_cache.Slot
     prep = prep_ref()
     if prep is None:
         return
-    mapped = prepared_cache.load(kept, expect, n_det)
+    mapped = prepared_cache.load(kept, expect, n_det, check=False)  # every value is compared below
     if mapped is None:
         return
     if not _same_arrays(prep.kept(), mapped):
