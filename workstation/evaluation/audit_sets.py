@@ -210,7 +210,31 @@ def draw_audit_set(project: Any, scheme: LabelScheme, pop: AuditPopulation, *, n
     stored = {"size": int(size), "seed": int(seed), "strata": list(strata), "conf_bins": int(conf_bins),
               "recheck_fraction": float(recheck_fraction), "rechecks": len(rechecks),
               "exclude_labelled": bool(exclude_labelled), "blind": bool(blind), **(params or {})}
-    return int(project.audit.create_set(name, scheme.task, ids, stored, blind=blind, rechecks=rechecks))
+    design, population, draw = draw_provenance(codes, picked, conf=pop.conf, conf_bins=conf_bins, exclude=exclude)
+    return int(project.audit.create_set(name, scheme.task, ids, stored, blind=blind, rechecks=rechecks,
+                                        design=design, population=population, draw=draw))
+
+
+def draw_provenance(codes: np.ndarray, picked: np.ndarray, *, conf: np.ndarray | None = None, conf_bins: int = 5,
+                    exclude: np.ndarray | None = None) -> tuple[str, int, dict[str, list[Any]]]:
+    """(design, population, per picked target: inclusion, stratum, stratum size) of a draw by
+    `stratified_indices`: its cells are (stratum × confidence bin) over the eligible targets,
+    each drawn without replacement, so a target's inclusion probability is n_cell / N_cell. One
+    non-empty cell is a uniform draw."""
+    codes = np.asarray(codes, np.int64)
+    n = len(codes)
+    eligible = np.ones(n, bool) if exclude is None else ~np.asarray(exclude, bool)
+    cbin = (confidence_bins(np.asarray(conf), conf_bins) if conf is not None and conf_bins > 1
+            else np.zeros(n, np.int64))
+    cell = codes * max(conf_bins, 1) + cbin
+    size_of = np.bincount(cell[eligible], minlength=int(cell.max()) + 1 if n else 0)
+    picked = np.asarray(picked, np.int64)
+    drawn = np.bincount(cell[picked], minlength=len(size_of))
+    pc = cell[picked]
+    design = "uniform" if int((size_of > 0).sum()) <= 1 else "stratified"
+    return design, int(eligible.sum()), {
+        "inclusion": (drawn[pc] / size_of[pc]).astype(np.float64).tolist(),
+        "stratum": pc.astype(np.int64).tolist(), "stratum_size": size_of[pc].astype(np.int64).tolist()}
 
 
 def audit_info(project: Any, audit_set_id: int) -> AuditInfo:

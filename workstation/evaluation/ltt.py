@@ -18,8 +18,21 @@ audit labels would let one qualify if its audited error rate stayed what it is.
 
 The guarantee is about the population the audited items were drawn from uniformly and
 independently (a uniform audit sample of the run's images; drawing without replacement from a
-finite run only makes the binomial tail conservative). Audits that label whole prompts, or a
-plan's unequal weights, do not give independent items: use a uniform audit for the guarantee.
+finite run only makes the binomial tail conservative). Audits that label whole prompts do not
+give independent items.
+
+**Unequal draws** (issue 48). Where the audited items were drawn with known, unequal inclusion
+probabilities π_i — a stratified audit set, an audit plan — `design_counts` weights each item by
+1/π_i: the risk is the Hájek ratio r̂ = Σ w_i e_i / Σ w_i over the covered, human-decided items,
+tested as a binomial with Kish's effective sample size n_eff = (Σ w)² / Σ w², rounded down, and
+k = ⌈r̂ · n_eff⌉ errors (with equal weights these are n and k exactly). Where the draw could not
+reach part of the population (a plan of the checker's PASS only), the covered items outside it
+are counted as errors: the risk over the whole population is at most α when the drawn part's
+risk is at most α' = (α·C − U) / C_in (C covered items in all, C_in of them in the drawn part,
+estimated with the weights, U = C − C_in outside it). Labels with no recorded draw (free
+labelling, several audit sets) still give figures, but no guarantee: the window says so.
+`tests/benchmarks/bench_ltt_draws.py` measures how often the guaranteed choice's realised risk
+exceeds α under each draw, with and without the weights.
 """
 
 from __future__ import annotations
@@ -33,7 +46,8 @@ import numpy as np
 
 from ..types import WorkstationError
 
-__all__ = ["binom_cdf", "ltt_pvalues", "LTTResult", "learn_then_test", "labels_needed", "min_items", "METHODS"]
+__all__ = ["binom_cdf", "ltt_pvalues", "LTTResult", "learn_then_test", "labels_needed", "min_items", "METHODS",
+           "DesignCounts", "design_counts"]
 
 METHODS = ("fixed_sequence", "bonferroni")
 
@@ -73,6 +87,60 @@ def ltt_pvalues(n: Sequence[int] | np.ndarray, k: Sequence[int] | np.ndarray, al
     if not 0.0 < alpha < 1.0:
         raise WorkstationError(f"the risk level α must be between 0 and 1, got {alpha!r}")
     return np.array([binom_cdf(int(kk), int(nn), alpha) for nn, kk in zip(n_.tolist(), k_.tolist())], np.float64)
+
+
+@dataclass(frozen=True)
+class DesignCounts:
+    """Per configuration: the binomial test's n and k, and the level α' its p-value is taken at."""
+
+    n: np.ndarray  # int64
+    k: np.ndarray  # int64
+    alpha: np.ndarray  # float64 (α itself where the draw covers the whole population)
+    risk: np.ndarray  # the weighted estimate of the drawn part's risk (NaN: no item)
+
+
+def design_counts(covered: np.ndarray, decided: np.ndarray, error: np.ndarray, weights: np.ndarray | None,
+                  alpha: float, *, covered_all: np.ndarray | None = None, drawn_share: float = 1.0) -> DesignCounts:
+    """The binomial counts of every configuration (rows) from its audited items (columns):
+    ``covered`` / ``decided`` / ``error`` boolean (configurations × items), ``weights`` 1/π per
+    item (None: equal). ``covered_all``: per configuration, the covered items of the whole
+    population; ``drawn_share``: the share of the population the draw could reach (1: all of it;
+    the module docstring says how a part out of its reach counts)."""
+    cov = np.atleast_2d(np.asarray(covered, bool))
+    m, n_items = cov.shape
+    dec = np.broadcast_to(np.asarray(decided, bool), cov.shape)
+    err = np.atleast_2d(np.asarray(error, bool)) & cov & dec
+    w = np.ones(n_items) if weights is None else np.asarray(weights, np.float64).reshape(-1)
+    if len(w) != n_items or not np.all(np.isfinite(w)) or (w <= 0).any():
+        raise WorkstationError("the weights must be one positive number per audited item")
+    use = cov & dec
+    equal = bool(np.all(w == w[0])) if n_items else True
+    sw = (use * w).sum(axis=1)
+    se = (err * w).sum(axis=1)
+    if equal:
+        n_out = use.sum(axis=1).astype(np.int64)
+        k_out = err.sum(axis=1).astype(np.int64)
+    else:
+        sw2 = (use * w * w).sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            n_eff = np.where(sw2 > 0, sw * sw / np.where(sw2 > 0, sw2, 1.0), 0.0)
+            r = np.where(sw > 0, se / np.where(sw > 0, sw, 1.0), 0.0)
+        n_out = np.floor(n_eff + 1e-9).astype(np.int64)
+        k_out = np.minimum(np.ceil(r * n_out - 1e-9), n_out).astype(np.int64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        risk = np.where(sw > 0, se / np.where(sw > 0, sw, 1.0), np.nan)
+    level = np.full(m, float(alpha))
+    if drawn_share < 1.0 and covered_all is not None:
+        c_all = np.asarray(covered_all, np.float64).reshape(-1)
+        total = float(w.sum())
+        share_cov = (cov * w).sum(axis=1) / total if total > 0 else np.zeros(m)
+        c_in = share_cov * drawn_share  # the drawn part's covered share of the whole population
+        frac_all = c_all  # covered share of the whole population, per configuration
+        outside = np.maximum(0.0, frac_all - c_in)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            level = np.where(c_in > 0, (alpha * frac_all - outside) / np.where(c_in > 0, c_in, 1.0), 0.0)
+        level = np.clip(level, 0.0, float(alpha) if alpha < 1 else 1.0)
+    return DesignCounts(n_out, k_out, level, risk)
 
 
 def _needed_n(rate: float, alpha: float, delta: float, n_now: int, cap: int = 10_000_000) -> int | None:
@@ -153,20 +221,29 @@ class LTTResult:
 
 def learn_then_test(n: Sequence[int] | np.ndarray, k: Sequence[int] | np.ndarray, alpha: float, delta: float, *,
                     order: Sequence[int] | np.ndarray | None = None, score: Sequence[float] | np.ndarray | None = None,
-                    method: str = "fixed_sequence", n_audited: int | None = None) -> LTTResult:
+                    method: str = "fixed_sequence", n_audited: int | None = None,
+                    levels: Sequence[float] | np.ndarray | None = None) -> LTTResult:
     """Learn then Test over a grid (see the module docstring).
 
     ``n``/``k``: audited covered items with a human decision, and errors among them, per
     configuration; ``order``: the fixed testing order, most conservative first (required for
     the fixed sequence; it must not depend on the labels); ``score``: what the choice maximises
     among the rejected (coverage; default: the order's last rejected); ``n_audited``: audit
-    labels so far, for `labels_needed` when none qualifies."""
+    labels so far, for `labels_needed` when none qualifies; ``levels``: per configuration the
+    risk level its test is taken at (`design_counts`'s α'; default α for every one)."""
     if method not in METHODS:
         raise WorkstationError(f"unknown testing method {method!r} (choose from {', '.join(METHODS)})")
     if not 0.0 < delta < 1.0:
         raise WorkstationError(f"δ must be between 0 and 1, got {delta!r}")
     p = ltt_pvalues(n, k, alpha)
     m = len(p)
+    lv = None if levels is None else np.asarray(levels, np.float64).reshape(-1)
+    if lv is not None:
+        if len(lv) != m:
+            raise WorkstationError(f"{len(lv)} risk levels for {m} configurations")
+        p = np.array([binom_cdf(int(kk), int(nn), float(a)) if a > 0 else 1.0
+                      for nn, kk, a in zip(np.asarray(n, np.int64).reshape(-1).tolist(),
+                                           np.asarray(k, np.int64).reshape(-1).tolist(), lv.tolist())], np.float64)
     n_ = np.asarray(n, np.int64).reshape(-1)
     k_ = np.asarray(k, np.int64).reshape(-1)
     if order is None:
@@ -183,6 +260,9 @@ def learn_then_test(n: Sequence[int] | np.ndarray, k: Sequence[int] | np.ndarray
     # not tested (in a fixed sequence it would stop every one after it)
     n_min = min_items(alpha, level)
     testable = n_ >= n_min
+    if lv is not None:
+        testable = np.array([a > 0 and nn >= min_items(min(float(a), 1 - 1e-12), level)
+                             for nn, a in zip(n_.tolist(), lv.tolist())], bool)
     seq = [i for i in order_.tolist() if testable[i]]
     if method == "fixed_sequence":
         for i in seq:

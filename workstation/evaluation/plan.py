@@ -798,8 +798,19 @@ class AuditPlan:
                 "min_per_stratum": self.min_per_stratum,
                 "min_stratum_units": self.min_stratum_units}
 
-    def draw_records(self, entries: Sequence[PlanTarget]) -> list[tuple[str, bool, tuple[str, ...]]]:
-        return [(e.unit, e.recheck, e.targets) for e in entries]
+    def draw_records(self, entries: Sequence[PlanTarget]) -> list[tuple[str, bool, tuple[str, ...], dict[str, Any]]]:
+        """(unit, is re-check, its targets, where it was drawn from) per queue entry: its stratum,
+        the stratum's size in units and the unit's inclusion probability so far, d_h / N_h (the
+        plan draws each stratum's units in a seeded random order, without replacement)."""
+        out = []
+        for e in entries:
+            u = self._unit_index[str(e.unit)]
+            h = int(self.stratum[u])
+            big_n = int(self.N_h[h])
+            out.append((e.unit, e.recheck, e.targets,
+                        {"stratum": h, "stratum_size": big_n,
+                         "inclusion": float(self._d_h[h]) / big_n if big_n else None}))
+        return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -825,6 +836,7 @@ def save_plan(project: Any, plan: AuditPlan, *, name: str = "", blind: bool = Tr
         name or plan.name or f"plan: {plan.goal.text(t)}", t.method, t.task, plan.goal.to_dict(), plan.design(),
         _table_meta(t), _table_columns(t), blind=blind)
     plan.plan_id, plan.audit_set_id, plan.name = pid, aid, name or plan.name
+    project.audit.set_design(aid, "plan", plan.n_items)
     if plan.draws:
         save_draws(project, plan, [plan.target_of(u, r) for u, r in plan.draws])
     return int(pid)

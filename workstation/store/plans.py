@@ -132,9 +132,10 @@ class PlansRepo(Repo):
                 "outcome": np.asarray(cols["outcome"], np.int64), "confidence": np.asarray(cols["confidence"], np.float64),
                 "targets": [tuple(x) for x in cols["targets"]]}
 
-    def add_draws(self, plan_id: int, draws: Sequence[tuple[str, bool, Sequence[str]]]) -> None:
-        """Append drawn units (unit id, is re-check, its label targets) to the plan and their
-        targets to its audit set, in one transaction."""
+    def add_draws(self, plan_id: int, draws: Sequence[tuple[Any, ...]]) -> None:
+        """Append drawn units (unit id, is re-check, its label targets, and optionally where it was
+        drawn from: a mapping of stratum, stratum_size, inclusion) to the plan and their targets
+        to its audit set, in one transaction."""
         self._check_writable()
         plan = self.get(plan_id)
         with self.transaction():
@@ -150,8 +151,16 @@ class PlansRepo(Repo):
                 "created_at": np.array([_now()] * n, dtype=object),
             })
             if plan["audit_set_id"] is not None:
-                self._audit.append_items(int(plan["audit_set_id"]),
-                                        [(str(t), bool(d[1])) for d in draws for t in d[2]])
+                items = [(str(t), bool(d[1])) for d in draws for t in d[2]]
+                prov: dict[str, list[Any]] | None = None
+                if all(len(d) > 3 and d[3] for d in draws):
+                    prov = {"inclusion": [], "stratum": [], "stratum_size": [], "unit_id": []}
+                    for d in draws:
+                        for _t in d[2]:
+                            for k in ("inclusion", "stratum", "stratum_size"):
+                                prov[k].append(d[3].get(k))
+                            prov["unit_id"].append(str(d[0]))
+                self._audit.append_items(int(plan["audit_set_id"]), items, prov)
 
     def audit_set_task(self, audit_set_id: int) -> str | None:
         """The task of an audit set (a plan's), None when the project holds no such set."""

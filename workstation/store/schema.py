@@ -35,7 +35,7 @@ class Migrating(Protocol):
 
     def transaction(self) -> AbstractContextManager[Any]: ...
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _V1_V2: list[list[Any]] = [
     [
@@ -165,7 +165,22 @@ _V4_SCORES: list[Any] = [
     """CREATE INDEX score_sample ON scores(sample_id, scorer)""",
 ]
 
-KERNEL_MIGRATIONS: list[list[Any]] = _V1_V2 + [[_v3_methods], _V4_SCORES]
+# Version 4 → 5 (issue 48): where a label comes from. An audit set records the design of its
+# draw (``uniform``, ``stratified``, ``plan``; ``unknown`` for the sets of earlier versions, whose
+# draw is not recorded) and the number of targets it was drawn from; each drawn item its stratum,
+# that stratum's size (in units), the unit it belongs to and its inclusion probability at the
+# draw. Nothing recorded before is rewritten: the new columns of earlier rows stay empty and read
+# as "not known" (`workstation.evaluation.draws`).
+_V5_PROVENANCE: list[Any] = [
+    "ALTER TABLE audit_sets ADD COLUMN design VARCHAR",
+    "ALTER TABLE audit_sets ADD COLUMN population BIGINT",
+    "ALTER TABLE audit_items ADD COLUMN inclusion DOUBLE",
+    "ALTER TABLE audit_items ADD COLUMN stratum INTEGER",
+    "ALTER TABLE audit_items ADD COLUMN stratum_size BIGINT",
+    "ALTER TABLE audit_items ADD COLUMN unit_id VARCHAR",
+]
+
+KERNEL_MIGRATIONS: list[list[Any]] = _V1_V2 + [[_v3_methods], _V4_SCORES, _V5_PROVENANCE]
 
 
 def _run(con: Any, step: Any) -> None:

@@ -1,0 +1,356 @@
+"""Which labels count: a label selection and the consensus that turns labels into one per target
+(issue 48).
+
+Every figure that uses human labels takes a `LabelSelection`:
+
+* **annotators** — whose labels (None: everyone's);
+* **audit sets** — labels given in which audit sets (a plan's draws are its audit set), and
+  whether labels given outside any audit set ("free labelling", in Browse or imported) count;
+* **re-checks** — first passes only, or with the blind consistency re-checks (a re-check
+  measures the annotator; it is a later label of the same target);
+* **rule** — the consensus that turns several annotators' labels of one target into one:
+  ``latest`` (the most recent label of anyone: the rule of earlier versions, named as such),
+  ``annotator:<name>`` (that annotator's label alone), ``majority`` (the most frequent value; a
+  tie is *disputed*, decided by no one), ``unanimous`` (every annotator agrees, else
+  *disputed*), ``mean`` (ordinal ratings: their mean).
+
+Per (target, annotator) the annotator's latest selected event stands (an event without a value
+takes their label back). In a selection restricted to audit sets, an ``undo-restore`` event — the
+label from before the set written back when a label of the set was undone — reads as no label in
+the set. `resolve` gives per target its value (or `DISPUTED`), how many labels stand behind it and
+its inclusion probability (`workstation.evaluation.draws`): known when the labels that count all
+come from one audit set whose draw is recorded; NaN otherwise (free labelling, several draws, an
+old set). `Resolved.design` says which: an estimator that assumes a draw can hold only for
+``uniform``, ``stratified`` or ``plan``.
+
+The selection of a method is kept in the project's settings (``label_selection.<method>``,
+`load_selection` / `save_selection`); `describe` is the one line shown beside every figure.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..types import WorkstationError
+from .draws import KNOWN_DESIGNS, Draw, draws_of
+
+__all__ = ["DISPUTED", "RULES", "LabelSelection", "Resolved", "resolve", "resolve_project", "load_selection",
+           "save_selection", "default_selection", "SETTING"]
+
+DISPUTED = "disputed"
+RULES = ("latest", "majority", "unanimous", "mean")  # and "annotator:<name>"
+SETTING = "label_selection."
+_RECHECK = "recheck"
+_RESTORE = "undo-restore"
+#: tasks whose default counts first passes only (the rule of earlier versions for them)
+_FIRST_PASS_DEFAULT = ("dyeval.image",)
+
+
+def _check_rule(rule: str) -> str:
+    if not isinstance(rule, str):
+        raise WorkstationError(f"a consensus rule must be a text, got {rule!r}")
+    if rule in RULES:
+        return rule
+    if rule.startswith("annotator:") and rule[len("annotator:"):].strip():
+        return "annotator:" + rule[len("annotator:"):].strip()
+    raise WorkstationError(f"unknown consensus rule {rule[:40]!r}; expected one of {', '.join(RULES)} "
+                           "or annotator:<name>")
+
+
+@dataclass(frozen=True)
+class LabelSelection:
+    """Which labels count, and how several of one target become one (module docstring)."""
+
+    annotators: tuple[str, ...] | None = None
+    sets: tuple[int, ...] | None = None  # audit set ids (None: every set)
+    free: bool = True  # labels given outside any audit set
+    rechecks: bool = True
+    rule: str = "latest"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "rule", _check_rule(self.rule))
+        if self.annotators is not None:
+            names = tuple(dict.fromkeys(str(a).strip() for a in self.annotators if str(a).strip()))
+            object.__setattr__(self, "annotators", names)
+        if self.sets is not None:
+            try:
+                ids = tuple(sorted({int(s) for s in self.sets}))
+            except (TypeError, ValueError):
+                raise WorkstationError(f"audit sets must be numbers, got {list(self.sets)!r}"[:120]) from None
+            object.__setattr__(self, "sets", ids)
+        if self.sets == () and not self.free:
+            raise WorkstationError("the selection holds no labels: choose an audit set or free labelling")
+
+    @property
+    def named(self) -> str | None:
+        """The annotator of an ``annotator:<name>`` rule."""
+        return self.rule[len("annotator:"):] if self.rule.startswith("annotator:") else None
+
+    def counts(self, annotator: str, audit_set_id: int | None, source: str | None) -> bool:
+        """Whether an event of this annotator, audit set and source is selected."""
+        if self.annotators is not None and annotator not in self.annotators:
+            return False
+        if self.named is not None and annotator != self.named:
+            return False
+        if not self.rechecks and (source or "") == _RECHECK:
+            return False
+        if audit_set_id is None:
+            return self.free
+        return self.sets is None or int(audit_set_id) in self.sets
+
+    @property
+    def restricted(self) -> bool:
+        """Whether only some audit sets' labels count (an ``undo-restore`` reads as no label)."""
+        return self.sets is not None or not self.free
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"annotators": None if self.annotators is None else list(self.annotators),
+                "audit_sets": None if self.sets is None else list(self.sets), "free_labelling": self.free,
+                "rechecks": self.rechecks, "rule": self.rule}
+
+    @staticmethod
+    def from_dict(d: Mapping[str, Any]) -> LabelSelection:
+        if not isinstance(d, Mapping):
+            raise WorkstationError("a label selection must be a JSON object")
+        known = {"annotators", "audit_sets", "free_labelling", "rechecks", "rule"}
+        extra = sorted(set(d) - known)
+        if extra:
+            raise WorkstationError(f"a label selection has unknown keys: {', '.join(map(str, extra))[:80]}")
+        ann, sets = d.get("annotators"), d.get("audit_sets")
+        if ann is not None and not (isinstance(ann, list) and all(isinstance(a, str) for a in ann)):
+            raise WorkstationError("a label selection's annotators must be a list of names")
+        if sets is not None and not (isinstance(sets, list) and all(isinstance(s, int) and not isinstance(s, bool)
+                                                                     for s in sets)):
+            raise WorkstationError("a label selection's audit sets must be a list of numbers")
+        for key in ("free_labelling", "rechecks"):
+            if key in d and not isinstance(d[key], bool):
+                raise WorkstationError(f"a label selection's {key} must be true or false")
+        return LabelSelection(None if ann is None else tuple(ann), None if sets is None else tuple(sets),
+                              bool(d.get("free_labelling", True)), bool(d.get("rechecks", True)),
+                              str(d.get("rule", "latest")))
+
+    def replace(self, **kw: Any) -> LabelSelection:
+        from dataclasses import replace
+
+        return replace(self, **kw)
+
+    def describe(self, n_items: int | None = None, sets: Mapping[int, str] | None = None) -> str:
+        """One line: "labels: audit set #3, a1 and a2, majority — 118 items"."""
+        parts: list[str] = []
+        if self.sets is None:
+            parts.append("every audit set and free labelling" if self.free else "every audit set")
+        else:
+            names = [f"audit set #{s}" + (f" ({sets[s]})" if sets and sets.get(s) else "") for s in self.sets]
+            if self.free:
+                names.append("free labelling")
+            parts.append(_and(names) if names else "free labelling")
+        if self.named is not None:
+            parts.append(f"{self.named} only")
+        elif self.annotators is None:
+            parts.append("every annotator")
+        else:
+            parts.append(_and(list(self.annotators)))
+        if not self.rechecks:
+            parts.append("first passes")
+        rule = {"latest": "latest label wins", "majority": "majority (ties disputed)",
+                "unanimous": "unanimous only", "mean": "mean rating"}.get(self.rule, "")
+        if rule:
+            parts.append(rule)
+        text = "labels: " + ", ".join(parts)
+        if n_items is not None:
+            text += f" — {n_items} item{'s' if n_items != 1 else ''}"
+        return text
+
+
+def _and(xs: Sequence[str]) -> str:
+    xs = list(xs)
+    if len(xs) <= 1:
+        return "".join(xs)
+    return ", ".join(xs[:-1]) + " and " + xs[-1]
+
+
+def default_selection(task: str) -> LabelSelection:
+    """The selection a method starts from: every label, the latest winning (the rule of earlier
+    versions; DyEval's counted first passes only)."""
+    return LabelSelection(rechecks=task not in _FIRST_PASS_DEFAULT)
+
+
+@dataclass
+class Resolved:
+    """The outcome of `resolve`: one entry per target with a standing selected label."""
+
+    selection: LabelSelection
+    target_ids: np.ndarray  # object
+    values: np.ndarray  # object: the value, `DISPUTED`, or (rule "mean") a float
+    n_labels: np.ndarray  # int64: the selected labels standing on the target
+    inclusion: np.ndarray  # float64: the target's inclusion probability (NaN: not known)
+    design: str  # uniform / stratified / plan (one recorded draw), free, mixed, unknown
+    draw_sets: tuple[int, ...] = ()  # the audit sets the counted labels come from
+    annotators: tuple[str, ...] = ()
+    notes: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.target_ids)
+
+    @property
+    def n_disputed(self) -> int:
+        return int(sum(1 for v in self.values.tolist() if v == DISPUTED))
+
+    @property
+    def known_draw(self) -> bool:
+        """The counted labels come from one recorded draw, every inclusion probability known."""
+        return self.design in KNOWN_DESIGNS and bool(np.isfinite(self.inclusion).all()) and len(self) > 0
+
+    def as_dict(self) -> dict[str, Any]:
+        """target id → value (disputed targets left out)."""
+        return {str(t): v for t, v in zip(self.target_ids.tolist(), self.values.tolist()) if v != DISPUTED}
+
+    def weights(self) -> np.ndarray:
+        """1 / π per target (1 where the draw is not known)."""
+        pi = self.inclusion
+        return np.where(np.isfinite(pi) & (pi > 0), 1.0 / np.where(pi > 0, pi, 1.0), 1.0)
+
+    def describe(self, sets: Mapping[int, str] | None = None) -> str:
+        text = self.selection.describe(len(self) - self.n_disputed, sets)
+        if self.n_disputed:
+            text += f", {self.n_disputed} disputed"
+        return text
+
+    def provenance(self) -> dict[str, Any]:
+        """What a report records about the labels behind its figures."""
+        return {"selection": self.selection.to_dict(), "line": self.describe(), "items": len(self) - self.n_disputed,
+                "disputed": self.n_disputed, "design": self.design, "audit_sets": list(self.draw_sets),
+                "annotators": list(self.annotators)}
+
+
+
+
+def resolve(events: Mapping[str, Any], selection: LabelSelection,
+            draws: Mapping[int, Draw] | None = None) -> Resolved:
+    """Per target, the value the selection's labels give (module docstring). ``events``: the
+    label log's columns of one task (`LabelsRepo.table`), in event order; ``draws``: the task's
+    audit sets (`draws_of`), for the inclusion probabilities."""
+    n = len(events.get("event_id", ()))
+    standing: dict[tuple[str, str], tuple[int, Any, Any, int | None]] = {}
+    order: dict[str, int] = {}
+    ev = events
+    restricted = selection.restricted
+    for i in range(n):
+        ann = str(ev["annotator"][i])
+        aid_raw = ev["audit_set_id"][i]
+        aid = None if aid_raw is None or (isinstance(aid_raw, float) and math.isnan(aid_raw)) else int(aid_raw)
+        src = ev["source"][i]
+        src = None if src is None else str(src)
+        if not selection.counts(ann, aid, src):
+            continue
+        target = str(ev["target_id"][i])
+        value = ev["value"][i]
+        if value is not None and isinstance(value, float) and math.isnan(value):
+            value = None
+        if restricted and src == _RESTORE:
+            value = None
+        rating = ev["rating"][i] if "rating" in ev else None
+        standing[(target, ann)] = (int(ev["event_id"][i]), value, rating, aid)
+        order.setdefault(target, len(order))
+    per_target: dict[str, list[tuple[int, Any, Any, int | None, str]]] = {}
+    for (target, ann), (eid, value, rating, aid) in standing.items():
+        if value is None:
+            continue
+        per_target.setdefault(target, []).append((eid, value, rating, aid, ann))
+    ids, values, n_lab, incl = [], [], [], []
+    used_sets: set[int | None] = set()
+    anns: set[str] = set()
+    rule = selection.rule
+    for target in sorted(per_target, key=lambda t: order[t]):
+        labs = sorted(per_target[target])
+        counted = labs
+        if rule == "latest" or selection.named is not None:
+            counted = [labs[-1]]
+            value: Any = labs[-1][1]
+        elif rule == "majority":
+            c = Counter(v for _e, v, _r, _a, _n in labs).most_common()
+            value = c[0][0] if len(c) == 1 or c[0][1] > c[1][1] else DISPUTED
+        elif rule == "unanimous":
+            vals = {v for _e, v, _r, _a, _n in labs}
+            value = labs[0][1] if len(vals) == 1 else DISPUTED
+        else:  # mean of ordinal ratings
+            nums = []
+            for _e, v, r, _a, _n in labs:
+                x = r if r is not None and not (isinstance(r, float) and math.isnan(r)) else v
+                try:
+                    nums.append(float(x))
+                except (TypeError, ValueError):
+                    pass
+            if not nums:
+                continue
+            value = float(np.mean(nums))
+        ids.append(target)
+        values.append(value)
+        n_lab.append(len(labs))
+        sets_here = {a for _e, _v, _r, a, _n in counted}
+        used_sets |= sets_here
+        anns |= {nm for _e, _v, _r, _a, nm in labs}
+        pi = math.nan
+        if len(sets_here) == 1 and None not in sets_here and draws is not None:
+            (aid,) = sets_here
+            d = draws.get(int(aid)) if aid is not None else None
+            if d is not None and d.known:
+                pi = d.pi(target)
+        incl.append(pi)
+    if not used_sets:
+        design = "unknown"
+    elif used_sets == {None}:
+        design = "free"
+    elif None in used_sets or len(used_sets) > 1:
+        design = "mixed"
+    else:
+        (only,) = used_sets
+        d = None if draws is None or only is None else draws.get(int(only))
+        design = d.design if d is not None and d.known else "unknown"
+    vals_arr = np.empty(len(values), dtype=object)
+    vals_arr[:] = values
+    return Resolved(selection, np.array(ids, dtype=object), vals_arr, np.asarray(n_lab, np.int64),
+                    np.asarray(incl, np.float64), design, tuple(sorted(a for a in used_sets if a is not None)),
+                    tuple(sorted(anns)))
+
+
+def resolve_project(project: Any, task: str, selection: LabelSelection | None = None) -> Resolved:
+    """`resolve` over a project's label log of ``task`` (its stored selection when none is given)."""
+    sel = selection if selection is not None else load_selection(project, task)
+    return resolve(project.labels.table(task), sel, draws_of(project, task))
+
+
+def set_names(project: Any, task: str) -> dict[int, str]:
+    """audit set id → its name (for `describe`)."""
+    return {int(s["audit_set_id"]): str(s.get("name") or "") for s in project.audit.sets(task)}
+
+
+def load_selection(project: Any, task: str) -> LabelSelection:
+    """The selection kept in the project for a task (its default when none is kept). A kept
+    value that cannot be read is a `WorkstationError` naming the setting."""
+    from ..util.jsonsafe import JSONInputError, loads_strict
+
+    text = project.get_setting(SETTING + task) if project is not None else None
+    if not text:
+        return default_selection(task)
+    try:
+        d = loads_strict(str(text))
+    except JSONInputError as e:
+        raise WorkstationError(f"the project's setting {SETTING + task} is not valid JSON ({e.message})") from None
+    try:
+        return LabelSelection.from_dict(d)
+    except WorkstationError as e:
+        raise WorkstationError(f"the project's setting {SETTING + task}: {e}") from None
+
+
+def save_selection(project: Any, task: str, selection: LabelSelection) -> None:
+    """Keep a task's selection with the project."""
+    from ..util.jsonsafe import dumps
+
+    project.set_setting(SETTING + task, dumps(selection.to_dict()))
