@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -193,7 +193,7 @@ class Resolved:
     design: str  # uniform / stratified / plan (one recorded draw), free, mixed, unknown
     draw_sets: tuple[int, ...] = ()  # the audit sets the counted labels come from
     annotators: tuple[str, ...] = ()
-    notes: list[str] = field(default_factory=list)
+    population: int | None = None  # the targets the one recorded draw was made from
 
     def __len__(self) -> int:
         return len(self.target_ids)
@@ -303,6 +303,7 @@ def resolve(events: Mapping[str, Any], selection: LabelSelection,
             if d is not None and d.known:
                 pi = d.pi(target)
         incl.append(pi)
+    population: int | None = None
     if not used_sets:
         design = "unknown"
     elif used_sets == {None}:
@@ -313,11 +314,12 @@ def resolve(events: Mapping[str, Any], selection: LabelSelection,
         (only,) = used_sets
         d = None if draws is None or only is None else draws.get(int(only))
         design = d.design if d is not None and d.known else "unknown"
+        population = d.population if d is not None and d.known else None
     vals_arr = np.empty(len(values), dtype=object)
     vals_arr[:] = values
     return Resolved(selection, np.array(ids, dtype=object), vals_arr, np.asarray(n_lab, np.int64),
                     np.asarray(incl, np.float64), design, tuple(sorted(a for a in used_sets if a is not None)),
-                    tuple(sorted(anns)))
+                    tuple(sorted(anns)), population)
 
 
 def resolve_project(project: Any, task: str, selection: LabelSelection | None = None) -> Resolved:

@@ -27,6 +27,30 @@ if TYPE_CHECKING:  # pragma: no cover
 METHOD = "spatial"
 TASK = "spatial.verdict"
 
+
+@dataclass
+class SelectedHuman:
+    """The human verdicts of a label selection, per sample row (`SpatialStore.human_selected`)."""
+
+    codes: np.ndarray  # int8, -1: none
+    inclusion: np.ndarray  # float64, NaN: not known
+    disputed: np.ndarray  # bool
+    resolved: Any  # workstation.evaluation.selection.Resolved
+
+    def weights(self) -> np.ndarray | None:
+        """1/π per audited row (codes ≥ 0) when the labels come from one recorded draw, else None."""
+        if not self.resolved.known_draw:
+            return None
+        pi = self.inclusion[self.codes >= 0]
+        if not len(pi) or not np.isfinite(pi).all() or (pi <= 0).any():
+            return None
+        return 1.0 / pi
+
+    def drawn_share(self, n: int) -> float:
+        """The share of the ``n`` samples the draw could reach (1 when not known)."""
+        pop = self.resolved.population
+        return 1.0 if not pop or not n else min(1.0, pop / n)
+
 #: the label log's P/F/U events as a relation with the spatial names (for SQL over labels)
 LABELS_RELATION = ("(SELECT event_id, target_id AS sample_id, annotator, value AS verdict, rating, notes, created_at, "
                    f"audit_set_id, source FROM label_events WHERE task = '{TASK}')")
@@ -196,6 +220,30 @@ class SpatialStore:
             if i is not None and r.verdict in VERDICT_CODE:
                 out[i] = VERDICT_CODE[r.verdict]
         return out
+
+    def human_selected(self, ds: Dataset, selection: Any = None) -> "SelectedHuman":
+        """Per sample of `ds`: the human verdict code the label selection gives (-1 where it gives
+        none or the annotators dispute it) and the sample's inclusion probability (NaN: not
+        known), with the resolved selection (`workstation.evaluation.selection`); the project's
+        kept selection when none is given."""
+        from ...evaluation.selection import DISPUTED, resolve_project
+
+        res = resolve_project(self.project, TASK, selection)
+        codes = np.full(ds.n, -1, np.int8)
+        incl = np.full(ds.n, np.nan)
+        disputed = np.zeros(ds.n, bool)
+        if len(res):
+            idx = ds.sample_index()
+            for t, v, pi in zip(res.target_ids.tolist(), res.values.tolist(), res.inclusion.tolist()):
+                i = idx.get(t)
+                if i is None:
+                    continue
+                if v == DISPUTED:
+                    disputed[i] = True
+                elif v in VERDICT_CODE:
+                    codes[i] = VERDICT_CODE[v]
+                    incl[i] = pi
+        return SelectedHuman(codes, incl, disputed, res)
 
     # ---- audit sets --------------------------------------------------------------------------------
     def create_audit_set(self, name: str, sample_ids: Sequence[str], params: dict[str, Any],
