@@ -123,35 +123,68 @@ def sync_images(project: Any, tree: TestTree) -> int:
     return added
 
 
-def latest_judgements(project: Any, image_ids: Sequence[str]) -> dict[str, tuple[str | None, str]]:
-    """image id → (value, annotator) that counts: per annotator the latest first-pass event (a
-    consistency re-check measures the annotator, it does not judge the image again), then the most
-    recent of those that hold a value; (None, "") when every annotator took theirs back."""
+def latest_judgements(project: Any, image_ids: Sequence[str], selection: Any = None
+                      ) -> dict[str, tuple[str | None, str]]:
+    """image id → (value, annotator) that counts under the label selection (the project's kept
+    one for DyEval when none is given; `workstation.evaluation.selection`): by default per
+    annotator the latest first-pass event (a consistency re-check measures the annotator, it does
+    not judge the image again), then the most recent of those that hold a value. An image whose
+    annotators disagree under a majority or unanimous rule is (`DISPUTED`, their names); an image
+    every annotator took theirs back from is (None, "")."""
+    from ...evaluation.selection import DISPUTED, resolve_project
+
     if not image_ids:
         return {}
-    rows = project.con.execute(
-        "SELECT target_id, annotator, value, event_id FROM ("
-        " SELECT target_id, annotator, value, event_id, row_number() OVER (PARTITION BY target_id, annotator "
-        "  ORDER BY event_id DESC) AS rn FROM label_events WHERE task = ? AND target_id IN (SELECT unnest(?))"
-        "  AND coalesce(source, '') <> 'recheck'"
-        ") WHERE rn = 1 ORDER BY event_id", [TASK, list(image_ids)]).fetchall()
+    wanted = set(str(i) for i in image_ids)
+    res = resolve_project(project, TASK, selection)
     out: dict[str, tuple[str | None, str]] = {}
-    for target, annotator, value, _eid in rows:
-        if value is not None:
-            out[str(target)] = (str(value), str(annotator))
-        elif str(target) not in out:
-            out[str(target)] = (None, "")
+    if len(res):
+        ann = _annotators_of(project, wanted, res.selection)
+        for t, v in zip(res.target_ids.tolist(), res.values.tolist()):
+            if t in wanted:
+                out[t] = (str(v), ann.get(t, ("", ""))[0] if v != DISPUTED else ", ".join(sorted(ann.get(t, ("", ""))[1])))
+    # an image whose every selected label was taken back reads as no label
+    for t in _with_events(project, wanted):
+        out.setdefault(t, (None, ""))
     return out
 
 
-def sync_labels(project: Any, tree: TestTree) -> int:
+def _annotators_of(project: Any, ids: set[str], selection: Any) -> dict[str, tuple[str, set[str]]]:
+    """image id → (the annotator of its latest selected label, every annotator with one standing)."""
+    rows = project.con.execute(
+        "SELECT event_id, target_id, annotator, value, audit_set_id, source FROM label_events WHERE task = ? "
+        "AND target_id IN (SELECT unnest(?)) ORDER BY event_id", [TASK, sorted(ids)]).fetchall()
+    standing: dict[tuple[str, str], tuple[int, Any]] = {}
+    for eid, t, a, v, aid, src in rows:
+        if selection.counts(str(a), aid, src):
+            standing[(str(t), str(a))] = (int(eid), None if selection.restricted and src == "undo-restore" else v)
+    per: dict[str, list[tuple[int, str]]] = {}
+    for (t, a), (eid, v) in standing.items():
+        if v is not None:
+            per.setdefault(t, []).append((eid, a))
+    return {t: (max(lst)[1], {a for _e, a in lst}) for t, lst in per.items()}
+
+
+def _with_events(project: Any, ids: set[str]) -> list[str]:
+    return [str(r[0]) for r in project.con.execute(
+        "SELECT DISTINCT target_id FROM label_events WHERE task = ? AND target_id IN (SELECT unnest(?))",
+        [TASK, sorted(ids)]).fetchall()]
+
+
+def sync_labels(project: Any, tree: TestTree, selection: Any = None) -> int:
+    """Bring the judgements the label selection gives into the tree (a disputed image: no label,
+    marked disputed)."""
+    from ...evaluation.selection import DISPUTED
+
     ids = list(tree.images)
     changed = 0
-    for iid, (value, annotator) in latest_judgements(project, ids).items():
+    for iid, (value, annotator) in latest_judgements(project, ids, selection).items():
         img = tree.images[iid]
-        if img.label == value and (value is None or img.annotator == annotator):
+        disputed = value == DISPUTED
+        v = None if disputed else value
+        if img.label == v and img.disputed == disputed and (v is None or img.annotator == annotator):
             continue
-        tree.record_label(iid, value, annotator)
+        tree.record_label(iid, v, annotator, disputed=disputed)
         changed += 1
     return changed
 
@@ -192,13 +225,13 @@ def sync_premarks(project: Any, tree: TestTree) -> int:
     return n
 
 
-def sync_tree(project: Any, tree: TestTree, *, max_rounds: int = 50) -> SyncReport:
+def sync_tree(project: Any, tree: TestTree, *, max_rounds: int = 50, selection: Any = None) -> SyncReport:
     """Bring the project's images, judgements and pre-marks into the tree (see the module docstring)."""
     total = SyncReport()
     for _ in range(max_rounds):
         r = SyncReport(images=sync_images(project, tree))
         r.premarks = sync_premarks(project, tree)
-        r.labels = sync_labels(project, tree)
+        r.labels = sync_labels(project, tree, selection)
         total += r
         if not r.changed:
             break

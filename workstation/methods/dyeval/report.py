@@ -219,9 +219,15 @@ def report_section(project: Any, out_dir: Path, **options: Any) -> Any:
     figures = {}
     if plot_accumulated(tables["accumulated_bugs"], out / "accumulated_bugs.png"):
         figures["accumulated_bugs"] = out / "accumulated_bugs.png"
+    from ...evaluation.selection import resolve_project, set_names
+    from .store import TASK
+
+    labels = resolve_project(project, TASK)
+    labels_line = labels.describe(set_names(project, TASK))
     cfg_line = (f"Evaluated with config " + (f"v{eid} " if eid is not None else "(default, not stored) ")
                 + f"{cfg.content_hash()}: ρ = {cfg.rho:g} (a prompt is a bug when its pass rate is below it), "
-                f"pre-marks {'count as FAIL' if cfg.premark_counts else 'shown only; human labels count'}.")
+                f"pre-marks {'count as FAIL' if cfg.premark_counts else 'shown only; human labels count'}. "
+                f"{labels_line}.")
     page = (page_start("DyEval test trees") + "<h1>DyEval test trees</h1>"
             + section_html(data, results, tables, "", cfg_line) + "</body></html>")
     out.mkdir(parents=True, exist_ok=True)
@@ -231,4 +237,5 @@ def report_section(project: Any, out_dir: Path, **options: Any) -> Any:
                          tables={k: tables[k] for k in ("trees", "nodes", "triggers")}, figures=figures,
                          meta={"config_version": eid, "config_hash": cfg.content_hash(),
                                "trees": list(data.trees), "nodes": len(results),
-                               "provenance": {"intervals": interval_provenance("prompt (its judged images)")}})
+                               "provenance": {"intervals": interval_provenance("prompt (its judged images)"),
+                                              "labels": labels.provenance()}})

@@ -188,7 +188,9 @@ class DyEvalRunner:
             raise WorkstationError(f"no image {image_id!r} in tree {self.tree_id}")
         v = None if value is None else self._scheme().validate(value)
         self.project.labels.add(TASK, "image", image_id, annotator, v, notes=notes, source=source)
-        self.tree.record_label(image_id, v, annotator)
+        from .link import sync_labels
+
+        sync_labels(self.project, self.tree)  # what counts is the label selection's (several annotators)
 
     def import_labels(self, rows: Iterable[tuple[str, str, str, str | None]], *, source: str = "import") -> int:
         """Many judgements (image id, value, annotator, notes) in one transaction of label events,

@@ -93,6 +93,7 @@ class ImageRecord:
     label_seq: int = 0  # event seq of that label
     clip_score: float | None = None
     premark_fail: bool = False  # CLIPScore pre-mark, kept apart from the human label
+    disputed: bool = False  # annotators disagree under the label selection: no label counts
 
     def effective(self, premark_counts: bool) -> str | None:
         """The judgement that counts: the human label, else (if configured) the FAIL pre-mark."""
@@ -103,13 +104,13 @@ class ImageRecord:
     def to_dict(self) -> dict[str, Any]:
         return {"image_id": self.image_id, "owner": self.owner, "path": self.path, "seed": self.seed,
                 "label": self.label, "annotator": self.annotator, "label_seq": self.label_seq,
-                "clip_score": self.clip_score, "premark_fail": self.premark_fail}
+                "clip_score": self.clip_score, "premark_fail": self.premark_fail, "disputed": self.disputed}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ImageRecord:
         return cls(str(d["image_id"]), str(d["owner"]), str(d.get("path", "")), d.get("seed"), d.get("label"),
                    str(d.get("annotator", "")), int(d.get("label_seq", 0)), d.get("clip_score"),
-                   bool(d.get("premark_fail", False)))
+                   bool(d.get("premark_fail", False)), bool(d.get("disputed", False)))
 
 
 @dataclass
@@ -524,6 +525,7 @@ class TestTree:
         img.label = value
         img.annotator = str(e.get("annotator", ""))
         img.label_seq = int(e["seq"])
+        img.disputed = value is None and bool(e.get("disputed", False))
         self._feed_step(img.owner)
 
     def _feed_step(self, owner: str) -> None:
@@ -663,9 +665,13 @@ class TestTree:
                     "threshold": th, "fail": fail})
         return fail
 
-    def record_label(self, image_id: str, value: str | None, annotator: str = "") -> None:
-        """A human PASS / FAIL for an image (None takes the label back: undo)."""
-        self.apply({"kind": "label", "image_id": image_id, "value": value, "annotator": annotator})
+    def record_label(self, image_id: str, value: str | None, annotator: str = "", *, disputed: bool = False) -> None:
+        """A human PASS / FAIL for an image (None takes the label back: undo; with ``disputed``,
+        annotators disagree and no label counts)."""
+        e: dict[str, Any] = {"kind": "label", "image_id": image_id, "value": value, "annotator": annotator}
+        if disputed and value is None:
+            e["disputed"] = True
+        self.apply(e)
 
     def add_proposals(self, node_id: str, texts: Sequence[str], provenance: Provenance = HUMAN_PROVENANCE) -> list[str]:
         node = self._node(node_id)
