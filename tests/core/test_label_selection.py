@@ -165,3 +165,27 @@ def test_bad_selections_are_one_line() -> None:
         LabelSelection(sets=(), free=False)
     with pytest.raises(WorkstationError, match="unknown keys"):
         LabelSelection.from_dict({"rule": "latest", "who": 1})
+
+
+def test_labels_select_shows_and_sets_the_selection(audited: Any, tmp_path: Path, capsys: Any) -> None:
+    import json
+
+    from workstation.cli import main
+
+    p, aid, *_rest = audited
+    folder = p.folder
+    p.close()
+    assert main(["labels", "select", "--project", str(folder)]) == 0
+    shown = capsys.readouterr().out
+    assert shown.startswith("spatial.verdict: labels: every audit set and free labelling, every annotator, "
+                            "latest label wins — ") and "no sampling guarantee holds" in shown
+    out = tmp_path / "sel.json"
+    assert main(["labels", "select", "--project", str(folder), "--sets", str(aid), "--no-free", "--annotators", "a1",
+                 "--first-passes", "--json", str(out)]) == 0
+    got = json.loads(out.read_text())
+    assert got["selection"] == {"annotators": ["a1"], "audit_sets": [aid], "free_labelling": False,
+                                "rechecks": False, "rule": "latest"}
+    assert got["design"] == "stratified" and got["items"] == 24
+    assert main(["labels", "select", "--project", str(folder), "--json", str(out)]) == 2  # never replaced unasked
+    with Project.open(folder, read_only=True) as q:
+        assert load_selection(q, TASK).sets == (aid,)

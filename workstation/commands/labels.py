@@ -3,6 +3,8 @@
     python main.py labels import FILE --project DIR [--annotator NAME]
     python main.py labels export --project DIR --out FILE [--task TASK|METHOD|all] [--annotator NAME]
                                  [--all-events] [--overwrite]
+    python main.py labels select --project DIR [--task TASK] [--annotators A,B] [--sets N,M] [--no-free]
+                                 [--first-passes] [--rule RULE] [--json FILE [--overwrite]]
 
 Import reads SpatialBench-UC's `labels_filled.json` / `labels_filled.csv` and our own CSV /
 Parquet (see `workstation.methods.spatial.labels_io`); the whole file is validated first, then appended as label
@@ -55,6 +57,99 @@ def register(sub: Any) -> None:
                     help="spatial file layout (default: by extension; sbuc = SpatialBench-UC's columns only)")
     pe.add_argument("--all-events", action="store_true",
                     help="the full event log (every label event, undo events included), not the labels that stand")
+
+    ps = add_command(lsub, "select", "show or set which labels count for a task's figures", run_select)
+    add_project_arg(ps)
+    ps.add_argument("--task", default="spatial.verdict", metavar="TASK",
+                    help="a task, a method (its tasks) or all (default: spatial.verdict)")
+    who = ps.add_mutually_exclusive_group()
+    who.add_argument("--annotators", metavar="A,B", help="only these annotators' labels")
+    who.add_argument("--all-annotators", action="store_true", help="every annotator's labels")
+    where = ps.add_mutually_exclusive_group()
+    where.add_argument("--sets", metavar="N,M", help="only labels given in these audit sets (a plan's set too)")
+    where.add_argument("--all-sets", action="store_true", help="labels of every audit set")
+    free = ps.add_mutually_exclusive_group()
+    free.add_argument("--free", dest="free", action="store_true", default=None,
+                      help="labels given outside any audit set count")
+    free.add_argument("--no-free", dest="free", action="store_false", help="they do not")
+    rc = ps.add_mutually_exclusive_group()
+    rc.add_argument("--rechecks", dest="rechecks", action="store_true", default=None,
+                    help="the blind consistency re-checks count (a later label of the same target)")
+    rc.add_argument("--first-passes", dest="rechecks", action="store_false", help="first passes only")
+    ps.add_argument("--rule", metavar="RULE",
+                    help="consensus: latest, majority (ties disputed), unanimous, mean (ratings) or annotator:NAME")
+    add_output_arg(ps, "--json", "FILE", "also write the selection and what it gives as JSON", what="selection file")
+
+
+def _names(text: str | None) -> tuple[str, ...] | None:
+    if text is None:
+        return None
+    return tuple(x.strip() for x in text.split(",") if x.strip())
+
+
+def _sets(text: str | None) -> tuple[int, ...] | None:
+    from ..types import WorkstationError
+
+    if text is None:
+        return None
+    out = []
+    for x in (t.strip().lstrip("#") for t in text.split(",")):
+        if not x:
+            continue
+        if not x.isdigit():
+            raise WorkstationError(f"--sets takes audit set numbers separated by commas, got {x[:20]!r}")
+        out.append(int(x))
+    return tuple(out)
+
+
+def run_select(args: argparse.Namespace) -> int:
+    """Show, or set, which labels count for a task's figures (issue 48): whose labels (--annotators
+    a1,a2 or --all-annotators), from which audit sets or plans (--sets 3,5 or --all-sets; --free /
+    --no-free for labels given outside any audit set), first passes only or with the re-checks
+    (--first-passes / --rechecks), and the consensus rule that makes one label of several (--rule
+    latest, majority, unanimous, mean or annotator:NAME). With no change it shows the selection kept
+    with the project and what it gives; --json FILE writes that as JSON."""
+    from ..evaluation.selection import load_selection, resolve_project, save_selection, set_names
+    from ..util.jsonsafe import dumps
+    from ..util.output import write_output_text
+
+    tasks = resolve_tasks(args.task)
+    changes: dict[str, Any] = {}
+    if args.all_annotators:
+        changes["annotators"] = None
+    elif args.annotators is not None:
+        changes["annotators"] = _names(args.annotators)
+    if args.all_sets:
+        changes["sets"] = None
+    elif args.sets is not None:
+        changes["sets"] = _sets(args.sets)
+    if args.free is not None:
+        changes["free"] = args.free
+    if args.rechecks is not None:
+        changes["rechecks"] = args.rechecks
+    if args.rule is not None:
+        changes["rule"] = args.rule
+    opener = open_project if changes else None
+    out: list[dict[str, Any]] = []
+    if opener is not None:
+        with opener(args.project) as project:
+            for t in tasks:
+                sel = load_selection(project, t).replace(**changes)
+                save_selection(project, t, sel)
+                res = resolve_project(project, t, sel)
+                out.append({"task": t, **res.provenance(), "line": res.describe(set_names(project, t))})
+    else:
+        with reading_project(args.project) as project:
+            for t in tasks:
+                res = resolve_project(project, t)
+                out.append({"task": t, **res.provenance(), "line": res.describe(set_names(project, t))})
+    for o in out:
+        print(f"{o['task']}: {o['line']}" + ("" if o["design"] in ("uniform", "stratified", "plan") else
+                                               f" (draw: {o['design']}: no sampling guarantee holds)"))
+    if args.json is not None:
+        write_output_text(args.json, dumps(out if len(out) > 1 else out[0], indent=1) + "\n", "selection file",
+                          overwrite=args.overwrite)
+    return 0
 
 
 def run_import(args: argparse.Namespace) -> int:

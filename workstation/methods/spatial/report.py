@@ -630,7 +630,14 @@ def report_section(project: Any, out_dir: Path, annotator: str | None = None) ->
         raise WorkstationError("the project has no verdict set yet; run `evaluate` first")
     cfg = store.get_config(cid)
     v = stored_verdicts(project, ds, cid)
-    human = store.human_verdicts(ds, annotator)
+    from ...evaluation.selection import load_selection, set_names
+    from .store import TASK
+
+    selection = load_selection(project, TASK)
+    if annotator:
+        selection = selection.replace(annotators=(annotator,))
+    chosen = store.human_selected(ds, selection)
+    human = chosen.codes
     labels = human if (human >= 0).any() else None
     ev = project.evaluations.get(cid)
     provenance = {
@@ -640,7 +647,8 @@ def report_section(project: Any, out_dir: Path, annotator: str | None = None) ->
         "runs": [{k: r[k] for k in ("run_id", "method", "model", "params", "source", "samples")}
                  for r in project.samples.runs() if r["run_id"] in set(ds.samples.run_id.tolist())],
         "labels": {"audited_samples": int((human >= 0).sum()), "annotators": store.annotators(),
-                   "annotator_filter": annotator},
+                   **chosen.resolved.provenance(),
+                   "line": chosen.resolved.describe(set_names(project, TASK))},
         "config_note": ev.get("note") or "",
     }
     summary = summarize(ds, v)
