@@ -162,6 +162,9 @@ class SpatialSession(QObject):
         self.controller.queue_changed.connect(self.queue_changed)
         self.controller.policy_changed.connect(self.policy_changed)
         self.controller.written.connect(self._label_written)
+        self._label_selection: Any = None
+        self._selected: Any = None
+        self.labels_changed.connect(self._labels_moved)
         self.app.project_changed.connect(self._on_project)
         self.app.about_to_close.connect(self._closing)
         self.app.annotator_changed.connect(self._on_annotator)
@@ -250,6 +253,8 @@ class SpatialSession(QObject):
 
     def _on_project(self) -> None:
         p = self.app.project
+        self._label_selection = None
+        self._selected = None
         pending, self._pending = self._pending, None
         if p is None:
             self._clear()
@@ -258,6 +263,61 @@ class SpatialSession(QObject):
         else:
             self.reload()
         self._announce_new_data()
+
+    # ---- which labels count (issue 48) ------------------------------------------------------
+    @property
+    def label_selection(self) -> Any:
+        """The label selection the Calibration tab's figures use, kept with the project."""
+        if self._label_selection is None:
+            from workstation.evaluation.selection import default_selection, load_selection
+            from workstation.methods.spatial.store import TASK
+            from workstation.types import WorkstationError
+
+            p = self.app.project
+            try:
+                self._label_selection = load_selection(p, TASK) if p is not None else default_selection(TASK)
+            except WorkstationError as e:
+                self._label_selection = default_selection(TASK)
+                self.message.emit(f"{e} — every label counts, the latest winning, until another selection is chosen")
+        return self._label_selection
+
+    def set_label_selection(self, selection: Any) -> None:
+        """Use (and keep with a writable project) another label selection."""
+        from workstation.evaluation.selection import save_selection
+        from workstation.methods.spatial.store import TASK
+
+        p = self.app.project
+        if p is not None and not p.read_only:
+            save_selection(p, TASK, selection)
+        self._label_selection = selection
+        self._selected = None
+        self.labels_changed.emit("")
+
+    @property
+    def selected(self) -> Any:
+        """The human verdicts of the label selection (`SpatialStore.human_selected`), read when
+        first asked for after a label was written."""
+        if self._selected is None:
+            from workstation.methods.spatial.store import SelectedHuman
+
+            p, ds = self.app.project, self.dataset
+            if p is None or ds is None:
+                from workstation.evaluation.selection import resolve
+
+                empty = {"event_id": [], "target_id": [], "annotator": [], "value": [], "rating": [],
+                         "audit_set_id": [], "source": []}
+                return SelectedHuman(np.zeros(0, np.int8), np.zeros(0), np.zeros(0, bool),
+                                     resolve(empty, self.label_selection))
+            self._selected = SpatialStore(p).human_selected(ds, self.label_selection)
+        return self._selected
+
+    @property
+    def calib_human(self) -> np.ndarray:
+        """Per row: the human verdict code the label selection gives (-1: none, or disputed)."""
+        return self.selected.codes  # type: ignore[no-any-return]
+
+    def _labels_moved(self, *_a: Any) -> None:
+        self._selected = None
 
     def _announce_new_data(self, keep: str | None = None) -> None:
         """The samples were (re)read: the queue starts over (quietly, so that no view meets a

@@ -107,7 +107,7 @@ class AuditPlots(QSplitter):
         self.cov_plot.set_curve("pass_rate", TAU_GRID, np.nan_to_num(pc) * cov)
 
     def audited_rows(self) -> np.ndarray:
-        return audited_rows(self.state.human)
+        return audited_rows(self.state.calib_human)
 
     def show_audit(self, rows: np.ndarray, curves: bool = True) -> None:
         """The audited `rows` against their human labels; `curves`: the verdicts changed (not
@@ -118,7 +118,7 @@ class AuditPlots(QSplitter):
             return
         self.audit_area.show_content()
         v = st.verdicts
-        verdict, conf, human = v.verdict[rows], v.conf[rows], st.human[rows]
+        verdict, conf, human = v.verdict[rows], v.conf[rows], st.calib_human[rows]
         if curves or self.rc is None:
             rc = risk_coverage(verdict, conf, human, taus=TAU_GRID)
             self.rc = rc
@@ -150,7 +150,7 @@ class AuditPlots(QSplitter):
         rows = self.audited_rows()
         if len(rows) and self.rc is not None and st.verdicts is not None:
             v = st.verdicts
-            verdict, conf, human = v.verdict[rows], v.conf[rows], st.human[rows]
+            verdict, conf, human = v.verdict[rows], v.conf[rows], st.calib_human[rows]
             prompts = np.asarray(st.dataset.samples.prompt_id, dtype=object)[rows]
             self.op_estimates = operating_point(verdict, conf, human, prompts, float(st.config.tau))
             if self.band is None:

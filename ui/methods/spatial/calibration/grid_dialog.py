@@ -248,7 +248,7 @@ class GridSearchDialog(QDialog):
         except (GridSpecError, WorkstationError) as e:
             self.error_label.setText(str(e))
             return
-        if not (st.human >= 0).any():
+        if not (st.calib_human >= 0).any():
             self.error_label.setText("calibration needs human labels: label an audit set first")
             return
         self.error_label.setText("")
@@ -261,7 +261,7 @@ class GridSearchDialog(QDialog):
         self.status.setText("running…")
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
-        w = create_worker(iter_grid_search, st.dataset, st.config, st.human.copy(), grids, weights,
+        w = create_worker(iter_grid_search, st.dataset, st.config, st.calib_human.copy(), grids, weights,
                           _start_thread=False, _ignore_errors=True)
         w.yielded.connect(self._on_progress)
         w.returned.connect(self._on_result)

@@ -147,7 +147,7 @@ class GuaranteeBox(QGroupBox):
         if st.dataset is None or st.dataset.n == 0:
             self.message.setText("open a project with samples first")
             return
-        if not (st.human >= 0).any():
+        if not (st.calib_human >= 0).any():
             self.message.setText("a guaranteed choice needs human labels: label an audit set first")
             return
         try:
@@ -158,9 +158,12 @@ class GuaranteeBox(QGroupBox):
         self.result = None
         self.run_button.setEnabled(False)
         self.message.setText("comparing…")
-        w = create_worker(iter_compare, st.dataset, st.config, st.human.copy(), grids,
+        sel = st.selected
+        w = create_worker(iter_compare, st.dataset, st.config, sel.codes.copy(), grids,
                           alpha=self.alpha_spin.value(), delta=self.delta_spin.value(),
                           method=str(self.method_combo.currentData()), weights=self.weights(),
+                          inclusion=sel.inclusion.copy(), drawn_share=sel.drawn_share(st.dataset.n),
+                          caveat=None if sel.resolved.known_draw else _caveat(sel.resolved.design),
                           _start_thread=False, _ignore_errors=True)
         w.yielded.connect(self._on_progress)
         w.returned.connect(self._on_result)
@@ -201,8 +204,15 @@ class GuaranteeBox(QGroupBox):
         extra = (" J's choice is also the guaranteed one." if same else
                  " J's choice qualifies too." if j_ok else
                  f" J's choice is not certified at α = {c.ltt.alpha:g}.")
-        self.message.setText(f"{c.message()}.{extra} Over {c.n_audited} audited samples; the guarantee assumes "
-                             "they are a uniform random draw of the run's images.")
+        if c.caveat:
+            tail = f" Over {c.n_audited} audited samples."
+        elif c.weighted:
+            tail = (f" Over {c.n_audited} audited samples of one recorded audit draw, each weighted by 1/π, "
+                    "its inclusion probability.")
+        else:
+            tail = (f" Over {c.n_audited} audited samples; the guarantee assumes they are a uniform random draw "
+                    "of the run's images.")
+        self.message.setText(f"{c.message()}.{extra}{tail}")
         self.load_j.setEnabled(True)
         self.load_g.setEnabled(g is not None)
 
@@ -214,3 +224,10 @@ class GuaranteeBox(QGroupBox):
         if row is None:
             return
         self.chosen.emit({p: float(row[p]) for p in c.params})
+
+
+def _caveat(design: str) -> str:
+    """Why labels of this draw carry no guarantee (the box says it under the result)."""
+    return {"free": "they were given in free labelling, not drawn at random",
+            "mixed": "they pool several draws (or free labelling), whose probabilities do not combine",
+            }.get(design, "their audit draw is not recorded (an audit set of an earlier version)")

@@ -51,7 +51,9 @@ from .live_verdicts import LiveVerdictsBox
 from .params_box import ParamsBox
 from .plots import TAU_GRID, EmptyState, coverage_curve
 from .sliders import PARAMS
-from workstation.methods.spatial.store import SpatialStore
+from workstation.methods.spatial.store import TASK, SpatialStore
+
+from ....widgets.label_selection import LabelsLine
 
 log = logging.getLogger(__name__)
 
@@ -145,7 +147,17 @@ class CalibrationPanel(QWidget):
         # ---- right column: audit plots (or an empty state), coverage plot
         self.plots = AuditPlots(self.state, self.weights)
 
-        main = splitter(Qt.Orientation.Horizontal, left_scroll, self.plots, stretch=(0, 1), sizes=(580, 900))
+        split = splitter(Qt.Orientation.Horizontal, left_scroll, self.plots, stretch=(0, 1), sizes=(580, 900))
+        # which labels every figure of the tab uses: one line above them, one place to choose
+        st = self.state
+        self.labels_line = LabelsLine(lambda: st.selected.resolved, lambda: st.project, TASK,
+                                      st.set_label_selection, lambda: st.label_selection)
+        main = QWidget()
+        box = QVBoxLayout(main)
+        box.setContentsMargins(0, 0, 0, 0)
+        box.setSpacing(0)
+        box.addWidget(self.labels_line)
+        box.addWidget(split, 1)
         self.body = EmptyState(main)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
@@ -254,6 +266,7 @@ class CalibrationPanel(QWidget):
         st = self.state
         self.params_box.forget_versions()
         self.deltas_box.start_id = st.config_id if st.project is not None else None
+        self.labels_line.refresh()
         self._on_dataset()
 
     def _on_dataset(self) -> None:
@@ -304,6 +317,7 @@ class CalibrationPanel(QWidget):
         self.params_box.show_version()
 
     def _on_labels(self, _sid: str = "") -> None:
+        self.labels_line.refresh()
         if self.state.dataset is not None and self.state.dataset.n:
             self._curve_key = None
             self._refresh_audit()
@@ -367,7 +381,7 @@ class CalibrationPanel(QWidget):
     def _interval_key(self) -> Any:
         st = self.state
         return (id(st.verdicts), float(st.config.tau), id(st.dataset), int(len(self.audited_rows()))
-                if st.human is not None else 0)
+                if st.calib_human is not None else 0)
 
     def intervals_ready(self) -> bool:
         """The Live-verdicts table shows the intervals of the verdicts and τ now shown."""
