@@ -309,3 +309,52 @@ def test_operating_point_and_risk_band_resample_prompts_and_say_what_is_undefine
     assert (good[0][0], good[1][0]) == pytest.approx(wilson_interval(0, 4))
     with pytest.raises(WorkstationError, match="prompt ids"):
         cal.operating_point([P], [0.5], [P], ["a", "b"], 0.1)
+
+
+def test_grid_search_reports_the_figure_it_optimised_with_its_interval_and_its_ties():
+    """Issue 48: the best J with its cluster-bootstrap interval (recomputed over the prompts by
+    hand here) and, when first place is tied, by what it was decided."""
+    rng = np.random.default_rng(1)
+    n = 300
+    delta = rng.uniform(-0.4, 0.4, n)
+    score = rng.uniform(0.1, 1.0, n)
+    human = rng.choice([P, F, U, -1], n, p=[0.4, 0.3, 0.2, 0.1])
+    grids = {"margin": [0.02, 0.05, 0.1], "t_det": [0.2, 0.3, 0.5], "tau": [0.0, 0.1, 0.25, 0.5, 0.9]}
+    ds = make_dataset(delta, score)
+    res = cal.grid_search(ds, CheckerConfig(), human, grids, evaluator=stand_in_evaluate)
+    b = res.best_j
+    assert b.value == pytest.approx(float(res.j[res.best_index]), abs=1e-12)
+    # by hand: prompts resampled (one sample per prompt here), J recomputed as brute_force does
+    rows = np.flatnonzero(human >= 0)
+    sub = ds.subset(rows)
+    v = stand_in_evaluate(sub, res.best_config())
+    tau = res.best["tau"]
+    from workstation.evaluation.intervals import bootstrap_weights
+
+    boots = []
+    prompts = np.asarray(sub.samples.prompt_id, dtype=object)
+    draws = [w for block in bootstrap_weights(prompts, len(rows), 2000, 0) for w in block]
+    assert len(draws) == 2000
+    for w in draws:  # the same resamples of the prompts; J from the samples they draw
+        pick = np.repeat(np.arange(len(rows)), w.astype(np.int64))
+        vv, cc, hh = v.verdict[pick], v.conf[pick], human[rows][pick]
+        cov = ((vv == P) | (vv == F)) & (cc >= tau)
+        dec = cov & ((hh == P) | (hh == F))
+        risk = 0.0 if not cov.any() else (1.0 - ((vv == hh) & dec).sum() / dec.sum()) if dec.any() else np.nan
+        pas = cov & (vv == P) & (hh >= 0)
+        fpr = ((pas & (hh == F)).sum() / pas.sum()) if pas.any() else np.nan
+        boots.append(10 * (1.0 if fpr != fpr else fpr) + 2 * (1.0 if risk != risk else risk) + 0.5 * (1 - cov.mean()))
+    from workstation.evaluation.intervals import expanded_alpha
+
+    a = expanded_alpha(0.95, len(rows))
+    assert (b.lo, b.hi) == pytest.approx(tuple(np.quantile(boots, [a, 1 - a])), abs=1e-9)
+    assert b.lo <= b.value <= b.hi and b.units == len(rows)
+    text = res.optimised_text()
+    assert text.startswith(f"minimised J = 10·FPR_PASS + 2·risk + 0.5·(1 − coverage): best J {b.value:.4f} [")
+    # every combination alike: first place is tied, decided by grid order
+    flat = cal.grid_search(ds, CheckerConfig(), human, {"margin": [0.02, 0.05], "tau": [0.0]},
+                           evaluator=lambda s, c: stand_in_evaluate(s, CheckerConfig()))
+    assert flat.tied_first == 1 and flat.best_index == 0
+    assert flat.optimised_text().endswith("first place is tied on J with 1 other combination, chosen by grid order")
+    assert res.tied_first == int((np.round(res.j, cal.J_DECIMALS) == np.round(res.j[res.best_index],
+                                                                               cal.J_DECIMALS)).sum()) - 1

@@ -555,7 +555,7 @@ def bootstrap_interval(values: np.ndarray, stat: Callable[[np.ndarray], float] |
 
 
 __all__ = [
-    "wilson_from_resamples",
+    "wilson_from_resamples", "percentile_bounds",
     "Z95", "LEVEL", "N_BOOT", "SEED", "SMALL_N", "MAX_BOOT_UNITS", "Estimate", "UNDEFINED", "fmt_value",
     "wilson_interval", "wilson_arrays", "wilson_estimate", "unit_codes", "resample_counts", "bootstrap_weights",
     "bootstrap_ratio_intervals", "ratio_estimates", "rate_estimate", "kappa_from_tables", "kappa_estimate",
@@ -565,3 +565,4 @@ __all__ = [
 
 
 wilson_from_resamples = _wilson_from_resamples
+percentile_bounds = _percentile

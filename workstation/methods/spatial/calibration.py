@@ -394,9 +394,34 @@ class GridResult:
     weights: Weights
     base_config: CheckerConfig
     rank: np.ndarray = field(init=False)
+    #: J of the best combination with its 95 % interval (prompts resampled), when computed
+    best_j: Any = None
 
     def __post_init__(self) -> None:
         self.rank = rank_combinations(self.j, self.coverage)
+
+    @property
+    def tied_first(self) -> int:
+        """How many other combinations share the best one's J (rounded to `J_DECIMALS`): first
+        place is then decided by the higher coverage, then by grid order."""
+        jr = np.round(self.j, J_DECIMALS)
+        return int((jr == jr[self.best_index]).sum()) - 1
+
+    def optimised_text(self) -> str:
+        """What the search minimised, its best value with its interval, and whether first place is tied."""
+        w = self.weights
+        b = self.best_j
+        text = (f"minimised J = {w.fpr_pass:g}·FPR_PASS + {w.risk:g}·risk + {w.coverage:g}·(1 − coverage): "
+                f"best J {float(self.j[self.best_index]):.4f}")
+        if b is not None and np.isfinite(b.lo):
+            text += f" [{b.lo:.4f}, {b.hi:.4f}] (95 %, {b.units} prompts resampled)"
+        t = self.tied_first
+        if t:
+            same_cov = int(((np.round(self.j, J_DECIMALS) == np.round(self.j[self.best_index], J_DECIMALS))
+                            & (self.coverage == self.coverage[self.best_index])).sum()) - 1
+            text += (f"; first place is tied on J with {t} other combination{'s' if t != 1 else ''}, "
+                     + ("chosen by its higher coverage" if same_cov == 0 else "chosen by grid order"))
+        return text
 
     def __len__(self) -> int:
         return len(self.j)
@@ -592,11 +617,54 @@ def iter_grid_search(
     if taus is not None:
         columns["tau"] = np.tile(tau_values, total)
         params = params + ("tau",)
-    return GridResult(
+    res = GridResult(
         params=params, columns=columns, j=objective(out["fpr"], out["risk"], out["cov"], w),
         fpr_pass=out["fpr"], risk=out["risk"], coverage=out["cov"], accuracy=out["acc"],
         n_covered=n_cov, n_pass_covered=n_pass, n_audited=len(rows), weights=w, base_config=base_cfg,
     )
+    # the figure it optimised, with its interval: the best combination once more, its J resampled
+    b = res.best_index
+    v = ev(sub, configs[b // n_tau])
+    res.best_j = objective_estimate(np.asarray(v.verdict), np.asarray(v.conf), h,
+                                    np.asarray(sub.samples.prompt_id, dtype=object), float(tau_values[b % n_tau]), w)
+    return res
+
+
+def objective_estimate(checker_verdict: np.ndarray, conf: np.ndarray, human_verdict: np.ndarray,
+                       prompts: np.ndarray, tau: float, weights: Weights | None = None, *,
+                       n_boot: int | None = None, seed: int | None = None) -> Any:
+    """J at τ over audited samples with its interval: the cluster bootstrap over the prompts
+    (the expanded percentile interval of a statistic that is not a proportion,
+    docs/statistics.md), the counts as `risk_coverage` takes them."""
+    from ...evaluation.intervals import BOOTSTRAP, LEVEL, N_BOOT, SEED, Estimate, bootstrap_weights, \
+        percentile_bounds, unit_codes
+
+    c = _as_codes(checker_verdict, "checker verdicts")
+    h = _as_codes(human_verdict, "human verdicts")
+    cf = np.asarray(conf, np.float64)
+    covered = ((c == PASS) | (c == FAIL)) & ~np.isnan(cf) & (cf >= tau)
+    he = (h == PASS) | (h == FAIL)
+    labelled = (h >= 0) & (h <= UNDECIDABLE)
+    cols = np.stack([np.ones(len(c)), covered, covered & he, covered & he & (c == h),
+                     covered & (c == PASS) & labelled, covered & (c == PASS) & (h == FAIL)], axis=1).astype(np.float64)
+
+    def j_of(sums: np.ndarray) -> np.ndarray:
+        n, k, ne, nc, npc, nfp = (sums[:, i] for i in range(6))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            acc = np.where(k == 0, 1.0, np.where(ne > 0, nc / np.maximum(ne, 1e-300), np.nan))
+            risk = np.where(k == 0, 0.0, 1.0 - acc)
+            cov = np.where(n > 0, k / np.maximum(n, 1e-300), 0.0)
+            fpr = np.where(npc > 0, nfp / np.maximum(npc, 1e-300), np.nan)
+        return objective(fpr, risk, cov, weights)
+
+    value = float(j_of(cols.sum(axis=0)[None, :])[0])
+    _codes, units = unit_codes(prompts, len(c))
+    if units < 2:
+        return Estimate(value, n=len(c), units=units)
+    vals = np.concatenate([j_of(wts @ cols) for wts in bootstrap_weights(
+        prompts, len(c), N_BOOT if n_boot is None else n_boot, SEED if seed is None else seed)])
+    lo, hi = percentile_bounds(vals, LEVEL, units)
+    return Estimate(value, float(lo[0]), float(hi[0]), n=len(c), units=units, method=BOOTSTRAP)
 
 
 def grid_search(

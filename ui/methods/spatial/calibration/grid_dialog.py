@@ -294,7 +294,7 @@ class GridSearchDialog(QDialog):
         self.status.setText(
             f"{len(result)} parameter sets over {result.n_audited} audited samples. Best: "
             + ", ".join(f"{p}={best[p]:g}" for p in result.params)
-            + f"  (J={best['j']:.4f}). Click a row to load it; double-click to load and close.")
+            + f". It {result.optimised_text()}. Click a row to load it; double-click to load and close.")
 
     def _on_error(self, e: object) -> None:
         self.error_label.setText(str(e))
