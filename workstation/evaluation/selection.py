@@ -250,19 +250,19 @@ def resolve(events: Mapping[str, Any], selection: LabelSelection,
         if not selection.counts(ann, aid, src):
             continue
         target = str(ev["target_id"][i])
-        value = ev["value"][i]
-        if value is not None and isinstance(value, float) and math.isnan(value):
-            value = None
+        raw = ev["value"][i]
+        if raw is not None and isinstance(raw, float) and math.isnan(raw):
+            raw = None
         if restricted and src == _RESTORE:
-            value = None
+            raw = None
         rating = ev["rating"][i] if "rating" in ev else None
-        standing[(target, ann)] = (int(ev["event_id"][i]), value, rating, aid)
+        standing[(target, ann)] = (int(ev["event_id"][i]), raw, rating, aid)
         order.setdefault(target, len(order))
     per_target: dict[str, list[tuple[int, Any, Any, int | None, str]]] = {}
-    for (target, ann), (eid, value, rating, aid) in standing.items():
-        if value is None:
+    for (target, ann), (eid, val, rating, aid) in standing.items():
+        if val is None:
             continue
-        per_target.setdefault(target, []).append((eid, value, rating, aid, ann))
+        per_target.setdefault(target, []).append((eid, val, rating, aid, ann))
     ids, values, n_lab, incl = [], [], [], []
     used_sets: set[int | None] = set()
     anns: set[str] = set()

@@ -299,6 +299,7 @@ class NodeImages(NodePanel):
             if img.clip_score is not None:
                 pm = f"{name} {img.clip_score:.1f}" + (" ⚑" if img.premark_fail else "")
             note = (f"{iid}\nseed {img.seed} · " + (f"judged {img.label} by {img.annotator}" if img.label
+                                                    else f"disputed ({img.annotator} disagree)" if img.disputed
                                                     else "not judged")
                     + (f"\n{tree.config.premark_scorer} {img.clip_score:.2f}" + (" — pre-marked FAIL" if img.premark_fail
                                                                                  else "")
@@ -361,7 +362,9 @@ class NodeImages(NodePanel):
             pm = (f"<br>{tree.config.premark_scorer} {img.clip_score:.2f}"
                   + (f"{below}: <b style='color:{PREMARK_COLOR}'>pre-marked FAIL</b> — F confirms, P overrides"
                      if img.premark_fail else ""))
-        judged = f"<b>{img.label}</b> by {img.annotator}" if img.label else "not judged yet — P / F"
+        judged = (f"<b>{img.label}</b> by {img.annotator}" if img.label else
+                  f"<b>disputed</b>: {_esc(img.annotator)} disagree (no label counts)" if img.disputed
+                  else "not judged yet — P / F")
         cap = f"<b>{_esc(text)}</b><br>{img.owner} · seed {img.seed} · {judged}{pm}"
         path = self.session.project.folder / img.path if img.path else None
         self.preview.show_image(path, caption=cap)

@@ -77,8 +77,14 @@ class TreeView(QTreeWidget):
             st = tree.node_state(nid)
             judged = sum(1 for p in n.prompt_ids for i in tree.prompts[p].image_ids if tree.images[i].label is not None)
             total = sum(len(tree.prompts[p].image_ids) for p in n.prompt_ids)
+            # annotators who disagree on an image under the label selection: it counts for no one
+            disputed = sum(1 for p in n.prompt_ids for i in tree.prompts[p].image_ids if tree.images[i].disputed)
             it = QTreeWidgetItem([n.topic, fmt_rate(s.apr), str(s.bugs), STATE_SHORT.get(st, st),
-                                  f"{judged}/{total}" if total else ""])
+                                  (f"{judged}/{total}" + (f" · {disputed} disputed" if disputed else ""))
+                                  if total else ""])
+            if disputed:
+                it.setToolTip(4, f"{disputed} image{'s' if disputed != 1 else ''} disputed: the annotators "
+                                 "disagree under the label selection, so no label counts")
             it.setData(0, KIND, "node")
             it.setData(0, IDENT, nid)
             it.setToolTip(0, f"{n.topic}\n{nid} · depth {n.depth}" + (f" · {n.perspective}" if n.perspective else "")
