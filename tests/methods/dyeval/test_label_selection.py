@@ -4,6 +4,9 @@ the first's under "first annotator", and a disagreement shows as disputed under 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from workstation.dataset import Dataset, Detections, Samples
 from workstation.evaluation.selection import LabelSelection, save_selection
@@ -71,3 +74,25 @@ def test_a_disagreement_is_disputed_under_majority(tmp_path: Path) -> None:
     prov = sec.meta["provenance"]["labels"]
     assert prov["selection"]["rule"] == "majority" and prov["disputed"] == 2
     assert "majority (ties disputed) — 2 items, 2 disputed" in sec.html
+
+
+@pytest.mark.gui
+def test_the_tree_view_shows_the_disputed_images(tmp_path: Path, qtbot: Any) -> None:
+    from ui.methods.dyeval.tree_view import TreeView
+
+    node, _pid, _sids = _project(tmp_path / "p")
+    _apr(tmp_path / "p", node, LabelSelection(rule="majority"))
+    with Project.open(tmp_path / "p") as p:
+        t = load_data(p).trees["a"]
+    view = TreeView()
+    qtbot.addWidget(view)
+    view.resize(700, 160)
+    view.fill(t)
+    item = view.items[("node", node)] if ("node", node) in view.items else next(iter(view.items.values()))
+    assert item.text(4) == "2/4 ⚠2" and item.text(1) == "1.00"
+    assert item.toolTip(4).startswith("2 images disputed: the annotators disagree")
+    shots = Path(__file__).resolve().parents[3] / "docs" / "screenshots"
+    shots.mkdir(parents=True, exist_ok=True)
+    view.show()
+    qtbot.waitExposed(view)
+    view.grab().save(str(shots / "dyeval_disputed.png"))

@@ -36,7 +36,7 @@ class TreeView(QTreeWidget):
         h.setSectionResizeMode(0, QHeaderView.Stretch)
         # each fixed column as wide as its header or its widest usual value, in the font shown
         fm, hfm = self.fontMetrics(), h.fontMetrics()
-        for i, sample in ((1, "0.00"), (2, "000"), (3, "your decision"), (4, "000/000")):
+        for i, sample in ((1, "0.00"), (2, "000"), (3, "your decision"), (4, "000/000 ⚠00")):
             h.setSectionResizeMode(i, QHeaderView.Fixed)
             self.setColumnWidth(i, max(fm.horizontalAdvance(sample), hfm.horizontalAdvance(COLUMNS[i])) + 18)
         self.setIndentation(14)
@@ -80,7 +80,7 @@ class TreeView(QTreeWidget):
             # annotators who disagree on an image under the label selection: it counts for no one
             disputed = sum(1 for p in n.prompt_ids for i in tree.prompts[p].image_ids if tree.images[i].disputed)
             it = QTreeWidgetItem([n.topic, fmt_rate(s.apr), str(s.bugs), STATE_SHORT.get(st, st),
-                                  (f"{judged}/{total}" + (f" · {disputed} disputed" if disputed else ""))
+                                  (f"{judged}/{total}" + (f" ⚠{disputed}" if disputed else ""))
                                   if total else ""])
             if disputed:
                 it.setToolTip(4, f"{disputed} image{'s' if disputed != 1 else ''} disputed: the annotators "
