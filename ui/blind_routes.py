@@ -37,8 +37,8 @@ def hides(controller: Any) -> bool:
 
 
 class PauseTracker(QObject):
-    """One controller's open pause: the items it shows are recorded as seen unblinded until the
-    audit set is opened again (which ends the pause) or the annotator changes."""
+    """One controller's open pause: the items it shows unblinded are recorded as seen unblinded
+    until the audit set is opened again (which ends the pause) or the annotator changes."""
 
     def __init__(self, controller: Any) -> None:
         super().__init__(controller)
@@ -65,7 +65,7 @@ class PauseTracker(QObject):
         return self.pause_id
 
     def _moved(self, index: int) -> None:
-        if self.pause_id is None or index < 0 or self.c.audit is not None:
+        if self.pause_id is None or index < 0 or hides(self.c):
             return
         p = self.c.state.project
         if p is None or p.read_only or (self.c.state.annotator or "") != self.annotator:
@@ -112,15 +112,16 @@ def leave_blind(window: Any, controller: Any, what: str, targets: Sequence[int],
 
     No audit hides anything: `go` runs. The first target is in the audit's queue: the queue goes
     to it and `stay_on(index)` shows the judging page (the route stays inside the audit). Else the
-    auditor is asked to pause; a pause is recorded before `go` runs."""
+    auditor is asked to pause; a pause is recorded before `go` runs. Without `stay_on` the route
+    has no blind view to stay in (another audit set): it asks."""
     c = controller
     if not hides(c):
         go()
         return True
     a = c.audit
     first = int(targets[0]) if len(targets) else -1
-    queued = first >= 0 and len(c.queue_indices) and bool((c.queue_indices == first).any())
-    if queued:
+    queued = stay_on is not None and first >= 0 and bool((c.queue_indices == first).any())
+    if queued and stay_on is not None:
         c.go_target(first)
         if stay_on is not None:
             stay_on(first)
@@ -139,6 +140,20 @@ def leave_blind(window: Any, controller: Any, what: str, targets: Sequence[int],
     go()
     _say(window, f"audit set #{a.audit_set_id} paused (recorded); reopen it from Audit → Open audit set")
     return True
+
+
+def pause_on_leave(window: Any, controller: Any) -> None:
+    """Audit → Leave audit set while the annotator's pass of a blind audit is not finished: what
+    is shown next shows what the audit hides, so the leave is recorded as a pause (the auditor
+    asked for it; reopening the set ends it)."""
+    c = controller
+    if not hides(c):
+        return
+    done, total = c.progress()
+    p = c.state.project
+    if done >= total or p is None or p.read_only:
+        return
+    tracker(c).start(c.audit.audit_set_id, c.state.annotator or "", "Audit → Leave audit set", [])
 
 
 def _say(window: Any, text: str) -> None:
