@@ -423,9 +423,13 @@ class AuditPlanPanel(QWidget):
         else:
             self.estimate_label.setText("<span style='color:#777'>no estimate yet</span>")
         unit = "" if plan.goal.unit == "item" else f" ({st.units_labelled} whole {plan.table.cluster_title}s)"
+        from workstation.evaluation.audit_sets import flag_text, flagged_labels
+
+        aid = plan.audit_set_id
+        flag = flag_text(flagged_labels(self.project, plan.table.task, int(aid))) if aid is not None else ""
         self.labels_label.setText(
             f"labels used: <b>{st.labels}</b>{unit} of {st.items} {plan.table.item_title}s in scope · "
-            f"{st.strata} strata · drawn {st.units_drawn}")
+            f"{st.strata} strata · drawn {st.units_drawn}" + (f" · <b>{flag}</b>" if flag else ""))
         if e.defined and e.half_width > 0:
             self.width_bar.setValue(int(round(1000 * min(1.0, plan.goal.half_width / e.half_width))))
         else:
