@@ -22,6 +22,8 @@ through `workstation.methods.audit_sources`); it holds no truth of its own. It s
 
 from __future__ import annotations
 
+import html
+
 import logging
 from typing import Any
 
@@ -416,7 +418,11 @@ class AuditPlanPanel(QWidget):
         st = plan.status()
         self.status = st
         e = st.estimate
-        self.goal_label.setText(f"<b>Goal:</b> {st.goal_text}<br><span style='color:#555'>{st.meaning}</span>")
+        from workstation.evaluation.plan import blindness_note
+
+        note = blindness_note(plan.goal, plan.table)
+        self.goal_label.setText(f"<b>Goal:</b> {st.goal_text}<br><span style='color:#555'>{st.meaning}</span>"
+                                + (f"<br><b>Not hidden by a blind queue:</b> {html.escape(note)}" if note else ""))
         if e.defined:
             self.estimate_label.setText(f"<b>{_pct(e.value)}</b> <span style='font-size:11pt'>[{_pct(e.low)}, "
                                         f"{_pct(e.high)}] ± {_pct(e.half_width)}</span>")

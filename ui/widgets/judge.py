@@ -627,6 +627,12 @@ class JudgeBar(QWidget):
         self.unshown_note.setObjectName("judgeUnshown")
         self.unshown_note.setVisible(False)
         outer.insertWidget(0, self.unshown_note, 0, Qt.AlignLeft)
+        # what the queue's blindness cannot hide (an audit plan of a precision: one outcome only)
+        self.queue_note = QLabel("")
+        self.queue_note.setObjectName("judgeQueueNote")
+        self.queue_note.setWordWrap(True)
+        self.queue_note.setVisible(False)
+        outer.insertWidget(0, self.queue_note)
         self._unshown = ""
         self._unshown_allow: tuple[str, ...] = ()
         self._queue_shown = True  # False: the page shows no queue of the controller (no audit set open)
@@ -838,6 +844,9 @@ class JudgeBar(QWidget):
         self.notes.setEnabled(has and not ro and q)  # no note for an item the page does not show
         self.unshown_note.setText(self.unshown_text())
         self.unshown_note.setVisible(bool(self._unshown) and has)
+        note = c.audit.note if c.audit is not None else ""
+        self.queue_note.setText(note)
+        self.queue_note.setVisible(bool(note) and q)
         self.undo_button.setEnabled(q and bool(c.undo_stack))
         self.redo_button.setEnabled(q and bool(c.redo_stack))
         self.prev_button.setEnabled(q and has)

@@ -217,7 +217,13 @@ def audit_info(project: Any, audit_set_id: int) -> AuditInfo:
     """The stored audit set as a queue sees it; an error naming it when it is gone."""
     for a in project.audit.sets():
         if a["audit_set_id"] == audit_set_id:
-            return AuditInfo(int(audit_set_id), str(a["name"]), bool(a["blind"]))
+            params = a["params"] if isinstance(a["params"], dict) else {}
+            note = params.get("note") if isinstance(params.get("note"), str) else ""
+            plan = params.get("plan") if isinstance(params.get("plan"), dict) else {}
+            if not note and plan.get("quantity") == "precision":  # a plan stored before the note was kept
+                note = ("This audit plan's queue holds only the items the automated outcome calls positive: "
+                        "being blind cannot hide that outcome.")
+            return AuditInfo(int(audit_set_id), str(a["name"]), bool(a["blind"]), note=note[:400])
     raise WorkstationError(f"no audit set #{audit_set_id} in this project")
 
 

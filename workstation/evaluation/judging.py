@@ -95,6 +95,7 @@ class AuditInfo:
     audit_set_id: int
     name: str = ""
     blind: bool = True
+    note: str = ""  # what the queue says of itself (a precision plan's: which outcome it cannot hide)
 
 
 def visibility(*, audit: AuditInfo | None = None, recheck: bool = False, page_blind: bool = False) -> Visibility:
