@@ -3,6 +3,7 @@
     python main.py labels import FILE --project DIR [--annotator NAME]
     python main.py labels export --project DIR --out FILE [--task TASK|METHOD|all] [--annotator NAME]
                                  [--all-events] [--overwrite]
+    python main.py labels unblind FILE --project DIR --out FILE [--overwrite]
 
 Import reads SpatialBench-UC's `labels_filled.json` / `labels_filled.csv` and our own CSV /
 Parquet (see `workstation.methods.spatial.labels_io`); the whole file is validated first, then appended as label
@@ -17,6 +18,11 @@ every other choice, and any .jsonl file, is the label log's layout (`workstation
 task, target kind and id, annotator, value, rating, notes, time, source, audit set) in CSV or
 JSONL. An existing FILE is replaced only with --overwrite (never a link, the project's database
 or a file inside the project but in its exports/ or reports/ folder).
+
+Unblind maps back a ProtoBias label file the window wrote during a blind audit, whose targets
+are neutral ids (``<item id>#A`` / ``#B``: the triplet and the side the image was shown on, so the
+file does not tell which image is the prototype), to the project's sample ids (``…:corr`` /
+``…:adv``); every row must name a neutral id of the project's triplets.
 """
 
 from __future__ import annotations
@@ -55,6 +61,39 @@ def register(sub: Any) -> None:
                     help="spatial file layout (default: by extension; sbuc = SpatialBench-UC's columns only)")
     pe.add_argument("--all-events", action="store_true",
                     help="the full event log (every label event, undo events included), not the labels that stand")
+
+    pu = add_command(lsub, "unblind", "map a blind ProtoBias export's neutral image ids back to sample ids",
+                     run_unblind)
+    pu.add_argument("file", type=Path, metavar="FILE", help="label file written during a blind audit (.csv)")
+    add_project_arg(pu)
+    add_output_arg(pu, "--out", "FILE", "output file (.csv) with the project's sample ids", what="label file",
+                   required=True)
+
+
+def run_unblind(args: argparse.Namespace) -> int:
+    """Map the neutral image ids of a ProtoBias label file written during a blind audit
+    (<item id>#A / #B) back to the project's sample ids, and write the file with them to --out
+    (the same columns, CSV). The whole file is checked first: a row whose target is not a
+    neutral id of the project's triplets is refused with its line, and nothing is written."""
+    import csv
+
+    from ..methods.protobias.data import load_project_data
+    from ..methods.protobias.labels import neutral_ids, unblind_rows
+    from ..util.csvsafe import escape_row
+    from ..util.output import output_file
+
+    with reading_project(args.project) as project:
+        d = load_project_data(project)
+        neutral = {v: k for k, v in neutral_ids(d.item_id, d.sample_corr, d.sample_adv).items()}
+    header, rows = unblind_rows(args.file, neutral)
+    with output_file(args.out, "label file", overwrite=args.overwrite, projects=[args.project]) as tmp:
+        with open(tmp, "w", newline="", encoding="utf-8") as fh:
+            w = csv.writer(fh)
+            w.writerow(header)
+            for r in rows:
+                w.writerow(escape_row(r))
+    print(f"wrote {len(rows)} label(s) of {args.file} with the project's sample ids to {args.out}")
+    return 0
 
 
 def run_import(args: argparse.Namespace) -> int:
