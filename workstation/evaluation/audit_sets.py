@@ -217,9 +217,11 @@ def audit_info(project: Any, audit_set_id: int) -> AuditInfo:
     """The stored audit set as a queue sees it; an error naming it when it is gone."""
     for a in project.audit.sets():
         if a["audit_set_id"] == audit_set_id:
-            params = a["params"] if isinstance(a["params"], dict) else {}
-            note = params.get("note") if isinstance(params.get("note"), str) else ""
-            plan = params.get("plan") if isinstance(params.get("plan"), dict) else {}
+            params: dict[str, Any] = a["params"] if isinstance(a["params"], dict) else {}
+            kept = params.get("note")
+            note: str = kept if isinstance(kept, str) else ""
+            goal = params.get("plan")
+            plan: dict[str, Any] = goal if isinstance(goal, dict) else {}
             if not note and plan.get("quantity") == "precision":  # a plan stored before the note was kept
                 note = ("This audit plan's queue holds only the items the automated outcome calls positive: "
                         "being blind cannot hide that outcome.")

@@ -54,8 +54,8 @@ def neutral_id(item_id: str, role: str, seed: int = 0) -> str:
     return f"{item_id}#{'A' if role == left else 'B'}"
 
 
-def neutral_ids(item_ids: Sequence[str], sample_corr: Sequence[str], sample_adv: Sequence[str],
-                seed: int = 0) -> dict[str, str]:
+def neutral_ids(item_ids: Sequence[str] | np.ndarray, sample_corr: Sequence[str] | np.ndarray,
+                sample_adv: Sequence[str] | np.ndarray, seed: int = 0) -> dict[str, str]:
     """Sample id (whose prompt names its role, ``…:corr`` / ``…:adv``) → its neutral id."""
     out: dict[str, str] = {}
     for item, corr, adv in zip(item_ids, sample_corr, sample_adv):
