@@ -24,7 +24,7 @@ from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent
 from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QTabWidget, QWidget
 
-from . import menus, place, project_dialogs, theme
+from . import blind_routes, menus, place, project_dialogs, theme
 from .image_cache import ImageCache
 from .opening import BackgroundOpen
 from .shortcuts import ShortcutSheet
@@ -134,6 +134,7 @@ class MainWindow(QMainWindow):
             if c is not None:
                 c.changed.connect(self._update_status)
                 c.policy_changed.connect(self._sync_tabs)
+                blind_routes.tracker(c)  # pauses of its blind audits: what they showed, when they end
             views.on_project(self)
         return views
 

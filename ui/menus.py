@@ -97,9 +97,21 @@ def _doors() -> Any:
 
 
 def open_audit_plans(window: Any) -> None:
+    """Audit → Audit plans…: the plans' estimates set the labels against the automated outcome,
+    so during a blind audit the window opens only after a recorded pause (`ui.blind_routes`)."""
     from .audit_plans_window import open_audit_plans as show
+    from .blind_routes import hides, leave_blind
 
-    show(window, start_audit_set)
+    blind = [views for views in window.method_views.values() if hides(views.controller(window))]
+    if not blind:
+        show(window, start_audit_set)
+        return
+
+    def go() -> None:
+        _leave(window, blind)
+        show(window, start_audit_set)
+
+    leave_blind(window, blind[0].controller(window), "Audit → Audit plans…", [], go)
 
 
 def _fill_methods_menu(window: Any) -> None:
@@ -210,6 +222,8 @@ def start_audit_set(window: Any, audit_set_id: int) -> int:
             views = window.install_method_views(name)
         c = views.controller(window)
         if c is not None and c.scheme.task == task:
+            if _leaves_blind(window, c, audit_set_id):
+                return 0
             n = views.open_audit(window, audit_set_id)
             a = c.audit
             window.statusBar().showMessage(
@@ -217,6 +231,20 @@ def start_audit_set(window: Any, audit_set_id: int) -> int:
             return n
     window.statusBar().showMessage(f"no page judges the task {task!r} of audit set #{audit_set_id}", 6000)
     return 0
+
+
+def _leaves_blind(window: Any, c: Any, audit_set_id: int) -> bool:
+    """Another audit set that is not blind, opened from a blind audit, shows what the blind one
+    hides: it asks to pause first (`ui.blind_routes`); True when the auditor stays."""
+    from .blind_routes import hides, leave_blind
+    from workstation.evaluation.audit_sets import audit_info
+
+    if not hides(c) or c.audit.audit_set_id == audit_set_id or audit_info(window.state.project, audit_set_id).blind:
+        return False
+    items = window.state.project.audit.items(audit_set_id)
+    first = c.index_of(items[0][0]) if items else -1
+    return not leave_blind(window, c, f"Audit → Open audit set #{audit_set_id} (not blind)",
+                           [first] if first >= 0 else [], lambda: None)
 
 
 def _methods_with_task(task: str) -> list[str]:
@@ -239,12 +267,26 @@ def _fill_audit_sets(window: Any) -> None:
 
 
 def leave_audit(window: Any) -> None:
+    from .blind_routes import pause_on_leave
+
     for views in window.method_views.values():
+        c = views.controller(window)
+        if c is not None and c.audit is not None:
+            pause_on_leave(window, c)  # an unfinished blind pass: the leave is a recorded pause
+    if _leave(window, list(window.method_views.values())):
+        window.statusBar().showMessage("left the audit set: everything is shown again", 6000)
+
+
+def _leave(window: Any, views_list: list[Any]) -> bool:
+    """Each of these views leaves its audit set (its own way, if it has one)."""
+    left = False
+    for views in views_list:
         c = views.controller(window)
         if c is not None and c.audit is not None:
             leave = getattr(views, "leave_audit", None)
             leave(window) if leave is not None else c.leave_audit()
-            window.statusBar().showMessage("left the audit set: everything is shown again", 6000)
+            left = True
+    return left
 
 
 def show_self_agreement(window: Any) -> None:

@@ -48,12 +48,20 @@ class Invoke:
     folder: bool = False
 
 
+BLIND_EXPORT: list[Path] = []  # a (header-only) blind ProtoBias export, written beside the template
+
+
+def _unblind(p: str, o: str) -> list[str]:
+    return ["labels", "unblind", str(BLIND_EXPORT[-1]), "--project", p, "--out", o]
+
+
 # (command path, option) -> how to invoke it; every output option of the registry must be here
 INVOKE: dict[str, Invoke] = {
     "suite --out": Invoke(lambda p, o: ["suite", "--method", "metalogic", "--set", "n_pairs=2", "--out", o],
                           "prompts.jsonl"),
     "report --out": Invoke(lambda p, o: ["report", "--project", p, "--out", o], "report", folder=True),
     "labels export --out": Invoke(lambda p, o: ["labels", "export", "--project", p, "--out", o], "labels.csv"),
+    "labels unblind --out": Invoke(_unblind, "unblinded.csv"),
     "dyeval show --todo": Invoke(lambda p, o: ["dyeval", "show", "--project", p, "--todo", o], "todo.csv"),
     "dyeval export --out": Invoke(lambda p, o: ["dyeval", "export", "--project", p, "--out", o], "tree.json"),
     "export-sbuc --out": Invoke(lambda p, o: ["export-sbuc", "--project", p, "--run", "demo_procedural",
@@ -170,6 +178,10 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert main(["generate", "--project", str(folder), "--model", "procedural", "--pairs", "1", "--seeds", "1",
                  "--no-run"]) == 0
     (folder / "exports").mkdir()
+    blind = folder.parent / "blind_labels.csv"
+    blind.write_text("task,target_kind,target_id,annotator,value,notes,created_at,source,audit_set_id\n",
+                     encoding="utf-8")
+    BLIND_EXPORT.append(blind)
     return folder
 
 

@@ -38,6 +38,18 @@ def isolated_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
+@pytest.fixture(autouse=True)
+def no_unasked_pause_question(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The question "Pause the blind audit to show this?" is modal: a test that meets it without
+    answering it (`ui.widgets.audit_pause.ask` patched) fails at once instead of waiting on it."""
+    from ui.widgets import audit_pause
+
+    def unexpected(_parent: Any, what: str, aid: int, _who: str) -> bool:
+        raise AssertionError(f"unexpected question: pause blind audit set #{aid} to show {what}?")
+
+    monkeypatch.setattr(audit_pause, "ask", unexpected)
+
+
 def build_sbuc_project(folder: Path, parsed: Any) -> Path:
     from workstation.methods.spatial.config import CheckerConfig
     from workstation.store import Project

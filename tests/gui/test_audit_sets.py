@@ -94,7 +94,9 @@ def test_new_audit_set_becomes_a_blind_queue(qtbot, open_window, sbuc_images_pro
     codes, names = stratum_codes(st.dataset, st.verdicts, ("run", "relation", "verdict"))
     assert set(codes[np.array(st.queue)].tolist()) == set(codes.tolist())
     # leaving the audit queue brings the checker back
-    w.method_views["spatial"].review_from_browse(w, 0)
+    from ui import menus
+
+    menus.leave_audit(w)
     assert not _blind(st)
     assert w.viewer.left.card.chip.text() in ("PASS", "FAIL", "UNDECIDABLE")
     assert "margin_band" in w.viewer.left.view.overlay.visible_kinds() or st.verdicts.sel_b[st.current] < 0

@@ -77,8 +77,12 @@ class AgreementDialog(QDialog):
             self.summary.setText(f"{len(names)} annotator(s) labelled this task: agreement needs two. "
                                  "Import another annotator's labels, or label under another name (Audit → Annotator…).")
         else:
+            from workstation.evaluation.audit_sets import flag_text, flagged_labels
+
+            flag = flag_text(flagged_labels(self.project, self.scheme.task))
             self.summary.setText(f"{len(names)} annotators: {', '.join(names)}. "
-                                 f"{len(self.disagreements)} {self.noun}(s) have disagreeing labels.")
+                                 f"{len(self.disagreements)} {self.noun}(s) have disagreeing labels."
+                                 + (f" {flag[0].upper()}{flag[1:]}." if flag else ""))
         self.queue_button.setEnabled(bool(self.disagreements))
         self.queue_button.setText(f"Adjudicate {len(self.disagreements)} disagreement(s) ▶")
 

@@ -22,6 +22,8 @@ through `workstation.methods.audit_sources`); it holds no truth of its own. It s
 
 from __future__ import annotations
 
+import html
+
 import logging
 from typing import Any
 
@@ -416,16 +418,24 @@ class AuditPlanPanel(QWidget):
         st = plan.status()
         self.status = st
         e = st.estimate
-        self.goal_label.setText(f"<b>Goal:</b> {st.goal_text}<br><span style='color:#555'>{st.meaning}</span>")
+        from workstation.evaluation.plan import blindness_note
+
+        note = blindness_note(plan.goal, plan.table)
+        self.goal_label.setText(f"<b>Goal:</b> {st.goal_text}<br><span style='color:#555'>{st.meaning}</span>"
+                                + (f"<br><b>Not hidden by a blind queue:</b> {html.escape(note)}" if note else ""))
         if e.defined:
             self.estimate_label.setText(f"<b>{_pct(e.value)}</b> <span style='font-size:11pt'>[{_pct(e.low)}, "
                                         f"{_pct(e.high)}] ± {_pct(e.half_width)}</span>")
         else:
             self.estimate_label.setText("<span style='color:#777'>no estimate yet</span>")
         unit = "" if plan.goal.unit == "item" else f" ({st.units_labelled} whole {plan.table.cluster_title}s)"
+        from workstation.evaluation.audit_sets import flag_text, flagged_labels
+
+        aid = plan.audit_set_id
+        flag = flag_text(flagged_labels(self.project, plan.table.task, int(aid))) if aid is not None else ""
         self.labels_label.setText(
             f"labels used: <b>{st.labels}</b>{unit} of {st.items} {plan.table.item_title}s in scope · "
-            f"{st.strata} strata · drawn {st.units_drawn}")
+            f"{st.strata} strata · drawn {st.units_drawn}" + (f" · <b>{flag}</b>" if flag else ""))
         if e.defined and e.half_width > 0:
             self.width_bar.setValue(int(round(1000 * min(1.0, plan.goal.half_width / e.half_width))))
         else:

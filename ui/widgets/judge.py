@@ -465,10 +465,12 @@ class JudgeController(QObject):
         who, aid = self.state.annotator, self.core.audit_set_id
         return [e for e in rows if e.annotator == who and (vis.own_earlier or aid is None or e.audit_set_id == aid)]
 
-    def export_csv(self, path: str | Path, overwrite: bool = False) -> int:
+    def export_csv(self, path: str | Path, overwrite: bool = False,
+                   rename: Callable[[str], str] | None = None) -> int:
         """Write the labels `export_rows` gives as CSV (spreadsheet-safe cells), through the output
         policy (`workstation.util.output`): never into the project but its exports/ or reports/, an
-        existing file replaced only with ``overwrite`` (the save dialog asked)."""
+        existing file replaced only with ``overwrite`` (the save dialog asked). ``rename``: the id
+        written for a target id (a blind set's neutral ids)."""
         from workstation.util.output import output_file
 
         from ..project_dialogs import SAVE_DIALOG_HINT, output_projects
@@ -481,7 +483,8 @@ class JudgeController(QObject):
                 w.writerow(["task", "target_kind", "target_id", "annotator", "value", "notes", "created_at",
                             "source", "audit_set_id"])
                 for e in rows:
-                    w.writerow([csv_cell(x) for x in (e.task, e.target_kind, e.target_id, e.annotator, e.value,
+                    tid = rename(e.target_id) if rename is not None else e.target_id
+                    w.writerow([csv_cell(x) for x in (e.task, e.target_kind, tid, e.annotator, e.value,
                                                       e.notes, e.created_at, e.source, e.audit_set_id)])
         return len(rows)
 
@@ -627,6 +630,12 @@ class JudgeBar(QWidget):
         self.unshown_note.setObjectName("judgeUnshown")
         self.unshown_note.setVisible(False)
         outer.insertWidget(0, self.unshown_note, 0, Qt.AlignLeft)
+        # what the queue's blindness cannot hide (an audit plan of a precision: one outcome only)
+        self.queue_note = QLabel("")
+        self.queue_note.setObjectName("judgeQueueNote")
+        self.queue_note.setWordWrap(True)
+        self.queue_note.setVisible(False)
+        outer.insertWidget(0, self.queue_note)
         self._unshown = ""
         self._unshown_allow: tuple[str, ...] = ()
         self._queue_shown = True  # False: the page shows no queue of the controller (no audit set open)
@@ -838,6 +847,9 @@ class JudgeBar(QWidget):
         self.notes.setEnabled(has and not ro and q)  # no note for an item the page does not show
         self.unshown_note.setText(self.unshown_text())
         self.unshown_note.setVisible(bool(self._unshown) and has)
+        note = c.audit.note if c.audit is not None else ""
+        self.queue_note.setText(note)
+        self.queue_note.setVisible(bool(note) and q)
         self.undo_button.setEnabled(q and bool(c.undo_stack))
         self.redo_button.setEnabled(q and bool(c.redo_stack))
         self.prev_button.setEnabled(q and has)

@@ -5,6 +5,7 @@
                                  [--all-events] [--overwrite]
     python main.py labels select --project DIR [--task TASK] [--annotators A,B] [--sets N,M] [--no-free]
                                  [--first-passes] [--rule RULE] [--json FILE [--overwrite]]
+    python main.py labels unblind FILE --project DIR --out FILE [--overwrite]
 
 Import reads SpatialBench-UC's `labels_filled.json` / `labels_filled.csv` and our own CSV /
 Parquet (see `workstation.methods.spatial.labels_io`); the whole file is validated first, then appended as label
@@ -19,6 +20,11 @@ every other choice, and any .jsonl file, is the label log's layout (`workstation
 task, target kind and id, annotator, value, rating, notes, time, source, audit set) in CSV or
 JSONL. An existing FILE is replaced only with --overwrite (never a link, the project's database
 or a file inside the project but in its exports/ or reports/ folder).
+
+Unblind maps back a ProtoBias label file the window wrote during a blind audit, whose targets
+are neutral ids (``<item id>#A`` / ``#B``: the triplet and the side the image was shown on, so the
+file does not tell which image is the prototype), to the project's sample ids (``…:corr`` /
+``…:adv``); every row must name a neutral id of the project's triplets.
 """
 
 from __future__ import annotations
@@ -79,6 +85,13 @@ def register(sub: Any) -> None:
     ps.add_argument("--rule", metavar="RULE",
                     help="consensus: latest, majority (ties disputed), unanimous, mean (ratings) or annotator:NAME")
     add_output_arg(ps, "--json", "FILE", "also write the selection and what it gives as JSON", what="selection file")
+
+    pu = add_command(lsub, "unblind", "map a blind ProtoBias export's neutral image ids back to sample ids",
+                     run_unblind)
+    pu.add_argument("file", type=Path, metavar="FILE", help="label file written during a blind audit (.csv)")
+    add_project_arg(pu)
+    add_output_arg(pu, "--out", "FILE", "output file (.csv) with the project's sample ids", what="label file",
+                   required=True)
 
 
 def _names(text: str | None) -> tuple[str, ...] | None:
@@ -149,6 +162,32 @@ def run_select(args: argparse.Namespace) -> int:
     if args.json is not None:
         write_output_text(args.json, dumps(out if len(out) > 1 else out[0], indent=1) + "\n", "selection file",
                           overwrite=args.overwrite)
+    return 0
+
+
+def run_unblind(args: argparse.Namespace) -> int:
+    """Map the neutral image ids of a ProtoBias label file written during a blind audit
+    (<item id>#A / #B) back to the project's sample ids, and write the file with them to --out
+    (the same columns, CSV). The whole file is checked first: a row whose target is not a
+    neutral id of the project's triplets is refused with its line, and nothing is written."""
+    import csv
+
+    from ..methods.protobias.data import load_project_data
+    from ..methods.protobias.labels import neutral_ids, unblind_rows
+    from ..util.csvsafe import escape_row
+    from ..util.output import output_file
+
+    with reading_project(args.project) as project:
+        d = load_project_data(project)
+        neutral = {v: k for k, v in neutral_ids(d.item_id, d.sample_corr, d.sample_adv).items()}
+    header, rows = unblind_rows(args.file, neutral)
+    with output_file(args.out, "label file", overwrite=args.overwrite, projects=[args.project]) as tmp:
+        with open(tmp, "w", newline="", encoding="utf-8") as fh:
+            w = csv.writer(fh)
+            w.writerow(header)
+            for r in rows:
+                w.writerow(escape_row(r))
+    print(f"wrote {len(rows)} label(s) of {args.file} with the project's sample ids to {args.out}")
     return 0
 
 

@@ -6,7 +6,9 @@ index.html) under one index with the provenance of every number.
 The spatial section's tables follow SpatialBench-UC's published report (rates with 4 decimals);
 with human labels in the project the audit confusion and the risk–coverage table are added. A
 project with audit plans gets an "Audit plans" section: each plan's estimates with their
-intervals, the estimator, what it assumes and the labels it used.
+intervals, the estimator, what it assumes and the labels it used. A project whose blind audits
+were paused gets a "Blind audits" section: each pause and the items it showed unblinded, whose
+labels are flagged.
 """
 
 from __future__ import annotations
@@ -48,11 +50,13 @@ def run(args: argparse.Namespace) -> int:
                       "runs": ", ".join(project.samples.run_ids())}
 
         def build(folder: Path) -> list[Any]:
+            from ..evaluation.audit_sets import blind_audits_section
             from ..methods.audit_sources import report_section
 
             sections = [m.report_section(project, folder / m.name, annotator=args.annotator) for m in methods]
             plans = report_section(project, folder / "audit_plans", [m.name for m in methods])
-            return sections + ([plans] if plans is not None else [])
+            blind = blind_audits_section(project, folder / "blind_audits")
+            return sections + [s for s in (plans, blind) if s is not None]
 
         try:
             sections = write_bundle(args.out, build, provenance=provenance, overwrite=args.overwrite,

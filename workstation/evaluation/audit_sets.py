@@ -241,7 +241,15 @@ def audit_info(project: Any, audit_set_id: int) -> AuditInfo:
     """The stored audit set as a queue sees it; an error naming it when it is gone."""
     for a in project.audit.sets():
         if a["audit_set_id"] == audit_set_id:
-            return AuditInfo(int(audit_set_id), str(a["name"]), bool(a["blind"]))
+            params: dict[str, Any] = a["params"] if isinstance(a["params"], dict) else {}
+            kept = params.get("note")
+            note: str = kept if isinstance(kept, str) else ""
+            goal = params.get("plan")
+            plan: dict[str, Any] = goal if isinstance(goal, dict) else {}
+            if not note and plan.get("quantity") == "precision":  # a plan stored before the note was kept
+                note = ("This audit plan's queue holds only the items the automated outcome calls positive: "
+                        "being blind cannot hide that outcome.")
+            return AuditInfo(int(audit_set_id), str(a["name"]), bool(a["blind"]), note=note[:400])
     raise WorkstationError(f"no audit set #{audit_set_id} in this project")
 
 
@@ -261,6 +269,7 @@ class SelfAgreement:
     kappa_hi: float = float("nan")
     small: bool = True  # fewer than `SMALL_N` re-checks (or units) stand behind it
     by_annotator: dict[str, "SelfAgreement"] = field(default_factory=dict)
+    unblinded: int = 0  # re-checks of items the annotator saw unblinded during a pause (flagged)
 
     def text(self) -> str:
         from .intervals import SMALL_N
@@ -272,7 +281,8 @@ class SelfAgreement:
         if math.isfinite(self.kappa) and math.isfinite(self.kappa_lo) and math.isfinite(self.kappa_hi):
             k += f" [{self.kappa_lo:.2f}, {self.kappa_hi:.2f}]"
         small = f" (fewer than {SMALL_N} re-checks)" if self.small else ""
-        return f"{self.n_pairs} re-checks: {pct} the same, κ = {k}{small}"
+        flag = f"; {self.unblinded} of them seen unblinded during a pause (flagged)" if self.unblinded else ""
+        return f"{self.n_pairs} re-checks: {pct} the same, κ = {k}{small}{flag}"
 
 
 def self_agreement_report(project: Any, scheme: LabelScheme, audit_set_id: int | None = None,
@@ -302,9 +312,13 @@ def self_agreement_report(project: Any, scheme: LabelScheme, audit_set_id: int |
         return SelfAgreement(len(ps), percent_agreement(a, b), cohen_kappa(a, b), float(bounds["kappa_lo"]),
                              float(bounds["kappa_hi"]), bool(bounds["small"]))
 
+    seen = seen_unblinded(project, audit_set_id)
     out = summary(pairs)
+    out.unblinded = sum(k in seen for k, _, _ in pairs)
     for ann in sorted({k[1] for k, _, _ in pairs}):
-        out.by_annotator[ann] = summary([x for x in pairs if x[0][1] == ann])
+        mine = [x for x in pairs if x[0][1] == ann]
+        out.by_annotator[ann] = summary(mine)
+        out.by_annotator[ann].unblinded = sum(k in seen for k, _, _ in mine)
     return out
 
 
@@ -330,3 +344,89 @@ def task_agreement(project: Any, scheme: LabelScheme) -> tuple[list[dict[str, An
     for t, c in zip(tid.tolist(), code.tolist()):
         seen.setdefault(t, set()).add(int(c))
     return rows, [t for t, codes in seen.items() if len(codes) > 1]
+
+
+# ---------------------------------------------------------------------------------------------
+# Pauses of blind audits: the labels given on items their annotator saw unblinded
+# ---------------------------------------------------------------------------------------------
+
+def seen_unblinded(project: Any, audit_set_id: int | None = None) -> set[tuple[str, str]]:
+    """(target id, annotator) of the items shown unblinded to their annotator during a recorded
+    pause of a blind audit (of audit set ``audit_set_id``; of any set when None): those labels
+    are flagged in the audit's figures and the report."""
+    if project is None:
+        return set()
+    sets = [audit_set_id] if audit_set_id is not None else [int(s["audit_set_id"]) for s in project.audit.sets()]
+    out: set[tuple[str, str]] = set()
+    for aid in sets:
+        out |= {(t, a) for a, t in project.audit.seen_unblinded(aid)}
+    return out
+
+
+def flagged_labels(project: Any, task: str, audit_set_id: int | None = None) -> int:
+    """How many standing labels of ``task`` (given in audit set ``audit_set_id``; in any set when
+    None) are on items their annotator saw unblinded during a pause of that set."""
+    if project is None:
+        return 0
+    sets = [audit_set_id] if audit_set_id is not None else [int(a["audit_set_id"]) for a in project.audit.sets()]
+    seen = {aid: {(t, a) for a, t in project.audit.seen_unblinded(aid)} for aid in sets}
+    if not any(seen.values()):
+        return 0
+    return sum(1 for e in project.labels.latest(task) if e.value is not None and e.audit_set_id in seen
+               and (e.target_id, e.annotator) in seen[e.audit_set_id])
+
+
+def flag_text(n: int) -> str:
+    """The figures' flag: how many of their labels were given on items seen unblinded."""
+    return f"{n} label(s) on items seen unblinded during a pause (flagged)" if n else ""
+
+
+def blind_audits_section(project: Any, out_dir: Any) -> Any:
+    """The report's "Blind audits" section: every recorded pause of a blind audit (set,
+    annotator, start, end, why) and the items it showed unblinded, with how many of the set's
+    labels by that annotator stand on them (flagged); None when no audit was ever paused."""
+    import csv
+    import html
+    from pathlib import Path
+
+    from ..util.csvsafe import escape_row
+    from .base import ReportSection
+
+    pauses = project.audit.pauses()
+    if not pauses:
+        return None
+    names = {int(s["audit_set_id"]): (str(s["name"]), str(s["task"])) for s in project.audit.sets()}
+    rows: list[dict[str, Any]] = []
+    for pz in pauses:
+        aid = int(pz["audit_set_id"])
+        name, task = names.get(aid, ("", ""))
+        seen = set(pz["unblinded"])
+        labelled = {e.target_id for e in project.labels.latest(task) if e.audit_set_id == aid
+                    and e.annotator == pz["annotator"] and e.value is not None} if task else set()
+        rows.append({"pause_id": pz["pause_id"], "audit_set_id": aid, "audit_set": name, "task": task,
+                     "annotator": pz["annotator"], "started_at": str(pz["started_at"]),
+                     "ended_at": str(pz["ended_at"]) if pz["ended_at"] is not None else "",
+                     "reason": pz["reason"], "seen_unblinded": len(seen),
+                     "flagged_labels": len(seen & labelled), "items": " ".join(sorted(seen))})
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    cols = list(rows[0])
+    with open(out / "pauses.csv", "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(cols)
+        for r in rows:
+            w.writerow(escape_row([r[c] for c in cols]))
+    body = ["<p class='text'>Each pause of a blind audit was asked for and recorded; the items shown to its "
+            "annotator unblinded while it lasted are listed, and that annotator's labels of them in the set are "
+            "flagged in the audit's figures.</p><table><tr><th>pause</th><th>audit set</th><th>annotator</th>"
+            "<th>started</th><th>ended</th><th>why</th><th>seen unblinded</th><th>flagged labels</th></tr>"]
+    for r in rows:
+        items = html.escape(r["items"]) or "—"
+        body.append(
+            f"<tr><td>#{r['pause_id']}</td><td>#{r['audit_set_id']} {html.escape(r['audit_set'])}</td>"
+            f"<td>{html.escape(r['annotator'])}</td><td>{html.escape(r['started_at'])}</td>"
+            f"<td>{html.escape(r['ended_at']) or 'not resumed'}</td><td class='text'>{html.escape(r['reason'])}</td>"
+            f"<td title='{items}'>{r['seen_unblinded']}</td><td>{r['flagged_labels']}</td></tr>")
+    body.append("</table><p class='src'>The items of each pause: <code>blind_audits/pauses.csv</code>.</p>")
+    return ReportSection("blind_audits", "Blind audits", html="".join(body), tables={"pauses": rows},
+                         meta={"pauses": len(rows), "flagged_labels": sum(r["flagged_labels"] for r in rows)})

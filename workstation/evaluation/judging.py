@@ -95,6 +95,7 @@ class AuditInfo:
     audit_set_id: int
     name: str = ""
     blind: bool = True
+    note: str = ""  # what the queue says of itself (a precision plan's: which outcome it cannot hide)
 
 
 def visibility(*, audit: AuditInfo | None = None, recheck: bool = False, page_blind: bool = False) -> Visibility:
@@ -496,9 +497,15 @@ class JudgingQueue:
     def shown_labels(self, index: int | None = None) -> list[ShownLabel]:
         """The labels of a target (the current one by default) the policy lets a view show."""
         index = self.current if index is None else index
-        rc = self.is_recheck() if index == self.current else False
+        # another target than the current one (a twin beside it): where the queue re-checks it,
+        # its re-check's pass is shown, never the first answer the re-check is not to see
+        rc = self.is_recheck() if index == self.current else self._rechecked(index)
         vis = self.visibility() if index == self.current else self.queue_visibility()
         return shown_labels(self._events(index), self.ctx.annotator, vis, self.audit_set_id, rc)
+
+    def _rechecked(self, index: int) -> bool:
+        """The queue holds a consistency re-check of target ``index``."""
+        return bool(self._has_rechecks and index >= 0 and (self.recheck & (self.queue == index)).any())
 
     def _ensure_done(self) -> None:
         p, who = self.ctx.project, self.ctx.annotator

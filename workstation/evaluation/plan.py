@@ -829,12 +829,24 @@ def _table_meta(t: AuditTable) -> dict[str, Any]:
             "item_title": t.item_title, "cluster_title": t.cluster_title, "source": t.source, "titles": t.titles}
 
 
+def blindness_note(goal: Goal, table: AuditTable | None = None) -> str:
+    """What a blind queue of the plan cannot hide, said when the plan is made and in its queue: a
+    precision plan hands out only the items the automated outcome calls positive ("" otherwise)."""
+    if goal.quantity != "precision":
+        return ""
+    item = table.item_title if table is not None else "item"
+    who = table.outcome_title if table is not None else "the automated outcome"
+    pos = table.positive if table is not None else "positive"
+    return (f"This plan hands out only the {item}s {who} calls {pos}: a blind queue of it cannot hide that "
+            f"outcome — every {item} in it is {pos}.")
+
+
 def save_plan(project: Any, plan: AuditPlan, *, name: str = "", blind: bool = True) -> int:
     """Store a new plan (its frozen table, goal and design) with its audit set; returns its id."""
     t = plan.table
     pid, aid = project.plans.create(
         name or plan.name or f"plan: {plan.goal.text(t)}", t.method, t.task, plan.goal.to_dict(), plan.design(),
-        _table_meta(t), _table_columns(t), blind=blind)
+        _table_meta(t), _table_columns(t), blind=blind, note=blindness_note(plan.goal, t))
     plan.plan_id, plan.audit_set_id, plan.name = pid, aid, name or plan.name
     project.audit.set_design(aid, "plan", plan.n_items)
     if plan.draws:

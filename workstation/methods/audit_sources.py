@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from ..evaluation.audit_sets import flag_text, flagged_labels
 from ..evaluation.base import ReportSection
 from ..evaluation.plan import (AuditPlan, AuditTable, Goal, PlanStale, PlanTarget, check_design, load_plan, save_draws,
                                save_plan, stored_table)
@@ -214,16 +215,19 @@ def report_section(project: Any, out_dir: Path, methods: Sequence[str] | None = 
             rows.append({**base, "goal": str(goal.get("quantity", "")), "reached": False, "estimator": "stale",
                          "estimate": nan, "low": nan, "high": nan, "half_width": nan, "confidence": nan, "labels": 0,
                          "units": 0, "items_in_scope": 0, "removed": 0, "strata": 0, "assumes": "",
-                         "note": str(refused), "source": ""})
+                         "note": str(refused), "source": "", "seen_unblinded": 0})
             continue
         st = plan.status()
+        aid = rec.get("audit_set_id")
+        flagged = flagged_labels(project, str(rec["task"]), int(aid)) if aid is not None else 0
         for e in (st.estimate,) + st.alternatives:
             rows.append({
                 **base, "goal": st.goal_text, "reached": bool(st.reached), "estimator": e.title,
                 "estimate": e.value, "low": e.low, "high": e.high, "half_width": e.half_width,
                 "confidence": e.confidence, "labels": e.labels, "units": e.units, "items_in_scope": st.items,
                 "removed": st.removed, "strata": st.strata, "assumes": e.assumes,
-                "note": "; ".join(x for x in (e.note, plan.removed_note()) if x),
+                "note": "; ".join(x for x in (e.note, plan.removed_note(), flag_text(flagged)) if x),
+                "seen_unblinded": flagged,
                 "source": ", ".join(f"{k}={v}" for k, v in plan.table.source.items() if k != "options"),
             })
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -245,11 +249,12 @@ def report_section(project: Any, out_dir: Path, methods: Sequence[str] | None = 
                         f"<td colspan='6' class='text'>{html.escape(r['note'])}</td></tr>")
             continue
         gone = f" ({r['removed']} removed from the project)" if r["removed"] else ""
+        flag = f"; {html.escape(flag_text(r['seen_unblinded']))}" if r["seen_unblinded"] else ""
         body.append(
             f"<tr><td>#{r['plan_id']} {html.escape(r['plan'])}</td><td>{html.escape(r['goal'])}</td>"
             f"<td title='{html.escape(r['assumes'])}'>{html.escape(r['estimator'])}</td><td>{pct(r['estimate'])}</td>"
             f"<td>[{pct(r['low'])}, {pct(r['high'])}] ({100 * r['confidence']:g} %)</td>"
-            f"<td>{r['labels']} of {r['items_in_scope']}{gone}</td><td>{'yes' if r['reached'] else 'no'}</td></tr>")
+            f"<td>{r['labels']} of {r['items_in_scope']}{gone}{flag}</td><td>{'yes' if r['reached'] else 'no'}</td></tr>")
     body.append("</table><p class='src'>Each estimate's assumptions are in <code>audit_plans/estimates.csv</code> "
                 "(hover an estimator for them); see docs/audit-plans.md. A plan follows its items: those of a "
                 "removed run leave it and its estimate is over the rest.</p>")

@@ -1,5 +1,11 @@
-"""Audit sets (labelling queues of one label task, with blind consistency re-checks) and saved
-Browse filters."""
+"""Audit sets (labelling queues of one label task, with blind consistency re-checks), the pauses
+of blind audits, and saved Browse filters.
+
+A **pause** is recorded when an annotator, during a blind audit, chose to be shown something the
+audit hides (an item opened outside the audit's blind view): the audit set, the annotator, when
+it started and ended, why (the route that asked), and every item shown to that annotator
+unblinded while it lasted (`mark_unblinded`). Those items' labels in the set are flagged "seen
+unblinded" in the audit's figures and the report (`seen_unblinded`)."""
 
 from __future__ import annotations
 
@@ -127,6 +133,82 @@ class AuditRepo(Repo):
         return [(r[0], bool(r[1])) for r in self.con.execute(
             "SELECT target_id, is_recheck FROM audit_items WHERE audit_set_id=? ORDER BY position",
             [audit_set_id]).fetchall()]
+
+    # ---- pauses of blind audits ---------------------------------------------------------------------
+    def pause(self, audit_set_id: int, annotator: str, reason: str, target_ids: Sequence[str] = ()) -> int:
+        """Record a pause of a blind audit by `annotator` (`reason`: what was asked to be shown)
+        and the items it shows unblinded; returns the pause's id. An open pause of the same set
+        and annotator is taken up again instead of a second one opened."""
+        self._check_writable()
+        with self.transaction():
+            open_ = self.open_pause(audit_set_id, annotator)
+            if open_ is not None:
+                pid = open_
+            else:
+                row = self.con.execute("SELECT coalesce(max(pause_id), 0) + 1 FROM audit_pauses").fetchone()
+                assert row is not None
+                pid = int(row[0])
+                self.con.execute("INSERT INTO audit_pauses (pause_id, audit_set_id, annotator, started_at, ended_at, "
+                                 "reason) VALUES (?, ?, ?, ?, NULL, ?)", [pid, audit_set_id, annotator, _now(), reason])
+            self._mark(pid, audit_set_id, annotator, target_ids)
+        return pid
+
+    def open_pause(self, audit_set_id: int, annotator: str) -> int | None:
+        """The pause of this set by this annotator that has not ended (None: none)."""
+        row = self.con.execute("SELECT max(pause_id) FROM audit_pauses WHERE audit_set_id = ? AND annotator = ? "
+                               "AND ended_at IS NULL", [audit_set_id, annotator]).fetchone()
+        return int(row[0]) if row is not None and row[0] is not None else None
+
+    def mark_unblinded(self, pause_id: int, target_ids: Sequence[str]) -> int:
+        """Record items shown unblinded during pause `pause_id`; returns how many were new to it."""
+        self._check_writable()
+        row = self.con.execute("SELECT audit_set_id, annotator FROM audit_pauses WHERE pause_id = ?",
+                               [pause_id]).fetchone()
+        if row is None:
+            raise KeyError(f"no pause #{pause_id}")
+        with self.transaction():
+            return self._mark(pause_id, int(row[0]), str(row[1]), target_ids)
+
+    def _mark(self, pause_id: int, audit_set_id: int, annotator: str, target_ids: Sequence[str]) -> int:
+        have = {r[0] for r in self.con.execute("SELECT target_id FROM audit_unblinded WHERE pause_id = ?",
+                                               [pause_id]).fetchall()}
+        new = [str(t) for t in dict.fromkeys(str(t) for t in target_ids) if t not in have]
+        now = _now()
+        for t in new:
+            self.con.execute("INSERT INTO audit_unblinded VALUES (?, ?, ?, ?, ?)",
+                             [pause_id, audit_set_id, annotator, t, now])
+        return len(new)
+
+    def end_pause(self, audit_set_id: int, annotator: str) -> int | None:
+        """End the open pause of this set by this annotator (the audit resumed); its id or None."""
+        self._check_writable()
+        pid = self.open_pause(audit_set_id, annotator)
+        if pid is not None:
+            with self.transaction():
+                self.con.execute("UPDATE audit_pauses SET ended_at = ? WHERE pause_id = ?", [_now(), pid])
+        return pid
+
+    def pauses(self, audit_set_id: int | None = None) -> list[dict[str, Any]]:
+        """Every recorded pause (of one set), oldest first, with the items it showed unblinded."""
+        rows = self.con.execute(
+            "SELECT pause_id, audit_set_id, annotator, started_at, ended_at, reason FROM audit_pauses "
+            + ("WHERE audit_set_id = ? " if audit_set_id is not None else "") + "ORDER BY pause_id",
+            [audit_set_id] if audit_set_id is not None else []).fetchall()
+        seen: dict[int, list[str]] = {}
+        for pid, t in self.con.execute("SELECT pause_id, target_id FROM audit_unblinded ORDER BY seen_at, target_id"
+                                       ).fetchall():
+            seen.setdefault(int(pid), []).append(str(t))
+        return [{"pause_id": int(r[0]), "audit_set_id": int(r[1]), "annotator": r[2], "started_at": r[3],
+                 "ended_at": r[4], "reason": r[5] or "", "unblinded": seen.get(int(r[0]), [])} for r in rows]
+
+    def seen_unblinded(self, audit_set_id: int, annotator: str | None = None) -> set[tuple[str, str]]:
+        """(annotator, target id) of every item of the set shown unblinded to its annotator during
+        a pause of the audit."""
+        rows = self.con.execute(
+            "SELECT DISTINCT annotator, target_id FROM audit_unblinded WHERE audit_set_id = ?"
+            + (" AND annotator = ?" if annotator is not None else ""),
+            [audit_set_id] + ([annotator] if annotator is not None else [])).fetchall()
+        return {(str(a), str(t)) for a, t in rows}
 
     # ---- saved filters --------------------------------------------------------------------------------
     def save_filter(self, name: str, spec: dict[str, Any]) -> None:

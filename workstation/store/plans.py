@@ -51,9 +51,10 @@ class PlansRepo(Repo):
 
     def create(self, name: str, method: str, task: str, goal: Mapping[str, Any],
                design: Mapping[str, Any], meta: Mapping[str, Any], items: Mapping[str, Any], *,
-               blind: bool = True) -> tuple[int, int]:
+               blind: bool = True, note: str = "") -> tuple[int, int]:
         """Store a plan, its frozen items (columns item_id, cluster, outcome, confidence,
-        targets) and its (empty) audit set, in one transaction; returns (plan id, audit set id)."""
+        targets) and its (empty) audit set, in one transaction; returns (plan id, audit set id).
+        ``note``: what the set's queue says of itself (what its blindness cannot hide)."""
         self._check_writable()
         self.ensure_schema(COMPONENT, MIGRATIONS)
         n = len(items["item_id"])
@@ -61,8 +62,8 @@ class PlansRepo(Repo):
             if len(items[col]) != n:
                 raise ProjectError(f"audit plan {name!r}: {col} has {len(items[col])} entries for {n} items")
         with self.transaction():
-            aid = self._audit.create_set(name, task, [], {"plan": dict(goal), "design": dict(design)},
-                                        blind=blind)
+            params = {"plan": dict(goal), "design": dict(design)} | ({"note": note} if note else {})
+            aid = self._audit.create_set(name, task, [], params, blind=blind)
             row = self.con.execute("SELECT coalesce(max(plan_id), 0) + 1 FROM audit_plans").fetchone()
             assert row is not None
             pid = int(row[0])

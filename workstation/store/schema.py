@@ -35,7 +35,7 @@ class Migrating(Protocol):
 
     def transaction(self) -> AbstractContextManager[Any]: ...
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 _V1_V2: list[list[Any]] = [
     [
@@ -180,7 +180,19 @@ _V5_PROVENANCE: list[Any] = [
     "ALTER TABLE audit_items ADD COLUMN unit_id VARCHAR",
 ]
 
-KERNEL_MIGRATIONS: list[list[Any]] = _V1_V2 + [[_v3_methods], _V4_SCORES, _V5_PROVENANCE]
+# Version 5 → 6: pauses of blind audits (an annotator shown something the audit hides, after
+# asking) and the items each pause showed unblinded (`store.audit.AuditRepo.pause`).
+_V6_AUDIT_PAUSES: list[Any] = [
+    """CREATE TABLE audit_pauses (
+        pause_id INTEGER PRIMARY KEY, audit_set_id INTEGER NOT NULL, annotator VARCHAR NOT NULL,
+        started_at TIMESTAMP NOT NULL, ended_at TIMESTAMP, reason VARCHAR)""",
+    """CREATE TABLE audit_unblinded (
+        pause_id INTEGER NOT NULL, audit_set_id INTEGER NOT NULL, annotator VARCHAR NOT NULL,
+        target_id VARCHAR NOT NULL, seen_at TIMESTAMP NOT NULL)""",
+    """CREATE INDEX audit_unblinded_set ON audit_unblinded(audit_set_id, annotator)""",
+]
+
+KERNEL_MIGRATIONS: list[list[Any]] = _V1_V2 + [[_v3_methods], _V4_SCORES, _V5_PROVENANCE, _V6_AUDIT_PAUSES]
 
 
 def _run(con: Any, step: Any) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -91,7 +92,7 @@ class RatingPage(QWidget):
             guide.addWidget(desc, k // 2, 2 * (k % 2) + 1)
         guide.setColumnStretch(1, 1)
         guide.setColumnStretch(3, 1)
-        self.bar = JudgeBar(self.controller, self)
+        self.bar = JudgeBar(self.controller, self, exporter=self.export_labels)
         for v, b in self.bar.buttons.items():  # short buttons; the guide above says what each means
             b.setText(f"{v} · {SHORT[v]}")
             b.setToolTip(FIDELITY_SCHEME.title_of(v))
@@ -134,6 +135,21 @@ class RatingPage(QWidget):
         if start:
             c.go(start)
         self.show_current()
+
+    def export_labels(self, path: str, overwrite: bool = False) -> int:
+        """The labels the policy lets an export hold; during a blind audit their targets get neutral
+        ids (``<item id>#A`` / ``#B``: the triplet and the side shown, never the image's role),
+        which `labels unblind` maps back with the project."""
+        c = self.controller
+        rename: Callable[[str], str] | None = None
+        if not c.view_visibility().outcome:
+            from workstation.methods.protobias.labels import neutral_ids
+
+            d = self.session.data
+            ids = neutral_ids(d.item_id, d.sample_corr, d.sample_adv, BLIND_SEED) if d is not None else {}
+            def rename(t: str) -> str:  # an image no triplet holds any more: a neutral id still
+                return ids.get(t) or "image#" + hashlib.sha256(t.encode()).hexdigest()[:12]
+        return int(c.export_csv(path, overwrite, rename=rename))
 
     def _alias(self, index: int) -> str:
         sid = self.controller.core.target_id(index)

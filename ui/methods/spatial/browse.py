@@ -95,8 +95,8 @@ class SampleBrowser(QWidget):
         for c, w in enumerate((250, 110, 320, 75, 50, 105, 110, 60, 210, 120, 240)):
             self.table.setColumnWidth(c, w)
         hh.setStretchLastSection(True)
-        self.table.doubleClicked.connect(lambda ix: self.open_requested.emit(self.model.dataset_row(ix.row())))
-        self.table.activated.connect(lambda ix: self.open_requested.emit(self.model.dataset_row(ix.row())))
+        # a double-click activates the row (as Enter does): one request, for the row still shown
+        self.table.activated.connect(self._activated)
         self.table.selectionModel().currentRowChanged.connect(self._row_selected)
         self.stack.addWidget(self.table)
         self.grid = ThumbnailGrid(state, self.model, thumbs, self)
@@ -117,6 +117,10 @@ class SampleBrowser(QWidget):
         for c, cap in ((0, 380), (1, 200)):
             self.table.resizeColumnToContents(c)
             self.table.setColumnWidth(c, min(max(self.table.columnWidth(c), 90), cap))
+
+    def _activated(self, ix: QModelIndex) -> None:
+        if ix.isValid() and 0 <= ix.row() < len(self.model.rows):
+            self.open_requested.emit(self.model.dataset_row(ix.row()))
 
     def _row_selected(self, cur: QModelIndex, _prev: QModelIndex) -> None:
         if cur.isValid():

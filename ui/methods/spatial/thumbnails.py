@@ -127,9 +127,15 @@ class ThumbnailGrid(QListView):
         self._repaint = qdebounced(self._update_viewport, timeout=30, timer_type=Qt.TimerType.CoarseTimer,
                                    parent=self)
         self.thumbs.loaded.connect(self._on_loaded)
-        self.doubleClicked.connect(lambda ix: self.open_requested.emit(int(ix.data(ROW_ROLE))))
-        self.activated.connect(lambda ix: self.open_requested.emit(int(ix.data(ROW_ROLE))))
+        # a double-click activates the tile (as Enter does): one request, never two; an index the
+        # model no longer holds (it was refreshed in between) requests nothing
+        self.activated.connect(self._activated)
         theme.signals().changed.connect(self._on_theme)
+
+    def _activated(self, ix: QModelIndex) -> None:
+        row = ix.data(ROW_ROLE) if ix.isValid() else None
+        if row is not None:
+            self.open_requested.emit(int(row))
 
     def _on_loaded(self, _key: str) -> None:
         self._repaint()

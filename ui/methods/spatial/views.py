@@ -253,12 +253,18 @@ class SpatialViews(MethodViews):
         return True
 
     def review_from_browse(self, window: Any, row: int) -> None:
-        """Make the filtered samples the queue, starting at `row`, and show the pair viewer."""
+        """Make the filtered samples the queue, starting at `row`, and show the pair viewer.
+        During a blind audit (`ui.blind_routes`): a sample of the audit's queue is shown there,
+        blind; any other asks to pause the audit first."""
+        from ...blind_routes import leave_blind
+
+        leave_blind(window, window.spatial.controller, "Browse: review the filtered samples", [row],
+                    lambda: self._review_rows(window, row), stay_on=lambda _i: window.show_page(window.review))
+
+    def _review_rows(self, window: Any, row: int) -> None:
         s = window.spatial
         c = s.controller
         rows = window.browser.model.all_rows()
-        if c.audit is not None:
-            s.message.emit(f"left audit set #{c.audit.audit_set_id}; reopen it from Audit → Open audit set")
         arr = np.asarray(rows.rows, np.int64)
         hits = np.flatnonzero(arr == row)
         c.set_queue(arr, start=int(hits[0]) if len(hits) else 0)
