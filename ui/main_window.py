@@ -24,10 +24,9 @@ from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent
 from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QTabWidget, QWidget
 
-from . import menus, place, project_dialogs, theme
+from . import menus, place, project_dialogs, shortcuts, theme
 from .image_cache import ImageCache
 from .opening import BackgroundOpen
-from .shortcuts import ShortcutSheet
 from .start_page import StartPage
 from .state import AppState
 
@@ -65,6 +64,7 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.start_page, "Start")
         self.setCentralWidget(self.tabs)
         self.actions_by_id: dict[str, QAction] = {}
+        self.tab_actions: dict[tuple[str, int], QAction] = {}  # (method, page) -> its tab key
         menus.build_menus(self)
         self._build_status()
         self._install_eager_views()
@@ -111,11 +111,10 @@ class MainWindow(QMainWindow):
             return
         dock = self.docks["Jobs"]
         dock.hide()
-        from .shortcuts import key_sequences
-
         toggle = dock.toggleViewAction()
-        toggle.setShortcuts(key_sequences("jobs"))
+        toggle.setShortcuts(shortcuts.key_sequences("jobs"))
         toggle.setText("Jobs panel")
+        shortcuts.register_action(toggle, shortcuts.BY_ID["jobs"].help, "Navigate")
         install_jobs_menu(self)  # Jobs → New job…, Show jobs panel, Cancel / Resume, Remove run…
         kept = getattr(self, "kept_layout", None)  # the project's layout (ui/place.py), docks included
         if kept is not None:
@@ -130,6 +129,7 @@ class MainWindow(QMainWindow):
             views = views_for(name)
             views.install(self)
             self.method_views[name] = views
+            shortcuts.bind_tabs(self, views)
             c = views.controller(self)
             if c is not None:
                 c.changed.connect(self._update_status)
@@ -213,6 +213,7 @@ class MainWindow(QMainWindow):
                 self.tabs.setTabToolTip(i, "" if ok else "not during a blind audit: it shows what the audit hides")
             shown_any = shown_any or show
         self.tabs.setTabVisible(self.tabs.indexOf(self.start_page), not shown_any)
+        shortcuts.sync_tabs(self)
         cur = self.tabs.currentIndex()
         if cur < 0 or not self.tabs.isTabVisible(cur) or not self.tabs.isTabEnabled(cur):
             first = next((i for i in range(self.tabs.count()) if self.tabs.isTabVisible(i)
@@ -358,7 +359,7 @@ class MainWindow(QMainWindow):
 
     # ---- misc -----------------------------------------------------------------------------------------
     def show_shortcuts(self) -> None:
-        self._sheet = ShortcutSheet(self)
+        self._sheet = shortcuts.ShortcutSheet(self)
         self._sheet.show()
 
     def toggle_theme(self) -> None:

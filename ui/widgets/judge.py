@@ -941,28 +941,33 @@ def _typing() -> bool:
 
 
 def install_shortcuts(page: QWidget, controller: JudgeController, bar: JudgeBar,
-                      extra: Sequence[tuple[str, Callable[[], Any]]] = ()) -> list[QShortcut]:
+                      extra: Sequence[tuple[str, Callable[[], Any], str]] = ()) -> list[QShortcut]:
     """Bind the scheme's keys (record), N (notes), ← / → (previous / next), Shift+→ (next
-    unlabelled) and Ctrl+Z / Ctrl+Shift+Z on a page, plus ``extra`` (key, action) pairs. They act while the page is shown,
-    whatever has the focus, except while typing in a text field."""
+    unlabelled) and Ctrl+Z / Ctrl+Shift+Z on a page, plus ``extra`` (key, action, what it does).
+    They act while the page is shown, whatever has the focus, except while typing in a text
+    field; each is recorded for the F1 sheet and the Label menu (`ui.shortcuts.bind`)."""
+    from ..shortcuts import bind
+
     out: list[QShortcut] = []
+    method = controller.scheme.task.split(".")[0]
 
-    def add(seq: str, fn: Callable[[], Any], in_text: bool = False) -> None:
-        sc = QShortcut(QKeySequence(seq), page)
-        sc.setContext(Qt.WindowShortcut)
-        sc.activated.connect(lambda: None if (not in_text and _typing()) else fn())
-        out.append(sc)
+    def add(seq: str, fn: Callable[[], Any], help: str, group: str, text: str = "") -> None:
+        out.append(bind(page, seq, fn, help, group, method, text, unless=_typing))
 
-    for value, key in zip(controller.scheme.values, controller.scheme.keys):
-        add(key, lambda v=value: bar._record(v))
-    add("N", bar.focus_notes)
-    add("Right", bar.queue_key(controller.next))
-    add("Left", bar.queue_key(controller.prev))
-    add("Ctrl+Z", bar.queue_key(controller.undo), in_text=False)
-    add("Ctrl+Shift+Z", bar.queue_key(controller.redo), in_text=False)
-    add("Ctrl+Y", bar.queue_key(controller.redo), in_text=False)
-    add(NEXT_UNLABELLED_KEY, bar.queue_key(controller.next_unlabelled))
-    for seq, fn in extra:
-        add(seq, fn)
+    s = controller.scheme
+    for value, key in zip(s.values, s.keys):
+        add(key, lambda v=value: bar._record(v), f"Record {s.title_of(value)} and go to the next", "Label",
+            s.title_of(value))
+    add("N", bar.focus_notes, "Put the cursor in the notes field (Enter saves them)", "Label", "Edit notes")
+    add("Ctrl+Z", bar.queue_key(controller.undo), "Undo your last label (a compensating event is recorded)",
+        "Label", "Undo label")
+    add("Ctrl+Shift+Z;Ctrl+Y", bar.queue_key(controller.redo), "Redo the label you undid", "Label", "Redo label")
+    add("Right", bar.queue_key(controller.next), "Next item of the queue (without labelling)", "Navigate", "Next")
+    add("Left", bar.queue_key(controller.prev), "Previous item of the queue", "Navigate", "Previous")
+    add(NEXT_UNLABELLED_KEY, bar.queue_key(controller.next_unlabelled),
+        "The next item you have not labelled (after the end of the queue: from its start)", "Navigate",
+        NEXT_UNLABELLED)
+    for seq, fn, help in extra:
+        add(seq, fn, help, "Navigate")
     page._judge_keys = _Shown(page, out)  # type: ignore[attr-defined]
     return out
