@@ -427,6 +427,9 @@ def shoot_small(sh: Shooter, folder: Path) -> list[str]:
         w.open_method(name)
     if getattr(w, "dyeval_page", None) is not None:
         w.dyeval_page.session.open_tree("demo")
+    dock = w.docks.get("Jobs")
+    if dock is not None:
+        dock.hide()
     bad: list[str] = []
 
     def shot(name: str, widget=None) -> None:
@@ -459,8 +462,8 @@ def shoot_small(sh: Shooter, folder: Path) -> list[str]:
         sheet.show()
         sh.save(sheet, f"small_keys_{name}")
         sheet.close()
-    dock = w.docks.get("Jobs")
     if dock is not None:
+        w.tabs.setCurrentWidget(w.review)
         dock.show()
         shot("small_jobs_panel")
     w.close()

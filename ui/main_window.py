@@ -22,7 +22,7 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent
-from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QTabWidget, QWidget
+from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QScrollArea, QTabWidget, QWidget
 
 from . import menus, place, project_dialogs, shortcuts, theme
 from .image_cache import ImageCache
@@ -62,7 +62,13 @@ class MainWindow(QMainWindow):
         self.start_page = StartPage(self)
         self.start_page.open_requested.connect(lambda f: self.open_project_in_background(f))
         self.tabs.addTab(self.start_page, "Start")
-        self.setCentralWidget(self.tabs)
+        # the tabs scroll rather than force the window past a small screen (1024 × 700)
+        self.central = QScrollArea(self)
+        self.central.setObjectName("centralScroll")
+        self.central.setWidgetResizable(True)
+        self.central.setFrameShape(QScrollArea.NoFrame)
+        self.central.setWidget(self.tabs)
+        self.setCentralWidget(self.central)
         self.actions_by_id: dict[str, QAction] = {}
         self.tab_actions: dict[tuple[str, int], QAction] = {}  # (method, page) -> its tab key
         menus.build_menus(self)

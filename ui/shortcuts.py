@@ -11,6 +11,7 @@ actions (the `make_action` ids).
 
 from __future__ import annotations
 
+import itertools
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -72,6 +73,9 @@ BY_ID = {s.id: s for s in SHORTCUTS}
 GROUPS = ("Label", "Navigate", "Tabs", "View", "Project", "Help")
 
 
+_COUNTER = itertools.count()
+
+
 @dataclass(eq=False)
 class Binding:
     """One key binding: its keys, what it does (`help`, `text` for a menu), its group, the method
@@ -85,6 +89,7 @@ class Binding:
     fn: Callable[[], Any]
     obj: Any = field(repr=False)  # weakref.ref to the QShortcut / QAction
     page: Any = field(repr=False)  # weakref.ref to the page it acts on, or None (the window)
+    seq: int = field(default_factory=lambda: next(_COUNTER))  # the order bound in
 
     def target(self) -> Any:
         return self.obj()
@@ -189,7 +194,11 @@ def active_bindings(window: Any) -> list[Binding]:
     out = [b for b in bindings(window) if b.active(window) and (b.page is not None or b.method in ("", method))]
     seen: set[tuple[str, ...]] = set()
     uniq = []
-    for b in sorted(out, key=lambda b: GROUPS.index(b.group) if b.group in GROUPS else len(GROUPS)):
+    def order(b: Binding) -> tuple[int, str, int]:
+        g = GROUPS.index(b.group) if b.group in GROUPS else len(GROUPS)
+        return g, b.keys[0] if b.group == "Tabs" else "", b.seq
+
+    for b in sorted(out, key=order):
         if b.keys in seen:  # one key acts once (two pages shown at once bind the same)
             continue
         seen.add(b.keys)

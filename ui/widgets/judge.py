@@ -564,8 +564,10 @@ class JudgeBar(QWidget):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(6, 4, 6, 4)
         outer.setSpacing(4)
-        row = QHBoxLayout()
-        row.setSpacing(8)
+        # the keys' buttons and the queue's controls wrap onto a second line on a narrow page
+        from .layout import FlowLayout
+
+        row = FlowLayout(spacing=8)
         outer.addLayout(row)
         self.blind_banner = QLabel("BLIND AUDIT")
         self.blind_banner.setObjectName("blindBanner")
@@ -576,7 +578,7 @@ class JudgeBar(QWidget):
         # the question wraps rather than widen the bar: beside an image pane the bar may be narrow
         self.question.setWordWrap(True)
         self.question.setMinimumWidth(min(160, self.question.sizeHint().width()))
-        row.addWidget(self.question, 1)
+        row.addWidget(self.question)
         self.buttons: dict[str, QPushButton] = {}
         for value, key in zip(s.values, s.keys):
             b = QPushButton(f"{s.title_of(value) if s.ordinal else value}  [{key}]")
@@ -597,7 +599,6 @@ class JudgeBar(QWidget):
         widest = max(s.values, key=len, default="")
         self.yours.setMinimumWidth(QFontMetrics(bold).horizontalAdvance(f"your label: {widest}") + 8)
         row.addWidget(self.yours)
-        row.addStretch(1)
         self.prev_button = push_button("◀", controller.prev, f"Previous {noun} (Left)")
         self.next_button = push_button("▶", controller.next, f"Next {noun} without labelling (Right)")
         self.undo_button = push_button("Undo", controller.undo, "Undo the last label (Ctrl+Z)")

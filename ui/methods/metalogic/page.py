@@ -47,7 +47,7 @@ from superqt.utils import qdebounced
 
 from ui.widgets.forms import check_box, push_button, wrapped_label
 from ui.widgets.judge import JudgeBar, JudgeController, install_shortcuts
-from ui.widgets.layout import row, splitter
+from ui.widgets.layout import FlowLayout, row, splitter
 from workstation.methods.metalogic.laws import DIMENSION_TITLES
 from workstation.methods.metalogic.metrics import agreement
 from workstation.methods.metalogic.results import LABEL_SCHEME, REASONS, UNDECIDABLE, VERDICTS
@@ -154,13 +154,12 @@ class MetaLogicPage(QWidget):
         head = row(self.summary, self.blind_box, self.store_button, stretch=(1,))
 
         self.sliders: dict[str, ParamSlider] = {}
-        grid = QGridLayout()
-        grid.setHorizontalSpacing(18)
-        for k, (key, title, top, tip) in enumerate(SLIDERS):
+        grid = FlowLayout(spacing=18)  # the sliders wrap onto a second line on a small screen
+        for key, title, top, tip in SLIDERS:
             s = ParamSlider(key, title, top, tip, self)
             s.moved.connect(self._slider_moved)
             self.sliders[key] = s
-            grid.addWidget(s, 0, k)
+            grid.addWidget(s)
         self._debounce = qdebounced(self.apply_sliders, timeout=DEBOUNCE_MS, timer_type=Qt.TimerType.CoarseTimer,
                                     parent=self)
 
@@ -174,7 +173,7 @@ class MetaLogicPage(QWidget):
         self.heat_view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.heat_view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.heat_view.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
-        self.heat_view.setMinimumHeight(200)
+        self.heat_view.setMinimumSize(240, 220)  # the heatmap never collapses (a small screen)
         self.heat_view.clicked.connect(self._cell_clicked)
         self.heat_hint = heat_hint = QLabel(HEAT_HINT)
         heat_hint.setObjectName("dim")
