@@ -57,6 +57,9 @@ class FlowLayout(QLayout):
         self._items.append(item)
 
     def count(self) -> int:
+        from shiboken6 import isValid
+
+        self._items = [it for it in self._items if isValid(it)]
         return len(self._items)
 
     def itemAt(self, i: int) -> QLayoutItem | None:  # noqa: N802
@@ -96,6 +99,9 @@ class FlowLayout(QLayout):
         return size + QSize(m.left() + m.right(), m.top() + m.bottom())
 
     def _shown(self) -> list[QLayoutItem]:
+        from shiboken6 import isValid
+
+        self._items = [it for it in self._items if isValid(it)]  # a widget deleted takes its item
         return [it for it in self._items if not it.isEmpty()]
 
     def _place(self, rect: QRect, move: bool) -> int:
