@@ -957,8 +957,8 @@ def install_shortcuts(page: QWidget, controller: JudgeController, bar: JudgeBar,
 
     s = controller.scheme
     for value, key in zip(s.values, s.keys):
-        add(key, lambda v=value: bar._record(v), f"Record {s.title_of(value)} and go to the next", "Label",
-            s.title_of(value))
+        name = s.title_of(value) if s.ordinal else value  # as its button says
+        add(key, lambda v=value: bar._record(v), f"Record {name} and go to the next", "Label", s.title_of(value))
     add("N", bar.focus_notes, "Put the cursor in the notes field (Enter saves them)", "Label", "Edit notes")
     add("Ctrl+Z", bar.queue_key(controller.undo), "Undo your last label (a compensating event is recorded)",
         "Label", "Undo label")
