@@ -175,6 +175,8 @@ class MetaLogicPage(QWidget):
         self.heat_view.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.heat_view.setMinimumSize(240, 220)  # the heatmap never collapses (a small screen)
         self.heat_view.clicked.connect(self._cell_clicked)
+        self.heat.modelReset.connect(self._fit_heatmap)
+        self.heat.headerDataChanged.connect(self._fit_heatmap)
         self.heat_hint = heat_hint = QLabel(HEAT_HINT)
         heat_hint.setObjectName("dim")
         heat_hint.setWordWrap(True)
@@ -347,6 +349,21 @@ class MetaLogicPage(QWidget):
         self._update_summary()
         self._update_agreement()
         self._show_current()
+
+    def _fit_heatmap(self, *_: Any) -> None:
+        """The heatmap is wide enough for its headers, each line whole (a small screen's narrow
+        pane would cut "position-less" to "sition-l")."""
+        v, m = self.heat_view, self.heat
+        fm = v.horizontalHeader().fontMetrics()
+
+        def widest(orientation: Qt.Orientation, section: int) -> int:
+            text = str(m.headerData(section, orientation) or "")
+            return max((fm.horizontalAdvance(line) for line in text.split("\n")), default=0) + 16
+
+        # the columns stretch alike: each as wide as the widest
+        cols = m.columnCount() * max((widest(Qt.Orientation.Horizontal, c) for c in range(m.columnCount())), default=0)
+        rows = max((widest(Qt.Orientation.Vertical, r) for r in range(m.rowCount())), default=0)
+        v.setMinimumWidth(max(240, cols + rows + 2 * v.frameWidth() + 2))
 
     def _read_human(self) -> np.ndarray:
         """This annotator's latest judgement of each pair (VERDICTS code, -1 none)."""
