@@ -115,3 +115,30 @@ def test_the_heatmap_and_the_images_keep_a_usable_size(qtbot: Any, open_window: 
     _settle(qtbot)
     for pane in (w.viewer.left.view, w.viewer.right.view):
         assert pane.height() >= 180 and pane.width() >= 300, pane.size()  # was about 130 px high
+
+
+def test_the_confusion_headers_are_whole_in_a_small_window(qtbot: Any, labelled_state: Any) -> None:
+    """Calibration's confusion matrix in the room a 1024 × 700 window leaves it: its headers
+    read whole ("human PASS", not "ıma PAS")."""
+    from ui.methods.spatial.calibration.panel import CalibrationPanel
+
+    panel = CalibrationPanel(labelled_state)
+    qtbot.addWidget(panel)
+    panel.resize(SMALL[0], SMALL[1] - 80)  # less the menu bar, the tab bar and the status bar
+    panel.show()
+    qtbot.waitExposed(panel)
+    _settle(qtbot)
+    cv = panel.confusion_view
+    assert cv.isVisible() and cv.columnCount() >= 3
+    hint = panel.minimumSizeHint()
+    assert hint.width() <= SMALL[0] and hint.height() <= SMALL[1] - 80, hint  # fits without scrolling
+    for header, count, item in ((cv.horizontalHeader(), cv.columnCount(), cv.horizontalHeaderItem),
+                                (cv.verticalHeader(), cv.rowCount(), cv.verticalHeaderItem)):
+        fm = header.fontMetrics()
+        for c in range(count):
+            text = item(c).text()
+            for line in text.split("\n"):
+                room = header.sectionSize(c) if header is cv.horizontalHeader() else header.width()
+                assert fm.horizontalAdvance(line) + 12 <= room, (line, room)
+            if header is cv.horizontalHeader():
+                assert len(text.split("\n")) * fm.height() <= header.height(), text
