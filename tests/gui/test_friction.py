@@ -73,3 +73,71 @@ def test_resume_is_offered_only_for_a_job_with_something_left(qtbot: Any, jobs_p
         jobs_panel.select_job(job)
         QApplication.processEvents()
         assert jobs_panel.resume_button.isEnabled() is resumable, job
+
+
+@pytest.fixture(scope="module")
+def plan_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from workstation.methods import get_method
+
+    folder = tmp_path_factory.mktemp("plans") / "p"
+    with Project.create(folder) as p:
+        get_method("spatial").build_demo(p, small=True, workers=0)
+        get_method("metalogic").build_demo(p, small=True, workers=0)
+    return folder
+
+
+@pytest.fixture
+def plan_projects(tmp_path: Path, plan_template: Path) -> tuple[Path, Path]:
+    import shutil
+
+    for name in ("a", "b"):
+        shutil.copytree(plan_template, tmp_path / name)
+    return tmp_path / "a", tmp_path / "b"
+
+
+def _plan_with_labels(qtbot: Any, w: Any, panel: Any) -> Any:
+    panel.method_combo.setCurrentIndex(panel.method_combo.findData("metalogic"))
+    plan = panel.start_plan()
+    assert plan is not None
+    panel.batch_spin.setValue(3)
+    qtbot.mouseClick(panel.next_button, Qt.MouseButton.LeftButton)
+    c = w.method_views["metalogic"].controller(w)
+    for _ in range(3):
+        c.record("ALIGNED")
+    panel.refresh()
+    return plan
+
+
+def test_the_plans_window_shows_nothing_of_the_project_left(qtbot: Any, open_window: Any,
+                                                             plan_projects: tuple[Path, Path]) -> None:
+    from ui import menus
+
+    a, b = plan_projects
+    w = open_window(a)
+    menus.open_audit_plans(w)
+    panel = w.audit_plans_window.panel
+    _plan_with_labels(qtbot, w, panel)
+    xs, _ys = panel._curve.getData()
+    assert xs is not None and len(xs) > 0 and panel.table.rowCount() > 0
+    with qtbot.waitSignal(w.load_finished, timeout=30000) as done:  # File → Open: another project
+        w.open_project_in_background(b)
+    assert done.args == [True]
+    QApplication.processEvents()
+    assert panel.project is w.state.project and panel.plan is None
+    xs, _ys = panel._curve.getData()
+    assert xs is None or len(xs) == 0, "the chart still shows the other project's plan"
+    assert panel.table.rowCount() == 0 and panel.plan_combo.count() == 0
+    assert "No audit plan yet" in panel.goal_label.text() and panel.estimate_label.text() == ""
+
+
+def test_the_goal_form_opens_on_the_method_of_the_tab_shown(qtbot: Any, open_window: Any,
+                                                             plan_projects: tuple[Path, Path]) -> None:
+    from ui import menus
+
+    w = open_window(plan_projects[0])
+    qtbot.waitUntil(lambda: "metalogic" in w.method_views, timeout=20000)
+    for name in ("metalogic", "spatial", "metalogic"):
+        w.show_page(w.method_views[name].pages(w)[0])
+        QApplication.processEvents()
+        menus.open_audit_plans(w)
+        assert w.audit_plans_window.panel.method_combo.currentData() == name
