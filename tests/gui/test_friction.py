@@ -141,3 +141,40 @@ def test_the_goal_form_opens_on_the_method_of_the_tab_shown(qtbot: Any, open_win
         QApplication.processEvents()
         menus.open_audit_plans(w)
         assert w.audit_plans_window.panel.method_combo.currentData() == name
+
+
+def test_undoing_a_note_says_the_note_was_undone(qtbot: Any, png_project: Path) -> None:
+    from PySide6.QtWidgets import QWidget
+
+    from ui.state import AppState
+    from ui.widgets.judge import JudgeBar, JudgeController, install_shortcuts
+    from workstation.evaluation.base import LabelScheme
+
+    scheme = LabelScheme(task="test.pair", target="pair", values=("PASS", "FAIL"), keys=("P", "F"),
+                         titles=("pass", "fail"), title="Right?")
+    st = AppState()
+    st.open_project(png_project)
+    st.set_annotator("ann")
+    said: list[str] = []
+    st.message.connect(said.append)
+    c = JudgeController(scheme, st)
+    c.auto_advance = False
+    w = QWidget()
+    bar = JudgeBar(c, w)
+    bar.auto.setChecked(False)
+    install_shortcuts(w, c, bar)
+    qtbot.addWidget(w)
+    w.show()
+    c.set_queue(["pair-1", "pair-2"])
+    assert c.record("FAIL")
+    assert c.save_notes("the dog is cut off")
+    assert c.undo()
+    assert said[-1].startswith("note undone:") and "is fail" not in said[-1], said[-1]
+    assert "its label stays fail" in said[-1]
+    assert c.current_state == ("FAIL", None)
+    assert c.redo()
+    assert said[-1].startswith("note redone:"), said[-1]
+    # undoing the label itself still says what the item is now
+    assert c.undo() and c.undo()
+    assert said[-1].startswith("undone:") and said[-1].endswith("is unlabelled"), said[-1]
+    st.close_project()

@@ -445,8 +445,12 @@ class JudgeController(QObject):
             self.moved.emit(c.current)
         self.written.emit(ch.index)
         value = c.state_of(ch.index, ch.recheck)[0]
-        self._message(f"{'undone' if back else 'redone'}: {self.describe(ch.index)} is "
-                      f"{self.scheme.title_of(value) if value else 'unlabelled'}")
+        said = self.scheme.title_of(value) if value else "unlabelled"
+        if ch.before[0] == ch.after[0] and ch.before[1] != ch.after[1]:  # only the note changed
+            self._message(f"note {'undone' if back else 'redone'}: {self.describe(ch.index)} "
+                          f"(its label stays {said})")
+        else:
+            self._message(f"{'undone' if back else 'redone'}: {self.describe(ch.index)} is {said}")
         self.changed.emit()
         return True
 
