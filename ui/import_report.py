@@ -11,6 +11,7 @@ open: a report shows every verdict and label.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -177,6 +178,17 @@ class ReportDialog(QDialog):
             self.out.setText(str(Path(d) / Path(self.out.text()).name))
 
 
+def close_for_commands(window: Any) -> Callable[[], bool]:
+    """Close the window's project so that a command may write it; returns what opens it again.
+    The calibration draft kept at the close is this session's: it comes back as such."""
+    folder = window.state.project.folder
+    s = getattr(window, "spatial", None)
+    if s is not None:
+        s.reopening = str(folder)
+    window.close_project()
+    return lambda: bool(window.open_project(folder))
+
+
 def write_report(window: Any, dialog: ReportDialog | None = None) -> CommandRun | None:
     """File → Write report…: the report bundle of the open project, with progress, then opened."""
     p = window.state.project
@@ -200,12 +212,12 @@ def write_report(window: Any, dialog: ReportDialog | None = None) -> CommandRun 
     reopen = dlg.evaluate.isChecked()
     if reopen:  # the report reads the stored result sets: store what the window shows first
         steps.insert(0, ["evaluate", "--project", str(folder)])
-        window.close_project()  # one writer: evaluate writes while the window holds nothing
+        reopen_project = close_for_commands(window)  # one writer: evaluate writes while the window holds nothing
     run = CommandRun(window, "Write report", steps, f"Writing the report of {folder.name}…")
 
     def done(ok: bool, output: str) -> None:
         if reopen:
-            window.open_project(folder)
+            reopen_project()
         index = out / "index.html"
         ok = ok and index.is_file()
         _tell_end(window, run, ok, output, f"report written to {out}", "report cancelled: nothing was written",

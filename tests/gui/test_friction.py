@@ -178,3 +178,76 @@ def test_undoing_a_note_says_the_note_was_undone(qtbot: Any, png_project: Path) 
     assert c.undo() and c.undo()
     assert said[-1].startswith("undone:") and said[-1].endswith("is unlabelled"), said[-1]
     st.close_project()
+
+
+def test_kappa_over_one_shared_image_is_undefined_whatever_the_two_ratings() -> None:
+    """ProtoBias showed "κ_w 0.00 [0.00, 0.00]" for a pair of annotators who rated one image in
+    common (and differently) and "undefined" for a pair who rated one alike: both are undefined."""
+    import numpy as np
+
+    from ui.methods.protobias.metric_table import _kappa
+    from workstation.methods.protobias.metrics import Ratings, annotator_kappa_table
+
+    # a and b share image t1:corr (2 vs 3); c and d share t2:corr (2 vs 2); nobody else overlaps
+    r = Ratings(triplet_id=np.array(["t1", "t1", "t2", "t2"], object),
+                role=np.array(["corr"] * 4, object),
+                annotator=np.array(["a", "b", "c", "d"], object),
+                rating=np.array([2.0, 3.0, 2.0, 2.0]))
+    rows = {(x["annotator_a"], x["annotator_b"]): x for x in annotator_kappa_table(r, n_boot=200)}
+    for pair in (("a", "b"), ("c", "d")):
+        assert rows[pair]["n"] == 1
+        assert _kappa(rows[pair], "kappa_w") == "undefined", (pair, rows[pair])
+        assert _kappa(rows[pair], "kappa") == "undefined", (pair, rows[pair])
+
+
+def test_after_write_report_the_draft_is_not_from_the_last_session(qtbot: Any, open_window: Any,
+                                                                   png_project: Path) -> None:
+    """Write report with "evaluate first" closes the project and opens it again: the unapplied
+    calibration draft is the session's own, not one "kept from the last session"."""
+    from ui import import_report
+
+    w = open_window(png_project)
+    w.spatial.set_config(w.spatial.config.replace(margin=0.23))
+    reopen = import_report.close_for_commands(w)  # as Write report does around its commands
+    assert reopen()
+    st = w.spatial
+    assert st.config.margin == pytest.approx(0.23) and st.has_unapplied_config()
+    assert not st.draft_restored
+    assert "restored the unapplied calibration changes" not in w.statusBar().currentMessage()
+    text = w.method_views["spatial"].calibration_panel(w).version_label.text()
+    assert "Not applied" in text and "kept from the last session" not in text
+    assert "Quitting keeps them as a draft" in text
+    # a real next session still says where the draft came from
+    w.close()
+    w2 = open_window(png_project)
+    assert w2.spatial.draft_restored
+    assert "kept from the last session" in w2.method_views["spatial"].calibration_panel(w2).version_label.text()
+
+
+def test_the_reports_audit_plan_section_links_only_inside_the_report(tmp_path: Path, plan_template: Path) -> None:
+    """The report's "Audit plans" section linked to docs/audit-plans.md, which a report's reader
+    does not have: every link of the report's index now opens a file of the report folder, and
+    the plans' page says how a plan draws and what each estimate assumes."""
+    import re
+    import shutil
+
+    from workstation.cli import main
+    from workstation.evaluation.plan import Goal
+    from workstation.methods import audit_sources
+
+    project = tmp_path / "p"
+    shutil.copytree(plan_template, project)
+    with Project.open(project) as p:
+        plan = audit_sources.create_plan(p, "spatial", Goal("rate", 0.1), seed=2, name="mine")
+        audit_sources.next_targets(p, plan, 4)
+    out = tmp_path / "report"
+    assert main(["report", "--project", str(project), "--out", str(out)]) == 0
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert "Audit plans" in index and "docs/audit-plans.md" not in index
+    links = [h for h in re.findall(r"href='([^']+)'", index) if not h.startswith(("#", "http"))]
+    assert "audit_plans/index.html" in links
+    for h in links:
+        target = (out / h).resolve()
+        assert target.is_file() and target.is_relative_to(out.resolve()), h
+    page = (out / "audit_plans" / "index.html").read_text(encoding="utf-8")
+    assert "Stopping rule" in page and "What each estimate assumes" in page and "Wilson" in page
