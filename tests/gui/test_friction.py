@@ -251,3 +251,31 @@ def test_the_reports_audit_plan_section_links_only_inside_the_report(tmp_path: P
         assert target.is_file() and target.is_relative_to(out.resolve()), h
     page = (out / "audit_plans" / "index.html").read_text(encoding="utf-8")
     assert "Stopping rule" in page and "What each estimate assumes" in page and "Wilson" in page
+
+
+def test_the_plan_and_calibration_say_which_verdicts_the_plan_uses(qtbot: Any, open_window: Any,
+                                                                   plan_projects: tuple[Path, Path]) -> None:
+    """Calibration shows an unapplied draft while a plan works on the stored verdicts: both say so."""
+    from ui import menus
+    from workstation.evaluation.plan import Goal
+
+    w = open_window(plan_projects[0])
+    cid = w.spatial.config_id
+    assert cid is not None
+    w.spatial.set_config(w.spatial.config.replace(margin=0.23))  # a draft, not applied
+    panel = w.method_views["spatial"].calibration_panel(w)
+    assert "Not applied" in panel.version_label.text()
+    assert f"Audit plans use the stored verdicts of v{cid}, not these" in panel.version_label.text()
+    w.show_page(w.browser)
+    menus.open_audit_plans(w)
+    plans = w.audit_plans_window.panel
+    assert plans.method_combo.currentData() == "spatial"
+    assert plans.uses_label.isVisible()
+    assert f"stored verdicts of the active checker version v{cid}" in plans.uses_label.text()
+    assert "not Calibration's unapplied live parameters" in plans.uses_label.text()
+    plans.quantity_combo.setCurrentIndex(plans.quantity_combo.findData(Goal("rate", 0.1).quantity))
+    assert plans.start_plan() is not None
+    assert f"on the verdicts of checker version v{cid}" in plans.labels_label.text()
+    # another method's plan has no checker version to name
+    plans.method_combo.setCurrentIndex(plans.method_combo.findData("metalogic"))
+    assert not plans.uses_label.isVisible()
