@@ -279,3 +279,37 @@ def test_the_plan_and_calibration_say_which_verdicts_the_plan_uses(qtbot: Any, o
     # another method's plan has no checker version to name
     plans.method_combo.setCurrentIndex(plans.method_combo.findData("metalogic"))
     assert not plans.uses_label.isVisible()
+
+
+def test_file_import_can_go_into_a_new_project_while_one_is_open(qtbot: Any, open_window: Any,
+                                                                 png_project: Path, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """File → Import's "Into the project" was read-only: an import into a new project needed
+    File → New project first. The folder is editable; another folder imports there and leaves
+    the open project alone."""
+    from ui import import_report
+
+    started: list[list[list[str]]] = []
+
+    class Run:  # the command is not run: what it would run is recorded
+        def __init__(self, _window: Any, _title: str, steps: Any, _text: str) -> None:
+            started.append(steps if isinstance(steps[0], list) else [steps])
+            self.finished = type("S", (), {"connect": lambda _self, _fn: None})()
+
+        def start(self) -> None:
+            pass
+
+    monkeypatch.setattr(import_report, "CommandRun", Run)
+    w = open_window(png_project)
+    dlg = import_report.ImportRunDialog(w)
+    assert not dlg.project.isReadOnly() and dlg.project.text() == str(png_project)
+    assert dlg.into_open and "Into the project open here" in dlg.where.text()
+    new = tmp_path / "new-project"
+    dlg.project.setText(str(new))
+    assert not dlg.into_open and "becomes a new project" in dlg.where.text()
+    dlg.run_dir.setText(str(tmp_path))
+    dlg.prompts.setText(str(tmp_path / "prompts.jsonl"))
+    assert import_report.import_run(w, dlg) is not None
+    (steps,) = started
+    assert steps[0][steps[0].index("--project") + 1] == str(new)
+    assert w.state.project is not None and w.state.project.folder == png_project  # left open
