@@ -22,9 +22,9 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent
-from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QScrollArea, QTabWidget, QWidget
+from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QScrollArea, QTabWidget, QWidget
 
-from . import menus, place, project_dialogs, shortcuts, theme
+from . import menus, place, project_dialogs, shortcuts, status_bar, theme
 from .image_cache import ImageCache
 from .opening import BackgroundOpen
 from .start_page import StartPage
@@ -259,32 +259,10 @@ class MainWindow(QMainWindow):
         self._update_status()
 
     def _build_status(self) -> None:
-        sb = self.statusBar()
-        self.project_label = QLabel("no project")
-        self.project_label.setObjectName("projectLabel")
-        self.counts_label = QLabel("")
-        self.counts_label.setObjectName("dim")
-        self.annotator_label = QLabel("")
-        self.progress_label = QLabel("")
-        self.progress_label.setObjectName("progressLabel")
-        for w in (self.counts_label, self.annotator_label, self.progress_label, self.opener.indicator,
-                  self.project_label):
-            sb.addPermanentWidget(w)
+        status_bar.build(self)
 
     def _update_status(self, *_: Any) -> None:
-        st = self.state
-        views = self.current_views()
-        counts = getattr(views, "status_counts", None) if views is not None else None
-        self.counts_label.setText(counts(self) if counts is not None else "")
-        self.annotator_label.setText(f"annotator: {st.annotator or '—'}" if st.project is not None else "")
-        c = views.controller(self) if views is not None else None
-        if c is None or st.project is None:
-            self.progress_label.setText("")
-            return
-        done, total = c.progress()
-        what = f"in audit set #{c.audit.audit_set_id}" if c.audit is not None else \
-            "in the queue" if not c.core.plain else "in all"
-        self.progress_label.setText(f"labelled {done:,} / {total:,} {what}")
+        status_bar.update(self)
 
     # ---- project --------------------------------------------------------------------------------------
     def open_project(self, folder: str | Path, read_only: bool = False, snapshot: bool = False) -> bool:
@@ -353,15 +331,7 @@ class MainWindow(QMainWindow):
 
     def show_project_label(self) -> None:
         """The window's title and the status bar's project label: the open project, or none."""
-        p = self.state.project
-        if p is None:
-            self.setWindowTitle("T2I Audit Workstation")
-            self.project_label.setText("no project — File → Open (Ctrl+O)")
-        else:
-            ro = "  [read-only snapshot]" if p.read_only else ""
-            self.setWindowTitle(f"{p.folder.name}{ro} — T2I Audit Workstation")
-            self.project_label.setText(f"{p.folder.name}{ro}")
-            self.project_label.setToolTip(str(p.folder))
+        status_bar.show_project(self)
 
     # ---- misc -----------------------------------------------------------------------------------------
     def show_shortcuts(self) -> None:
