@@ -261,6 +261,7 @@ class ShortcutSheet(QDialog):
         t.verticalHeader().hide()
         t.setEditTriggers(QTableWidget.NoEditTriggers)
         t.setSelectionMode(QTableWidget.NoSelection)
+        t.setFocusPolicy(Qt.NoFocus)  # a sheet to read: no cell framed as if it were chosen
         t.setWordWrap(True)
         for i, b in enumerate(rows):
             for j, text in enumerate((b.group, b.keys_text(), b.help)):

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QLabel, QTabWidget
+from PySide6.QtWidgets import QApplication, QLabel, QTabWidget, QWidget
 
 from .test_shortcut_sheet import METHODS, all_methods, all_methods_template  # noqa: F401
 
@@ -142,3 +142,20 @@ def test_the_confusion_headers_are_whole_in_a_small_window(qtbot: Any, labelled_
                 assert fm.horizontalAdvance(line) + 12 <= room, (line, room)
             if header is cv.horizontalHeader():
                 assert len(text.split("\n")) * fm.height() <= header.height(), text
+
+
+def test_protobias_agreement_text_sits_below_its_table_whole(qtbot: Any, open_window: Any,  # noqa: F811
+                                                             all_methods: Path) -> None:
+    w = open_window(all_methods)
+    qtbot.waitUntil(lambda: all(n in w.method_views for n in METHODS), timeout=20000)
+    w.resize(*SMALL)
+    page = w.findChild(QWidget, "protobiasMetrics")
+    w.show_page(w.method_views["protobias"].pages(w)[0])
+    page.parentWidget().parentWidget().setCurrentWidget(page)
+    _settle(qtbot)
+    humans, kappa = page.humans, page.kappa
+    assert kappa.isVisible() and kappa.text()
+    top_of_text = kappa.mapTo(page, kappa.rect().topLeft()).y()
+    bottom_of_table = humans.mapTo(page, humans.rect().bottomLeft()).y()
+    assert top_of_text > bottom_of_table, (top_of_text, bottom_of_table)
+    assert kappa.height() >= kappa.heightForWidth(kappa.width()), "the agreement text is cut"
