@@ -401,6 +401,77 @@ def shoot_dyeval(sh: Shooter, folder: Path) -> None:
     sh.settle(0.1)
 
 
+SMALL = (1024, 700)  # a lab laptop's screen
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in text.lower()).strip("_") or "tab"
+
+
+def shoot_small(sh: Shooter, folder: Path) -> list[str]:
+    """Every tab (and every page of a tab's own tabs) at 1024 × 700, the jobs panel, and the F1
+    sheet on each method's judging page (``small_*.png``). Returns the screens where the window
+    did not keep to 1024 × 700 (a minimum size forced it larger)."""
+    from PySide6.QtWidgets import QTabWidget
+
+    from ui import theme
+    from ui.main_window import MainWindow
+    from ui.shortcuts import ShortcutSheet
+
+    prepare_dyeval(folder)
+    theme.apply_theme(sh.app, "dark")
+    w = MainWindow(ask_annotator=lambda: "auditor")
+    w.show()
+    w.open_project(folder)
+    for name in ("metalogic", "protobias", "dyeval"):
+        w.open_method(name)
+    if getattr(w, "dyeval_page", None) is not None:
+        w.dyeval_page.session.open_tree("demo")
+    dock = w.docks.get("Jobs")
+    if dock is not None:
+        dock.hide()
+    bad: list[str] = []
+
+    def shot(name: str, widget=None) -> None:
+        w.resize(*SMALL)
+        sh.settle(0.3)
+        if (w.width(), w.height()) != SMALL:
+            bad.append(f"{name}: {w.width()}×{w.height()}")
+        sh.save(widget or w, name)
+
+    n = 0
+    for i in range(w.tabs.count()):
+        if not w.tabs.isTabVisible(i) or not w.tabs.isTabEnabled(i):
+            continue
+        w.tabs.setCurrentIndex(i)
+        page = w.tabs.widget(i)
+        n += 1
+        top = f"small_{n}_{_slug(w.tabs.tabText(i))}"
+        shot(top)
+        inner = [t for t in page.findChildren(QTabWidget) if t.window() is w and t.isVisible()]
+        for t in inner[:1]:
+            for j in range(1, t.count()):
+                if t.isTabEnabled(j):
+                    t.setCurrentIndex(j)
+                    shot(f"{top}_{_slug(t.tabText(j))}")
+            t.setCurrentIndex(0)
+    for name, views in w.method_views.items():
+        views.show_judging(w)
+        sh.settle(0.2)
+        sheet = ShortcutSheet(w)
+        sheet.show()
+        sh.save(sheet, f"small_keys_{name}")
+        sheet.close()
+    if dock is not None:
+        w.tabs.setCurrentWidget(w.review)
+        dock.show()
+        shot("small_jobs_panel")
+    w.close()
+    for line in bad:
+        print(f"  larger than {SMALL[0]}×{SMALL[1]}: {line}")
+    return bad
+
+
 #: the screens the README shows, one or two per method
 README_SET = ("demo_browse_table", "demo_review_pair", "demo_review_blind_audit", "demo_calibration",
               "metalogic_heatmap", "protobias_metrics", "protobias_triplets", "dyeval_node_judging",
@@ -425,10 +496,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", type=Path, default=ROOT / "resources" / "screenshots")
     ap.add_argument("--work", type=Path, default=None, help="folder for the projects")
-    ap.add_argument("--only", default="", metavar="SETS", help="comma-separated: demo, dyeval, fixture (default: all)")
+    ap.add_argument("--only", default="", metavar="SETS", help="comma-separated: demo, dyeval, fixture, small (default: all; small: every tab and "
+                    "the F1 sheet of each method at 1024 × 700)")
     ap.add_argument("--readme", action="store_true", help=f"also write the README's screenshots to {README_IMAGES}")
     args = ap.parse_args(argv)
-    only = {x.strip() for x in args.only.split(",") if x.strip()} or {"demo", "dyeval", "fixture"}
+    only = {x.strip() for x in args.only.split(",") if x.strip()} or {"demo", "dyeval", "fixture", "small"}
     ensure_display(argv)
     work = args.work or Path(tempfile.mkdtemp(prefix="screenshots_"))
     work.mkdir(parents=True, exist_ok=True)
@@ -451,6 +523,8 @@ def main(argv: list[str] | None = None) -> int:
         shoot_dyeval(sh, demo)
     if fixture is not None:
         shoot_project(sh, fixture, "fixture")
+    if "small" in only:
+        shoot_small(sh, demo)
     print(f"{len(sh.saved)} screenshots")
     if args.readme:
         README_IMAGES.mkdir(parents=True, exist_ok=True)

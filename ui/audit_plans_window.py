@@ -85,6 +85,12 @@ def open_audit_plans(window: Any, open_audit_set: Callable[[Any, int], int]) -> 
         w = window.audit_plans_window = AuditPlansWindow(window, open_audit_set)
     else:
         w.follow_project()
+    # the goal form starts on the method of the tab it was opened from
+    views = window.current_views()
+    combo = w.panel.method_combo
+    i = combo.findData(getattr(views, "method", None)) if views is not None else -1
+    if i >= 0:
+        combo.setCurrentIndex(i)
     w.show()
     w.raise_()
     w.activateWindow()

@@ -11,6 +11,7 @@ open: a report shows every verdict and label.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +61,7 @@ class ImportRunDialog(QDialog):
         self.setWindowTitle("Import a SpatialBench-UC run")
         self.setObjectName("importRunDialog")
         p = window.state.project
-        self.into_open = p is not None and not p.read_only
+        self._open = str(p.folder) if p is not None and not p.read_only else ""  # the project open here
         lay = QVBoxLayout(self)
         form = QFormLayout()
         self.run_dir = QLineEdit()
@@ -75,20 +76,37 @@ class ImportRunDialog(QDialog):
         self.run_id.setObjectName("importRunId")
         self.run_id.setPlaceholderText("the manifest's run id")
         form.addRow("Run id (optional)", self.run_id)
-        self.project = QLineEdit(str(p.folder) if self.into_open else "")
+        # the open project by default; another folder makes (or adds to) the project there
+        self.project = QLineEdit(self._open)
         self.project.setObjectName("importProject")
-        self.project.setReadOnly(self.into_open)
         self.project.setPlaceholderText("a folder for the new project")
-        form.addRow("Into the project" if self.into_open else "New project folder",
-                    self.project if self.into_open else browse_row(self.project, self._pick_project))
+        form.addRow("Project folder", browse_row(self.project, self._pick_project))
         lay.addLayout(form)
-        lay.addWidget(wrapped_label("The project closes in the window while the run is imported, and opens again "
-                                    "after." if self.into_open else
-                                    "The run becomes a new project, which opens when it is imported.", "dim"))
+        self.where = wrapped_label("", "dim")
+        self.where.setObjectName("importWhere")
+        lay.addWidget(self.where)
+        self.project.textChanged.connect(self._say_where)
+        self._say_where()
         lay.addWidget(ok_cancel(self, "Import", "importStart", self._accept))
         self.error = error_label()
         lay.addWidget(self.error)
         self.resize(640, 240)
+
+    @property
+    def into_open(self) -> bool:
+        """Whether the run goes into the project open in the window (which closes meanwhile)."""
+        text = self.project.text().strip()
+        return bool(self._open and text) and Path(text).resolve() == Path(self._open).resolve()
+
+    def _say_where(self) -> None:
+        text = self.project.text().strip()
+        if self.into_open:
+            self.where.setText("Into the project open here: it closes in the window while the run is imported, "
+                               "and opens again after.")
+        elif text and project_dialogs.is_project(Path(text)):
+            self.where.setText(f"Into the project in {text}, which opens when the run is imported.")
+        else:
+            self.where.setText("The run becomes a new project in this folder, which opens when it is imported.")
 
     def _pick_run(self) -> None:
         d = QFileDialog.getExistingDirectory(self, "The run folder", self.run_dir.text() or str(Path.home()))
@@ -177,6 +195,17 @@ class ReportDialog(QDialog):
             self.out.setText(str(Path(d) / Path(self.out.text()).name))
 
 
+def close_for_commands(window: Any) -> Callable[[], bool]:
+    """Close the window's project so that a command may write it; returns what opens it again.
+    The calibration draft kept at the close is this session's: it comes back as such."""
+    folder = window.state.project.folder
+    s = getattr(window, "spatial", None)
+    if s is not None:
+        s.reopening = str(folder)
+    window.close_project()
+    return lambda: bool(window.open_project(folder))
+
+
 def write_report(window: Any, dialog: ReportDialog | None = None) -> CommandRun | None:
     """File → Write report…: the report bundle of the open project, with progress, then opened."""
     p = window.state.project
@@ -200,12 +229,12 @@ def write_report(window: Any, dialog: ReportDialog | None = None) -> CommandRun 
     reopen = dlg.evaluate.isChecked()
     if reopen:  # the report reads the stored result sets: store what the window shows first
         steps.insert(0, ["evaluate", "--project", str(folder)])
-        window.close_project()  # one writer: evaluate writes while the window holds nothing
+        reopen_project = close_for_commands(window)  # one writer: evaluate writes while the window holds nothing
     run = CommandRun(window, "Write report", steps, f"Writing the report of {folder.name}…")
 
     def done(ok: bool, output: str) -> None:
         if reopen:
-            window.open_project(folder)
+            reopen_project()
         index = out / "index.html"
         ok = ok and index.is_file()
         _tell_end(window, run, ok, output, f"report written to {out}", "report cancelled: nothing was written",

@@ -84,6 +84,9 @@ class JobsPanel(QWidget):
         self.reload_interval = reload_interval
         self.queue: JobQueue | None = None
         self._rows: dict[str, int] = {}
+        # the order the rows are shown in, kept while jobs run (a row never moves under the
+        # pointer: a click selects the job it was aimed at); new jobs join at the end
+        self._order: dict[str, int] = {}
         self._live: dict[str, Progress] = {}  # latest progress per job seen since the panel started
         self._dirty = False
         self._last_reload = 0.0
@@ -153,6 +156,7 @@ class JobsPanel(QWidget):
             self.queue.cancel_all()  # workers stop after their batch; resume ingests what they left
         self.queue = None
         self._live.clear()
+        self._order.clear()
         self.banner.hide()
         p = self.state.project
         if p is not None and not p.read_only:
@@ -316,6 +320,9 @@ class JobsPanel(QWidget):
         """Rebuild the list from the project's job history (live progress overlaid)."""
         p = self.state.project
         jobs = p.jobs.all() if p is not None else []
+        for j in jobs:
+            self._order.setdefault(j["job_id"], len(self._order))
+        jobs.sort(key=lambda j: self._order[j["job_id"]])
         selected = self.selected_job_id()
         self.table.setRowCount(0)
         self._rows.clear()
@@ -386,7 +393,8 @@ class JobsPanel(QWidget):
         status = self.table.item(self._rows[j], COL_STATE).text() if j in self._rows else ""
         writable = self.queue is not None
         self.cancel_button.setEnabled(writable and status in (*LIVE_STATES, QUEUED))
-        self.resume_button.setEnabled(writable and bool(j) and status not in (*LIVE_STATES, QUEUED))
+        # a finished job has nothing left to resume; a failed, cancelled or interrupted one has
+        self.resume_button.setEnabled(writable and bool(j) and status not in (*LIVE_STATES, QUEUED, DONE))
 
     def _selection_changed(self) -> None:
         self._update_buttons()

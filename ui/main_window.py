@@ -22,12 +22,11 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent
-from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QTabWidget, QWidget
+from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QScrollArea, QTabWidget, QWidget
 
-from . import blind_routes, menus, place, project_dialogs, theme
+from . import blind_routes, menus, place, project_dialogs, shortcuts, status_bar, theme
 from .image_cache import ImageCache
 from .opening import BackgroundOpen
-from .shortcuts import ShortcutSheet
 from .start_page import StartPage
 from .state import AppState
 
@@ -63,8 +62,15 @@ class MainWindow(QMainWindow):
         self.start_page = StartPage(self)
         self.start_page.open_requested.connect(lambda f: self.open_project_in_background(f))
         self.tabs.addTab(self.start_page, "Start")
-        self.setCentralWidget(self.tabs)
+        # the tabs scroll rather than force the window past a small screen (1024 × 700)
+        self.central = QScrollArea(self)
+        self.central.setObjectName("centralScroll")
+        self.central.setWidgetResizable(True)
+        self.central.setFrameShape(QScrollArea.NoFrame)
+        self.central.setWidget(self.tabs)
+        self.setCentralWidget(self.central)
         self.actions_by_id: dict[str, QAction] = {}
+        self.tab_actions: dict[tuple[str, int], QAction] = {}  # (method, page) -> its tab key
         menus.build_menus(self)
         self._build_status()
         self._install_eager_views()
@@ -111,11 +117,10 @@ class MainWindow(QMainWindow):
             return
         dock = self.docks["Jobs"]
         dock.hide()
-        from .shortcuts import key_sequences
-
         toggle = dock.toggleViewAction()
-        toggle.setShortcuts(key_sequences("jobs"))
+        toggle.setShortcuts(shortcuts.key_sequences("jobs"))
         toggle.setText("Jobs panel")
+        shortcuts.register_action(toggle, shortcuts.BY_ID["jobs"].help, "Navigate")
         install_jobs_menu(self)  # Jobs → New job…, Show jobs panel, Cancel / Resume, Remove run…
         kept = getattr(self, "kept_layout", None)  # the project's layout (ui/place.py), docks included
         if kept is not None:
@@ -130,6 +135,7 @@ class MainWindow(QMainWindow):
             views = views_for(name)
             views.install(self)
             self.method_views[name] = views
+            shortcuts.bind_tabs(self, views)
             c = views.controller(self)
             if c is not None:
                 c.changed.connect(self._update_status)
@@ -214,6 +220,7 @@ class MainWindow(QMainWindow):
                 self.tabs.setTabToolTip(i, "" if ok else "not during a blind audit: it shows what the audit hides")
             shown_any = shown_any or show
         self.tabs.setTabVisible(self.tabs.indexOf(self.start_page), not shown_any)
+        shortcuts.sync_tabs(self)
         cur = self.tabs.currentIndex()
         if cur < 0 or not self.tabs.isTabVisible(cur) or not self.tabs.isTabEnabled(cur):
             first = next((i for i in range(self.tabs.count()) if self.tabs.isTabVisible(i)
@@ -253,32 +260,10 @@ class MainWindow(QMainWindow):
         self._update_status()
 
     def _build_status(self) -> None:
-        sb = self.statusBar()
-        self.project_label = QLabel("no project")
-        self.project_label.setObjectName("projectLabel")
-        self.counts_label = QLabel("")
-        self.counts_label.setObjectName("dim")
-        self.annotator_label = QLabel("")
-        self.progress_label = QLabel("")
-        self.progress_label.setObjectName("progressLabel")
-        for w in (self.counts_label, self.annotator_label, self.progress_label, self.opener.indicator,
-                  self.project_label):
-            sb.addPermanentWidget(w)
+        status_bar.build(self)
 
     def _update_status(self, *_: Any) -> None:
-        st = self.state
-        views = self.current_views()
-        counts = getattr(views, "status_counts", None) if views is not None else None
-        self.counts_label.setText(counts(self) if counts is not None else "")
-        self.annotator_label.setText(f"annotator: {st.annotator or '—'}" if st.project is not None else "")
-        c = views.controller(self) if views is not None else None
-        if c is None or st.project is None:
-            self.progress_label.setText("")
-            return
-        done, total = c.progress()
-        what = f"in audit set #{c.audit.audit_set_id}" if c.audit is not None else \
-            "in the queue" if not c.core.plain else "in all"
-        self.progress_label.setText(f"labelled {done:,} / {total:,} {what}")
+        status_bar.update(self)
 
     # ---- project --------------------------------------------------------------------------------------
     def open_project(self, folder: str | Path, read_only: bool = False, snapshot: bool = False) -> bool:
@@ -347,19 +332,11 @@ class MainWindow(QMainWindow):
 
     def show_project_label(self) -> None:
         """The window's title and the status bar's project label: the open project, or none."""
-        p = self.state.project
-        if p is None:
-            self.setWindowTitle("T2I Audit Workstation")
-            self.project_label.setText("no project — File → Open (Ctrl+O)")
-        else:
-            ro = "  [read-only snapshot]" if p.read_only else ""
-            self.setWindowTitle(f"{p.folder.name}{ro} — T2I Audit Workstation")
-            self.project_label.setText(f"{p.folder.name}{ro}")
-            self.project_label.setToolTip(str(p.folder))
+        status_bar.show_project(self)
 
     # ---- misc -----------------------------------------------------------------------------------------
     def show_shortcuts(self) -> None:
-        self._sheet = ShortcutSheet(self)
+        self._sheet = shortcuts.ShortcutSheet(self)
         self._sheet.show()
 
     def toggle_theme(self) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 from collections.abc import Callable
 
-from PySide6.QtGui import QAction
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
 
 from workstation.types import WorkstationError
@@ -153,30 +153,20 @@ def build(window: Any, menu: QMenu) -> None:
 
 
 def fill_label_menu(window: Any) -> None:
-    """The Label menu's first part: the keys of the page shown (they are bound by the page)."""
+    """The Label menu's first part: the label and navigation keys that act on the page shown
+    (`ui.shortcuts.active_bindings`); each entry does what its key does."""
+    from .shortcuts import active_bindings
+
     menu = window.label_menu
     for act in list(menu.actions()):
         if act is window.label_menu_anchor:
             break
         menu.removeAction(act)
-    views = window.current_views()
-    c = views.controller(window) if views is not None else None
-    items: list[tuple[str, Any]] = []
-    if c is not None:
-        from .widgets.judge import NEXT_UNLABELLED, NEXT_UNLABELLED_KEY, JudgeBar
-
-        s = c.scheme
-        # the bar of the page shown: it records nothing where the page shows no item
-        bar = next((b for b in window.findChildren(JudgeBar) if b.c is c and b.isVisible()), None) \
-            or getattr(views, "bar", lambda _w: None)(window)
-        items += [(f"{s.title_of(v)}\t{k}", lambda _=False, v=v: bar.record_value(v) if bar is not None else c.record(v))
-                  for v, k in zip(s.values, s.keys)]
-        items += [("Edit notes\tN", lambda _=False: bar.focus_notes() if bar is not None else None),
-                  ("Undo label\tCtrl+Z", lambda _=False: c.undo()), ("Redo label\tCtrl+Shift+Z", lambda _=False: c.redo()),
-                  ("Next\tRight", lambda _=False: c.next()), ("Previous\tLeft", lambda _=False: c.prev()),
-                  (f"{NEXT_UNLABELLED}\t{NEXT_UNLABELLED_KEY}", lambda _=False: c.next_unlabelled())]
-    else:
-        items.append(("(show a method's page to label)", None))
+    rows = [b for b in active_bindings(window) if b.group in ("Label", "Navigate")]
+    items: list[tuple[str, Any]] = [(f"{b.text}\t{QKeySequence(b.keys[0]).toString(QKeySequence.NativeText)}",
+                                     lambda _=False, f=b.fn: f()) for b in rows]
+    if not any(b.group == "Label" for b in rows):
+        items.insert(0, ("(show a method's judging page to label)", None))
     for text, fn in items:
         act = QAction(text, menu)
         if fn is None:

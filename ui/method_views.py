@@ -30,6 +30,8 @@ class MethodViews:
     method = ""  # the method's registry name
     title = ""  # its (first) tab's title
     noun = "item"  # what one target of its label task is called
+    #: the key of each of its tab pages (`ui.shortcuts.bind_tabs`; none: the next free Ctrl+digit)
+    tab_keys: tuple[str, ...] = ()
 
     # ---- for the views' `install` ---------------------------------------------------------------
     def new_session(self, window: Any) -> Any:

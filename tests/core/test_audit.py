@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -255,7 +257,7 @@ def test_self_agreement_pairs_each_annotators_own_labels_only():
     # by time, not position
     r = agreement.self_agreement(["b", "b"], ["x", "x"], [FAIL, PASS], order=["2026-01-02", "2026-01-01"])
     assert (r.first.tolist(), r.latest.tolist()) == ([PASS], [FAIL])
-    assert r.small and r.kappa == 0.0  # p_o 0, p_e 0
+    assert r.small and math.isnan(r.kappa) and r.percent == 0.0  # one pair: κ undefined, agreement 0 %
 
 
 def test_agreement_with_two_items_says_its_n_is_small_and_carries_bounds():

@@ -77,3 +77,16 @@ def test_a_risk_level_too_strict_for_these_labels_says_none_qualifies(qtbot: Any
     assert res.guaranteed is None
     assert "none qualifies with these labels" in box.message.text()
     assert _cell(box, "margin", 1) == "—" and not box.load_g.isEnabled() and box.load_j.isEnabled()
+
+
+def test_the_box_calls_p_a_p_value_and_explains_j(qtbot: Any, panel: Any) -> None:
+    """Issue 47, part 9: "p (risk > α)" is a p-value and says so; J, the objective whose lowest
+    value is J's choice, is explained where it is shown."""
+    box = panel.guarantee_box
+    rows = {box.table.verticalHeaderItem(r).text(): box.table.verticalHeaderItem(r)
+            for r in range(box.table.rowCount())}
+    assert "p-value" in rows and not any(t.startswith("p (") for t in rows)
+    assert "null hypothesis" in rows["p-value"].toolTip() and "α" in rows["p-value"].toolTip()
+    formula = "J = w_fpr·FPR_PASS + w_risk·risk + w_cov·(1 − coverage)"
+    assert formula in rows["J"].toolTip()
+    assert box.j_note.isVisible() and formula in box.j_note.text() and "lower is better" in box.j_note.text()

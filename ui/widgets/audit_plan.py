@@ -128,6 +128,11 @@ class AuditPlanPanel(QWidget):
             orl.addWidget(w)
         orl.addStretch(1)
         form.addRow("", self.option_row)
+        # which automated outcomes a plan is made on (spatial: the stored verdicts, not a draft)
+        self.uses_label = QLabel("")
+        self.uses_label.setObjectName("plan_uses")
+        self.uses_label.setWordWrap(True)
+        form.addRow("", self.uses_label)
         self.quantity_combo = QComboBox()
         self.quantity_combo.setObjectName("plan_quantity")
         for key in QUANTITIES:
@@ -297,6 +302,8 @@ class AuditPlanPanel(QWidget):
         for w in (self.threshold_label, self.threshold_spin):
             w.setVisible(is_dy)
         self.option_row.setVisible(is_pb or is_dy)
+        self.uses_label.setText(self._uses_text(name))
+        self.uses_label.setVisible(bool(self.uses_label.text()))
         if is_pb and self.project is not None:
             self.metric_combo.clear()
             try:
@@ -306,6 +313,16 @@ class AuditPlanPanel(QWidget):
                     self.metric_combo.addItem(m, m)
             except WorkstationError as e:
                 self.error_label.setText(str(e))
+
+    def _uses_text(self, name: Any) -> str:
+        """What a new plan of method `name` is made on, where the window could show another."""
+        if name != "spatial" or self.project is None:
+            return ""
+        cid = self.project.evaluations.active_id("spatial")
+        if cid is None:
+            return "Uses the checker's default config (none is stored yet)."
+        return (f"Uses the stored verdicts of the active checker version v{cid} — not Calibration's "
+                "unapplied live parameters: Apply them first to plan on them.")
 
     def options(self) -> dict[str, Any]:
         name = self.method_combo.currentData()
@@ -433,9 +450,11 @@ class AuditPlanPanel(QWidget):
 
         aid = plan.audit_set_id
         flag = flag_text(flagged_labels(self.project, plan.table.task, int(aid))) if aid is not None else ""
+        cid = plan.table.source.get("config_id") if plan.table.method == "spatial" else None
+        made_on = f" · on the verdicts of checker version v{cid}" if cid is not None else ""
         self.labels_label.setText(
             f"labels used: <b>{st.labels}</b>{unit} of {st.items} {plan.table.item_title}s in scope · "
-            f"{st.strata} strata · drawn {st.units_drawn}" + (f" · <b>{flag}</b>" if flag else ""))
+            f"{st.strata} strata · drawn {st.units_drawn}{made_on}" + (f" · <b>{flag}</b>" if flag else ""))
         if e.defined and e.half_width > 0:
             self.width_bar.setValue(int(round(1000 * min(1.0, plan.goal.half_width / e.half_width))))
         else:

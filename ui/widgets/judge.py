@@ -445,8 +445,12 @@ class JudgeController(QObject):
             self.moved.emit(c.current)
         self.written.emit(ch.index)
         value = c.state_of(ch.index, ch.recheck)[0]
-        self._message(f"{'undone' if back else 'redone'}: {self.describe(ch.index)} is "
-                      f"{self.scheme.title_of(value) if value else 'unlabelled'}")
+        said = self.scheme.title_of(value) if value else "unlabelled"
+        if ch.before[0] == ch.after[0] and ch.before[1] != ch.after[1]:  # only the note changed
+            self._message(f"note {'undone' if back else 'redone'}: {self.describe(ch.index)} "
+                          f"(its label stays {said})")
+        else:
+            self._message(f"{'undone' if back else 'redone'}: {self.describe(ch.index)} is {said}")
         self.changed.emit()
         return True
 
@@ -567,8 +571,10 @@ class JudgeBar(QWidget):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(6, 4, 6, 4)
         outer.setSpacing(4)
-        row = QHBoxLayout()
-        row.setSpacing(8)
+        # the keys' buttons and the queue's controls wrap onto a second line on a narrow page
+        from .layout import FlowLayout
+
+        row = FlowLayout(spacing=8)
         outer.addLayout(row)
         self.blind_banner = QLabel("BLIND AUDIT")
         self.blind_banner.setObjectName("blindBanner")
@@ -579,7 +585,7 @@ class JudgeBar(QWidget):
         # the question wraps rather than widen the bar: beside an image pane the bar may be narrow
         self.question.setWordWrap(True)
         self.question.setMinimumWidth(min(160, self.question.sizeHint().width()))
-        row.addWidget(self.question, 1)
+        row.addWidget(self.question)
         self.buttons: dict[str, QPushButton] = {}
         for value, key in zip(s.values, s.keys):
             b = QPushButton(f"{s.title_of(value) if s.ordinal else value}  [{key}]")
@@ -600,7 +606,6 @@ class JudgeBar(QWidget):
         widest = max(s.values, key=len, default="")
         self.yours.setMinimumWidth(QFontMetrics(bold).horizontalAdvance(f"your label: {widest}") + 8)
         row.addWidget(self.yours)
-        row.addStretch(1)
         self.prev_button = push_button("◀", controller.prev, f"Previous {noun} (Left)")
         self.next_button = push_button("▶", controller.next, f"Next {noun} without labelling (Right)")
         self.undo_button = push_button("Undo", controller.undo, "Undo the last label (Ctrl+Z)")
@@ -660,6 +665,7 @@ class JudgeBar(QWidget):
         self.notes.escape.connect(self._notes_escaped)
         row2.addWidget(self.notes, 1)
         side = QVBoxLayout()
+        side.setSpacing(2)
         self.position = QLabel("")
         self.position.setObjectName("judgePosition")
         self.position.setMinimumWidth(170)
@@ -679,8 +685,12 @@ class JudgeBar(QWidget):
         self.end_note.setMaximumWidth(self.bar.maximumWidth() + 60)
         self.end_note.setVisible(False)
         side.addWidget(self.end_note)
-        side.addWidget(self.next_unlabelled_button)
-        side.addWidget(self.export_button)
+        # side by side: the bar stays low enough for a small screen's image above it
+        buttons = QHBoxLayout()
+        buttons.setSpacing(4)
+        buttons.addWidget(self.next_unlabelled_button)
+        buttons.addWidget(self.export_button)
+        side.addLayout(buttons)
         side.addStretch(1)
         row2.addLayout(side)
         self._saved_timer = QTimer(self)
@@ -953,28 +963,33 @@ def _typing() -> bool:
 
 
 def install_shortcuts(page: QWidget, controller: JudgeController, bar: JudgeBar,
-                      extra: Sequence[tuple[str, Callable[[], Any]]] = ()) -> list[QShortcut]:
+                      extra: Sequence[tuple[str, Callable[[], Any], str]] = ()) -> list[QShortcut]:
     """Bind the scheme's keys (record), N (notes), ← / → (previous / next), Shift+→ (next
-    unlabelled) and Ctrl+Z / Ctrl+Shift+Z on a page, plus ``extra`` (key, action) pairs. They act while the page is shown,
-    whatever has the focus, except while typing in a text field."""
+    unlabelled) and Ctrl+Z / Ctrl+Shift+Z on a page, plus ``extra`` (key, action, what it does).
+    They act while the page is shown, whatever has the focus, except while typing in a text
+    field; each is recorded for the F1 sheet and the Label menu (`ui.shortcuts.bind`)."""
+    from ..shortcuts import bind
+
     out: list[QShortcut] = []
+    method = controller.scheme.task.split(".")[0]
 
-    def add(seq: str, fn: Callable[[], Any], in_text: bool = False) -> None:
-        sc = QShortcut(QKeySequence(seq), page)
-        sc.setContext(Qt.WindowShortcut)
-        sc.activated.connect(lambda: None if (not in_text and _typing()) else fn())
-        out.append(sc)
+    def add(seq: str, fn: Callable[[], Any], help: str, group: str, text: str = "") -> None:
+        out.append(bind(page, seq, fn, help, group, method, text, unless=_typing))
 
-    for value, key in zip(controller.scheme.values, controller.scheme.keys):
-        add(key, lambda v=value: bar._record(v))
-    add("N", bar.focus_notes)
-    add("Right", bar.queue_key(controller.next))
-    add("Left", bar.queue_key(controller.prev))
-    add("Ctrl+Z", bar.queue_key(controller.undo), in_text=False)
-    add("Ctrl+Shift+Z", bar.queue_key(controller.redo), in_text=False)
-    add("Ctrl+Y", bar.queue_key(controller.redo), in_text=False)
-    add(NEXT_UNLABELLED_KEY, bar.queue_key(controller.next_unlabelled))
-    for seq, fn in extra:
-        add(seq, fn)
+    s = controller.scheme
+    for value, key in zip(s.values, s.keys):
+        name = s.title_of(value) if s.ordinal else value  # as its button says
+        add(key, lambda v=value: bar._record(v), f"Record {name} and go to the next", "Label", s.title_of(value))
+    add("N", bar.focus_notes, "Put the cursor in the notes field (Enter saves them)", "Label", "Edit notes")
+    add("Ctrl+Z", bar.queue_key(controller.undo), "Undo your last label (a compensating event is recorded)",
+        "Label", "Undo label")
+    add("Ctrl+Shift+Z;Ctrl+Y", bar.queue_key(controller.redo), "Redo the label you undid", "Label", "Redo label")
+    add("Right", bar.queue_key(controller.next), "Next item of the queue (without labelling)", "Navigate", "Next")
+    add("Left", bar.queue_key(controller.prev), "Previous item of the queue", "Navigate", "Previous")
+    add(NEXT_UNLABELLED_KEY, bar.queue_key(controller.next_unlabelled),
+        "The next item you have not labelled (after the end of the queue: from its start)", "Navigate",
+        NEXT_UNLABELLED)
+    for seq, fn, help in extra:
+        add(seq, fn, help, "Navigate")
     page._judge_keys = _Shown(page, out)  # type: ignore[attr-defined]
     return out

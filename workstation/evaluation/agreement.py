@@ -88,12 +88,12 @@ def percent_agreement(a: Any, b: Any) -> float:
 def cohen_kappa(a: Any, b: Any) -> float:
     """Unweighted Cohen's κ for categorical labels (integer codes; <0 or NaN = missing, left out).
 
-    κ = (p_o − p_e) / (1 − p_e). NaN for no pairs, and when p_e = 1 (both raters used one
+    κ = (p_o − p_e) / (1 − p_e). NaN for fewer than two pairs, and when p_e = 1 (both raters used one
     and the same category throughout: κ is undefined there).
     """
     x, y = _valid_pairs(a, b)
     n = len(x)
-    if n == 0:
+    if n < 2:  # one item agrees or not by chance alone: no κ (the same as `kappa_from_tables`)
         return _NAN
     cx, cy = np.bincount(x), np.bincount(y)  # how often each rater used each category
     k = min(len(cx), len(cy))
@@ -110,7 +110,7 @@ def quadratic_weighted_kappa(a: Any, b: Any, n_categories: int = 4, min_rating: 
     κ_w = 1 − Σ w·O / Σ w·E with w_ij = (i − j)² / (K − 1)², O the observed and E the expected
     (outer product of the marginals) rating matrices (the factor 1 / (K − 1)² cancels in the
     ratio, so w_ij = (i − j)² here). Missing ratings (NaN or below min_rating
-    when given as 0/-1) are left out; a rating above the scale raises. NaN for no pairs or when
+    when given as 0/-1) are left out; a rating above the scale raises. NaN for fewer than two pairs or when
     the expected disagreement is zero.
     """
     if n_categories < 2:
@@ -126,7 +126,7 @@ def quadratic_weighted_kappa(a: Any, b: Any, n_categories: int = 4, min_rating: 
         raise WorkstationError(
             f"ratings must be whole numbers from {min_rating} to {min_rating + n_categories - 1}")
     n = len(x)
-    if n == 0:
+    if n < 2:  # as `cohen_kappa`: undefined for fewer than two pairs
         return _NAN
     xi = x.astype(np.int64)
     yi = y.astype(np.int64)

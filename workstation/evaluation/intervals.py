@@ -479,7 +479,8 @@ def rate_estimate(success: np.ndarray, counted: np.ndarray | None = None,
 # =============================================================================================
 def kappa_from_tables(tables: np.ndarray, weighted: bool) -> np.ndarray:
     """κ (or quadratic weighted κ) of every K × K table of counts in ``tables`` (…, K, K); NaN
-    for an empty table or one without chance disagreement."""
+    for a table of fewer than two items (one item's κ is 0 or undefined by chance alone: the same
+    answer, or two) or one without chance disagreement."""
     t = np.asarray(tables, np.float64)
     k = t.shape[-1]
     n = t.sum(axis=(-2, -1))
@@ -489,7 +490,7 @@ def kappa_from_tables(tables: np.ndarray, weighted: bool) -> np.ndarray:
         exp = t.sum(axis=-1)[..., :, None] * t.sum(axis=-2)[..., None, :] / n[..., None, None]
         obs_d = (w * t).sum(axis=(-2, -1))
         exp_d = (w * exp).sum(axis=(-2, -1))
-        kappa = np.where((n > 0) & (exp_d > 0), 1.0 - obs_d / np.where(exp_d > 0, exp_d, 1.0), np.nan)
+        kappa = np.where((n >= 2) & (exp_d > 0), 1.0 - obs_d / np.where(exp_d > 0, exp_d, 1.0), np.nan)
     return kappa
 
 

@@ -256,7 +256,48 @@ def report_section(project: Any, out_dir: Path, methods: Sequence[str] | None = 
             f"<td>[{pct(r['low'])}, {pct(r['high'])}] ({100 * r['confidence']:g} %)</td>"
             f"<td>{r['labels']} of {r['items_in_scope']}{gone}{flag}</td><td>{'yes' if r['reached'] else 'no'}</td></tr>")
     body.append("</table><p class='src'>Each estimate's assumptions are in <code>audit_plans/estimates.csv</code> "
-                "(hover an estimator for them); see docs/audit-plans.md. A plan follows its items: those of a "
+                "(hover an estimator for them); <a href='audit_plans/index.html'>how a plan draws its items and "
+                "what each estimate assumes</a> is in this report. A plan follows its items: those of a "
                 "removed run leave it and its estimate is over the rest.</p>")
+    write_plans_page(out_dir / "index.html")
     return ReportSection("audit_plans", "Audit plans", html="".join(body), tables={"estimates": rows},
                          meta={"plans": len(plans)})
+
+
+#: the report's page on audit plans (`audit_plans/index.html`): what docs/audit-plans.md says of
+#: goals, draws, the stopping rule and the estimates, for a reader of the report alone
+PLANS_PAGE = (
+    ("Goals", "A goal is a quantity, a half-width and a confidence: the <b>true rate</b> (the share of all "
+     "items a human labels positive), the <b>precision</b> (of the items the automated outcome calls "
+     "positive, the share a human labels positive) or the <b>agreement</b> (of the items the automated "
+     "outcome decides, the share a human labels the same). Each is a share over items the automated "
+     "outcome fixes, so its denominator is known exactly. Items are labelled one by one, or as whole "
+     "prompts (every seed of a drawn prompt; the intervals then treat the prompt as the unit)."),
+    ("How the plan draws what is labelled", "The items in scope are split into strata by the automated "
+     "outcome and its confidence. Inside every stratum the order is a seeded random permutation: the plan "
+     "never picks an item because of what it looks like. Every stratum gets its first two labels; after "
+     "that the next item comes from the stratum where one more label shrinks the interval most (Neyman "
+     "allocation, judged from the automated outcome's confidence, never from the labels seen so far). A "
+     "drawn item without a label stays the next target. Only labels of items the plan drew count."),
+    ("Stopping rule", "The goal is reached when every stratum has its first labels and the interval's "
+     "half-width is at most the goal's. When every item in scope is labelled, the rate is known exactly."),
+)
+
+
+def write_plans_page(path: Path) -> None:
+    """The report's page on how audit plans draw and estimate (`PLANS_PAGE`, `ppi.ASSUMES`)."""
+    from ..evaluation.bundle import page_start
+    from ..evaluation.ppi import ASSUMES
+
+    names = {"design": "stratified by the automated outcome, weighted by the plan's design (the plan's estimate)",
+             "design_ppi": "prediction-powered inside strata", "ppi": "prediction-powered (PPI++)",
+             "ppi_clustered": "prediction-powered, prompt clusters", "wilson": "labels only, Wilson",
+             "cluster_bootstrap": "labels only, prompt bootstrap"}
+    parts = [page_start("Audit plans: how they draw and estimate"), "<h1>Audit plans: how they draw and estimate</h1>",
+             "<p><a href='../index.html'>Back to the report</a></p>"]
+    for head, text in PLANS_PAGE:
+        parts += [f"<h2>{html.escape(head)}</h2>", f"<p>{text}</p>"]
+    parts.append("<h2>What each estimate assumes</h2><ul>")
+    parts += [f"<li><b>{html.escape(names.get(k, k))}</b>: {html.escape(v)}</li>" for k, v in ASSUMES.items()]
+    parts.append("</ul></body></html>")
+    path.write_text("\n".join(parts), encoding="utf-8")

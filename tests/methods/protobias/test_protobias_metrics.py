@@ -253,9 +253,10 @@ def test_annotator_kappas_by_hand() -> None:
     # unweighted: p_o = 4/6, p_e = (2·1 + 0·1 + 2·3 + 2·1)/36 = 10/36 → κ = (24 − 10)/(36 − 10) = 7/13
     assert ab["n"] == 6 and ab["percent_agreement"] == pytest.approx(4 / 6)
     assert ab["kappa_w"] == pytest.approx(19 / 22) and ab["kappa"] == pytest.approx(7 / 13)
-    # A vs C share one image, (1, 2): observed and expected disagreement are both 1/9 → κ_w = 0
+    # A vs C share one image, (1, 2): with one item κ is 0 or undefined by chance alone (the same
+    # rating or two): undefined, as for a pair who gave one image the same rating
     ac = _row(rows, annotator_a="A", annotator_b="C")
-    assert ac["n"] == 1 and ac["kappa_w"] == pytest.approx(0.0) and ac["kappa"] == pytest.approx(0.0)
+    assert ac["n"] == 1 and math.isnan(ac["kappa_w"]) and math.isnan(ac["kappa"])
 
 
 def test_weighted_kappa_matches_methods_formula() -> None:

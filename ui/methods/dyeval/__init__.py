@@ -59,6 +59,7 @@ class _ImageTarget:
 class DyEvalViews(MethodViews):
     method = "dyeval"
     title = "DyEval"
+    tab_keys = ("Ctrl+4",)
     noun = "image"
 
     def install(self, window: Any) -> None:

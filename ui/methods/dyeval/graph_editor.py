@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QScrollArea,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -36,7 +37,15 @@ def _split(text: str) -> tuple[str, ...]:
 class GraphEditor(NodePanel):
     def __init__(self, session: Any, parent: QWidget | None = None) -> None:
         super().__init__(session, parent)
-        lay = self.column
+        # the three tables scroll together in a window too low for them (a small screen)
+        body = QWidget()
+        lay = QVBoxLayout(body)
+        lay.setContentsMargins(0, 0, 0, 0)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.NoFrame)
+        scroll.setWidget(body)
+        self.column.addWidget(scroll)
         top, self.prompt = combo_row("Prompt:", self.load, min_width=380)
         lay.addLayout(top)
         self.info = QLabel("")

@@ -83,8 +83,10 @@ class DyEvalPage(QWidget):
         top.addStretch(1)
         self.summary = QLabel("")
         self.summary.setObjectName("dyevalSummary")
-        top.addWidget(self.summary)
+        # the tree's figures wrap on a line of their own: beside the controls they widened the page
+        self.summary.setWordWrap(True)
         lay.addLayout(top)
+        lay.addWidget(self.summary)
         # --- next-step bar
         self.next_frame = QFrame()
         self.next_frame.setObjectName("dyevalNext")

@@ -46,6 +46,7 @@ class _PairTarget:
 class MetaLogicViews(MethodViews):
     method = "metalogic"
     title = TITLE
+    tab_keys = ("Ctrl+5",)
     noun = "pair"
 
     def install(self, window: Any) -> None:

@@ -86,7 +86,7 @@ class HeatmapModel(QAbstractTableModel):
             pub = PUBLISHED["law"].get(law)
             if role == Qt.ItemDataRole.ToolTipRole:
                 return f"{law}: published misalignment rate {_pct(pub)}" if pub is not None else law
-            return law if self.blind or pub is None else f"{law} ({_pct(pub)})"
+            return law if self.blind or pub is None else f"{law}\n({_pct(pub)})"  # narrow: two lines
         if section >= len(self.dims):
             return None
         d = self.dims[section]
@@ -94,7 +94,7 @@ class HeatmapModel(QAbstractTableModel):
         title = DIMENSION_TITLES.get(d, d)
         if role == Qt.ItemDataRole.ToolTipRole:
             return f"{title}: published misalignment rate {_pct(pub)}" if pub is not None else title
-        return title if self.blind or pub is None else f"{title} ({_pct(pub)})"
+        return title if self.blind or pub is None else f"{title}\n({_pct(pub)})"
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or self.hm is None:

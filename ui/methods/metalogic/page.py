@@ -47,7 +47,7 @@ from superqt.utils import qdebounced
 
 from ui.widgets.forms import check_box, push_button, wrapped_label
 from ui.widgets.judge import JudgeBar, JudgeController, install_shortcuts
-from ui.widgets.layout import row, splitter
+from ui.widgets.layout import FlowLayout, row, splitter
 from workstation.methods.metalogic.laws import DIMENSION_TITLES
 from workstation.methods.metalogic.metrics import agreement
 from workstation.methods.metalogic.results import LABEL_SCHEME, REASONS, UNDECIDABLE, VERDICTS
@@ -154,13 +154,12 @@ class MetaLogicPage(QWidget):
         head = row(self.summary, self.blind_box, self.store_button, stretch=(1,))
 
         self.sliders: dict[str, ParamSlider] = {}
-        grid = QGridLayout()
-        grid.setHorizontalSpacing(18)
-        for k, (key, title, top, tip) in enumerate(SLIDERS):
+        grid = FlowLayout(spacing=18)  # the sliders wrap onto a second line on a small screen
+        for key, title, top, tip in SLIDERS:
             s = ParamSlider(key, title, top, tip, self)
             s.moved.connect(self._slider_moved)
             self.sliders[key] = s
-            grid.addWidget(s, 0, k)
+            grid.addWidget(s)
         self._debounce = qdebounced(self.apply_sliders, timeout=DEBOUNCE_MS, timer_type=Qt.TimerType.CoarseTimer,
                                     parent=self)
 
@@ -174,8 +173,10 @@ class MetaLogicPage(QWidget):
         self.heat_view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.heat_view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.heat_view.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
-        self.heat_view.setMinimumHeight(200)
+        self.heat_view.setMinimumSize(240, 220)  # the heatmap never collapses (a small screen)
         self.heat_view.clicked.connect(self._cell_clicked)
+        self.heat.modelReset.connect(self._fit_heatmap)
+        self.heat.headerDataChanged.connect(self._fit_heatmap)
         self.heat_hint = heat_hint = QLabel(HEAT_HINT)
         heat_hint.setObjectName("dim")
         heat_hint.setWordWrap(True)
@@ -348,6 +349,21 @@ class MetaLogicPage(QWidget):
         self._update_summary()
         self._update_agreement()
         self._show_current()
+
+    def _fit_heatmap(self, *_: Any) -> None:
+        """The heatmap is wide enough for its headers, each line whole (a small screen's narrow
+        pane would cut "position-less" to "sition-l")."""
+        v, m = self.heat_view, self.heat
+        fm = v.horizontalHeader().fontMetrics()
+
+        def widest(orientation: Qt.Orientation, section: int) -> int:
+            text = str(m.headerData(section, orientation) or "")
+            return max((fm.horizontalAdvance(line) for line in text.split("\n")), default=0) + 16
+
+        # the columns stretch alike: each as wide as the widest
+        cols = m.columnCount() * max((widest(Qt.Orientation.Horizontal, c) for c in range(m.columnCount())), default=0)
+        rows = max((widest(Qt.Orientation.Vertical, r) for r in range(m.rowCount())), default=0)
+        v.setMinimumWidth(max(240, cols + rows + 2 * v.frameWidth() + 2))
 
     def _read_human(self) -> np.ndarray:
         """This annotator's latest judgement of each pair (VERDICTS code, -1 none)."""

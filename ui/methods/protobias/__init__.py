@@ -26,6 +26,7 @@ TITLE = "ProtoBias"
 class ProtoBiasViews(MethodViews):
     method = "protobias"
     title = TITLE
+    tab_keys = ("Ctrl+6",)
     noun = "image"
 
     def install(self, window: Any) -> None:

@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 
 from ui.widgets.image_pane import ImagePane
 from ui.widgets.forms import wrapped_label
-from ui.widgets.layout import splitter
+from ui.widgets.layout import FlowLayout, splitter
 from workstation.methods.protobias.labels import blind_sides
 
 from .bars import BarRow, ScoreBars
@@ -86,17 +86,20 @@ class TripletPage(QWidget):
         self.search.setPlaceholderText("search T or id")
         self.count = QLabel("")
         self.count.setObjectName("dim")
-        bar = QHBoxLayout()
+        bar = FlowLayout(spacing=6)  # the filters wrap onto more lines in a narrow pane
         self.metric_widgets: list[QWidget] = []  # hidden when blind
         for label, w in (("metric", self.metric), ("domain", self.domain), ("knob", self.knob),
                          ("outcome", self.outcome), ("margin ≥", self.margin_min), ("≤", self.margin_max)):
             lab = QLabel(label)
             lab.setObjectName("dim")
-            bar.addWidget(lab)
-            bar.addWidget(w)
+            pair = QWidget()
+            pl = QHBoxLayout(pair)
+            pl.setContentsMargins(0, 0, 0, 0)
+            pl.addWidget(lab)
+            pl.addWidget(w)
+            bar.addWidget(pair)
             if w is not self.domain:
-                self.metric_widgets += [lab, w]
-        bar.addStretch(1)
+                self.metric_widgets += [pair, lab, w]
         bar2 = QHBoxLayout()
         bar2.addWidget(self.search, 1)
         bar2.addWidget(self.count)

@@ -15,6 +15,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, overload
 
 import numpy as np
@@ -144,6 +145,9 @@ class SpatialSession(QObject):
         self.baseline: Any = None
         self.human: np.ndarray = np.zeros(0, np.int8)  # latest human verdict per row (anyone), -1 if none
         self.draft_restored = False  # the live config is a draft kept at the last close
+        # a project folder the window closes and opens again itself (Write report's evaluate
+        # step): its draft was kept in this session, not "from the last session"
+        self.reopening = ""
         # the project was adopted before its verdicts: the checker evaluates the active config
         # on a worker thread and `verdicts_ready` takes them
         self.checking = False
@@ -434,9 +438,13 @@ class SpatialSession(QObject):
         return False
 
     def _restore_draft(self) -> None:
-        """Take the draft left at the last close as the live config (applied: still not)."""
+        """Take the draft left at the last close as the live config (applied: still not); a draft
+        the window kept while it closed and opened the project itself (`reopening`) comes back
+        without the word of a last session."""
         if self.project is None or self.dataset is None:
             return
+        same = bool(self.reopening) and Path(self.reopening) == Path(self.project.folder)
+        self.reopening = ""
         raw = self.project.get_setting(DRAFT_KEY, "") or ""
         if not raw:
             return
@@ -452,9 +460,10 @@ class SpatialSession(QObject):
         self.config = cfg
         self.verdicts = evaluate(self.dataset, cfg) if self.dataset.n else None
         self._slim_baseline()
-        self.draft_restored = True
-        self.message.emit("restored the unapplied calibration changes from last time "
-                          "(Calibration: Apply to keep them, Reset to drop them)")
+        self.draft_restored = not same
+        if not same:
+            self.message.emit("restored the unapplied calibration changes from last time "
+                              "(Calibration: Apply to keep them, Reset to drop them)")
 
     def reload_labels(self) -> None:
         if self.project is None or self.dataset is None:

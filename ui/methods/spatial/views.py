@@ -81,6 +81,7 @@ class CalibrationPlaceholder(QWidget):
 class SpatialViews(MethodViews):
     method = "spatial"
     title = BROWSE
+    tab_keys = ("Ctrl+1", "Ctrl+2", "Ctrl+3")
     noun = "sample"
     eager = True  # built with the window: a project opened in the background fills Browse as it loads
 
@@ -112,7 +113,8 @@ class SpatialViews(MethodViews):
         window.add_panel(BROWSE, window.browser, "tab")
         window.add_panel(REVIEW, window.review, "tab")
         window.add_panel(CALIBRATION, window._calibration_tab, "tab")
-        install_shortcuts(window.review, s.controller, bar, extra=[("T", lambda: self.swap_twin(window))])
+        install_shortcuts(window.review, s.controller, bar, extra=[("T", lambda: self.swap_twin(window),
+                                                                  "Review the counterfactual twin instead")])
         window.browser.open_requested.connect(lambda row: self.review_from_browse(window, row))
         s.controller.finished_queue.connect(lambda: self._queue_finished(window))
         s.verdicts_changed.connect(window._update_status)  # the status bar's verdict counts
@@ -167,6 +169,8 @@ class SpatialViews(MethodViews):
         on_review = page is window.review
         for a in self.review_actions:
             a.setEnabled(on_review)
+        for a in self.page_actions:
+            a.setEnabled(page in self.pages(window))
         if page is window._calibration_tab:
             self.calibration_panel(window)
         if on_review:
@@ -184,29 +188,19 @@ class SpatialViews(MethodViews):
         v = window.viewer
         a: dict[str, QAction] = {}
         for layer in ("others", "secondary", "perturbed", "geometry", "labels"):
-            a["layer_" + layer] = make_action(window, "layer_" + layer, lambda _=False, n=layer: v.toggle_layer(n))
-        a["thicker"] = make_action(window, "thicker", lambda: v.set_line_width(v.line_width + 1))
-        a["thinner"] = make_action(window, "thinner", lambda: v.set_line_width(v.line_width - 1))
-        a["fit"] = make_action(window, "fit", v.fit)
-        a["zoom_in"] = make_action(window, "zoom_in", lambda: v.zoom(1.25))
-        a["zoom_out"] = make_action(window, "zoom_out", lambda: v.zoom(0.8))
+            a["layer_" + layer] = make_action(window, "layer_" + layer, lambda _=False, n=layer: v.toggle_layer(n),
+                                              method="spatial")
+        a["thicker"] = make_action(window, "thicker", lambda: v.set_line_width(v.line_width + 1), method="spatial")
+        a["thinner"] = make_action(window, "thinner", lambda: v.set_line_width(v.line_width - 1), method="spatial")
+        a["fit"] = make_action(window, "fit", v.fit, method="spatial")
+        a["zoom_in"] = make_action(window, "zoom_in", lambda: v.zoom(1.25), method="spatial")
+        a["zoom_out"] = make_action(window, "zoom_out", lambda: v.zoom(0.8), method="spatial")
         self.review_actions = list(a.values())
-        a["goto"] = make_action(window, "goto", lambda: self.goto_dialog(window))
-        a["browse"] = make_action(window, "browse", lambda: window.show_page(window.browser))
-        a["review"] = make_action(window, "review", lambda: window.show_page(window.review))
-        a["calibration"] = make_action(window, "calibration", lambda: window.show_page(window._calibration_tab))
-        a["find"] = make_action(window, "find", lambda: self.focus_search(window))
+        a["goto"] = make_action(window, "goto", lambda: self.goto_dialog(window), method="spatial")
+        a["find"] = make_action(window, "find", lambda: self.focus_search(window), method="spatial")
+        self.page_actions = [a["goto"], a["find"]]  # on the spatial tabs only
         window.actions_by_id.update(a)
-        lm = window.label_menu
-        lm.addSeparator()
-        tw = QAction("Swap with twin\tT", window)
-        tw.triggered.connect(lambda: self.swap_twin(window))
-        lm.addAction(tw)
-        lm.addAction(a["goto"])
         vm = window.view_menu
-        for k in ("browse", "review", "calibration"):
-            vm.insertAction(window.view_menu_anchor, a[k])
-        vm.insertSeparator(window.view_menu_anchor)
         for k in ("layer_others", "layer_secondary", "layer_perturbed", "layer_geometry", "layer_labels",
                   "thicker", "thinner", "fit", "zoom_in", "zoom_out"):
             vm.insertAction(window.view_menu_anchor, a[k])

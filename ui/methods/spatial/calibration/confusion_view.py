@@ -42,7 +42,14 @@ class ConfusionView(QTableWidget):
         self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
-        self.setMinimumHeight(140)
+        # wide and high enough for its headers, each line whole (in a small window the splitter
+        # would squeeze "human PASS" to "ıma PAS")
+        fm = self.horizontalHeader().fontMetrics()
+        col = max(fm.horizontalAdvance(line) for t in _COL for line in t.split("\n")) + 18
+        row = max(fm.horizontalAdvance(t) for t in _ROW) + 18
+        self.setMinimumWidth(row + 4 * col + 2 * self.frameWidth() + 4)
+        self.horizontalHeader().setMinimumHeight(2 * fm.height() + 10)
+        self.setMinimumHeight(max(140, 2 * fm.height() + 10 + 4 * (fm.height() + 6) + 2 * self.frameWidth()))
         self.setToolTip("rows: checker at the current τ (conf < τ counts as UNDECIDABLE); "
                         "columns: latest human label")
         self.matrix = np.zeros((3, 3), np.int64)

@@ -325,6 +325,9 @@ class GridSearchDialog(QDialog):
         self.table.clear()
         self.table.setColumnCount(len(headers))
         self.table.setHorizontalHeaderLabels(headers)
+        from .guarantee_box import J_TEXT
+
+        self.table.horizontalHeaderItem(headers.index("J")).setToolTip(J_TEXT)
         self.table.setRowCount(len(self._rows))
         for r, row in enumerate(self._rows):
             for c, k in enumerate(keys):

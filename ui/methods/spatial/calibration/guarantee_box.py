@@ -37,8 +37,14 @@ from workstation.methods.spatial.guarantee import GuaranteeComparison, iter_comp
 ROWS: tuple[tuple[str, str], ...] = (
     ("margin", "margin"), ("t_det", "t_det"), ("tau", "τ"), ("audited_risk", "audited risk"),
     ("n", "n covered, decided"), ("coverage_all", "coverage, all"),
-    ("coverage", "coverage, audited"), ("fpr_pass", "FPR_PASS"), ("j", "J"), ("p_value", "p (risk > α)"),
+    ("coverage", "coverage, audited"), ("fpr_pass", "FPR_PASS"), ("j", "J"), ("p_value", "p-value"),
 )
+#: what J is, in the words of the grid search's objective
+J_TEXT = ("J = w_fpr·FPR_PASS + w_risk·risk + w_cov·(1 − coverage), the grid search's objective "
+          "(its weights): lower is better; J's choice is the configuration with the lowest J")
+P_TEXT = ("p-value of the test that the configuration's risk exceeds α (the null hypothesis "
+          "risk > α): below δ, Learn then Test may certify risk ≤ α")
+TIPS = {"j": J_TEXT, "p_value": P_TEXT}
 
 
 def _fmt(key: str, row: dict[str, Any] | None) -> str:
@@ -107,6 +113,9 @@ class GuaranteeBox(QGroupBox):
         self.table.setObjectName("guarantee_table")
         self.table.setHorizontalHeaderLabels(["J's choice\nlowest J", "guaranteed\nrisk ≤ α at 1 − δ"])
         self.table.setVerticalHeaderLabels([t for _k, t in ROWS])
+        for r, (key, _t) in enumerate(ROWS):
+            if key in TIPS:
+                self.table.verticalHeaderItem(r).setToolTip(TIPS[key])
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
@@ -119,6 +128,10 @@ class GuaranteeBox(QGroupBox):
         self.message.setObjectName("guarantee_message")
         self.message.setWordWrap(True)
         lay.addWidget(self.message)
+        self.j_note = QLabel(J_TEXT + ".")
+        self.j_note.setObjectName("dim")
+        self.j_note.setWordWrap(True)
+        lay.addWidget(self.j_note)
         brow = QHBoxLayout()
         self.load_j = QPushButton("Load J's choice")
         self.load_j.setObjectName("guarantee_load_j")

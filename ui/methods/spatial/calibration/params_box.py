@@ -89,6 +89,7 @@ class ParamsBox(QGroupBox):
                 txt += " (kept from the last session; kept again if you quit without applying)"
             else:
                 txt += " Quitting keeps them as a draft for next time."
+            txt += f" Audit plans use the stored verdicts of v{cid}, not these."
         self.version_label.setText(txt)
         ro = bool(getattr(st.project, "read_only", False))
         self.apply_button.setEnabled(not applied and not ro)
