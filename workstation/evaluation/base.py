@@ -244,6 +244,10 @@ class Method(Protocol):
     # optional: ``render_demo_row(row, seed, size=512) -> (image, truth)`` draws one prompt row of
     # the method procedurally (the ``procedural`` generator calls it for the method's prompts)
     # optional: ``audit_source: AuditSource`` — the method's audit tables for audit plans
+    # optional: ``read_label_file(path, annotator=None) -> Callable[[project], str]`` — `labels
+    # import` of a file in the method's own layouts: the file is read and checked whole when it is
+    # called; the function it returns appends the labels to a project and says what it did (the
+    # label log's own layout is read for every method by the kernel: `io.label_log.read_label_log`)
 
     def build_demo(self, project: Any, *, small: bool = False, progress: Any = None,
                    workers: int | None = None) -> dict[str, Any]:

@@ -56,6 +56,13 @@ class SpatialMethod:
                                title="Spatial: the checker's verdicts",
                                description="the checker's verdicts against human P/F/U")
 
+    def read_label_file(self, path: Path, annotator: str | None = None) -> Any:
+        """`labels import` of SpatialBench-UC's and this method's own label files
+        (`labels_io.label_import`: checked whole now, added to a project by the function returned)."""
+        from .labels_io import label_import
+
+        return label_import(path, annotator)
+
     def default_config(self) -> CheckerConfig:
         return CheckerConfig()
 
