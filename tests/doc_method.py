@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "adding-a-method.md"
@@ -80,7 +81,7 @@ def registered(folder: Path, text: str | None = None, views: bool = True) -> Ite
         paths.append((ui_methods, str(folder / "ui" / "methods")))
     registries = {"workstation/methods/__init__.py": (ws_methods.METHODS, "METHODS"),
                   "ui/methods/__init__.py": (ui_methods.VIEWS, "VIEWS")}
-    added: list[object] = []
+    added: list[tuple[Any, str]] = []
     for pkg, path in paths:
         pkg.__path__.append(path)
     try:
@@ -93,7 +94,7 @@ def registered(folder: Path, text: str | None = None, views: bool = True) -> Ite
             added += [(registry, n) for n in set(registry.names()) - before]
         yield
     finally:
-        for registry, n in added:  # type: ignore[misc]
+        for registry, n in added:
             registry._entries.pop(n, None)  # the registry keeps no way out: a test's own clean-up
         for pkg, path in paths:
             if path in pkg.__path__:
