@@ -36,12 +36,14 @@ from ..methods.spatial.store import SpatialStore
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "labels", help="import or export human labels",
-        description="Import or export human labels (SpatialBench-UC labels_filled.json / .csv, or our "
-                    "CSV / Parquet with an annotator column).")
+        description="Import or export human labels: every method's in the label log's layout (CSV or "
+                    "JSONL), the spatial method's also as SpatialBench-UC labels_filled.json / .csv, or our "
+                    "CSV / Parquet with an annotator column.")
     lsub = p.add_subparsers(dest="labels_command", metavar="ACTION", required=True)
 
     pi = add_command(lsub, "import", "append the labels of a file to the project", run_import)
-    pi.add_argument("file", type=Path, metavar="FILE", help="label file (.json, .csv or .parquet)")
+    pi.add_argument("file", type=Path, metavar="FILE", help="label file (.jsonl or .csv in the label log's layout; "
+                    "spatial: .json, .csv or .parquet)")
     add_project_arg(pi)
     pi.add_argument("--annotator", metavar="NAME",
                     help="annotator of rows that name none (default: 'imported')")
