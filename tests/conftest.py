@@ -48,6 +48,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("--headed"):
         os.environ["QT_QPA_PLATFORM"] = os.environ.get("WORKSTATION_HEADED_PLATFORM", "xcb")
+    doc_method = os.environ.get("WORKSTATION_DOC_METHOD")
+    if doc_method:  # the method docs/adding-a-method.md builds, for this whole run (tests/doc_method.py)
+        from contextlib import ExitStack
+
+        from tests.doc_method import registered
+
+        stack = ExitStack()
+        stack.enter_context(registered(Path(doc_method)))
+        config.add_cleanup(stack.close)
 
 
 @pytest.fixture(scope="session")

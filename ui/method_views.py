@@ -1,19 +1,37 @@
 """What every method's views give the window: pages, a judging controller, audit sets.
 
-A method's views object (``ui.methods.<name>:VIEWS``, registered in `ui.methods`) is a
-`MethodViews`. The window knows no method by name: it installs the views of the methods whose
-data the open project holds, shows only their tabs, and asks the views of the tab shown for its
-judging controller (keys, notes, undo), its audit population (Audit → New audit set…) and its
-label export. Blindness is not the views' to decide: they show what their controller's policy
-allows (`JudgeController.visibility` for the target under review, `view_visibility` for views of
-more than one target), and they re-ask when it says so (`policy_changed`).
+A method's views object (``ui.methods.<name>:VIEWS``, registered in `ui.methods`) satisfies the
+`MethodViews` protocol: every member the window (`main_window`, `menus`, `place`, the audit
+dialogs) reads of a views object. The registry checks it when the views register (or, registered
+by an import string, when they are first looked up): views that lack a member are refused with
+one line naming it (`ViewsRefused`). `ViewsBase` gives every member but `install` a default, so
+a method's views subclass it and fill in what they have.
+
+The window knows no method by name: it installs the views of the methods whose data the open
+project holds, shows only their tabs, and asks the views of the tab shown for its judging
+controller (keys, notes, undo), its audit population (Audit → New audit set…) and its label
+export. Blindness is not the views' to decide: they show what their controller's policy allows
+(`JudgeController.visibility` for the target under review, `view_visibility` for views of more
+than one target), and they re-ask when it says so (`policy_changed`).
+
+Members the window asks for only where a views object has them (``getattr``): ``eager`` (built
+with the window), ``allowed(window, page)`` (whether a page's tab may be shown now),
+``tab_shown(window, page)``, ``status_counts(window)`` (the status bar's counts), ``expect(window,
+loaded)`` (a project read ahead off the GUI thread), ``audit_params(window)``,
+``leave_audit(window)`` and ``import_labels(window, path)``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from PySide6.QtWidgets import QTabWidget, QWidget
+
+from workstation.types import WorkstationError
+
+
+class ViewsRefused(WorkstationError):
+    """A views object that does not satisfy `MethodViews` (one line naming what it lacks)."""
 
 
 def close_while_blind(tabs: QTabWidget, page: QWidget, closed: bool, shows: str) -> None:
@@ -24,8 +42,96 @@ def close_while_blind(tabs: QTabWidget, page: QWidget, closed: bool, shows: str)
     tabs.setTabToolTip(i, f"closed during a blind audit: {shows}" if closed else "")
 
 
-class MethodViews:
-    """The base of every method's views; subclasses fill in `install` and the getters."""
+class MethodViews(Protocol):
+    """What the window reads of a method's views object (each member is checked when the views
+    register: `check_views`). ``window`` is the `ui.main_window.MainWindow`."""
+
+    method: str  # the method's registry name
+    title: str  # its (first) tab's title
+    noun: str  # what one target of its label task is called
+
+    def install(self, window: Any) -> None:
+        """Add the method's pages (`window.add_panel(title, page, "tab")`), menus and actions."""
+        ...
+
+    def on_project(self, window: Any) -> None:
+        """The project was opened, reloaded or closed."""
+        ...
+
+    def has_data(self, window: Any) -> bool:
+        """Whether the open project holds data of this method (its tabs are shown then)."""
+        ...
+
+    def pages(self, window: Any) -> list[QWidget]:
+        """The method's top-level tab pages."""
+        ...
+
+    def controller(self, window: Any) -> Any:
+        """The method's `ui.widgets.judge.JudgeController` (its label task's queue), or None."""
+        ...
+
+    def bar(self, window: Any) -> Any:
+        """The judgement bar of the judging page (notes, export), or None."""
+        ...
+
+    def judging_page(self, window: Any) -> QWidget | None:
+        """The page where the method's queue is judged (audit sets open there)."""
+        ...
+
+    def show_judging(self, window: Any) -> None:
+        """Show the judging page (its tab, and its inner page)."""
+        ...
+
+    def audit_population(self, window: Any) -> Any:
+        """What Audit → New audit set… may sample (`workstation.evaluation.audit_sets.AuditPopulation`)."""
+        ...
+
+    def open_audit(self, window: Any, audit_set_id: int) -> int:
+        """Make a stored audit set the judging queue and show the judging page; its length."""
+        ...
+
+    def agreement_unit(self, window: Any) -> Any:
+        """What an agreement's bootstrap resamples for a target id (a callable; None: the targets)."""
+        ...
+
+    def outcome_texts(self, window: Any, index: int) -> list[str]:
+        """Text that would tell a target's automated outcome (the blind-audit contract looks for it)."""
+        ...
+
+    def focus_target(self, window: Any) -> QWidget | None:
+        """Where the keys should go when the method's tab is shown."""
+        ...
+
+
+#: the data members of `MethodViews` (text) and its methods, in the order the protocol lists them
+_DATA = tuple(MethodViews.__annotations__)
+_CALLS = tuple(n for n, v in vars(MethodViews).items() if callable(v) and not n.startswith("_"))
+MEMBERS = _DATA + _CALLS
+
+
+def check_views(name: str, views: Any) -> Any:
+    """``views`` if it satisfies `MethodViews` as the views of method ``name``; otherwise one
+    `ViewsRefused` line naming each member it lacks (or has in a form the window cannot use)."""
+    what = f"the {str(name)[:40]!r} views ({type(views).__module__}.{type(views).__qualname__})"
+    if isinstance(views, type):
+        raise ViewsRefused(f"{what} are a class: register an instance of it (VIEWS = {views.__qualname__}())")
+    missing = [m for m in MEMBERS if not hasattr(views, m)]
+    if missing:
+        raise ViewsRefused(f"{what} lack {', '.join(missing)}: every method's views give what "
+                           "ui.method_views.MethodViews lists (subclass ui.method_views.ViewsBase)")
+    wrong = [m for m in _CALLS if not callable(getattr(views, m))]
+    wrong += [m for m in _DATA if not isinstance(getattr(views, m), str) or not getattr(views, m)]
+    if wrong:
+        raise ViewsRefused(f"{what}: {', '.join(wrong)} not as ui.method_views.MethodViews says "
+                           f"({', '.join(_DATA)}: non-empty text; the others: methods)")
+    if views.method != name:
+        raise ViewsRefused(f"{what} say they are the views of {str(views.method)[:40]!r}, registered as {name!r}")
+    return views
+
+
+class ViewsBase(MethodViews):
+    """The base of every method's views: a default for every member of `MethodViews` but
+    `install`; subclasses fill in `install` and the getters they have."""
 
     method = ""  # the method's registry name
     title = ""  # its (first) tab's title

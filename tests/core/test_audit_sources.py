@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from workstation.evaluation.plan import Goal
+from workstation.evaluation.plan import Goal, PlanStale
 from workstation.methods import audit_sources as A
 from workstation.methods import get_method
 from workstation.store import Project
@@ -227,3 +227,44 @@ def test_every_method_has_an_audit_source() -> None:
     from workstation.methods import method_names
 
     assert sorted(A.source_names()) == sorted(method_names())
+
+
+# ---- a fifth method: its audit source is its method object's own ------------------------------------
+
+
+def test_a_method_of_its_own_folder_is_planned_for_through_its_method_object(tmp_path: Path) -> None:
+    """The Lamp method of the tests names its audit source on its method object only: once it
+    is registered, plans are made, labelled, estimated and reopened on its table; taken out of
+    the registry, it has no source (and the four methods of the application keep theirs)."""
+    from tests import toy_method
+    from tests.toy_method.core import LABEL_SCHEME
+
+    four = ["dyeval", "metalogic", "protobias", "spatial"]
+    assert A.source_names() == four and "lamp" not in A.SOURCES
+    folder = tmp_path / "lamp"
+    with toy_method.registered(views=False):
+        assert A.source_names() == sorted(four + ["lamp"])
+        assert A.title_of("lamp") == "Lamp: the threshold's outcomes"
+        with Project.create(folder) as p:
+            get_method("lamp").build_demo(p, small=True)
+            assert "lamp" in A.available(p)
+            table = A.audit_table(p, "lamp", threshold=40.0)
+            assert table.source == {"threshold": 40.0} and len(table) == 12
+            with pytest.raises(WorkstationError, match="takes the options threshold"):
+                A.audit_table(p, "lamp", metric="x")
+            level = {sid: float(p.samples.load_dataset(method="lamp").prompts.attrs[i]["level"])
+                     for i, sid in enumerate(get_method("lamp").load(p).ids.tolist())}
+            plan = A.create_plan(p, "lamp", Goal("rate", 0.3), seed=2)
+
+            def label(t: Any) -> None:  # a human who sees a lamp lit from level 50 up
+                for sid in t.targets:
+                    p.labels.add(LABEL_SCHEME.task, "sample", sid, "dana", "LIT" if level[sid] >= 50 else "DARK",
+                                 audit_set_id=plan.audit_set_id)
+
+            assert _run(p, plan, label) >= 2
+            st = plan.status()
+            assert st.reached and st.labels >= 2
+        _reopen_and_check(folder, plan)
+    assert A.source_names() == four
+    with Project.open(folder) as p, pytest.raises(PlanStale, match="its method 'lamp' has no audit source"):
+        A.open_plan(p, plan.plan_id)

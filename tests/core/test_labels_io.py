@@ -324,3 +324,67 @@ def test_export_refuses_an_unknown_task_and_a_layout_it_cannot_write(project: Pa
     assert main(["labels", "export", "--project", str(project), "--out", str(tmp_path / "x.csv"),
                  "--task", "dyeval", "--format", "sbuc"]) != 0
     assert not (tmp_path / "x.json").exists() and not (tmp_path / "x.csv").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# every method's judgements back in: the label log's layout (issue 49)
+# ---------------------------------------------------------------------------------------------
+
+
+def _standing(folder: Path) -> set[tuple[Any, ...]]:
+    with Project.open(folder, read_only=True) as p:
+        return {(e.task, e.target_kind, e.target_id, e.annotator, e.value, e.rating, e.notes, e.created_at)
+                for t in p.labels.tasks() for e in p.labels.standing(t, None)}
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
+def test_every_methods_exported_labels_import_into_another_project(project: Path, tmp_path: Path, suffix: str,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """`labels export --task all` and `labels import` of that file: every method's standing
+    labels arrive as they were (values, ratings, notes with a formula's first character, times)."""
+    import shutil
+
+    fresh = tmp_path / "fresh"
+    shutil.copytree(project, fresh)
+    _judge_every_method(project)
+    out = tmp_path / f"all{suffix}"
+    assert main(["labels", "export", "--project", str(project), "--out", str(out), "--task", "all"]) == 0
+    capsys.readouterr()
+    assert _standing(fresh) == set()
+    assert main(["labels", "import", str(out), "--project", str(fresh)]) == 0
+    said = capsys.readouterr().out
+    assert "imported 5 label(s)" in said and "label log: 1 spatial.verdict, 2 metalogic.pair" in said
+    assert _standing(fresh) == _standing(project)
+    with Project.open(fresh, read_only=True) as p:
+        assert {e.source for t in p.labels.tasks() for e in p.labels.events(task=t)} == {f"import:all{suffix}"}
+
+
+def _log(path: Path, *rows: str) -> Path:
+    path.write_text("task,target_kind,target_id,annotator,value,rating,notes,created_at\n" + "".join(r + "\n" for r in rows),
+                    encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("row, words", [
+    ("nosuch.task,sample,{S0},alice,PASS,,,", ("unknown label task 'nosuch.task'",)),
+    ("metalogic.pair,pair,ml0001|run|0,alice,MAYBE,,,", ("'MAYBE' is not one of",)),
+    ("spatial.verdict,pair,{S0},alice,PASS,,,", ("the targets of spatial.verdict are samples",)),
+    ("protobias.fidelity,image,{S2},alice,3,three,,", ("rating must be a whole number",)),
+    ("spatial.verdict,sample,{S0},alice,PASS,,,yesterday", ("created_at 'yesterday'",)),
+    ("dyeval.image,image,no_such_sample,alice,PASS,,,", ("unknown sample", "no_such_sample")),
+    ("spatial.verdict,sample,{S0},a\x01b,PASS,,,", ("annotator", "control")),
+])
+def test_a_bad_row_of_a_label_log_names_its_line_and_nothing_is_written(
+        project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], row: str, words: tuple[str, ...]) -> None:
+    f = _log(tmp_path / "log.csv", f"spatial.verdict,sample,{S0},alice,PASS,,,", row.format(S0=S0, S2=S2))
+    rejected(project, f, capsys, "log.csv:3", *words)
+
+
+def test_a_label_log_without_its_columns_or_labels_is_refused(project: Path, tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "log.jsonl"
+    f.write_text(json.dumps({"task": "spatial.verdict", "target_id": S0, "value": "PASS"}) + "\n[1]\n", encoding="utf-8")
+    rejected(project, f, capsys, "log.jsonl:2", "JSON object")
+    g = tmp_path / "empty.jsonl"
+    g.write_text("\n", encoding="utf-8")
+    rejected(project, g, capsys, "empty.jsonl", "no labels")

@@ -241,3 +241,23 @@ def test_the_plans_window_follows_a_run_removed_from_the_jobs_menu(qtbot: Any, o
     assert panel.plan is not None and panel.plan.stale
     assert "stale" in panel.message_label.text() and not panel.next_button.isEnabled()
     assert panel.request_targets() == []
+
+
+def test_the_panel_lists_a_method_by_its_own_audit_source_s_title(qtbot: Any, tmp_path: Path) -> None:
+    """A fifth method (the Lamp method of the tests) is listed under the title its method object's
+    audit source gives, beside the others, with no list of titles outside its folder."""
+    from tests import toy_method
+    from ui.widgets.audit_plan import AuditPlanPanel
+
+    panel = AuditPlanPanel()
+    qtbot.addWidget(panel)
+    with toy_method.registered(views=False):
+        with Project.create(tmp_path / "p") as p:
+            get_method("lamp").build_demo(p, small=True)
+            get_method("metalogic").build_demo(p, small=True, workers=0)
+            panel.set_project(p)
+            listed = {panel.method_combo.itemData(i): panel.method_combo.itemText(i)
+                      for i in range(panel.method_combo.count())}
+            assert listed == {"lamp": "Lamp: the threshold's outcomes",
+                              "metalogic": "MetaLogic: the comparison's outcomes"}
+            panel.set_project(None)

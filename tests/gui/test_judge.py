@@ -126,3 +126,28 @@ def test_progress_kept_in_step_with_labels_undo_and_redo_equals_a_recount(qtbot:
     bar.redo_button.click()
     assert c.progress()[0] == 3 == recount()
     assert bar.bar.value() == 3
+
+
+def test_a_view_that_requeues_on_a_policy_change_does_not_start_it_again(qtbot: Any, page: Any) -> None:
+    """`policy_changed` says what the views may show changed, and only then: a new queue under the
+    same policy (new targets, a plain queue again) is `queue_changed` alone, so a view that
+    re-queues when the policy changes re-queues once, not for ever."""
+    _w, c, _bar, _st = page
+    seen: list[Any] = []
+
+    def requeue() -> None:  # a view that refills its targets whenever the policy changes
+        seen.append(c.view_visibility())
+        if len(seen) < 50:
+            c.set_targets(["pair-1", "pair-2", "pair-3"])
+
+    queues: list[int] = []
+    c.queue_changed.connect(lambda: queues.append(1))
+    c.policy_changed.connect(requeue)
+    c.set_targets(["pair-1", "pair-2", "pair-3"])
+    c.set_queue(["pair-2", "pair-3"])
+    assert seen == [] and len(queues) == 2  # two new queues, the policy unchanged
+    c.set_page_blind(True)  # the policy does change: the view re-queues once, and that is all
+    assert len(seen) == 1 and not seen[0].outcome
+    assert c.view_visibility() == seen[0] and c.queue == ["pair-1", "pair-2", "pair-3"]
+    c.set_page_blind(False)
+    assert len(seen) == 2 and seen[1].outcome

@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from PySide6.QtWidgets import QWidget
+
 from ui.methods import view_names, views_for
 from workstation.methods import get_method
 from tests import toy_method
@@ -78,3 +80,73 @@ def test_views_wait_for_the_methods_menu_without_data(qtbot: Any, open_window: A
         w.open_method(name)
         assert views_for(name).title in _tab_titles(w)
         assert w.tabs.tabText(w.tabs.currentIndex()) == views_for(name).title
+
+
+class _HalfViews:
+    """Views written as the window's tab alone (no judging controller, pages, data check):
+    what docs/adding-a-method.md once showed."""
+
+    method = "half"
+    title = "Half"
+    noun = "item"
+
+    def install(self, window: Any) -> None:
+        window.add_panel(self.title, QWidget(), "tab")
+
+    def on_project(self, window: Any) -> None:
+        pass
+
+
+def test_views_that_lack_a_member_are_refused_at_registration_in_one_line() -> None:
+    """A views object is checked against `MethodViews` when it registers: the one line names
+    each member it lacks, and nothing is registered."""
+    from ui.methods import VIEWS
+    from ui.method_views import MEMBERS, ViewsBase, ViewsRefused
+
+    with pytest.raises(ViewsRefused) as e:
+        VIEWS.register("half", _HalfViews())
+    msg = str(e.value)
+    assert "\n" not in msg and "'half'" in msg and "_HalfViews" in msg
+    lacks = msg.split(" lack ", 1)[1].split(":", 1)[0].split(", ")
+    assert lacks == [m for m in MEMBERS if not hasattr(_HalfViews, m)]
+    assert {"controller", "pages", "has_data", "focus_target"} <= set(lacks)
+    assert "half" not in VIEWS
+
+    class NoController(ViewsBase):  # a views class that put something else where a member goes
+        method, title = "half", "Half"
+        controller = None
+
+        def install(self, window: Any) -> None:
+            pass
+
+    with pytest.raises(ViewsRefused, match=r"^the 'half' views \(.*NoController\): controller not as "):
+        VIEWS.register("half", NoController())
+    assert "half" not in VIEWS
+
+    class Other(NoController):
+        controller = ViewsBase.controller
+        method = "lamp"
+
+    with pytest.raises(ViewsRefused, match="views of 'lamp', registered as 'half'"):
+        VIEWS.register("half", Other())
+
+
+def test_views_registered_by_import_string_are_checked_when_first_looked_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Views registered lazily (``"module:attr"``) are checked when the window first asks for them."""
+    import sys
+    import types
+
+    from ui.method_views import ViewsRefused
+    from ui.methods import VIEWS, views_for
+
+    module = types.ModuleType("half_views_of_the_tests")
+    module.VIEWS = _HalfViews()  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    VIEWS.register("half", f"{module.__name__}:VIEWS")
+    try:
+        with pytest.raises(ViewsRefused, match=r"lack .*controller"):
+            views_for("half")
+    finally:
+        VIEWS._entries.pop("half", None)
+    for name in NAMES:  # the registered ones pass
+        assert views_for(name).method == name

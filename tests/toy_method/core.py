@@ -22,7 +22,7 @@ import numpy as np
 
 from workstation.command_base import Command, add_project_arg, reading_project
 from workstation.dataset import Prompts
-from workstation.evaluation.base import LabelScheme, Method, ReportSection
+from workstation.evaluation.base import AuditSource, LabelScheme, Method, ReportSection
 from workstation.types import InputError, WorkstationError
 
 NAME = "lamp"
@@ -87,6 +87,8 @@ class LampMethod:
     name = NAME
     title = "Lamp (a method of the tests)"
     label_schemes = (LABEL_SCHEME,)
+    audit_source = AuditSource("tests.toy_method.audit_source", title="Lamp: the threshold's outcomes",
+                               description="the threshold's LIT / DARK against human LIT / DARK")
 
     def default_config(self) -> LampConfig:
         return LampConfig()

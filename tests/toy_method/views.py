@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from PySide6.QtWidgets import QLabel, QListWidget, QTabWidget
 
-from ui.method_views import MethodViews
+from ui.method_views import ViewsBase
 
 from .core import LABEL_SCHEME, NAME, VERDICTS
 
@@ -42,7 +42,7 @@ class _LampTarget:
         self.widget.setText("")
 
 
-class LampViews(MethodViews):
+class LampViews(ViewsBase):
     method = NAME
     title = TITLE
     noun = "lamp"

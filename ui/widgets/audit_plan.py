@@ -70,14 +70,6 @@ QUANTITY_NAMES = {
     "precision": "precision of the automated outcome's positives",
     "agreement": "agreement with humans where it decides",
 }
-METHOD_TITLES = {
-    "spatial": "Spatial: the checker's verdicts",
-    "metalogic": "MetaLogic: the comparison's outcomes",
-    "protobias": "ProtoBias: a metric's preferences",
-    "dyeval": "DyEval: CLIPScore pre-marks",
-}
-
-
 def _pct(x: float, digits: int = 1) -> str:
     return "—" if x is None or not np.isfinite(x) else f"{100 * x:.{digits}f} %"
 
@@ -285,7 +277,7 @@ class AuditPlanPanel(QWidget):
             self._show_nothing("Open a project to plan an audit.")
             return
         for name in audit_sources.available(project):
-            self.method_combo.addItem(METHOD_TITLES.get(name, name), name)
+            self.method_combo.addItem(audit_sources.title_of(name), name)
         self.method_combo.blockSignals(False)
         self._on_method()
         self.start_button.setEnabled(self.method_combo.count() > 0 and not project.read_only)

@@ -92,7 +92,8 @@ class JudgeController(QObject):
     changed = Signal()  # label state, progress or undo availability changed
     moved = Signal(int)  # the current target changed (its index; -1 none)
     queue_changed = Signal()  # a new queue
-    policy_changed = Signal()  # what views of more than the current target may show changed (ask again)
+    policy_changed = Signal()  # what views of more than the current target may show changed (ask again);
+    # emitted only when it did change: a new queue under the same policy emits `queue_changed` alone
     finished_queue = Signal()
     save_failed = Signal(str)  # a label was not written (the message says why)
 
@@ -197,9 +198,11 @@ class JudgeController(QObject):
         self._announce_queue()
 
     def _announce_queue(self) -> None:
-        self._policy_seen = self.view_visibility()
+        """A new queue: `queue_changed`, then `policy_changed` only if what the views may show
+        changed (a view that re-queues when the policy changes does not start the same change
+        again), then `moved` and `changed`."""
         self.queue_changed.emit()
-        self.policy_changed.emit()
+        self._check_policy()
         self.moved.emit(self.core.current)
         self.changed.emit()
 

@@ -7,9 +7,12 @@
                                  [--first-passes] [--rule RULE] [--json FILE [--overwrite]]
     python main.py labels unblind FILE --project DIR --out FILE [--overwrite]
 
-Import reads SpatialBench-UC's `labels_filled.json` / `labels_filled.csv` and our own CSV /
-Parquet (see `workstation.methods.spatial.labels_io`); the whole file is validated first, then appended as label
-events in one transaction (nothing is written when any row is bad).
+Import reads the label log's layout (what export writes for any task: `.jsonl`, or `.csv` with a
+`task` and a `target_id` column) for every method's tasks, and a method's own layouts through its
+``read_label_file`` hook (the spatial method's: SpatialBench-UC's `labels_filled.json` /
+`labels_filled.csv` and our own CSV / Parquet, `workstation.methods.spatial.labels_io`); the
+whole file is validated first, then appended as label events in one transaction (nothing is
+written when any row is bad).
 
 Export writes the labels that stand — the latest label per (task, target, annotator), an undone
 label left out — or, with --all-events, the full event log (undo events included). ``--task``
@@ -41,12 +44,14 @@ from ..methods.spatial.store import SpatialStore
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "labels", help="import or export human labels",
-        description="Import or export human labels (SpatialBench-UC labels_filled.json / .csv, or our "
-                    "CSV / Parquet with an annotator column).")
+        description="Import or export human labels: every method's in the label log's layout (CSV or "
+                    "JSONL), the spatial method's also as SpatialBench-UC labels_filled.json / .csv, or our "
+                    "CSV / Parquet with an annotator column.")
     lsub = p.add_subparsers(dest="labels_command", metavar="ACTION", required=True)
 
     pi = add_command(lsub, "import", "append the labels of a file to the project", run_import)
-    pi.add_argument("file", type=Path, metavar="FILE", help="label file (.json, .csv or .parquet)")
+    pi.add_argument("file", type=Path, metavar="FILE", help="label file (.jsonl or .csv in the label log's layout; "
+                    "spatial: .json, .csv or .parquet)")
     add_project_arg(pi)
     pi.add_argument("--annotator", metavar="NAME",
                     help="annotator of rows that name none (default: 'imported')")
@@ -193,21 +198,68 @@ def run_unblind(args: argparse.Namespace) -> int:
 
 def run_import(args: argparse.Namespace) -> int:
     """Validate a label file completely, then append its labels as label events in one transaction.
-    Formats: SpatialBench-UC labels_filled.json (a JSON list of {sample_id, human_verdict, notes,
-    timestamp}) or labels_filled.csv (the same four columns), or our CSV / Parquet (sample_id,
-    annotator, verdict, rating, notes, created_at). Rows without a verdict are skipped."""
-    from ..methods.spatial.labels_io import read_labels
+    Formats: the label log's (what `labels export` writes for any task: .jsonl, or .csv with the
+    columns task, target_kind, target_id, annotator, value, rating, notes, created_at), for every
+    method's tasks; and each method's own: SpatialBench-UC labels_filled.json (a JSON list of
+    {sample_id, human_verdict, notes, timestamp}) or labels_filled.csv (the same four columns), or
+    our CSV / Parquet (sample_id, annotator, verdict, rating, notes, created_at). Rows without a
+    verdict are skipped."""
+    from ..io.label_log import is_label_log
 
-    table = read_labels(args.file, args.annotator)  # validates format, verdicts, ratings, timestamps
+    if is_label_log(args.file):
+        return _import_label_log(args)
+    add = _method_import(args.file)(args.file, args.annotator)  # the whole file is checked here
     with open_project(args.project) as project:
-        known = {r[0] for r in project.con.execute("SELECT sample_id FROM samples").fetchall()}
-        table.check_samples(known)
+        print(add(project))
+    return 0
+
+
+def _method_import(path: Path) -> Any:
+    """The ``read_label_file`` hook of the method whose own layouts a label file is in (the one
+    registered method with the hook; more than one is ambiguous)."""
+    from ..methods import get_method, method_names
+    from ..types import InputError
+
+    hooks = [(m, getattr(get_method(m), "read_label_file", None)) for m in method_names()]
+    hooks = [(m, h) for m, h in hooks if callable(h)]
+    if len(hooks) != 1:
+        raise InputError(Path(path), "not the label log's layout (.jsonl, or .csv with task and target_id "
+                                     f"columns), and {len(hooks)} methods read label files of their own")
+    return hooks[0][1]
+
+
+def _check_targets(project: Any, path: Path, schemes: dict[str, Any], by_task: dict[str, Any]) -> None:
+    """Every label of a sample (or an image: a sample too) is of a sample the project holds."""
+    from ..store.labels import SAMPLE_TARGETS
+    from ..types import InputError
+    from ..util.textio import quote
+
+    known: set[str] | None = None
+    for task, rows in by_task.items():
+        if schemes[task].target not in SAMPLE_TARGETS:
+            continue
+        if known is None:
+            known = {r[0] for r in project.con.execute("SELECT sample_id FROM samples").fetchall()}
+        for target, line in zip(rows["target_id"], rows["line"]):
+            if target not in known:
+                raise InputError(Path(path), f"label for unknown sample {quote(target, 60)}", line)
+
+
+def _import_label_log(args: argparse.Namespace) -> int:
+    from ..io.label_log import read_label_log
+    from ..methods import get_method, method_names
+
+    schemes = {s.task: s for m in method_names() for s in getattr(get_method(m), "label_schemes", ())}
+    by_task = read_label_log(args.file, schemes, args.annotator)  # the whole file is checked here
+    with open_project(args.project) as project:
+        _check_targets(project, args.file, schemes, by_task)
         with project.transaction():
-            n = SpatialStore(project).add_labels_bulk(table.rows(), source=f"import:{Path(args.file).name}")
-    by = Counter(table.annotator)
+            n = {t: project.labels.add_bulk(t, schemes[t].target, rows, source=f"import:{Path(args.file).name}")
+                 for t, rows in by_task.items()}
+    by = Counter(a for rows in by_task.values() for a in rows["annotator"])
     who = ", ".join(f"{a} {c}" for a, c in sorted(by.items())) or "none"
-    skipped = f"; skipped {table.skipped} row(s) without a verdict" if table.skipped else ""
-    print(f"imported {n} label(s) from {args.file} ({table.format}; annotators: {who}){skipped}")
+    tasks = ", ".join(f"{c} {t}" for t, c in n.items()) or "none"
+    print(f"imported {sum(n.values())} label(s) from {args.file} (label log: {tasks}; annotators: {who})")
     return 0
 
 

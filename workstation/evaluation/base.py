@@ -158,6 +158,25 @@ class ReportSection:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class AuditSource:
+    """A method's source of audit tables for audit plans (`workstation.methods.audit_sources`): a
+    method object that has one as its ``audit_source`` can be planned for; nothing outside its
+    folder names it. ``module`` ("package.module", imported when a plan needs it) defines:
+
+    * ``audit_table(project, **options) -> AuditTable`` — the items, the automated outcome with its
+      confidence, the cluster (prompt) and the human label (`workstation.evaluation.plan`); its
+      keyword-only options are what a plan may be made with;
+    * ``human_labels(project, table) -> ndarray`` — the current human codes of a (frozen) table's items;
+    * ``present_items(project, table, *, without_run=None) -> ndarray`` — which of them the
+      project still holds (as if run ``without_run`` were removed too).
+    """
+
+    module: str
+    title: str  # the audit plan window's entry: "Spatial: the checker's verdicts"
+    description: str  # what its table sets against the human labels
+
+
 class Method(Protocol):
     """An evaluation method, as the kernel (store, jobs, CLI, report bundle) uses it.
 
@@ -224,6 +243,11 @@ class Method(Protocol):
 
     # optional: ``render_demo_row(row, seed, size=512) -> (image, truth)`` draws one prompt row of
     # the method procedurally (the ``procedural`` generator calls it for the method's prompts)
+    # optional: ``audit_source: AuditSource`` — the method's audit tables for audit plans
+    # optional: ``read_label_file(path, annotator=None) -> Callable[[project], str]`` — `labels
+    # import` of a file in the method's own layouts: the file is read and checked whole when it is
+    # called; the function it returns appends the labels to a project and says what it did (the
+    # label log's own layout is read for every method by the kernel: `io.label_log.read_label_log`)
 
     def build_demo(self, project: Any, *, small: bool = False, progress: Any = None,
                    workers: int | None = None) -> dict[str, Any]:

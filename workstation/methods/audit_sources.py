@@ -1,7 +1,8 @@
-"""Where audit plans get their tables: one adapter per method, registered by name and imported
-only when used. Each fills the generic `workstation.evaluation.plan.AuditTable` — items, the
-automated outcome with its confidence, the cluster (prompt) and the human label — from a
-project, so one core (`workstation.evaluation.plan`) plans and estimates for every method:
+"""Where audit plans get their tables: one adapter per method, the method object's
+``audit_source`` (`workstation.evaluation.base.AuditSource`: a module imported only when used, a
+title and a description), so a new method is planned for without a line outside its folder.
+Each fills the generic `workstation.evaluation.plan.AuditTable` — items, the automated outcome
+with its confidence, the cluster (prompt) and the human label — from a project, so one core (`workstation.evaluation.plan`) plans and estimates for every method:
 
 * ``spatial``   — the checker's PASS / FAIL / UNDECIDABLE per image against human P/F/U;
 * ``metalogic`` — the comparison's MISALIGNED / ALIGNED / UNDECIDABLE per image pair against the
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import csv
 import html
+import importlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -31,35 +33,72 @@ from typing import Any
 import numpy as np
 
 from ..evaluation.audit_sets import flag_text, flagged_labels
-from ..evaluation.base import ReportSection
+from ..evaluation.base import AuditSource, ReportSection
 from ..evaluation.plan import (AuditPlan, AuditTable, Goal, PlanStale, PlanTarget, check_design, load_plan, save_draws,
                                save_plan, stored_table)
-from ..registry import Registry
 from ..types import WorkstationError
 from ..util.csvsafe import escape_row
 
-#: the methods with an audit source (``workstation.methods.<name>.audit_source``) and what its
-#: table sets against the human labels
-AUDITED = {"spatial": "the checker's verdicts against human P/F/U",
-           "metalogic": "the comparison's outcomes against human pair judgements",
-           "protobias": "a metric's preference against the humans' ratings",
-           "dyeval": "CLIPScore pre-marks against human PASS / FAIL"}
 
-#: each method's audit table of a project (``audit_table``), and its current human labels of a
-#: (frozen) table's items, read from the label log (``human_labels``)
-SOURCES: Registry[AuditTable] = Registry("audit source")
-HUMANS: Registry[np.ndarray] = Registry("audit labels")
-#: which of a (frozen) table's items the project still holds (``present_items(project, table, *,
-#: without_run=None)``: as if run ``without_run`` were removed too)
-PRESENT: Registry[np.ndarray] = Registry("audit population")
-for _name, _what in AUDITED.items():
-    SOURCES.register(_name, f"workstation.methods.{_name}.audit_source:audit_table", description=_what)
-    HUMANS.register(_name, f"workstation.methods.{_name}.audit_source:human_labels")
-    PRESENT.register(_name, f"workstation.methods.{_name}.audit_source:present_items")
+def source_of(method: Any) -> AuditSource | None:
+    """The registered method's audit source (its method object's ``audit_source``, an
+    `AuditSource`); None for a method without one or a name that is not a method's."""
+    from . import METHODS, get_method
+
+    if not isinstance(method, str) or method not in METHODS:
+        return None
+    try:
+        src = getattr(get_method(method), "audit_source", None)
+    except WorkstationError:
+        return None
+    return src if isinstance(src, AuditSource) else None
 
 
 def source_names() -> list[str]:
-    return SOURCES.names()
+    """The registered methods with an audit source."""
+    from . import METHODS
+
+    return [n for n in METHODS.names() if source_of(n) is not None]
+
+
+def title_of(method: str) -> str:
+    """How the audit plan window lists the method's audit table (its source's title)."""
+    src = source_of(method)
+    return src.title if src is not None else str(method)
+
+
+class _Part:
+    """One function of every method's audit source, by method name: ``audit_table``,
+    ``human_labels`` or ``present_items`` of the source's module (imported when used)."""
+
+    def __init__(self, attr: str) -> None:
+        self.attr = attr
+
+    def __contains__(self, method: object) -> bool:
+        return source_of(method) is not None
+
+    def get(self, method: str) -> Callable[..., Any]:
+        src = source_of(method)
+        if src is None:
+            raise WorkstationError(f"no audit source for method {str(method)[:40]!r} "
+                                   f"(have: {', '.join(source_names()) or 'none'})")
+        try:
+            module = importlib.import_module(src.module)
+        except ImportError as e:
+            raise WorkstationError(f"the {method} audit source {src.module!r} could not be loaded: {e}") from None
+        fn = getattr(module, self.attr, None)
+        if not callable(fn):
+            raise WorkstationError(f"the {method} audit source {src.module!r} has no {self.attr}()")
+        return fn  # type: ignore[no-any-return]
+
+
+#: each method's audit table of a project (``audit_table``), its current human labels of a (frozen)
+#: table's items, read from the label log (``human_labels``), and which of a (frozen) table's items
+#: the project still holds (``present_items(project, table, *, without_run=None)``: as if run
+#: ``without_run`` were removed too)
+SOURCES = _Part("audit_table")
+HUMANS = _Part("human_labels")
+PRESENT = _Part("present_items")
 
 
 def available(project: Any) -> list[str]:

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ...method_views import MethodViews, close_while_blind
+from ...method_views import ViewsBase, close_while_blind
 
 
 def _node_of(tree: Any, owner: str) -> str:
@@ -56,7 +56,7 @@ class _ImageTarget:
         self.widget.show_image(None, caption="")
 
 
-class DyEvalViews(MethodViews):
+class DyEvalViews(ViewsBase):
     method = "dyeval"
     title = "DyEval"
     tab_keys = ("Ctrl+4",)

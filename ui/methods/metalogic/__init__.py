@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ...method_views import MethodViews, close_while_blind
+from ...method_views import ViewsBase, close_while_blind
 
 TITLE = "MetaLogic"
 
@@ -43,7 +43,7 @@ class _PairTarget:
         self.widget.clear()
 
 
-class MetaLogicViews(MethodViews):
+class MetaLogicViews(ViewsBase):
     method = "metalogic"
     title = TITLE
     tab_keys = ("Ctrl+5",)

@@ -252,6 +252,7 @@ class MetaLogicPage(QWidget):
         self.controller.committed.connect(lambda *_: self.refresh_human())
         self.controller.changed.connect(self._after_change)
         self.controller.policy_changed.connect(self._policy_changed)
+        self.controller.queue_changed.connect(self._queue_changed)
         session.app.annotator_changed.connect(self.refresh_human)
         self.model.modelReset.connect(self._list_reset)
         self.model.layoutChanged.connect(self._list_reset)
@@ -519,15 +520,19 @@ class MetaLogicPage(QWidget):
             return
         self.controller.set_page_blind(on)
 
-    def _policy_changed(self) -> None:
-        """A new queue or blind switch: what the page shows follows the policy."""
-        on = self.blind
+    def _queue_changed(self) -> None:
+        """A new queue: the blind switch is the page's own outside audit sets, the audit set's in one."""
         audit = self.controller.audit
         self.blind_box.blockSignals(True)
-        self.blind_box.setChecked(on)
+        self.blind_box.setChecked(self.blind)
         self.blind_box.blockSignals(False)
         self.blind_box.setEnabled(audit is None)
         self.blind_box.setToolTip("" if audit is None else "set by the audit set that is open")
+
+    def _policy_changed(self) -> None:
+        """A new policy (an audit set, the blind switch): what the page shows follows it."""
+        on = self.blind
+        self._queue_changed()
         for sl in self.sliders.values():
             sl.setEnabled(not on)
         self.heat_hint.setText(HEAT_HINT_BLIND if on else HEAT_HINT)

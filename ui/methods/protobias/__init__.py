@@ -18,12 +18,12 @@ from typing import Any
 
 import numpy as np
 
-from ...method_views import MethodViews, close_while_blind
+from ...method_views import ViewsBase, close_while_blind
 
 TITLE = "ProtoBias"
 
 
-class ProtoBiasViews(MethodViews):
+class ProtoBiasViews(ViewsBase):
     method = "protobias"
     title = TITLE
     tab_keys = ("Ctrl+6",)

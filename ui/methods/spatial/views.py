@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 from ... import theme
 from ...shortcuts import make_action
 from ...widgets.judge import JudgeBar, install_shortcuts
-from ...method_views import MethodViews
+from ...method_views import ViewsBase
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +78,7 @@ class CalibrationPlaceholder(QWidget):
         lay.addWidget(lab)
 
 
-class SpatialViews(MethodViews):
+class SpatialViews(ViewsBase):
     method = "spatial"
     title = BROWSE
     tab_keys = ("Ctrl+1", "Ctrl+2", "Ctrl+3")

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ...evaluation.base import Method, ReportSection
+from ...evaluation.base import AuditSource, Method, ReportSection
 from ...types import WorkstationError
 from .config import DyEvalConfig, load_config
 from .results import DyEvalData, NodeResults
@@ -31,6 +31,9 @@ class DyEvalMethod:
     summary = ("Test trees that grow where the model is strong and dig where it fails: topics, prompts, human "
                "PASS / FAIL per image, APR / AFR / #Bugs per node, failure location of bug prompts.")
     label_schemes = (LABEL_SCHEME,)
+    audit_source = AuditSource("workstation.methods.dyeval.audit_source",
+                               title="DyEval: CLIPScore pre-marks",
+                               description="CLIPScore pre-marks against human PASS / FAIL")
 
     def default_config(self) -> DyEvalConfig:
         return DyEvalConfig()

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ...dataset import Prompts
-from ...evaluation.base import Method, ReportSection
+from ...evaluation.base import AuditSource, Method, ReportSection
 from ...types import WorkstationError
 from .config import MetaLogicConfig
 from .results import LABEL_SCHEME, REASONS, UNDECIDABLE, PairResults
@@ -47,6 +47,9 @@ class MetaLogicMethod:
                "counts and order from detections; misalignments typed omission / duplication / positional, "
                "UNDECIDABLE with a reason where the evidence is weak.")
     label_schemes = (LABEL_SCHEME,)
+    audit_source = AuditSource("workstation.methods.metalogic.audit_source",
+                               title="MetaLogic: the comparison's outcomes",
+                               description="the comparison's outcomes against human pair judgements")
 
     # ---- configs -----------------------------------------------------------------------------------
     def default_config(self) -> MetaLogicConfig:

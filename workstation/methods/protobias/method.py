@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ...evaluation.base import Method, ReportSection
+from ...evaluation.base import AuditSource, Method, ReportSection
 from .config import ProtoBiasConfig
 from .data import ProtoBiasData
 from .labels import FIDELITY_SCHEME
@@ -46,6 +46,9 @@ class ProtoBiasMethod:
     summary = ("Do image-text metrics prefer the prototypical image to the correct one? Triplets (T, I_corr, I_adv), "
                "every local metric's failure rate and margins, 1-4 human ratings and their agreement.")
     label_schemes = (FIDELITY_SCHEME,)
+    audit_source = AuditSource("workstation.methods.protobias.audit_source",
+                               title="ProtoBias: a metric's preferences",
+                               description="a metric's preference against the humans' ratings")
 
     def default_config(self) -> ProtoBiasConfig:
         return ProtoBiasConfig()

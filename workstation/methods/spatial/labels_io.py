@@ -415,3 +415,27 @@ def _write_labels_to(tmp: Path, suffix: str, labels: Sequence[Any], fmt: str) ->
             "created_at": pa.array([r.created_at for r in labels], pa.timestamp("us")),
         })
         pq.write_table(table, tmp)
+
+
+def label_import(path: str | Path, annotator: str | None = None) -> Any:
+    """`labels import` of a file in one of this module's layouts (the spatial method's
+    ``read_label_file`` hook): the file is read and checked whole now; the function returned
+    appends its labels to a project in one transaction, after checking that every sample is the
+    project's, and says what it did."""
+    from collections import Counter
+
+    from .store import SpatialStore
+
+    table = read_labels(path, annotator)  # validates format, verdicts, ratings, timestamps
+
+    def add(project: Any) -> str:
+        known = {r[0] for r in project.con.execute("SELECT sample_id FROM samples").fetchall()}
+        table.check_samples(known)
+        with project.transaction():
+            n = SpatialStore(project).add_labels_bulk(table.rows(), source=f"import:{Path(path).name}")
+        by = Counter(table.annotator)
+        who = ", ".join(f"{a} {c}" for a, c in sorted(by.items())) or "none"
+        skipped = f"; skipped {table.skipped} row(s) without a verdict" if table.skipped else ""
+        return f"imported {n} label(s) from {path} ({table.format}; annotators: {who}){skipped}"
+
+    return add

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ...dataset import Dataset
-from ...evaluation.base import LabelScheme, Method, ReportSection
+from ...evaluation.base import AuditSource, LabelScheme, Method, ReportSection
 from .config import CheckerConfig
 from .types import VERDICTS
 
@@ -52,6 +52,16 @@ class SpatialMethod:
     summary = ("Does the image put object A left of / right of / above / below object B? An abstaining "
                "checker over detections gives PASS / FAIL / UNDECIDABLE with a reason and a confidence.")
     label_schemes = (LABELS,)
+    audit_source = AuditSource("workstation.methods.spatial.audit_source",
+                               title="Spatial: the checker's verdicts",
+                               description="the checker's verdicts against human P/F/U")
+
+    def read_label_file(self, path: Path, annotator: str | None = None) -> Any:
+        """`labels import` of SpatialBench-UC's and this method's own label files
+        (`labels_io.label_import`: checked whole now, added to a project by the function returned)."""
+        from .labels_io import label_import
+
+        return label_import(path, annotator)
 
     def default_config(self) -> CheckerConfig:
         return CheckerConfig()
