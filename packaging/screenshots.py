@@ -10,7 +10,9 @@ ProtoBias's metric table, triplet view (and blind) and rating mode (``protobias_
 heatmap with a cell's pairs, an omission pair marked on both images, and the page blind
 (``metalogic_*.png``); DyEval's tree,
 a node to judge, pre-marks, the split diagram, proposals, the scene-graph editor and the New tree
-dialog (``dyeval_*.png``). The demo project
+dialog (``dyeval_*.png``); with ``--only small``, every tab (and each page of a tab's own tabs), the
+jobs panel and the F1 sheet on each method's judging page at 1024 × 700 (``small_*.png``; it names
+any screen where the window did not keep to that size). The demo project
 is built with `python main.py demo --no-gui` when missing; the fixture project is imported
 from ../shared/fixtures/spatialbench_uc (skipped when that is absent). Projects live under
 --work (default: a temporary folder), never in the user's settings. `--readme` also writes the
