@@ -1,4 +1,4 @@
-"""Calibration's labels line and its selection (issue 48): one line above the figures says which
+"""Calibration's labels line and its selection: one line above the figures says which
 labels they use, the dialog chooses them, the choice is kept with the project, a second
 annotator's later labels do not replace the first's under "alice only", and the report's
 operating point equals the window's for the same selection."""

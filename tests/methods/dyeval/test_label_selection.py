@@ -1,4 +1,4 @@
-"""DyEval's results from a label selection (issue 48): a second annotator's labels do not replace
+"""DyEval's results from a label selection: a second annotator's labels do not replace
 the first's under "first annotator", and a disagreement shows as disputed under "majority"."""
 
 from __future__ import annotations
