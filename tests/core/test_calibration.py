@@ -312,7 +312,7 @@ def test_operating_point_and_risk_band_resample_prompts_and_say_what_is_undefine
 
 
 def test_grid_search_reports_the_figure_it_optimised_with_its_interval_and_its_ties():
-    """Issue 48: the best J with its cluster-bootstrap interval (recomputed over the prompts by
+    """The best J with its cluster-bootstrap interval (recomputed over the prompts by
     hand here) and, when first place is tied, by what it was decided."""
     rng = np.random.default_rng(1)
     n = 300

@@ -1,4 +1,4 @@
-"""Which labels count (issue 48): provenance of every label, the selection, the consensus rules,
+"""Which labels count: provenance of every label, the selection, the consensus rules,
 and the design weights of Learn then Test."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Which labels count, in the window (issue 48): a one-line `LabelsLine` beside the figures that
+"""Which labels count, in the window: a one-line `LabelsLine` beside the figures that
 use human labels, and the `LabelSelectionDialog` it opens to choose them — whose labels, from
 which audit sets or plans (or free labelling), first passes only or with the re-checks, and the
 consensus rule (`workstation.evaluation.selection`). One selection per method's task, kept with

@@ -121,7 +121,7 @@ def _sets(text: str | None) -> tuple[int, ...] | None:
 
 
 def run_select(args: argparse.Namespace) -> int:
-    """Show, or set, which labels count for a task's figures (issue 48): whose labels (--annotators
+    """Show, or set, which labels count for a task's figures: whose labels (--annotators
     a1,a2 or --all-annotators), from which audit sets or plans (--sets 3,5 or --all-sets; --free /
     --no-free for labels given outside any audit set), first passes only or with the re-checks
     (--first-passes / --rechecks), and the consensus rule that makes one label of several (--rule

@@ -1,5 +1,5 @@
 """Where a label's target was drawn from: each audit set's design and each target's inclusion
-probability (issue 48).
+probability.
 
 An audit set records the design of its draw (``uniform``, ``stratified``, ``plan``, or
 ``unknown`` for a set of an earlier version) and the number of targets it was drawn from; each

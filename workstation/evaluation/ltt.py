@@ -21,7 +21,7 @@ independently (a uniform audit sample of the run's images; drawing without repla
 finite run only makes the binomial tail conservative). Audits that label whole prompts do not
 give independent items.
 
-**Unequal draws** (issue 48). Where the audited items were drawn with known, unequal inclusion
+**Unequal draws**. Where the audited items were drawn with known, unequal inclusion
 probabilities π_i — a stratified audit set, an audit plan — `design_counts` weights each item by
 1/π_i: the risk is the Hájek ratio r̂ = Σ w_i e_i / Σ w_i over the covered, human-decided items,
 tested as a binomial with Kish's effective sample size n_eff = (Σ w)² / Σ w², rounded down, and

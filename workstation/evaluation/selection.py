@@ -1,5 +1,4 @@
-"""Which labels count: a label selection and the consensus that turns labels into one per target
-(issue 48).
+"""Which labels count: a label selection and the consensus that turns labels into one per target.
 
 Every figure that uses human labels takes a `LabelSelection`:
 

@@ -165,7 +165,7 @@ _V4_SCORES: list[Any] = [
     """CREATE INDEX score_sample ON scores(sample_id, scorer)""",
 ]
 
-# Version 4 → 5 (issue 48): where a label comes from. An audit set records the design of its
+# Version 4 → 5: where a label comes from. An audit set records the design of its
 # draw (``uniform``, ``stratified``, ``plan``; ``unknown`` for the sets of earlier versions, whose
 # draw is not recorded) and the number of targets it was drawn from; each drawn item its stratum,
 # that stratum's size (in units), the unit it belongs to and its inclusion probability at the

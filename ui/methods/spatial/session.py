@@ -268,7 +268,7 @@ class SpatialSession(QObject):
             self.reload()
         self._announce_new_data()
 
-    # ---- which labels count (issue 48) ------------------------------------------------------
+    # ---- which labels count ------------------------------------------------------
     @property
     def label_selection(self) -> Any:
         """The label selection the Calibration tab's figures use, kept with the project."""
