@@ -32,13 +32,13 @@ def test_a_pause_and_its_unblinded_items_are_recorded_and_kept(tmp_path: Path) -
         assert p.audit.seen_unblinded(aid, "a1") == set()
 
 
-def test_a_version_4_project_gains_the_pause_tables(tmp_path: Path) -> None:
+def test_a_version_5_project_gains_the_pause_tables(tmp_path: Path) -> None:
     folder = tmp_path / "p"
     with Project.create(folder) as p:
         aid = p.audit.create_set("old", "spatial.verdict", ["s1"], {}, blind=True)
         p.con.execute("DROP TABLE audit_unblinded")
         p.con.execute("DROP TABLE audit_pauses")
-        p.con.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+        p.con.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
     with Project.open(folder) as p:
         assert p.schema_version == SCHEMA_VERSION
         assert p.audit.items(aid) == [("s1", False)]

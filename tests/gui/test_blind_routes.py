@@ -54,7 +54,7 @@ def _blind(w: Any, qtbot: Any) -> tuple[Any, int, list[int]]:
 
 
 def _search(qtbot: Any, w: Any, sample_id: str) -> None:
-    w.actions_by_id["browse"].trigger()
+    w.tab_actions[("spatial", 0)].trigger()
     assert w.tabs.currentWidget() is w.browser
     f = w.browser.filters.text
     f.clear()
@@ -136,7 +136,7 @@ def test_grid_double_click_during_a_blind_audit_raises_nothing_and_stays_blind(
     w = open_window(png_project)
     st, aid, rows = _blind(w, qtbot)
     st.controller.go(2)
-    w.actions_by_id["browse"].trigger()
+    w.tab_actions[("spatial", 0)].trigger()
     qtbot.mouseClick(w.browser.view_buttons.button(1), Qt.LeftButton)
     grid = w.browser.grid
     qtbot.waitExposed(grid)
@@ -151,7 +151,7 @@ def test_grid_double_click_during_a_blind_audit_raises_nothing_and_stays_blind(
     _still_blind(w, st, aid, rows[2])
     assert answers.asked == []
     # a tile outside the audit: asked once (Stay in audit), nothing raised, still blind
-    w.actions_by_id["browse"].trigger()
+    w.tab_actions[("spatial", 0)].trigger()
     j = next(k for k in range(m.rowCount()) if m.index(k, 0).data(ROW_ROLE) not in rows)
     rect = grid.visualRect(m.index(j, 0))
     qtbot.mouseClick(grid.viewport(), Qt.LeftButton, pos=rect.center())
