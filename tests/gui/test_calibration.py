@@ -444,6 +444,40 @@ def test_dragging_tau_line_moves_slider(qtbot, panel, state):
     assert state.config.tau == pytest.approx(0.45, abs=0.02)
 
 
+def test_every_slider_spans_the_range_the_checker_config_accepts(panel):
+    from workstation.methods.spatial.config import PARAMETER_RANGES
+
+    for name, s in panel.params_box.sliders.sliders.items():
+        lo, hi = PARAMETER_RANGES[name]
+        assert (s.spin.minimum(), s.spin.maximum()) == (lo, hi), name
+        s.set_value(hi)  # the top of the range is shown as the top, not clamped below it
+        assert s.spin.value() == pytest.approx(hi) and s.slider.value() == s.slider.maximum(), name
+
+
+def test_a_stored_margin_the_old_sliders_could_not_show_survives_a_tau_drag(qtbot, panel, state):
+    """A stored margin of 0.7 (and ambiguity δ of 0.7) is shown as it is, and a drag of τ leaves
+    them as they are: the next evaluation uses 0.7, not what a slider could show."""
+    stored = state.config.replace(margin=0.7, ambiguity_delta=0.7)
+    state.set_config(stored)
+    sliders = panel.params_box.sliders
+    drag_line(qtbot, panel.plots.tau_plot, float(state.config.tau), 0.6)
+    tau = float(state.config.tau)
+    assert tau == pytest.approx(0.6, abs=0.02)
+    assert state.config.margin == 0.7 and state.config.ambiguity_delta == 0.7
+    assert sliders["margin"].spin.value() == pytest.approx(0.7)
+    assert sliders["ambiguity_delta"].spin.value() == pytest.approx(0.7)
+    assert shown_counts(panel) == evaluate(state.dataset, stored.replace(tau=tau)).counts()
+    # a step of the τ slider's own keys, too
+    sliders["tau"].slider.setFocus()
+    qtbot.keyClick(sliders["tau"].slider, Qt.Key.Key_PageUp)
+    assert state.config.tau == pytest.approx(tau + 0.05, abs=0.011)
+    assert state.config.margin == 0.7 and state.config.ambiguity_delta == 0.7
+    # and a value between two of the margin slider's steps is kept as stored
+    state.set_config(state.config.replace(margin=0.1234))
+    qtbot.keyClick(sliders["tau"].slider, Qt.Key.Key_PageDown)
+    assert state.config.margin == 0.1234
+
+
 def test_apply_stores_version_and_shows_deltas(qtbot, panel, state):
     from workstation.methods.spatial import metrics
 
