@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QScrollArea, QVBoxLayout, QWidget
+from superqt.utils import qthrottled
 
 from workstation.methods.spatial.calibration import Weights
 from workstation.methods.spatial.config import CheckerConfig
@@ -97,17 +98,14 @@ class CalibrationPanel(QWidget):
         self._active: dict[Any, Summary] = {}  # the active version's summary (cleared on reload)
         self._live: Summary | None = None
         self._curve_key: Any = None  # config minus τ of the drawn curves
-        self._pending = False
         self._coarse = False  # this drag's live updates are evaluated off the window's thread
         self._noted_at = 0.0  # when the status bar was last told COARSE_NOTE
         self._grid_dialog: GridSearchDialog | None = None
         self.evaluations = 0  # how many times this panel asked the state to re-evaluate
         self._baseline_seen: Any = None
 
-        self._throttle = QTimer(self)
-        self._throttle.setSingleShot(True)
-        self._throttle.setInterval(THROTTLE_MS)
-        self._throttle.timeout.connect(self._on_throttle)
+        # a drag's live evaluation: at once, then at most one every THROTTLE_MS (of the latest value)
+        self._live_update = qthrottled(self._flush, timeout=THROTTLE_MS, leading=True, parent=self)
         # intervals once the sliders rest (the bootstrap is not redone on every step of a drag)
         self._interval_timer = QTimer(self)
         self._interval_timer.setSingleShot(True)
@@ -183,24 +181,21 @@ class CalibrationPanel(QWidget):
         """The sliders moved: evaluate now, or (while dragging) at most every THROTTLE_MS."""
         if self.state.dataset is None:
             return
-        self._pending = True
         self.plots.set_tau(self.sliders["tau"].value())
         if final:
-            self._throttle.stop()
+            self._stop_live()
             self._flush(final=True)
-        elif not self._throttle.isActive():
-            self._flush()  # leading edge: the first motion answers at once
-            self._throttle.start()
+        else:
+            self._live_update()  # the first motion answers at once, the rest at most every THROTTLE_MS
 
-    def _on_throttle(self) -> None:
-        if self._pending:
-            self._flush()
-            self._throttle.start()
+    def _stop_live(self) -> None:
+        """No live evaluation is left to come (and the next motion answers at once)."""
+        self._live_update.cancel()
+        self._live_update.flush(restart_timer=False)
 
     def _flush(self, final: bool = False) -> None:
         """Evaluate the sliders' config: on the window's thread, or, for a live update of a drag
         whose updates are too slow there, off it (`_coarse`)."""
-        self._pending = False
         cfg = self.slider_config()
         st = self.state
         if final:  # the value let go: exact, now
@@ -441,7 +436,7 @@ class CalibrationPanel(QWidget):
         """Put parameters (e.g. a grid-search row) into the sliders and evaluate them."""
         self.sliders.set_values(params)
         self.plots.set_tau(self.sliders["tau"].value())
-        self._throttle.stop()
+        self._stop_live()
         cfg = self.state.config.replace(**{k: float(v) for k, v in params.items()})
         self.evaluations += 1
         self.state.set_config(cfg)
@@ -450,7 +445,7 @@ class CalibrationPanel(QWidget):
         st = self.state
         if st.project is None or st.dataset is None or not self.apply_button.isEnabled():
             return None
-        self._throttle.stop()
+        self._stop_live()
         self._flush(final=True)
         note = self.note_edit.text().strip() or "calibration panel"
         cid = st.apply_config(note)
