@@ -25,7 +25,7 @@ def test_labelling_bar_texts_are_whole(qtbot, open_window, sbuc_project: Path) -
     qtbot.waitUntil(lambda: w.labeling.yours.text() == "your label: UNDECIDABLE")
     qtbot.wait(20)
     assert _fits(w.labeling.yours, "your label: UNDECIDABLE")
-    bar = w.labeling.progress
+    bar = w.labeling.bar
     text = bar.text()
     assert text.endswith("labelled") and "\n" not in text
     # on one line: the bar is wider than its text (plus the frame), at any count up to 5 digits
