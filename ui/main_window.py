@@ -10,7 +10,8 @@ controller, its audit population). Other panels join the same way:
     window.add_panel("Reports", ReportView(state), "tab")  # a tab
 
 Docks are listed in View → Panels so they can be shown again after being closed. Opening a
-project in the background is `ui.opening`; the menus are `ui.menus`.
+project in the background is `ui.opening`; the menus are `ui.menus`; the status bar is
+`ui.status_bar`.
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent
-from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QTabWidget, QWidget
+from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QTabWidget, QWidget
 
-from . import menus, place, project_dialogs, theme
+from . import menus, place, project_dialogs, status_bar, theme
 from .image_cache import ImageCache
 from .opening import BackgroundOpen
 from .shortcuts import ShortcutSheet
@@ -46,7 +47,7 @@ class MainWindow(QMainWindow):
                  ) -> None:
         super().__init__()
         self.state = state or AppState()
-        self.setWindowTitle("T2I Audit Workstation")
+        self.setWindowTitle(status_bar.TITLE)
         self.setObjectName("mainWindow")
         self.images = ImageCache()
         self.thumbs = ImageCache(max_side=300, max_bytes=64 * 1024 * 1024)
@@ -66,7 +67,7 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(self.tabs)
         self.actions_by_id: dict[str, QAction] = {}
         menus.build_menus(self)
-        self._build_status()
+        self.project_label, self.counts_label, self.annotator_label, self.progress_label = status_bar.build(self)
         self._install_eager_views()
         self.tabs.currentChanged.connect(self._tab_changed)
         s = self.state
@@ -251,33 +252,8 @@ class MainWindow(QMainWindow):
             target.setFocus()
         self._update_status()
 
-    def _build_status(self) -> None:
-        sb = self.statusBar()
-        self.project_label = QLabel("no project")
-        self.project_label.setObjectName("projectLabel")
-        self.counts_label = QLabel("")
-        self.counts_label.setObjectName("dim")
-        self.annotator_label = QLabel("")
-        self.progress_label = QLabel("")
-        self.progress_label.setObjectName("progressLabel")
-        for w in (self.counts_label, self.annotator_label, self.progress_label, self.opener.indicator,
-                  self.project_label):
-            sb.addPermanentWidget(w)
-
     def _update_status(self, *_: Any) -> None:
-        st = self.state
-        views = self.current_views()
-        counts = getattr(views, "status_counts", None) if views is not None else None
-        self.counts_label.setText(counts(self) if counts is not None else "")
-        self.annotator_label.setText(f"annotator: {st.annotator or '—'}" if st.project is not None else "")
-        c = views.controller(self) if views is not None else None
-        if c is None or st.project is None:
-            self.progress_label.setText("")
-            return
-        done, total = c.progress()
-        what = f"in audit set #{c.audit.audit_set_id}" if c.audit is not None else \
-            "in the queue" if not c.core.plain else "in all"
-        self.progress_label.setText(f"labelled {done:,} / {total:,} {what}")
+        status_bar.update(self)
 
     # ---- project --------------------------------------------------------------------------------------
     def open_project(self, folder: str | Path, read_only: bool = False, snapshot: bool = False) -> bool:
@@ -346,15 +322,7 @@ class MainWindow(QMainWindow):
 
     def show_project_label(self) -> None:
         """The window's title and the status bar's project label: the open project, or none."""
-        p = self.state.project
-        if p is None:
-            self.setWindowTitle("T2I Audit Workstation")
-            self.project_label.setText("no project — File → Open (Ctrl+O)")
-        else:
-            ro = "  [read-only snapshot]" if p.read_only else ""
-            self.setWindowTitle(f"{p.folder.name}{ro} — T2I Audit Workstation")
-            self.project_label.setText(f"{p.folder.name}{ro}")
-            self.project_label.setToolTip(str(p.folder))
+        status_bar.show_project(self)
 
     # ---- misc -----------------------------------------------------------------------------------------
     def show_shortcuts(self) -> None:
