@@ -224,12 +224,32 @@ class Method(Protocol):
 
     # optional: ``render_demo_row(row, seed, size=512) -> (image, truth)`` draws one prompt row of
     # the method procedurally (the ``procedural`` generator calls it for the method's prompts)
+    #
+    # optional hooks the kernel's commands call where a method defines them (see `METHOD_HOOKS`;
+    # `workstation.methods` calls them, a method without one needs nothing):
+    # ``after_samples_changed(project)`` after a command changed the project's samples or detections
+    # (e.g. spatial readies the window's next open);
+    # ``demo_part(seeds, pairs) -> (title, unit)`` and ``build_demo_part(project, *, seeds, pairs,
+    # progress, workers) -> summary`` the method's part of the `demo` command with its options,
+    # ``demo_order`` (int, default 1: the parts are built lowest first), ``demo_summary(project)``
+    # its part of the summary of a demo project built earlier, ``demo_lines(summary)`` the lines
+    # the command prints of it;
+    # ``suite_options(n_pairs) -> dict`` the options of `suite` for a pipeline's default suite,
+    # ``load_prompt_file(path)`` a prompt file's `Prompts` with each row's line, and
+    # ``check_prompt_texts(prompts, source)`` whether prompts' texts can be generated (a clear
+    # error where not)
 
     def build_demo(self, project: Any, *, small: bool = False, progress: Any = None,
                    workers: int | None = None) -> dict[str, Any]:
         """Add the method's part of the built-in demo to a project (procedural images, detections
         or scores, a first evaluation); returns a summary. ``small`` is for tests."""
         ...
+
+
+#: the optional hooks of a method object (see `Method`); a method defines any of them or none
+METHOD_HOOKS: tuple[str, ...] = ("after_samples_changed", "demo_part", "build_demo_part", "demo_order",
+                                 "demo_summary", "demo_lines", "suite_options", "load_prompt_file",
+                                 "check_prompt_texts")
 
 
 def method_table_prefix(method: str) -> str:

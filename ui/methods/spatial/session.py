@@ -31,6 +31,7 @@ from workstation.util.jsonsafe import dumps
 from ...forwarding import Forwarded
 from ...idle_trim import IdleTrim
 from ...loading import LoadedProject
+from .loading import SpatialLoaded
 from ...state import AppState
 from ...widgets.judge import JudgeController
 from .pair_index import PairIndex
@@ -278,15 +279,16 @@ class SpatialSession(QObject):
         c._announce_queue()
 
     def _adopt(self, loaded: LoadedProject) -> None:
+        part: SpatialLoaded = loaded.parts["spatial"]
         self._preview_wanted = None
-        self.dataset = loaded.dataset
-        self.config_id, self.config = loaded.config_id, loaded.config
-        self.baseline = self.verdicts = loaded.verdicts
-        self.checking = loaded.verdicts is None and loaded.dataset.n > 0
+        self.dataset = part.dataset
+        self.config_id, self.config = part.config_id, part.config
+        self.baseline = self.verdicts = part.verdicts
+        self.checking = part.checking
         self.draft_restored = False
         if not self.checking:
             self._restore_draft()
-        self.human = loaded.human
+        self.human = part.human
 
     def verdicts_ready(self, dataset: Dataset, cfg: CheckerConfig, verdicts: object) -> bool:
         """Take the verdicts of the active config `cfg` evaluated off the GUI thread for the
