@@ -225,19 +225,18 @@ class Method(Protocol):
     # optional: ``render_demo_row(row, seed, size=512) -> (image, truth)`` draws one prompt row of
     # the method procedurally (the ``procedural`` generator calls it for the method's prompts)
     #
-    # optional hooks the kernel's commands call where a method defines them (see `METHOD_HOOKS`;
-    # `workstation.methods` calls them, a method without one needs nothing):
-    # ``after_samples_changed(project)`` after a command changed the project's samples or detections
-    # (e.g. spatial readies the window's next open);
-    # ``demo_part(seeds, pairs) -> (title, unit)`` and ``build_demo_part(project, *, seeds, pairs,
-    # progress, workers) -> summary`` the method's part of the `demo` command with its options,
-    # ``demo_order`` (int, default 1: the parts are built lowest first), ``demo_summary(project)``
-    # its part of the summary of a demo project built earlier, ``demo_lines(summary)`` the lines
-    # the command prints of it;
-    # ``suite_options(n_pairs) -> dict`` the options of `suite` for a pipeline's default suite,
-    # ``load_prompt_file(path)`` a prompt file's `Prompts` with each row's line, and
-    # ``check_prompt_texts(prompts, source)`` whether prompts' texts can be generated (a clear
-    # error where not)
+    # optional hooks: the kernel's commands call each where the method defines it (see
+    # `METHOD_HOOKS`), so a method without one needs nothing and no command names a method:
+    # ``after_samples_changed(project)`` after a command changed the project's samples or
+    # detections (`workstation.methods.after_samples_changed`; spatial readies the window's next
+    # open); ``pipeline_suite(pairs, options) -> (prompts, label)`` the built-in suite of a
+    # pipeline or `generate` with its ``pairs`` (else ``suite(**options)``);
+    # ``read_suite_file_with_lines(path) -> (prompts, {prompt_id: line})`` or
+    # ``read_suite_file(path) -> prompts`` the method's own prompt files; the `demo` command's:
+    # ``demo_order`` (int, default 1: lowest built and shown first), ``demo_part(seeds, pairs) ->
+    # (title, unit)``, ``build_demo_part(project, *, seeds, pairs, progress, workers) -> summary``
+    # (else ``build_demo``), ``demo_summary(project)`` (a demo project built earlier; else the
+    # summary lines) and ``demo_lines(summary)`` (the lines printed of its part)
 
     def build_demo(self, project: Any, *, small: bool = False, progress: Any = None,
                    workers: int | None = None) -> dict[str, Any]:
@@ -247,9 +246,9 @@ class Method(Protocol):
 
 
 #: the optional hooks of a method object (see `Method`); a method defines any of them or none
-METHOD_HOOKS: tuple[str, ...] = ("after_samples_changed", "demo_part", "build_demo_part", "demo_order",
-                                 "demo_summary", "demo_lines", "suite_options", "load_prompt_file",
-                                 "check_prompt_texts")
+METHOD_HOOKS: tuple[str, ...] = ("after_samples_changed", "pipeline_suite", "read_suite_file_with_lines",
+                                 "read_suite_file", "demo_order", "demo_part", "build_demo_part",
+                                 "demo_summary", "demo_lines")
 
 
 def method_table_prefix(method: str) -> str:

@@ -85,8 +85,10 @@ class SpatialViews(MethodViews):
     eager = True  # built with the window: a project opened in the background fills Browse as it loads
 
     def expect(self, window: Any, loaded: Any) -> None:
-        """The project about to open was read off the GUI thread: the session takes it."""
-        window.spatial.expect(loaded)
+        """The project about to open was read off the GUI thread: the session takes its spatial part."""
+        part = loaded.parts.get(self.method)
+        if part is not None:
+            window.spatial.expect(loaded.project, part)
 
     def before_adopt(self, window: Any, loaded: Any, folder: Any) -> None:
         """A project read off the GUI thread is about to be taken: where its samples came without
