@@ -98,23 +98,35 @@ class OpenProgress:
         return "reading the samples…", -1
 
 
+def method_loads() -> dict[str, Any]:
+    """Each method's load (`ui.methods.LOADS`), by name, its module imported now: the thread
+    that starts a load calls it, so that the load's own thread makes no first import of a
+    method's modules beside the GUI thread's imports of Qt."""
+    from .methods import load_names, load_of
+
+    return {name: load_of(name) for name in load_names()}
+
+
 def load_project(folder: str | Path, read_only: bool = False, snapshot: bool = False,
-                 with_verdicts: bool = True, progress: OpenProgress | None = None) -> LoadedProject:
+                 with_verdicts: bool = True, progress: OpenProgress | None = None,
+                 loads: dict[str, Any] | None = None) -> LoadedProject:
     """Open a project and read each method's part of it (`ui.methods.LOADS`: spatial's samples,
     active config, verdicts and labels). No Qt objects are touched, so a worker thread can run it
     while the window stays responsive; the connection is then used by the GUI thread alone.
     Raises what `Project.open` raises. Without `with_verdicts` the evaluation is left to the
     views (spatial: `ui.methods.spatial.loading.evaluate_active`, verdicts None).
     `progress` follows the load and can cancel it: `OpeningCancelled` is raised and the
-    project is closed as it was."""
+    project is closed as it was. `loads`: the methods' loads (`method_loads()`, made where none
+    is given)."""
     import_duckdb()
-    from .methods import load_names, load_of
+    if loads is None:
+        loads = method_loads()
 
     if progress is not None:
         progress.enter("samples")
     project = Project.open_snapshot(folder) if snapshot else Project.open(folder, read_only=read_only)
     try:
-        parts = {name: load_of(name).read(project, with_verdicts, progress) for name in load_names()}
+        parts = {name: load.read(project, with_verdicts, progress) for name, load in loads.items()}
         annotator = project.get_setting("annotator", "") or ""
         release_freed_memory()  # the checker's one-off preparation leaves freed temporaries
     except BaseException:
@@ -133,6 +145,7 @@ class EarlyLoad:
         self.folder = Path(folder)
         self.read_only = read_only
         self.progress = OpenProgress()
+        self._loads = method_loads()  # imported here, before the load's thread starts
         self._lock = threading.Lock()
         self._outcome: tuple[Any, bool] | None = None
         self._deliver: Callable[[Any, bool], None] | None = None
@@ -142,7 +155,8 @@ class EarlyLoad:
 
     def _run(self) -> None:
         try:
-            outcome: tuple[Any, bool] = (load_project(self.folder, self.read_only, False, False, self.progress),
+            outcome: tuple[Any, bool] = (load_project(self.folder, self.read_only, False, False, self.progress,
+                                                      loads=self._loads),
                                          True)
         except Exception as e:  # noqa: BLE001 - handed to `deliver`, which reports it
             outcome = (e, False)

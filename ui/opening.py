@@ -111,7 +111,7 @@ class BackgroundOpen(QObject):
                 early.thread.join()
             w.load_finished.emit(w.open_project(folder, read_only=read_only))
             return
-        from .loading import OpenProgress
+        from .loading import OpenProgress, method_loads
 
         w.statusBar().showMessage(f"Opening {folder.name}…")
         w.project_label.setText(f"opening {folder.name}…")
@@ -125,7 +125,8 @@ class BackgroundOpen(QObject):
             early.then(lambda result, ok: self._deliver(result, folder, read_only, ok, closings))
         else:
             self.progress = OpenProgress()
-            worker = threading.Thread(target=self._load, args=(folder, read_only, closings, self.progress),
+            loads = method_loads()  # the methods' modules imported here, on the GUI thread
+            worker = threading.Thread(target=self._load, args=(folder, read_only, closings, self.progress, loads),
                                       name="project-load")
             self.load_worker = worker
             worker.start()
@@ -155,11 +156,11 @@ class BackgroundOpen(QObject):
         self.indicator.hide()
         self.progress = None
 
-    def _load(self, folder: Path, read_only: bool, closings: int, progress: Any) -> None:
+    def _load(self, folder: Path, read_only: bool, closings: int, progress: Any, loads: Any = None) -> None:
         from .loading import load_project  # no Qt module is imported off the GUI thread
 
         try:
-            result: Any = load_project(folder, read_only, False, False, progress)
+            result: Any = load_project(folder, read_only, False, False, progress, loads=loads)
             ok = True
         except Exception as e:  # noqa: BLE001 - reported on the GUI thread (`_failed`)
             result, ok = e, False
