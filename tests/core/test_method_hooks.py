@@ -89,3 +89,20 @@ def test_a_pipeline_s_builtin_suite_and_prompt_file_come_from_the_method_s_hooks
                         lambda path: (first, {pid: 7 for pid in first.prompt_id.tolist()}), raising=False)
     prompts, label, lines = load_suite_with_lines(str(own), 5, None, toy_method.NAME)
     assert len(prompts) == 2 and label == str(own.resolve()) and set(lines.values()) == {7}
+
+
+def test_every_hook_the_kernel_asks_a_method_for_is_declared() -> None:
+    """The optional hooks the commands and the registry look up on a method object are the ones
+    `METHOD_HOOKS` (and the `Method` protocol's notes) declare: none asked for in secret."""
+    import re
+
+    from workstation.evaluation.base import METHOD_HOOKS, Method
+
+    root = Path(__file__).resolve().parents[2] / "workstation"
+    asked: set[str] = set()
+    for path in [*sorted((root / "commands").glob("*.py")), root / "methods" / "__init__.py"]:
+        asked |= set(re.findall(r'getattr\(\s*(?:m|get_method\([^()]*\))\s*,\s*"(\w+)"', path.read_text("utf-8")))
+    members = set(vars(Method)) | set(Method.__annotations__)  # what every method has
+    assert asked - members == set(METHOD_HOOKS)
+    base = (root / "evaluation" / "base.py").read_text("utf-8")
+    assert all(f"``{name}" in base for name in METHOD_HOOKS)  # each described where `Method` is
