@@ -3,11 +3,12 @@
 The store reads the samples on a thread of its own (or takes the load `main.py gui --project`
 started before Qt was imported, `ui.loading.EarlyLoad`); the window adopts them when they are
 read, and the views' own work on what was read (``before_adopt``: spatial's checker evaluates
-the samples on another thread) starts before they fill in. While the load runs, the status bar says what it is
-reading and how far it is (`OpeningIndicator`), with a button that cancels it: the window
-then stays as it was. Locks and errors end in the same messages as the window's
+the samples on another thread) starts before they fill in. While the load runs, the status bar
+says what it is reading and how far it is (`OpeningIndicator`), with a button that cancels it:
+the window then stays as it was. Locks and errors end in the same messages as the window's
 `open_project`. No Qt module is imported off the GUI thread (PySide makes a binding's types as a
-module first reaches them, while Qt reads them on the GUI thread without Python's lock).
+module first reaches them, while Qt reads them on the GUI thread without Python's lock): the
+methods' loads are imported before the load's thread starts (`ui.loading.method_loads`).
 """
 
 from __future__ import annotations
