@@ -46,7 +46,7 @@ def unavailable() -> str | None:
     missing = [n for n in (*DAEMONS, *COMMANDS) if find(n) is None]
     if missing:
         return (f"Slurm / MUNGE / MariaDB not installed (missing {', '.join(missing)}): "
-                f"apt-get install {PACKAGES} (.ci/run does)")
+                f"apt-get install {PACKAGES} (`bash packaging/setup.sh --tests` does, as root)")
     if os.geteuid() != 0:
         return "bringing up slurmd, which starts jobs as their user, needs root"
     return None

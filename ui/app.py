@@ -163,8 +163,8 @@ def run(project: str | Path | None = None, read_only: bool = False, argv: Sequen
 
     def loaded(ok: bool) -> None:
         times["project"] = time.perf_counter()
-        spatial = getattr(window, "spatial", None)
-        if ok and spatial is not None and spatial.checking:  # the samples are shown; their verdicts follow
+        if ok and any(getattr(v, "checking", lambda w: False)(window)
+                      for v in list(window.method_views.values())):  # the samples are shown; their verdicts follow
             window.verdicts_checked.connect(checked)
         else:
             checked()
@@ -182,10 +182,10 @@ def run(project: str | Path | None = None, read_only: bool = False, argv: Sequen
     def ready() -> None:
         from workstation.util.memory import python_allocator
 
-        ds = getattr(getattr(window, "spatial", None), "dataset", None)
+        n = sum(int(getattr(v, "n_loaded", lambda w: 0)(window)) for v in list(window.method_views.values()))
         print(f"READY window_ms={(times['window'] - T0) * 1000:.0f} project_ms={(times['project'] - T0) * 1000:.0f} "
               f"verdicts_ms={(times['verdicts'] - T0) * 1000:.0f} "
-              f"torch={'torch' in sys.modules} samples={ds.n if ds is not None else 0} rss_mb={_rss_mb():.0f} "
+              f"torch={'torch' in sys.modules} samples={n} rss_mb={_rss_mb():.0f} "
               f"allocator={python_allocator()}",
               flush=True)
         window.close()

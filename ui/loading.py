@@ -1,7 +1,8 @@
 """Reading a project for the window, on any thread and without Qt.
 
-`load_project` gathers what the window's state adopts (`AppState.adopt`); `evaluate_active`
-runs the checker over it. `EarlyLoad` starts `load_project` before Qt is even imported
+`load_project` gathers what the window's state and the methods' views adopt: the project, and
+each method's part read by its load (`ui.methods.LOADS`; spatial's samples, config and verdicts,
+`ui.methods.spatial.loading`). `EarlyLoad` starts `load_project` before Qt is even imported
 (`main.py gui --project DIR`): at a million samples the load takes seconds, and the
 interpreter's import of Qt and the window's construction (most of a second) run beside it.
 """
@@ -14,25 +15,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from workstation.dataset import Dataset
-from workstation.methods.spatial.config import CheckerConfig
-from workstation.methods.spatial.store import SpatialStore
 from workstation.store import Project, release_freed_memory
 
 
 @dataclass
 class LoadedProject:
-    """Everything `AppState.open_project` reads, gathered by `load_project` (any thread)."""
+    """Everything `AppState.open_project` reads, gathered by `load_project` (any thread):
+    the project, its annotator and each method's part (`parts`, by the method's name), which its
+    views take (``expect``)."""
 
     project: Project
-    dataset: Dataset
-    config_id: int | None
-    config: CheckerConfig
-    verdicts: object
-    human: np.ndarray
     annotator: str
+    parts: dict[str, Any]
 
 
 #: DuckDB's Python package is imported by the project's load and by the methods' warm-up, each on
@@ -104,50 +98,45 @@ class OpenProgress:
         return "reading the samples…", -1
 
 
+def method_loads() -> dict[str, Any]:
+    """Each method's load (`ui.methods.LOADS`), by name, its module imported now: the thread
+    that starts a load calls it, so that the load's own thread makes no first import of a
+    method's modules beside the GUI thread's imports of Qt."""
+    from .methods import load_names, load_of
+
+    return {name: load_of(name) for name in load_names()}
+
+
 def load_project(folder: str | Path, read_only: bool = False, snapshot: bool = False,
-                 with_verdicts: bool = True, progress: OpenProgress | None = None) -> LoadedProject:
-    """Open a project and load its samples, active config, verdicts and labels. No Qt objects
-    are touched, so a worker thread can run it while the window stays responsive; the
-    connection is then used by the GUI thread alone. Raises what `Project.open` raises.
-    Without `with_verdicts` the checker is left to `evaluate_active` (verdicts None).
+                 with_verdicts: bool = True, progress: OpenProgress | None = None,
+                 loads: dict[str, Any] | None = None) -> LoadedProject:
+    """Open a project and read each method's part of it (`ui.methods.LOADS`: spatial's samples,
+    active config, verdicts and labels). No Qt objects are touched, so a worker thread can run it
+    while the window stays responsive; the connection is then used by the GUI thread alone.
+    Raises what `Project.open` raises. Without `with_verdicts` the evaluation is left to the
+    views (spatial: `ui.methods.spatial.loading.evaluate_active`, verdicts None).
     `progress` follows the load and can cancel it: `OpeningCancelled` is raised and the
-    project is closed as it was."""
+    project is closed as it was. `loads`: the methods' loads (`method_loads()`, made where none
+    is given)."""
     import_duckdb()
-    from workstation.methods.spatial.checker import evaluate
-    from workstation.methods.spatial.data import spatial_columns
+    if loads is None:
+        loads = method_loads()
 
     if progress is not None:
         progress.enter("samples")
     project = Project.open_snapshot(folder) if snapshot else Project.open(folder, read_only=read_only)
     try:
-        # the samples' relations and objects, which the views and the checker both read first,
-        # are worked out while the detections are read
-        ds = project.samples.load_dataset(method="spatial", meanwhile=spatial_columns,
-                                          progress=progress.detections if progress is not None else None)
-        if progress is not None:
-            progress.enter("labels")
-        cid, cfg = SpatialStore(project).active_config()
-        verdicts = evaluate(ds, cfg) if ds.n and with_verdicts else None
-        human = SpatialStore(project).human_verdicts(ds)
+        parts = {name: load.read(project, with_verdicts, progress) for name, load in loads.items()}
         annotator = project.get_setting("annotator", "") or ""
         release_freed_memory()  # the checker's one-off preparation leaves freed temporaries
     except BaseException:
         project.close()
         raise
-    return LoadedProject(project, ds, cid, cfg, verdicts, human, annotator)
-
-
-def evaluate_active(dataset: Dataset, cfg: CheckerConfig) -> tuple[Dataset, CheckerConfig, object]:
-    """The checker's verdicts of `dataset` under `cfg` (any thread), for `AppState.verdicts_ready`."""
-    from workstation.methods.spatial.checker import evaluate
-
-    verdicts = evaluate(dataset, cfg)
-    release_freed_memory()  # the checker's one-off preparation leaves freed temporaries
-    return dataset, cfg, verdicts
+    return LoadedProject(project, annotator, parts)
 
 
 class EarlyLoad:
-    """`load_project(folder, read_only)` (verdicts left to `evaluate_active`) on a thread started
+    """`load_project(folder, read_only)` (verdicts left to the views) on a thread started
     at once. `then(deliver)` hands the result, or the exception it raised, to
     `deliver(result, ok)`: at once on the caller's thread when the load has ended, else on the
     load's thread when it ends. Only the first `then` is served."""
@@ -156,6 +145,7 @@ class EarlyLoad:
         self.folder = Path(folder)
         self.read_only = read_only
         self.progress = OpenProgress()
+        self._loads = method_loads()  # imported here, before the load's thread starts
         self._lock = threading.Lock()
         self._outcome: tuple[Any, bool] | None = None
         self._deliver: Callable[[Any, bool], None] | None = None
@@ -165,7 +155,8 @@ class EarlyLoad:
 
     def _run(self) -> None:
         try:
-            outcome: tuple[Any, bool] = (load_project(self.folder, self.read_only, False, False, self.progress),
+            outcome: tuple[Any, bool] = (load_project(self.folder, self.read_only, False, False, self.progress,
+                                                      loads=self._loads),
                                          True)
         except Exception as e:  # noqa: BLE001 - handed to `deliver`, which reports it
             outcome = (e, False)

@@ -10,7 +10,8 @@ controller, its audit population). Other panels join the same way:
     window.add_panel("Reports", ReportView(state), "tab")  # a tab
 
 Docks are listed in View → Panels so they can be shown again after being closed. Opening a
-project in the background is `ui.opening`; the menus are `ui.menus`.
+project in the background is `ui.opening`; the menus are `ui.menus`; the status bar is
+`ui.status_bar`.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ class MainWindow(QMainWindow):
                  ) -> None:
         super().__init__()
         self.state = state or AppState()
-        self.setWindowTitle("T2I Audit Workstation")
+        self.setWindowTitle(status_bar.TITLE)
         self.setObjectName("mainWindow")
         self.images = ImageCache()
         self.thumbs = ImageCache(max_side=300, max_bytes=64 * 1024 * 1024)

@@ -2,12 +2,13 @@
 
 The store reads the samples on a thread of its own (or takes the load `main.py gui --project`
 started before Qt was imported, `ui.loading.EarlyLoad`); the window adopts them when they are
-read, and the checker evaluates them on another thread while the views fill in; its verdicts
-reach the spatial session when ready. While the load runs, the status bar says what it is
-reading and how far it is (`OpeningIndicator`), with a button that cancels it: the window
-then stays as it was. Locks and errors end in the same messages as the window's
+read, and the views' own work on what was read (``before_adopt``: spatial's checker evaluates
+the samples on another thread) starts before they fill in. While the load runs, the status bar
+says what it is reading and how far it is (`OpeningIndicator`), with a button that cancels it:
+the window then stays as it was. Locks and errors end in the same messages as the window's
 `open_project`. No Qt module is imported off the GUI thread (PySide makes a binding's types as a
-module first reaches them, while Qt reads them on the GUI thread without Python's lock).
+module first reaches them, while Qt reads them on the GUI thread without Python's lock): the
+methods' loads are imported before the load's thread starts (`ui.loading.method_loads`).
 """
 
 from __future__ import annotations
@@ -78,14 +79,11 @@ class OpeningIndicator(QWidget):
 class BackgroundOpen(QObject):
     # a background load's result or error, folder, read_only, ok, the window's closes at its start
     _loaded = Signal(object, object, bool, bool, int)
-    # a background check's (dataset, config, verdicts) or error, its dataset, folder, ok
-    _checked = Signal(object, object, object, bool)
 
     def __init__(self, window: Any) -> None:
         super().__init__(window)
         self.w = window
         self.load_worker: Any = None  # the thread of a background open, while it runs
-        self.check_worker: Any = None  # the thread of a background check, while it runs
         self.progress: Any = None  # the open's `OpenProgress`, while it runs
         self._opening = ""  # the folder's name, while it opens
         self.indicator = OpeningIndicator()
@@ -95,7 +93,6 @@ class BackgroundOpen(QObject):
         self._poll.timeout.connect(self._show_progress)
         # queued: an early load that has already ended delivers from this thread, after the call
         self._loaded.connect(self._on_loaded, Qt.QueuedConnection)
-        self._checked.connect(self._on_checked)
 
     def start(self, folder: str | Path, read_only: bool = False, early: Any = None) -> None:
         w = self.w
@@ -115,7 +112,7 @@ class BackgroundOpen(QObject):
                 early.thread.join()
             w.load_finished.emit(w.open_project(folder, read_only=read_only))
             return
-        from .loading import OpenProgress
+        from .loading import OpenProgress, method_loads
 
         w.statusBar().showMessage(f"Opening {folder.name}…")
         w.project_label.setText(f"opening {folder.name}…")
@@ -129,7 +126,8 @@ class BackgroundOpen(QObject):
             early.then(lambda result, ok: self._deliver(result, folder, read_only, ok, closings))
         else:
             self.progress = OpenProgress()
-            worker = threading.Thread(target=self._load, args=(folder, read_only, closings, self.progress),
+            loads = method_loads()  # the methods' modules imported here, on the GUI thread
+            worker = threading.Thread(target=self._load, args=(folder, read_only, closings, self.progress, loads),
                                       name="project-load")
             self.load_worker = worker
             worker.start()
@@ -159,11 +157,11 @@ class BackgroundOpen(QObject):
         self.indicator.hide()
         self.progress = None
 
-    def _load(self, folder: Path, read_only: bool, closings: int, progress: Any) -> None:
+    def _load(self, folder: Path, read_only: bool, closings: int, progress: Any, loads: Any = None) -> None:
         from .loading import load_project  # no Qt module is imported off the GUI thread
 
         try:
-            result: Any = load_project(folder, read_only, False, False, progress)
+            result: Any = load_project(folder, read_only, False, False, progress, loads=loads)
             ok = True
         except Exception as e:  # noqa: BLE001 - reported on the GUI thread (`_failed`)
             result, ok = e, False
@@ -202,58 +200,27 @@ class BackgroundOpen(QObject):
             self._failed(result, folder, read_only)
 
     def _adopt(self, loaded: Any, folder: Path) -> None:
+        from .methods import load_of
+
         w = self.w
         old = w.state.project
         if old is not None and not old.read_only:
             project_dialogs.release(old.folder)
-        # the checker starts before the views take the samples, so that the two overlap
-        checking = loaded.verdicts is None and loaded.dataset.n > 0
-        if checking:
-            self._check(loaded.dataset, loaded.config, folder)
+        # the views' work on what was read (spatial: the checker) starts before they take it, so
+        # that the two overlap
+        for views in list(w.method_views.values()):
+            before = getattr(views, "before_adopt", None)
+            if before is not None:
+                before(w, loaded, folder)
         w.adopt_loaded(loaded)
         project_dialogs.mark_open(folder, writable=not loaded.project.read_only)
         project_dialogs.add_recent(folder)
-        n = loaded.dataset.n
-        w.statusBar().showMessage(f"opened {folder.name}: {n:,} samples"
-                                  + (" — the checker is evaluating them…" if checking else "")
-                                  + _rebuilt(loaded.dataset), 0 if checking else 6000)
+        texts = [load_of(name).opened_text(part) for name, part in loaded.parts.items()]
+        busy = any(b for _, b in texts)
+        w.statusBar().showMessage(f"opened {folder.name}" + "".join(f": {t}" for t, _ in texts[:1])
+                                  + "".join(f"; {t}" for t, _ in texts[1:]), 0 if busy else 6000)
         w.project_opened.emit()
         w.load_finished.emit(True)
-
-    def _check(self, dataset: Any, cfg: Any, folder: Path) -> None:
-        worker = threading.Thread(target=self._check_thread, args=(dataset, cfg, folder), name="project-check")
-        self.check_worker = worker
-        worker.start()
-
-    def _check_thread(self, dataset: Any, cfg: Any, folder: Path) -> None:
-        from .loading import evaluate_active  # no Qt module is imported off the GUI thread
-
-        try:
-            result: Any = evaluate_active(dataset, cfg)
-            ok = True
-        except Exception as e:  # noqa: BLE001 - reported on the GUI thread
-            result, ok = e, False
-        try:
-            self._checked.emit(result, dataset, folder, ok)
-        except RuntimeError:  # the window is gone
-            pass
-
-    def _on_checked(self, result: Any, dataset: Any, folder: Path, ok: bool) -> None:
-        self.check_worker = None
-        w = self.w
-        s = getattr(w, "spatial", None)
-        if ok:
-            if s is not None and s.verdicts_ready(*result) and not s.draft_restored:
-                rebuilt = _rebuilt(dataset)
-                w.statusBar().showMessage(f"opened {folder.name}: {dataset.n:,} samples{rebuilt}",
-                                          20000 if rebuilt else 6000)
-        elif s is not None and dataset is s.dataset:
-            s.checking = False
-            log.error("the checker failed on %s: %s", folder, result)
-            w.statusBar().showMessage(f"the checker failed on {folder.name}: {result}")
-            if QApplication.platformName() != "offscreen":
-                QMessageBox.critical(w, "The checker failed", f"{folder.name}: {result}")
-        w.verdicts_checked.emit()
 
     def _failed(self, error: BaseException, folder: Path, read_only: bool) -> None:
         from workstation.store import ProjectLocked, ProjectReadOnly
@@ -268,11 +235,3 @@ class BackgroundOpen(QObject):
             ok = False
         w.load_finished.emit(ok)
 
-
-def _rebuilt(dataset: Any) -> str:
-    """What the open found unusable in the cache and rebuilt (`detection_cache.rebuilt_notes`),
-    for the status bar's line: " — " and the notes, or ""."""
-    from workstation.store.detection_cache import rebuilt_notes
-
-    notes = rebuilt_notes(dataset)
-    return "".join(f" — {n}" for n in notes)

@@ -35,11 +35,6 @@ class _Table:
         return type(self)(**{f.name: getattr(self, f.name)[idx] for f in fields(cast(Any, self))})
 
 
-def _concat(parts: list[Any]) -> Any:
-    cls = type(parts[0])
-    return cls(**{f.name: np.concatenate([getattr(p, f.name) for p in parts]) for f in fields(cls)})
-
-
 @dataclass
 class Samples(_Table):
     sample_id: np.ndarray  # object (str), unique
@@ -401,23 +396,3 @@ class Dataset:
         if rows is not None and len(rows) == self.n:  # the same prompts table: the same rows
             sub.cache["prompt_rows"] = rows[sample_rows]
         return sub
-
-    @staticmethod
-    def concat(parts: list["Dataset"]) -> "Dataset":
-        """Concatenate datasets (same variant names); prompts are de-duplicated by id."""
-        if not parts:
-            return Dataset(Samples.empty(), Detections.empty(), Prompts.empty())
-        names = parts[0].variant_names
-        for p in parts[1:]:
-            if p.variant_names != names:
-                raise ValueError("datasets with different perturbation variants cannot be merged")
-        offs = np.cumsum([0] + [p.n for p in parts[:-1]])
-        dets = []
-        for off, p in zip(offs, parts):
-            d = p.detections.take(np.arange(len(p.detections)))
-            d.sample_idx = d.sample_idx + off
-            dets.append(d)
-        prompts = _concat([p.prompts for p in parts])
-        _, first = np.unique(prompts.prompt_id.astype(str), return_index=True)
-        return Dataset(_concat([p.samples for p in parts]), _concat(dets),
-                       prompts.take(np.sort(first)), names)

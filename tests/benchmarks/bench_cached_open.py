@@ -50,7 +50,7 @@ if check == "sampled":
     bench_cached_open.use_sampled_check()
 from ui.loading import load_project
 loaded = load_project({project!r}, read_only=True)
-assert loaded.verdicts is not None and loaded.dataset.n == {n}
+assert loaded.parts["spatial"].verdicts is not None and loaded.parts["spatial"].dataset.n == {n}
 loaded.project.close()
 print(f"in-process {{time.perf_counter() - t0:.3f}} s", flush=True)
 """

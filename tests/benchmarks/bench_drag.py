@@ -45,7 +45,7 @@ def drag(app: Any, w: Any, slider_name: str, seconds: float) -> dict[str, Any]:
 
     panel = w.calibration
     st = w.spatial
-    slider = panel.sliders[slider_name].slider
+    slider = panel.params_box.sliders[slider_name].slider
     opt = QStyleOptionSlider()
     slider.initStyleOption(opt)
     handle = slider.style().subControlRect(QStyle.ComplexControl.CC_Slider, opt,

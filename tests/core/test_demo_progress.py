@@ -18,7 +18,7 @@ def test_demo_build_prints_a_line_per_part_with_counts(tmp_path: Path, capsys) -
     assert out[1] == "[1/1] spatial: building scenes of 2 objects (8 prompts x 1 seeds)…"
     m = re.fullmatch(r"\[1/1\] spatial: done — ([\d,]+) images in (\d+\.\d) s", out[2])
     assert m, out[2]
-    assert int(m.group(1).replace(",", "")) == summary["samples"] == 8  # 8 prompts x 1 seed
+    assert int(m.group(1).replace(",", "")) == summary["methods"]["spatial"]["samples"] == 8  # 8 prompts x 1 seed
 
 
 def test_demo_says_it_opens_the_window(tmp_path: Path, capsys, monkeypatch) -> None:

@@ -43,13 +43,13 @@ def panel(qtbot, state):
 
 # ---- helpers: read what the user sees --------------------------------------------------------------
 def shown_counts(panel) -> tuple[int, int, int]:
-    t = panel.metrics_table
+    t = panel.live_box.metrics_table
     labels = [t.verticalHeaderItem(r).text() for r in range(t.rowCount())]
     return tuple(int(t.item(labels.index(v), 0).text()) for v in ("PASS", "FAIL", "UNDECIDABLE"))
 
 
 def delta_cells(panel, label: str) -> tuple[str, str, str]:
-    t = panel.delta_table
+    t = panel.deltas_box.delta_table
     r = [t.verticalHeaderItem(i).text() for i in range(t.rowCount())].index(label)
     return tuple(t.item(r, c).text() for c in range(3))
 
@@ -82,33 +82,33 @@ def drag_line(qtbot, plot, x_from: float, x_to: float, steps: int = 8) -> None:
 def test_margin_slider_keys_change_counts_to_checker(qtbot, panel, state):
     ds, cfg0 = state.dataset, state.config
     assert shown_counts(panel) == evaluate(ds, cfg0).counts()
-    slider = panel.sliders["margin"].slider
+    slider = panel.params_box.sliders["margin"].slider
     slider.setFocus()
     qtbot.keyClick(slider, Qt.Key.Key_PageDown)  # one page = 5 steps of 0.005
     qtbot.keyClick(slider, Qt.Key.Key_PageDown)
     qtbot.keyClick(slider, Qt.Key.Key_Left)
     expected_margin = round(cfg0.margin - 0.055, 6)
     assert state.config.margin == pytest.approx(expected_margin)
-    assert panel.sliders["margin"].spin.value() == pytest.approx(expected_margin)
+    assert panel.params_box.sliders["margin"].spin.value() == pytest.approx(expected_margin)
     want = evaluate(ds, cfg0.replace(margin=expected_margin)).counts()
     assert want != evaluate(ds, cfg0).counts()  # the move changes verdicts
     assert shown_counts(panel) == want
     # the version label warns that the live parameters are not stored
-    assert "Not applied" in panel.version_label.text()
-    assert panel.apply_button.isEnabled()
+    assert "Not applied" in panel.params_box.version_label.text()
+    assert panel.params_box.apply_button.isEnabled()
 
 
 def test_typing_into_spin_box_evaluates(qtbot, panel, state):
-    spin = panel.sliders["margin"].spin
+    spin = panel.params_box.sliders["margin"].spin
     spin.setFocus()
     spin.selectAll()
     qtbot.keyClicks(spin, "0.03")
     qtbot.keyClick(spin, Qt.Key.Key_Return)
     assert state.config.margin == pytest.approx(0.03)
-    assert panel.sliders["margin"].slider.value() == 6  # 0.03 / 0.005
+    assert panel.params_box.sliders["margin"].slider.value() == 6  # 0.03 / 0.005
     assert shown_counts(panel) == evaluate(state.dataset, state.config).counts()
     # other sliders through typed entry too: ambiguity delta changes the 'ambiguous' abstentions
-    spin = panel.sliders["ambiguity_delta"].spin
+    spin = panel.params_box.sliders["ambiguity_delta"].spin
     spin.setFocus()
     spin.selectAll()
     qtbot.keyClicks(spin, "0.3")
@@ -116,13 +116,13 @@ def test_typing_into_spin_box_evaluates(qtbot, panel, state):
     v = evaluate(state.dataset, state.config.replace(ambiguity_delta=0.3))
     assert state.config.ambiguity_delta == pytest.approx(0.3)
     assert shown_counts(panel) == v.counts()
-    t = panel.abstention_table
+    t = panel.live_box.abstention_table
     reasons = [t.verticalHeaderItem(r).text() for r in range(t.rowCount())]
     assert int(t.item(reasons.index("ambiguous"), 0).text()) == int(np.count_nonzero(v.reason == 2))
 
 
 def test_dragging_slider_evaluates_and_settles_on_release(qtbot, panel, state):
-    s = panel.sliders["margin"]
+    s = panel.params_box.sliders["margin"]
     slider = s.slider
     handle = slider.style().subControlRect(
         slider.style().ComplexControl.CC_Slider, _slider_option(slider),
@@ -148,7 +148,7 @@ def _drag_margin(qtbot, panel, steps: range, wait_ms: int = 0, pressed_at: QPoin
     """Press the margin slider's handle and move it right step by step (or, given `pressed_at`,
     go on with a drag pressed there); returns the slider and where the handle was pressed
     (released by the caller)."""
-    slider = panel.sliders["margin"].slider
+    slider = panel.params_box.sliders["margin"].slider
     handle = pressed_at if pressed_at is not None else slider.style().subControlRect(
         slider.style().ComplexControl.CC_Slider, _slider_option(slider),
         slider.style().SubControl.SC_SliderHandle, slider).center()
@@ -190,12 +190,13 @@ def test_a_drag_too_slow_for_the_window_goes_on_off_its_thread_says_so_and_is_ex
     assert said and said[0] == panel_mod.COARSE_NOTE
     qtbot.waitUntil(lambda: not state.previewing, timeout=10000)
     assert "checker-preview" in threads[1:] and "MainThread" not in threads[1:]
-    assert state.config.margin == pytest.approx(panel.sliders["margin"].value())  # caught up with the handle
+    # caught up with the handle
+    assert state.config.margin == pytest.approx(panel.params_box.sliders["margin"].value())
     assert shown_counts(panel) == real(state.dataset, state.config).counts()
     threads.clear()
     _drag_margin(qtbot, panel, range(64, 80, 4))  # released while previews are still wanted
     qtbot.mouseRelease(slider, Qt.MouseButton.LeftButton, pos=handle + QPoint(76, 0))
-    final = panel.sliders["margin"].value()
+    final = panel.params_box.sliders["margin"].value()
     assert state.config.margin == pytest.approx(final) and not state.previewing
     assert said[-1] == ""  # the note cleared: the figures shown are exact
     qtbot.wait(300)  # a preview that was under way brings nothing once the value is let go
@@ -232,11 +233,11 @@ def test_a_handle_let_go_where_the_evaluation_under_way_stands_is_not_evaluated_
     stop = handle + QPoint(48, 0)
     release_now.clear()
     _drag_margin(qtbot, panel, range(48, 49), pressed_at=handle)  # one more move: its value's preview
-    stopped_at = panel.sliders["margin"].value()
+    stopped_at = panel.params_box.sliders["margin"].value()
     qtbot.waitUntil(release_now.is_set, timeout=5000)  # that value is under way on the preview thread
     n_before = len(calls)
     qtbot.mouseRelease(slider, Qt.MouseButton.LeftButton, pos=stop)
-    assert panel.sliders["margin"].value() == pytest.approx(stopped_at)
+    assert panel.params_box.sliders["margin"].value() == pytest.approx(stopped_at)
     assert state.config.margin == pytest.approx(stopped_at) and not state.previewing
     assert calls[n_before:] == []  # the value let go was not evaluated a second time
     assert calls[n_before - 1] == ("checker-preview", pytest.approx(stopped_at))
@@ -305,7 +306,7 @@ def test_on_a_loaded_machine_a_drag_shows_coarser_figures_says_so_and_the_releas
     w, panel, state = _calibration_window(open_window, tmp_path, sbuc_parsed)
     evaluated = _slow_checker(monkeypatch)
     passed: list[float] = []
-    panel.sliders["margin"].moved.connect(passed.append)
+    panel.params_box.sliders["margin"].moved.connect(passed.append)
     shown: list[str] = []
     w.statusBar().messageChanged.connect(shown.append)
     slider, handle = _drag_margin(qtbot, panel, range(3, 90, 3), wait_ms=15)
@@ -319,7 +320,7 @@ def test_on_a_loaded_machine_a_drag_shows_coarser_figures_says_so_and_the_releas
     qtbot.waitUntil(lambda: w.statusBar().currentMessage() == COARSE_NOTE, timeout=5000)
     assert len(passed) >= 20 and len(evaluated) <= len(passed) // 2  # coalesced: most values skipped
     qtbot.mouseRelease(slider, Qt.MouseButton.LeftButton, pos=handle + QPoint(99, 0))
-    final = panel.sliders["margin"].value()
+    final = panel.params_box.sliders["margin"].value()
     assert final == pytest.approx(passed[-1])
     assert state.config.margin == pytest.approx(final) and not state.previewing
     direct = evaluate_reference(state.dataset, state.config)
@@ -356,7 +357,7 @@ def test_a_drag_within_the_budget_evaluates_every_value_and_says_nothing(
 
     monkeypatch.setattr(checker, "evaluate", counted)
     passed: list[float] = []
-    panel.sliders["margin"].moved.connect(passed.append)
+    panel.params_box.sliders["margin"].moved.connect(passed.append)
     shown: list[str] = []
     w.statusBar().messageChanged.connect(shown.append)
     slider, handle = _drag_margin(qtbot, panel, range(4, 60, 4), wait_ms=60)
@@ -379,7 +380,7 @@ def test_the_window_hands_freed_memory_back_once_a_drag_has_rested(qtbot, panel,
     qtbot.wait(ui.idle_trim.IDLE_MS + 200)  # what the open scheduled
     trims.clear()
     linecache.getline(ui.idle_trim.__file__, 1)  # a source line cached (as Qt's binding does)
-    slider = panel.sliders["margin"].slider
+    slider = panel.params_box.sliders["margin"].slider
     slider.setFocus()
     n0, m0 = panel.evaluations, state.config.margin
     for _ in range(8):
@@ -407,41 +408,76 @@ def _audited(state):
 
 
 def test_tau_slider_moves_line_and_confusion(qtbot, panel, state):
-    slider = panel.sliders["tau"].slider
+    slider = panel.params_box.sliders["tau"].slider
     slider.setFocus()
     for _ in range(14):  # 14 pages of 0.05
         qtbot.keyClick(slider, Qt.Key.Key_PageUp)
     assert state.config.tau == pytest.approx(0.7)
-    assert panel.tau_plot.line.value() == pytest.approx(0.7)
-    assert panel.cov_plot.line.value() == pytest.approx(0.7)
+    assert panel.plots.tau_plot.line.value() == pytest.approx(0.7)
+    assert panel.plots.cov_plot.line.value() == pytest.approx(0.7)
     verdict, conf, human = _audited(state)
     want = confusion(apply_tau(verdict, conf, 0.7), human)
-    np.testing.assert_array_equal(panel.confusion_view.matrix, want)
+    np.testing.assert_array_equal(panel.plots.confusion_view.matrix, want)
     pt = risk_coverage(verdict, conf, human, taus=[0.7])
-    assert "τ = 0.700" in panel.readout.text()
-    assert f"coverage <b>{pt.coverage[0]:.3f}</b>" in panel.readout.text()
-    assert f"FPR_PASS <b>{pt.fpr_pass[0]:.3f}</b>" in panel.readout.text()
+    assert "τ = 0.700" in panel.plots.readout.text()
+    assert f"coverage <b>{pt.coverage[0]:.3f}</b>" in panel.plots.readout.text()
+    assert f"FPR_PASS <b>{pt.fpr_pass[0]:.3f}</b>" in panel.plots.readout.text()
 
 
 def test_dragging_tau_line_moves_slider(qtbot, panel, state):
-    assert panel.audit_area.message is None  # labels exist: the plots are shown
-    panel.sliders["tau"].spin.setValue(0.3)
-    assert panel.tau_plot.line.value() == pytest.approx(0.3)
-    drag_line(qtbot, panel.tau_plot, 0.3, 0.8)
-    tau = panel.tau_plot.line.value()
+    assert panel.plots.audit_area.message is None  # labels exist: the plots are shown
+    panel.params_box.sliders["tau"].spin.setValue(0.3)
+    assert panel.plots.tau_plot.line.value() == pytest.approx(0.3)
+    drag_line(qtbot, panel.plots.tau_plot, 0.3, 0.8)
+    tau = panel.plots.tau_plot.line.value()
     assert tau == pytest.approx(0.8, abs=0.02)
-    assert panel.sliders["tau"].value() == pytest.approx(tau, abs=1e-4)
-    assert panel.sliders["tau"].spin.value() == pytest.approx(tau, abs=1e-3)
+    assert panel.params_box.sliders["tau"].value() == pytest.approx(tau, abs=1e-4)
+    assert panel.params_box.sliders["tau"].spin.value() == pytest.approx(tau, abs=1e-3)
     assert state.config.tau == pytest.approx(tau, abs=1e-4)
-    assert panel.cov_plot.line.value() == pytest.approx(tau, abs=1e-4)
+    assert panel.plots.cov_plot.line.value() == pytest.approx(tau, abs=1e-4)
     verdict, conf, human = _audited(state)
-    np.testing.assert_array_equal(panel.confusion_view.matrix,
+    np.testing.assert_array_equal(panel.plots.confusion_view.matrix,
                                   confusion(apply_tau(verdict, conf, state.config.tau), human))
     # and the other way: the line on the all-samples plot drives the same slider
-    drag_line(qtbot, panel.cov_plot, tau, 0.45)
-    assert panel.sliders["tau"].value() == pytest.approx(panel.cov_plot.line.value(), abs=1e-4)
-    assert panel.tau_plot.line.value() == pytest.approx(panel.cov_plot.line.value(), abs=1e-4)
+    drag_line(qtbot, panel.plots.cov_plot, tau, 0.45)
+    tau_line = panel.plots.cov_plot.line.value()
+    assert panel.params_box.sliders["tau"].value() == pytest.approx(tau_line, abs=1e-4)
+    assert panel.plots.tau_plot.line.value() == pytest.approx(panel.plots.cov_plot.line.value(), abs=1e-4)
     assert state.config.tau == pytest.approx(0.45, abs=0.02)
+
+
+def test_every_slider_spans_the_range_the_checker_config_accepts(panel):
+    from workstation.methods.spatial.config import PARAMETER_RANGES
+
+    for name, s in panel.params_box.sliders.sliders.items():
+        lo, hi = PARAMETER_RANGES[name]
+        assert (s.spin.minimum(), s.spin.maximum()) == (lo, hi), name
+        s.set_value(hi)  # the top of the range is shown as the top, not clamped below it
+        assert s.spin.value() == pytest.approx(hi) and s.slider.value() == s.slider.maximum(), name
+
+
+def test_a_stored_margin_the_old_sliders_could_not_show_survives_a_tau_drag(qtbot, panel, state):
+    """A stored margin of 0.7 (and ambiguity δ of 0.7) is shown as it is, and a drag of τ leaves
+    them as they are: the next evaluation uses 0.7, not what a slider could show."""
+    stored = state.config.replace(margin=0.7, ambiguity_delta=0.7)
+    state.set_config(stored)
+    sliders = panel.params_box.sliders
+    drag_line(qtbot, panel.plots.tau_plot, float(state.config.tau), 0.6)
+    tau = float(state.config.tau)
+    assert tau == pytest.approx(0.6, abs=0.02)
+    assert state.config.margin == 0.7 and state.config.ambiguity_delta == 0.7
+    assert sliders["margin"].spin.value() == pytest.approx(0.7)
+    assert sliders["ambiguity_delta"].spin.value() == pytest.approx(0.7)
+    assert shown_counts(panel) == evaluate(state.dataset, stored.replace(tau=tau)).counts()
+    # a step of the τ slider's own keys, too
+    sliders["tau"].slider.setFocus()
+    qtbot.keyClick(sliders["tau"].slider, Qt.Key.Key_PageUp)
+    assert state.config.tau == pytest.approx(tau + 0.05, abs=0.011)
+    assert state.config.margin == 0.7 and state.config.ambiguity_delta == 0.7
+    # and a value between two of the margin slider's steps is kept as stored
+    state.set_config(state.config.replace(margin=0.1234))
+    qtbot.keyClick(sliders["tau"].slider, Qt.Key.Key_PageDown)
+    assert state.config.margin == 0.1234
 
 
 def test_apply_stores_version_and_shows_deltas(qtbot, panel, state):
@@ -450,15 +486,15 @@ def test_apply_stores_version_and_shows_deltas(qtbot, panel, state):
     project = state.project
     v1 = state.config_id
     before_cfg = state.config
-    spin = panel.sliders["margin"].spin
+    spin = panel.params_box.sliders["margin"].spin
     spin.setFocus()
     spin.selectAll()
     qtbot.keyClicks(spin, "0.05")
     qtbot.keyClick(spin, Qt.Key.Key_Return)
-    panel.sliders["tau"].spin.setValue(0.5)
-    panel.note_edit.setFocus()
-    qtbot.keyClicks(panel.note_edit, "calibrated on 200 labels")
-    qtbot.mouseClick(panel.apply_button, Qt.MouseButton.LeftButton)
+    panel.params_box.sliders["tau"].spin.setValue(0.5)
+    panel.params_box.note_edit.setFocus()
+    qtbot.keyClicks(panel.params_box.note_edit, "calibrated on 200 labels")
+    qtbot.mouseClick(panel.params_box.apply_button, Qt.MouseButton.LeftButton)
 
     versions = SpatialStore(project).configs()
     assert len(versions) == 2
@@ -475,13 +511,13 @@ def test_apply_stores_version_and_shows_deltas(qtbot, panel, state):
     assert new["verdicts"] == state.dataset.n
     np.testing.assert_array_equal(table["verdict"], after_v.verdict)
     np.testing.assert_allclose(table["conf"], after_v.conf)
-    assert not panel.apply_button.isEnabled()
+    assert not panel.params_box.apply_button.isEnabled()
 
     # calibrated − uncalibrated, against the version the session started from
     before_v = evaluate(state.dataset, before_cfg)
     b = metrics.main_results(state.dataset, before_v)[0]
     a = metrics.main_results(state.dataset, after_v)[0]
-    hdr = [panel.delta_table.horizontalHeaderItem(c).text() for c in range(3)]
+    hdr = [panel.deltas_box.delta_table.horizontalHeaderItem(c).text() for c in range(3)]
     assert hdr[0] == f"v{v1}" and hdr[1] == f"v{new['config_id']}\n(applied)"
     for label, key in (("pass rate", "pass_rate"), ("coverage", "coverage"),
                        ("PASS | decided", "pass_rate_cond"), ("prompt pass (best-of-K)", "prompt_pass_rate"),
@@ -514,16 +550,16 @@ def test_empty_states(qtbot, tmp_path, sbuc_parsed):
     assert "Open a project" in (w.body.message or "")
     st.set_project(build_labelled_project(tmp_path / "p", sbuc_parsed, n_labels=0))
     assert w.body.message is None
-    msg = w.audit_area.message or ""
+    msg = w.plots.audit_area.message or ""
     assert "label an audit set to see risk–coverage" in msg.lower()
-    assert not w.audit_area.content.isVisible()
+    assert not w.plots.audit_area.content.isVisible()
     # the live metrics still work without labels
     assert shown_counts(w) == st.verdicts.counts()
     # one label is enough to bring the curve back
     st.set_annotator("bob")
     add_label(st, 0, "PASS")
-    assert w.audit_area.message is None
-    assert w.confusion_view.matrix.sum() == 1
+    assert w.plots.audit_area.message is None
+    assert w.plots.confusion_view.matrix.sum() == 1
     st.close_project()
     st.project_changed.emit()
     assert "Open a project" in (w.body.message or "")
@@ -536,7 +572,7 @@ def test_t_det_slider_shows_the_recorded_score_floor(qtbot, panel, state):
     prim = np.asarray(d.score)[(np.asarray(d.source) == 0) & (np.asarray(d.variant) == 0)]
     floor = float(prim.min())
     assert floor > 0.05  # the fixture run recorded detections from a floor up
-    s = panel.sliders["t_det"]
+    s = panel.params_box.sliders["t_det"]
     assert s.floor_label.isVisible()
     assert s.floor_label.text() == f"recorded ≥ {floor:.2f}: below it t_det changes nothing"
     # under the slider: the panel's column does not widen (nothing cut on the right)
@@ -634,9 +670,9 @@ def test_a_move_shows_the_new_verdicts_coverage_curves_and_abstentions(qtbot, pa
         assert v.config.margin == margin
         cov, pc = coverage_curve(v.verdict, v.conf, TAU_GRID)
         for key, want in (("coverage", cov), ("pass_cond", pc), ("pass_rate", np.nan_to_num(pc) * cov)):
-            x, y = panel.cov_plot.curves[key].getData()  # undefined points are gaps (NaN), not dropped
+            x, y = panel.plots.cov_plot.curves[key].getData()  # undefined points are gaps (NaN), not dropped
             assert np.array_equal(x, TAU_GRID) and np.array_equal(y, want, equal_nan=True)
-        t = panel.abstention_table
+        t = panel.live_box.abstention_table
         shown = {t.verticalHeaderItem(r).text(): int(t.item(r, 0).text()) for r in range(t.rowCount())}
         und = v.reason[v.verdict == UNDECIDABLE]
         assert shown == {REASONS[c]: int(np.count_nonzero(und == c)) for c in range(1, len(REASONS))}
@@ -672,22 +708,22 @@ def test_a_move_goes_on_while_the_intervals_of_the_verdicts_before_it_are_still_
         state.set_config(state.config.replace(margin=0.05))
         panel._start_intervals()  # queued behind the running one
         state.set_config(state.config.replace(margin=0.08))
-        moved_while_busy = not release.is_set() and not panel._hl_future.done()
+        moved_while_busy = not release.is_set() and not panel.live_box.future.done()
         v = state.verdicts
         assert v.config.margin == 0.08 and moved_while_busy
         cov, pc = coverage_curve(v.verdict, v.conf, TAU_GRID)
-        x, y = panel.cov_plot.curves["coverage"].getData()
+        x, y = panel.plots.cov_plot.curves["coverage"].getData()
         assert np.array_equal(y, cov, equal_nan=True)
         panel._start_intervals()  # the sliders rest again: the latest verdicts' intervals replace 0.05's
     finally:
         release.set()
     qtbot.waitUntil(panel.intervals_ready, timeout=10000)
-    assert computed_for == [0.03, 0.08] and panel.headline is not None
+    assert computed_for == [0.03, 0.08] and panel.live_box.headline is not None
 
 
 # ---- τ as the operating point, undefined rates, intervals ------------------------------------------
 def metric_cell(panel, label: str, col: int) -> str:
-    t = panel.metrics_table
+    t = panel.live_box.metrics_table
     r = [t.verticalHeaderItem(i).text() for i in range(t.rowCount())].index(label)
     return t.item(r, col).text()
 
@@ -696,7 +732,7 @@ def test_dragging_tau_moves_the_live_verdicts_at_tau_beside_the_values_without_i
     v = state.verdicts
     live_pass = int(np.count_nonzero(v.verdict == 0))
     decided = (v.verdict == 0) | (v.verdict == 1)
-    drag_line(qtbot, panel.tau_plot, float(state.config.tau), 0.54)
+    drag_line(qtbot, panel.plots.tau_plot, float(state.config.tau), 0.54)
     tau = float(state.config.tau)
     assert tau == pytest.approx(0.54, abs=0.02)
     high = v.conf >= tau
@@ -706,17 +742,18 @@ def test_dragging_tau_moves_the_live_verdicts_at_tau_beside_the_values_without_i
     assert metric_cell(panel, "PASS", 1) == str(want_pass)  # ... and beside them, at τ
     assert metric_cell(panel, "coverage", 1).split("\n")[0] == f"{np.count_nonzero(decided & high) / len(v.verdict):.4f}"
     assert metric_cell(panel, "coverage", 0).split("\n")[0] == f"{np.count_nonzero(decided) / len(v.verdict):.4f}"
-    assert panel.metrics_table.horizontalHeaderItem(1).text() == f"at τ = {tau:.2f}"
-    assert "operating point" in panel.metrics_note.text() and "operating point" in panel.sliders["tau"].note_label.text()
+    assert panel.live_box.metrics_table.horizontalHeaderItem(1).text() == f"at τ = {tau:.2f}"
+    assert "operating point" in panel.live_box.metrics_note.text()
+    assert "operating point" in panel.params_box.sliders["tau"].note_label.text()
     # once the sliders rest, every rate carries its interval; the prompt-level ones follow τ too
     assert metric_cell(panel, "pass rate", 1).endswith("\n…")  # pending while the sliders move
     qtbot.waitUntil(panel.intervals_ready, timeout=5000)
-    hl = panel.headline
+    hl = panel.live_box.headline
     assert hl.tau == pytest.approx(tau)
     pp = hl.at_tau["prompt_pass_rate"]
     assert metric_cell(panel, "prompt pass (best-of-K)", 1) == f"{pp.value:.4f}\n[{pp.lo:.3f}, {pp.hi:.3f}]"
     assert hl.at_tau["prompt_pass_rate"].value < hl.plain["prompt_pass_rate"].value
-    drag_line(qtbot, panel.tau_plot, tau, 0.0)
+    drag_line(qtbot, panel.plots.tau_plot, tau, 0.0)
     assert metric_cell(panel, "PASS", 1) == str(live_pass)
 
 
@@ -747,8 +784,8 @@ def test_an_undefined_risk_is_a_gap_and_says_so_not_a_spike_to_one(qtbot, tmp_pa
         w.resize(1400, 900)
         w.show()
         qtbot.waitExposed(w)
-        qtbot.waitUntil(lambda: w.audit_area.message is None, timeout=5000)
-        x, y = w.rc_plot.curve.getData()
+        qtbot.waitUntil(lambda: w.plots.audit_area.message is None, timeout=5000)
+        x, y = w.plots.rc_plot.curve.getData()
         verdict, conf, hum = v.verdict[rows], v.conf[rows], st.human[rows]
         rc = risk_coverage(verdict, conf, hum, taus=np.linspace(0, 1, 1001))
         undefined = (rc.n_covered > 0) & (rc.n_evaluated == 0)
@@ -756,8 +793,8 @@ def test_an_undefined_risk_is_a_gap_and_says_so_not_a_spike_to_one(qtbot, tmp_pa
         assert np.isnan(y).sum() == int(undefined.sum()) and not (y[np.isfinite(y)] > 0.5).any()
         # at a τ in the undefined range the readout says so
         t_und = float(rc.tau[np.flatnonzero(undefined)[0]])
-        w.sliders["tau"].spin.setValue(round(t_und + 0.0005, 3))
-        assert "risk <b>—</b> (undefined: n 0)" in w.readout.text()
+        w.params_box.sliders["tau"].spin.setValue(round(t_und + 0.0005, 3))
+        assert "risk <b>—</b> (undefined: n 0)" in w.plots.readout.text()
     finally:
         st.close_project()
 
@@ -767,9 +804,10 @@ def test_the_window_and_the_report_show_the_same_numbers_for_the_same_state(qtbo
 
     from workstation.methods.spatial.report import write_report
 
-    panel.sliders["tau"].spin.setValue(0.5)
+    panel.params_box.sliders["tau"].spin.setValue(0.5)
     panel.flush_intervals()
-    assert panel.headline is not None and panel.op_estimates is not None and panel.band is not None
+    assert panel.live_box.headline is not None
+    assert panel.plots.op_estimates is not None and panel.plots.band is not None
     paths = write_report(tmp_path / "rep", state.dataset, state.verdicts, state.config, "live", {},
                          labels=state.human)
     with open(paths["headline_full"], encoding="utf-8") as fh:
@@ -789,7 +827,7 @@ def test_the_window_and_the_report_show_the_same_numbers_for_the_same_state(qtbo
     # the operating point: the readout's risk and coverage intervals are the report's
     with open(paths["operating_point_full"], encoding="utf-8") as fh:
         op = {r["statistic"]: r for r in csv.DictReader(fh)}
-    text = panel.readout.text()
+    text = panel.plots.readout.text()
     for key, name in (("risk", "risk"), ("coverage", "coverage"), ("fpr_pass", "FPR_PASS")):
         value, lo, hi = (float(op[key][k]) for k in ("value", "lo", "hi"))
         assert f"{name} <b>{value:.3f}</b> [{lo:.3f}, {hi:.3f}]" in text, key
@@ -799,9 +837,10 @@ def test_the_window_and_the_report_show_the_same_numbers_for_the_same_state(qtbo
     rows_a = panel.audited_rows()
     v = state.verdicts
     prompts = np.asarray(state.dataset.samples.prompt_id, dtype=object)[rows_a]
-    lo, hi = risk_band(v.verdict[rows_a], v.conf[rows_a], state.human[rows_a], prompts, panel._audit_rc.tau)
-    assert np.array_equal(lo, panel.band[0], equal_nan=True) and np.array_equal(hi, panel.band[1], equal_nan=True)
-    assert panel.rc_plot.band_shown
+    lo, hi = risk_band(v.verdict[rows_a], v.conf[rows_a], state.human[rows_a], prompts, panel.plots.rc.tau)
+    band = panel.plots.band
+    assert np.array_equal(lo, band[0], equal_nan=True) and np.array_equal(hi, band[1], equal_nan=True)
+    assert panel.plots.rc_plot.band_shown
 
 
 def test_a_key_held_on_a_slider_steps_coarsely_on_a_loaded_machine_and_is_exact_when_let_go(
@@ -817,7 +856,7 @@ def test_a_key_held_on_a_slider_steps_coarsely_on_a_loaded_machine_and_is_exact_
 
     w, panel, state = _calibration_window(open_window, tmp_path, sbuc_parsed)
     evaluated = _slow_checker(monkeypatch)
-    margin = panel.sliders["margin"]
+    margin = panel.params_box.sliders["margin"]
     margin.slider.setFocus()
     m0, step = margin.value(), margin.spec.step
 

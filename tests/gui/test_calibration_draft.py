@@ -18,7 +18,7 @@ def test_unapplied_changes_come_back_after_quitting(qtbot, open_window, png_proj
     stored = w.spatial.config
     w.spatial.set_config(stored.replace(margin=0.23, t_det=0.4))
     panel = w.method_views["spatial"].calibration_panel(w)
-    assert "Quitting keeps them as a draft" in panel.version_label.text()
+    assert "Quitting keeps them as a draft" in panel.params_box.version_label.text()
     w.close()  # quit without applying
     w2 = open_window(png_project)
     st = w2.spatial
@@ -26,8 +26,8 @@ def test_unapplied_changes_come_back_after_quitting(qtbot, open_window, png_proj
     assert st.draft_restored and st.has_unapplied_config()
     assert "restored the unapplied calibration changes" in w2.statusBar().currentMessage()
     panel2 = w2.method_views["spatial"].calibration_panel(w2)
-    assert "Not applied" in panel2.version_label.text()
-    assert "kept from the last session" in panel2.version_label.text()
+    assert "Not applied" in panel2.params_box.version_label.text()
+    assert "kept from the last session" in panel2.params_box.version_label.text()
     # the verdicts shown are those of the draft
     from workstation.methods.spatial.checker import evaluate
 

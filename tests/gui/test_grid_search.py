@@ -38,7 +38,7 @@ def panel(qtbot, state):
 
 
 def open_dialog(qtbot, panel):
-    qtbot.mouseClick(panel.grid_button, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(panel.params_box.grid_button, Qt.MouseButton.LeftButton)
     dlg = panel.grid_dialog
     assert dlg is not None and dlg.isVisible()
     qtbot.waitExposed(dlg)
@@ -99,18 +99,18 @@ def test_grid_search_ranks_like_the_core_and_loads_rows(qtbot, panel, state):
     # clicking a row loads it into the sliders (and the live config)
     click_row(qtbot, dlg.table, 4)
     for p in ("margin", "t_det", "tau"):
-        assert panel.sliders[p].value() == pytest.approx(want[4][p])
+        assert panel.params_box.sliders[p].value() == pytest.approx(want[4][p])
         assert getattr(state.config, p) == pytest.approx(want[4][p])
-    assert panel.tau_plot.line.value() == pytest.approx(want[4]["tau"])
+    assert panel.plots.tau_plot.line.value() == pytest.approx(want[4]["tau"])
     assert dlg.isVisible()
     # double-clicking loads and closes
     click_row(qtbot, dlg.table, 0, double=True)
     qtbot.waitUntil(lambda: not dlg.isVisible(), timeout=3000)
     for p in ("margin", "t_det", "tau"):
-        assert panel.sliders[p].value() == pytest.approx(want[0][p])
+        assert panel.params_box.sliders[p].value() == pytest.approx(want[0][p])
         assert getattr(state.config, p) == pytest.approx(want[0][p])
     # the panel's readout shows the chosen point's objective with the dialog's weights
-    assert f"J <b>{want[0]['j']:.3f}</b>" in panel.readout.text()
+    assert f"J <b>{want[0]['j']:.3f}</b>" in panel.plots.readout.text()
 
 
 def test_grid_search_can_be_cancelled(qtbot, panel, state, monkeypatch):

@@ -63,7 +63,7 @@ def test_the_box_shows_js_choice_and_the_guaranteed_one_as_the_core_does(qtbot: 
     with qtbot.waitSignal(box.chosen, timeout=2000) as sig:
         qtbot.mouseClick(box.load_g, Qt.MouseButton.LeftButton)
     assert sig.args[0] == {p: float(g[p]) for p in core.params}
-    qtbot.waitUntil(lambda: abs(panel.sliders["tau"].value() - g["tau"]) < 1e-6, timeout=5000)
+    qtbot.waitUntil(lambda: abs(panel.params_box.sliders["tau"].value() - g["tau"]) < 1e-6, timeout=5000)
     assert abs(st.config.margin - g["margin"]) < 1e-9
     # the fixture's labels were imported, not drawn: the box says the guarantee does not hold for them
     assert "the guarantee does not hold for these labels: they were given in free labelling" in box.message.text()

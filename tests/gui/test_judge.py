@@ -104,7 +104,7 @@ def test_a_failed_write_keeps_the_item_and_says_why(qtbot: Any, page: Any, monke
 
     monkeypatch.setattr(LabelsRepo, "add", full)
     qtbot.keyClick(w, Qt.Key_A)
-    assert c.current == "pair-1" and c.n_committed == 0
+    assert c.current == "pair-1" and c.core.n_committed == 0
     assert any("disk full" in m for m in messages)
 
 

@@ -39,7 +39,7 @@ def test_pfu_keys_record_and_advance(qtbot, open_window, sbuc_images_project: Pa
     st = w.spatial
     ids = st.dataset.samples.sample_id
     first = st.current
-    assert w.labeling.progress.text() == "0 / 800 labelled"
+    assert w.labeling.bar.text() == "0 / 800 labelled"
     _key(qtbot, w, Qt.Key_P)
     assert st.current == st.queue[1]
     _key(qtbot, w, Qt.Key_F)
@@ -51,7 +51,7 @@ def test_pfu_keys_record_and_advance(qtbot, open_window, sbuc_images_project: Pa
     assert st.current == st.queue[3]
     assert st.human[first] == 0
     # progress shows in the labelling bar and in the status bar
-    assert w.labeling.progress.text() == "3 / 800 labelled"
+    assert w.labeling.bar.text() == "3 / 800 labelled"
     assert "labelled 3 / 800" in w.progress_label.text()
     assert w.labeling.position.text().startswith("item 4 of 800")
     # the table's Human column shows the label
@@ -246,7 +246,7 @@ def test_labelling_bar_multiline_notes_no_auto_advance_position_and_export(
     ids = st.dataset.samples.sample_id
     # "item i of n" and the progress bar are on screen
     assert bar.position.isVisible() and bar.position.text() == "item 1 of 800"
-    assert bar.progress.isVisible() and bar.progress.text() == "0 / 800 labelled"
+    assert bar.bar.isVisible() and bar.bar.text() == "0 / 800 labelled"
     # auto-advance off: P records and stays, so a note can follow the key
     assert bar.auto.isVisible() and bar.auto.isChecked()
     bar.auto.click()
@@ -254,7 +254,7 @@ def test_labelling_bar_multiline_notes_no_auto_advance_position_and_export(
     row0 = st.current
     _key(qtbot, w, Qt.Key_P)
     assert st.current == row0 and bar.yours.text() == "your label: PASS"
-    assert bar.position.text() == "item 1 of 800" and bar.progress.text() == "1 / 800 labelled"
+    assert bar.position.text() == "item 1 of 800" and bar.bar.text() == "1 / 800 labelled"
     # the notes box takes several lines: Shift+Enter is a new line, Enter saves
     _key(qtbot, w, Qt.Key_N)
     qtbot.keyClicks(bar.notes, "A is hidden")
@@ -309,6 +309,7 @@ def test_a_review_of_every_sample_keeps_its_queue_compact(qtbot, open_window, sb
     assert len(st.queue) == 800
     assert st.queue.rows.dtype.itemsize == 4
     assert st.queue == w.browser.model.all_rows()
-    assert st.current == st.queue[0] and w.spatial.controller.recheck.dtype == bool and len(w.spatial.controller.recheck) == 800
+    recheck = w.spatial.controller.core.recheck
+    assert st.current == st.queue[0] and recheck.dtype == bool and len(recheck) == 800
     _key(qtbot, w, Qt.Key_P)
-    assert st.current == st.queue[1] and w.labeling.progress.text() == "1 / 800 labelled"
+    assert st.current == st.queue[1] and w.labeling.bar.text() == "1 / 800 labelled"

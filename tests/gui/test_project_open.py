@@ -231,7 +231,7 @@ def test_the_background_check_starts_before_the_views_take_the_samples(qtbot, op
     adoption is done."""
     import threading
 
-    from ui import loading as loading_module
+    from ui.methods.spatial import loading as loading_module
 
     w = open_window()
     running = threading.Event()
@@ -417,7 +417,8 @@ def test_the_gui_command_starts_reading_the_project_before_it_builds_the_window(
     assert got["ok"] is True
     loaded = got["result"]
     try:
-        assert loaded.dataset.n == 800 and loaded.verdicts is None  # the checker runs beside the views
+        part = loaded.parts["spatial"]
+        assert part.dataset.n == 800 and part.verdicts is None  # the checker runs beside the views
     finally:
         loaded.project.close()
 

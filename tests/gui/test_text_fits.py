@@ -25,7 +25,7 @@ def test_labelling_bar_texts_are_whole(qtbot, open_window, sbuc_project: Path) -
     qtbot.waitUntil(lambda: w.labeling.yours.text() == "your label: UNDECIDABLE")
     qtbot.wait(20)
     assert _fits(w.labeling.yours, "your label: UNDECIDABLE")
-    bar = w.labeling.progress
+    bar = w.labeling.bar
     text = bar.text()
     assert text.endswith("labelled") and "\n" not in text
     # on one line: the bar is wider than its text (plus the frame), at any count up to 5 digits
@@ -36,7 +36,7 @@ def test_applied_version_header_is_whole(qtbot, open_window, sbuc_project: Path)
     w = open_window(sbuc_project)
     w.resize(1600, 1000)
     w.tabs.setCurrentWidget(w._calibration_tab)
-    t = w.method_views["spatial"].calibration_panel(w).delta_table
+    t = w.method_views["spatial"].calibration_panel(w).deltas_box.delta_table
     qtbot.waitUntil(lambda: t.isVisible())
     qtbot.wait(50)
     hh = t.horizontalHeader()
@@ -72,10 +72,10 @@ def test_live_verdicts_intervals_and_the_confusion_headers_are_whole(qtbot, labe
     panel.resize(1500, 980)
     panel.show()
     qtbot.waitExposed(panel)
-    panel.sliders["tau"].spin.setValue(0.54)
+    panel.params_box.sliders["tau"].spin.setValue(0.54)
     panel.flush_intervals()
     qtbot.wait(50)
-    t = panel.metrics_table
+    t = panel.live_box.metrics_table
     fm = t.fontMetrics()
     for r in range(t.rowCount()):
         for c in range(t.columnCount()):
@@ -83,7 +83,7 @@ def test_live_verdicts_intervals_and_the_confusion_headers_are_whole(qtbot, labe
             assert len(lines) * fm.height() <= t.rowHeight(r), (r, c)  # a value and its interval below it
             for line in lines:
                 assert fm.horizontalAdvance(line) + 8 <= t.columnWidth(c), (line, t.columnWidth(c))
-    cv = panel.confusion_view
+    cv = panel.plots.confusion_view
     hh = cv.horizontalHeader()
     hfm = hh.fontMetrics()
     for c in range(cv.columnCount()):
@@ -99,7 +99,7 @@ def test_calibrated_minus_uncalibrated_shows_every_row_without_a_scroller(qtbot,
     panel.resize(1500, 980)
     panel.show()
     qtbot.waitExposed(panel)
-    t = panel.delta_table
+    t = panel.deltas_box.delta_table
     assert t.rowCount() >= 5
     assert t.verticalScrollBar().maximum() == 0  # every row in view: the column scrolls, not the table
     last = t.visualItemRect(t.item(t.rowCount() - 1, 0))

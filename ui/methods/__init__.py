@@ -48,6 +48,21 @@ VIEWS.register("dyeval", "ui.methods.dyeval:VIEWS")
 VIEWS.register("metalogic", "ui.methods.metalogic:VIEWS")
 
 
+#: what a method reads of a project off the GUI thread when it opens, before its views take it
+#: (``read(project, with_verdicts, progress)`` and ``opened_text(part)``; no Qt: `ui.loading`
+#: runs it before Qt is imported); a method without one has its views read on the GUI thread
+LOADS: Registry[Any] = Registry("project loads")
+LOADS.register("spatial", "ui.methods.spatial.loading:LOAD")
+
+
+def load_names() -> list[str]:
+    return LOADS.names()
+
+
+def load_of(name: str) -> Any:
+    return LOADS.get(name)
+
+
 def views_for(name: str) -> Any:
     return VIEWS.get(name)
 

@@ -117,11 +117,9 @@ class JudgeController(QObject):
     current_index = Forwarded[int]("core", "current")
     current_state = Forwarded[LabelState]("core")
     queue_indices = Forwarded[np.ndarray]("core", "queue")
-    recheck = Forwarded[np.ndarray]("core")
     audit = Forwarded[AuditInfo | None]("core")
     undo_stack = Forwarded[list[Any]]("core")
     redo_stack = Forwarded[list[Any]]("core")
-    n_committed = Forwarded[int]("core")
     last_error = Forwarded[str]("core")
 
     @property
@@ -678,7 +676,6 @@ class JudgeBar(QWidget):
         self.bar.setMinimumWidth(self.bar.fontMetrics().horizontalAdvance("00000 / 00000 labelled") + 24)
         self.bar.setMaximumWidth(self.bar.minimumWidth() + 40)
         self.bar.setTextVisible(True)
-        self.progress = self.bar
         side.addWidget(self.bar)
         # the end of the queue with items left: how many, and the way back to them
         self.end_note = QLabel("")

@@ -12,7 +12,6 @@ moved into place when complete, so an interrupted build never leaves a half-buil
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import shutil
 import sys
@@ -63,63 +62,45 @@ def method_lines(project: Any, m: Any) -> list[str]:
     return list(m.summary_lines(data, m.evaluate(data, cfg), eid or 0, cfg))
 
 
+def _demo_parts(names: list[str]) -> list[str]:
+    """The methods' demo parts in the order they are built and shown: each method's
+    ``demo_order`` (default 1), lowest first, ties in the order given."""
+    from ..methods import get_method
+
+    return sorted(names, key=lambda n: getattr(get_method(n), "demo_order", 1))
+
+
 def _summary_of_existing(folder: Path) -> dict[str, Any]:
-    """The summary of a demo project built earlier (truth agreement recomputed from the store);
-    the spatial part only where the project holds it."""
+    """The summary of a demo project built earlier: each method with data in it, through its
+    ``demo_summary(project)`` hook where it has one (the spatial part's truth agreement is
+    recomputed from the store), else its summary lines."""
     from ..methods import METHODS, get_method
-    from ..methods.spatial.demo import truth_agreement
     from ..command_base import reading_project
-    from ..methods.spatial.commands.common import active_verdicts, load_samples
 
     out: dict[str, Any] = {"folder": str(folder), "reused": True}
     with reading_project(folder) as project:
-        others: dict[str, dict[str, Any]] = {}
-        for name in METHODS.names():
+        parts: dict[str, dict[str, Any]] = {}
+        for name in _demo_parts(METHODS.names()):
             m = get_method(name)
-            if name == "spatial" or not m.has_data(project):
+            if not m.has_data(project):
                 continue
-            others[name] = {"method": name, "lines": method_lines(project, m)}
-        out["methods"] = others
-        if not get_method("spatial").has_data(project):
-            return out
-        ds = load_samples(project)
-        cid, _, v = active_verdicts(project, ds)
-        truth = project.samples.truth()
-        runs = project.samples.runs()
-    rows = [truth.get(s) for s in ds.samples.sample_id.tolist()]
-    p, f, u = v.counts()
-    out.update({
-        "run_id": ", ".join(r["run_id"] for r in runs if r["run_id"] in set(ds.samples.run_id.tolist())),
-        "samples": ds.n, "prompts": len(set(ds.samples.prompt_id.tolist())), "detections": len(ds.detections),
-        "variants": list(ds.variant_names), "config_id": cid,
-        "verdicts": {"PASS": p, "FAIL": f, "UNDECIDABLE": u},
-    })
-    if rows and all(r is not None for r in rows):
-        out["truth"] = truth_agreement(v.verdict, rows)  # type: ignore[arg-type]
+            own = getattr(m, "demo_summary", None)
+            parts[name] = own(project) if own is not None else {"method": name, "lines": method_lines(project, m)}
+        out["methods"] = parts
     return out
 
 
-def _pct(x: Any) -> str:
-    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100.0 * float(x):.1f}%"
-
-
 def print_summary(s: dict[str, Any]) -> None:
+    from ..methods import get_method
+
     how = "reused" if s.get("reused") else "built"
     print(f"demo project {how}: {s['folder']}")
-    if "run_id" in s:  # the spatial part (absent when the demo was built with other methods only)
-        print(f"  run {s['run_id']}: {s['samples']} samples of {s['prompts']} prompts"
-              + (f" x {s['seeds']} seeds" if "seeds" in s else "")
-              + f", {s['detections']} detections over {len(s.get('variants', []))} image variants")
-        vc = s["verdicts"]
-        print(f"  checker (config v{s['config_id']}): {vc['PASS']} PASS, {vc['FAIL']} FAIL, "
-              f"{vc['UNDECIDABLE']} UNDECIDABLE")
-    t = s.get("truth")
-    if t:
-        print(f"  vs known truth: accuracy on decided {_pct(t.get('decided_accuracy'))}, "
-              f"on decidable samples {_pct(t.get('accuracy_on_decidable'))}, coverage {_pct(t.get('coverage'))}, "
-              f"exact agreement {_pct(t.get('agreement'))}; false PASS {t.get('false_pass')}, "
-              f"false FAIL {t.get('false_fail')}")
     for name, ms in (s.get("methods") or {}).items():
+        own = getattr(get_method(name), "demo_lines", None)  # the method's own lines of its part
+        if own is not None:
+            for line in own(ms):
+                print(line)
+            continue
         print(f"  {name}:")
         for line in ms.get("lines", []):
             print(f"  {line}")
@@ -130,14 +111,14 @@ def print_summary(s: dict[str, Any]) -> None:
 
 def build(folder: Path, seeds: int, workers: int | None, pairs: int = 50,
           methods: list[str] | None = None) -> dict[str, Any]:
-    """Build the demo into a hidden sibling folder, then move it into `folder`: the spatial part
-    (procedural scenes of the built-in suite, detected and checked) and every other method's part
-    (`Method.build_demo`), one after another, each saying what it builds."""
+    """Build the demo into a hidden sibling folder, then move it into `folder`: every method's part
+    one after another (`_demo_parts`), each saying what it builds: a method's ``build_demo_part``
+    hook with the command's ``seeds`` and ``pairs`` where it has one (the spatial part: procedural
+    scenes of the built-in suite, detected and checked; the ``timings`` of its summary join the
+    command's), else `Method.build_demo`."""
     import time
 
     from ..methods import METHODS, get_method
-    from ..methods.spatial.demo import add_demo
-    from ..methods.spatial.suite import spatial_suite
     from ..progress import TerminalProgress
     from ..store import Project
 
@@ -154,30 +135,26 @@ def build(folder: Path, seeds: int, workers: int | None, pairs: int = 50,
             print(f"building the demo project in {folder} (procedural images, classical detectors, no model "
                   f"weights): {', '.join(names)}", flush=True)
             summary: dict[str, Any] = {"methods": {}}
-            parts = [n for n in names if n == "spatial"] + [n for n in names if n != "spatial"]
-            prompts = spatial_suite(n_pairs=pairs) if "spatial" in names else None
+            parts = _demo_parts(list(names))
             for k, name in enumerate(parts, start=1):
                 t_part = time.perf_counter()
-                if name == "spatial":
-                    assert prompts is not None
-                    title = f"scenes of 2 objects ({len(prompts.prompt_id)} prompts x {seeds} seeds)"
-                    unit = "img"
-                else:
-                    m = get_method(name)
-                    title, unit = str(m.title), "item"
+                m = get_method(name)
+                own_title = getattr(m, "demo_part", None)  # (title, unit) of the part with these options
+                title, unit = own_title(seeds, pairs) if own_title is not None else (str(m.title), "item")
                 # a line per part whether or not the terminal shows the bars (pipes, IDE consoles)
                 print(f"[{k}/{len(parts)}] {name}: building {title}…", flush=True)
                 items = "images" if unit == "img" else f"{unit}s"
                 with TerminalProgress(f"{name}: {title}", unit=unit, lines_every_s=PROGRESS_EVERY_S,
                                       label=f"[{k}/{len(parts)}] {name}", noun=items) as bar:
-                    if name == "spatial":
-                        summary.update(add_demo(project, n_seeds=seeds, prompts=prompts, progress=bar,
-                                                workers=workers))
+                    own = getattr(m, "build_demo_part", None)
+                    if own is not None:
+                        ms = own(project, seeds=seeds, pairs=pairs, progress=bar, workers=workers)
+                        summary.setdefault("timings", {}).update(ms.get("timings") or {})
                     else:
                         ms = m.build_demo(project, progress=bar, workers=workers)
                         if not ms.get("lines") and m.has_data(project):
                             ms = {**ms, "lines": method_lines(project, m)}
-                        summary["methods"][name] = ms
+                    summary["methods"][name] = ms
                     noun = "image" if unit == "img" else unit
                     done = f"{bar.done:,} {noun}{'' if bar.done == 1 else 's'}" if bar.done else ""
                 print(f"[{k}/{len(parts)}] {name}: done{' — ' + done if done else ''} "

@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     from ..jobs import create_detect_job, create_evaluate_job
     from ..jobs.shards import resolve_shard
     from ..command_base import open_project
-    from ..methods.spatial.next_open import prepare_next_open
+    from ..methods import after_samples_changed
     from .generate import announce_job, exit_code, watch
 
     shard, shard_note = resolve_shard(args.shard, os.environ)
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
             ev = create_evaluate_job(project)
             code = exit_code(watch(project, ev.job_id, unit="step"))
         if code == 0 and shard.whole:  # a shard's project is merged, not opened
-            prepare_next_open(project)
+            after_samples_changed(project)
         return code
     finally:
         project.close()

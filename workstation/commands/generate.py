@@ -123,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
     from ..jobs import PROCEDURAL, create_generate_job
     from ..jobs.shards import resolve_shard
     from ..jobs.spec import check_generate_request
-    from ..methods.spatial.suite import check_prompt_texts
+    from ..io.prompts import check_prompt_texts
     from .pipeline import load_suite_with_lines
 
     prompts, label, lines = load_suite_with_lines(args.suite, args.pairs, args.limit, getattr(args, "method", "spatial"))

@@ -130,7 +130,7 @@ def _resume(folder: Path, job_ids: list[str]) -> int:
     from ..jobs.progress import DONE
     from ..jobs.runner import live_status
     from ..command_base import open_project
-    from ..methods.spatial.next_open import prepare_next_open
+    from ..methods import after_samples_changed
     from .generate import exit_code, watch
 
     project = open_project(folder)
@@ -162,7 +162,7 @@ def _resume(folder: Path, job_ids: list[str]) -> int:
             if code == 130:
                 break
         if code == 0 and any(_changes_detections(jobs[jid]) for jid in job_ids):
-            prepare_next_open(project)
+            after_samples_changed(project)
         return code
     finally:
         project.close()

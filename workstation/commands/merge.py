@@ -36,7 +36,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 def run(args: argparse.Namespace) -> int:
     from ..jobs.merge import merge_into, preflight
     from ..store import DB_NAME, Project
-    from ..methods.spatial.next_open import prepare_next_open
+    from ..methods import after_samples_changed
 
     target = Path(args.project)
     # every source and image checked before anything is created
@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
         raise
     print(report.summary())
     try:
-        prepare_next_open(project)
+        after_samples_changed(project)
     finally:
         project.close()
     return 0

@@ -59,10 +59,9 @@ def load_suite_with_lines(suite: str, pairs: int = 50, limit: int | None = None,
 
     lines: dict[str, int] = {}
     if suite == "builtin":
-        if method == "spatial":
-            from ..methods.spatial.suite import spatial_suite
-
-            prompts, label = spatial_suite(pairs), f"builtin:{pairs}"
+        own = getattr(get_method(method), "pipeline_suite", None)  # a suite of `pairs` (spatial's)
+        if own is not None:
+            prompts, label = own(pairs, options or {})
         else:
             prompts = get_method(method).suite(**(options or {}))
             label = f"builtin:{method}:{prompts.content_hash()}"
@@ -75,10 +74,8 @@ def load_suite_with_lines(suite: str, pairs: int = 50, limit: int | None = None,
             from ..methods import METHODS
 
             prompts = read_prompts_jsonl(path, methods=METHODS.names())
-        elif method == "spatial":
-            from ..methods.spatial.suite import load_prompt_file_with_lines
-
-            prompts, lines = load_prompt_file_with_lines(path)
+        elif (with_lines := getattr(get_method(method), "read_suite_file_with_lines", None)) is not None:
+            prompts, lines = with_lines(path)
         else:
             reader = getattr(get_method(method), "read_suite_file", None)
             if reader is None:

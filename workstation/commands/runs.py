@@ -181,7 +181,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 
 def run(args: argparse.Namespace) -> int:
     from ..command_base import open_project, reading_project
-    from ..methods.spatial.next_open import prepare_next_open
+    from ..methods import after_samples_changed
 
     if args.runs_command == "list":
         with reading_project(args.project) as project:
@@ -208,7 +208,7 @@ def run(args: argparse.Namespace) -> int:
         if done.not_deleted:
             print(f"note: {len(done.not_deleted)} file(s) could not be deleted, e.g. {done.not_deleted[0]}",
                   file=sys.stderr)
-        prepare_next_open(project)
+        after_samples_changed(project)
     finally:
         project.close()
     return 0

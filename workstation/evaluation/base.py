@@ -248,12 +248,31 @@ class Method(Protocol):
     # import` of a file in the method's own layouts: the file is read and checked whole when it is
     # called; the function it returns appends the labels to a project and says what it did (the
     # label log's own layout is read for every method by the kernel: `io.label_log.read_label_log`)
+    #
+    # optional hooks: the kernel's commands call each where the method defines it (see
+    # `METHOD_HOOKS`), so a method without one needs nothing and no command names a method:
+    # ``after_samples_changed(project)`` after a command changed the project's samples or
+    # detections (`workstation.methods.after_samples_changed`; spatial readies the window's next
+    # open); ``pipeline_suite(pairs, options) -> (prompts, label)`` the built-in suite of a
+    # pipeline or `generate` with its ``pairs`` (else ``suite(**options)``);
+    # ``read_suite_file_with_lines(path) -> (prompts, {prompt_id: line})`` or
+    # ``read_suite_file(path) -> prompts`` the method's own prompt files; the `demo` command's:
+    # ``demo_order`` (int, default 1: lowest built and shown first), ``demo_part(seeds, pairs) ->
+    # (title, unit)``, ``build_demo_part(project, *, seeds, pairs, progress, workers) -> summary``
+    # (else ``build_demo``), ``demo_summary(project)`` (a demo project built earlier; else the
+    # summary lines) and ``demo_lines(summary)`` (the lines printed of its part)
 
     def build_demo(self, project: Any, *, small: bool = False, progress: Any = None,
                    workers: int | None = None) -> dict[str, Any]:
         """Add the method's part of the built-in demo to a project (procedural images, detections
         or scores, a first evaluation); returns a summary. ``small`` is for tests."""
         ...
+
+
+#: the optional hooks of a method object (see `Method`); a method defines any of them or none
+METHOD_HOOKS: tuple[str, ...] = ("after_samples_changed", "pipeline_suite", "read_suite_file_with_lines",
+                                 "read_suite_file", "demo_order", "demo_part", "build_demo_part",
+                                 "demo_summary", "demo_lines")
 
 
 def method_table_prefix(method: str) -> str:

@@ -531,10 +531,6 @@ class JudgingQueue:
         if self.current >= 0:
             self.current_state = self.state_of(self.current, self.is_recheck())
 
-    def is_done(self, index: int, recheck: bool = False) -> bool:
-        self._ensure_done()
-        return bool(0 <= index < self._done.shape[1] and self._done[int(recheck), index])
-
     def progress(self) -> tuple[int, int]:
         """(queue items the pass has labelled, queue length); counted once per change."""
         self._ensure_done()

@@ -80,3 +80,16 @@ def write_prompts_jsonl(prompts: Prompts, path: str | Path, *, overwrite: bool =
              for i in range(len(prompts))]
     write_output_text(path, "\n".join(lines) + "\n", "prompt file", overwrite=overwrite, projects=projects)
     return len(lines)
+
+
+def check_prompt_texts(project: Any, prompts: Prompts, source: object, lines: dict[str, int] | None = None) -> None:
+    """A prompt id the project holds with another text is an error naming the file and line."""
+    ids = prompts.prompt_id.tolist()
+    if not ids:
+        return
+    have = dict(project.con.execute("SELECT prompt_id, text FROM prompts WHERE prompt_id IN (SELECT unnest(?))",
+                                    [ids]).fetchall())
+    for pid, text in zip(ids, prompts.text.tolist()):
+        if pid in have and have[pid] != text:
+            raise InputError(source, f"prompt {pid!r} is already in the project {project.folder} with another "
+                                     f"text ({have[pid]!r:.80} vs {text!r:.80})", (lines or {}).get(pid))

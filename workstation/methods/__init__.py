@@ -37,6 +37,15 @@ def method_names() -> list[str]:
 set_method_lookup(get_method)
 
 
+def after_samples_changed(project: Any) -> None:
+    """After a command changed the project's samples or detections: every method's
+    ``after_samples_changed`` hook, where it has one (spatial readies the window's next open)."""
+    for name in METHODS.names():
+        hook = getattr(get_method(name), "after_samples_changed", None)
+        if hook is not None:
+            hook(project)
+
+
 def methods_with_data(project: Any, wanted: list[str] | None) -> list[Any]:
     """The ``wanted`` methods (a clear error for an unknown name), or every method with data in
     the project (an error when there is none)."""

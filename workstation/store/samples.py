@@ -631,10 +631,6 @@ class SamplesRepo(Repo):
                 return None
         return h_sorted, o.astype(np.int64), h1, h2
 
-    @staticmethod
-    def dataset_index_map(samples: Samples) -> dict[str, int]:
-        return {sid: i for i, sid in enumerate(samples.sample_id.tolist())}
-
     def load_prompts(self, method: str | None = None) -> Prompts:
         """The project's prompts (of one method, when given), ordered by id.
 

@@ -27,13 +27,14 @@ from workstation.methods.spatial.config import CheckerConfig
 from workstation.methods.spatial.method import LABELS
 from workstation.methods.spatial.store import SpatialStore
 from workstation.methods.spatial.types import VERDICT_CODE, VERDICTS
+from workstation.store import Project
 from workstation.util.jsonsafe import dumps
 
 from ...forwarding import Forwarded
 from ...idle_trim import IdleTrim
-from ...loading import LoadedProject
 from ...state import AppState
 from ...widgets.judge import JudgeController
+from .loading import SpatialLoaded
 from .pair_index import PairIndex
 
 DRAFT_KEY = "ui.spatial.calibration_draft"  # project setting: the unapplied live config (JSON)
@@ -151,7 +152,8 @@ class SpatialSession(QObject):
         # the project was adopted before its verdicts: the checker evaluates the active config
         # on a worker thread and `verdicts_ready` takes them
         self.checking = False
-        self._pending: LoadedProject | None = None  # a load made off the GUI thread, for the next open
+        # a load made off the GUI thread (its project and what spatial read of it), for the next open
+        self._pending: tuple[Project, SpatialLoaded] | None = None
         self.idle_trim = IdleTrim(self)  # the heap trimmed once the checker's passes have rested
         # live configs evaluated off the GUI thread (`preview_config`): the one asked for last,
         # and the thread evaluating one now
@@ -251,9 +253,9 @@ class SpatialSession(QObject):
         self.labels_changed.emit("")  # the controller reads the new annotator's labels itself
 
     # ---- project ---------------------------------------------------------------------------
-    def expect(self, loaded: LoadedProject) -> None:
+    def expect(self, project: Project, loaded: SpatialLoaded) -> None:
         """The next project to open was loaded off the GUI thread: take it instead of reading."""
-        self._pending = loaded
+        self._pending = (project, loaded)
 
     def _on_project(self) -> None:
         p = self.app.project
@@ -262,8 +264,8 @@ class SpatialSession(QObject):
         pending, self._pending = self._pending, None
         if p is None:
             self._clear()
-        elif pending is not None and pending.project is p:
-            self._adopt(pending)
+        elif pending is not None and pending[0] is p:
+            self._adopt(pending[1])
         else:
             self.reload()
         self._announce_new_data()
@@ -341,16 +343,16 @@ class SpatialSession(QObject):
         self.labels_changed.emit("")
         c._announce_queue()
 
-    def _adopt(self, loaded: LoadedProject) -> None:
+    def _adopt(self, part: SpatialLoaded) -> None:
         self._preview_wanted = None
-        self.dataset = loaded.dataset
-        self.config_id, self.config = loaded.config_id, loaded.config
-        self.baseline = self.verdicts = loaded.verdicts
-        self.checking = loaded.verdicts is None and loaded.dataset.n > 0
+        self.dataset = part.dataset
+        self.config_id, self.config = part.config_id, part.config
+        self.baseline = self.verdicts = part.verdicts
+        self.checking = part.checking
         self.draft_restored = False
         if not self.checking:
             self._restore_draft()
-        self.human = loaded.human
+        self.human = part.human
 
     def verdicts_ready(self, dataset: Dataset, cfg: CheckerConfig, verdicts: object) -> bool:
         """Take the verdicts of the active config `cfg` evaluated off the GUI thread for the

@@ -86,8 +86,34 @@ class SpatialViews(ViewsBase):
     eager = True  # built with the window: a project opened in the background fills Browse as it loads
 
     def expect(self, window: Any, loaded: Any) -> None:
-        """The project about to open was read off the GUI thread: the session takes it."""
-        window.spatial.expect(loaded)
+        """The project about to open was read off the GUI thread: the session takes its spatial part."""
+        part = loaded.parts.get(self.method)
+        if part is not None:
+            window.spatial.expect(loaded.project, part)
+
+    def before_adopt(self, window: Any, loaded: Any, folder: Any) -> None:
+        """A project read off the GUI thread is about to be taken: where its samples came without
+        verdicts, the checker starts on them now (`check.BackgroundCheck`), beside the adoption."""
+        part = loaded.parts.get(self.method)
+        if part is None or not part.checking:
+            return
+        check = getattr(window, "spatial_check", None)
+        if check is None:
+            from .check import BackgroundCheck
+
+            check = window.spatial_check = BackgroundCheck(window)
+        check.start(part.dataset, part.config, folder)
+
+    def checking(self, window: Any) -> bool:
+        """Whether the checker still evaluates the samples of the project just opened (the
+        window's `verdicts_checked` says when it ends)."""
+        s = getattr(window, "spatial", None)
+        return bool(s is not None and s.checking)
+
+    def n_loaded(self, window: Any) -> int:
+        """How many samples the views hold."""
+        ds = getattr(getattr(window, "spatial", None), "dataset", None)
+        return int(ds.n) if ds is not None else 0
 
     def install(self, window: Any) -> None:
         from .browse import SampleBrowser

@@ -21,7 +21,7 @@ import os
 import struct
 import time
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from pathlib import Path
 from typing import Any
@@ -494,3 +494,49 @@ def _fill_project(project: Any, n_seeds: int, prompts: Prompts, progress: Progre
     stats.update(store_s=t_eval - t_store, evaluate_s=t_save - t_eval,
                  save_verdicts_s=time.perf_counter() - t_save)
     return ds, truths, v, cid
+
+
+def demo_summary(project: Any) -> dict[str, Any]:
+    """The spatial part of a demo project built earlier: its run, samples, detections, the
+    active checker version's verdicts and (where every sample has one) their agreement with the
+    known truth, recomputed from the store."""
+    from .commands.common import active_verdicts, load_samples
+
+    ds = load_samples(project)
+    cid, _, v = active_verdicts(project, ds)
+    truth = project.samples.truth()
+    runs = project.samples.runs()
+    rows = [truth.get(s) for s in ds.samples.sample_id.tolist()]
+    p, f, u = v.counts()
+    out: dict[str, Any] = {
+        "method": "spatial",
+        "run_id": ", ".join(r["run_id"] for r in runs if r["run_id"] in set(ds.samples.run_id.tolist())),
+        "samples": ds.n, "prompts": len(set(ds.samples.prompt_id.tolist())), "detections": len(ds.detections),
+        "variants": list(ds.variant_names), "config_id": cid,
+        "verdicts": {"PASS": p, "FAIL": f, "UNDECIDABLE": u},
+    }
+    if rows and all(r is not None for r in rows):
+        out["truth"] = truth_agreement(v.verdict, rows)  # type: ignore[arg-type]
+    return out
+
+
+def _pct(x: Any) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100.0 * float(x):.1f}%"
+
+
+def demo_lines(s: Mapping[str, Any]) -> list[str]:
+    """What the `demo` command prints of the spatial part of its summary (`add_demo`'s or
+    `demo_summary`'s): the run, the checker's verdicts and their agreement with the truth."""
+    lines = [f"  run {s['run_id']}: {s['samples']} samples of {s['prompts']} prompts"
+             + (f" x {s['seeds']} seeds" if "seeds" in s else "")
+             + f", {s['detections']} detections over {len(s.get('variants', []))} image variants"]
+    vc = s["verdicts"]
+    lines.append(f"  checker (config v{s['config_id']}): {vc['PASS']} PASS, {vc['FAIL']} FAIL, "
+                 f"{vc['UNDECIDABLE']} UNDECIDABLE")
+    t = s.get("truth")
+    if t:
+        lines.append(f"  vs known truth: accuracy on decided {_pct(t.get('decided_accuracy'))}, "
+                     f"on decidable samples {_pct(t.get('accuracy_on_decidable'))}, coverage "
+                     f"{_pct(t.get('coverage'))}, exact agreement {_pct(t.get('agreement'))}; "
+                     f"false PASS {t.get('false_pass')}, false FAIL {t.get('false_fail')}")
+    return lines

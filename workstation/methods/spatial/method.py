@@ -83,6 +83,26 @@ class SpatialMethod:
             options["seed"] = whole_number(options["seed"], "spatial suite: seed", 0, 2**63 - 1)
         return spatial_suite(n_pairs, **options)
 
+    def pipeline_suite(self, pairs: int, options: Mapping[str, Any]) -> tuple[Any, str]:
+        """The built-in suite of ``pairs`` object pairs a pipeline or `generate` makes, and its
+        provenance label (``options`` are other methods')."""
+        from .suite import spatial_suite
+
+        return spatial_suite(pairs), f"builtin:{pairs}"
+
+    def read_suite_file_with_lines(self, path: Path) -> tuple[Any, dict[str, int]]:
+        """A SpatialBench-UC prompt file (.jsonl / .csv) and the line of each prompt id in it."""
+        from .suite import load_prompt_file_with_lines
+
+        return load_prompt_file_with_lines(path)
+
+    def after_samples_changed(self, project: Any) -> bool:
+        """Readies the window's next open (`next_open.prepare_next_open`): a command changed the
+        project's samples or detections."""
+        from .next_open import prepare_next_open
+
+        return prepare_next_open(project)
+
     def load(self, project: Any) -> Dataset:
         return project.samples.load_dataset(method=self.name)
 
@@ -131,6 +151,36 @@ class SpatialMethod:
 
         return (Command("import-sbuc", import_sbuc.register), Command("export-sbuc", export_sbuc.register),
                 Command("audit-sample", audit.register), Command("calibrate", calibrate.register))
+
+    #: the spatial part of the `demo` command is built (and shown) first
+    demo_order = 0
+
+    def demo_part(self, seeds: int, pairs: int) -> tuple[str, str]:
+        """What the `demo` command's spatial part builds (a title) and counts (its unit)."""
+        from .suite import spatial_suite
+
+        return f"scenes of 2 objects ({len(spatial_suite(n_pairs=pairs).prompt_id)} prompts x {seeds} seeds)", "img"
+
+    def build_demo_part(self, project: Any, *, seeds: int, pairs: int, progress: Any = None,
+                        workers: int | None = None) -> dict[str, Any]:
+        """The `demo` command's spatial part: ``seeds`` seeds of the built-in suite of ``pairs`` pairs."""
+        from .demo import add_demo
+        from .suite import spatial_suite
+
+        return add_demo(project, n_seeds=seeds, prompts=spatial_suite(n_pairs=pairs), progress=progress,
+                        workers=workers)
+
+    def demo_summary(self, project: Any) -> dict[str, Any]:
+        """The spatial part of a demo project built earlier (truth agreement recomputed from the store)."""
+        from .demo import demo_summary
+
+        return demo_summary(project)
+
+    def demo_lines(self, summary: Mapping[str, Any]) -> list[str]:
+        """The lines the `demo` command prints of its spatial part."""
+        from .demo import demo_lines
+
+        return demo_lines(summary)
 
     def build_demo(self, project: Any, *, small: bool = False, progress: Any = None,
                    workers: int | None = None) -> dict[str, Any]:

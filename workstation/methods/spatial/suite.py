@@ -156,19 +156,6 @@ def load_prompt_file_with_lines(path: str | Path, suite: str | None = None) -> t
     raise InputError(path, f"unsupported prompt file type {path.suffix!r}: expected .jsonl or .csv")
 
 
-def check_prompt_texts(project: Any, prompts: Prompts, source: object, lines: dict[str, int] | None = None) -> None:
-    """A prompt id the project holds with another text is an error naming the file and line."""
-    ids = prompts.prompt_id.tolist()
-    if not ids:
-        return
-    have = dict(project.con.execute("SELECT prompt_id, text FROM prompts WHERE prompt_id IN (SELECT unnest(?))",
-                                    [ids]).fetchall())
-    for pid, text in zip(ids, prompts.text.tolist()):
-        if pid in have and have[pid] != text:
-            raise InputError(source, f"prompt {pid!r} is already in the project {project.folder} with another "
-                                     f"text ({have[pid]!r:.80} vs {text!r:.80})", (lines or {}).get(pid))
-
-
 def _parse_csv(path: Path, suite: str) -> tuple[Prompts, dict[str, int]]:
     from ...util.textio import read_text
 

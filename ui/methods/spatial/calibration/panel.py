@@ -36,12 +36,12 @@ from typing import Any
 import numpy as np
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QScrollArea, QVBoxLayout, QWidget
+from superqt.utils import qthrottled
 
 from workstation.methods.spatial.calibration import Weights
 from workstation.methods.spatial.config import CheckerConfig
 from workstation.methods.spatial.data import primary_score_floor
 
-from ....forwarding import Forwarded
 from ....widgets.layout import column, splitter
 from .audit_view import AuditPlots
 from .deltas import DELTA_ROWS, METRIC_ROWS, DeltasBox, Summary, summarize_verdicts
@@ -84,14 +84,6 @@ def _helper() -> ThreadPoolExecutor:
 
 
 class CalibrationPanel(QWidget):
-    # what its parts hold, as the panel's own
-    headline = Forwarded[Any]("live_box")  # metrics.Headline of the shown verdicts and τ (None while pending)
-    _hl_future = Forwarded[Any]("live_box", "future")
-    point = Forwarded[dict[str, float] | None]("plots")  # the operating point at the current τ
-    op_estimates = Forwarded[Any]("plots")  # the operating point with its intervals
-    band = Forwarded[tuple[np.ndarray, np.ndarray] | None]("plots")  # the risk band over TAU_GRID
-    _audit_rc = Forwarded[Any]("plots", "rc")
-
     def __init__(self, state: Any, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("calibration_panel")
@@ -99,17 +91,14 @@ class CalibrationPanel(QWidget):
         self._active: dict[Any, Summary] = {}  # the active version's summary (cleared on reload)
         self._live: Summary | None = None
         self._curve_key: Any = None  # config minus τ of the drawn curves
-        self._pending = False
         self._coarse = False  # this drag's live updates are evaluated off the window's thread
         self._noted_at = 0.0  # when the status bar was last told COARSE_NOTE
         self._grid_dialog: GridSearchDialog | None = None
         self.evaluations = 0  # how many times this panel asked the state to re-evaluate
         self._baseline_seen: Any = None
 
-        self._throttle = QTimer(self)
-        self._throttle.setSingleShot(True)
-        self._throttle.setInterval(THROTTLE_MS)
-        self._throttle.timeout.connect(self._on_throttle)
+        # a drag's live evaluation: at once, then at most one every THROTTLE_MS (of the latest value)
+        self._live_update = qthrottled(self._flush, timeout=THROTTLE_MS, leading=True, parent=self)
         # intervals once the sliders rest (the bootstrap is not redone on every step of a drag)
         self._interval_timer = QTimer(self)
         self._interval_timer.setSingleShot(True)
@@ -163,23 +152,10 @@ class CalibrationPanel(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.body)
 
-        # the parts' widgets that the window, its tests and its benchmarks reach
-        pb, lb, plots = self.params_box, self.live_box, self.plots
-        self.sliders, self.version_label = pb.sliders, pb.version_label
-        self.reset_button, self.grid_button, self.apply_button, self.note_edit = (
-            pb.reset_button, pb.grid_button, pb.apply_button, pb.note_edit)
-        self.metrics_table, self.metrics_note, self.abstention_table = (
-            lb.metrics_table, lb.metrics_note, lb.abstention_table)
-        self.before_combo, self.delta_table = self.deltas_box.before_combo, self.deltas_box.delta_table
-        self.readout, self.tau_plot, self.rc_plot, self.cov_plot = (
-            plots.readout, plots.tau_plot, plots.rc_plot, plots.cov_plot)
-        self.confusion_view, self.confusion_title, self.audit_area = (
-            plots.confusion_view, plots.confusion_title, plots.audit_area)
-
         # ---- wiring
-        self.sliders.moved.connect(lambda _n, _v: self._request(final=False))
-        self.sliders.committed.connect(lambda _n, _v: self._request(final=True))
-        for plot in (self.tau_plot, self.cov_plot):
+        self.params_box.sliders.moved.connect(lambda _n, _v: self._request(final=False))
+        self.params_box.sliders.committed.connect(lambda _n, _v: self._request(final=True))
+        for plot in (self.plots.tau_plot, self.plots.cov_plot):
             plot.tau_dragged.connect(self._on_tau_dragged)
             plot.tau_finished.connect(self._on_tau_finished)
         self.guarantee_box.chosen.connect(self.load_params)
@@ -189,30 +165,27 @@ class CalibrationPanel(QWidget):
     # live evaluation (throttled while dragging)
     # =========================================================================================
     def slider_config(self) -> CheckerConfig:
-        return self.state.config.replace(**self.sliders.values())
+        return self.state.config.replace(**self.params_box.sliders.values())
 
     def _request(self, final: bool) -> None:
         """The sliders moved: evaluate now, or (while dragging) at most every THROTTLE_MS."""
         if self.state.dataset is None:
             return
-        self._pending = True
-        self.plots.set_tau(self.sliders["tau"].value())
+        self.plots.set_tau(self.params_box.sliders["tau"].value())
         if final:
-            self._throttle.stop()
+            self._stop_live()
             self._flush(final=True)
-        elif not self._throttle.isActive():
-            self._flush()  # leading edge: the first motion answers at once
-            self._throttle.start()
+        else:
+            self._live_update()  # the first motion answers at once, the rest at most every THROTTLE_MS
 
-    def _on_throttle(self) -> None:
-        if self._pending:
-            self._flush()
-            self._throttle.start()
+    def _stop_live(self) -> None:
+        """No live evaluation is left to come (and the next motion answers at once)."""
+        self._live_update.cancel()
+        self._live_update.flush(restart_timer=False)
 
     def _flush(self, final: bool = False) -> None:
         """Evaluate the sliders' config: on the window's thread, or, for a live update of a drag
         whose updates are too slow there, off it (`_coarse`)."""
-        self._pending = False
         cfg = self.slider_config()
         st = self.state
         if final:  # the value let go: exact, now
@@ -247,11 +220,11 @@ class CalibrationPanel(QWidget):
         return self._coarse
 
     def _on_tau_dragged(self, tau: float) -> None:
-        self.sliders["tau"].set_value(round(tau, 4))
+        self.params_box.sliders["tau"].set_value(round(tau, 4))
         self._request(final=False)
 
     def _on_tau_finished(self, tau: float) -> None:
-        self.sliders["tau"].set_value(round(tau, 4))
+        self.params_box.sliders["tau"].set_value(round(tau, 4))
         self._request(final=True)
 
     # =========================================================================================
@@ -296,7 +269,7 @@ class CalibrationPanel(QWidget):
         """Mark on the t_det slider the lowest primary detection score the data recorded: an
         imported run recorded from 0.5 up makes any t_det below 0.5 change nothing."""
         floor = primary_score_floor(self.state.dataset)
-        self.sliders["t_det"].set_floor(
+        self.params_box.sliders["t_det"].set_floor(
             floor, f"Detections were recorded from score {floor:.2f} up (the lowest primary detection "
                    "score in the data)" if floor is not None else "")
 
@@ -306,8 +279,8 @@ class CalibrationPanel(QWidget):
             return
         vals = {s.name: float(getattr(st.config, s.name)) for s in PARAMS}
         # keep the handle the user is dragging where it is
-        if not self.sliders.any_dragging():
-            self.sliders.set_values(vals)
+        if not self.params_box.sliders.any_dragging():
+            self.params_box.sliders.set_values(vals)
             self.plots.set_tau(float(st.config.tau))
         if self._baseline_key() != self._baseline_seen and self._live is not None:
             self._baseline_seen = self._baseline_key()  # a version was applied elsewhere
@@ -417,8 +390,9 @@ class CalibrationPanel(QWidget):
     def _refresh_audit(self, curves: bool = True) -> None:
         rows = self.audited_rows()
         labelled = self.state.verdicts is not None and len(rows) > 0
-        self.grid_button.setToolTip("search margin, t_det and τ for the lowest objective J" if labelled else
-                                    "label an audit set first: the grid search needs human labels")
+        self.params_box.grid_button.setToolTip(
+            "search margin, t_det and τ for the lowest objective J" if labelled else
+            "label an audit set first: the grid search needs human labels")
         self.plots.show_audit(rows, curves)
         if labelled:  # the operating point's intervals follow once the sliders rest
             self._interval_timer.start()
@@ -448,27 +422,27 @@ class CalibrationPanel(QWidget):
         if st.project is None:
             return
         _cid, cfg = SpatialStore(st.project).active_config()
-        self.sliders.set_values({s.name: float(getattr(cfg, s.name)) for s in PARAMS})
+        self.params_box.sliders.set_values({s.name: float(getattr(cfg, s.name)) for s in PARAMS})
         st.set_config(cfg)
 
     def load_params(self, params: dict[str, float]) -> None:
         """Put parameters (e.g. a grid-search row) into the sliders and evaluate them."""
-        self.sliders.set_values(params)
-        self.plots.set_tau(self.sliders["tau"].value())
-        self._throttle.stop()
+        self.params_box.sliders.set_values(params)
+        self.plots.set_tau(self.params_box.sliders["tau"].value())
+        self._stop_live()
         cfg = self.state.config.replace(**{k: float(v) for k, v in params.items()})
         self.evaluations += 1
         self.state.set_config(cfg)
 
     def apply(self) -> int | None:
         st = self.state
-        if st.project is None or st.dataset is None or not self.apply_button.isEnabled():
+        if st.project is None or st.dataset is None or not self.params_box.apply_button.isEnabled():
             return None
-        self._throttle.stop()
+        self._stop_live()
         self._flush(final=True)
-        note = self.note_edit.text().strip() or "calibration panel"
+        note = self.params_box.note_edit.text().strip() or "calibration panel"
         cid = st.apply_config(note)
-        self.note_edit.clear()
+        self.params_box.note_edit.clear()
         self.deltas_box.fill_versions()
         self.params_box.show_version()
         self._refresh_metrics()

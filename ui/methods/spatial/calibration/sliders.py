@@ -1,7 +1,8 @@
 """Labelled parameter sliders with typed entry, for the checker parameters being calibrated.
 
-A `ParamSlider` is a name, a horizontal slider over a fixed range in fixed steps, and a spin box
-for typing an exact value. Its signals separate live motion from a settled value, like
+A `ParamSlider` is a name, a horizontal slider in fixed steps over the range the checker config
+declares for its parameter (`config.PARAMETER_RANGES`: one place says what a parameter may be),
+and a spin box for typing an exact value. Its signals separate live motion from a settled value, like
 pyqtgraph's sigDragged / sigPositionChangeFinished:
 
 - `moved(float)`     the value changed while the handle is being dragged (many per second);
@@ -10,7 +11,10 @@ pyqtgraph's sigDragged / sigPositionChangeFinished:
                      typed (Enter / focus out) or stepped in the spin box.
 
 `set_value(v)` updates both parts quietly (no signal); it is what a view bound to the slider
-(the τ line on the plot, a grid-search row) calls.
+(the τ line on the plot, a grid-search row) calls. The value given is kept as it is: one the
+slider cannot show exactly (between two of its steps, beyond its range) is shown as near as it
+can be, and `value()` still gives it back unchanged until the slider itself is moved — so a drag
+of another slider never rewrites it.
 """
 
 from __future__ import annotations
@@ -31,32 +35,41 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from workstation.methods.spatial.config import PARAMETER_RANGES
+
 
 @dataclass(frozen=True)
 class ParamSpec:
-    name: str  # CheckerConfig field
+    name: str  # CheckerConfig field; its range is the config's (`PARAMETER_RANGES`)
     label: str
-    lo: float
-    hi: float
     step: float
     decimals: int
     tip: str = ""
     note: str = ""  # a line under the slider, always shown
+    page: int = 5  # steps of one Page Up / Page Down
+
+    @property
+    def lo(self) -> float:
+        return PARAMETER_RANGES[self.name][0]
+
+    @property
+    def hi(self) -> float:
+        return PARAMETER_RANGES[self.name][1]
 
 
 # The parameters the calibration panel edits, in display order.
 PARAMS: tuple[ParamSpec, ...] = (
-    ParamSpec("margin", "margin m", 0.0, 0.5, 0.005, 3,
+    ParamSpec("margin", "margin m", 0.005, 3,
               "|d| ≤ m → UNDECIDABLE (near_boundary); PASS needs d beyond ±m"),
-    ParamSpec("t_det", "t_det", 0.0, 1.0, 0.01, 2,
+    ParamSpec("t_det", "t_det", 0.01, 2,
               "detection score cut-off (effective: max(t_det, detector threshold))"),
-    ParamSpec("tau", "τ (tau)", 0.0, 1.0, 0.01, 2,
+    ParamSpec("tau", "τ (tau)", 0.01, 2,
               "the audit's operating point: a PASS/FAIL with conf < τ counts as UNDECIDABLE in the 'at τ' "
               "column, the confusion matrix and risk–coverage; the stored verdicts are without τ",
               note="operating point: 'at τ', confusion, risk–coverage"),
-    ParamSpec("ambiguity_delta", "ambiguity δ", 0.0, 0.5, 0.01, 2,
-              "top-1 − top-2 score gap below δ → UNDECIDABLE (ambiguous)"),
-    ParamSpec("max_overlap_iou", "max overlap IoU", 0.0, 1.0, 0.01, 2,
+    ParamSpec("ambiguity_delta", "ambiguity δ", 0.01, 2,
+              "top-1 − top-2 score gap below δ → UNDECIDABLE (ambiguous)", page=2),
+    ParamSpec("max_overlap_iou", "max overlap IoU", 0.01, 2,
               "left/right: IoU(A, B) above this → UNDECIDABLE (high_overlap)"),
 )
 PARAM_BY_NAME: dict[str, ParamSpec] = {p.name: p for p in PARAMS}
@@ -74,7 +87,7 @@ class ParamSlider(QWidget):
         self.slider.setObjectName(f"slider_{spec.name}")
         self.slider.setRange(0, self._n)
         self.slider.setSingleStep(1)
-        self.slider.setPageStep(max(1, self._n // 20))
+        self.slider.setPageStep(spec.page)
         self.slider.setMinimumWidth(140)
         self.spin = QDoubleSpinBox()
         self.spin.setObjectName(f"spin_{spec.name}")
@@ -122,13 +135,14 @@ class ParamSlider(QWidget):
         return self._value
 
     def set_value(self, v: float) -> None:
-        """Show `v` (clamped to the range) without emitting anything."""
-        v = min(max(float(v), self.spec.lo), self.spec.hi)
-        self._value = round(v, 10)
+        """Hold `v` and show it (as near as the slider can) without emitting anything; `value()`
+        gives `v` back unchanged until this slider is moved."""
+        self._value = round(float(v), 10)
+        shown = min(max(self._value, self.spec.lo), self.spec.hi)
         self._quiet = True
         try:
-            self.slider.setValue(self._to_pos(v))
-            self.spin.setValue(v)
+            self.slider.setValue(self._to_pos(shown))
+            self.spin.setValue(shown)
         finally:
             self._quiet = False
 

@@ -147,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
     folder = Path(args.project)
     copied: list[Path] = []
     with _project_folder(folder, copied) as (project, root):
-        from ..suite import check_prompt_texts
+        from ....io.prompts import check_prompt_texts
 
         check_prompt_texts(project, parsed.dataset.prompts, parsed.prompts_path or "prompt file", parsed.prompt_lines)
         if rid in project.samples.run_ids():
