@@ -214,14 +214,14 @@ def test_after_write_report_the_draft_is_not_from_the_last_session(qtbot: Any, o
     assert st.config.margin == pytest.approx(0.23) and st.has_unapplied_config()
     assert not st.draft_restored
     assert "restored the unapplied calibration changes" not in w.statusBar().currentMessage()
-    text = w.method_views["spatial"].calibration_panel(w).version_label.text()
+    text = w.method_views["spatial"].calibration_panel(w).params_box.version_label.text()
     assert "Not applied" in text and "kept from the last session" not in text
     assert "Quitting keeps them as a draft" in text
     # a real next session still says where the draft came from
     w.close()
     w2 = open_window(png_project)
     assert w2.spatial.draft_restored
-    assert "kept from the last session" in w2.method_views["spatial"].calibration_panel(w2).version_label.text()
+    assert "kept from the last session" in w2.method_views["spatial"].calibration_panel(w2).params_box.version_label.text()
 
 
 def test_the_reports_audit_plan_section_links_only_inside_the_report(tmp_path: Path, plan_template: Path) -> None:
@@ -264,8 +264,8 @@ def test_the_plan_and_calibration_say_which_verdicts_the_plan_uses(qtbot: Any, o
     assert cid is not None
     w.spatial.set_config(w.spatial.config.replace(margin=0.23))  # a draft, not applied
     panel = w.method_views["spatial"].calibration_panel(w)
-    assert "Not applied" in panel.version_label.text()
-    assert f"Audit plans use the stored verdicts of v{cid}, not these" in panel.version_label.text()
+    assert "Not applied" in panel.params_box.version_label.text()
+    assert f"Audit plans use the stored verdicts of v{cid}, not these" in panel.params_box.version_label.text()
     w.show_page(w.browser)
     menus.open_audit_plans(w)
     plans = w.audit_plans_window.panel

@@ -128,7 +128,7 @@ def test_the_confusion_headers_are_whole_in_a_small_window(qtbot: Any, labelled_
     panel.show()
     qtbot.waitExposed(panel)
     _settle(qtbot)
-    cv = panel.confusion_view
+    cv = panel.plots.confusion_view
     assert cv.isVisible() and cv.columnCount() >= 3
     hint = panel.minimumSizeHint()
     assert hint.width() <= SMALL[0] and hint.height() <= SMALL[1] - 80, hint  # fits without scrolling

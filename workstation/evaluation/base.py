@@ -272,7 +272,7 @@ class Method(Protocol):
 #: the optional hooks of a method object (see `Method`); a method defines any of them or none
 METHOD_HOOKS: tuple[str, ...] = ("after_samples_changed", "pipeline_suite", "read_suite_file_with_lines",
                                  "read_suite_file", "demo_order", "demo_part", "build_demo_part",
-                                 "demo_summary", "demo_lines")
+                                 "demo_summary", "demo_lines", "read_label_file")
 
 
 def method_table_prefix(method: str) -> str:
