@@ -80,3 +80,22 @@ def test_no_pause_no_blind_audits_section(tmp_path: Path) -> None:
     with Project.create(tmp_path / "p") as p:
         p.audit.create_set("blind one", "spatial.verdict", ["s1"], {}, blind=True)
         assert blind_audits_section(p, tmp_path / "out") is None
+
+
+def test_the_report_lists_the_pauses_of_blind_audits(tmp_path: Path) -> None:
+    from workstation.cli import main
+    from workstation.methods import get_method
+
+    folder = tmp_path / "p"
+    with Project.create(folder) as p:
+        get_method("spatial").build_demo(p, small=True, workers=0)
+        sid = p.con.execute("SELECT min(sample_id) FROM samples").fetchone()[0]
+        aid = p.audit.create_set("blind one", "spatial.verdict", [sid], {}, blind=True)
+        p.labels.add("spatial.verdict", "sample", sid, "a2", "PASS", audit_set_id=aid)
+        p.audit.pause(aid, "a2", "Browse: review the filtered samples", [sid])
+    out = tmp_path / "report"
+    assert main(["report", "--project", str(folder), "--out", str(out)]) == 0
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert "Blind audits" in index and "Browse: review the filtered samples" in index
+    rows = (out / "blind_audits" / "pauses.csv").read_text(encoding="utf-8").splitlines()
+    assert len(rows) == 2 and sid in rows[1] and ",a2," in rows[1]

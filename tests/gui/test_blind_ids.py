@@ -1,4 +1,4 @@
-"""A label export during a blind ProtoBias audit names no image role (issue 47, part 5): its
+"""A label export during a blind ProtoBias audit names no image role: its
 targets are neutral ids (the triplet and the side shown, ``…#A`` / ``…#B``), never the sample
 ids whose ``…:corr`` / ``…:adv`` tell which image is the prototype; `labels unblind` maps them
 back with the project; outside a blind audit the export keeps the sample ids. A file with a

@@ -1,5 +1,5 @@
-"""Spatial's Browse is no way out of a blind audit (issue 47, part 1), and a Grid double-click
-during one raises nothing (part 4).
+"""Spatial's Browse is no way out of a blind audit, and a Grid double-click
+during one raises nothing.
 
 During a blind spatial audit the auditor shows Browse (Ctrl+1), types the current sample's id
 in the search, and double-clicks its row, presses Enter on it or clicks "Review these ▶": the

@@ -1,5 +1,5 @@
 """An audit plan for a precision hands out only the items the automated outcome calls positive,
-so its blind queue cannot hide that outcome (issue 47, part 5): the panel says so when the plan
+so its blind queue cannot hide that outcome: the panel says so when the plan
 is made, and the judging bar says so while its queue is open; a plan of the true rate says
 nothing of the kind."""
 

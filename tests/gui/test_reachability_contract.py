@@ -1,4 +1,4 @@
-"""The blind-audit contract, from what is visible to what is reachable (issue 47), over every
+"""The blind-audit contract, from what is visible to what is reachable, over every
 method whose views are registered (`ui.methods.VIEWS`, and the tests' own Lamp method).
 
 On the method's demo project a blind audit set of a target with a re-check is opened, as
