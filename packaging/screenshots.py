@@ -181,7 +181,7 @@ def shoot_project(sh: Shooter, folder: Path, tag: str) -> None:
                              size=min(60, st.dataset.n), seed=1, recheck_fraction=0.1)
         menus.start_audit_set(w, aid)
         sh.save(w, f"{tag}_review_blind_audit")
-        rc = next((k for k, flag in enumerate(st.controller.recheck.tolist()) if flag), None)
+        rc = next((k for k, flag in enumerate(st.controller.core.recheck.tolist()) if flag), None)
         if rc is not None:
             st.controller.go(rc)
             sh.save(w, f"{tag}_review_recheck")
@@ -220,7 +220,7 @@ def shoot_blind_audit(sh: Shooter, w, name: str) -> None:
                          recheck_fraction=0.2)
     menus.start_audit_set(w, aid)
     sh.save(w, f"{name}_blind_audit")
-    rc = next((k for k, flag in enumerate(c.recheck.tolist()) if flag), None)
+    rc = next((k for k, flag in enumerate(c.core.recheck.tolist()) if flag), None)
     if rc is not None:
         c.go(rc)
         sh.save(w, f"{name}_recheck")

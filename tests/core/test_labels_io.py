@@ -327,7 +327,7 @@ def test_export_refuses_an_unknown_task_and_a_layout_it_cannot_write(project: Pa
 
 
 # ---------------------------------------------------------------------------------------------
-# every method's judgements back in: the label log's layout (issue 49)
+# every method's judgements back in: the label log's layout
 # ---------------------------------------------------------------------------------------------
 
 

@@ -1,4 +1,4 @@
-"""Issue 47, part 9: the small frictions of a day's audit, each as the user meets it."""
+"""The small frictions of a day's audit, each as the user meets it."""
 
 from __future__ import annotations
 

@@ -80,7 +80,7 @@ def test_a_risk_level_too_strict_for_these_labels_says_none_qualifies(qtbot: Any
 
 
 def test_the_box_calls_p_a_p_value_and_explains_j(qtbot: Any, panel: Any) -> None:
-    """Issue 47, part 9: "p (risk > α)" is a p-value and says so; J, the objective whose lowest
+    """The guaranteed choice's "p (risk > α)" is a p-value and says so; J, the objective whose lowest
     value is J's choice, is explained where it is shown."""
     box = panel.guarantee_box
     rows = {box.table.verticalHeaderItem(r).text(): box.table.verticalHeaderItem(r)

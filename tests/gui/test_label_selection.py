@@ -32,7 +32,7 @@ def panel(qtbot: Any, labelled_state: Any) -> Any:
 
 
 def _audited(panel: Any) -> int:
-    return int(panel.confusion_title.text().split("(")[1].split()[0])
+    return int(panel.plots.confusion_title.text().split("(")[1].split()[0])
 
 
 def _second_annotator(st: Any, k: int = 12) -> list[str]:
@@ -96,8 +96,8 @@ def test_the_reports_operating_point_equals_the_windows_for_the_same_selection(q
     store.save_verdicts(cid, st.dataset, st.verdicts)
     store.set_active_config(cid)
     panel.flush_intervals()
-    qtbot.waitUntil(lambda: panel.op_estimates is not None, timeout=30000)
-    shown = {k: e.value for k, e in panel.op_estimates.items()}
+    qtbot.waitUntil(lambda: panel.plots.op_estimates is not None, timeout=30000)
+    shown = {k: e.value for k, e in panel.plots.op_estimates.items()}
     sec = report_section(st.project, tmp_path / "report")
     with open(tmp_path / "report" / "data" / "operating_point.csv", newline="") as f:
         written = {r["statistic"]: float(r["value"]) for r in csv.DictReader(f)}

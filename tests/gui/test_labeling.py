@@ -152,6 +152,7 @@ def test_goto_sample_with_ctrl_g(qtbot, open_window, sbuc_images_project: Path) 
 
 def test_shortcut_sheet_on_f1(qtbot, open_window, sbuc_images_project: Path) -> None:
     w = open_window(sbuc_images_project)
+    w.tab_actions[("spatial", 1)].trigger()  # Review: the page whose keys label
     _key(qtbot, w, Qt.Key_F1)
     sheet = w._sheet
     qtbot.waitExposed(sheet)

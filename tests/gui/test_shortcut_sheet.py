@@ -1,4 +1,4 @@
-"""Issue 47, part 7: the F1 sheet and the Label menu list the keys that act on the page shown
+"""The F1 sheet and the Label menu list the keys that act on the page shown
 (MetaLogic's A / M / U on its page, ProtoBias's 1–4 on its rating page, spatial's P / F / U and
 T on Review), never a key bound to nothing (J / K); every method's tab has a key of its own."""
 

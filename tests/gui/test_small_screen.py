@@ -1,4 +1,4 @@
-"""Issue 47, part 8: at 1024 × 700 (a lab laptop) every tab of every method is usable: the window
+"""At 1024 × 700 (a lab laptop) every tab of every method is usable: the window
 keeps to the screen (no page forces it wider or taller, the jobs panel included), no page needs
 scrolling, no one-line label is cut, and MetaLogic's heatmap and the images keep a
 usable size."""

@@ -73,7 +73,9 @@ class AuditPlots(QSplitter):
         self.confusion_title = QLabel()
         cl.addWidget(self.confusion_title)
         cl.addWidget(self.confusion_view, 1)
-        bottom = splitter(Qt.Orientation.Horizontal, self.rc_plot, conf_box, sizes=(1, 1))
+        # first sizes of a few hundred pixels each: from (1, 1) the splitter gave the confusion
+        # matrix, wider than half at its minimum, all the room and the plot ~100 px
+        bottom = splitter(Qt.Orientation.Horizontal, self.rc_plot, conf_box, stretch=(1, 1), sizes=(500, 500))
         audit = QWidget()
         al = QVBoxLayout(audit)
         al.setContentsMargins(0, 0, 0, 0)
