@@ -197,7 +197,8 @@ class ReportDialog(QDialog):
 
 def close_for_commands(window: Any) -> Callable[[], bool]:
     """Close the window's project so that a command may write it; returns what opens it again.
-    The calibration draft kept at the close is this session's: it comes back as such."""
+    The calibration draft kept at the close is the window's own: it comes back without being
+    called one left by an earlier run of the window."""
     folder = window.state.project.folder
     s = getattr(window, "spatial", None)
     if s is not None:

@@ -385,11 +385,10 @@ def blind_audits_section(project: Any, out_dir: Any) -> Any:
     """The report's "Blind audits" section: every recorded pause of a blind audit (set,
     annotator, start, end, why) and the items it showed unblinded, with how many of the set's
     labels by that annotator stand on them (flagged); None when no audit was ever paused."""
-    import csv
     import html
     from pathlib import Path
 
-    from ..util.csvsafe import escape_row
+    from ..util.csvsafe import write_dict_rows
     from .base import ReportSection
 
     pauses = project.audit.pauses()
@@ -410,12 +409,7 @@ def blind_audits_section(project: Any, out_dir: Any) -> Any:
                      "flagged_labels": len(seen & labelled), "items": " ".join(sorted(seen))})
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    cols = list(rows[0])
-    with open(out / "pauses.csv", "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(cols)
-        for r in rows:
-            w.writerow(escape_row([r[c] for c in cols]))
+    write_dict_rows(out / "pauses.csv", rows)
     body = ["<p class='text'>Each pause of a blind audit was asked for and recorded; the items shown to its "
             "annotator unblinded while it lasted are listed, and that annotator's labels of them in the set are "
             "flagged in the audit's figures.</p><table><tr><th>pause</th><th>audit set</th><th>annotator</th>"

@@ -173,18 +173,12 @@ def _records(path: Path, text: str) -> Iterator[tuple[int, dict[str, Any]]]:
     from ..util.csvsafe import numbered_rows, unescape_cell
 
     if path.suffix.lower() == ".jsonl":
-        from ..util.jsonsafe import JSONInputError, loads_strict
+        from .jsonl import object_of_line
 
         for i, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                rec = loads_strict(line)
-            except JSONInputError as e:
-                raise InputError(path, f"malformed JSON ({e})", i) from None
-            if not isinstance(rec, dict):
-                raise InputError(path, "each line must be a JSON object (a label)", i)
-            yield i, rec
+            rec = object_of_line(path, line, i)
+            if rec is not None:
+                yield i, rec
         return
     reader = csv.reader(text.splitlines(keepends=True), strict=True)
     try:

@@ -23,7 +23,6 @@ a run takes from each plan; `report_section` is the report's "Audit plans" secti
 
 from __future__ import annotations
 
-import csv
 import html
 import importlib
 from collections.abc import Callable, Sequence
@@ -37,7 +36,7 @@ from ..evaluation.base import AuditSource, ReportSection
 from ..evaluation.plan import (AuditPlan, AuditTable, Goal, PlanStale, PlanTarget, check_design, load_plan, save_draws,
                                save_plan, stored_table)
 from ..types import WorkstationError
-from ..util.csvsafe import escape_row
+from ..util.csvsafe import write_dict_rows
 
 
 def source_of(method: Any) -> AuditSource | None:
@@ -270,12 +269,7 @@ def report_section(project: Any, out_dir: Path, methods: Sequence[str] | None = 
                 "source": ", ".join(f"{k}={v}" for k, v in plan.table.source.items() if k != "options"),
             })
     out_dir.mkdir(parents=True, exist_ok=True)
-    cols = list(rows[0])
-    with open(out_dir / "estimates.csv", "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(cols)
-        for r in rows:
-            w.writerow(escape_row([r[c] for c in cols]))
+    write_dict_rows(out_dir / "estimates.csv", rows)
 
     def pct(x: float) -> str:
         return "—" if not np.isfinite(x) else f"{100 * x:.1f} %"

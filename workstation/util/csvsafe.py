@@ -18,7 +18,7 @@ starts with ``'=`` loses that apostrophe on import — the same thing a spreadsh
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +46,18 @@ def escape_row(row: list[Any] | tuple[Any, ...]) -> list[Any]:
     return [escape_cell(v) for v in row]
 
 
-__all__ = ["FORMULA_START", "escape_cell", "escape_row", "unescape_cell"]
+def write_dict_rows(path: Any, rows: Sequence[Mapping[str, Any]]) -> None:
+    """`rows` (dicts sharing the first one's keys, in its order) to a CSV file at `path`, a header
+    line first and every cell formula-escaped (a report's own table: its folder is the report's)."""
+    cols = list(rows[0])
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(cols)
+        for r in rows:
+            w.writerow(escape_row([r[c] for c in cols]))
+
+
+__all__ = ["FORMULA_START", "escape_cell", "escape_row", "unescape_cell", "write_dict_rows"]
 
 
 def numbered_rows(reader: Any, path: str | Path,

@@ -147,7 +147,7 @@ class SpatialSession(QObject):
         self.human: np.ndarray = np.zeros(0, np.int8)  # latest human verdict per row (anyone), -1 if none
         self.draft_restored = False  # the live config is a draft kept at the last close
         # a project folder the window closes and opens again itself (Write report's evaluate
-        # step): its draft was kept in this session, not "from the last session"
+        # step): the draft it kept comes back as the window's own, not one left by an earlier run
         self.reopening = ""
         # the project was adopted before its verdicts: the checker evaluates the active config
         # on a worker thread and `verdicts_ready` takes them
@@ -442,7 +442,7 @@ class SpatialSession(QObject):
     def _restore_draft(self) -> None:
         """Take the draft left at the last close as the live config (applied: still not); a draft
         the window kept while it closed and opened the project itself (`reopening`) comes back
-        without the word of a last session."""
+        as its own, not as one left at an earlier close."""
         if self.project is None or self.dataset is None:
             return
         same = bool(self.reopening) and Path(self.reopening) == Path(self.project.folder)
