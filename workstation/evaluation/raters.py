@@ -9,7 +9,7 @@ Every statistic is a function of sums over the items of a few per-item figures (
 coincidences for α; its agreement and its category shares for κ and AC), so an interval only
 needs the units' sums: the **cluster bootstrap** resamples the units with replacement (all their
 items with them) and recomputes the statistic from the resampled sums, 2,000 resamples with seed 0
-(`intervals.N_BOOT`, `intervals.SEED`), the expanded percentile interval; above
+(`intervals.N_BOOT`, `intervals.SEED`), the expanded BCa interval (`_bca`); above
 `intervals.MAX_BOOT_UNITS` units (or on request) the **cluster jackknife** (leave one unit out,
 the normal interval at t₍c−1₎ with the jackknife's variance).
 
@@ -47,7 +47,7 @@ from .intervals import (
     SEED,
     Estimate,
     _t_quantile,
-    percentile_bounds,
+    expanded_alpha,
     resample_counts,
     unit_codes,
 )
@@ -265,7 +265,7 @@ def agreement_estimate(statistic: str, ratings: Any, unit: Sequence[Any] | np.nd
                        n_boot: int = N_BOOT, seed: int = SEED, level: float = LEVEL) -> Estimate:
     """One statistic (`STATISTICS`) with its interval over the units (``unit``: one id per item,
     its prompt; None: every item its own unit). ``interval``: "bootstrap" (the cluster bootstrap,
-    expanded percentile), "jackknife" (the cluster jackknife, t interval), "auto" (the bootstrap up
+    expanded BCa), "jackknife" (the cluster jackknife, t interval), "auto" (the bootstrap up
     to `intervals.MAX_BOOT_UNITS` units, the jackknife above). ``n`` of the estimate: the items
     with at least two ratings; ``units``: the units among them."""
     if interval not in ("auto", "bootstrap", "jackknife"):
@@ -297,8 +297,7 @@ def _estimate(st: _Statistic, r: np.ndarray, unit: Sequence[Any] | np.ndarray | 
         for counts in resample_counts(c, n_boot, seed):
             boot[done:done + len(counts)] = st.of_sums(counts @ us)
             done += len(counts)
-        lo_a, hi_a = percentile_bounds(boot[:, None], level, units)
-        lo, hi = float(lo_a[0]), float(hi_a[0])
+        lo, hi = _bca(st, us, value, boot, level, units)
         method = CLUSTER_BOOTSTRAP if clustered else BOOTSTRAP
     if math.isfinite(lo) and math.isfinite(hi):
         lo, hi = min(lo, value), max(hi, value)
@@ -307,16 +306,48 @@ def _estimate(st: _Statistic, r: np.ndarray, unit: Sequence[Any] | np.ndarray | 
     return Estimate(value, lo, hi, n=n, units=units, method=method, level=level)
 
 
+def _leave_one_out(st: _Statistic, us: np.ndarray) -> np.ndarray:
+    """The statistic without each unit in turn (units without a rating left out: they change nothing)."""
+    u = us[np.abs(us).sum(axis=1) > 0]
+    if len(u) < 2:
+        return np.zeros(0)
+    theta = st.of_sums(u.sum(axis=0)[None, :] - u)
+    return theta[np.isfinite(theta)]
+
+
+def _bca(st: _Statistic, us: np.ndarray, value: float, boot: np.ndarray, level: float,
+         units: int) -> tuple[float, float]:
+    """The expanded BCa interval: the bias-corrected and accelerated percentile interval (Efron 1987;
+    z₀ from the resamples below the value, the acceleration from the cluster jackknife's skewness)
+    at the expanded percentile's tails (`intervals.expanded_alpha`: widened for few units)."""
+    from statistics import NormalDist
+
+    b = boot[np.isfinite(boot)]
+    if len(b) < 2:
+        return _NAN, _NAN
+    nd = NormalDist()
+    below = (np.count_nonzero(b < value) + 0.5 * np.count_nonzero(b == value)) / len(b)
+    z0 = nd.inv_cdf(min(max(below, 1.0 / (2 * len(b))), 1.0 - 1.0 / (2 * len(b))))
+    theta = _leave_one_out(st, us)
+    acc = 0.0
+    if len(theta) >= 2:
+        dev = theta.mean() - theta
+        ss = float((dev ** 2).sum())
+        if ss > 0:
+            acc = float((dev ** 3).sum()) / (6.0 * ss ** 1.5)
+    tail = expanded_alpha(level, units)
+    qs = []
+    for z in (nd.inv_cdf(tail), nd.inv_cdf(1.0 - tail)):
+        den = 1.0 - acc * (z0 + z)
+        qs.append(nd.cdf(z0 + (z0 + z) / den) if den > 0 else (0.0 if z < 0 else 1.0))
+    lo, hi = np.quantile(b, qs)
+    return float(lo), float(hi)
+
+
 def _jackknife(st: _Statistic, us: np.ndarray, value: float, level: float) -> tuple[float, float]:
     """The cluster jackknife: the statistic without each unit in turn, var = (c − 1)/c Σ (θ_j − θ̄)²,
-    value ± t₍c−1₎ · √var (units without a pairable item change nothing and are left out)."""
-    keep = np.abs(us).sum(axis=1) > 0
-    u = us[keep]
-    c = len(u)
-    if c < 2:
-        return _NAN, _NAN
-    theta = st.of_sums(u.sum(axis=0)[None, :] - u)
-    theta = theta[np.isfinite(theta)]
+    value ± t₍c−1₎ · √var."""
+    theta = _leave_one_out(st, us)
     if len(theta) < 2:
         return _NAN, _NAN
     var = (len(theta) - 1.0) / len(theta) * float(((theta - theta.mean()) ** 2).sum())
