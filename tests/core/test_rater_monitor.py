@@ -51,7 +51,7 @@ def test_items_sessions_and_median_seconds_per_item() -> None:
     log.add("ann", "t2", "FAIL", 800)  # a change of mind: one more event, no more items
     row = rater_monitor(log.table(), PF, n_boot=0).row("ann")
     assert (row.items, row.events, row.sessions) == (6, 7, 2)
-    assert row.timed == 5  # 20, 20, 20 | 30, 10: the 700 s gap ends the first session
+    assert row.timed == 5  # 20, 20, 20 | 30, 10: the 700 s gap is a pause between two sessions
     assert row.median_seconds == 20.0
     gaps, sessions = session_gaps(np.array([T0, T0 + timedelta(seconds=SESSION_GAP_S + 1)], "datetime64[us]"))
     assert len(gaps) == 0 and sessions == 2

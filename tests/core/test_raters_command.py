@@ -1,0 +1,61 @@
+"""`raters`: the rater monitor on the command line, on a project whose MetaLogic pairs three raters
+labelled (one of them fast and careless), and its JSON file."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from workstation.cli import main
+from workstation.store import Project
+
+T0 = datetime(2026, 3, 2, 9, 0, 0)
+
+
+@pytest.fixture
+def rated(tmp_path: Path) -> Path:
+    folder = tmp_path / "proj"
+    truth = ["ALIGNED", "MISALIGNED", "ALIGNED", "ALIGNED", "MISALIGNED", "ALIGNED"] * 4
+    careless = [("MISALIGNED" if i % 3 == 0 else v) for i, v in enumerate(truth)]
+    with Project.create(folder) as p:
+        for name, labels, every in (("ann", truth, 30), ("bea", truth, 40), ("cy", careless, 5)):
+            for i, v in enumerate(labels):
+                p.labels.add("metalogic.pair", "pair", f"p{i}|run|0", name, v,
+                             created_at=T0 + timedelta(seconds=every * i))
+    return folder
+
+
+def test_raters_prints_the_agreement_and_a_row_per_rater(rated: Path, capsys: Any) -> None:
+    assert main(["raters", "--project", str(rated), "--boot", "200"]) == 0
+    out = capsys.readouterr().out
+    assert "metalogic.pair: 3 raters, 24 items, 24 rated by two or more" in out
+    assert "Krippendorff's α (nominal)" in out and "Fleiss' κ" in out and "Gwet's AC1" in out
+    rows = {line.split()[0]: line for line in out.splitlines() if line.startswith("  ") and line.split()[0] in
+            ("ann", "bea", "cy")}
+    assert "SPEEDER" in rows["cy"] and "SPEEDER" not in rows["ann"] and "SPEEDER" not in rows["bea"]
+    assert rows["ann"].split()[1:3] == ["24", "30.0"]
+    assert "each target is its own unit" in out  # the project has no MetaLogic results to take prompts from
+
+
+def test_raters_writes_every_figure_as_json_and_never_replaces_a_file_unasked(rated: Path, tmp_path: Path,
+                                                                               capsys: Any) -> None:
+    out = tmp_path / "raters.json"
+    assert main(["raters", "--project", str(rated), "--task", "metalogic", "--boot", "0", "--json", str(out)]) == 0
+    data = json.loads(out.read_text(encoding="utf-8"))
+    (task,) = data
+    assert task["task"] == "metalogic.pair" and task["items"] == 24
+    by = {r["annotator"]: r for r in task["raters"]}
+    assert by["cy"]["speeder"] is True and by["ann"]["median_seconds"] == 30.0
+    assert by["ann"]["peer_percent"]["value"] == pytest.approx((24 + 16) / 48)  # all of bea's, 2 in 3 of cy's
+    assert task["agreement"]["ac1"]["n"] == 24
+    assert main(["raters", "--project", str(rated), "--task", "metalogic", "--json", str(out)]) == 2
+    assert "--overwrite" in capsys.readouterr().err
+
+
+def test_raters_refuses_a_bad_session_gap(rated: Path, capsys: Any) -> None:
+    assert main(["raters", "--project", str(rated), "--session-gap", "0"]) != 0
+    assert "--session-gap" in capsys.readouterr().err
