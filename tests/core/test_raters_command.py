@@ -52,6 +52,7 @@ def test_raters_writes_every_figure_as_json_and_never_replaces_a_file_unasked(ra
     assert by["cy"]["speeder"] is True and by["ann"]["median_seconds"] == 30.0
     assert by["ann"]["peer_percent"]["value"] == pytest.approx((24 + 16) / 48)  # all of bea's, 2 in 3 of cy's
     assert task["agreement"]["ac1"]["n"] == 24
+    assert task["intervals"]["bootstrap_unit"] == "target" and task["intervals"]["bootstrap_resamples"] == 0
     assert main(["raters", "--project", str(rated), "--task", "metalogic", "--json", str(out)]) == 2
     assert "--overwrite" in capsys.readouterr().err
 
@@ -59,3 +60,30 @@ def test_raters_writes_every_figure_as_json_and_never_replaces_a_file_unasked(ra
 def test_raters_refuses_a_bad_session_gap(rated: Path, capsys: Any) -> None:
     assert main(["raters", "--project", str(rated), "--session-gap", "0"]) != 0
     assert "--session-gap" in capsys.readouterr().err
+
+
+def test_raters_takes_the_prompts_and_the_checkers_verdicts_from_the_audit_table(project: Path, capsys: Any) -> None:
+    """Spatial labels of the imported fixture: the intervals are over its prompts and the judge is the checker."""
+    from workstation.methods.audit_sources import audit_table
+
+    with Project.open(project) as p:
+        table = audit_table(p, "spatial")
+        ids = table.item_id.tolist()[:24]
+        checker = {t: ("PASS" if o == 1 else "FAIL" if o == 0 else "UNDECIDABLE")
+                   for t, o in zip(table.item_id.tolist(), table.outcome.tolist())}
+        prompts = {t: c for t, c in zip(table.item_id.tolist(), table.cluster.tolist())}
+        for k, t in enumerate(ids):
+            p.labels.add("spatial.verdict", "sample", t, "a1", checker[t], created_at=T0 + timedelta(seconds=20 * k))
+            p.labels.add("spatial.verdict", "sample", t, "a2", "PASS" if k % 2 else "FAIL",
+                         created_at=T0 + timedelta(seconds=25 * k))
+    out_json = project.parent / "raters.json"
+    assert main(["raters", "--project", str(project), "--task", "spatial", "--boot", "100", "--json",
+                 str(out_json)]) == 0
+    assert "units: prompts of the audit table; judge: the checker" in capsys.readouterr().out
+    (task,) = json.loads(out_json.read_text(encoding="utf-8"))
+    by = {r["annotator"]: r for r in task["raters"]}
+    assert by["a1"]["judge_percent"]["value"] == 1.0 and by["a1"]["judge_percent"]["n"] == 24
+    a2 = [("PASS" if k % 2 else "FAIL") == checker[t] for k, t in enumerate(ids)]
+    assert by["a2"]["judge_percent"]["value"] == pytest.approx(sum(a2) / 24)
+    assert task["agreement"]["ac1"]["units"] == len({prompts[t] for t in ids}) < 24
+    assert task["intervals"]["bootstrap_unit"] == "prompt"

@@ -120,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
     """Print the rater monitor of the project's label tasks (module docstring)."""
     from ..evaluation.intervals import N_BOOT
     from ..evaluation.rater_monitor import SESSION_GAP_S, rater_monitor
+    from ..evaluation.raters import provenance
     from ..evaluation.selection import load_selection, set_names
     from ..methods import get_method
     from ..types import WorkstationError
@@ -152,7 +153,8 @@ def run(args: argparse.Namespace) -> int:
             if i:
                 print()
             print("\n".join(lines_of(task, mon, where, line)))
-            out.append({**mon.to_dict(), "selection": sel.to_dict(), "inputs": where})
+            out.append({**mon.to_dict(), "selection": sel.to_dict(), "inputs": where,
+                        "intervals": provenance("prompt" if unit else "target", n_boot=boot)})
     if args.json is not None:
         write_output_text(args.json, dumps(out, indent=1) + "\n", "rater monitor file", overwrite=args.overwrite)
     return 0

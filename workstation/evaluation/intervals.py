@@ -59,6 +59,8 @@ CLUSTER_BOOTSTRAP = "cluster bootstrap"
 BOOTSTRAP = "bootstrap"
 WILSON_UNITS = "wilson over units"
 LINEARISED = "linearised (design effect)"
+CLUSTER_JACKKNIFE = "cluster jackknife"
+JACKKNIFE = "jackknife"
 NO_INTERVAL = "none"
 
 METHOD_TEXT: dict[str, str] = {
@@ -68,6 +70,9 @@ METHOD_TEXT: dict[str, str] = {
     BOOTSTRAP: "bootstrap (items resampled): as the cluster bootstrap with every item its own unit",
     WILSON_UNITS: "Wilson score interval over the units (every resample gave the same value)",
     LINEARISED: "Wilson with the design-effect sample size (cluster-robust variance; many units)",
+    CLUSTER_JACKKNIFE: "cluster jackknife (leave one unit out; the estimate ± t·√var): many-rater agreement over "
+                       "many units",
+    JACKKNIFE: "jackknife (leave one item out): as the cluster jackknife with every item its own unit",
     NO_INTERVAL: "no interval",
 }
 
@@ -561,7 +566,7 @@ __all__ = [
     "wilson_interval", "wilson_arrays", "wilson_estimate", "unit_codes", "resample_counts", "bootstrap_weights",
     "bootstrap_ratio_intervals", "ratio_estimates", "rate_estimate", "kappa_from_tables", "kappa_estimate",
     "bootstrap_interval", "provenance", "METHOD_TEXT", "WILSON", "CLUSTER_BOOTSTRAP", "BOOTSTRAP",
-    "WILSON_UNITS", "LINEARISED", "NO_INTERVAL",
+    "WILSON_UNITS", "LINEARISED", "CLUSTER_JACKKNIFE", "JACKKNIFE", "NO_INTERVAL",
 ]
 
 

@@ -40,6 +40,8 @@ from ..types import WorkstationError
 from .intervals import (
     BOOTSTRAP,
     CLUSTER_BOOTSTRAP,
+    CLUSTER_JACKKNIFE,
+    JACKKNIFE,
     LEVEL,
     MAX_BOOT_UNITS,
     N_BOOT,
@@ -54,13 +56,11 @@ from .intervals import (
 
 __all__ = ["METRICS", "WEIGHTS", "STATISTICS", "CLUSTER_JACKKNIFE", "JACKKNIFE", "rating_counts", "krippendorff_alpha",
            "fleiss_kappa", "gwet_ac1", "gwet_ac2", "agreement_weights", "agreement_estimate",
-           "many_rater_agreement", "statistics_for"]
+           "many_rater_agreement", "statistics_for", "provenance"]
 
 METRICS = ("nominal", "ordinal", "interval")
 #: Gwet's weights for AC2 (Handbook, ch. 3): identity (AC2 = AC1), quadratic, linear, ordinal, radical
 WEIGHTS = ("identity", "quadratic", "linear", "ordinal", "radical")
-CLUSTER_JACKKNIFE = "cluster jackknife"
-JACKKNIFE = "jackknife"
 #: the statistics `many_rater_agreement` reports, by name
 STATISTICS = ("alpha_nominal", "alpha_ordinal", "alpha_interval", "fleiss_kappa", "ac1", "ac2_quadratic",
               "ac2_linear", "ac2_ordinal")
@@ -374,3 +374,14 @@ def many_rater_agreement(ratings: Any, unit: Sequence[Any] | np.ndarray | None =
     r, values = rating_counts(ratings, categories)
     names = tuple(statistics) if statistics is not None else statistics_for(ordinal)
     return {nm: _estimate(_statistic(nm, values), r, unit, interval, n_boot, seed, level) for nm in names}
+
+
+def provenance(unit: str, *, n_boot: int = N_BOOT, seed: int = SEED, level: float = LEVEL) -> dict[str, Any]:
+    """What a report records about the many-rater intervals: level, resamples, seed, unit and form."""
+    return {"level": level, "bootstrap_resamples": int(n_boot), "bootstrap_seed": int(seed), "bootstrap_unit": unit,
+            "form": "expanded BCa (bias-corrected and accelerated, acceleration from the cluster jackknife, tails "
+                    "widened to sqrt(n/(n-1)) t(n-1) for n units)",
+            "many_units": f"more than {MAX_BOOT_UNITS:,} units: the cluster jackknife, the estimate +- t(c-1) sqrt(var)",
+            "missing_ratings": "alpha: items with fewer than two ratings left out; Fleiss' kappa, AC1, AC2: Gwet's "
+                               "formulas (agreement over items rated twice or more, category shares over items "
+                               "rated once or more)"}
