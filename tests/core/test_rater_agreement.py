@@ -253,6 +253,26 @@ def test_the_jackknife_takes_over_above_the_bootstraps_unit_limit(monkeypatch: p
     assert raters.agreement_estimate("alpha_nominal", x, prompt, categories=d.values).method == raters.CLUSTER_JACKKNIFE
 
 
+def test_agreement_per_group_is_the_agreement_of_the_groups_items_on_the_whole_scale() -> None:
+    d = bench.Design(prompts=24)
+    x, prompt = bench.draw_audit(d, np.random.default_rng(6))
+    relation = np.where(prompt % 3 == 0, "left of", "above")
+    by = raters.agreement_by_group(x, relation, prompt, n_boot=200)
+    assert list(by) == ["left of", "above"]
+    left = relation == "left of"
+    for stat in raters.statistics_for(False):
+        alone = raters.agreement_estimate(stat, x[left], prompt[left], categories=d.values, n_boot=200)
+        assert by["left of"][stat] == alone
+    assert by["above"]["ac1"].units == 16
+    # the scale is the matrix's: a group that never saw the third value still has q = 3 in AC1
+    y = np.array([[1, 1], [2, 2], [3, 3], [1, 2]], float)
+    g = ["a", "a", "b", "b"]
+    assert raters.agreement_by_group(y, g, n_boot=0)["a"]["ac1"].value == pytest.approx(
+        raters.gwet_ac1(y[:2], [1, 2, 3]))
+    with pytest.raises(WorkstationError, match="3 group names"):
+        raters.agreement_by_group(y, g[:3])
+
+
 def test_population_values_are_the_limit_of_ever_larger_audits() -> None:
     d = bench.Design()
     truth = bench.population_values(d)

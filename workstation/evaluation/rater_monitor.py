@@ -320,14 +320,20 @@ def rater_monitor(events: Mapping[str, Any], values: Sequence[str], *, task: str
         order = row_of[np.lexsort((st.event_id[sel], when))]
 
         def peer_pairs(items: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[Hashable]]:
+            """(their code, a peer's code, the item's unit) for every peer's label of ``items``."""
+            sub = mat[items]
             xs, ys, us = [], [], []
-            for i in items.tolist():
-                for jj in range(len(raters)):
-                    if jj != j and np.isfinite(mat[i, jj]):
-                        xs.append(int(mat[i, j]))
-                        ys.append(int(mat[i, jj]))
-                        us.append(units[i])
-            return np.array(xs, np.int64), np.array(ys, np.int64), us
+            for jj in range(len(raters)):
+                if jj == j:
+                    continue
+                both = np.isfinite(sub[:, j]) & np.isfinite(sub[:, jj])
+                xs.append(sub[both, j])
+                ys.append(sub[both, jj])
+                us.append(units[items[both]])
+            if not xs:
+                return np.zeros(0, np.int64), np.zeros(0, np.int64), []
+            return (np.concatenate(xs).astype(np.int64), np.concatenate(ys).astype(np.int64),
+                    np.concatenate(us).tolist())
 
         def versus(m: Mapping[str, str | None] | None, items: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[Hashable]]:
             xs, ys, us = [], [], []

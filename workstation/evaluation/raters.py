@@ -56,7 +56,7 @@ from .intervals import (
 
 __all__ = ["METRICS", "WEIGHTS", "STATISTICS", "CLUSTER_JACKKNIFE", "JACKKNIFE", "rating_counts", "krippendorff_alpha",
            "fleiss_kappa", "gwet_ac1", "gwet_ac2", "agreement_weights", "agreement_estimate",
-           "many_rater_agreement", "statistics_for", "provenance"]
+           "many_rater_agreement", "agreement_by_group", "statistics_for", "provenance"]
 
 METRICS = ("nominal", "ordinal", "interval")
 #: Gwet's weights for AC2 (Handbook, ch. 3): identity (AC2 = AC1), quadratic, linear, ordinal, radical
@@ -374,6 +374,27 @@ def many_rater_agreement(ratings: Any, unit: Sequence[Any] | np.ndarray | None =
     r, values = rating_counts(ratings, categories)
     names = tuple(statistics) if statistics is not None else statistics_for(ordinal)
     return {nm: _estimate(_statistic(nm, values), r, unit, interval, n_boot, seed, level) for nm in names}
+
+
+def agreement_by_group(ratings: Any, group: Sequence[Any] | np.ndarray, unit: Sequence[Any] | np.ndarray | None = None,
+                       **kw: Any) -> dict[str, dict[str, Estimate]]:
+    """`many_rater_agreement` per group of items (a relation, a law, a skill: ``group`` names each
+    item's), in the order the groups first appear; ``kw`` as `many_rater_agreement` takes them. The
+    scale is the whole matrix's unless ``categories`` names it, so that AC1's q is the same in every group."""
+    x = np.asarray(ratings, dtype=np.float64)
+    g = np.asarray(group, dtype=object).reshape(-1)
+    if x.ndim != 2 or len(g) != len(x):
+        raise WorkstationError(f"{len(g)} group names for a ratings matrix of {len(x)} items")
+    u = None if unit is None else np.asarray(unit).reshape(-1)
+    if u is not None and len(u) != len(x):
+        raise WorkstationError(f"{len(u)} units for a ratings matrix of {len(x)} items")
+    if kw.get("categories") is None:
+        kw["categories"] = _scale(x, None)
+    out: dict[str, dict[str, Estimate]] = {}
+    for name in dict.fromkeys(str(v) for v in g.tolist()):
+        rows = np.array([str(v) == name for v in g.tolist()])
+        out[name] = many_rater_agreement(x[rows], None if u is None else u[rows], **kw)
+    return out
 
 
 def provenance(unit: str, *, n_boot: int = N_BOOT, seed: int = SEED, level: float = LEVEL) -> dict[str, Any]:
