@@ -115,8 +115,8 @@ def simulate(audits: int = 1000, design: Design | None = None, n_boot: int = 200
     kinds = [("cluster bootstrap", "bootstrap", True), ("cluster jackknife", "jackknife", True)]
     if item_bootstrap:
         kinds.append(("item bootstrap", "bootstrap", False))
-    hits = {(s, k[0]): [] for s in d.statistics for k in kinds}  # type: dict[tuple[str, str], list[bool]]
-    widths = {key: [] for key in hits}  # type: dict[tuple[str, str], list[float]]
+    hits: dict[tuple[str, str], list[bool]] = {(s, k[0]): [] for s in d.statistics for k in kinds}
+    widths: dict[tuple[str, str], list[float]] = {key: [] for key in hits}
     for a in range(audits):
         ratings, prompt = draw_audit(d, rng)
         for label, interval, clustered in kinds:

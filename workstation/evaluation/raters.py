@@ -129,7 +129,7 @@ def agreement_weights(values: np.ndarray, kind: str) -> np.ndarray:
 @dataclass(frozen=True)
 class _Statistic:
     """A statistic as per-item figures (``features``: n × d) and their sums' function (``of_sums``:
-    b × d → b); ``pairable``: the items it counts (for n and the units of its estimate)."""
+    b × d → b)."""
 
     name: str
     features: Callable[[np.ndarray], np.ndarray]
