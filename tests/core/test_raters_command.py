@@ -87,3 +87,18 @@ def test_raters_takes_the_prompts_and_the_checkers_verdicts_from_the_audit_table
     assert by["a2"]["judge_percent"]["value"] == pytest.approx(sum(a2) / 24)
     assert task["agreement"]["ac1"]["units"] == len({prompts[t] for t in ids}) < 24
     assert task["intervals"]["bootstrap_unit"] == "prompt"
+
+
+def test_raters_has_help_and_needs_a_project(tmp_path: Path, capsys: Any) -> None:
+    with pytest.raises(SystemExit) as e:
+        main(["raters", "--help"])
+    assert e.value.code == 0 and "--session-gap" in capsys.readouterr().out
+    assert main(["raters", "--project", str(tmp_path / "none")]) != 0
+    assert "no project in" in capsys.readouterr().err
+    assert not (tmp_path / "none").exists()
+
+
+def test_raters_on_a_project_without_labels(tmp_path: Path, capsys: Any) -> None:
+    Project.create(tmp_path / "empty").close()
+    assert main(["raters", "--project", str(tmp_path / "empty")]) == 0
+    assert "no labels in this project yet" in capsys.readouterr().out
