@@ -1,5 +1,5 @@
 """Coverage of the prompt-clustered intervals of the many-rater agreement statistics
-(`workstation.evaluation.raters`): simulated audits of several raters with a known population
+(`workstation.evaluation.rater_agreement`): simulated audits of several raters with a known population
 value of every statistic.
 
 The model: P prompts of J images each. A prompt is hard with probability ``p_hard`` (its images
@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from workstation.evaluation import raters as agreement
+from workstation.evaluation import rater_agreement as agreement
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Agreement among many raters (`workstation.evaluation.raters`): Krippendorff's α and Fleiss' κ
+"""Agreement among many raters (`workstation.evaluation.rater_agreement`): Krippendorff's α and Fleiss' κ
 against their reference packages, Gwet's AC1 / AC2 against his published formulas written out
 here, cases worked by hand and from the literature, the edge cases, and the clustered intervals'
 coverage on a small seeded simulation (`tests/benchmarks/bench_rater_agreement.py` prints the
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss
 
-from workstation.evaluation import raters
+from workstation.evaluation import rater_agreement as raters
 from workstation.evaluation.intervals import CLUSTER_BOOTSTRAP, NO_INTERVAL
 from workstation.types import WorkstationError
 

@@ -10,7 +10,7 @@ import krippendorff
 import numpy as np
 import pytest
 
-from workstation.evaluation import raters
+from workstation.evaluation import rater_agreement as raters
 from workstation.evaluation.agreement import cohen_kappa, quadratic_weighted_kappa
 from workstation.evaluation.intervals import wilson_interval
 from workstation.evaluation.rater_monitor import SESSION_GAP_S, rater_monitor, session_gaps, standing_labels

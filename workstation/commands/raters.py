@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
     """Print the rater monitor of the project's label tasks (module docstring)."""
     from ..evaluation.intervals import N_BOOT
     from ..evaluation.rater_monitor import SESSION_GAP_S, rater_monitor
-    from ..evaluation.raters import provenance
+    from ..evaluation.rater_agreement import provenance
     from ..evaluation.selection import load_selection, set_names
     from ..methods import get_method
     from ..types import WorkstationError

@@ -23,7 +23,7 @@ Per rater:
 
 Which events count is a `LabelSelection` (its annotators, audit sets, free labelling and re-checks;
 the consensus rule plays no part here). The task's agreement among all raters (α, Fleiss' κ,
-AC1, AC2) comes with the monitor (`workstation.evaluation.raters`).
+AC1, AC2) comes with the monitor (`workstation.evaluation.rater_agreement`).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ import numpy as np
 
 from ..types import WorkstationError
 from .intervals import N_BOOT, SEED, UNDEFINED, Estimate, kappa_estimate, ratio_estimates, wilson_estimate
-from .raters import krippendorff_alpha, many_rater_agreement
+from .rater_agreement import krippendorff_alpha, many_rater_agreement
 from .selection import LabelSelection
 
 __all__ = ["SESSION_GAP_S", "SPEEDER_FRACTION", "SPEED_MIN_ITEMS", "RaterFigures", "Monitor", "Standing",
