@@ -15,8 +15,11 @@ jobs panel and the F1 sheet on each method's judging page at 1024 × 700 (``smal
 any screen where the window did not keep to that size). The demo project
 is built with `python main.py demo --no-gui` when missing; the fixture project is imported
 from ../shared/fixtures/spatialbench_uc (skipped when that is absent). Projects live under
---work (default: a temporary folder), never in the user's settings. `--readme` also writes the
-README's screenshots (`README_SET`) to docs/images as small PNGs (1100 px wide, 256 colours).
+--work (default: a temporary folder), never in the user's settings. Each window opens its project
+as a first open does (`new_window`: the place an earlier window kept is forgotten, the Jobs panel
+closed), so no set depends on the sets taken before it or on an earlier run on the same --work.
+`--readme` also writes the README's screenshots (`README_SET`, taken at 1600 × 1000) to
+docs/images as small PNGs (1100 px wide, 256 colours).
 """
 
 from __future__ import annotations
@@ -85,6 +88,28 @@ def build_fixture(folder: Path) -> Path | None:
     return folder
 
 
+def new_window(folder: Path, size: tuple[int, int] = SIZE):
+    """A main window on the project in ``folder`` as a first open shows it: at ``size``, on its
+    first tab, the Jobs panel closed. The place an earlier window kept in the project (its tab,
+    size and docks: `ui.place`) is forgotten first, so no set of screens depends on another
+    having been taken before it, in this run or an earlier one on the same --work."""
+    from ui.main_window import MainWindow
+    from ui.place import PLACE_KEY
+    from workstation.store import Project
+
+    with Project.open(folder) as p:
+        p.set_setting(PLACE_KEY, "")
+    w = MainWindow(ask_annotator=lambda: "auditor")
+    w.resize(*size)
+    w.show()
+    w.open_project(folder)
+    dock = w.docks.get("Jobs")
+    if dock is not None:
+        dock.hide()
+    w.resize(*size)
+    return w
+
+
 class Shooter:
     def __init__(self, app, out: Path) -> None:
         self.app = app
@@ -121,17 +146,13 @@ def pick_pair(state, want: str = "PASS") -> int:
 
 def shoot_project(sh: Shooter, folder: Path, tag: str) -> None:
     from ui import menus, theme
-    from ui.main_window import MainWindow
     from ui.shortcuts import ShortcutSheet
     from ui.widgets.agreement import AgreementDialog
     from ui.widgets.audit_dialog import AuditSetDialog
     from workstation.evaluation.audit_sets import draw_audit_set
 
     theme.apply_theme(sh.app, "dark")
-    w = MainWindow(ask_annotator=lambda: "auditor")
-    w.resize(*SIZE)
-    w.show()
-    w.open_project(folder)
+    w = new_window(folder)
     st = w.spatial
     sh.save(w, f"{tag}_browse_table")
     w.browser.view_buttons.button(1).click()
@@ -186,6 +207,7 @@ def shoot_project(sh: Shooter, folder: Path, tag: str) -> None:
             st.controller.go(rc)
             sh.save(w, f"{tag}_review_recheck")
         menus.leave_audit(w)
+        w.statusBar().clearMessage()  # "left the audit set" says nothing on the screens after it
 
     w.show_tab("Calibration")
     sh.settle(1.0)
@@ -225,6 +247,7 @@ def shoot_blind_audit(sh: Shooter, w, name: str) -> None:
         c.go(rc)
         sh.save(w, f"{name}_recheck")
     menus.leave_audit(w)
+    w.statusBar().clearMessage()
 
 
 def shoot_protobias(sh: Shooter, w) -> None:
@@ -339,16 +362,12 @@ def prepare_dyeval(folder: Path) -> bool:
 
 def shoot_dyeval(sh: Shooter, folder: Path) -> None:
     from ui import theme
-    from ui.main_window import MainWindow
     from ui.methods.dyeval.dialogs import NewTreeDialog
 
     if not prepare_dyeval(folder):
         return
     theme.apply_theme(sh.app, "dark")
-    w = MainWindow(ask_annotator=lambda: "auditor")
-    w.resize(*SIZE)
-    w.show()
-    w.open_project(folder)
+    w = new_window(folder)
     w.open_method("dyeval")
     page = w.dyeval_page
     page.session.open_tree("demo")
@@ -417,14 +436,11 @@ def shoot_small(sh: Shooter, folder: Path) -> list[str]:
     from PySide6.QtWidgets import QTabWidget
 
     from ui import theme
-    from ui.main_window import MainWindow
     from ui.shortcuts import ShortcutSheet
 
     prepare_dyeval(folder)
     theme.apply_theme(sh.app, "dark")
-    w = MainWindow(ask_annotator=lambda: "auditor")
-    w.show()
-    w.open_project(folder)
+    w = new_window(folder, SMALL)
     for name in ("metalogic", "protobias", "dyeval"):
         w.open_method(name)
     if getattr(w, "dyeval_page", None) is not None:

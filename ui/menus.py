@@ -337,13 +337,23 @@ def change_annotator(window: Any) -> None:
         st.set_annotator(name)
 
 
+def _label_importer(window: Any) -> Any:
+    """The installed views that import label files of their method's own layouts
+    (``import_labels``): those of the tab shown where they do, else the one views that do."""
+    able = [v for v in window.method_views.values() if callable(getattr(v, "import_labels", None))]
+    shown = window.current_views()
+    if any(v is shown for v in able):
+        return shown
+    return able[0] if len(able) == 1 else None
+
+
 def import_labels(window: Any, path: str | None = None) -> None:
-    views = window.method_views.get("spatial")
+    views = _label_importer(window)
     if views is None or window.state.project is None:
         return
     if not path:
         path, _ = QFileDialog.getOpenFileName(window, "Import labels", str(project_dialogs.exports_folder(window)),
-                                              "Label files (*.json *.csv *.parquet)")
+                                              getattr(views, "label_file_filter", "Label files (*.*)"))
     if not path:
         return
     try:

@@ -18,7 +18,8 @@ Members the window asks for only where a views object has them (``getattr``): ``
 with the window), ``allowed(window, page)`` (whether a page's tab may be shown now),
 ``tab_shown(window, page)``, ``status_counts(window)`` (the status bar's counts), ``expect(window,
 loaded)`` (a project read ahead off the GUI thread), ``audit_params(window)``,
-``leave_audit(window)`` and ``import_labels(window, path)``.
+``leave_audit(window)`` and ``import_labels(window, path)`` (File → Import labels… of a file in
+the method's own layouts; ``label_file_filter`` the file dialog's filter for them).
 """
 
 from __future__ import annotations

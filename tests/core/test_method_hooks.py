@@ -106,3 +106,58 @@ def test_every_hook_the_kernel_asks_a_method_for_is_declared() -> None:
     assert asked - members == set(METHOD_HOOKS)
     base = (root / "evaluation" / "base.py").read_text("utf-8")
     assert all(f"``{name}" in base for name in METHOD_HOOKS)  # each described where `Method` is
+
+
+def test_labels_export_writes_a_method_s_own_layout_through_its_hook(
+        lamp: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "demo"
+    _lamp_demo(folder)
+    asked: list[dict[str, Any]] = []
+
+    def write_label_file(project: Any, path: Path, **options: Any) -> int:
+        asked.append({"folder": project.folder, "path": Path(path), **options})
+        Path(path).write_text("lamps\n", encoding="utf-8")
+        return 3
+
+    monkeypatch.setattr(lamp, "write_label_file", write_label_file, raising=False)
+    monkeypatch.setattr(lamp, "label_file_formats", ("lampish",), raising=False)
+    out = tmp_path / "lamps.csv"
+    assert main(["labels", "export", "--project", str(folder), "--out", str(out), "--task", toy_method.NAME,
+                 "--format", "lampish", "--annotator", "ann"]) == 0
+    assert out.read_text("utf-8") == "lamps\n"
+    assert asked == [{"folder": folder, "path": out, "layout": "lampish", "all_events": False,
+                      "annotator": "ann", "overwrite": False, "projects": [folder]}]
+    assert f"wrote 3 labels (the latest standing one per target and annotator) of {toy_method.NAME}.sample" \
+        in capsys.readouterr().out
+    # a .jsonl file is the label log's layout, which takes no method's --format
+    assert main(["labels", "export", "--project", str(folder), "--out", str(tmp_path / "l.jsonl"),
+                 "--task", toy_method.NAME, "--format", "lampish"]) == 2
+    assert f"--format lampish is a layout of {toy_method.NAME} labels" in capsys.readouterr().err
+    assert len(asked) == 1
+
+
+def test_labels_unblind_maps_neutral_ids_through_the_method_s_hook(
+        lamp: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import csv
+
+    from workstation.methods import get_method
+
+    folder = tmp_path / "demo"
+    _lamp_demo(folder)
+    blind = tmp_path / "blind.csv"
+    blind.write_text("target_id,value\nlamp#A,LIT\n", encoding="utf-8")
+    seen: list[Path] = []
+
+    def unblind(project: Any, path: Path) -> tuple[list[str], list[list[str]]]:
+        seen.append(Path(path))
+        return ["target_id", "value"], [["lamp-1", "LIT"]]
+
+    monkeypatch.setattr(lamp, "unblind_label_file", unblind, raising=False)
+    monkeypatch.delattr(type(get_method("protobias")), "unblind_label_file")  # the Lamp's the one hook
+    out = tmp_path / "open.csv"
+    assert main(["labels", "unblind", str(blind), "--project", str(folder), "--out", str(out)]) == 0
+    assert seen == [blind]
+    assert list(csv.reader(out.open(encoding="utf-8"))) == [["target_id", "value"], ["lamp-1", "LIT"]]
+    assert f"wrote 1 label(s) of {blind}" in capsys.readouterr().out

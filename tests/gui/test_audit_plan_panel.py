@@ -261,3 +261,48 @@ def test_the_panel_lists_a_method_by_its_own_audit_source_s_title(qtbot: Any, tm
             assert listed == {"lamp": "Lamp: the threshold's outcomes",
                               "metalogic": "MetaLogic: the comparison's outcomes"}
             panel.set_project(None)
+
+
+def test_what_a_method_s_plan_may_choose_comes_from_its_audit_source(qtbot: Any, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Lamp method's audit source says which options a new plan may choose (a threshold),
+    what the plan is made on and what a stored plan was made on: the panel shows them, and the
+    plan is made with what its widgets say."""
+    from PySide6.QtWidgets import QDoubleSpinBox, QLabel
+
+    from tests import toy_method
+    from tests.toy_method import audit_source
+    from ui.widgets.audit_plan import AuditPlanPanel
+    from workstation.evaluation.base import PlanOption
+
+    option = PlanOption("threshold", "lamp threshold", default=0.4, minimum=0.0, maximum=1.0, decimals=2)
+    monkeypatch.setattr(audit_source, "plan_options", lambda project: [option], raising=False)
+    monkeypatch.setattr(audit_source, "plan_basis", lambda project: "Uses the lamps as they stand.",
+                        raising=False)
+    monkeypatch.setattr(audit_source, "made_on", lambda table: f"at threshold {table.source['threshold']}",
+                        raising=False)
+    panel = AuditPlanPanel()
+    qtbot.addWidget(panel)
+    panel.show()
+    with toy_method.registered(views=False):
+        with Project.create(tmp_path / "p") as p:
+            get_method("lamp").build_demo(p, small=True)
+            get_method("metalogic").build_demo(p, small=True, workers=0)
+            panel.set_project(p)
+            panel.method_combo.setCurrentIndex(panel.method_combo.findData("lamp"))
+            spin = panel.findChild(QDoubleSpinBox, "plan_threshold")
+            assert spin is not None and spin.isVisible() and spin.value() == pytest.approx(0.4)
+            assert any(lab.text() == "lamp threshold" and lab.isVisible()
+                       for lab in panel.findChildren(QLabel))
+            assert panel.uses_label.isVisible() and panel.uses_label.text() == "Uses the lamps as they stand."
+            spin.setValue(0.25)
+            assert panel.options() == {"threshold": 0.25}
+            qtbot.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
+            assert panel.plan is not None and panel.plan.table.source["threshold"] == pytest.approx(0.25)
+            assert "· at threshold 0.25" in panel.labels_label.text()
+            # MetaLogic's source has no options of its own, nor a line of what its plan is made on
+            panel.method_combo.setCurrentIndex(panel.method_combo.findData("metalogic"))
+            assert not spin.isVisible() and not panel.option_row.isVisible()
+            assert not panel.uses_label.isVisible()
+            assert panel.options() == {}
+            panel.set_project(None)

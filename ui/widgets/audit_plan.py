@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QComboBox,
+    QDoubleSpinBox,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
@@ -46,6 +47,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from workstation.evaluation.base import PlanOption
 from workstation.evaluation.plan import QUANTITIES, UNITS, AuditPlan, Goal, PlanStatus, PlanTarget
 from workstation.types import WorkstationError
 
@@ -108,19 +110,16 @@ class AuditPlanPanel(QWidget):
         self.method_combo.setObjectName("plan_method")
         self.method_combo.currentIndexChanged.connect(self._on_method)
         form.addRow("Method", self.method_combo)
+        # the options a method's plan may choose (its audit source's `plan_options`), built for
+        # each method when it is first chosen: (option, its label, its combo box or spin box)
         self.option_row = QWidget()
-        orl = QHBoxLayout(self.option_row)
-        orl.setContentsMargins(0, 0, 0, 0)
-        self.metric_combo = QComboBox()
-        self.metric_combo.setObjectName("plan_metric")
-        self.threshold_spin = double_spin_box(0.0, 100.0, 25.0, decimals=1, name="plan_threshold")
-        self.metric_label = QLabel("metric")
-        self.threshold_label = QLabel("CLIPScore threshold")
-        for w in (self.metric_label, self.metric_combo, self.threshold_label, self.threshold_spin):
-            orl.addWidget(w)
-        orl.addStretch(1)
+        self._option_layout = QHBoxLayout(self.option_row)
+        self._option_layout.setContentsMargins(0, 0, 0, 0)
+        self._option_layout.addStretch(1)
+        self._option_widgets: dict[str, list[tuple[PlanOption, QLabel, QWidget]]] = {}
         form.addRow("", self.option_row)
-        # which automated outcomes a plan is made on (spatial: the stored verdicts, not a draft)
+        # which automated outcomes a plan is made on, where the window could show others (its
+        # audit source's `plan_basis`)
         self.uses_label = QLabel("")
         self.uses_label.setObjectName("plan_uses")
         self.uses_label.setWordWrap(True)
@@ -287,42 +286,69 @@ class AuditPlanPanel(QWidget):
                                else "This project has no method data to audit yet.")
 
     def _on_method(self) -> None:
-        name = self.method_combo.currentData()
-        is_pb, is_dy = name == "protobias", name == "dyeval"
-        for w in (self.metric_label, self.metric_combo):
-            w.setVisible(is_pb)
-        for w in (self.threshold_label, self.threshold_spin):
-            w.setVisible(is_dy)
-        self.option_row.setVisible(is_pb or is_dy)
-        self.uses_label.setText(self._uses_text(name))
-        self.uses_label.setVisible(bool(self.uses_label.text()))
-        if is_pb and self.project is not None:
-            self.metric_combo.clear()
-            try:
-                from workstation.methods.protobias.data import load_project_data
+        from workstation.methods import audit_sources
 
-                for m in load_project_data(self.project).scores.metrics:
-                    self.metric_combo.addItem(m, m)
+        name = self.method_combo.currentData()
+        for widgets in self._option_widgets.values():
+            for _o, label, w in widgets:
+                label.hide()
+                w.hide()
+        options: list[PlanOption] = []
+        basis = ""
+        if name is not None and self.project is not None:
+            try:
+                options = audit_sources.plan_options(self.project, str(name))
             except WorkstationError as e:
                 self.error_label.setText(str(e))
+            basis = audit_sources.plan_basis(self.project, str(name))
+        for _o, label, w in self._show_options(str(name), options):
+            label.show()
+            w.show()
+        self.option_row.setVisible(bool(options))
+        self.uses_label.setText(basis)
+        self.uses_label.setVisible(bool(basis))
 
-    def _uses_text(self, name: Any) -> str:
-        """What a new plan of method `name` is made on, where the window could show another."""
-        if name != "spatial" or self.project is None:
-            return ""
-        cid = self.project.evaluations.active_id("spatial")
-        if cid is None:
-            return "Uses the checker's default config (none is stored yet)."
-        return (f"Uses the stored verdicts of the active checker version v{cid} — not Calibration's "
-                "unapplied live parameters: Apply them first to plan on them.")
+    def _show_options(self, method: str,
+                      options: list[PlanOption]) -> list[tuple[PlanOption, QLabel, QWidget]]:
+        """The method's option widgets, made the first time, their choices filled now."""
+        known = {o.name: (o, label, w) for o, label, w in self._option_widgets.get(method, [])}
+        out: list[tuple[PlanOption, QLabel, QWidget]] = []
+        for o in options:
+            if o.name not in known or (known[o.name][0].choices is None) != (o.choices is None):
+                w: QWidget
+                if o.choices is not None:
+                    w = QComboBox()
+                    w.setObjectName(f"plan_{o.name}")
+                else:
+                    w = double_spin_box(o.minimum, o.maximum, o.default, decimals=o.decimals,
+                                        name=f"plan_{o.name}")
+                label = QLabel(o.title)
+                at = self._option_layout.count() - 1  # before the stretch
+                self._option_layout.insertWidget(at, label)
+                self._option_layout.insertWidget(at + 1, w)
+                known[o.name] = (o, label, w)
+            _old, label, w = known[o.name]
+            if isinstance(w, QComboBox):
+                w.clear()
+                for c in o.choices or ():
+                    w.addItem(c, c)
+            out.append((o, label, w))
+        self._option_widgets[method] = list(known.values())
+        return out
 
     def options(self) -> dict[str, Any]:
+        """The options the shown method's plan is made with (what its option widgets say)."""
         name = self.method_combo.currentData()
-        if name == "protobias" and self.metric_combo.currentData():
-            return {"metric": self.metric_combo.currentData()}
-        if name == "dyeval":
-            return {"threshold": float(self.threshold_spin.value())}
-        return {}
+        out: dict[str, Any] = {}
+        for o, _label, w in self._option_widgets.get(str(name), []):
+            if w.isHidden():
+                continue
+            if isinstance(w, QComboBox):
+                if w.currentData():
+                    out[o.name] = w.currentData()
+            elif isinstance(w, QDoubleSpinBox):
+                out[o.name] = float(w.value())
+        return out
 
     def goal(self) -> Goal:
         return Goal(str(self.quantity_combo.currentData()), self.width_spin.value() / 100.0,
@@ -439,11 +465,12 @@ class AuditPlanPanel(QWidget):
             self.estimate_label.setText("<span style='color:#777'>no estimate yet</span>")
         unit = "" if plan.goal.unit == "item" else f" ({st.units_labelled} whole {plan.table.cluster_title}s)"
         from workstation.evaluation.audit_sets import flag_text, flagged_labels
+        from workstation.methods import audit_sources
 
         aid = plan.audit_set_id
         flag = flag_text(flagged_labels(self.project, plan.table.task, int(aid))) if aid is not None else ""
-        cid = plan.table.source.get("config_id") if plan.table.method == "spatial" else None
-        made_on = f" · on the verdicts of checker version v{cid}" if cid is not None else ""
+        basis = audit_sources.made_on(plan.table)
+        made_on = f" · {basis}" if basis else ""
         self.labels_label.setText(
             f"labels used: <b>{st.labels}</b>{unit} of {st.items} {plan.table.item_title}s in scope · "
             f"{st.strata} strata · drawn {st.units_drawn}{made_on}" + (f" · <b>{flag}</b>" if flag else ""))

@@ -17,8 +17,9 @@ written when any row is bad).
 Export writes the labels that stand — the latest label per (task, target, annotator), an undone
 label left out — or, with --all-events, the full event log (undo events included). ``--task``
 names a method's task (``spatial.verdict``, ``metalogic.pair``, ``protobias.fidelity``,
-``dyeval.image``), a method (``metalogic``) or ``all``. The spatial task keeps its layouts
-(.csv with our columns or SpatialBench-UC's, .json, .parquet; `labels import` reads them back);
+``dyeval.image``), a method (``metalogic``) or ``all``. A method's own layouts are written by its
+``write_label_file`` hook (``--format`` names one of its ``label_file_formats``): the spatial
+task's (.csv with our columns or SpatialBench-UC's, .json, .parquet; `labels import` reads them back);
 every other choice, and any .jsonl file, is the label log's layout (`workstation.io.label_log`:
 task, target kind and id, annotator, value, rating, notes, time, source, audit set) in CSV or
 JSONL. An existing FILE is replaced only with --overwrite (never a link, the project's database
@@ -27,7 +28,8 @@ or a file inside the project but in its exports/ or reports/ folder).
 Unblind maps back a ProtoBias label file the window wrote during a blind audit, whose targets
 are neutral ids (``<item id>#A`` / ``#B``: the triplet and the side the image was shown on, so the
 file does not tell which image is the prototype), to the project's sample ids (``…:corr`` /
-``…:adv``); every row must name a neutral id of the project's triplets.
+``…:adv``), through the ``unblind_label_file`` hook of the method whose blind exports name neutral
+ids; every row must name a neutral id of the project's triplets.
 """
 
 from __future__ import annotations
@@ -38,7 +40,6 @@ from pathlib import Path
 from typing import Any
 
 from ..command_base import add_command, add_output_arg, add_project_arg, open_project, reading_project
-from ..methods.spatial.store import SpatialStore
 
 
 def register(sub: Any) -> None:
@@ -64,7 +65,7 @@ def register(sub: Any) -> None:
                     help="a task (spatial.verdict, metalogic.pair, protobias.fidelity, dyeval.image), a method "
                          "(spatial, metalogic, protobias, dyeval) or all (default: spatial.verdict)")
     pe.add_argument("--annotator", metavar="NAME", help="only this annotator's labels")
-    pe.add_argument("--format", choices=("auto", "native", "sbuc"), default="auto",
+    pe.add_argument("--format", choices=("auto", *label_file_formats()), default="auto",
                     help="spatial file layout (default: by extension; sbuc = SpatialBench-UC's columns only)")
     pe.add_argument("--all-events", action="store_true",
                     help="the full event log (every label event, undo events included), not the labels that stand")
@@ -177,15 +178,12 @@ def run_unblind(args: argparse.Namespace) -> int:
     neutral id of the project's triplets is refused with its line, and nothing is written."""
     import csv
 
-    from ..methods.protobias.data import load_project_data
-    from ..methods.protobias.labels import neutral_ids, unblind_rows
     from ..util.csvsafe import escape_row
     from ..util.output import output_file
 
+    unblind = _method_unblind()
     with reading_project(args.project) as project:
-        d = load_project_data(project)
-        neutral = {v: k for k, v in neutral_ids(d.item_id, d.sample_corr, d.sample_adv).items()}
-    header, rows = unblind_rows(args.file, neutral)
+        header, rows = unblind(project, args.file)  # the whole file is checked here
     with output_file(args.out, "label file", overwrite=args.overwrite, projects=[args.project]) as tmp:
         with open(tmp, "w", newline="", encoding="utf-8") as fh:
             w = csv.writer(fh)
@@ -226,6 +224,41 @@ def _method_import(path: Path) -> Any:
         raise InputError(Path(path), "not the label log's layout (.jsonl, or .csv with task and target_id "
                                      f"columns), and {len(hooks)} methods read label files of their own")
     return hooks[0][1]
+
+
+def _method_unblind() -> Any:
+    """The ``unblind_label_file`` hook of the method whose blind exports name neutral ids (the one
+    registered method with the hook)."""
+    from ..methods import get_method, method_names
+    from ..types import WorkstationError
+
+    hooks = [h for m in method_names() if callable(h := getattr(get_method(m), "unblind_label_file", None))]
+    if len(hooks) != 1:
+        raise WorkstationError(f"{len(hooks)} methods map blind label files back to sample ids: "
+                               "cannot choose")
+    return hooks[0]
+
+
+def label_file_formats() -> tuple[str, ...]:
+    """The layouts `labels export --format` may name: every method's ``label_file_formats``."""
+    from ..methods import get_method, method_names
+
+    return tuple(dict.fromkeys(f for m in method_names()
+                               for f in getattr(get_method(m), "label_file_formats", ())))
+
+
+def _method_export(tasks: list[str]) -> tuple[str, Any] | None:
+    """The method whose labels ``tasks`` are, and its ``write_label_file`` hook, when it writes them
+    in layouts of its own; else None (the label log's layout)."""
+    from ..methods import get_method, method_names
+
+    for m in method_names():
+        method = get_method(m)
+        own = [s.task for s in getattr(method, "label_schemes", ())]
+        hook = getattr(get_method(m), "write_label_file", None)
+        if own and tasks == own and callable(hook):
+            return m, hook
+    return None
 
 
 def _check_targets(project: Any, path: Path, schemes: dict[str, Any], by_task: dict[str, Any]) -> None:
@@ -299,14 +332,16 @@ def run_export(args: argparse.Namespace) -> int:
     log's columns (task, target_kind, target_id, annotator, value, rating, notes, created_at, source,
     audit_set_id) as .csv or .jsonl."""
     from ..io.label_log import write_label_log
-    from ..methods.spatial.labels_io import write_labels
-    from ..methods.spatial.store import TASK as SPATIAL_TASK
+    from ..methods import get_method, method_names
     from ..types import InputError
 
     tasks = resolve_tasks(args.task)
-    log_layout = tasks != [SPATIAL_TASK] or Path(args.out).suffix.lower() == ".jsonl"
+    own = _method_export(tasks)
+    log_layout = own is None or Path(args.out).suffix.lower() == ".jsonl"
     if log_layout and args.format != "auto":
-        raise InputError(Path(args.out), f"--format {args.format} is a layout of spatial labels; the label log "
+        of = next((m for m in method_names()
+                   if args.format in getattr(get_method(m), "label_file_formats", ())), "a method's")
+        raise InputError(Path(args.out), f"--format {args.format} is a layout of {of} labels; the label log "
                                          "is written as .csv or .jsonl")
     with reading_project(args.project) as project:
         if log_layout:
@@ -320,13 +355,9 @@ def run_export(args: argparse.Namespace) -> int:
             n = write_label_log(args.out, events, event_log=args.all_events, overwrite=args.overwrite,
                                 projects=[args.project])
         else:
-            if args.all_events:
-                rows = SpatialStore(project).label_events()
-                if args.annotator:
-                    rows = [r for r in rows if r.annotator == args.annotator]
-            else:
-                rows = [r for r in SpatialStore(project).latest_labels(args.annotator) if r.verdict is not None]
-            n = write_labels(args.out, rows, args.format, overwrite=args.overwrite, projects=[args.project])
+            assert own is not None
+            n = own[1](project, args.out, layout=args.format, all_events=args.all_events,
+                       annotator=args.annotator, overwrite=args.overwrite, projects=[args.project])
         others = {t: c for t, c in project.labels.tasks().items() if t not in tasks}
     what = "label events" if args.all_events else "labels (the latest standing one per target and annotator)"
     print(f"wrote {n} {what} of {', '.join(tasks)} to {args.out}")

@@ -169,12 +169,37 @@ class AuditSource:
       keyword-only options are what a plan may be made with;
     * ``human_labels(project, table) -> ndarray`` — the current human codes of a (frozen) table's items;
     * ``present_items(project, table, *, without_run=None) -> ndarray`` — which of them the
-      project still holds (as if run ``without_run`` were removed too).
+      project still holds (as if run ``without_run`` were removed too);
+
+    and may define (the audit plan window asks for each where the module has it):
+
+    * ``plan_options(project) -> list[PlanOption]`` — the options of ``audit_table`` the window
+      lets a new plan choose (a metric among the project's, a threshold);
+    * ``plan_basis(project) -> str`` — what a new plan would be made on, where the window could
+      show another ("" when nothing needs saying);
+    * ``made_on(table) -> str`` — what a (stored) plan's table was made on ("" when nothing).
     """
 
     module: str
     title: str  # the audit plan window's entry: "Spatial: the checker's verdicts"
     description: str  # what its table sets against the human labels
+
+
+@dataclass(frozen=True)
+class PlanOption:
+    """An option of a method's audit table that the audit plan window lets a new plan choose
+    (`AuditSource`'s ``plan_options``): keyword ``name`` of ``audit_table``, shown as ``title``;
+    a choice among ``choices`` (text; none to choose from yet: an empty tuple) or, where
+    ``choices`` is None, a number from ``minimum`` to ``maximum`` with ``decimals`` decimals,
+    ``default`` at first."""
+
+    name: str
+    title: str
+    choices: tuple[str, ...] | None = None
+    default: float = 0.0
+    minimum: float = 0.0
+    maximum: float = 100.0
+    decimals: int = 1
 
 
 class Method(Protocol):
@@ -248,6 +273,12 @@ class Method(Protocol):
     # import` of a file in the method's own layouts: the file is read and checked whole when it is
     # called; the function it returns appends the labels to a project and says what it did (the
     # label log's own layout is read for every method by the kernel: `io.label_log.read_label_log`)
+    # optional: ``write_label_file(project, path, *, layout, all_events, annotator, overwrite,
+    # projects) -> int`` — `labels export` of the method's labels (when ``--task`` names its tasks
+    # and the file is not .jsonl) in layouts of its own, ``label_file_formats`` (a tuple of names,
+    # besides ``auto``) the layouts its ``--format`` may name; the number of labels written
+    # optional: ``unblind_label_file(project, path) -> (header, rows)`` — `labels unblind`: a label
+    # file written during a blind audit with its neutral target ids mapped back to sample ids
     #
     # optional hooks: the kernel's commands call each where the method defines it (see
     # `METHOD_HOOKS`), so a method without one needs nothing and no command names a method:
@@ -272,7 +303,8 @@ class Method(Protocol):
 #: the optional hooks of a method object (see `Method`); a method defines any of them or none
 METHOD_HOOKS: tuple[str, ...] = ("after_samples_changed", "pipeline_suite", "read_suite_file_with_lines",
                                  "read_suite_file", "demo_order", "demo_part", "build_demo_part",
-                                 "demo_summary", "demo_lines", "read_label_file")
+                                 "demo_summary", "demo_lines", "read_label_file", "write_label_file",
+                                 "label_file_formats", "unblind_label_file")
 
 
 def method_table_prefix(method: str) -> str:

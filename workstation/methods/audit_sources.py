@@ -15,6 +15,10 @@ with its confidence, the cluster (prompt) and the human label — from a project
 Each also says which of a frozen table's items are still in the project (``present_items``):
 a plan follows its population, so the items of a removed run leave it (`AuditPlan.set_present`).
 
+The audit plan window asks the same registry what a new plan may choose (``plan_options``), what
+it would be made on (``plan_basis``) and what a stored plan was made on (``made_on``): functions a
+source module may define.
+
 `create_plan` makes and stores a plan, `open_plan` reads one back with the project's current
 labels and population (a plan that cannot be used is refused in one line, `PlanStale`), `refresh`
 brings an open plan up to date, `next_targets` draws and stores; `plans_losing` says what removing
@@ -32,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from ..evaluation.audit_sets import flag_text, flagged_labels
-from ..evaluation.base import AuditSource, ReportSection
+from ..evaluation.base import AuditSource, PlanOption, ReportSection
 from ..evaluation.plan import (AuditPlan, AuditTable, Goal, PlanStale, PlanTarget, check_design, load_plan, save_draws,
                                save_plan, stored_table)
 from ..types import WorkstationError
@@ -98,6 +102,40 @@ class _Part:
 SOURCES = _Part("audit_table")
 HUMANS = _Part("human_labels")
 PRESENT = _Part("present_items")
+
+
+def _optional(method: Any, attr: str) -> Callable[..., Any] | None:
+    """The function ``attr`` of the method's audit source module where it defines one (else None,
+    as for a name that is no method's with a source)."""
+    src = source_of(method)
+    if src is None:
+        return None
+    try:
+        module = importlib.import_module(src.module)
+    except ImportError as e:
+        raise WorkstationError(f"the {method} audit source {src.module!r} could not be loaded: {e}") from None
+    fn = getattr(module, attr, None)
+    return fn if callable(fn) else None
+
+
+def plan_options(project: Any, method: str) -> list[PlanOption]:
+    """The options of the method's audit table that a new plan of this project may choose (its
+    source's ``plan_options``; none where it has none)."""
+    fn = _optional(method, "plan_options")
+    return list(fn(project)) if fn is not None else []
+
+
+def plan_basis(project: Any, method: str) -> str:
+    """What a new plan of the method would be made on, where the window could show another
+    (its source's ``plan_basis``; "" where it has none)."""
+    fn = _optional(method, "plan_basis")
+    return str(fn(project)) if fn is not None else ""
+
+
+def made_on(table: AuditTable) -> str:
+    """What a plan's table was made on (its method's source's ``made_on``; "" where it has none)."""
+    fn = _optional(table.method, "made_on")
+    return str(fn(table)) if fn is not None else ""
 
 
 def available(project: Any) -> list[str]:

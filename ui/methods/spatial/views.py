@@ -359,6 +359,9 @@ class SpatialViews(ViewsBase):
         return write_labels(path, rows, overwrite=overwrite, projects=output_projects(window),
                             overwrite_hint=SAVE_DIALOG_HINT)
 
+    #: the File → Import labels… dialog's filter: the layouts `import_labels` reads
+    label_file_filter = "Label files (*.json *.csv *.parquet)"
+
     def import_labels(self, window: Any, path: str) -> str:
         from .annotators import import_label_file
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ...evaluation.base import PlanOption
 from ...evaluation.plan import AuditTable, margin_confidence
 from ...types import WorkstationError
 from .link import premark_scores
@@ -65,3 +66,9 @@ def audit_table(project: Any, *, tree_id: str | None = None, threshold: float | 
     return AuditTable("dyeval", LABEL_SCHEME.task, ids, cluster, outcome, conf, human, positive=PASS, negative=FAIL,
                       outcome_title="the CLIPScore pre-mark", item_title="image", cluster_title="prompt",
                       source={"tree_id": tid, "threshold": th, "scorer": scorer})
+
+
+def plan_options(project: Any) -> list[PlanOption]:
+    """A plan may pre-mark at a CLIPScore threshold of its own."""
+    return [PlanOption("threshold", "CLIPScore threshold", default=25.0, minimum=0.0, maximum=100.0,
+                       decimals=1)]

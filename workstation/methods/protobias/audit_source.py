@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ...evaluation.base import PlanOption
 from ...evaluation.plan import AuditTable, margin_confidence
 from ...types import WorkstationError
 from .data import load_project_data
@@ -84,3 +85,8 @@ def audit_table(project: Any, *, metric: str | None = None) -> AuditTable:
                       titles={"rate": "share of triplets humans rate the correct image higher",
                               "precision": f"{name}'s precision when it prefers the correct image",
                               "agreement": f"{name}'s agreement with the humans' preference"})
+
+
+def plan_options(project: Any) -> list[PlanOption]:
+    """A plan audits one metric of those that scored the project's triplets."""
+    return [PlanOption("metric", "metric", choices=tuple(load_project_data(project).scores.metrics))]

@@ -50,6 +50,17 @@ class ProtoBiasMethod:
                                title="ProtoBias: a metric's preferences",
                                description="a metric's preference against the humans' ratings")
 
+    def unblind_label_file(self, project: Any, path: Path) -> tuple[list[str], list[list[str]]]:
+        """`labels unblind`: the header and rows of a label file written during a blind audit, each
+        neutral target id (``<item id>#A`` / ``#B``) mapped back to the project's sample id (a row
+        whose target is no neutral id of the project's triplets: an `InputError` naming its line)."""
+        from .data import load_project_data
+        from .labels import neutral_ids, unblind_rows
+
+        d = load_project_data(project)
+        neutral = {v: k for k, v in neutral_ids(d.item_id, d.sample_corr, d.sample_adv).items()}
+        return unblind_rows(path, neutral)
+
     def default_config(self) -> ProtoBiasConfig:
         return ProtoBiasConfig()
 

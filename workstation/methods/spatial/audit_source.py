@@ -75,3 +75,19 @@ def audit_table(project: Any, *, config_id: int | None = None) -> AuditTable:
     return AuditTable("spatial", TASK, ids, prompts, outcome, conf, _human(project, ids),
                       positive="PASS", negative="FAIL", outcome_title="the checker", item_title="image",
                       cluster_title="prompt", source={"config_id": cid, "config_hash": cfg_hash})
+
+
+def plan_basis(project: Any) -> str:
+    """What a new plan is made on: the stored verdicts of the active checker version, which the
+    Calibration tab's unapplied live parameters are not."""
+    cid = project.evaluations.active_id("spatial")
+    if cid is None:
+        return "Uses the checker's default config (none is stored yet)."
+    return (f"Uses the stored verdicts of the active checker version v{cid} — not Calibration's "
+            "unapplied live parameters: Apply them first to plan on them.")
+
+
+def made_on(table: AuditTable) -> str:
+    """The checker version whose verdicts a plan's table holds."""
+    cid = table.source.get("config_id")
+    return f"on the verdicts of checker version v{cid}" if cid is not None else ""

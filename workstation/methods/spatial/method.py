@@ -63,6 +63,26 @@ class SpatialMethod:
 
         return label_import(path, annotator)
 
+    #: the layouts `labels export --format` names for this method's labels (besides ``auto``)
+    label_file_formats = ("native", "sbuc")
+
+    def write_label_file(self, project: Any, path: Path, *, layout: str = "auto", all_events: bool = False,
+                         annotator: str | None = None, overwrite: bool = False,
+                         projects: Any = ()) -> int:
+        """`labels export` of the spatial labels in this method's own layouts (.csv with our columns
+        or SpatialBench-UC's with ``layout="sbuc"``, .json, .parquet: `labels_io.write_labels`): the
+        labels that stand, or every label event with ``all_events``; the number written."""
+        from .labels_io import write_labels
+        from .store import SpatialStore
+
+        if all_events:
+            rows = SpatialStore(project).label_events()
+            if annotator:
+                rows = [r for r in rows if r.annotator == annotator]
+        else:
+            rows = [r for r in SpatialStore(project).latest_labels(annotator) if r.verdict is not None]
+        return write_labels(path, rows, layout, overwrite=overwrite, projects=projects)
+
     def default_config(self) -> CheckerConfig:
         return CheckerConfig()
 
