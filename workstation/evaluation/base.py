@@ -248,6 +248,9 @@ class Method(Protocol):
     # import` of a file in the method's own layouts: the file is read and checked whole when it is
     # called; the function it returns appends the labels to a project and says what it did (the
     # label log's own layout is read for every method by the kernel: `io.label_log.read_label_log`)
+    # optional: ``judges(project) -> MethodJudges`` — every automatic source of an outcome or a
+    # score for the method's label targets (`workstation.evaluation.judges`), listed without
+    # computing anything; the `judges` command and the report's judge tables read it
     #
     # optional hooks: the kernel's commands call each where the method defines it (see
     # `METHOD_HOOKS`), so a method without one needs nothing and no command names a method:
@@ -272,7 +275,7 @@ class Method(Protocol):
 #: the optional hooks of a method object (see `Method`); a method defines any of them or none
 METHOD_HOOKS: tuple[str, ...] = ("after_samples_changed", "pipeline_suite", "read_suite_file_with_lines",
                                  "read_suite_file", "demo_order", "demo_part", "build_demo_part",
-                                 "demo_summary", "demo_lines", "read_label_file")
+                                 "demo_summary", "demo_lines", "read_label_file", "judges")
 
 
 def method_table_prefix(method: str) -> str:

@@ -63,6 +63,13 @@ class SpatialMethod:
 
         return label_import(path, annotator)
 
+    def judges(self, project: Any) -> Any:
+        """The checker under each stored config, GenEval's position rule, the twin consistency and
+        each scorer of the spatial samples (`judges.spatial_judges`: listed, computed when asked)."""
+        from .judges import spatial_judges
+
+        return spatial_judges(project)
+
     def default_config(self) -> CheckerConfig:
         return CheckerConfig()
 
