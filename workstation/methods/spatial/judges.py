@@ -295,4 +295,21 @@ def spatial_judges(project: Any) -> MethodJudges:
 
 
 __all__ = ["relative_position", "geneval_components", "geneval_outcomes", "most_confident_boxes", "order_shown",
-           "twin_rows", "twin_outcomes", "spatial_judges", "GENEVAL_THRESHOLD", "POSITION_THRESHOLD", "RELATIONS"]
+           "twin_rows", "twin_outcomes", "spatial_judges", "disagreement_counts", "GENEVAL_THRESHOLD", "POSITION_THRESHOLD", "RELATIONS"]
+
+
+def disagreement_counts(run: Any, a: str, b: str) -> list[dict[str, Any]]:
+    """Per relation, where judges ``a`` and ``b`` (names of `spatial_judges`) stand on the samples:
+    ``agree`` (both decided, the same), ``disagree`` (both decided, not the same) and ``undecided``
+    (one abstained or did not judge), with the samples of each relation."""
+    from ...evaluation.judges import disagreement_strata
+    from .data import spatial_columns
+
+    strata, _names = disagreement_strata(run.output(a), run.output(b))
+    rel = spatial_columns(run.targets.cache["dataset"]).relation
+    out = []
+    for code, name in enumerate(RELATIONS):
+        m = rel == code
+        out.append({"relation": name, "samples": int(m.sum()), "agree": int((m & (strata == 0)).sum()),
+                    "disagree": int((m & (strata == 1)).sum()), "undecided": int((m & (strata == 2)).sum())})
+    return out
