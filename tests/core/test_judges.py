@@ -184,3 +184,96 @@ def test_on_the_published_run_it_reports_where_geneval_and_the_checker_disagree(
     # the published checker PASSes where GenEval's stricter axis rule FAILs far more often than the reverse
     flips = Counter((x, y) for x, y in zip(a.outcome.tolist(), b.outcome.tolist()) if x != y and x != "UNDECIDABLE")
     assert flips[("PASS", "FAIL")] > flips[("FAIL", "PASS")]
+
+
+# ---- every method's agreement table on the demo ---------------------------------------------------
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo of all four methods (spatial: 4 object pairs × 2 seeds), with the labels an auditor
+    would have given: spatial samples labelled by their truth, MetaLogic pairs by the comparison
+    with every fourth one flipped, and a DyEval tree whose images a CLIPScore job scored against a
+    pre-mark threshold, judged by truth."""
+    from workstation.methods import get_method
+    from workstation.methods.dyeval.config import DyEvalConfig
+    from workstation.methods.dyeval.runner import DyEvalRunner
+    from workstation.methods.spatial.demo import add_demo
+    from workstation.methods.spatial.suite import spatial_suite
+    from workstation.store import Project
+
+    folder = tmp_path_factory.mktemp("judges") / "demo"
+    with Project.create(folder) as p:
+        add_demo(p, n_seeds=2, prompts=spatial_suite(4), size=128, workers=0)
+        for m in ("metalogic", "protobias", "dyeval"):
+            get_method(m).build_demo(p, small=True, workers=0)
+        truth = {s: json.loads(t)["expected"] for s, t in p.con.execute(
+            "SELECT s.sample_id, s.truth FROM samples s JOIN prompts q USING (prompt_id) "
+            "WHERE q.method = 'spatial'").fetchall()}
+        p.labels.add_bulk("spatial.verdict", "sample", {"target_id": list(truth), "annotator": ["ann"] * len(truth),
+                                                        "value": list(truth.values())})
+        from workstation.methods.metalogic.store import load_outcomes
+
+        cols = load_outcomes(p, int(p.evaluations.active_id("metalogic")))
+        pairs = [str(x) for x in cols["image_pair"].tolist()]
+        flip = {"ALIGNED": "MISALIGNED", "MISALIGNED": "ALIGNED", "UNDECIDABLE": "ALIGNED"}
+        vals = [flip[v] if i % 4 == 0 else str(v) for i, v in enumerate(cols["verdict"].tolist())]
+        p.labels.add_bulk("metalogic.pair", "pair", {"target_id": pairs, "annotator": ["ann"] * len(pairs),
+                                                     "value": vals})
+        r = DyEvalRunner.create(p, DyEvalConfig(n_i=3, n_x=2, premark_threshold=22.0), tree_id="scored",
+                                topics=["Animals", "Vehicles"])
+        r.run_automatic(("write",), confirm=True)
+        r.render_inline(size=64)
+        ids = sorted(r.tree.images)
+        rng = np.random.default_rng(5)
+        passed = {i: rng.random() < 0.6 for i in ids}
+        score = [float(26 + rng.normal(0, 3)) if passed[i] else float(18 + rng.normal(0, 3)) for i in ids]
+        p.scores.add({"sample_id": ids, "scorer": ["clipscore@demo"] * len(ids),
+                      "text": [r.tree.step_owner_text(r.tree.images[i].owner) for i in ids], "score": score})
+        r.import_labels([(i, "PASS" if passed[i] else "FAIL", "ann", None) for i in ids])
+    return folder
+
+
+def test_every_method_s_agreement_table_on_the_demo_has_intervals_and_the_report_shows_the_command_s(
+        demo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from workstation.evaluation.judges import JudgeRun, agreement_rows
+    from workstation.methods import method_judges
+    from workstation.store import Project
+
+    out = tmp_path / "judges.json"
+    assert main(["judges", "--project", str(demo), "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    got = json.loads(out.read_text("utf-8"))
+    assert sorted(got) == ["dyeval", "metalogic", "protobias", "spatial"]
+    assert main(["report", "--project", str(demo), "--out", str(tmp_path / "report")]) == 0
+    meta = json.loads((tmp_path / "report" / "report_meta.json").read_text("utf-8"))
+    index = (tmp_path / "report" / "index.html").read_text("utf-8")
+    sections = {s["method"]: s for s in meta["sections"]}
+    with Project.open(demo) as p:
+        for method, t in got.items():
+            rows = t["judge_agreement"]
+            # the report's table is the command's, number for number
+            assert sections[method]["tables"]["judge_agreement"] == rows
+            assert sections[method]["tables"]["judges"] == t["judges"]
+            # … and the core's
+            core = agreement_rows(JudgeRun(p, method_judges(p, method)))
+            assert [[r[k] for k in ("judge_a", "judge_b", "both_judged", "both_decided")] for r in core] == \
+                   [[r[k] for k in ("judge_a", "judge_b", "both_judged", "both_decided")] for r in rows]
+            for c, r in zip(core, rows):
+                for k in ("accuracy", "accuracy_lo", "accuracy_hi", "kappa_lo", "coverage_hi"):
+                    assert (r[k] is None and not math.isfinite(c[k])) or r[k] == pytest.approx(c[k], abs=1e-12)
+            # rows with intervals, judge × judge and judge × human
+            with_interval = [r for r in rows if r["accuracy_lo"] is not None and r["accuracy_hi"] is not None
+                             and r["accuracy_lo"] <= r["accuracy"] <= r["accuracy_hi"]]
+            assert any(r["judge_b"] == "human" for r in with_interval), method
+            if method != "dyeval" or len(t["judges"]) > 2:
+                assert any(r["judge_b"] != "human" for r in with_interval), method
+            for r in rows:
+                assert f"{r['judge_a']}</td><td>{r['judge_b']}</td>" in index
+                assert f"{r['judge_a']} × {r['judge_b']}: both judged {r['both_judged']}," in printed
+    # the spatial section sets the checker against GenEval's rule and the twin consistency
+    spatial = {(r["judge_a"].split(":")[0], r["judge_b"]) for r in got["spatial"]["judge_agreement"]}
+    assert {("spatial.checker", "spatial.geneval"), ("spatial.checker", "spatial.twin"),
+            ("spatial.geneval", "human"), ("spatial.twin", "human")} <= spatial
+    # the humans labelled by truth: the judges that decide agree with them far above chance
+    human = {r["judge_a"].split(":")[0]: r for r in got["spatial"]["judge_agreement"] if r["judge_b"] == "human"}
+    assert human["spatial.checker"]["accuracy"] > 0.8 and human["spatial.geneval"]["accuracy"] > 0.6
