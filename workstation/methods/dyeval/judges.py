@@ -22,7 +22,7 @@ def _images(project: Any) -> list[tuple[str, str, float | None, str, float | Non
     from .store import TreeStore
 
     store = TreeStore(project)
-    out = []
+    out: list[tuple[str, str, float | None, str, float | None]] = []
     if not store.ready:
         return out
     for tid in store.tree_ids():
