@@ -277,3 +277,22 @@ def test_every_method_s_agreement_table_on_the_demo_has_intervals_and_the_report
     # the humans labelled by truth: the judges that decide agree with them far above chance
     human = {r["judge_a"].split(":")[0]: r for r in got["spatial"]["judge_agreement"] if r["judge_b"] == "human"}
     assert human["spatial.checker"]["accuracy"] > 0.8 and human["spatial.geneval"]["accuracy"] > 0.6
+
+
+def test_an_agreement_row_over_many_prompts_resamples_them_in_groups() -> None:
+    from workstation.evaluation.intervals import MAX_BOOT_UNITS
+    from workstation.evaluation.judges import _kappa_units, pair_agreement
+
+    rng = np.random.default_rng(2)
+    n = 3 * MAX_BOOT_UNITS
+    truth = rng.random(n) < 0.5
+    a = np.where(truth, "PASS", "FAIL").astype(object)
+    b = np.where(truth ^ (rng.random(n) < 0.1), "PASS", "FAIL").astype(object)
+    prompts = np.array([f"p{i // 2}" for i in range(n)], dtype=object)  # two seeds per prompt
+    grouped = _kappa_units(prompts)
+    assert len(set(grouped.tolist())) == MAX_BOOT_UNITS
+    # the two seeds of a prompt stay in one group
+    assert all(grouped[i] == grouped[i + 1] for i in range(0, n, 2))
+    row = pair_agreement(a, b, prompts, values=("PASS", "FAIL"), abstain="", n_boot=200)
+    assert row["kappa_lo"] < row["kappa"] < row["kappa_hi"] and 0.75 < row["kappa"] < 0.85
+    assert row["accuracy_lo"] < 0.9 < row["accuracy_hi"]

@@ -240,6 +240,20 @@ def _codes(values: np.ndarray, names: Sequence[str], abstain: str) -> np.ndarray
                        np.int64, len(values))
 
 
+def _kappa_units(unit: np.ndarray) -> np.ndarray:
+    """The units κ's bootstrap resamples: the clusters themselves, or — past `MAX_BOOT_UNITS` of
+    them, where resampling each would cost seconds per row — the clusters dealt into that many
+    groups (cluster code modulo the number): groups of independent clusters are independent, so
+    the interval still resamples whole clusters, only coarser."""
+    from ..util.grouping import factorize
+    from .intervals import MAX_BOOT_UNITS
+
+    codes, names = factorize(unit, sort=False)
+    if len(names) <= MAX_BOOT_UNITS:
+        return unit
+    return np.asarray(codes, np.int64) % MAX_BOOT_UNITS
+
+
 def pair_agreement(a: np.ndarray, b: np.ndarray, cluster: np.ndarray, *, values: Sequence[str], abstain: str,
                    n_boot: int = N_BOOT) -> dict[str, Any]:
     """Two outcome columns (object: a value, the abstaining value, or None for not judged) over the
@@ -252,8 +266,8 @@ def pair_agreement(a: np.ndarray, b: np.ndarray, cluster: np.ndarray, *, values:
     unit = np.asarray(cluster, dtype=object)
     cov, acc = ratio_estimates(np.stack([dec, (ca == cb) & dec], axis=1).astype(np.float64),
                                np.stack([both, dec], axis=1).astype(np.float64), unit, n_boot=n_boot)
-    k = kappa_estimate(np.where(dec, ca, -1), np.where(dec, cb, -1), unit, categories=max(len(names), 1),
-                       n_boot=n_boot)
+    k = kappa_estimate(np.where(dec, ca, -1), np.where(dec, cb, -1), _kappa_units(unit),
+                       categories=max(len(names), 1), n_boot=n_boot)
     return {"items": len(ca), "both_judged": int(both.sum()), "both_decided": int(dec.sum()),
             **cov.columns("coverage"), **acc.columns("accuracy"), **k.columns("kappa"),
             "units": int(len(set(unit[dec].tolist()))), "interval": acc.method,
