@@ -296,3 +296,22 @@ def test_an_agreement_row_over_many_prompts_resamples_them_in_groups() -> None:
     row = pair_agreement(a, b, prompts, values=("PASS", "FAIL"), abstain="", n_boot=200)
     assert row["kappa_lo"] < row["kappa"] < row["kappa_hi"] and 0.75 < row["kappa"] < 0.85
     assert row["accuracy_lo"] < 0.9 < row["accuracy_hi"]
+
+
+def test_a_judge_that_cannot_be_read_is_named_and_the_rest_still_reported(
+        demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import workstation.methods.spatial.judges as sj
+    from workstation.types import WorkstationError
+
+    def broken(project: Any, t: Any) -> Any:
+        raise WorkstationError("the detections of sample s1 cannot be read")
+
+    monkeypatch.setattr(sj, "_geneval", broken)
+    assert main(["judges", "--project", str(demo), "--method", "spatial", "--method", "metalogic"]) == 0
+    out = capsys.readouterr().out
+    assert "spatial:\n  the judges could not be compared: the detections of sample s1 cannot be read" in out
+    assert "metalogic.compare:" in out
+    assert main(["report", "--project", str(demo), "--out", str(tmp_path / "r")]) == 0
+    index = (tmp_path / "r" / "index.html").read_text("utf-8")
+    assert "The judges could not be compared: the detections of sample s1 cannot be read" in index
+    assert index.count("<h3>Judge agreement</h3>") == 3  # the other three methods' tables

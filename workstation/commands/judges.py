@@ -17,6 +17,7 @@ import math
 from typing import Any
 
 from ..command_base import add_command, add_output_arg, add_project_arg, reading_project
+from ..types import WorkstationError
 
 
 def register(sub: Any) -> None:
@@ -39,7 +40,10 @@ def tables(project: Any, methods: list[Any], n_boot: int | None = None) -> dict[
         spec = method_judges(project, m.name)
         if spec is None:
             continue
-        out[m.name] = report_tables(JudgeRun(project, spec), n_boot=N_BOOT if n_boot is None else n_boot)
+        try:
+            out[m.name] = report_tables(JudgeRun(project, spec), n_boot=N_BOOT if n_boot is None else n_boot)
+        except WorkstationError as e:  # one method's judges that cannot be read do not hide the others'
+            out[m.name] = {"judges": [], "judge_agreement": [], "error": str(e)}
     return out
 
 
@@ -57,6 +61,8 @@ def lines(found: dict[str, Any]) -> list[str]:
     out: list[str] = []
     for method, t in found.items():
         out.append(f"{method}:")
+        if t.get("error"):
+            out.append(f"  the judges could not be compared: {t['error']}")
         for r in t["judges"]:
             out.append(f"  {r['judge']}: {r['title']} (version {r['version'] or '—'}): judged {r['covered']} of "
                        f"{r['items']}, decided {r['decided']}")

@@ -39,7 +39,10 @@ def register(sub: Any) -> None:
 def add_judges(project: Any, sections: list[Any], folder: Path) -> None:
     """Each method section gets its judges' tables (`judges` and `judge_agreement`, the numbers the
     `judges` command prints) as CSV beside its own tables and as HTML in its part of the index."""
+    import html
+
     from ..evaluation.judges import JudgeRun, report_html, report_tables
+    from ..types import WorkstationError
     from ..methods import method_judges
     from ..util.csvsafe import write_dict_rows
 
@@ -47,7 +50,11 @@ def add_judges(project: Any, sections: list[Any], folder: Path) -> None:
         spec = method_judges(project, s.method)
         if spec is None or not spec.judges:
             continue
-        tables = report_tables(JudgeRun(project, spec))
+        try:
+            tables = report_tables(JudgeRun(project, spec))
+        except WorkstationError as e:  # a judge that cannot be read is named; the rest of the report stands
+            s.html += f"\n<h3>Judges</h3><p class='src'>The judges could not be compared: {html.escape(str(e))}</p>"
+            continue
         out = folder / s.method / "tables"
         out.mkdir(parents=True, exist_ok=True)
         for stem, rows in tables.items():
