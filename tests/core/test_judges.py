@@ -315,3 +315,23 @@ def test_a_judge_that_cannot_be_read_is_named_and_the_rest_still_reported(
     index = (tmp_path / "r" / "index.html").read_text("utf-8")
     assert "The judges could not be compared: the detections of sample s1 cannot be read" in index
     assert index.count("<h3>Judge agreement</h3>") == 3  # the other three methods' tables
+
+
+def test_a_project_whose_detector_never_ran_is_not_judged_by_the_rules_on_detections(imported: Path,
+                                                                                     tmp_path: Path) -> None:
+    import shutil
+
+    from workstation.evaluation.judges import JudgeRun
+    from workstation.methods import method_judges
+    from workstation.store import Project
+
+    folder = tmp_path / "p"
+    shutil.copytree(imported, folder)
+    with Project.open(folder) as p:
+        run = JudgeRun(p, method_judges(p, "spatial"))
+        # detected images without a box of the object are GenEval's FAILs: all 800 are judged
+        assert run.output("spatial.geneval").covered == 800
+        p.con.execute("DELETE FROM detections")
+    with Project.open(folder) as p:
+        run = JudgeRun(p, method_judges(p, "spatial"))
+        assert run.output("spatial.geneval").covered == 0 and run.output("spatial.twin").covered == 0

@@ -13,7 +13,8 @@ PASS / FAIL (/ UNDECIDABLE) for a spatial sample, listed without computing anyth
   the y component is below −0.5 (image rows grow downwards), below it above 0.5; when both shrunk
   components are under 10⁻³ no relation holds. No box of A or of B → FAIL. Binary: it never
   abstains. Its score is the shrunk, normalised component in the asked direction (NaN where a box
-  is missing). Equal scores pick the earlier detection row.
+  is missing). Equal scores pick the earlier detection row. A project whose detector has not run
+  (no primary detection at all) is not judged by it, nor by the twin consistency.
 * ``spatial.twin`` — MetaLogic's consistency across a spatial prompt and its counterfactual twin
   (``A left_of B`` / ``B right_of A`` say the same thing): the sample and its twin's sample of the
   same run and seed are both read by MetaLogic's positional order (the centres of the same most
@@ -222,13 +223,27 @@ def _checker(eval_id: int) -> Any:
     return compute
 
 
+def _no_detections(ds: Any) -> bool:
+    """Whether the dataset holds no primary detection of an original image at all: the detector has
+    not run, so no rule on detections judges anything (a sample whose detections are an empty list
+    among others' was detected, and GenEval FAILs it)."""
+    d = ds.detections
+    return not bool(len(d)) or not bool(((np.asarray(d.source) == PRIMARY) & (np.asarray(d.variant) == 0)).any())
+
+
 def _geneval(project: Any, t: Targets) -> tuple[np.ndarray, np.ndarray]:
-    passed, score = geneval_outcomes(_dataset(project, t))
+    ds = _dataset(project, t)
+    if _no_detections(ds):
+        return np.full(ds.n, None, dtype=object), np.full(ds.n, np.nan)
+    passed, score = geneval_outcomes(ds)
     return np.where(passed == 1, "PASS", "FAIL").astype(object), score
 
 
 def _twin(project: Any, t: Targets) -> tuple[np.ndarray, np.ndarray]:
-    return twin_outcomes(_dataset(project, t))
+    ds = _dataset(project, t)
+    if _no_detections(ds):
+        return np.full(ds.n, None, dtype=object), np.full(ds.n, np.nan)
+    return twin_outcomes(ds)
 
 
 def _scorer(scorer: str) -> Any:
