@@ -25,6 +25,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "suite",
     "evaluate",
     "report",
+    "judges",
     "labels",
     "raters",
     "generate",

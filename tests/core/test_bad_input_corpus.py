@@ -709,6 +709,18 @@ option_case("audit-sample-out-not-csv", lambda c: ["audit-sample", "--project", 
                                                    "--out", str(c.tmp / "a.txt")], "--out", ".csv")
 option_case("audit-sample-unknown-stratum", lambda c: ["audit-sample", "--project", P(c), "--size", "5", "--seed", "1",
                                                        "--strata", "colour", "--out", str(c.tmp / "a.csv")], "colour")
+option_case("audit-sample-disagree-unknown-judge",
+            lambda c: ["audit-sample", "--project", P(c), "--size", "5", "--seed", "1", "--disagree",
+                       "spatial.geneval,spatial.oracle", "--out", str(c.tmp / "a.csv")], "spatial.oracle", "judge")
+option_case("audit-sample-disagree-one-judge",
+            lambda c: ["audit-sample", "--project", P(c), "--size", "5", "--seed", "1", "--disagree",
+                       "spatial.geneval", "--out", str(c.tmp / "a.csv")], "--disagree", "two")
+option_case("audit-sample-disagree-share-2",
+            lambda c: ["audit-sample", "--project", P(c), "--size", "5", "--seed", "1", "--disagree",
+                       "spatial.geneval,spatial.twin", "--disagree-share", "2", "--out", str(c.tmp / "a.csv")],
+            "share", "between 0 and 1")
+option_case("judges-unknown-method", lambda c: ["judges", "--project", P(c), "--method", "geneval"],
+            "unknown method", "geneval")
 option_case("audit-metrics-taus-text", lambda c: ["audit-metrics", "--project", P(c), "--taus", "0.1,abc",
                                                   "--out", str(c.tmp / "m.json")], "--taus", labelled=True)
 option_case("calibrate-tau-true", lambda c: ["calibrate", "--project", P(c), "--grid", "tau=true",

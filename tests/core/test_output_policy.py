@@ -64,6 +64,7 @@ INVOKE: dict[str, Invoke] = {
     "labels unblind --out": Invoke(_unblind, "unblinded.csv"),
     "labels select --json": Invoke(lambda p, o: ["labels", "select", "--project", p, "--json", o], "selection.json"),
     "raters --json": Invoke(lambda p, o: ["raters", "--project", p, "--boot", "0", "--json", o], "raters.json"),
+    "judges --json": Invoke(lambda p, o: ["judges", "--project", p, "--json", o], "judges.json"),
     "dyeval show --todo": Invoke(lambda p, o: ["dyeval", "show", "--project", p, "--todo", o], "todo.csv"),
     "dyeval export --out": Invoke(lambda p, o: ["dyeval", "export", "--project", p, "--out", o], "tree.json"),
     "export-sbuc --out": Invoke(lambda p, o: ["export-sbuc", "--project", p, "--run", "demo_procedural",

@@ -129,3 +129,33 @@ def test_each_method_s_own_commands_are_on_the_command_line(demo: tuple[Any, Pat
         capsys.readouterr()
         assert main([toy_method.NAME, "count", "--project", str(folder)]) == 0
         assert capsys.readouterr().out.strip() == "12 lamp prompt(s)"
+
+
+def test_a_method_s_judges_speak_of_its_targets_in_its_values(demo: tuple[Any, Path]) -> None:
+    """Where a method lists judges (its ``judges`` hook), each one's output covers the method's
+    targets, in the values the method's judges speak, and the agreement table sets them side by
+    side (a method without the hook has none to check)."""
+    from workstation.evaluation.judges import JudgeRun, agreement_rows, judge_rows
+    from workstation.methods import method_judges
+
+    method, folder = demo
+    with Project.open(folder) as p:
+        spec = method_judges(p, method.name)
+        if getattr(method, "judges", None) is None:
+            assert spec is None
+            return
+        assert spec is not None and spec.method == method.name
+        assert spec.task in {s.task for s in method.label_schemes}
+        run = JudgeRun(p, spec)
+        n = len(run.targets)
+        assert n > 0 and len(run.targets.cluster) == n and len(set(run.targets.ids.tolist())) == n
+        assert len({j.name for j in spec.judges}) == len(spec.judges) >= 1
+        for j in spec.judges:
+            out = run.output(j.name)
+            assert len(out.outcome) == len(out.score) == n and j.task == spec.task
+            assert set(j.values) <= set(spec.values) and (not j.abstain or j.abstain in j.values)
+            assert {v for v in out.outcome.tolist() if v is not None} <= set(j.values)
+        listed = judge_rows(run)
+        assert [r["judge"] for r in listed][:len(spec.judges)] == [j.name for j in spec.judges]
+        k = sum(1 for j in spec.judges if j.values)
+        assert len(agreement_rows(run, n_boot=0)) == k * (k - 1) // 2 + k

@@ -1,5 +1,6 @@
 """`report`: write the report bundle of the project: a section per method (tables, plots, its own
-index.html) under one index with the provenance of every number.
+index.html) under one index with the provenance of every number. Each method's section also has
+its judges and their agreement table (the `judges` command's numbers).
 
     python main.py report --project DIR --out OUT_DIR [--method NAME ...] [--overwrite]
 
@@ -35,6 +36,34 @@ def register(sub: Any) -> None:
     p.add_argument("--annotator", metavar="NAME", help="use only this annotator's labels for the audit tables")
 
 
+def add_judges(project: Any, sections: list[Any], folder: Path) -> None:
+    """Each method section gets its judges' tables (`judges` and `judge_agreement`, the numbers the
+    `judges` command prints) as CSV beside its own tables and as HTML in its part of the index."""
+    import html
+
+    from ..evaluation.judges import JudgeRun, report_html, report_tables
+    from ..types import WorkstationError
+    from ..methods import method_judges
+    from ..util.csvsafe import write_dict_rows
+
+    for s in sections:
+        spec = method_judges(project, s.method)
+        if spec is None or not spec.judges:
+            continue
+        try:
+            tables = report_tables(JudgeRun(project, spec))
+        except WorkstationError as e:  # a judge that cannot be read is named; the rest of the report stands
+            s.html += f"\n<h3>Judges</h3><p class='src'>The judges could not be compared: {html.escape(str(e))}</p>"
+            continue
+        out = folder / s.method / "tables"
+        out.mkdir(parents=True, exist_ok=True)
+        for stem, rows in tables.items():
+            if rows:
+                write_dict_rows(out / f"{stem}.csv", rows)
+            s.tables[stem] = rows
+        s.html += "\n" + report_html(tables, item=spec.item, cluster=spec.cluster)
+
+
 def run(args: argparse.Namespace) -> int:
     """Write the report bundle of the project into OUT_DIR: OUT_DIR/index.html with a section per method
     that has data in the project (or the --method ones), each method's files under OUT_DIR/<method>/
@@ -54,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
             from ..methods.audit_sources import report_section
 
             sections = [m.report_section(project, folder / m.name, annotator=args.annotator) for m in methods]
+            add_judges(project, sections, folder)
             plans = report_section(project, folder / "audit_plans", [m.name for m in methods])
             blind = blind_audits_section(project, folder / "blind_audits")
             return sections + [s for s in (plans, blind) if s is not None]

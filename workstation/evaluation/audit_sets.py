@@ -215,6 +215,42 @@ def draw_audit_set(project: Any, scheme: LabelScheme, pop: AuditPopulation, *, n
                                         design=design, population=population, draw=draw))
 
 
+def disagreement_indices(strata: np.ndarray, size: int, seed: int, *, share: float = 0.8,
+                         disagree: int = 1, exclude: np.ndarray | None = None) -> np.ndarray:
+    """A seeded stratified draw that puts ``share`` of ``size`` into the ``disagree`` stratum (the
+    items where two judges disagree; all of them when there are fewer) and the rest over the other
+    strata (proportionally, at least one each where the size allows: `allocate`). Inside a stratum
+    the items are drawn without replacement, so `draw_provenance` records each one's inclusion
+    probability n_h / N_h and the Horvitz–Thompson estimate over the whole population stays
+    unbiased. Returns the sorted indices drawn; ``exclude`` (a boolean mask) leaves items out."""
+    if size < 0:
+        raise WorkstationError(f"audit sample size must be >= 0, got {size}")
+    if not (isinstance(share, (int, float)) and 0.0 <= float(share) <= 1.0):
+        raise WorkstationError(f"the share of the disagreements must be between 0 and 1, got {share!r}")
+    codes = np.asarray(strata, np.int64)
+    n = len(codes)
+    eligible = np.ones(n, bool) if exclude is None else ~np.asarray(exclude, bool)
+    rows = np.flatnonzero(eligible)
+    if size >= len(rows):
+        return rows.astype(np.int64)
+    rng = np.random.default_rng(seed)
+    sc = codes[rows]
+    k = int(codes.max()) + 1 if n else 0
+    k = max(k, disagree + 1)
+    sizes = np.bincount(sc, minlength=k)
+    alloc = np.zeros(k, np.int64)
+    alloc[disagree] = min(int(sizes[disagree]), int(round(float(share) * size)))
+    others = sizes.copy()
+    others[disagree] = 0
+    rest = allocate(others, size - int(alloc[disagree]), rng)
+    alloc += rest
+    short = size - int(alloc.sum())  # the other strata held fewer than their part: the disagreements take it
+    if short > 0:
+        alloc[disagree] = min(int(sizes[disagree]), int(alloc[disagree]) + short)
+    picked = [rng.choice(rows[sc == h], size=int(alloc[h]), replace=False) for h in np.flatnonzero(alloc)]
+    return np.sort(np.concatenate(picked)).astype(np.int64) if picked else np.zeros(0, np.int64)
+
+
 def draw_provenance(codes: np.ndarray, picked: np.ndarray, *, conf: np.ndarray | None = None, conf_bins: int = 5,
                     exclude: np.ndarray | None = None) -> tuple[str, int, dict[str, list[Any]]]:
     """(design, population, per picked target: inclusion, stratum, stratum size) of a draw by

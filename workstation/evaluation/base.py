@@ -279,6 +279,9 @@ class Method(Protocol):
     # besides ``auto``) the layouts its ``--format`` may name; the number of labels written
     # optional: ``unblind_label_file(project, path) -> (header, rows)`` — `labels unblind`: a label
     # file written during a blind audit with its neutral target ids mapped back to sample ids
+    # optional: ``judges(project) -> MethodJudges`` — every automatic source of an outcome or a
+    # score for the method's label targets (`workstation.evaluation.judges`), listed without
+    # computing anything; the `judges` command and the report's judge tables read it
     #
     # optional hooks: the kernel's commands call each where the method defines it (see
     # `METHOD_HOOKS`), so a method without one needs nothing and no command names a method:
@@ -304,7 +307,7 @@ class Method(Protocol):
 METHOD_HOOKS: tuple[str, ...] = ("after_samples_changed", "pipeline_suite", "read_suite_file_with_lines",
                                  "read_suite_file", "demo_order", "demo_part", "build_demo_part",
                                  "demo_summary", "demo_lines", "read_label_file", "write_label_file",
-                                 "label_file_formats", "unblind_label_file")
+                                 "label_file_formats", "unblind_label_file", "judges")
 
 
 def method_table_prefix(method: str) -> str:

@@ -59,3 +59,13 @@ def methods_with_data(project: Any, wanted: list[str] | None) -> list[Any]:
         raise WorkstationError(f"the project {project.folder} has no samples of any method; import or "
                                "generate a run first")
     return found
+
+
+def method_judges(project: Any, name: str) -> Any:
+    """The judges of method ``name`` in a project (`workstation.evaluation.judges.MethodJudges`,
+    listed, not computed) from its ``judges`` hook; None for a method without one or without data."""
+    m = get_method(name)
+    hook = getattr(get_method(name), "judges", None)
+    if hook is None or not m.has_data(project):
+        return None
+    return hook(project)

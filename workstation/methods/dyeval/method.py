@@ -62,6 +62,13 @@ class DyEvalMethod:
             topics = [t.strip() for t in topics.split(",") if t.strip()]
         return builtin_suite(n_i=n_i, seed=seed, topics=topics)
 
+    def judges(self, project: Any) -> Any:
+        """Every automatic source of an outcome for the method's items (`judges.dyeval_judges`: listed,
+        computed when asked)."""
+        from .judges import dyeval_judges
+
+        return dyeval_judges(project)
+
     def load(self, project: Any) -> DyEvalData:
         from .results import load_data
 

@@ -109,6 +109,13 @@ class MetaLogicMethod:
     def has_data(self, project: Any) -> bool:
         return bool(project.samples.prompt_methods().get(self.name))
 
+    def judges(self, project: Any) -> Any:
+        """Every automatic source of an outcome for the method's items (`judges.metalogic_judges`: listed,
+        computed when asked)."""
+        from .judges import metalogic_judges
+
+        return metalogic_judges(project)
+
     def load(self, project: Any) -> Any:
         from .adapter import load_project
 

@@ -106,6 +106,13 @@ class ProtoBiasMethod:
         kind = "protobias-demo" if demo else "protobias-builtin"
         return triplet_prompts(ts, suite=f"{kind}@{ts.version}")
 
+    def judges(self, project: Any) -> Any:
+        """Every automatic source of an outcome for the method's items (`judges.protobias_judges`: listed,
+        computed when asked)."""
+        from .judges import protobias_judges
+
+        return protobias_judges(project)
+
     def load(self, project: Any) -> ProtoBiasData:
         from .data import load_project_data
 

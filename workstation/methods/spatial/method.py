@@ -82,6 +82,12 @@ class SpatialMethod:
         else:
             rows = [r for r in SpatialStore(project).latest_labels(annotator) if r.verdict is not None]
         return write_labels(path, rows, layout, overwrite=overwrite, projects=projects)
+    def judges(self, project: Any) -> Any:
+        """The checker under each stored config, GenEval's position rule, the twin consistency and
+        each scorer of the spatial samples (`judges.spatial_judges`: listed, computed when asked)."""
+        from .judges import spatial_judges
+
+        return spatial_judges(project)
 
     def default_config(self) -> CheckerConfig:
         return CheckerConfig()

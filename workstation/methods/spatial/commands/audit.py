@@ -64,6 +64,12 @@ def register(sub: Any) -> None:
     p.add_argument("--exclude-labelled", action="store_true", help="leave out samples that already have a label")
     p.add_argument("--name", help="audit set name (default: audit-<size>-seed<seed>)")
     p.add_argument("--no-store", action="store_true", help="only write the CSV, do not store an audit set")
+    p.add_argument("--disagree", metavar="JUDGE_A,JUDGE_B",
+                   help="draw from where two judges disagree (`judges` lists them): SHARE of the samples from "
+                        "their disagreements, the rest from where they agree or one did not decide, each "
+                        "sample's inclusion probability recorded (replaces --strata and --conf-bins)")
+    p.add_argument("--disagree-share", type=float, default=0.8, metavar="SHARE",
+                   help="with --disagree: the share of the samples drawn from the disagreements (default 0.8)")
 
     m = add_command(sub, "audit-metrics", "checker vs human confusion, risk–coverage and annotator agreement → JSON",
                     run_metrics)
@@ -97,8 +103,13 @@ def run_sample(args: argparse.Namespace) -> int:
         ds = load_samples(project)
         cid, cfg, v = active_verdicts(project, ds)
         exclude = SpatialStore(project).human_verdicts(ds) >= 0 if args.exclude_labelled else None
-        rows = stratified_sample(ds, v, args.size, args.seed, strata=strata, conf_bins=args.conf_bins,
-                                 exclude=exclude)
+        drawn = None
+        if args.disagree:
+            drawn = disagreement_draw(project, ds, args.disagree, args.size, args.seed, args.disagree_share, exclude)
+            rows, strata, table = drawn[0], ("judges",), drawn[4]
+        else:
+            rows = stratified_sample(ds, v, args.size, args.seed, strata=strata, conf_bins=args.conf_bins,
+                                     exclude=exclude)
         if len(rows) == 0:
             raise WorkstationError("no sample is eligible for the audit (all are labelled already?)")
         s = ds.samples
@@ -107,13 +118,22 @@ def run_sample(args: argparse.Namespace) -> int:
         name = args.name or f"audit-{args.size}-seed{args.seed}"
         params = {"size": args.size, "seed": args.seed, "strata": list(strata), "conf_bins": args.conf_bins,
                   "config_version": cid, "exclude_labelled": bool(args.exclude_labelled)}
-        table = strata_table(ds, v, rows, strata)
+        if drawn is None:
+            table = strata_table(ds, v, rows, strata)
+        else:
+            params.update(disagree=list(drawn[5]), disagree_share=float(args.disagree_share), conf_bins=1)
         # the audit set and the file land together: the file is put in place inside the
         # transaction, and a file that cannot be written rolls the audit set back
         aid = None
         with contextlib.nullcontext() if args.no_store else project.transaction():
-            if not args.no_store:
+            if not args.no_store and drawn is None:
                 aid = SpatialStore(project).create_audit_set(name, s.sample_id[rows].tolist(), params)
+            elif not args.no_store:
+                assert drawn is not None
+                from ..store import TASK
+
+                aid = project.audit.create_set(name, TASK, s.sample_id[rows].tolist(), params, design=drawn[1],
+                                               population=drawn[2], draw=drawn[3])
             with output_file(args.out, "audit sample", overwrite=args.overwrite, projects=[args.project]) as tmp:
                 with tmp.open("w", encoding="utf-8", newline="") as fh:
                     w = csv.writer(fh)
@@ -129,6 +149,29 @@ def run_sample(args: argparse.Namespace) -> int:
     print(f"drew {len(rows)} of {ds.n} samples from {n_strata} strata ({', '.join(strata)}) "
           f"with seed {args.seed} under checker config v{cid}; {stored}wrote {args.out}")
     return 0
+
+
+def disagreement_draw(project: Any, ds: Any, judges: str, size: int, seed: int, share: float,
+                      exclude: np.ndarray | None) -> tuple[Any, ...]:
+    """`audit-sample --disagree A,B`: (rows drawn in a shuffled queue order, design, population, the
+    per-row draw record, the strata table, the two judges) of a draw over the strata where judges A
+    and B agree, disagree, or not both decide (`evaluation.audit_sets.disagreement_indices`)."""
+    from ....evaluation.audit_sets import count_strata, disagreement_indices, draw_provenance
+    from ....evaluation.judges import JudgeRun, disagreement_strata
+    from ..judges import spatial_judges
+
+    names = tuple(x.strip() for x in judges.split(",") if x.strip())
+    if len(names) != 2 or names[0] == names[1]:
+        raise WorkstationError(f"--disagree names two different judges (JUDGE_A,JUDGE_B), got {judges!r}")
+    run = JudgeRun(project, spatial_judges(project))
+    codes_t, stratum_names = disagreement_strata(run.output(names[0]), run.output(names[1]))
+    pos = {str(t): i for i, t in enumerate(run.targets.ids.tolist())}
+    codes = codes_t[np.array([pos[str(x)] for x in ds.samples.sample_id.tolist()], np.int64)]
+    picked = disagreement_indices(codes, size, seed, share=share, exclude=exclude)
+    picked = picked[np.random.default_rng(seed).permutation(len(picked))]  # a queue that hides the strata
+    design, population, draw = draw_provenance(codes, picked, conf=None, conf_bins=1, exclude=exclude)
+    table = count_strata(codes, [(n,) for n in stratum_names], ("judges",), picked)
+    return picked, design, population, draw, table, names
 
 
 # ---------------------------------------------------------------------------------------------

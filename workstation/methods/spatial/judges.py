@@ -1,0 +1,330 @@
+"""The spatial method's judges (`workstation.evaluation.judges`): every automatic source of a
+PASS / FAIL (/ UNDECIDABLE) for a spatial sample, listed without computing anything.
+
+* ``spatial.checker:<config hash>`` — the checker's stored verdicts under each stored config
+  (its confidence as the score); a sample without a stored verdict under that config is not
+  judged.
+* ``spatial.geneval`` — GenEval's position rule (`relative_position` and the position part of
+  `evaluate` in ``evaluation/evaluate_images.py`` of djghosh13/geneval) on the same detections:
+  the most confident primary box of each object on the original image scoring above the
+  detection threshold 0.3; the offset of A's centre from B's, each component shrunk towards 0 by
+  ``position_threshold`` 0.1 × the two boxes' summed width (height), divided by the offset's
+  length; A is left of B when the x component is below −0.5, right of it above 0.5, above B when
+  the y component is below −0.5 (image rows grow downwards), below it above 0.5; when both shrunk
+  components are under 10⁻³ no relation holds. No box of A or of B → FAIL. Binary: it never
+  abstains. Its score is the shrunk, normalised component in the asked direction (NaN where a box
+  is missing). Equal scores pick the earlier detection row. A project whose detector has not run
+  (no primary detection at all) is not judged by it, nor by the twin consistency.
+* ``spatial.twin`` — MetaLogic's consistency across a spatial prompt and its counterfactual twin
+  (``A left_of B`` / ``B right_of A`` say the same thing): the sample and its twin's sample of the
+  same run and seed are both read by MetaLogic's positional order (the centres of the same most
+  confident boxes on the relation's axis; a missing box shows no order). Both images show their
+  relation → PASS, neither → FAIL, the two disagree → UNDECIDABLE (the equivalent pair is not
+  consistent, so it vouches for neither). A sample whose twin has no image of the same run and
+  seed is not judged. The score is the share of the two images that show it (0, 0.5, 1).
+* ``spatial.score:<scorer id>`` — each scorer with scores for the spatial samples (a `score` job):
+  a VQA yes-probability scorer (``vqa_yes``…) PASSes at P(yes) ≥ 0.5; any other (CLIPScore,
+  PickScore) PASSes where the image scores higher against its own prompt than against its twin's
+  prompt, which only a score of the twin's text allows (otherwise the score alone, no outcome).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...evaluation.judges import Judge, MethodJudges, Targets
+from ...types import PRIMARY
+from .types import RELATIONS, VERDICTS
+
+TASK = "spatial.verdict"
+VALUES = ("PASS", "FAIL", "UNDECIDABLE")
+#: GenEval's defaults (``--options threshold=0.3 position_threshold=0.1``)
+GENEVAL_THRESHOLD = 0.3
+POSITION_THRESHOLD = 0.1
+#: GenEval's relation names of ours
+GENEVAL_RELATION = {"left_of": "left of", "right_of": "right of", "above": "above", "below": "below"}
+
+
+# ---- GenEval's rule ------------------------------------------------------------------------------
+
+def relative_position(box_a: Any, box_b: Any, position_threshold: float = POSITION_THRESHOLD) -> set[str]:
+    """GenEval's ``relative_position(obj_a, obj_b)``: the relations of box A to box B (x1, y1,
+    x2, y2 in pixels) — "left of", "right of", "above", "below" — as GenEval computes them."""
+    boxes = np.array([np.asarray(box_a, np.float64)[:4], np.asarray(box_b, np.float64)[:4]]).reshape(2, 2, 2)
+    center_a, center_b = boxes.mean(axis=-2)
+    dim_a, dim_b = np.abs(np.diff(boxes, axis=-2))[..., 0, :]
+    offset = center_a - center_b
+    revised_offset = np.maximum(np.abs(offset) - position_threshold * (dim_a + dim_b), 0) * np.sign(offset)
+    if np.all(np.abs(revised_offset) < 1e-3):
+        return set()
+    dx, dy = revised_offset / np.linalg.norm(offset)
+    relations = set()
+    if dx < -0.5:
+        relations.add("left of")
+    if dx > 0.5:
+        relations.add("right of")
+    if dy < -0.5:
+        relations.add("above")
+    if dy > 0.5:
+        relations.add("below")
+    return relations
+
+
+def geneval_components(a: np.ndarray, b: np.ndarray, position_threshold: float = POSITION_THRESHOLD
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`relative_position` over arrays of boxes (n, 4): (dx, dy, some relation may hold)."""
+    a = np.asarray(a, np.float64).reshape(-1, 4)
+    b = np.asarray(b, np.float64).reshape(-1, 4)
+    ca = (a[:, :2] + a[:, 2:]) / 2.0
+    cb = (b[:, :2] + b[:, 2:]) / 2.0
+    dim = np.abs(a[:, 2:] - a[:, :2]) + np.abs(b[:, 2:] - b[:, :2])
+    off = ca - cb
+    rev = np.maximum(np.abs(off) - position_threshold * dim, 0.0) * np.sign(off)
+    some = ~np.all(np.abs(rev) < 1e-3, axis=1)
+    norm = np.linalg.norm(off, axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        d = np.where(some[:, None], rev / np.where(norm > 0, norm, 1.0)[:, None], 0.0)
+    return d[:, 0], d[:, 1], some
+
+
+def _toward(rel: np.ndarray, dx: np.ndarray, dy: np.ndarray) -> np.ndarray:
+    """The component in the asked direction: −dx for left_of, dx right_of, −dy above, dy below."""
+    r = np.asarray(rel, np.int64)
+    return np.select([r == 0, r == 1, r == 2, r == 3], [-dx, dx, -dy, dy], np.nan)
+
+
+def most_confident_boxes(ds: Any, threshold: float = GENEVAL_THRESHOLD) -> tuple[np.ndarray, np.ndarray]:
+    """Per sample, the detection row of the most confident primary box of A and of B on the
+    original image scoring above ``threshold`` (-1: none); equal scores: the earlier row."""
+    from .data import spatial_columns
+
+    sc = spatial_columns(ds)
+    d = ds.detections
+    n = ds.n
+    out_a = np.full(n, -1, np.int64)
+    out_b = np.full(n, -1, np.int64)
+    if not len(d) or not n:
+        return out_a, out_b
+    score = np.asarray(d.score, np.float64)
+    rows = np.flatnonzero((np.asarray(d.source) == PRIMARY) & (np.asarray(d.variant) == 0) & (score > threshold))
+    sidx = np.asarray(d.sample_idx, np.int64)[rows]
+    lab = np.asarray(d.labels_at(rows), dtype=object)
+    for want, out in ((sc.label_a, out_a), (sc.label_b, out_b)):
+        hit = lab == np.asarray(want, dtype=object)[sidx]
+        r, s = rows[hit], sidx[hit]
+        if not len(r):
+            continue
+        order = np.lexsort((r, -score[r], s))
+        s_sorted = s[order]
+        first = np.flatnonzero(np.r_[True, s_sorted[1:] != s_sorted[:-1]])
+        out[s_sorted[first]] = r[order][first]
+    return out_a, out_b
+
+
+def _boxes(ds: Any, rows: np.ndarray) -> np.ndarray:
+    d = ds.detections
+    ok = rows >= 0
+    out = np.full((len(rows), 4), np.nan)
+    r = rows[ok]
+    out[ok] = np.stack([np.asarray(d.x1, np.float64)[r], np.asarray(d.y1, np.float64)[r],
+                        np.asarray(d.x2, np.float64)[r], np.asarray(d.y2, np.float64)[r]], axis=1)
+    return out
+
+
+def geneval_outcomes(ds: Any, threshold: float = GENEVAL_THRESHOLD,
+                     position_threshold: float = POSITION_THRESHOLD) -> tuple[np.ndarray, np.ndarray]:
+    """GenEval's position rule on every sample of ``ds``: (PASS 1 / FAIL 0 per sample, score)."""
+    from .data import spatial_columns
+
+    rel = spatial_columns(ds).relation
+    ra, rb = most_confident_boxes(ds, threshold)
+    found = (ra >= 0) & (rb >= 0)
+    dx, dy, some = geneval_components(_boxes(ds, ra), _boxes(ds, rb), position_threshold)
+    toward = _toward(rel, dx, dy)
+    passed = found & some & (toward > 0.5)
+    score = np.where(found, np.where(some, toward, 0.0), np.nan)
+    return passed.astype(np.int8), score
+
+
+def order_shown(ds: Any, threshold: float = GENEVAL_THRESHOLD) -> np.ndarray:
+    """MetaLogic's positional order per image: whether the centres of A's and B's most confident
+    boxes are in the asked order on the relation's axis (False where a box is missing)."""
+    from .data import spatial_columns
+
+    rel = spatial_columns(ds).relation
+    ra, rb = most_confident_boxes(ds, threshold)
+    a, b = _boxes(ds, ra), _boxes(ds, rb)
+    cx = (a[:, 0] + a[:, 2]) / 2 - (b[:, 0] + b[:, 2]) / 2
+    cy = (a[:, 1] + a[:, 3]) / 2 - (b[:, 1] + b[:, 3]) / 2
+    with np.errstate(invalid="ignore"):
+        shown = _toward(rel, cx, cy) > 0
+    return shown & (ra >= 0) & (rb >= 0)
+
+
+def twin_rows(ds: Any) -> np.ndarray:
+    """Per sample, the row of its twin prompt's sample of the same run and seed (-1: none)."""
+    s = ds.samples
+    twin = {str(p): str(t) for p, t in zip(ds.prompts.prompt_id.tolist(), ds.prompts.twin_id.tolist()) if t}
+    key = {(r, p, int(sd)): i for i, (r, p, sd) in enumerate(zip(s.run_id.tolist(), s.prompt_id.tolist(),
+                                                                   s.seed.tolist()))}
+    return np.array([key.get((r, twin.get(str(p), ""), int(sd)), -1)
+                     for r, p, sd in zip(s.run_id.tolist(), s.prompt_id.tolist(), s.seed.tolist())], np.int64)
+
+
+def twin_outcomes(ds: Any, threshold: float = GENEVAL_THRESHOLD) -> tuple[np.ndarray, np.ndarray]:
+    """The twin consistency of every sample: (outcome object array, score) as the module says."""
+    shown = order_shown(ds, threshold)
+    tw = twin_rows(ds)
+    has = tw >= 0
+    other = np.where(has, shown[np.maximum(tw, 0)], False)
+    outcome = np.empty(ds.n, dtype=object)
+    outcome[:] = None
+    outcome[has & shown & other] = "PASS"
+    outcome[has & ~shown & ~other] = "FAIL"
+    outcome[has & (shown != other)] = "UNDECIDABLE"
+    score = np.where(has, (shown.astype(np.float64) + other) / 2.0, np.nan)
+    return outcome, score
+
+
+# ---- the judges ----------------------------------------------------------------------------------
+
+def _dataset(project: Any, t: Targets) -> Any:
+    ds = t.cache.get("dataset")
+    if ds is None:
+        ds = t.cache["dataset"] = project.samples.load_dataset(method="spatial")
+    return ds
+
+
+def _targets(project: Any) -> Targets:
+    ds = project.samples.load_dataset(method="spatial")
+    return Targets(np.asarray(ds.samples.sample_id, dtype=object), np.asarray(ds.samples.prompt_id, dtype=object),
+                   {"dataset": ds})
+
+
+def _human(project: Any, t: Targets) -> np.ndarray:
+    from ...evaluation.selection import DISPUTED, resolve_project
+
+    got = resolve_project(project, TASK).as_dict()
+    out = np.empty(len(t), dtype=object)
+    out[:] = [v if v in VALUES and v != DISPUTED else None for v in (got.get(str(i)) for i in t.ids.tolist())]
+    return out
+
+
+def _checker(eval_id: int) -> Any:
+    def compute(project: Any, t: Targets) -> tuple[np.ndarray, np.ndarray]:
+        rows = project.con.execute("SELECT sample_id, verdict, conf FROM spatial_verdicts WHERE eval_id = ?",
+                                   [int(eval_id)]).fetchall()
+        got = {str(s): (str(v), np.nan if c is None else float(c)) for s, v, c in rows}
+        hit = [got.get(str(i)) for i in t.ids.tolist()]
+        return (np.array([h[0] if h is not None and h[0] in VERDICTS else None for h in hit], dtype=object),
+                np.array([h[1] if h is not None else np.nan for h in hit], np.float64))
+    return compute
+
+
+def _no_detections(ds: Any) -> bool:
+    """Whether the dataset holds no primary detection of an original image at all: the detector has
+    not run, so no rule on detections judges anything (a sample whose detections are an empty list
+    among others' was detected, and GenEval FAILs it)."""
+    d = ds.detections
+    return not bool(len(d)) or not bool(((np.asarray(d.source) == PRIMARY) & (np.asarray(d.variant) == 0)).any())
+
+
+def _geneval(project: Any, t: Targets) -> tuple[np.ndarray, np.ndarray]:
+    ds = _dataset(project, t)
+    if _no_detections(ds):
+        return np.full(ds.n, None, dtype=object), np.full(ds.n, np.nan)
+    passed, score = geneval_outcomes(ds)
+    return np.where(passed == 1, "PASS", "FAIL").astype(object), score
+
+
+def _twin(project: Any, t: Targets) -> tuple[np.ndarray, np.ndarray]:
+    ds = _dataset(project, t)
+    if _no_detections(ds):
+        return np.full(ds.n, None, dtype=object), np.full(ds.n, np.nan)
+    return twin_outcomes(ds)
+
+
+def _scorer(scorer: str) -> Any:
+    vqa = scorer.split("@", 1)[0].lower().startswith("vqa")
+
+    def compute(project: Any, t: Targets) -> tuple[np.ndarray, np.ndarray]:
+        ds = _dataset(project, t)
+        text = dict(zip(ds.prompts.prompt_id.tolist(), ds.prompts.text.tolist()))
+        twin = dict(zip(ds.prompts.prompt_id.tolist(), ds.prompts.twin_id.tolist()))
+        tab = project.scores.table(scorer)
+        by = {(str(s), str(x)): float(v) for s, x, v in zip(tab["sample_id"].tolist(), tab["text"].tolist(),
+                                                           tab["score"].tolist())}
+        own = np.array([by.get((str(s), str(text.get(p, ""))), np.nan)
+                        for s, p in zip(ds.samples.sample_id.tolist(), ds.samples.prompt_id.tolist())])
+        outcome = np.empty(ds.n, dtype=object)
+        outcome[:] = None
+        if vqa:
+            ok = np.isfinite(own)
+            outcome[ok & (own >= 0.5)] = "PASS"
+            outcome[ok & (own < 0.5)] = "FAIL"
+        else:
+            other = np.array([by.get((str(s), str(text.get(twin.get(p) or "", ""))), np.nan)
+                              for s, p in zip(ds.samples.sample_id.tolist(), ds.samples.prompt_id.tolist())])
+            ok = np.isfinite(own) & np.isfinite(other)
+            outcome[ok & (own > other)] = "PASS"
+            outcome[ok & (own <= other)] = "FAIL"
+        return outcome, own
+    return compute
+
+
+def spatial_judges(project: Any) -> MethodJudges:
+    """The spatial judges of a project (listed from the store; nothing is computed)."""
+    judges: list[Judge] = []
+    has_table = bool(project.con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'spatial_verdicts'").fetchone()[0])
+    stored: set[int] = set()
+    if has_table:
+        stored = {int(r[0]) for r in project.con.execute("SELECT DISTINCT eval_id FROM spatial_verdicts").fetchall()}
+    for ev in project.evaluations.all("spatial"):
+        eid = int(ev["eval_id"])
+        if eid not in stored:
+            continue
+        h = str(ev["content_hash"])
+        judges.append(Judge(f"spatial.checker:{h}", f"the checker under config v{eid}"
+                            + (f" ({ev['name']})" if ev.get("name") else ""), h, TASK, VALUES, _checker(eid),
+                            abstain="UNDECIDABLE", score="the checker's confidence",
+                            description="the stored verdicts of this checker config"))
+    judges.append(Judge("spatial.geneval", "GenEval's position rule on the same detections",
+                        f"threshold={GENEVAL_THRESHOLD:g},position_threshold={POSITION_THRESHOLD:g}", TASK,
+                        ("PASS", "FAIL"), _geneval, score="the shrunk offset's component in the asked direction",
+                        description="djghosh13/geneval relative_position: most confident boxes above 0.3"))
+    judges.append(Judge("spatial.twin", "MetaLogic's consistency with the counterfactual twin's image",
+                        f"order,threshold={GENEVAL_THRESHOLD:g}", TASK, VALUES, _twin, abstain="UNDECIDABLE",
+                        score="the share of the two images that show the relation",
+                        description="A r B and B r⁻¹ A of the same run and seed read by their boxes' order"))
+    sids = project.con.execute(
+        "SELECT DISTINCT sc.scorer FROM scores sc JOIN samples s USING (sample_id) JOIN prompts p "
+        "USING (prompt_id) WHERE p.method = 'spatial' ORDER BY sc.scorer").fetchall()
+    for (scorer,) in sids:
+        judges.append(Judge(f"spatial.score:{scorer}", f"the scorer {scorer}", str(scorer), TASK, ("PASS", "FAIL"),
+                            _scorer(str(scorer)), score="its score against the sample's prompt"))
+    return MethodJudges("spatial", TASK, VALUES, tuple(judges), _targets, _human, abstain="UNDECIDABLE",
+                        item="sample", cluster="prompt")
+
+
+__all__ = ["relative_position", "geneval_components", "geneval_outcomes", "most_confident_boxes", "order_shown",
+           "twin_rows", "twin_outcomes", "spatial_judges", "disagreement_counts", "GENEVAL_THRESHOLD", "POSITION_THRESHOLD", "RELATIONS"]
+
+
+def disagreement_counts(run: Any, a: str, b: str) -> list[dict[str, Any]]:
+    """Per relation, where judges ``a`` and ``b`` (names of `spatial_judges`) stand on the samples:
+    ``agree`` (both decided, the same), ``disagree`` (both decided, not the same) and ``undecided``
+    (one abstained or did not judge), with the samples of each relation."""
+    from ...evaluation.judges import disagreement_strata
+    from .data import spatial_columns
+
+    strata, _names = disagreement_strata(run.output(a), run.output(b))
+    rel = spatial_columns(run.targets.cache["dataset"]).relation
+    out = []
+    for code, name in enumerate(RELATIONS):
+        m = rel == code
+        out.append({"relation": name, "samples": int(m.sum()), "agree": int((m & (strata == 0)).sum()),
+                    "disagree": int((m & (strata == 1)).sum()), "undecided": int((m & (strata == 2)).sum())})
+    return out
