@@ -26,6 +26,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "evaluate",
     "report",
     "labels",
+    "audit",
     "generate",
     "detect",
     "score",

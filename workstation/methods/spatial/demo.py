@@ -539,4 +539,11 @@ def demo_lines(s: Mapping[str, Any]) -> list[str]:
                      f"on decidable samples {_pct(t.get('accuracy_on_decidable'))}, coverage "
                      f"{_pct(t.get('coverage'))}, exact agreement {_pct(t.get('agreement'))}; "
                      f"false PASS {t.get('false_pass')}, false FAIL {t.get('false_fail')}")
+    r = s.get("raters")
+    if r:
+        acc = ", ".join(f"{name} {c}/{n}" for name, (c, n) in r["gold_accuracy"].items())
+        out = "; ".join(f"{name} left out ({why})" for name, why in r["left_out"].items())
+        lines.append(f"  raters: audit set #{r['audit_set_id']}, {r['items']} items ({r['gold']} gold) × "
+                     f"{len(r['raters'])} raters; gold right: {acc}" + (f"; {out}" if out else "")
+                     + f"; {r['adjudicated']} adjudicated")
     return lines
