@@ -105,9 +105,9 @@ def assign_raters(target_ids: Sequence[str], raters: Sequence[str], k: int, *, s
 def rater_progress(project: Any, audit_set_id: int) -> list[dict[str, Any]]:
     """Per rater of an overlap set: the queue items (first passes and re-checks) assigned to
     them, how many they labelled in the pass, and the first passes alone."""
-    from .audit_sets import audit_task
-
-    task = audit_task(project, audit_set_id)
+    task = next((str(s["task"]) for s in project.audit.sets() if s["audit_set_id"] == audit_set_id), None)
+    if task is None:
+        raise WorkstationError(f"no audit set #{audit_set_id} in this project")
     assigned = project.audit.assignments(audit_set_id)
     items = project.audit.items(audit_set_id)
     out = []

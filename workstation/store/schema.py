@@ -198,11 +198,11 @@ _V6_AUDIT_PAUSES: list[Any] = [
 # queue), and ``gold_answers`` keeps the known answers of a task's targets that a lead imported.
 # Earlier sets have no assignment rows and no gold items: they read as before.
 _V7_RATERS_AND_GOLD: list[Any] = [
-    "ALTER TABLE audit_items ADD COLUMN is_gold BOOLEAN",
-    """CREATE TABLE audit_assignments (
+    "ALTER TABLE audit_items ADD COLUMN IF NOT EXISTS is_gold BOOLEAN",
+    """CREATE TABLE IF NOT EXISTS audit_assignments (
         audit_set_id INTEGER NOT NULL, target_id VARCHAR NOT NULL, annotator VARCHAR NOT NULL)""",
-    """CREATE INDEX audit_assignments_set ON audit_assignments(audit_set_id, annotator)""",
-    """CREATE TABLE gold_answers (
+    """CREATE INDEX IF NOT EXISTS audit_assignments_set ON audit_assignments(audit_set_id, annotator)""",
+    """CREATE TABLE IF NOT EXISTS gold_answers (
         task VARCHAR NOT NULL, target_id VARCHAR NOT NULL, value VARCHAR NOT NULL, source VARCHAR,
         note VARCHAR, created_at TIMESTAMP)""",
 ]

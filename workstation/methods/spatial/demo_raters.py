@@ -42,16 +42,16 @@ def _wrong(rng: np.random.Generator, n: int, rate: float) -> np.ndarray:
     return out
 
 
-def add_rater_audit(project: Any, *, seed: int = SEED, size: int = SIZE) -> dict[str, Any]:
-    """Add the demo's multi-rater audit to a project holding the spatial demo (module docstring);
-    returns what it added (empty when the demo is too small for one)."""
+def add_rater_audit(project: Any, scheme: Any, *, seed: int = SEED, size: int = SIZE) -> dict[str, Any]:
+    """Add the demo's multi-rater audit to a project holding the spatial demo (module docstring;
+    ``scheme``: the spatial method's label scheme); returns what it added (empty when the demo is
+    too small for one)."""
     from ...evaluation.audit_sets import AuditPopulation, draw_audit_set
     from ...evaluation.raters import (Qualification, adjudication_queue, gold_accuracy, record_adjudication,
                                       save_qualification, set_adjudicators, unqualified)
     from ...evaluation.selection import LabelSelection, save_selection
     from .audit import stratum_codes
     from .commands.common import active_verdicts, load_samples
-    from .method import LABELS
     from .types import VERDICTS
 
     ds = load_samples(project)
@@ -63,7 +63,7 @@ def add_rater_audit(project: Any, *, seed: int = SEED, size: int = SIZE) -> dict
     expected = {s: str(truth[s]["expected"]) for s in ids}
     rng = np.random.default_rng(seed)
     pool = [ids[i] for i in sorted(rng.permutation(len(ids))[:min(GOLD_POOL, len(ids) // 4)].tolist())]
-    project.audit.add_gold(LABELS.task, [(s, expected[s], None) for s in pool], "demo: known truth")
+    project.audit.add_gold(scheme.task, [(s, expected[s], None) for s in pool], "demo: known truth")
     strata = {}
     for key in ("run", "relation", "verdict"):
         codes, names = stratum_codes(ds, v, (key,))
@@ -71,7 +71,7 @@ def add_rater_audit(project: Any, *, seed: int = SEED, size: int = SIZE) -> dict
     pop = AuditPopulation(ids=ds.samples.sample_id, strata=strata, default_strata=("run", "relation", "verdict"),
                           conf=np.asarray(v.conf), noun="samples")
     raters = [r for r, _e, _s in RATERS]
-    aid = draw_audit_set(project, LABELS, pop, name=SET_NAME, size=min(size, len(ids) // 2), seed=seed,
+    aid = draw_audit_set(project, scheme, pop, name=SET_NAME, size=min(size, len(ids) // 2), seed=seed,
                          blind=True, recheck_fraction=0.1, raters=raters, k=len(raters), gold_rate=GOLD_RATE)
     items = project.audit.items(aid)
     gold = {t for _a, t in project.audit.gold_items(aid)}
@@ -97,17 +97,17 @@ def add_rater_audit(project: Any, *, seed: int = SEED, size: int = SIZE) -> dict
             for k, x in (("target_id", t), ("annotator", rater), ("value", value), ("created_at", when),
                          ("audit_set_id", aid), ("source", "recheck" if rc else "ui")):
                 cols[k].append(x)
-    project.labels.add_bulk(LABELS.task, LABELS.target, cols)
+    project.labels.add_bulk(scheme.task, scheme.target, cols)
     save_qualification(project, Qualification(0.9, 20))
     set_adjudicators(project, [ADJUDICATOR])
-    against_truth = [it for it in adjudication_queue(project, LABELS.task)
+    against_truth = [it for it in adjudication_queue(project, scheme.task)
                      if it.target_id not in gold and any(x != expected[it.target_id] for x in it.labels)]
     for it in against_truth[:N_ADJUDICATED]:
-        record_adjudication(project, LABELS, it.target_id, expected[it.target_id],
+        record_adjudication(project, scheme, it.target_id, expected[it.target_id],
                             "demo: the lead's decision, looking at the image", ADJUDICATOR)
-    save_selection(project, LABELS.task, LabelSelection(sets=(aid,), free=False, rechecks=False, rule="adjudicated"))
-    acc = gold_accuracy(project, LABELS.task)
+    save_selection(project, scheme.task, LabelSelection(sets=(aid,), free=False, rechecks=False, rule="adjudicated"))
+    acc = gold_accuracy(project, scheme.task)
     return {"audit_set_id": aid, "items": len(items), "gold": len(gold), "raters": raters,
             "gold_accuracy": {r: (a.correct, a.n) for r, a in acc.items()},
-            "left_out": unqualified(project, LABELS.task, raters), "adjudicated": min(N_ADJUDICATED,
+            "left_out": unqualified(project, scheme.task, raters), "adjudicated": min(N_ADJUDICATED,
                                                                                        len(against_truth))}

@@ -174,7 +174,7 @@ class SpatialMethod:
         out = add_demo(project, n_seeds=seeds, prompts=spatial_suite(n_pairs=pairs), progress=progress,
                        workers=workers)
         t0 = time.perf_counter()
-        out["raters"] = add_rater_audit(project)
+        out["raters"] = add_rater_audit(project, LABELS)
         out.setdefault("timings", {})["raters_s"] = time.perf_counter() - t0
         return out
 
