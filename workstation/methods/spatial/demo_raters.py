@@ -47,8 +47,8 @@ def add_rater_audit(project: Any, scheme: Any, *, seed: int = SEED, size: int = 
     ``scheme``: the spatial method's label scheme); returns what it added (empty when the demo is
     too small for one)."""
     from ...evaluation.audit_sets import AuditPopulation, draw_audit_set
-    from ...evaluation.raters import (Qualification, adjudication_queue, gold_accuracy, record_adjudication,
-                                      save_qualification, set_adjudicators, unqualified)
+    from ...evaluation.raters import (Qualification, adjudication_queue, record_adjudication, save_qualification,
+                                      set_adjudicators)
     from ...evaluation.selection import LabelSelection, save_selection
     from .audit import stratum_codes
     from .commands.common import active_verdicts, load_samples
@@ -106,8 +106,24 @@ def add_rater_audit(project: Any, scheme: Any, *, seed: int = SEED, size: int = 
         record_adjudication(project, scheme, it.target_id, expected[it.target_id],
                             "demo: the lead's decision, looking at the image", ADJUDICATOR)
     save_selection(project, scheme.task, LabelSelection(sets=(aid,), free=False, rechecks=False, rule="adjudicated"))
-    acc = gold_accuracy(project, scheme.task)
-    return {"audit_set_id": aid, "items": len(items), "gold": len(gold), "raters": raters,
+    return rater_summary(project, scheme.task)
+
+
+def rater_summary(project: Any, task: str) -> dict[str, Any]:
+    """The demo's multi-rater audit as the `demo` command prints it (empty when there is none):
+    its set, items, gold items, raters, their gold accuracy, who is left out, the adjudications."""
+    from ...evaluation.raters import adjudicated, gold_accuracy, unqualified
+
+    sets = [s for s in project.audit.sets(task) if s["name"] == SET_NAME and s["params"].get("raters")]
+    if not sets:
+        return {}
+    s = sets[-1]
+    aid = int(s["audit_set_id"])
+    raters = [str(r) for r in s["params"]["raters"]]
+    acc = gold_accuracy(project, task)
+    items = project.audit.items(aid)
+    n_gold = len(project.audit.gold_items(aid))
+    return {"audit_set_id": aid, "items": len(items), "gold": n_gold, "drawn": sum(not rc for _t, rc in items) - n_gold,
+            "rechecks": sum(rc for _t, rc in items), "raters": raters,
             "gold_accuracy": {r: (a.correct, a.n) for r, a in acc.items()},
-            "left_out": unqualified(project, scheme.task, raters), "adjudicated": min(N_ADJUDICATED,
-                                                                                       len(against_truth))}
+            "left_out": unqualified(project, task, raters), "adjudicated": len(adjudicated(project, task))}
