@@ -286,6 +286,9 @@ def test_the_audit_commands(project: Path, tmp_path: Path, capsys: pytest.Captur
     out = capsys.readouterr().out
     assert "qualification: ≥ 90 % on ≥ 4 gold items" in out
     assert "ann: gold 4/4 = 100 %" in out and "cal: gold 0/4 = 0 %" in out and "left out: gold 0/4 < 90 %" in out
+    assert main(["audit", "gold", "show", "--project", str(project), "--task", TASK]) == 0
+    out = capsys.readouterr().out
+    assert f"{TASK}: 8 gold answer(s)" in out and "ben: gold 4/4 = 100 % [51, 100] — qualified" in out
     assert main(["labels", "select", "--project", str(project), "--rule", "majority"]) == 0
     assert "cal left out: gold 0/4 < 90 %" in capsys.readouterr().out
     assert main(["audit", "qualification", "--project", str(project), "--min-accuracy", "90"]) == 2

@@ -344,7 +344,7 @@ def unqualified(project: Any, task: str, annotators: Sequence[str] | None = None
             if rule.strict:
                 out[r] = "no gold item labelled"
             elif a is not None:
-                out[r] = f"gold 0/0 < {rule.min_items} items"
+                out[r] = f"no gold item labelled yet ({rule.min_items} needed)"
             continue
         if a.n < rule.min_items:
             out[r] = f"gold {a.correct}/{a.n}: fewer than {rule.min_items} items"
