@@ -78,3 +78,25 @@ def test_the_speeder_is_left_out_and_the_adjudications_are_the_truth(demo: Any) 
     decided = {t: v for t, v in res.as_dict().items()}
     right = sum(v == truth[t] for t, v in decided.items())
     assert right / len(decided) > 0.9  # r1 and r2 agreeing, or the lead's decision: mostly the truth
+
+
+def test_the_adjudicated_labels_reach_the_spatial_figures_and_the_speeder_does_not(demo: Any) -> None:
+    """The spatial method's human column (its confusion, risk–coverage and calibration use it)
+    under the demo's selection: the adjudicated items hold the lead's label, an item only the
+    speeder would decide is not decided by them."""
+    from workstation.evaluation.selection import LabelSelection
+    from workstation.methods.spatial.store import SpatialStore
+    from workstation.methods.spatial.types import VERDICT_CODE
+
+    p, s = demo
+    ds = p.samples.load_dataset(method="spatial")
+    idx = ds.sample_index()
+    hs = SpatialStore(p).human_selected(ds)
+    for t, (v, _n, _who) in adjudicated(p, TASK).items():
+        assert hs.codes[idx[t]] == VERDICT_CODE[v]
+    # without the adjudications (the majority of r1 and r2) those items are disputed or another value
+    plain = SpatialStore(p).human_selected(ds, LabelSelection(sets=(s["audit_set_id"],), free=False, rechecks=False,
+                                                              rule="majority"))
+    assert any(plain.codes[idx[t]] != hs.codes[idx[t]] for t in adjudicated(p, TASK))
+    # the speeder's labels count in no figure
+    assert hs.resolved.left_out and "r3" not in hs.resolved.annotators
