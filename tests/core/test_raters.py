@@ -316,3 +316,35 @@ def test_the_audit_commands(project: Path, tmp_path: Path, capsys: pytest.Captur
     assert main(["audit", "adjudicate", "--project", str(project), "--task", TASK, "--item", "nope", "--value",
                  "PASS", "--note", "x", "--as", "lead"]) == 2
     assert "not an item of spatial.verdict to adjudicate" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("method,options", [("metalogic", []), ("protobias", []), ("dyeval", ["--set", "threshold=0.3"])])
+def test_every_methods_targets_make_an_overlap_set_with_gold(method: str, options: list[str], tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from workstation.methods import get_method
+
+    folder = tmp_path / "p"
+    m = get_method(method)
+    with Project.create(folder) as p:
+        m.build_demo(p, small=True, workers=0)
+    from workstation.commands.audit import population_of
+
+    with Project.open(folder) as p:
+        scheme, pop = population_of(p, method, {"threshold": 0.3} if method == "dyeval" else None)
+        ids = [str(t) for t in pop.ids.tolist()]
+        assert len(ids) >= 6, f"{method}: too few targets in the small demo"
+        p.audit.add_gold(scheme.task, [(t, scheme.values[0], None) for t in ids[-2:]], "test")
+    assert main(["audit", "draw", "--project", str(folder), "--method", method, "--size", "4", "--seed", "1",
+                 "--raters", "a,b", "--k", "1", "--gold-rate", "0.2", *options]) == 0
+    assert "(1 of them gold)" in capsys.readouterr().out
+    with Project.open(folder) as p:
+        assigned = p.audit.assignments(1)
+        (g,) = [t for _a, t in p.audit.gold_items(1)]
+        assert g in assigned["a"] and g in assigned["b"]  # gold to every rater; the others to one
+        assert not (set(assigned["a"]) - {g}) & (set(assigned["b"]) - {g})
+        assert len(assigned["a"]) == len(assigned["b"]) == 3
+        q = JudgingQueue(scheme, SimpleNamespace(project=p, annotator="a"))
+        q.set_targets(ids)
+        items = p.audit.items(1)
+        q.set_queue([q.index_of(t) for t, _rc in items], recheck=[rc for _t, rc in items], audit=audit_info(p, 1))
+        assert {q.target_id(int(i)) for i in q.queue.tolist()} == set(assigned["a"])

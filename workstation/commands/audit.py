@@ -2,6 +2,7 @@
 
     python main.py audit draw --project DIR --method M --size N --seed S --raters a,b,c [--k 3]
                               [--share 1] [--gold-rate 0.1] [--recheck 0.1] [--name NAME] [--not-blind]
+                              [--set KEY=VALUE]
     python main.py audit progress --project DIR --set N
     python main.py audit gold import FILE --project DIR
     python main.py audit gold show --project DIR [--task T]
@@ -30,7 +31,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..command_base import add_command, add_output_arg, add_project_arg, open_project, reading_project
+from ..command_base import add_command, add_output_arg, add_project_arg, open_project, parse_options, reading_project
 from ..types import WorkstationError
 
 
@@ -52,6 +53,8 @@ def register(sub: Any) -> None:
                    help="share of the set's first-pass items that are seeded gold items (default 0)")
     d.add_argument("--recheck", type=float, default=0.1, metavar="F", help="share re-checked (default 0.1)")
     d.add_argument("--name", help="audit set name (default: raters-<size>-seed<seed>)")
+    d.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="an option of the method's audit table (e.g. DyEval's threshold=0.3, tree_id=ID)")
     d.add_argument("--not-blind", action="store_true", help="the raters see the automated outcome")
 
     pr = add_command(asub, "progress", "per rater of an audit set: items labelled of those assigned", run_progress)
@@ -112,7 +115,7 @@ def _tasks(choice: str) -> list[str]:
 
 # ---- draw ------------------------------------------------------------------------------------
 
-def population_of(project: Any, method: str) -> tuple[Any, Any]:
+def population_of(project: Any, method: str, options: dict[str, Any] | None = None) -> tuple[Any, Any]:
     """The label scheme and `AuditPopulation` of a method's audit table: its label targets, the
     automated outcome as the stratum, the confidence for the bins."""
     import numpy as np
@@ -126,7 +129,14 @@ def population_of(project: Any, method: str) -> tuple[Any, Any]:
     if src is None:
         raise WorkstationError(f"unknown method {method!r} or one without audit targets "
                                f"(choose from {', '.join(METHODS.names())})")
-    table = importlib.import_module(src.module).audit_table(project)
+    import inspect
+
+    make = importlib.import_module(src.module).audit_table
+    known = [n for n, a in inspect.signature(make).parameters.items() if a.kind is inspect.Parameter.KEYWORD_ONLY]
+    bad = sorted(set(options or {}) - set(known))
+    if bad:
+        raise WorkstationError(f"--set {bad[0]!r}: {method}'s audit table takes {', '.join(known) or 'no option'}")
+    table = make(project, **(options or {}))
     scheme = _schemes()[table.task]
     targets = table.targets.tolist() if table.targets is not None else [(t,) for t in table.item_id.tolist()]
     ids: list[str] = []
@@ -158,7 +168,7 @@ def run_draw(args: argparse.Namespace) -> int:
     if args.k != 1 and not raters:
         raise WorkstationError("--k needs --raters")
     with open_project(args.project) as project:
-        scheme, pop = population_of(project, args.method)
+        scheme, pop = population_of(project, args.method, parse_options(args.set))
         name = args.name or f"raters-{args.size}-seed{args.seed}"
         aid = draw_audit_set(project, scheme, pop, name=name, size=args.size, seed=args.seed,
                              blind=not args.not_blind, recheck_fraction=args.recheck, raters=raters, k=args.k,
