@@ -251,6 +251,10 @@ def test_only_an_adjudicator_records_and_the_adjudicated_rule_counts_it(disputed
     res = resolve_project(p, TASK, LabelSelection(rule="adjudicated"))
     assert res.n_adjudicated == 1 and "adjudicated, else majority" in res.describe()
     assert "lead" not in res.annotators
+    from workstation.evaluation.audit_sets import task_agreement
+
+    rows, _differ = task_agreement(p, SCHEME)
+    assert rows and "lead" not in json.dumps(rows, default=str)  # no adjudicator among the raters' agreement
     # taken back: the majority again
     record_adjudication(p, SCHEME, c, None, None, "lead")
     assert values("adjudicated")[c] == DISPUTED

@@ -361,7 +361,9 @@ def task_agreement(project: Any, scheme: LabelScheme) -> tuple[list[dict[str, An
 
     if project is None:
         return [], []
-    events = [e for e in project.labels.latest(scheme.task) if scheme.code(e.value) >= 0]
+    # an adjudicator's final labels are no rater's independent judgement (`raters.ADJUDICATION`)
+    events = [e for e in project.labels.latest(scheme.task) if scheme.code(e.value) >= 0
+              and (e.source or "") != "adjudication"]
     if not events:
         return [], []
     tid = np.array([e.target_id for e in events], dtype=object)
