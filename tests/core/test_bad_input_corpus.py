@@ -825,7 +825,7 @@ option_case("audit-draw-k-above-raters", lambda c: ["audit", "draw", "--project"
             "k = 3")
 option_case("audit-draw-gold-without-answers", lambda c: ["audit", "draw", "--project", P(c), "--method", "spatial",
                                                           "--size", "4", "--seed", "1", "--gold-rate", "0.2"],
-            "no gold answer")
+            "no target of spatial.verdict has a gold answer")
 
 
 @case("generate-suite-file-non-utf8", "suite.csv", 2, "not UTF-8")

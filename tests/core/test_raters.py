@@ -352,3 +352,12 @@ def test_every_methods_targets_make_an_overlap_set_with_gold(method: str, option
         items = p.audit.items(1)
         q.set_queue([q.index_of(t) for t, _rc in items], recheck=[rc for _t, rc in items], audit=audit_info(p, 1))
         assert {q.target_id(int(i)) for i in q.queue.tolist()} == set(assigned["a"])
+
+
+def test_a_draw_that_took_every_gold_target_seeds_none(project: Path) -> None:
+    with Project.open(project) as p:
+        ds, _v, pop = _population(p)
+        ids = [str(s) for s in ds.samples.sample_id.tolist()]
+        _gold(p, ids, 2)
+        aid = draw_audit_set(p, SCHEME, pop, name="all", size=len(ids), seed=1, gold_rate=0.2, recheck_fraction=0.0)
+        assert p.audit.gold_items(aid) == set() and len(p.audit.items(aid)) == len(ids)

@@ -178,6 +178,8 @@ def run_draw(args: argparse.Namespace) -> int:
         print(f"stored audit set #{aid} '{name}' of {scheme.task}: {s['size']} queue items"
               + (f" ({gold} of them gold)" if gold else "")
               + (f"; raters {', '.join(raters)}, k = {args.k} on {args.share:g} of the items" if raters else ""))
+        if args.gold_rate and not gold:
+            print("note: the draw took every target with a gold answer: no gold item was seeded")
         _print_progress(project, aid)
     return 0
 

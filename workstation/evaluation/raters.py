@@ -211,17 +211,19 @@ def seed_gold(project: Any, task: str, candidates: Sequence[str], drawn: Sequenc
               seed: int) -> list[str]:
     """The gold targets to seed into a set of ``n_drawn`` drawn items so that about ``rate`` of
     its first-pass items are gold: drawn with ``seed`` from the task's gold answers among
-    ``candidates`` (the targets a queue can show), never one of ``drawn``."""
+    ``candidates`` (the targets a queue can show), never one of ``drawn`` (none when the draw took
+    every one); a task without gold answers among them is an error."""
     if not 0.0 <= float(rate) < 1.0:
         raise WorkstationError(f"the gold rate must be in [0, 1), got {rate}")
     if rate <= 0:
         return []
     answers = gold_answers(project, task)
     taken = {str(t) for t in drawn}
-    pool = sorted(t for t in {str(c) for c in candidates} if t in answers and t not in taken)
+    known = {t for t in (str(c) for c in candidates) if t in answers}
+    if not known:
+        raise WorkstationError(f"no target of {task} has a gold answer to seed (import a gold file: audit gold import)")
+    pool = sorted(known - taken)  # every gold target the draw took: none is left to seed
     want = int(round(float(rate) * n_drawn / (1.0 - float(rate))))
-    if not pool:
-        raise WorkstationError(f"no gold answer of {task} is left to seed (import a gold file: audit gold import)")
     rng = np.random.default_rng([int(seed), 52])
     return [pool[i] for i in sorted(rng.permutation(len(pool))[:min(want, len(pool))].tolist())]
 
