@@ -32,7 +32,7 @@ SIZE = 96
 GOLD_RATE = 0.2
 SEED = 51
 N_ADJUDICATED = 5
-SET_NAME = "raters demo (k = 3, gold seeded)"
+SET_NAME = "three raters with gold"
 
 
 def _wrong(rng: np.random.Generator, n: int, rate: float) -> np.ndarray:
