@@ -28,6 +28,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "judges",
     "labels",
     "raters",
+    "audit",
     "generate",
     "detect",
     "score",

@@ -799,6 +799,47 @@ option_case("export-sbuc-unknown-version", lambda c: ["export-sbuc", "--project"
                                                       "--config-version", "99", "--out", str(c.tmp / "e.jsonl")], "99")
 
 
+@case("gold-file-bad-answer", "gold.csv", 3, "MAYBE")
+def _(c: Ctx) -> list[str]:
+    f = c.tmp / "gold.csv"
+    f.write_text("target,task,answer\nx1,spatial.verdict,PASS\nx2,spatial.verdict,MAYBE\n", encoding="utf-8")
+    return ["audit", "gold", "import", str(f), "--project", str(c.use_project())]
+
+
+@case("gold-file-unknown-task", "gold.csv", 2, "unknown label task")
+def _(c: Ctx) -> list[str]:
+    f = c.tmp / "gold.csv"
+    f.write_text("target,task,answer\nx1,spatial.nothing,PASS\n", encoding="utf-8")
+    return ["audit", "gold", "import", str(f), "--project", str(c.use_project())]
+
+
+@case("gold-file-unknown-sample", "gold.csv", 2, "unknown sample")
+def _(c: Ctx) -> list[str]:
+    f = c.tmp / "gold.csv"
+    f.write_text("target,task,answer\nno-such-sample,spatial.verdict,FAIL\n", encoding="utf-8")
+    return ["audit", "gold", "import", str(f), "--project", str(c.use_project())]
+
+
+@case("gold-file-no-answer-column", "gold.csv", 1, "answer")
+def _(c: Ctx) -> list[str]:
+    f = c.tmp / "gold.csv"
+    f.write_text("target,task,value\nx1,spatial.verdict,PASS\n", encoding="utf-8")
+    return ["audit", "gold", "import", str(f), "--project", str(c.use_project())]
+
+
+option_case("audit-qualification-percent", lambda c: ["audit", "qualification", "--project", P(c),
+                                                      "--min-accuracy", "90"], "share in [0, 1]")
+option_case("audit-adjudicate-unknown-item", lambda c: ["audit", "adjudicate", "--project", P(c), "--task",
+                                                        "spatial.verdict", "--item", "nosuch", "--value", "PASS",
+                                                        "--note", "n", "--as", "lead"], "nosuch")
+option_case("audit-draw-k-above-raters", lambda c: ["audit", "draw", "--project", P(c), "--method", "spatial",
+                                                    "--size", "4", "--seed", "1", "--raters", "a,b", "--k", "3"],
+            "k = 3")
+option_case("audit-draw-gold-without-answers", lambda c: ["audit", "draw", "--project", P(c), "--method", "spatial",
+                                                          "--size", "4", "--seed", "1", "--gold-rate", "0.2"],
+            "no target of spatial.verdict has a gold answer")
+
+
 @case("generate-suite-file-non-utf8", "suite.csv", 2, "not UTF-8")
 def _(c: Ctx) -> list[str]:
     f = c.tmp / "suite.csv"

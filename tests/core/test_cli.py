@@ -380,6 +380,9 @@ def test_demo_builds_once_then_reuses(tmp_path: Path, capsys: pytest.CaptureFixt
 
     assert "building the demo project" in out  # it says what it builds before it starts
     assert line(out, "  checker") == line(out2, "  checker") and line(out, "  vs known") == line(out2, "  vs known")
+    # the multi-rater audit: three raters, gold items, an adjudicator
+    assert line(out, "  raters: blind audit set #1") == line(out2, "  raters: blind audit set #1")
+    assert "3 raters on each" in line(out, "  raters")
 
 
 def test_demo_refuses_a_non_empty_foreign_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

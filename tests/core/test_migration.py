@@ -132,3 +132,20 @@ def test_prompts_audit_sets_filters_jobs_and_settings_survive(legacy_project: Pa
     with Project.open(legacy_project, read_only=True) as p:
         assert len(SpatialStore(p).configs()) == 2
         assert np.isfinite(SpatialStore(p).load_verdict_table(1)["conf"]).all()
+
+
+def test_a_version_6_project_gains_raters_and_gold_and_reads_as_before(tmp_path: Path) -> None:
+    folder = tmp_path / "p"
+    with Project.create(folder) as p:
+        aid = p.audit.create_set("old", "spatial.verdict", ["s1", "s2"], {}, blind=True, rechecks=[(2, "s1")])
+        p.con.execute("DROP TABLE gold_answers")
+        p.con.execute("DROP TABLE audit_assignments")
+        p.con.execute("ALTER TABLE audit_items DROP COLUMN is_gold")
+        p.con.execute("UPDATE meta SET value = '6' WHERE key = 'schema_version'")
+    with Project.open(folder) as p:
+        assert p.schema_version == SCHEMA_VERSION
+        assert p.audit.items(aid) == [("s1", False), ("s2", False), ("s1", True)]
+        assert p.audit.assignments(aid) == {} and p.audit.gold_items() == set()
+        assert p.audit.gold("spatial.verdict") == {}
+        p.audit.add_gold("spatial.verdict", [("s1", "PASS", None)], "test")
+        assert p.audit.gold("spatial.verdict") == {"s1": ("PASS", "test")}

@@ -313,3 +313,44 @@ def test_label_keys_and_notes_act_at_once_after_a_tab_switch(qtbot: Any, open_wi
     qtbot.keyClicks(bar.notes, "!")
     qtbot.keyClick(bar.notes, Qt.Key_Return)
     assert not bar.notes.hasFocus() and c.current_state[1] == "kept note and more!"
+
+
+GOLD_NOTE = "GOLD-NOTE-QX"
+
+
+def test_a_raters_queue_in_an_overlap_set_with_gold_shows_only_their_items_and_nothing_of_others_or_gold(
+        qtbot: Any, open_window: Any, project: tuple[str, Path]) -> None:
+    """An overlap set with a seeded gold item, opened by one of its raters: their queue holds
+    their items only; on every page, on an item shared with the other rater and on the gold item,
+    nothing shows the other rater's name or note, the gold answer's note, or the word gold."""
+    import re
+
+    name, folder = project
+    w, views, c = _window(open_window, qtbot, name, folder)
+    pop = views.audit_population(w)
+    assert pop is not None and len(pop) >= 3, f"{name}: nothing to audit in its demo"
+    ids = [str(t) for t in pop.ids[:60].tolist()]
+    shared, theirs, gold = ids[0], ids[1], ids[2]
+    p = w.state.project
+    s = c.scheme
+    p.labels.add(s.task, s.target, shared, OTHER, s.values[0], notes=OTHER_NOTE)
+    p.audit.add_gold(s.task, [(gold, s.values[0], GOLD_NOTE)], "test")
+    aid = p.audit.create_set("raters", s.task, [shared, theirs, gold], {}, blind=True, rechecks=[(3, shared)],
+                             gold=[gold], assignment={shared: ("alice", OTHER), theirs: (OTHER,),
+                                                      gold: ("alice", OTHER)})
+    c.reload()
+    assert menus.start_audit_set(w, aid) >= 3
+    assert c.audit is not None and c.audit.overlap
+    assert theirs not in c.queue and sorted(set(c.queue)) == sorted({shared, gold})
+    assert c.progress() == (0, 3)
+    word = re.compile(r"\bgold\b", re.IGNORECASE)
+    for target in (shared, gold):
+        c.go_target(c.index_of(target))
+        index = c.current_index
+        assert walk_every_page(w, views, c, index, extra=(GOLD_NOTE,)) > 20
+        for x, t in visible_texts(w):
+            assert not word.search(t), f"{type(x).__name__} says gold: {t[:200]!r}"
+    _key(qtbot, w, s.keys[0])
+    ev = p.labels.events(task=s.task, target_id=c.current or "")[-1]
+    assert (ev.annotator, ev.audit_set_id) == ("alice", aid)
+    menus.leave_audit(w)

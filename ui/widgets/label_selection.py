@@ -18,7 +18,8 @@ from workstation.types import WorkstationError
 from .forms import check_box, error_label, ok_cancel, push_button, wrapped_label
 
 _RULE_TITLES = {"latest": "latest label wins (any annotator)", "majority": "majority (a tie is disputed)",
-                "unanimous": "unanimous only (any disagreement is disputed)", "mean": "mean rating (ordinal)"}
+                "unanimous": "unanimous only (any disagreement is disputed)", "mean": "mean rating (ordinal)",
+                "adjudicated": "adjudicated (the adjudicator's label, else the majority)"}
 
 
 def draw_note(resolved: Any) -> str:

@@ -89,7 +89,8 @@ def register(sub: Any) -> None:
                     help="the blind consistency re-checks count (a later label of the same target)")
     rc.add_argument("--first-passes", dest="rechecks", action="store_false", help="first passes only")
     ps.add_argument("--rule", metavar="RULE",
-                    help="consensus: latest, majority (ties disputed), unanimous, mean (ratings) or annotator:NAME")
+                    help="consensus: latest, majority (ties disputed), unanimous, mean (ratings), adjudicated "
+                         "(the adjudicator's label, else majority) or annotator:NAME")
     add_output_arg(ps, "--json", "FILE", "also write the selection and what it gives as JSON", what="selection file")
 
     pu = add_command(lsub, "unblind", "map a blind ProtoBias export's neutral image ids back to sample ids",
@@ -126,7 +127,7 @@ def run_select(args: argparse.Namespace) -> int:
     a1,a2 or --all-annotators), from which audit sets or plans (--sets 3,5 or --all-sets; --free /
     --no-free for labels given outside any audit set), first passes only or with the re-checks
     (--first-passes / --rechecks), and the consensus rule that makes one label of several (--rule
-    latest, majority, unanimous, mean or annotator:NAME). With no change it shows the selection kept
+    latest, majority, unanimous, mean, adjudicated or annotator:NAME). With no change it shows the selection kept
     with the project and what it gives; --json FILE writes that as JSON."""
     from ..evaluation.selection import load_selection, resolve_project, save_selection, set_names
     from ..util.jsonsafe import dumps

@@ -190,8 +190,14 @@ def recheck_plan(n: int, fraction: float, seed: int) -> list[tuple[int, int]]:
 def draw_audit_set(project: Any, scheme: LabelScheme, pop: AuditPopulation, *, name: str, size: int, seed: int,
                    strata: Sequence[str] | None = None, conf_bins: int = 5, blind: bool = True,
                    recheck_fraction: float = 0.1, exclude_labelled: bool = False,
-                   params: dict[str, Any] | None = None) -> int:
-    """Draw, store and return the id of a new audit set of ``scheme``'s task over ``pop``."""
+                   params: dict[str, Any] | None = None, raters: Sequence[str] = (), k: int = 1,
+                   overlap_share: float = 1.0, gold_rate: float = 0.0) -> int:
+    """Draw, store and return the id of a new audit set of ``scheme``'s task over ``pop``.
+
+    ``raters`` (names) with ``k`` raters per item on ``overlap_share`` of the items make it an
+    overlap set (`workstation.evaluation.raters.assign_raters`); ``gold_rate`` seeds gold items
+    (about that share of its first-pass items) from the task's gold answers among the population,
+    shuffled into the queue with the same seed (`raters.seed_gold`)."""
     if project is None:
         raise WorkstationError("open a project first")
     if project.read_only:
@@ -202,17 +208,40 @@ def draw_audit_set(project: Any, scheme: LabelScheme, pop: AuditPopulation, *, n
     picked = stratified_indices(codes, size, seed, conf=pop.conf, conf_bins=conf_bins, exclude=exclude)
     if len(picked) == 0:
         raise WorkstationError(f"no {pop.noun} are eligible for this audit (all labelled already?)")
+    from .raters import assign_raters, check_raters, seed_gold
+
+    names = check_raters(raters)
+    if gold_rate and not blind:
+        raise WorkstationError("gold items are seeded into blind audit sets only")
+    if names and not 1 <= int(k) <= len(names):
+        raise WorkstationError(f"k = {k} raters per item: choose between 1 and the {len(names)} rater(s) named")
     rng = np.random.default_rng(seed)
     picked = picked[rng.permutation(len(picked))]
-    ids = [str(x) for x in np.asarray(pop.ids, dtype=object)[picked].tolist()]
+    drawn = [str(x) for x in np.asarray(pop.ids, dtype=object)[picked].tolist()]
+    gold = seed_gold(project, scheme.task, [str(x) for x in np.asarray(pop.ids, dtype=object).tolist()], drawn,
+                     len(drawn), gold_rate, seed) if gold_rate else []
+    ids = drawn
+    if gold:  # gold among the drawn items in a seeded order (a set without gold keeps its order)
+        mixed = drawn + gold
+        ids = [mixed[i] for i in np.random.default_rng([int(seed), 53]).permutation(len(mixed)).tolist()]
     plan = recheck_plan(len(ids), recheck_fraction, seed)
     rechecks = [(final, ids[orig]) for orig, final in plan]
     stored = {"size": int(size), "seed": int(seed), "strata": list(strata), "conf_bins": int(conf_bins),
               "recheck_fraction": float(recheck_fraction), "rechecks": len(rechecks),
               "exclude_labelled": bool(exclude_labelled), "blind": bool(blind), **(params or {})}
+    assignment = None
+    if names:
+        assignment = assign_raters(ids, names, int(k), share=overlap_share, seed=seed, everyone=gold)
+        stored.update(raters=list(names), k=int(k), overlap_share=float(overlap_share))
+    if gold:
+        stored.update(gold_rate=float(gold_rate), gold_items=len(gold))
     design, population, draw = draw_provenance(codes, picked, conf=pop.conf, conf_bins=conf_bins, exclude=exclude)
+    if gold:  # the gold items carry no draw provenance: they were seeded, not drawn
+        at = {t: i for i, t in enumerate(drawn)}
+        draw = {c: [draw[c][at[t]] if t in at else None for t in ids] for c in draw}
     return int(project.audit.create_set(name, scheme.task, ids, stored, blind=blind, rechecks=rechecks,
-                                        design=design, population=population, draw=draw))
+                                        design=design, population=population, draw=draw, gold=gold,
+                                        assignment=assignment))
 
 
 def disagreement_indices(strata: np.ndarray, size: int, seed: int, *, share: float = 0.8,
@@ -285,7 +314,9 @@ def audit_info(project: Any, audit_set_id: int) -> AuditInfo:
             if not note and plan.get("quantity") == "precision":  # a plan stored before the note was kept
                 note = ("This audit plan's queue holds only the items the automated outcome calls positive: "
                         "being blind cannot hide that outcome.")
-            return AuditInfo(int(audit_set_id), str(a["name"]), bool(a["blind"]), note=note[:400])
+            assigned = project.audit.assignments(int(audit_set_id))
+            return AuditInfo(int(audit_set_id), str(a["name"]), bool(a["blind"]), note=note[:400],
+                             assignment=tuple((r, frozenset(ts)) for r, ts in sorted(assigned.items())))
     raise WorkstationError(f"no audit set #{audit_set_id} in this project")
 
 
@@ -366,7 +397,9 @@ def task_agreement(project: Any, scheme: LabelScheme) -> tuple[list[dict[str, An
 
     if project is None:
         return [], []
-    events = [e for e in project.labels.latest(scheme.task) if scheme.code(e.value) >= 0]
+    # an adjudicator's final labels are no rater's independent judgement (`raters.ADJUDICATION`)
+    events = [e for e in project.labels.latest(scheme.task) if scheme.code(e.value) >= 0
+              and (e.source or "") != "adjudication"]
     if not events:
         return [], []
     tid = np.array([e.target_id for e in events], dtype=object)

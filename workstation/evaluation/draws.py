@@ -10,6 +10,9 @@ order, so given how many were drawn each unit of the stratum was equally likely 
 them). A plan keeps drawing; its probabilities are those of its draws so far, read each time.
 Where nothing is recorded (an old set) the probability is unknown (NaN).
 
+Gold items seeded into a set (`workstation.evaluation.raters`) were not drawn: they have no
+inclusion probability and `Draw.gold` names them, so that their labels are left out of the set's.
+
 Labels given outside any audit set ("free labelling") have no draw: their targets were chosen by
 a person, and no estimator can undo that choice.
 """
@@ -37,6 +40,7 @@ class Draw:
     population: int | None
     inclusion: dict[str, float] = field(default_factory=dict)
     plan: bool = False
+    gold: frozenset[str] = frozenset()  # seeded gold items: not drawn, no population labels of the set
 
     @property
     def known(self) -> bool:
@@ -53,10 +57,14 @@ def draws_of(project: Any, task: str) -> dict[int, Draw]:
     by_set: dict[int, list[tuple[str, bool, float | None, int | None, int | None, str | None]]] = {}
     for aid, target, recheck, incl, stratum, size, unit in items:
         by_set.setdefault(aid, []).append((target, recheck, incl, stratum, size, unit))
+    gold: dict[int, set[str]] = {}
+    for aid, target in project.audit.gold_items():
+        gold.setdefault(aid, set()).add(target)
     out: dict[int, Draw] = {}
     for s in sets:
         aid = int(s["audit_set_id"])
-        rows = [r for r in by_set.get(aid, []) if not r[1]]
+        seeded = gold.get(aid, set())
+        rows = [r for r in by_set.get(aid, []) if not r[1] and r[0] not in seeded]
         # units drawn so far per stratum
         units: dict[int, set[str]] = {}
         for target, _rc, _incl, stratum, _size, unit in rows:
@@ -72,5 +80,5 @@ def draws_of(project: Any, task: str) -> dict[int, Draw]:
                 pi[target] = math.nan
         params = s.get("params") or {}
         out[aid] = Draw(aid, str(s.get("name") or ""), str(s.get("design") or "unknown"), s.get("population"), pi,
-                        plan=isinstance(params, dict) and "plan" in params)
+                        plan=isinstance(params, dict) and "plan" in params, gold=frozenset(seeded))
     return out

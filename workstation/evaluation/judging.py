@@ -30,7 +30,14 @@ never saw.
 reasons, scores, confidences, and every colour, badge, count, filter or sort that follows from
 them), the annotator's own labels from outside the pass and every other annotator's labels; a
 re-check hides the same, in any audit set; a page's own blind switch (outside an audit set)
-hides the outcome and the other annotators. Every view asks; none decides on its own.
+hides the outcome and the other annotators; an overlap set (several raters, each given their
+items) hides every other rater's labels and the rater's own from outside the pass. Every view
+asks; none decides on its own.
+
+**Raters.** In an overlap set (`AuditInfo.assignment`) the queue of an annotator holds only the
+items assigned to them (their first passes and their re-checks, in the set's order): `queue` is
+that annotator's part of the set, made again when the annotator changes (`follow_annotator`);
+an annotator who is not one of its raters has an empty queue.
 """
 
 from __future__ import annotations
@@ -96,6 +103,18 @@ class AuditInfo:
     name: str = ""
     blind: bool = True
     note: str = ""  # what the queue says of itself (a precision plan's: which outcome it cannot hide)
+    #: an overlap set's raters and the targets assigned to each (empty: anyone labels every item)
+    assignment: tuple[tuple[str, frozenset[str]], ...] = ()
+
+    @property
+    def overlap(self) -> bool:
+        return bool(self.assignment)
+
+    def assigned_to(self, annotator: str) -> frozenset[str] | None:
+        """The targets of ``annotator``'s queue (None: every target; empty: not a rater of it)."""
+        if not self.assignment:
+            return None
+        return next((ts for r, ts in self.assignment if r == annotator), frozenset())
 
 
 def visibility(*, audit: AuditInfo | None = None, recheck: bool = False, page_blind: bool = False) -> Visibility:
@@ -105,6 +124,8 @@ def visibility(*, audit: AuditInfo | None = None, recheck: bool = False, page_bl
     consistency re-check; ``page_blind``: the page's own blind switch (outside audit sets)."""
     if recheck or (audit is not None and audit.blind):
         return HIDDEN
+    if audit is not None and audit.overlap:  # independent raters: none sees another's labels
+        return Visibility(outcome=True, own_earlier=False, others=False)
     if page_blind:
         return Visibility(outcome=False, own_earlier=True, others=False)
     return FULL
@@ -238,6 +259,7 @@ class JudgingQueue:
         self._index_fn: Callable[[], dict[str, int]] | None = None
         self.queue: np.ndarray = np.zeros(0, np.int32)
         self.recheck: np.ndarray = np.zeros(0, bool)
+        self._whole: tuple[np.ndarray, np.ndarray] = (self.queue, self.recheck)  # an overlap set: every rater's
         self.plain = True  # the queue is every target in order (no queue chosen)
         self.pos = -1
         self.current = -1  # target index (may be off the queue)
@@ -304,9 +326,13 @@ class JudgingQueue:
         rc = np.zeros(len(q), bool) if recheck is None else np.asarray(recheck, bool).reshape(-1)
         if len(rc) != len(q):
             raise ValueError(f"{len(rc)} re-check flags for a queue of {len(q)}")
+        self._whole = (q, rc)
+        self.audit = audit
+        if audit is not None and audit.overlap:
+            q, rc = self._rater_part(self.ctx.annotator or "")
+            self.queue = q.astype(np.int32) if len(q) == 0 or int(q.max()) < 2**31 else q
         self.recheck = rc
         self._has_rechecks = bool(rc.any())
-        self.audit = audit
         self._progress = None
         self._done_key = None
         self._histories.clear()
@@ -317,6 +343,33 @@ class JudgingQueue:
         self.current_state = EMPTY
         if len(self.queue):
             self._set_pos(self._shown(min(max(int(start), 0), len(self.queue) - 1)))
+
+    def _rater_part(self, annotator: str) -> tuple[np.ndarray, np.ndarray]:
+        """The positions of the whole set's queue assigned to ``annotator`` (an overlap set)."""
+        q, rc = self._whole
+        mine = self.audit.assigned_to(annotator) if self.audit is not None else None
+        if mine is None:
+            return q, rc
+        keep = np.fromiter((self.target_id(int(i)) in mine for i in q.tolist()), bool, len(q)) if len(q) \
+            else np.zeros(0, bool)
+        return q[keep], rc[keep]
+
+    def _follow_rater(self, annotator: str) -> bool:
+        """An overlap set's queue becomes ``annotator``'s part of it; True when it changed."""
+        if self.audit is None or not self.audit.overlap:
+            return False
+        q, rc = self._rater_part(annotator)
+        if len(q) == len(self.queue) and np.array_equal(q, self.queue) and np.array_equal(rc, self.recheck):
+            return False
+        self.queue = q.astype(np.int32) if len(q) == 0 or int(q.max()) < 2**31 else q
+        self.recheck = rc
+        self._has_rechecks = bool(rc.any())
+        self._progress = None
+        self._done_key = None
+        self.pos = -1
+        self.current = -1
+        self.current_state = EMPTY
+        return True
 
     @property
     def has_rechecks(self) -> bool:
@@ -446,7 +499,15 @@ class JudgingQueue:
         old = (self.pos, self.current)
         if prev:
             self._places[prev] = (self.pos, self.current, self.on_queue())
-        if prev and who and len(self.queue):
+        if self._follow_rater(who):  # another rater's part of an overlap set
+            place = self._places.get(who)
+            if len(self.queue):
+                if place is not None and place[2] and 0 <= place[0] < len(self.queue) \
+                        and int(self.queue[place[0]]) == place[1]:
+                    self._set_pos(self._shown(place[0]))
+                else:
+                    self._set_pos(self._shown(self.first_undone()))
+        elif prev and who and len(self.queue):
             place = self._places.get(who)
             if place is None:
                 self._set_pos(self._shown(self.first_undone()))

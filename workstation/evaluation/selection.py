@@ -11,7 +11,15 @@ Every figure that uses human labels takes a `LabelSelection`:
   ``latest`` (the most recent label of anyone: the rule of earlier versions, named as such),
   ``annotator:<name>`` (that annotator's label alone), ``majority`` (the most frequent value; a
   tie is *disputed*, decided by no one), ``unanimous`` (every annotator agrees, else
-  *disputed*), ``mean`` (ordinal ratings: their mean).
+  *disputed*), ``mean`` (ordinal ratings: their mean), ``adjudicated`` (an adjudicator's final
+  label where there is one, else the majority; `workstation.evaluation.raters`).
+
+Adjudications (label events with source ``adjudication``) count under ``adjudicated`` alone, and
+only on targets where some selected label stands. Labels of seeded gold items
+(`workstation.evaluation.raters`) are no population labels of their set: they are left out.
+Under the project's qualification rule, the labels of raters who do not meet it are left out
+too (`resolve_project`; ``left_out`` of `resolve`): `Resolved.left_out` says who and why, and the
+one line of `Resolved.describe` mentions it.
 
 Per (target, annotator) the annotator's latest selected event stands (an event without a value
 takes their label back). In a selection restricted to audit sets, an ``undo-restore`` event — the
@@ -43,7 +51,9 @@ __all__ = ["DISPUTED", "RULES", "LabelSelection", "Resolved", "resolve", "resolv
            "save_selection", "default_selection", "SETTING"]
 
 DISPUTED = "disputed"
-RULES = ("latest", "majority", "unanimous", "mean")  # and "annotator:<name>"
+RULES = ("latest", "majority", "unanimous", "mean", "adjudicated")  # and "annotator:<name>"
+#: the source of an adjudicator's final label (`workstation.evaluation.raters.ADJUDICATION`)
+_ADJUDICATION = "adjudication"
 SETTING = "label_selection."
 _RECHECK = "recheck"
 _RESTORE = "undo-restore"
@@ -158,7 +168,8 @@ class LabelSelection:
         if not self.rechecks:
             parts.append("first passes")
         rule = {"latest": "latest label wins", "majority": "majority (ties disputed)",
-                "unanimous": "unanimous only", "mean": "mean rating"}.get(self.rule, "")
+                "unanimous": "unanimous only", "mean": "mean rating",
+                "adjudicated": "adjudicated, else majority"}.get(self.rule, "")
         if rule:
             parts.append(rule)
         text = "labels: " + ", ".join(parts)
@@ -193,6 +204,8 @@ class Resolved:
     draw_sets: tuple[int, ...] = ()  # the audit sets the counted labels come from
     annotators: tuple[str, ...] = ()
     population: int | None = None  # the targets the one recorded draw was made from
+    left_out: tuple[tuple[str, str], ...] = ()  # (annotator, why) of labels the qualification leaves out
+    n_adjudicated: int = 0  # targets whose value is an adjudicator's final label
 
     def __len__(self) -> int:
         return len(self.target_ids)
@@ -219,36 +232,56 @@ class Resolved:
         text = self.selection.describe(len(self) - self.n_disputed, sets)
         if self.n_disputed:
             text += f", {self.n_disputed} disputed"
+        if self.n_adjudicated:
+            text += f", {self.n_adjudicated} adjudicated"
+        if self.left_out:
+            text += "; " + "; ".join(f"{a} left out: {why}" for a, why in self.left_out)
         return text
 
     def provenance(self) -> dict[str, Any]:
         """What a report records about the labels behind its figures."""
         return {"selection": self.selection.to_dict(), "line": self.describe(), "items": len(self) - self.n_disputed,
                 "disputed": self.n_disputed, "design": self.design, "audit_sets": list(self.draw_sets),
-                "annotators": list(self.annotators)}
+                "annotators": list(self.annotators), "adjudicated": self.n_adjudicated,
+                "left_out": [{"annotator": a, "why": why} for a, why in self.left_out]}
 
 
 
 
 def resolve(events: Mapping[str, Any], selection: LabelSelection,
-            draws: Mapping[int, Draw] | None = None) -> Resolved:
+            draws: Mapping[int, Draw] | None = None, left_out: Mapping[str, str] | None = None) -> Resolved:
     """Per target, the value the selection's labels give (module docstring). ``events``: the
     label log's columns of one task (`LabelsRepo.table`), in event order; ``draws``: the task's
-    audit sets (`draws_of`), for the inclusion probabilities."""
+    audit sets (`draws_of`), for the inclusion probabilities and the seeded gold items;
+    ``left_out``: annotator → why their labels do not count (the qualification rule)."""
     n = len(events.get("event_id", ()))
     standing: dict[tuple[str, str], tuple[int, Any, Any, int | None]] = {}
     order: dict[str, int] = {}
     ev = events
     restricted = selection.restricted
+    final: dict[str, Any] = {}  # target → the adjudicator's standing final label
+    dropped: set[str] = set()
     for i in range(n):
         ann = str(ev["annotator"][i])
         aid_raw = ev["audit_set_id"][i]
         aid = None if aid_raw is None or (isinstance(aid_raw, float) and math.isnan(aid_raw)) else int(aid_raw)
         src = ev["source"][i]
         src = None if src is None else str(src)
+        if src == _ADJUDICATION:
+            adj = ev["value"][i]
+            final[str(ev["target_id"][i])] = None if adj is None or (isinstance(adj, float) and math.isnan(adj)) \
+                else adj
+            continue
         if not selection.counts(ann, aid, src):
             continue
         target = str(ev["target_id"][i])
+        if aid is not None and draws is not None:
+            d_here = draws.get(aid)
+            if d_here is not None and target in d_here.gold:
+                continue  # a seeded gold item: no population label of its set
+        if left_out and ann in left_out:
+            dropped.add(ann)
+            continue
         raw = ev["value"][i]
         if raw is not None and isinstance(raw, float) and math.isnan(raw):
             raw = None
@@ -266,13 +299,17 @@ def resolve(events: Mapping[str, Any], selection: LabelSelection,
     used_sets: set[int | None] = set()
     anns: set[str] = set()
     rule = selection.rule
+    n_adj = 0
     for target in sorted(per_target, key=lambda t: order[t]):
         labs = sorted(per_target[target])
         counted = labs
         if rule == "latest" or selection.named is not None:
             counted = [labs[-1]]
             value: Any = labs[-1][1]
-        elif rule == "majority":
+        elif rule == "adjudicated" and final.get(target) is not None:
+            value = final[target]
+            n_adj += 1
+        elif rule in ("majority", "adjudicated"):
             c = Counter(v for _e, v, _r, _a, _n in labs).most_common()
             value = c[0][0] if len(c) == 1 or c[0][1] > c[1][1] else DISPUTED
         elif rule == "unanimous":
@@ -318,13 +355,18 @@ def resolve(events: Mapping[str, Any], selection: LabelSelection,
     vals_arr[:] = values
     return Resolved(selection, np.array(ids, dtype=object), vals_arr, np.asarray(n_lab, np.int64),
                     np.asarray(incl, np.float64), design, tuple(sorted(a for a in used_sets if a is not None)),
-                    tuple(sorted(anns)), population)
+                    tuple(sorted(anns)), population,
+                    tuple((a, str((left_out or {})[a])) for a in sorted(dropped)), n_adj)
 
 
 def resolve_project(project: Any, task: str, selection: LabelSelection | None = None) -> Resolved:
     """`resolve` over a project's label log of ``task`` (its stored selection when none is given)."""
+    from .raters import unqualified
+
     sel = selection if selection is not None else load_selection(project, task)
-    return resolve(project.labels.table(task), sel, draws_of(project, task))
+    events = project.labels.table(task)
+    names = sorted({str(a) for a in events.get("annotator", ())})
+    return resolve(events, sel, draws_of(project, task), unqualified(project, task, names))
 
 
 def set_names(project: Any, task: str) -> dict[int, str]:

@@ -40,12 +40,15 @@ class AuditRepo(Repo):
     def create_set(self, name: str, task: str, target_ids: Sequence[str], params: dict[str, Any],
                    blind: bool = True, rechecks: Sequence[tuple[int, str]] = (), *,
                    design: str = "unknown", population: int | None = None,
-                   draw: Mapping[str, Sequence[Any]] | None = None) -> int:
+                   draw: Mapping[str, Sequence[Any]] | None = None, gold: Sequence[str] = (),
+                   assignment: Mapping[str, Sequence[str]] | None = None) -> int:
         """Store an audit set of a label task: `target_ids` in queue order; `rechecks` =
         (position, target_id) inserted as blind consistency re-checks. ``design`` names the draw
         (`DESIGNS`), ``population`` the number of targets it was drawn from, and ``draw`` (columns
         ``inclusion``, ``stratum``, ``stratum_size``, one entry per target id) each target's
-        inclusion probability, stratum and stratum size (`workstation.evaluation.draws`)."""
+        inclusion probability, stratum and stratum size (`workstation.evaluation.draws`). ``gold``:
+        the target ids that are seeded gold items (not drawn: no draw provenance); ``assignment``:
+        target id → the raters it is assigned to (None: anyone may label every item)."""
         self._check_writable()
         if design not in DESIGNS:
             raise ValueError(f"unknown audit design {design!r}; expected one of {', '.join(DESIGNS)}")
@@ -74,8 +77,60 @@ class AuditRepo(Repo):
                 cols["stratum"] = np.array([prov.get(s, none)[1] for s, _ in items], dtype=object)
                 cols["stratum_size"] = np.array([prov.get(s, none)[2] for s, _ in items], dtype=object)
                 cols["unit_id"] = np.array([s for s, _ in items], dtype=object)
+            if gold:
+                golden = {str(g) for g in gold}
+                cols["is_gold"] = np.array([s in golden for s, _ in items], dtype=bool)
+                for c in ("inclusion", "stratum", "stratum_size", "unit_id"):
+                    if c in cols:
+                        cols[c] = np.array([None if s in golden else v for (s, _), v in zip(items, cols[c])],
+                                           dtype=object)
             self._insert("audit_items", cols)
+            if assignment:
+                pairs = [(str(t), str(a)) for t, raters in assignment.items() for a in raters]
+                self._insert("audit_assignments", {
+                    "audit_set_id": np.full(len(pairs), aid, np.int32),
+                    "target_id": np.array([t for t, _ in pairs], dtype=object),
+                    "annotator": np.array([a for _, a in pairs], dtype=object)})
         return aid
+
+    def assignments(self, audit_set_id: int) -> dict[str, tuple[str, ...]]:
+        """rater → the target ids of the set assigned to them (empty: the set is anyone's)."""
+        out: dict[str, list[str]] = {}
+        for a, t in self.con.execute("SELECT annotator, target_id FROM audit_assignments WHERE audit_set_id = ? "
+                                     "ORDER BY annotator, target_id", [int(audit_set_id)]).fetchall():
+            out.setdefault(str(a), []).append(str(t))
+        return {a: tuple(ts) for a, ts in out.items()}
+
+    def gold_items(self, audit_set_id: int | None = None) -> set[tuple[int, str]]:
+        """(audit set, target id) of the seeded gold items (of one set when given)."""
+        q = "SELECT DISTINCT audit_set_id, target_id FROM audit_items WHERE is_gold"
+        rows = self.con.execute(q + (" AND audit_set_id = ?" if audit_set_id is not None else ""),
+                                [int(audit_set_id)] if audit_set_id is not None else []).fetchall()
+        return {(int(a), str(t)) for a, t in rows}
+
+    # ---- gold answers ---------------------------------------------------------------------------------
+    def add_gold(self, task: str, rows: Sequence[tuple[str, str, str | None]], source: str) -> int:
+        """Keep the known answers (target id, value, note) of a task's targets; a later answer of a
+        target replaces an earlier one (all are kept). Returns how many were written."""
+        self._check_writable()
+        if not rows:
+            return 0
+        now = _now()
+        with self.transaction():
+            self._insert("gold_answers", {
+                "task": np.array([task] * len(rows), dtype=object),
+                "target_id": np.array([str(r[0]) for r in rows], dtype=object),
+                "value": np.array([str(r[1]) for r in rows], dtype=object),
+                "source": np.array([source] * len(rows), dtype=object),
+                "note": np.array([r[2] for r in rows], dtype=object),
+                "created_at": np.array([now] * len(rows), dtype=object)})
+        return len(rows)
+
+    def gold(self, task: str) -> dict[str, tuple[str, str | None]]:
+        """target id → (value, source) of the task's imported gold answers (the latest of each)."""
+        rows = self.con.execute("SELECT target_id, value, source FROM gold_answers WHERE task = ? "
+                                "ORDER BY created_at, rowid", [task]).fetchall()
+        return {str(t): (str(v), None if s is None else str(s)) for t, v, s in rows}
 
     def set_design(self, audit_set_id: int, design: str, population: int | None) -> None:
         """Record the design of an audit set's draw (a plan's set, when the plan is stored)."""

@@ -97,7 +97,8 @@ class LabelsRepo(Repo):
     def add_bulk(self, task: str, target_kind: str, rows: Mapping[str, Sequence[Any]],
                  source: str = "import") -> int:
         """Append many events of one task in one transaction. ``rows``: columns target_id, annotator,
-        value, and optionally rating, notes, created_at. Unknown sample targets are an error."""
+        value, and optionally rating, notes, created_at, audit_set_id and source (per row; else
+        ``source``). Unknown sample targets are an error."""
         self._check_writable()
         n = len(rows["target_id"])
         if n == 0:
@@ -114,8 +115,8 @@ class LabelsRepo(Repo):
                                 for r in rows.get("rating", [None] * n)], dtype=object),
             "notes": np.array(rows.get("notes", [None] * n), dtype=object),
             "created_at": np.array(rows.get("created_at", [_now()] * n), dtype=object),
-            "audit_set_id": np.array([None] * n, dtype=object),
-            "source": np.array([source] * n, dtype=object),
+            "audit_set_id": np.array(rows.get("audit_set_id", [None] * n), dtype=object),
+            "source": np.array(rows.get("source", [source] * n), dtype=object),
         }
         with self.transaction():  # the insert below forgets the kept events (`_written_back`)
             if target_kind in SAMPLE_TARGETS:

@@ -35,7 +35,7 @@ class Migrating(Protocol):
 
     def transaction(self) -> AbstractContextManager[Any]: ...
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 _V1_V2: list[list[Any]] = [
     [
@@ -192,7 +192,23 @@ _V6_AUDIT_PAUSES: list[Any] = [
     """CREATE INDEX audit_unblinded_set ON audit_unblinded(audit_set_id, annotator)""",
 ]
 
-KERNEL_MIGRATIONS: list[list[Any]] = _V1_V2 + [[_v3_methods], _V4_SCORES, _V5_PROVENANCE, _V6_AUDIT_PAUSES]
+# Version 6 → 7: several raters per audit set, gold items. An audit set may assign each of its
+# targets to named raters (``audit_assignments``: a target with k raters has k rows; a set without
+# rows is anyone's); an item may be a seeded gold item (``audit_items.is_gold``, never shown by a
+# queue), and ``gold_answers`` keeps the known answers of a task's targets that a lead imported.
+# Earlier sets have no assignment rows and no gold items: they read as before.
+_V7_RATERS_AND_GOLD: list[Any] = [
+    "ALTER TABLE audit_items ADD COLUMN IF NOT EXISTS is_gold BOOLEAN",
+    """CREATE TABLE IF NOT EXISTS audit_assignments (
+        audit_set_id INTEGER NOT NULL, target_id VARCHAR NOT NULL, annotator VARCHAR NOT NULL)""",
+    """CREATE INDEX IF NOT EXISTS audit_assignments_set ON audit_assignments(audit_set_id, annotator)""",
+    """CREATE TABLE IF NOT EXISTS gold_answers (
+        task VARCHAR NOT NULL, target_id VARCHAR NOT NULL, value VARCHAR NOT NULL, source VARCHAR,
+        note VARCHAR, created_at TIMESTAMP)""",
+]
+
+KERNEL_MIGRATIONS: list[list[Any]] = _V1_V2 + [[_v3_methods], _V4_SCORES, _V5_PROVENANCE, _V6_AUDIT_PAUSES,
+                                                _V7_RATERS_AND_GOLD]
 
 
 def _run(con: Any, step: Any) -> None:

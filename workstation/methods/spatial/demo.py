@@ -517,6 +517,10 @@ def demo_summary(project: Any) -> dict[str, Any]:
     }
     if rows and all(r is not None for r in rows):
         out["truth"] = truth_agreement(v.verdict, rows)  # type: ignore[arg-type]
+    from .demo_raters import rater_summary
+    from .store import TASK
+
+    out["raters"] = rater_summary(project, TASK)
     return out
 
 
@@ -539,4 +543,12 @@ def demo_lines(s: Mapping[str, Any]) -> list[str]:
                      f"on decidable samples {_pct(t.get('accuracy_on_decidable'))}, coverage "
                      f"{_pct(t.get('coverage'))}, exact agreement {_pct(t.get('agreement'))}; "
                      f"false PASS {t.get('false_pass')}, false FAIL {t.get('false_fail')}")
+    r = s.get("raters")
+    if r:
+        acc = ", ".join(f"{name} {c}/{n}" for name, (c, n) in r["gold_accuracy"].items())
+        out = "; ".join(f"{name} left out ({why})" for name, why in r["left_out"].items())
+        lines.append(f"  raters: blind audit set #{r['audit_set_id']} of {r['drawn']} drawn and {r['gold']} gold "
+                     f"items (+{r['rechecks']} re-checks), {len(r['raters'])} raters on each; gold right: {acc}"
+                     + (f"; {out}" if out else "")
+                     + f"; {r['adjudicated']} adjudicated")
     return lines

@@ -189,12 +189,20 @@ class SpatialMethod:
 
     def build_demo_part(self, project: Any, *, seeds: int, pairs: int, progress: Any = None,
                         workers: int | None = None) -> dict[str, Any]:
-        """The `demo` command's spatial part: ``seeds`` seeds of the built-in suite of ``pairs`` pairs."""
+        """The `demo` command's spatial part: ``seeds`` seeds of the built-in suite of ``pairs`` pairs,
+        and a multi-rater audit of them (`demo_raters`)."""
+        import time
+
         from .demo import add_demo
+        from .demo_raters import add_rater_audit
         from .suite import spatial_suite
 
-        return add_demo(project, n_seeds=seeds, prompts=spatial_suite(n_pairs=pairs), progress=progress,
-                        workers=workers)
+        out = add_demo(project, n_seeds=seeds, prompts=spatial_suite(n_pairs=pairs), progress=progress,
+                       workers=workers)
+        t0 = time.perf_counter()
+        out["raters"] = add_rater_audit(project, LABELS)
+        out.setdefault("timings", {})["raters_s"] = time.perf_counter() - t0
+        return out
 
     def demo_summary(self, project: Any) -> dict[str, Any]:
         """The spatial part of a demo project built earlier (truth agreement recomputed from the store)."""
