@@ -461,7 +461,7 @@ def design_estimate(f_units: Any, z_units: Any, stratum: Any, n_items: int, *, i
     lo_, hi_ = est - hw, est + hw
     return Estimate(key, title, est, _clip01(lo_), _clip01(hi_), hw, confidence, n_lab_items,
                     n_lab_units, int(n_items), ASSUMES.get(key, ""),
-                    extra={"lambda": lam_, "strata": int(present.sum()), "df": df})
+                    extra={"lambda": lam_, "strata": int(present.sum()), "df": df, "se": math.sqrt(max(var, 0.0))})
 
 
 # ---------------------------------------------------------------------------------------------
