@@ -64,7 +64,7 @@ MAX_SEED = 2**63 - 1  # a plan's seed, as every seed of the project: a signed 64
 MAX_BINS = 50  # confidence bins per outcome group
 MAX_MIN_PER_STRATUM = 1000
 MAX_MIN_STRATUM_UNITS = 10**9
-SCORE_BINS = 5  # a second judge's score bins where the first judge's confidence says nothing
+SCORE_BINS = 3  # a second judge's score bins inside each of the first judge's outcome groups
 
 
 class PlanStale(WorkstationError):
@@ -218,10 +218,10 @@ def margin_confidence(margin: np.ndarray) -> np.ndarray:
 class SecondJudge:
     """Another automatic judge of the table's items: its name and, per item of the table (aligned
     with it), a score in [0, 1] that predicts the human label — NaN where it did not judge the
-    item. A plan given one stratifies by its score where the first judge's confidence says
-    nothing (inside the abstentions), splits the first judge's strata by it elsewhere, keeps the
-    items it did not judge in strata of their own (never a guessed score), and uses it as the
-    prediction of the prediction-powered estimate. ``digest`` fingerprints the scores: a stored
+    item. A plan given one stratifies by its score inside each of the first judge's outcome groups
+    (the abstentions, where the first judge says nothing, included: `make_strata_judged`), keeps
+    the items it did not judge in strata of their own (never a guessed score), draws by it (the
+    allocation's prior) and uses it as the prediction of the prediction-powered estimate. ``digest`` fingerprints the scores: a stored
     plan refuses a judge whose scores changed."""
 
     name: str
@@ -458,34 +458,24 @@ def make_strata(group: np.ndarray, conf: np.ndarray, bins: int, min_units: int =
 
 def make_strata_judged(group: np.ndarray, conf: np.ndarray, score: np.ndarray, bins: int,
                        min_units: int = MIN_STRATUM_UNITS, score_bins: int = SCORE_BINS) -> np.ndarray:
-    """Strata with a second judge's score (NaN: not judged) beside the first judge's confidence.
-    Within each outcome group: the units the second judge did not judge are strata of their own
-    (confidence bins, as `make_strata`); of those it judged, where the first judge's confidence
-    is one value (an abstention's 0: it says nothing) up to `score_bins` bins of the score, and
-    elsewhere the confidence bins, each split at its median score when both halves keep
-    `min_units` units. Strata are numbered in order of appearance, 0, 1, ..."""
+    """Strata with a second judge's score (NaN: not judged). Within each outcome group of the
+    first judge: the units the second judge judged in up to `score_bins` quantile bins of its
+    score (the score predicts the human label; the first judge's confidence says nothing inside
+    its abstentions and, inside its decisions, only how sure it is of itself); the units it did
+    not judge in strata of their own, by the first judge's confidence as `make_strata` bins it —
+    never given a guessed score. Each stratum keeps `min_units` units where it can; strata are
+    numbered 0, 1, ... in order of appearance."""
     out = np.empty(len(group), np.int64)
     nxt = 0
     for g in np.unique(group):
         idx = np.flatnonzero(group == g)
         judged = np.isfinite(score[idx])
-        for sub, by_score in ((idx[~judged], False), (idx[judged], True)):
+        for sub, by_score in ((idx[judged], True), (idx[~judged], False)):
             if len(sub) == 0:
                 continue
             room = max(1, len(sub) // max(1, min_units))
-            if not by_score:
-                b = _quantile_bins(conf[sub], min(int(bins), room))
-            elif float(np.ptp(conf[sub])) == 0.0:
-                b = _quantile_bins(score[sub], min(int(score_bins), room))
-            else:
-                bc = _quantile_bins(conf[sub], min(int(bins), room))
-                b = np.empty(len(sub), np.int64)
-                code = 0
-                for c in np.unique(bc):
-                    j = np.flatnonzero(bc == c)
-                    bb = _quantile_bins(score[sub][j], 2 if len(j) >= 2 * max(1, min_units) else 1)
-                    b[j] = code + bb
-                    code += int(bb.max()) + 1
+            b = (_quantile_bins(score[sub], min(int(score_bins), room)) if by_score
+                 else _quantile_bins(conf[sub], min(int(bins), room)))
             out[sub] = nxt + b
             nxt += int(b.max()) + 1
     return out
