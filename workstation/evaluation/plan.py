@@ -245,6 +245,12 @@ class SecondJudge:
     def __len__(self) -> int:
         return len(self.scores)
 
+    @staticmethod
+    def aligned(name: str, table: AuditTable, scores: Mapping[str, float]) -> SecondJudge:
+        """The judge of ``table``'s items from its scores by item id (an item without a score: not
+        judged, NaN — never a guess)."""
+        return SecondJudge(name, np.array([scores.get(str(i), np.nan) for i in table.item_id.tolist()], np.float64))
+
     @property
     def judged(self) -> int:
         """How many items it judged."""
@@ -1077,7 +1083,7 @@ def _check_second_judge(d: Mapping[str, Any], judge: SecondJudge | None) -> None
 
 def load_plan(project: Any, plan_id: int, human: Callable[[AuditTable], np.ndarray] | None = None,
               present: Callable[[AuditTable], np.ndarray] | None = None,
-              second_judge: SecondJudge | None = None) -> AuditPlan:
+              second_judge: Callable[[AuditTable], SecondJudge] | None = None) -> AuditPlan:
     """A stored plan with its draws; ``human(table)`` gives the current human codes of the frozen
     table's items (without it the plan has no labels), ``present(table)`` which of them are still
     in the project (without it: all). What the project holds of the plan is checked as a file
@@ -1092,7 +1098,8 @@ def load_plan(project: Any, plan_id: int, human: Callable[[AuditTable], np.ndarr
         if human is not None:
             table = table.with_human(human(table))
         d = rec.get("design") or {}
-        _check_second_judge(d, second_judge)
+        judge = None if second_judge is None else second_judge(table)
+        _check_second_judge(d, judge)
         try:
             goal = Goal.from_dict(rec.get("goal"))
         except WorkstationError as e:
@@ -1112,7 +1119,7 @@ def load_plan(project: Any, plan_id: int, human: Callable[[AuditTable], np.ndarr
                          name=str(name or ""), plan_id=int(pid),
                          min_per_stratum=d.get("min_per_stratum", MIN_PER_STRATUM),
                          min_stratum_units=d.get("min_stratum_units", MIN_STRATUM_UNITS),
-                         present=None if present is None else present(table), second_judge=second_judge)
+                         present=None if present is None else present(table), second_judge=judge)
     except PlanStale:
         raise
     except WorkstationError as e:
