@@ -23,6 +23,13 @@ confidence — as active inference draws where the model is unsure — never fro
 stratum the labelled units are a simple random sample, so `ppi.design_estimate` (weights
 N_h/n_h = 1/π) is the estimate.
 
+**A second judge.** `SecondJudge`: another automatic judge's score per item (NaN where it did
+not judge). A plan given one bins that score inside each outcome group (`make_strata_judged`;
+the items it did not judge are strata of their own), takes the allocation's prior from it and
+uses it as the prediction of the prediction-powered estimate; it records the judge's name and
+the scores' digest, and `load_plan` refuses another judge or changed scores. Every status
+reports the effective sample size (`AuditPlan.effective_labels`).
+
 **The stopping rule.** The goal is reached when every stratum has its first labels and the
 interval's half-width (t·SE, unclipped) is at most the goal's; when every unit is labelled the
 rate is known exactly. A drawn unit without a label stays the next target (skipping it would let
