@@ -26,6 +26,7 @@ and how many fewer labels the second judge needs than the plan without it (and t
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -42,7 +43,7 @@ for _p in (ROOT, ROOT / "tests"):
 
 from audit_sim import Population, population  # noqa: E402
 from workstation.evaluation.plan import AuditPlan, Goal, SecondJudge  # noqa: E402
-from workstation.evaluation.ppi import design_estimate  # noqa: E402
+from workstation.evaluation.ppi import z_for  # noqa: E402
 
 CONF = 0.95
 
@@ -82,25 +83,41 @@ def run_plan(pop: Population, goal: Goal, seed: int, judge: SecondJudge | None) 
 
 
 def run_uniform(pop: Population, domain: np.ndarray, width: float, seed: int) -> dict[str, float]:
-    """Images of the domain in a random order, read by the design's estimate (one stratum, with
-    the finite-population correction), stopped at the width."""
+    """Images of the domain in a random order, read by the design's estimate of one stratum
+    (`ppi.design_estimate`: the sample variance, at least that of the adjusted rate
+    (k + z²/2) / (n + z²), with the finite-population correction, Student's t at n − 1), stopped
+    at the width; computed for every n at once (a test checks it equals design_estimate)."""
     z = (pop.human == 1).astype(np.float64)
     dom = np.flatnonzero(domain)
     big = len(dom)
-    truth = float(z[dom].mean())
-    zz = np.full(big, np.nan)
-    one = np.zeros(big, np.int64)
-    e = None
-    for k, u in enumerate(np.random.default_rng([seed, 11]).permutation(big)):
-        zz[u] = z[dom[u]]
-        if k == 0:
-            continue
-        e = design_estimate(np.zeros(big), zz, one, big, confidence=CONF)
-        if e.half_width <= width:
-            break
-    assert e is not None
-    return {"labels": float(e.labels), "cover": float(e.low <= truth <= e.high), "ess": float("nan"),
-            "hw": e.half_width}
+    zs = z[dom][np.random.default_rng([seed, 11]).permutation(big)]
+    n, lo, hi, hw = uniform_path(zs)
+    ok = np.flatnonzero((hw <= width + 1e-12) & (n >= 2))
+    i = int(ok[0]) if len(ok) else big - 1
+    truth = float(zs.mean())
+    return {"labels": float(n[i]), "cover": float(lo[i] <= truth <= hi[i]), "ess": float("nan"), "hw": float(hw[i])}
+
+
+def uniform_path(zs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(n, low, high, half-width) of the one-stratum design estimate after each of the first n
+    labels of ``zs`` (the population in its labelling order)."""
+    from scipy.special import stdtrit
+
+    big = len(zs)
+    n = np.arange(1, big + 1, dtype=np.float64)
+    k = np.cumsum(zs)
+    p = k / n
+    s2 = np.where(n > 1, (k - k * k / n) / np.maximum(n - 1, 1), 0.0)
+    zc2 = z_for(CONF) ** 2
+    const = (k == 0) | (k == n)
+    q = 0.5 * zc2 / (n + zc2)
+    s2 = np.where(const & (n > 1), np.maximum(s2, q * (1 - q)), s2)
+    pt = np.clip((k + 0.5 * zc2) / (n + zc2), 0, 1)
+    s2 = np.where(n > 1, np.maximum(s2, pt * (1 - pt)), 0.25)
+    var = s2 * (1 - n / big) / n
+    tq = stdtrit(np.maximum(n - 1, 1), 1 - (1 - CONF) / 2)
+    hw = tq * np.sqrt(np.maximum(var, 0))
+    return n, np.clip(p - hw, 0, 1), np.clip(p + hw, 0, 1), hw
 
 
 def one_audit(args: tuple[int, tuple[float, ...], float, float, float]) -> dict[str, dict[str, float]]:
@@ -174,20 +191,36 @@ def main() -> None:
     ap.add_argument("--correlations", type=float, nargs="+", default=[0.8, 0.45])
     ap.add_argument("--width", type=float, default=0.04)
     ap.add_argument("--precision-width", type=float, default=0.03)
-    ap.add_argument("--partial", type=float, default=0.8, help="share of images the partial judge judged")
+    ap.add_argument("--partial", type=float, default=0.8,
+                    help="share of images the partial judge judged (1: no partial judge)")
     ap.add_argument("--workers", type=int, default=max(1, min(2, os.cpu_count() or 1)))
     ap.add_argument("--seed", type=int, default=0, help="first audit's seed (audits use seed, seed+1, ...)")
+    ap.add_argument("--jsonl", default="", help="write each audit's figures to this file as it ends")
+    ap.add_argument("--report", default="", help="only print the figures of a --jsonl file")
     args = ap.parse_args()
+    if args.report:
+        with open(args.report, encoding="utf-8") as fh:
+            report([json.loads(line) for line in fh if line.strip()], args)
+        return
     t0 = time.perf_counter()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"bench_second_judge: {args.audits} audits, {args.workers} worker(s), load {load:.2f}")
     jobs = [(args.seed + r, tuple(args.correlations), args.width, args.precision_width, args.partial)
             for r in range(args.audits)]
-    if args.workers > 1:
-        with ProcessPoolExecutor(args.workers) as ex:
-            results = list(ex.map(one_audit, jobs, chunksize=8))
-    else:
-        results = [one_audit(j) for j in jobs]
+    results: list[dict[str, dict[str, float]]] = []
+    log = open(args.jsonl, "w", encoding="utf-8") if args.jsonl else None
+    ex = ProcessPoolExecutor(args.workers) if args.workers > 1 else None
+    try:
+        for res in (ex.map(one_audit, jobs, chunksize=4) if ex else map(one_audit, jobs)):
+            results.append(res)
+            if log:
+                log.write(json.dumps(res) + "\n")
+                log.flush()
+    finally:
+        if ex:
+            ex.shutdown()
+        if log:
+            log.close()
     report(results, args)
     print(f"\n{time.perf_counter() - t0:.0f} s")
 

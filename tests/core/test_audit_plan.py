@@ -356,3 +356,17 @@ def test_a_second_judge_is_checked() -> None:
     j = SecondJudge.aligned("j", t, {"i0": 0.9, "i3": 0.1})
     assert j.judged == 2 and np.isnan(j.scores[1]) and j.scores[3] == 0.1
     assert j.digest != SecondJudge("j", np.where(np.isnan(j.scores), np.nan, j.scores * 0.5)).digest
+
+
+def test_the_second_judge_benchmarks_uniform_baseline_is_the_design_estimate() -> None:
+    from tests.benchmarks.bench_second_judge import uniform_path
+
+    rng = np.random.default_rng(0)
+    for p in (0.3, 0.95, 1.0):
+        zs = (rng.random(200) < p).astype(float)
+        n, lo, hi, hw = uniform_path(zs)
+        for m in (1, 2, 3, 10, 50, 199):
+            zz = np.full(200, np.nan)
+            zz[:m] = zs[:m]
+            e = design_estimate(np.zeros(200), zz, np.zeros(200, np.int64), 200)
+            assert (e.half_width, e.low, e.high) == pytest.approx((hw[m - 1], lo[m - 1], hi[m - 1]), abs=1e-9)
