@@ -17,6 +17,7 @@ from workstation.evaluation.plan import (  # noqa: E402
     AuditPlan,
     AuditTable,
     Goal,
+    SecondJudge,
     _quantile_bins,
     make_strata,
     margin_confidence,
@@ -265,3 +266,107 @@ def test_strata_keep_equal_confidences_together() -> None:
 def test_margin_confidence_is_a_rank() -> None:
     c = margin_confidence(np.array([3.0, np.nan, 1.0, 2.0, 2.0]))
     assert c.tolist() == [1.0, 0.0, 0.0, 0.5, 0.5]
+
+
+# ---- a second judge -----------------------------------------------------------------------------------
+
+
+def _judge(pop: Population, rho: float, seed: int) -> np.ndarray:
+    """A simulated second judge whose score correlates about ``rho`` with the human PASS."""
+    z = (pop.human == 1).astype(float)
+    eps = np.random.default_rng([seed, 77]).normal(size=pop.n)
+    lo, hi = 0.0, 30.0
+    for _ in range(40):
+        a = (lo + hi) / 2
+        s = 1 / (1 + np.exp(-(a * (2 * z - 1) + eps)))
+        lo, hi = (a, hi) if np.corrcoef(s, z)[0, 1] < rho else (lo, a)
+    return s
+
+
+def _label_with_judge(pop: Population, goal: Goal, seed: int, judge: SecondJudge | None) -> AuditPlan:
+    human = np.full(pop.n, -1, np.int8)
+    plan = AuditPlan(pop.table(human), goal, seed=seed, second_judge=judge)
+    while not plan.reached():
+        new = plan.draw(1)
+        assert new
+        for it in new[0].items:
+            human[int(it[1:])] = pop.human[int(it[1:])]
+        plan.update_labels(human)
+    return plan
+
+
+def test_a_second_judge_covers_at_the_stopping_point_with_fewer_labels() -> None:
+    hits, with_judge, without = [], [], []
+    for r in range(60):
+        pop = population(3000 + r, n_prompts=SMALL)
+        goal = Goal("rate", 0.07, 0.95, "item")
+        plan = _label_with_judge(pop, goal, r, SecondJudge("sim", _judge(pop, 0.85, r)))
+        e = plan.estimate()
+        hits.append(e.low <= pop.truth_rate() <= e.high)
+        with_judge.append(e.labels)
+        without.append(_label_with_judge(pop, goal, r, None).estimate().labels)
+        st = plan.status()
+        assert st.effective_labels > st.labels  # it reports what its labels are worth
+        assert "as good as" in st.message or st.exhausted
+    assert np.mean(hits) >= 0.90, np.mean(hits)
+    assert np.mean(with_judge) < 0.85 * np.mean(without), (np.mean(with_judge), np.mean(without))
+
+
+def test_the_second_judges_score_stratifies_and_items_it_did_not_judge_are_their_own_strata() -> None:
+    pop = population(5, n_prompts=SMALL)
+    s = _judge(pop, 0.8, 5)
+    s[::5] = np.nan  # it did not judge every fifth image
+    plan = AuditPlan(pop.table(np.full(pop.n, -1, np.int8)), Goal("rate", 0.05), seed=1,
+                     second_judge=SecondJudge("sim", s))
+    judged = np.isfinite(s)
+    for h in range(plan.n_strata):
+        members = plan.stratum == h
+        assert judged[members].all() or not judged[members].any()  # never mixed, never a guessed score
+        assert len(np.unique(pop.outcome[members])) == 1  # inside one of the checker's outcome groups
+    abst = (pop.outcome == -1) & judged
+    strata_in_abstentions = np.unique(plan.stratum[abst])
+    assert len(strata_in_abstentions) >= 2  # the score splits what the checker left undecided
+    means = sorted(float(s[plan.stratum == h].mean()) for h in strata_in_abstentions)
+    assert means[-1] - means[0] > 0.3
+    assert "judged 320 of the 400 images" in plan.status().second_judge
+
+
+def test_the_second_judge_is_the_prediction_of_the_prediction_powered_estimate() -> None:
+    pop = population(6, n_prompts=SMALL)
+    z = (pop.human == 1).astype(float)
+    plan = AuditPlan(pop.table(pop.human), Goal("rate", 0.05), seed=0, second_judge=SecondJudge("oracle", z))
+    for _ in range(40):
+        plan.draw(1)
+    st = plan.status()
+    ppi = st.alternatives[0]
+    assert "oracle as the prediction" in ppi.title
+    assert ppi.value == pytest.approx(pop.truth_rate(), abs=1e-9)  # a judge equal to the labels leaves no error
+    assert ppi.defined and ppi.low <= pop.truth_rate() <= ppi.high
+
+
+def test_a_second_judge_is_checked() -> None:
+    pop = population(7, n_prompts=10)
+    t = pop.table()
+    with pytest.raises(WorkstationError, match="scores 3 items, the table holds 40"):
+        AuditPlan(t, Goal("rate", 0.1), second_judge=SecondJudge("j", [0.1, 0.2, 0.3]))
+    with pytest.raises(WorkstationError, match="scores item 2 1.5"):
+        SecondJudge("j", [0.1, 1.5, np.nan])
+    with pytest.raises(WorkstationError, match="needs a name"):
+        SecondJudge(" ", [0.1])
+    j = SecondJudge.aligned("j", t, {"i0": 0.9, "i3": 0.1})
+    assert j.judged == 2 and np.isnan(j.scores[1]) and j.scores[3] == 0.1
+    assert j.digest != SecondJudge("j", np.where(np.isnan(j.scores), np.nan, j.scores * 0.5)).digest
+
+
+def test_the_second_judge_benchmarks_uniform_baseline_is_the_design_estimate() -> None:
+    from tests.benchmarks.bench_second_judge import uniform_path
+
+    rng = np.random.default_rng(0)
+    for p in (0.3, 0.95, 1.0):
+        zs = (rng.random(200) < p).astype(float)
+        n, lo, hi, hw = uniform_path(zs)
+        for m in (1, 2, 3, 10, 50, 199):
+            zz = np.full(200, np.nan)
+            zz[:m] = zs[:m]
+            e = design_estimate(np.zeros(200), zz, np.zeros(200, np.int64), 200)
+            assert (e.half_width, e.low, e.high) == pytest.approx((hw[m - 1], lo[m - 1], hi[m - 1]), abs=1e-9)

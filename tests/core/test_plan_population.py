@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from tests.hostile import MAX_MESSAGE
@@ -297,3 +298,24 @@ def test_options_a_method_does_not_take_are_refused_in_one_line(project: Path) -
         for k in ("3", 2.5, None, True):
             with pytest.raises(WorkstationError, match="whole number"):
                 A.next_targets(p, plan, k)  # type: ignore[arg-type]
+
+
+def test_a_plan_with_a_second_judge_reopens_only_with_the_same_judge(project: Path) -> None:
+    from workstation.evaluation.plan import SecondJudge
+
+    def judge(scale: float) -> Callable[[Any], SecondJudge]:
+        return lambda table: SecondJudge("geneval-position", np.linspace(0.0, 1.0, len(table)) * scale)
+
+    with Project.open(project) as p:
+        plan = A.create_plan(p, "spatial", Goal("rate", 0.05), seed=2, second_judge=judge(1.0))
+        A.next_targets(p, plan, 3)
+        pid, strata = int(plan.plan_id), plan.stratum.copy()  # type: ignore[arg-type]
+        assert p.plans.get(pid)["design"]["second_judge"]["name"] == "geneval-position"
+    with Project.open(project) as p:
+        again = A.open_plan(p, pid, second_judge=judge(1.0))
+        assert (again.stratum == strata).all() and len(again.draws) == len(plan.draws)
+        assert again.status().second_judge.startswith("geneval-position: judged all 16 images")
+        with pytest.raises(PlanStale, match="made with the second judge 'geneval-position': open it with"):
+            A.open_plan(p, pid)
+        with pytest.raises(PlanStale, match="second judge 'geneval-position' changed since the plan was made"):
+            A.open_plan(p, pid, second_judge=judge(0.5))

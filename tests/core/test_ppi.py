@@ -80,6 +80,16 @@ def test_t_quantiles_match_tables() -> None:
     assert t_ppf(0.975, float("inf")) == norm_ppf(0.975)
 
 
+def test_t_quantiles_at_fractional_degrees_of_freedom_and_far_tails() -> None:
+    # Satterthwaite's df is rarely whole: 1.6 is not 1 (a quantile far too short would make a
+    # two-stratum plan stop early); exact values
+    for p, df, q in ((0.975, 1.6, 5.517245438758762), (0.9995, 1.6, 64.79972529936686),
+                     (0.9995, 3.0, 12.923978636687961), (0.975, 2.5, 3.5746548), (0.995, 7.3, 3.4510317)):
+        assert t_ppf(p, df) == pytest.approx(q, rel=2e-4), (p, df)
+    qs = [t_ppf(0.975, df) for df in (1.0, 1.2, 1.4, 1.6, 1.8, 2.0, 2.4, 3.0)]
+    assert all(a > b for a, b in zip(qs, qs[1:]))  # shrinks steadily as df grows, no steps
+
+
 def test_norm_ppf_matches_the_standard_library() -> None:
     nd = NormalDist()
     for p in (1e-8, 1e-4, 0.0125, 0.025, 0.2, 0.5, 0.8, 0.975, 0.9875, 1 - 1e-6):
@@ -107,6 +117,9 @@ def test_the_design_estimate_of_one_stratum_is_the_sample_mean_with_the_finite_p
     z[lab] = z_all[lab]
     e = design_estimate(np.zeros(big), z, np.zeros(big, np.int64), big)
     s2 = z_all[lab].var(ddof=1)
+    k = z_all[lab].sum()
+    adjusted = (k + z_for(0.95) ** 2 / 2) / (120 + z_for(0.95) ** 2)  # the floor: Agresti and Coull's rate
+    s2 = max(s2, adjusted * (1 - adjusted))
     assert e.value == pytest.approx(z_all[lab].mean())
     assert e.half_width == pytest.approx(t_ppf(0.975, 119) * math.sqrt((1 - 120 / big) * s2 / 120))
     assert e.extra["df"] == pytest.approx(119)
@@ -179,3 +192,58 @@ def test_the_prompt_bootstrap_is_seeded() -> None:
     c = cluster_bootstrap_estimate(z, cl, seed=4, n_boot=500)
     assert (a.low, a.high) == (b.low, b.high) and (a.low, a.high) != (c.low, c.high)
     assert a.units == 20 and a.extra == {"resamples": 500, "seed": 3}
+
+
+def test_a_stratum_whose_labels_all_agree_is_bounded_as_an_exact_interval_bounds_it() -> None:
+    """30 labels of 30 PASS from a large stratum: the rate may be as low as about 0.91."""
+    z = np.full(5000, np.nan)
+    z[:30] = 1.0
+    e = design_estimate(np.zeros(5000), z, np.zeros(5000, np.int64), 5000)
+    assert e.high == 1.0 and 0.88 <= e.low <= 0.92
+    assert design_estimate(np.zeros(5000), 1.0 - z, np.zeros(5000, np.int64), 5000).high >= 0.08
+
+
+def test_a_plan_that_stops_at_its_width_covers_a_rate_near_one() -> None:
+    """A single stratum whose rate is 0.95: labels in a random order, stopped as soon as the
+    interval is ±0.04 — a lucky run of agreeing labels must not stop it with an interval that
+    misses (a pseudo-variance of 0.5/(n+1) covered 84 % here)."""
+    rng = np.random.default_rng(2024)
+    big, audits, covered = 1000, 500, 0
+    for _ in range(audits):
+        z = (rng.random(big) < 0.95).astype(float)
+        zz = np.full(big, np.nan)
+        for i, u in enumerate(rng.permutation(big)):
+            zz[u] = z[u]
+            if i == 0:
+                continue
+            e = design_estimate(np.zeros(big), zz, np.zeros(big, np.int64), big)
+            if e.half_width <= 0.04:
+                break
+        covered += int(e.low <= z.mean() <= e.high)
+    assert covered / audits >= 0.925  # nominal 0.95, less three standard errors of 500 audits
+
+
+def test_labels_that_all_agree_give_the_prompt_intervals_a_width() -> None:
+    """Every label PASS over 30 prompts of 4 images: the prompt bootstrap and the clustered PPI
+    give an interval reaching below 0.9 (Wilson over 30 prompts), not [1, 1]."""
+    y = np.ones(120)
+    prompts = np.repeat(np.arange(30), 4)
+    b = cluster_bootstrap_estimate(y, prompts)
+    assert b.high == 1.0 and b.half_width > 0.1 and 0.85 <= b.low <= 0.9
+    rng = np.random.default_rng(0)
+    c = ppi_mean_interval_clustered(y, rng.random(120), prompts, rng.random(400), np.repeat(np.arange(30, 130), 4))
+    assert c.high == 1.0 and c.half_width > 0.1 and 0.85 <= c.low <= 0.9
+    # labels that vary keep their own interval
+    y2 = (rng.random(120) < 0.5).astype(float)
+    assert cluster_bootstrap_estimate(y2, prompts).note == ""
+
+
+def test_the_design_estimate_refuses_a_population_smaller_than_its_units_and_a_missing_prediction() -> None:
+    z = np.array([1.0, 0.0, 1.0, np.nan])
+    with pytest.raises(WorkstationError, match="population has 3 items but its units hold 4"):
+        design_estimate(np.zeros(4), z, np.zeros(4, np.int64), 3)
+    with pytest.raises(WorkstationError, match="population has 10 items but its units hold 16"):
+        design_estimate(np.zeros(4), z, np.zeros(4, np.int64), 10, items_per_unit=np.full(4, 4.0))
+    f = np.array([0.5, np.nan, 0.5, 0.5])
+    with pytest.raises(WorkstationError, match="prediction of unit 2 is nan"):
+        design_estimate(f, z, np.zeros(4, np.int64), 4, lam=1.0)

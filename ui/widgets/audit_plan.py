@@ -23,8 +23,8 @@ through `workstation.methods.audit_sources`); it holds no truth of its own. It s
 from __future__ import annotations
 
 import html
-
 import logging
+import math
 from typing import Any
 
 import numpy as np
@@ -471,9 +471,12 @@ class AuditPlanPanel(QWidget):
         flag = flag_text(flagged_labels(self.project, plan.table.task, int(aid))) if aid is not None else ""
         basis = audit_sources.made_on(plan.table)
         made_on = f" · {basis}" if basis else ""
+        worth = (f" (as good as {st.effective_labels:,.0f} of a uniform sample)"
+                 if math.isfinite(st.effective_labels) and not st.exhausted else "")
+        judge = f" · second judge {st.second_judge}" if st.second_judge else ""
         self.labels_label.setText(
-            f"labels used: <b>{st.labels}</b>{unit} of {st.items} {plan.table.item_title}s in scope · "
-            f"{st.strata} strata · drawn {st.units_drawn}{made_on}" + (f" · <b>{flag}</b>" if flag else ""))
+            f"labels used: <b>{st.labels}</b>{unit}{worth} of {st.items} {plan.table.item_title}s in scope · "
+            f"{st.strata} strata · drawn {st.units_drawn}{made_on}{judge}" + (f" · <b>{flag}</b>" if flag else ""))
         if e.defined and e.half_width > 0:
             self.width_bar.setValue(int(round(1000 * min(1.0, plan.goal.half_width / e.half_width))))
         else:

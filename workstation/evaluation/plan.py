@@ -23,6 +23,13 @@ confidence — as active inference draws where the model is unsure — never fro
 stratum the labelled units are a simple random sample, so `ppi.design_estimate` (weights
 N_h/n_h = 1/π) is the estimate.
 
+**A second judge.** `SecondJudge`: another automatic judge's score per item (NaN where it did
+not judge). A plan given one bins that score inside each outcome group (`make_strata_judged`;
+the items it did not judge are strata of their own), takes the allocation's prior from it and
+uses it as the prediction of the prediction-powered estimate; it records the judge's name and
+the scores' digest, and `load_plan` refuses another judge or changed scores. Every status
+reports the effective sample size (`AuditPlan.effective_labels`).
+
 **The stopping rule.** The goal is reached when every stratum has its first labels and the
 interval's half-width (t·SE, unclipped) is at most the goal's; when every unit is labelled the
 rate is known exactly. A drawn unit without a label stays the next target (skipping it would let
@@ -47,7 +54,7 @@ import numpy as np
 from ..types import WorkstationError
 from .ppi import Estimate, design_estimate, wilson_estimate
 
-__all__ = ["margin_confidence", "AuditTable", "Goal", "Quantity", "QUANTITIES", "UNITS", "PlanTarget", "PlanStatus", "AuditPlan",
+__all__ = ["margin_confidence", "AuditTable", "SecondJudge", "Goal", "Quantity", "QUANTITIES", "UNITS", "PlanTarget", "PlanStatus", "AuditPlan",
            "PlanStale", "check_design", "save_plan", "load_plan", "stored_table", "list_plans", "POSITIVE", "NEGATIVE",
            "UNDECIDED", "NO_LABEL", "ABSTAINED"]
 
@@ -64,6 +71,7 @@ MAX_SEED = 2**63 - 1  # a plan's seed, as every seed of the project: a signed 64
 MAX_BINS = 50  # confidence bins per outcome group
 MAX_MIN_PER_STRATUM = 1000
 MAX_MIN_STRATUM_UNITS = 10**9
+SCORE_BINS = 3  # a second judge's score bins inside each of the first judge's outcome groups
 
 
 class PlanStale(WorkstationError):
@@ -213,6 +221,68 @@ def margin_confidence(margin: np.ndarray) -> np.ndarray:
     return out
 
 
+@dataclass(frozen=True)
+class SecondJudge:
+    """Another automatic judge of the table's items: its name and, per item of the table (aligned
+    with it), a score in [0, 1] that predicts the human label — NaN where it did not judge the
+    item. A plan given one stratifies by its score inside each of the first judge's outcome groups
+    (the abstentions, where the first judge says nothing, included: `make_strata_judged`), keeps
+    the items it did not judge in strata of their own (never a guessed score), draws by it (the
+    allocation's prior) and uses it as the prediction of the prediction-powered estimate. ``digest`` fingerprints the scores: a stored
+    plan refuses a judge whose scores changed."""
+
+    name: str
+    scores: np.ndarray
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise WorkstationError(f"a second judge needs a name, got {repr(self.name)[:40]}")
+        try:
+            v = np.asarray(self.scores, np.float64).reshape(-1)
+        except (TypeError, ValueError):
+            raise WorkstationError(f"the scores of the second judge {self.name[:40]!r} are not numbers") from None
+        bad = np.flatnonzero(~np.isnan(v) & ~((v >= 0.0) & (v <= 1.0)))
+        if len(bad):
+            raise WorkstationError(f"the second judge {self.name[:40]!r} scores item {int(bad[0]) + 1} "
+                                   f"{float(v[bad[0]])} (expected a number in [0, 1], or none where it did not judge)")
+        v = v.copy()
+        v.setflags(write=False)
+        object.__setattr__(self, "scores", v)
+
+    def __len__(self) -> int:
+        return len(self.scores)
+
+    @staticmethod
+    def aligned(name: str, table: AuditTable, scores: Mapping[str, float]) -> SecondJudge:
+        """The judge of ``table``'s items from its scores by item id (an item without a score: not
+        judged, NaN — never a guess)."""
+        return SecondJudge(name, np.array([scores.get(str(i), np.nan) for i in table.item_id.tolist()], np.float64))
+
+    @property
+    def judged(self) -> int:
+        """How many items it judged."""
+        return int(np.isfinite(self.scores).sum())
+
+    @property
+    def digest(self) -> str:
+        """sha256 of the scores (little-endian float64, every NaN the same)."""
+        import hashlib
+
+        v = np.where(np.isnan(self.scores), np.nan, self.scores).astype("<f8")
+        return hashlib.sha256(v.tobytes()).hexdigest()
+
+    def record(self) -> dict[str, Any]:
+        """What a stored plan keeps of it: the name, the scores' digest, the items judged."""
+        return {"name": self.name, "digest": self.digest, "judged": self.judged, "items": len(self)}
+
+    def coverage_text(self, item: str = "item") -> str:
+        """``"judged 480 of the 800 items (320 without its score are their own strata)"``."""
+        n, k = len(self), self.judged
+        if k == n:
+            return f"judged all {n:,} {item}s"
+        return f"judged {k:,} of the {n:,} {item}s ({n - k:,} without its score are strata of their own)"
+
+
 # ---------------------------------------------------------------------------------------------
 # Quantities
 # ---------------------------------------------------------------------------------------------
@@ -356,6 +426,9 @@ class PlanStatus:
     exhausted: bool
     message: str
     removed: int = 0  # items in scope the plan was made on that are no longer in the project
+    #: labels × the variance a uniform sample of as many items would have / the estimate's variance
+    effective_labels: float = float("nan")
+    second_judge: str = ""  # the second judge's name and what it covers, or ""
 
     def to_dict(self) -> dict[str, Any]:
         return {"goal": self.goal.to_dict(), "goal_text": self.goal_text, "estimate": self.estimate.to_dict(),
@@ -363,7 +436,9 @@ class PlanStatus:
                 "units_labelled": self.units_labelled, "units_drawn": self.units_drawn, "units": self.units,
                 "items": self.items, "strata": self.strata, "strata_started": self.strata_started,
                 "reached": self.reached, "exhausted": self.exhausted, "message": self.message,
-                "removed": self.removed}
+                "removed": self.removed,
+                "effective_labels": self.effective_labels if math.isfinite(self.effective_labels) else None,
+                "second_judge": self.second_judge}
 
 
 def _quantile_bins(values: np.ndarray, k: int) -> np.ndarray:
@@ -394,6 +469,31 @@ def make_strata(group: np.ndarray, conf: np.ndarray, bins: int, min_units: int =
     return out
 
 
+def make_strata_judged(group: np.ndarray, conf: np.ndarray, score: np.ndarray, bins: int,
+                       min_units: int = MIN_STRATUM_UNITS, score_bins: int = SCORE_BINS) -> np.ndarray:
+    """Strata with a second judge's score (NaN: not judged). Within each outcome group of the
+    first judge: the units the second judge judged in up to `score_bins` quantile bins of its
+    score (the score predicts the human label; the first judge's confidence says nothing inside
+    its abstentions and, inside its decisions, only how sure it is of itself); the units it did
+    not judge in strata of their own, by the first judge's confidence as `make_strata` bins it —
+    never given a guessed score. Each stratum keeps `min_units` units where it can; strata are
+    numbered 0, 1, ... in order of appearance."""
+    out = np.empty(len(group), np.int64)
+    nxt = 0
+    for g in np.unique(group):
+        idx = np.flatnonzero(group == g)
+        judged = np.isfinite(score[idx])
+        for sub, by_score in ((idx[judged], True), (idx[~judged], False)):
+            if len(sub) == 0:
+                continue
+            room = max(1, len(sub) // max(1, min_units))
+            b = (_quantile_bins(score[sub], min(int(score_bins), room)) if by_score
+                 else _quantile_bins(conf[sub], min(int(bins), room)))
+            out[sub] = nxt + b
+            nxt += int(b.max()) + 1
+    return out
+
+
 class AuditPlan:
     """An audit plan over a frozen `AuditTable` (see the module docstring).
 
@@ -403,8 +503,16 @@ class AuditPlan:
     def __init__(self, table: AuditTable, goal: Goal, *, seed: int = 0, bins: int = DEFAULT_BINS,
                  recheck_fraction: float = 0.0, draws: Sequence[tuple[str, bool]] = (), name: str = "",
                  plan_id: int | None = None, min_per_stratum: int = MIN_PER_STRATUM,
-                 min_stratum_units: int = MIN_STRATUM_UNITS, present: np.ndarray | None = None) -> None:
+                 min_stratum_units: int = MIN_STRATUM_UNITS, present: np.ndarray | None = None,
+                 second_judge: SecondJudge | None = None) -> None:
         goal.validate()
+        if second_judge is not None:
+            if not isinstance(second_judge, SecondJudge):
+                raise WorkstationError("a plan's second judge is a SecondJudge (a name and a score per item)")
+            if len(second_judge) != len(table):
+                raise WorkstationError(f"the second judge {second_judge.name[:40]!r} scores {len(second_judge):,} "
+                                       f"items, the table holds {len(table):,}")
+        self.second_judge = second_judge
         design = check_design(seed=seed, bins=bins, recheck_fraction=recheck_fraction,
                               min_per_stratum=min_per_stratum, min_stratum_units=min_stratum_units)
         self.table = table
@@ -445,7 +553,14 @@ class AuditPlan:
             unit_group = groups
         else:  # a prompt's group: the share of its items the outcome predicts positive, in thirds
             unit_group = np.minimum((mean_f * 3).astype(np.int64), 2)
-        self.stratum = make_strata(unit_group, mean_conf, self.bins, self.min_stratum_units)
+        # the second judge's score per item in scope (NaN: not judged) and per unit (the mean over
+        # its items; a unit with an item it did not judge counts as not judged)
+        self._s_items = (None if second_judge is None else np.asarray(second_judge.scores, np.float64)[dom])
+        if self._s_items is None:
+            self.stratum = make_strata(unit_group, mean_conf, self.bins, self.min_stratum_units)
+        else:
+            s_u = np.bincount(unit_of, weights=self._s_items, minlength=n_units) / m_all
+            self.stratum = make_strata_judged(unit_group, mean_conf, s_u, self.bins, self.min_stratum_units)
         self.n_strata = int(self.stratum.max()) + 1
         # a seeded random order inside every stratum
         self._order: list[np.ndarray] = []
@@ -481,11 +596,16 @@ class AuditPlan:
         self.m_u = np.bincount(self._unit_of, weights=live_item.astype(np.float64), minlength=n_units)
         self._live_u = self.m_u > 0
         self.f_u = np.bincount(self._unit_of, weights=np.where(live_item, self._f_items, 0.0), minlength=n_units)
+        # the prediction of the prediction-powered estimate: the second judge's score where it
+        # judged, the first judge's prediction where it did not
+        f_ppi = self._f_items if self._s_items is None else np.where(np.isfinite(self._s_items), self._s_items,
+                                                                      self._f_items)
+        self.fp_u = np.bincount(self._unit_of, weights=np.where(live_item, f_ppi, 0.0), minlength=n_units)
         live = self._live_u
         self.N_h = np.bincount(self.stratum[live], minlength=self.n_strata).astype(np.float64)
         # the prior of z per unit (its mean over the unit's items), for allocation before labels
         m = np.where(live, self.m_u, 1.0)
-        p0 = np.clip(self.f_u / m, 0.02, 0.98)
+        p0 = np.clip(self.fp_u / m, 0.02, 0.98)
         rho = 0.3
         v0_u = m ** 2 * p0 * (1 - p0) * (rho + (1 - rho) / m)
         sums = np.bincount(self.stratum[live], weights=v0_u[live], minlength=self.n_strata)
@@ -683,8 +803,10 @@ class AuditPlan:
         z = np.where(lab, self._z_u, np.nan)
         c = self.goal.confidence
         main = self._main(lab)
-        ppi = design_estimate(self.f_u[live], z[live], self.stratum[live], self.n_items, items_per_unit=self.m_u[live],
-                              confidence=c, lam=1.0)
+        ppi = design_estimate(self.fp_u[live], z[live], self.stratum[live], self.n_items,
+                              items_per_unit=self.m_u[live], confidence=c, lam=1.0,
+                              title=None if self.second_judge is None else
+                              f"prediction-powered inside strata, {self.second_judge.name} as the prediction")
         # for comparison: the labels as if they were independent and uniformly drawn
         items_z = np.asarray(self.quantity.value(self.table), np.float64)[self._dom]
         in_lab = lab[self._unit_of] & self._live_item
@@ -742,12 +864,32 @@ class AuditPlan:
             what = "labels" if self.goal.unit == "item" else f"whole {t.cluster_title}s"
             msg = (f"±{100 * main.half_width:.1f} % now; the goal is ±{100 * self.goal.half_width:.1f} % "
                    f"(about {more} more {what}, if the labels keep varying as they do)")
+        ess = self.effective_labels(main)
+        if math.isfinite(ess) and not exhausted:
+            msg = f"{msg}; as good as {ess:,.0f} labels of a uniform sample"
+        judge = ""
+        if self.second_judge is not None:
+            judge = f"{self.second_judge.name}: {self.second_judge.coverage_text(t.item_title)}"
         note = self.removed_note()
         if note:
             msg = f"{msg}. {note}"
         return PlanStatus(self.goal, self.goal.text(t), self.quantity.meaning(t), main, (ppi, naive),
                           n_lab_items, int(lab.sum()), int((self._drawn & self._live_u).sum()), self.n_units,
-                          self.n_items, n_strata, started, bool(reached), exhausted, msg, self.removed_items)
+                          self.n_items, n_strata, started, bool(reached), exhausted, msg, self.removed_items,
+                          ess, judge)
+
+    def effective_labels(self, est: Estimate | None = None) -> float:
+        """The effective sample size of the plan's estimate: its labels × the variance a uniform
+        sample of as many items would give the same rate (p(1 − p)/n with the finite-population
+        correction, p the estimate) / the estimate's variance. NaN while undefined or exact."""
+        e = self.estimate() if est is None else est
+        se = float(e.extra.get("se", float("nan"))) if e.defined else float("nan")
+        n, big = float(e.labels), float(self.n_items)
+        if not (math.isfinite(se) and se > 0 and 0 < n < big):
+            return float("nan")
+        p = min(max(e.value, 0.0), 1.0)
+        classical = p * (1.0 - p) / n * (1.0 - n / big)
+        return n * classical / (se * se)
 
     def reached(self) -> bool:
         """The stopping rule alone (what `status` says as ``reached``)."""
@@ -794,9 +936,11 @@ class AuditPlan:
 
     # ---- persistence ------------------------------------------------------------------------------
     def design(self) -> dict[str, Any]:
-        return {"seed": self.seed, "bins": self.bins, "recheck_fraction": self.recheck_fraction,
-                "min_per_stratum": self.min_per_stratum,
-                "min_stratum_units": self.min_stratum_units}
+        out = {"seed": self.seed, "bins": self.bins, "recheck_fraction": self.recheck_fraction,
+               "min_per_stratum": self.min_per_stratum, "min_stratum_units": self.min_stratum_units}
+        if self.second_judge is not None:
+            out["second_judge"] = self.second_judge.record()
+        return out
 
     def draw_records(self, entries: Sequence[PlanTarget]) -> list[tuple[str, bool, tuple[str, ...], dict[str, Any]]]:
         """(unit, is re-check, its targets, where it was drawn from) per queue entry: its stratum,
@@ -925,8 +1069,28 @@ def stored_table(project: Any, plan_id: int, rec: Mapping[str, Any] | None = Non
     return table
 
 
+def _check_second_judge(d: Mapping[str, Any], judge: SecondJudge | None) -> None:
+    """A stored plan's second judge against the one given: the same name and the same scores."""
+    rec = d.get("second_judge")
+    if rec is None:
+        if judge is not None:
+            raise WorkstationError(f"it was made without a second judge (given {judge.name[:40]!r})")
+        return
+    if not isinstance(rec, Mapping) or not isinstance(rec.get("name"), str) or not isinstance(rec.get("digest"), str):
+        raise WorkstationError("its second judge is not a name with a digest of its scores")
+    name = rec["name"][:60]
+    if judge is None:
+        raise WorkstationError(f"it was made with the second judge {name!r}: open it with that judge's scores")
+    if judge.name != rec["name"]:
+        raise WorkstationError(f"it was made with the second judge {name!r}, not {judge.name[:60]!r}")
+    if judge.digest != rec["digest"]:
+        raise WorkstationError(f"the second judge {name!r} changed since the plan was made (its scores' digest was "
+                               f"{rec['digest'][:12]}…, is {judge.digest[:12]}…): make a new plan")
+
+
 def load_plan(project: Any, plan_id: int, human: Callable[[AuditTable], np.ndarray] | None = None,
-              present: Callable[[AuditTable], np.ndarray] | None = None) -> AuditPlan:
+              present: Callable[[AuditTable], np.ndarray] | None = None,
+              second_judge: Callable[[AuditTable], SecondJudge] | None = None) -> AuditPlan:
     """A stored plan with its draws; ``human(table)`` gives the current human codes of the frozen
     table's items (without it the plan has no labels), ``present(table)`` which of them are still
     in the project (without it: all). What the project holds of the plan is checked as a file
@@ -941,6 +1105,8 @@ def load_plan(project: Any, plan_id: int, human: Callable[[AuditTable], np.ndarr
         if human is not None:
             table = table.with_human(human(table))
         d = rec.get("design") or {}
+        judge = None if second_judge is None else second_judge(table)
+        _check_second_judge(d, judge)
         try:
             goal = Goal.from_dict(rec.get("goal"))
         except WorkstationError as e:
@@ -960,7 +1126,7 @@ def load_plan(project: Any, plan_id: int, human: Callable[[AuditTable], np.ndarr
                          name=str(name or ""), plan_id=int(pid),
                          min_per_stratum=d.get("min_per_stratum", MIN_PER_STRATUM),
                          min_stratum_units=d.get("min_stratum_units", MIN_STRATUM_UNITS),
-                         present=None if present is None else present(table))
+                         present=None if present is None else present(table), second_judge=judge)
     except PlanStale:
         raise
     except WorkstationError as e:

@@ -37,7 +37,8 @@ import numpy as np
 
 from ..evaluation.audit_sets import flag_text, flagged_labels
 from ..evaluation.base import AuditSource, PlanOption, ReportSection
-from ..evaluation.plan import (AuditPlan, AuditTable, Goal, PlanStale, PlanTarget, check_design, load_plan, save_draws,
+from ..evaluation.plan import (AuditPlan, AuditTable, Goal, PlanStale, PlanTarget, SecondJudge, check_design, load_plan,
+                               save_draws,
                                save_plan, stored_table)
 from ..types import WorkstationError
 from ..util.csvsafe import write_dict_rows
@@ -175,10 +176,13 @@ def current_human(project: Any, method: str) -> Callable[[AuditTable], np.ndarra
 
 
 def create_plan(project: Any, method: str, goal: Goal, *, name: str = "", seed: int = 0, blind: bool = True,
-                recheck_fraction: float = 0.1, bins: int | None = None, **options: Any) -> AuditPlan:
+                recheck_fraction: float = 0.1, bins: int | None = None,
+                second_judge: Callable[[AuditTable], SecondJudge] | None = None, **options: Any) -> AuditPlan:
     """Make a plan on the method's table now, and store it with its audit set. The goal and the
     design (a seed from 0 to 2**63-1, whole confidence bins, a re-check fraction in [0, 0.5]) are
-    checked before the table is built: anything else is one `WorkstationError`."""
+    checked before the table is built: anything else is one `WorkstationError`. ``second_judge``
+    gives the second judge of the table's items (`SecondJudge.aligned`); the plan records its name
+    and its scores' digest."""
     goal.validate()
     kw: dict[str, Any] = {} if bins is None else {"bins": bins}
     check_design(seed=seed, recheck_fraction=recheck_fraction, **kw)
@@ -188,7 +192,8 @@ def create_plan(project: Any, method: str, goal: Goal, *, name: str = "", seed: 
         raise WorkstationError(f"no audit source for method {str(method)[:40]!r} (have: {', '.join(source_names())})")
     table = audit_table(project, method, **options)
     table.source = dict(table.source, options={k: v for k, v in options.items()})
-    plan = AuditPlan(table, goal, seed=seed, recheck_fraction=recheck_fraction, name=name, **kw)
+    judge = None if second_judge is None else second_judge(table)
+    plan = AuditPlan(table, goal, seed=seed, recheck_fraction=recheck_fraction, name=name, second_judge=judge, **kw)
     save_plan(project, plan, name=name, blind=blind)
     return plan
 
@@ -205,17 +210,20 @@ def _population_key(project: Any) -> tuple[Any, ...]:
     return (project.samples.count(), tuple(project.samples.run_ids()))
 
 
-def open_plan(project: Any, plan_id: int) -> AuditPlan:
+def open_plan(project: Any, plan_id: int,
+              second_judge: Callable[[AuditTable], SecondJudge] | None = None) -> AuditPlan:
     """A stored plan with the project's current labels of its items and the items it still holds.
-    A plan whose method has no audit source here, whose stored values are not a plan's, or none
-    of whose items is left is refused: `PlanStale`, one line with the reason."""
+    A plan whose method has no audit source here, whose stored values are not a plan's, none of
+    whose items is left, or made with a second judge that is not given or whose scores changed
+    (``second_judge`` as `create_plan` takes it) is refused: `PlanStale`, one line with the reason."""
     rec = project.plans.get(plan_id)
     method = rec.get("method")
     if not isinstance(method, str) or method not in SOURCES:
         raise PlanStale(f"audit plan #{rec['plan_id']} cannot be used: its method {str(method)[:40]!r} has no "
                         f"audit source here (have: {', '.join(source_names())})")
     key = _population_key(project)
-    plan = load_plan(project, plan_id, current_human(project, method), current_present(project, method))
+    plan = load_plan(project, plan_id, current_human(project, method), current_present(project, method),
+                     second_judge=second_judge)
     plan.population_key = key  # type: ignore[attr-defined]
     return plan
 
