@@ -146,6 +146,8 @@ def test_the_reports_operating_point_is_weighted_by_the_draw_and_says_so(stratif
     assert sec.meta["provenance"]["labels"]["operating_point"] == note
     page = (tmp_path / "one" / "index.html").read_text(encoding="utf-8")
     assert "weighted by the stratified draw&#x27;s inclusion probabilities" in page
+    beside = page.split("id='operating_point'>", 1)[1].split("</p>", 1)[0]
+    assert f"(labels: audit set #{aid} (blind), every annotator, first passes, latest label wins — " in beside
 
     # every label, pooled: still computed, on the plain counts, and said to assume a uniform draw
     save_selection(p, TASK, LabelSelection())

@@ -595,11 +595,15 @@ def _index_html(
     parts.append(_kv_table(provenance) if provenance else "<p>(none given)</p>")
     sections = [n for n in ("headline", *TABLES, "audit_confusion", "audit_confusion_at_tau", "operating_point",
                             "risk_coverage") if n in tables]
+    labels = provenance.get("labels") if isinstance(provenance.get("labels"), Mapping) else {}
+    labels_line = str(labels.get("line") or "") if labels else ""
     for name in sections:
         cols, rows = tables[name]
+        uses_labels = name.startswith(("audit_", "risk_", "operating_point"))
         parts.append(f"<h2 id='{name}'>{html.escape(TABLE_TITLES.get(name, name))}</h2>")
         parts.append(f"<p class='src'>{source_line}"
-                     + ("; human labels of the audited samples" if name.startswith(("audit_", "risk_")) else "")
+                     + ("; human labels of the audited samples" if uses_labels else "")
+                     + (f" ({html.escape(labels_line)})" if uses_labels and labels_line else "")
                      + f". {html.escape(TABLE_DEFINITIONS.get(name, ''))} "
                      f"Files: <a href='tables/{name}.csv'>tables/{name}.csv</a> (4 decimals), "
                      f"<a href='data/{name}.csv'>data/{name}.csv</a> (full precision; hover a number to see it).</p>")
