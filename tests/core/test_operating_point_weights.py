@@ -144,6 +144,11 @@ def test_the_reports_operating_point_is_weighted_by_the_draw_and_says_so(stratif
                                                                           and math.isnan(weighted[k].value)), k
     assert any(abs(weighted[k].value - plain[k].value) > 1e-6 for k in ("coverage", "risk", "fpr_pass"))
     assert sec.meta["provenance"]["labels"]["operating_point"] == note
+    from workstation.methods.spatial.commands.audit import audit_metrics
+
+    cli = audit_metrics(p)  # `audit-metrics` reads the same kept selection and weights
+    assert cli["audited"] == len(rows) and cli["operating_point_draw"] == note
+    assert cli["operating_point"]["risk"]["value"] == pytest.approx(weighted["risk"].value, abs=1e-12)
     page = (tmp_path / "one" / "index.html").read_text(encoding="utf-8")
     assert "weighted by the stratified draw&#x27;s inclusion probabilities" in page
     beside = page.split("id='operating_point'>", 1)[1].split("</p>", 1)[0]
