@@ -13,7 +13,9 @@ calibration labels come from one of three draws of the same size:
 Learn then Test (`workstation.evaluation.ltt`) runs on each with the plain counts and with the
 design weights (`design_counts`: 1/π, Kish's effective n, the part out of the draw's reach
 counted as errors). The figure is the share of audits whose chosen τ has a true risk above α
-(at most δ is the guarantee), beside the mean coverage of the choice.
+(at most δ is the guarantee), beside the mean coverage of the choice. Beside them, the operating
+point's risk at τ = 0.5 (`calibration.operating_point`, plain and weighted by 1/π): its mean
+error against the true risk of the samples the draw reaches, over the same audits.
 
     .venv/bin/python tests/benchmarks/bench_ltt_draws.py --audits 1000
 """
@@ -30,6 +32,8 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 from workstation.evaluation.ltt import design_counts, learn_then_test  # noqa: E402
+from workstation.methods.spatial.calibration import operating_point  # noqa: E402
+from workstation.methods.spatial.types import FAIL, PASS  # noqa: E402
 
 TAUS = np.round(np.linspace(0.0, 0.95, 20), 4)
 
@@ -64,8 +68,28 @@ def draw(rng: np.random.Generator, design: str, conf: np.ndarray, is_pass: np.nd
     return np.concatenate(rows_l), np.concatenate(pi_l), 1.0
 
 
+OP_TAU = 0.5
+
+
+def op_error(conf: np.ndarray, is_pass: np.ndarray, error: np.ndarray, rows: np.ndarray, pi: np.ndarray,
+             design: str) -> dict[bool, float]:
+    """The operating point's risk at OP_TAU, plain and weighted, minus the true risk of the part of
+    the population the draw reaches."""
+    reach = is_pass if design == "pass-only plan" else np.ones(len(conf), bool)
+    cov = reach & (conf >= OP_TAU)
+    truth = float(error[cov].mean())
+    checker = np.where(is_pass, PASS, FAIL)
+    human = np.where(error, np.where(is_pass, FAIL, PASS), checker)
+    out = {}
+    for weighted in (False, True):
+        e = operating_point(checker[rows], conf[rows], human[rows], None, OP_TAU,
+                            weights=(1.0 / pi) if weighted else None, n_boot=0)
+        out[weighted] = float(e["risk"].value) - truth
+    return out
+
+
 def one_audit(rng: np.random.Generator, design: str, n_pop: int, size: int, alpha: float, delta: float
-              ) -> dict[bool, tuple[bool, float]]:
+              ) -> dict[bool, tuple[bool, float, float]]:
     conf, is_pass, error = population(rng, n_pop)
     covered_pop = conf[None, :] >= TAUS[:, None]
     cov_share = covered_pop.mean(axis=1)
@@ -76,7 +100,8 @@ def one_audit(rng: np.random.Generator, design: str, n_pop: int, size: int, alph
     decided = np.ones(len(rows), bool)
     err = np.broadcast_to(error[rows], cov.shape)
     order = np.lexsort((np.arange(len(TAUS)), cov_share))
-    out: dict[bool, tuple[bool, float]] = {}
+    op = op_error(conf, is_pass, error, rows, pi, design)
+    out: dict[bool, tuple[bool, float, float]] = {}
     for weighted in (False, True):
         if weighted:
             c = design_counts(cov, decided, err, 1.0 / pi, alpha, covered_all=cov_share, drawn_share=share)
@@ -85,9 +110,9 @@ def one_audit(rng: np.random.Generator, design: str, n_pop: int, size: int, alph
             c = design_counts(cov, decided, err, None, alpha)
             res = learn_then_test(c.n, c.k, alpha, delta, order=order, score=cov_share)
         if res.chosen is None:
-            out[weighted] = (False, 0.0)
+            out[weighted] = (False, 0.0, op[weighted])
         else:
-            out[weighted] = (bool(true_risk[res.chosen] > alpha), float(cov_share[res.chosen]))
+            out[weighted] = (bool(true_risk[res.chosen] > alpha), float(cov_share[res.chosen]), op[weighted])
     return out
 
 
@@ -103,22 +128,25 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     print(f"Learn then Test, α = {a.alpha:g}, δ = {a.delta:g}: {a.audits} audits of {a.size} labels "
           f"from a population of {a.population}, seed {a.seed}")
-    print(f"{'draw':<16} {'weights':<8} {'risk > α':>9} {'mean coverage':>14}")
+    print(f"{'draw':<16} {'weights':<8} {'risk > α':>9} {'mean coverage':>14} {'op. risk bias':>14}")
     worst = 0.0
     for di, design in enumerate(("pass-only plan", "stratified", "uniform")):
         rng = np.random.default_rng([a.seed, di])
         hits = {False: 0, True: 0}
         cover = {False: 0.0, True: 0.0}
+        bias = {False: 0.0, True: 0.0}
         for _ in range(a.audits):
             r = one_audit(rng, design, a.population, a.size, a.alpha, a.delta)
-            for wtd, (bad, cv) in r.items():
+            for wtd, (bad, cv, err) in r.items():
                 hits[wtd] += bad
                 cover[wtd] += cv
+                bias[wtd] += err
         for wtd in (False, True):
             share = hits[wtd] / a.audits
             if wtd:
                 worst = max(worst, share)
-            print(f"{design:<16} {'yes' if wtd else 'no':<8} {100 * share:8.1f} % {cover[wtd] / a.audits:14.3f}")
+            print(f"{design:<16} {'yes' if wtd else 'no':<8} {100 * share:8.1f} % {cover[wtd] / a.audits:14.3f} "
+                  f"{bias[wtd] / a.audits:+14.4f}")
     print(f"with weights, the largest share of audits above α: {100 * worst:.1f} % "
           f"({'within' if worst <= a.delta else 'ABOVE'} δ = {100 * a.delta:g} %); "
           f"{time.perf_counter() - t0:.0f} s")

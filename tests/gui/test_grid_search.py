@@ -84,6 +84,10 @@ def test_grid_search_ranks_like_the_core_and_loads_rows(qtbot, panel, state):
     assert result is not None
     assert dlg.progress.value() == dlg.progress.maximum() == 8 * 3  # margin × t_det evaluations
     assert dlg.table.rowCount() == 72
+    # the figure it optimised, with its interval, and which labels it rests on
+    assert f"over {result.n_audited} audited samples (labels: every audit set and free labelling" in dlg.status.text()
+    assert f"minimised J = 10·FPR_PASS + 3·risk + 0.5·(1 − coverage): best J {result.best_j.value:.4f} [" \
+        in dlg.status.text()
 
     # the same search through the core
     grids = {"margin": [0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.09, 0.1], "t_det": [0.2, 0.3, 0.4],

@@ -1,7 +1,8 @@
 """Calibration's labels line and its selection: one line above the figures says which
 labels they use, the dialog chooses them, the choice is kept with the project, a second
 annotator's later labels do not replace the first's under "alice only", and the report's
-operating point equals the window's for the same selection."""
+operating point equals the window's for the same selection, weighted by the labels' draw where it
+is recorded and said to assume a uniform draw where it is not."""
 
 from __future__ import annotations
 
@@ -108,3 +109,54 @@ def test_the_reports_operating_point_equals_the_windows_for_the_same_selection(q
     assert labels["selection"]["annotators"] == ["bob"] and labels["audited_samples"] == 12
     assert "annotator_filter" not in labels
     assert labels["line"] == panel.labels_line.line().split("  ·  ")[0]
+
+
+def test_the_operating_point_is_weighted_by_a_recorded_draw_in_the_window_as_in_the_report(
+        qtbot: Any, panel: Any, labelled_state: Any, tmp_path: Path) -> None:
+    from workstation.evaluation.audit_sets import AuditPopulation, draw_audit_set
+    from workstation.methods.spatial.audit import STRATA_KEYS, stratum_codes
+    from workstation.methods.spatial.method import LABELS as SCHEME
+    from workstation.methods.spatial.report import report_section
+
+    st = labelled_state
+    store = SpatialStore(st.project)
+    cid = store.save_config(st.config, note="as shown")
+    store.save_verdicts(cid, st.dataset, st.verdicts)
+    store.set_active_config(cid)
+    ds, v = st.dataset, st.verdicts
+    panel.flush_intervals()
+    readout = panel.plots.readout.text()
+    assert "these figures assume a uniform random draw, which these labels are not (free labelling)" in readout
+    strata = {key: (codes, [n[0] for n in names]) for key in STRATA_KEYS
+              for codes, names in (stratum_codes(ds, v, (key,)),)}
+    pop = AuditPopulation(ids=ds.samples.sample_id, strata=strata, default_strata=("verdict",),
+                          conf=np.asarray(v.conf), noun="samples")
+    aid = draw_audit_set(st.project, SCHEME, pop, name="blind", size=40, seed=3, recheck_fraction=0.0)
+    items = [t for t, rc in st.project.audit.items(aid) if not rc]
+    for k, s in enumerate(items):
+        st.project.labels.add(TASK, "sample", s, "carol", "PASS" if k % 3 else "FAIL", audit_set_id=aid)
+    st.reload_labels()
+    st.set_label_selection(LabelSelection(sets=(aid,), free=False, rechecks=False))
+    panel.flush_intervals()
+    qtbot.waitUntil(lambda: panel.plots.op_estimates is not None, timeout=30000)
+    readout = panel.plots.readout.text()
+    assert "weighted by the stratified draw's inclusion probabilities (1/π)" in readout
+    shown = {k: e.value for k, e in panel.plots.op_estimates.items()}
+    assert abs(panel.plots.point["coverage"] - shown["coverage"]) < 1e-12  # the readout shows the weighted figure
+    sec = report_section(st.project, tmp_path / "report")
+    with open(tmp_path / "report" / "data" / "operating_point.csv", newline="") as f:
+        written = {r["statistic"]: float(r["value"]) for r in csv.DictReader(f)}
+    for k, val in shown.items():
+        assert (np.isnan(val) and np.isnan(written[k])) or abs(val - written[k]) < 1e-9, k
+    assert sec.meta["provenance"]["labels"]["operating_point"].startswith("weighted by the stratified draw")
+    rows = np.flatnonzero(st.calib_human >= 0)
+    plain = operating_point_plain(v, rows, st.calib_human, float(st.config.tau))
+    assert any(abs(plain[k] - shown[k]) > 1e-6 for k in ("coverage", "risk"))
+
+
+def operating_point_plain(v: Any, rows: np.ndarray, human: np.ndarray, tau: float) -> dict[str, float]:
+    from workstation.methods.spatial.calibration import operating_point
+
+    e = operating_point(np.asarray(v.verdict)[rows], np.asarray(v.conf)[rows], human[rows].astype(np.int64), None,
+                        tau, n_boot=0)
+    return {k: x.value for k, x in e.items()}

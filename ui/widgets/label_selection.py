@@ -74,8 +74,11 @@ class LabelsLine(QWidget):
         if p is None:
             return
         dlg = LabelSelectionDialog(p, self.task, self._current(), self)
-        if dlg.exec() == QDialog.DialogCode.Accepted and dlg.result_selection is not None:
-            self._apply(dlg.result_selection)
+        accepted = dlg.exec() == QDialog.DialogCode.Accepted
+        chosen = dlg.result_selection
+        dlg.deleteLater()  # a later Labels… opens a dialog of its own, not beside this one
+        if accepted and chosen is not None:
+            self._apply(chosen)
             self.refresh()
 
 

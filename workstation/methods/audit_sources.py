@@ -38,8 +38,7 @@ import numpy as np
 from ..evaluation.audit_sets import flag_text, flagged_labels
 from ..evaluation.base import AuditSource, PlanOption, ReportSection
 from ..evaluation.plan import (AuditPlan, AuditTable, Goal, PlanStale, PlanTarget, SecondJudge, check_design, load_plan,
-                               save_draws,
-                               save_plan, stored_table)
+                               save_draws, save_plan, stored_table)
 from ..types import WorkstationError
 from ..util.csvsafe import write_dict_rows
 

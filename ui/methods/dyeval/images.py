@@ -2,7 +2,8 @@
 
 One row per text input of the node — its prompts, then the steps of its failure locations that
 need images of their own — with the row's outcome (passes / judged, BUG) and its n_x images as
-tiles: green border PASS, red FAIL, grey not judged; an amber corner "CLIP 18.4 ⚑" marks an image
+tiles: green border PASS, red FAIL, grey not judged, a "⚠" corner disputed (the annotators
+disagree under the label selection, so no label counts); an amber corner "CLIP 18.4 ⚑" marks an image
 CLIPScore pre-marked FAIL (press F to confirm it, P to override it; both stay recorded). The
 current image is outlined and shown large on the right with its prompt, seed and scores.
 Keys: P / F judge (one committed label event of task ``dyeval.image`` each), ← / → move,
@@ -32,7 +33,7 @@ from ui.widgets.image_pane import ImagePane
 from ui.widgets.judge import JudgeBar, JudgeController, install_shortcuts
 
 from .node_panel import NodePanel
-from .style import FAIL_COLOR, PASS_COLOR, PENDING_COLOR, PREMARK_COLOR, fmt_rate
+from .style import DISPUTED_COLOR, FAIL_COLOR, PASS_COLOR, PENDING_COLOR, PREMARK_COLOR, fmt_rate
 
 TILE = 118
 HEAD_WIDTH = 190  # a prompt's label beside its row of images (it wraps)
@@ -54,9 +55,12 @@ class ImageTile(QLabel):
         self.premark = ""
         self.current = False
         self.note = ""
+        self.disputed = False
 
-    def set_state(self, pix: QPixmap | None, value: str | None, premark: str, note: str) -> None:
+    def set_state(self, pix: QPixmap | None, value: str | None, premark: str, note: str,
+                  disputed: bool = False) -> None:
         self.pix, self.label_value, self.premark, self.note = pix, value, premark, note
+        self.disputed = disputed and not value
         self.setToolTip(note)
         self.update()
 
@@ -87,6 +91,10 @@ class ImageTile(QLabel):
             p.fillRect(r.left(), r.top(), 20, 18, QColor(col))
             p.setPen(QColor("white"))
             p.drawText(r.left(), r.top(), 20, 18, Qt.AlignCenter, self.label_value[0])
+        elif self.disputed:
+            p.fillRect(r.left(), r.top(), 20, 18, QColor(DISPUTED_COLOR))
+            p.setPen(QColor("#1a1a1a"))
+            p.drawText(r.left(), r.top(), 20, 18, Qt.AlignCenter, "⚠")
         if self.premark:
             w = p.fontMetrics().horizontalAdvance(self.premark) + 8
             p.fillRect(r.right() - w, r.bottom() - 17, w + 1, 18, QColor(PREMARK_COLOR))
@@ -129,6 +137,7 @@ class NodeImages(NodePanel):
         self.legend = QLabel(f"<span style='color:{PASS_COLOR}'>■ PASS</span>  "
                              f"<span style='color:{FAIL_COLOR}'>■ FAIL</span>  "
                              f"<span style='color:{PENDING_COLOR}'>▫ not judged</span>  "
+                             f"<span style='color:{DISPUTED_COLOR}'>⚠ disputed</span>  "
                              f"<span style='color:{PREMARK_COLOR}'>■ CLIP pre-mark</span>")
         self.legend.setWordWrap(True)
         lay.addLayout(bar)
@@ -304,7 +313,8 @@ class NodeImages(NodePanel):
                     + (f"\n{tree.config.premark_scorer} {img.clip_score:.2f}" + (" — pre-marked FAIL" if img.premark_fail
                                                                                  else "")
                        if img.clip_score is not None else ""))
-            tile.set_state(pix, img.label, pm if img.premark_fail or img.clip_score is not None else "", note)
+            tile.set_state(pix, img.label, pm if img.premark_fail or img.clip_score is not None else "", note,
+                           disputed=bool(img.disputed))
         self._buttons()
 
     def _thumb(self, path: Any) -> QPixmap | None:

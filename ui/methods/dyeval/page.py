@@ -31,6 +31,8 @@ from PySide6.QtWidgets import (
 )
 
 from ui.widgets.forms import wrapped_label
+from ui.widgets.label_selection import LabelsLine
+from workstation.methods.dyeval.store import TASK
 
 from .graph_editor import GraphEditor
 from .images import NodeImages
@@ -87,6 +89,10 @@ class DyEvalPage(QWidget):
         self.summary.setWordWrap(True)
         lay.addLayout(top)
         lay.addWidget(self.summary)
+        # which judgements the tree's figures count (the report records the same choice)
+        self.labels_line = LabelsLine(self.session.resolved_labels, lambda: self.session.project, TASK,
+                                      self.session.set_label_selection, lambda: self.session.label_selection)
+        lay.addWidget(self.labels_line)
         # --- next-step bar
         self.next_frame = QFrame()
         self.next_frame.setObjectName("dyevalNext")
@@ -190,6 +196,8 @@ class DyEvalPage(QWidget):
             b.setEnabled(w)
         self.export_button.setEnabled(tree is not None)
         self.auto_button.setEnabled(tree is not None and w)
+        self.labels_line.refresh()
+        self.labels_line.setVisible(self.session.project is not None)
         if tree is None:
             self.stack.setCurrentIndex(0)
             p = self.session.project

@@ -38,6 +38,8 @@ class DyEvalSession(QObject):
         self.model: str | None = None
         self.size = 256
         self.lm_spec: str | None = None  # None: the tree's config
+        self._label_selection: Any = None  # read from the project when first asked for
+        self._selection_of: Any = None  # ... the project it was read from
 
     # --- the project -----------------------------------------------------------------------------------
     @property
@@ -60,6 +62,8 @@ class DyEvalSession(QObject):
         keep = tree_id or (self.runner.tree_id if self.runner is not None else None)
         self.runner, self.tree_ids, self.error = None, [], ""
         p = self.project
+        if p is not self._selection_of:
+            self._label_selection, self._selection_of = None, p
         if p is not None:
             try:
                 store = TreeStore(p)
@@ -69,13 +73,66 @@ class DyEvalSession(QObject):
                     self.runner = DyEvalRunner(p, tid)
                     if self.lm_spec:
                         self.runner.set_lm(self.lm_spec)
-                    self.runner.sync()
+                    self.sync()
             except Exception as e:  # noqa: BLE001 - shown on the page; the window stays up
                 log.exception("opening the DyEval trees")
                 self.error = str(e)
                 self.runner = None
         self.trees_changed.emit()
         self.changed.emit()
+
+    # --- which labels count --------------------------------------------------------------------------------
+    @property
+    def label_selection(self) -> Any:
+        """The label selection the tree's results follow: the project's kept one (or, on a
+        read-only project, the one chosen in this window)."""
+        from workstation.evaluation.selection import default_selection, load_selection
+        from workstation.methods.dyeval.store import TASK
+
+        if self._label_selection is None:
+            p = self.project
+            try:
+                self._label_selection = load_selection(p, TASK) if p is not None else default_selection(TASK)
+            except WorkstationError as e:
+                self.message(f"{e}; DyEval counts its default labels")
+                self._label_selection = default_selection(TASK)
+        return self._label_selection
+
+    def resolved_labels(self) -> Any:
+        """The judgements the label selection gives (`selection.resolve_project`), for the line."""
+        from workstation.evaluation.selection import resolve_project
+        from workstation.methods.dyeval.store import TASK
+
+        return resolve_project(self.project, TASK, self.label_selection)
+
+    def set_label_selection(self, selection: Any) -> None:
+        """Count other labels: kept with a writable project, and the tree's judgements, APR, AFR
+        and #Bugs recomputed from them (on a read-only project, in memory only)."""
+        from workstation.evaluation.selection import save_selection
+        from workstation.methods.dyeval.store import TASK
+
+        p = self.project
+        if p is not None and not p.read_only:
+            save_selection(p, TASK, selection)
+        self._label_selection = selection
+        if self.runner is None:
+            self.changed.emit()
+            return
+        try:
+            self.sync()
+        except Exception as e:  # noqa: BLE001 - the choice is kept; the tree catches up on reload
+            log.exception("applying a label selection to the tree")
+            self.message(f"the labels are chosen but the tree could not take them in: {e}")
+            self._recover()
+            return
+        self.changed.emit()
+
+    def sync(self) -> Any:
+        """Bring the project's images, judgements (under the label selection) and pre-marks into
+        the open tree."""
+        from workstation.methods.dyeval.link import sync_tree
+
+        return sync_tree(self.runner.project, self.runner.tree, selection=self.label_selection)
 
     def message(self, text: str) -> None:
         msg = getattr(self.app, "message", None)
@@ -226,7 +283,7 @@ class DyEvalSession(QObject):
             return
         self.live_jobs.discard(job_id)
         if self.runner is not None:
-            self.do("bring in the job's results", self.runner.sync)
+            self.do("bring in the job's results", self.sync)
         self.jobs_changed.emit()
         if status != "done":
             self.message(f"{job_id} {status}: {message.splitlines()[0] if message else ''}")
@@ -237,7 +294,7 @@ class DyEvalSession(QObject):
         if self.runner is None:
             return
         try:
-            rep = self.runner.sync()
+            rep = self.sync()
         except Exception as e:  # noqa: BLE001 - the label is in the log; the tree catches up on reload
             log.exception("applying a judgement to the tree")
             self.message(f"the judgement is saved but the tree could not take it in: {e}")

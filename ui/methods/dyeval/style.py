@@ -10,6 +10,7 @@ PASS_COLOR = "#2e9d4f"
 FAIL_COLOR = "#d64541"
 PREMARK_COLOR = "#e0a020"
 PENDING_COLOR = "#7d8590"
+DISPUTED_COLOR = "#b58ad6"  # annotators disagree: no label counts
 TRIGGER_COLOR = "#ff8c1a"
 
 STATE_WORDS = {

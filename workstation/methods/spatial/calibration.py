@@ -313,12 +313,19 @@ def operating_point(
     human_verdict: np.ndarray | Sequence[Any],
     unit: np.ndarray | Sequence[Any] | None,
     tau: float,
-    *, n_boot: int = N_BOOT, seed: int = SEED,
+    *, weights: np.ndarray | Sequence[float] | None = None, n_boot: int = N_BOOT, seed: int = SEED,
 ) -> dict[str, Estimate]:
     """Coverage, risk, accuracy and FPR_PASS at τ over the audited samples, each an `Estimate`
     with its cluster-bootstrap interval over ``unit`` (one set of resamples for all four).
     Undefined rates are NaN with their n (module doc); nothing covered gives risk 0 and
-    accuracy 1 without an interval."""
+    accuracy 1 without an interval.
+
+    ``weights``: per audited sample 1/π, its inclusion probability in the audit draw (None, or
+    all equal: the plain counts). Each rate is then the Hájek ratio Σ w·num / Σ w·den, an
+    estimate of the rate over the samples the draw was made from rather than over the audited
+    ones; `n` stays the number of audited samples each rate counts, and the resamples reweight
+    the same sums (`store.SelectedHuman.draw_basis` gives the weights of a selection and says
+    what the figures then rest on)."""
     c = _as_codes(checker_verdict, "checker verdicts")
     h = _as_codes(human_verdict, "human verdicts")
     cf = np.asarray(conf, dtype=np.float64)
@@ -333,9 +340,17 @@ def operating_point(
     pass_l = covered & (c == PASS) & (h >= 0) & (h <= UNDECIDABLE)
     false_pass = pass_l & (h == FAIL)
     ones = np.ones(n)
-    est = ratio_estimates(np.stack([covered, wrong, right, false_pass], axis=1).astype(np.float64),
-                          np.stack([ones, hd, hd, pass_l], axis=1).astype(np.float64), u,
-                          n_boot=n_boot, seed=seed)
+    num = np.stack([covered, wrong, right, false_pass], axis=1).astype(np.float64)
+    den = np.stack([ones, hd, hd, pass_l], axis=1).astype(np.float64)
+    if weights is not None:
+        w = np.asarray(weights, np.float64).reshape(-1)
+        if len(w) != n or not np.all(np.isfinite(w)) or (w <= 0).any():
+            raise WorkstationError(f"the operating point's weights must be one positive number per audited sample "
+                                   f"({len(w)} for {n})")
+        if n and not np.all(w == w[0]):  # equal weights are the plain counts
+            w = w / w.mean()
+            num, den = num * w[:, None], den * w[:, None]
+    est = ratio_estimates(num, den, u, n_boot=n_boot, seed=seed)
     out = dict(zip(("coverage", "risk", "accuracy", "fpr_pass"), est))
     if not covered.any():
         out["risk"] = Estimate(0.0, n=0, units=0)

@@ -404,6 +404,8 @@ def write_report(
     summary: Any = None,
     labels: np.ndarray | Sequence[Any] | Mapping[Any, Any] | None = None,
     overwrite: bool = False,
+    label_weights: np.ndarray | None = None,
+    label_note: str = "",
 ) -> dict[str, Path]:
     """Write the report bundle for a verdict set; returns {name: path} of every file written.
 
@@ -412,7 +414,9 @@ def write_report(
     label set, ...) is shown in index.html and stored in report_meta.json. `summary` defaults to
     `metrics.summarize(ds, v)`. `labels` (human verdict per sample row, -1 for none, or a mapping
     sample_id → verdict) adds the audit confusion, the risk–coverage table and plot.
-    An existing `out_dir` is replaced only with `overwrite=True`.
+    `label_weights` (per sample row, 1/π in the labels' audit draw; read at the audited rows)
+    weights the operating point (`calibration.operating_point`); `label_note` says beside it what
+    its figures rest on (`store.SelectedHuman.draw_basis`). An existing `out_dir` is replaced only with `overwrite=True`.
     """
     out = Path(out_dir)
     if out.exists() and not overwrite and (not out.is_dir() or any(out.iterdir())):
@@ -452,7 +456,8 @@ def write_report(
         rc = risk_coverage(verdict[audited], conf[audited], human[audited])
         prompts = np.asarray(ds.samples.prompt_id, dtype=object)[audited]
         band = risk_band(verdict[audited], conf[audited], human[audited], prompts, rc.tau)
-        op = operating_point(verdict[audited], conf[audited], human[audited], prompts, cfg.tau)
+        op_w = None if label_weights is None else np.asarray(label_weights, np.float64).reshape(-1)[audited]
+        op = operating_point(verdict[audited], conf[audited], human[audited], prompts, cfg.tau, weights=op_w)
         tables["operating_point"] = (list(OPERATING_POINT_COLUMNS), [
             {"statistic": key, "value": e.value, "lo": e.lo, "hi": e.hi, "n": e.n, "units": e.units,
              "interval": e.method, **({"note": e.small_note()} if e.small_note() else {})}
@@ -483,6 +488,8 @@ def write_report(
             "confusion_at_tau": None if cs_tau is None else cs_tau.to_dict(),
             "operating_point": {k: _finite_or_none(val) for k, val in at_tau.rows()[0].items()} if len(at_tau) else {},
             "operating_point_intervals": {k: e.to_dict() for k, e in op.items()},
+            "operating_point_weighted": op_w is not None,
+            "operating_point_draw": label_note,
         }
 
     created = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
@@ -588,14 +595,21 @@ def _index_html(
     parts.append(_kv_table(provenance) if provenance else "<p>(none given)</p>")
     sections = [n for n in ("headline", *TABLES, "audit_confusion", "audit_confusion_at_tau", "operating_point",
                             "risk_coverage") if n in tables]
+    labels = provenance.get("labels") if isinstance(provenance.get("labels"), Mapping) else {}
+    labels_line = str(labels.get("line") or "") if labels else ""
     for name in sections:
         cols, rows = tables[name]
+        uses_labels = name.startswith(("audit_", "risk_", "operating_point"))
         parts.append(f"<h2 id='{name}'>{html.escape(TABLE_TITLES.get(name, name))}</h2>")
         parts.append(f"<p class='src'>{source_line}"
-                     + ("; human labels of the audited samples" if name.startswith(("audit_", "risk_")) else "")
+                     + ("; human labels of the audited samples" if uses_labels else "")
+                     + (f" ({html.escape(labels_line)})" if uses_labels and labels_line else "")
                      + f". {html.escape(TABLE_DEFINITIONS.get(name, ''))} "
                      f"Files: <a href='tables/{name}.csv'>tables/{name}.csv</a> (4 decimals), "
                      f"<a href='data/{name}.csv'>data/{name}.csv</a> (full precision; hover a number to see it).</p>")
+        if name == "operating_point" and audit_info and audit_info.get("operating_point_draw"):
+            parts.append(f"<p class='note' id='operating_point_draw'>{html.escape(audit_info['operating_point_draw'])}."
+                         "</p>")
         shown = rows if len(rows) <= 60 else rows[:60]
         # the bounds stand beside their value in the page; the CSV files keep them as columns
         notes = [c for c in ("note", "note_at_tau") if any(c in r for r in rows)]
@@ -639,6 +653,11 @@ def report_section(project: Any, out_dir: Path, annotator: str | None = None) ->
     chosen = store.human_selected(ds, selection)
     human = chosen.codes
     labels = human if (human >= 0).any() else None
+    op_weights, op_note = chosen.draw_basis(ds.n)
+    row_weights = None
+    if op_weights is not None:
+        row_weights = np.full(ds.n, np.nan)
+        row_weights[np.flatnonzero(human >= 0)] = op_weights
     ev = project.evaluations.get(cid)
     provenance = {
         "project": str(Path(project.folder).resolve()),
@@ -648,12 +667,13 @@ def report_section(project: Any, out_dir: Path, annotator: str | None = None) ->
                  for r in project.samples.runs() if r["run_id"] in set(ds.samples.run_id.tolist())],
         "labels": {"audited_samples": int((human >= 0).sum()), "annotators": store.annotators(),
                    **chosen.resolved.provenance(),
-                   "line": chosen.resolved.describe(set_names(project, TASK))},
+                   "line": chosen.resolved.describe(set_names(project, TASK)),
+                   **({"operating_point": op_note} if op_note else {})},
         "config_note": ev.get("note") or "",
     }
     summary = summarize(ds, v)
     written = write_report(out_dir, ds, v, cfg, str(ev["content_hash"]), provenance, summary=summary,
-                           labels=labels, overwrite=True)
+                           labels=labels, overwrite=True, label_weights=row_weights, label_note=op_note)
     cols, rows = _columns_for("main_results", table_rows(summary, "main_results")), \
         table_rows(summary, "main_results")
     body = (f"<p class='src'>{ds.n} samples, checker config v{cid} <code>{html.escape(str(ev['content_hash']))}"

@@ -51,6 +51,29 @@ class SelectedHuman:
         pop = self.resolved.population
         return 1.0 if not pop or not n else min(1.0, pop / n)
 
+    def draw_basis(self, n: int) -> tuple[np.ndarray | None, str]:
+        """What estimates over the audited rows rest on: the weights 1/π per audited row (None:
+        the plain counts) and one line saying so, for ``n`` samples in all. Labels of one recorded
+        draw are weighted (a uniform draw's weights are equal); labels of no recorded draw are
+        counted as they are, and the line says that the figures assume a uniform random draw,
+        which the labels are not ("" when there is no label)."""
+        res = self.resolved
+        if res is None or not len(res) or not (self.codes >= 0).any():
+            return None, ""
+        w = self.weights()
+        if w is None:
+            why = {"free": "free labelling", "mixed": "several draws pooled"}.get(res.design, "draw not recorded")
+            return None, f"these figures assume a uniform random draw, which these labels are not ({why})"
+        share = self.drawn_share(n)
+        if res.design == "uniform" or bool(np.all(w == w[0])):
+            text = f"labels of one {res.design} draw, counted with equal weights"
+        else:
+            text = f"weighted by the {res.design} draw's inclusion probabilities (1/π)"
+        if share < 1.0:
+            text += (f"; the draw reached {100 * share:.0f} % of the samples (its population), "
+                     "so these figures are of that part")
+        return w, text
+
 #: the label log's P/F/U events as a relation with the spatial names (for SQL over labels)
 LABELS_RELATION = ("(SELECT event_id, target_id AS sample_id, annotator, value AS verdict, rating, notes, created_at, "
                    f"audit_set_id, source FROM label_events WHERE task = '{TASK}')")

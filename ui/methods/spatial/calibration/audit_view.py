@@ -11,6 +11,7 @@ seed) follow when the panel says the sliders rest (`show_intervals`).
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable
 from typing import Any
 
@@ -55,6 +56,7 @@ class AuditPlots(QSplitter):
         self.rc: RiskCoverage | None = None  # risk–coverage of the audited samples (dense τ grid)
         self.op_estimates: dict[str, Estimate] | None = None  # the operating point with its intervals
         self.band: tuple[np.ndarray, np.ndarray] | None = None  # the risk band over TAU_GRID
+        self.draw_note = ""  # what the operating point's figures rest on (the labels' draw)
 
         self.readout = QLabel()
         self.readout.setObjectName("calib_readout")
@@ -132,13 +134,19 @@ class AuditPlots(QSplitter):
             self.rc_plot.set_curve(rc.coverage, rc.risk)
         tau = float(st.config.tau)
         pt = risk_coverage(verdict, conf, human, taus=[tau])
+        w, note = self.draw_basis(rows)
         self.point = {
             "tau": tau, "fpr_pass": float(pt.fpr_pass[0]), "risk": float(pt.risk[0]),
             "coverage": float(pt.coverage[0]), "n_audited": int(pt.n_audited),
             "n_covered": int(pt.n_covered[0]), "n_evaluated": int(pt.n_evaluated[0]),
             "n_pass_covered": int(pt.n_pass_covered[0]),
-            "j": float(objective(pt.fpr_pass, pt.risk, pt.coverage, self._weights())[0]),
         }
+        if w is not None:  # the draw's estimates (the report's function, without its resamples)
+            est = operating_point(verdict, conf, human, None, tau, weights=w, n_boot=0)
+            self.point.update({k: float(est[k].value) for k in ("fpr_pass", "risk", "coverage")})
+        self.point["j"] = float(objective(np.array([self.point["fpr_pass"]]), np.array([self.point["risk"]]),
+                                          np.array([self.point["coverage"]]), self._weights())[0])
+        self.draw_note = note
         self.op_estimates = None  # its intervals follow once the sliders rest
         self.rc_plot.set_point(self.point["coverage"], self.point["risk"], tau)
         self._show_readout()
@@ -154,11 +162,24 @@ class AuditPlots(QSplitter):
             v = st.verdicts
             verdict, conf, human = v.verdict[rows], v.conf[rows], st.calib_human[rows]
             prompts = np.asarray(st.dataset.samples.prompt_id, dtype=object)[rows]
-            self.op_estimates = operating_point(verdict, conf, human, prompts, float(st.config.tau))
+            self.op_estimates = operating_point(verdict, conf, human, prompts, float(st.config.tau),
+                                                weights=self.draw_basis(rows)[0])
             if self.band is None:
                 self.band = risk_band(verdict, conf, human, prompts, self.rc.tau)
                 self.rc_plot.set_band(self.rc.coverage, self.band[0], self.band[1])
             self._show_readout()
+
+    def draw_basis(self, rows: np.ndarray) -> tuple[np.ndarray | None, str]:
+        """The operating point's weights over the audited ``rows`` (None: the plain counts) and
+        the line that says what its figures rest on (`SelectedHuman.draw_basis`, as the report)."""
+        st = self.state
+        sel = getattr(st, "selected", None)
+        if sel is None or st.dataset is None:
+            return None, ""
+        w, note = sel.draw_basis(st.dataset.n)
+        if w is not None and len(w) != len(rows):
+            return None, note
+        return w, note
 
     def _show_readout(self) -> None:
         p = self.point
@@ -183,4 +204,10 @@ class AuditPlots(QSplitter):
             f" &nbsp;·&nbsp; risk {rate('risk', 'n_evaluated')} &nbsp;·&nbsp; coverage {cov} "
             f"({p['n_covered']}/{p['n_audited']}) &nbsp;·&nbsp; J <b>{p['j']:.3f}</b>"
             f"<span style='color:#666'> &nbsp; over {p['n_audited']} audited samples"
-            + ("; 95 % intervals resampling prompts" if op is not None else "") + "</span>")
+            + ("; 95 % intervals resampling prompts" if op is not None else "") + "</span>"
+            + (f"<br><span style='color:{'#666' if self.point_weighted else '#a15c00'}'>{html.escape(self.draw_note, quote=False)}"
+               "</span>" if self.draw_note else ""))
+
+    @property
+    def point_weighted(self) -> bool:
+        return bool(self.draw_note) and not self.draw_note.startswith("these figures assume")

@@ -109,6 +109,7 @@ class GridSearchDialog(QDialog):
         self.setWindowTitle("Calibration grid search")
         self.setObjectName("grid_search_dialog")
         self.state = state
+        self.labels_text = ""  # the labels line of the last search's labels
         self.worker: GeneratorWorker | None = None
         self.result: GridResult | None = None
         self._rows: list[dict[str, Any]] = []
@@ -252,6 +253,7 @@ class GridSearchDialog(QDialog):
             self.error_label.setText("calibration needs human labels: label an audit set first")
             return
         self.error_label.setText("")
+        self.labels_text = self._labels_text()
         self.result = None
         self._rows = []
         self._cancelled = False
@@ -292,9 +294,22 @@ class GridSearchDialog(QDialog):
         self._fill(result)
         best = result.best
         self.status.setText(
-            f"{len(result)} parameter sets over {result.n_audited} audited samples. Best: "
+            f"{len(result)} parameter sets over {result.n_audited} audited samples"
+            + (f" ({self.labels_text})" if self.labels_text else "") + ". Best: "
             + ", ".join(f"{p}={best[p]:g}" for p in result.params)
             + f". It {result.optimised_text()}. Click a row to load it; double-click to load and close.")
+
+    def _labels_text(self) -> str:
+        """The labels line of the search's labels (the Calibration tab's selection)."""
+        from workstation.evaluation.selection import set_names
+        from workstation.methods.spatial.store import TASK
+
+        st = self.state
+        p = getattr(st, "project", None)
+        sel = getattr(st, "selected", None)
+        if p is None or sel is None or sel.resolved is None:
+            return ""
+        return str(sel.resolved.describe(set_names(p, TASK)))
 
     def _on_error(self, e: object) -> None:
         self.error_label.setText(str(e))

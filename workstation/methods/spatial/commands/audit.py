@@ -33,7 +33,7 @@ from ....util.jsonsafe import dumps
 from ....util.output import output_file, write_output_text
 from ....command_base import add_command, add_output_arg, add_project_arg, open_project, reading_project
 from .common import active_verdicts, load_samples
-from ..store import SpatialStore
+from ..store import TASK, SpatialStore
 from ..data import spatial_columns
 
 DEFAULT_TAU_GRID = tuple(round(0.05 * i, 2) for i in range(21))
@@ -230,8 +230,15 @@ def audit_metrics(project: Any, annotator: str | None = None,
 
     ds = load_samples(project)
     cid, cfg, v = active_verdicts(project, ds)
-    human = SpatialStore(project).human_verdicts(ds, annotator).astype(np.int64)
+    from ....evaluation.selection import load_selection, set_names
+
+    selection = load_selection(project, TASK)  # the kept label selection, as the report reads it
+    if annotator:
+        selection = selection.replace(annotators=(annotator,))
+    chosen = SpatialStore(project).human_selected(ds, selection)
+    human = chosen.codes.astype(np.int64)
     audited = np.flatnonzero((human >= 0) & (human <= 2))
+    op_weights, op_note = chosen.draw_basis(ds.n)
     if len(audited) == 0:
         who = f" from annotator {annotator!r}" if annotator else ""
         raise WorkstationError(f"the project has no human labels{who}; import labels (`labels import`) "
@@ -245,6 +252,7 @@ def audit_metrics(project: Any, annotator: str | None = None,
         "config_version": cid, "config_hash": project.evaluations.get(cid)["content_hash"], "config_name": cfg.name,
         "tau": cfg.tau, "samples": ds.n, "audited": int(len(audited)),
         "annotator": annotator, "annotators": SpatialStore(project).annotators(),
+        "labels": {**chosen.resolved.provenance(), "line": chosen.resolved.describe(set_names(project, TASK))},
         "human_counts": {VERDICTS[k]: int((h == k).sum()) for k in range(3)},
         "checker_counts": {VERDICTS[k]: int((at_tau == k).sum()) for k in range(3)},
         "confusion": _confusion_dict(confusion_summary(at_tau, h)),
@@ -257,7 +265,8 @@ def audit_metrics(project: Any, annotator: str | None = None,
                             "at_tau": risk_coverage(verdict, conf, h, taus=[cfg.tau]).rows()[0]}
     prompts = np.asarray(ds.samples.prompt_id, dtype=object)[audited]
     out["operating_point"] = {k: e.to_dict() for k, e in
-                              operating_point(verdict, conf, h, prompts, cfg.tau).items()}
+                              operating_point(verdict, conf, h, prompts, cfg.tau, weights=op_weights).items()}
+    out["operating_point_draw"] = op_note
 
     events_all = SpatialStore(project).label_events()  # agreement always looks at every annotator
     codes = [VERDICT_CODE.get(e.verdict or "", -1) for e in events_all]
