@@ -306,3 +306,37 @@ def test_what_a_method_s_plan_may_choose_comes_from_its_audit_source(qtbot: Any,
             assert not panel.uses_label.isVisible()
             assert panel.options() == {}
             panel.set_project(None)
+
+
+def test_a_plan_names_a_second_judge_from_the_methods_judges_and_reopens_with_it(qtbot: Any,
+                                                                                demo_project: Path) -> None:
+    """The goal form lists the method's judges as a second judge; a plan made with GenEval's
+    position rule records it, its status names it, and the plan opens again after the project is
+    closed (the judge taken from the method's judges, not given again)."""
+    from ui.widgets.audit_plan import AuditPlanPanel
+    from workstation.methods import audit_sources
+
+    panel = AuditPlanPanel()
+    qtbot.addWidget(panel)
+    with Project.open(demo_project) as p:
+        panel.set_project(p)
+        panel.method_combo.setCurrentIndex(panel.method_combo.findData("spatial"))
+        names = [panel.judge_combo.itemData(i) for i in range(panel.judge_combo.count())]
+        assert names[0] is None and panel.judge_combo.isEnabled()
+        geneval = next(n for n in names[1:] if str(n).startswith("spatial.geneval"))
+        panel.judge_combo.setCurrentIndex(names.index(geneval))
+        panel.quantity_combo.setCurrentIndex(panel.quantity_combo.findData("rate"))
+        plan = panel.start_plan()
+        assert plan is not None, panel.error_label.text()
+        assert plan.second_judge is not None and plan.second_judge.name == geneval
+        assert 0 < plan.second_judge.judged <= len(plan.table)
+        assert plan.status().second_judge.startswith(geneval)
+        assert f"second judge {geneval}" in panel.labels_label.text()
+        pid = plan.plan_id
+        panel.set_project(None)
+    with Project.open(demo_project) as p:
+        again = audit_sources.open_plan(p, pid)
+        assert again.second_judge is not None and again.second_judge.digest == plan.second_judge.digest
+        # a judge the method does not have: one line naming it and the judges there are
+        with pytest.raises(Exception, match="no judge"):
+            audit_sources.second_judge(p, "spatial", "spatial.nothing")(again.table)

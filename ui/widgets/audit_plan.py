@@ -32,6 +32,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QCheckBox,
     QComboBox,
     QDoubleSpinBox,
@@ -145,6 +146,13 @@ class AuditPlanPanel(QWidget):
         for key, text in UNITS.items():
             self.unit_combo.addItem(text, key)
         form.addRow("Label", self.unit_combo)
+        # another automatic judge of the items (the method's judges: docs/judges.md): its score
+        # stratifies inside the first judge's outcomes and is the prediction-powered estimate's
+        self.judge_combo = QComboBox()
+        self.judge_combo.setObjectName("plan_second_judge")
+        self.judge_combo.setToolTip("a second automatic judge: its score forms strata inside the automated "
+                                    "outcome's groups and serves as the prediction inside each stratum")
+        form.addRow("Second judge", self.judge_combo)
         row2 = QHBoxLayout()
         self.seed_spin = spin_box(0, 2_000_000_000, name="plan_seed")
         self.blind_check = QCheckBox("blind")
@@ -305,6 +313,16 @@ class AuditPlanPanel(QWidget):
             label.show()
             w.show()
         self.option_row.setVisible(bool(options))
+        self.judge_combo.clear()
+        self.judge_combo.addItem("none", None)
+        if name is not None and self.project is not None:
+            try:
+                for jname, title in audit_sources.judge_choices(self.project, str(name)):
+                    self.judge_combo.addItem(title, jname)
+                    self.judge_combo.setItemData(self.judge_combo.count() - 1, jname, Qt.ItemDataRole.ToolTipRole)
+            except WorkstationError as e:
+                self.error_label.setText(str(e))
+        self.judge_combo.setEnabled(self.judge_combo.count() > 1)
         self.uses_label.setText(basis)
         self.uses_label.setVisible(bool(basis))
 
@@ -392,9 +410,16 @@ class AuditPlanPanel(QWidget):
         try:
             goal = self.goal()
             goal.validate()
-            plan = audit_sources.create_plan(
-                self.project, str(self.method_combo.currentData()), goal, seed=self.seed_spin.value(),
-                blind=self.blind_check.isChecked(), recheck_fraction=self.recheck_spin.value(), **self.options())
+            method = str(self.method_combo.currentData())
+            jname = self.judge_combo.currentData()
+            judge = None if jname is None else audit_sources.second_judge(self.project, method, str(jname))
+            QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)  # a second judge is computed now
+            try:
+                plan = audit_sources.create_plan(
+                    self.project, method, goal, seed=self.seed_spin.value(), blind=self.blind_check.isChecked(),
+                    recheck_fraction=self.recheck_spin.value(), second_judge=judge, **self.options())
+            finally:
+                QApplication.restoreOverrideCursor()
         except WorkstationError as e:
             self.error_label.setText(str(e))
             return None

@@ -209,18 +209,81 @@ def _population_key(project: Any) -> tuple[Any, ...]:
     return (project.samples.count(), tuple(project.samples.run_ids()))
 
 
+def judge_choices(project: Any, method: str) -> list[tuple[str, str]]:
+    """The judges a plan of ``method`` may name as its second judge, as (name, title): the
+    method's judges (`workstation.evaluation.judges`), listed without computing anything."""
+    from . import method_judges
+
+    mj = method_judges(project, method) if method in SOURCES else None
+    return [] if mj is None else [(j.name, j.title) for j in mj.judges]
+
+
+def judge_scores(out: Any, positive: str) -> np.ndarray:
+    """A judge's output as a plan's second-judge score, one per target: where it gives an outcome,
+    1 for the table's positive value, 0 for another decided value, none (NaN) where it abstains
+    or did not judge; a judge of scores alone gives its score where it lies in [0, 1]."""
+    j = out.judge
+    if j.values:
+        return np.fromiter((np.nan if v is None or v == j.abstain else float(v == positive)
+                            for v in out.outcome.tolist()), np.float64, len(out.outcome))
+    s = np.asarray(out.score, np.float64)
+    fin = s[np.isfinite(s)]
+    if len(fin) and (fin.min() < 0.0 or fin.max() > 1.0):
+        raise WorkstationError(f"the judge {j.name[:60]!r} gives scores outside [0, 1] ({float(fin.min()):.3g} to "
+                               f"{float(fin.max()):.3g}) and no outcome: it cannot be a plan's second judge")
+    return s
+
+
+def second_judge(project: Any, method: str, name: str) -> Callable[[AuditTable], SecondJudge]:
+    """The method's judge ``name`` as a plan's second judge (`create_plan` / `open_plan` take it):
+    computed when the plan asks, its scores by item id (`judge_scores`); a judge none of whose
+    targets is an item of the plan's table is refused in one line."""
+    from ..evaluation.judges import JudgeRun
+    from . import method_judges
+
+    def make(table: AuditTable) -> SecondJudge:
+        mj = method_judges(project, method)
+        if mj is None:
+            raise WorkstationError(f"{method} has no judges in this project: {name[:60]!r} cannot be a second judge")
+        mj.judge(name)  # an unknown name: one line listing the method's judges
+        run = JudgeRun(project, mj)
+        out = run.output(name)
+        scores = dict(zip(map(str, run.targets.ids.tolist()), judge_scores(out, table.positive).tolist()))
+        judge = SecondJudge.aligned(name, table, scores)
+        if not np.isin(table.item_id.astype(str), list(scores)).any():
+            raise WorkstationError(f"the judge {name[:60]!r} judges none of the plan's {table.item_title}s")
+        return judge
+
+    return make
+
+
+def _stored_judge(project: Any, plan_id: int, method: str) -> Callable[[AuditTable], SecondJudge] | None:
+    """The second judge a stored plan names (its design's record), from the method's judges."""
+    rec = project.plans.get(plan_id)
+    d = rec.get("design") if isinstance(rec, dict) else None
+    j = d.get("second_judge") if isinstance(d, dict) else None
+    name = j.get("name") if isinstance(j, dict) else None
+    return second_judge(project, method, name) if isinstance(name, str) and name.strip() else None
+
+
 def open_plan(project: Any, plan_id: int,
               second_judge: Callable[[AuditTable], SecondJudge] | None = None) -> AuditPlan:
     """A stored plan with the project's current labels of its items and the items it still holds.
     A plan whose method has no audit source here, whose stored values are not a plan's, none of
     whose items is left, or made with a second judge that is not given or whose scores changed
-    (``second_judge`` as `create_plan` takes it) is refused: `PlanStale`, one line with the reason."""
+    (``second_judge`` as `create_plan` takes it; without it, the judge the plan names is taken from
+    the method's judges: `second_judge`) is refused: `PlanStale`, one line with the reason."""
     rec = project.plans.get(plan_id)
     method = rec.get("method")
     if not isinstance(method, str) or method not in SOURCES:
         raise PlanStale(f"audit plan #{rec['plan_id']} cannot be used: its method {str(method)[:40]!r} has no "
                         f"audit source here (have: {', '.join(source_names())})")
     key = _population_key(project)
+    if second_judge is None:
+        try:
+            second_judge = _stored_judge(project, plan_id, method)
+        except WorkstationError as e:
+            raise PlanStale(f"audit plan #{rec['plan_id']} cannot be used: {e}") from None
     plan = load_plan(project, plan_id, current_human(project, method), current_present(project, method),
                      second_judge=second_judge)
     plan.population_key = key  # type: ignore[attr-defined]
