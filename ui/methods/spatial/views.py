@@ -73,7 +73,7 @@ class CalibrationPlaceholder(QWidget):
         super().__init__(parent)
         lay = QVBoxLayout(self)
         lab = QLabel("Calibration panel\n\n" + reason)
-        lab.setAlignment(Qt.AlignCenter)
+        lab.setAlignment(Qt.AlignmentFlag.AlignCenter)
         lab.setObjectName("dim")
         lay.addWidget(lab)
 
