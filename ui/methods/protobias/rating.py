@@ -104,7 +104,7 @@ class RatingPage(QWidget):
         lay.addWidget(intro)
         head = QHBoxLayout()
         head.addWidget(self.text, 1)
-        head.addWidget(self.position, 0, Qt.AlignTop)
+        head.addWidget(self.position, 0, Qt.AlignmentFlag.AlignTop)
         lay.addLayout(head)
         lay.addLayout(row, 1)
         lay.addLayout(guide)
