@@ -43,7 +43,7 @@ class GraphEditor(NodePanel):
         lay.setContentsMargins(0, 0, 0, 0)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QScrollArea.NoFrame)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         scroll.setWidget(body)
         self.column.addWidget(scroll)
         top, self.prompt = combo_row("Prompt:", self.load, min_width=380)
@@ -93,7 +93,8 @@ class GraphEditor(NodePanel):
         t.setHorizontalHeaderLabels(list(headers))
         h = t.horizontalHeader()
         for i in range(len(headers)):
-            h.setSectionResizeMode(i, QHeaderView.Stretch if i == stretch else QHeaderView.Interactive)
+            h.setSectionResizeMode(i, QHeaderView.ResizeMode.Stretch if i == stretch
+                                   else QHeaderView.ResizeMode.Interactive)
             if i != stretch:
                 t.setColumnWidth(i, 60 if i == 0 else 140)
         t.verticalHeader().setVisible(False)
@@ -161,7 +162,7 @@ class GraphEditor(NodePanel):
         for c, v in enumerate(values):
             it = QTableWidgetItem(v)
             if c in ro:
-                it.setFlags(it.flags() & ~Qt.ItemIsEditable)
+                it.setFlags(it.flags() & ~Qt.ItemFlag.ItemIsEditable)
             table.setItem(r, c, it)
 
     # --- editing ---------------------------------------------------------------------------------------
