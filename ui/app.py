@@ -71,9 +71,9 @@ def install_excepthook() -> None:
 
             app = QApplication.instance()
             if app is not None and app.platformName() not in ("offscreen", "minimal"):
-                box = QMessageBox(QMessageBox.Critical, "Unexpected error",
+                box = QMessageBox(QMessageBox.Icon.Critical, "Unexpected error",
                                   f"{etype.__name__}: {value}\n\nThe workstation keeps running; the details "
-                                  "are in the log.", QMessageBox.Ok)
+                                  "are in the log.", QMessageBox.StandardButton.Ok)
                 box.setDetailedText(text)
                 box.exec()
         except Exception:  # noqa: BLE001

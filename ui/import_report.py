@@ -224,7 +224,7 @@ def write_report(window: Any, dialog: ReportDialog | None = None) -> CommandRun 
     steps = [["report", "--project", str(folder), "--out", str(out)]]
     if out.is_dir() and any(out.iterdir()):  # the command replaces only a report it wrote, and only when told
         if QMessageBox.question(window, "Write report", f"{out} already exists. Replace it? (Only a report "
-                                "folder this program wrote is replaced.)") != QMessageBox.Yes:
+                                "folder this program wrote is replaced.)") != QMessageBox.StandardButton.Yes:
             return None
         steps[0].append("--overwrite")
     reopen = dlg.evaluate.isChecked()

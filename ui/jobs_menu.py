@@ -105,12 +105,13 @@ def remove_run_dialog(window: Any, run_id: str | None = None) -> bool:
     except WorkstationError as e:
         QMessageBox.critical(window, title, str(e))
         return False
-    box = QMessageBox(QMessageBox.Warning, title,
+    box = QMessageBox(QMessageBox.Icon.Warning, title,
                       f"Remove {plan.summary()}?\n\nThis cannot be undone. The prompts stay, and so do the "
-                      "labels (the label log is append-only).", QMessageBox.Yes | QMessageBox.Cancel, window)
+                      "labels (the label log is append-only).",
+                      QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, window)
     box.setObjectName("removeRunConfirm")
-    box.setDefaultButton(QMessageBox.Cancel)
-    if box.exec() != QMessageBox.Yes:
+    box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+    if box.exec() != QMessageBox.StandardButton.Yes:
         return False
     window._leave_all()  # notes typed and not saved yet
     try:

@@ -111,15 +111,15 @@ class JobsPanel(QWidget):
 
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SingleSelection)
-        self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().setVisible(False)
         hh = self.table.horizontalHeader()
-        hh.setSectionResizeMode(COL_WHAT, QHeaderView.Stretch)
-        hh.setSectionResizeMode(COL_MESSAGE, QHeaderView.Stretch)
+        hh.setSectionResizeMode(COL_WHAT, QHeaderView.ResizeMode.Stretch)
+        hh.setSectionResizeMode(COL_MESSAGE, QHeaderView.ResizeMode.Stretch)
         for c in (COL_JOB, COL_STATE, COL_SPEED, COL_ETA):
-            hh.setSectionResizeMode(c, QHeaderView.ResizeToContents)
+            hh.setSectionResizeMode(c, QHeaderView.ResizeMode.ResizeToContents)
         self.table.setColumnWidth(COL_PROGRESS, 160)
 
         self.log_view = QPlainTextEdit()
@@ -131,7 +131,7 @@ class JobsPanel(QWidget):
         # at least four jobs in view, header included, however small the dock is made
         rows = self.table.verticalHeader().defaultSectionSize()
         self.table.setMinimumHeight(self.table.horizontalHeader().sizeHint().height() + 4 * rows + 4)
-        split = splitter(Qt.Vertical, self.table, self.log_view, stretch=(3, 1))
+        split = splitter(Qt.Orientation.Vertical, self.table, self.log_view, stretch=(3, 1))
 
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
@@ -385,7 +385,7 @@ class JobsPanel(QWidget):
         item.setText(text.splitlines()[0] if text else "")
         item.setToolTip(text)
         if status == FAILED:
-            item.setForeground(Qt.red)
+            item.setForeground(Qt.GlobalColor.red)
         self._update_buttons()
 
     def _update_buttons(self) -> None:
@@ -419,7 +419,7 @@ class JobsPanel(QWidget):
             self.show_error("Open a project for writing to run jobs.")
             return
         dlg = NewJobDialog(self)
-        if dlg.exec() != QDialog.Accepted:
+        if dlg.exec() != QDialog.DialogCode.Accepted:
             return
         try:
             ids = self.run_request(dlg.request())
@@ -508,8 +508,8 @@ class NewJobDialog(QDialog):
         self.secondary = QListWidget()
         for n in dets:
             it = QListWidgetItem(n)
-            it.setFlags(it.flags() | Qt.ItemIsUserCheckable)
-            it.setCheckState(Qt.Unchecked)
+            it.setFlags(it.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            it.setCheckState(Qt.CheckState.Unchecked)
             self.secondary.addItem(it)
         self.secondary.setMaximumHeight(90)
         self.perturb = QCheckBox("Perturbed variants for the stability term")
@@ -524,8 +524,8 @@ class NewJobDialog(QDialog):
         df.addRow(self.perturb)
         df.addRow(self.evaluate)
 
-        self.buttons = QDialogButtonBox(QDialogButtonBox.Cancel)
-        self.run_button = self.buttons.addButton("Run", QDialogButtonBox.AcceptRole)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+        self.run_button = self.buttons.addButton("Run", QDialogButtonBox.ButtonRole.AcceptRole)
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         self.error = QLabel()
@@ -585,7 +585,7 @@ class NewJobDialog(QDialog):
             chosen = set(secondary if isinstance(secondary, list) else [secondary] if secondary else [])
             for i in range(self.secondary.count()):
                 it = self.secondary.item(i)
-                it.setCheckState(Qt.Checked if it.text() in chosen else Qt.Unchecked)
+                it.setCheckState(Qt.CheckState.Checked if it.text() in chosen else Qt.CheckState.Unchecked)
         finally:
             st.endGroup()
 
@@ -604,7 +604,7 @@ class NewJobDialog(QDialog):
             else:
                 st.setValue(key, w.value())
         st.setValue("secondary", [self.secondary.item(i).text() for i in range(self.secondary.count())
-                                  if self.secondary.item(i).checkState() == Qt.Checked])
+                                  if self.secondary.item(i).checkState() == Qt.CheckState.Checked])
         st.endGroup()
         st.sync()
 
@@ -639,7 +639,8 @@ class NewJobDialog(QDialog):
                 params["scheduler"] = str(self.scheduler.currentData())
         det = self.detector.currentText() if self.detector.currentIndex() > 0 else None
         secondary = [(self.secondary.item(i).text(), None) for i in range(self.secondary.count())
-                     if self.secondary.item(i).checkState() == Qt.Checked and self.secondary.item(i).text() != det]
+                     if self.secondary.item(i).checkState() == Qt.CheckState.Checked
+                     and self.secondary.item(i).text() != det]
         return PipelineRequest(
             suite="builtin" if self.suite_kind.currentIndex() == 0 else self.suite_file.text().strip(),
             pairs=self.pairs.value(), seeds=self.seeds.value(), generator=gen,
@@ -675,5 +676,5 @@ def install(window: Any, area: str = "bottom") -> JobsPanel:
     dock = window.add_panel("Jobs", panel, area)
     if area in ("top", "bottom") and hasattr(window, "resizeDocks"):
         # room for several jobs and a few lines of the selected one's log
-        window.resizeDocks([dock], [max(260, panel.minimumSizeHint().height())], Qt.Vertical)
+        window.resizeDocks([dock], [max(260, panel.minimumSizeHint().height())], Qt.Orientation.Vertical)
     return panel

@@ -33,8 +33,8 @@ from .state import AppState
 
 log = logging.getLogger(__name__)
 
-DOCK_AREAS = {"left": Qt.LeftDockWidgetArea, "right": Qt.RightDockWidgetArea,
-              "bottom": Qt.BottomDockWidgetArea, "top": Qt.TopDockWidgetArea}
+DOCK_AREAS = {"left": Qt.DockWidgetArea.LeftDockWidgetArea, "right": Qt.DockWidgetArea.RightDockWidgetArea,
+              "bottom": Qt.DockWidgetArea.BottomDockWidgetArea, "top": Qt.DockWidgetArea.TopDockWidgetArea}
 
 
 class MainWindow(QMainWindow):
@@ -67,7 +67,7 @@ class MainWindow(QMainWindow):
         self.central = QScrollArea(self)
         self.central.setObjectName("centralScroll")
         self.central.setWidgetResizable(True)
-        self.central.setFrameShape(QScrollArea.NoFrame)
+        self.central.setFrameShape(QScrollArea.Shape.NoFrame)
         self.central.setWidget(self.tabs)
         self.setCentralWidget(self.central)
         self.actions_by_id: dict[str, QAction] = {}

@@ -163,7 +163,8 @@ def fill_label_menu(window: Any) -> None:
             break
         menu.removeAction(act)
     rows = [b for b in active_bindings(window) if b.group in ("Label", "Navigate")]
-    items: list[tuple[str, Any]] = [(f"{b.text}\t{QKeySequence(b.keys[0]).toString(QKeySequence.NativeText)}",
+    native = QKeySequence.SequenceFormat.NativeText
+    items: list[tuple[str, Any]] = [(f"{b.text}\t{QKeySequence(b.keys[0]).toString(native)}",
                                      lambda _=False, f=b.fn: f()) for b in rows]
     if not any(b.group == "Label" for b in rows):
         items.insert(0, ("(show a method's judging page to label)", None))

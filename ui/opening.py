@@ -59,12 +59,12 @@ class OpeningIndicator(QWidget):
         self.bar.setMaximumHeight(14)
         self.bar.setTextVisible(False)
         self.cancel_button = QPushButton("Cancel opening")
-        self.cancel_button.setSizePolicy(QSizePolicy.Maximum, QSizePolicy.Fixed)
+        self.cancel_button.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
         self.cancel_button.setToolTip("Stop reading this project; the window stays as it was")
         lay.addWidget(self.bar)
         lay.addWidget(self.cancel_button)
         # as wide as the bar and the button: the message beside it keeps the rest (a narrow window)
-        self.setSizePolicy(QSizePolicy.Fixed, QSizePolicy.Fixed)
+        self.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
         self.hide()
 
     def show_progress(self, pct: int) -> None:
@@ -92,7 +92,7 @@ class BackgroundOpen(QObject):
         self._poll.setInterval(OpeningIndicator.POLL_MS)
         self._poll.timeout.connect(self._show_progress)
         # queued: an early load that has already ended delivers from this thread, after the call
-        self._loaded.connect(self._on_loaded, Qt.QueuedConnection)
+        self._loaded.connect(self._on_loaded, Qt.ConnectionType.QueuedConnection)
 
     def start(self, folder: str | Path, read_only: bool = False, early: Any = None) -> None:
         w = self.w
@@ -117,7 +117,7 @@ class BackgroundOpen(QObject):
         w.statusBar().showMessage(f"Opening {folder.name}…")
         w.project_label.setText(f"opening {folder.name}…")
         w.start_page.show_opening(folder.name)
-        QApplication.setOverrideCursor(Qt.BusyCursor)
+        QApplication.setOverrideCursor(Qt.CursorShape.BusyCursor)
         closings = w.closings
         self._opening = folder.name
         if early is not None:

@@ -108,7 +108,8 @@ class Binding:
         return page is not None and isValid(page) and page.isVisible() and QWidget.window(page) is window
 
     def keys_text(self) -> str:
-        return " or ".join(QKeySequence(k).toString(QKeySequence.NativeText) for k in self.keys)
+        native = QKeySequence.SequenceFormat.NativeText
+        return " or ".join(QKeySequence(k).toString(native) for k in self.keys)
 
 
 _ALL: weakref.WeakSet[Binding] = weakref.WeakSet()
@@ -134,7 +135,7 @@ def bind(page: QWidget, keys: str | Sequence[str], fn: Callable[[], Any], help: 
     sc = QShortcut(QKeySequence(seqs[0]), page)
     if len(seqs) > 1:
         sc.setKeys([QKeySequence(k) for k in seqs])
-    sc.setContext(Qt.WindowShortcut)
+    sc.setContext(Qt.ShortcutContext.WindowShortcut)
     sc.activated.connect(fn if unless is None else (lambda: None if unless() else fn()))
     _keep(sc, Binding(seqs, help, group, method, text or help, fn, weakref.ref(sc), weakref.ref(page)))
     return sc
@@ -153,7 +154,7 @@ def register_action(action: QAction, help: str, group: str, method: str = "") ->
 
 def make_action(parent: QWidget, sid: str, slot: Callable[..., object] | None = None,
                 checkable: bool = False,
-                context: Qt.ShortcutContext = Qt.WindowShortcut, method: str = "") -> QAction:
+                context: Qt.ShortcutContext = Qt.ShortcutContext.WindowShortcut, method: str = "") -> QAction:
     """A window action from `SHORTCUTS` (its text, keys and help), recorded for the sheet."""
     s = BY_ID[sid]
     a = QAction(s.text, parent)
@@ -223,7 +224,7 @@ def bind_tabs(window: Any, views: Any) -> None:
         if key:
             a.setShortcut(QKeySequence(key))
             used.add(key)
-        a.setShortcutContext(Qt.WindowShortcut)
+        a.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
         a.triggered.connect(lambda _=False, p=page: window.show_page(p))
         window.addAction(a)
         actions[(views.method, i)] = a
@@ -259,20 +260,20 @@ class ShortcutSheet(QDialog):
         t = QTableWidget(len(rows), 3, self)
         t.setHorizontalHeaderLabels(["Group", "Keys", "What it does"])
         t.verticalHeader().hide()
-        t.setEditTriggers(QTableWidget.NoEditTriggers)
-        t.setSelectionMode(QTableWidget.NoSelection)
-        t.setFocusPolicy(Qt.NoFocus)  # a sheet to read: no cell framed as if it were chosen
+        t.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        t.setSelectionMode(QTableWidget.SelectionMode.NoSelection)
+        t.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # a sheet to read: no cell framed as if it were chosen
         t.setWordWrap(True)
         for i, b in enumerate(rows):
             for j, text in enumerate((b.group, b.keys_text(), b.help)):
                 t.setItem(i, j, QTableWidgetItem(text))
-        t.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeToContents)
-        t.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeToContents)
-        t.horizontalHeader().setSectionResizeMode(2, QHeaderView.Stretch)
+        t.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        t.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        t.horizontalHeader().setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         self.table = t
         self.rows = rows
         lay.addWidget(t)
-        bb = QDialogButtonBox(QDialogButtonBox.Close, self)
+        bb = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         bb.rejected.connect(self.reject)
         lay.addWidget(bb)
         self.resize(680, min(640, 120 + 30 * len(rows)))

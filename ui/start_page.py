@@ -29,7 +29,7 @@ class StartPage(QWidget):
         self.hint = QLabel("")
         self.hint.setObjectName("startHint")
         self.hint.setWordWrap(True)
-        self.hint.setTextFormat(Qt.RichText)
+        self.hint.setTextFormat(Qt.TextFormat.RichText)
         lay.addWidget(self.hint)
         row = QHBoxLayout()
         self.open_button = QPushButton("Open project…  (Ctrl+O)")
