@@ -774,6 +774,7 @@ class PairViewer(QWidget):
             side.labels.setText("")
             side.view.show_sample(None, None, self.layers, self.line_width, "no twin sample")
             return
+        assert ds is not None and self.index is not None  # a row is shown only with its data
         s = ds.samples
         sc = spatial_columns(ds)
         side.prompt.setText(self.index.prompt_text(row))
@@ -803,6 +804,7 @@ class PairViewer(QWidget):
     def _refresh_cards(self) -> None:
         for side in (self.left, self.right):
             if side.row >= 0:
+                assert self.state.dataset is not None  # a row is shown only with its data
                 rel = RELATIONS[int(spatial_columns(self.state.dataset).relation[side.row])]
                 side.card.show_verdict(self.state.verdicts, side.row, self.blind, self._human_text(side.row), rel)
                 side.labels.setText(self._annotations_html(side.row))

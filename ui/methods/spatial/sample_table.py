@@ -185,6 +185,7 @@ class SampleTableModel(QAbstractTableModel):
             self.q.forget()
         if self.q.register():
             self.total = self.q.count()
+            assert self.state.dataset is not None  # bound above
             self.all_count = self.state.dataset.n
             self.rows = self._query(self.PAGE, 0)
         else:
@@ -488,6 +489,7 @@ class FilterBar(QWidget):
         state.dataset_changed.connect(self.reload_choices)
         state.policy_changed.connect(self.apply_policy)
         # what each filter selects by: the policy disables those on what it hides
+        w: QWidget
         for w in (self.verdict, self.reason, self.conf_min, self.conf_max):
             w.setProperty("reveals", "outcome")
         for w in (self.labelled, self.disagree):

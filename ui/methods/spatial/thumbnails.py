@@ -110,7 +110,7 @@ class ThumbnailGrid(QListView):
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("thumbnailGrid")
-        self.state = state
+        self.state: SpatialSession = state  # type: ignore[assignment]  # shadows QAbstractItemView.state()
         self.thumbs = thumbs if thumbs is not None else ImageCache(max_side=TILE * 2, max_bytes=48 * 1024 * 1024)
         self.setModel(model)
         self.setModelColumn(0)
