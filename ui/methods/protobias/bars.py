@@ -94,6 +94,7 @@ class ScoreBars(QWidget):
                        r.metric)
             y += ROW_H
             verdict_x = label_w + bar_w + value_w + 12
+            col: QColor | str
             for i, (name, v, raw, col) in enumerate((("I_corr", r.sc, r.raw_corr, CORR), ("I_adv", r.pa, r.raw_adv, ADV))):
                 yy = y + i * ROW_H
                 p.setFont(font)

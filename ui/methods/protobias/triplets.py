@@ -66,7 +66,7 @@ class TripletPage(QWidget):
         self._syncing = False
 
         # filter bar
-        self.metric = QComboBox()
+        self.metric: QComboBox = QComboBox()  # type: ignore[assignment]  # shadows QPaintDevice.metric()
         self.metric.setObjectName("pbMetric")
         self.metric.setMinimumContentsLength(18)
         self.domain = QComboBox()
@@ -119,8 +119,8 @@ class TripletPage(QWidget):
         self.table.setWordWrap(False)
         hh = self.table.horizontalHeader()
         hh.setStretchLastSection(False)
-        for c, w in enumerate((120, 90, 80, 90, 260, 66, 66, 62, 80)):
-            self.table.setColumnWidth(c, w)
+        for c, width in enumerate((120, 90, 80, 90, 260, 66, 66, 62, 80)):
+            self.table.setColumnWidth(c, width)
         # T takes the room left
         hh.setSectionResizeMode(COLUMNS.index("text T"), QHeaderView.ResizeMode.Stretch)
 
