@@ -216,7 +216,8 @@ class GraphEditor(NodePanel):
 
     def add_object(self) -> None:
         self._row(self.objects, [self._next_id("o"), "object", "a", ""], ro=(0,))
-        self.objects.editItem(self.objects.item(self.objects.rowCount() - 1, 1))
+        # the row just added has its items
+        self.objects.editItem(self.objects.item(self.objects.rowCount() - 1, 1))  # type: ignore[arg-type]
 
     def add_relation(self) -> None:
         ids = [self._cell(self.objects, r, 0) for r in range(self.objects.rowCount())]
@@ -225,7 +226,8 @@ class GraphEditor(NodePanel):
 
     def add_context(self) -> None:
         self._row(self.context, ["in the park"])
-        self.context.editItem(self.context.item(self.context.rowCount() - 1, 0))
+        # the row just added has its items
+        self.context.editItem(self.context.item(self.context.rowCount() - 1, 0))  # type: ignore[arg-type]
 
     def _remove(self, t: QTableWidget) -> None:
         rows = sorted({i.row() for i in t.selectedIndexes()}, reverse=True)

@@ -107,7 +107,7 @@ class NodeImages(NodePanel):
         super().__init__(session, parent)
         from workstation.methods.dyeval.tree import LABEL_SCHEME
 
-        self.window = window
+        self.window: Any = window  # type: ignore[assignment]  # shadows QWidget.window()
         self.tiles: dict[str, ImageTile] = {}
         self.row_of: dict[str, str] = {}  # image id → owner
         self.heads: dict[str, QLabel] = {}
@@ -134,7 +134,7 @@ class NodeImages(NodePanel):
         lay.addLayout(bar)
         lay.addWidget(self.legend)  # a line of its own: the buttons keep the bar's width
         split = QSplitter(Qt.Orientation.Horizontal)
-        self.scroll = QScrollArea()
+        self.scroll: QScrollArea = QScrollArea()  # type: ignore[assignment]  # shadows QWidget.scroll()
         self.scroll.setWidgetResizable(True)
         self.grid_host = QWidget()
         self.grid = QGridLayout(self.grid_host)
@@ -233,7 +233,8 @@ class NodeImages(NodePanel):
             head.setFixedWidth(HEAD_WIDTH)
             head.setObjectName(f"row_{owner}")
             head.setCursor(Qt.CursorShape.PointingHandCursor)
-            head.mousePressEvent = (lambda _e, ow=owner: self._select_owner(ow))  # type: ignore[method-assign]
+            head.mousePressEvent = (  # type: ignore[method-assign]
+                lambda _e, ow=owner: self._select_owner(ow))  # type: ignore[misc]
             if kind == "step":
                 head.setStyleSheet("QLabel{border-left:3px solid #ff8c1a;padding-left:4px}")
             self.heads[owner] = head
@@ -269,7 +270,8 @@ class NodeImages(NodePanel):
 
     def _clear(self) -> None:
         while self.grid.count():
-            w = self.grid.takeAt(0).widget()
+            item = self.grid.takeAt(0)
+            w = item.widget() if item is not None else None
             if w is not None:
                 w.hide()
                 w.setParent(None)

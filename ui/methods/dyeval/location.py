@@ -39,7 +39,7 @@ class LocationPanel(NodePanel):
         self.status.setWordWrap(True)
         lay.addWidget(self.status)
         split = QSplitter(Qt.Orientation.Vertical)
-        self.diagram = SplitDiagram()
+        self.diagram: SplitDiagram = SplitDiagram()
         self.diagram.step_clicked.connect(self._step)
         split.addWidget(self.diagram)
         self.detail = QLabel("Click a box to see its test: the cell being narrowed, the context kept, its images.")
@@ -58,7 +58,7 @@ class LocationPanel(NodePanel):
         split.setStretchFactor(0, 5)
         split.setStretchFactor(1, 1)
         lay.addWidget(split, 1)
-        self._owner = ""
+        self._owner: str = ""
 
     def current_location(self) -> str:
         return str(self.combo.currentData() or "")

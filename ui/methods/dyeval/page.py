@@ -50,7 +50,7 @@ class DyEvalPage(QWidget):
     def __init__(self, window: Any, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("dyevalPage")
-        self.window = window
+        self.window: Any = window  # type: ignore[assignment]  # shadows QWidget.window()
         self.session = DyEvalSession(window.state, self)
         self.node_id = ""
         self._next: Any = None
@@ -371,7 +371,7 @@ class DyEvalPage(QWidget):
         from .dialogs import NewTreeDialog
 
         d = NewTreeDialog(self)
-        if d.exec() != NewTreeDialog.Accepted:
+        if d.exec() != NewTreeDialog.DialogCode.Accepted:
             return
         v = d.values()
         self.session.new_tree(v["config"], tree_id=v["tree_id"], topics=v["topics"], perspectives=v["perspectives"])

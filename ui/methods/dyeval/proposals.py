@@ -131,7 +131,8 @@ class ProposalsPanel(NodePanel):
         if pid:
             self.show_node(self.node_id, pid)
 
-    def move(self, delta: int) -> None:
+    # shadows QWidget.move(QPoint): the name keys call
+    def move(self, delta: int) -> None:  # type: ignore[override]
         row = self.list.currentRow()
         new = row + delta
         if row < 0 or not 0 <= new < self.list.count():
