@@ -70,7 +70,7 @@ def install_excepthook() -> None:
             from PySide6.QtWidgets import QApplication, QMessageBox
 
             app = QApplication.instance()
-            if app is not None and app.platformName() not in ("offscreen", "minimal"):
+            if isinstance(app, QApplication) and app.platformName() not in ("offscreen", "minimal"):
                 box = QMessageBox(QMessageBox.Icon.Critical, "Unexpected error",
                                   f"{etype.__name__}: {value}\n\nThe workstation keeps running; the details "
                                   "are in the log.", QMessageBox.StandardButton.Ok)

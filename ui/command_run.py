@@ -45,7 +45,7 @@ class CommandRun(QObject):
                  what: str) -> None:
         super().__init__(parent)
         steps = [list(a) for a in args] if args and not isinstance(args[0], str) else [list(args)]  # type: ignore[arg-type]
-        self.steps: list[list[str]] = steps
+        self.steps: list[list[str]] = steps  # type: ignore[assignment]  # lists of str either way
         self.args = steps[-1]
         self.output: list[str] = []
         self.cancelled = False

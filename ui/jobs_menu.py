@@ -40,7 +40,8 @@ def install_jobs_menu(window: Any) -> QMenu | None:
     new = QAction("New job…", window)
     new.setObjectName("jobsNew")
     new.setToolTip("Generate images for a suite, detect objects and evaluate them")
-    new.triggered.connect(lambda: (show_panel(), panel.new_job_dialog()))
+    # the tuple makes both calls in one lambda
+    new.triggered.connect(lambda: (show_panel(), panel.new_job_dialog()))  # type: ignore[func-returns-value]
     toggle = dock.toggleViewAction()
     toggle.setText("Show jobs panel")
     cancel = QAction("Cancel selected job", window)

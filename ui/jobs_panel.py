@@ -377,11 +377,17 @@ class JobsPanel(QWidget):
                 bar.setValue(1 if status == DONE else 0)
                 bar.setFormat("%p%")
         live = status in LIVE_STATES
-        self.table.item(row, COL_STATE).setText(status)
-        self.table.item(row, COL_SPEED).setText(f"{p.rate:.2f}/s" if live and p.rate > 0 else "")
-        self.table.item(row, COL_ETA).setText(format_seconds(p.eta) if live and p.total and p.done < p.total else "")
+
+        def cell(col: int) -> QTableWidgetItem:
+            it = self.table.item(row, col)
+            assert it is not None  # a row's cells are made with the row
+            return it
+
+        cell(COL_STATE).setText(status)
+        cell(COL_SPEED).setText(f"{p.rate:.2f}/s" if live and p.rate > 0 else "")
+        cell(COL_ETA).setText(format_seconds(p.eta) if live and p.total and p.done < p.total else "")
         text = message if status in (FAILED, CANCELLED, DONE) and message else (p.message or message)
-        item = self.table.item(row, COL_MESSAGE)
+        item = cell(COL_MESSAGE)
         item.setText(text.splitlines()[0] if text else "")
         item.setToolTip(text)
         if status == FAILED:
@@ -390,7 +396,9 @@ class JobsPanel(QWidget):
 
     def _update_buttons(self) -> None:
         j = self.selected_job_id()
-        status = self.table.item(self._rows[j], COL_STATE).text() if j in self._rows else ""
+        # a row's cells are made with the row
+        status = (self.table.item(self._rows[j], COL_STATE).text()  # type: ignore[union-attr]
+                  if j in self._rows else "")
         writable = self.queue is not None
         self.cancel_button.setEnabled(writable and status in (*LIVE_STATES, QUEUED))
         # a finished job has nothing left to resume; a failed, cancelled or interrupted one has
@@ -474,7 +482,8 @@ class NewJobDialog(QDialog):
         self.model.setPlaceholderText("model folder (diffusers save_pretrained) or cached HF id")
         self.model.setMinimumWidth(260)
         model_row = browse_row(self.model, self._browse_model)
-        self.size = spin_box(64, 2048, 256, step=64)
+        # shadows QWidget.size()
+        self.size: QSpinBox = spin_box(64, 2048, 256, step=64)  # type: ignore[assignment]
         self.steps = spin_box(1, 500, 30)
         self.guidance = double_spin_box(0.0, 30.0, 7.5)
         self.scheduler = QComboBox()
@@ -638,9 +647,10 @@ class NewJobDialog(QDialog):
             if self.scheduler.currentData():
                 params["scheduler"] = str(self.scheduler.currentData())
         det = self.detector.currentText() if self.detector.currentIndex() > 0 else None
-        secondary = [(self.secondary.item(i).text(), None) for i in range(self.secondary.count())
-                     if self.secondary.item(i).checkState() == Qt.CheckState.Checked
-                     and self.secondary.item(i).text() != det]
+        secondary: list[tuple[str, str | None]] = [
+            (self.secondary.item(i).text(), None) for i in range(self.secondary.count())
+            if self.secondary.item(i).checkState() == Qt.CheckState.Checked
+            and self.secondary.item(i).text() != det]
         return PipelineRequest(
             suite="builtin" if self.suite_kind.currentIndex() == 0 else self.suite_file.text().strip(),
             pairs=self.pairs.value(), seeds=self.seeds.value(), generator=gen,

@@ -23,7 +23,7 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent
-from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QScrollArea, QTabWidget, QWidget
+from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QMenu, QScrollArea, QTabWidget, QWidget
 
 from . import blind_routes, menus, place, project_dialogs, shortcuts, status_bar, theme
 from .image_cache import ImageCache
@@ -41,6 +41,7 @@ class MainWindow(QMainWindow):
     project_opened = Signal()
     load_finished = Signal(bool)  # a background open ended (True: the project is open)
     verdicts_checked = Signal()  # the background check of a project opened in the background ended
+    panels_menu: QMenu  # View → Panels, made by ui.menus
 
     def __init__(self, state: AppState | None = None, ask_annotator: Callable[[], str | None] | None = None
                  ) -> None:
@@ -232,7 +233,7 @@ class MainWindow(QMainWindow):
     def show_tab(self, name: str) -> None:
         for i in range(self.tabs.count()):
             if self.tabs.tabText(i) == name:
-                self.show_page(self.tabs.widget(i))
+                self.show_page(self.tabs.widget(i))  # type: ignore[arg-type]  # i < count()
                 return
 
     def show_page(self, page: QWidget) -> bool:
@@ -342,7 +343,8 @@ class MainWindow(QMainWindow):
 
     def toggle_theme(self) -> None:
         name = "light" if theme.current().name == "dark" else "dark"
-        theme.apply_theme(QApplication.instance(), name)
+        # the app is a QApplication
+        theme.apply_theme(QApplication.instance(), name)  # type: ignore[arg-type]
         project_dialogs.settings().setValue("theme", name)
 
     def _restore_geometry(self) -> None:

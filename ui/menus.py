@@ -196,7 +196,7 @@ def new_audit_set(window: Any) -> None:
         QMessageBox.information(window, "New audit set", "This method has nothing to audit in this project yet.")
         return
     c = views.controller(window)
-    params = getattr(views, "audit_params", lambda _w: {})(window)
+    params: dict[str, Any] = getattr(views, "audit_params", lambda _w: {})(window)
     dlg = AuditSetDialog(p, c.scheme, pop, params, title=window.tabs.tabText(window.tabs.currentIndex()), parent=window)
     if dlg.exec() and dlg.audit_set_id is not None:
         start_audit_set(window, dlg.audit_set_id)

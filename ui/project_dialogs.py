@@ -35,7 +35,7 @@ def settings() -> QSettings:
 
 
 def recent_projects() -> list[str]:
-    v = settings().value("recent_projects", [])
+    v: Any = settings().value("recent_projects", [])
     if isinstance(v, str):
         v = [v] if v else []
     return [str(x) for x in (v or []) if x]

@@ -280,4 +280,6 @@ class ShortcutSheet(QDialog):
 
     def listed(self) -> list[tuple[str, str]]:
         """(keys, what it does) of each row, as shown."""
-        return [(self.table.item(r, 1).text(), self.table.item(r, 2).text()) for r in range(self.table.rowCount())]
+        # all filled
+        return [(self.table.item(r, 1).text(), self.table.item(r, 2).text())  # type: ignore[union-attr]
+                for r in range(self.table.rowCount())]

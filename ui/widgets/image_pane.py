@@ -127,6 +127,8 @@ class ImagePane(QWidget):
         self.box_items = []
         self.caption.setText(caption)
         pix, err = self._image(path) if path else (None, "no image")
+        w: float
+        h: float
         self.error = err
         if pix is not None:
             self.scene.addPixmap(pix)

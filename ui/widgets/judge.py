@@ -700,7 +700,7 @@ class JudgeBar(QWidget):
         self._saved_timer.timeout.connect(lambda: self.notes_saved.setText(""))
         self._error = ""
         self._ended = False
-        controller.on_leave.append(self.save_notes)
+        controller.on_leave.append(self.save_notes)  # type: ignore[arg-type]  # its bool is not read
         controller.changed.connect(self.refresh)
         controller.moved.connect(self._load_notes)
         controller.queue_changed.connect(self.refresh)
@@ -980,7 +980,9 @@ def install_shortcuts(page: QWidget, controller: JudgeController, bar: JudgeBar,
     s = controller.scheme
     for value, key in zip(s.values, s.keys):
         name = s.title_of(value) if s.ordinal else value  # as its button says
-        add(key, lambda v=value: bar._record(v), f"Record {name} and go to the next", "Label", s.title_of(value))
+        # the lambda binds the value by default
+        add(key, lambda v=value: bar._record(v),  # type: ignore[misc]
+            f"Record {name} and go to the next", "Label", s.title_of(value))
     add("N", bar.focus_notes, "Put the cursor in the notes field (Enter saves them)", "Label", "Edit notes")
     add("Ctrl+Z", bar.queue_key(controller.undo), "Undo your last label (a compensating event is recorded)",
         "Label", "Undo label")
