@@ -23,7 +23,12 @@ import time
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QApplication
+
+    from .main_window import MainWindow
 
 T0 = time.perf_counter()
 
@@ -101,7 +106,7 @@ def create_application(argv: Sequence[str] | None = None) -> Any:
     return app
 
 
-def build_window(app: Any) -> Any:
+def build_window(app: QApplication) -> MainWindow:
     from . import project_dialogs, theme
     from .main_window import MainWindow
 
@@ -109,7 +114,7 @@ def build_window(app: Any) -> Any:
     return MainWindow()
 
 
-def _install_hooks(app: Any, window: Any) -> None:
+def _install_hooks(app: QApplication, window: MainWindow) -> None:
     driver = os.environ.get("WORKSTATION_TEST_DRIVER")
     if driver:
         from PySide6.QtCore import QTimer

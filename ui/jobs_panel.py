@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QDialogButtonBox,
+    QDockWidget,
     QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
@@ -62,6 +63,9 @@ from workstation.types import WorkstationError
 from .state import AppState
 from .widgets.forms import browse_row, double_spin_box, push_button, spin_box, wrapped_label
 from .widgets.layout import splitter
+
+if TYPE_CHECKING:
+    from .main_window import MainWindow
 
 log = logging.getLogger(__name__)
 
@@ -680,11 +684,12 @@ class NewJobDialog(QDialog):
 JobPanel = JobsPanel  # the name the main window's docstring uses
 
 
-def install(window: Any, area: str = "bottom") -> JobsPanel:
+def install(window: MainWindow, area: str = "bottom") -> JobsPanel:
     """Add a job panel to a main window that has ``state`` and ``add_panel(name, widget, area)``."""
     panel = JobsPanel(window.state)
     dock = window.add_panel("Jobs", panel, area)
     if area in ("top", "bottom") and hasattr(window, "resizeDocks"):
         # room for several jobs and a few lines of the selected one's log
-        window.resizeDocks([dock], [max(260, panel.minimumSizeHint().height())], Qt.Orientation.Vertical)
+        window.resizeDocks([cast(QDockWidget, dock)], [max(260, panel.minimumSizeHint().height())],
+                           Qt.Orientation.Vertical)
     return panel

@@ -16,13 +16,16 @@ from __future__ import annotations
 import logging
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import (QApplication, QHBoxLayout, QMessageBox, QProgressBar, QPushButton, QSizePolicy,
                                QWidget)
 
 from . import project_dialogs
+
+if TYPE_CHECKING:
+    from .main_window import MainWindow
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +83,7 @@ class BackgroundOpen(QObject):
     # a background load's result or error, folder, read_only, ok, the window's closes at its start
     _loaded = Signal(object, object, bool, bool, int)
 
-    def __init__(self, window: Any) -> None:
+    def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.w = window
         self.load_worker: Any = None  # the thread of a background open, while it runs

@@ -15,7 +15,7 @@ import itertools
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
@@ -29,6 +29,10 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+if TYPE_CHECKING:
+    from .main_window import MainWindow
+    from .method_views import MethodViews
 
 
 @dataclass(frozen=True)
@@ -185,7 +189,7 @@ def bindings(window: QWidget) -> list[Binding]:
     return out
 
 
-def active_bindings(window: Any) -> list[Binding]:
+def active_bindings(window: MainWindow) -> list[Binding]:
     """The bindings that act on the page shown: the window's own, and the current method's on
     pages that are shown; in the order of `GROUPS`, each group in the order bound."""
     views = window.current_views() if hasattr(window, "current_views") else None
@@ -207,7 +211,7 @@ def active_bindings(window: Any) -> list[Binding]:
     return uniq
 
 
-def bind_tabs(window: Any, views: Any) -> None:
+def bind_tabs(window: MainWindow, views: MethodViews[Any]) -> None:
     """One key per tab page of a method (`MethodViews.tab_keys`, else the next free Ctrl+digit),
     in `window.tab_actions[(method, index)]`; a tab the policy closes says why (`show_page`)."""
     actions = window.tab_actions
@@ -233,7 +237,7 @@ def bind_tabs(window: Any, views: Any) -> None:
     sync_tabs(window)
 
 
-def sync_tabs(window: Any) -> None:
+def sync_tabs(window: MainWindow) -> None:
     """A tab key acts while its tab is shown in the tab bar (its method has data)."""
     for (name, i), a in window.tab_actions.items():
         views = window.method_views.get(name)
@@ -245,7 +249,7 @@ def sync_tabs(window: Any) -> None:
 class ShortcutSheet(QDialog):
     """The F1 sheet: the keys that act on the page shown, grouped (`active_bindings`)."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: MainWindow | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Keyboard shortcuts")
         self.setObjectName("shortcutSheet")

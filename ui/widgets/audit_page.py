@@ -27,7 +27,8 @@ from .judge import JudgeBar, JudgeController, install_shortcuts
 class TargetView(Protocol):
     """A method's view of one target of its label task."""
 
-    widget: QWidget
+    @property
+    def widget(self) -> QWidget: ...
 
     def show_target(self, index: int, vis: Visibility) -> None: ...
 
