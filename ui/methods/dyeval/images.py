@@ -11,7 +11,7 @@ Ctrl+Z undo — the shared `JudgeBar` over the tree's label scheme.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -33,6 +33,9 @@ from ui.widgets.judge import JudgeBar, JudgeController, install_shortcuts
 
 from .node_panel import NodePanel
 from .style import FAIL_COLOR, PASS_COLOR, PENDING_COLOR, PREMARK_COLOR, fmt_rate
+
+if TYPE_CHECKING:
+    from ui.main_window import MainWindow
 
 TILE = 118
 HEAD_WIDTH = 190  # a prompt's label beside its row of images (it wraps)
@@ -103,11 +106,11 @@ class NodeImages(NodePanel):
 
     open_graph = Signal(str)  # prompt id: correct its scene graph
 
-    def __init__(self, window: Any, session: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, window: MainWindow, session: Any, parent: QWidget | None = None) -> None:
         super().__init__(session, parent)
         from workstation.methods.dyeval.tree import LABEL_SCHEME
 
-        self.window: Any = window  # type: ignore[assignment]  # shadows QWidget.window()
+        self.window: MainWindow = window  # type: ignore[assignment]  # shadows QWidget.window()
         self.tiles: dict[str, ImageTile] = {}
         self.row_of: dict[str, str] = {}  # image id → owner
         self.heads: dict[str, QLabel] = {}

@@ -13,7 +13,7 @@ and Scene graph (correct a prompt's graph before it is split).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -40,6 +40,9 @@ from .session import DyEvalSession
 from .style import STATE_WORDS, apr_color, fmt_rate_ci
 from .tree_view import TreeView
 
+if TYPE_CHECKING:
+    from ui.main_window import MainWindow
+
 TAB_IMAGES, TAB_LOCATION, TAB_PROPOSALS, TAB_GRAPH = range(4)
 BUTTON_TEXT = {"write": "Write prompts", "confirm": "Confirm prompts → generate", "generate": "Generate images",
                "judge": "Judge the images (P / F)", "locate": "Locate failures", "reflect": "Reflect",
@@ -47,10 +50,10 @@ BUTTON_TEXT = {"write": "Write prompts", "confirm": "Confirm prompts → generat
 
 
 class DyEvalPage(QWidget):
-    def __init__(self, window: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, window: MainWindow, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("dyevalPage")
-        self.window: Any = window  # type: ignore[assignment]  # shadows QWidget.window()
+        self.window: MainWindow = window  # type: ignore[assignment]  # shadows QWidget.window()
         self.session = DyEvalSession(window.state, self)
         self.node_id = ""
         self._next: Any = None
