@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import html
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, Signal
@@ -67,6 +67,9 @@ SLIDERS: tuple[tuple[str, str, float, str], ...] = (
      ("UNDECIDABLE (near_boundary) when the two entities' centroids are at most this far apart on the axis "
       "(fraction of the image side)")),
 )
+
+if TYPE_CHECKING:
+    from ui.main_window import MainWindow
 DEBOUNCE_MS = 120
 HEAT_HINT = ("Misalignment rate by the paper's rule (every pair decided) · pairs per law × dimension (published "
              "rates in the headers; the abstention-aware rate and the intervals in each cell's tooltip). "
@@ -131,7 +134,7 @@ class ParamSlider(QWidget):
 
 
 class MetaLogicPage(QWidget):
-    def __init__(self, session: Any, window: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, session: Any, window: MainWindow, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("metalogicPage")
         self.session = session
