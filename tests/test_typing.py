@@ -1,10 +1,11 @@
-"""The core package type-checks cleanly with mypy (configured in pyproject.toml, [tool.mypy])."""
+"""The core and the window type-check cleanly with mypy (configured in pyproject.toml, [tool.mypy])."""
 
 from __future__ import annotations
 
 import importlib.util
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -12,8 +13,16 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def test_mypy_checks_the_window_as_well_as_the_core() -> None:
+    """What `python -m mypy` checks: the core, the window (every module of ui/, the methods' views
+    among them) and the composition root."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
+    assert {"workstation", "ui", "main.py"} <= set(config["files"]), config["files"]
+    assert not config.get("exclude"), config.get("exclude")
+
+
 @pytest.mark.timeout(900)  # mypy's own deadline (600 s) applies first
-def test_mypy_reports_no_errors_in_the_core() -> None:
+def test_mypy_reports_no_errors_in_the_core_and_the_window() -> None:
     if importlib.util.find_spec("mypy") is None:
         pytest.skip("mypy is not installed in this environment (pip install -e .[dev])")
     r = subprocess.run([sys.executable, "-m", "mypy"], cwd=ROOT, capture_output=True, text=True, timeout=600)

@@ -23,7 +23,12 @@ import time
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QApplication
+
+    from .main_window import MainWindow
 
 T0 = time.perf_counter()
 
@@ -70,10 +75,10 @@ def install_excepthook() -> None:
             from PySide6.QtWidgets import QApplication, QMessageBox
 
             app = QApplication.instance()
-            if app is not None and app.platformName() not in ("offscreen", "minimal"):
-                box = QMessageBox(QMessageBox.Critical, "Unexpected error",
+            if isinstance(app, QApplication) and app.platformName() not in ("offscreen", "minimal"):
+                box = QMessageBox(QMessageBox.Icon.Critical, "Unexpected error",
                                   f"{etype.__name__}: {value}\n\nThe workstation keeps running; the details "
-                                  "are in the log.", QMessageBox.Ok)
+                                  "are in the log.", QMessageBox.StandardButton.Ok)
                 box.setDetailedText(text)
                 box.exec()
         except Exception:  # noqa: BLE001
@@ -101,7 +106,7 @@ def create_application(argv: Sequence[str] | None = None) -> Any:
     return app
 
 
-def build_window(app: Any) -> Any:
+def build_window(app: QApplication) -> MainWindow:
     from . import project_dialogs, theme
     from .main_window import MainWindow
 
@@ -109,7 +114,7 @@ def build_window(app: Any) -> Any:
     return MainWindow()
 
 
-def _install_hooks(app: Any, window: Any) -> None:
+def _install_hooks(app: QApplication, window: MainWindow) -> None:
     driver = os.environ.get("WORKSTATION_TEST_DRIVER")
     if driver:
         from PySide6.QtCore import QTimer

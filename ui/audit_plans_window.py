@@ -11,19 +11,22 @@ labels as they come in.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtWidgets import QDialog, QVBoxLayout, QWidget
 
 from .widgets.audit_plan import AuditPlanPanel
 
+if TYPE_CHECKING:
+    from .main_window import MainWindow
+
 
 class AuditPlansWindow(QDialog):
     """The panel in a non-modal window; one per main window. `open_audit_set(window, audit_set_id)`
     opens an audit set on its method's judging page and returns its number of items."""
 
-    def __init__(self, window: Any, open_audit_set: Callable[[Any, int], int]) -> None:
+    def __init__(self, window: MainWindow, open_audit_set: Callable[[Any, int], int]) -> None:
         super().__init__(window)
         self.window_ = window
         self.open_audit_set = open_audit_set
@@ -78,7 +81,7 @@ class AuditPlansWindow(QDialog):
         self.window_.activateWindow()
 
 
-def open_audit_plans(window: Any, open_audit_set: Callable[[Any, int], int]) -> QWidget:
+def open_audit_plans(window: MainWindow, open_audit_set: Callable[[Any, int], int]) -> QWidget:
     """Show the window's audit-plans window (made on first use; see `AuditPlansWindow`)."""
     w = getattr(window, "audit_plans_window", None)
     if w is None:

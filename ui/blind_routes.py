@@ -19,11 +19,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject
 
 from .widgets import audit_pause
+
+if TYPE_CHECKING:
+    from .main_window import MainWindow
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +108,7 @@ def resume_pause(project: Any, controller: Any, audit_set_id: int) -> None:
         project.audit.end_pause(audit_set_id, annotator)
 
 
-def leave_blind(window: Any, controller: Any, what: str, targets: Sequence[int], go: Callable[[], Any],
+def leave_blind(window: MainWindow, controller: Any, what: str, targets: Sequence[int], go: Callable[[], Any],
                 stay_on: Callable[[int], Any] | None = None) -> bool:
     """A route would show `targets` (indices of the controller's targets; the first is the one it
     opens) outside the audit's blind view by calling `go`. Returns True when `go` ran.
@@ -142,7 +145,7 @@ def leave_blind(window: Any, controller: Any, what: str, targets: Sequence[int],
     return True
 
 
-def pause_on_leave(window: Any, controller: Any) -> None:
+def pause_on_leave(window: MainWindow, controller: Any) -> None:
     """Audit → Leave audit set while the annotator's pass of a blind audit is not finished: what
     is shown next shows what the audit hides, so the leave is recorded as a pause (the auditor
     asked for it; reopening the set ends it)."""
@@ -156,7 +159,7 @@ def pause_on_leave(window: Any, controller: Any) -> None:
     tracker(c).start(c.audit.audit_set_id, c.state.annotator or "", "Audit → Leave audit set", [])
 
 
-def _say(window: Any, text: str) -> None:
+def _say(window: MainWindow, text: str) -> None:
     sb = getattr(window, "statusBar", None)
     if sb is not None:
         sb().showMessage(text, 8000)

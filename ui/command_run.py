@@ -45,12 +45,12 @@ class CommandRun(QObject):
                  what: str) -> None:
         super().__init__(parent)
         steps = [list(a) for a in args] if args and not isinstance(args[0], str) else [list(args)]  # type: ignore[arg-type]
-        self.steps: list[list[str]] = steps
+        self.steps: list[list[str]] = steps  # type: ignore[assignment]  # lists of str either way
         self.args = steps[-1]
         self.output: list[str] = []
         self.cancelled = False
         self.proc = QProcess(self)
-        self.proc.setProcessChannelMode(QProcess.MergedChannels)
+        self.proc.setProcessChannelMode(QProcess.ProcessChannelMode.MergedChannels)
         env = QProcessEnvironment.systemEnvironment()
         env.insert(LINES_ENV, "0.5")
         env.insert("PYTHONUNBUFFERED", "1")
@@ -90,12 +90,12 @@ class CommandRun(QObject):
 
     def cancel(self) -> None:
         """Stop the command (it writes all or nothing: a killed one leaves nothing behind)."""
-        if self.proc.state() != QProcess.NotRunning:
+        if self.proc.state() != QProcess.ProcessState.NotRunning:
             self.cancelled = True
             self.proc.kill()
 
     def _error(self, err: Any) -> None:
-        if err == QProcess.FailedToStart:
+        if err == QProcess.ProcessError.FailedToStart:
             self.output.append(f"the command could not start: {self.proc.errorString()}")
             self._done(-1, None)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices
@@ -31,8 +31,11 @@ from . import project_dialogs
 from .command_run import CommandRun, error_line
 from .widgets.forms import browse_row, error_label, ok_cancel, wrapped_label
 
+if TYPE_CHECKING:
+    from .main_window import MainWindow
 
-def _tell_end(window: Any, run: CommandRun, ok: bool, output: str, done: str, cancelled: str,
+
+def _tell_end(window: MainWindow, run: CommandRun, ok: bool, output: str, done: str, cancelled: str,
               failed_title: str) -> None:
     """How a command run ended, in the status bar, or in a message box with its error line."""
     if ok:
@@ -43,7 +46,7 @@ def _tell_end(window: Any, run: CommandRun, ok: bool, output: str, done: str, ca
         QMessageBox.critical(window, failed_title, error_line(output))
 
 
-def _blind_now(window: Any, what: str) -> bool:
+def _blind_now(window: MainWindow, what: str) -> bool:
     for views in window.method_views.values():
         c = views.controller(window)
         if c is not None and c.audit is not None and c.audit.blind:
@@ -56,7 +59,7 @@ def _blind_now(window: Any, what: str) -> bool:
 class ImportRunDialog(QDialog):
     """The run folder, its prompt suite, the run's name, and where it goes."""
 
-    def __init__(self, window: Any) -> None:
+    def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.setWindowTitle("Import a SpatialBench-UC run")
         self.setObjectName("importRunDialog")
@@ -142,7 +145,7 @@ class ImportRunDialog(QDialog):
         return args + (["--run-id", self.run_id.text().strip()] if self.run_id.text().strip() else [])
 
 
-def import_run(window: Any, dialog: ImportRunDialog | None = None) -> CommandRun | None:
+def import_run(window: MainWindow, dialog: ImportRunDialog | None = None) -> CommandRun | None:
     """File → Import a SpatialBench-UC run…: ask, then import with progress; the project opens after."""
     dlg = dialog or ImportRunDialog(window)
     if dialog is None and not dlg.exec():
@@ -165,7 +168,7 @@ def import_run(window: Any, dialog: ImportRunDialog | None = None) -> CommandRun
 
 
 class ReportDialog(QDialog):
-    def __init__(self, window: Any) -> None:
+    def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.setWindowTitle("Write report")
         self.setObjectName("reportDialog")
@@ -195,10 +198,11 @@ class ReportDialog(QDialog):
             self.out.setText(str(Path(d) / Path(self.out.text()).name))
 
 
-def close_for_commands(window: Any) -> Callable[[], bool]:
+def close_for_commands(window: MainWindow) -> Callable[[], bool]:
     """Close the window's project so that a command may write it; returns what opens it again.
     The calibration draft kept at the close is the window's own: it comes back without being
     called one left by an earlier run of the window."""
+    assert window.state.project is not None  # commands run on the open project
     folder = window.state.project.folder
     s = getattr(window, "spatial", None)
     if s is not None:
@@ -207,7 +211,7 @@ def close_for_commands(window: Any) -> Callable[[], bool]:
     return lambda: bool(window.open_project(folder))
 
 
-def write_report(window: Any, dialog: ReportDialog | None = None) -> CommandRun | None:
+def write_report(window: MainWindow, dialog: ReportDialog | None = None) -> CommandRun | None:
     """File → Write report…: the report bundle of the open project, with progress, then opened."""
     p = window.state.project
     if p is None:
@@ -224,7 +228,7 @@ def write_report(window: Any, dialog: ReportDialog | None = None) -> CommandRun 
     steps = [["report", "--project", str(folder), "--out", str(out)]]
     if out.is_dir() and any(out.iterdir()):  # the command replaces only a report it wrote, and only when told
         if QMessageBox.question(window, "Write report", f"{out} already exists. Replace it? (Only a report "
-                                "folder this program wrote is replaced.)") != QMessageBox.Yes:
+                                "folder this program wrote is replaced.)") != QMessageBox.StandardButton.Yes:
             return None
         steps[0].append("--overwrite")
     reopen = dlg.evaluate.isChecked()

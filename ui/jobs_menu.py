@@ -10,17 +10,21 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QInputDialog, QMenu, QMessageBox
 
 from workstation.types import WorkstationError
 
+if TYPE_CHECKING:
+    from .jobs_panel import JobsPanel
+    from .main_window import MainWindow
 
-def install_jobs_menu(window: Any) -> QMenu | None:
+
+def install_jobs_menu(window: MainWindow) -> QMenu | None:
     """Add the Jobs menu (before Help) to a main window that hosts the jobs panel."""
-    panel = window.panels.get("Jobs")
+    panel = cast("JobsPanel | None", window.panels.get("Jobs"))
     dock = window.docks.get("Jobs")
     if panel is None or dock is None or getattr(window, "jobs_menu", None) is not None:
         return getattr(window, "jobs_menu", None)
@@ -40,7 +44,8 @@ def install_jobs_menu(window: Any) -> QMenu | None:
     new = QAction("New job…", window)
     new.setObjectName("jobsNew")
     new.setToolTip("Generate images for a suite, detect objects and evaluate them")
-    new.triggered.connect(lambda: (show_panel(), panel.new_job_dialog()))
+    # the tuple makes both calls in one lambda
+    new.triggered.connect(lambda: (show_panel(), panel.new_job_dialog()))  # type: ignore[func-returns-value]
     toggle = dock.toggleViewAction()
     toggle.setText("Show jobs panel")
     cancel = QAction("Cancel selected job", window)
@@ -76,7 +81,7 @@ def install_jobs_menu(window: Any) -> QMenu | None:
     return menu
 
 
-def remove_run_dialog(window: Any, run_id: str | None = None) -> bool:
+def remove_run_dialog(window: MainWindow, run_id: str | None = None) -> bool:
     """Ask which run (unless given), show what goes with it, and remove it after a Yes."""
     from workstation.commands.runs import list_runs, plan_run_removal, remove_run
 
@@ -86,7 +91,7 @@ def remove_run_dialog(window: Any, run_id: str | None = None) -> bool:
     if p is None or p.read_only:
         QMessageBox.information(window, title, "Open a project for writing first.")
         return False
-    panel = window.panels.get("Jobs")
+    panel = cast("JobsPanel | None", window.panels.get("Jobs"))
     if panel is not None and panel.is_busy():
         QMessageBox.information(window, title, "Jobs are running; wait for them to end (or cancel them) first.")
         return False
@@ -105,12 +110,13 @@ def remove_run_dialog(window: Any, run_id: str | None = None) -> bool:
     except WorkstationError as e:
         QMessageBox.critical(window, title, str(e))
         return False
-    box = QMessageBox(QMessageBox.Warning, title,
+    box = QMessageBox(QMessageBox.Icon.Warning, title,
                       f"Remove {plan.summary()}?\n\nThis cannot be undone. The prompts stay, and so do the "
-                      "labels (the label log is append-only).", QMessageBox.Yes | QMessageBox.Cancel, window)
+                      "labels (the label log is append-only).",
+                      QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, window)
     box.setObjectName("removeRunConfirm")
-    box.setDefaultButton(QMessageBox.Cancel)
-    if box.exec() != QMessageBox.Yes:
+    box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+    if box.exec() != QMessageBox.StandardButton.Yes:
         return False
     window._leave_all()  # notes typed and not saved yet
     try:

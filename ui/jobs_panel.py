@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QDialogButtonBox,
+    QDockWidget,
     QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
@@ -62,6 +63,9 @@ from workstation.types import WorkstationError
 from .state import AppState
 from .widgets.forms import browse_row, double_spin_box, push_button, spin_box, wrapped_label
 from .widgets.layout import splitter
+
+if TYPE_CHECKING:
+    from .main_window import MainWindow
 
 log = logging.getLogger(__name__)
 
@@ -111,15 +115,15 @@ class JobsPanel(QWidget):
 
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SingleSelection)
-        self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().setVisible(False)
         hh = self.table.horizontalHeader()
-        hh.setSectionResizeMode(COL_WHAT, QHeaderView.Stretch)
-        hh.setSectionResizeMode(COL_MESSAGE, QHeaderView.Stretch)
+        hh.setSectionResizeMode(COL_WHAT, QHeaderView.ResizeMode.Stretch)
+        hh.setSectionResizeMode(COL_MESSAGE, QHeaderView.ResizeMode.Stretch)
         for c in (COL_JOB, COL_STATE, COL_SPEED, COL_ETA):
-            hh.setSectionResizeMode(c, QHeaderView.ResizeToContents)
+            hh.setSectionResizeMode(c, QHeaderView.ResizeMode.ResizeToContents)
         self.table.setColumnWidth(COL_PROGRESS, 160)
 
         self.log_view = QPlainTextEdit()
@@ -131,7 +135,7 @@ class JobsPanel(QWidget):
         # at least four jobs in view, header included, however small the dock is made
         rows = self.table.verticalHeader().defaultSectionSize()
         self.table.setMinimumHeight(self.table.horizontalHeader().sizeHint().height() + 4 * rows + 4)
-        split = splitter(Qt.Vertical, self.table, self.log_view, stretch=(3, 1))
+        split = splitter(Qt.Orientation.Vertical, self.table, self.log_view, stretch=(3, 1))
 
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
@@ -377,20 +381,28 @@ class JobsPanel(QWidget):
                 bar.setValue(1 if status == DONE else 0)
                 bar.setFormat("%p%")
         live = status in LIVE_STATES
-        self.table.item(row, COL_STATE).setText(status)
-        self.table.item(row, COL_SPEED).setText(f"{p.rate:.2f}/s" if live and p.rate > 0 else "")
-        self.table.item(row, COL_ETA).setText(format_seconds(p.eta) if live and p.total and p.done < p.total else "")
+
+        def cell(col: int) -> QTableWidgetItem:
+            it = self.table.item(row, col)
+            assert it is not None  # a row's cells are made with the row
+            return it
+
+        cell(COL_STATE).setText(status)
+        cell(COL_SPEED).setText(f"{p.rate:.2f}/s" if live and p.rate > 0 else "")
+        cell(COL_ETA).setText(format_seconds(p.eta) if live and p.total and p.done < p.total else "")
         text = message if status in (FAILED, CANCELLED, DONE) and message else (p.message or message)
-        item = self.table.item(row, COL_MESSAGE)
+        item = cell(COL_MESSAGE)
         item.setText(text.splitlines()[0] if text else "")
         item.setToolTip(text)
         if status == FAILED:
-            item.setForeground(Qt.red)
+            item.setForeground(Qt.GlobalColor.red)
         self._update_buttons()
 
     def _update_buttons(self) -> None:
         j = self.selected_job_id()
-        status = self.table.item(self._rows[j], COL_STATE).text() if j in self._rows else ""
+        # a row's cells are made with the row
+        status = (self.table.item(self._rows[j], COL_STATE).text()  # type: ignore[union-attr]
+                  if j in self._rows else "")
         writable = self.queue is not None
         self.cancel_button.setEnabled(writable and status in (*LIVE_STATES, QUEUED))
         # a finished job has nothing left to resume; a failed, cancelled or interrupted one has
@@ -419,7 +431,7 @@ class JobsPanel(QWidget):
             self.show_error("Open a project for writing to run jobs.")
             return
         dlg = NewJobDialog(self)
-        if dlg.exec() != QDialog.Accepted:
+        if dlg.exec() != QDialog.DialogCode.Accepted:
             return
         try:
             ids = self.run_request(dlg.request())
@@ -474,7 +486,8 @@ class NewJobDialog(QDialog):
         self.model.setPlaceholderText("model folder (diffusers save_pretrained) or cached HF id")
         self.model.setMinimumWidth(260)
         model_row = browse_row(self.model, self._browse_model)
-        self.size = spin_box(64, 2048, 256, step=64)
+        # shadows QWidget.size()
+        self.size: QSpinBox = spin_box(64, 2048, 256, step=64)  # type: ignore[assignment]
         self.steps = spin_box(1, 500, 30)
         self.guidance = double_spin_box(0.0, 30.0, 7.5)
         self.scheduler = QComboBox()
@@ -508,8 +521,8 @@ class NewJobDialog(QDialog):
         self.secondary = QListWidget()
         for n in dets:
             it = QListWidgetItem(n)
-            it.setFlags(it.flags() | Qt.ItemIsUserCheckable)
-            it.setCheckState(Qt.Unchecked)
+            it.setFlags(it.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            it.setCheckState(Qt.CheckState.Unchecked)
             self.secondary.addItem(it)
         self.secondary.setMaximumHeight(90)
         self.perturb = QCheckBox("Perturbed variants for the stability term")
@@ -524,8 +537,8 @@ class NewJobDialog(QDialog):
         df.addRow(self.perturb)
         df.addRow(self.evaluate)
 
-        self.buttons = QDialogButtonBox(QDialogButtonBox.Cancel)
-        self.run_button = self.buttons.addButton("Run", QDialogButtonBox.AcceptRole)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+        self.run_button = self.buttons.addButton("Run", QDialogButtonBox.ButtonRole.AcceptRole)
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         self.error = QLabel()
@@ -585,7 +598,7 @@ class NewJobDialog(QDialog):
             chosen = set(secondary if isinstance(secondary, list) else [secondary] if secondary else [])
             for i in range(self.secondary.count()):
                 it = self.secondary.item(i)
-                it.setCheckState(Qt.Checked if it.text() in chosen else Qt.Unchecked)
+                it.setCheckState(Qt.CheckState.Checked if it.text() in chosen else Qt.CheckState.Unchecked)
         finally:
             st.endGroup()
 
@@ -604,7 +617,7 @@ class NewJobDialog(QDialog):
             else:
                 st.setValue(key, w.value())
         st.setValue("secondary", [self.secondary.item(i).text() for i in range(self.secondary.count())
-                                  if self.secondary.item(i).checkState() == Qt.Checked])
+                                  if self.secondary.item(i).checkState() == Qt.CheckState.Checked])
         st.endGroup()
         st.sync()
 
@@ -638,8 +651,10 @@ class NewJobDialog(QDialog):
             if self.scheduler.currentData():
                 params["scheduler"] = str(self.scheduler.currentData())
         det = self.detector.currentText() if self.detector.currentIndex() > 0 else None
-        secondary = [(self.secondary.item(i).text(), None) for i in range(self.secondary.count())
-                     if self.secondary.item(i).checkState() == Qt.Checked and self.secondary.item(i).text() != det]
+        secondary: list[tuple[str, str | None]] = [
+            (self.secondary.item(i).text(), None) for i in range(self.secondary.count())
+            if self.secondary.item(i).checkState() == Qt.CheckState.Checked
+            and self.secondary.item(i).text() != det]
         return PipelineRequest(
             suite="builtin" if self.suite_kind.currentIndex() == 0 else self.suite_file.text().strip(),
             pairs=self.pairs.value(), seeds=self.seeds.value(), generator=gen,
@@ -669,11 +684,12 @@ class NewJobDialog(QDialog):
 JobPanel = JobsPanel  # the name the main window's docstring uses
 
 
-def install(window: Any, area: str = "bottom") -> JobsPanel:
+def install(window: MainWindow, area: str = "bottom") -> JobsPanel:
     """Add a job panel to a main window that has ``state`` and ``add_panel(name, widget, area)``."""
     panel = JobsPanel(window.state)
     dock = window.add_panel("Jobs", panel, area)
     if area in ("top", "bottom") and hasattr(window, "resizeDocks"):
         # room for several jobs and a few lines of the selected one's log
-        window.resizeDocks([dock], [max(260, panel.minimumSizeHint().height())], Qt.Vertical)
+        window.resizeDocks([cast(QDockWidget, dock)], [max(260, panel.minimumSizeHint().height())],
+                           Qt.Orientation.Vertical)
     return panel

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent
@@ -30,14 +30,18 @@ from .image_cache import ImageCache
 from .opening import BackgroundOpen
 from .start_page import StartPage
 from .state import AppState
+from .window_parts import WindowParts
+
+if TYPE_CHECKING:
+    from .method_views import MethodViews
 
 log = logging.getLogger(__name__)
 
-DOCK_AREAS = {"left": Qt.LeftDockWidgetArea, "right": Qt.RightDockWidgetArea,
-              "bottom": Qt.BottomDockWidgetArea, "top": Qt.TopDockWidgetArea}
+DOCK_AREAS = {"left": Qt.DockWidgetArea.LeftDockWidgetArea, "right": Qt.DockWidgetArea.RightDockWidgetArea,
+              "bottom": Qt.DockWidgetArea.BottomDockWidgetArea, "top": Qt.DockWidgetArea.TopDockWidgetArea}
 
 
-class MainWindow(QMainWindow):
+class MainWindow(QMainWindow, WindowParts):
     project_opened = Signal()
     load_finished = Signal(bool)  # a background open ended (True: the project is open)
     verdicts_checked = Signal()  # the background check of a project opened in the background ended
@@ -52,7 +56,8 @@ class MainWindow(QMainWindow):
         self.thumbs = ImageCache(max_side=300, max_bytes=64 * 1024 * 1024)
         self.docks: dict[str, QDockWidget] = {}
         self.panels: dict[str, QWidget] = {}
-        self.method_views: dict[str, Any] = {}  # installed views of each method (ui.methods registry)
+        # installed views of each method (ui.methods registry)
+        self.method_views: dict[str, MethodViews[Any]] = {}
         self._opened: set[str] = set()  # methods opened from the Methods menu (shown without data)
         self._ask_annotator_override = ask_annotator
         self.closings = 0  # closes of this window: a load started before one is not adopted
@@ -67,7 +72,7 @@ class MainWindow(QMainWindow):
         self.central = QScrollArea(self)
         self.central.setObjectName("centralScroll")
         self.central.setWidgetResizable(True)
-        self.central.setFrameShape(QScrollArea.NoFrame)
+        self.central.setFrameShape(QScrollArea.Shape.NoFrame)
         self.central.setWidget(self.tabs)
         self.setCentralWidget(self.central)
         self.actions_by_id: dict[str, QAction] = {}
@@ -127,7 +132,7 @@ class MainWindow(QMainWindow):
         if kept is not None:
             self.restoreState(kept)
 
-    def install_method_views(self, name: str) -> Any:
+    def install_method_views(self, name: str) -> MethodViews[Any]:
         """Install a method's views (pages, menus) once; returns them."""
         from .methods import views_for
 
@@ -195,7 +200,7 @@ class MainWindow(QMainWindow):
             log.exception("asking %s whether the project has its data", name)
             return False
 
-    def current_views(self) -> Any:
+    def current_views(self) -> MethodViews[Any] | None:
         """The views of the method whose tab is shown (None: the Start page or another panel)."""
         page = self.tabs.currentWidget()
         for views in self.method_views.values():
@@ -232,7 +237,7 @@ class MainWindow(QMainWindow):
     def show_tab(self, name: str) -> None:
         for i in range(self.tabs.count()):
             if self.tabs.tabText(i) == name:
-                self.show_page(self.tabs.widget(i))
+                self.show_page(self.tabs.widget(i))  # type: ignore[arg-type]  # i < count()
                 return
 
     def show_page(self, page: QWidget) -> bool:
@@ -253,8 +258,8 @@ class MainWindow(QMainWindow):
             hook = getattr(views, "tab_shown", None)
             if hook is not None:
                 hook(self, page)
-        views = self.current_views()
-        target = views.focus_target(self) if views is not None else None
+        shown = self.current_views()
+        target = shown.focus_target(self) if shown is not None else None
         fw = QApplication.focusWidget()
         if target is not None and target.isVisible() and (fw is None or not target.isAncestorOf(fw)):
             target.setFocus()
@@ -342,7 +347,8 @@ class MainWindow(QMainWindow):
 
     def toggle_theme(self) -> None:
         name = "light" if theme.current().name == "dark" else "dark"
-        theme.apply_theme(QApplication.instance(), name)
+        # the app is a QApplication
+        theme.apply_theme(QApplication.instance(), name)  # type: ignore[arg-type]
         project_dialogs.settings().setValue("theme", name)
 
     def _restore_geometry(self) -> None:

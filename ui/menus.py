@@ -10,7 +10,7 @@ the method's queue hides them (a blind audit).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from collections.abc import Callable
 
@@ -22,8 +22,11 @@ from workstation.types import WorkstationError
 from . import project_dialogs
 from .shortcuts import make_action
 
+if TYPE_CHECKING:
+    from .main_window import MainWindow
 
-def _views(window: Any, what: str) -> Any:
+
+def _views(window: MainWindow, what: str) -> Any:
     """The views of the method shown, with a controller; None (and a message) otherwise."""
     views = window.current_views()
     if views is None or views.controller(window) is None or window.state.project is None:
@@ -32,7 +35,7 @@ def _views(window: Any, what: str) -> Any:
     return views
 
 
-def _hidden_now(window: Any, views: Any, what: str) -> bool:
+def _hidden_now(window: MainWindow, views: Any, what: str) -> bool:
     vis = views.controller(window).view_visibility()
     if vis.others and vis.own_earlier:
         return False
@@ -41,14 +44,14 @@ def _hidden_now(window: Any, views: Any, what: str) -> bool:
     return True
 
 
-def _add(window: Any, menu: QMenu, text: str, slot: Callable[[], Any]) -> QAction:
+def _add(window: MainWindow, menu: QMenu, text: str, slot: Callable[[], Any]) -> QAction:
     act = QAction(text, window)
     act.triggered.connect(lambda _=False: slot())
     menu.addAction(act)
     return act
 
 
-def build_menus(window: Any) -> None:
+def build_menus(window: MainWindow) -> None:
     """The menu bar. The Label menu shows the keys of the page shown (each page binds its own);
     the View menu has an anchor before which the methods' views put their entries."""
     w = window
@@ -96,7 +99,7 @@ def _doors() -> Any:
     return import_report
 
 
-def open_audit_plans(window: Any) -> None:
+def open_audit_plans(window: MainWindow) -> None:
     """Audit → Audit plans…: the plans' estimates set the labels against the automated outcome,
     so during a blind audit the window opens only after a recorded pause (`ui.blind_routes`)."""
     from .audit_plans_window import open_audit_plans as show
@@ -114,7 +117,7 @@ def open_audit_plans(window: Any) -> None:
     leave_blind(window, blind[0].controller(window), "Audit → Audit plans…", [], go)
 
 
-def _fill_methods_menu(window: Any) -> None:
+def _fill_methods_menu(window: MainWindow) -> None:
     from workstation.methods import METHODS
 
     from .methods import view_names
@@ -126,7 +129,7 @@ def _fill_methods_menu(window: Any) -> None:
         act.triggered.connect(lambda _=False, n=name: window.open_method(n))
 
 
-def _fill_recent(window: Any) -> None:
+def _fill_recent(window: MainWindow) -> None:
     window.recent_menu.clear()
     items = project_dialogs.recent_projects()
     if not items:
@@ -136,7 +139,7 @@ def _fill_recent(window: Any) -> None:
         act.triggered.connect(lambda _=False, ff=f: window.open_project_in_background(ff))
 
 
-def build(window: Any, menu: QMenu) -> None:
+def build(window: MainWindow, menu: QMenu) -> None:
     menu.addAction(window.actions_by_id["audit_new"])
     window.audit_sets_menu = QMenu("Open audit set", window)
     window.audit_sets_menu.aboutToShow.connect(lambda: _fill_audit_sets(window))
@@ -152,7 +155,7 @@ def build(window: Any, menu: QMenu) -> None:
     menu.addAction(an)
 
 
-def fill_label_menu(window: Any) -> None:
+def fill_label_menu(window: MainWindow) -> None:
     """The Label menu's first part: the label and navigation keys that act on the page shown
     (`ui.shortcuts.active_bindings`); each entry does what its key does."""
     from .shortcuts import active_bindings
@@ -163,7 +166,8 @@ def fill_label_menu(window: Any) -> None:
             break
         menu.removeAction(act)
     rows = [b for b in active_bindings(window) if b.group in ("Label", "Navigate")]
-    items: list[tuple[str, Any]] = [(f"{b.text}\t{QKeySequence(b.keys[0]).toString(QKeySequence.NativeText)}",
+    native = QKeySequence.SequenceFormat.NativeText
+    items: list[tuple[str, Any]] = [(f"{b.text}\t{QKeySequence(b.keys[0]).toString(native)}",
                                      lambda _=False, f=b.fn: f()) for b in rows]
     if not any(b.group == "Label" for b in rows):
         items.insert(0, ("(show a method's judging page to label)", None))
@@ -176,13 +180,14 @@ def fill_label_menu(window: Any) -> None:
         menu.insertAction(window.label_menu_anchor, act)
 
 
-def new_audit_set(window: Any) -> None:
+def new_audit_set(window: MainWindow) -> None:
     from .widgets.audit_dialog import AuditSetDialog
 
     views = _views(window, "New audit set")
     if views is None:
         return
     p = window.state.project
+    assert p is not None  # `_views` says so
     if p.read_only:
         QMessageBox.information(window, "New audit set", "This project is open read-only.")
         return
@@ -195,13 +200,13 @@ def new_audit_set(window: Any) -> None:
         QMessageBox.information(window, "New audit set", "This method has nothing to audit in this project yet.")
         return
     c = views.controller(window)
-    params = getattr(views, "audit_params", lambda _w: {})(window)
+    params: dict[str, Any] = getattr(views, "audit_params", lambda _w: {})(window)
     dlg = AuditSetDialog(p, c.scheme, pop, params, title=window.tabs.tabText(window.tabs.currentIndex()), parent=window)
     if dlg.exec() and dlg.audit_set_id is not None:
         start_audit_set(window, dlg.audit_set_id)
 
 
-def start_audit_set(window: Any, audit_set_id: int) -> int:
+def start_audit_set(window: MainWindow, audit_set_id: int) -> int:
     """Open a stored audit set on the judging page of the method whose task it is."""
     from workstation.evaluation.audit_sets import audit_task
 
@@ -223,7 +228,7 @@ def start_audit_set(window: Any, audit_set_id: int) -> int:
     return 0
 
 
-def _leaves_blind(window: Any, c: Any, audit_set_id: int) -> bool:
+def _leaves_blind(window: MainWindow, c: Any, audit_set_id: int) -> bool:
     """Another audit set that is not blind, opened from a blind audit, shows what the blind one
     hides: it asks to pause first (`ui.blind_routes`); True when the auditor stays."""
     from .blind_routes import hides, leave_blind
@@ -231,6 +236,7 @@ def _leaves_blind(window: Any, c: Any, audit_set_id: int) -> bool:
 
     if not hides(c) or c.audit.audit_set_id == audit_set_id or audit_info(window.state.project, audit_set_id).blind:
         return False
+    assert window.state.project is not None  # an audit set is opened in the open project
     items = window.state.project.audit.items(audit_set_id)
     first = c.index_of(items[0][0]) if items else -1
     return not leave_blind(window, c, f"Audit → Open audit set #{audit_set_id} (not blind)",
@@ -243,7 +249,7 @@ def _methods_with_task(task: str) -> list[str]:
     return [n for n in METHODS.names() if any(s.task == task for s in get_method(n).label_schemes)]
 
 
-def _fill_audit_sets(window: Any) -> None:
+def _fill_audit_sets(window: MainWindow) -> None:
     menu = window.audit_sets_menu
     menu.clear()
     p = window.state.project
@@ -256,7 +262,7 @@ def _fill_audit_sets(window: Any) -> None:
         act.triggered.connect(lambda _=False, aid=s["audit_set_id"]: start_audit_set(window, aid))
 
 
-def leave_audit(window: Any) -> None:
+def leave_audit(window: MainWindow) -> None:
     from .blind_routes import pause_on_leave
 
     for views in window.method_views.values():
@@ -267,7 +273,7 @@ def leave_audit(window: Any) -> None:
         window.statusBar().showMessage("left the audit set: everything is shown again", 6000)
 
 
-def _leave(window: Any, views_list: list[Any]) -> bool:
+def _leave(window: MainWindow, views_list: list[Any]) -> bool:
     """Each of these views leaves its audit set (its own way, if it has one)."""
     left = False
     for views in views_list:
@@ -279,7 +285,7 @@ def _leave(window: Any, views_list: list[Any]) -> bool:
     return left
 
 
-def show_self_agreement(window: Any) -> None:
+def show_self_agreement(window: MainWindow) -> None:
     from workstation.evaluation.audit_sets import self_agreement_report
 
     views = _views(window, "Self-agreement")
@@ -292,7 +298,7 @@ def show_self_agreement(window: Any) -> None:
     QMessageBox.information(window, "Self-agreement on re-checks", "\n".join(lines))
 
 
-def show_agreement(window: Any) -> None:
+def show_agreement(window: MainWindow) -> None:
     from .widgets.agreement import AgreementDialog
 
     views = _views(window, "Agreement between annotators")
@@ -303,7 +309,7 @@ def show_agreement(window: Any) -> None:
     dlg.exec()
 
 
-def adjudicate(window: Any) -> None:
+def adjudicate(window: MainWindow) -> None:
     from workstation.evaluation.audit_sets import task_agreement
 
     views = _views(window, "Adjudicate disagreements")
@@ -316,7 +322,7 @@ def adjudicate(window: Any) -> None:
     _queue(window, views, targets)
 
 
-def _queue(window: Any, views: Any, targets: list[str]) -> None:
+def _queue(window: MainWindow, views: Any, targets: list[str]) -> None:
     c = views.controller(window)
     idx = sorted(i for i in (c.index_of(t) for t in targets) if i >= 0)  # in the method's own order
     c.set_queue(idx)
@@ -324,7 +330,7 @@ def _queue(window: Any, views: Any, targets: list[str]) -> None:
     window.statusBar().showMessage(f"{len(idx)} disagreement(s) to adjudicate", 6000)
 
 
-def change_annotator(window: Any) -> None:
+def change_annotator(window: MainWindow) -> None:
     st = window.state
     if st.project is None or st.project.read_only:
         return
@@ -364,7 +370,7 @@ def import_labels(window: Any, path: str | None = None) -> None:
     window.statusBar().showMessage(msg, 6000)
 
 
-def export_labels(window: Any, path: str | None = None) -> None:
+def export_labels(window: MainWindow, path: str | None = None) -> None:
     views = _views(window, "Export labels")
     if views is None:
         return

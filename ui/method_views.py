@@ -24,11 +24,24 @@ the method's own layouts; ``label_file_filter`` the file dialog's filter for the
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from PySide6.QtWidgets import QTabWidget, QWidget
 
 from workstation.types import WorkstationError
+
+if TYPE_CHECKING:
+    from ui.main_window import MainWindow
+    from ui.session import MethodSession
+    from ui.widgets.audit_page import AuditPage, TargetView
+    from ui.widgets.judge import JudgeBar, JudgeController
+    from workstation.evaluation.audit_sets import AuditPopulation
+
+#: the window as a method's views see it: `ui.main_window.MainWindow`, or a subclass of it that
+#: declares what the views' `install` adds to it (a views class is ``ViewsBase["Window"]`` then)
+W_contra = TypeVar("W_contra", bound="MainWindow", contravariant=True)
+W = TypeVar("W", bound="MainWindow")
 
 
 class ViewsRefused(WorkstationError):
@@ -43,63 +56,64 @@ def close_while_blind(tabs: QTabWidget, page: QWidget, closed: bool, shows: str)
     tabs.setTabToolTip(i, f"closed during a blind audit: {shows}" if closed else "")
 
 
-class MethodViews(Protocol):
+class MethodViews(Protocol[W_contra]):
     """What the window reads of a method's views object (each member is checked when the views
-    register: `check_views`). ``window`` is the `ui.main_window.MainWindow`."""
+    register: `check_views`). ``window`` is the `ui.main_window.MainWindow`; views that keep their
+    pages on it declare them in a subclass of it (``ViewsBase["Window"]``, named for mypy only)."""
 
     method: str  # the method's registry name
     title: str  # its (first) tab's title
     noun: str  # what one target of its label task is called
 
-    def install(self, window: Any) -> None:
+    def install(self, window: W_contra) -> None:
         """Add the method's pages (`window.add_panel(title, page, "tab")`), menus and actions."""
         ...
 
-    def on_project(self, window: Any) -> None:
+    def on_project(self, window: W_contra) -> None:
         """The project was opened, reloaded or closed."""
         ...
 
-    def has_data(self, window: Any) -> bool:
+    def has_data(self, window: W_contra) -> bool:
         """Whether the open project holds data of this method (its tabs are shown then)."""
         ...
 
-    def pages(self, window: Any) -> list[QWidget]:
+    def pages(self, window: W_contra) -> list[QWidget]:
         """The method's top-level tab pages."""
         ...
 
-    def controller(self, window: Any) -> Any:
+    def controller(self, window: W_contra) -> JudgeController | None:
         """The method's `ui.widgets.judge.JudgeController` (its label task's queue), or None."""
         ...
 
-    def bar(self, window: Any) -> Any:
+    def bar(self, window: W_contra) -> JudgeBar | None:
         """The judgement bar of the judging page (notes, export), or None."""
         ...
 
-    def judging_page(self, window: Any) -> QWidget | None:
+    def judging_page(self, window: W_contra) -> QWidget | None:
         """The page where the method's queue is judged (audit sets open there)."""
         ...
 
-    def show_judging(self, window: Any) -> None:
+    def show_judging(self, window: W_contra) -> None:
         """Show the judging page (its tab, and its inner page)."""
         ...
 
-    def audit_population(self, window: Any) -> Any:
+    def audit_population(self, window: W_contra) -> AuditPopulation | None:
         """What Audit → New audit set… may sample (`workstation.evaluation.audit_sets.AuditPopulation`)."""
         ...
 
-    def open_audit(self, window: Any, audit_set_id: int) -> int:
+    def open_audit(self, window: W_contra, audit_set_id: int) -> int:
         """Make a stored audit set the judging queue and show the judging page; its length."""
         ...
 
-    def agreement_unit(self, window: Any) -> Any:
+    def agreement_unit(self, window: W_contra) -> Callable[[str], Any] | None:
         """What an agreement's bootstrap resamples for a target id (a callable; None: the targets)."""
         ...
 
-    def outcome_texts(self, window: Any, index: int) -> list[str]:
+    def outcome_texts(self, window: W_contra, index: int) -> list[str]:
         """Text that would tell a target's automated outcome (the blind-audit contract looks for it)."""
         ...
 
-    def focus_target(self, window: Any) -> QWidget | None:
+    def focus_target(self, window: W_contra) -> QWidget | None:
         """Where the keys should go when the method's tab is shown."""
         ...
 
@@ -110,7 +124,7 @@ _CALLS = tuple(n for n, v in vars(MethodViews).items() if callable(v) and not n.
 MEMBERS = _DATA + _CALLS
 
 
-def check_views(name: str, views: Any) -> Any:
+def check_views(name: str, views: Any) -> MethodViews[Any]:
     """``views`` if it satisfies `MethodViews` as the views of method ``name``; otherwise one
     `ViewsRefused` line naming each member it lacks (or has in a form the window cannot use)."""
     what = f"the {str(name)[:40]!r} views ({type(views).__module__}.{type(views).__qualname__})"
@@ -130,7 +144,7 @@ def check_views(name: str, views: Any) -> Any:
     return views
 
 
-class ViewsBase(MethodViews):
+class ViewsBase(MethodViews[W]):
     """The base of every method's views: a default for every member of `MethodViews` but
     `install`; subclasses fill in `install` and the getters they have."""
 
@@ -141,7 +155,7 @@ class ViewsBase(MethodViews):
     tab_keys: tuple[str, ...] = ()
 
     # ---- for the views' `install` ---------------------------------------------------------------
-    def new_session(self, window: Any) -> Any:
+    def new_session(self, window: W) -> MethodSession:
         """A `ui.session.MethodSession` of the method: its data, live config and results in the
         window's project."""
         from ui.session import MethodSession
@@ -149,8 +163,8 @@ class ViewsBase(MethodViews):
 
         return MethodSession(get_method(self.method), window.state, window)
 
-    def audit_tabs(self, page: QWidget, title: str, controller: Any,
-                   target: Any) -> tuple[QTabWidget, QWidget]:
+    def audit_tabs(self, page: QWidget, title: str, controller: JudgeController,
+                   target: TargetView) -> tuple[QTabWidget, AuditPage]:
         """The method's tab as two pages: `page` (titled `title`) and "Audit set", an audit page
         that judges `controller`'s audit set one target at a time, shown by `target`
         (`ui.widgets.audit_page.TargetView`). Returns the tab widget and the audit page, named
@@ -167,38 +181,38 @@ class ViewsBase(MethodViews):
         return tabs, audit
 
     # ---- the window asks -------------------------------------------------------------------------
-    def install(self, window: Any) -> None:
+    def install(self, window: W) -> None:
         """Add the method's pages (`window.add_panel(title, page, "tab")`), menus and actions."""
         raise NotImplementedError
 
-    def on_project(self, window: Any) -> None:
+    def on_project(self, window: W) -> None:
         """The project was opened, reloaded or closed (each session follows it by itself)."""
 
-    def has_data(self, window: Any) -> bool:
+    def has_data(self, window: W) -> bool:
         """Whether the open project holds data of this method (its tabs are shown then)."""
         from workstation.methods import get_method
 
         p = window.state.project
         return bool(p is not None and get_method(self.method).has_data(p))
 
-    def pages(self, window: Any) -> list[QWidget]:
+    def pages(self, window: W) -> list[QWidget]:
         """The method's top-level tab pages."""
         page = window.panels.get(self.title)
         return [page] if page is not None else []
 
-    def controller(self, window: Any) -> Any:
+    def controller(self, window: W) -> JudgeController | None:
         """The method's `JudgeController` (its label task's queue), or None."""
         return None
 
-    def bar(self, window: Any) -> Any:
+    def bar(self, window: W) -> JudgeBar | None:
         """The judgement bar of the judging page (notes, export), or None."""
         return None
 
-    def judging_page(self, window: Any) -> QWidget | None:
+    def judging_page(self, window: W) -> QWidget | None:
         """The page where the method's queue is judged (audit sets open there)."""
         return None
 
-    def show_judging(self, window: Any) -> None:
+    def show_judging(self, window: W) -> None:
         """Show the judging page (its tab, and its inner page)."""
         page = self.judging_page(window)
         if page is None:
@@ -224,11 +238,11 @@ class ViewsBase(MethodViews):
                     owner.setCurrentWidget(child)
             child = parent
 
-    def audit_population(self, window: Any) -> Any:
+    def audit_population(self, window: W) -> AuditPopulation | None:
         """What Audit → New audit set… may sample (`workstation.evaluation.audit_sets.AuditPopulation`)."""
         return None
 
-    def open_audit(self, window: Any, audit_set_id: int) -> int:
+    def open_audit(self, window: W, audit_set_id: int) -> int:
         """Make a stored audit set the judging queue and show the judging page."""
         c = self.controller(window)
         if c is None:
@@ -237,17 +251,17 @@ class ViewsBase(MethodViews):
         self.show_judging(window)
         return int(n)
 
-    def agreement_unit(self, window: Any) -> Any:
+    def agreement_unit(self, window: W) -> Callable[[str], Any] | None:
         """What an agreement's bootstrap resamples for a target id (a callable; None: the targets
         themselves). Targets judged alike because they share a prompt resample together."""
         return None
 
-    def outcome_texts(self, window: Any, index: int) -> list[str]:
+    def outcome_texts(self, window: W, index: int) -> list[str]:
         """Text that would tell a target's automated outcome (its verdict word, reason, score or
         confidence as the views write them): the blind-audit contract test looks for it on every
         visible widget. A method without an automated outcome gives none."""
         return []
 
-    def focus_target(self, window: Any) -> QWidget | None:
+    def focus_target(self, window: W) -> QWidget | None:
         """Where the keys should go when the method's tab is shown."""
         return self.judging_page(window)

@@ -16,13 +16,16 @@ from __future__ import annotations
 import logging
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import (QApplication, QHBoxLayout, QMessageBox, QProgressBar, QPushButton, QSizePolicy,
                                QWidget)
 
 from . import project_dialogs
+
+if TYPE_CHECKING:
+    from .main_window import MainWindow
 
 log = logging.getLogger(__name__)
 
@@ -59,12 +62,12 @@ class OpeningIndicator(QWidget):
         self.bar.setMaximumHeight(14)
         self.bar.setTextVisible(False)
         self.cancel_button = QPushButton("Cancel opening")
-        self.cancel_button.setSizePolicy(QSizePolicy.Maximum, QSizePolicy.Fixed)
+        self.cancel_button.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
         self.cancel_button.setToolTip("Stop reading this project; the window stays as it was")
         lay.addWidget(self.bar)
         lay.addWidget(self.cancel_button)
         # as wide as the bar and the button: the message beside it keeps the rest (a narrow window)
-        self.setSizePolicy(QSizePolicy.Fixed, QSizePolicy.Fixed)
+        self.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
         self.hide()
 
     def show_progress(self, pct: int) -> None:
@@ -80,7 +83,7 @@ class BackgroundOpen(QObject):
     # a background load's result or error, folder, read_only, ok, the window's closes at its start
     _loaded = Signal(object, object, bool, bool, int)
 
-    def __init__(self, window: Any) -> None:
+    def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.w = window
         self.load_worker: Any = None  # the thread of a background open, while it runs
@@ -92,7 +95,7 @@ class BackgroundOpen(QObject):
         self._poll.setInterval(OpeningIndicator.POLL_MS)
         self._poll.timeout.connect(self._show_progress)
         # queued: an early load that has already ended delivers from this thread, after the call
-        self._loaded.connect(self._on_loaded, Qt.QueuedConnection)
+        self._loaded.connect(self._on_loaded, Qt.ConnectionType.QueuedConnection)
 
     def start(self, folder: str | Path, read_only: bool = False, early: Any = None) -> None:
         w = self.w
@@ -117,7 +120,7 @@ class BackgroundOpen(QObject):
         w.statusBar().showMessage(f"Opening {folder.name}…")
         w.project_label.setText(f"opening {folder.name}…")
         w.start_page.show_opening(folder.name)
-        QApplication.setOverrideCursor(Qt.BusyCursor)
+        QApplication.setOverrideCursor(Qt.CursorShape.BusyCursor)
         closings = w.closings
         self._opening = folder.name
         if early is not None:

@@ -14,11 +14,16 @@ from __future__ import annotations
 import base64
 import json
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QByteArray
 
 from workstation.util.jsonsafe import dumps
+
+if TYPE_CHECKING:
+    from .main_window import MainWindow
+    from .method_views import MethodViews
+    from .widgets.judge import JudgeController
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +38,7 @@ def _b64(data: QByteArray) -> str:
 MAX_PLACES = 200  # annotators whose places on one queue are kept
 
 
-def _queue_place(c: Any) -> dict[str, Any]:
+def _queue_place(c: JudgeController) -> dict[str, Any]:
     core = c.core
     out: dict[str, Any] = {"audit_set_id": c.audit.audit_set_id if c.audit is not None else None,
                            "pos": int(core.pos), "current": c.current or "", "queue": [], "recheck": []}
@@ -46,7 +51,7 @@ def _queue_place(c: Any) -> dict[str, Any]:
     return out
 
 
-def _places_of(c: Any, q: dict[str, Any]) -> dict[str, tuple[int, int, bool]] | None:
+def _places_of(c: JudgeController, q: dict[str, Any]) -> dict[str, tuple[int, int, bool]] | None:
     """The kept places of a queue by annotator (None: a place kept before there were places)."""
     raw = q.get("places")
     if not isinstance(raw, dict):
@@ -62,7 +67,7 @@ def _places_of(c: Any, q: dict[str, Any]) -> dict[str, tuple[int, int, bool]] | 
     return out
 
 
-def _go_to_place(c: Any, place: tuple[int, int, bool] | None, n: int) -> None:
+def _go_to_place(c: JudgeController, place: tuple[int, int, bool] | None, n: int) -> None:
     """The annotator's own place on the queue just set (``n`` long), else their first unlabelled."""
     core = c.core
     if place is None:
@@ -77,7 +82,7 @@ def _go_to_place(c: Any, place: tuple[int, int, bool] | None, n: int) -> None:
         c.go_target(cur)
 
 
-def save_place(window: Any) -> None:
+def save_place(window: MainWindow) -> None:
     """Store where the auditor is in the open project (called as the project closes)."""
     p = window.state.project
     if p is None or p.read_only:
@@ -98,7 +103,7 @@ def save_place(window: Any) -> None:
         log.exception("keeping the auditor's place")
 
 
-def _restore_queue(window: Any, views: Any, q: dict[str, Any]) -> None:
+def _restore_queue(window: MainWindow, views: MethodViews[Any], q: dict[str, Any]) -> None:
     c = views.controller(window)
     if c is None or not c.core.n_targets:
         return
@@ -108,6 +113,7 @@ def _restore_queue(window: Any, views: Any, q: dict[str, Any]) -> None:
     pos = int(q.get("pos") or 0)
     mine = places.get(who) if places is not None else (pos, c.index_of(str(q.get("current") or "")), True)
     aid = q.get("audit_set_id")
+    assert p is not None  # a place is restored into an open project
     if aid is not None and any(a["audit_set_id"] == aid and a["task"] == c.scheme.task for a in p.audit.sets()):
         n = c.open_audit(int(aid))  # at the annotator's first unlabelled item
         if mine is not None:
@@ -130,7 +136,7 @@ def _restore_queue(window: Any, views: Any, q: dict[str, Any]) -> None:
     c.core.keep_places(places or {})
 
 
-def restore_place(window: Any) -> bool:
+def restore_place(window: MainWindow) -> bool:
     """Go back to where the auditor was in this project; False when nothing was kept."""
     p = window.state.project
     if p is None:
@@ -162,6 +168,6 @@ def restore_place(window: Any) -> bool:
     tab = place.get("tab") or ""
     for i in range(window.tabs.count()):
         if window.tabs.tabText(i) == tab:
-            window.show_page(window.tabs.widget(i))
+            window.show_page(window.tabs.widget(i))  # type: ignore[arg-type]  # i < count()
             break
     return True

@@ -30,12 +30,12 @@ _OPEN_HERE: set[str] = set()  # folders this process holds for writing
 def settings() -> QSettings:
     path = os.environ.get("WORKSTATION_SETTINGS")
     if path:
-        return QSettings(path, QSettings.IniFormat)
+        return QSettings(path, QSettings.Format.IniFormat)
     return QSettings("t2i-audit", "workstation")
 
 
 def recent_projects() -> list[str]:
-    v = settings().value("recent_projects", [])
+    v: Any = settings().value("recent_projects", [])
     if isinstance(v, str):
         v = [v] if v else []
     return [str(x) for x in (v or []) if x]
@@ -116,13 +116,13 @@ def ask_open_read_only(parent: QWidget | None, folder: str | Path, reason: str, 
     """A warning that says `reason` and offers `offer` beside Cancel: True when the user takes it."""
     box = QMessageBox(parent)
     box.setObjectName(offer.name)
-    box.setIcon(QMessageBox.Warning)
+    box.setIcon(QMessageBox.Icon.Warning)
     box.setWindowTitle(offer.title)
     box.setText(offer.text.format(name=Path(folder).name))
     box.setInformativeText(f"{reason}\n\n{offer.informative}")
-    ro = box.addButton(offer.button[0], QMessageBox.AcceptRole)
+    ro = box.addButton(offer.button[0], QMessageBox.ButtonRole.AcceptRole)
     ro.setObjectName(offer.button[1])
-    cancel = box.addButton(QMessageBox.Cancel)
+    cancel = box.addButton(QMessageBox.StandardButton.Cancel)
     box.setDefaultButton(ro if offer.default_open else cancel)
     box.exec()
     return box.clickedButton() is ro

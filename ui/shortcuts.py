@@ -15,7 +15,7 @@ import itertools
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
@@ -29,6 +29,10 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+if TYPE_CHECKING:
+    from .main_window import MainWindow
+    from .method_views import MethodViews
 
 
 @dataclass(frozen=True)
@@ -108,7 +112,8 @@ class Binding:
         return page is not None and isValid(page) and page.isVisible() and QWidget.window(page) is window
 
     def keys_text(self) -> str:
-        return " or ".join(QKeySequence(k).toString(QKeySequence.NativeText) for k in self.keys)
+        native = QKeySequence.SequenceFormat.NativeText
+        return " or ".join(QKeySequence(k).toString(native) for k in self.keys)
 
 
 _ALL: weakref.WeakSet[Binding] = weakref.WeakSet()
@@ -134,7 +139,7 @@ def bind(page: QWidget, keys: str | Sequence[str], fn: Callable[[], Any], help: 
     sc = QShortcut(QKeySequence(seqs[0]), page)
     if len(seqs) > 1:
         sc.setKeys([QKeySequence(k) for k in seqs])
-    sc.setContext(Qt.WindowShortcut)
+    sc.setContext(Qt.ShortcutContext.WindowShortcut)
     sc.activated.connect(fn if unless is None else (lambda: None if unless() else fn()))
     _keep(sc, Binding(seqs, help, group, method, text or help, fn, weakref.ref(sc), weakref.ref(page)))
     return sc
@@ -153,7 +158,7 @@ def register_action(action: QAction, help: str, group: str, method: str = "") ->
 
 def make_action(parent: QWidget, sid: str, slot: Callable[..., object] | None = None,
                 checkable: bool = False,
-                context: Qt.ShortcutContext = Qt.WindowShortcut, method: str = "") -> QAction:
+                context: Qt.ShortcutContext = Qt.ShortcutContext.WindowShortcut, method: str = "") -> QAction:
     """A window action from `SHORTCUTS` (its text, keys and help), recorded for the sheet."""
     s = BY_ID[sid]
     a = QAction(s.text, parent)
@@ -184,7 +189,7 @@ def bindings(window: QWidget) -> list[Binding]:
     return out
 
 
-def active_bindings(window: Any) -> list[Binding]:
+def active_bindings(window: MainWindow) -> list[Binding]:
     """The bindings that act on the page shown: the window's own, and the current method's on
     pages that are shown; in the order of `GROUPS`, each group in the order bound."""
     views = window.current_views() if hasattr(window, "current_views") else None
@@ -206,7 +211,7 @@ def active_bindings(window: Any) -> list[Binding]:
     return uniq
 
 
-def bind_tabs(window: Any, views: Any) -> None:
+def bind_tabs(window: MainWindow, views: MethodViews[Any]) -> None:
     """One key per tab page of a method (`MethodViews.tab_keys`, else the next free Ctrl+digit),
     in `window.tab_actions[(method, index)]`; a tab the policy closes says why (`show_page`)."""
     actions = window.tab_actions
@@ -223,7 +228,7 @@ def bind_tabs(window: Any, views: Any) -> None:
         if key:
             a.setShortcut(QKeySequence(key))
             used.add(key)
-        a.setShortcutContext(Qt.WindowShortcut)
+        a.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
         a.triggered.connect(lambda _=False, p=page: window.show_page(p))
         window.addAction(a)
         actions[(views.method, i)] = a
@@ -232,7 +237,7 @@ def bind_tabs(window: Any, views: Any) -> None:
     sync_tabs(window)
 
 
-def sync_tabs(window: Any) -> None:
+def sync_tabs(window: MainWindow) -> None:
     """A tab key acts while its tab is shown in the tab bar (its method has data)."""
     for (name, i), a in window.tab_actions.items():
         views = window.method_views.get(name)
@@ -244,7 +249,7 @@ def sync_tabs(window: Any) -> None:
 class ShortcutSheet(QDialog):
     """The F1 sheet: the keys that act on the page shown, grouped (`active_bindings`)."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: MainWindow | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Keyboard shortcuts")
         self.setObjectName("shortcutSheet")
@@ -259,24 +264,26 @@ class ShortcutSheet(QDialog):
         t = QTableWidget(len(rows), 3, self)
         t.setHorizontalHeaderLabels(["Group", "Keys", "What it does"])
         t.verticalHeader().hide()
-        t.setEditTriggers(QTableWidget.NoEditTriggers)
-        t.setSelectionMode(QTableWidget.NoSelection)
-        t.setFocusPolicy(Qt.NoFocus)  # a sheet to read: no cell framed as if it were chosen
+        t.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        t.setSelectionMode(QTableWidget.SelectionMode.NoSelection)
+        t.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # a sheet to read: no cell framed as if it were chosen
         t.setWordWrap(True)
         for i, b in enumerate(rows):
             for j, text in enumerate((b.group, b.keys_text(), b.help)):
                 t.setItem(i, j, QTableWidgetItem(text))
-        t.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeToContents)
-        t.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeToContents)
-        t.horizontalHeader().setSectionResizeMode(2, QHeaderView.Stretch)
+        t.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        t.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        t.horizontalHeader().setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         self.table = t
         self.rows = rows
         lay.addWidget(t)
-        bb = QDialogButtonBox(QDialogButtonBox.Close, self)
+        bb = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         bb.rejected.connect(self.reject)
         lay.addWidget(bb)
         self.resize(680, min(640, 120 + 30 * len(rows)))
 
     def listed(self) -> list[tuple[str, str]]:
         """(keys, what it does) of each row, as shown."""
-        return [(self.table.item(r, 1).text(), self.table.item(r, 2).text()) for r in range(self.table.rowCount())]
+        # all filled
+        return [(self.table.item(r, 1).text(), self.table.item(r, 2).text())  # type: ignore[union-attr]
+                for r in range(self.table.rowCount())]

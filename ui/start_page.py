@@ -3,18 +3,21 @@ data yet: what to do next, in the auditor's words, with the recent projects one 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QListWidget, QPushButton, QVBoxLayout, QWidget
 
 from . import project_dialogs
 
+if TYPE_CHECKING:
+    from .main_window import MainWindow
+
 
 class StartPage(QWidget):
     open_requested = Signal(str)  # a recent project's folder
 
-    def __init__(self, window: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, window: MainWindow, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("startPage")
         self.w = window
@@ -29,7 +32,7 @@ class StartPage(QWidget):
         self.hint = QLabel("")
         self.hint.setObjectName("startHint")
         self.hint.setWordWrap(True)
-        self.hint.setTextFormat(Qt.RichText)
+        self.hint.setTextFormat(Qt.TextFormat.RichText)
         lay.addWidget(self.hint)
         row = QHBoxLayout()
         self.open_button = QPushButton("Open project…  (Ctrl+O)")

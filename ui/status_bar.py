@@ -5,14 +5,17 @@ the window's title repeats)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import QLabel
+
+if TYPE_CHECKING:
+    from .main_window import MainWindow
 
 TITLE = "T2I Audit Workstation"
 
 
-def build(window: Any) -> None:
+def build(window: MainWindow) -> None:
     """The permanent labels, as `window.counts_label`, `annotator_label`, `progress_label` and
     `project_label`."""
     sb = window.statusBar()
@@ -28,7 +31,7 @@ def build(window: Any) -> None:
         sb.addPermanentWidget(w)
 
 
-def update(window: Any) -> None:
+def update(window: MainWindow) -> None:
     """The counts, the annotator and the progress of the method whose tab is shown."""
     st = window.state
     views = window.current_views()
@@ -45,7 +48,7 @@ def update(window: Any) -> None:
     window.progress_label.setText(f"labelled {done:,} / {total:,} {what}")
 
 
-def show_project(window: Any) -> None:
+def show_project(window: MainWindow) -> None:
     """The window's title and the project label: the open project, or none."""
     p = window.state.project
     if p is None:

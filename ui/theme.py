@@ -88,22 +88,22 @@ def verdict_color(code: int | None) -> QColor:
 def _palette(t: Theme) -> QPalette:
     p = QPalette()
     c = QColor
-    p.setColor(QPalette.Window, c(t.window))
-    p.setColor(QPalette.WindowText, c(t.text))
-    p.setColor(QPalette.Base, c(t.base))
-    p.setColor(QPalette.AlternateBase, c(t.alt_base))
-    p.setColor(QPalette.ToolTipBase, c(t.base))
-    p.setColor(QPalette.ToolTipText, c(t.text))
-    p.setColor(QPalette.Text, c(t.text))
-    p.setColor(QPalette.PlaceholderText, c(t.dim_text))
-    p.setColor(QPalette.Button, c(t.button))
-    p.setColor(QPalette.ButtonText, c(t.text))
-    p.setColor(QPalette.BrightText, c("#ff5555"))
-    p.setColor(QPalette.Highlight, c(t.highlight))
-    p.setColor(QPalette.HighlightedText, c(t.highlight_text))
-    p.setColor(QPalette.Link, c(t.highlight))
-    for role in (QPalette.Text, QPalette.WindowText, QPalette.ButtonText):
-        p.setColor(QPalette.Disabled, role, c(t.dim_text))
+    p.setColor(QPalette.ColorRole.Window, c(t.window))
+    p.setColor(QPalette.ColorRole.WindowText, c(t.text))
+    p.setColor(QPalette.ColorRole.Base, c(t.base))
+    p.setColor(QPalette.ColorRole.AlternateBase, c(t.alt_base))
+    p.setColor(QPalette.ColorRole.ToolTipBase, c(t.base))
+    p.setColor(QPalette.ColorRole.ToolTipText, c(t.text))
+    p.setColor(QPalette.ColorRole.Text, c(t.text))
+    p.setColor(QPalette.ColorRole.PlaceholderText, c(t.dim_text))
+    p.setColor(QPalette.ColorRole.Button, c(t.button))
+    p.setColor(QPalette.ColorRole.ButtonText, c(t.text))
+    p.setColor(QPalette.ColorRole.BrightText, c("#ff5555"))
+    p.setColor(QPalette.ColorRole.Highlight, c(t.highlight))
+    p.setColor(QPalette.ColorRole.HighlightedText, c(t.highlight_text))
+    p.setColor(QPalette.ColorRole.Link, c(t.highlight))
+    for role in (QPalette.ColorRole.Text, QPalette.ColorRole.WindowText, QPalette.ColorRole.ButtonText):
+        p.setColor(QPalette.ColorGroup.Disabled, role, c(t.dim_text))
     return p
 
 

@@ -63,7 +63,7 @@ def load_of(name: str) -> Any:
     return LOADS.get(name)
 
 
-def views_for(name: str) -> Any:
+def views_for(name: str) -> MethodViews[Any]:
     return VIEWS.get(name)
 
 

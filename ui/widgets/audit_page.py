@@ -27,7 +27,8 @@ from .judge import JudgeBar, JudgeController, install_shortcuts
 class TargetView(Protocol):
     """A method's view of one target of its label task."""
 
-    widget: QWidget
+    @property
+    def widget(self) -> QWidget: ...
 
     def show_target(self, index: int, vis: Visibility) -> None: ...
 
@@ -53,13 +54,13 @@ class AuditPage(QWidget):
         self.header = QLabel("")
         self.header.setObjectName("auditHeader")
         self.header.setWordWrap(True)
-        self.header.setTextFormat(Qt.RichText)
+        self.header.setTextFormat(Qt.TextFormat.RichText)
         lay.addWidget(self.header)
         lay.addWidget(view.widget, 1)
         self.bar = JudgeBar(controller, self, colors=colors, noun=noun)
         self.bar.focus_target = self
         lay.addWidget(self.bar)
-        self.setFocusPolicy(Qt.StrongFocus)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         install_shortcuts(self, controller, self.bar)
         controller.moved.connect(lambda _i: self.refresh())
         controller.queue_changed.connect(self.refresh)

@@ -80,7 +80,7 @@ def _pct(x: float, digits: int = 1) -> str:
 def _plan_title(p: dict[str, Any]) -> str:
     """A stored plan's line in the plan list; a goal the project does not hold as a goal (the
     plan is refused when chosen, with the reason) is not read."""
-    g = p.get("goal") if isinstance(p.get("goal"), dict) else {}
+    g: dict[str, Any] = p["goal"] if isinstance(p.get("goal"), dict) else {}
     hw = g.get("half_width")
     what = (f"{g.get('quantity')} ±{100 * hw:.1f} %" if isinstance(hw, (int, float)) and not isinstance(hw, bool)
             and np.isfinite(hw) and isinstance(g.get("quantity"), str) else "goal unreadable")

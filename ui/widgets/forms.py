@@ -93,7 +93,7 @@ def wrapped_label(text: str = "", name: str = "", selectable: bool = False) -> Q
         label.setObjectName(name)
     label.setWordWrap(True)
     if selectable:
-        label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
     return label
 
 
@@ -136,8 +136,8 @@ def error_label(name: str = "", wrap: bool = False) -> QLabel:
 def ok_cancel(dialog: QDialog, ok_text: str, ok_name: str, on_ok: Callable[[], object]) -> QDialogButtonBox:
     """The dialog's OK / Cancel buttons: OK, named `ok_name` and reading `ok_text`, calls `on_ok`;
     Cancel rejects the dialog."""
-    bb = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel, dialog)
-    ok = bb.button(QDialogButtonBox.Ok)
+    bb = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, dialog)
+    ok = bb.button(QDialogButtonBox.StandardButton.Ok)
     ok.setText(ok_text)
     ok.setObjectName(ok_name)
     bb.accepted.connect(on_ok)

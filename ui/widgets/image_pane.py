@@ -43,10 +43,10 @@ class _View(QGraphicsView):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setRenderHint(QPainter.Antialiasing)
-        self.setRenderHint(QPainter.SmoothPixmapTransform)
-        self.setDragMode(QGraphicsView.ScrollHandDrag)
-        self.setTransformationAnchor(QGraphicsView.AnchorUnderMouse)
+        self.setRenderHint(QPainter.RenderHint.Antialiasing)
+        self.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
+        self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
+        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
         self.setBackgroundBrush(QBrush(QColor("#1b1f27")))
         self._syncing = False
         self.horizontalScrollBar().valueChanged.connect(self._emit)
@@ -62,7 +62,7 @@ class _View(QGraphicsView):
 
     def fit(self) -> None:
         if self.scene() is not None and not self.scene().sceneRect().isEmpty():
-            self.fitInView(self.scene().sceneRect(), Qt.KeepAspectRatio)
+            self.fitInView(self.scene().sceneRect(), Qt.AspectRatioMode.KeepAspectRatio)
         self._emit()
 
     def resizeEvent(self, e):  # noqa: N802
@@ -96,7 +96,7 @@ class ImagePane(QWidget):
         self.caption = QLabel("")
         self.caption.setWordWrap(True)
         self.caption.setObjectName("paneCaption")
-        self.caption.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.caption.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.view = _View(self)
         self.scene = QGraphicsScene(self)
         self.view.setScene(self.scene)
@@ -127,6 +127,8 @@ class ImagePane(QWidget):
         self.box_items = []
         self.caption.setText(caption)
         pix, err = self._image(path) if path else (None, "no image")
+        w: float
+        h: float
         self.error = err
         if pix is not None:
             self.scene.addPixmap(pix)
@@ -143,7 +145,7 @@ class ImagePane(QWidget):
             pen = QPen(QColor(b.color))
             pen.setWidthF(b.width * max(1.0, min(w, h) / 512))
             if b.dashed:
-                pen.setStyle(Qt.DashLine)
+                pen.setStyle(Qt.PenStyle.DashLine)
             item = self.scene.addRect(QRectF(b.x1, b.y1, b.x2 - b.x1, b.y2 - b.y1), pen)
             self.box_items.append(item)
             if b.label:
@@ -151,7 +153,7 @@ class ImagePane(QWidget):
                 tag.setFont(font)
                 tag.setBrush(QBrush(QColor("#ffffff")))
                 bg = self.scene.addRect(QRectF(0, 0, tag.boundingRect().width() + 6, tag.boundingRect().height() + 2),
-                                        QPen(Qt.NoPen), QBrush(QColor(b.color)))
+                                        QPen(Qt.PenStyle.NoPen), QBrush(QColor(b.color)))
                 bg.setPos(b.x1, max(0.0, b.y1 - tag.boundingRect().height() - 2))
                 self.scene.addItem(tag)
                 tag.setPos(b.x1 + 3, max(0.0, b.y1 - tag.boundingRect().height() - 1))

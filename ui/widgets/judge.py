@@ -512,8 +512,8 @@ class NotesEdit(QPlainTextEdit):
         self.setTabChangesFocus(True)
         # a click or N puts the cursor here, never the window's first focus: single-letter keys
         # label, they are not typed into the note
-        self.setFocusPolicy(Qt.ClickFocus)
-        self.setLineWrapMode(QPlainTextEdit.WidgetWidth)
+        self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.setFixedHeight(self.fontMetrics().lineSpacing() * 3 + 12)
 
     def text(self) -> str:
@@ -524,17 +524,18 @@ class NotesEdit(QPlainTextEdit):
 
     def focus_at_end(self) -> None:
         """The cursor at the end of the note (the note kept, nothing selected)."""
-        self.setFocus(Qt.ShortcutFocusReason)
+        self.setFocus(Qt.FocusReason.ShortcutFocusReason)
         cur = self.textCursor()
-        cur.movePosition(QTextCursor.End)
+        cur.movePosition(QTextCursor.MoveOperation.End)
         self.setTextCursor(cur)
 
     def keyPressEvent(self, e: Any) -> None:  # noqa: N802
-        if e.key() == Qt.Key_Escape:
+        if e.key() == Qt.Key.Key_Escape:
             self.escape.emit()
             e.accept()
             return
-        if e.key() in (Qt.Key_Return, Qt.Key_Enter) and not (e.modifiers() & Qt.ShiftModifier):
+        if (e.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+                and not (e.modifiers() & Qt.KeyboardModifier.ShiftModifier)):
             self.returnPressed.emit()
             e.accept()
             return
@@ -592,7 +593,7 @@ class JudgeBar(QWidget):
             b = QPushButton(f"{s.title_of(value) if s.ordinal else value}  [{key}]")
             b.setCheckable(True)
             b.setObjectName(f"judge_{value}")
-            b.setFocusPolicy(Qt.NoFocus)
+            b.setFocusPolicy(Qt.FocusPolicy.NoFocus)
             b.setToolTip(f"Record {s.title_of(value)} (key {key}); with auto-advance on, go to the next {noun}")
             if value in self.colors:
                 b.setStyleSheet(f"QPushButton#judge_{value} {{ border: 2px solid {self.colors[value]}; "
@@ -623,19 +624,19 @@ class JudgeBar(QWidget):
         for b in (self.prev_button, self.next_button):
             b.setMaximumWidth(b.fontMetrics().horizontalAdvance("◀") + 28)
         for w in (self.prev_button, self.next_button, self.undo_button, self.redo_button, self.auto):
-            w.setFocusPolicy(Qt.NoFocus)
+            w.setFocusPolicy(Qt.FocusPolicy.NoFocus)
             row.addWidget(w)
-        self.export_button.setFocusPolicy(Qt.NoFocus)
+        self.export_button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.next_unlabelled_button = push_button(
             NEXT_UNLABELLED, controller.next_unlabelled,
             f"Go to the next {noun} you have not labelled in this queue, from the start again after its end "
             f"({NEXT_UNLABELLED_KEY_TEXT})", "nextUnlabelled")
-        self.next_unlabelled_button.setFocusPolicy(Qt.NoFocus)
+        self.next_unlabelled_button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         # no item shown (no audit set open, an image not found): what is missing and what may be recorded
         self.unshown_note = QLabel("")
         self.unshown_note.setObjectName("judgeUnshown")
         self.unshown_note.setVisible(False)
-        outer.insertWidget(0, self.unshown_note, 0, Qt.AlignLeft)
+        outer.insertWidget(0, self.unshown_note, 0, Qt.AlignmentFlag.AlignLeft)
         # what the queue's blindness cannot hide (an audit plan of a precision: one outcome only)
         self.queue_note = QLabel("")
         self.queue_note.setObjectName("judgeQueueNote")
@@ -680,7 +681,7 @@ class JudgeBar(QWidget):
         # the end of the queue with items left: how many, and the way back to them
         self.end_note = QLabel("")
         self.end_note.setObjectName("queueEnd")
-        self.end_note.setTextFormat(Qt.RichText)
+        self.end_note.setTextFormat(Qt.TextFormat.RichText)
         self.end_note.setWordWrap(True)
         self.end_note.setMaximumWidth(self.bar.maximumWidth() + 60)
         self.end_note.setVisible(False)
@@ -699,7 +700,7 @@ class JudgeBar(QWidget):
         self._saved_timer.timeout.connect(lambda: self.notes_saved.setText(""))
         self._error = ""
         self._ended = False
-        controller.on_leave.append(self.save_notes)
+        controller.on_leave.append(self.save_notes)  # type: ignore[arg-type]  # its bool is not read
         controller.changed.connect(self.refresh)
         controller.moved.connect(self._load_notes)
         controller.queue_changed.connect(self.refresh)
@@ -737,7 +738,7 @@ class JudgeBar(QWidget):
     def _hand_back(self) -> None:
         target = self.focus_target or self.window()
         self.notes.blockSignals(True)  # saved already: leaving must not save twice
-        target.setFocus(Qt.OtherFocusReason)
+        target.setFocus(Qt.FocusReason.OtherFocusReason)
         self.notes.blockSignals(False)
 
     def _notes_entered(self) -> None:
@@ -928,8 +929,8 @@ class _Shown(QObject):
         super().__init__(page)
         self.page = page
         self.shortcuts = shortcuts
-        if page.focusPolicy() == Qt.NoFocus and page.focusProxy() is None:
-            page.setFocusPolicy(Qt.StrongFocus)
+        if page.focusPolicy() == Qt.FocusPolicy.NoFocus and page.focusProxy() is None:
+            page.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         page.installEventFilter(self)
         self.sync()
 
@@ -939,14 +940,14 @@ class _Shown(QObject):
             sc.setEnabled(on)
 
     def eventFilter(self, obj: QObject, e: QEvent) -> bool:  # noqa: N802
-        if obj is self.page and e.type() in (QEvent.Show, QEvent.Hide):
+        if obj is self.page and e.type() in (QEvent.Type.Show, QEvent.Type.Hide):
             self.sync()
-            if e.type() == QEvent.Show:
+            if e.type() == QEvent.Type.Show:
                 from PySide6.QtWidgets import QApplication
 
                 fw = QApplication.focusWidget()
                 if fw is None or not self.page.isAncestorOf(fw) or _typing():
-                    self.page.setFocus(Qt.OtherFocusReason)
+                    self.page.setFocus(Qt.FocusReason.OtherFocusReason)
         return False
 
 
@@ -979,7 +980,9 @@ def install_shortcuts(page: QWidget, controller: JudgeController, bar: JudgeBar,
     s = controller.scheme
     for value, key in zip(s.values, s.keys):
         name = s.title_of(value) if s.ordinal else value  # as its button says
-        add(key, lambda v=value: bar._record(v), f"Record {name} and go to the next", "Label", s.title_of(value))
+        # the lambda binds the value by default
+        add(key, lambda v=value: bar._record(v),  # type: ignore[misc]
+            f"Record {name} and go to the next", "Label", s.title_of(value))
     add("N", bar.focus_notes, "Put the cursor in the notes field (Enter saves them)", "Label", "Edit notes")
     add("Ctrl+Z", bar.queue_key(controller.undo), "Undo your last label (a compensating event is recorded)",
         "Label", "Undo label")

@@ -10,11 +10,29 @@
 from __future__ import annotations
 
 import html
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ...method_views import ViewsBase, close_while_blind
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QTabWidget, QWidget
+
+    from ui.main_window import MainWindow
+    from ui.widgets.audit_page import AuditPage
+    from ui.widgets.judge import JudgeBar, JudgeController
+    from workstation.evaluation.audit_sets import AuditPopulation
+
+    from .page import DyEvalPage
+
+    class Window(MainWindow):
+        """The window with what these views' `install` adds to it."""
+
+        dyeval_page: DyEvalPage
+        dyeval_tabs: QTabWidget
+        dyeval_audit: AuditPage
+
 
 
 def _node_of(tree: Any, owner: str) -> str:
@@ -27,7 +45,7 @@ def _node_of(tree: Any, owner: str) -> str:
 class _ImageTarget:
     """The audit page's view of one test image: the image, its prompt, its seed."""
 
-    def __init__(self, window: Any, page: Any) -> None:
+    def __init__(self, window: Window, page: Any) -> None:
         from ui.widgets.image_pane import ImagePane
 
         self.page = page
@@ -56,13 +74,13 @@ class _ImageTarget:
         self.widget.show_image(None, caption="")
 
 
-class DyEvalViews(ViewsBase):
+class DyEvalViews(ViewsBase["Window"]):
     method = "dyeval"
     title = "DyEval"
     tab_keys = ("Ctrl+4",)
     noun = "image"
 
-    def install(self, window: Any) -> None:
+    def install(self, window: Window) -> None:
         from .page import DyEvalPage
 
         page = DyEvalPage(window)
@@ -75,48 +93,48 @@ class DyEvalViews(ViewsBase):
             window.install_extra_panels()  # generation runs as jobs: the panel shows them
         page.attach_jobs(getattr(window, "panels", {}).get("Jobs"))
 
-    def _policy(self, window: Any) -> None:
+    def _policy(self, window: Window) -> None:
         c = window.dyeval_page.images.controller
         vis = c.view_visibility()
         closed = c.audit is not None and not (vis.outcome and vis.human)
         close_while_blind(window.dyeval_tabs, window.dyeval_page, closed, "it shows pre-marks and every judgement")
 
-    def page(self, window: Any) -> Any:
+    def page(self, window: Window) -> DyEvalPage | None:
         return getattr(window, "dyeval_page", None)
 
-    def on_project(self, window: Any) -> None:
+    def on_project(self, window: Window) -> None:
         page = self.page(window)
         if page is not None:
             page.attach_jobs(window.panels.get("Jobs"))
             page.reload()
 
-    def pages(self, window: Any) -> list[Any]:
+    def pages(self, window: Window) -> list[QWidget]:
         return [window.dyeval_tabs]
 
-    def controller(self, window: Any) -> Any:
+    def controller(self, window: Window) -> JudgeController:
         return window.dyeval_page.images.controller
 
-    def judging_page(self, window: Any) -> Any:
+    def judging_page(self, window: Window) -> QWidget:
         return window.dyeval_audit if self.controller(window).audit is not None else window.dyeval_page.images
 
-    def bar(self, window: Any) -> Any:
+    def bar(self, window: Window) -> JudgeBar | None:
         page = self.judging_page(window)
         return getattr(page, "bar", None) or getattr(page, "judge_bar", None)
 
-    def focus_target(self, window: Any) -> Any:
+    def focus_target(self, window: Window) -> QWidget | None:
         return window.dyeval_tabs.currentWidget()
 
-    def open_audit(self, window: Any, audit_set_id: int) -> int:
+    def open_audit(self, window: Window, audit_set_id: int) -> int:
         window.dyeval_page.images.sync_targets()  # every image of the tree, whichever node is shown
         return super().open_audit(window, audit_set_id)
 
-    def leave_audit(self, window: Any) -> None:
+    def leave_audit(self, window: Window) -> None:
         page = window.dyeval_page
         page.images.controller.leave_audit()
         page.images.show_node(page.images.node_id, refill=True)
         window.dyeval_tabs.setCurrentWidget(page)
 
-    def outcome_texts(self, window: Any, index: int) -> list[str]:
+    def outcome_texts(self, window: Window, index: int) -> list[str]:
         """The pre-mark scorer's score of the image (and the pre-mark itself)."""
         tree = window.dyeval_page.session.tree
         iid = self.controller(window).core.target_id(index)
@@ -125,7 +143,7 @@ class DyEvalViews(ViewsBase):
             return []
         return [f"{img.clip_score:.1f}", f"{img.clip_score:.2f}", "pre-marked"]
 
-    def audit_population(self, window: Any) -> Any:
+    def audit_population(self, window: Window) -> AuditPopulation | None:
         from workstation.evaluation.audit_sets import AuditPopulation
 
         page = window.dyeval_page

@@ -43,7 +43,7 @@ class GraphEditor(NodePanel):
         lay.setContentsMargins(0, 0, 0, 0)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QScrollArea.NoFrame)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         scroll.setWidget(body)
         self.column.addWidget(scroll)
         top, self.prompt = combo_row("Prompt:", self.load, min_width=380)
@@ -93,7 +93,8 @@ class GraphEditor(NodePanel):
         t.setHorizontalHeaderLabels(list(headers))
         h = t.horizontalHeader()
         for i in range(len(headers)):
-            h.setSectionResizeMode(i, QHeaderView.Stretch if i == stretch else QHeaderView.Interactive)
+            h.setSectionResizeMode(i, QHeaderView.ResizeMode.Stretch if i == stretch
+                                   else QHeaderView.ResizeMode.Interactive)
             if i != stretch:
                 t.setColumnWidth(i, 60 if i == 0 else 140)
         t.verticalHeader().setVisible(False)
@@ -161,7 +162,7 @@ class GraphEditor(NodePanel):
         for c, v in enumerate(values):
             it = QTableWidgetItem(v)
             if c in ro:
-                it.setFlags(it.flags() & ~Qt.ItemIsEditable)
+                it.setFlags(it.flags() & ~Qt.ItemFlag.ItemIsEditable)
             table.setItem(r, c, it)
 
     # --- editing ---------------------------------------------------------------------------------------
@@ -215,7 +216,8 @@ class GraphEditor(NodePanel):
 
     def add_object(self) -> None:
         self._row(self.objects, [self._next_id("o"), "object", "a", ""], ro=(0,))
-        self.objects.editItem(self.objects.item(self.objects.rowCount() - 1, 1))
+        # the row just added has its items
+        self.objects.editItem(self.objects.item(self.objects.rowCount() - 1, 1))  # type: ignore[arg-type]
 
     def add_relation(self) -> None:
         ids = [self._cell(self.objects, r, 0) for r in range(self.objects.rowCount())]
@@ -224,7 +226,8 @@ class GraphEditor(NodePanel):
 
     def add_context(self) -> None:
         self._row(self.context, ["in the park"])
-        self.context.editItem(self.context.item(self.context.rowCount() - 1, 0))
+        # the row just added has its items
+        self.context.editItem(self.context.item(self.context.rowCount() - 1, 0))  # type: ignore[arg-type]
 
     def _remove(self, t: QTableWidget) -> None:
         rows = sorted({i.row() for i in t.selectedIndexes()}, reverse=True)

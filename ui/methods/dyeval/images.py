@@ -12,7 +12,7 @@ Ctrl+Z undo — the shared `JudgeBar` over the tree's label scheme.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -35,6 +35,9 @@ from ui.widgets.judge import JudgeBar, JudgeController, install_shortcuts
 from .node_panel import NodePanel
 from .style import DISPUTED_COLOR, FAIL_COLOR, PASS_COLOR, PENDING_COLOR, PREMARK_COLOR, fmt_rate
 
+if TYPE_CHECKING:
+    from ui.main_window import MainWindow
+
 TILE = 118
 HEAD_WIDTH = 190  # a prompt's label beside its row of images (it wraps)
 
@@ -48,8 +51,8 @@ class ImageTile(QLabel):
         super().__init__(parent)
         self.image_id = image_id
         self.setFixedSize(QSize(TILE + 8, TILE + 8))
-        self.setAlignment(Qt.AlignCenter)
-        self.setCursor(Qt.PointingHandCursor)
+        self.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.pix: QPixmap | None = None
         self.label_value: str | None = None
         self.premark = ""
@@ -73,33 +76,33 @@ class ImageTile(QLabel):
 
     def paintEvent(self, e: Any) -> None:  # noqa: N802
         p = QPainter(self)
-        p.setRenderHint(QPainter.Antialiasing)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
         r = self.rect().adjusted(4, 4, -4, -4)
         if self.pix is not None:
             p.drawPixmap(r, self.pix)
         else:
             p.fillRect(r, QColor("#2a2f38"))
             p.setPen(QColor("#c0c6d0"))
-            p.drawText(r, Qt.AlignCenter | Qt.TextWordWrap, "no image")
+            p.drawText(r, Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, "no image")
         col = {"PASS": PASS_COLOR, "FAIL": FAIL_COLOR}.get(self.label_value or "", PENDING_COLOR)
         pen = QPen(QColor(col), 4 if self.label_value else 2)
         if not self.label_value:
-            pen.setStyle(Qt.DashLine)
+            pen.setStyle(Qt.PenStyle.DashLine)
         p.setPen(pen)
         p.drawRect(r)
         if self.label_value:
             p.fillRect(r.left(), r.top(), 20, 18, QColor(col))
             p.setPen(QColor("white"))
-            p.drawText(r.left(), r.top(), 20, 18, Qt.AlignCenter, self.label_value[0])
+            p.drawText(r.left(), r.top(), 20, 18, Qt.AlignmentFlag.AlignCenter, self.label_value[0])
         elif self.disputed:
             p.fillRect(r.left(), r.top(), 20, 18, QColor(DISPUTED_COLOR))
             p.setPen(QColor("#1a1a1a"))
-            p.drawText(r.left(), r.top(), 20, 18, Qt.AlignCenter, "⚠")
+            p.drawText(r.left(), r.top(), 20, 18, Qt.AlignmentFlag.AlignCenter, "⚠")
         if self.premark:
             w = p.fontMetrics().horizontalAdvance(self.premark) + 8
             p.fillRect(r.right() - w, r.bottom() - 17, w + 1, 18, QColor(PREMARK_COLOR))
             p.setPen(QColor("#1a1a1a"))
-            p.drawText(r.right() - w, r.bottom() - 17, w, 18, Qt.AlignCenter, self.premark)
+            p.drawText(r.right() - w, r.bottom() - 17, w, 18, Qt.AlignmentFlag.AlignCenter, self.premark)
         if self.current:
             p.setPen(QPen(QColor("#4fc3f7"), 3))
             p.drawRect(self.rect().adjusted(1, 1, -2, -2))
@@ -111,11 +114,11 @@ class NodeImages(NodePanel):
 
     open_graph = Signal(str)  # prompt id: correct its scene graph
 
-    def __init__(self, window: Any, session: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, window: MainWindow, session: Any, parent: QWidget | None = None) -> None:
         super().__init__(session, parent)
         from workstation.methods.dyeval.tree import LABEL_SCHEME
 
-        self.window = window
+        self.window: MainWindow = window  # type: ignore[assignment]  # shadows QWidget.window()
         self.tiles: dict[str, ImageTile] = {}
         self.row_of: dict[str, str] = {}  # image id → owner
         self.heads: dict[str, QLabel] = {}
@@ -142,12 +145,12 @@ class NodeImages(NodePanel):
         self.legend.setWordWrap(True)
         lay.addLayout(bar)
         lay.addWidget(self.legend)  # a line of its own: the buttons keep the bar's width
-        split = QSplitter(Qt.Horizontal)
-        self.scroll = QScrollArea()
+        split = QSplitter(Qt.Orientation.Horizontal)
+        self.scroll: QScrollArea = QScrollArea()  # type: ignore[assignment]  # shadows QWidget.scroll()
         self.scroll.setWidgetResizable(True)
         self.grid_host = QWidget()
         self.grid = QGridLayout(self.grid_host)
-        self.grid.setAlignment(Qt.AlignTop | Qt.AlignLeft)
+        self.grid.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.grid.setHorizontalSpacing(4)
         self.grid.setVerticalSpacing(6)
         self.scroll.setWidget(self.grid_host)
@@ -241,8 +244,9 @@ class NodeImages(NodePanel):
             head.setWordWrap(True)
             head.setFixedWidth(HEAD_WIDTH)
             head.setObjectName(f"row_{owner}")
-            head.setCursor(Qt.PointingHandCursor)
-            head.mousePressEvent = (lambda _e, ow=owner: self._select_owner(ow))  # type: ignore[method-assign]
+            head.setCursor(Qt.CursorShape.PointingHandCursor)
+            head.mousePressEvent = (  # type: ignore[method-assign]
+                lambda _e, ow=owner: self._select_owner(ow))  # type: ignore[misc]
             if kind == "step":
                 head.setStyleSheet("QLabel{border-left:3px solid #ff8c1a;padding-left:4px}")
             self.heads[owner] = head
@@ -259,7 +263,7 @@ class NodeImages(NodePanel):
                 else:
                     ph = QLabel("not generated yet" if kind == "prompt" else "waiting for images")
                     ph.setFixedSize(TILE + 8, TILE + 8)
-                    ph.setAlignment(Qt.AlignCenter)
+                    ph.setAlignment(Qt.AlignmentFlag.AlignCenter)
                     ph.setWordWrap(True)
                     ph.setStyleSheet(f"QLabel{{border:2px dashed {PENDING_COLOR};color:{PENDING_COLOR}}}")
                     self.grid.addWidget(ph, row, col + 1)
@@ -278,7 +282,8 @@ class NodeImages(NodePanel):
 
     def _clear(self) -> None:
         while self.grid.count():
-            w = self.grid.takeAt(0).widget()
+            item = self.grid.takeAt(0)
+            w = item.widget() if item is not None else None
             if w is not None:
                 w.hide()
                 w.setParent(None)
@@ -327,7 +332,8 @@ class NodeImages(NodePanel):
             r = cache.get(str(path))
         if r.image is None:
             return None
-        return QPixmap.fromImage(r.image).scaled(TILE, TILE, Qt.KeepAspectRatio, Qt.SmoothTransformation)
+        return QPixmap.fromImage(r.image).scaled(TILE, TILE, Qt.AspectRatioMode.KeepAspectRatio,
+                                                 Qt.TransformationMode.SmoothTransformation)
 
     # --- moving and selecting ---------------------------------------------------------------------------
     def go_first_waiting(self) -> None:

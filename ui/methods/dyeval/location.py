@@ -38,14 +38,14 @@ class LocationPanel(NodePanel):
         self.status = QLabel("")
         self.status.setWordWrap(True)
         lay.addWidget(self.status)
-        split = QSplitter(Qt.Vertical)
-        self.diagram = SplitDiagram()
+        split = QSplitter(Qt.Orientation.Vertical)
+        self.diagram: SplitDiagram = SplitDiagram()
         self.diagram.step_clicked.connect(self._step)
         split.addWidget(self.diagram)
         self.detail = QLabel("Click a box to see its test: the cell being narrowed, the context kept, its images.")
         self.detail.setWordWrap(True)
-        self.detail.setTextInteractionFlags(Qt.TextSelectableByMouse)
-        self.detail.setAlignment(Qt.AlignTop | Qt.AlignLeft)
+        self.detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.detail.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         host = QWidget()
         hl = QHBoxLayout(host)
         hl.setContentsMargins(4, 4, 4, 4)
@@ -53,12 +53,12 @@ class LocationPanel(NodePanel):
         self.judge_button = QPushButton("Judge this step's images")
         self.judge_button.setEnabled(False)
         self.judge_button.clicked.connect(lambda: self.judge_step.emit(self._owner))
-        hl.addWidget(self.judge_button, 0, Qt.AlignTop)
+        hl.addWidget(self.judge_button, 0, Qt.AlignmentFlag.AlignTop)
         split.addWidget(host)
         split.setStretchFactor(0, 5)
         split.setStretchFactor(1, 1)
         lay.addWidget(split, 1)
-        self._owner = ""
+        self._owner: str = ""
 
     def current_location(self) -> str:
         return str(self.combo.currentData() or "")

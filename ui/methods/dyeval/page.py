@@ -13,7 +13,7 @@ and Scene graph (correct a prompt's graph before it is split).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -42,6 +42,9 @@ from .session import DyEvalSession
 from .style import STATE_WORDS, apr_color, fmt_rate_ci
 from .tree_view import TreeView
 
+if TYPE_CHECKING:
+    from ui.main_window import MainWindow
+
 TAB_IMAGES, TAB_LOCATION, TAB_PROPOSALS, TAB_GRAPH = range(4)
 BUTTON_TEXT = {"write": "Write prompts", "confirm": "Confirm prompts → generate", "generate": "Generate images",
                "judge": "Judge the images (P / F)", "locate": "Locate failures", "reflect": "Reflect",
@@ -49,10 +52,10 @@ BUTTON_TEXT = {"write": "Write prompts", "confirm": "Confirm prompts → generat
 
 
 class DyEvalPage(QWidget):
-    def __init__(self, window: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, window: MainWindow, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("dyevalPage")
-        self.window = window
+        self.window: MainWindow = window  # type: ignore[assignment]  # shadows QWidget.window()
         self.session = DyEvalSession(window.state, self)
         self.node_id = ""
         self._next: Any = None
@@ -115,16 +118,16 @@ class DyEvalPage(QWidget):
         self.placeholder = QWidget()
         pl = QVBoxLayout(self.placeholder)
         self.placeholder_text = QLabel("")
-        self.placeholder_text.setAlignment(Qt.AlignCenter)
+        self.placeholder_text.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.placeholder_text.setWordWrap(True)
         pl.addStretch(1)
         pl.addWidget(self.placeholder_text)
         b = QPushButton("New tree…")
         b.clicked.connect(self.new_tree)
-        pl.addWidget(b, 0, Qt.AlignHCenter)
+        pl.addWidget(b, 0, Qt.AlignmentFlag.AlignHCenter)
         pl.addStretch(2)
         self.stack.addWidget(self.placeholder)
-        body = QSplitter(Qt.Horizontal)
+        body = QSplitter(Qt.Orientation.Horizontal)
         self.tree_view = TreeView()
         self.tree_view.selected.connect(self.select)
         body.addWidget(self.tree_view)
@@ -138,11 +141,11 @@ class DyEvalPage(QWidget):
         self.close_button.setToolTip("Stop testing this node: it is done (its figures stay)")
         self.close_button.clicked.connect(lambda: self.session.do("close node",
                                                                   lambda: self.session.runner.close_node(self.node_id)))
-        head.addWidget(self.close_button, 0, Qt.AlignTop)
+        head.addWidget(self.close_button, 0, Qt.AlignmentFlag.AlignTop)
         rl.addLayout(head)
         self.reflection = QLabel("")
         self.reflection.setWordWrap(True)
-        self.reflection.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.reflection.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.reflection.setStyleSheet("QLabel{border-left:3px solid #8a93a3;padding-left:6px}")
         rl.addWidget(self.reflection)
         self.tabs = QTabWidget()
@@ -379,7 +382,7 @@ class DyEvalPage(QWidget):
         from .dialogs import NewTreeDialog
 
         d = NewTreeDialog(self)
-        if d.exec() != NewTreeDialog.Accepted:
+        if d.exec() != NewTreeDialog.DialogCode.Accepted:
             return
         v = d.values()
         self.session.new_tree(v["config"], tree_id=v["tree_id"], topics=v["topics"], perspectives=v["perspectives"])

@@ -25,7 +25,7 @@ from ui.widgets.forms import push_button
 
 from .node_panel import NodePanel
 
-PID = Qt.UserRole
+PID = Qt.ItemDataRole.UserRole
 
 
 class ProposalsPanel(NodePanel):
@@ -37,8 +37,8 @@ class ProposalsPanel(NodePanel):
         lay.addWidget(self.hint)
         self.list = QListWidget()
         self.list.setObjectName("proposalList")
-        self.list.setDragDropMode(QAbstractItemView.InternalMove)
-        self.list.setSelectionMode(QAbstractItemView.SingleSelection)
+        self.list.setDragDropMode(QAbstractItemView.DragDropMode.InternalMove)
+        self.list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.list.model().rowsMoved.connect(lambda *_: self._reordered())
         self.list.currentItemChanged.connect(lambda *_: self._buttons())
         lay.addWidget(self.list, 1)
@@ -69,14 +69,14 @@ class ProposalsPanel(NodePanel):
                 p = tree.proposals[pid]
                 if p.state == "proposed":
                     it = QListWidgetItem(p.text)
-                    it.setFlags(it.flags() | Qt.ItemIsEditable | Qt.ItemIsDragEnabled)
+                    it.setFlags(it.flags() | Qt.ItemFlag.ItemIsEditable | Qt.ItemFlag.ItemIsDragEnabled)
                     it.setToolTip(f"{pid} · written by {p.provenance.source}"
                                   + (f" ({p.provenance.model})" if p.provenance.model else ""))
                 else:
                     child = f" → node {p.child_id}" if p.child_id else ""
                     was = f" (was “{p.original_text}”)" if p.original_text else ""
                     it = QListWidgetItem(f"{p.text}   [{p.state}{child}]{was}")
-                    it.setFlags((it.flags() | Qt.ItemIsDragEnabled) & ~Qt.ItemIsEditable)
+                    it.setFlags((it.flags() | Qt.ItemFlag.ItemIsDragEnabled) & ~Qt.ItemFlag.ItemIsEditable)
                     it.setForeground(QBrush(QColor("#8a93a3")))
                 it.setData(PID, pid)
                 self.list.addItem(it)
@@ -131,7 +131,8 @@ class ProposalsPanel(NodePanel):
         if pid:
             self.show_node(self.node_id, pid)
 
-    def move(self, delta: int) -> None:
+    # shadows QWidget.move(QPoint): the name keys call
+    def move(self, delta: int) -> None:  # type: ignore[override]
         row = self.list.currentRow()
         new = row + delta
         if row < 0 or not 0 <= new < self.list.count():

@@ -38,7 +38,7 @@ class _Box(QGraphicsRectItem):
         super().__init__(rect)
         self.step_id = step_id
         self.on_click = on_click
-        self.setCursor(Qt.PointingHandCursor)
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
 
     def mousePressEvent(self, e: Any) -> None:  # noqa: N802
         self.on_click(self.step_id)
@@ -74,9 +74,9 @@ class SplitDiagram(QGraphicsView):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("splitDiagram")
-        self.setRenderHint(QPainter.Antialiasing)
-        self.setRenderHint(QPainter.TextAntialiasing)
-        self.setDragMode(QGraphicsView.ScrollHandDrag)
+        self.setRenderHint(QPainter.RenderHint.Antialiasing)
+        self.setRenderHint(QPainter.RenderHint.TextAntialiasing)
+        self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
         self.setScene(QGraphicsScene(self))
         self.boxes: dict[int, _Box] = {}
         self.selected = -1
@@ -158,7 +158,7 @@ class SplitDiagram(QGraphicsView):
                 s.verdict or "", PENDING_COLOR))
             pen = QPen(border, 3.5 if s.step_id in trig else 1.6)
             if s.reused_from is not None or s.verdict is None:
-                pen.setStyle(Qt.DashLine)
+                pen.setStyle(Qt.PenStyle.DashLine)
             box = _Box(r, s.step_id, self._click)
             box.setBrush(QBrush(fill))
             box.setPen(pen)
@@ -202,7 +202,7 @@ class SplitDiagram(QGraphicsView):
     def fit(self) -> None:
         r = self.scene().sceneRect()
         if r.width() > 0:
-            self.fitInView(r, Qt.KeepAspectRatio)
+            self.fitInView(r, Qt.AspectRatioMode.KeepAspectRatio)
             if self.transform().m11() > 1.3:
                 self.resetTransform()
                 self.scale(1.3, 1.3)

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeWidget, QTree
 from .style import STATE_SHORT, STATE_WORDS, TRIGGER_COLOR, apr_color, fmt_rate, verdict_color
 
 COLUMNS = ("Topic", "APR", "#Bugs", "State", "Images")
-KIND, IDENT = Qt.UserRole, Qt.UserRole + 1
+KIND, IDENT = Qt.ItemDataRole.UserRole, Qt.ItemDataRole.UserRole + 1
 
 
 class TreeView(QTreeWidget):
@@ -28,20 +28,20 @@ class TreeView(QTreeWidget):
         self.setObjectName("dyevalTree")
         self.setColumnCount(len(COLUMNS))
         self.setHeaderLabels(list(COLUMNS))
-        self.setSelectionMode(QAbstractItemView.SingleSelection)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.setAlternatingRowColors(True)
         self.setUniformRowHeights(True)
         h = self.header()
         h.setStretchLastSection(False)
-        h.setSectionResizeMode(0, QHeaderView.Stretch)
+        h.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         # each fixed column as wide as its header or its widest usual value, in the font shown
         fm, hfm = self.fontMetrics(), h.fontMetrics()
         for i, sample in ((1, "0.00"), (2, "000"), (3, "your decision"), (4, "000/000 ⚠00")):
-            h.setSectionResizeMode(i, QHeaderView.Fixed)
+            h.setSectionResizeMode(i, QHeaderView.ResizeMode.Fixed)
             self.setColumnWidth(i, max(fm.horizontalAdvance(sample), hfm.horizontalAdvance(COLUMNS[i])) + 18)
         self.setIndentation(14)
         self.setWordWrap(False)
-        self.setTextElideMode(Qt.ElideRight)
+        self.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.items: dict[tuple[str, str], QTreeWidgetItem] = {}
         self.currentItemChanged.connect(self._current)
         self._filling = False
@@ -91,8 +91,8 @@ class TreeView(QTreeWidget):
                           + (f"\nnext: {nxt[nid]}" if nid in nxt else ""))
             it.setBackground(1, QBrush(apr_color(s.apr, 200)))
             it.setForeground(1, QBrush(QColor("#101010")))
-            it.setTextAlignment(1, Qt.AlignCenter)
-            it.setTextAlignment(2, Qt.AlignCenter)
+            it.setTextAlignment(1, Qt.AlignmentFlag.AlignCenter)
+            it.setTextAlignment(2, Qt.AlignmentFlag.AlignCenter)
             if s.bugs:
                 f = it.font(2)
                 f.setBold(True)

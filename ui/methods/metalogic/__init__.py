@@ -11,11 +11,29 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ...method_views import ViewsBase, close_while_blind
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QTabWidget, QWidget
+
+    from ui.main_window import MainWindow
+    from ui.widgets.audit_page import AuditPage
+    from ui.widgets.judge import JudgeBar, JudgeController
+    from workstation.evaluation.audit_sets import AuditPopulation
+
+    from .page import MetaLogicPage
+
+    class Window(MainWindow):
+        """The window with what these views' `install` adds to it."""
+
+        metalogic_page: MetaLogicPage
+        metalogic_tabs: QTabWidget
+        metalogic_audit: AuditPage
+
 
 TITLE = "MetaLogic"
 
@@ -23,7 +41,7 @@ TITLE = "MetaLogic"
 class _PairTarget:
     """The audit page's view of one image pair (its own `PairView`)."""
 
-    def __init__(self, window: Any, page: Any) -> None:
+    def __init__(self, window: Window, page: Any) -> None:
         from .pair_view import PairView
 
         self.page = page
@@ -43,13 +61,13 @@ class _PairTarget:
         self.widget.clear()
 
 
-class MetaLogicViews(ViewsBase):
+class MetaLogicViews(ViewsBase["Window"]):
     method = "metalogic"
     title = TITLE
     tab_keys = ("Ctrl+5",)
     noun = "pair"
 
-    def install(self, window: Any) -> None:
+    def install(self, window: Window) -> None:
         from .page import MetaLogicPage
 
         page = MetaLogicPage(self.new_session(window), window)
@@ -59,40 +77,40 @@ class MetaLogicViews(ViewsBase):
         window.add_panel(self.title, window.metalogic_tabs, "tab")
         page.controller.policy_changed.connect(lambda: self._policy(window))
 
-    def _policy(self, window: Any) -> None:
+    def _policy(self, window: Window) -> None:
         page = window.metalogic_page
         c = page.controller
         blind = c.audit is not None and not c.view_visibility().outcome
         close_while_blind(window.metalogic_tabs, page, blind, "it shows computed outcomes")
 
-    def on_project(self, window: Any) -> None:
+    def on_project(self, window: Window) -> None:
         page = getattr(window, "metalogic_page", None)
         if page is not None:
             page.load()
 
-    def pages(self, window: Any) -> list[Any]:
+    def pages(self, window: Window) -> list[QWidget]:
         return [window.metalogic_tabs]
 
-    def controller(self, window: Any) -> Any:
+    def controller(self, window: Window) -> JudgeController:
         return window.metalogic_page.controller
 
-    def judging_page(self, window: Any) -> Any:
+    def judging_page(self, window: Window) -> AuditPage | MetaLogicPage:
         return window.metalogic_audit if self.controller(window).audit is not None else window.metalogic_page
 
-    def bar(self, window: Any) -> Any:
+    def bar(self, window: Window) -> JudgeBar:
         return self.judging_page(window).bar
 
-    def focus_target(self, window: Any) -> Any:
+    def focus_target(self, window: Window) -> QWidget | None:
         return window.metalogic_tabs.currentWidget()
 
-    def leave_audit(self, window: Any) -> None:
+    def leave_audit(self, window: Window) -> None:
         page = window.metalogic_page
         page.controller.leave_audit()
         page._queue_rows = np.zeros(0, np.int64)
         page._list_reset()
         window.metalogic_tabs.setCurrentWidget(page)
 
-    def outcome_texts(self, window: Any, index: int) -> list[str]:
+    def outcome_texts(self, window: Window, index: int) -> list[str]:
         from workstation.methods.metalogic.results import VERDICTS
 
         r = window.metalogic_page.session.results
@@ -101,7 +119,7 @@ class MetaLogicViews(ViewsBase):
         detail = r.detail_text(index)
         return [VERDICTS[int(r.verdict[index])]] + ([detail] if detail else [])
 
-    def audit_population(self, window: Any) -> Any:
+    def audit_population(self, window: Window) -> AuditPopulation | None:
         from workstation.evaluation.audit_sets import AuditPopulation
         from workstation.methods.metalogic.laws import DIMENSION_TITLES, DIMENSIONS, LAWS
         from workstation.methods.metalogic.results import VERDICTS

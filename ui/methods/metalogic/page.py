@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import html
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, Signal
@@ -67,6 +67,9 @@ SLIDERS: tuple[tuple[str, str, float, str], ...] = (
      ("UNDECIDABLE (near_boundary) when the two entities' centroids are at most this far apart on the axis "
       "(fraction of the image side)")),
 )
+
+if TYPE_CHECKING:
+    from ui.main_window import MainWindow
 DEBOUNCE_MS = 120
 HEAT_HINT = ("Misalignment rate by the paper's rule (every pair decided) · pairs per law × dimension (published "
              "rates in the headers; the abstention-aware rate and the intervals in each cell's tooltip). "
@@ -79,6 +82,7 @@ WIDTHS = {"run": 120, "seed": 44, "law": 96, "modifier": 76, "dimension": 104, "
 
 def _pct_ci(row: dict[str, Any], key: str) -> str:
     """"61.0% [55.1, 66.6]" from a rate row; "–" when undefined."""
+    hi: Any  # a float where lo is one
     v, lo, hi = row.get(key), row.get(f"{key}_lo"), row.get(f"{key}_hi")
     if not isinstance(v, float) or math.isnan(v):
         return "–"
@@ -130,7 +134,7 @@ class ParamSlider(QWidget):
 
 
 class MetaLogicPage(QWidget):
-    def __init__(self, session: Any, window: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, session: Any, window: MainWindow, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("metalogicPage")
         self.session = session
@@ -442,9 +446,9 @@ class MetaLogicPage(QWidget):
             text += " · <i>blind: computed outcomes hidden</i>"
         else:
             a, m, u = r.counts()
-            why = np.bincount(np.asarray(r.reason, np.int64)[np.asarray(r.verdict) == UNDECIDABLE],
+            why_n = np.bincount(np.asarray(r.reason, np.int64)[np.asarray(r.verdict) == UNDECIDABLE],
                               minlength=len(REASONS))
-            reasons = ", ".join(f"{REASONS[k]} {int(why[k])}" for k in range(1, len(REASONS)) if why[k])
+            reasons = ", ".join(f"{REASONS[k]} {int(why_n[k])}" for k in range(1, len(REASONS)) if why_n[k])
             text += (f" · <span style='color:#2e9d48'><b>{a}</b> ALIGNED</span> · "
                      f"<span style='color:#d0453a'><b>{m}</b> MISALIGNED</span> · "
                      f"<b>{u}</b> UNDECIDABLE" + (f" ({reasons})" if reasons else ""))
@@ -590,7 +594,7 @@ class MetaLogicPage(QWidget):
             return
         self._queue_rows, self._queue_data = m.rows.copy(), self.session.data
         cur = c.current_index
-        hits = np.flatnonzero(m.rows == cur) if cur >= 0 else []
+        hits: np.ndarray | list[int] = np.flatnonzero(m.rows == cur) if cur >= 0 else []
         c.set_queue(np.asarray(m.rows, np.int64), start=int(hits[0]) if len(hits) else 0)
 
     # ---- selection ---------------------------------------------------------------------------------
@@ -618,7 +622,8 @@ class MetaLogicPage(QWidget):
     def _select_current(self) -> None:
         """Select the list row of the pair under review."""
         cur = self.controller.current_index
-        hits = np.flatnonzero(self.model.rows == cur) if cur >= 0 and len(self.model.rows) else []
+        hits: np.ndarray | list[int] = (np.flatnonzero(self.model.rows == cur)
+                                        if cur >= 0 and len(self.model.rows) else [])
         if len(hits):
             self._select_row(int(hits[0]))
 

@@ -14,29 +14,44 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ...method_views import ViewsBase, close_while_blind
 
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QWidget
+
+    from ui.main_window import MainWindow
+    from ui.widgets.judge import JudgeBar, JudgeController
+    from workstation.evaluation.audit_sets import AuditPopulation
+
+    from .page import ProtoBiasPage
+
+    class Window(MainWindow):
+        """The window with what these views' `install` adds to it."""
+
+        protobias_page: ProtoBiasPage
+
+
 TITLE = "ProtoBias"
 
 
-class ProtoBiasViews(ViewsBase):
+class ProtoBiasViews(ViewsBase["Window"]):
     method = "protobias"
     title = TITLE
     tab_keys = ("Ctrl+6",)
     noun = "image"
 
-    def install(self, window: Any) -> None:
+    def install(self, window: Window) -> None:
         from .page import ProtoBiasPage
 
         window.protobias_page = ProtoBiasPage(self.new_session(window), window)
         window.add_panel(self.title, window.protobias_page, "tab")
         self.controller(window).policy_changed.connect(lambda: self._policy(window))
 
-    def _policy(self, window: Any) -> None:
+    def _policy(self, window: Window) -> None:
         page = window.protobias_page
         c = page.rating.controller
         vis = c.view_visibility()
@@ -44,29 +59,29 @@ class ProtoBiasViews(ViewsBase):
         for w in (page.metrics, page.triplets):
             close_while_blind(page.tabs, w, closed, "it shows the metrics and other ratings")
 
-    def on_project(self, window: Any) -> None:
+    def on_project(self, window: Window) -> None:
         page = getattr(window, "protobias_page", None)
         if page is not None:
             page.session.reload()
 
-    def controller(self, window: Any) -> Any:
+    def controller(self, window: Window) -> JudgeController:
         return window.protobias_page.rating.controller
 
-    def judging_page(self, window: Any) -> Any:
+    def judging_page(self, window: Window) -> QWidget:
         return window.protobias_page.rating
 
-    def bar(self, window: Any) -> Any:
+    def bar(self, window: Window) -> JudgeBar:
         return window.protobias_page.rating.bar
 
-    def focus_target(self, window: Any) -> Any:
+    def focus_target(self, window: Window) -> QWidget | None:
         return window.protobias_page.tabs.currentWidget()
 
-    def leave_audit(self, window: Any) -> None:
+    def leave_audit(self, window: Window) -> None:
         c = self.controller(window)
         c.leave_audit()
         c.go(c.core.first_undone())
 
-    def outcome_texts(self, window: Any, index: int) -> list[str]:
+    def outcome_texts(self, window: Window, index: int) -> list[str]:
         """The metrics' preference and the image's role (which one is the prototype)."""
         page = window.protobias_page
         r = page.session.results
@@ -79,7 +94,7 @@ class ProtoBiasViews(ViewsBase):
             out += [str(m) for m in r.metrics] + [f"{float(r.score_corr[i, j]):.3f}" for j in range(len(r.metrics))]
         return out
 
-    def audit_population(self, window: Any) -> Any:
+    def audit_population(self, window: Window) -> AuditPopulation | None:
         from workstation.evaluation.audit_sets import AuditPopulation
 
         page = window.protobias_page

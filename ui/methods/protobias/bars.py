@@ -53,7 +53,7 @@ class ScoreBars(QWidget):
         super().__init__(parent)
         self.rows: list[BarRow] = []
         self.setObjectName("protobiasScoreBars")
-        self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Minimum)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Minimum)
 
     def set_rows(self, rows: Sequence[BarRow]) -> None:
         self.rows = list(rows)
@@ -68,7 +68,7 @@ class ScoreBars(QWidget):
 
     def paintEvent(self, _e: object) -> None:
         p = QPainter(self)
-        p.setRenderHint(QPainter.Antialiasing)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
         pal = self.palette()
         text = pal.color(pal.ColorRole.WindowText)
         dim = QColor(text)
@@ -78,7 +78,8 @@ class ScoreBars(QWidget):
         bold.setBold(True)
         if not self.rows:
             p.setPen(dim)
-            p.drawText(self.rect().adjusted(4, 4, -4, -4), Qt.AlignLeft | Qt.AlignTop,
+            p.drawText(self.rect().adjusted(4, 4, -4, -4),
+                       Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop,
                        "no metric has scored this triplet (run a score job)")
             return
         w = self.width()
@@ -89,33 +90,38 @@ class ScoreBars(QWidget):
         for r in self.rows:
             p.setFont(bold)
             p.setPen(text)
-            p.drawText(QRectF(4, y, w - 8, ROW_H), Qt.AlignLeft | Qt.AlignVCenter, r.metric)
+            p.drawText(QRectF(4, y, w - 8, ROW_H), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                       r.metric)
             y += ROW_H
             verdict_x = label_w + bar_w + value_w + 12
+            col: QColor | str
             for i, (name, v, raw, col) in enumerate((("I_corr", r.sc, r.raw_corr, CORR), ("I_adv", r.pa, r.raw_adv, ADV))):
                 yy = y + i * ROW_H
                 p.setFont(font)
                 p.setPen(dim)
-                p.drawText(QRectF(10, yy, label_w - 10, ROW_H), Qt.AlignLeft | Qt.AlignVCenter, name)
+                p.drawText(QRectF(10, yy, label_w - 10, ROW_H),
+                           Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, name)
                 p.setPen(QPen(dim, 1))
-                p.setBrush(Qt.NoBrush)
+                p.setBrush(Qt.BrushStyle.NoBrush)
                 frame = QRectF(label_w, yy + 3, bar_w, ROW_H - 6)
                 p.drawRect(frame)
                 if math.isfinite(v):
-                    p.setPen(Qt.NoPen)
+                    p.setPen(Qt.PenStyle.NoPen)
                     p.setBrush(QColor(col))
                     p.drawRect(QRectF(label_w, yy + 3, max(1.0, bar_w * min(max(v, 0.0), 1.0)), ROW_H - 6))
                 p.setPen(text)
-                p.drawText(QRectF(label_w + bar_w + 6, yy, value_w, ROW_H), Qt.AlignLeft | Qt.AlignVCenter, _raw(raw))
+                p.drawText(QRectF(label_w + bar_w + 6, yy, value_w, ROW_H),
+                           Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, _raw(raw))
             verdict = r.verdict()
             col = QColor(FAIL) if r.failed else (QColor(CORR) if r.valid else dim)
             if r.failed:  # the failure marked: a red frame around both bars and a red tag
                 p.setPen(QPen(QColor(FAIL), 2))
-                p.setBrush(Qt.NoBrush)
+                p.setBrush(Qt.BrushStyle.NoBrush)
                 p.drawRoundedRect(QRectF(label_w - 4, y + 1, bar_w + value_w + 8, 2 * ROW_H - 2), 3, 3)
             p.setFont(bold if r.failed else font)
             p.setPen(col)
-            p.drawText(QRectF(verdict_x, y, max(40, w - verdict_x - 4), 2 * ROW_H), Qt.AlignLeft | Qt.AlignVCenter,
+            p.drawText(QRectF(verdict_x, y, max(40, w - verdict_x - 4), 2 * ROW_H),
+                       Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
                        verdict)
             y += 2 * ROW_H + 10
         p.end()

@@ -126,7 +126,7 @@ class FailureChart(pg.PlotWidget):
                 sp = pg.ScatterPlotItem([x[k]], [pub[0]], symbol="d", size=10, brush=pg.mkBrush("#111"), pen=None)
                 item.addItem(sp)
                 self.legend.addItem(sp, f"published {m.partition('@')[0]} {'>' if pub[1] == '>' else ''}{pub[0]:.0%}")
-        half = pg.InfiniteLine(pos=0.5, angle=0, pen=pg.mkPen("#999", style=Qt.DotLine))
+        half = pg.InfiniteLine(pos=0.5, angle=0, pen=pg.mkPen("#999", style=Qt.PenStyle.DotLine))
         item.addItem(half)
         item.getAxis("bottom").setTicks([[(float(i), d) for i, d in enumerate(domains)]])
         item.setYRange(0.0, 1.0, padding=0.02)
@@ -168,10 +168,10 @@ class MetricTablePage(QWidget):
         self.table.setObjectName("pbMetricTable")
         self.table.setHorizontalHeaderLabels([h for _k, h in COLUMNS])
         self.table.verticalHeader().setVisible(False)
-        self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
-        self.table.setSelectionMode(QAbstractItemView.SingleSelection)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectItems)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectItems)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.horizontalHeader().setStretchLastSection(False)
         self.table.cellClicked.connect(self._clicked)
 
@@ -179,8 +179,8 @@ class MetricTablePage(QWidget):
         self.humans.setObjectName("pbHumanTable")
         self.humans.setHorizontalHeaderLabels(["humans", "n", "SC", "PA", "Δ", "prefer I_corr / tie / I_adv"])
         self.humans.verticalHeader().setVisible(False)
-        self.humans.setEditTriggers(QAbstractItemView.NoEditTriggers)
-        self.humans.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
+        self.humans.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.humans.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.humans.horizontalHeader().setStretchLastSection(True)
         self.kappa = QLabel("")
         self.kappa.setWordWrap(True)
@@ -201,7 +201,7 @@ class MetricTablePage(QWidget):
         hum.addStretch(1)
         bl.addLayout(hum, 2)
         bl.addWidget(self.chart, 3)
-        split = splitter(Qt.Vertical, self.table, bottom, stretch=(3, 2))
+        split = splitter(Qt.Orientation.Vertical, self.table, bottom, stretch=(3, 2))
         lay = QVBoxLayout(self)
         lay.setContentsMargins(8, 6, 8, 6)
         lay.addLayout(head)
@@ -293,9 +293,10 @@ class MetricTablePage(QWidget):
                                   if a.get("n") else "–")}
             for c, (k, _h) in enumerate(COLUMNS):
                 it = QTableWidgetItem(vals[k])
-                it.setData(Qt.UserRole, (r["metric"], r["domain"], OUTCOME_OF_COLUMN.get(k, "all")))
+                it.setData(Qt.ItemDataRole.UserRole,
+                           (r["metric"], r["domain"], OUTCOME_OF_COLUMN.get(k, "all")))
                 if k in ("n", "failure_rate", "sc", "pa", "delta", "correct_margin", "incorrect_margin", "agreement"):
-                    it.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter)
+                    it.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 if k == "failure_rate" and isinstance(r["failure_rate"], float) and r["failure_rate"] >= 0.5:
                     it.setForeground(QBrush(QColor(FAIL_TINT)))
                 if r["domain"] == "all":
@@ -331,5 +332,5 @@ class MetricTablePage(QWidget):
         it = self.table.item(row, col)
         if it is None:
             return
-        metric, domain, outcome = it.data(Qt.UserRole)
+        metric, domain, outcome = it.data(Qt.ItemDataRole.UserRole)
         self.show_triplets.emit(str(metric), str(domain), str(outcome))

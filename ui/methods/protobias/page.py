@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
@@ -10,9 +10,12 @@ from .metric_table import MetricTablePage
 from .rating import RatingPage
 from .triplets import TripletPage
 
+if TYPE_CHECKING:
+    from ui.main_window import MainWindow
+
 
 class ProtoBiasPage(QWidget):
-    def __init__(self, session: Any, window: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, session: Any, window: MainWindow, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("protobiasPage")
         self.session = session

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import html
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from PySide6.QtCore import Qt, Signal
@@ -24,6 +24,9 @@ from ui.widgets.forms import wrapped_label
 from ui.widgets.image_pane import ImagePane
 from ui.widgets.judge import JudgeBar, JudgeController, install_shortcuts
 from workstation.methods.protobias.labels import FIDELITY_SCHEME, blind_sides
+
+if TYPE_CHECKING:
+    from ui.main_window import MainWindow
 
 BLIND_SEED = 0
 ACTIVE = "#3d6fb6"
@@ -54,7 +57,7 @@ def rating_queue(data: Any, seed: int = BLIND_SEED) -> tuple[list[str], dict[str
 class RatingPage(QWidget):
     labels_written = Signal()
 
-    def __init__(self, session: Any, window: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, session: Any, window: MainWindow, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.session = session
         self.setObjectName("protobiasRating")
@@ -104,7 +107,7 @@ class RatingPage(QWidget):
         lay.addWidget(intro)
         head = QHBoxLayout()
         head.addWidget(self.text, 1)
-        head.addWidget(self.position, 0, Qt.AlignTop)
+        head.addWidget(self.position, 0, Qt.AlignmentFlag.AlignTop)
         lay.addLayout(head)
         lay.addLayout(row, 1)
         lay.addLayout(guide)

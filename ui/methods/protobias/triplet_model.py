@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 
 ALL = ""
@@ -77,7 +77,7 @@ class TripletTableModel(QAbstractTableModel):
         self.filter = TripletFilter()
         self.rows = np.zeros(0, np.int64)
         self.sort_column = -1
-        self.sort_order = Qt.AscendingOrder
+        self.sort_order = Qt.SortOrder.AscendingOrder
 
     # ---- data --------------------------------------------------------------------------------
     def set_data(self, data: Any, results: Any) -> None:
@@ -117,14 +117,14 @@ class TripletTableModel(QAbstractTableModel):
             key = self._sort_key(self.sort_column, rows) if self.sort_column >= 0 else None
             if key is not None:
                 order = np.argsort(key, kind="stable")
-                if self.sort_order == Qt.DescendingOrder:
+                if self.sort_order == Qt.SortOrder.DescendingOrder:
                     order = order[::-1]
                 rows = rows[order]
             self.rows = rows
         self.endResetModel()
         self.filtered.emit(len(self.rows), 0 if self.data_ is None else len(self.data_))
 
-    def sort(self, column: int, order: Qt.SortOrder = Qt.AscendingOrder) -> None:
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         self.sort_column, self.sort_order = column, order
         self._recompute()
 
@@ -136,14 +136,15 @@ class TripletTableModel(QAbstractTableModel):
         return int(hits[0]) if len(hits) else -1
 
     # ---- Qt model ------------------------------------------------------------------------------
-    def rowCount(self, parent: QModelIndex | None = None) -> int:
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex | None = None) -> int:
         return 0 if parent is not None and parent.isValid() else len(self.rows)
 
-    def columnCount(self, parent: QModelIndex | None = None) -> int:
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex | None = None) -> int:
         return 0 if parent is not None and parent.isValid() else len(COLUMNS)
 
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.DisplayRole) -> Any:
-        if orientation == Qt.Horizontal and role == Qt.DisplayRole:
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return COLUMNS[section]
         return None
 
@@ -156,13 +157,14 @@ class TripletTableModel(QAbstractTableModel):
             return "FAIL (tie)"
         return "FAIL" if r.failed[i, j] else "ok"
 
-    def data(self, index: QModelIndex, role: int = Qt.DisplayRole) -> Any:
+    def data(self, index: QModelIndex | QPersistentModelIndex,
+             role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():
             return None
         i = int(self.rows[index.row()])
         name = COLUMNS[index.column()]
         d, r, j = self.data_, self.results, self.metric_index()
-        if role == Qt.DisplayRole:
+        if role == Qt.ItemDataRole.DisplayRole:
             if name == "triplet":
                 return str(d.triplet_id[i])
             if name == "run":
@@ -179,11 +181,11 @@ class TripletTableModel(QAbstractTableModel):
                 return "–"
             v = {"M(corr)": r.score_corr, "M(adv)": r.score_adv, "margin": r.margin}[name][i, j]
             return "–" if not np.isfinite(v) else (f"{v:+.3f}" if name == "margin" else f"{v:.4g}")
-        if role == Qt.ForegroundRole and name == "outcome":
+        if role == Qt.ItemDataRole.ForegroundRole and name == "outcome":
             o = self.outcome(i)
             return QBrush(QColor(FAIL_COLOUR if o.startswith("FAIL") else OK_COLOUR)) if o != "not scored" else None
-        if role == Qt.TextAlignmentRole and name in ("M(corr)", "M(adv)", "margin"):
-            return int(Qt.AlignRight | Qt.AlignVCenter)
-        if role == Qt.ToolTipRole and name == "text T":
+        if role == Qt.ItemDataRole.TextAlignmentRole and name in ("M(corr)", "M(adv)", "margin"):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.ToolTipRole and name == "text T":
             return str(d.text[i])
         return None

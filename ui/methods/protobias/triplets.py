@@ -66,7 +66,7 @@ class TripletPage(QWidget):
         self._syncing = False
 
         # filter bar
-        self.metric = QComboBox()
+        self.metric: QComboBox = QComboBox()  # type: ignore[assignment]  # shadows QPaintDevice.metric()
         self.metric.setObjectName("pbMetric")
         self.metric.setMinimumContentsLength(18)
         self.domain = QComboBox()
@@ -107,10 +107,11 @@ class TripletPage(QWidget):
         self.table = QTableView()
         self.table.setObjectName("pbTripletTable")
         self.table.setModel(self.model)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SingleSelection)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setSortingEnabled(True)
-        self.table.horizontalHeader().setSortIndicator(-1, Qt.AscendingOrder)  # project order until a click
+        # project order until a click
+        self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
         self.model.sort_column = -1
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(22)
@@ -118,9 +119,10 @@ class TripletPage(QWidget):
         self.table.setWordWrap(False)
         hh = self.table.horizontalHeader()
         hh.setStretchLastSection(False)
-        for c, w in enumerate((120, 90, 80, 90, 260, 66, 66, 62, 80)):
-            self.table.setColumnWidth(c, w)
-        hh.setSectionResizeMode(COLUMNS.index("text T"), QHeaderView.Stretch)  # T takes the room left
+        for c, width in enumerate((120, 90, 80, 90, 260, 66, 66, 62, 80)):
+            self.table.setColumnWidth(c, width)
+        # T takes the room left
+        hh.setSectionResizeMode(COLUMNS.index("text T"), QHeaderView.ResizeMode.Stretch)
 
         left = QWidget()
         ll = QVBoxLayout(left)
@@ -149,10 +151,10 @@ class TripletPage(QWidget):
         self.bars_scroll.setWidgetResizable(True)
         self.bars_scroll.setWidget(self.bars)
         self.bars_scroll.setMaximumHeight(230)
-        self.bars_scroll.setFrameShape(QScrollArea.NoFrame)
+        self.bars_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         top = QHBoxLayout()
         top.addWidget(self.text, 1)
-        top.addWidget(self.blind, 0, Qt.AlignTop)
+        top.addWidget(self.blind, 0, Qt.AlignmentFlag.AlignTop)
         right = QWidget()
         rl = QVBoxLayout(right)
         rl.setContentsMargins(4, 4, 4, 4)
@@ -162,7 +164,7 @@ class TripletPage(QWidget):
         rl.addLayout(panes, 1)
         rl.addWidget(self.bars_scroll)
 
-        split = splitter(Qt.Horizontal, left, right, stretch=(4, 5))
+        split = splitter(Qt.Orientation.Horizontal, left, right, stretch=(4, 5))
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(split)

@@ -81,17 +81,17 @@ class SampleBrowser(QWidget):
         self.table.setModel(self.model)
         self.table.setSortingEnabled(True)
         self.table.horizontalHeader().setSortIndicatorShown(True)
-        self.table.horizontalHeader().setSortIndicator(-1, Qt.AscendingOrder)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SingleSelection)
+        self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setAlternatingRowColors(True)
         self.table.setWordWrap(False)
-        self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().setDefaultSectionSize(24)
         self.table.verticalHeader().hide()
-        self.table.setTextElideMode(Qt.ElideMiddle)  # long sample ids keep their seed suffix
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # long sample ids keep their seed suffix
         hh = self.table.horizontalHeader()
-        hh.setSectionResizeMode(QHeaderView.Interactive)
+        hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         for c, w in enumerate((250, 110, 320, 75, 50, 105, 110, 60, 210, 120, 240)):
             self.table.setColumnWidth(c, w)
         hh.setStretchLastSection(True)
@@ -152,7 +152,7 @@ class SampleBrowser(QWidget):
         for c in range(len(COLUMNS)):
             self.table.setColumnHidden(c, c in hidden)
         if self.model.sort_column < 0:
-            self.table.horizontalHeader().setSortIndicator(-1, Qt.AscendingOrder)
+            self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
         self._update_badge_legend()
         self.grid.viewport().update()
 

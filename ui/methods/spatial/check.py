@@ -13,10 +13,13 @@ from __future__ import annotations
 import logging
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QApplication, QMessageBox
+
+if TYPE_CHECKING:
+    from ui.main_window import MainWindow
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +28,7 @@ class BackgroundCheck(QObject):
     # a background check's (dataset, config, verdicts) or error, its dataset, folder, ok
     _checked = Signal(object, object, object, bool)
 
-    def __init__(self, window: Any) -> None:
+    def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.w = window
         self.check_worker: Any = None  # the thread of a background check, while it runs

@@ -19,14 +19,15 @@ class GotoDialog(QDialog):
         self.edit.setObjectName("gotoEdit")
         self.edit.setMinimumWidth(380)
         comp = QCompleter(ids, self)
-        comp.setCaseSensitivity(Qt.CaseInsensitive)
-        comp.setFilterMode(Qt.MatchContains)
+        comp.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        comp.setFilterMode(Qt.MatchFlag.MatchContains)
         self.edit.setCompleter(comp)
         # one Enter goes: a highlighted completion is taken, typed text is taken as it is
         comp.activated.connect(self._take_completion)
         self.edit.returnPressed.connect(self.accept)
         lay.addWidget(self.edit)
-        bb = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel, self)
+        bb = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel,
+                              self)
         bb.accepted.connect(self.accept)
         bb.rejected.connect(self.reject)
         lay.addWidget(bb)

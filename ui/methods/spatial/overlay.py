@@ -193,7 +193,7 @@ class TagItem(QGraphicsItem):
     def __init__(self, text: str, color: QColor, below: bool = False, parent: QGraphicsItem | None = None,
                  text_color: QColor | None = None) -> None:
         super().__init__(parent)
-        self.setFlag(QGraphicsItem.ItemIgnoresTransformations, True)
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations, True)
         self.text = text
         self.color = QColor(color)
         self.text_color = text_color or QColor("white")
@@ -209,22 +209,23 @@ class TagItem(QGraphicsItem):
         return self._rect
 
     def paint(self, p: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
-        p.setPen(Qt.NoPen)
+        p.setPen(Qt.PenStyle.NoPen)
         bg = QColor(self.color)
         bg.setAlpha(225)
         p.setBrush(bg)
         p.drawRoundedRect(self._rect, 2, 2)
         p.setPen(self.text_color)
         p.setFont(self.font)
-        p.drawText(self._rect.adjusted(4, 0, -4, 0), Qt.AlignVCenter | Qt.AlignLeft, self.text)
+        p.drawText(self._rect.adjusted(4, 0, -4, 0),
+                   Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, self.text)
 
 
-def _pen(color: str | QColor, width: float, style: Qt.PenStyle = Qt.SolidLine) -> QPen:
+def _pen(color: str | QColor, width: float, style: Qt.PenStyle = Qt.PenStyle.SolidLine) -> QPen:
     pen = QPen(QColor(color))
     pen.setCosmetic(True)
     pen.setWidthF(width)
     pen.setStyle(style)
-    pen.setJoinStyle(Qt.MiterJoin)
+    pen.setJoinStyle(Qt.PenJoinStyle.MiterJoin)
     return pen
 
 
@@ -236,15 +237,15 @@ class OverlayLayer:
     """
 
     KIND_STYLE = {
-        "A": (theme.BOX_A, 1.0, Qt.SolidLine, "primary"),
-        "B": (theme.BOX_B, 1.0, Qt.SolidLine, "primary"),
-        "other": (theme.BOX_OTHER, 0.4, Qt.SolidLine, "others"),
-        "secondary": (theme.BOX_SECONDARY, 0.5, Qt.DashLine, "secondary"),
-        "secondary_A": (theme.BOX_A, 0.6, Qt.DashLine, "secondary"),
-        "secondary_B": (theme.BOX_B, 0.6, Qt.DashLine, "secondary"),
-        "perturbed": (theme.BOX_PERTURBED, 0.5, Qt.DotLine, "perturbed"),
-        "object": (theme.BOX_NEUTRAL, 1.0, Qt.SolidLine, "primary"),
-        "competing": (theme.BOX_OTHER, 0.8, Qt.DashDotLine, "others"),
+        "A": (theme.BOX_A, 1.0, Qt.PenStyle.SolidLine, "primary"),
+        "B": (theme.BOX_B, 1.0, Qt.PenStyle.SolidLine, "primary"),
+        "other": (theme.BOX_OTHER, 0.4, Qt.PenStyle.SolidLine, "others"),
+        "secondary": (theme.BOX_SECONDARY, 0.5, Qt.PenStyle.DashLine, "secondary"),
+        "secondary_A": (theme.BOX_A, 0.6, Qt.PenStyle.DashLine, "secondary"),
+        "secondary_B": (theme.BOX_B, 0.6, Qt.PenStyle.DashLine, "secondary"),
+        "perturbed": (theme.BOX_PERTURBED, 0.5, Qt.PenStyle.DotLine, "perturbed"),
+        "object": (theme.BOX_NEUTRAL, 1.0, Qt.PenStyle.SolidLine, "primary"),
+        "competing": (theme.BOX_OTHER, 0.8, Qt.PenStyle.DashDotLine, "others"),
     }
     Z = {"geometry": 1, "others": 2, "perturbed": 3, "secondary": 4, "primary": 5, "labels": 6}
 
@@ -279,7 +280,7 @@ class OverlayLayer:
             item = QGraphicsRectItem(QRectF(QPointF(b.x1, b.y1), QPointF(b.x2, b.y2)))
             item.setPen(_pen(color, max(1.0, line_width * wfac * (1.25 if b.kind in ("A", "B") else 1.0)),
                              style))
-            item.setBrush(Qt.NoBrush)
+            item.setBrush(Qt.BrushStyle.NoBrush)
             if b.kind == "other":  # a dark halo keeps thin light boxes visible on light images
                 halo = QGraphicsRectItem(item.rect())
                 halo.setPen(_pen("#000000", item.pen().widthF() + 2))
@@ -338,7 +339,7 @@ class OverlayLayer:
         rect = rect.intersected(QRectF(0, 0, spec.width, spec.height))
         band = QGraphicsRectItem(rect)
         band.setBrush(QBrush(fill))
-        band.setPen(_pen(band_color, 1.0, Qt.DashLine))
+        band.setPen(_pen(band_color, 1.0, Qt.PenStyle.DashLine))
         axis = "x" if spec.horizontal else "y"
         band.setToolTip(f"UNDECIDABLE zone: |d| ≤ margin {spec.margin:g} around B's centre on the {axis} axis")
         band.setData(0, "margin_band")
@@ -364,7 +365,7 @@ class OverlayLayer:
                 self.items_by_kind.setdefault("centre", []).append(ln)
         if len(pts) == 2:
             ln = QGraphicsLineItem(pts[0].x(), pts[0].y(), pts[1].x(), pts[1].y())
-            ln.setPen(_pen("#ffffff", 1.0, Qt.DotLine))
+            ln.setPen(_pen("#ffffff", 1.0, Qt.PenStyle.DotLine))
             self._add("geometry", ln)
 
     def set_visible(self, layer: str, visible: bool) -> None:

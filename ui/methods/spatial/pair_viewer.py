@@ -84,7 +84,7 @@ class MessageItem(QGraphicsItem):
 
     def __init__(self) -> None:
         super().__init__()
-        self.setFlag(QGraphicsItem.ItemIgnoresTransformations, True)
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations, True)
         self.text = ""
         self.font = QFont()
         self.font.setPointSizeF(9.5)
@@ -104,12 +104,13 @@ class MessageItem(QGraphicsItem):
         return self._rect
 
     def paint(self, p: QPainter, option: Any, widget: QWidget | None = None) -> None:
-        p.setPen(Qt.NoPen)
+        p.setPen(Qt.PenStyle.NoPen)
         p.setBrush(QColor(20, 20, 20, 200))
         p.drawRoundedRect(self._rect, 4, 4)
         p.setPen(QColor("#f2f2f2"))
         p.setFont(self.font)
-        p.drawText(self._rect.adjusted(8, 5, -8, -5), Qt.AlignLeft | Qt.AlignVCenter, self.text)
+        p.drawText(self._rect.adjusted(8, 5, -8, -5),
+                   Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, self.text)
 
 
 class ImageView(QGraphicsView):
@@ -120,15 +121,16 @@ class ImageView(QGraphicsView):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setScene(QGraphicsScene(self))
-        self.setRenderHints(QPainter.Antialiasing | QPainter.SmoothPixmapTransform | QPainter.TextAntialiasing)
-        self.setDragMode(QGraphicsView.ScrollHandDrag)
-        self.setTransformationAnchor(QGraphicsView.AnchorUnderMouse)
-        self.setResizeAnchor(QGraphicsView.AnchorViewCenter)
-        self.setViewportUpdateMode(QGraphicsView.SmartViewportUpdate)
-        self.setFocusPolicy(Qt.StrongFocus)
+        self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.SmoothPixmapTransform
+                            | QPainter.RenderHint.TextAntialiasing)
+        self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
+        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
+        self.setResizeAnchor(QGraphicsView.ViewportAnchor.AnchorViewCenter)
+        self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.SmartViewportUpdate)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setMinimumSize(160, 160)
         self.pixmap_item = QGraphicsPixmapItem()
-        self.pixmap_item.setTransformationMode(Qt.SmoothTransformation)
+        self.pixmap_item.setTransformationMode(Qt.TransformationMode.SmoothTransformation)
         self.scene().addItem(self.pixmap_item)
         self.canvas_item = QGraphicsRectItem()
         self.canvas_item.setZValue(-1)
@@ -178,7 +180,7 @@ class ImageView(QGraphicsView):
             self.pixmap_item.setVisible(False)
             self.canvas_item.setRect(rect)
             self.canvas_item.setBrush(QBrush(QColor(theme.current().missing_canvas)))
-            self.canvas_item.setPen(QPen(Qt.NoPen))
+            self.canvas_item.setPen(QPen(Qt.PenStyle.NoPen))
             self.canvas_item.setVisible(True)
             self.image_ok = False
             msg = image.error if image is not None else "no image"
@@ -209,7 +211,7 @@ class ImageView(QGraphicsView):
             return
         self._syncing = True
         try:
-            self.fitInView(r, Qt.KeepAspectRatio)
+            self.fitInView(r, Qt.AspectRatioMode.KeepAspectRatio)
         finally:
             self._syncing = False
         self.view_changed.emit()
@@ -258,7 +260,7 @@ class ImageView(QGraphicsView):
         try:
             self.fit_mode = other.fit_mode
             if other.fit_mode:
-                self.fitInView(self.sceneRect(), Qt.KeepAspectRatio)
+                self.fitInView(self.sceneRect(), Qt.AspectRatioMode.KeepAspectRatio)
             else:
                 self.setTransform(other.transform())
                 fx, fy = other.center_fraction()
@@ -285,7 +287,7 @@ class ConfidenceBar(QWidget):
         self.conf = float("nan")
         self.tau = 0.0
         self.setMinimumHeight(58)
-        self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Fixed)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
 
     def set_values(self, conf: float, components: dict[str, float], tau: float = 0.0) -> None:
         self.conf = conf
@@ -300,7 +302,7 @@ class ConfidenceBar(QWidget):
 
     def paintEvent(self, e: Any) -> None:  # noqa: N802
         p = QPainter(self)
-        p.setRenderHint(QPainter.Antialiasing)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
         t = theme.current()
         w = self.width()
         fm = p.fontMetrics()
@@ -310,21 +312,23 @@ class ConfidenceBar(QWidget):
 
         def bar(y: int, h: int, name: str, v: float, color: QColor) -> None:
             p.setPen(QColor(t.dim_text))
-            p.drawText(QRectF(0, y, label_w, h), Qt.AlignVCenter | Qt.AlignLeft, name)
-            p.setPen(Qt.NoPen)
+            p.drawText(QRectF(0, y, label_w, h), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
+                       name)
+            p.setPen(Qt.PenStyle.NoPen)
             p.setBrush(QColor(t.border))
             p.drawRoundedRect(QRectF(label_w, y + 1, bar_w, h - 2), 3, 3)
             if math.isfinite(v):
                 p.setBrush(color)
                 p.drawRoundedRect(QRectF(label_w, y + 1, bar_w * min(max(v, 0.0), 1.0), h - 2), 3, 3)
             p.setPen(QColor(t.text))
-            p.drawText(QRectF(label_w + bar_w + 4, y, val_w, h), Qt.AlignVCenter | Qt.AlignLeft,
+            p.drawText(QRectF(label_w + bar_w + 4, y, val_w, h),
+                       Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
                        f"{v:.3f}" if math.isfinite(v) else "—")
 
         bar(0, 18, "confidence", self.conf, QColor(t.highlight))
         if self.tau > 0 and math.isfinite(self.conf):
             x = label_w + bar_w * self.tau
-            p.setPen(QPen(QColor(t.text), 1.5, Qt.DashLine))
+            p.setPen(QPen(QColor(t.text), 1.5, Qt.PenStyle.DashLine))
             p.drawLine(QPointF(x, 0), QPointF(x, 18))
         y = 21
         h = 9
@@ -338,9 +342,9 @@ class ConfidenceBar(QWidget):
             v = self.values.get(name, float("nan"))
             x0 = k * cw
             p.setPen(QColor(t.dim_text))
-            p.drawText(QRectF(x0, y, cw - 6, 14), Qt.AlignLeft | Qt.AlignVCenter,
+            p.drawText(QRectF(x0, y, cw - 6, 14), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
                        f"{name} {v:.2f}" if math.isfinite(v) else f"{name} —")
-            p.setPen(Qt.NoPen)
+            p.setPen(Qt.PenStyle.NoPen)
             p.setBrush(QColor(t.border))
             p.drawRoundedRect(QRectF(x0, y + 16, cw - 8, h), 2, 2)
             if math.isfinite(v):
@@ -387,16 +391,16 @@ class VerdictCard(QFrame):
         top = QHBoxLayout()
         self.chip = QLabel("—")
         self.chip.setObjectName("verdictChip")
-        self.chip.setAlignment(Qt.AlignCenter)
+        self.chip.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.chip.setMinimumWidth(130)
         top.addWidget(self.chip)
         self.reason = QLabel("")
         self.reason.setWordWrap(True)
-        self.reason.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.reason.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         top.addWidget(self.reason, 1)
         self.human = QLabel("")
         self.human.setObjectName("dim")
-        self.human.setAlignment(Qt.AlignRight | Qt.AlignVCenter)
+        self.human.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         top.addWidget(self.human)
         lay.addLayout(top)
         self.bar = ConfidenceBar(self)
@@ -462,11 +466,11 @@ class SidePanel(QWidget):
         f.setBold(True)
         self.prompt.setFont(f)
         self.prompt.setWordWrap(True)
-        self.prompt.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.prompt.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.meta = QLabel("")
         self.meta.setObjectName("dim")
         self.meta.setWordWrap(True)  # a long sample id must not widen the window
-        self.meta.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.meta.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         lay.addWidget(self.title)
         lay.addWidget(self.prompt)
         lay.addWidget(self.meta)
@@ -475,8 +479,8 @@ class SidePanel(QWidget):
         self.labels = QLabel("")
         self.labels.setObjectName("annotatorLabels")
         self.labels.setWordWrap(True)
-        self.labels.setTextFormat(Qt.RichText)
-        self.labels.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.labels.setTextFormat(Qt.TextFormat.RichText)
+        self.labels.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         lay.addWidget(self.labels)
         self.view = ImageView(self)
         lay.addWidget(self.view, 1)
@@ -490,17 +494,17 @@ class SeedStrip(QListWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setViewMode(QListWidget.IconMode)
-        self.setFlow(QListWidget.LeftToRight)
+        self.setViewMode(QListWidget.ViewMode.IconMode)
+        self.setFlow(QListWidget.Flow.LeftToRight)
         self.setWrapping(False)
-        self.setMovement(QListWidget.Static)
+        self.setMovement(QListWidget.Movement.Static)
         self.setIconSize(QSize(54, 54))
         self.setFixedHeight(88)  # low: on a small screen the pair above it keeps the height
         self.setSpacing(4)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarAsNeeded)
-        self.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
-        self.setFocusPolicy(Qt.NoFocus)
-        self.itemClicked.connect(lambda it: self.row_clicked.emit(int(it.data(Qt.UserRole))))
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.itemClicked.connect(lambda it: self.row_clicked.emit(int(it.data(Qt.ItemDataRole.UserRole))))
         #: what each item shows: (row, verdict code, current, thumbnail in, theme name)
         self.shown: list[tuple[Any, ...]] = []
 
@@ -509,21 +513,22 @@ class SeedStrip(QListWidget):
         self.shown = []
 
     def rows(self) -> list[int]:
-        return [int(self.item(i).data(Qt.UserRole)) for i in range(self.count())]
+        return [int(self.item(i).data(Qt.ItemDataRole.UserRole)) for i in range(self.count())]
 
 
 def _thumb_icon(img: ImageResult | None, verdict: int | None, current: bool, size: int = 72) -> QIcon:
     pm = QPixmap(size, size)
     pm.fill(QColor(theme.current().missing_canvas))
     p = QPainter(pm)
-    p.setRenderHint(QPainter.Antialiasing)
+    p.setRenderHint(QPainter.RenderHint.Antialiasing)
     if img is not None and img.image is not None:
-        scaled = img.image.scaled(size, size, Qt.KeepAspectRatio, Qt.SmoothTransformation)
+        scaled = img.image.scaled(size, size, Qt.AspectRatioMode.KeepAspectRatio,
+                                  Qt.TransformationMode.SmoothTransformation)
         p.drawImage((size - scaled.width()) // 2, (size - scaled.height()) // 2, scaled)
     else:
         p.setPen(QColor("#d0d0d0"))
-        p.drawText(pm.rect(), Qt.AlignCenter, "no image")
-    p.setBrush(Qt.NoBrush)
+        p.drawText(pm.rect(), Qt.AlignmentFlag.AlignCenter, "no image")
+    p.setBrush(Qt.BrushStyle.NoBrush)
     if current:  # the seed under review: a ring in the highlight colour around its verdict frame
         p.setPen(QPen(QColor(theme.current().highlight), 6))
         p.drawRect(3, 3, size - 7, size - 7)
@@ -570,7 +575,7 @@ class PairViewer(QWidget):
             cb = QCheckBox(f"{LAYER_TITLES[layer]} ({k})")
             cb.setObjectName(f"layer_{layer}")
             cb.setChecked(self.layers[layer])
-            cb.setFocusPolicy(Qt.NoFocus)
+            cb.setFocusPolicy(Qt.FocusPolicy.NoFocus)
             cb.toggled.connect(lambda on, name=layer: self.set_layer(name, on))
             self.layer_boxes[layer] = cb
             bar.addWidget(cb)
@@ -580,11 +585,11 @@ class PairViewer(QWidget):
         self.width_spin.setObjectName("lineWidth")
         self.width_spin.setRange(1, 8)
         self.width_spin.setValue(int(self.line_width))
-        self.width_spin.setFocusPolicy(Qt.ClickFocus)
+        self.width_spin.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
         self.width_spin.valueChanged.connect(lambda v: self.set_line_width(float(v)))
         bar.addWidget(self.width_spin)
         self.fit_button = QPushButton("Fit (0)")
-        self.fit_button.setFocusPolicy(Qt.NoFocus)
+        self.fit_button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.fit_button.clicked.connect(self.fit)
         bar.addWidget(self.fit_button)
         self.zoom_label = QLabel("fit")
@@ -596,21 +601,21 @@ class PairViewer(QWidget):
         bar2.setSpacing(10)
         self.legend = QLabel("")
         self.legend.setObjectName("overlayLegend")
-        self.legend.setTextFormat(Qt.RichText)
+        self.legend.setTextFormat(Qt.TextFormat.RichText)
         self.legend.setToolTip("A box takes its object's colour in both panes (A and B swap roles in the "
                                "twin); its tag names the role. Dashed: the secondary detector; dotted: "
                                "perturbed copies; thin grey: the other detections.")
         bar2.addWidget(self.legend, 1)
         self.raw_box = QCheckBox("Raw image on the right")
         self.raw_box.setObjectName("rawBeside")
-        self.raw_box.setFocusPolicy(Qt.NoFocus)
+        self.raw_box.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.raw_box.setToolTip("Show this sample's image without any overlay on the right, instead of "
                                 "the counterfactual twin (zoom and pan stay linked)")
         self.raw_box.toggled.connect(self.set_raw_beside)
         bar2.addWidget(self.raw_box)
         lay.addLayout(bar2)
 
-        split = QSplitter(Qt.Horizontal, self)
+        split = QSplitter(Qt.Orientation.Horizontal, self)
         self.left = SidePanel("Sample")
         self.right = SidePanel("Counterfactual twin (same seed)")
         split.addWidget(self.left)
@@ -769,6 +774,7 @@ class PairViewer(QWidget):
             side.labels.setText("")
             side.view.show_sample(None, None, self.layers, self.line_width, "no twin sample")
             return
+        assert ds is not None and self.index is not None  # a row is shown only with its data
         s = ds.samples
         sc = spatial_columns(ds)
         side.prompt.setText(self.index.prompt_text(row))
@@ -798,6 +804,7 @@ class PairViewer(QWidget):
     def _refresh_cards(self) -> None:
         for side in (self.left, self.right):
             if side.row >= 0:
+                assert self.state.dataset is not None  # a row is shown only with its data
                 rel = RELATIONS[int(spatial_columns(self.state.dataset).relation[side.row])]
                 side.card.show_verdict(self.state.verdicts, side.row, self.blind, self._human_text(side.row), rel)
                 side.labels.setText(self._annotations_html(side.row))
@@ -875,7 +882,7 @@ class PairViewer(QWidget):
             f = it.font()
             f.setBold(current)
             it.setFont(f)
-            it.setData(Qt.UserRole, r)
+            it.setData(Qt.ItemDataRole.UserRole, r)
             it.setToolTip(str(samples.sample_id[r]) + ("" if code is None else f" — {VERDICTS[code]}"))
         self.strip.shown = [shown for shown, _ in want]
         self.strip_label.setText(f"Seeds ({len(rows)})")

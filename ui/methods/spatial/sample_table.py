@@ -59,14 +59,15 @@ from ... import theme
 from ...widgets.forms import check_box, push_button
 from .session import RowQueue, SpatialSession
 
-ROW_ROLE = int(Qt.UserRole) + 1  # dataset row (int)
-VERDICT_ROLE = int(Qt.UserRole) + 2  # checker verdict code (int, -1 none or hidden)
-PATH_ROLE = int(Qt.UserRole) + 3  # image path relative to the project
-HUMAN_ROLE = int(Qt.UserRole) + 4  # human verdict code (int, -1 none or hidden)
-SEED_ROLE = int(Qt.UserRole) + 5
-RELATION_ROLE = int(Qt.UserRole) + 6
-_DISPLAY, _FOREGROUND, _FONT, _ALIGN, _TOOLTIP = (int(Qt.DisplayRole), int(Qt.ForegroundRole), int(Qt.FontRole),
-                                                  int(Qt.TextAlignmentRole), int(Qt.ToolTipRole))
+ROW_ROLE = int(Qt.ItemDataRole.UserRole) + 1  # dataset row (int)
+VERDICT_ROLE = int(Qt.ItemDataRole.UserRole) + 2  # checker verdict code (int, -1 none or hidden)
+PATH_ROLE = int(Qt.ItemDataRole.UserRole) + 3  # image path relative to the project
+HUMAN_ROLE = int(Qt.ItemDataRole.UserRole) + 4  # human verdict code (int, -1 none or hidden)
+SEED_ROLE = int(Qt.ItemDataRole.UserRole) + 5
+RELATION_ROLE = int(Qt.ItemDataRole.UserRole) + 6
+_DISPLAY, _FOREGROUND, _FONT, _ALIGN, _TOOLTIP = (
+    int(Qt.ItemDataRole.DisplayRole), int(Qt.ItemDataRole.ForegroundRole), int(Qt.ItemDataRole.FontRole),
+    int(Qt.ItemDataRole.TextAlignmentRole), int(Qt.ItemDataRole.ToolTipRole))
 SORTABLE = query_module.SORTABLE
 
 
@@ -88,7 +89,7 @@ class SampleTableModel(QAbstractTableModel):
         self.state = state
         self.q = SampleQuery(state)
         self.edited = FilterSpec()  # the filter as the filter bar has it (the policy may narrow it)
-        self.sort_order = Qt.AscendingOrder
+        self.sort_order = Qt.SortOrder.AscendingOrder
         self.rows: list[tuple[Any, ...]] = []
         self._disp: dict[int, tuple[str, ...]] = {}
         self._brushes: dict[int, QBrush] = {}
@@ -121,14 +122,14 @@ class SampleTableModel(QAbstractTableModel):
 
     @sort_column.setter
     def sort_column(self, column: int) -> None:
-        self.q.set_sort(column, self.sort_order == Qt.DescendingOrder)
+        self.q.set_sort(column, self.sort_order == Qt.SortOrder.DescendingOrder)
 
     @property
     def labels_version(self) -> int:
         return self.q.labels_version
 
     def _numpy_order(self) -> RowOrder | None:
-        self.q.descending = self.sort_order == Qt.DescendingOrder
+        self.q.descending = self.sort_order == Qt.SortOrder.DescendingOrder
         return self.q.numpy_order()
 
     def _on_dataset(self) -> None:
@@ -138,7 +139,7 @@ class SampleTableModel(QAbstractTableModel):
         if ds is None or ds is not self.q.bound_dataset:
             # another project: its own filter and sort (the bar resets its fields too)
             self.q.set_sort(-1, False)
-            self.sort_order = Qt.AscendingOrder
+            self.sort_order = Qt.SortOrder.AscendingOrder
             self.edited = FilterSpec()
         self._policy_to_query()
         self.reload()
@@ -158,17 +159,17 @@ class SampleTableModel(QAbstractTableModel):
         table shows, filters and sorts by."""
         before = (self._vis, self.q.spec.to_dict(), self.q.sort_column)
         self._policy_to_query()
-        self.headerDataChanged.emit(Qt.Horizontal, 0, len(COLUMNS) - 1)
+        self.headerDataChanged.emit(Qt.Orientation.Horizontal, 0, len(COLUMNS) - 1)
         if (self._vis, self.q.spec.to_dict(), self.q.sort_column) != before:
             self.reload()
 
     def _query(self, limit: int, offset: int) -> list[tuple[Any, ...]]:
-        self.q.descending = self.sort_order == Qt.DescendingOrder
+        self.q.descending = self.sort_order == Qt.SortOrder.DescendingOrder
         return self.q.page(limit, offset)
 
     def all_rows(self) -> RowQueue:
         """Dataset rows of every sample matching the filter, in table order (the review queue)."""
-        self.q.descending = self.sort_order == Qt.DescendingOrder
+        self.q.descending = self.sort_order == Qt.SortOrder.DescendingOrder
         return RowQueue(self.q.all_rows())
 
     def reload(self) -> None:
@@ -179,11 +180,12 @@ class SampleTableModel(QAbstractTableModel):
         self._disp = {}
         self.total = 0
         self.q.reset_order()  # the filter or the sort changed
-        self.q.descending = self.sort_order == Qt.DescendingOrder
+        self.q.descending = self.sort_order == Qt.SortOrder.DescendingOrder
         if self.state.dataset is None or self.state.dataset is not self.q.bound_dataset:
             self.q.forget()
         if self.q.register():
             self.total = self.q.count()
+            assert self.state.dataset is not None  # bound above
             self.all_count = self.state.dataset.n
             self.rows = self._query(self.PAGE, 0)
         else:
@@ -289,21 +291,22 @@ class SampleTableModel(QAbstractTableModel):
         self.rows.extend(more)
         self.endInsertRows()
 
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.DisplayRole) -> Any:  # noqa: N802
-        if orientation == Qt.Horizontal and role == Qt.DisplayRole:
+    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return COLUMNS[section]
-        if orientation == Qt.Horizontal and role == Qt.ToolTipRole:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.ToolTipRole:
             return {"Checker": "the checker's verdict under the live config",
                     "Conf": "the checker's confidence", "Human": "latest label of each annotator",
                     "Agreement": "checker vs human label; 'annotators differ' when labels disagree"}.get(
                         COLUMNS[section])
         return None
 
-    def sort(self, column: int, order: Qt.SortOrder = Qt.AscendingOrder) -> None:
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         if column in self.hidden():  # a blind audit's table is not ordered by what it hides
             column = -1
         self.sort_order = order
-        self.q.set_sort(column, order == Qt.DescendingOrder)
+        self.q.set_sort(column, order == Qt.SortOrder.DescendingOrder)
         self.reload()
 
     def row_tuple(self, i: int) -> tuple[Any, ...]:
@@ -320,7 +323,7 @@ class SampleTableModel(QAbstractTableModel):
 
     _HANDLED = frozenset({_DISPLAY, _FOREGROUND, _FONT, _ALIGN, _TOOLTIP, ROW_ROLE, VERDICT_ROLE, HUMAN_ROLE,
                           PATH_ROLE, SEED_ROLE, RELATION_ROLE})
-    _RIGHT = int(Qt.AlignRight | Qt.AlignVCenter)
+    _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 
     def _display(self, i: int) -> tuple[str, ...]:
         """The eleven display strings of loaded row i (computed once per fetched row)."""
@@ -486,6 +489,7 @@ class FilterBar(QWidget):
         state.dataset_changed.connect(self.reload_choices)
         state.policy_changed.connect(self.apply_policy)
         # what each filter selects by: the policy disables those on what it hides
+        w: QWidget
         for w in (self.verdict, self.reason, self.conf_min, self.conf_max):
             w.setProperty("reveals", "outcome")
         for w in (self.labelled, self.disagree):

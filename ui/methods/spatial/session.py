@@ -79,7 +79,8 @@ class RowQueue(Sequence[int]):
         return isinstance(row, (int, np.integer)) and bool((self.rows == row).any())
 
     def index(self, row: Any, start: int = 0, stop: int | None = None) -> int:
-        hits = np.flatnonzero(self.rows[start:stop] == row) if isinstance(row, (int, np.integer)) else []
+        hits: np.ndarray | list[int] = (np.flatnonzero(self.rows[start:stop] == row)
+                                        if isinstance(row, (int, np.integer)) else [])
         if not len(hits):
             raise ValueError(f"row {row!r} is not in the queue")
         return start + int(hits[0])
@@ -117,7 +118,7 @@ class AppliedVerdicts:
         cols = [np.array(getattr(v, k), copy=True) for k in ("verdict", "reason", "conf")]
         for a in cols:
             a.flags.writeable = False
-        return AppliedVerdicts(*cols, config=v.config)
+        return AppliedVerdicts(cols[0], cols[1], cols[2], config=v.config)
 
     def __len__(self) -> int:
         return len(self.verdict)
@@ -310,8 +311,8 @@ class SpatialSession(QObject):
             if p is None or ds is None:
                 from workstation.evaluation.selection import resolve
 
-                empty = {"event_id": [], "target_id": [], "annotator": [], "value": [], "rating": [],
-                         "audit_set_id": [], "source": []}
+                empty: dict[str, list[Any]] = {"event_id": [], "target_id": [], "annotator": [], "value": [],
+                                               "rating": [], "audit_set_id": [], "source": []}
                 return SelectedHuman(np.zeros(0, np.int8), np.zeros(0), np.zeros(0, bool),
                                      resolve(empty, self.label_selection))
             self._selected = SpatialStore(p).human_selected(ds, self.label_selection)

@@ -45,8 +45,8 @@ class ThumbnailDelegate(QStyledItemDelegate):
         r: QRect = option.rect.adjusted(4, 4, -4, -4)
         tile = QRect(r.left(), r.top(), TILE, TILE)
         p.save()
-        p.setRenderHint(QPainter.Antialiasing)
-        selected = bool(option.state & QStyle.State_Selected)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
         if selected:
             p.fillRect(option.rect, QColor(t.highlight))
         p.fillRect(tile, QColor(t.missing_canvas))
@@ -55,7 +55,8 @@ class ThumbnailDelegate(QStyledItemDelegate):
         if img is not None and img.image is not None:
             scaled = img.image
             if max(scaled.width(), scaled.height()) > TILE:
-                scaled = scaled.scaled(TILE, TILE, Qt.KeepAspectRatio, Qt.SmoothTransformation)
+                scaled = scaled.scaled(TILE, TILE, Qt.AspectRatioMode.KeepAspectRatio,
+                                       Qt.TransformationMode.SmoothTransformation)
             p.drawImage(tile.left() + (TILE - scaled.width()) // 2, tile.top() + (TILE - scaled.height()) // 2,
                         scaled)
         else:
@@ -63,7 +64,7 @@ class ThumbnailDelegate(QStyledItemDelegate):
             msg = "loading…" if (img is None and rel_path) else ("no image" if not rel_path or img is None
                                                                 else "image unreadable" if img.error.startswith(
                                                                     "cannot") else "image missing")
-            p.drawText(tile, Qt.AlignCenter, msg)
+            p.drawText(tile, Qt.AlignmentFlag.AlignCenter, msg)
         # verdict badge (top right) and the human's (top left)
         v = index.data(VERDICT_ROLE)
         if v is not None and v >= 0:
@@ -71,7 +72,7 @@ class ThumbnailDelegate(QStyledItemDelegate):
                         theme.VERDICT_SHORT[v])
             pen = QPen(theme.verdict_color(v), 3)
             p.setPen(pen)
-            p.setBrush(Qt.NoBrush)
+            p.setBrush(Qt.BrushStyle.NoBrush)
             p.drawRect(tile.adjusted(1, 1, -2, -2))
         h = index.data(HUMAN_ROLE)
         if h is not None and h >= 0:
@@ -83,23 +84,23 @@ class ThumbnailDelegate(QStyledItemDelegate):
         f.setPointSizeF(max(7.0, f.pointSizeF() - 1))
         p.setFont(f)
         cap = QRect(r.left(), tile.bottom() + 2, TILE, CAPTION - 2)
-        sid = str(index.data(Qt.DisplayRole) or "")
+        sid = str(index.data(Qt.ItemDataRole.DisplayRole) or "")
         text = f"seed {index.data(SEED_ROLE)} · {index.data(RELATION_ROLE)}\n{sid}"
-        p.drawText(cap, Qt.AlignLeft | Qt.AlignTop | Qt.TextWrapAnywhere,
-                   p.fontMetrics().elidedText(text.split("\n")[0], Qt.ElideRight, TILE) + "\n" +
-                   p.fontMetrics().elidedText(sid, Qt.ElideMiddle, TILE))
+        p.drawText(cap, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop | Qt.TextFlag.TextWrapAnywhere,
+                   p.fontMetrics().elidedText(text.split("\n")[0], Qt.TextElideMode.ElideRight, TILE) + "\n" +
+                   p.fontMetrics().elidedText(sid, Qt.TextElideMode.ElideMiddle, TILE))
         p.restore()
 
     @staticmethod
     def _badge(p: QPainter, rect: QRect, color: QColor, text: str, ring: QColor | None = None) -> None:
-        p.setPen(QPen(ring, 2) if ring is not None else Qt.NoPen)
+        p.setPen(QPen(ring, 2) if ring is not None else Qt.PenStyle.NoPen)
         p.setBrush(color)
         p.drawEllipse(rect)
         p.setPen(QColor("white"))
         f = QFont(p.font())
         f.setBold(True)
         p.setFont(f)
-        p.drawText(rect, Qt.AlignCenter, text)
+        p.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
 
 
 class ThumbnailGrid(QListView):
@@ -109,17 +110,17 @@ class ThumbnailGrid(QListView):
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("thumbnailGrid")
-        self.state = state
+        self.state: SpatialSession = state  # type: ignore[assignment]  # shadows QAbstractItemView.state()
         self.thumbs = thumbs if thumbs is not None else ImageCache(max_side=TILE * 2, max_bytes=48 * 1024 * 1024)
         self.setModel(model)
         self.setModelColumn(0)
-        self.setViewMode(QListView.IconMode)
-        self.setResizeMode(QListView.Adjust)
-        self.setMovement(QListView.Static)
+        self.setViewMode(QListView.ViewMode.IconMode)
+        self.setResizeMode(QListView.ResizeMode.Adjust)
+        self.setMovement(QListView.Movement.Static)
         self.setUniformItemSizes(True)
         self.setSpacing(2)
-        self.setSelectionMode(QListView.SingleSelection)
-        self.setLayoutMode(QListView.Batched)
+        self.setSelectionMode(QListView.SelectionMode.SingleSelection)
+        self.setLayoutMode(QListView.LayoutMode.Batched)
         self.setBatchSize(256)
         self.setItemDelegate(ThumbnailDelegate(self))
         self.requested: set[str] = set()

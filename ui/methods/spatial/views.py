@@ -11,7 +11,7 @@ controller's policy.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from PySide6.QtCore import Qt
@@ -22,6 +22,31 @@ from ... import theme
 from ...shortcuts import make_action
 from ...widgets.judge import JudgeBar, install_shortcuts
 from ...method_views import ViewsBase
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ui.main_window import MainWindow
+    from ui.widgets.judge import JudgeController
+    from workstation.evaluation.audit_sets import AuditPopulation
+
+    from .browse import SampleBrowser
+    from .calibration.panel import CalibrationPanel
+    from .check import BackgroundCheck
+    from .pair_viewer import PairViewer
+    from .session import SpatialSession
+
+    class Window(MainWindow):
+        """The window with what these views' `install` adds to it."""
+
+        spatial: SpatialSession
+        spatial_check: BackgroundCheck
+        browser: SampleBrowser
+        viewer: PairViewer
+        labeling: JudgeBar
+        review: ReviewPage
+        calibration: CalibrationPanel | CalibrationPlaceholder | None
+        _calibration_tab: QWidget
 
 log = logging.getLogger(__name__)
 
@@ -73,25 +98,25 @@ class CalibrationPlaceholder(QWidget):
         super().__init__(parent)
         lay = QVBoxLayout(self)
         lab = QLabel("Calibration panel\n\n" + reason)
-        lab.setAlignment(Qt.AlignCenter)
+        lab.setAlignment(Qt.AlignmentFlag.AlignCenter)
         lab.setObjectName("dim")
         lay.addWidget(lab)
 
 
-class SpatialViews(ViewsBase):
+class SpatialViews(ViewsBase["Window"]):
     method = "spatial"
     title = BROWSE
     tab_keys = ("Ctrl+1", "Ctrl+2", "Ctrl+3")
     noun = "sample"
     eager = True  # built with the window: a project opened in the background fills Browse as it loads
 
-    def expect(self, window: Any, loaded: Any) -> None:
+    def expect(self, window: Window, loaded: Any) -> None:
         """The project about to open was read off the GUI thread: the session takes its spatial part."""
         part = loaded.parts.get(self.method)
         if part is not None:
             window.spatial.expect(loaded.project, part)
 
-    def before_adopt(self, window: Any, loaded: Any, folder: Any) -> None:
+    def before_adopt(self, window: Window, loaded: Any, folder: Any) -> None:
         """A project read off the GUI thread is about to be taken: where its samples came without
         verdicts, the checker starts on them now (`check.BackgroundCheck`), beside the adoption."""
         part = loaded.parts.get(self.method)
@@ -104,18 +129,18 @@ class SpatialViews(ViewsBase):
             check = window.spatial_check = BackgroundCheck(window)
         check.start(part.dataset, part.config, folder)
 
-    def checking(self, window: Any) -> bool:
+    def checking(self, window: Window) -> bool:
         """Whether the checker still evaluates the samples of the project just opened (the
         window's `verdicts_checked` says when it ends)."""
         s = getattr(window, "spatial", None)
         return bool(s is not None and s.checking)
 
-    def n_loaded(self, window: Any) -> int:
+    def n_loaded(self, window: Window) -> int:
         """How many samples the views hold."""
         ds = getattr(getattr(window, "spatial", None), "dataset", None)
         return int(ds.n) if ds is not None else 0
 
-    def install(self, window: Any) -> None:
+    def install(self, window: Window) -> None:
         from .browse import SampleBrowser
         from .pair_viewer import PairViewer
         from .session import SpatialSession
@@ -135,7 +160,7 @@ class SpatialViews(ViewsBase):
         window._calibration_tab = QWidget()
         window._calibration_tab.setObjectName("calibrationTab")
         window._calibration_tab.setLayout(QVBoxLayout())
-        window._calibration_tab.layout().setContentsMargins(0, 0, 0, 0)
+        window._calibration_tab.layout().setContentsMargins(0, 0, 0, 0)  # type: ignore[union-attr]  # just set
         window.add_panel(BROWSE, window.browser, "tab")
         window.add_panel(REVIEW, window.review, "tab")
         window.add_panel(CALIBRATION, window._calibration_tab, "tab")
@@ -147,36 +172,36 @@ class SpatialViews(ViewsBase):
         self._actions(window)
 
     # ---- pages ------------------------------------------------------------------------------------
-    def pages(self, window: Any) -> list[QWidget]:
+    def pages(self, window: Window) -> list[QWidget]:
         return [window.browser, window.review, window._calibration_tab]
 
-    def controller(self, window: Any) -> Any:
+    def controller(self, window: Window) -> JudgeController:
         return window.spatial.controller
 
-    def judging_page(self, window: Any) -> QWidget:
+    def judging_page(self, window: Window) -> QWidget:
         return window.review
 
-    def bar(self, window: Any) -> JudgeBar:
+    def bar(self, window: Window) -> JudgeBar:
         return window.labeling
 
-    def status_counts(self, window: Any) -> str:
+    def status_counts(self, window: Window) -> str:
         """The live verdict counts for the status bar (nothing while the policy hides them)."""
         from .pair_viewer import verdict_counts_text
 
         s = window.spatial
         return verdict_counts_text(s.verdicts) if s.view_visibility().outcome else ""
 
-    def focus_target(self, window: Any) -> QWidget:
+    def focus_target(self, window: Window) -> QWidget:
         return window.viewer.left.view
 
-    def has_data(self, window: Any) -> bool:
+    def has_data(self, window: Window) -> bool:
         s = getattr(window, "spatial", None)
         if s is not None and s.dataset is not None and s.dataset.n:
             return True
         p = window.state.project
         return bool(p is not None and "spatial" in p.samples.prompt_methods())
 
-    def calibration_panel(self, window: Any) -> QWidget:
+    def calibration_panel(self, window: Window) -> QWidget:
         """The calibration panel (created on first use; a placeholder when it cannot start)."""
         if window.calibration is None:
             try:
@@ -187,10 +212,11 @@ class SpatialViews(ViewsBase):
                 log.exception("calibration panel failed to start")
                 window.calibration = CalibrationPlaceholder(f"The calibration panel failed to start:\n{e}")
             window.calibration.setObjectName("calibrationPanel")
-            window._calibration_tab.layout().addWidget(window.calibration)
+            # the tab's layout is set at install
+            window._calibration_tab.layout().addWidget(window.calibration)  # type: ignore[union-attr]
         return window.calibration
 
-    def tab_shown(self, window: Any, page: QWidget) -> None:
+    def tab_shown(self, window: Window, page: QWidget) -> None:
         """A tab of this method was shown: Calibration builds its panel; Review's actions work."""
         on_review = page is window.review
         for a in self.review_actions:
@@ -202,7 +228,7 @@ class SpatialViews(ViewsBase):
         if on_review:
             window.viewer.left.view.setFocus()
 
-    def allowed(self, window: Any, page: QWidget) -> bool:
+    def allowed(self, window: Window, page: QWidget) -> bool:
         """Calibration shows the checker against everyone's labels: not while a blind audit runs."""
         if page is window._calibration_tab:
             vis = window.spatial.view_visibility()
@@ -210,7 +236,7 @@ class SpatialViews(ViewsBase):
         return True
 
     # ---- actions ----------------------------------------------------------------------------------
-    def _actions(self, window: Any) -> None:
+    def _actions(self, window: Window) -> None:
         v = window.viewer
         a: dict[str, QAction] = {}
         for layer in ("others", "secondary", "perturbed", "geometry", "labels"):
@@ -234,16 +260,16 @@ class SpatialViews(ViewsBase):
         for act in self.review_actions:
             act.setEnabled(False)
 
-    def focus_search(self, window: Any) -> None:
+    def focus_search(self, window: Window) -> None:
         window.show_page(window.browser)
         window.browser.filters.text.setFocus()
         window.browser.filters.text.selectAll()
 
-    def swap_twin(self, window: Any) -> None:
+    def swap_twin(self, window: Window) -> None:
         if window.viewer.right_row >= 0:
             window.spatial.set_current(window.viewer.right_row)
 
-    def goto_dialog(self, window: Any) -> None:
+    def goto_dialog(self, window: Window) -> None:
         from .goto import GotoDialog
 
         s = window.spatial
@@ -254,7 +280,7 @@ class SpatialViews(ViewsBase):
             if self.goto_sample(window, dlg.value()):
                 window.show_page(window.review)
 
-    def goto_sample(self, window: Any, sample_id: str) -> bool:
+    def goto_sample(self, window: Window, sample_id: str) -> bool:
         """Jump to a sample id (or the only one starting with it); its queue position if queued."""
         s = window.spatial
         if s.dataset is None:
@@ -272,7 +298,7 @@ class SpatialViews(ViewsBase):
         s.set_current(row)
         return True
 
-    def review_from_browse(self, window: Any, row: int) -> None:
+    def review_from_browse(self, window: Window, row: int) -> None:
         """Make the filtered samples the queue, starting at `row`, and show the pair viewer.
         During a blind audit (`ui.blind_routes`): a sample of the audit's queue is shown there,
         blind; any other asks to pause the audit first."""
@@ -281,7 +307,7 @@ class SpatialViews(ViewsBase):
         leave_blind(window, window.spatial.controller, "Browse: review the filtered samples", [row],
                     lambda: self._review_rows(window, row), stay_on=lambda _i: window.show_page(window.review))
 
-    def _review_rows(self, window: Any, row: int) -> None:
+    def _review_rows(self, window: Window, row: int) -> None:
         s = window.spatial
         c = s.controller
         rows = window.browser.model.all_rows()
@@ -292,7 +318,7 @@ class SpatialViews(ViewsBase):
             s.set_current(row)
         window.show_page(window.review)
 
-    def _queue_finished(self, window: Any) -> None:
+    def _queue_finished(self, window: Window) -> None:
         from workstation.evaluation.audit_sets import self_agreement_report
 
         s = window.spatial
@@ -305,14 +331,14 @@ class SpatialViews(ViewsBase):
         window.statusBar().showMessage(msg, 15000)
 
     # ---- audit sets and labels ----------------------------------------------------------------------
-    def agreement_unit(self, window: Any) -> Any:
+    def agreement_unit(self, window: Window) -> Callable[[str], Any] | None:
         ds = window.spatial.dataset
         if ds is None or not ds.n:
             return None
         prompt_of = dict(zip(np.asarray(ds.samples.sample_id).tolist(), np.asarray(ds.samples.prompt_id).tolist()))
         return lambda sample_id: prompt_of.get(sample_id, sample_id)
 
-    def audit_population(self, window: Any) -> Any:
+    def audit_population(self, window: Window) -> AuditPopulation | None:
         from workstation.evaluation.audit_sets import AuditPopulation
         from workstation.methods.spatial.audit import STRATA_KEYS, stratum_codes
         from workstation.types import WorkstationError
@@ -333,7 +359,7 @@ class SpatialViews(ViewsBase):
                                titles={"run": "method (run)", "relation": "relation", "verdict": "checker verdict",
                                        "reason": "reason"})
 
-    def outcome_texts(self, window: Any, index: int) -> list[str]:
+    def outcome_texts(self, window: Window, index: int) -> list[str]:
         from workstation.methods.spatial.types import REASONS, VERDICTS
 
         v = window.spatial.verdicts
@@ -343,11 +369,11 @@ class SpatialViews(ViewsBase):
         reason = REASONS[int(v.reason[index])]
         return out + ([reason] if reason else [])
 
-    def audit_params(self, window: Any) -> dict[str, Any]:
+    def audit_params(self, window: Window) -> dict[str, Any]:
         s = window.spatial
         return {"config_version": s.config_id, "config_hash": s.config.content_hash()}
 
-    def export_labels(self, window: Any, path: str, overwrite: bool = False) -> int:
+    def export_labels(self, window: Window, path: str, overwrite: bool = False) -> int:
         """Write the labels the policy lets an export hold (CSV, SpatialBench-UC JSON or Parquet),
         through the output policy (an existing file replaced only with ``overwrite``)."""
         from workstation.methods.spatial.labels_io import write_labels
@@ -362,7 +388,7 @@ class SpatialViews(ViewsBase):
     #: the File → Import labels… dialog's filter: the layouts `import_labels` reads
     label_file_filter = "Label files (*.json *.csv *.parquet)"
 
-    def import_labels(self, window: Any, path: str) -> str:
+    def import_labels(self, window: Window, path: str) -> str:
         from .annotators import import_label_file
 
         _n, msg = import_label_file(window.spatial, path)

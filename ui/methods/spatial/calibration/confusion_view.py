@@ -79,6 +79,7 @@ class ConfusionView(QTableWidget):
         for r in range(4):
             for c in range(4):
                 it = self.item(r, c)
+                assert it is not None  # every cell has its item
                 text = str(int(full[r, c]))
                 if it.text() != text:
                     it.setText(text)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from PySide6.QtCore import Qt, Signal
@@ -111,7 +111,7 @@ class GridSearchDialog(QDialog):
         self.state = state
         self.labels_text = ""  # the labels line of the last search's labels
         self.worker: GeneratorWorker | None = None
-        self.result: GridResult | None = None
+        self.result: GridResult | None = None  # type: ignore[assignment]  # shadows QDialog.result()
         self._rows: list[dict[str, Any]] = []
         self._cancelled = False
         self.resize(760, 620)
@@ -268,7 +268,8 @@ class GridSearchDialog(QDialog):
         w.yielded.connect(self._on_progress)
         w.returned.connect(self._on_result)
         w.errored.connect(self._on_error)
-        w.finished.connect(self._on_finished)
+        # superqt types finished as SigInst[None]
+        w.finished.connect(self._on_finished)  # type: ignore[arg-type]
         self.worker = w
         w.start()
 
@@ -284,7 +285,7 @@ class GridSearchDialog(QDialog):
         return self.worker is not None
 
     def _on_progress(self, value: object) -> None:
-        done, total = value  # type: ignore[misc]
+        done, total = cast("tuple[int, int]", value)
         self.progress.setRange(0, max(1, int(total)))
         self.progress.setValue(int(done))
 
@@ -342,7 +343,9 @@ class GridSearchDialog(QDialog):
         self.table.setHorizontalHeaderLabels(headers)
         from .guarantee_box import J_TEXT
 
-        self.table.horizontalHeaderItem(headers.index("J")).setToolTip(J_TEXT)
+        j_head = self.table.horizontalHeaderItem(headers.index("J"))
+        assert j_head is not None  # set by setHorizontalHeaderLabels
+        j_head.setToolTip(J_TEXT)
         self.table.setRowCount(len(self._rows))
         for r, row in enumerate(self._rows):
             for c, k in enumerate(keys):

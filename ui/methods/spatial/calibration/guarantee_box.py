@@ -10,7 +10,7 @@ samples); the box only parses its inputs and shows the answer.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from PySide6.QtCore import Signal
@@ -181,7 +181,8 @@ class GuaranteeBox(QGroupBox):
         w.yielded.connect(self._on_progress)
         w.returned.connect(self._on_result)
         w.errored.connect(lambda e: self.message.setText(str(e)))
-        w.finished.connect(self._on_finished)
+        # superqt types finished as SigInst[None]
+        w.finished.connect(self._on_finished)  # type: ignore[arg-type]
         self.worker = w
         w.start()
 
@@ -190,7 +191,7 @@ class GuaranteeBox(QGroupBox):
             self.worker.quit()
 
     def _on_progress(self, value: object) -> None:
-        done, total = value  # type: ignore[misc]
+        done, total = cast("tuple[int, int]", value)
         self.progress.setRange(0, max(1, int(total)))
         self.progress.setValue(int(done))
 

@@ -153,6 +153,7 @@ class ParamSlider(QWidget):
             self.floor = float("nan")
             self.floor_label.setVisible(False)
             self.floor_label.setText("")
+            w: QWidget
             for w in (self, self.slider, self.spin):
                 w.setToolTip(self.spec.tip)
             return
