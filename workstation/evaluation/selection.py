@@ -41,7 +41,7 @@ from .draws import KNOWN_DESIGNS, Draw, draws_of
 
 __all__ = ["DISPUTED", "RULES", "LabelSelection", "Resolved", "resolve", "resolve_project", "load_selection",
            "save_selection", "default_selection", "SETTING", "Standing", "standing_labels", "AgreementLabels",
-           "agreement_labels", "agreement_labels_project", "with_annotator"]
+           "agreement_labels", "agreement_labels_project", "with_annotator", "no_events"]
 
 DISPUTED = "disputed"
 RULES = ("latest", "majority", "unanimous", "mean")  # and "annotator:<name>"
@@ -413,6 +413,12 @@ def resolve(events: Mapping[str, Any], selection: LabelSelection,
     return Resolved(selection, np.array(ids, dtype=object), vals_arr, np.asarray(n_lab, np.int64),
                     np.asarray(incl, np.float64), design, tuple(sorted(a for a in used_sets if a is not None)),
                     tuple(sorted(anns)), population)
+
+
+def no_events() -> dict[str, np.ndarray]:
+    """A label log's columns without any event (`resolve` of a project not open)."""
+    return {k: np.zeros(0, dtype=object) for k in ("event_id", "target_id", "annotator", "value", "rating",
+                                                   "audit_set_id", "source")}
 
 
 def resolve_project(project: Any, task: str, selection: LabelSelection | None = None) -> Resolved:
