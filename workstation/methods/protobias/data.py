@@ -300,10 +300,14 @@ def selection_for(data: ProtoBiasData, cfg: Any = None) -> Any:
     ``protobias.fidelity``; where none is kept, the default (first passes, the mean rating per
     image) over the config's ``annotators`` when it names some — a config of earlier versions
     reads as it did. A kept selection alone decides: the config's annotators no longer count."""
+    return data.kept_selection if data.kept_selection is not None else default_for(cfg)
+
+
+def default_for(cfg: Any = None) -> Any:
+    """The selection where the project keeps none: first passes, the mean rating per image, over
+    the config's ``annotators`` when it names some (`selection_for`)."""
     from ...evaluation.selection import default_selection
 
-    if data.kept_selection is not None:
-        return data.kept_selection
     sel = default_selection(FIDELITY_SCHEME.task)
     names = tuple(getattr(cfg, "annotators", ()) or ())
     return sel.replace(annotators=names) if names else sel
@@ -375,6 +379,7 @@ __all__ = [
     "SelectedRatings",
     "selected_ratings",
     "selection_for",
+    "default_for",
     "TOY_NAME",
     "MetricInfo",
     "ProtoBiasData",
