@@ -348,7 +348,9 @@ class MetricTablePage(QWidget):
             for c, v in enumerate(vals):
                 self.humans.setItem(i, c, QTableWidgetItem(v))
         h = self.humans.horizontalHeader().height() + sum(self.humans.rowHeight(i) for i in range(len(rows)))
-        self.humans.setFixedHeight(h + 2 * self.humans.frameWidth() + 2)
+        # room for the horizontal scroll bar a narrow pane shows, so that no row hides under it
+        bar = self.humans.horizontalScrollBar().sizeHint().height()
+        self.humans.setFixedHeight(h + bar + 2 * self.humans.frameWidth() + 2)
         ks = self.tables.get("annotator_kappa", [])
         sm = (self.tables.get("summary") or [{}])[0]
         which = f"<i>{html.escape(str(sm['agreement_labels']))}</i><br>" if sm.get("agreement_labels") else ""
