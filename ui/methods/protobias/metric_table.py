@@ -14,9 +14,11 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QScrollArea,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -209,13 +211,23 @@ class MetricTablePage(QWidget):
         bottom = QWidget()
         bl = QHBoxLayout(bottom)
         bl.setContentsMargins(0, 0, 0, 0)
-        hum = QVBoxLayout()
+        # the labels line, the humans, the agreement and the published rates: a column that scrolls on a
+        # small screen rather than lay its parts over one another
+        column = QWidget()
+        hum = QVBoxLayout(column)
+        hum.setContentsMargins(0, 0, 0, 0)
         hum.addWidget(self.labels_line)
         hum.addWidget(self.humans)
         hum.addWidget(self.kappa)
         hum.addWidget(self.published)
         hum.addStretch(1)
-        bl.addLayout(hum, 2)
+        self.human_column = QScrollArea()
+        self.human_column.setObjectName("pbHumanColumn")
+        self.human_column.setWidgetResizable(True)
+        self.human_column.setFrameShape(QFrame.Shape.NoFrame)
+        self.human_column.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.human_column.setWidget(column)
+        bl.addWidget(self.human_column, 2)
         bl.addWidget(self.chart, 3)
         split = splitter(Qt.Vertical, self.table, bottom, stretch=(3, 2))
         lay = QVBoxLayout(self)
