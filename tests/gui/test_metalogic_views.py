@@ -174,7 +174,7 @@ def test_keys_write_pair_labels_with_undo_notes_and_agreement(qtbot: Any, open_w
     st = page.agreement_stats()
     assert st["n"] == 3 and st["agreement"] == pytest.approx(float((human == comp).mean()))
     assert f"{100 * (human == comp).mean():.0f}%</b> raw" in page.agreement.text()
-    assert "3 of 20 pairs" in page.agreement.text()
+    assert "3 of 20 pairs" in page.progress.text()
     col = page.model.column_of("human")
     assert [page.model.data(page.model.index(k, col)) for k in range(4)] == ["MISALIGNED", "ALIGNED", "UNDECIDABLE", ""]
     # undo: a compensating event puts the third pair back to unlabelled

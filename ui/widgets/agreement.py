@@ -1,5 +1,7 @@
 """Agreement between annotators on one label task: κ and percent agreement per pair of
-annotators, and a button that queues the targets whose labels differ (adjudication)."""
+annotators over the labels of the task's label selection (its annotators, audit sets and
+re-checks, said in one line), and a button that queues the targets whose labels differ
+(adjudication)."""
 
 from __future__ import annotations
 
@@ -65,7 +67,21 @@ class AgreementDialog(QDialog):
         self.resize(640, 320)
 
     def refresh(self) -> None:
-        rows, self.disagreements = task_agreement(self.project, self.scheme)
+        from workstation.evaluation.selection import agreement_labels_project, set_names
+        from workstation.types import WorkstationError
+
+        labels, line = None, ""
+        if self.project is not None:
+            try:
+                labels = agreement_labels_project(self.project, self.scheme.task)
+                line = labels.describe(set_names(self.project, self.scheme.task))
+            except WorkstationError as e:  # a kept selection that cannot be read: every label, said so
+                from workstation.evaluation.selection import LabelSelection, agreement_labels
+
+                labels = agreement_labels(self.project.labels.table(self.scheme.task), LabelSelection())
+                line = f"{e} — every label counts"
+        self.labels_text = line
+        rows, self.disagreements = task_agreement(self.project, self.scheme, labels)
         self.table.setRowCount(len(rows))
         for i, r in enumerate(rows):
             vals = [r["annotator_a"], r["annotator_b"], str(r["n"]), _fmt(r["percent_agreement"], True),
@@ -82,7 +98,9 @@ class AgreementDialog(QDialog):
             flag = flag_text(flagged_labels(self.project, self.scheme.task))
             self.summary.setText(f"{len(names)} annotators: {', '.join(names)}. "
                                  f"{len(self.disagreements)} {self.noun}(s) have disagreeing labels."
-                                 + (f" {flag[0].upper()}{flag[1:]}." if flag else ""))
+                                 + (f" {flag[0].upper()}{flag[1:]}." if flag else "")
+                                 + (f"\n{line} (the method's label selection: its annotators, audit sets "
+                                    "and re-checks; no consensus rule)" if line else ""))
         self.queue_button.setEnabled(bool(self.disagreements))
         self.queue_button.setText(f"Adjudicate {len(self.disagreements)} disagreement(s) ▶")
 

@@ -33,7 +33,10 @@ def register(sub: Any) -> None:
                                   f"file {REPORT_MARKER})")
     p.add_argument("--method", action="append", metavar="NAME",
                    help="report only this method (repeatable; default: every method with data)")
-    p.add_argument("--annotator", metavar="NAME", help="use only this annotator's labels for the audit tables")
+    p.add_argument("--annotator", metavar="NAME",
+                   help="count only this annotator's labels in the figures that rest on human labels (over each "
+                        "task's kept label selection: the rule annotator:NAME; the agreement tables between "
+                        "annotators keep the selection's annotators; docs/labels.md)")
 
 
 def add_judges(project: Any, sections: list[Any], folder: Path) -> None:

@@ -389,23 +389,27 @@ def self_agreement_report(project: Any, scheme: LabelScheme, audit_set_id: int |
     return out
 
 
-def task_agreement(project: Any, scheme: LabelScheme) -> tuple[list[dict[str, Any]], list[str]]:
-    """Agreement between annotators on a task (each annotator's standing first-pass label of
-    each target; quadratic weighted κ for ordinal schemes, Cohen's κ otherwise) and the targets
-    whose annotators' standing labels differ, in the order they were first labelled."""
+def task_agreement(project: Any, scheme: LabelScheme, labels: Any = None) -> tuple[list[dict[str, Any]], list[str]]:
+    """Agreement between annotators on a task and the targets whose annotators' standing labels
+    differ, in the order they were first labelled: each selected annotator's standing label of
+    each target under the task's kept label selection (its annotators, audit sets and re-checks;
+    a consensus rule does not apply to a comparison of annotators) or under ``labels``
+    (`selection.agreement_labels`); quadratic weighted κ for ordinal schemes, Cohen's κ otherwise."""
     from .agreement import annotator_agreement
+    from .selection import agreement_labels_project
 
     if project is None:
         return [], []
-    # an adjudicator's final labels are no rater's independent judgement (`raters.ADJUDICATION`)
-    events = [e for e in project.labels.latest(scheme.task) if scheme.code(e.value) >= 0
-              and (e.source or "") != "adjudication"]
-    if not events:
+    # an adjudicator's final labels are no rater's independent judgement: `standing_labels` leaves them out
+    if labels is None:
+        labels = agreement_labels_project(project, scheme.task)
+    kept = [s for s in labels.labels if scheme.code(s.value) >= 0]
+    if not kept:
         return [], []
-    tid = np.array([e.target_id for e in events], dtype=object)
-    ann = np.array([e.annotator for e in events], dtype=object)
-    code = np.array([scheme.code(e.value) for e in events], np.float64)
-    order = np.array([e.event_id for e in events], np.int64)
+    tid = np.array([s.target for s in kept], dtype=object)
+    ann = np.array([s.annotator for s in kept], dtype=object)
+    code = np.array([scheme.code(s.value) for s in kept], np.float64)
+    order = np.array([s.event_id for s in kept], np.int64)
     rows = annotator_agreement(tid, ann, code + (1 if scheme.ordinal else 0), order,
                                weighted_categories=len(scheme.values) if scheme.ordinal else None) \
         if len(set(ann.tolist())) > 1 else []

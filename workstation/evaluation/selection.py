@@ -48,7 +48,8 @@ from ..types import WorkstationError
 from .draws import KNOWN_DESIGNS, Draw, draws_of
 
 __all__ = ["DISPUTED", "RULES", "LabelSelection", "Resolved", "resolve", "resolve_project", "load_selection",
-           "save_selection", "default_selection", "SETTING"]
+           "save_selection", "default_selection", "SETTING", "Standing", "standing_labels", "AgreementLabels",
+           "agreement_labels", "agreement_labels_project", "with_annotator", "no_events"]
 
 DISPUTED = "disputed"
 RULES = ("latest", "majority", "unanimous", "mean", "adjudicated")  # and "annotator:<name>"
@@ -58,7 +59,9 @@ SETTING = "label_selection."
 _RECHECK = "recheck"
 _RESTORE = "undo-restore"
 #: tasks whose default counts first passes only (the rule of earlier versions for them)
-_FIRST_PASS_DEFAULT = ("dyeval.image",)
+_FIRST_PASS_DEFAULT = ("dyeval.image", "protobias.fidelity")
+#: tasks whose default rule is not ``latest`` (the rule of earlier versions for them)
+_RULE_DEFAULT = {"protobias.fidelity": "mean"}
 
 
 def _check_rule(rule: str) -> str:
@@ -149,8 +152,10 @@ class LabelSelection:
 
         return replace(self, **kw)
 
-    def describe(self, n_items: int | None = None, sets: Mapping[int, str] | None = None) -> str:
-        """One line: "labels: audit set #3, a1 and a2, majority — 118 items"."""
+    def describe(self, n_items: int | None = None, sets: Mapping[int, str] | None = None,
+                 consensus: bool = True) -> str:
+        """One line: "labels: audit set #3, a1 and a2, majority — 118 items" (without the rule when
+        ``consensus`` is False: the line of an agreement table, which compares the annotators)."""
         parts: list[str] = []
         if self.sets is None:
             parts.append("every audit set and free labelling" if self.free else "every audit set")
@@ -159,7 +164,7 @@ class LabelSelection:
             if self.free:
                 names.append("free labelling")
             parts.append(_and(names) if names else "free labelling")
-        if self.named is not None:
+        if self.named is not None and consensus:
             parts.append(f"{self.named} only")
         elif self.annotators is None:
             parts.append("every annotator")
@@ -170,7 +175,7 @@ class LabelSelection:
         rule = {"latest": "latest label wins", "majority": "majority (ties disputed)",
                 "unanimous": "unanimous only", "mean": "mean rating",
                 "adjudicated": "adjudicated, else majority"}.get(self.rule, "")
-        if rule:
+        if rule and consensus:
             parts.append(rule)
         text = "labels: " + ", ".join(parts)
         if n_items is not None:
@@ -186,9 +191,15 @@ def _and(xs: Sequence[str]) -> str:
 
 
 def default_selection(task: str) -> LabelSelection:
-    """The selection a method starts from: every label, the latest winning (the rule of earlier
-    versions; DyEval's counted first passes only)."""
-    return LabelSelection(rechecks=task not in _FIRST_PASS_DEFAULT)
+    """The selection a method starts from: the rule of earlier versions — every label, the latest
+    winning; DyEval's first passes only; ProtoBias's first-pass ratings, their mean per image."""
+    return LabelSelection(rechecks=task not in _FIRST_PASS_DEFAULT, rule=_RULE_DEFAULT.get(task, "latest"))
+
+
+def with_annotator(selection: LabelSelection, annotator: str | None) -> LabelSelection:
+    """A report's ``annotator=`` option (``--annotator NAME``): the selection with the rule
+    ``annotator:NAME`` (that annotator's labels alone); unchanged without one."""
+    return selection.replace(rule=f"annotator:{annotator}") if annotator else selection
 
 
 @dataclass
@@ -223,6 +234,25 @@ class Resolved:
         """target id → value (disputed targets left out)."""
         return {str(t): v for t, v in zip(self.target_ids.tolist(), self.values.tolist()) if v != DISPUTED}
 
+    def per_row(self, index: Mapping[str, int], n: int, code_of: Mapping[Any, int]
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per row of a method's ``n`` targets (``index``: target id → row): the code of its value
+        (``code_of``; -1 where the selection gives none, a value outside ``code_of`` or a dispute),
+        its inclusion probability (NaN: not known) and whether its annotators dispute it."""
+        codes = np.full(n, -1, np.int8)
+        incl = np.full(n, np.nan)
+        disputed = np.zeros(n, bool)
+        for t, v, pi in zip(self.target_ids.tolist(), self.values.tolist(), self.inclusion.tolist()):
+            i = index.get(t)
+            if i is None:
+                continue
+            if v == DISPUTED:
+                disputed[i] = True
+            elif v in code_of:
+                codes[i] = code_of[v]
+                incl[i] = pi
+        return codes, incl, disputed
+
     def weights(self) -> np.ndarray:
         """1 / π per target (1 where the draw is not known)."""
         pi = self.inclusion
@@ -248,19 +278,26 @@ class Resolved:
 
 
 
-def resolve(events: Mapping[str, Any], selection: LabelSelection,
-            draws: Mapping[int, Draw] | None = None, left_out: Mapping[str, str] | None = None) -> Resolved:
-    """Per target, the value the selection's labels give (module docstring). ``events``: the
-    label log's columns of one task (`LabelsRepo.table`), in event order; ``draws``: the task's
-    audit sets (`draws_of`), for the inclusion probabilities and the seeded gold items;
-    ``left_out``: annotator → why their labels do not count (the qualification rule)."""
+def standing_labels(events: Mapping[str, Any], selection: LabelSelection, draws: Mapping[int, Draw] | None = None,
+                    left_out: Mapping[str, str] | None = None, final: dict[str, Any] | None = None,
+                    dropped: set[str] | None = None) -> list[Standing]:
+    """Per (target, annotator) the annotator's latest selected label that carries a value (an
+    event without one takes the label back; in a selection restricted to audit sets an
+    ``undo-restore`` reads as none), targets in the order first labelled, each target's labels in
+    event order. ``events``: the label log's columns of one task (`LabelsRepo.table`); ``draws``:
+    the task's audit sets, whose seeded gold items' labels are left out; ``left_out``: annotator →
+    why their labels do not count (the qualification rule; the names left out are added to
+    ``dropped``). An adjudicator's final labels are no annotator's: they go to ``final`` (target →
+    value, None where taken back)."""
+    if final is None:
+        final = {}
+    if dropped is None:
+        dropped = set()
     n = len(events.get("event_id", ()))
     standing: dict[tuple[str, str], tuple[int, Any, Any, int | None]] = {}
     order: dict[str, int] = {}
     ev = events
     restricted = selection.restricted
-    final: dict[str, Any] = {}  # target → the adjudicator's standing final label
-    dropped: set[str] = set()
     for i in range(n):
         ann = str(ev["annotator"][i])
         aid_raw = ev["audit_set_id"][i]
@@ -290,17 +327,84 @@ def resolve(events: Mapping[str, Any], selection: LabelSelection,
         rating = ev["rating"][i] if "rating" in ev else None
         standing[(target, ann)] = (int(ev["event_id"][i]), raw, rating, aid)
         order.setdefault(target, len(order))
+    out = [Standing(target, ann, eid, val, rating, aid) for (target, ann), (eid, val, rating, aid) in standing.items()
+           if val is not None]
+    out.sort(key=lambda s: (order[s.target], s.event_id))
+    return out
+
+
+@dataclass(frozen=True)
+class Standing:
+    """One annotator's standing selected label of one target (`standing_labels`)."""
+
+    target: str
+    annotator: str
+    event_id: int
+    value: Any
+    rating: Any
+    audit_set_id: int | None
+
+
+@dataclass
+class AgreementLabels:
+    """The labels an agreement table compares: each selected annotator's standing label per
+    target, before any consensus (the selection's annotators, audit sets and re-checks apply, its
+    consensus rule does not; `agreement_labels`)."""
+
+    selection: LabelSelection
+    labels: list[Standing]
+
+    @property
+    def n_items(self) -> int:
+        """Targets labelled by two or more of the selected annotators (what agreement rests on)."""
+        per: dict[str, set[str]] = {}
+        for s in self.labels:
+            per.setdefault(s.target, set()).add(s.annotator)
+        return sum(1 for a in per.values() if len(a) > 1)
+
+    def columns(self) -> tuple[np.ndarray, np.ndarray, list[Any], np.ndarray]:
+        """(target ids, annotators, values, event ids) as arrays for `agreement.annotator_agreement`."""
+        return (np.array([s.target for s in self.labels], dtype=object),
+                np.array([s.annotator for s in self.labels], dtype=object), [s.value for s in self.labels],
+                np.array([s.event_id for s in self.labels], np.int64))
+
+    def describe(self, sets: Mapping[int, str] | None = None) -> str:
+        """"labels: audit set #3, a1 and a2, first passes — 40 items" (items two or more labelled)."""
+        return self.selection.describe(self.n_items, sets, consensus=False)
+
+
+def agreement_labels(events: Mapping[str, Any], selection: LabelSelection) -> AgreementLabels:
+    """The labels an agreement table between annotators compares under ``selection``: its
+    annotators (an ``annotator:<name>`` rule is a consensus and does not narrow them), its audit
+    sets and re-checks."""
+    sel = selection.replace(rule="latest")
+    return AgreementLabels(sel, standing_labels(events, sel))
+
+
+def agreement_labels_project(project: Any, task: str, selection: LabelSelection | None = None) -> AgreementLabels:
+    """`agreement_labels` over a project's label log (its kept selection when none is given)."""
+    sel = selection if selection is not None else load_selection(project, task)
+    return agreement_labels(project.labels.table(task), sel)
+
+
+def resolve(events: Mapping[str, Any], selection: LabelSelection,
+            draws: Mapping[int, Draw] | None = None, left_out: Mapping[str, str] | None = None) -> Resolved:
+    """Per target, the value the selection's labels give (module docstring). ``events``: the
+    label log's columns of one task (`LabelsRepo.table`), in event order; ``draws``: the task's
+    audit sets (`draws_of`), for the inclusion probabilities and the seeded gold items;
+    ``left_out``: annotator → why their labels do not count (the qualification rule)."""
+    final: dict[str, Any] = {}  # target → the adjudicator's standing final label
+    dropped: set[str] = set()
     per_target: dict[str, list[tuple[int, Any, Any, int | None, str]]] = {}
-    for (target, ann), (eid, val, rating, aid) in standing.items():
-        if val is None:
-            continue
-        per_target.setdefault(target, []).append((eid, val, rating, aid, ann))
+    for st in standing_labels(events, selection, draws, left_out, final, dropped):
+        per_target.setdefault(st.target, []).append((st.event_id, st.value, st.rating, st.audit_set_id,
+                                                     st.annotator))
     ids, values, n_lab, incl = [], [], [], []
     used_sets: set[int | None] = set()
     anns: set[str] = set()
     rule = selection.rule
     n_adj = 0
-    for target in sorted(per_target, key=lambda t: order[t]):
+    for target in per_target:
         labs = sorted(per_target[target])
         counted = labs
         if rule == "latest" or selection.named is not None:
@@ -357,6 +461,12 @@ def resolve(events: Mapping[str, Any], selection: LabelSelection,
                     np.asarray(incl, np.float64), design, tuple(sorted(a for a in used_sets if a is not None)),
                     tuple(sorted(anns)), population,
                     tuple((a, str((left_out or {})[a])) for a in sorted(dropped)), n_adj)
+
+
+def no_events() -> dict[str, np.ndarray]:
+    """A label log's columns without any event (`resolve` of a project not open)."""
+    return {k: np.zeros(0, dtype=object) for k in ("event_id", "target_id", "annotator", "value", "rating",
+                                                   "audit_set_id", "source")}
 
 
 def resolve_project(project: Any, task: str, selection: LabelSelection | None = None) -> Resolved:

@@ -12,8 +12,12 @@ human judgements, over one live `MethodSession`.
   detections boxed and the misaligned entity marked on both.
 * **Judgements** — keys A / M / U write one ``metalogic.pair`` label event for the shown pair
   (`ui.widgets.judge`), notes, undo / redo, ← / →; the list is the queue.
-* **Agreement** — the computed outcome against this annotator's judgements: raw agreement,
-  Cohen's κ and the confusion counts (`metrics.agreement`).
+* **Human judgements and agreement** — the pair outcomes of the task's label selection (the line
+  above them and its Labels… button choose which labels count and how several annotators'
+  judgements of one pair become one; kept with the project), the human misalignment rate, and
+  the computed outcome against them: raw agreement, Cohen's κ and the confusion counts
+  (`metrics.human_rates`, `metrics.agreement`; the report's "human" and "agreement" tables).
+  The annotator's own progress stands above them.
 * **Blind** — hides everything computed (outcomes, kinds, rates, marks, agreement).
 
 A slider move re-evaluates on a worker thread (`superqt.create_worker`: the comparison is pure
@@ -47,10 +51,14 @@ from superqt.utils import qdebounced
 
 from ui.widgets.forms import check_box, push_button, wrapped_label
 from ui.widgets.judge import JudgeBar, JudgeController, install_shortcuts
+from ui.widgets.kept_selection import KeptSelection
+from ui.widgets.label_selection import LabelsLine
 from ui.widgets.layout import FlowLayout, row, splitter
+from workstation.evaluation.selection import LabelSelection, no_events, resolve
 from workstation.methods.metalogic.laws import DIMENSION_TITLES
-from workstation.methods.metalogic.metrics import agreement
+from workstation.methods.metalogic.metrics import agreement, human_rates
 from workstation.methods.metalogic.results import LABEL_SCHEME, REASONS, UNDECIDABLE, VERDICTS
+from workstation.methods.metalogic.store import SelectedPairs, human_selected
 
 from .models import HeatmapDelegate, HeatmapModel, PairListModel
 from .pair_view import PairView
@@ -184,6 +192,13 @@ class MetaLogicPage(QWidget):
         self.heat_hint = heat_hint = QLabel(HEAT_HINT)
         heat_hint.setObjectName("dim")
         heat_hint.setWordWrap(True)
+        self.progress = wrapped_label(name="metalogicProgress")
+        self.progress.setTextFormat(Qt.TextFormat.RichText)
+        # which labels the human figures use: one line above them, one place to choose
+        self.labels = KeptSelection(LABEL_SCHEME.task, lambda: self.session.project, self._message)
+        self._selected: SelectedPairs | None = None
+        self.labels_line = LabelsLine(lambda: self.selected_pairs().resolved, lambda: self.session.project,
+                                      LABEL_SCHEME.task, self.set_label_selection, lambda: self.labels.selection)
         self.agreement = wrapped_label(name="metalogicAgreement")
         self.agreement.setTextFormat(Qt.TextFormat.RichText)
         left = QWidget()
@@ -191,6 +206,8 @@ class MetaLogicPage(QWidget):
         ll.setContentsMargins(0, 0, 0, 0)
         ll.addWidget(self.heat_view, 3)
         ll.addWidget(heat_hint)
+        ll.addWidget(self.progress)
+        ll.addWidget(self.labels_line)
         ll.addWidget(self.agreement)
         ll.addStretch(1)
 
@@ -335,6 +352,8 @@ class MetaLogicPage(QWidget):
     # ---- session -> views --------------------------------------------------------------------------
     def _data_changed(self) -> None:
         d = self.session.data
+        self.labels.forget()  # the project's kept selection (another project, or none)
+        self._selected = None
         self._rows = d.row_of() if d is not None else {}
         # every pair is a target of the task; the list's rows are queued in its order
         self.controller.set_targets(np.asarray(d.pair_id, dtype=object) if d is not None else [],
@@ -385,8 +404,30 @@ class MetaLogicPage(QWidget):
                 out[i] = VERDICTS.index(e.value) if e.value in VERDICTS else -1
         return out
 
+    # ---- which labels count ----------------------------------------------------------------------
+    def selected_pairs(self) -> SelectedPairs:
+        """The human pair outcomes of the label selection (`store.human_selected`), read when first
+        asked for after a label was written or another selection chosen."""
+        if self._selected is None:
+            d, p = self.session.data, self.session.project
+            if d is None or p is None:
+                n = len(d) if d is not None else 0
+                return SelectedPairs(np.full(n, -1, np.int8), np.zeros(n, bool),
+                                     resolve(no_events(), self.labels.selection))
+            self._selected = human_selected(p, d, self.labels.selection)
+        return self._selected
+
+    def set_label_selection(self, selection: LabelSelection) -> None:
+        """Use (and keep with the project) another label selection: the human figures follow."""
+        self.labels.set(selection)
+        self._selected = None
+        self.labels_line.refresh()
+        self._update_agreement()
+
     def refresh_human(self) -> None:
-        """A label was written (or undone): the "you" column and the agreement follow."""
+        """A label was written (or undone): the "you" column, the human figures and the agreement
+        follow."""
+        self._selected = None
         self.human = self._read_human()
         m = self.model
         if len(m.human) == len(self.human):
@@ -473,29 +514,56 @@ class MetaLogicPage(QWidget):
         return "<br>".join(parts)
 
     def agreement_stats(self) -> dict[str, Any] | None:
+        """The computed outcome against the label selection's pair outcomes (the report's
+        "agreement" table and line)."""
         r = self.session.results
-        if r is None or len(self.human) != len(r):
+        sel = self.selected_pairs()
+        if r is None or len(sel.codes) != len(r):
             return None
-        return agreement(np.asarray(r.verdict, np.int64), self.human.astype(np.int64))
+        return agreement(np.asarray(r.verdict, np.int64), sel.codes.astype(np.int64), r.unit)
+
+    def human_stats(self) -> dict[str, Any] | None:
+        """The label selection's pair outcomes and the human misalignment rate (the report's
+        "human" table)."""
+        r = self.session.results
+        sel = self.selected_pairs()
+        if r is None or len(sel.codes) != len(r):
+            return None
+        return human_rates(sel.codes, sel.disputed, r.unit)
 
     def _update_agreement(self) -> None:
-        st = self.agreement_stats()
         who = self.session.app.annotator
         labelled = int((self.human >= 0).sum()) if len(self.human) else 0
-        if st is None:
+        r = self.session.results
+        if r is None or len(self.human) != len(r):
+            self.progress.setText("")
             self.agreement.setText("")
+            self.labels_line.setVisible(False)
             return
         head = f"<b>Your judgements</b> ({html.escape(who) if who else 'no annotator yet'}): {labelled} of " \
                f"{len(self.human)} pairs"
         if labelled:
             hc = np.bincount(self.human[self.human >= 0].astype(np.int64), minlength=3)
             head += " — " + ", ".join(f"{VERDICTS[k].lower()} {int(hc[k])}" for k in range(3))
-        if self.blind:
-            self.agreement.setText(head + "<br><i>blind: agreement with the computed outcome is hidden</i>")
+        self.progress.setText(head)
+        self.labels_line.setVisible(not self.blind)
+        if self.blind:  # other annotators' judgements and the computed outcome stay hidden
+            self.agreement.setText("<i>blind: the human figures and their agreement with the computed outcome "
+                                   "are hidden</i>")
             return
+        self.labels_line.refresh()
+        hs, st = self.human_stats(), self.agreement_stats()
+        if hs is None or st is None:
+            self.agreement.setText("")
+            return
+        disputed = (f", <b>{hs['disputed']}</b> disputed (counted in no rate)" if hs["disputed"] else "")
+        human = (f"<b>Human judgements</b> (the labels above): {hs['judged']} pairs — aligned {hs['aligned']}, "
+                 f"misaligned {hs['misaligned']}, undecidable {hs['undecidable']}{disputed}")
+        if hs["aligned"] + hs["misaligned"]:
+            human += f" · human misalignment rate <b>{_pct_ci(hs, 'misaligned_rate')}</b>"
         if not st["n"]:
-            self.agreement.setText(head + "<br>Agreement with the computed outcome: judge some pairs "
-                                   "(A aligned · M misaligned · U undecidable).")
+            self.agreement.setText(human + "<br>Agreement with the computed outcome: no pair judged under these "
+                                   "labels yet (A aligned · M misaligned · U undecidable).")
             return
         k = st["kappa"]
         kap = "undefined" if math.isnan(k) else f"{k:.2f}"
@@ -504,10 +572,10 @@ class MetaLogicPage(QWidget):
             f"<tr><td>computed {VERDICTS[c]}</td>" + "".join(f"<td align='right'>{int(conf[c, h])}</td>"
                                                               for h in range(3)) + "</tr>"
             for c in range(3))
-        table = ("<table cellspacing='0' cellpadding='3'><tr><td></td><td>you A</td><td>you M</td><td>you U</td></tr>"
-                 f"{rows}</table>")
-        self.agreement.setText(head + f"<br>Agreement with the computed outcome: <b>{100 * st['agreement']:.0f}%</b> "
-                               f"raw, Cohen's κ <b>{kap}</b> over {st['n']} pairs" + table)
+        table = ("<table cellspacing='0' cellpadding='3'><tr><td></td><td>human A</td><td>human M</td>"
+                 f"<td>human U</td></tr>{rows}</table>")
+        self.agreement.setText(human + f"<br>Agreement with the computed outcome: <b>{100 * st['agreement']:.0f}%</b>"
+                               f" raw, Cohen's κ <b>{kap}</b> over {st['n']} pairs" + table)
 
     # ---- blind ---------------------------------------------------------------------------------------
     @property

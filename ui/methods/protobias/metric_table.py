@@ -14,9 +14,11 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QScrollArea,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -24,9 +26,14 @@ from PySide6.QtWidgets import (
 )
 
 from ui.widgets.forms import push_button, wrapped_label
+from ui.widgets.kept_selection import KeptSelection
+from ui.widgets.label_selection import LabelsLine
 from ui.widgets.layout import row, splitter
 from workstation.evaluation.intervals import SMALL_N
-from workstation.methods.protobias.tables import RESCALING_RULE, published_rate
+from workstation.evaluation.selection import LabelSelection
+from workstation.methods.protobias.data import ProtoBiasData, SelectedRatings, default_for, selected_ratings
+from workstation.methods.protobias.labels import FIDELITY_SCHEME
+from workstation.methods.protobias.tables import RESCALING_RULE, audit_tables, published_rate
 
 COLUMNS = (("metric", "metric"), ("domain", "domain"), ("n", "n"), ("failure_rate", "failure rate [95% CI]"),
            ("sc", "SC"), ("pa", "PA"), ("delta", "Δ"), ("correct_margin", "correct margin"),
@@ -133,14 +140,18 @@ class FailureChart(pg.PlotWidget):
         item.setXRange(-0.6, max(0.6, len(domains) - 0.4), padding=0)
 
 
-def _compute(generation: int, method: Any, data: Any, results: Any) -> tuple[int, dict[str, list[dict[str, Any]]]]:
-    return generation, method.metrics(data, results)
+def _compute(generation: int, data: Any, results: Any, labels: SelectedRatings
+             ) -> tuple[int, dict[str, list[dict[str, Any]]]]:
+    return generation, audit_tables(data, results, labels)
 
 
 class MetricTablePage(QWidget):
     """The tables (bootstrap intervals over every metric × domain, × knob, humans, κ) are computed
     on a worker thread (`superqt.create_worker`) so that a large project never freezes the window;
-    ``ready`` is True and ``tables_ready`` is emitted when the shown tables are the session's."""
+    ``ready`` is True and ``tables_ready`` is emitted when the shown tables are the session's. The
+    human tables use the ratings of the task's label selection: the line above them says which,
+    its Labels… button chooses them (kept with the project); the agreement between annotators
+    says its own labels (the selection's annotators, audit sets and re-checks, no consensus)."""
 
     show_triplets = Signal(str, str, str)  # metric, domain ("all" = every domain), outcome
     tables_ready = Signal()
@@ -185,6 +196,12 @@ class MetricTablePage(QWidget):
         self.kappa = QLabel("")
         self.kappa.setWordWrap(True)
         self.kappa.setObjectName("pbKappa")
+        self.labels = KeptSelection(FIDELITY_SCHEME.task, lambda: self.session.project,
+                                    lambda text: self.session.app.message.emit(text),
+                                    default=lambda: default_for(self.session.config))
+        self._selected: SelectedRatings | None = None
+        self.labels_line = LabelsLine(lambda: self.selected().resolved, lambda: self.session.project,
+                                      FIDELITY_SCHEME.task, self.set_label_selection, lambda: self.labels.selection)
         self.published = QLabel(published_line())
         self.published.setWordWrap(True)
         self.published.setObjectName("dim")
@@ -194,12 +211,23 @@ class MetricTablePage(QWidget):
         bottom = QWidget()
         bl = QHBoxLayout(bottom)
         bl.setContentsMargins(0, 0, 0, 0)
-        hum = QVBoxLayout()
+        # the labels line, the humans, the agreement and the published rates: a column that scrolls on a
+        # small screen rather than lay its parts over one another
+        column = QWidget()
+        hum = QVBoxLayout(column)
+        hum.setContentsMargins(0, 0, 0, 0)
+        hum.addWidget(self.labels_line)
         hum.addWidget(self.humans)
         hum.addWidget(self.kappa)
         hum.addWidget(self.published)
         hum.addStretch(1)
-        bl.addLayout(hum, 2)
+        self.human_column = QScrollArea()
+        self.human_column.setObjectName("pbHumanColumn")
+        self.human_column.setWidgetResizable(True)
+        self.human_column.setFrameShape(QFrame.Shape.NoFrame)
+        self.human_column.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.human_column.setWidget(column)
+        bl.addWidget(self.human_column, 2)
         bl.addWidget(self.chart, 3)
         split = splitter(Qt.Orientation.Vertical, self.table, bottom, stretch=(3, 2))
         lay = QVBoxLayout(self)
@@ -208,6 +236,20 @@ class MetricTablePage(QWidget):
         lay.addWidget(self.rule)
         lay.addWidget(split, 1)
         session.results_changed.connect(self.refresh)
+        session.data_changed.connect(self.labels.forget)  # another project (or the same, read again)
+        self.refresh()
+
+    # ---- which labels count ----------------------------------------------------------------------
+    def selected(self) -> SelectedRatings:
+        """The ratings of the label selection over the session's triplets (`data.selected_ratings`)."""
+        if self._selected is None:
+            d = self.session.data
+            self._selected = selected_ratings(d if d is not None else ProtoBiasData.empty(), self.labels.selection)
+        return self._selected
+
+    def set_label_selection(self, selection: LabelSelection) -> None:
+        """Use (and keep with the project) another label selection: the tables are computed again."""
+        self.labels.set(selection)
         self.refresh()
 
     def _apply(self) -> None:
@@ -236,12 +278,14 @@ class MetricTablePage(QWidget):
         self.stale = False
         self.ready = False
         self._generation += 1
+        self._selected = None
+        self.labels_line.refresh()
         s = self.session
         if s.data is None or s.results is None:
             self._adopt({}, self._generation)
             return
         self.summary.setText("computing the tables and their bootstrap intervals…")
-        worker = create_worker(_compute, self._generation, s.method, s.data, s.results, _start_thread=False)
+        worker = create_worker(_compute, self._generation, s.data, s.results, self.selected(), _start_thread=False)
         # bound methods of this widget: the connections go with it if the page is closed first
         worker.returned.connect(self._returned)
         worker.errored.connect(self._failed)
@@ -317,16 +361,21 @@ class MetricTablePage(QWidget):
             for c, v in enumerate(vals):
                 self.humans.setItem(i, c, QTableWidgetItem(v))
         h = self.humans.horizontalHeader().height() + sum(self.humans.rowHeight(i) for i in range(len(rows)))
-        self.humans.setFixedHeight(h + 2 * self.humans.frameWidth() + 2)
+        # room for the horizontal scroll bar a narrow pane shows, so that no row hides under it
+        bar = self.humans.horizontalScrollBar().sizeHint().height()
+        self.humans.setFixedHeight(h + bar + 2 * self.humans.frameWidth() + 2)
         ks = self.tables.get("annotator_kappa", [])
+        sm = (self.tables.get("summary") or [{}])[0]
+        which = f"<i>{html.escape(str(sm['agreement_labels']))}</i><br>" if sm.get("agreement_labels") else ""
         if ks:
-            self.kappa.setText("Annotator agreement (quadratic weighted κ on the 1–4 scale, 95 % interval): " + "; ".join(
+            self.kappa.setText(which + "Annotator agreement (quadratic weighted κ on the 1–4 scale, 95 % interval): "
+                               + "; ".join(
                 f"{html.escape(k['annotator_a'])} × {html.escape(k['annotator_b'])}: κ_w {_kappa(k, 'kappa_w')} "
                 f"(κ {_kappa(k, 'kappa')}, {k['n']} images"
                 + (f" — <b>{html.escape(k['note'])}</b>" if k.get("note") else "") + ")" for k in ks)
                 + " — published: 0.60–0.84.")
         else:
-            self.kappa.setText("Annotator agreement: needs two annotators who rated the same images.")
+            self.kappa.setText(which + "Annotator agreement: needs two annotators who rated the same images.")
 
     def _clicked(self, row: int, col: int) -> None:
         it = self.table.item(row, col)

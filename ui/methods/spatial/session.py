@@ -25,7 +25,7 @@ from workstation.dataset import Dataset
 from workstation.evaluation.judging import Visibility
 from workstation.methods.spatial.config import CheckerConfig
 from workstation.methods.spatial.method import LABELS
-from workstation.methods.spatial.store import SpatialStore
+from workstation.methods.spatial.store import TASK, SpatialStore
 from workstation.methods.spatial.types import VERDICT_CODE, VERDICTS
 from workstation.store import Project
 from workstation.util.jsonsafe import dumps
@@ -34,6 +34,7 @@ from ...forwarding import Forwarded
 from ...idle_trim import IdleTrim
 from ...state import AppState
 from ...widgets.judge import JudgeController
+from ...widgets.kept_selection import KeptSelection
 from .loading import SpatialLoaded
 from .pair_index import PairIndex
 
@@ -169,7 +170,7 @@ class SpatialSession(QObject):
         self.controller.queue_changed.connect(self.queue_changed)
         self.controller.policy_changed.connect(self.policy_changed)
         self.controller.written.connect(self._label_written)
-        self._label_selection: Any = None
+        self._kept = KeptSelection(TASK, lambda: self.app.project, self.message.emit)
         self._selected: Any = None
         self.labels_changed.connect(self._labels_moved)
         self.app.project_changed.connect(self._on_project)
@@ -260,7 +261,7 @@ class SpatialSession(QObject):
 
     def _on_project(self) -> None:
         p = self.app.project
-        self._label_selection = None
+        self._kept.forget()
         self._selected = None
         pending, self._pending = self._pending, None
         if p is None:
@@ -275,28 +276,11 @@ class SpatialSession(QObject):
     @property
     def label_selection(self) -> Any:
         """The label selection the Calibration tab's figures use, kept with the project."""
-        if self._label_selection is None:
-            from workstation.evaluation.selection import default_selection, load_selection
-            from workstation.methods.spatial.store import TASK
-            from workstation.types import WorkstationError
-
-            p = self.app.project
-            try:
-                self._label_selection = load_selection(p, TASK) if p is not None else default_selection(TASK)
-            except WorkstationError as e:
-                self._label_selection = default_selection(TASK)
-                self.message.emit(f"{e} — every label counts, the latest winning, until another selection is chosen")
-        return self._label_selection
+        return self._kept.selection
 
     def set_label_selection(self, selection: Any) -> None:
         """Use (and keep with a writable project) another label selection."""
-        from workstation.evaluation.selection import save_selection
-        from workstation.methods.spatial.store import TASK
-
-        p = self.app.project
-        if p is not None and not p.read_only:
-            save_selection(p, TASK, selection)
-        self._label_selection = selection
+        self._kept.set(selection)
         self._selected = None
         self.labels_changed.emit("")
 

@@ -39,7 +39,7 @@ from .laws import DIMENSION_TITLES, DIMENSIONS, LAWS, MODIFIERS, STUDENT_DIMENSI
 from .results import ALIGNED, KINDS, MISALIGNED, REASONS, UNDECIDABLE, VERDICTS
 
 __all__ = ["PUBLISHED", "published_rate", "rate_rows", "misalignment_tables", "heatmap", "pair_scores",
-           "score_tables", "GROUPINGS", "Outcomes", "StoredOutcomes", "reason_rows", "agreement"]
+           "score_tables", "GROUPINGS", "Outcomes", "StoredOutcomes", "reason_rows", "agreement", "human_rates"]
 
 
 class Outcomes(Protocol):
@@ -314,6 +314,26 @@ def agreement(computed: np.ndarray, human: np.ndarray, unit: np.ndarray | None =
     e_kappa = kappa_estimate(c[sel], h[sel], u, categories=3, n_boot=n_boot, seed=seed)
     return {"n": n, **e_agree.columns("agreement"), **e_kappa.columns("kappa"), "small": e_agree.small,
             "confusion": m}
+
+
+def human_rates(human: np.ndarray, disputed: np.ndarray | None = None, unit: np.ndarray | None = None, *,
+                n_boot: int = N_BOOT, seed: int = SEED) -> dict[str, Any]:
+    """The human pair outcomes of a label selection (codes; -1 none or disputed): ``judged`` (an
+    outcome), ``aligned`` / ``misaligned`` / ``undecidable``, ``disputed`` (the annotators
+    disagree under the selection's rule: counted in no rate), and the human misalignment rate
+    ``misaligned_rate`` = MISALIGNED / (ALIGNED + MISALIGNED) with its 95 % interval (the cluster
+    bootstrap over ``unit``, the suite pairs; Wilson-like over the pairs without it)."""
+    h = np.asarray(human, np.int64)
+    judged = h >= 0
+    counts = np.bincount(h[judged], minlength=3)
+    decided = judged & (h != UNDECIDABLE)
+    u = None if unit is None else np.asarray(unit, dtype=object)[decided]
+    e = ratio_estimates((h[decided] == MISALIGNED).astype(np.float64), np.ones(int(decided.sum())), u,
+                        n_boot=n_boot, seed=seed)[0]
+    return {"judged": int(judged.sum()), "aligned": int(counts[ALIGNED]), "misaligned": int(counts[MISALIGNED]),
+            "undecidable": int(counts[UNDECIDABLE]),
+            "disputed": 0 if disputed is None else int(np.asarray(disputed, bool).sum()),
+            **e.columns("misaligned_rate"), "small": e.small}
 
 
 # ---- the student variant's scores ----------------------------------------------------------------

@@ -60,6 +60,7 @@ TABLE_TITLES: dict[str, str] = {
     "law_modifier": "Per law × modifier",
     "reasons": "Abstentions (UNDECIDABLE) by reason",
     "published": "Published figures (for reference)",
+    "human": "Human pair outcomes (the label selection)",
     "agreement": "Computed outcome vs human pair judgements",
     "scores_category": "Image scores per category (law × dimension)",
     "scores_law": "Image scores per law",
@@ -256,7 +257,17 @@ def score_rows(data: MetaLogicData, law: np.ndarray, dimension: np.ndarray) -> d
     return out
 
 
-def _pair_rows(data: MetaLogicData, cols: Mapping[str, np.ndarray], human: np.ndarray) -> list[dict[str, Any]]:
+def human_rate_row(human: np.ndarray, disputed: np.ndarray, unit: np.ndarray | None) -> dict[str, Any]:
+    """The "human" table's row: the selection's pair outcomes and the human misalignment rate."""
+    from .metrics import human_rates
+
+    r = human_rates(human, disputed, unit)
+    return {k: r[k] for k in ("judged", "aligned", "misaligned", "undecidable", "disputed", "misaligned_rate",
+                              "misaligned_rate_lo", "misaligned_rate_hi")}
+
+
+def _pair_rows(data: MetaLogicData, cols: Mapping[str, np.ndarray], human: np.ndarray,
+               disputed: np.ndarray | None = None) -> list[dict[str, Any]]:
     keys = ("law", "modifier", "dimension", "verdict", "kind", "reason", "entity", "entity2", "side", "conf",
             "detail")
     out = []
@@ -266,7 +277,8 @@ def _pair_rows(data: MetaLogicData, cols: Mapping[str, np.ndarray], human: np.nd
                              "run": str(data.pairs.run[i]), "seed": int(data.pairs.seed[i])}
         r.update({k: lists[k][i] for k in keys})
         r["conf"] = float(r["conf"]) if r["conf"] is not None else float("nan")
-        r["human"] = VERDICTS[int(human[i])] if human[i] >= 0 else ""
+        r["human"] = VERDICTS[int(human[i])] if human[i] >= 0 else (
+            "disputed" if disputed is not None and disputed[i] else "")
         r.update(sample_a=str(data.sample_a[i]), sample_b=str(data.sample_b[i]), prompt_a=str(data.text_a[i]),
                  prompt_b=str(data.text_b[i]))
         out.append(r)
@@ -345,7 +357,7 @@ def _empty_section(project: Any, out_dir: Path, data: MetaLogicData) -> ReportSe
 
 def report_section(project: Any, out_dir: Path, annotator: str | None = None, **_: Any) -> ReportSection:
     """Write the MetaLogic section of the active version's stored results under ``out_dir``."""
-    from .store import aligned_outcomes, human_labels
+    from .store import aligned_outcomes, human_selected
 
     data = load_project(project)
     if data.n_prompts == 0:
@@ -361,23 +373,26 @@ def report_section(project: Any, out_dir: Path, annotator: str | None = None, **
     outcomes = StoredOutcomes.from_columns(cols)
     cfg = MetaLogicConfig.from_dict(ev["config"])
     outcomes.paper_verdict = paper_outcomes(data.pairs, cfg)[0]  # the version's threshold, no abstention
-    human = human_labels(project, data, annotator)
+    chosen = human_selected(project, data, annotator=annotator)
+    human = chosen.codes
+    labels_line = chosen.line(project)
     tables: dict[str, list[dict[str, Any]]] = dict(misalignment_tables(outcomes))
     tables["reasons"] = reason_rows(outcomes)
+    tables["human"] = [human_rate_row(human, chosen.disputed, outcomes.unit)]
     if (human >= 0).any():
         ag = agreement(outcomes.verdict, human, outcomes.unit)
         tables["agreement"] = [{"computed": VERDICTS[i], **{f"human_{VERDICTS[j]}": int(ag["confusion"][i, j])
                                                              for j in range(3)}} for i in range(3)]
         kappa = "– (undefined)" if math.isnan(ag["kappa"]) else f"{ag['kappa']:.3f}" + (
             f" [{ag['kappa_lo']:.3f}, {ag['kappa_hi']:.3f}]" if math.isfinite(ag["kappa_lo"]) else "")
-        agreement_line = (f"{ag['n']} image pairs judged by people (annotator: {annotator or 'latest of anyone'}); "
+        agreement_line = (f"{ag['n']} image pairs judged by people ({labels_line}); "
                           f"agreement {_fmt('agreement', ag['agreement'])}{_bounds('agreement', ag)}, Cohen's κ "
                           f"{kappa} (95 % intervals, resampling suite pairs)"
                           + (f"; fewer than {SMALL_N} judged pairs" if ag["small"] else "") + ".")
     else:
-        agreement_line = "No human pair judgements yet."
+        agreement_line = f"No human pair judgements under the label selection ({labels_line})."
     tables.update(score_rows(data, outcomes.law, outcomes.dimension))
-    tables["pairs"] = _pair_rows(data, cols, human)
+    tables["pairs"] = _pair_rows(data, cols, human, chosen.disputed)
 
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "tables").mkdir(exist_ok=True)
@@ -397,7 +412,7 @@ def report_section(project: Any, out_dir: Path, annotator: str | None = None, **
                  if r["run_id"] in runs],
         "detections": "primary detector, original images",
         "scorers": {k: v["scorer"] for k, v in data.scores.items()},
-        "human_labels": {"pairs": int((human >= 0).sum()), "annotator_filter": annotator},
+        "labels": chosen.provenance(project),
         "notes": data.notes,
         "published_source": PUBLISHED_SOURCE,
         "paper_rule": ("every pair decided with the version's detection threshold, area filter and duplicate IoU, "
@@ -444,7 +459,7 @@ def _write_index(out_dir: Path, tables: Mapping[str, list[dict[str, Any]]], ev: 
              "precision.</p>",
              "<h2>Law × dimension</h2><img src='assets/heatmap.png' alt='heatmap'>",
              "<h2>Rates with the published figures</h2><img src='assets/rates.png' alt='rates'>"]
-    order = ["overall", "law", "modifier", "dimension", "law_dimension", "law_modifier", "reasons", "agreement",
+    order = ["overall", "law", "modifier", "dimension", "law_dimension", "law_modifier", "reasons", "human", "agreement",
              "scores_category", "scores_law", "scores_dimension", "published", "pairs"]
     for name in order:
         rows = tables.get(name)
@@ -453,6 +468,9 @@ def _write_index(out_dir: Path, tables: Mapping[str, list[dict[str, Any]]], ev: 
         parts.append(f"<h2 id='{name}'>{html.escape(TABLE_TITLES.get(name, name))}</h2>")
         if name == "agreement":
             parts.append(f"<p class='src'>{html.escape(agreement_line)}</p>")
+        if name == "human":
+            parts.append(f"<p class='src'>{html.escape(str(provenance['labels']['line']))}. A disputed pair (its "
+                         "annotators disagree under the rule) counts in no rate.</p>")
         parts.append(f"<p class='src'><a href='tables/{name}.csv'>tables/{name}.csv</a></p>")
         cols = _RATE_HTML_COLS if name in ("overall", "law", "modifier", "dimension", "law_dimension",
                                            "law_modifier") else None

@@ -3,11 +3,14 @@
 Configs are the project's evaluation versions of method ``metalogic``; the result set of a
 version is its rows of ``metalogic_outcomes``, one per image pair, keyed by (eval_id, pair_id,
 run_id, seed) — ``pair_id`` is the suite pair, (run, seed) the images. Human judgements are label
-events of task ``metalogic.pair`` on targets ``"<pair>|<run>|<seed>"``.
+events of task ``metalogic.pair`` on targets ``"<pair>|<run>|<seed>"``; which of them count, and
+how several annotators' judgements of one pair become one, is the task's label selection
+(`workstation.evaluation.selection`, `human_selected`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -16,7 +19,8 @@ from ...types import WorkstationError
 from .adapter import MetaLogicData, image_pair_ids
 from .results import LABEL_SCHEME, VERDICTS, PairResults
 
-__all__ = ["MIGRATIONS", "TABLE", "save_outcomes", "load_outcomes", "human_labels", "has_outcomes"]
+__all__ = ["MIGRATIONS", "TABLE", "save_outcomes", "load_outcomes", "human_labels", "human_selected", "SelectedPairs",
+           "has_outcomes"]
 
 METHOD = "metalogic"
 TABLE = "metalogic_outcomes"
@@ -94,13 +98,43 @@ def aligned_outcomes(project: Any, eval_id: int, data: MetaLogicData) -> dict[st
     return {k: v[idx] for k, v in cols.items()}
 
 
-def human_labels(project: Any, data: MetaLogicData, annotator: str | None = None) -> np.ndarray:
-    """Per image pair, the latest human judgement code (0 ALIGNED, 1 MISALIGNED, 2 UNDECIDABLE) or
-    -1; with no ``annotator``, the most recent label of anyone counts."""
-    out = np.full(len(data), -1, np.int8)
-    rows = data.row_of()
-    for e in sorted(project.labels.latest(LABEL_SCHEME.task, annotator), key=lambda e: e.event_id):
-        i = rows.get(e.target_id)
-        if i is not None and e.value in VERDICTS:  # an undone label (no value) is no label
-            out[i] = VERDICTS.index(e.value)
-    return out
+@dataclass
+class SelectedPairs:
+    """The human pair judgements of a label selection, per image pair (`human_selected`)."""
+
+    codes: np.ndarray  # int8: 0 ALIGNED, 1 MISALIGNED, 2 UNDECIDABLE, -1 none or disputed
+    disputed: np.ndarray  # bool: the selection's annotators disagree (counted in no rate)
+    resolved: Any  # workstation.evaluation.selection.Resolved
+
+    def line(self, project: Any) -> str:
+        """The selection's line, with the project's audit set names."""
+        from ...evaluation.selection import set_names
+
+        return str(self.resolved.describe(set_names(project, LABEL_SCHEME.task)))
+
+    def provenance(self, project: Any) -> dict[str, Any]:
+        """What the report records: the selection, its line, items, disputed, the draw's design."""
+        return {**self.resolved.provenance(), "line": self.line(project), "pairs": int((self.codes >= 0).sum())}
+
+
+def human_selected(project: Any, data: MetaLogicData, selection: Any = None,
+                   annotator: str | None = None) -> SelectedPairs:
+    """Per image pair, the human judgement the label selection gives (the project's kept
+    selection of ``metalogic.pair`` when none is given; ``annotator``: the rule
+    ``annotator:NAME`` instead of the selection's own)."""
+    from ...evaluation.selection import load_selection, resolve_project, with_annotator
+
+    sel = selection
+    if annotator:
+        sel = with_annotator(sel if sel is not None else load_selection(project, LABEL_SCHEME.task), annotator)
+    res = resolve_project(project, LABEL_SCHEME.task, sel)
+    codes, _incl, disputed = res.per_row(data.row_of() if len(res) else {}, len(data),
+                                         {v: i for i, v in enumerate(VERDICTS)})
+    return SelectedPairs(codes, disputed, res)
+
+
+def human_labels(project: Any, data: MetaLogicData, annotator: str | None = None, selection: Any = None
+                 ) -> np.ndarray:
+    """Per image pair, the human judgement code (0 ALIGNED, 1 MISALIGNED, 2 UNDECIDABLE) the label
+    selection gives, -1 where it gives none or its annotators dispute it (`human_selected`)."""
+    return human_selected(project, data, selection, annotator).codes

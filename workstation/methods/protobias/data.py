@@ -17,7 +17,11 @@ How a triplet lives in a project:
   T. A score against another text (an old job, the generation prompt) is ignored.
 * **Human ratings** — ``protobias.fidelity`` label events on the images (target kind
   ``image``, target id = the sample id), values "1".."4"; the latest event per (image,
-  annotator) counts, an undo clears it.
+  annotator) counts, an undo clears it. Which of them the human tables use, and how several
+  annotators' ratings of one image become one, is the task's label selection
+  (`workstation.evaluation.selection`; `selected_ratings`, `selection_for`): its mean rating
+  per image by default. The agreement tables between annotators take the selection's
+  annotators, audit sets and re-checks, never its consensus rule.
 """
 
 from __future__ import annotations
@@ -96,6 +100,11 @@ class ProtoBiasData:
     metric_info: tuple[MetricInfo, ...] = ()
     n_incomplete: int = 0  # (run, triplet, seed) with one image only
     folder: Path | None = None
+    #: every protobias.fidelity event on the images (the label log's columns), for label selections
+    label_events: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    draws: dict[int, Any] = field(default_factory=dict, repr=False)  # the task's audit sets' draws
+    set_names: dict[int, str] = field(default_factory=dict, repr=False)
+    kept_selection: Any = None  # the project's kept selection of the task (None: none kept)
     cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __len__(self) -> int:
@@ -193,9 +202,20 @@ def load_project_data(project: Any) -> ProtoBiasData:
             cols[k].append(v)
     arr: dict[str, Any] = {k: (np.asarray(v, np.int64) if k == "seed" else _obj(v)) for k, v in cols.items()}
     scores, info = _load_scores(project, arr, n)
-    ratings = _load_ratings(project, arr)
+    events = project.labels.table(FIDELITY_SCHEME.task)
+    ratings = _load_ratings(events, arr)
+    from ...evaluation.draws import draws_of
+    from ...evaluation.selection import SETTING, load_selection, set_names
+
+    images = set(arr["sample_corr"].tolist()) | set(arr["sample_adv"].tolist())
+    keep = np.array([str(t) in images for t in events.get("target_id", [])], bool)
+    mine = {k: np.asarray(v)[keep] for k, v in events.items()} if len(keep) else {}
+    kept = (load_selection(project, FIDELITY_SCHEME.task)
+            if project.get_setting(SETTING + FIDELITY_SCHEME.task) else None)
     return ProtoBiasData(**arr, scores=scores, ratings=ratings, metric_info=info, n_incomplete=n_incomplete,
-                         folder=Path(project.folder))
+                         folder=Path(project.folder), label_events=mine,
+                         draws=dict(draws_of(project, FIDELITY_SCHEME.task)),
+                         set_names=set_names(project, FIDELITY_SCHEME.task), kept_selection=kept)
 
 
 def _load_scores(project: Any, arr: dict[str, np.ndarray], n: int) -> tuple[TripletScores, tuple[MetricInfo, ...]]:
@@ -234,9 +254,9 @@ def _load_scores(project: Any, arr: dict[str, np.ndarray], n: int) -> tuple[Trip
     return TripletScores(arr["item_id"], arr["domain"], arr["knob"], tuple(names), sc, sa), tuple(info)
 
 
-def _load_ratings(project: Any, arr: dict[str, np.ndarray]) -> Ratings:
-    """Every ``protobias.fidelity`` event on an image of a complete triplet instance."""
-    t = project.labels.table(FIDELITY_SCHEME.task)
+def _load_ratings(t: dict[str, np.ndarray], arr: dict[str, np.ndarray]) -> Ratings:
+    """Every first-pass ``protobias.fidelity`` event (``t``: the task's label log) on an image of a
+    complete triplet instance."""
     n = len(arr["item_id"])
     if not len(t.get("target_id", ())) or n == 0:
         o = np.array([], dtype=object)
@@ -267,7 +287,99 @@ def _load_ratings(project: Any, arr: dict[str, np.ndarray]) -> Ratings:
                    np.asarray(values, np.float64), np.asarray(t["event_id"], np.int64)[idx])
 
 
+def _rating(value: Any) -> float:
+    """A 1-4 rating of the label log (NaN for a value outside the scale)."""
+    try:
+        return float(FIDELITY_SCHEME.validate(value))
+    except Exception:  # noqa: BLE001 - a value outside 1-4 in the log counts as no rating
+        return float("nan")
+
+
+def selection_for(data: ProtoBiasData, cfg: Any = None) -> Any:
+    """The label selection of the human tables: the project's kept selection of
+    ``protobias.fidelity``; where none is kept, the default (first passes, the mean rating per
+    image) over the config's ``annotators`` when it names some — a config of earlier versions
+    reads as it did. A kept selection alone decides: the config's annotators no longer count."""
+    return data.kept_selection if data.kept_selection is not None else default_for(cfg)
+
+
+def default_for(cfg: Any = None) -> Any:
+    """The selection where the project keeps none: first passes, the mean rating per image, over
+    the config's ``annotators`` when it names some (`selection_for`)."""
+    from ...evaluation.selection import default_selection
+
+    sel = default_selection(FIDELITY_SCHEME.task)
+    names = tuple(getattr(cfg, "annotators", ()) or ())
+    return sel.replace(annotators=names) if names else sel
+
+
+@dataclass
+class SelectedRatings:
+    """The ratings a label selection gives (`selected_ratings`)."""
+
+    ratings: Ratings  # the human tables': per image the consensus (rule mean: each annotator's, averaged)
+    by_annotator: Ratings  # the agreement tables': each selected annotator's standing rating
+    resolved: Any  # workstation.evaluation.selection.Resolved
+    agreement: Any  # workstation.evaluation.selection.AgreementLabels
+    set_names: dict[int, str] = field(default_factory=dict)
+
+    @property
+    def selection(self) -> Any:
+        return self.resolved.selection
+
+    def line(self) -> str:
+        """"labels: …, mean rating — 118 items" beside the human tables."""
+        return str(self.resolved.describe(self.set_names))
+
+    def agreement_line(self) -> str:
+        """"labels: audit set #3, a1 and a2, first passes — 40 items" beside the agreement table."""
+        return str(self.agreement.describe(self.set_names))
+
+    def provenance(self) -> dict[str, Any]:
+        """What the report records about the labels of its human and agreement tables."""
+        return {**self.resolved.provenance(), "line": self.line(), "agreement_line": self.agreement_line(),
+                "agreement_items": self.agreement.n_items}
+
+
+def selected_ratings(data: ProtoBiasData, selection: Any) -> SelectedRatings:
+    """The ratings of ``selection`` over the triplets' images: for the human tables one rating per
+    image by the selection's rule (a disputed image counts as unrated; under ``mean`` every
+    selected annotator's standing rating, which `metrics.human_scores` averages), and for the
+    agreement tables each selected annotator's standing rating."""
+    from ...evaluation.selection import DISPUTED, agreement_labels, resolve, standing_labels
+
+    where: dict[str, tuple[str, str]] = {}
+    for i, s in enumerate(data.sample_corr.tolist()):
+        where[str(s)] = (str(data.item_id[i]), "corr")
+    for i, s in enumerate(data.sample_adv.tolist()):
+        where[str(s)] = (str(data.item_id[i]), "adv")
+    events = data.label_events or {k: np.zeros(0, dtype=object) for k in (
+        "event_id", "target_id", "annotator", "value", "rating", "audit_set_id", "source")}
+    res = resolve(events, selection, data.draws)
+
+    def ratings(rows: list[tuple[str, str, float, int]]) -> Ratings:
+        rows = [r for r in rows if r[0] in where and np.isfinite(r[2])]
+        return Ratings(_obj([where[r[0]][0] for r in rows]), _obj([where[r[0]][1] for r in rows]),
+                       _obj([r[1] for r in rows]), np.asarray([r[2] for r in rows], np.float64),
+                       np.asarray([r[3] for r in rows], np.int64))
+
+    if selection.rule == "mean":
+        human = ratings([(st.target, st.annotator, _rating(st.value), st.event_id)
+                         for st in standing_labels(events, selection)])
+    else:
+        rule = selection.named or selection.rule
+        human = ratings([(str(t), rule, _rating(v), k) for k, (t, v) in
+                         enumerate(zip(res.target_ids.tolist(), res.values.tolist())) if v != DISPUTED])
+    agree = agreement_labels(events, selection)
+    by_annotator = ratings([(st.target, st.annotator, _rating(st.value), st.event_id) for st in agree.labels])
+    return SelectedRatings(human, by_annotator, res, agree, dict(data.set_names))
+
+
 __all__ = [
+    "SelectedRatings",
+    "selected_ratings",
+    "selection_for",
+    "default_for",
     "TOY_NAME",
     "MetricInfo",
     "ProtoBiasData",

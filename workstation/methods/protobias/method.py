@@ -15,7 +15,8 @@ How triplets live in a project (`data` reads them):
   hash of its weights (``clipscore@3f2a…``; the demo's ``toy_proto@p=0.35``), shown in every table;
   only scores against T count.
 * **Human ratings** — ``protobias.fidelity`` label events (target kind ``image``, target id = the
-  sample id, values "1".."4"); the latest per image and annotator counts.
+  sample id, values "1".."4"); the latest per image and annotator counts, the task's label
+  selection decides which count and how they combine (`data.selected_ratings`).
 * **Results** — ``protobias_results`` (per evaluation version, triplet instance and metric: raw
   scores, rescaled scores, failed, tie, the rescaling rule).
 
@@ -158,10 +159,11 @@ class ProtoBiasMethod:
             im = float(-margin[f].mean()) if f.any() else float("nan")
             lines.append(f"  {m}: failure rate {f.mean():.1%} ({int(f.sum())}/{int(v.sum())}, "
                          f"{int(results.tie[:, j].sum())} ties), correct margin {cm:.3f}, incorrect margin {im:.3f}")
-        r = data.ratings_of(cfg.annotators)
-        rated = int(np.isfinite(r.rating).sum())
-        if rated:
-            lines.append(f"  human ratings: {rated} rating event(s) by {len(set(r.annotator.tolist()))} annotator(s)")
+        from .data import selected_ratings, selection_for
+
+        labels = selected_ratings(data, selection_for(data, cfg))
+        if len(labels.resolved):
+            lines.append(f"  human ratings: {labels.line()}")
         return lines
 
     def render_demo_row(self, row: dict[str, Any], seed: int, size: int = 512) -> Any:

@@ -205,9 +205,15 @@ def _published_beside(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
     return out
 
 
-def write_section(project: Any, out_dir: Path, data: Any, results: Any, eval_info: Mapping[str, Any]
-                  ) -> ReportSection:
-    tables = audit_tables(data, results)
+def write_section(project: Any, out_dir: Path, data: Any, results: Any, eval_info: Mapping[str, Any],
+                  labels: Any = None) -> ReportSection:
+    from .data import selected_ratings, selection_for
+
+    if labels is None:
+        labels = selected_ratings(data, selection_for(data, results.cfg))
+    tables = audit_tables(data, results, labels)
+    lines_html = f"<p class='src'>{html.escape(labels.line())}</p>"
+    agreement_html = f"<p class='src'>{html.escape(labels.agreement_line())}</p>"
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, rows in tables.items():
         write_table_csv(out_dir / "tables" / f"{name}.csv", rows)
@@ -237,14 +243,14 @@ def write_section(project: Any, out_dir: Path, data: Any, results: Any, eval_inf
                 + html_table((("metric", "metric"), ("measured~", "measured failure rate"),
                               ("published", "published (seed Fig. 2)")),
                              _published_beside(tables["failure_by_domain"]))
-                + f"<h3>{TABLE_TITLES['sc_pa']}</h3>"
+                + f"<h3>{TABLE_TITLES['sc_pa']}</h3>" + lines_html
                 + html_table((("metric", "metric"), ("domain", "domain"), ("n", "n"), ("sc~", "SC"), ("pa~", "PA"),
                               ("delta~", "Δ")), tables["sc_pa"])
-                + f"<h3>{TABLE_TITLES['human_agreement']}</h3>"
+                + f"<h3>{TABLE_TITLES['human_agreement']}</h3>" + lines_html
                 + html_table((("metric", "metric"), ("domain", "domain"), ("n", "n"), ("n_agree", "agree"),
                               ("agreement~", "agreement"), ("n_human_tie", "human ties (left out)")),
                              tables["human_agreement"])
-                + f"<h3>{TABLE_TITLES['annotator_kappa']}</h3>"
+                + f"<h3>{TABLE_TITLES['annotator_kappa']}</h3>" + agreement_html
                 + (html_table((("annotator_a", "annotator"), ("annotator_b", "annotator"), ("n", "images"),
                                ("triplets", "triplets"), ("percent_agreement~", "agreement"),
                                ("kappa_w~", "κ_w (quadratic) [95% CI]"), ("kappa~", "κ [95% CI]"), ("note", "note")),
@@ -257,7 +263,7 @@ def write_section(project: Any, out_dir: Path, data: Any, results: Any, eval_inf
     page = (page_start("ProtoBias: metric audit against prototypes") + "<h1>ProtoBias: metric audit against prototypes</h1>" + body("")
             + f"<h3>{TABLE_TITLES['failure_by_knob']}</h3>" + html_table(FAILURE_COLUMNS[:1] + (("knob", "knob"),)
                                                                          + FAILURE_COLUMNS[1:], tables["failure_by_knob"])
-            + f"<h3>{TABLE_TITLES['human']}</h3>"
+            + f"<h3>{TABLE_TITLES['human']}</h3>" + lines_html
             + html_table((("domain", "domain"), ("n", "n"), ("sc~", "SC"), ("pa~", "PA"), ("delta~", "Δ"),
                           ("n_prefer_corr", "prefer I_corr"), ("n_tie", "tie"), ("n_prefer_adv", "prefer I_adv")),
                          tables["human"])
@@ -276,7 +282,9 @@ def write_section(project: Any, out_dir: Path, data: Any, results: Any, eval_inf
                          meta={"config_version": eval_info.get("eval_id"), "config_hash": eval_info.get("content_hash"),
                                "triplets": len(data), "rescaling": RESCALING_RULE,
                                "runs": sorted(set(data.run_id.tolist())),
-                               "provenance": {"intervals": {
+                               "provenance": {"labels": {**labels.provenance(),
+                                                         "config_annotators": list(results.cfg.annotators)},
+                                              "intervals": {
                                    **interval_provenance("triplet (its two images)", n_boot=int(results.cfg.n_boot),
                                                          seed=int(results.cfg.boot_seed),
                                                          level=float(results.cfg.level)),
@@ -284,10 +292,13 @@ def write_section(project: Any, out_dir: Path, data: Any, results: Any, eval_inf
 
 
 def report_section(project: Any, out_dir: Path, annotator: str | None = None) -> ReportSection:
-    """The section for the project's active ProtoBias evaluation (the defaults when none is stored);
-    ``annotator`` restricts the human ratings to one annotator."""
+    """The section for the project's active ProtoBias evaluation (the defaults when none is stored),
+    its human tables over the task's label selection (`data.selection_for`); ``annotator``: the
+    rule ``annotator:NAME`` instead of the selection's own (the agreement table between
+    annotators keeps the selection's annotators)."""
     from ...evaluation.run import config_of
-    from .data import load_project_data
+    from ...evaluation.selection import with_annotator
+    from .data import load_project_data, selected_ratings, selection_for
     from .results import evaluate
 
     data = load_project_data(project)
@@ -295,11 +306,10 @@ def report_section(project: Any, out_dir: Path, annotator: str | None = None) ->
         raise WorkstationError("the project has no complete ProtoBias triplets (both images of a triplet); import, "
                                "generate or build the demo first")
     eid, cfg = config_of(project, _method(), None)
-    if annotator:
-        cfg = cfg.replace(annotators=(annotator,))
     results = evaluate(data, cfg)
     info = project.evaluations.get(eid) if eid is not None else {"eval_id": None, "content_hash": cfg.content_hash()}
-    return write_section(project, out_dir, data, results, info)
+    labels = selected_ratings(data, with_annotator(selection_for(data, cfg), annotator))
+    return write_section(project, out_dir, data, results, info, labels)
 
 
 def _method() -> Any:

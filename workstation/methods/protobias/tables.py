@@ -2,7 +2,9 @@
 
 `audit_tables(data, results)` gives, as lists of rows:
 
-* ``summary`` — triplet instances, incomplete ones, runs, rated images, annotators;
+* ``summary`` — triplet instances, incomplete ones, runs, rated images, annotators, disputed
+  images, and the lines saying which labels the human tables (``labels``) and the agreement
+  table (``agreement_labels``) use;
 * ``metrics`` — each metric under audit: scorer id (name + weights hash), model folder, how many
   triplet images it scored against T, and how its scores are rescaled to [0, 1];
 * ``failure_by_domain`` / ``failure_by_knob`` — per metric × domain (× knob): n, failures, ties,
@@ -12,7 +14,8 @@
   the triplets whose two images were rated (`metrics.sc_pa_table`);
 * ``human`` — the humans' SC / PA / Δ and preference counts per domain over every rated triplet;
 * ``human_agreement`` — how often each metric prefers the image the humans prefer;
-* ``annotator_kappa`` — quadratic weighted κ (and unweighted κ) per pair of annotators;
+* ``annotator_kappa`` — quadratic weighted κ (and unweighted κ) per pair of annotators, over the
+  selection's annotators, audit sets and re-checks (its consensus rule does not apply);
 * ``published_failure`` / ``published_margins`` / ``published_sc_pa`` — the seed's figures.
 """
 
@@ -22,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .data import ProtoBiasData
+from .data import ProtoBiasData, SelectedRatings, selected_ratings, selection_for
 from .metrics import (
     annotator_kappa_table,
     human_agreement_table,
@@ -58,18 +61,24 @@ TABLE_TITLES: dict[str, str] = {
 }
 
 
-def audit_tables(data: ProtoBiasData, results: ProtoBiasResults) -> dict[str, list[dict[str, Any]]]:
+def audit_tables(data: ProtoBiasData, results: ProtoBiasResults, labels: SelectedRatings | None = None
+                 ) -> dict[str, list[dict[str, Any]]]:
+    """Every table (module doc); the human ones over the ratings of ``labels`` (`selected_ratings`;
+    the data's own selection, `selection_for`, when None)."""
     cfg = results.cfg
     scores = results.scores(data)
-    ratings = data.ratings_of(cfg.annotators)
+    if labels is None:
+        labels = selected_ratings(data, selection_for(data, cfg))
+    ratings = labels.ratings
     boot: dict[str, Any] = {"n_boot": int(cfg.n_boot), "level": float(cfg.level), "seed": int(cfg.boot_seed)}
     hs = human_scores(ratings)
     rated_images = int((hs.n_corr > 0).sum() + (hs.n_adv > 0).sum())
     summary = [{
         "triplets": len(data), "incomplete_triplets": int(data.n_incomplete),
         "runs": len(set(data.run_id.tolist())), "metrics": len(results.metrics),
-        "rated_images": rated_images, "annotators": len(set(ratings.annotator[np.isfinite(ratings.rating)].tolist())),
-        "annotator_filter": ", ".join(cfg.annotators), "config_hash": cfg.content_hash(),
+        "rated_images": rated_images, "annotators": len(labels.resolved.annotators),
+        "disputed_images": labels.resolved.n_disputed, "labels": labels.line(),
+        "agreement_labels": labels.agreement_line(), "config_hash": cfg.content_hash(),
     }]
     info = {m.metric_id: m for m in data.metric_info}
     metric_rows = []
@@ -88,7 +97,7 @@ def audit_tables(data: ProtoBiasData, results: ProtoBiasResults) -> dict[str, li
         "sc_pa": sc_pa_table(scores, ratings, scales=results.scales, **boot),
         "human": human_table(ratings, data.item_id, data.domain, **boot),
         "human_agreement": human_agreement_table(scores, ratings, **boot),
-        "annotator_kappa": annotator_kappa_table(ratings, n_boot=boot["n_boot"]),
+        "annotator_kappa": annotator_kappa_table(labels.by_annotator, n_boot=boot["n_boot"]),
         "published_failure": published_failure_table(),
         "published_margins": published_margin_table(),
         "published_sc_pa": published_sc_pa_table(),

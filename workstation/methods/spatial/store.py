@@ -249,23 +249,10 @@ class SpatialStore:
         none or the annotators dispute it) and the sample's inclusion probability (NaN: not
         known), with the resolved selection (`workstation.evaluation.selection`); the project's
         kept selection when none is given."""
-        from ...evaluation.selection import DISPUTED, resolve_project
+        from ...evaluation.selection import resolve_project
 
         res = resolve_project(self.project, TASK, selection)
-        codes = np.full(ds.n, -1, np.int8)
-        incl = np.full(ds.n, np.nan)
-        disputed = np.zeros(ds.n, bool)
-        if len(res):
-            idx = ds.sample_index()
-            for t, v, pi in zip(res.target_ids.tolist(), res.values.tolist(), res.inclusion.tolist()):
-                i = idx.get(t)
-                if i is None:
-                    continue
-                if v == DISPUTED:
-                    disputed[i] = True
-                elif v in VERDICT_CODE:
-                    codes[i] = VERDICT_CODE[v]
-                    incl[i] = pi
+        codes, incl, disputed = res.per_row(ds.sample_index() if len(res) else {}, ds.n, VERDICT_CODE)
         return SelectedHuman(codes, incl, disputed, res)
 
     # ---- audit sets --------------------------------------------------------------------------------
