@@ -476,7 +476,7 @@ def scenes(draw: Any) -> Dataset:
     o = lambda v: np.array(v, dtype=object)  # noqa: E731
     samples = Samples(o([f"s{i}" for i in range(n)]), o(["r"] * n), o([f"p{i}" for i in range(n)]),
                       np.arange(n, dtype=np.int64), np.full(n, w), np.full(n, h),
-                      o([""] * n), np.full(n, np.nan), np.ones(n, bool), np.ones(n, bool))
+                      o([""] * n), np.ones(n, bool), np.ones(n, bool))
     cols = list(zip(*rows)) if rows else [[]] * 9
     dets = Detections(np.array(cols[0], np.int64), np.array(cols[1], np.int8), np.array(cols[2], np.int16),
                       o(list(cols[3])), *(np.array(c, np.float64) for c in cols[4:]))

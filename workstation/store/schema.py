@@ -35,7 +35,7 @@ class Migrating(Protocol):
 
     def transaction(self) -> AbstractContextManager[Any]: ...
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 _V1_V2: list[list[Any]] = [
     [
@@ -192,7 +192,45 @@ _V6_AUDIT_PAUSES: list[Any] = [
     """CREATE INDEX audit_unblinded_set ON audit_unblinded(audit_set_id, annotator)""",
 ]
 
-KERNEL_MIGRATIONS: list[list[Any]] = _V1_V2 + [[_v3_methods], _V4_SCORES, _V5_PROVENANCE, _V6_AUDIT_PAUSES]
+
+# The spatial method's tables at its versions 2 and 3 (its chain, `methods.spatial.store.MIGRATIONS`,
+# is SPATIAL_V1, SPATIAL_V2, SPATIAL_V3): version 3 holds the stability term an imported run recorded
+# per sample, a column of the kernel's samples table before kernel version 7.
+SPATIAL_V2: tuple[str, ...] = ("DROP INDEX IF EXISTS spatial_verdict_eval",)
+SPATIAL_V3: tuple[str, ...] = (
+    """CREATE TABLE IF NOT EXISTS spatial_stability (sample_id VARCHAR PRIMARY KEY, recorded DOUBLE)""",
+)
+
+
+def _v7_spatial_stability(con: Any) -> None:
+    """Version 6 → 7: the samples' recorded stability (a spatial term) leaves the kernel's samples
+    table for the spatial method's ``spatial_stability`` (rows only where it is finite). Where any
+    sample has one, the spatial tables are brought to the version that holds it first. The
+    samples table is rebuilt without the column (DuckDB cannot drop a column of a table with a
+    primary key): every other column, value and order is kept."""
+    n_finite = con.execute("SELECT count(*) FROM samples WHERE isfinite(recorded_stability)").fetchall()[0][0]
+    if n_finite:
+        row = con.execute("SELECT version FROM schema_components WHERE component = 'spatial'").fetchone()
+        at = int(row[0]) if row else 0
+        chain = (SPATIAL_V1, SPATIAL_V2, SPATIAL_V3)
+        for stmts in chain[min(at, len(chain)):]:
+            for stmt in stmts:
+                con.execute(stmt)
+        con.execute("""INSERT INTO spatial_stability SELECT sample_id, recorded_stability FROM samples
+            WHERE isfinite(recorded_stability) ON CONFLICT DO UPDATE SET recorded = excluded.recorded""")
+        con.execute("INSERT OR REPLACE INTO schema_components VALUES ('spatial', ?)", [max(at, len(chain))])
+    con.execute("""CREATE TABLE samples_v7 (
+        sample_id VARCHAR PRIMARY KEY, run_id VARCHAR NOT NULL, prompt_id VARCHAR NOT NULL,
+        seed BIGINT, image_path VARCHAR, width DOUBLE, height DOUBLE,
+        has_secondary BOOLEAN, has_perturbed BOOLEAN, truth VARCHAR, ord BIGINT)""")
+    con.execute("""INSERT INTO samples_v7 SELECT sample_id, run_id, prompt_id, seed, image_path, width,
+        height, has_secondary, has_perturbed, truth, ord FROM samples ORDER BY ord""")
+    con.execute("DROP TABLE samples")
+    con.execute("ALTER TABLE samples_v7 RENAME TO samples")
+
+
+KERNEL_MIGRATIONS: list[list[Any]] = _V1_V2 + [[_v3_methods], _V4_SCORES, _V5_PROVENANCE, _V6_AUDIT_PAUSES,
+                                               [_v7_spatial_stability]]
 
 
 def _run(con: Any, step: Any) -> None:
