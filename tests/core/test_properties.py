@@ -404,13 +404,13 @@ def mirrored(ds: Dataset, axis: str) -> Dataset:
         h = s.height[d.sample_idx]
         d2 = dataclasses.replace(d, y1=h - d.y2, y2=h - d.y1)
         p2 = _reprompted(ds, SWAP_V, swap=False)
-    return Dataset(dataclasses.replace(s), d2, p2, ds.variant_names)
+    return Dataset(dataclasses.replace(s), d2, p2, ds.variant_names, dict(ds.sample_columns))
 
 
 def swapped(ds: Dataset) -> Dataset:
     """Objects A and B swapped and the relation inverted: 'A left of B' → 'B right of A'."""
     return Dataset(dataclasses.replace(ds.samples), ds.detections, _reprompted(ds, INVERSE, swap=True),
-                   ds.variant_names)
+                   ds.variant_names, dict(ds.sample_columns))
 
 
 def assert_same_verdicts(a: Any, b: Any, cfg: CheckerConfig) -> None:

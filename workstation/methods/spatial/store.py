@@ -73,8 +73,9 @@ def _has_stability_table(project: Project) -> bool:
     return bool(row and row[0])
 
 
-def stabilities_of(project: Project, sample_ids: Any) -> np.ndarray:
-    """The recorded stability of each of ``sample_ids`` (float64, NaN where none), in their order."""
+def stabilities_of(project: Project, sample_ids: Any, arrow_ids: Any = None) -> np.ndarray:
+    """The recorded stability of each of ``sample_ids`` (float64, NaN where none), in their order
+    (``arrow_ids``: the same ids as Arrow strings, when the caller has them)."""
     ids = np.asarray(sample_ids, dtype=object)
     out = np.full(len(ids), np.nan)
     if not len(ids) or not _has_stability_table(project):
@@ -84,7 +85,9 @@ def stabilities_of(project: Project, sample_ids: Any) -> np.ndarray:
         return out
     import pyarrow as pa
 
-    project.con.register("_stab_ids", pa.table({"sample_id": pa.array(ids.tolist(), pa.string()),
+    if arrow_ids is None or len(arrow_ids) != len(ids):
+        arrow_ids = pa.array(ids.tolist(), pa.string())
+    project.con.register("_stab_ids", pa.table({"sample_id": arrow_ids,
                                                 "pos": np.arange(len(ids), dtype=np.int64)}))
     try:
         t = project.con.execute("SELECT i.pos, st.recorded FROM _stab_ids i JOIN spatial_stability st "
@@ -98,7 +101,7 @@ def stabilities_of(project: Project, sample_ids: Any) -> np.ndarray:
 
 def attach_stability(project: Project, ds: Dataset) -> Dataset:
     """``ds`` (samples of ``project``) with their recorded stabilities from the project; returns it."""
-    return with_stability(ds, stabilities_of(project, ds.samples.sample_id))
+    return with_stability(ds, stabilities_of(project, ds.samples.sample_id, ds.kept_arrow("sample_id")))
 
 
 def load_dataset(project: Project, **options: Any) -> Dataset:
