@@ -4,9 +4,11 @@ A lab spreads one job over machines with ``--shard i/n``; each machine fills its
 folder. ``merge_into`` brings them together: runs, prompts, samples (with their images and
 ground truth), detections and the job history. Every source lands in one transaction.
 
-* A sample id already in the target with the same run, prompt, seed, size and image bytes is
-  the same sample: it is skipped (detections of (detector, variant) groups the target lacks
-  are still added).
+* A sample id already in the target with the same run, prompt, seed, size and image bytes, and
+  the same values in the methods' own tables of samples (spatial's recorded stability: the
+  ``merge_samples`` hook), is the same sample: it is skipped (detections of (detector, variant)
+  groups the target lacks are still added). What the methods keep of the new samples is copied
+  by the same hook.
 * The same sample id with different content is an error naming both places; nothing of that
   source is kept.
 * A run present in both must have the same method, model and parameters (the machines'
