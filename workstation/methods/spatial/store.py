@@ -241,8 +241,8 @@ class SpatialStore:
 
     # ---- recorded stabilities ----------------------------------------------------------------------
     def set_stabilities(self, sample_ids: Any, recorded: Any) -> int:
-        """Record the stability term of these samples (NaN: none, its row removed); returns the
-        number of finite values written."""
+        """Record the stability term of these samples (distinct ids; NaN: none, its row removed);
+        returns the number of finite values written. One row per sample (the table has no key)."""
         import pyarrow as pa
 
         self.project._check_writable()
@@ -252,6 +252,10 @@ class SpatialStore:
             raise ProjectError(f"{len(vals)} recorded stabilities for {len(ids)} samples")
         if not len(ids):
             return 0
+        import pyarrow.compute as pc
+
+        if pc.count_distinct(ids).as_py() != len(ids):
+            raise ProjectError("recorded stabilities given twice for one sample")
         finite = np.isfinite(vals)
         with self.project.transaction():
             self.con.register("_stab", pa.table({"sample_id": ids, "keep": pa.array(finite),
