@@ -84,18 +84,17 @@ def stabilities_of(project: Project, sample_ids: Any, arrow_ids: Any = None) -> 
     if not n_rows or not n_rows[0]:
         return out
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     if arrow_ids is None or len(arrow_ids) != len(ids):
         arrow_ids = pa.array(ids.tolist(), pa.string())
-    project.con.register("_stab_ids", pa.table({"sample_id": arrow_ids,
-                                                "pos": np.arange(len(ids), dtype=np.int64)}))
-    try:
-        t = project.con.execute("SELECT i.pos, st.recorded FROM _stab_ids i JOIN spatial_stability st "
-                                "USING (sample_id)").to_arrow_table()
-    finally:
-        project.con.unregister("_stab_ids")
-    pos = t.column("pos").to_numpy()
-    out[pos] = np.asarray(t.column("recorded").to_numpy(zero_copy_only=False), np.float64)
+    # the table's rows placed by an Arrow hash lookup of their ids among the samples' (no
+    # registered relation: DuckDB keeps a little of each one alive)
+    t = project.con.raw.sql("SELECT sample_id, recorded FROM spatial_stability").to_arrow_table()
+    at = pc.index_in(t.column("sample_id"), value_set=arrow_ids).to_numpy(zero_copy_only=False)
+    found = ~np.isnan(at) if at.dtype.kind == "f" else np.ones(len(at), bool)
+    rec = np.asarray(t.column("recorded").to_numpy(zero_copy_only=False), np.float64)
+    out[at[found].astype(np.int64)] = rec[found]
     return out
 
 
