@@ -75,13 +75,14 @@ def build_fixture(folder: Path) -> Path | None:
         print(f"fixture not found at {SHARED}: its screenshots are skipped", file=sys.stderr)
         return None
     from workstation.methods.spatial.sbuc import parse_run
+    from workstation.methods.spatial.store import add_dataset
 
     parsed = parse_run(SHARED / "sd15_boxdiff", SHARED / "v1.0.1" / "prompts.jsonl")
     p = Project.create(folder)
     try:
         with p.transaction():
             p.samples.add_run(parsed.run_id, method=parsed.run_id, source="spatialbench_uc")
-            p.samples.add_dataset(parsed.dataset)
+            add_dataset(p, parsed.dataset)
             SpatialStore(p).save_config(parsed.config or CheckerConfig())
     finally:
         p.close()

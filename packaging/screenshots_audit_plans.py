@@ -55,7 +55,7 @@ def main() -> None:
     from ui.widgets.audit_plan import AuditPlanPanel
     from workstation.evaluation.plan import Goal
     from workstation.methods.spatial.sbuc import parse_run
-    from workstation.methods.spatial.store import SpatialStore
+    from workstation.methods.spatial.store import SpatialStore, add_dataset
     from workstation.store import Project
 
     fixture = ROOT.parent / "shared" / "fixtures" / "spatialbench_uc"
@@ -73,7 +73,7 @@ def main() -> None:
     row = {s: i for i, s in enumerate(ds.samples.sample_id.tolist())}
     p = Project.create(folder)
     p.samples.add_run(parsed.run_id, method="sd15_boxdiff")
-    p.samples.add_dataset(ds)
+    add_dataset(p, ds)
     SpatialStore(p).save_config(parsed.config, note="imported")
 
     panel = AuditPlanPanel()
@@ -128,7 +128,7 @@ def main() -> None:
     folder2 = work / "sbuc_calibration"
     p2 = Project.create(folder2)
     p2.samples.add_run(parsed.run_id, method="sd15_boxdiff")
-    p2.samples.add_dataset(ds)
+    add_dataset(p2, ds)
     SpatialStore(p2).save_config(parsed.config, note="imported")
     audit = rng.choice(ds.n, 300, replace=False)
     SpatialStore(p2).add_labels_bulk({"sample_id": ds.samples.sample_id[audit].tolist(), "annotator": ["alice"] * 300,

@@ -56,6 +56,13 @@ def test_the_page_shows_every_file_of_the_method_and_its_two_registry_lines() ->
                 assert not any(n.split(".")[0] in ("PySide6", "ui") for n in names), f"{b.path} imports {names}"
 
 
+def test_the_page_names_every_optional_hook_the_kernel_calls() -> None:
+    from workstation.evaluation.base import METHOD_HOOKS
+
+    page = (ROOT / "docs" / "adding-a-method.md").read_text("utf-8")
+    assert [h for h in METHOD_HOOKS if not re.search(rf"`{h}\b", page)] == []
+
+
 def test_a_broken_block_is_refused_naming_the_page_s_line(tmp_path: Path) -> None:
     text = doc_method.DOC.read_text(encoding="utf-8")
     broken = text.replace("class CountConfig:", "class CountConfig(:", 1)

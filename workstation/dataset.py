@@ -44,7 +44,6 @@ class Samples(_Table):
     width: np.ndarray  # float64, pixels
     height: np.ndarray  # float64, pixels
     image_path: np.ndarray  # object (str), relative to the project folder ("" if none)
-    recorded_stability: np.ndarray  # float64, NaN unless an imported run recorded a stability term
     has_secondary: np.ndarray  # bool: the secondary detector ran on this image
     has_perturbed: np.ndarray  # bool: perturbed-variant detections are cached
 
@@ -55,12 +54,12 @@ class Samples(_Table):
         o = np.array([], dtype=object)
         f = np.array([], dtype=np.float64)
         b = np.array([], dtype=bool)
-        return Samples(o, o, o, np.array([], np.int64), f, f, o, f, b, b)
+        return Samples(o, o, o, np.array([], np.int64), f, f, o, b, b)
 
     @staticmethod
     def build(sample_id: Any, run_id: Any, prompt_id: Any, seed: Any = None, width: Any = 512.0,
-              height: Any = 512.0, image_path: Any = "", recorded_stability: Any = np.nan,
-              has_secondary: Any = False, has_perturbed: Any = False) -> "Samples":
+              height: Any = 512.0, image_path: Any = "", has_secondary: Any = False,
+              has_perturbed: Any = False) -> "Samples":
         """Samples from lists or scalars (a scalar is repeated for every sample)."""
         n = len(sample_id)
 
@@ -71,8 +70,8 @@ class Samples(_Table):
 
         return Samples(col(sample_id, object), col(run_id, object), col(prompt_id, object),
                        col(0 if seed is None else seed, np.int64), col(width, np.float64),
-                       col(height, np.float64), col(image_path, object), col(recorded_stability, np.float64),
-                       col(has_secondary, bool), col(has_perturbed, bool))
+                       col(height, np.float64), col(image_path, object), col(has_secondary, bool),
+                       col(has_perturbed, bool))
 
 
 @dataclass(eq=False)
@@ -292,6 +291,9 @@ class Dataset:
     detections: Detections
     prompts: Prompts
     variant_names: tuple[str, ...] = (ORIGINAL_NAME,)
+    # per-sample columns a method keeps in its own tables (``"<method>.<name>"``: an array row for
+    # row with `samples`), attached by the method's load; `subset` and `of_method` carry them
+    sample_columns: dict[str, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
     # free-form cache for parameter-independent precomputation (checker.prepare)
     cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
@@ -391,7 +393,8 @@ class Dataset:
             keep = remap[self.detections.sample_idx] >= 0
             dets = self.detections.take(np.nonzero(keep)[0])
             dets.sample_idx = remap[dets.sample_idx]
-        sub = Dataset(self.samples.take(sample_rows), dets, self.prompts, self.variant_names)
+        sub = Dataset(self.samples.take(sample_rows), dets, self.prompts, self.variant_names,
+                      {k: v[sample_rows] for k, v in self.sample_columns.items() if len(v) == self.n})
         rows = self.cache.get("prompt_rows")
         if rows is not None and len(rows) == self.n:  # the same prompts table: the same rows
             sub.cache["prompt_rows"] = rows[sample_rows]

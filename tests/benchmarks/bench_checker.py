@@ -124,7 +124,7 @@ def synthetic_dataset(n: int, seed: int = 0) -> Dataset:
         sample_id=sid, run_id=np.full(n, "synthetic", dtype=object), prompt_id=pid,
         seed=(np.arange(n) % 4).astype(np.int64),
         width=np.full(n, W), height=np.full(n, H), image_path=np.full(n, "", dtype=object),
-        recorded_stability=np.full(n, np.nan), has_secondary=rng.random(n) < 0.97,
+        has_secondary=rng.random(n) < 0.97,
         has_perturbed=np.ones(n, bool),
     )
     names = (ORIGINAL_NAME,) + tuple(p.name for p in DEFAULT_PERTURBATIONS)

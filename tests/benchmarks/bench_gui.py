@@ -53,6 +53,7 @@ from typing import Any
 
 import numpy as np
 from workstation.methods.spatial.store import SpatialStore
+from workstation.methods.spatial.store import add_dataset as add_spatial_dataset
 from workstation.util.memory import glibc, python_allocator, restart_with_c_allocator
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -164,7 +165,7 @@ def synthetic_dataset(n: int, seed: int = 0, image_paths: list[str] | None = Non
         run_id=np.full(n, "synthetic", dtype=object), prompt_id=pid[s_prompt],
         seed=(np.arange(n) % 4).astype(np.int64),
         width=np.full(n, W), height=np.full(n, H), image_path=np.array(paths, dtype=object),
-        recorded_stability=np.full(n, np.nan), has_secondary=np.ones(n, bool), has_perturbed=np.ones(n, bool))
+        has_secondary=np.ones(n, bool), has_perturbed=np.ones(n, bool))
     used = np.unique(s_prompt)
     names = (ORIGINAL_NAME,) + tuple(p.name for p in DEFAULT_PERTURBATIONS)
     return Dataset(samples, dets, prompts.take(used), names)
@@ -230,7 +231,7 @@ def build_fixture_project(folder: Path) -> Path | None:
     try:
         with p.transaction():
             p.samples.add_run(parsed.run_id, method=parsed.run_id)
-            p.samples.add_dataset(parsed.dataset)
+            add_spatial_dataset(p, parsed.dataset)
             SpatialStore(p).save_config(parsed.config or CheckerConfig())
         p.set_setting("annotator", "bench")
     finally:

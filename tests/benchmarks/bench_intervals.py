@@ -196,7 +196,7 @@ def _spatial_dataset(n_prompts: int) -> Dataset:
     samples = Samples(
         sample_id=o([f"s{i}" for i in range(n)]), run_id=o(["sim"] * n), prompt_id=o(np.repeat(pid, K).tolist()),
         seed=np.tile(np.arange(K, dtype=np.int64), n_prompts), width=np.full(n, 512.0), height=np.full(n, 512.0),
-        image_path=o([""] * n), recorded_stability=np.full(n, np.nan), has_secondary=np.zeros(n, bool),
+        image_path=o([""] * n), has_secondary=np.zeros(n, bool),
         has_perturbed=np.zeros(n, bool))
     prompts = spatial_prompts(pid, [""] * n_prompts, ["left_of"] * n_prompts, ["dog"] * n_prompts,
                               ["cat"] * n_prompts, suite="sim")

@@ -4,7 +4,7 @@
 
 Each run is a fresh process that opens `WORK/synthetic_N_f32` (build it first:
 `bench_gui.py --n N --work WORK`, or its `build_project`) with an empty detection cache of its
-own, loads the spatial dataset as the window does (`project.samples.load_dataset(method="spatial")`)
+own, loads the spatial dataset as the window does (`workstation.methods.spatial.store.load_dataset`)
 and checks it under the active config (`checker.evaluate`). It prints, for each step of the
 load and the check, its seconds and the memory it faulted in (minor page faults × 4 KiB, from
 `getrusage`): on a machine whose host backs memory lazily (see `bench_fresh_memory.py`) the
@@ -68,13 +68,13 @@ def wrap(modname, qual):
 for m, q in steps:
     wrap(m, q)
 from workstation.methods.spatial.checker import evaluate
-from workstation.methods.spatial.store import SpatialStore
+from workstation.methods.spatial.store import SpatialStore, load_dataset
 from workstation.store import Project
 
 t0 = time.perf_counter()
 with Project.open({project!r}, read_only=True) as p:
     p.con.execute("SET enable_progress_bar = false")  # DuckDB's bar on long scans: not a figure
-    ds = p.samples.load_dataset(method="spatial")
+    ds = load_dataset(p)
     _, cfg = SpatialStore(p).active_config()
     evaluate(ds, cfg)
 total = time.perf_counter() - t0

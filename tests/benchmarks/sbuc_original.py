@@ -38,7 +38,7 @@ if str(ROOT) not in sys.path:
 from workstation.methods.spatial.config import CheckerConfig
 from workstation.perturb import Perturbation
 from workstation.dataset import Dataset
-from workstation.methods.spatial.data import spatial_columns
+from workstation.methods.spatial.data import recorded_stability, spatial_columns
 from workstation.types import PRIMARY, SECONDARY
 from workstation.methods.spatial.types import RELATIONS, VERDICTS
 
@@ -112,10 +112,11 @@ def inputs(ds: Dataset, rows: np.ndarray) -> list[tuple[dict[str, Any], Any]]:
             H.Detection(box_xyxy=(x1, y1, x2, y2), score=sc, label=str(lab)))
     out = []
     sc = spatial_columns(ds)
+    recorded = recorded_stability(ds)
     for i in np.asarray(rows).tolist():
         w, h = float(s.width[i]), float(s.height[i])
         size = (int(w), int(h)) if w.is_integer() and h.is_integer() else (w, h)
-        rec = float(s.recorded_stability[i])
+        rec = float(recorded[i])
         img = VariantImage(size, {"primary": per.get((i, PRIMARY, 0), []),
                                   "secondary": per.get((i, SECONDARY, 0)) if bool(s.has_secondary[i]) else None},
                            rec if math.isfinite(rec) else 1.0)

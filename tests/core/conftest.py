@@ -107,8 +107,10 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def load_spatial(folder: Path, read_only: bool = True) -> Any:
     """The project's spatial dataset, as the window loads it."""
+    from workstation.methods.spatial.store import load_dataset
+
     with Project.open(folder, read_only=read_only) as p:
-        return p.samples.load_dataset(method="spatial")
+        return load_dataset(p)
 
 
 def scanned_spatial(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Any:

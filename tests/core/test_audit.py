@@ -30,7 +30,7 @@ def make_dataset(n: int, runs: list[str], rng: np.random.Generator) -> Dataset:
         sample_id=o([f"s{i:05d}" for i in range(n)]), run_id=o(rng.choice(runs, n).tolist()),
         prompt_id=o([f"p{i}" for i in range(n)]), seed=np.arange(n) % 4,
         width=np.full(n, 512.0), height=np.full(n, 512.0), image_path=o([""] * n),
-        recorded_stability=np.full(n, np.nan), has_secondary=np.ones(n, bool), has_perturbed=np.zeros(n, bool),
+        has_secondary=np.ones(n, bool), has_perturbed=np.zeros(n, bool),
     )
     return spatial_dataset(samples, rng.integers(0, 4, n), ["cat"] * n, ["dog"] * n)
 

@@ -13,7 +13,7 @@ from workstation.methods.spatial.config import CheckerConfig
 from workstation.dataset import Dataset, Samples
 from workstation.methods.spatial.types import FAIL, PASS, UNDECIDABLE
 from workstation.types import WorkstationError
-from workstation.methods.spatial.data import spatial_dataset
+from workstation.methods.spatial.data import recorded_stability, spatial_dataset
 
 P, F, U = PASS, FAIL, UNDECIDABLE
 
@@ -96,7 +96,7 @@ def test_rank_tie_break_is_lowest_j_then_coverage_then_grid_order():
 
 
 # ---- grid search with a stand-in checker ------------------------------------------------------
-# The stand-in decides left_of from a per-sample delta (kept in recorded_stability) and a
+# The stand-in decides left_of from a per-sample delta (kept as its recorded stability) and a
 # detection score (kept in width): missing below t_det, near_boundary within the margin.
 
 
@@ -107,7 +107,7 @@ class V:
 
 
 def stand_in_evaluate(ds: Dataset, cfg: CheckerConfig) -> V:
-    d = ds.samples.recorded_stability
+    d = recorded_stability(ds)
     score = ds.samples.width / 1000.0
     verdict = np.where(d < -cfg.margin, P, np.where(d > cfg.margin, F, U))
     verdict = np.where(score < cfg.t_det, U, verdict)
@@ -123,9 +123,10 @@ def make_dataset(delta: np.ndarray, score: np.ndarray) -> Dataset:
         sample_id=o([f"s{i}" for i in range(n)]), run_id=o(["r"] * n), prompt_id=o([f"p{i}" for i in range(n)]),
         seed=np.zeros(n, np.int64),
         width=np.asarray(score, float) * 1000.0, height=np.full(n, 512.0), image_path=o([""] * n),
-        recorded_stability=np.asarray(delta, float), has_secondary=np.zeros(n, bool), has_perturbed=np.zeros(n, bool),
+        has_secondary=np.zeros(n, bool), has_perturbed=np.zeros(n, bool),
     )
-    return spatial_dataset(s, np.zeros(n, np.int8), ["a"] * n, ["b"] * n)
+    return spatial_dataset(s, np.zeros(n, np.int8), ["a"] * n, ["b"] * n,
+                           recorded_stability=np.asarray(delta, float))
 
 
 def brute_force(ds: Dataset, human: np.ndarray, grids: dict[str, list[float]], evaluate: Any,

@@ -59,11 +59,11 @@ def make_ds(samples: list[dict[str, Any]], variants: tuple[str, ...] = PERT_NAME
         width=np.array([smp.get("w", 100.0) for smp in samples], np.float64),
         height=np.array([smp.get("h", 100.0) for smp in samples], np.float64),
         image_path=o([""] * n),
-        recorded_stability=np.array([smp.get("rec", math.nan) for smp in samples], np.float64),
         has_secondary=np.array([smp.get("sec") is not None for smp in samples], bool),
         has_perturbed=np.array([smp.get("pert") is not None for smp in samples], bool))
     return spatial_dataset(s, [smp.get("rel", "left_of") for smp in samples], [smp.get("a", "dog") for smp in samples],
-                           [smp.get("b", "cat") for smp in samples], dets, names)
+                           [smp.get("b", "cat") for smp in samples], dets, names,
+                           recorded_stability=[smp.get("rec", math.nan) for smp in samples])
 
 
 def set_in_checker(monkeypatch: pytest.MonkeyPatch, name: str, value: Any) -> None:
@@ -453,7 +453,8 @@ def assert_identical(a, b) -> None:
 
 
 def fresh_copy(ds: Dataset) -> Dataset:
-    return Dataset(ds.samples, ds.detections, ds.prompts, ds.variant_names)  # same arrays, empty cache
+    # the same arrays, an empty cache
+    return Dataset(ds.samples, ds.detections, ds.prompts, ds.variant_names, ds.sample_columns)
 
 
 @pytest.mark.parametrize("seed", range(6))

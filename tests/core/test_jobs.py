@@ -569,3 +569,44 @@ def test_a_job_id_names_one_folder_under_jobs_or_is_refused(tmp_path: Path, job_
             p.jobs.record(job_id, "generate", {})
         assert p.jobs.all() == []
     assert JobPaths(tmp_path, "generate-run_1.v2-shard1of2").dir == tmp_path / "jobs" / "generate-run_1.v2-shard1of2"
+
+
+def _spatial_shard(folder: Path, ids: list[str], stabilities: list[float]) -> Path:
+    """A shard project of spatial samples with these recorded stabilities (NaN: none)."""
+    from workstation.dataset import Samples
+    from workstation.methods.spatial.data import spatial_dataset
+    from workstation.methods.spatial.store import add_dataset
+
+    n = len(ids)
+    samples = Samples.build(ids, "r", [f"p_{s}" for s in ids])
+    ds = spatial_dataset(samples, ["left_of"] * n, ["dog"] * n, ["cat"] * n, recorded_stability=stabilities)
+    with Project.create(folder) as p:
+        p.samples.add_run("r", method="m")
+        p.samples.add_prompts(ds.prompts)
+        add_dataset(p, ds)
+    return folder
+
+
+def test_merge_brings_the_recorded_stabilities_and_refuses_an_identical_sample_that_differs(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from workstation.methods.spatial.data import recorded_stability
+    from workstation.methods.spatial.store import load_dataset
+
+    a = _spatial_shard(tmp_path / "a", ["s1", "s2"], [0.25, float("nan")])
+    b = _spatial_shard(tmp_path / "b", ["s2", "s3", "s4"], [float("nan"), 0.5, 1.0])
+    merged = tmp_path / "merged"
+    assert main(["merge", "--project", str(merged), str(a), str(b)]) == 0
+    assert "4 new sample(s), 1 identical skipped" in capsys.readouterr().out
+    with Project.open(merged, read_only=True) as m:
+        ds = load_dataset(m)
+        got = dict(zip(ds.samples.sample_id.tolist(), recorded_stability(ds).tolist()))
+    assert got.keys() == {"s1", "s2", "s3", "s4"} and np.isnan(got.pop("s2"))
+    assert got == {"s1": 0.25, "s3": 0.5, "s4": 1.0}
+    # the same sample with another recorded stability is not the same sample: nothing of it lands
+    c = _spatial_shard(tmp_path / "c", ["s3", "s5"], [0.75, 0.5])
+    assert main(["merge", "--project", str(merged), str(c)]) != 0
+    assert "sample 's3' is in both" in capsys.readouterr().err  # ... with different recorded stability
+    with Project.open(merged, read_only=True) as m:
+        assert m.samples.count() == 4
+        row = m.con.execute("SELECT recorded FROM spatial_stability WHERE sample_id = 's3'").fetchone()
+        assert row == (0.5,)

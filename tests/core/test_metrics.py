@@ -34,7 +34,7 @@ def build(rows: list[tuple[str, str, str, int, str]], prompts: list[tuple[str, s
     samples = Samples(
         sample_id=o([f"s{i}" for i in range(n)]), run_id=o([r[0] for r in rows]),
         prompt_id=o([r[1] for r in rows]), seed=np.arange(n, dtype=np.int64), width=np.full(n, 100.0),
-        height=np.full(n, 100.0), image_path=o([""] * n), recorded_stability=np.full(n, np.nan),
+        height=np.full(n, 100.0), image_path=o([""] * n),
         has_secondary=np.zeros(n, bool), has_perturbed=np.zeros(n, bool))
     pr = spatial_prompts([p[0] for p in prompts], [""] * len(prompts), [p[1] for p in prompts],
                          ["dog"] * len(prompts), ["cat"] * len(prompts), counterfactual_id=[p[2] for p in prompts],

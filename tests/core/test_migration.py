@@ -14,8 +14,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from workstation.methods.spatial.checker import evaluate
-from workstation.methods.spatial.data import spatial_columns
-from workstation.methods.spatial.store import SpatialStore
+from workstation.methods.spatial.data import recorded_stability, spatial_columns
+from workstation.methods.spatial.store import SpatialStore, load_dataset
 from workstation.methods.spatial.types import RELATIONS
 from workstation.store import DB_NAME, SCHEMA_VERSION, Project, ProjectError
 
@@ -80,7 +80,10 @@ def test_every_config_version_and_verdict_set_survives(legacy_project: Path) -> 
         assert [c["verdicts"] for c in cfgs] == [sum(v["config_id"] == r["config_id"] for v in old_v)
                                                  for r in old_cfg]
         assert store.active_config_id() == int(active)
-        ds = p.samples.load_dataset()
+        ds = load_dataset(p)  # with the recorded stabilities (version 7 moved them to spatial's table)
+        old_samples = legacy("samples")
+        assert len(old_samples) == ds.n and all(r["recorded_stability"] == 0.8 for r in old_samples)
+        assert recorded_stability(ds).tolist() == [0.8] * ds.n
         for r in old_cfg:
             cfg = store.get_config(r["config_id"])
             assert cfg.content_hash() == r["content_hash"]
@@ -149,3 +152,82 @@ def test_a_version_6_project_gains_raters_and_gold_and_reads_as_before(tmp_path:
         assert p.audit.gold("spatial.verdict") == {}
         p.audit.add_gold("spatial.verdict", [("s1", "PASS", None)], "test")
         assert p.audit.gold("spatial.verdict") == {"s1": ("PASS", "test")}
+
+
+# ---- version 7 -> 8: the recorded stabilities leave the kernel's samples table --------------------
+def _version_6_project(folder: Path, stabilities: list[float], spatial_at: int) -> None:
+    """A project as version 6 wrote it (it goes through versions 7 and 8 when opened): one run, one spatial prompt per sample, samples with
+    these recorded stabilities (NaN: none), the spatial tables at version ``spatial_at``."""
+    from workstation.store import schema
+
+    folder.mkdir(parents=True)
+    (folder / "images").mkdir()
+    con = duckdb.connect(str(folder / DB_NAME))
+    for steps in schema.KERNEL_MIGRATIONS[:6]:
+        for step in steps:
+            schema._run(con, step)
+    con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', '6')")
+    for stmts in (schema.SPATIAL_V1, schema.SPATIAL_V2)[:spatial_at]:
+        for stmt in stmts:
+            con.execute(stmt)
+    if spatial_at:
+        con.execute("INSERT INTO schema_components VALUES ('spatial', ?)", [spatial_at])
+    con.execute("INSERT INTO runs (run_id, method) VALUES ('r', 'm')")
+    n = len(stabilities)
+    for i in range(n):
+        con.execute("INSERT INTO prompts VALUES (?, 's', 'spatial', 'a dog left of a cat', ['dog', 'cat'], "
+                    "'{\"relation\": \"left_of\"}', '', '', 'h')", [f"p{i}"])
+    # stored out of order: the samples keep their own order (ord)
+    for i in reversed(range(n)):
+        con.execute("INSERT INTO samples VALUES (?, 'r', ?, ?, ?, 512, 384, ?, ?, false, ?, ?)",
+                    [f"s{i}", f"p{i}", i, f"images/s{i}.png", stabilities[i], i % 2 == 0,
+                     "PASS" if i % 3 else None, 10 * i])
+    con.close()
+
+
+STABILITIES = [0.25, float("nan"), 1.0, 0.0, float("nan"), 0.75, float("inf")]
+
+
+@pytest.mark.parametrize("spatial_at", [0, 1, 2])
+def test_a_version_6_project_keeps_every_recorded_stability_in_the_spatial_table(
+        tmp_path: Path, spatial_at: int) -> None:
+    folder = tmp_path / "v6"
+    _version_6_project(folder, STABILITIES, spatial_at)
+    with Project.open(folder) as p:
+        assert p.con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == \
+            (str(SCHEMA_VERSION),)
+        cols = [r[0] for r in p.con.execute("SELECT column_name FROM duckdb_columns() "
+                                            "WHERE table_name = 'samples'").fetchall()]
+        assert "recorded_stability" not in cols
+        rows = p.con.execute("SELECT sample_id, run_id, prompt_id, seed, image_path, width, height, "
+                             "has_secondary, has_perturbed, truth, ord FROM samples ORDER BY ord").fetchall()
+        assert rows == [(f"s{i}", "r", f"p{i}", i, f"images/s{i}.png", 512.0, 384.0, i % 2 == 0, False,
+                         "PASS" if i % 3 else None, 10 * i) for i in range(len(STABILITIES))]
+        kept = dict(p.con.execute("SELECT sample_id, recorded FROM spatial_stability").fetchall())
+        # rows only where finite
+        assert kept == {f"s{i}": v for i, v in enumerate(STABILITIES) if np.isfinite(v)}
+        assert p.component_version("spatial") == 3
+        ds = load_dataset(p)
+        assert ds.samples.sample_id.tolist() == [f"s{i}" for i in range(len(STABILITIES))]
+        want = [v if np.isfinite(v) else np.nan for v in STABILITIES]
+        assert np.array_equal(recorded_stability(ds), np.array(want), equal_nan=True)
+        store = SpatialStore(p)  # the spatial tables whole: a verdict set is written and read back
+        v = evaluate(ds, store.active_config()[1])
+        store.save_verdicts(store.save_config(store.active_config()[1]), ds, v)
+    with Project.open(folder, read_only=True) as p:  # opened again: nothing left to migrate
+        assert np.array_equal(recorded_stability(load_dataset(p)), np.array(want), equal_nan=True)
+
+
+def test_a_version_6_project_without_recorded_stabilities_leaves_the_spatial_tables_alone(
+        tmp_path: Path) -> None:
+    folder = tmp_path / "v6"
+    _version_6_project(folder, [float("nan")] * 3, 0)
+    with Project.open(folder) as p:
+        assert p.component_version("spatial") == 0
+        assert not p.con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'spatial_stability'"
+                                 ).fetchone()[0]
+        ds = load_dataset(p)
+        assert ds.n == 3 and np.isnan(recorded_stability(ds)).all()
+        SpatialStore(p)  # the spatial tables made at their newest version, the stability table empty
+        assert p.component_version("spatial") == 3
+        assert p.con.execute("SELECT count(*) FROM spatial_stability").fetchone() == (0,)

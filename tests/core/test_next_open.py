@@ -178,3 +178,38 @@ def test_an_interrupted_preparation_leaves_the_import_whole_and_no_entry(
     assert is_mapped(ds.detections.score)  # the detections' entry was whole before the interruption
     assert _prepared_here(ds)  # the checker's preparation was not: the next open prepares it
 
+
+
+def test_an_open_from_the_cache_after_the_recorded_stabilities_change_gives_the_new_verdicts(
+        tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The recorded stabilities live in the spatial method's own table, outside what the cache
+    keeps: an open that maps the detections and the preparation reads the stabilities as they
+    are now, and its verdicts are a scan's."""
+    from workstation.methods.spatial.checker import evaluate
+    from workstation.methods.spatial.data import recorded_stability
+    from workstation.methods.spatial.store import SpatialStore
+    from workstation.methods.spatial.types import UNDECIDABLE
+
+    project = tmp_path / "p"
+    assert main(_import(project)) == 0
+    capsys.readouterr()
+    before = load_spatial(project)
+    assert np.isfinite(recorded_stability(before)).sum() > 100  # the run recorded them
+    with Project.open(project, read_only=True) as p:
+        _, cfg = SpatialStore(p).active_config()
+    cfg = cfg.replace(stability_enabled=True, consistency_threshold=0.5)
+    first = evaluate(before, cfg)
+    with Project.open(project) as p:  # every recorded stability 0: each decided sample unstable
+        ids = before.samples.sample_id
+        SpatialStore(p).set_stabilities(ids, np.where(np.isfinite(recorded_stability(before)), 0.0, np.nan))
+    after = load_spatial(project)
+    assert is_mapped(after.detections.score) and not _prepared_here(after)  # the kept entry, mapped
+    assert np.array_equal(np.isfinite(recorded_stability(after)), np.isfinite(recorded_stability(before)))
+    assert (recorded_stability(after)[np.isfinite(recorded_stability(after))] == 0.0).all()
+    second = evaluate(after, cfg)
+    changed = first.verdict != second.verdict
+    assert changed.sum() > 10 and (second.verdict[changed] == UNDECIDABLE).all()
+    scanned = scanned_spatial(project, monkeypatch)
+    assert np.array_equal(evaluate(scanned, cfg).verdict, second.verdict)
+    _assert_same_verdicts(project, after, scanned)

@@ -404,13 +404,13 @@ def mirrored(ds: Dataset, axis: str) -> Dataset:
         h = s.height[d.sample_idx]
         d2 = dataclasses.replace(d, y1=h - d.y2, y2=h - d.y1)
         p2 = _reprompted(ds, SWAP_V, swap=False)
-    return Dataset(dataclasses.replace(s), d2, p2, ds.variant_names)
+    return Dataset(dataclasses.replace(s), d2, p2, ds.variant_names, dict(ds.sample_columns))
 
 
 def swapped(ds: Dataset) -> Dataset:
     """Objects A and B swapped and the relation inverted: 'A left of B' → 'B right of A'."""
     return Dataset(dataclasses.replace(ds.samples), ds.detections, _reprompted(ds, INVERSE, swap=True),
-                   ds.variant_names)
+                   ds.variant_names, dict(ds.sample_columns))
 
 
 def assert_same_verdicts(a: Any, b: Any, cfg: CheckerConfig) -> None:
@@ -476,7 +476,7 @@ def scenes(draw: Any) -> Dataset:
     o = lambda v: np.array(v, dtype=object)  # noqa: E731
     samples = Samples(o([f"s{i}" for i in range(n)]), o(["r"] * n), o([f"p{i}" for i in range(n)]),
                       np.arange(n, dtype=np.int64), np.full(n, w), np.full(n, h),
-                      o([""] * n), np.full(n, np.nan), np.ones(n, bool), np.ones(n, bool))
+                      o([""] * n), np.ones(n, bool), np.ones(n, bool))
     cols = list(zip(*rows)) if rows else [[]] * 9
     dets = Detections(np.array(cols[0], np.int64), np.array(cols[1], np.int8), np.array(cols[2], np.int16),
                       o(list(cols[3])), *(np.array(c, np.float64) for c in cols[4:]))

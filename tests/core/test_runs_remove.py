@@ -112,3 +112,30 @@ def test_a_failure_inside_the_removal_changes_nothing(tmp_path: Path) -> None:
         assert plan.samples == 8 and all((folder / i).is_file() for i in plan.images)
     finally:
         p.close()
+
+
+def test_removing_a_run_removes_its_samples_recorded_stabilities(tmp_path: Path) -> None:
+    import numpy as np
+
+    from workstation.dataset import Samples
+    from workstation.methods.spatial.data import recorded_stability, spatial_dataset
+    from workstation.methods.spatial.store import add_dataset, load_dataset
+
+    folder = tmp_path / "p"
+    with Project.create(folder) as p:
+        for run, ids, stab in (("keep", ["k1", "k2"], [0.5, 0.25]), ("drop", ["d1", "d2"], [0.75, 1.0])):
+            ds = spatial_dataset(Samples.build(ids, run, [f"p_{s}" for s in ids]), ["left_of"] * 2, ["dog"] * 2,
+                                 ["cat"] * 2, recorded_stability=stab)
+            p.samples.add_run(run, method="m")
+            p.samples.add_prompts(ds.prompts)
+            add_dataset(p, ds)
+        r = remove_run(p, "drop")
+        assert r.rows.get("spatial_stability") == 2
+        assert sorted(x[0] for x in p.con.execute("SELECT sample_id FROM spatial_stability").fetchall()) == \
+            ["k1", "k2"]
+        ds = load_dataset(p)
+        assert ds.samples.sample_id.tolist() == ["k1", "k2"] and recorded_stability(ds).tolist() == [0.5, 0.25]
+        # a sample of that id made again starts with no recorded stability
+        again = spatial_dataset(Samples.build(["d1"], "keep", ["p_d1"]), ["left_of"], ["dog"], ["cat"])
+        p.samples.add_dataset(again)
+        assert np.isnan(recorded_stability(load_dataset(p))[-1])

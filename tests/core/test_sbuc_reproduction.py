@@ -83,3 +83,28 @@ def test_metrics_json_counts(sbuc_parsed, sbuc_run_dir, verdicts):
         assert (by_rel[rel]["pass_count"], by_rel[rel]["fail_count"], by_rel[rel]["undecidable_count"]) \
             == (pub["pass_count"], pub["fail_count"], pub["undecidable_count"])
         assert by_rel[rel]["pass_rate_cond"] == pytest.approx(pub["pass_rate_conditional"])
+
+
+def test_an_imported_project_reproduces_the_run_from_the_stored_stabilities(sbuc_parsed, tmp_path, capsys):
+    """The run imported into a project and read back as the spatial method loads it (its
+    recorded stabilities from the method's own table) gives the published confidences."""
+    from pathlib import Path
+
+    from workstation.cli import main
+    from workstation.methods.spatial.store import SpatialStore, load_dataset
+    from workstation.store import Project
+
+    fixture = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "spatialbench_uc"
+    project = tmp_path / "p"
+    assert main(["import-sbuc", str(fixture / "sd15_boxdiff"), "--prompts", str(fixture / "v1.0.1" / "prompts.jsonl"),
+                 "--project", str(project)]) == 0
+    capsys.readouterr()
+    with Project.open(project, read_only=True) as p:
+        ds = load_dataset(p)
+        _, cfg = SpatialStore(p).active_config()
+    rec = sbuc_parsed.recorded
+    assert ds.samples.sample_id.tolist() == sbuc_parsed.dataset.samples.sample_id.tolist()
+    v = evaluate(ds, cfg)
+    np.testing.assert_array_equal(v.verdict, rec.verdict)
+    np.testing.assert_allclose(v.c_stability, rec.c_stability, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(v.conf, rec.conf, rtol=0, atol=1e-6)

@@ -449,6 +449,8 @@ def test_scores_and_boxes_load_in_float32_only_where_that_is_exact(
 
     from workstation.methods.spatial.checker import evaluate
     from workstation.methods.spatial.config import CheckerConfig
+    from workstation.methods.spatial.store import add_dataset as add_spatial_dataset
+    from workstation.methods.spatial.store import load_dataset as load_spatial_dataset
     from workstation.store.samples import SamplesRepo
 
     if mapping == "join":
@@ -464,8 +466,8 @@ def test_scores_and_boxes_load_in_float32_only_where_that_is_exact(
     for name, src in (("exact", exact), ("mixed", mixed)):
         with Project.create(tmp_path / name) as p:
             p.samples.add_run(sbuc_parsed.run_id)
-            p.samples.add_dataset(src)
-            back = p.samples.load_dataset()
+            add_spatial_dataset(p, src)  # with its recorded stabilities, which the checker reads
+            back = load_spatial_dataset(p)
         b = back.detections
         want64 = {"x2"} if name == "mixed" else set()
         for k in ("score", "x1", "y1", "x2", "y2"):

@@ -15,7 +15,7 @@ from workstation.methods.spatial.data import spatial_prompts
 def _dataset() -> Dataset:
     o = lambda v: np.array(v, dtype=object)  # noqa: E731
     samples = Samples(o(["s1"]), o(["r"]), o(["p1"]), np.array([0]), np.array([100.0]), np.array([100.0]), o([""]),
-                      np.array([np.nan]), np.array([False]), np.array([True]))
+                      np.array([False]), np.array([True]))
     # cat clearly left of dog on the original image; nothing at all on the four perturbed copies
     dets = Detections(np.array([0, 0]), np.array([0, 0], np.int8), np.array([0, 0], np.int16), o(["cat", "dog"]),
                       np.array([0.9, 0.9]), np.array([5.0, 70.0]), np.array([40.0, 40.0]),

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pytest
 from workstation.methods.spatial.store import SpatialStore
+from workstation.methods.spatial.store import add_dataset as add_spatial_dataset
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
@@ -58,7 +59,7 @@ def build_sbuc_project(folder: Path, parsed: Any) -> Path:
     try:
         with p.transaction():
             p.samples.add_run(parsed.run_id, method=parsed.run_id, source="spatialbench_uc")
-            p.samples.add_dataset(parsed.dataset)
+            add_spatial_dataset(p, parsed.dataset)
             SpatialStore(p).save_config(parsed.config or CheckerConfig())
     finally:
         p.close()
@@ -144,7 +145,7 @@ def build_png_project(folder: Path) -> Path:
     n = len(sids)
     samples = Samples(np.array(sids, dtype=object), np.array(["run1"] * n, dtype=object),
                       np.array(pids, dtype=object), np.array(seeds, np.int64),
-                      np.full(n, 512.0), np.full(n, 512.0), np.array(paths, dtype=object), np.full(n, np.nan),
+                      np.full(n, 512.0), np.full(n, 512.0), np.array(paths, dtype=object),
                       np.ones(n, bool), np.zeros(n, bool))
     d = list(zip(*det_rows))
     dets = Detections(np.array(d[0], np.int64), np.array(d[1], np.int8), np.zeros(len(det_rows), np.int16),
@@ -179,7 +180,7 @@ def build_labelled_project(folder: Path, parsed: Any, n_labels: int = 200, seed:
 
     p = Project.create(folder)
     p.samples.add_run(parsed.run_id, method="sd15_boxdiff")
-    p.samples.add_dataset(parsed.dataset)
+    add_spatial_dataset(p, parsed.dataset)
     SpatialStore(p).save_config(parsed.config, note="imported")
     if n_labels:
         rng = np.random.default_rng(seed)

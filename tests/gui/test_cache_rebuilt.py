@@ -11,7 +11,7 @@ import pytest
 
 from workstation.methods.spatial import prepared_cache
 from workstation.methods.spatial.checker import evaluate
-from workstation.methods.spatial.store import SpatialStore
+from workstation.methods.spatial.store import SpatialStore, load_dataset
 from workstation.store import Project
 
 pytestmark = pytest.mark.gui
@@ -43,7 +43,7 @@ def test_an_open_that_rebuilds_a_cache_entry_says_which_and_why(qtbot, open_wind
     monkeypatch.setenv("WORKSTATION_DETECTION_CACHE_MIN", "0")
     with Project.open(sbuc_project, read_only=True) as p:
         monkeypatch.setenv("WORKSTATION_DETECTION_CACHE_MIN", "off")
-        ds = p.samples.load_dataset(method="spatial")
+        ds = load_dataset(p)
         monkeypatch.setenv("WORKSTATION_DETECTION_CACHE_MIN", "0")
         _, cfg = SpatialStore(p).active_config()
     want = np.asarray(evaluate(ds, cfg).verdict)

@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt
 from workstation.methods.spatial.calibration import PAPER_GRID, Weights, grid_search
 from workstation.store import Project
 from workstation.methods.spatial.store import SpatialStore
+from workstation.methods.spatial.store import add_dataset as add_spatial_dataset
 
 pytestmark = pytest.mark.gui
 
@@ -195,7 +196,7 @@ def test_no_labels_grid_search_says_why(qtbot, tmp_path, sbuc_parsed):
 
     p = Project.create(tmp_path / "nolabels")
     p.samples.add_run(sbuc_parsed.run_id, method="m")
-    p.samples.add_dataset(sbuc_parsed.dataset)
+    add_spatial_dataset(p, sbuc_parsed.dataset)
     SpatialStore(p).save_config(sbuc_parsed.config)
     st = SpatialSession()
     st.set_project(p)

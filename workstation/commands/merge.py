@@ -36,7 +36,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 def run(args: argparse.Namespace) -> int:
     from ..jobs.merge import merge_into, preflight
     from ..store import DB_NAME, Project
-    from ..methods import after_samples_changed
+    from ..methods import after_samples_changed, merge_samples
 
     target = Path(args.project)
     # every source and image checked before anything is created
@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     had = {name: (target / name).exists() for name in ("images", "jobs")}
     project = Project.create(target, exist_ok=True)
     try:
-        report = merge_into(project, args.sources, checked=checked,
+        report = merge_into(project, args.sources, checked=checked, merge_samples=merge_samples,
                             on_source=lambda k, n, s: print(f"[{k + 1}/{n}] merging {s}"))
     except BaseException:
         if new:

@@ -287,8 +287,12 @@ class Method(Protocol):
     # `METHOD_HOOKS`), so a method without one needs nothing and no command names a method:
     # ``after_samples_changed(project)`` after a command changed the project's samples or
     # detections (`workstation.methods.after_samples_changed`; spatial readies the window's next
-    # open); ``pipeline_suite(pairs, options) -> (prompts, label)`` the built-in suite of a
-    # pipeline or `generate` with its ``pairs`` (else ``suite(**options)``);
+    # open); ``merge_samples(target, source, new_ids, same_ids) -> [(sample_id, what differs)]``
+    # while `merge` brings a shard project's samples into ``target``
+    # (`workstation.methods.merge_samples`): the method copies its own rows of the new samples and
+    # names the identical samples (in both projects) whose rows differ, which stops the merge;
+    # ``pipeline_suite(pairs, options) -> (prompts, label)`` the built-in suite of a pipeline or
+    # `generate` with its ``pairs`` (else ``suite(**options)``);
     # ``read_suite_file_with_lines(path) -> (prompts, {prompt_id: line})`` or
     # ``read_suite_file(path) -> prompts`` the method's own prompt files; the `demo` command's:
     # ``demo_order`` (int, default 1: lowest built and shown first), ``demo_part(seeds, pairs) ->
@@ -304,10 +308,10 @@ class Method(Protocol):
 
 
 #: the optional hooks of a method object (see `Method`); a method defines any of them or none
-METHOD_HOOKS: tuple[str, ...] = ("after_samples_changed", "pipeline_suite", "read_suite_file_with_lines",
-                                 "read_suite_file", "demo_order", "demo_part", "build_demo_part",
-                                 "demo_summary", "demo_lines", "read_label_file", "write_label_file",
-                                 "label_file_formats", "unblind_label_file", "judges")
+METHOD_HOOKS: tuple[str, ...] = ("after_samples_changed", "merge_samples", "pipeline_suite",
+                                 "read_suite_file_with_lines", "read_suite_file", "demo_order", "demo_part",
+                                 "build_demo_part", "demo_summary", "demo_lines", "read_label_file",
+                                 "write_label_file", "label_file_formats", "unblind_label_file", "judges")
 
 
 def method_table_prefix(method: str) -> str:

@@ -178,7 +178,7 @@ def ingest_generate(project: "Project", paths: JobPaths, spec: JobSpec, cols: di
             seed=np.array([cols["seed"][i] for i in keep], np.int64),
             width=np.array([cols["width"][i] for i in keep], np.float64),
             height=np.array([cols["height"][i] for i in keep], np.float64),
-            image_path=o([cols["image_path"][i] for i in keep]), recorded_stability=np.full(n, np.nan),
+            image_path=o([cols["image_path"][i] for i in keep]),
             has_secondary=np.zeros(n, bool), has_perturbed=np.zeros(n, bool))
         ds = Dataset(samples, Detections.empty(), Prompts.empty())
         truth = [cols["truth"][i] for i in keep] if "truth" in cols else None
@@ -211,7 +211,7 @@ def ingest_detect(project: "Project", spec: JobSpec, cols: dict[str, list[Any]],
     n = len(items)
     o = lambda v: np.array(v, dtype=object)  # noqa: E731
     f = np.zeros(n)
-    samples = Samples(o(items), o([""] * n), o([""] * n), np.zeros(n, np.int64), f, f, o([""] * n), f,
+    samples = Samples(o(items), o([""] * n), o([""] * n), np.zeros(n, np.int64), f, f, o([""] * n),
                       np.zeros(n, bool), np.zeros(n, bool))
     det = np.array(cols.get("detector", []), dtype=object)
     src = np.array(cols.get("source", []), dtype=np.int8)

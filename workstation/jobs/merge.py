@@ -4,9 +4,11 @@ A lab spreads one job over machines with ``--shard i/n``; each machine fills its
 folder. ``merge_into`` brings them together: runs, prompts, samples (with their images and
 ground truth), detections and the job history. Every source lands in one transaction.
 
-* A sample id already in the target with the same run, prompt, seed, size and image bytes is
-  the same sample: it is skipped (detections of (detector, variant) groups the target lacks
-  are still added).
+* A sample id already in the target with the same run, prompt, seed, size and image bytes, and
+  the same values in the methods' own tables of samples (spatial's recorded stability: the
+  ``merge_samples`` hook), is the same sample: it is skipped (detections of (detector, variant)
+  groups the target lacks are still added). What the methods keep of the new samples is copied
+  by the same hook.
 * The same sample id with different content is an error naming both places; nothing of that
   source is kept.
 * A run present in both must have the same method, model and parameters (the machines'
@@ -52,7 +54,12 @@ class MergeReport:
 
 
 _SAMPLE_COLS = ("sample_id", "run_id", "prompt_id", "seed", "image_path", "width", "height",
-                "recorded_stability", "has_secondary", "has_perturbed", "truth")
+                "has_secondary", "has_perturbed", "truth")
+
+#: what the methods keep of samples in their own tables, merged (`methods.merge_samples`):
+#: ``(target, source, new_ids, same_ids) -> [(sample_id, what differs), ...]`` copies the rows of
+#: the new samples and says which identical ones differ there
+MergeSamples = Callable[["Project", "Project", list[str], list[str]], list[tuple[str, str]]]
 _DET_COLS = ("sample_id", "source", "detector", "variant", "label", "score", "x1", "y1", "x2", "y2")
 
 
@@ -74,7 +81,8 @@ def _same_run(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return a["method"] == b["method"] and a["model"] == b["model"] and a["params"] == b["params"]
 
 
-def _merge_project(target: "Project", folder: Path, report: MergeReport) -> None:
+def _merge_project(target: "Project", folder: Path, report: MergeReport,
+                   merge_samples: MergeSamples | None = None) -> None:
     import pyarrow as pa
 
     from ..dataset import Dataset, Detections, Prompts, Samples
@@ -132,6 +140,13 @@ def _merge_project(target: "Project", folder: Path, report: MergeReport) -> None
                         f"sample {sid!r} is in both {folder} and {target.folder} with different "
                         f"{', '.join(diff)}; duplicate sample ids across shards cannot be merged")
                 same_ids.append(sid)
+            if merge_samples is not None:
+                differ = merge_samples(target, src, [ids[i] for i in new_rows], same_ids)
+                if differ:
+                    sid, what = differ[0]
+                    raise WorkstationError(
+                        f"sample {sid!r} is in both {folder} and {target.folder} with different "
+                        f"{what}; duplicate sample ids across shards cannot be merged")
             report.samples_identical += len(same_ids)
             # new samples: images, rows, truth
             if new_rows:
@@ -144,8 +159,6 @@ def _merge_project(target: "Project", folder: Path, report: MergeReport) -> None
                     prompt_id=take("prompt_id", object), seed=take("seed", np.int64),
                     width=take("width", np.float64), height=take("height", np.float64),
                     image_path=np.array([s_cols["image_path"][i] or "" for i in new_rows], dtype=object),
-                    recorded_stability=np.array([np.nan if s_cols["recorded_stability"][i] is None
-                                                 else s_cols["recorded_stability"][i] for i in new_rows]),
                     has_secondary=np.array([bool(s_cols["has_secondary"][i]) for i in new_rows]),
                     has_perturbed=np.array([bool(s_cols["has_perturbed"][i]) for i in new_rows]))
                 target.samples.add_dataset(Dataset(samples, Detections.empty(), Prompts.empty()),
@@ -353,11 +366,13 @@ def preflight(target_folder: Path, sources: Sequence[str | Path],
 
 def merge_into(target: "Project", sources: Sequence[str | Path],
                on_source: Callable[[int, int, str], None] | None = None,
-               checked: list[tuple[Path, str]] | None = None) -> MergeReport:
+               checked: list[tuple[Path, str]] | None = None,
+               merge_samples: MergeSamples | None = None) -> MergeReport:
     """Merge shard projects / job folders into ``target``, one transaction per source.
 
     Every source is checked first (`preflight`, unless its result is given as ``checked``);
-    nothing is written when one is bad."""
+    nothing is written when one is bad. ``merge_samples`` merges what the methods keep of a
+    shard project's samples in their own tables (the command's: `methods.merge_samples`)."""
     report = MergeReport()
     if checked is None:
         checked = preflight(target.folder, sources)
@@ -365,7 +380,7 @@ def merge_into(target: "Project", sources: Sequence[str | Path],
         if on_source is not None:
             on_source(k, len(checked), str(folder))
         if kind == "project":
-            _merge_project(target, folder, report)
+            _merge_project(target, folder, report, merge_samples)
         else:
             r = ingest_job_folder(target, folder)
             report.samples_added += r.samples

@@ -46,6 +46,19 @@ def after_samples_changed(project: Any) -> None:
             hook(project)
 
 
+def merge_samples(target: Any, source: Any, new_ids: list[str], same_ids: list[str]) -> list[tuple[str, str]]:
+    """While `merge` brings a shard project's samples into ``target``: every method's
+    ``merge_samples`` hook, where it has one (spatial copies the recorded stabilities of the new
+    samples); the identical samples (``same_ids``) some method's own rows of differ, with what
+    differs."""
+    differ: list[tuple[str, str]] = []
+    for name in METHODS.names():
+        hook = getattr(get_method(name), "merge_samples", None)
+        if hook is not None:
+            differ += hook(target, source, new_ids, same_ids)
+    return differ
+
+
 def methods_with_data(project: Any, wanted: list[str] | None) -> list[Any]:
     """The ``wanted`` methods (a clear error for an unknown name), or every method with data in
     the project (an error when there is none)."""

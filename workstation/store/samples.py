@@ -133,8 +133,6 @@ def _samples_from_arrow(st: Any, prompt_ids: np.ndarray | None, image_path: Any)
         width=st.column("width").to_numpy().astype(np.float64),
         height=st.column("height").to_numpy().astype(np.float64),
         image_path=_object_column(image_path, shared=False),
-        recorded_stability=np.asarray(st.column("recorded_stability").to_numpy(zero_copy_only=False),
-                                      dtype=np.float64),
         has_secondary=st.column("has_secondary").to_numpy().astype(bool),
         has_perturbed=st.column("has_perturbed").to_numpy().astype(bool),
     )
@@ -238,7 +236,7 @@ class SamplesRepo(Repo):
             self._insert("samples", {
                 "sample_id": s.sample_id, "run_id": s.run_id, "prompt_id": s.prompt_id,
                 "seed": s.seed, "image_path": np.array(paths, dtype=object), "width": s.width,
-                "height": s.height, "recorded_stability": s.recorded_stability,
+                "height": s.height,
                 "has_secondary": s.has_secondary, "has_perturbed": s.has_perturbed,
                 "truth": np.array(list(truth) if truth is not None else [None] * n, dtype=object),
                 "ord": np.arange(base, base + n, dtype=np.int64),
@@ -344,7 +342,7 @@ class SamplesRepo(Repo):
         with self._lock:
             st = self.con.raw.sql(
                 f"SELECT s.sample_id, s.run_id, s.prompt_id, s.seed, "
-                f"s.width, s.height, s.image_path, s.recorded_stability, s.has_secondary, s.has_perturbed, "
+                f"s.width, s.height, s.image_path, s.has_secondary, s.has_perturbed, "
                 f"hash(s.sample_id) AS h1, hash(s.sample_id || chr(31)) AS h2 "
                 f"FROM samples s JOIN prompts p USING (prompt_id) {where} ORDER BY s.ord",
                 params=params or None).to_arrow_table()

@@ -35,7 +35,7 @@ class Migrating(Protocol):
 
     def transaction(self) -> AbstractContextManager[Any]: ...
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 _V1_V2: list[list[Any]] = [
     [
@@ -207,8 +207,52 @@ _V7_RATERS_AND_GOLD: list[Any] = [
         note VARCHAR, created_at TIMESTAMP)""",
 ]
 
+
+# The spatial method's tables at its versions 2 and 3 (its chain, `methods.spatial.store.MIGRATIONS`,
+# is SPATIAL_V1, SPATIAL_V2, SPATIAL_V3): version 3 holds the stability term an imported run recorded
+# per sample, a column of the kernel's samples table before kernel version 8: one row per sample
+# (the spatial store writes it so) and no key, for the reason version 2 dropped the verdicts' index:
+# a key's index makes deleting a run's rows cost a minute at a million samples (0.5 s without).
+SPATIAL_V2: tuple[str, ...] = ("DROP INDEX IF EXISTS spatial_verdict_eval",)
+SPATIAL_V3: tuple[str, ...] = (
+    """CREATE TABLE IF NOT EXISTS spatial_stability (sample_id VARCHAR NOT NULL, recorded DOUBLE)""",
+)
+
+
+def _v8_spatial_stability(con: Any) -> None:
+    """Version 7 → 8: the samples' recorded stability (a spatial term) leaves the kernel's samples
+    table for the spatial method's ``spatial_stability`` (rows only where it is finite). Where any
+    sample has one, the spatial tables are brought to the version that holds it first. The
+    samples table is rebuilt without the column (DuckDB cannot drop a column of a table with a
+    primary key): every other column, value and order is kept."""
+    cols = {r[0] for r in con.execute("SELECT column_name FROM duckdb_columns() WHERE table_name = 'samples'"
+                                      ).fetchall()}
+    if "recorded_stability" not in cols:
+        return  # already without it (a project upgraded once, its version number written back)
+    n_finite = con.execute("SELECT count(*) FROM samples WHERE isfinite(recorded_stability)").fetchall()[0][0]
+    if n_finite:
+        row = con.execute("SELECT version FROM schema_components WHERE component = 'spatial'").fetchone()
+        at = int(row[0]) if row else 0
+        chain = (SPATIAL_V1, SPATIAL_V2, SPATIAL_V3)
+        for stmts in chain[min(at, len(chain)):]:
+            for stmt in stmts:
+                con.execute(stmt)
+        con.execute("""DELETE FROM spatial_stability WHERE sample_id IN (SELECT sample_id FROM samples)""")
+        con.execute("""INSERT INTO spatial_stability SELECT sample_id, recorded_stability FROM samples
+            WHERE isfinite(recorded_stability)""")
+        con.execute("INSERT OR REPLACE INTO schema_components VALUES ('spatial', ?)", [max(at, len(chain))])
+    con.execute("""CREATE TABLE samples_v8 (
+        sample_id VARCHAR PRIMARY KEY, run_id VARCHAR NOT NULL, prompt_id VARCHAR NOT NULL,
+        seed BIGINT, image_path VARCHAR, width DOUBLE, height DOUBLE,
+        has_secondary BOOLEAN, has_perturbed BOOLEAN, truth VARCHAR, ord BIGINT)""")
+    con.execute("""INSERT INTO samples_v8 SELECT sample_id, run_id, prompt_id, seed, image_path, width,
+        height, has_secondary, has_perturbed, truth, ord FROM samples ORDER BY ord""")
+    con.execute("DROP TABLE samples")
+    con.execute("ALTER TABLE samples_v8 RENAME TO samples")
+
+
 KERNEL_MIGRATIONS: list[list[Any]] = _V1_V2 + [[_v3_methods], _V4_SCORES, _V5_PROVENANCE, _V6_AUDIT_PAUSES,
-                                                _V7_RATERS_AND_GOLD]
+                                                _V7_RATERS_AND_GOLD, [_v8_spatial_stability]]
 
 
 def _run(con: Any, step: Any) -> None:

@@ -52,11 +52,12 @@ class SpatialLoad:
         `progress` (an `ui.loading.OpenProgress`, or None) follows the read and can cancel it."""
         from workstation.methods.spatial.checker import evaluate
         from workstation.methods.spatial.data import spatial_columns
+        from workstation.methods.spatial.store import load_dataset
 
         # the samples' relations and objects, which the views and the checker both read first,
         # are worked out while the detections are read
-        ds = project.samples.load_dataset(method="spatial", meanwhile=spatial_columns,
-                                          progress=progress.detections if progress is not None else None)
+        ds = load_dataset(project, meanwhile=spatial_columns,
+                          progress=progress.detections if progress is not None else None)
         if progress is not None:
             progress.enter("labels")
         cid, cfg = SpatialStore(project).active_config()

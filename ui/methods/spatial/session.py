@@ -26,6 +26,7 @@ from workstation.evaluation.judging import Visibility
 from workstation.methods.spatial.config import CheckerConfig
 from workstation.methods.spatial.method import LABELS
 from workstation.methods.spatial.store import TASK, SpatialStore
+from workstation.methods.spatial.store import load_dataset as load_spatial_dataset
 from workstation.methods.spatial.types import VERDICT_CODE, VERDICTS
 from workstation.store import Project
 from workstation.util.jsonsafe import dumps
@@ -380,7 +381,7 @@ class SpatialSession(QObject):
         if p is None:
             self._clear()
             return
-        self.dataset = p.samples.load_dataset(method="spatial", meanwhile=spatial_columns)
+        self.dataset = load_spatial_dataset(p, meanwhile=spatial_columns)
         self.config_id, self.config = SpatialStore(p).active_config()
         self.baseline = evaluate(self.dataset, self.config) if self.dataset.n else None
         self.verdicts = self.baseline

@@ -11,7 +11,7 @@ import numpy as np
 
 from ...evaluation.plan import AuditTable
 from ...types import WorkstationError
-from .store import TASK, SpatialStore
+from .store import TASK, SpatialStore, load_dataset
 from .types import FAIL, PASS, UNDECIDABLE, VERDICT_CODE
 
 
@@ -65,7 +65,7 @@ def audit_table(project: Any, *, config_id: int | None = None) -> AuditTable:
         from .config import CheckerConfig
 
         cfg = store.get_config(cid) if cid is not None else CheckerConfig()
-        ds = project.samples.load_dataset(method="spatial")
+        ds = load_dataset(project)
         v = evaluate(ds, cfg)
         ids = np.asarray(ds.samples.sample_id, dtype=object)
         prompts = np.asarray(ds.samples.prompt_id, dtype=object)

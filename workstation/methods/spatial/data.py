@@ -6,7 +6,9 @@ A spatial prompt is a generic prompt with ``method = "spatial"``, ``entities = (
 `spatial_columns(ds)` gives the per-sample arrays the checker, metrics and audit read, computed
 once per dataset from its prompts and cached in ``ds.cache``. `spatial_prompts` builds spatial
 prompts and `spatial_dataset` a whole dataset from per-sample columns (importers, tests,
-benchmarks).
+benchmarks). `recorded_stability(ds)` is the stability term an imported run recorded per sample
+(NaN where none): the method's own table ``spatial_stability``, which its load attaches
+(`store.attach_stability`) as the dataset's sample column `STABILITY`.
 """
 
 from __future__ import annotations
@@ -25,6 +27,26 @@ from .types import RELATION_CODE, RELATIONS
 METHOD_NAME = "spatial"
 _CACHE_KEY = "spatial.columns"
 _LOCK_KEY = "spatial.columns_lock"
+STABILITY = "spatial.recorded_stability"  # the sample column (`Dataset.sample_columns`)
+
+
+def recorded_stability(ds: Dataset) -> np.ndarray:
+    """The stability term each sample's imported run recorded (float64, NaN where none). A
+    dataset given none has an all-NaN column, kept so that the same array is read each time
+    (the checker's stages key on it)."""
+    col = ds.sample_columns.get(STABILITY)
+    if col is None or len(col) != ds.n:
+        col = ds.sample_columns[STABILITY] = np.full(ds.n, np.nan)
+    return col
+
+
+def with_stability(ds: Dataset, recorded: Any) -> Dataset:
+    """``ds`` with the recorded stability of each sample (NaN: none); returns ``ds``."""
+    col = np.asarray(recorded, np.float64).reshape(-1)
+    if len(col) != ds.n:
+        raise WorkstationError(f"{len(col)} recorded stabilities for {ds.n} samples")
+    ds.sample_columns[STABILITY] = col
+    return ds
 
 
 @dataclass
@@ -199,11 +221,13 @@ class PromptRows:
 def spatial_dataset(samples: Samples, relation: Sequence[Any] | np.ndarray, label_a: Sequence[str],
                     label_b: Sequence[str], detections: Detections | None = None,
                     variant_names: tuple[str, ...] = (ORIGINAL_NAME,), texts: Sequence[str] | None = None,
-                    counterfactual_id: Any = None, pair_id: Any = None, suite: str = "") -> Dataset:
+                    counterfactual_id: Any = None, pair_id: Any = None, suite: str = "",
+                    recorded_stability: Any = None) -> Dataset:
     """A dataset whose prompts are made from per-sample relation / A / B columns.
 
     Samples sharing a prompt id must agree on its relation and objects. ``texts`` and the links
-    default to empty. Meant for importers that read per-sample records, tests and benchmarks."""
+    default to empty; ``recorded_stability`` (per sample, NaN: none) to none. Meant for importers
+    that read per-sample records, tests and benchmarks."""
     pid = np.asarray(samples.prompt_id).astype(str)
     uniq, first = np.unique(pid, return_index=True)
     rel_all = np.array([RELATION_CODE[r] if isinstance(r, str) else int(r) for r in relation], np.int8)
@@ -220,4 +244,6 @@ def spatial_dataset(samples: Samples, relation: Sequence[Any] | np.ndarray, labe
     pick = lambda v: None if v is None else [np.asarray(v, dtype=object)[i] for i in first]  # noqa: E731
     prompts = spatial_prompts(list(uniq), pick(texts) or [""] * len(uniq), rel_all[first], la[first], lb[first],
                               counterfactual_id=pick(counterfactual_id), pair_id=pick(pair_id), suite=suite)
-    return Dataset(samples, detections if detections is not None else Detections.empty(), prompts, variant_names)
+    dets = detections if detections is not None else Detections.empty()
+    ds = Dataset(samples, dets, prompts, variant_names)
+    return ds if recorded_stability is None else with_stability(ds, recorded_stability)

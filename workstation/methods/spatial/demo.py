@@ -304,7 +304,6 @@ def build_demo_dataset(
         width=np.full(n, float(size)),
         height=np.full(n, float(size)),
         image_path=o([it[2] for it in items]),
-        recorded_stability=np.full(n, math.nan),
         has_secondary=np.ones(n, bool),
         has_perturbed=np.full(n, len(perts) > 0),
     )

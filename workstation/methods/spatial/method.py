@@ -129,8 +129,18 @@ class SpatialMethod:
 
         return prepare_next_open(project)
 
+    def merge_samples(self, target: Any, source: Any, new_ids: list[str],
+                      same_ids: list[str]) -> list[tuple[str, str]]:
+        """`merge` of a shard project: the recorded stabilities of its new samples are copied;
+        the identical samples whose recorded stability differs are named."""
+        from .store import merge_stabilities
+
+        return merge_stabilities(target, source, new_ids, same_ids)
+
     def load(self, project: Any) -> Dataset:
-        return project.samples.load_dataset(method=self.name)
+        from .store import load_dataset
+
+        return load_dataset(project)
 
     def evaluate(self, data: Dataset, cfg: CheckerConfig) -> SpatialResults:
         from .checker import evaluate

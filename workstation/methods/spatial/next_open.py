@@ -24,6 +24,7 @@ def prepare_next_open(project: "Project") -> bool:
 
     from . import prepared_cache
     from .checker import prepare
+    from .store import load_dataset
     from ...store import detection_cache
 
     least = detection_cache.min_detections()
@@ -35,7 +36,7 @@ def prepare_next_open(project: "Project") -> bool:
     t0 = time.perf_counter()
     why = "the cache folder could not be written"
     try:
-        ds = project.samples.load_dataset(method="spatial")  # the window's selection: its cache entry
+        ds = load_dataset(project)  # the window's selection: its cache entry
         if ds.n == 0 or not len(ds.detections):
             return False
         n, at = ds.n, prepare(ds).kept_at  # no place when the detections are not an entry's

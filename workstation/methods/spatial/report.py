@@ -633,10 +633,10 @@ def report_section(project: Any, out_dir: Path, annotator: str | None = None) ->
     from ...evaluation.base import ReportSection
     from .metrics import summarize
     from .sbuc_export import stored_verdicts
-    from .store import SpatialStore
+    from .store import SpatialStore, load_dataset
 
     store = SpatialStore(project)
-    ds = project.samples.load_dataset(method="spatial")
+    ds = load_dataset(project)
     if ds.n == 0:
         raise WorkstationError("the project has no samples of spatial prompts")
     cid = store.active_config_id()

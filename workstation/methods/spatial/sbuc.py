@@ -20,7 +20,7 @@ from ...dataset import Dataset, Detections, Prompts, Samples
 from ...io.jsonl import check_box, check_score, number, read_jsonl, require, require_id
 from ...types import PRIMARY, SECONDARY, SOURCES, InputError, WorkstationError
 from .config import CheckerConfig
-from .data import PromptRows
+from .data import PromptRows, with_stability
 from .types import REASON_CODE, RELATION_CODE, RELATIONS, VERDICT_CODE
 
 # Limits on what a manifest may claim (images are checked against the same limits at import).
@@ -291,7 +291,7 @@ def parse_run(run_dir: str | Path, prompts_path: str | Path, run_id: str | None 
     samples = Samples(
         sample_id=o(s_cols["sid"]), run_id=o([rid] * n), prompt_id=o(s_cols["pid"]),
         seed=np.array(s_cols["seed"], np.int64), width=f(s_cols["w"]), height=f(s_cols["h"]),
-        image_path=o(s_cols["img"]), recorded_stability=f(s_cols["stab"]),
+        image_path=o(s_cols["img"]),
         has_secondary=np.array(s_cols["has2"], bool), has_perturbed=np.zeros(n, bool),
     )
     boxes = np.array(d_cols["box"], np.float64).reshape(-1, 4)
@@ -325,7 +325,7 @@ def parse_run(run_dir: str | Path, prompts_path: str | Path, run_id: str | None 
             raise InputError(prov, f"malformed JSON ({e.msg})", e.lineno) from None
         except RecursionError:
             raise InputError(prov, "malformed JSON (nested too deeply)") from None
-    ds = Dataset(samples, detections, prompts.take(keep))
+    ds = with_stability(Dataset(samples, detections, prompts.take(keep)), f(s_cols["stab"]))
     return ParsedRun(rid, ds, recorded, config, meta, manifest_path=manifest_path, manifest_lines=man_line,
                      prompts_path=Path(prompts_path), prompt_lines=prompt_lines)
 

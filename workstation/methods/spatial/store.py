@@ -2,7 +2,9 @@
 
 `SpatialStore(project)` wraps an open `Project`: checker configs are the project's evaluation
 versions of method "spatial"; a version's verdict set lives in the method's own table
-``spatial_verdicts``; human verdicts are label events of task ``spatial.verdict`` on samples.
+``spatial_verdicts``; human verdicts are label events of task ``spatial.verdict`` on samples; the
+stability term an imported run recorded per sample is in ``spatial_stability`` (rows only where it
+is finite), which `load_dataset` attaches to the samples it loads.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ import numpy as np
 from ...dataset import Dataset
 from ...store import Project, ProjectError
 from ...store.base import _arrow
-from ...store.schema import SPATIAL_V1
+from ...store.schema import SPATIAL_V1, SPATIAL_V2, SPATIAL_V3
 from .config import CheckerConfig
+from .data import STABILITY, recorded_stability, with_stability
 from .types import REASONS, VERDICT_CODE, VERDICTS
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -82,8 +85,77 @@ LABELS_RELATION = ("(SELECT event_id, target_id AS sample_id, annotator, value A
 #: (eval_id, sample_id) away: replacing a verdict set deleted its rows from the index one by one
 #: when the transaction committed (half a minute for a million samples, ten times the cost of
 #: writing the set), and no read used it (a set is read by eval_id, which the table's row groups
-#: already narrow down: each set is written in one insert).
-MIGRATIONS: list[list[Any]] = [list(SPATIAL_V1), ["DROP INDEX IF EXISTS spatial_verdict_eval"]]
+#: already narrow down: each set is written in one insert). Version 3 adds ``spatial_stability``
+#: (the kernel's version 7 moves the samples' recorded stabilities there).
+MIGRATIONS: list[list[Any]] = [list(SPATIAL_V1), list(SPATIAL_V2), list(SPATIAL_V3)]
+
+
+def _has_stability_table(project: Project) -> bool:
+    row = project.con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'spatial_stability' "
+                              "AND schema_name = 'main'").fetchone()
+    return bool(row and row[0])
+
+
+def stabilities_of(project: Project, sample_ids: Any, arrow_ids: Any = None) -> np.ndarray:
+    """The recorded stability of each of ``sample_ids`` (float64, NaN where none), in their order
+    (``arrow_ids``: the same ids as Arrow strings, when the caller has them)."""
+    ids = np.asarray(sample_ids, dtype=object)
+    out = np.full(len(ids), np.nan)
+    if not len(ids) or not _has_stability_table(project):
+        return out
+    n_rows = project.con.execute("SELECT count(*) FROM spatial_stability").fetchone()
+    if not n_rows or not n_rows[0]:
+        return out
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if arrow_ids is None or len(arrow_ids) != len(ids):
+        arrow_ids = pa.array(ids.tolist(), pa.string())
+    # the table's rows placed by an Arrow hash lookup of their ids among the samples' (no
+    # registered relation: DuckDB keeps a little of each one alive)
+    t = project.con.raw.sql("SELECT sample_id, recorded FROM spatial_stability").to_arrow_table()
+    at = pc.index_in(t.column("sample_id"), value_set=arrow_ids).to_numpy(zero_copy_only=False)
+    found = ~np.isnan(at) if at.dtype.kind == "f" else np.ones(len(at), bool)
+    rec = np.asarray(t.column("recorded").to_numpy(zero_copy_only=False), np.float64)
+    out[at[found].astype(np.int64)] = rec[found]
+    return out
+
+
+def attach_stability(project: Project, ds: Dataset) -> Dataset:
+    """``ds`` (samples of ``project``) with their recorded stabilities from the project; returns it."""
+    return with_stability(ds, stabilities_of(project, ds.samples.sample_id, ds.kept_arrow("sample_id")))
+
+
+def load_dataset(project: Project, **options: Any) -> Dataset:
+    """The spatial samples (`SamplesRepo.load_dataset` with ``method="spatial"`` and ``options``)
+    with their recorded stabilities."""
+    return attach_stability(project, project.samples.load_dataset(method=METHOD, **options))
+
+
+def merge_stabilities(target: Project, source: Project, new_ids: list[str],
+                      same_ids: list[str]) -> list[tuple[str, str]]:
+    """The recorded stabilities of ``source``'s samples ``new_ids`` copied into ``target`` (where
+    any is finite); the samples of ``same_ids`` (in both) whose recorded stability differs, with
+    what differs."""
+    if new_ids:
+        got = stabilities_of(source, new_ids)
+        if np.isfinite(got).any():
+            SpatialStore(target).set_stabilities(new_ids, got)
+    differ: list[tuple[str, str]] = []
+    if same_ids:
+        a, b = stabilities_of(source, same_ids), stabilities_of(target, same_ids)
+        bad = np.flatnonzero(~((a == b) | (np.isnan(a) & np.isnan(b))))
+        differ = [(str(same_ids[i]), "recorded stability") for i in bad.tolist()]
+    return differ
+
+
+def add_dataset(project: Project, ds: Dataset, **options: Any) -> None:
+    """Add ``ds`` to the project (`SamplesRepo.add_dataset` with ``options``) and its recorded
+    stabilities (when it has any) to the spatial method's table, in one transaction."""
+    with project.transaction():
+        project.samples.add_dataset(ds, **options)
+        if STABILITY in ds.sample_columns:
+            SpatialStore(project).set_stabilities(ds.samples.sample_id, recorded_stability(ds))
 
 
 @dataclass
@@ -188,6 +260,36 @@ class SpatialStore:
         rc = {r: i for i, r in enumerate(REASONS)}
         cols["reason"] = np.array([rc[x] for x in cols["reason"]], np.int8)
         return cols
+
+    # ---- recorded stabilities ----------------------------------------------------------------------
+    def set_stabilities(self, sample_ids: Any, recorded: Any) -> int:
+        """Record the stability term of these samples (distinct ids; NaN: none, its row removed);
+        returns the number of finite values written. One row per sample (the table has no key)."""
+        import pyarrow as pa
+
+        self.project._check_writable()
+        ids = pa.array([str(x) for x in np.asarray(sample_ids, dtype=object).tolist()], pa.string())
+        vals = np.asarray(recorded, np.float64).reshape(-1)
+        if len(vals) != len(ids):
+            raise ProjectError(f"{len(vals)} recorded stabilities for {len(ids)} samples")
+        if not len(ids):
+            return 0
+        import pyarrow.compute as pc
+
+        if pc.count_distinct(ids).as_py() != len(ids):
+            raise ProjectError("recorded stabilities given twice for one sample")
+        finite = np.isfinite(vals)
+        with self.project.transaction():
+            self.con.register("_stab", pa.table({"sample_id": ids, "keep": pa.array(finite),
+                                                 "recorded": pa.array(np.where(finite, vals, 0.0))}))
+            try:
+                self.con.execute("DELETE FROM spatial_stability WHERE sample_id IN "
+                                 "(SELECT sample_id FROM _stab)")
+                self.con.execute("INSERT INTO spatial_stability SELECT sample_id, recorded FROM _stab "
+                                 "WHERE keep")
+            finally:
+                self.con.unregister("_stab")
+        return int(finite.sum())
 
     # ---- labels ---------------------------------------------------------------------------------
     def add_label(self, sample_id: str, annotator: str, verdict: str | None, *, rating: int | None = None,

@@ -24,7 +24,7 @@ Rules, exactly as SpatialBench-UC applies them (checked against its published ru
   missing / ambiguous / high_overlap carry confidence 0 and all four components 0.
 * Stability is computed only for a decided (PASS/FAIL) geometric verdict; a near_boundary sample
   carries stability 1.0. Its input, per sample: the cached perturbed detections where
-  ``samples.has_perturbed``; else ``samples.recorded_stability`` where finite (an imported run
+  ``samples.has_perturbed``; else ``data.recorded_stability(ds)`` where finite (an imported run
   recorded it; the published data does not ship perturbed detections); else stability is
   unavailable and taken as 1.0. With ``cfg.stability_enabled`` False it is 1.0.
 * Agreement: 1.0 with ``cfg.use_secondary`` False; ``cfg.neutral_agreement`` (0.5) where the

@@ -13,6 +13,7 @@ import numpy as np
 
 from ....dataset import Dataset
 from ..config import CheckerConfig
+from ..data import recorded_stability
 from .area import _changed_by_area, area_stage
 from .decision import _KEPT, _STEPPED, _decide_chunk, _redecide_chunk, _reweigh_chunk, _step_chunk
 from .geometry import _spatial_columns
@@ -53,7 +54,7 @@ def _decision(ds: Dataset, prep: Prepared, area: _AreaStage, cfg: CheckerConfig,
     s = ds.samples
     has_pert = np.asarray(s.has_perturbed, bool)
     has2 = np.asarray(s.has_secondary, bool)
-    recorded = np.asarray(s.recorded_stability, np.float64)
+    recorded = recorded_stability(ds)
     any_pert, any_rec = prep.stages.flag_summary(flags, has_pert, recorded)
     stab_on = cfg.stability_enabled and len(cfg.perturbations) > 0
     stab_dets = stab_on and any_pert

@@ -13,6 +13,7 @@ import numpy as np
 from ....dataset import Dataset, Detections
 from ....types import PRIMARY, SECONDARY
 from ..config import CheckerConfig
+from ..data import recorded_stability
 from ..types import (AMBIGUOUS, DECIDED, FAIL, HIGH_OVERLAP, MISSING, NEAR_BOUNDARY, PASS, RELATION_CODE, UNDECIDABLE,
                      UNSTABLE)
 from .geometry import EPS, _spatial_columns
@@ -89,6 +90,7 @@ def evaluate_reference(ds: Dataset, cfg: CheckerConfig) -> VerdictArrays:
         "sa", "sb", "s2a", "s2b")}
     rel_names = {c: r for r, c in RELATION_CODE.items()}
     relation, label_a, label_b = _spatial_columns(ds)
+    recorded = recorded_stability(ds)
     for i in range(len(s)):
         rel = rel_names[int(relation[i])]
         w, h = float(s.width[i]), float(s.height[i])
@@ -96,7 +98,7 @@ def evaluate_reference(ds: Dataset, cfg: CheckerConfig) -> VerdictArrays:
                          horizontal=rel in ("left_of", "right_of"), negative=rel in ("left_of", "above"),
                          min_area=cfg.min_area_fraction * (w * h),
                          use2=cfg.use_secondary and bool(s.has_secondary[i]),
-                         has_pert=has_pert[i], recorded=float(s.recorded_stability[i]))
+                         has_pert=has_pert[i], recorded=float(recorded[i]))
         for k, val in _ref_sample(smp, lists, pvars, cfg).items():
             out[k].append(val)
 

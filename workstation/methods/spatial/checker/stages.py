@@ -18,6 +18,7 @@ import numpy as np
 from ....dataset import Dataset
 from ....util.refs import weak
 from ..config import CheckerConfig
+from ..data import recorded_stability
 from .verdicts import VerdictArrays
 
 
@@ -241,5 +242,5 @@ def _keys(cfg: CheckerConfig, ds: Dataset) -> tuple[tuple[Any, ...], tuple[Calla
     array, weak references to the sample flags it reads, and the confidence-only parameters."""
     s = ds.samples
     key = (cfg.min_area_fraction,) + tuple(getattr(cfg, f) for f in _DECISION_FIELDS)
-    flags = tuple(weak(a) for a in (s.has_perturbed, s.has_secondary, s.recorded_stability))
+    flags = tuple(weak(a) for a in (s.has_perturbed, s.has_secondary, recorded_stability(ds)))
     return key, flags, tuple(getattr(cfg, f) for f in _CONF_FIELDS)

@@ -18,7 +18,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def load_samples(project: "Project") -> "Dataset":  # the spatial commands' samples
     """The samples of the spatial method's prompts, with their detections."""
-    ds = project.samples.load_dataset(method="spatial")
+    from ..store import load_dataset
+
+    ds = load_dataset(project)
     if ds.n == 0:
         raise WorkstationError(f"the project {project.folder} has no samples of spatial prompts; import a run first")
     return ds

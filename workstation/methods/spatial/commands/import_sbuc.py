@@ -39,7 +39,7 @@ from ....util.atomic import new_folder_mode
 from ....util.paths import remove_made
 from ....command_base import add_command, add_project_arg
 from ..next_open import prepare_next_open
-from ..store import SpatialStore
+from ..store import SpatialStore, add_dataset
 
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
@@ -156,8 +156,8 @@ def run(args: argparse.Namespace) -> int:
         with project.transaction():
             project.samples.add_run(rid, method=method, model=meta.get("model"), params=meta.get("gen_params"),
                                     provenance=provenance, source="spatialbench_uc")
-            project.samples.add_dataset(ds, detector_names=(detectors.get("primary", "primary"),
-                                                            detectors.get("secondary", "secondary")))
+            add_dataset(project, ds, detector_names=(detectors.get("primary", "primary"),
+                                                     detectors.get("secondary", "secondary")))
             cid = SpatialStore(project).save_config(cfg, note=f"imported with run {rid} from {run_dir}")
             if parsed.recorded is not None:
                 from ..sbuc_export import StoredVerdicts
