@@ -217,10 +217,23 @@ def start_audit_set(window: Any, audit_set_id: int) -> int:
             n = views.open_audit(window, audit_set_id)
             a = c.audit
             window.statusBar().showMessage(
-                f"audit set #{audit_set_id}: {n} items" + (" (blind)" if a is not None and a.blind else ""), 6000)
+                f"audit set #{audit_set_id}: {_items_text(c, n)}" + (" (blind)" if a is not None and a.blind else ""),
+                6000)
             return n
     window.statusBar().showMessage(f"no page judges the task {task!r} of audit set #{audit_set_id}", 6000)
     return 0
+
+
+def _items_text(c: Any, n: int) -> str:
+    """How many items a queue just opened holds: of an overlap set, the annotator's part of it."""
+    a = c.audit
+    if a is None or not a.overlap:
+        return f"{n} items"
+    who = c.state.annotator
+    if not who:
+        return f"no annotator named: Audit → Annotator… shows your part of the set's {c.core.whole_size} items"
+    labelled, _total = c.progress()
+    return f"{n} items for {who} ({labelled} labelled) of the set's {c.core.whole_size}"
 
 
 def _leaves_blind(window: Any, c: Any, audit_set_id: int) -> bool:

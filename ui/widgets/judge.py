@@ -206,8 +206,8 @@ class JudgeController(QObject):
 
     def open_audit(self, audit_set_id: int) -> int:
         """Make a stored audit set the queue and go to its first item this pass has not
-        labelled; returns the queue's length. Targets the project no longer holds are left out
-        (the status bar says how many)."""
+        labelled; returns the queue's length (of an overlap set: the annotator's part of it).
+        Targets the project no longer holds are left out (the status bar says how many)."""
         from workstation.evaluation.audit_sets import audit_info
 
         p = self.state.project
@@ -225,7 +225,7 @@ class JudgeController(QObject):
         missing = int((~keep).sum())
         if missing:
             self._message(f"{missing} item(s) of audit set #{audit_set_id} are no longer in the project")
-        return int(keep.sum())
+        return len(self.core.queue)
 
     def leave_audit(self) -> None:
         """Back to a plain queue of every target, at the current one."""
@@ -250,10 +250,14 @@ class JudgeController(QObject):
     def follow_annotator(self) -> None:
         """Another annotator (Audit → Annotator…): their own place on the queue (where they left
         it, else their first unlabelled item), their labels, their own undo history."""
-        before = self.core.current
+        before, queue = self.core.current, self.core.queue
         self.core.follow_annotator()
         self.core.reload()
-        if self.core.current != before:
+        if self.core.queue is not queue:  # an overlap set: the new rater's part of it
+            self.queue_changed.emit()
+            self._check_policy()
+            self.moved.emit(self.core.current)
+        elif self.core.current != before:
             self._check_policy()
             self.moved.emit(self.core.current)
         self.changed.emit()
