@@ -107,6 +107,7 @@ class JudgeController(QObject):
         self.on_leave: list[Callable[[], None]] = []  # called before the current target changes
         self.describe: Callable[[int], str] = self.core.target_id  # a target in the auditor's words
         self._policy_seen = self.view_visibility()
+        self.refuse_writes = ""  # why this page records nothing now ("": it records)
         annotator_changed = getattr(state, "annotator_changed", None)
         if annotator_changed is not None:  # another annotator: their own place, labels and history
             annotator_changed.connect(self.follow_annotator)
@@ -361,6 +362,9 @@ class JudgeController(QObject):
         p = self.state.project
         if p is None or self.core.current < 0:
             return False
+        if self.refuse_writes:
+            self._message(self.refuse_writes)
+            return False
         if p.read_only:
             self._message("this project is open read-only: labels cannot be saved")
             return False
@@ -431,6 +435,9 @@ class JudgeController(QObject):
         c = self.core
         p = self.state.project
         if p is None or p.read_only:
+            return False
+        if self.refuse_writes:
+            self._message(self.refuse_writes)
             return False
         if not c.can_step(back):
             who = self.state.annotator
