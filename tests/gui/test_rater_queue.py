@@ -40,20 +40,20 @@ def test_switching_the_annotator_shows_the_other_raters_part_of_an_overlap_set(
     w.labeling.auto.setChecked(True)
     target = QApplication.focusWidget()
     qtbot.keyClick(target if target is not None and target.isVisible() else w, Qt.Key.Key_P)
-    assert w.labeling.bar.text() == "1 / 8 labelled"
+    assert w.labeling.bar.text() == "1 / 8 labelled · a1's part of 12"
 
     seen: list[list[str]] = []
     s.queue_changed.connect(lambda: seen.append(list(c.queue)))
     _switch(w, monkeypatch, "a2")
     assert seen and seen[-1] == a2  # the views were told: the queue they show is a2's
     assert c.queue == a2 and c.current in a2
-    assert w.labeling.bar.text() == "0 / 8 labelled"
+    assert w.labeling.bar.text() == "0 / 8 labelled · a2's part of 12"
     # the blind contract holds through the switch: a1's label of a shared item is not shown to a2
     c.go_target(c.index_of(a1[0] if a1[0] in a2 else a2[0]))
     assert all(x.annotator == "a2" for x in c.shown_labels())
 
     _switch(w, monkeypatch, "a1")
-    assert seen[-1] == a1 and c.queue == a1 and w.labeling.bar.text() == "1 / 8 labelled"
+    assert seen[-1] == a1 and c.queue == a1 and w.labeling.bar.text() == "1 / 8 labelled · a1's part of 12"
     # opened again by a2: the status bar counts a2's part
     _switch(w, monkeypatch, "a2")
     menus.start_audit_set(w, aid)

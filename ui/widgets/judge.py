@@ -880,7 +880,10 @@ class JudgeBar(QWidget):
         done, total = c.progress()
         self.bar.setRange(0, max(total, 1))
         self.bar.setValue(done)
-        self.bar.setFormat(f"{done} / {total} labelled")
+        a = c.audit
+        part = f" · {c.state.annotator or 'your'}'s part of {c.core.whole_size}" \
+            if a is not None and a.overlap and c.state.annotator else ""
+        self.bar.setFormat(f"{done} / {total} labelled{part}")  # an overlap set: the rater's part
         self.next_unlabelled_button.setEnabled(done < total)
         self.end_note.setVisible(self._ended and q)
         if self._ended:
