@@ -397,7 +397,9 @@ def open_adjudication(window: Any) -> Any:
         old.close()
         old.deleteLater()
     w = window.adjudication_window = AdjudicationWindow(window, tasks)
-    first = next((k for k, (t, _s, _v) in enumerate(tasks) if adjudication_queue(p, t)), 0)
+    shown = window.current_views()  # the task of the page shown first, when it has items open
+    order = sorted(range(len(tasks)), key=lambda k: tasks[k][2] is not shown)
+    first = next((k for k in order if adjudication_queue(p, tasks[k][0])), 0)
     w.task_box.setCurrentIndex(first)
     w.setWindowTitle(f"Adjudication — {p.folder.name}")
     w.show()

@@ -46,7 +46,7 @@ class AdjudicationWindow(QWidget):
         self.tasks = tasks
         self.items: list[AdjudicationItem] = []
         self._driven: tuple[Any, bool] | None = None  # (controller, its page-blind before)
-        self.resize(760, 460)
+        self.resize(960, 520)
         lay = QVBoxLayout(self)
         top = QHBoxLayout()
         top.addWidget(QLabel("Task:"))
@@ -68,8 +68,10 @@ class AdjudicationWindow(QWidget):
         self.table.verticalHeader().setVisible(False)
         h = self.table.horizontalHeader()
         h.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        h.setMinimumSectionSize(48)
         for k in range(1, len(COLUMNS)):
             h.setSectionResizeMode(k, QHeaderView.ResizeMode.ResizeToContents)
+        self.table.setWordWrap(False)
         lay.addWidget(self.table, 1)
         self.shown = QLabel("")
         self.shown.setObjectName("adjudicationShown")
@@ -106,6 +108,8 @@ class AdjudicationWindow(QWidget):
 
     def _task_changed(self, *_: Any) -> None:
         for b in self.value_buttons:
+            self.buttons_row.removeWidget(b)
+            b.hide()  # gone at once: deleteLater waits for the event loop
             b.deleteLater()
         for s in self._shortcuts:
             s.setEnabled(False)
