@@ -101,6 +101,14 @@ def test_an_adjudicator_records_a_final_label_that_reaches_the_calibration(
     win.close()
     assert c.refuse_writes == "" and not c.core.page_blind
 
+    # a blind audit opened while the window is open closes it, and the page records again
+    win = menus.open_adjudication(w)
+    qtbot.waitUntil(lambda: c.refuse_writes != "", timeout=3000)
+    blind = s.project.audit.create_set("blind", TASK, [str(x) for x in s.dataset.samples.sample_id[4:10].tolist()],
+                                       {}, blind=True)
+    assert menus.start_audit_set(w, blind) == 6
+    assert not win.isVisible() and c.refuse_writes == "" and c.record("PASS")
+
 
 def test_from_a_blind_audit_the_window_opens_only_through_a_pause(
         qtbot: Any, open_window: Any, sbuc_images_project: Path, monkeypatch: pytest.MonkeyPatch) -> None:

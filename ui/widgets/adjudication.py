@@ -8,7 +8,8 @@ label is recorded here — the method's keys or its buttons, always with a note 
 `record_adjudication`, and the list moves on to the next item. While this window drives a
 judging page, that page records nothing itself (its keys would add the adjudicator's label as a
 rater's), and it hides the annotators' names (`set_page_blind`); both are given back when the
-window closes. Only an adjudicator of the project gets this window (`ui.menus.open_adjudication`).
+window closes, or when the page gets another queue (a blind audit opened then closes the window).
+Only an adjudicator of the project gets this window (`ui.menus.open_adjudication`).
 """
 
 from __future__ import annotations
@@ -46,6 +47,10 @@ class AdjudicationWindow(QWidget):
         self.tasks = tasks
         self.items: list[AdjudicationItem] = []
         self._driven: tuple[Any, bool] | None = None  # (controller, its page-blind before)
+        self._driving = False  # this window is changing the page's policy (not a new queue)
+        for c in {id(v.controller(window)): v.controller(window) for _t, _s, v in tasks}.values():
+            if c is not None:
+                c.queue_changed.connect(self._queue_changed)
         self.resize(960, 520)
         lay = QVBoxLayout(self)
         top = QHBoxLayout()
@@ -170,7 +175,11 @@ class AdjudicationWindow(QWidget):
         if self._driven is None:
             self._driven = (c, bool(c.core.page_blind))
             c.refuse_writes = "adjudicating: the final label is recorded in the Adjudication window"
-            c.set_page_blind(True)
+            self._driving = True
+            try:
+                c.set_page_blind(True)
+            finally:
+                self._driving = False
 
     def _release(self) -> None:
         if self._driven is None:
@@ -178,7 +187,22 @@ class AdjudicationWindow(QWidget):
         c, blind = self._driven
         self._driven = None
         c.refuse_writes = ""
-        c.set_page_blind(blind)
+        self._driving = True
+        try:
+            c.set_page_blind(blind)
+        finally:
+            self._driving = False
+
+    def _queue_changed(self) -> None:
+        """Another queue on a page (an audit set opened, left, another rater's part): the page
+        is the auditor's again; a blind audit closes this window (it shows what the audit hides)."""
+        if self._driving:
+            return
+        from ..blind_routes import hides
+
+        self._release()
+        if any(hides(v.controller(self.window_)) for _t, _s, v in self.tasks):
+            self.close()
 
     def _row_changed(self) -> None:
         it = self.current_item()
