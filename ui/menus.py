@@ -396,7 +396,7 @@ def open_adjudication(window: Any) -> Any:
     if old is not None:
         old.close()
         old.deleteLater()
-    w = window.adjudication_window = AdjudicationWindow(window, tasks)
+    w = window.adjudication_window = AdjudicationWindow(window, tasks, hides)
     shown = window.current_views()  # the task of the page shown first, when it has items open
     order = sorted(range(len(tasks)), key=lambda k: tasks[k][2] is not shown)
     first = next((k for k in order if adjudication_queue(p, tasks[k][0])), 0)

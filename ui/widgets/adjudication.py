@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import html
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -39,9 +40,12 @@ def counts_text(labels: tuple[str, ...]) -> str:
 class AdjudicationWindow(QWidget):
     """One per main window (`open_adjudication_window`)."""
 
-    def __init__(self, window: Any, tasks: list[tuple[str, Any, Any]]) -> None:
-        """``tasks``: (task, scheme, views) of the label tasks the window can adjudicate."""
+    def __init__(self, window: Any, tasks: list[tuple[str, Any, Any]],
+                 hides: Callable[[Any], bool] = lambda _c: False) -> None:
+        """``tasks``: (task, scheme, views) of the label tasks the window can adjudicate;
+        ``hides(controller)``: its queue is an audit that hides something (`ui.blind_routes.hides`)."""
         super().__init__(window, Qt.WindowType.Window)
+        self.hides = hides
         self.setObjectName("adjudicationWindow")
         self.window_ = window
         self.tasks = tasks
@@ -198,10 +202,8 @@ class AdjudicationWindow(QWidget):
         is the auditor's again; a blind audit closes this window (it shows what the audit hides)."""
         if self._driving:
             return
-        from ..blind_routes import hides
-
         self._release()
-        if any(hides(v.controller(self.window_)) for _t, _s, v in self.tasks):
+        if any(self.hides(v.controller(self.window_)) for _t, _s, v in self.tasks):
             self.close()
 
     def _row_changed(self) -> None:
