@@ -149,6 +149,11 @@ def build(window: MainWindow, menu: QMenu) -> None:
         act = QAction(text, window)
         act.triggered.connect(lambda _=False, f=fn: f(window))
         menu.addAction(act)
+    adj = window.adjudicate_action = QAction("Adjudicate…", window)
+    adj.setObjectName("adjudicateAction")
+    adj.triggered.connect(lambda: open_adjudication(window))
+    menu.addAction(adj)
+    menu.aboutToShow.connect(lambda: _sync_adjudicate_action(window))
     menu.addSeparator()
     an = QAction("Annotator…", window)
     an.triggered.connect(lambda: change_annotator(window))
@@ -222,10 +227,23 @@ def start_audit_set(window: MainWindow, audit_set_id: int) -> int:
             n = views.open_audit(window, audit_set_id)
             a = c.audit
             window.statusBar().showMessage(
-                f"audit set #{audit_set_id}: {n} items" + (" (blind)" if a is not None and a.blind else ""), 6000)
+                f"audit set #{audit_set_id}: {_items_text(c, n)}" + (" (blind)" if a is not None and a.blind else ""),
+                6000)
             return n
     window.statusBar().showMessage(f"no page judges the task {task!r} of audit set #{audit_set_id}", 6000)
     return 0
+
+
+def _items_text(c: Any, n: int) -> str:
+    """How many items a queue just opened holds: of an overlap set, the annotator's part of it."""
+    a = c.audit
+    if a is None or not a.overlap:
+        return f"{n} items"
+    who = c.state.annotator
+    if not who:
+        return f"no annotator named: Audit → Annotator… shows your part of the set's {c.core.whole_size} items"
+    labelled, _total = c.progress()
+    return f"{n} items for {who} ({labelled} labelled) of the set's {c.core.whole_size}"
 
 
 def _leaves_blind(window: MainWindow, c: Any, audit_set_id: int) -> bool:
@@ -320,6 +338,81 @@ def adjudicate(window: MainWindow) -> None:
         window.statusBar().showMessage("no disagreement between annotators", 6000)
         return
     _queue(window, views, targets)
+
+
+def _adjudicators_line(window: Any) -> str:
+    """Who may adjudicate here ("" when the annotator is one of them)."""
+    from workstation.evaluation.raters import adjudicators
+
+    p = window.state.project
+    if p is None:
+        return "open a project first"
+    names = adjudicators(p)
+    if (window.state.annotator or "") in names:
+        return ""
+    if not names:
+        return "this project has no adjudicators (python main.py audit adjudicators --set NAME)"
+    return f"only an adjudicator records final labels; this project's: {', '.join(names)}"
+
+
+def _sync_adjudicate_action(window: Any) -> None:
+    """Audit → Adjudicate… acts for an adjudicator; for anyone else it says who they are."""
+    line = _adjudicators_line(window)
+    act = window.adjudicate_action
+    act.setEnabled(not line)
+    act.setText("Adjudicate…" if not line else f"Adjudicate… ({line})")
+
+
+def open_adjudication(window: Any) -> Any:
+    """The adjudication queue's window (`ui.widgets.adjudication`); None when it cannot open
+    (the status bar says why). From a blind audit it asks to pause first: it shows the other
+    raters' labels and the gold answers."""
+    from workstation.evaluation.raters import adjudication_queue
+    from workstation.methods import METHODS, get_method
+    from .blind_routes import hides, leave_blind
+    from .methods import view_names
+
+    line = _adjudicators_line(window)
+    if line:
+        window.statusBar().showMessage(f"Adjudicate: {line}", 8000)
+        return None
+    p = window.state.project
+    for views in list(window.method_views.values()):
+        c = views.controller(window)
+        if hides(c):
+            if not leave_blind(window, c, "Audit → Adjudicate…", [], c.leave_audit):
+                return None
+    tasks = []
+    for name in view_names():
+        if name not in METHODS:
+            continue
+        for scheme in get_method(name).label_schemes:
+            if name not in window.method_views and not adjudication_queue(p, scheme.task):
+                continue
+            views = window.method_views.get(name) or window.install_method_views(name)
+            if views is not None and views.controller(window) is not None \
+                    and views.controller(window).scheme.task == scheme.task:
+                tasks.append((scheme.task, scheme, views))
+    if not tasks:
+        window.statusBar().showMessage("Adjudicate: no method page judges a label task here", 6000)
+        return None
+    from .widgets.adjudication import AdjudicationWindow
+
+    old = getattr(window, "adjudication_window", None)
+    if old is not None:
+        old.close()
+        old.deleteLater()
+    w = window.adjudication_window = AdjudicationWindow(window, tasks, hides)
+    shown = window.current_views()  # the task of the page shown first, when it has items open
+    order = sorted(range(len(tasks)), key=lambda k: tasks[k][2] is not shown)
+    first = next((k for k in order if adjudication_queue(p, tasks[k][0])), 0)
+    w.task_box.setCurrentIndex(first)
+    w.setWindowTitle(f"Adjudication — {p.folder.name}")
+    w.show()
+    w.raise_()
+    w.activateWindow()
+    w.table.setFocus()
+    return w
 
 
 def _queue(window: MainWindow, views: Any, targets: list[str]) -> None:

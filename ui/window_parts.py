@@ -26,6 +26,7 @@ class WindowParts:
     audit_sets_menu: QMenu  # Audit → Open audit set
     jobs_menu: QMenu
     jobs_actions: dict[str, QAction]  # the Jobs menu's actions by what they do
+    adjudicate_action: QAction  # Audit → Adjudicate… (enabled for an adjudicator)
     project_label: QLabel  # the status bar's parts
     counts_label: QLabel
     annotator_label: QLabel

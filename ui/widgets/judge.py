@@ -107,6 +107,7 @@ class JudgeController(QObject):
         self.on_leave: list[Callable[[], None]] = []  # called before the current target changes
         self.describe: Callable[[int], str] = self.core.target_id  # a target in the auditor's words
         self._policy_seen = self.view_visibility()
+        self.refuse_writes = ""  # why this page records nothing now ("": it records)
         annotator_changed = getattr(state, "annotator_changed", None)
         if annotator_changed is not None:  # another annotator: their own place, labels and history
             annotator_changed.connect(self.follow_annotator)
@@ -206,8 +207,8 @@ class JudgeController(QObject):
 
     def open_audit(self, audit_set_id: int) -> int:
         """Make a stored audit set the queue and go to its first item this pass has not
-        labelled; returns the queue's length. Targets the project no longer holds are left out
-        (the status bar says how many)."""
+        labelled; returns the queue's length (of an overlap set: the annotator's part of it).
+        Targets the project no longer holds are left out (the status bar says how many)."""
         from workstation.evaluation.audit_sets import audit_info
 
         p = self.state.project
@@ -225,7 +226,7 @@ class JudgeController(QObject):
         missing = int((~keep).sum())
         if missing:
             self._message(f"{missing} item(s) of audit set #{audit_set_id} are no longer in the project")
-        return int(keep.sum())
+        return len(self.core.queue)
 
     def leave_audit(self) -> None:
         """Back to a plain queue of every target, at the current one."""
@@ -250,10 +251,14 @@ class JudgeController(QObject):
     def follow_annotator(self) -> None:
         """Another annotator (Audit → Annotator…): their own place on the queue (where they left
         it, else their first unlabelled item), their labels, their own undo history."""
-        before = self.core.current
+        before, queue = self.core.current, self.core.queue
         self.core.follow_annotator()
         self.core.reload()
-        if self.core.current != before:
+        if self.core.queue is not queue:  # an overlap set: the new rater's part of it
+            self.queue_changed.emit()
+            self._check_policy()
+            self.moved.emit(self.core.current)
+        elif self.core.current != before:
             self._check_policy()
             self.moved.emit(self.core.current)
         self.changed.emit()
@@ -357,6 +362,9 @@ class JudgeController(QObject):
         p = self.state.project
         if p is None or self.core.current < 0:
             return False
+        if self.refuse_writes:
+            self._message(self.refuse_writes)
+            return False
         if p.read_only:
             self._message("this project is open read-only: labels cannot be saved")
             return False
@@ -427,6 +435,9 @@ class JudgeController(QObject):
         c = self.core
         p = self.state.project
         if p is None or p.read_only:
+            return False
+        if self.refuse_writes:
+            self._message(self.refuse_writes)
             return False
         if not c.can_step(back):
             who = self.state.annotator
@@ -870,7 +881,10 @@ class JudgeBar(QWidget):
         done, total = c.progress()
         self.bar.setRange(0, max(total, 1))
         self.bar.setValue(done)
-        self.bar.setFormat(f"{done} / {total} labelled")
+        a = c.audit
+        part = f" · {c.state.annotator or 'your'}'s part of {c.core.whole_size}" \
+            if a is not None and a.overlap and c.state.annotator else ""
+        self.bar.setFormat(f"{done} / {total} labelled{part}")  # an overlap set: the rater's part
         self.next_unlabelled_button.setEnabled(done < total)
         self.end_note.setVisible(self._ended and q)
         if self._ended:

@@ -372,6 +372,11 @@ class JudgingQueue:
         return True
 
     @property
+    def whole_size(self) -> int:
+        """Positions of the whole queue set (an overlap set: every rater's part of it)."""
+        return len(self._whole[0])
+
+    @property
     def has_rechecks(self) -> bool:
         return self._has_rechecks
 

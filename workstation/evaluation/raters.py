@@ -397,7 +397,7 @@ class AdjudicationItem:
 
     target_id: str
     labels: tuple[str, ...]  # one per rater, sorted by value (no order that tells who)
-    reason: str  # "raters disagree", "disagrees with gold", or both
+    reason: str  # "raters disagree", "disagrees with gold", or "raters disagree, and with gold"
     gold: str | None = None
     final: str | None = None  # the adjudicated label, when there is one
     note: str | None = None
@@ -426,7 +426,8 @@ def adjudication_queue(project: Any, task: str, *, include_done: bool = False) -
         if not why or (t in done and not include_done):
             continue
         fin = done.get(t)
-        out.append(AdjudicationItem(t, tuple(sorted(values)), " and ".join(why), g,
+        reason = "raters disagree, and with gold" if len(why) == 2 else why[0]
+        out.append(AdjudicationItem(t, tuple(sorted(values)), reason, g,
                                     fin[0] if fin else None, fin[1] if fin else None))
     return out
 
