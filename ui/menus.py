@@ -145,7 +145,7 @@ def build(window: MainWindow, menu: QMenu) -> None:
     window.audit_sets_menu.aboutToShow.connect(lambda: _fill_audit_sets(window))
     menu.addMenu(window.audit_sets_menu)
     for text, fn in (("Audit plans…", open_audit_plans), ("Leave audit set", leave_audit), ("Self-agreement on re-checks", show_self_agreement),
-                     ("Agreement between annotators…", show_agreement), ("Adjudicate disagreements", adjudicate)):
+                     ("Agreement between annotators…", show_agreement), ("Review disagreements in the judging queue", adjudicate)):
         act = QAction(text, window)
         act.triggered.connect(lambda _=False, f=fn: f(window))
         menu.addAction(act)
@@ -330,7 +330,7 @@ def show_agreement(window: MainWindow) -> None:
 def adjudicate(window: MainWindow) -> None:
     from workstation.evaluation.audit_sets import task_agreement
 
-    views = _views(window, "Adjudicate disagreements")
+    views = _views(window, "Review disagreements in the judging queue")
     if views is None or _hidden_now(window, views, "Adjudication"):
         return
     _rows, targets = task_agreement(window.state.project, views.controller(window).scheme)

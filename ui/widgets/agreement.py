@@ -55,7 +55,7 @@ class AgreementDialog(QDialog):
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         lay.addWidget(self.table, 1)
-        self.queue_button = QPushButton("Adjudicate disagreements ▶")
+        self.queue_button = QPushButton("Review disagreements ▶")
         self.queue_button.setObjectName("adjudicateButton")
         self.queue_button.clicked.connect(self._adjudicate)
         lay.addWidget(self.queue_button)
