@@ -310,7 +310,7 @@ def spatial_judges(project: Any) -> MethodJudges:
 
 
 __all__ = ["relative_position", "geneval_components", "geneval_outcomes", "most_confident_boxes", "order_shown",
-           "twin_rows", "twin_outcomes", "spatial_judges", "disagreement_counts", "GENEVAL_THRESHOLD", "POSITION_THRESHOLD", "RELATIONS"]
+           "twin_rows", "twin_outcomes", "spatial_judges", "disagreement_counts", "item_judges", "GENEVAL_THRESHOLD", "POSITION_THRESHOLD", "RELATIONS"]
 
 
 def disagreement_counts(run: Any, a: str, b: str) -> list[dict[str, Any]]:
@@ -327,4 +327,81 @@ def disagreement_counts(run: Any, a: str, b: str) -> list[dict[str, Any]]:
         m = rel == code
         out.append({"relation": name, "samples": int(m.sum()), "agree": int((m & (strata == 0)).sum()),
                     "disagree": int((m & (strata == 1)).sum()), "undecided": int((m & (strata == 2)).sum())})
+    return out
+
+
+# ---- one sample's judges -------------------------------------------------------------------------
+
+def item_judges(project: Any, ds: Any, row: int, twin_row: int | None = None) -> list[dict[str, Any]]:
+    """Every judge of `spatial_judges` on the sample at ``row`` of the spatial dataset ``ds`` alone
+    (the pair view's lines): per judge ``judge`` (its name), ``short`` (a few words), ``outcome``
+    (None: not judged) and ``score`` (NaN: none) — what the judge gives that sample over all the
+    samples, computed from that sample and its twin only (a few rows: cheap on any project).
+    ``twin_row``: the row of its twin's sample of the same run and seed (-1: none), when known."""
+    if row < 0 or row >= ds.n:
+        return []
+    sid = str(ds.samples.sample_id[row])
+    out: list[dict[str, Any]] = []
+    has_table = bool(project.con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'spatial_verdicts'").fetchone()[0])
+    stored: dict[int, tuple[str, float]] = {}
+    if has_table:
+        stored = {int(e): (str(v), np.nan if c is None else float(c)) for e, v, c in project.con.execute(
+            "SELECT eval_id, verdict, conf FROM spatial_verdicts WHERE sample_id = ?", [sid]).fetchall()}
+        any_stored = {int(r[0]) for r in project.con.execute(
+            "SELECT DISTINCT eval_id FROM spatial_verdicts").fetchall()}
+    else:
+        any_stored = set()
+    for ev in project.evaluations.all("spatial"):
+        eid = int(ev["eval_id"])
+        if eid not in any_stored:
+            continue
+        v, c = stored.get(eid, (None, np.nan))
+        out.append({"judge": f"spatial.checker:{ev['content_hash']}", "short": f"checker v{eid}",
+                    "outcome": v if v in VERDICTS else None, "score": c})
+    # the sample and its twin's sample of the same run and seed, alone
+    s = ds.samples
+    twin_prompt = {str(p): str(t) for p, t in zip(ds.prompts.prompt_id.tolist(), ds.prompts.twin_id.tolist()) if t}
+    want = twin_prompt.get(str(s.prompt_id[row]), "")
+    tw = -1 if twin_row is None else int(twin_row)
+    if want and twin_row is None:
+        hit = np.flatnonzero((np.asarray(s.prompt_id, dtype=object) == want)
+                             & (np.asarray(s.run_id, dtype=object) == s.run_id[row])
+                             & (np.asarray(s.seed) == s.seed[row]))
+        tw = int(hit[0]) if len(hit) else -1
+    rows = np.array([row] + ([tw] if tw >= 0 else []), np.int64)
+    sub = ds.subset(rows)
+    none = ds.cache.get("judges.no_detections")
+    if none is None:
+        none = ds.cache["judges.no_detections"] = _no_detections(ds)
+    if none:
+        g = (None, np.nan)
+        t = (None, np.nan)
+    else:
+        passed, score = geneval_outcomes(sub)
+        g = ("PASS" if passed[0] == 1 else "FAIL", float(score[0]))
+        to, ts = twin_outcomes(sub)
+        t = (to[0], float(ts[0]))
+    out.append({"judge": "spatial.geneval", "short": "GenEval's rule", "outcome": g[0], "score": g[1]})
+    out.append({"judge": "spatial.twin", "short": "twin consistency", "outcome": t[0], "score": t[1]})
+    scored = project.con.execute(
+        "SELECT scorer, text, score FROM scores WHERE sample_id = ? ORDER BY scorer", [sid]).fetchall()
+    if scored:
+        text = dict(zip(ds.prompts.prompt_id.tolist(), ds.prompts.text.tolist()))
+        own_text = str(text.get(s.prompt_id[row], ""))
+        twin_text = str(text.get(want, "")) if want else ""
+        by: dict[str, dict[str, float]] = {}
+        for scorer, x, v in scored:
+            by.setdefault(str(scorer), {})[str(x)] = float(v)
+        for scorer, got in by.items():
+            own = got.get(own_text, np.nan)
+            outcome = None
+            if np.isfinite(own):
+                if scorer.split("@", 1)[0].lower().startswith("vqa"):
+                    outcome = "PASS" if own >= 0.5 else "FAIL"
+                else:
+                    other = got.get(twin_text, np.nan) if twin_text else np.nan
+                    if np.isfinite(other):
+                        outcome = "PASS" if own > other else "FAIL"
+            out.append({"judge": f"spatial.score:{scorer}", "short": scorer, "outcome": outcome, "score": own})
     return out
