@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from workstation.evaluation.judges import HUMAN
 from workstation.types import WorkstationError
 
 from .widgets.forms import combo_row, push_button, wrapped_label
@@ -103,7 +104,7 @@ def _compute(project: Any, method: str, n_boot: int | None) -> Iterator[Any]:
     return {"judges": rows, "judge_agreement": agreement}
 
 
-def _table(headers: list[str], name: str) -> QTableWidget:
+def _table(headers: list[str], name: str, stretch: int) -> QTableWidget:
     t = QTableWidget(0, len(headers))
     t.setObjectName(name)
     t.setHorizontalHeaderLabels(headers)
@@ -111,7 +112,7 @@ def _table(headers: list[str], name: str) -> QTableWidget:
     t.setSelectionMode(QTableWidget.SelectionMode.ContiguousSelection)  # the figures can be copied
     hh = t.horizontalHeader()
     hh.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    hh.setStretchLastSection(True)
+    hh.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
     t.verticalHeader().setVisible(False)
     return t
 
@@ -154,13 +155,14 @@ class JudgesWindow(QDialog):
         self.progress.setObjectName("judges_progress")
         self.progress.setMaximumWidth(220)
         self.progress.setTextVisible(False)
+        self.progress.setVisible(False)  # shown while the judges are computed
         self.status = QLabel("")
         self.status.setObjectName("judges_status")
         progress_row.addWidget(self.progress)
         progress_row.addWidget(self.status, 1)
 
-        self.judges_table = _table(JUDGE_HEADERS, "judges_table")
-        self.agreement_table = _table(AGREEMENT_HEADERS, "judge_agreement_table")
+        self.judges_table = _table(JUDGE_HEADERS, "judges_table", 1)
+        self.agreement_table = _table(AGREEMENT_HEADERS, "judge_agreement_table", 1)
         note = wrapped_label(
             "Coverage: the share of the items both judged that both decided (neither abstained). Accuracy and "
             "Cohen's κ: over the items both decided. Each with its 95 % interval resampling the prompts with "
@@ -296,6 +298,7 @@ class JudgesWindow(QDialog):
         gen = self._generation
         self.status.setText("computing the judges…")
         self.progress.setRange(0, 0)
+        self.progress.setVisible(True)
         w = create_worker(compute_tables, p, self.method, _start_thread=False, _ignore_errors=True)
         w.yielded.connect(lambda v, g=gen: self._on_progress(g, v))
         w.returned.connect(lambda r, g=gen: self._on_result(g, r))
@@ -316,6 +319,7 @@ class JudgesWindow(QDialog):
             self.compute_button.setEnabled(True)
             self.progress.setRange(0, 1)
             self.progress.setValue(0)
+            self.progress.setVisible(False)
             self.status.setText("cancelled: Compute again to compute the judges")
 
     def is_running(self) -> bool:
@@ -336,13 +340,15 @@ class JudgesWindow(QDialog):
         _fill(self.judges_table, [judge_cells(r) for r in result["judges"]], 3)
         _fill(self.agreement_table, [agreement_cells(r) for r in result["judge_agreement"]], 2)
         n = result["judges"][0]["items"] if result["judges"] else 0
-        self.status.setText(f"{self.method}: {len(result['judges'])} judges (the humans included) of {n} items; "
+        judges = [r for r in result["judges"] if r["judge"] != HUMAN]
+        humans = " and the humans" if len(judges) < len(result["judges"]) else ""
+        self.status.setText(f"{self.method}: {len(judges)} judge{'s' * (len(judges) != 1)}{humans} over {n} items; "
                             f"{len(result['judge_agreement'])} pairs compared")
-        self.progress.setRange(0, 1)
-        self.progress.setValue(1)
+        self.progress.setVisible(False)
 
     def _on_error(self, gen: int, e: Any) -> None:
         if gen == self._generation:
+            self.progress.setVisible(False)
             self.status.setText(f"the judges could not be compared: {e}")
 
     def _on_finished(self, gen: int, worker: Any) -> None:

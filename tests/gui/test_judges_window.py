@@ -107,7 +107,7 @@ def test_the_window_cancels_and_computes_again(qtbot: Any, open_window: Any, dem
         assert jw.agreement_table.rowCount() == 0
     jw.compute_button.click()
     _wait(qtbot, jw)
-    assert jw.agreement_table.rowCount() > 0 and "pairs compared" in jw.status.text()
+    assert jw.agreement_table.rowCount() > 0 and "pairs compared" in jw.status.text() and "3 judges and the humans" in jw.status.text()
 
 
 def test_no_judge_is_computed_before_the_window_is_shown(qtbot: Any, open_window: Any, demo_project: Path,

@@ -374,10 +374,9 @@ def item_judges(project: Any, ds: Any, row: int, twin_row: int | None = None) ->
     none = ds.cache.get("judges.no_detections")
     if none is None:
         none = ds.cache["judges.no_detections"] = _no_detections(ds)
-    if none:
-        g = (None, np.nan)
-        t = (None, np.nan)
-    else:
+    g: tuple[Any, float] = (None, np.nan)
+    t: tuple[Any, float] = (None, np.nan)
+    if not none:  # a project whose detector has not run: neither rule judges anything
         passed, score = geneval_outcomes(sub)
         g = ("PASS" if passed[0] == 1 else "FAIL", float(score[0]))
         to, ts = twin_outcomes(sub)
