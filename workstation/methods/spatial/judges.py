@@ -348,20 +348,20 @@ def item_judges(project: Any, ds: Any, row: int, twin_row: int | None = None) ->
     if has_table:
         stored = {int(e): (str(v), np.nan if c is None else float(c)) for e, v, c in project.con.execute(
             "SELECT eval_id, verdict, conf FROM spatial_verdicts WHERE sample_id = ?", [sid]).fetchall()}
-        any_stored = {int(r[0]) for r in project.con.execute(
-            "SELECT DISTINCT eval_id FROM spatial_verdicts").fetchall()}
-    else:
-        any_stored = set()
-    for ev in project.evaluations.all("spatial"):
+    for ev in project.evaluations.all("spatial") if has_table else []:
         eid = int(ev["eval_id"])
-        if eid not in any_stored:
-            continue
+        if eid not in stored and not project.con.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM spatial_verdicts WHERE eval_id = ? LIMIT 1)", [eid]).fetchone()[0]:
+            continue  # a config with no stored verdicts is no judge
         v, c = stored.get(eid, (None, np.nan))
         out.append({"judge": f"spatial.checker:{ev['content_hash']}", "short": f"checker v{eid}",
                     "outcome": v if v in VERDICTS else None, "score": c})
     # the sample and its twin's sample of the same run and seed, alone
     s = ds.samples
-    twin_prompt = {str(p): str(t) for p, t in zip(ds.prompts.prompt_id.tolist(), ds.prompts.twin_id.tolist()) if t}
+    twin_prompt = ds.cache.get("judges.twin_prompt")
+    if twin_prompt is None:  # read once per dataset: the pair view asks for one sample after another
+        twin_prompt = ds.cache["judges.twin_prompt"] = {
+            str(p): str(t) for p, t in zip(ds.prompts.prompt_id.tolist(), ds.prompts.twin_id.tolist()) if t}
     want = twin_prompt.get(str(s.prompt_id[row]), "")
     tw = -1 if twin_row is None else int(twin_row)
     if want and twin_row is None:
@@ -386,7 +386,9 @@ def item_judges(project: Any, ds: Any, row: int, twin_row: int | None = None) ->
     scored = project.con.execute(
         "SELECT scorer, text, score FROM scores WHERE sample_id = ? ORDER BY scorer", [sid]).fetchall()
     if scored:
-        text = dict(zip(ds.prompts.prompt_id.tolist(), ds.prompts.text.tolist()))
+        text = ds.cache.get("judges.prompt_text")
+        if text is None:
+            text = ds.cache["judges.prompt_text"] = dict(zip(ds.prompts.prompt_id.tolist(), ds.prompts.text.tolist()))
         own_text = str(text.get(s.prompt_id[row], ""))
         twin_text = str(text.get(want, "")) if want else ""
         by: dict[str, dict[str, float]] = {}
