@@ -381,8 +381,8 @@ def item_judges(project: Any, ds: Any, row: int, twin_row: int | None = None) ->
         g = ("PASS" if passed[0] == 1 else "FAIL", float(score[0]))
         to, ts = twin_outcomes(sub)
         t = (to[0], float(ts[0]))
-    out.append({"judge": "spatial.geneval", "short": "GenEval's rule", "outcome": g[0], "score": g[1]})
-    out.append({"judge": "spatial.twin", "short": "twin consistency", "outcome": t[0], "score": t[1]})
+    out.append({"judge": "spatial.geneval", "short": "GenEval", "outcome": g[0], "score": g[1]})
+    out.append({"judge": "spatial.twin", "short": "twin", "outcome": t[0], "score": t[1]})
     scored = project.con.execute(
         "SELECT scorer, text, score FROM scores WHERE sample_id = ? ORDER BY scorer", [sid]).fetchall()
     if scored:
