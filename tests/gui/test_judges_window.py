@@ -132,3 +132,29 @@ def test_no_judge_is_computed_before_the_window_is_shown(qtbot: Any, open_window
     jwm.open_judges(win)
     _wait(qtbot, jw)
     assert len(calls) == 1
+
+
+def test_in_a_blind_audit_the_window_opens_only_after_a_recorded_pause(qtbot: Any, open_window: Any,
+                                                                       demo_project: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from ui import menus
+    from ui.widgets import audit_pause
+    from workstation.methods.spatial.store import TASK
+
+    answers: list[bool] = []
+    monkeypatch.setattr(audit_pause, "ask", lambda *_a: answers.pop(0))
+    win = open_window(demo_project)
+    qtbot.waitUntil(lambda: "spatial" in win.method_views, timeout=20000)
+    p = win.state.project
+    ids = [str(x) for x in p.samples.load_dataset(method="spatial").samples.sample_id[:2]]
+    aid = p.audit.create_set("blind", TASK, ids, {}, blind=True)
+    assert menus.start_audit_set(win, aid) == 2
+    answers.append(False)  # Stay in audit: no window, no pause
+    menus.open_judges(win)
+    assert getattr(win, "judges_window", None) is None
+    assert not p.con.execute("SELECT count(*) FROM audit_pauses").fetchone()[0]
+    answers.append(True)  # Pause: recorded, then the window
+    menus.open_judges(win)
+    assert win.judges_window.isVisible()
+    assert p.con.execute("SELECT count(*) FROM audit_pauses").fetchone()[0] == 1
+    _wait(qtbot, win.judges_window)
