@@ -332,6 +332,35 @@ def disagreement_counts(run: Any, a: str, b: str) -> list[dict[str, Any]]:
 
 # ---- one sample's judges -------------------------------------------------------------------------
 
+def _two_samples(ds: Any, rows: np.ndarray) -> Any:
+    """`Dataset.subset` of a sample or two, without a pass over the prompts (the rows' prompt
+    rows are read once per dataset) and, where the detections are not given by sample, one
+    comparison of their sample column."""
+    ds.prompt_rows()  # cached on the dataset: the subset takes its rows from it
+    if ds.detections.sample_offsets() is not None:
+        return ds.subset(rows)
+    from ...dataset import Dataset
+
+    sidx = ds.cache.get("judges.sample_idx")
+    if sidx is None or len(sidx) != len(ds.detections):  # its int64 copy, made once per dataset
+        sidx = ds.cache["judges.sample_idx"] = np.asarray(ds.detections.sample_idx, np.int64)
+        ds.cache["judges.sorted"] = bool(len(sidx) < 2 or (sidx[1:] >= sidx[:-1]).all())
+    if ds.cache["judges.sorted"]:  # by sample, as a loader gives them: each sample's rows by bisection
+        keep = np.concatenate([np.arange(np.searchsorted(sidx, r, "left"), np.searchsorted(sidx, r, "right"))
+                               for r in rows.tolist()]).astype(np.int64)
+    else:
+        hit = sidx == rows[0]
+        for r in rows[1:]:
+            hit |= sidx == r
+        keep = np.flatnonzero(hit)
+    dets = ds.detections.take(keep)
+    remap = {int(r): i for i, r in enumerate(rows.tolist())}
+    dets.sample_idx = np.array([remap[int(x)] for x in sidx[keep].tolist()], np.int64)
+    sub = Dataset(ds.samples.take(rows), dets, ds.prompts, ds.variant_names)
+    sub.cache["prompt_rows"] = ds.prompt_rows()[rows]
+    return sub
+
+
 def item_judges(project: Any, ds: Any, row: int, twin_row: int | None = None) -> list[dict[str, Any]]:
     """Every judge of `spatial_judges` on the sample at ``row`` of the spatial dataset ``ds`` alone
     (the pair view's lines): per judge ``judge`` (its name), ``short`` (a few words), ``outcome``
@@ -370,17 +399,19 @@ def item_judges(project: Any, ds: Any, row: int, twin_row: int | None = None) ->
                              & (np.asarray(s.seed) == s.seed[row]))
         tw = int(hit[0]) if len(hit) else -1
     rows = np.array([row] + ([tw] if tw >= 0 else []), np.int64)
-    sub = ds.subset(rows)
     none = ds.cache.get("judges.no_detections")
     if none is None:
         none = ds.cache["judges.no_detections"] = _no_detections(ds)
     g: tuple[Any, float] = (None, np.nan)
     t: tuple[Any, float] = (None, np.nan)
     if not none:  # a project whose detector has not run: neither rule judges anything
+        sub = _two_samples(ds, rows)
         passed, score = geneval_outcomes(sub)
         g = ("PASS" if passed[0] == 1 else "FAIL", float(score[0]))
-        to, ts = twin_outcomes(sub)
-        t = (to[0], float(ts[0]))
+        if tw >= 0:  # `twin_outcomes` on the sample and its twin
+            shown = order_shown(sub)
+            a, b = bool(shown[0]), bool(shown[1])
+            t = ("PASS" if a and b else "FAIL" if not (a or b) else "UNDECIDABLE", (float(a) + float(b)) / 2.0)
     out.append({"judge": "spatial.geneval", "short": "GenEval", "outcome": g[0], "score": g[1]})
     out.append({"judge": "spatial.twin", "short": "twin", "outcome": t[0], "score": t[1]})
     scored = project.con.execute(
