@@ -117,6 +117,24 @@ def open_audit_plans(window: MainWindow) -> None:
     leave_blind(window, blind[0].controller(window), "Audit → Audit plans…", [], go)
 
 
+def open_judges(window: MainWindow) -> None:
+    """Audit → Judges…: the judge × human rows set the labels against the automatic outcomes, so
+    during a blind audit the window opens only after a recorded pause (`ui.blind_routes`)."""
+    from .blind_routes import hides, leave_blind
+    from .judges_window import open_judges as show
+
+    blind = [views for views in window.method_views.values() if hides(views.controller(window))]
+    if not blind:
+        show(window)
+        return
+
+    def go() -> None:
+        _leave(window, blind)
+        show(window)
+
+    leave_blind(window, blind[0].controller(window), "Audit → Judges…", [], go)
+
+
 def _fill_methods_menu(window: MainWindow) -> None:
     from workstation.methods import METHODS
 
@@ -144,7 +162,7 @@ def build(window: MainWindow, menu: QMenu) -> None:
     window.audit_sets_menu = QMenu("Open audit set", window)
     window.audit_sets_menu.aboutToShow.connect(lambda: _fill_audit_sets(window))
     menu.addMenu(window.audit_sets_menu)
-    for text, fn in (("Audit plans…", open_audit_plans), ("Leave audit set", leave_audit), ("Self-agreement on re-checks", show_self_agreement),
+    for text, fn in (("Audit plans…", open_audit_plans), ("Judges…", open_judges), ("Leave audit set", leave_audit), ("Self-agreement on re-checks", show_self_agreement),
                      ("Agreement between annotators…", show_agreement), ("Review disagreements in the judging queue", adjudicate)):
         act = QAction(text, window)
         act.triggered.connect(lambda _=False, f=fn: f(window))

@@ -1,6 +1,8 @@
 """What the judges cost when asked (never on open): GenEval's position rule, the twin consistency
 and one agreement row (coverage, accuracy and κ with their intervals over the prompts) on the
-synthetic datasets of `bench_checker` (~6 primary detections per image, 4 seeds per prompt).
+synthetic datasets of `bench_checker` (~6 primary detections per image, 4 seeds per prompt), and
+one sample's judges as Review's pair view asks for them (`item_judges`, the store's part left
+out: the median over 50 samples after the first, which reads the prompts' maps once).
 
     python tests/benchmarks/bench_judges.py [--sizes 100000,1000000]
 
@@ -13,6 +15,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -21,7 +24,21 @@ sys.path[:0] = [str(ROOT / "tests" / "benchmarks"), str(ROOT)]
 
 from bench_checker import synthetic_dataset  # noqa: E402
 from workstation.evaluation.judges import pair_agreement  # noqa: E402
-from workstation.methods.spatial.judges import geneval_outcomes, order_shown  # noqa: E402
+from workstation.methods.spatial.judges import geneval_outcomes, item_judges, order_shown  # noqa: E402
+
+
+class _NoStore:
+    """A project with no stored verdicts and no scores: `item_judges`'s dataset part alone."""
+
+    class evaluations:  # noqa: N801
+        @staticmethod
+        def all(_method: str) -> list[Any]:
+            return []
+
+    class con:  # noqa: N801
+        @staticmethod
+        def execute(_sql: str, _params: Any = None) -> Any:
+            return type("R", (), {"fetchone": lambda _s: (0,), "fetchall": lambda _s: []})()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -47,6 +64,15 @@ def main(argv: list[str] | None = None) -> int:
               f"{t3 - t2:.2f} s ({len(set(prompts.tolist()))} prompts; accuracy {row['accuracy']:.4f} "
               f"[{row['accuracy_lo']:.4f}, {row['accuracy_hi']:.4f}], κ {row['kappa']:.4f} "
               f"[{row['kappa_lo']:.4f}, {row['kappa_hi']:.4f}])")
+        rng = np.random.default_rng(0)
+        item_judges(_NoStore(), ds, 0)
+        took = []
+        for r in rng.choice(ds.n, 50, replace=False).tolist():
+            t4 = time.perf_counter()
+            item_judges(_NoStore(), ds, int(r), -1)  # the pair view knows the twin's row
+            took.append(time.perf_counter() - t4)
+        print(f"n={n}: one sample's judges (the pair view), median {1000 * float(np.median(took)):.1f} ms, "
+              f"max {1000 * max(took):.1f} ms")
     return 0
 
 

@@ -8,7 +8,9 @@ answer with a note), every visible widget of every page the window lets the audi
 read — texts, tooltips, the rows of item models, tab titles, the window title and the status
 bar — and none may show the automated outcome (`MethodViews.outcome_texts`), the other
 annotator's name or note, the annotator's earlier note, or (on the re-check) the first answer;
-no filter on hidden data may be usable; the judgement bar shows no earlier answer. A fifth
+no filter on hidden data may be usable; the judgement bar shows no earlier answer. Spatial's pair
+view shows every judge's outcome and score of the sample outside the audit, and none of them in
+it. A fifth
 method gets this by registering its views.
 
 **Keys act at once.** After a switch to the method's judging page (by the tab bar, as a click
@@ -238,6 +240,14 @@ def test_a_blind_audit_shows_nothing_it_hides_on_the_first_pass_and_on_the_reche
     assert views.outcome_texts(w, c.index_of(target)) or name not in ("spatial", "metalogic", "protobias",
                                                                       "dyeval"), f"{name}: no outcome to hide"
     _plant(w, c, target)
+    # spatial: outside an audit the pair view shows every judge's outcome and score of the sample;
+    # in the blind audit none of it may show anywhere
+    judges = ("Judges:", "GenEval") if name == "spatial" else ()
+    if judges:
+        c.go(c.index_of(target))
+        QApplication.processEvents()
+        line = w.viewer.left.judges
+        assert line.isVisible() and all(t in line.text() for t in judges), line.text()
     aid = w.state.project.audit.create_set("contract", c.scheme.task, [target, other], {}, blind=True,
                                            rechecks=[(2, target)])
     assert menus.start_audit_set(w, aid) == 3
@@ -245,7 +255,7 @@ def test_a_blind_audit_shows_nothing_it_hides_on_the_first_pass_and_on_the_reche
     index = c.current_index
     # the first pass: the earlier label is not "done" and shows nowhere
     assert c.progress() == (0, 3)
-    assert walk_every_page(w, views, c, index) > 20
+    assert walk_every_page(w, views, c, index, extra=judges) > 20
     # a first answer, with a note typed after N
     bar = views.bar(w)
     _key(qtbot, w, "N")
@@ -260,7 +270,7 @@ def test_a_blind_audit_shows_nothing_it_hides_on_the_first_pass_and_on_the_reche
     # the re-check: nothing of the first answer either
     c.go(2)
     assert c.is_recheck() and c.current == target
-    assert walk_every_page(w, views, c, index, extra=(FIRST_NOTE,)) > 20
+    assert walk_every_page(w, views, c, index, extra=(FIRST_NOTE, *judges)) > 20
     _key(qtbot, w, c.scheme.keys[-1])
     last = w.state.project.labels.events(task=c.scheme.task, target_id=target)[-1]
     assert (last.value, last.source, last.audit_set_id) == (c.scheme.values[-1], "recheck", aid)
@@ -269,6 +279,11 @@ def test_a_blind_audit_shows_nothing_it_hides_on_the_first_pass_and_on_the_reche
     assert c.audit is None
     for page in views.pages(w):
         assert w.tabs.isTabEnabled(w.tabs.indexOf(page))
+    if judges:
+        views.show_judging(w)
+        c.go(c.index_of(target))
+        QApplication.processEvents()
+        assert all(t in w.viewer.left.judges.text() for t in judges)
 
 
 def test_label_keys_and_notes_act_at_once_after_a_tab_switch(qtbot: Any, open_window: Any,

@@ -379,6 +379,25 @@ def delta_text(d: float, relation: str, label_a: str, label_b: str, margin: floa
     return text, tip
 
 
+def judges_line(judges: list[dict[str, Any]]) -> str:
+    """"Judges: GenEval's rule PASS (0.83) · twin consistency UNDECIDABLE (0.50) · …" in the
+    verdicts' colours; — where a judge did not judge the sample."""
+    from html import escape
+
+    parts = []
+    for j in judges:
+        o = j["outcome"]
+        sc = float(j["score"])
+        score = f" ({sc:.2f})" if math.isfinite(sc) else ""
+        if o is None:
+            parts.append(f"{escape(j['short'], quote=False)} —{score}")
+            continue
+        color = theme.VERDICT_COLORS[VERDICTS.index(o)] if o in VERDICTS else ""
+        word = f"<b style='color:{color}'>{escape(o)}</b>" if color else f"<b>{escape(o)}</b>"
+        parts.append(f"{escape(j['short'], quote=False)} {word}{score}")
+    return ("Judges: " + " · ".join(parts)) if parts else ""
+
+
 class VerdictCard(QFrame):
     """Verdict chip, reason and confidence bar; in blind mode a neutral banner instead."""
 
@@ -471,7 +490,21 @@ class SidePanel(QWidget):
         self.meta.setObjectName("dim")
         self.meta.setWordWrap(True)  # a long sample id must not widen the window
         self.meta.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        lay.addWidget(self.title)
+        # every judge's outcome and score for this sample (hidden where the checker's verdict is),
+        # on the title's line: it takes no height from the image (one line, cut at the pane's
+        # width, the whole of it in the tooltip)
+        self.judges = QLabel("")
+        self.judges.setObjectName("judgeLines")
+        self.judges.setWordWrap(False)
+        self.judges.setTextFormat(Qt.TextFormat.RichText)
+        self.judges.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.judges.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        title_row = QHBoxLayout()
+        title_row.setContentsMargins(0, 0, 0, 0)
+        title_row.addWidget(self.title)
+        title_row.addSpacing(12)
+        title_row.addWidget(self.judges, 1)
+        lay.addLayout(title_row)
         lay.addWidget(self.prompt)
         lay.addWidget(self.meta)
         self.card = VerdictCard(self)
@@ -557,6 +590,8 @@ class PairViewer(QWidget):
         self.cache = cache if cache is not None else ImageCache()
         self.thumbs = thumbs if thumbs is not None else ImageCache(max_side=160, max_bytes=32 * 1024 * 1024)
         self.index: PairIndex | None = None
+        #: (dataset, row) → that sample's judges (`item_judges`)
+        self._judges_cache: dict[tuple[int, int], list[dict[str, Any]]] = {}
         self.layers = dict(DEFAULT_LAYERS)
         self.line_width = 2.0
         self.left_row = -1
@@ -659,6 +694,7 @@ class PairViewer(QWidget):
     # ---- state ----------------------------------------------------------------------------------
     def _on_verdicts(self) -> None:
         """New verdicts (a slider moved): redraw now if shown, else when shown."""
+        self._judges_cache.clear()  # a config kept with its verdicts is a judge of its own
         if self.isVisible():
             self.refresh()
         else:
@@ -675,6 +711,7 @@ class PairViewer(QWidget):
         if index is self.index and index is not None:
             return  # several signals announce one load
         self.index = index
+        self._judges_cache.clear()
         self.cache.clear()
         self.thumbs.clear()
         self.refresh()
@@ -730,6 +767,7 @@ class PairViewer(QWidget):
                 side.prompt.setText("")
                 side.meta.setText("")
                 side.card.show_verdict(None, -1, False)
+                side.judges.setText("")
                 side.labels.setText("")
                 side.view.show_sample(None, None, self.layers, self.line_width,
                                       "Open a project, then pick a sample in Browse"
@@ -771,6 +809,7 @@ class PairViewer(QWidget):
             side.prompt.setText("(no counterfactual twin with this seed in this run)")
             side.meta.setText("")
             side.card.show_verdict(None, -1, self.blind)
+            side.judges.setText("")
             side.labels.setText("")
             side.view.show_sample(None, None, self.layers, self.line_width, "no twin sample")
             return
@@ -783,6 +822,11 @@ class PairViewer(QWidget):
                           f"{int(s.width[row])}×{int(s.height[row])}")
         side.card.show_verdict(st.verdicts, row, self.blind, self._human_text(row),
                                RELATIONS[int(sc.relation[row])])
+        line = self._judges_html(row)
+        side.judges.setText(line)
+        side.judges.setToolTip(line + "<br>Every automatic judge of this sample (docs/judges.md): its outcome "
+                               "and, in brackets, its score; — where it did not judge it" if line else "")
+        side.judges.setVisible(bool(line))
         side.labels.setText(self._annotations_html(row))
         spec = overlay_spec(ds, st.verdicts, row, blind=self.blind, raw=raw)
         key = image_key(st, row)
@@ -808,6 +852,30 @@ class PairViewer(QWidget):
                 rel = RELATIONS[int(spatial_columns(self.state.dataset).relation[side.row])]
                 side.card.show_verdict(self.state.verdicts, side.row, self.blind, self._human_text(side.row), rel)
                 side.labels.setText(self._annotations_html(side.row))
+
+    def _judges_html(self, row: int) -> str:
+        """Each judge's outcome and score for the sample at `row` — only where the policy shows
+        the checker's outcome (never in a blind audit or on a re-check). One sample's judges are
+        computed (that sample and its twin), kept until the dataset changes."""
+        st = self.state
+        if self.blind or not st.view_visibility().outcome or st.project is None or row < 0:
+            return ""
+        ds = st.dataset
+        key = (id(ds), row)
+        got = self._judges_cache.get(key)
+        if got is None:
+            from workstation.methods.spatial.judges import item_judges
+            from workstation.types import WorkstationError
+
+            twin = self.index.twin(row) if self.index is not None else None
+            try:
+                got = item_judges(st.project, ds, row, twin)
+            except WorkstationError as e:
+                return f"<span style='color:gray'>judges: {e}</span>"
+            if len(self._judges_cache) > 256:
+                self._judges_cache.clear()
+            self._judges_cache[key] = got
+        return judges_line(got)
 
     def _annotations_html(self, row: int) -> str:
         """The labels of the sample at `row` the session's policy lets the viewer show: the

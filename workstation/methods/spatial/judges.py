@@ -310,7 +310,7 @@ def spatial_judges(project: Any) -> MethodJudges:
 
 
 __all__ = ["relative_position", "geneval_components", "geneval_outcomes", "most_confident_boxes", "order_shown",
-           "twin_rows", "twin_outcomes", "spatial_judges", "disagreement_counts", "GENEVAL_THRESHOLD", "POSITION_THRESHOLD", "RELATIONS"]
+           "twin_rows", "twin_outcomes", "spatial_judges", "disagreement_counts", "item_judges", "GENEVAL_THRESHOLD", "POSITION_THRESHOLD", "RELATIONS"]
 
 
 def disagreement_counts(run: Any, a: str, b: str) -> list[dict[str, Any]]:
@@ -327,4 +327,113 @@ def disagreement_counts(run: Any, a: str, b: str) -> list[dict[str, Any]]:
         m = rel == code
         out.append({"relation": name, "samples": int(m.sum()), "agree": int((m & (strata == 0)).sum()),
                     "disagree": int((m & (strata == 1)).sum()), "undecided": int((m & (strata == 2)).sum())})
+    return out
+
+
+# ---- one sample's judges -------------------------------------------------------------------------
+
+def _two_samples(ds: Any, rows: np.ndarray) -> Any:
+    """`Dataset.subset` of a sample or two, without a pass over the prompts (the rows' prompt
+    rows are read once per dataset) and, where the detections are not given by sample, one
+    comparison of their sample column."""
+    ds.prompt_rows()  # cached on the dataset: the subset takes its rows from it
+    if ds.detections.sample_offsets() is not None:
+        return ds.subset(rows)
+    from ...dataset import Dataset
+
+    sidx = ds.cache.get("judges.sample_idx")
+    if sidx is None or len(sidx) != len(ds.detections):  # its int64 copy, made once per dataset
+        sidx = ds.cache["judges.sample_idx"] = np.asarray(ds.detections.sample_idx, np.int64)
+        ds.cache["judges.sorted"] = bool(len(sidx) < 2 or (sidx[1:] >= sidx[:-1]).all())
+    if ds.cache["judges.sorted"]:  # by sample, as a loader gives them: each sample's rows by bisection
+        keep = np.concatenate([np.arange(np.searchsorted(sidx, r, "left"), np.searchsorted(sidx, r, "right"))
+                               for r in rows.tolist()]).astype(np.int64)
+    else:
+        hit = sidx == rows[0]
+        for r in rows[1:]:
+            hit |= sidx == r
+        keep = np.flatnonzero(hit)
+    dets = ds.detections.take(keep)
+    remap = {int(r): i for i, r in enumerate(rows.tolist())}
+    dets.sample_idx = np.array([remap[int(x)] for x in sidx[keep].tolist()], np.int64)
+    sub = Dataset(ds.samples.take(rows), dets, ds.prompts, ds.variant_names)
+    sub.cache["prompt_rows"] = ds.prompt_rows()[rows]
+    return sub
+
+
+def item_judges(project: Any, ds: Any, row: int, twin_row: int | None = None) -> list[dict[str, Any]]:
+    """Every judge of `spatial_judges` on the sample at ``row`` of the spatial dataset ``ds`` alone
+    (the pair view's lines): per judge ``judge`` (its name), ``short`` (a few words), ``outcome``
+    (None: not judged) and ``score`` (NaN: none) — what the judge gives that sample over all the
+    samples, computed from that sample and its twin only (a few rows: cheap on any project).
+    ``twin_row``: the row of its twin's sample of the same run and seed (-1: none), when known."""
+    if row < 0 or row >= ds.n:
+        return []
+    sid = str(ds.samples.sample_id[row])
+    out: list[dict[str, Any]] = []
+    has_table = bool(project.con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'spatial_verdicts'").fetchone()[0])
+    stored: dict[int, tuple[str, float]] = {}
+    if has_table:
+        stored = {int(e): (str(v), np.nan if c is None else float(c)) for e, v, c in project.con.execute(
+            "SELECT eval_id, verdict, conf FROM spatial_verdicts WHERE sample_id = ?", [sid]).fetchall()}
+    for ev in project.evaluations.all("spatial") if has_table else []:
+        eid = int(ev["eval_id"])
+        if eid not in stored and not project.con.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM spatial_verdicts WHERE eval_id = ? LIMIT 1)", [eid]).fetchone()[0]:
+            continue  # a config with no stored verdicts is no judge
+        v, c = stored.get(eid, (None, np.nan))
+        out.append({"judge": f"spatial.checker:{ev['content_hash']}", "short": f"checker v{eid}",
+                    "outcome": v if v in VERDICTS else None, "score": c})
+    # the sample and its twin's sample of the same run and seed, alone
+    s = ds.samples
+    twin_prompt = ds.cache.get("judges.twin_prompt")
+    if twin_prompt is None:  # read once per dataset: the pair view asks for one sample after another
+        twin_prompt = ds.cache["judges.twin_prompt"] = {
+            str(p): str(t) for p, t in zip(ds.prompts.prompt_id.tolist(), ds.prompts.twin_id.tolist()) if t}
+    want = twin_prompt.get(str(s.prompt_id[row]), "")
+    tw = -1 if twin_row is None else int(twin_row)
+    if want and twin_row is None:
+        hit = np.flatnonzero((np.asarray(s.prompt_id, dtype=object) == want)
+                             & (np.asarray(s.run_id, dtype=object) == s.run_id[row])
+                             & (np.asarray(s.seed) == s.seed[row]))
+        tw = int(hit[0]) if len(hit) else -1
+    rows = np.array([row] + ([tw] if tw >= 0 else []), np.int64)
+    none = ds.cache.get("judges.no_detections")
+    if none is None:
+        none = ds.cache["judges.no_detections"] = _no_detections(ds)
+    g: tuple[Any, float] = (None, np.nan)
+    t: tuple[Any, float] = (None, np.nan)
+    if not none:  # a project whose detector has not run: neither rule judges anything
+        sub = _two_samples(ds, rows)
+        passed, score = geneval_outcomes(sub)
+        g = ("PASS" if passed[0] == 1 else "FAIL", float(score[0]))
+        if tw >= 0:  # `twin_outcomes` on the sample and its twin
+            shown = order_shown(sub)
+            a, b = bool(shown[0]), bool(shown[1])
+            t = ("PASS" if a and b else "FAIL" if not (a or b) else "UNDECIDABLE", (float(a) + float(b)) / 2.0)
+    out.append({"judge": "spatial.geneval", "short": "GenEval", "outcome": g[0], "score": g[1]})
+    out.append({"judge": "spatial.twin", "short": "twin", "outcome": t[0], "score": t[1]})
+    scored = project.con.execute(
+        "SELECT scorer, text, score FROM scores WHERE sample_id = ? ORDER BY scorer", [sid]).fetchall()
+    if scored:
+        text = ds.cache.get("judges.prompt_text")
+        if text is None:
+            text = ds.cache["judges.prompt_text"] = dict(zip(ds.prompts.prompt_id.tolist(), ds.prompts.text.tolist()))
+        own_text = str(text.get(s.prompt_id[row], ""))
+        twin_text = str(text.get(want, "")) if want else ""
+        by: dict[str, dict[str, float]] = {}
+        for scorer, x, v in scored:
+            by.setdefault(str(scorer), {})[str(x)] = float(v)
+        for scorer, got in by.items():
+            own = got.get(own_text, np.nan)
+            outcome = None
+            if np.isfinite(own):
+                if scorer.split("@", 1)[0].lower().startswith("vqa"):
+                    outcome = "PASS" if own >= 0.5 else "FAIL"
+                else:
+                    other = got.get(twin_text, np.nan) if twin_text else np.nan
+                    if np.isfinite(other):
+                        outcome = "PASS" if own > other else "FAIL"
+            out.append({"judge": f"spatial.score:{scorer}", "short": scorer, "outcome": outcome, "score": own})
     return out
