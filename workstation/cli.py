@@ -27,6 +27,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "report",
     "labels",
     "raters",
+    "protocol",
     "generate",
     "detect",
     "score",
