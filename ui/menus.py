@@ -114,6 +114,24 @@ def open_audit_plans(window: Any) -> None:
     leave_blind(window, blind[0].controller(window), "Audit → Audit plans…", [], go)
 
 
+def open_raters(window: Any) -> None:
+    """Audit → Raters…: the rater monitor sets each rater's labels against the others', the
+    judge's and gold, so during a blind audit it opens only after a recorded pause (`ui.blind_routes`)."""
+    from .blind_routes import hides, leave_blind
+    from .raters_window import open_raters as show
+
+    blind = [views for views in window.method_views.values() if hides(views.controller(window))]
+    if not blind:
+        show(window)
+        return
+
+    def go() -> None:
+        _leave(window, blind)
+        show(window)
+
+    leave_blind(window, blind[0].controller(window), "Audit → Raters…", [], go)
+
+
 def _fill_methods_menu(window: Any) -> None:
     from workstation.methods import METHODS
 
@@ -142,7 +160,8 @@ def build(window: Any, menu: QMenu) -> None:
     window.audit_sets_menu.aboutToShow.connect(lambda: _fill_audit_sets(window))
     menu.addMenu(window.audit_sets_menu)
     for text, fn in (("Audit plans…", open_audit_plans), ("Leave audit set", leave_audit), ("Self-agreement on re-checks", show_self_agreement),
-                     ("Agreement between annotators…", show_agreement), ("Adjudicate disagreements", adjudicate)):
+                     ("Agreement between annotators…", show_agreement), ("Adjudicate disagreements", adjudicate),
+                     ("Raters…", open_raters)):
         act = QAction(text, window)
         act.triggered.connect(lambda _=False, f=fn: f(window))
         menu.addAction(act)
