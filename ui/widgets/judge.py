@@ -625,6 +625,11 @@ class JudgeBar(QWidget):
         for w in (self.prev_button, self.next_button, self.undo_button, self.redo_button, self.auto):
             w.setFocusPolicy(Qt.NoFocus)
             row.addWidget(w)
+        from .instructions import InstructionsBox  # the task's instructions and examples, on demand
+
+        self.instructions = InstructionsBox(controller, self)
+        row.addWidget(self.instructions.toggle)
+        outer.addWidget(self.instructions)
         self.export_button.setFocusPolicy(Qt.NoFocus)
         self.next_unlabelled_button = push_button(
             NEXT_UNLABELLED, controller.next_unlabelled,
