@@ -5,6 +5,7 @@ drift, qualification) — the figures of `main.py raters` (`workstation.commands
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -60,6 +61,7 @@ class RaterMonitorPanel(QWidget):
         self.summary = QLabel("")
         self.summary.setObjectName("raterSummary")
         self.summary.setWordWrap(True)
+        self.summary.setTextFormat(Qt.TextFormat.RichText)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         lay.addWidget(self.summary)
         lay.addWidget(QLabel("<b>Agreement among the raters</b> (95 % intervals over the prompts)"))
@@ -67,7 +69,8 @@ class RaterMonitorPanel(QWidget):
         self.agreement.setObjectName("raterAgreement")
         self.agreement.setHorizontalHeaderLabels(["Statistic", "Value [95 %]", "Ratings", "Units"])
         self._table_setup(self.agreement)
-        lay.addWidget(self.agreement, 2)
+        self.agreement.horizontalHeader().setStretchLastSection(False)
+        lay.addWidget(self.agreement, 0)
         lay.addWidget(QLabel("<b>Raters</b>"))
         self.raters = QTableWidget(0, len(RATER_COLUMNS), self)
         self.raters.setObjectName("raterTable")
@@ -127,13 +130,16 @@ class RaterMonitorPanel(QWidget):
             QApplication.restoreOverrideCursor()
         self.monitor = tm
         mon = tm.monitor
-        self.summary.setText(f"{task}: {len(mon.rows)} rater{'s' if len(mon.rows) != 1 else ''}, {mon.items} items, "
-                             f"{mon.rated_twice} rated by two or more ({overlap_text(tm)}). {tm.line}. {tm.where}.")
+        self.summary.setText(f"<b>{task}</b>: {len(mon.rows)} rater{'s' if len(mon.rows) != 1 else ''}, "
+                             f"{mon.items} items, {mon.rated_twice} rated by two or more ({overlap_text(tm)}).<br>"
+                             f"{html.escape(tm.line[:1].upper() + tm.line[1:])}.<br>"
+                             f"{html.escape(tm.where[:1].upper() + tm.where[1:])}.")
         agree = agreement_rows(tm)
         self.agreement.setRowCount(len(agree))
         for i, r in enumerate(agree):
             for j, key in enumerate(("statistic", "value", "n", "units")):
                 self.agreement.setItem(i, j, number_item(r[key], align_right=j > 0))
+        self._fit_height(self.agreement)
         rows = rater_rows(tm)
         self.raters.setRowCount(len(rows))
         for i, r in enumerate(rows):
@@ -150,6 +156,13 @@ class RaterMonitorPanel(QWidget):
         if tm.protocol.gold is None:
             notes.append("Gold and qualification: not recorded by this workstation (—).")
         self.note.setText(" ".join(notes))
+
+    @staticmethod
+    def _fit_height(t: QTableWidget) -> None:
+        """The table as high as its rows (the agreement's few statistics leave no empty band)."""
+        t.resizeRowsToContents()
+        h = t.horizontalHeader().height() + sum(t.rowHeight(i) for i in range(t.rowCount())) + 2 * t.frameWidth()
+        t.setFixedHeight(max(h, t.horizontalHeader().height() + 2 * t.frameWidth() + 8))
 
     def cell(self, table: QTableWidget, row: int, heading: str) -> str:
         """The text under ``heading`` in ``row`` of one of the panel's tables."""

@@ -224,6 +224,9 @@ RATER_COLUMNS = (("rater", "rater"), ("items", "items"), ("seconds", "s/item"), 
                  ("qualification", "qualification"))
 
 
+_WORDS = ("rater", "speed", "drift", "qualification")
+
+
 def _pct_ci(e: Any) -> str:
     if not e.defined:
         return "—"
@@ -350,7 +353,8 @@ def report_section(project: Any, out_dir: Any, tasks: list[str] | None = None, n
                  f"<td>{r['units']}</td></tr>" for r in agree]
         body.append("</table><h4>Rater monitor</h4><table><tr>" + "".join(f"<th>{e(h)}</th>" for _k, h in RATER_COLUMNS)
                     + "</tr>")
-        body += ["<tr>" + "".join(f"<td>{e(r[k])}</td>" for k, _h in RATER_COLUMNS) + "</tr>" for r in rows]
+        body += ["<tr>" + "".join(f"<td class='word'>{e(r[k])}</td>" if k in _WORDS else f"<td>{e(r[k])}</td>"
+                                  for k, _h in RATER_COLUMNS) + "</tr>" for r in rows]
         body.append(f"</table><p class='src'>{e(tm.where)}; {e(tm.line)}. Tables: <code>raters/{stem}_*.csv</code>."
                     "</p>")
     return ReportSection("raters", "Raters", html="".join(body), tables=tables, meta=meta)
