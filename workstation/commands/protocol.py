@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     """Print, replace or drop a task's instructions and examples (module docstring)."""
     from ..evaluation.protocol import ProtocolText, load_protocol, read_examples, save_protocol
     from ..types import WorkstationError
-    from .labels import label_tasks
+    from .tasks import label_tasks
 
     if args.task not in label_tasks():
         raise WorkstationError(f"unknown label task {args.task!r} (expected one of {', '.join(label_tasks())})")

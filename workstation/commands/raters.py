@@ -52,7 +52,7 @@ def task_inputs(project: Any, task: str) -> tuple[dict[str, str], dict[str, str 
     table cannot be made (the reason is the third part)."""
     from ..methods.audit_sources import audit_table, source_of
     from ..types import WorkstationError
-    from .labels import label_tasks
+    from .tasks import label_tasks
 
     method = label_tasks().get(task)
     if method is None or source_of(method) is None:
@@ -150,7 +150,7 @@ def task_monitor(project: Any, task: str, *, session_gap: float | None = None, n
     from ..evaluation.rater_monitor import SESSION_GAP_S, rater_monitor, standing_labels
     from ..evaluation.selection import load_selection, set_names
     from ..methods import get_method
-    from .labels import label_tasks
+    from .tasks import label_tasks
 
     gap = SESSION_GAP_S if session_gap is None else float(session_gap)
     boot = N_BOOT if n_boot is None else int(n_boot)
@@ -174,7 +174,7 @@ def task_monitor(project: Any, task: str, *, session_gap: float | None = None, n
 def monitor_tasks(project: Any, task: str = "all") -> list[str]:
     """The label tasks ``task`` names (a task, a method or all) that hold labels in the project
     (all of them for a named task)."""
-    from .labels import resolve_tasks
+    from .tasks import resolve_tasks
 
     tasks = resolve_tasks(task)
     if task == "all":

@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
         def build(folder: Path) -> list[Any]:
             from ..evaluation.audit_sets import blind_audits_section
             from ..methods.audit_sources import report_section
-            from .labels import label_tasks
+            from .tasks import label_tasks
             from .raters import monitor_tasks
             from .raters import report_section as rater_section
 
