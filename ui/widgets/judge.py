@@ -628,7 +628,6 @@ class JudgeBar(QWidget):
         from .instructions import InstructionsBox  # the task's instructions and examples, on demand
 
         self.instructions = InstructionsBox(controller, self)
-        row.addWidget(self.instructions.toggle)
         outer.addWidget(self.instructions)
         self.export_button.setFocusPolicy(Qt.NoFocus)
         self.next_unlabelled_button = push_button(
@@ -660,6 +659,7 @@ class JudgeBar(QWidget):
         self.notes_saved = QLabel("")
         self.notes_saved.setObjectName("notesSaved")
         notes_col.addWidget(self.notes_saved)
+        notes_col.addWidget(self.instructions.toggle)  # beside the notes: the bar gets no higher
         notes_col.addStretch(1)
         row2.addLayout(notes_col)
         self.notes = NotesEdit(self)
