@@ -126,3 +126,57 @@ def test_the_scale_names_the_unable_to_answer_option(task: str) -> None:
 
     scheme = next(s for s in get_method(label_tasks()[task]).label_schemes if s.task == task)
     assert scale_text(scheme).endswith(f"unable to answer: {scheme.abstain}") and scheme.abstain
+
+
+def test_gold_qualification_and_adjudication_reach_the_monitor_and_the_card(rated: Path, monkeypatch: Any) -> None:
+    """The raters' protocol (`workstation.evaluation.raters`: gold answers, accuracy on gold, the
+    qualification rule, adjudications) as the monitor and the card read it, through its functions."""
+    import sys
+    import types
+    from dataclasses import dataclass
+
+    from workstation.commands.raters import protocol_card, rater_rows, task_monitor
+
+    gold = {f"p{i}|run|0": v for i, v in enumerate(["ALIGNED", "MISALIGNED", "ALIGNED"] * 3)}  # the truth of p0..p8
+
+    @dataclass(frozen=True)
+    class Acc:
+        rater: str
+        correct: int
+        n: int
+
+        def text(self) -> str:
+            return f"gold {self.correct}/{self.n}"
+
+    fake = types.ModuleType("workstation.evaluation.raters")
+    fake.gold_answers = lambda project, task: dict(gold)  # type: ignore[attr-defined]
+    fake.gold_accuracy = lambda project, task: {"ann": Acc("ann", 9, 9), "cy": Acc("cy", 6, 9)}  # type: ignore[attr-defined]
+    fake.load_qualification = lambda project: types.SimpleNamespace(text=lambda: "≥ 90 % on ≥ 5 gold items")  # type: ignore[attr-defined]
+    fake.unqualified = lambda project, task, annotators=None: {"cy": "gold 6/9 < 90 %"}  # type: ignore[attr-defined]
+    fake.adjudicated = lambda project, task: {"p0|run|0": ("MISALIGNED", "moved", "lead")}  # type: ignore[attr-defined]
+    fake.adjudicators = lambda project: ["lead"]  # type: ignore[attr-defined]
+    fake.adjudication_queue = lambda project, task, include_done=False: [object()] * 7  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "workstation.evaluation.raters", fake)
+    with Project.open(rated, read_only=True) as p:
+        tm = task_monitor(p, "metalogic.pair", n_boot=0)
+        rows = {r["rater"]: r for r in rater_rows(tm)}
+        card = dict(protocol_card(p, tm))
+    assert rows["ann"]["gold"] == "100.0% [70.1, 100.0]"  # Wilson, 9 of 9
+    assert rows["cy"]["gold"].startswith("66.7%")  # p0, p3, p6 are the careless rater's misses
+    assert rows["cy"]["qualification"] == "left out: gold 6/9 < 90 %" and rows["ann"]["qualification"] == "qualified"
+    assert card["qualification"] == "rule: ≥ 90 % on ≥ 5 gold items; left out: cy (gold 6/9 < 90 %)"
+    assert "9 gold answers" in card["gold"] and "ann: gold 9/9" in card["gold"] and "cy: gold 6/9" in card["gold"]
+    assert card["adjudication"] == "1 adjudicated, 7 open (adjudicators: lead)"
+
+
+def test_without_the_raters_protocol_its_fields_read_a_dash(rated: Path) -> None:
+    from workstation.commands.raters import protocol_card, rater_rows, task_monitor
+    from workstation.evaluation.protocol import rater_protocol
+
+    with Project.open(rated, read_only=True) as p:
+        if rater_protocol(p, "metalogic.pair").recorded:
+            pytest.skip("this workstation records gold answers: the fields are filled")
+        tm = task_monitor(p, "metalogic.pair", n_boot=0)
+        card = dict(protocol_card(p, tm))
+        assert all(r["gold"] == "—" and r["qualification"] == "—" for r in rater_rows(tm))
+    assert card["gold"] == card["qualification"] == card["adjudication"] == "—"
