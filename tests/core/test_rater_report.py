@@ -157,6 +157,10 @@ def test_gold_qualification_and_adjudication_reach_the_monitor_and_the_card(rate
     fake.adjudicators = lambda project: ["lead"]  # type: ignore[attr-defined]
     fake.adjudication_queue = lambda project, task, include_done=False: [object()] * 7  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "workstation.evaluation.raters", fake)
+    from workstation.store.audit import AuditRepo
+
+    # the gold items seeded into audit sets (the monitor's gold accuracy counts only those)
+    monkeypatch.setattr(AuditRepo, "gold_items", lambda self: [(1, t) for t in gold], raising=False)
     with Project.open(rated, read_only=True) as p:
         tm = task_monitor(p, "metalogic.pair", n_boot=0)
         rows = {r["rater"]: r for r in rater_rows(tm)}
