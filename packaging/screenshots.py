@@ -409,14 +409,15 @@ SMALL = (1024, 700)  # a lab laptop's screen
 
 
 def prepare_raters(folder: Path) -> Path:
-    """A small spatial demo whose checker's verdicts three simulated raters labelled: a1 (10 %
-    errors, about 25 s an item), a2 (15 %, about 35 s) and a3 (40 %, about 4 s: a speeder), with
-    the task's instructions and examples kept."""
+    """A small spatial demo with the task's instructions and examples kept and three raters' labels:
+    the demo's multi-rater audit (`demo_raters`: overlap, gold, qualification, adjudication) where
+    the workstation has it, else 60 items three simulated raters labelled against the checker's
+    verdicts: a1 (10 % errors, about 25 s an item), a2 (15 %, about 35 s) and a3 (40 %, about 4 s:
+    a speeder)."""
     from datetime import datetime, timedelta
 
     import numpy as np
 
-    from workstation.evaluation.protocol import ProtocolText, save_protocol
     from workstation.methods import audit_sources
     from workstation.store import Project
 
@@ -427,7 +428,15 @@ def prepare_raters(folder: Path) -> Path:
         from workstation.methods.spatial.demo import add_demo
         from workstation.methods.spatial.suite import spatial_suite
 
-        add_demo(p, n_seeds=2, prompts=spatial_suite(12), workers=0, size=128)
+        add_demo(p, n_seeds=4, prompts=spatial_suite(20), workers=0, size=128)
+        try:  # the demo's multi-rater audit (overlap, gold, qualification, adjudication) where it exists
+            from workstation.methods.spatial import demo_raters  # type: ignore[attr-defined]
+            from workstation.methods.spatial.method import LABELS
+        except ImportError:
+            demo_raters = None
+        if demo_raters is not None and demo_raters.add_rater_audit(p, LABELS):
+            _keep_instructions(p)
+            return folder
         table = audit_sources.audit_table(p, "spatial")
         ids = table.item_id.tolist()[:60]
         # the truth of the simulation: the checker's verdict (UNDECIDABLE where it abstains)
@@ -441,15 +450,21 @@ def prepare_raters(folder: Path) -> Path:
                                                                         if x != truth[t]]))
                 when += timedelta(seconds=float(rng.gamma(4.0, secs / 4.0)))
                 p.labels.add("spatial.verdict", "sample", t, name, v, created_at=when)
-        save_protocol(p, "spatial.verdict", ProtocolText(
-            "Read the prompt's spatial relation (left of, right of, above, below) and look at the image. "
-            "PASS when both objects are there and the relation holds; FAIL when an object is missing or the "
-            "relation does not hold; UNDECIDABLE when the image cannot be judged (an object cut off, two "
-            "candidates, the image not shown).",
-            ("“a cat left of a dog”: the cat's centre left of the dog's → PASS",
-             "“a cup above a book”: the cup beside the book → FAIL",
-             "“a car right of a tree”: only half a car at the border → UNDECIDABLE")))
+        _keep_instructions(p)
     return folder
+
+
+def _keep_instructions(p) -> None:
+    from workstation.evaluation.protocol import ProtocolText, save_protocol
+
+    save_protocol(p, "spatial.verdict", ProtocolText(
+        "Read the prompt's spatial relation (left of, right of, above, below) and look at the image. "
+        "PASS when both objects are there and the relation holds; FAIL when an object is missing or the "
+        "relation does not hold; UNDECIDABLE when the image cannot be judged (an object cut off, two "
+        "candidates, the image not shown).",
+        ("“a cat left of a dog”: the cat's centre left of the dog's → PASS",
+         "“a cup above a book”: the cup beside the book → FAIL",
+         "“a car right of a tree”: only half a car at the border → UNDECIDABLE")))
 
 
 def shoot_raters(sh: Shooter, folder: Path) -> None:
