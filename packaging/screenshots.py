@@ -430,7 +430,7 @@ def prepare_raters(folder: Path) -> Path:
 
         add_demo(p, n_seeds=4, prompts=spatial_suite(20), workers=0, size=128)
         try:  # the demo's multi-rater audit (overlap, gold, qualification, adjudication) where it exists
-            from workstation.methods.spatial import demo_raters  # type: ignore[attr-defined]
+            from workstation.methods.spatial import demo_raters
             from workstation.methods.spatial.method import LABELS
         except ImportError:
             demo_raters = None

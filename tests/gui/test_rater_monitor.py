@@ -92,3 +92,32 @@ def test_the_rater_panel_on_a_project_without_labels(open_window: Any, tmp_path:
     _audit_action(w, "Raters…").trigger()
     panel = w.raters_window.panel
     assert "No labels in this project yet" in panel.summary.text() and panel.raters.rowCount() == 0
+
+
+def test_during_a_blind_audit_the_monitor_opens_only_after_a_recorded_pause(open_window: Any, png_project: Path,
+                                                                          monkeypatch: Any) -> None:
+    """The monitor sets a rater's labels against the others' and gold: Stay in audit shows
+    nothing of it, Pause records the pause and opens it."""
+    from PySide6.QtWidgets import QApplication
+
+    from ui.widgets import audit_pause
+
+    from .conftest import blind_queue
+
+    asked: list[tuple[str, int]] = []
+    answer = [False, True]
+    monkeypatch.setattr(audit_pause, "ask", lambda _p, what, aid, _who: asked.append((what, aid)) or answer.pop(0))
+    w = open_window(png_project)
+    w.state.set_annotator("alice")
+    st = w.spatial
+    aid = blind_queue(st, [0, 2, 4])
+    w.method_views["spatial"].show_judging(w)
+    QApplication.processEvents()
+    assert st.controller.audit is not None and st.controller.audit.blind
+    _audit_action(w, "Raters…").trigger()
+    assert asked == [("Audit → Raters…", aid)]
+    assert getattr(w, "raters_window", None) is None and st.controller.audit is not None
+    assert w.state.project.audit.pauses(aid) == []
+    _audit_action(w, "Raters…").trigger()
+    assert len(w.state.project.audit.pauses(aid)) == 1
+    assert w.raters_window.isVisible()
