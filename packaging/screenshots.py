@@ -482,6 +482,16 @@ def shoot_raters(sh: Shooter, folder: Path) -> None:
     w.show()
     w.open_project(folder)
     sh.settle(0.5)
+    # the judging page with the task's instructions open under the keys
+    w.method_views["spatial"].show_judging(w)
+    sh.settle(0.5)
+    from ui.widgets.judge import JudgeBar
+
+    bar = next((b for b in w.findChildren(JudgeBar) if b.isVisible()), None)
+    if bar is not None:
+        bar.instructions.toggle.setChecked(True)
+        sh.save(w, "judging_instructions")
+        bar.instructions.toggle.setChecked(False)
     menus.open_raters(w)
     win = w.raters_window
     win.resize(1320, 430)

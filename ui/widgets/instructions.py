@@ -115,7 +115,7 @@ class InstructionsBox(QFrame):
             return
         parts = [html.escape(text.instructions).replace("\n", "<br>")]
         if text.examples:
-            parts.append("<b>Examples</b><ul style='margin:0'>"
+            parts.append("<br><b>Examples</b><ul style='margin:0'>"
                          + "".join(f"<li>{html.escape(x)}</li>" for x in text.examples) + "</ul>")
         self.body.setText("".join(parts))
 
