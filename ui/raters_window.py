@@ -1,6 +1,8 @@
 """Audit → Raters…: the rater monitor panel (`ui.widgets.rater_monitor`) in a window of its own
-beside the main window, bound to the open project. It reads the labels again whenever it is
-brought back to the front and when the project's data change."""
+beside the main window, bound to the open project. Labels committed (on any judging page) or
+other changes of the project's data mark its figures out of date; it reads the labels again when
+it is brought back to the front after that (the intervals' resamples take a moment: not on every
+key), and on Refresh."""
 
 from __future__ import annotations
 
@@ -26,20 +28,30 @@ class RatersWindow(QDialog):
         lay.setContentsMargins(6, 6, 6, 6)
         lay.addWidget(self.panel)
         self.resize(1180, 640)
+        self.stale = False
+        self._watched: set[int] = set()
         window.state.project_changed.connect(self.follow_project)
-        window.state.data_changed.connect(self._refresh_if_shown)
+        window.state.data_changed.connect(self._mark_stale)
         self.follow_project()
 
     def follow_project(self) -> None:
+        self.stale = False
         self.panel.set_project(self.window_.state.project)
+        self._watch_controllers()
 
-    def _refresh_if_shown(self) -> None:
-        if self.isVisible():
-            self.follow_project()
+    def _watch_controllers(self) -> None:
+        for views in self.window_.method_views.values():
+            c = views.controller(self.window_)
+            if c is not None and id(c) not in self._watched:
+                self._watched.add(id(c))
+                c.committed.connect(lambda *_: self._mark_stale())
+
+    def _mark_stale(self, *_: object) -> None:
+        self.stale = True
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
-        if event.type() == QEvent.Type.ActivationChange and self.isActiveWindow() and self.panel.monitor is not None:
-            self.panel.refresh()
+        if event.type() == QEvent.Type.ActivationChange and self.isActiveWindow() and self.stale:
+            self.follow_project()
         super().changeEvent(event)
 
 

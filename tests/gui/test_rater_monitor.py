@@ -121,3 +121,22 @@ def test_during_a_blind_audit_the_monitor_opens_only_after_a_recorded_pause(open
     _audit_action(w, "Raters…").trigger()
     assert len(w.state.project.audit.pauses(aid)) == 1
     assert w.raters_window.isVisible()
+
+
+def test_the_monitor_reads_the_labels_again_when_it_comes_back_after_a_change(open_window: Any, qtbot: Any,
+                                                                             tmp_path: Path) -> None:
+    folder = make_rated(tmp_path / "rated")
+    w = open_window(folder)
+    _audit_action(w, "Raters…").trigger()
+    win = w.raters_window
+    panel = win.panel
+    row = {panel.cell(panel.raters, i, "rater"): i for i in range(panel.raters.rowCount())}["ann"]
+    assert panel.cell(panel.raters, row, "items") == "24"
+    w.state.project.labels.add("metalogic.pair", "pair", "p99|run|0", "ann", "ALIGNED")
+    w.state.data_changed.emit()
+    assert win.stale and panel.cell(panel.raters, row, "items") == "24"  # not on every change
+    w.activateWindow()
+    qtbot.waitUntil(w.isActiveWindow, timeout=3000)
+    win.activateWindow()
+    qtbot.waitUntil(lambda: panel.cell(panel.raters, row, "items") == "25", timeout=5000)
+    assert not win.stale
