@@ -102,6 +102,9 @@ class RaterProtocol:
 
 
 def _raters_module() -> Any:
+    """`workstation.evaluation.raters` (gold answers, qualification, adjudication), or None where
+    this workstation has no such module: then every field the card reads from it is "—". Once the
+    module is part of the workstation this is a plain import."""
     try:
         return importlib.import_module(f"{__package__}.raters")
     except ModuleNotFoundError as e:
