@@ -44,7 +44,7 @@ class RatersWindow(QDialog):
             c = views.controller(self.window_)
             if c is not None and id(c) not in self._watched:
                 self._watched.add(id(c))
-                c.committed.connect(lambda *_: self._mark_stale())
+                c.committed.connect(self._mark_stale)
 
     def _mark_stale(self, *_: object) -> None:
         self.stale = True

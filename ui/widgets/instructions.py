@@ -87,7 +87,10 @@ class InstructionsBox(QFrame):
         self.setVisible(False)
         state = controller.state
         if getattr(state, "project_changed", None) is not None:
-            state.project_changed.connect(lambda *_: self.refresh())
+            state.project_changed.connect(self._project_changed)  # a bound slot: gone with the box
+
+    def _project_changed(self, *_: object) -> None:
+        self.refresh()
 
     @property
     def project(self) -> Any:
