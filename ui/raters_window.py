@@ -50,7 +50,8 @@ class RatersWindow(QDialog):
         self.stale = True
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
-        if event.type() == QEvent.Type.ActivationChange and self.isActiveWindow() and self.stale:
+        if event.type() == QEvent.Type.ActivationChange and self.isActiveWindow() and self.stale \
+                and self.window_.isVisible():
             self.follow_project()
         super().changeEvent(event)
 

@@ -83,6 +83,7 @@ def test_the_rater_panel_shows_the_commands_numbers(open_window: Any, tmp_path: 
         assert panel.cell(panel.agreement, stats[title], "Value [95 %]") == \
             f"{e['value']:.3f} [{e['lo']:.3f}, {e['hi']:.3f}]"
         assert panel.cell(panel.agreement, stats[title], "Ratings") == str(e["n"])
+    win.close()
 
 
 def test_the_rater_panel_on_a_project_without_labels(open_window: Any, tmp_path: Path) -> None:
@@ -92,6 +93,7 @@ def test_the_rater_panel_on_a_project_without_labels(open_window: Any, tmp_path:
     _audit_action(w, "Raters…").trigger()
     panel = w.raters_window.panel
     assert "No labels in this project yet" in panel.summary.text() and panel.raters.rowCount() == 0
+    w.raters_window.close()
 
 
 def test_during_a_blind_audit_the_monitor_opens_only_after_a_recorded_pause(open_window: Any, png_project: Path,
@@ -121,6 +123,7 @@ def test_during_a_blind_audit_the_monitor_opens_only_after_a_recorded_pause(open
     _audit_action(w, "Raters…").trigger()
     assert len(w.state.project.audit.pauses(aid)) == 1
     assert w.raters_window.isVisible()
+    w.raters_window.close()
 
 
 def test_the_monitor_reads_the_labels_again_when_it_comes_back_after_a_change(open_window: Any, qtbot: Any,
@@ -140,3 +143,4 @@ def test_the_monitor_reads_the_labels_again_when_it_comes_back_after_a_change(op
     win.activateWindow()
     qtbot.waitUntil(lambda: panel.cell(panel.raters, row, "items") == "25", timeout=5000)
     assert not win.stale
+    win.close()
