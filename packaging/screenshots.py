@@ -10,7 +10,9 @@ ProtoBias's metric table, triplet view (and blind) and rating mode (``protobias_
 heatmap with a cell's pairs, an omission pair marked on both images, and the page blind
 (``metalogic_*.png``); DyEval's tree,
 a node to judge, pre-marks, the split diagram, proposals, the scene-graph editor and the New tree
-dialog (``dyeval_*.png``); with ``--only small``, every tab (and each page of a tab's own tabs), the
+dialog (``dyeval_*.png``); the rater monitor (Audit → Raters…) and the report's protocol card,
+rendered by headless Chromium, on a demo three simulated raters labelled (``raters_monitor.png``,
+``report_protocol_card.png``); with ``--only small``, every tab (and each page of a tab's own tabs), the
 jobs panel and the F1 sheet on each method's judging page at 1024 × 700 (``small_*.png``; it names
 any screen where the window did not keep to that size). The demo project
 is built with `python main.py demo --no-gui` when missing; the fixture project is imported
@@ -426,6 +428,88 @@ def shoot_dyeval(sh: Shooter, folder: Path) -> None:
 SMALL = (1024, 700)  # a lab laptop's screen
 
 
+def prepare_raters(folder: Path) -> Path:
+    """A small spatial demo with the task's instructions and examples kept and the demo's
+    multi-rater audit (`demo_raters`: three raters with overlap, gold items, a qualification rule
+    the speeder fails, adjudications)."""
+    from workstation.methods.spatial import demo_raters
+    from workstation.methods.spatial.demo import add_demo
+    from workstation.methods.spatial.method import LABELS
+    from workstation.methods.spatial.suite import spatial_suite
+    from workstation.store import Project
+
+    if folder.exists():
+        shutil.rmtree(folder)
+    with Project.create(folder) as p:
+        add_demo(p, n_seeds=4, prompts=spatial_suite(20), workers=0, size=128)
+        if not demo_raters.add_rater_audit(p, LABELS):
+            raise SystemExit("the demo's multi-rater audit could not be added to the screenshots' project")
+        _keep_instructions(p)
+    return folder
+
+
+def _keep_instructions(p) -> None:
+    from workstation.evaluation.protocol import ProtocolText, save_protocol
+
+    save_protocol(p, "spatial.verdict", ProtocolText(
+        "Read the prompt's spatial relation (left of, right of, above, below) and look at the image. "
+        "PASS when both objects are there and the relation holds; FAIL when an object is missing or the "
+        "relation does not hold; UNDECIDABLE when the image cannot be judged (an object cut off, two "
+        "candidates, the image not shown).",
+        ("“a cat left of a dog”: the cat's centre left of the dog's → PASS",
+         "“a cup above a book”: the cup beside the book → FAIL",
+         "“a car right of a tree”: only half a car at the border → UNDECIDABLE")))
+
+
+def shoot_raters(sh: Shooter, folder: Path) -> None:
+    """Audit → Raters… on the raters' project, and the report's protocol card in headless Chromium."""
+    import html as html_mod
+
+    from ui import menus
+    from ui.main_window import MainWindow
+    from workstation.commands.raters import report_section
+    from workstation.evaluation.bundle import page_start
+    from workstation.store import Project
+
+    w = MainWindow(ask_annotator=lambda: "a1")
+    w.resize(*SIZE)
+    w.show()
+    w.open_project(folder)
+    sh.settle(0.5)
+    # the judging page with the task's instructions open under the keys
+    w.method_views["spatial"].show_judging(w)
+    sh.settle(0.5)
+    from ui.widgets.judge import JudgeBar
+
+    bar = next((b for b in w.findChildren(JudgeBar) if b.isVisible()), None)
+    if bar is not None:
+        bar.instructions.toggle.setChecked(True)
+        sh.save(w, "judging_instructions")
+        bar.instructions.toggle.setChecked(False)
+    menus.open_raters(w)
+    win = w.raters_window
+    win.resize(1320, 430)
+    sh.save(win, "raters_monitor")
+    win.close()
+    w.close()
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if exe is None:
+        print("  (no Chromium: the protocol card is not shot)")
+        return
+    out = folder.parent / "raters_report"
+    with Project.open(folder, read_only=True) as p:
+        sec = report_section(p, out)
+    page = out / "card.html"
+    page.write_text(page_start("Raters") + f"<h2>{html_mod.escape(sec.title)}</h2>" + sec.html + "</body></html>",
+                    encoding="utf-8")
+    png = sh.out / "report_protocol_card.png"
+    subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                    f"--screenshot={png}", "--window-size=1200,1500", page.as_uri()],
+                   check=True, capture_output=True, timeout=120)
+    sh.saved.append(png)
+    print(f"  {png}")
+
+
 def _slug(text: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in text.lower()).strip("_") or "tab"
 
@@ -515,8 +599,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", type=Path, default=ROOT / "resources" / "screenshots")
     ap.add_argument("--work", type=Path, default=None, help="folder for the projects")
-    ap.add_argument("--only", default="", metavar="SETS", help="comma-separated: demo, dyeval, fixture, small (default: all; small: every tab and "
-                    "the F1 sheet of each method at 1024 × 700)")
+    ap.add_argument("--only", default="", metavar="SETS", help="comma-separated: demo, dyeval, fixture, small, raters (default: all; small: every tab "
+                    "and the F1 sheet of each method at 1024 × 700; raters: the rater monitor and the report's "
+                    "protocol card)")
     ap.add_argument("--readme", action="store_true", help=f"also write the README's screenshots to {README_IMAGES}")
     args = ap.parse_args(argv)
     only = {x.strip() for x in args.only.split(",") if x.strip()} or {"demo", "dyeval", "fixture", "small"}
@@ -526,7 +611,8 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["WORKSTATION_SETTINGS"] = str(work / "settings.ini")
     args.out.mkdir(parents=True, exist_ok=True)
 
-    demo = build_demo(work / "demo")
+    demo = build_demo(work / "demo") if only - {"fixture", "raters"} else work / "demo"
+    raters = prepare_raters(work / "raters") if "raters" in only else None
     fixture = build_fixture(work / "fixture") if "fixture" in only else None
 
     from PySide6.QtWidgets import QApplication
@@ -544,6 +630,8 @@ def main(argv: list[str] | None = None) -> int:
         shoot_project(sh, fixture, "fixture")
     if "small" in only:
         shoot_small(sh, demo)
+    if raters is not None:
+        shoot_raters(sh, raters)
     print(f"{len(sh.saved)} screenshots")
     if args.readme:
         README_IMAGES.mkdir(parents=True, exist_ok=True)

@@ -99,40 +99,43 @@ def _doors() -> Any:
     return import_report
 
 
-def open_audit_plans(window: MainWindow) -> None:
-    """Audit → Audit plans…: the plans' estimates set the labels against the automated outcome,
-    so during a blind audit the window opens only after a recorded pause (`ui.blind_routes`)."""
-    from .audit_plans_window import open_audit_plans as show
+def _past_blind(window: MainWindow, what: str, show: Callable[[], Any]) -> None:
+    """Open a window whose figures set the labels against what a blind audit hides: at once
+    outside a blind audit; during one only after a recorded pause (`ui.blind_routes`)."""
     from .blind_routes import hides, leave_blind
 
     blind = [views for views in window.method_views.values() if hides(views.controller(window))]
     if not blind:
-        show(window, start_audit_set)
+        show()
         return
 
     def go() -> None:
         _leave(window, blind)
-        show(window, start_audit_set)
+        show()
 
-    leave_blind(window, blind[0].controller(window), "Audit → Audit plans…", [], go)
+    leave_blind(window, blind[0].controller(window), what, [], go)
+
+
+def open_audit_plans(window: MainWindow) -> None:
+    """Audit → Audit plans…: the plans' estimates set the labels against the automated outcome."""
+    from .audit_plans_window import open_audit_plans as show
+
+    _past_blind(window, "Audit → Audit plans…", lambda: show(window, start_audit_set))
 
 
 def open_judges(window: MainWindow) -> None:
-    """Audit → Judges…: the judge × human rows set the labels against the automatic outcomes, so
-    during a blind audit the window opens only after a recorded pause (`ui.blind_routes`)."""
-    from .blind_routes import hides, leave_blind
+    """Audit → Judges…: the judge × human rows set the labels against the automatic outcomes."""
     from .judges_window import open_judges as show
 
-    blind = [views for views in window.method_views.values() if hides(views.controller(window))]
-    if not blind:
-        show(window)
-        return
+    _past_blind(window, "Audit → Judges…", lambda: show(window))
 
-    def go() -> None:
-        _leave(window, blind)
-        show(window)
 
-    leave_blind(window, blind[0].controller(window), "Audit → Judges…", [], go)
+def open_raters(window: MainWindow) -> None:
+    """Audit → Raters…: the rater monitor sets each rater's labels against the others', the
+    judge's and gold."""
+    from .raters_window import open_raters as show
+
+    _past_blind(window, "Audit → Raters…", lambda: show(window))
 
 
 def _fill_methods_menu(window: MainWindow) -> None:
@@ -162,7 +165,8 @@ def build(window: MainWindow, menu: QMenu) -> None:
     window.audit_sets_menu = QMenu("Open audit set", window)
     window.audit_sets_menu.aboutToShow.connect(lambda: _fill_audit_sets(window))
     menu.addMenu(window.audit_sets_menu)
-    for text, fn in (("Audit plans…", open_audit_plans), ("Judges…", open_judges), ("Leave audit set", leave_audit), ("Self-agreement on re-checks", show_self_agreement),
+    for text, fn in (("Audit plans…", open_audit_plans), ("Judges…", open_judges), ("Raters…", open_raters),
+                     ("Leave audit set", leave_audit), ("Self-agreement on re-checks", show_self_agreement),
                      ("Agreement between annotators…", show_agreement), ("Review disagreements in the judging queue", adjudicate)):
         act = QAction(text, window)
         act.triggered.connect(lambda _=False, f=fn: f(window))

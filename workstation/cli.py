@@ -29,6 +29,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "labels",
     "raters",
     "audit",
+    "protocol",
     "generate",
     "detect",
     "score",

@@ -637,6 +637,10 @@ class JudgeBar(QWidget):
         for w in (self.prev_button, self.next_button, self.undo_button, self.redo_button, self.auto):
             w.setFocusPolicy(Qt.FocusPolicy.NoFocus)
             row.addWidget(w)
+        from .instructions import InstructionsBox  # the task's instructions and examples, on demand
+
+        self.instructions = InstructionsBox(controller, self)
+        outer.addWidget(self.instructions)
         self.export_button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.next_unlabelled_button = push_button(
             NEXT_UNLABELLED, controller.next_unlabelled,
@@ -667,6 +671,7 @@ class JudgeBar(QWidget):
         self.notes_saved = QLabel("")
         self.notes_saved.setObjectName("notesSaved")
         notes_col.addWidget(self.notes_saved)
+        notes_col.addWidget(self.instructions.toggle)  # beside the notes: the bar gets no higher
         notes_col.addStretch(1)
         row2.addLayout(notes_col)
         self.notes = NotesEdit(self)

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from ..command_base import add_command, add_output_arg, add_project_arg, open_project, reading_project
+from .tasks import label_tasks, resolve_tasks  # noqa: F401 - other commands import them from here too
 
 
 def register(sub: Any) -> None:
@@ -295,33 +296,6 @@ def _import_label_log(args: argparse.Namespace) -> int:
     tasks = ", ".join(f"{c} {t}" for t, c in n.items()) or "none"
     print(f"imported {sum(n.values())} label(s) from {args.file} (label log: {tasks}; annotators: {who})")
     return 0
-
-
-def label_tasks() -> dict[str, str]:
-    """Every registered method's label tasks: task -> method."""
-    from ..methods import get_method, method_names
-
-    out: dict[str, str] = {}
-    for m in method_names():
-        for scheme in getattr(get_method(m), "label_schemes", ()):
-            out[scheme.task] = m
-    return out
-
-
-def resolve_tasks(choice: str) -> list[str]:
-    """``--task``: a task, a method's name (its tasks) or ``all``; WorkstationError otherwise."""
-    from ..types import WorkstationError
-
-    tasks = label_tasks()
-    if choice == "all":
-        return list(tasks)
-    if choice in tasks:
-        return [choice]
-    mine = [t for t, m in tasks.items() if m == choice]
-    if mine:
-        return mine
-    raise WorkstationError(f"unknown label task {choice!r}; choose a task ({', '.join(tasks)}), a method "
-                           f"({', '.join(dict.fromkeys(tasks.values()))}) or all")
 
 
 def run_export(args: argparse.Namespace) -> int:

@@ -9,7 +9,10 @@ with human labels in the project the audit confusion and the risk–coverage tab
 project with audit plans gets an "Audit plans" section: each plan's estimates with their
 intervals, the estimator, what it assumes and the labels it used. A project whose blind audits
 were paused gets a "Blind audits" section: each pause and the items it showed unblinded, whose
-labels are flagged.
+labels are flagged. A project with labels gets a "Raters" section: per label task its protocol
+card (instructions and examples, the scale, raters, qualification, gold, overlap, agreement,
+adjudication, the consensus rule), the agreement among its raters and the rater monitor's table,
+the figures of `raters`.
 """
 
 from __future__ import annotations
@@ -84,12 +87,19 @@ def run(args: argparse.Namespace) -> int:
         def build(folder: Path) -> list[Any]:
             from ..evaluation.audit_sets import blind_audits_section
             from ..methods.audit_sources import report_section
+            from .tasks import label_tasks
+            from .raters import monitor_tasks
+            from .raters import report_section as rater_section
+
+            names = {m.name for m in methods}
 
             sections = [m.report_section(project, folder / m.name, annotator=args.annotator) for m in methods]
             add_judges(project, sections, folder)
             plans = report_section(project, folder / "audit_plans", [m.name for m in methods])
             blind = blind_audits_section(project, folder / "blind_audits")
-            return sections + [s for s in (plans, blind) if s is not None]
+            raters = rater_section(project, folder / "raters",
+                                   [t for t in monitor_tasks(project) if label_tasks()[t] in names])
+            return sections + [s for s in (plans, blind, raters) if s is not None]
 
         try:
             sections = write_bundle(args.out, build, provenance=provenance, overwrite=args.overwrite,
