@@ -1,9 +1,10 @@
 """Three raters, one protocol, for each method, from the draw to the figures.
 
 On the method's small demo project the lead auditor imports the demo's known truth as gold
-answers, sets a qualification rule (r3 fails it) and draws a blind overlap set with three raters on
-every item and three gold items seeded into it. Each rater opens the set as the window's annotator and labels their queue with
-the judging page's keys; r3 answers every gold item wrong. Then:
+answers, sets a qualification rule (r3 fails it) and draws a blind overlap set with three raters
+on every item and three gold items seeded into it. Each rater opens the set as the window's
+annotator and labels their queue with the judging page's keys; r3 answers every gold item wrong.
+Then:
 
 * the Raters window shows each rater's items and gold accuracy, and r3 as left out;
 * r3's labels leave the estimates: the selection's line names r3 as left out, and the values
