@@ -74,6 +74,20 @@ def _label_queue(qtbot: Any, w: Any, views: Any, c: Any, rater: str, answer: Any
     return got
 
 
+def _method_human(name: str, p: Any, selection: LabelSelection) -> tuple[str, dict[str, Any]] | None:
+    """ProtoBias's human tables resolve the labels themselves (`selected_ratings`): their line
+    and the rating per image they take; the other methods' read `resolve_project`."""
+    if name != "protobias":
+        return None
+    from workstation.methods.protobias.data import load_project_data, selected_ratings
+
+    got = selected_ratings(load_project_data(p), selection)
+    r = got.ratings
+    per_image = {f"{i}/{side}": float(v) for i, side, v in zip(r.triplet_id.tolist(), r.role.tolist(),
+                                                               r.rating.tolist())}
+    return got.line(), per_image
+
+
 @pytest.mark.parametrize("demo", METHODS, indirect=True)
 def test_three_raters_gold_qualification_monitor_and_adjudication(
         qtbot: Any, open_window: Any, project: tuple[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -147,6 +161,13 @@ def test_three_raters_gold_qualification_monitor_and_adjudication(
     values = dict(zip(before.target_ids.tolist(), before.values.tolist()))
     assert sorted(values) == sorted(drawn)  # the gold items are no population label
     assert values[disputed] == DISPUTED and all(values[t] == s.values[right] for t in drawn if t != disputed)
+    mean = LabelSelection(sets=(aid,), free=False, rule="mean")  # ProtoBias's default rule
+    human_line = _method_human(name, p, majority)
+    human_mean = _method_human(name, p, mean)
+    if human_line is not None and human_mean is not None:  # the method's own human tables
+        assert "r3 left out: gold 0/3 < 90 %" in human_line[0], human_line[0]
+        assert len(human_line[1]) == len(before.as_dict())  # the images the drawn targets rate
+        assert "r3 left out: gold 0/3 < 90 %" in human_mean[0], human_mean[0]
     save_qualification(p, None)  # without the rule r3 decides the disputed target
     assert resolve_project(p, s.task, majority).as_dict()[disputed] == s.values[other]
     save_qualification(p, Qualification(min_accuracy=0.9, min_items=2))
@@ -156,6 +177,9 @@ def test_three_raters_gold_qualification_monitor_and_adjudication(
     after = resolve_project(p, s.task, majority)
     assert dict(zip(after.target_ids.tolist(), after.values.tolist())) == values
     assert "r3 left out" in after.describe()
+    if human_line is not None:
+        assert _method_human(name, p, majority) == human_line
+        assert _method_human(name, p, mean) == human_mean
 
     # (c) the disagreement goes to adjudication; the final label reaches the human figures
     queue = {it.target_id: it for it in adjudication_queue(p, s.task)}

@@ -105,6 +105,8 @@ class ProtoBiasData:
     draws: dict[int, Any] = field(default_factory=dict, repr=False)  # the task's audit sets' draws
     set_names: dict[int, str] = field(default_factory=dict, repr=False)
     kept_selection: Any = None  # the project's kept selection of the task (None: none kept)
+    #: annotator → why the project's qualification rule leaves their labels out (`raters.unqualified`)
+    left_out: dict[str, str] = field(default_factory=dict, repr=False)
     cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __len__(self) -> int:
@@ -212,10 +214,14 @@ def load_project_data(project: Any) -> ProtoBiasData:
     mine = {k: np.asarray(v)[keep] for k, v in events.items()} if len(keep) else {}
     kept = (load_selection(project, FIDELITY_SCHEME.task)
             if project.get_setting(SETTING + FIDELITY_SCHEME.task) else None)
+    from ...evaluation.raters import unqualified
+
+    left_out = unqualified(project, FIDELITY_SCHEME.task, sorted({str(a) for a in mine.get("annotator", ())}))
     return ProtoBiasData(**arr, scores=scores, ratings=ratings, metric_info=info, n_incomplete=n_incomplete,
                          folder=Path(project.folder), label_events=mine,
                          draws=dict(draws_of(project, FIDELITY_SCHEME.task)),
-                         set_names=set_names(project, FIDELITY_SCHEME.task), kept_selection=kept)
+                         set_names=set_names(project, FIDELITY_SCHEME.task), kept_selection=kept,
+                         left_out=left_out)
 
 
 def _load_scores(project: Any, arr: dict[str, np.ndarray], n: int) -> tuple[TripletScores, tuple[MetricInfo, ...]]:
@@ -355,7 +361,7 @@ def selected_ratings(data: ProtoBiasData, selection: Any) -> SelectedRatings:
         where[str(s)] = (str(data.item_id[i]), "adv")
     events = data.label_events or {k: np.zeros(0, dtype=object) for k in (
         "event_id", "target_id", "annotator", "value", "rating", "audit_set_id", "source")}
-    res = resolve(events, selection, data.draws)
+    res = resolve(events, selection, data.draws, data.left_out)
 
     def ratings(rows: list[tuple[str, str, float, int]]) -> Ratings:
         rows = [r for r in rows if r[0] in where and np.isfinite(r[2])]
@@ -365,7 +371,7 @@ def selected_ratings(data: ProtoBiasData, selection: Any) -> SelectedRatings:
 
     if selection.rule == "mean":
         human = ratings([(st.target, st.annotator, _rating(st.value), st.event_id)
-                         for st in standing_labels(events, selection)])
+                         for st in standing_labels(events, selection, data.draws, data.left_out)])
     else:
         rule = selection.named or selection.rule
         human = ratings([(str(t), rule, _rating(v), k) for k, (t, v) in
