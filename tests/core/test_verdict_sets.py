@@ -96,7 +96,7 @@ def test_the_verdict_table_has_no_index_and_an_older_projects_index_goes(tmp_pat
     assert indexes(folder) == ["spatial_verdict_eval"]
     with Project.open(folder) as p:
         SpatialStore(p)
-        assert p.component_version("spatial") == len(MIGRATIONS) == 2
+        assert p.component_version("spatial") == len(MIGRATIONS) == 3
     assert indexes(folder) == []
     assert verdict_rows(folder) == {1: [("s1", "PASS", "", "", 0.9), ("s2", "UNDECIDABLE", "missing", "missing: dog", 0.0)]}
     new = tmp_path / "new"

@@ -263,7 +263,9 @@ def _stored_judge(project: Any, plan_id: int, method: str) -> Callable[[AuditTab
     d = rec.get("design") if isinstance(rec, dict) else None
     j = d.get("second_judge") if isinstance(d, dict) else None
     name = j.get("name") if isinstance(j, dict) else None
-    return second_judge(project, method, name) if isinstance(name, str) and name.strip() else None
+    if not isinstance(name, str) or name not in {n for n, _t in judge_choices(project, method)}:
+        return None  # none, or not one of the method's judges: `load_plan` says what the plan needs
+    return second_judge(project, method, name)
 
 
 def open_plan(project: Any, plan_id: int,
