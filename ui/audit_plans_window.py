@@ -13,35 +13,26 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QEvent, Qt
-from PySide6.QtWidgets import QDialog, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent
+from PySide6.QtWidgets import QWidget
 
+from .panel_window import PanelWindow, show_in_front
 from .widgets.audit_plan import AuditPlanPanel
 
 if TYPE_CHECKING:
     from .main_window import MainWindow
 
 
-class AuditPlansWindow(QDialog):
+class AuditPlansWindow(PanelWindow):
     """The panel in a non-modal window; one per main window. `open_audit_set(window, audit_set_id)`
     opens an audit set on its method's judging page and returns its number of items."""
 
     def __init__(self, window: MainWindow, open_audit_set: Callable[[Any, int], int]) -> None:
-        super().__init__(window)
-        self.window_ = window
+        super().__init__(window, AuditPlanPanel, name="auditPlansWindow", title="Audit plans", size=(1180, 820))
         self.open_audit_set = open_audit_set
-        self.setObjectName("auditPlansWindow")
-        self.setWindowTitle("Audit plans")
-        self.setWindowFlag(Qt.WindowType.WindowMaximizeButtonHint, True)
-        self.panel = AuditPlanPanel(self)
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(6, 6, 6, 6)
-        lay.addWidget(self.panel)
-        self.resize(1180, 820)
         self.panel.targets_ready.connect(self._label_next)
         window.state.project_changed.connect(self.follow_project)
         window.state.data_changed.connect(self._refresh_if_shown)
-        self._watched: set[int] = set()
         self.follow_project()
 
     def follow_project(self) -> None:
@@ -50,11 +41,7 @@ class AuditPlansWindow(QDialog):
 
     def _watch_controllers(self) -> None:
         """Refresh after every label committed on any method's judging page."""
-        for views in self.window_.method_views.values():
-            c = views.controller(self.window_)
-            if c is not None and id(c) not in self._watched:
-                self._watched.add(id(c))
-                c.committed.connect(lambda *_: self._refresh_if_shown())
+        self.watch_commits(lambda *_: self._refresh_if_shown())
 
     def _refresh_if_shown(self) -> None:
         if self.isVisible() and self.panel.plan is not None:
@@ -94,7 +81,4 @@ def open_audit_plans(window: MainWindow, open_audit_set: Callable[[Any, int], in
     i = combo.findData(getattr(views, "method", None)) if views is not None else -1
     if i >= 0:
         combo.setCurrentIndex(i)
-    w.show()
-    w.raise_()
-    w.activateWindow()
-    return w
+    return show_in_front(w)

@@ -15,7 +15,6 @@ them at the next judge. The rows are those the `judges` command and the report g
 
 from __future__ import annotations
 
-import math
 from collections.abc import Generator
 from functools import partial
 from typing import Any
@@ -32,9 +31,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workstation.evaluation.judges import HUMAN
+from workstation.evaluation.judges import HUMAN, interval_text
 from workstation.types import WorkstationError
 
+from .panel_window import show_in_front
 from .widgets.forms import combo_row, push_button, wrapped_label
 from .widgets.label_selection import LabelsLine
 from .widgets.tables import display_only, number_item
@@ -42,16 +42,6 @@ from .widgets.tables import display_only, number_item
 JUDGE_HEADERS = ["judge", "what it is", "version", "judged", "decided"]
 AGREEMENT_HEADERS = ["judge A", "judge B", "both judged", "both decided", "coverage [95 %]",
                      "accuracy [95 %]", "κ [95 %]"]
-
-
-def interval_text(row: dict[str, Any], name: str) -> str:
-    """``0.8123 [0.7512, 0.8650]``; "—" where the figure is undefined (as the `judges` command)."""
-    v, lo, hi = row[name], row[f"{name}_lo"], row[f"{name}_hi"]
-    if not isinstance(v, float) or not math.isfinite(v):
-        return "—"
-    if isinstance(lo, float) and math.isfinite(lo) and isinstance(hi, float) and math.isfinite(hi):
-        return f"{v:.4f} [{lo:.4f}, {hi:.4f}]"
-    return f"{v:.4f}"
 
 
 def judge_cells(row: dict[str, Any]) -> list[str]:
@@ -376,7 +366,4 @@ def open_judges(window: Any) -> QWidget:
     w.set_method(getattr(views, "method", None) if views is not None else None)
     if w.tables is None and not w.is_running():
         w.compute()
-    w.show()
-    w.raise_()
-    w.activateWindow()
-    return w
+    return show_in_front(w)

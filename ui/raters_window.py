@@ -8,28 +8,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QEvent, Qt
-from PySide6.QtWidgets import QDialog, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent
+from PySide6.QtWidgets import QWidget
 
+from .panel_window import PanelWindow, show_in_front
 from .widgets.rater_monitor import RaterMonitorPanel
 
 
-class RatersWindow(QDialog):
+class RatersWindow(PanelWindow):
     """The panel in a non-modal window; one per main window."""
 
     def __init__(self, window: Any) -> None:
-        super().__init__(window)
-        self.window_ = window
-        self.setObjectName("ratersWindow")
-        self.setWindowTitle("Raters")
-        self.setWindowFlag(Qt.WindowType.WindowMaximizeButtonHint, True)
-        self.panel = RaterMonitorPanel(self)
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(6, 6, 6, 6)
-        lay.addWidget(self.panel)
-        self.resize(1180, 640)
+        super().__init__(window, RaterMonitorPanel, name="ratersWindow", title="Raters", size=(1180, 640))
         self.stale = False
-        self._watched: set[int] = set()
         window.state.project_changed.connect(self.follow_project)
         window.state.data_changed.connect(self._mark_stale)
         self.follow_project()
@@ -37,14 +28,7 @@ class RatersWindow(QDialog):
     def follow_project(self) -> None:
         self.stale = False
         self.panel.set_project(self.window_.state.project)
-        self._watch_controllers()
-
-    def _watch_controllers(self) -> None:
-        for views in self.window_.method_views.values():
-            c = views.controller(self.window_)
-            if c is not None and id(c) not in self._watched:
-                self._watched.add(id(c))
-                c.committed.connect(self._mark_stale)
+        self.watch_commits(self._mark_stale)
 
     def _mark_stale(self, *_: object) -> None:
         self.stale = True
@@ -67,7 +51,4 @@ def open_raters(window: Any) -> QWidget:
     c = views.controller(window) if views is not None else None
     if c is not None and getattr(c, "scheme", None) is not None:
         w.panel.select_task(c.scheme.task)
-    w.show()
-    w.raise_()
-    w.activateWindow()
-    return w
+    return show_in_front(w)

@@ -16,9 +16,9 @@ from workstation.store import Project
 T0 = datetime(2026, 3, 2, 9, 0, 0)
 
 
-@pytest.fixture
-def rated(tmp_path: Path) -> Path:
-    folder = tmp_path / "proj"
+def make_rated(folder: Path) -> Path:
+    """MetaLogic pairs three raters labelled: ann and bea right, every 30 s and 40 s; cy fast (5 s)
+    and careless (every third pair MISALIGNED)."""
     truth = ["ALIGNED", "MISALIGNED", "ALIGNED", "ALIGNED", "MISALIGNED", "ALIGNED"] * 4
     careless = [("MISALIGNED" if i % 3 == 0 else v) for i, v in enumerate(truth)]
     with Project.create(folder) as p:
@@ -27,6 +27,11 @@ def rated(tmp_path: Path) -> Path:
                 p.labels.add("metalogic.pair", "pair", f"p{i}|run|0", name, v,
                              created_at=T0 + timedelta(seconds=every * i))
     return folder
+
+
+@pytest.fixture
+def rated(tmp_path: Path) -> Path:
+    return make_rated(tmp_path / "proj")
 
 
 def test_raters_prints_the_agreement_and_a_row_per_rater(rated: Path, capsys: Any) -> None:

@@ -273,3 +273,25 @@ def blind_queue(session: Any, rows: list[int], blind: bool = True) -> int:
     aid = session.project.audit.create_set("test", session.controller.scheme.task, ids, {}, blind=blind)
     session.controller.open_audit(aid)
     return int(aid)
+
+
+def choose_rule(owner: Any, line: Any, rule: str) -> None:
+    """Choose the consensus rule ``rule`` in the Labels… dialog of the labels line ``line`` (a
+    child of ``owner``): the button clicked, the dialog answered when it shows."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from ui.widgets.label_selection import LabelSelectionDialog
+
+    def pick() -> None:
+        dlg = QApplication.activeModalWidget()
+        if not isinstance(dlg, LabelSelectionDialog):
+            dlg = owner.findChild(LabelSelectionDialog)
+        if dlg is None or not dlg.isVisible():
+            QTimer.singleShot(50, pick)
+            return
+        dlg.rule.setCurrentIndex(dlg.rule.findData(rule))
+        dlg.findChild(object, "label_selection_ok").click()
+
+    QTimer.singleShot(50, pick)
+    line.button.click()

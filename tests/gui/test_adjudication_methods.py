@@ -12,30 +12,12 @@ import pytest
 from PySide6.QtWidgets import QApplication, QLabel, QLineEdit, QPushButton
 
 from ui import menus
-from ui.methods import view_names
 from workstation.evaluation.raters import set_adjudicators
-from workstation.methods import get_method
 from workstation.store import Project
-from tests import toy_method
+
+from .test_judging_contract import demo, lamp_method_registered  # noqa: F401 - the fixtures are used by name
 
 pytestmark = pytest.mark.gui
-
-NAMES = sorted(set(view_names()) | {toy_method.NAME})
-
-
-@pytest.fixture(scope="module", autouse=True)
-def lamp_method_registered() -> Any:
-    with toy_method.registered():
-        yield
-
-
-@pytest.fixture(scope="module", params=NAMES)
-def demo(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
-    name = request.param
-    folder = tmp_path_factory.mktemp(f"adjudicate_{name}") / "p"
-    with Project.create(folder) as p:
-        get_method(name).build_demo(p, small=True, workers=0)
-    return name, folder
 
 
 def test_the_adjudicator_sees_the_item_on_the_methods_page_and_records_the_final_label(

@@ -339,4 +339,4 @@ def test_a_plan_names_a_second_judge_from_the_methods_judges_and_reopens_with_it
         assert again.second_judge is not None and again.second_judge.digest == plan.second_judge.digest
         # a judge the method does not have: one line naming it and the judges there are
         with pytest.raises(Exception, match="no judge"):
-            audit_sources.second_judge(p, "spatial", "spatial.nothing")(again.table)
+            audit_sources.second_judge_of(p, "spatial", "spatial.nothing")(again.table)

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QTimer
 
 from workstation.dataset import Dataset, Detections, Samples
 from workstation.evaluation.selection import load_selection
@@ -19,6 +18,8 @@ from workstation.methods.dyeval.link import prompt_id_for, request_prompts, sync
 from workstation.methods.dyeval.scene_graph import SceneGraph, SceneObject
 from workstation.methods.dyeval.store import TASK, TreeStore
 from workstation.store import Project
+
+from tests.gui.conftest import choose_rule
 
 pytestmark = pytest.mark.gui
 
@@ -55,18 +56,7 @@ def two_annotators(tmp_path: Path) -> tuple[Path, str]:
 
 
 def _choose(page: Any, rule: str) -> None:
-    from ui.widgets.label_selection import LabelSelectionDialog
-
-    def pick() -> None:
-        dlg = page.findChild(LabelSelectionDialog)
-        if dlg is None:
-            QTimer.singleShot(50, pick)
-            return
-        dlg.rule.setCurrentIndex(dlg.rule.findData(rule))
-        dlg.findChild(object, "label_selection_ok").click()
-
-    QTimer.singleShot(50, pick)
-    page.labels_line.button.click()
+    choose_rule(page, page.labels_line, rule)
 
 
 def _window_and_report(page: Any, node: str, out: Path) -> tuple[dict[str, str], dict[str, str]]:

@@ -49,7 +49,8 @@ def _wait(qtbot: Any, w: Any) -> None:
 def test_the_window_shows_the_commands_numbers(qtbot: Any, open_window: Any, demo_project: Path) -> None:
     from ui import menus
     from ui.judges_window import agreement_cells, judge_cells
-    from workstation.commands.judges import _num, tables
+    from workstation.commands.judges import tables
+    from workstation.evaluation.judges import interval_text as _num
 
     win = open_window(demo_project)
     qtbot.waitUntil(lambda: "spatial" in win.method_views, timeout=20000)

@@ -11,11 +11,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QApplication
 
 from tests.gui.test_metalogic_views import TASK, demo_project, demo_template, open_page  # noqa: F401
 from workstation.evaluation.selection import LabelSelection, load_selection
+
+from tests.gui.conftest import choose_rule
 
 pytestmark = pytest.mark.gui
 
@@ -33,18 +33,7 @@ def _two_annotators(page: Any) -> list[str]:
 
 
 def _choose(qtbot: Any, page: Any, rule: str) -> None:
-    from ui.widgets.label_selection import LabelSelectionDialog
-
-    def pick() -> None:
-        dlg = QApplication.activeModalWidget()
-        if not isinstance(dlg, LabelSelectionDialog):
-            QTimer.singleShot(50, pick)
-            return
-        dlg.rule.setCurrentIndex(dlg.rule.findData(rule))
-        dlg.findChild(object, "label_selection_ok").click()
-
-    QTimer.singleShot(50, pick)
-    page.labels_line.button.click()
+    choose_rule(page, page.labels_line, rule)
 
 
 def test_the_line_chooses_the_labels_of_the_human_figures(qtbot: Any, open_window: Any, demo_project: Path,

@@ -11,28 +11,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QApplication
 
 from tests.gui.test_protobias_views import TASK, demo_project, hand_project, open_page  # noqa: F401
 from workstation.evaluation.selection import LabelSelection, load_selection
+
+from tests.gui.conftest import choose_rule
 
 pytestmark = pytest.mark.gui
 
 
 def _choose(qtbot: Any, m: Any, rule: str) -> None:
-    from ui.widgets.label_selection import LabelSelectionDialog
-
-    def pick() -> None:
-        dlg = QApplication.activeModalWidget()
-        if not isinstance(dlg, LabelSelectionDialog):
-            QTimer.singleShot(50, pick)
-            return
-        dlg.rule.setCurrentIndex(dlg.rule.findData(rule))
-        dlg.findChild(object, "label_selection_ok").click()
-
-    QTimer.singleShot(50, pick)
-    m.labels_line.button.click()
+    choose_rule(m, m.labels_line, rule)
     qtbot.waitUntil(lambda: m.ready, timeout=20000)
 
 

@@ -4,7 +4,6 @@ labelled (one of them fast and careless) shows the figures of the `raters` comma
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -13,20 +12,9 @@ import pytest
 from workstation.cli import main
 from workstation.store import Project
 
+from tests.core.test_raters_command import make_rated
+
 pytestmark = pytest.mark.gui
-
-T0 = datetime(2026, 3, 2, 9, 0, 0)
-
-
-def make_rated(folder: Path) -> Path:
-    truth = ["ALIGNED", "MISALIGNED", "ALIGNED", "ALIGNED", "MISALIGNED", "ALIGNED"] * 4
-    careless = [("MISALIGNED" if i % 3 == 0 else v) for i, v in enumerate(truth)]
-    with Project.create(folder) as p:
-        for name, labels, every in (("ann", truth, 30), ("bea", truth, 40), ("cy", careless, 5)):
-            for i, v in enumerate(labels):
-                p.labels.add("metalogic.pair", "pair", f"p{i}|run|0", name, v,
-                             created_at=T0 + timedelta(seconds=every * i))
-    return folder
 
 
 def _audit_action(w: Any, text: str) -> Any:

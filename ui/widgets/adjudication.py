@@ -179,11 +179,7 @@ class AdjudicationWindow(QWidget):
         if self._driven is None:
             self._driven = (c, bool(c.core.page_blind))
             c.refuse_writes = "adjudicating: the final label is recorded in the Adjudication window"
-            self._driving = True
-            try:
-                c.set_page_blind(True)
-            finally:
-                self._driving = False
+            self._set_page_blind(c, True)
 
     def _release(self) -> None:
         if self._driven is None:
@@ -191,6 +187,10 @@ class AdjudicationWindow(QWidget):
         c, blind = self._driven
         self._driven = None
         c.refuse_writes = ""
+        self._set_page_blind(c, blind)
+
+    def _set_page_blind(self, c: Any, blind: bool) -> None:
+        """The page's blindness set by this window (the queue change it signals is its own)."""
         self._driving = True
         try:
             c.set_page_blind(blind)

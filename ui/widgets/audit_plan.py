@@ -412,7 +412,7 @@ class AuditPlanPanel(QWidget):
             goal.validate()
             method = str(self.method_combo.currentData())
             jname = self.judge_combo.currentData()
-            judge = None if jname is None else audit_sources.second_judge(self.project, method, str(jname))
+            judge = None if jname is None else audit_sources.second_judge_of(self.project, method, str(jname))
             QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)  # a second judge is computed now
             try:
                 plan = audit_sources.create_plan(

@@ -13,7 +13,6 @@ selection (`labels select`). ``--json`` writes the same numbers (the report's ju
 from __future__ import annotations
 
 import argparse
-import math
 from typing import Any
 
 from ..command_base import add_command, add_output_arg, add_project_arg, reading_project
@@ -47,17 +46,10 @@ def tables(project: Any, methods: list[Any], n_boot: int | None = None) -> dict[
     return out
 
 
-def _num(row: dict[str, Any], name: str) -> str:
-    v, lo, hi = row[name], row[f"{name}_lo"], row[f"{name}_hi"]
-    if not isinstance(v, float) or not math.isfinite(v):
-        return "—"
-    if isinstance(lo, float) and math.isfinite(lo) and isinstance(hi, float) and math.isfinite(hi):
-        return f"{v:.4f} [{lo:.4f}, {hi:.4f}]"
-    return f"{v:.4f}"
-
-
 def lines(found: dict[str, Any]) -> list[str]:
     """What `judges` prints."""
+    from ..evaluation.judges import interval_text as _num
+
     out: list[str] = []
     for method, t in found.items():
         out.append(f"{method}:")

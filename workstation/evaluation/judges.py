@@ -37,7 +37,7 @@ from .intervals import N_BOOT, Estimate, kappa_estimate, ratio_estimates
 
 __all__ = ["Judge", "Targets", "MethodJudges", "JudgeOutput", "JudgeRun", "judge_output", "agreement_rows",
            "judge_rows", "disagreement_strata", "HUMAN", "AGREEMENT_COLUMNS", "JUDGE_COLUMNS",
-           "report_tables", "report_html"]
+           "report_tables", "report_html", "interval_text"]
 
 #: the name of the humans' column in the agreement table
 HUMAN = "human"
@@ -315,7 +315,9 @@ def _fmt(x: Any) -> str:
     return str(x)
 
 
-def _interval(row: Mapping[str, Any], name: str) -> str:
+def interval_text(row: Mapping[str, Any], name: str) -> str:
+    """``0.8123 [0.7512, 0.8650]`` of a row's figure ``name``; "—" where it is undefined (the
+    command, the window and the report write the figures so)."""
     v, lo, hi = row[name], row[f"{name}_lo"], row[f"{name}_hi"]
     if not (isinstance(v, float) and math.isfinite(v)):
         return "—"
@@ -350,8 +352,8 @@ def report_html(tables: Mapping[str, Sequence[Mapping[str, Any]]], *, item: str 
         for r in rows:
             parts.append(f"<tr><td>{e(str(r['judge_a']))}</td><td>{e(str(r['judge_b']))}</td>"
                          f"<td>{r['both_judged']}</td><td>{r['both_decided']}</td>"
-                         f"<td>{_interval(r, 'coverage')}</td><td>{_interval(r, 'accuracy')}</td>"
-                         f"<td>{_interval(r, 'kappa')}</td></tr>")
+                         f"<td>{interval_text(r, 'coverage')}</td><td>{interval_text(r, 'accuracy')}</td>"
+                         f"<td>{interval_text(r, 'kappa')}</td></tr>")
         parts.append("</table>")
     return "\n".join(parts)
 

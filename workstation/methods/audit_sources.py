@@ -234,7 +234,7 @@ def judge_scores(out: Any, positive: str) -> np.ndarray:
     return s
 
 
-def second_judge(project: Any, method: str, name: str) -> Callable[[AuditTable], SecondJudge]:
+def second_judge_of(project: Any, method: str, name: str) -> Callable[[AuditTable], SecondJudge]:
     """The method's judge ``name`` as a plan's second judge (`create_plan` / `open_plan` take it):
     computed when the plan asks, its scores by item id (`judge_scores`); a judge none of whose
     targets is an item of the plan's table is refused in one line."""
@@ -265,7 +265,7 @@ def _stored_judge(project: Any, plan_id: int, method: str) -> Callable[[AuditTab
     name = j.get("name") if isinstance(j, dict) else None
     if not isinstance(name, str) or name not in {n for n, _t in judge_choices(project, method)}:
         return None  # none, or not one of the method's judges: `load_plan` says what the plan needs
-    return second_judge(project, method, name)
+    return second_judge_of(project, method, name)
 
 
 def open_plan(project: Any, plan_id: int,
@@ -274,7 +274,7 @@ def open_plan(project: Any, plan_id: int,
     A plan whose method has no audit source here, whose stored values are not a plan's, none of
     whose items is left, or made with a second judge that is not given or whose scores changed
     (``second_judge`` as `create_plan` takes it; without it, the judge the plan names is taken from
-    the method's judges: `second_judge`) is refused: `PlanStale`, one line with the reason."""
+    the method's judges: `second_judge_of`) is refused: `PlanStale`, one line with the reason."""
     rec = project.plans.get(plan_id)
     method = rec.get("method")
     if not isinstance(method, str) or method not in SOURCES:
