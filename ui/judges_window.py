@@ -37,6 +37,7 @@ from workstation.types import WorkstationError
 from .panel_window import show_in_front
 from .widgets.forms import combo_row, push_button, wrapped_label
 from .widgets.label_selection import LabelsLine
+from .reading_copy import reading_copy
 from .widgets.tables import display_only, number_item
 
 JUDGE_HEADERS = ["judge", "what it is", "version", "judged", "decided"]
@@ -53,14 +54,6 @@ def judge_cells(row: dict[str, Any]) -> list[str]:
 def agreement_cells(row: dict[str, Any]) -> list[str]:
     return [str(row["judge_a"]), str(row["judge_b"]), str(row["both_judged"]), str(row["both_decided"]),
             interval_text(row, "coverage"), interval_text(row, "accuracy"), interval_text(row, "kappa")]
-
-
-def reading_copy(project: Any) -> Any:
-    """The project over a connection of its own (a DuckDB cursor of the same database), read
-    only: a worker thread reads through it while the GUI thread keeps using the project's own
-    connection (one DuckDB connection refuses a second caller while it is busy)."""
-    cur = project.con.raw.cursor()
-    return type(project)(project.folder, cur, True, getattr(project, "_snapshot_dir", None))
 
 
 def compute_tables(project: Any, method: str, n_boot: int | None = None) -> Generator[Any, None, dict[str, Any]]:
@@ -167,12 +160,61 @@ class JudgesWindow(QDialog):
         lay.addLayout(progress_row)
         lay.addWidget(QLabel("Judges"))
         lay.addWidget(self.judges_table, 2)
-        lay.addWidget(QLabel("Agreement"))
+        agree_row = QHBoxLayout()
+        agree_row.addWidget(QLabel("Agreement"))
+        agree_row.addStretch(1)
+        self.review_button = push_button("Review where they disagree ▶", self.review_disagreements,
+                                         name="judges_review",
+                                         tip="the items the two judges of the chosen row decide differently, "
+                                             "as the review queue")
+        self.review_button.setEnabled(False)
+        agree_row.addWidget(self.review_button)
+        lay.addLayout(agree_row)
         lay.addWidget(self.agreement_table, 3)
+        self.agreement_table.itemSelectionChanged.connect(self._row_chosen)
+        self.agreement_table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
         lay.addWidget(note)
         self.resize(1100, 640)
         window.state.project_changed.connect(self.follow_project)
         self.follow_project()
+
+    # ---- the review queue over two judges' disagreements ---------------------------------------
+    def chosen_pair(self) -> tuple[str, str] | None:
+        """The two judges of the agreement row chosen (None: none, or a row against the humans)."""
+        rows = {ix.row() for ix in self.agreement_table.selectedIndexes()}
+        if len(rows) != 1 or self.tables is None:
+            return None
+        r = self.tables["judge_agreement"][rows.pop()] if rows else None
+        if r is None or HUMAN in (r["judge_a"], r["judge_b"]) or not r["both_decided"]:
+            return None
+        return str(r["judge_a"]), str(r["judge_b"])
+
+    def _views(self) -> Any:
+        return self.window_.method_views.get(self.method or "")
+
+    def _row_chosen(self) -> None:
+        pair = self.chosen_pair()
+        views = self._views()
+        from .method_views import ViewsBase
+
+        has_queue = views is not None and type(views).review_disagreements is not ViewsBase.review_disagreements
+        self.review_button.setEnabled(pair is not None and has_queue)
+        self.review_button.setToolTip(
+            "the items the two judges of the chosen row decide differently, as the review queue" if has_queue
+            else f"the {self.method} views have no review queue over two judges' disagreements")
+
+    def review_disagreements(self) -> bool:
+        """The items the chosen row's two judges decide differently, as the method's review queue."""
+        pair = self.chosen_pair()
+        views = self._views()
+        if pair is None or views is None:
+            return False
+        if not views.review_disagreements(self.window_, *pair):
+            self.status.setText(f"the {self.method} views have no review queue over two judges' disagreements")
+            return False
+        self.window_.raise_()
+        self.window_.activateWindow()
+        return True
 
     # ---- the project and the method ------------------------------------------------------------
     def follow_project(self) -> None:
@@ -279,6 +321,7 @@ class JudgesWindow(QDialog):
         self.tables = None
         _fill(self.judges_table, [], 3)
         _fill(self.agreement_table, [], 2)
+        self._row_chosen()
         p = self.window_.state.project
         if p is None or self.method is None:
             self.status.setText("no project open" if p is None else "no method of this project has judges")
@@ -330,6 +373,7 @@ class JudgesWindow(QDialog):
         self.tables = result
         _fill(self.judges_table, [judge_cells(r) for r in result["judges"]], 3)
         _fill(self.agreement_table, [agreement_cells(r) for r in result["judge_agreement"]], 2)
+        self._row_chosen()
         n = result["judges"][0]["items"] if result["judges"] else 0
         judges = [r for r in result["judges"] if r["judge"] != HUMAN]
         humans = " and the humans" if len(judges) < len(result["judges"]) else ""

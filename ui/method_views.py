@@ -117,6 +117,12 @@ class MethodViews(Protocol[W_contra]):
         """Where the keys should go when the method's tab is shown."""
         ...
 
+    def review_disagreements(self, window: W_contra, judge_a: str, judge_b: str) -> bool:
+        """Make the items two of the method's judges (`workstation.evaluation.judges` names) decide
+        differently the review queue and show them (the Judges window's "Review where they
+        disagree"); False where the views have no such queue."""
+        ...
+
 
 #: the data members of `MethodViews` (text) and its methods, in the order the protocol lists them
 _DATA = tuple(MethodViews.__annotations__)
@@ -265,3 +271,7 @@ class ViewsBase(MethodViews[W]):
     def focus_target(self, window: W) -> QWidget | None:
         """Where the keys should go when the method's tab is shown."""
         return self.judging_page(window)
+
+    def review_disagreements(self, window: W, judge_a: str, judge_b: str) -> bool:
+        """No queue over two judges' disagreements (the method's views may give one)."""
+        return False

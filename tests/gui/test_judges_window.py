@@ -159,3 +159,43 @@ def test_in_a_blind_audit_the_window_opens_only_after_a_recorded_pause(qtbot: An
     assert win.judges_window.isVisible()
     assert p.con.execute("SELECT count(*) FROM audit_pauses").fetchone()[0] == 1
     _wait(qtbot, win.judges_window)
+
+
+def test_review_where_two_judges_disagree_makes_their_disagreements_the_queue(
+        qtbot: Any, open_window: Any, demo_project: Path) -> None:
+    import numpy as np
+
+    from ui import menus
+
+    win = open_window(demo_project)
+    qtbot.waitUntil(lambda: "spatial" in win.method_views, timeout=20000)
+    menus.open_judges(win)
+    jw = win.judges_window
+    jw.set_method("spatial")
+    _wait(qtbot, jw)
+    assert not jw.review_button.isEnabled()  # no row chosen
+    rows = jw.tables["judge_agreement"]
+    human = next(i for i, r in enumerate(rows) if r["judge_b"] == "human")
+    jw.agreement_table.selectRow(human)
+    assert not jw.review_button.isEnabled()  # a row against the humans has no judge pair
+    # the two judges that disagree most often
+    pairs = [i for i, r in enumerate(rows) if "human" not in (r["judge_a"], r["judge_b"]) and r["both_decided"]]
+    k = max(pairs, key=lambda i: rows[i]["both_decided"] * (1 - rows[i]["accuracy"]))
+    a, b = rows[k]["judge_a"], rows[k]["judge_b"]
+    jw.agreement_table.selectRow(k)
+    assert jw.review_button.isEnabled()
+    assert jw.review_disagreements()
+    # the queue is every sample both decided and decided differently (the judges' own outputs)
+    from workstation.evaluation.judges import JudgeRun
+    from workstation.methods.spatial.judges import spatial_judges
+
+    run = JudgeRun(win.state.project, spatial_judges(win.state.project))
+    g, t = run.output(a), run.output(b)
+    differ = g.decided & t.decided & (g.outcome != t.outcome)
+    want = {str(x) for x in run.targets.ids[differ].tolist()}
+    assert 0 < len(want) == rows[k]["both_decided"] - round(rows[k]["accuracy"] * rows[k]["both_decided"])
+    # Browse's judges come in off the GUI thread; the review starts once they are
+    qtbot.waitUntil(lambda: win.tabs.currentWidget() is win.review, timeout=30000)
+    ds = win.spatial.dataset
+    assert {str(ds.samples.sample_id[r]) for r in np.asarray(win.spatial.queue)} == want
+    assert win.browser.filters.spec().judges_disagree == [a, b]

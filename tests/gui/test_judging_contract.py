@@ -10,7 +10,8 @@ bar — and none may show the automated outcome (`MethodViews.outcome_texts`), t
 annotator's name or note, the annotator's earlier note, or (on the re-check) the first answer;
 no filter on hidden data may be usable; the judgement bar shows no earlier answer. Spatial's pair
 view shows every judge's outcome and score of the sample outside the audit, and none of them in
-it. A fifth
+it; its Browse table a column per judge and the filter "judges disagree" (set before the audit),
+and in it neither. A fifth
 method gets this by registering its views.
 
 **Keys act at once.** After a switch to the method's judging page (by the tab bar, as a click
@@ -248,6 +249,12 @@ def test_a_blind_audit_shows_nothing_it_hides_on_the_first_pass_and_on_the_reche
         QApplication.processEvents()
         line = w.viewer.left.judges
         assert line.isVisible() and all(t in line.text() for t in judges), line.text()
+        # and Browse shows a column per judge, with a filter on where two of them disagree
+        m = w.browser.model
+        qtbot.waitUntil(lambda: len(m.q.judges) > 0 and not m.judges.computing, timeout=30000)
+        heads = [m.headerData(k, Qt.Horizontal) for k in range(m.columnCount())]
+        assert "GenEval" in heads and w.browser.filters.judges.count() > 1, heads
+        w.browser.filters.pick_judges("checker", "spatial.geneval")
     aid = w.state.project.audit.create_set("contract", c.scheme.task, [target, other], {}, blind=True,
                                            rechecks=[(2, target)])
     assert menus.start_audit_set(w, aid) == 3

@@ -87,6 +87,7 @@ class Judge:
     abstain: str = ""
     score: str = ""
     description: str = ""
+    short: str = ""  # a few words for a column header ("GenEval"); the name where empty
 
     @property
     def kind(self) -> str:

@@ -39,6 +39,7 @@ class SampleBrowser(QWidget):
     def __init__(self, state: SpatialSession, thumbs: Any = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.state = state
+        self._sized: set[int] = set()  # judge columns given their first width
         self.model = SampleTableModel(state, self)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
@@ -107,10 +108,26 @@ class SampleBrowser(QWidget):
         self.filters.changed.connect(lambda: self.model.set_filter(self.filters.spec()))
         self.model.refreshed.connect(self._update_count)
         self.model.modelReset.connect(self._update_count)
+        self.model.modelReset.connect(self._judge_columns)
+        self.model.judges.changed.connect(self._judges_offered)
         state.policy_changed.connect(self._apply_policy)
         state.project_changed.connect(self._fit_columns)
         state.project_changed.connect(self._apply_policy)
         self._update_count()
+
+    def _judges_offered(self) -> None:
+        """The judges computed: the filter "judges disagree" offers their pairs."""
+        self.filters.set_judges(list(self.model.q.judges_of(self.state.dataset) or ()))
+        self._update_count()
+
+    def _judge_columns(self) -> None:
+        """The judges' columns (after the fixed ones) sized to their outcome and score, and shown
+        only where the policy allows (the model has none during a blind audit)."""
+        for c in range(len(COLUMNS), self.model.columnCount()):
+            self.table.setColumnHidden(c, False)
+            if self.table.columnWidth(c) < 40 or c not in self._sized:
+                self.table.setColumnWidth(c, 130)
+                self._sized.add(c)
 
     def _fit_columns(self) -> None:
         """Size the id and run columns to the project's ids (within limits)."""
@@ -151,6 +168,7 @@ class SampleBrowser(QWidget):
         hidden = self.model.hidden()
         for c in range(len(COLUMNS)):
             self.table.setColumnHidden(c, c in hidden)
+        self._judge_columns()
         if self.model.sort_column < 0:
             self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
         self._update_badge_legend()
@@ -161,9 +179,20 @@ class SampleBrowser(QWidget):
         if self.state.project is None:
             self.count_label.setText("no project open")
         else:
-            self.count_label.setText(f"{m.total:,} of {m.all_count:,} samples")
+            self.count_label.setText(f"{m.total:,} of {m.all_count:,} samples" + self._judges_note())
         self.review_button.setEnabled(m.total > 0)
         self._update_hint()
+
+    def _judges_note(self) -> str:
+        """What the count line says of the judges' columns: being computed, or why they are not."""
+        j = self.model.judges
+        if not self.state.view_visibility().outcome:
+            return ""
+        if j.error:
+            return f" · the judges could not be computed: {j.error}"
+        if j.pending and (j.computing or self.model.spec.judges_disagree):
+            return " · computing the judges…"
+        return ""
 
     def _update_hint(self) -> None:
         """What to do next, for a first look at this screen."""

@@ -6,6 +6,11 @@ Rows are never all turned into Qt items: the model asks the core's `SampleQuery`
 may show and select by — the checker's outcome, the annotators' labels — is the session's
 policy (`SpatialSession.view_visibility`): during a blind audit those columns, their filters
 and their sorts are gone, and the filter in force is `FilterSpec.allowed` of the one edited.
+
+After the fixed columns comes one column per judge of the samples (`browse_judges`: computed once
+per loaded dataset, off the GUI thread, when the window is idle): its outcome and score, read
+from the judge's arrays by the row's dataset row. They are automatic outcomes, so the policy that
+hides the checker hides them too — during a blind audit the model has no judge column at all.
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ from workstation.methods.spatial.browse import (  # noqa: F401 - the table's nam
     CHECKER_COLUMNS,
     COLUMNS,
     HUMAN_COLUMNS,
+    LIVE_JUDGE,
+    LIVE_JUDGE_SHORT,
     R_AGREE,
     R_CONF,
     R_HUMAN,
@@ -57,6 +64,7 @@ from workstation.methods.spatial.types import REASONS, RELATIONS, VERDICTS
 
 from ... import theme
 from ...widgets.forms import check_box, push_button
+from .browse_judges import BrowseJudges
 from .session import RowQueue, SpatialSession
 
 ROW_ROLE = int(Qt.ItemDataRole.UserRole) + 1  # dataset row (int)
@@ -99,6 +107,8 @@ class SampleTableModel(QAbstractTableModel):
         self.all_count = 0
         self.last_query_ms = 0.0
         self._vis = state.view_visibility()
+        self.judges = BrowseJudges(state, self)
+        self.judges.changed.connect(self._on_judges)
         state.project_changed.connect(self._on_dataset)
         state.dataset_changed.connect(self._on_dataset)
         state.verdicts_changed.connect(self.refresh_live)
@@ -148,10 +158,28 @@ class SampleTableModel(QAbstractTableModel):
         """Columns the session's policy hides now."""
         return hidden_columns(self._vis.outcome, self._vis.human)
 
+    # ---- the judges' columns -------------------------------------------------------------------
+    def judge_list(self) -> list[Any]:
+        """The judge columns shown after COLUMNS (none where the policy hides outcomes)."""
+        if not self._vis.outcome:
+            return []
+        return list(self.q.judges)
+
+    def _on_judges(self) -> None:
+        """The judges' columns came in (or went, or started computing): the table has them from
+        now on. A new dataset is `_on_dataset`'s to load."""
+        st = self.state
+        if st.dataset is None or st.dataset is not self.q.bound_dataset or not self.q.registered:
+            return
+        if self.q.judges_of(st.dataset) is self.q.live_key[2]:
+            self.refreshed.emit()  # the same columns (the count line says what is being computed)
+            return
+        self.reload()
+
     def _policy_to_query(self) -> None:
         self._vis = self.state.view_visibility()
         self.q.set_filter(self.edited.allowed(self._vis.outcome, self._vis.human))
-        if self.q.sort_column in self.hidden():
+        if self.q.sort_column in self.hidden() or (not self._vis.outcome and self.q.sort_column >= len(COLUMNS)):
             self.q.set_sort(-1, False)
 
     def _on_policy(self) -> None:
@@ -159,7 +187,7 @@ class SampleTableModel(QAbstractTableModel):
         table shows, filters and sorts by."""
         before = (self._vis, self.q.spec.to_dict(), self.q.sort_column)
         self._policy_to_query()
-        self.headerDataChanged.emit(Qt.Orientation.Horizontal, 0, len(COLUMNS) - 1)
+        self.headerDataChanged.emit(Qt.Orientation.Horizontal, 0, self.columnCount() - 1)
         if (self._vis, self.q.spec.to_dict(), self.q.sort_column) != before:
             self.reload()
 
@@ -239,7 +267,7 @@ class SampleTableModel(QAbstractTableModel):
         """Whether the filter or the sort depends on the checker's verdicts."""
         f = self.q.spec
         return bool(f.verdicts or f.reasons or f.conf_min > 0.0 or f.conf_max < 1.0 or f.checker_vs_human
-                    or self.q.sort_column in (5, 6, 7, 9))
+                    or LIVE_JUDGE in f.judges_disagree or self.q.sort_column in (5, 6, 7, 9))
 
     def _patch_loaded_rows(self) -> None:
         n = len(self.rows)
@@ -274,7 +302,7 @@ class SampleTableModel(QAbstractTableModel):
         return 0 if parent.isValid() else len(self.rows)
 
     def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802
-        return 0 if parent.isValid() else len(COLUMNS)
+        return 0 if parent.isValid() else len(COLUMNS) + (len(self.q.judges) if self._vis.outcome else 0)
 
     def canFetchMore(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> bool:  # noqa: N802
         return not parent.isValid() and len(self.rows) < self.total
@@ -293,6 +321,16 @@ class SampleTableModel(QAbstractTableModel):
 
     def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802
                    role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and section >= len(COLUMNS):
+            judges = self.judge_list()
+            k = section - len(COLUMNS)
+            if k >= len(judges):
+                return None
+            if role == Qt.ItemDataRole.DisplayRole:
+                return judges[k].short
+            if role == Qt.ItemDataRole.ToolTipRole:
+                return f"judge {judges[k].name}: {judges[k].title} — its outcome and score (docs/judges.md)"
+            return None
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return COLUMNS[section]
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.ToolTipRole:
@@ -303,8 +341,8 @@ class SampleTableModel(QAbstractTableModel):
         return None
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
-        if column in self.hidden():  # a blind audit's table is not ordered by what it hides
-            column = -1
+        if column in self.hidden() or column >= self.columnCount():  # a blind audit's table is not
+            column = -1  # ordered by what it hides
         self.sort_order = order
         self.q.set_sort(column, order == Qt.SortOrder.DescendingOrder)
         self.reload()
@@ -356,6 +394,8 @@ class SampleTableModel(QAbstractTableModel):
         c = index.column()
         vis = self._vis
         outcome, human = vis.outcome, vis.human
+        if c >= len(COLUMNS):
+            return self._judge_data(rows[i], c - len(COLUMNS), role) if outcome else None
         if role == _DISPLAY:
             if (not outcome and c in CHECKER_COLUMNS) or (not human and c in HUMAN_COLUMNS):
                 return "·"
@@ -399,6 +439,28 @@ class SampleTableModel(QAbstractTableModel):
         return None
 
 
+    def _judge_data(self, r: tuple[Any, ...], k: int, role: int) -> Any:
+        judges = self.q.judges
+        if k >= len(judges):
+            return None
+        j = judges[k]
+        row = int(r[R_ROW])
+        code = int(j.code[row])
+        score = float(j.score[row])
+        if role == _DISPLAY:
+            if code < 0:
+                return f"— {score:.2f}" if math.isfinite(score) else "—"
+            return f"{VERDICTS[code]} {score:.2f}" if math.isfinite(score) else VERDICTS[code]
+        if role == _FOREGROUND:
+            return self._brush(code) if code >= 0 else None
+        if role == _TOOLTIP:
+            what = VERDICTS[code] if code >= 0 else "not judged"
+            return f"{j.title}: {what}" + (f", score {score:.3f}" if math.isfinite(score) else "")
+        if role == ROW_ROLE:
+            return row
+        return None
+
+
 # ---------------------------------------------------------------------------------------------
 # Filter bar
 # ---------------------------------------------------------------------------------------------
@@ -415,6 +477,7 @@ class FilterBar(QWidget):
     """Edits a FilterSpec; emits `changed` (the free text is debounced)."""
 
     changed = Signal()
+    ANY_JUDGES = "judges: any"
 
     def __init__(self, state: SpatialSession, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -450,6 +513,13 @@ class FilterBar(QWidget):
         r2.addWidget(self.differs)
         self.disagree = check_box("annotators disagree", self._emit, name="filterDisagree")
         r2.addWidget(self.disagree)
+        # two judges both decided and differing: the pairs of the judges Browse has computed
+        self.judges = _combo([(self.ANY_JUDGES, "")], "filterJudges")
+        self.judges.setMinimumContentsLength(22)
+        self.judges.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.judges.setToolTip("only the samples where two judges both decided and differ (docs/judges.md)")
+        r2.addWidget(self.judges)
+        self._pair_kept = ""  # the pair chosen before a blind audit, shown again after it
         r2.addSpacing(12)
         r2.addWidget(QLabel("confidence from"))
         self.conf_min = QDoubleSpinBox()
@@ -482,6 +552,7 @@ class FilterBar(QWidget):
         self.text.returnPressed.connect(self._emit_now)
         for c in (self.run, self.relation, self.verdict, self.reason, self.labelled):
             c.currentIndexChanged.connect(self._emit)
+        self.judges.currentIndexChanged.connect(self._judges_picked)
         self.conf_min.valueChanged.connect(lambda _v: self._debounce())
         self.conf_max.valueChanged.connect(lambda _v: self._debounce())
         self.saved.activated.connect(self._apply_saved)
@@ -490,7 +561,7 @@ class FilterBar(QWidget):
         state.policy_changed.connect(self.apply_policy)
         # what each filter selects by: the policy disables those on what it hides
         w: QWidget
-        for w in (self.verdict, self.reason, self.conf_min, self.conf_max):
+        for w in (self.verdict, self.reason, self.conf_min, self.conf_max, self.judges):
             w.setProperty("reveals", "outcome")
         for w in (self.labelled, self.disagree):
             w.setProperty("reveals", "human")
@@ -513,14 +584,79 @@ class FilterBar(QWidget):
         vis = self.state.view_visibility()
         allowed = {"outcome": vis.outcome, "human": vis.human}
         for w in (self.verdict, self.reason, self.conf_min, self.conf_max, self.labelled, self.disagree,
-                  self.differs):
+                  self.differs, self.judges):
             ok = all(allowed[k] for k in str(w.property("reveals")).split())
             w.setEnabled(ok)
-            w.setToolTip("" if ok else "not during a blind audit: it would show what the audit hides")
+            w.setToolTip(("only the samples where two judges both decided and differ (docs/judges.md)"
+                          if w is self.judges else "") if ok
+                         else "not during a blind audit: it would show what the audit hides")
+        # the pair of judges chosen stays out of sight during the audit (and comes back after it)
+        back = False
+        self._loading = True
+        try:
+            if not vis.outcome and self.judges.currentIndex() > 0:
+                self._pair_kept = self.judges.currentData() or ""
+                self.judges.setCurrentIndex(0)
+            elif vis.outcome and self._pair_kept:
+                at = self._find_pair(self._pair_kept)
+                self.judges.setCurrentIndex(at if at >= 0 else self._add_asked_pair(self._pair_kept))
+                self._pair_kept = ""
+                back = True
+        finally:
+            self._loading = False
+        if back:  # the table filters by it again (an edit during the audit did not keep it)
+            self.changed.emit()
 
     def _emit(self, *_: Any) -> None:
         if not self._loading:
             self.changed.emit()
+
+    def _judges_picked(self, *_: Any) -> None:
+        if not self._loading:
+            self.changed.emit()
+
+    def _find_pair(self, pair: str) -> int:
+        """The combo's entry of a pair of judges, in either order (0: none asked, -1: not offered)."""
+        if not pair:
+            return 0
+        a, _, b = pair.partition("\t")
+        at = self.judges.findData(pair)
+        return at if at >= 0 else self.judges.findData(f"{b}\t{a}")
+
+    def _add_asked_pair(self, pair: str) -> int:
+        """A pair of judges a filter asks for that is not offered (not computed yet, or not in this
+        project): shown by name, so the filter says what it selects."""
+        a, b = pair.split("\t", 1)
+        self.judges.addItem(f"{a} ≠ {b}", pair)
+        return self.judges.count() - 1
+
+    def set_judges(self, judges: list[Any]) -> None:
+        """The pairs the filter "judges disagree" offers: the live checker and each computed judge
+        against every other (``judges``: the judge columns, in column order). A pair asked for
+        before the judges were in is picked once it is offered."""
+        names = [(LIVE_JUDGE, LIVE_JUDGE_SHORT)] + [(j.name, j.short) for j in judges]
+        want = self.judges.currentData() or ""
+        self._loading = True
+        try:
+            self.judges.clear()
+            self.judges.addItem(self.ANY_JUDGES, "")
+            if len(names) > 1:
+                for i in range(len(names)):
+                    for k in range(i + 1, len(names)):
+                        self.judges.addItem(f"{names[i][1]} ≠ {names[k][1]}", f"{names[i][0]}\t{names[k][0]}")
+            at = self._find_pair(want)
+            if at < 0:
+                at = self._add_asked_pair(want)
+            self.judges.setCurrentIndex(at)
+        finally:
+            self._loading = False
+
+    def pick_judges(self, a: str, b: str) -> None:
+        """Filter to the samples where judges ``a`` and ``b`` disagree (the review queue over their
+        disagreements)."""
+        spec = self.spec()
+        spec.judges_disagree = [a, b]
+        self.set_spec(spec)
 
     def _emit_now(self) -> None:
         self._debounce.cancel()
@@ -557,7 +693,8 @@ class FilterBar(QWidget):
             conf_min=round(float(lo), 4), conf_max=round(float(hi), 4),
             labelled=self.labelled.currentData() or "all",
             checker_vs_human=self.differs.isChecked(), annotators_disagree=self.disagree.isChecked(),
-            text=self.text.text().strip())
+            text=self.text.text().strip(),
+            judges_disagree=[x for x in (self.judges.currentData() or "").split("\t") if x])
 
     def set_spec(self, spec: FilterSpec) -> None:
         self._loading = True
@@ -580,6 +717,11 @@ class FilterBar(QWidget):
         self.labelled.setCurrentIndex(max(self.labelled.findData(spec.labelled), 0))
         self.differs.setChecked(spec.checker_vs_human)
         self.disagree.setChecked(spec.annotators_disagree)
+        pair = "\t".join(spec.judges_disagree[:2]) if len(spec.judges_disagree) >= 2 else ""
+        at = self._find_pair(pair)
+        if at < 0:
+            at = self._add_asked_pair(pair)
+        self.judges.setCurrentIndex(at)
         self.conf_min.setValue(spec.conf_min)
         self.conf_max.setValue(spec.conf_max)
         self.text.setText(spec.text)

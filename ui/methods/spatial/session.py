@@ -134,6 +134,7 @@ class SpatialSession(QObject):
     current_changed = Signal(int)  # the sample row under review changed
     queue_changed = Signal()  # the labelling queue changed
     policy_changed = Signal()  # what views of every sample may show changed (ask `view_visibility`)
+    judges_stale = Signal()  # a stored judge changed (a config applied with its verdicts)
     _previewed = Signal(object, object, object)  # (dataset, config, verdicts or the error) from the preview thread
 
     def __init__(self, app: AppState | None = None, ask_annotator: Callable[[], str | None] | None = None,
@@ -148,6 +149,9 @@ class SpatialSession(QObject):
         # the live config is the applied one), else AppliedVerdicts
         self.baseline: Any = None
         self.human: np.ndarray = np.zeros(0, np.int8)  # latest human verdict per row (anyone), -1 if none
+        # every judge of the loaded samples, for Browse: (dataset, [JudgeColumn]) once computed
+        # (`browse_judges.BrowseJudges`, off the GUI thread), None before
+        self.judge_columns: tuple[Any, list[Any]] | None = None
         self.draft_restored = False  # the live config is a draft kept at the last close
         # a project folder the window closes and opens again itself (Write report's evaluate
         # step): the draft it kept comes back as the window's own, not one left by an earlier run
@@ -573,6 +577,7 @@ class SpatialSession(QObject):
         self.baseline = self.verdicts
         self.message.emit(f"saved checker config v{cid} ({self.config.content_hash()})")
         self.config_changed.emit()
+        self.judges_stale.emit()  # the config's stored verdicts are a judge of their own
         return cid
 
     # ---- labels ----------------------------------------------------------------------------

@@ -298,6 +298,41 @@ class SpatialViews(ViewsBase["Window"]):
         s.set_current(row)
         return True
 
+    def review_disagreements(self, window: Window, judge_a: str, judge_b: str) -> bool:
+        """Browse filtered to the samples judges ``judge_a`` and ``judge_b`` both decided and decide
+        differently, and those samples the review queue (shown in Review). While Browse's judges
+        are still being computed, Browse shows the filter (its count line says they are computed)
+        and the review starts once they are in."""
+        from ...blind_routes import leave_blind
+
+        judges = window.browser.model.judges
+
+        def review() -> None:
+            rows = window.browser.model.all_rows()
+            if len(rows):
+                self._review_rows(window, int(rows[0]))
+            else:
+                window.show_page(window.browser)
+                window.state.message.emit(f"no sample where {judge_a} and {judge_b} both decided and differ")
+
+        def when_in() -> None:
+            if judges.pending:
+                return
+            judges.changed.disconnect(when_in)
+            if window.browser.filters.spec().judges_disagree == [judge_a, judge_b]:  # not changed since
+                review()
+
+        def go() -> None:
+            window.browser.filters.pick_judges(judge_a, judge_b)
+            if judges.pending:
+                window.show_page(window.browser)
+                judges.changed.connect(when_in)
+            else:
+                review()
+
+        leave_blind(window, window.spatial.controller, "Judges: review where two judges disagree", [], go)
+        return True
+
     def review_from_browse(self, window: Window, row: int) -> None:
         """Make the filtered samples the queue, starting at `row`, and show the pair viewer.
         During a blind audit (`ui.blind_routes`): a sample of the audit's queue is shown there,

@@ -17,6 +17,14 @@ stable argsort over the matching rows. SQL semantics copied: DuckDB orders NaN a
 number (so ``conf >= x`` holds for NaN and ``conf <= x`` does not; NaN comes last ascending and
 first descending); ties in the sort key keep ascending dataset row order.
 
+Every judge of the samples (`judges.judge_columns`: each stored checker config, GenEval's
+position rule, the twin consistency, each scorer) is a column after `COLUMNS`, once the window has
+computed them (off its thread, once per loaded dataset): their outcome codes are arrays beside the
+live verdicts, so their sort and the filter "judges disagree" (`FilterSpec.judges_disagree`: two
+judge names, `LIVE_JUDGE` the live checker) are numpy comparisons like the verdict's, never a
+query or a judge's computation per slider move. They are automatic outcomes: a blind audit hides
+them as it hides the checker's.
+
 `FilterSpec` is what the filter bar edits and what `project.audit.save_filter` stores;
 `FilterSpec.allowed` drops the conditions on what a blind audit hides.
 """
@@ -39,6 +47,9 @@ LABELS_TABLE = "_ui_labels"
 COLUMNS: tuple[str, ...] = ("Sample", "Run", "Prompt", "Relation", "Seed", "Checker", "Reason", "Conf",
                             "Human", "Agreement", "Notes")
 CHECKER_COLUMNS = (5, 6, 7, 9)  # the checker's outcome (and the agreement with it)
+#: the live checker's name among the judges of the filter "judges disagree"
+LIVE_JUDGE = "checker"
+LIVE_JUDGE_SHORT = "checker (live)"
 HUMAN_COLUMNS = (8, 9, 10)  # every annotator's labels and notes (and the agreement)
 
 _AGREE = ("CASE WHEN coalesce(l.nv, 0) > 1 THEN 'annotators differ' WHEN v.human < 0 THEN '' "
@@ -129,6 +140,7 @@ class FilterSpec:
     checker_vs_human: bool = False  # only samples where the checker and the human differ
     annotators_disagree: bool = False
     text: str = ""  # free text on the prompt (or sample id)
+    judges_disagree: list[str] = field(default_factory=list)  # two judges both decided and differing
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -144,6 +156,7 @@ class FilterSpec:
         f = FilterSpec(**self.to_dict())
         if not outcome:
             f.verdicts, f.reasons, f.conf_min, f.conf_max, f.checker_vs_human = [], [], 0.0, 1.0, False
+            f.judges_disagree = []
         if not human:
             f.labelled, f.checker_vs_human, f.annotators_disagree = "all", False, False
         return f
@@ -202,6 +215,25 @@ class LiveColumns:
     conf: np.ndarray  # float64
     human: np.ndarray  # int8, -1 none
     nv: np.ndarray  # int32: distinct verdicts among the annotators' latest labels
+    judges: tuple[Any, ...] = ()  # `judges.JudgeColumn`s, in column order after COLUMNS
+
+    def judge_code(self, name: str) -> np.ndarray | None:
+        """The outcome codes (VERDICTS index, -1 none) of the judge `name` (`LIVE_JUDGE`: the live
+        verdicts); None where no such judge is known (not computed yet, or not in this project)."""
+        if name == LIVE_JUDGE:
+            return self.verdict
+        for j in self.judges:
+            if j.name == name:
+                return j.code
+        return None
+
+    def judges_differ(self, a: str, b: str) -> np.ndarray:
+        """Samples both judges decided (PASS or FAIL) with different outcomes; none where either
+        judge is unknown."""
+        ca, cb = self.judge_code(a), self.judge_code(b)
+        if ca is None or cb is None or a == b:
+            return np.zeros(len(self.verdict), bool)
+        return (ca >= 0) & (ca <= 1) & (cb >= 0) & (cb <= 1) & (ca != cb)
 
     def agreement(self, rows: np.ndarray | slice = slice(None)) -> np.ndarray:
         """Code of the Agreement text (index into AGREE_TEXT) of the rows."""
@@ -239,6 +271,9 @@ def dynamic_mask(spec: Any, live: LiveColumns, base: np.ndarray | None) -> np.nd
         m &= (live.human >= 0) & (live.human != live.verdict)
     if spec.annotators_disagree:
         m &= live.nv > 1
+    if getattr(spec, "judges_disagree", None):
+        a, b = (list(spec.judges_disagree) + ["", ""])[:2]
+        m &= live.judges_differ(a, b)
     return m
 
 
@@ -298,6 +333,9 @@ def ordered_rows(mask: np.ndarray, live: LiveColumns, sort_column: int, descendi
         key = live.human[idx].astype(np.int64)
     elif sort_column == 9:
         key = live.agreement(idx).astype(np.int64)
+    elif 0 <= sort_column - len(COLUMNS) < len(live.judges):
+        code = live.judges[sort_column - len(COLUMNS)].code[idx].astype(np.int64)
+        key = np.where(code < 0, len(VERDICTS), code)  # not judged after every outcome
     else:
         raise ValueError(f"column {sort_column} is sorted by SQL")
     if descending:
@@ -341,7 +379,7 @@ class SampleQuery:
         self._registered = False
         self._pending: dict[str, Any] | None = None
         self._ds: Any = None
-        self._live_key: tuple[Any, int] = (None, -1)
+        self._live_key: tuple[Any, int, Any] = (None, -1, None)
         self._live_cols: LiveColumns | None = None
         self._label_text: dict[int, str] = {}
         self._note_text: dict[int, str] = {}
@@ -362,12 +400,27 @@ class SampleQuery:
         return self._ds
 
     @property
-    def live_key(self) -> tuple[Any, int]:
+    def live_key(self) -> tuple[Any, int, Any]:
         return self._live_key
 
     @property
     def live_columns(self) -> "LiveColumns | None":
         return self._live_cols
+
+    def judges_of(self, ds: Any) -> Any:
+        """The source's judge columns of ``ds`` (None until computed): ``source.judge_columns``, a
+        (dataset, columns) pair, when it is of this dataset."""
+        got = getattr(self.source, "judge_columns", None)
+        return got[1] if got is not None and got[0] is ds else None
+
+    @property
+    def judges(self) -> tuple[Any, ...]:
+        """The judge columns registered (after COLUMNS, in this order)."""
+        return self._live_cols.judges if self._live_cols is not None else ()
+
+    def sortable(self, column: int) -> bool:
+        """Whether `column` is sorted by numpy (every column but the text ones)."""
+        return column in SORTABLE or 0 <= column - len(COLUMNS) < len(self.judges)
 
     def set_filter(self, spec: FilterSpec) -> None:
         self.spec = spec
@@ -387,7 +440,7 @@ class SampleQuery:
         self._registered = False
         self._pending = None  # live columns not registered yet (see `sql`)
         self._ds = None  # the dataset the registered tables describe
-        self._live_key = (None, -1)  # (verdicts, labels version) registered
+        self._live_key = (None, -1, None)  # (verdicts, labels version, judge columns) registered
         # the filter and sort in numpy, for every sort but the text columns
         self._live_cols = None
         self._label_text = {}
@@ -430,8 +483,9 @@ class SampleQuery:
         ds = st.dataset
         n = ds.n
         new_ds = ds is not self._ds or not self._registered
-        key = (st.verdicts, self.labels_version)
-        if not new_ds and key[0] is self._live_key[0] and key[1] == self._live_key[1]:
+        judges = self.judges_of(ds)
+        key = (st.verdicts, self.labels_version, judges)
+        if not new_ds and key[0] is self._live_key[0] and key[1] == self._live_key[1] and key[2] is self._live_key[2]:
             return True
         if new_ds:
             self._static = (None, None)
@@ -451,7 +505,7 @@ class SampleQuery:
         cols.update(verdict=pa.array(verdict), reason=pa.array(reason), conf=pa.array(conf),
                     human=pa.array(human))
         self._live_cols = LiveColumns(relation=spatial_columns(ds).relation, seed=ds.samples.seed, verdict=verdict,
-                                      reason=reason, conf=conf, human=human, nv=self._nv)
+                                      reason=reason, conf=conf, human=human, nv=self._nv, judges=tuple(judges or ()))
         self._np_order = None
         self._pending = cols  # registered by sql() when a query needs it
         self._registered = True
@@ -471,15 +525,28 @@ class SampleQuery:
         return con.execute(sql, params or [])
 
     def order_sql(self) -> str:
-        if self.sort_column < 0:
+        if self.sort_column < 0 or self.sort_column >= len(SORT_EXPR):
             return "ORDER BY v.row"
         d = "DESC" if self.descending else "ASC"
         return f"ORDER BY {SORT_EXPR[self.sort_column]} {d} NULLS LAST, v.row"
 
     def numpy_order(self) -> RowOrder | None:
-        """The matching rows in table order, by numpy (None where the sort is by a text column)."""
-        if self.sort_column not in SORTABLE or self._live_cols is None or not self._registered:
+        """The matching rows in table order, by numpy (None where the sort is by a text column and
+        SQL answers; with "judges disagree", which SQL does not know, SQL's order of the rows is
+        filtered by numpy)."""
+        if self._live_cols is None or not self._registered:
             return None
+        if not self.sortable(self.sort_column):
+            if not self.spec.judges_disagree:
+                return None
+            if self._np_order is None:
+                where, params = self.spec.where()
+                table = self.sql(f"SELECT v.row {_FROM}{where}{self.order_sql()}", params).to_arrow_table()
+                rows = (table.column(0).to_numpy() if table.num_rows else np.zeros(0, np.int64)).astype(np.int64)
+                keep = dynamic_mask(FilterSpec(judges_disagree=list(self.spec.judges_disagree)), self._live_cols,
+                                    None)
+                self._np_order = RowOrder(rows[keep[rows]], None)
+            return self._np_order
         if self._np_order is None:
             self._np_order = ordered_rows(dynamic_mask(self.spec, self._live_cols, self.static_mask()),
                                           self._live_cols, self.sort_column,

@@ -30,12 +30,13 @@ PASS / FAIL (/ UNDECIDABLE) for a spatial sample, listed without computing anyth
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ...evaluation.judges import Judge, MethodJudges, Targets
-from ...types import PRIMARY
+from ...types import PRIMARY, WorkstationError
 from .types import RELATIONS, VERDICTS
 
 TASK = "spatial.verdict"
@@ -97,7 +98,19 @@ def _toward(rel: np.ndarray, dx: np.ndarray, dy: np.ndarray) -> np.ndarray:
 
 def most_confident_boxes(ds: Any, threshold: float = GENEVAL_THRESHOLD) -> tuple[np.ndarray, np.ndarray]:
     """Per sample, the detection row of the most confident primary box of A and of B on the
-    original image scoring above ``threshold`` (-1: none); equal scores: the earlier row."""
+    original image scoring above ``threshold`` (-1: none); equal scores: the earlier row. Kept in
+    ``ds.cache`` for the detections it was found on (GenEval's rule and the twin consistency read
+    the same boxes)."""
+    key = ("judges.boxes", float(threshold))
+    hit = ds.cache.get(key)
+    if hit is not None and hit[0] is ds.detections and len(hit[1]) == ds.n:
+        return hit[1], hit[2]
+    out_a, out_b = _most_confident_boxes(ds, threshold)
+    ds.cache[key] = (ds.detections, out_a, out_b)
+    return out_a, out_b
+
+
+def _most_confident_boxes(ds: Any, threshold: float) -> tuple[np.ndarray, np.ndarray]:
     from .data import spatial_columns
 
     sc = spatial_columns(ds)
@@ -164,11 +177,56 @@ def order_shown(ds: Any, threshold: float = GENEVAL_THRESHOLD) -> np.ndarray:
 
 
 def twin_rows(ds: Any) -> np.ndarray:
-    """Per sample, the row of its twin prompt's sample of the same run and seed (-1: none)."""
+    """Per sample, the row of its twin prompt's sample of the same run and seed (-1: none; where
+    several samples share a run, prompt and seed, the first). Vectorised: one sort of the
+    samples' (run, prompt, seed) keys and a search of their twins' keys."""
+    from ...util.grouping import factorize
+
+    s = ds.samples
+    n = ds.n
+    out = np.full(n, -1, np.int64)
+    if n == 0 or not len(ds.prompts):
+        return out
+    prow = np.asarray(ds.prompt_rows(), np.int64)  # the prompt row of each sample (-1: not loaded)
+    twin_of = _twin_prompt_rows(ds)
+    run, _ = factorize(s.run_id, sort=False)
+    seed = np.unique(np.asarray(s.seed, np.int64), return_inverse=True)[1].reshape(-1)
+    n_p, n_s = len(ds.prompts) + 1, int(seed.max()) + 1
+
+    def key(prompt: np.ndarray) -> np.ndarray:
+        return (np.asarray(run, np.int64) * n_p + (prompt + 1)) * n_s + np.asarray(seed, np.int64)
+
+    if (int(run.max()) + 1) * n_p * n_s >= 2 ** 62:  # keys past int64: the plain lookup
+        return _twin_rows_dict(ds)
+    own = key(prow)
+    order = np.argsort(own, kind="stable")  # equal keys keep row order: the first row is found
+    sorted_keys = own[order]
+    want_p = np.where(prow >= 0, twin_of[np.maximum(prow, 0)], -1)
+    has = want_p >= 0
+    want = key(want_p)
+    at = np.searchsorted(sorted_keys, want, "left")
+    at_c = np.minimum(at, n - 1)
+    found = has & (at < n) & (sorted_keys[at_c] == want)
+    out[found] = order[at_c[found]]
+    return out
+
+
+def _twin_prompt_rows(ds: Any) -> np.ndarray:
+    """Per prompt row, the row of its twin prompt (-1: none), by an Arrow hash lookup."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    ids = pa.array([str(p) for p in ds.prompts.prompt_id.tolist()], pa.string())
+    twins = pa.array([str(t) if t else None for t in ds.prompts.twin_id.tolist()], pa.string())
+    return np.asarray(pc.index_in(twins, value_set=ids).fill_null(-1).to_numpy(zero_copy_only=False), np.int64)
+
+
+def _twin_rows_dict(ds: Any) -> np.ndarray:
     s = ds.samples
     twin = {str(p): str(t) for p, t in zip(ds.prompts.prompt_id.tolist(), ds.prompts.twin_id.tolist()) if t}
-    key = {(r, p, int(sd)): i for i, (r, p, sd) in enumerate(zip(s.run_id.tolist(), s.prompt_id.tolist(),
-                                                                   s.seed.tolist()))}
+    key: dict[tuple[Any, Any, int], int] = {}
+    for i, (r, p, sd) in enumerate(zip(s.run_id.tolist(), s.prompt_id.tolist(), s.seed.tolist())):
+        key.setdefault((r, p, int(sd)), i)
     return np.array([key.get((r, twin.get(str(p), ""), int(sd)), -1)
                      for r, p, sd in zip(s.run_id.tolist(), s.prompt_id.tolist(), s.seed.tolist())], np.int64)
 
@@ -212,14 +270,37 @@ def _human(project: Any, t: Targets) -> np.ndarray:
     return out
 
 
+def _ids_arrow(t: Targets) -> Any:
+    """The targets' sample ids as an Arrow string array (the loader's own where it kept one)."""
+    import pyarrow as pa
+
+    ds = t.cache.get("dataset")
+    kept = ds.kept_arrow("sample_id") if ds is not None else None
+    if kept is not None and len(kept) == len(t):
+        return kept
+    return pa.array([str(i) for i in t.ids.tolist()], pa.string())
+
+
 def _checker(eval_id: int) -> Any:
     def compute(project: Any, t: Targets) -> tuple[np.ndarray, np.ndarray]:
-        rows = project.con.execute("SELECT sample_id, verdict, conf FROM spatial_verdicts WHERE eval_id = ?",
-                                   [int(eval_id)]).fetchall()
-        got = {str(s): (str(v), np.nan if c is None else float(c)) for s, v, c in rows}
-        hit = [got.get(str(i)) for i in t.ids.tolist()]
-        return (np.array([h[0] if h is not None and h[0] in VERDICTS else None for h in hit], dtype=object),
-                np.array([h[1] if h is not None else np.nan for h in hit], np.float64))
+        """The stored verdicts of the config, matched to the targets by an Arrow hash lookup (a
+        verdict that is not one of VERDICTS is not a judgement)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        tab = project.con.execute("SELECT sample_id, verdict, conf FROM spatial_verdicts WHERE eval_id = ?",
+                                  [int(eval_id)]).to_arrow_table()
+        n = len(t)
+        if tab.num_rows == 0:
+            return np.full(n, None, dtype=object), np.full(n, np.nan)
+        sid = pc.cast(tab.column("sample_id"), pa.string())
+        at = pc.index_in(_ids_arrow(t), value_set=sid)
+        verdict = pc.take(pc.cast(tab.column("verdict"), pa.string()), at)
+        verdict = pc.if_else(pc.is_in(verdict, value_set=pa.array(list(VERDICTS), pa.string())), verdict, None)
+        conf = pc.take(pc.cast(tab.column("conf"), pa.float64()), at)
+        outcome = np.asarray(verdict.to_numpy(zero_copy_only=False), dtype=object)
+        score = np.asarray(conf.fill_null(np.nan).to_numpy(zero_copy_only=False), np.float64)
+        return outcome, score
     return compute
 
 
@@ -290,27 +371,76 @@ def spatial_judges(project: Any) -> MethodJudges:
         judges.append(Judge(f"spatial.checker:{h}", f"the checker under config v{eid}"
                             + (f" ({ev['name']})" if ev.get("name") else ""), h, TASK, VALUES, _checker(eid),
                             abstain="UNDECIDABLE", score="the checker's confidence",
-                            description="the stored verdicts of this checker config"))
+                            description="the stored verdicts of this checker config", short=f"checker v{eid}"))
     judges.append(Judge("spatial.geneval", "GenEval's position rule on the same detections",
                         f"threshold={GENEVAL_THRESHOLD:g},position_threshold={POSITION_THRESHOLD:g}", TASK,
                         ("PASS", "FAIL"), _geneval, score="the shrunk offset's component in the asked direction",
-                        description="djghosh13/geneval relative_position: most confident boxes above 0.3"))
+                        description="djghosh13/geneval relative_position: most confident boxes above 0.3",
+                        short="GenEval"))
     judges.append(Judge("spatial.twin", "MetaLogic's consistency with the counterfactual twin's image",
                         f"order,threshold={GENEVAL_THRESHOLD:g}", TASK, VALUES, _twin, abstain="UNDECIDABLE",
                         score="the share of the two images that show the relation",
-                        description="A r B and B r⁻¹ A of the same run and seed read by their boxes' order"))
+                        description="A r B and B r⁻¹ A of the same run and seed read by their boxes' order",
+                        short="twin"))
     sids = project.con.execute(
         "SELECT DISTINCT sc.scorer FROM scores sc JOIN samples s USING (sample_id) JOIN prompts p "
         "USING (prompt_id) WHERE p.method = 'spatial' ORDER BY sc.scorer").fetchall()
     for (scorer,) in sids:
         judges.append(Judge(f"spatial.score:{scorer}", f"the scorer {scorer}", str(scorer), TASK, ("PASS", "FAIL"),
-                            _scorer(str(scorer)), score="its score against the sample's prompt"))
+                            _scorer(str(scorer)), score="its score against the sample's prompt", short=str(scorer)))
     return MethodJudges("spatial", TASK, VALUES, tuple(judges), _targets, _human, abstain="UNDECIDABLE",
                         item="sample", cluster="prompt")
 
 
+# ---- every judge of every sample, for Browse ------------------------------------------------------
+
+@dataclass(frozen=True)
+class JudgeColumn:
+    """One judge over every sample of a dataset, as Browse shows it: ``code`` the VERDICTS index
+    of its outcome (int8; -1 where it did not judge the sample), ``score`` its score (float32,
+    NaN where none)."""
+
+    name: str
+    short: str
+    title: str
+    code: np.ndarray
+    score: np.ndarray
+
+    def decided(self) -> np.ndarray:
+        return (self.code == 0) | (self.code == 1)
+
+
+def outcome_codes(outcome: np.ndarray) -> np.ndarray:
+    """VERDICTS index of each outcome (object: PASS / FAIL / UNDECIDABLE or None → -1), int8."""
+    o = np.asarray(outcome, dtype=object)
+    code = np.full(len(o), -1, np.int8)
+    for k, v in enumerate(VERDICTS):
+        code[o == v] = k
+    return code
+
+
+def judge_columns(project: Any, ds: Any, stop: Any = None) -> list[JudgeColumn] | None:
+    """Every judge of `spatial_judges` over every sample of the loaded spatial dataset ``ds`` (in
+    its row order), one after the other; ``stop()`` true between two judges ends it early (None).
+    Reads the stored verdicts and scores through ``project`` and the detections of ``ds``: the
+    dataset is not loaded again."""
+    spec = spatial_judges(project)
+    t = Targets(np.asarray(ds.samples.sample_id, dtype=object), np.asarray(ds.samples.prompt_id, dtype=object),
+                {"dataset": ds})
+    out: list[JudgeColumn] = []
+    for j in spec.judges:
+        if stop is not None and stop():
+            return None
+        outcome, score = j.compute(project, t)
+        if len(outcome) != ds.n or len(score) != ds.n:
+            raise WorkstationError(f"judge {j.name!r} gave {len(outcome)} outcomes for {ds.n} samples")
+        out.append(JudgeColumn(j.name, j.short or j.name, j.title, outcome_codes(outcome),
+                               np.asarray(score, np.float32)))
+    return out
+
+
 __all__ = ["relative_position", "geneval_components", "geneval_outcomes", "most_confident_boxes", "order_shown",
-           "twin_rows", "twin_outcomes", "spatial_judges", "disagreement_counts", "item_judges", "GENEVAL_THRESHOLD", "POSITION_THRESHOLD", "RELATIONS"]
+           "twin_rows", "twin_outcomes", "spatial_judges", "disagreement_counts", "item_judges", "JudgeColumn", "judge_columns", "outcome_codes", "GENEVAL_THRESHOLD", "POSITION_THRESHOLD", "RELATIONS"]
 
 
 def disagreement_counts(run: Any, a: str, b: str) -> list[dict[str, Any]]:

@@ -1,0 +1,154 @@
+"""Every judge of the loaded samples, for Browse's judge columns and its filter "judges disagree".
+
+The judges (`workstation.methods.spatial.judges.judge_columns`: each stored checker config,
+GenEval's position rule, the twin consistency, each scorer) are computed once per loaded dataset,
+on a worker thread, over the dataset the window already holds (nothing is loaded again), and kept
+on the session as ``judge_columns`` — (dataset, columns). They start once the window has been
+idle for `IDLE_MS` with the samples' verdicts in: never during a first open's load and check,
+never per slider move (a move postpones a start that has not begun; the columns themselves do not
+depend on the sliders). A new dataset (a job's results, another project) or an applied config
+(its stored verdicts are a judge of their own) computes them again; what an older computation
+brings is dropped.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from functools import partial
+from typing import Any
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+log = logging.getLogger(__name__)
+
+#: the window idle this long (no new data, no slider move) before the judges are computed
+IDLE_MS = 700
+
+
+def compute_columns(project: Any, ds: Any, stop: threading.Event) -> list[Any] | None:
+    """The worker: every judge of ``ds`` through a reading copy of ``project`` (its own DuckDB
+    cursor: the GUI thread keeps the project's connection), None when stopped."""
+    from workstation.methods.spatial.judges import judge_columns
+
+    from ...reading_copy import reading_copy
+
+    mine = reading_copy(project)
+    try:
+        return judge_columns(mine, ds, stop=stop.is_set)
+    finally:
+        mine.con.raw.close()
+
+
+class BrowseJudges(QObject):
+    """Computes the session's ``judge_columns`` when the window is idle; ``changed`` when they
+    are in (or gone). ``computing`` while a worker runs; ``error`` the last failure's text."""
+
+    changed = Signal()
+
+    def __init__(self, state: Any, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.computing = False
+        self.error = ""
+        self._generation = 0
+        self._stop: threading.Event | None = None
+        self._worker: Any = None
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(IDLE_MS)
+        self._timer.timeout.connect(self._start)
+        state.dataset_changed.connect(self.schedule)
+        state.project_changed.connect(self.schedule)
+        state.judges_stale.connect(partial(self.schedule, True))
+        state.verdicts_changed.connect(self._postpone)
+        self.schedule()
+
+    @property
+    def pending(self) -> bool:
+        """The columns of the loaded samples are not in yet (waiting for idle, or computing)."""
+        st = self.state
+        got = st.judge_columns
+        return st.dataset is not None and st.dataset.n > 0 and (got is None or got[0] is not st.dataset)
+
+    def schedule(self, again: bool = False) -> None:
+        """The columns of the loaded dataset, computed when the window is idle (at once where they
+        are those of this dataset already and ``again`` is false)."""
+        st = self.state
+        ds = st.dataset
+        if ds is None or st.project is None or ds.n == 0:
+            self._drop()
+            if st.judge_columns is not None:
+                st.judge_columns = None
+                self.changed.emit()
+            return
+        got = st.judge_columns
+        if got is not None and got[0] is ds and not again:
+            return
+        if got is not None and got[0] is not ds:
+            st.judge_columns = None  # another dataset's columns are never shown beside this one's
+            self.changed.emit()
+        self._drop()
+        self._timer.start()
+
+    def _postpone(self) -> None:
+        """A slider moved: a start still waiting waits for the window to be idle again."""
+        if self._timer.isActive():
+            self._timer.start()
+
+    def _drop(self) -> None:
+        """Forget a waiting start and a running worker (what it brings is dropped)."""
+        self._timer.stop()
+        self._generation += 1
+        if self._stop is not None:
+            self._stop.set()
+            self._stop = None
+        self._worker = None
+        self.computing = False
+
+    def _start(self) -> None:
+        from superqt.utils import create_worker
+
+        st = self.state
+        ds, p = st.dataset, st.project
+        if ds is None or p is None or ds.n == 0:
+            return
+        if st.checking or st.verdicts is None:  # a first open's check still runs: after it
+            self._timer.start()
+            return
+        self._generation += 1
+        gen = self._generation
+        stop = self._stop = threading.Event()
+        self.computing = True
+        self.error = ""
+        w = create_worker(compute_columns, p, ds, stop, _start_thread=False, _ignore_errors=True)
+        w.returned.connect(partial(self._done, gen, ds))
+        w.errored.connect(partial(self._failed, gen))
+        self._worker = w
+        self.changed.emit()
+        w.start()
+
+    def _done(self, gen: int, ds: Any, cols: Any) -> None:
+        if gen != self._generation:
+            return
+        self.computing = False
+        self._worker = None
+        self._stop = None
+        if cols is None or ds is not self.state.dataset:
+            return
+        self.state.judge_columns = (ds, list(cols))
+        self.changed.emit()
+
+    def _failed(self, gen: int, exc: BaseException) -> None:
+        if gen != self._generation:
+            return
+        self.computing = False
+        self._worker = None
+        self._stop = None
+        self.error = str(exc) or type(exc).__name__
+        log.warning("the judges of Browse could not be computed: %s", self.error)
+        self.changed.emit()
+
+    def shutdown(self) -> None:
+        """Stop a running worker at its next judge (the window closes)."""
+        self._drop()
