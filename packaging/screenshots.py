@@ -12,7 +12,9 @@ heatmap with a cell's pairs, an omission pair marked on both images, and the pag
 a node to judge, pre-marks, the split diagram, proposals, the scene-graph editor and the New tree
 dialog (``dyeval_*.png``); the rater monitor (Audit → Raters…) and the report's protocol card,
 rendered by headless Chromium, on a demo three simulated raters labelled (``raters_monitor.png``,
-``report_protocol_card.png``); with ``--only small``, every tab (and each page of a tab's own tabs), the
+``report_protocol_card.png``); Browse with its judge columns and the filter "judges disagree", a
+blind audit's Browse without them and the audit-plan panel with a second judge (``judges_*.png``); with
+``--only small``, every tab (and each page of a tab's own tabs), the
 jobs panel and the F1 sheet on each method's judging page at 1024 × 700 (``small_*.png``; it names
 any screen where the window did not keep to that size). The demo project
 is built with `python main.py demo --no-gui` when missing; the fixture project is imported
@@ -227,6 +229,65 @@ def shoot_project(sh: Shooter, folder: Path, tag: str) -> None:
     for name in ("metalogic", "protobias"):
         if name in w.method_views and not st.project.read_only:
             shoot_blind_audit(sh, w, name)
+    w.close()
+    sh.settle(0.1)
+
+
+def shoot_judges(sh: Shooter, folder: Path) -> None:
+    """Browse with a column per judge and the filter "judges disagree" (``judges_browse_columns``);
+    a blind audit's Browse, where neither is (``judges_browse_blind_audit``); the audit-plan panel
+    with a second judge, after a few rounds of labels (``judges_plan_second_judge``)."""
+    from ui import menus, theme
+    from workstation.evaluation.audit_sets import draw_audit_set
+    from workstation.methods.spatial.judges import geneval_outcomes
+    from workstation.methods.spatial.store import TASK
+
+    theme.apply_theme(sh.app, "dark")
+    w = new_window(folder)
+    m = w.browser.model
+    end = time.perf_counter() + 60
+    while (not m.q.judges or m.judges.computing) and time.perf_counter() < end:
+        sh.settle(0.1)
+    w.browser.filters.pick_judges("checker", "spatial.geneval")
+    sh.save(w, "judges_browse_columns")
+    st = w.spatial
+    views = w.method_views["spatial"]
+    if not st.project.read_only:
+        aid = draw_audit_set(st.project, st.controller.scheme, views.audit_population(w), name="judges audit",
+                             size=min(40, st.dataset.n), seed=2)
+        menus.start_audit_set(w, aid)
+        w.show_tab("Browse")
+        sh.save(w, "judges_browse_blind_audit")
+        menus.leave_audit(w)
+        w.statusBar().clearMessage()
+        # a plan for the true PASS rate with GenEval's rule as its second judge; a few rounds labelled
+        # (each target with the demo's known truth where the demo labelled it, else GenEval's outcome)
+        menus.open_audit_plans(w)
+        win = w.audit_plans_window
+        panel = win.panel
+        panel.method_combo.setCurrentIndex(panel.method_combo.findData("spatial"))
+        names = [panel.judge_combo.itemData(i) for i in range(panel.judge_combo.count())]
+        panel.judge_combo.setCurrentIndex(next(i for i, n in enumerate(names) if str(n).startswith("spatial.geneval")))
+        panel.quantity_combo.setCurrentIndex(panel.quantity_combo.findData("rate"))
+        plan = panel.start_plan()
+        if plan is not None:
+            ds = st.dataset
+            passed, _ = geneval_outcomes(ds)
+            by_id = {str(i): ("PASS" if g == 1 else "FAIL") for i, g in zip(ds.samples.sample_id.tolist(), passed)}
+            known = {e.target_id: e.value for e in st.project.labels.events(task=TASK) if e.value}
+            got: list[list] = []
+            panel.targets_ready.connect(got.append)
+            for _ in range(8):
+                panel.batch_spin.setValue(8)
+                panel.next_button.click()
+                for t in (got[-1] if got else []):
+                    for sid in t.targets:
+                        st.project.labels.add(TASK, "sample", sid, "auditor", known.get(sid, by_id.get(sid, "PASS")),
+                                              audit_set_id=plan.audit_set_id)
+                panel.refresh()
+            win.resize(1300, 900)
+            sh.save(win, "judges_plan_second_judge")
+        win.close()
     w.close()
     sh.settle(0.1)
 
@@ -599,12 +660,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", type=Path, default=ROOT / "resources" / "screenshots")
     ap.add_argument("--work", type=Path, default=None, help="folder for the projects")
-    ap.add_argument("--only", default="", metavar="SETS", help="comma-separated: demo, dyeval, fixture, small, raters (default: all; small: every tab "
+    ap.add_argument("--only", default="", metavar="SETS", help="comma-separated: demo, dyeval, fixture, small, raters, judges (default: all but raters; small: every tab "
                     "and the F1 sheet of each method at 1024 × 700; raters: the rater monitor and the report's "
                     "protocol card)")
     ap.add_argument("--readme", action="store_true", help=f"also write the README's screenshots to {README_IMAGES}")
     args = ap.parse_args(argv)
-    only = {x.strip() for x in args.only.split(",") if x.strip()} or {"demo", "dyeval", "fixture", "small"}
+    only = {x.strip() for x in args.only.split(",") if x.strip()} or {"demo", "dyeval", "fixture", "small", "judges"}
     ensure_display(argv)
     work = args.work or Path(tempfile.mkdtemp(prefix="screenshots_"))
     work.mkdir(parents=True, exist_ok=True)
@@ -626,6 +687,8 @@ def main(argv: list[str] | None = None) -> int:
         shoot_project(sh, demo, "demo")
     if "dyeval" in only:
         shoot_dyeval(sh, demo)
+    if "judges" in only:
+        shoot_judges(sh, demo)
     if fixture is not None:
         shoot_project(sh, fixture, "fixture")
     if "small" in only:

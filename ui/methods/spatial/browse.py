@@ -27,6 +27,10 @@ from .sample_table import COLUMNS, FilterBar, SampleTableModel
 from .session import SpatialSession
 from .thumbnails import ThumbnailGrid
 
+#: the fixed column the judges' columns are shown after (the checker's confidence)
+JUDGES_AFTER = 7
+
+
 class SampleBrowser(QWidget):
     """Filter bar over a table and a thumbnail grid of the same rows.
 
@@ -123,11 +127,16 @@ class SampleBrowser(QWidget):
     def _judge_columns(self) -> None:
         """The judges' columns (after the fixed ones) sized to their outcome and score, and shown
         only where the policy allows (the model has none during a blind audit)."""
-        for c in range(len(COLUMNS), self.model.columnCount()):
+        hh = self.table.horizontalHeader()
+        for k, c in enumerate(range(len(COLUMNS), self.model.columnCount())):
             self.table.setColumnHidden(c, False)
             if self.table.columnWidth(c) < 40 or c not in self._sized:
-                self.table.setColumnWidth(c, 130)
+                self.table.setColumnWidth(c, 120)
                 self._sized.add(c)
+            # shown beside the checker's confidence, each judge after the one before
+            want = hh.visualIndex(JUDGES_AFTER) + 1 + k
+            if hh.visualIndex(c) != want:
+                hh.moveSection(hh.visualIndex(c), want)
 
     def _fit_columns(self) -> None:
         """Size the id and run columns to the project's ids (within limits)."""
