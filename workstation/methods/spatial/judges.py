@@ -421,7 +421,8 @@ def outcome_codes(outcome: np.ndarray) -> np.ndarray:
 
 def judge_columns(project: Any, ds: Any, stop: Any = None) -> list[JudgeColumn] | None:
     """Every judge of `spatial_judges` over every sample of the loaded spatial dataset ``ds`` (in
-    its row order), one after the other; ``stop()`` true between two judges ends it early (None).
+    its row order), one after the other, leaving out a judge that judged no sample; ``stop()`` true
+    between two judges ends it early (None).
     Reads the stored verdicts and scores through ``project`` and the detections of ``ds``: the
     dataset is not loaded again."""
     spec = spatial_judges(project)
@@ -434,8 +435,10 @@ def judge_columns(project: Any, ds: Any, stop: Any = None) -> list[JudgeColumn] 
         outcome, score = j.compute(project, t)
         if len(outcome) != ds.n or len(score) != ds.n:
             raise WorkstationError(f"judge {j.name!r} gave {len(outcome)} outcomes for {ds.n} samples")
-        out.append(JudgeColumn(j.name, j.short or j.name, j.title, outcome_codes(outcome),
-                               np.asarray(score, np.float32)))
+        code, sc = outcome_codes(outcome), np.asarray(score, np.float32)
+        if not bool((code >= 0).any()) and not bool(np.isfinite(sc).any()):
+            continue  # it judged no sample (no detections yet, say): no column of dashes
+        out.append(JudgeColumn(j.name, j.short or j.name, j.title, code, sc))
     return out
 
 
