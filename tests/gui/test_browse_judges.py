@@ -144,3 +144,17 @@ def test_a_blind_audit_has_no_judge_column_and_no_judge_filter(qtbot: Any, open_
     menus.leave_audit(w)
     QApplication.processEvents()
     assert "GenEval" in _headers(m) and m.spec.judges_disagree == ["checker", "spatial.geneval"]
+
+
+def test_closing_the_project_while_the_judges_are_computed_waits_for_them_and_keeps_nothing(
+        qtbot: Any, open_window: Any, demo: Path) -> None:
+    w = open_window(demo)
+    m = w.browser.model
+    qtbot.waitUntil(lambda: w.spatial.verdicts is not None and not w.spatial.checking, timeout=20000)
+    m.judges._start()  # the worker starts now, as the idle timer would start it
+    assert m.judges.computing
+    done = m.judges._released
+    w.state.close_project()
+    assert done is not None and done.is_set()  # the project closed only after the worker let go of it
+    qtbot.wait(300)
+    assert w.spatial.judge_columns is None and not m.judges.error and m.columnCount() == len(_headers(m))

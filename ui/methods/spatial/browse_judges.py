@@ -26,18 +26,23 @@ log = logging.getLogger(__name__)
 IDLE_MS = 700
 
 
-def compute_columns(project: Any, ds: Any, stop: threading.Event) -> list[Any] | None:
-    """The worker: every judge of ``ds`` through a reading copy of ``project`` (its own DuckDB
-    cursor: the GUI thread keeps the project's connection), None when stopped."""
+#: how long closing a project waits for a running worker to reach its next judge
+CLOSE_WAIT_S = 10.0
+
+
+def compute_columns(mine: Any, ds: Any, stop: threading.Event, done: threading.Event) -> list[Any] | None:
+    """The worker: every judge of ``ds`` through ``mine``, a reading copy of the project (its own
+    DuckDB cursor, made on the GUI thread: the worker never touches the project's connection),
+    closed here; None when stopped; ``done`` is set once it has let go of the copy."""
     from workstation.methods.spatial.judges import judge_columns
 
-    from ...reading_copy import reading_copy
-
-    mine = reading_copy(project)
     try:
         return judge_columns(mine, ds, stop=stop.is_set)
     finally:
-        mine.con.raw.close()
+        try:
+            mine.con.raw.close()
+        finally:
+            done.set()
 
 
 class BrowseJudges(QObject):
@@ -53,6 +58,7 @@ class BrowseJudges(QObject):
         self.error = ""
         self._generation = 0
         self._stop: threading.Event | None = None
+        self._released: threading.Event | None = None  # set once the running worker let go of the project
         self._worker: Any = None
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -62,6 +68,7 @@ class BrowseJudges(QObject):
         state.project_changed.connect(self.schedule)
         state.judges_stale.connect(partial(self.schedule, True))
         state.verdicts_changed.connect(self._postpone)
+        state.about_to_close.connect(self.shutdown)
         self.schedule()
 
     @property
@@ -119,9 +126,13 @@ class BrowseJudges(QObject):
         self._generation += 1
         gen = self._generation
         stop = self._stop = threading.Event()
+        done = self._released = threading.Event()
         self.computing = True
         self.error = ""
-        w = create_worker(compute_columns, p, ds, stop, _start_thread=False, _ignore_errors=True)
+        from ...reading_copy import reading_copy
+
+        w = create_worker(compute_columns, reading_copy(p), ds, stop, done, _start_thread=False,
+                          _ignore_errors=True)
         w.returned.connect(partial(self._done, gen, ds))
         w.errored.connect(partial(self._failed, gen))
         self._worker = w
@@ -150,5 +161,9 @@ class BrowseJudges(QObject):
         self.changed.emit()
 
     def shutdown(self) -> None:
-        """Stop a running worker at its next judge (the window closes)."""
+        """The project closes: a running worker stops at its next judge, and the project is closed
+        only once the worker has let go of it (at most `CLOSE_WAIT_S`)."""
+        done = self._released if self.computing else None
         self._drop()
+        if done is not None and not done.wait(CLOSE_WAIT_S):
+            log.warning("the judges of Browse still run while the project closes")
