@@ -194,26 +194,31 @@ def test_protobias_plan_for_a_metrics_agreement_with_human_ratings(tmp_path: Pat
     _reopen_and_check(folder, plan)
 
 
-# ---- DyEval: CLIPScore pre-marks against the demo oracle's PASS / FAIL -------------------------------
+# ---- DyEval: pre-marks against the demo oracle's PASS / FAIL -----------------------------------------
 
 
 def test_dyeval_plan_for_the_true_pass_rate_by_whole_prompts(tmp_path: Path) -> None:
+    from workstation.methods.dyeval.config import DyEvalConfig
+    from workstation.methods.dyeval.demo import DEMO_SCORER, DEMO_THRESHOLD
+    from workstation.methods.dyeval.runner import DyEvalRunner
     from workstation.methods.dyeval.store import TreeStore
 
+    with Project.create(tmp_path / "plain") as p:  # a tree without a threshold has no pre-marks to plan on
+        DyEvalRunner.create(p, DyEvalConfig(n_i=1, n_x=1), topics=["Animals"])
+        with pytest.raises(WorkstationError, match="pre-mark threshold"):
+            A.audit_table(p, "dyeval")
     folder = tmp_path / "dyeval"
     with Project.create(folder) as p:
         get_method("dyeval").build_demo(p, small=True)
-        with pytest.raises(WorkstationError, match="pre-mark threshold"):
-            A.audit_table(p, "dyeval")
         tree = TreeStore(p).load(TreeStore(p).resolve(None), persist=False)
         ids = sorted(tree.images)
         labels = {e.target_id: e.value for e in p.labels.latest("dyeval.image")}
-        rng = np.random.default_rng(0)
-        scores = [(30.0 if labels.get(i) == "PASS" else 22.0) + rng.normal(0, 3) for i in ids]
-        p.scores.add({"sample_id": ids, "scorer": ["clipscore@test"] * len(ids),
-                      "text": [tree.step_owner_text(tree.images[i].owner) for i in ids], "score": scores})
-        table = A.audit_table(p, "dyeval", threshold=25.0)
-        assert table.source["scorer"] == "clipscore@test" and (table.outcome >= 0).all()
+        # the demo pre-marks its images with its own object finder, named as such, at its threshold
+        table = A.audit_table(p, "dyeval")
+        assert table.source["scorer"] == DEMO_SCORER and table.source["threshold"] == DEMO_THRESHOLD
+        assert DEMO_SCORER in table.outcome_title and "CLIPScore" not in table.outcome_title
+        scored = np.array([tree.images[i].clip_score is not None for i in table.item_id.tolist()])
+        assert scored.sum() > len(ids) // 2 and ((table.outcome >= 0) == scored).all()
         plan = A.create_plan(p, "dyeval", Goal("rate", 0.15, 0.9, "cluster"), seed=0, threshold=25.0)
         _run(p, plan, lambda t: None)  # the demo oracle judged every image already
         st = plan.status()

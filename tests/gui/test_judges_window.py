@@ -30,6 +30,40 @@ def demo_project(tmp_path: Path) -> Path:
     return folder
 
 
+FOUR = ("spatial", "metalogic", "protobias", "dyeval")
+
+
+@pytest.fixture
+def four_methods(demo_project: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """The demo project with the small demos of ProtoBias and DyEval too (each method's own labels:
+    ProtoBias's planted raters, DyEval's oracle), and the `report` written of it."""
+    from workstation.cli import main
+
+    with Project.open(demo_project) as p:
+        for m in ("protobias", "dyeval"):
+            get_method(m).build_demo(p, small=True)
+    report = tmp_path / "report"
+    assert main(["report", "--project", str(demo_project), "--out", str(report)]) == 0
+    return demo_project, report
+
+
+def _csv_same(path: Path, rows: list[dict[str, Any]]) -> bool:
+    """The report's CSV table holds ``rows``, figure for figure (an undefined figure: nan)."""
+    import csv
+
+    with open(path, newline="", encoding="utf-8") as fh:
+        got = list(csv.DictReader(fh))
+
+    def cell(v: Any) -> Any:
+        try:
+            x = float(v)
+        except (TypeError, ValueError):
+            return str(v)
+        return "nan" if math.isnan(x) else x
+
+    return [{k: cell(v) for k, v in r.items()} for r in got] == [{k: cell(v) for k, v in r.items()} for r in rows]
+
+
 def _same(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> bool:
     """Equal rows, an undefined figure (NaN) equal to an undefined one."""
     def norm(v: Any) -> Any:
@@ -46,12 +80,17 @@ def _wait(qtbot: Any, w: Any) -> None:
     qtbot.waitUntil(lambda: w.tables is not None and not w.is_running(), timeout=60000)
 
 
-def test_the_window_shows_the_commands_numbers(qtbot: Any, open_window: Any, demo_project: Path) -> None:
+def test_the_window_shows_the_commands_numbers(qtbot: Any, open_window: Any,
+                                              four_methods: tuple[Path, Path]) -> None:
+    """For each of the four methods on the demo: the window's judges and agreement table are the
+    `judges` command's and the report's (tables/judges.csv, tables/judge_agreement.csv), and the
+    agreement table has a row with an interval."""
     from ui import menus
     from ui.judges_window import agreement_cells, judge_cells
     from workstation.commands.judges import tables
     from workstation.evaluation.judges import interval_text as _num
 
+    demo_project, report = four_methods
     win = open_window(demo_project)
     qtbot.waitUntil(lambda: "spatial" in win.method_views, timeout=20000)
     # the MetaLogic page stores its comparison's outcomes once it has evaluated: a judge of its own
@@ -62,21 +101,36 @@ def test_the_window_shows_the_commands_numbers(qtbot: Any, open_window: Any, dem
     jw = win.judges_window
     assert jw.isVisible() and jw.windowTitle() == "Judges"
     methods = [jw.method_combo.itemData(i) for i in range(jw.method_combo.count())]
-    assert set(methods) == {"spatial", "metalogic"}
+    assert sorted(methods) == sorted(FOUR)
     p = win.state.project
     want = tables(p, [get_method(m) for m in methods])
-    for m in methods:
+    for m in FOUR:
         jw.set_method(m)
         _wait(qtbot, jw)
         got = jw.tables
         assert got is not None
-        assert _same(got["judges"], want[m]["judges"])
-        assert _same(got["judge_agreement"], want[m]["judge_agreement"]) and got["judge_agreement"]
+        assert _same(got["judges"], want[m]["judges"]), m
+        assert _same(got["judge_agreement"], want[m]["judge_agreement"]) and got["judge_agreement"], m
+        # the report's tables are the window's, figure for figure
+        assert _csv_same(report / m / "tables" / "judges.csv", got["judges"]), m
+        assert _csv_same(report / m / "tables" / "judge_agreement.csv", got["judge_agreement"]), m
         assert _shown(jw.judges_table) == [judge_cells(r) for r in want[m]["judges"]]
         shown = _shown(jw.agreement_table)
         assert shown == [agreement_cells(r) for r in want[m]["judge_agreement"]]
         for row, r in zip(shown, want[m]["judge_agreement"]):  # the figures read as the command prints them
             assert row[4:] == [_num(r, "coverage"), _num(r, "accuracy"), _num(r, "kappa")]
+        # each method's table has a row whose accuracy has a finite interval around it
+        finite = [r for r in got["judge_agreement"]
+                  if all(math.isfinite(r[k]) for k in ("accuracy", "accuracy_lo", "accuracy_hi"))
+                  and r["accuracy_lo"] <= r["accuracy"] <= r["accuracy_hi"] and r["both_decided"] > 0]
+        assert finite, f"{m}: no agreement row with an interval"
+        assert any(f"{r['accuracy']:.4f} [" in row[5] for r in finite for row in shown), m
+    # DyEval's demo is pre-marked by its own object finder, named so, against the oracle's labels
+    dy = {r["judge"]: r for r in want["dyeval"]["judges"]}
+    assert "demo-objects" in dy["dyeval.premark"]["title"] and "CLIPScore" not in dy["dyeval.premark"]["title"]
+    assert 0 < dy["dyeval.premark"]["covered"] <= dy["dyeval.premark"]["items"]
+    assert any(r["judge_a"] == "dyeval.premark" and r["judge_b"] == "human" and r["both_decided"] > 0
+               for r in want["dyeval"]["judge_agreement"])
     # the spatial table sets each judge against the humans of the kept selection, with intervals
     jw.set_method("spatial")
     _wait(qtbot, jw)

@@ -452,3 +452,42 @@ def lab_angles() -> dict[str, float]:
         lab = cv2.cvtColor(px, cv2.COLOR_RGB2Lab).astype(np.float64)[0, 0]
         out[name] = float(math.degrees(math.atan2(lab[2] - 128.0, lab[1] - 128.0)) % 360.0)
     return out
+
+
+def look_scores(img: np.ndarray, looks: Sequence[tuple[str, float]], *, saturation_min: int = 80,
+                value_min: int = 45, hue_window: float = 30.0, hue_sigma: float = 11.0,
+                min_area_fraction: float = 0.0012) -> np.ndarray:
+    """How well an RGB uint8 image shows each look — a (shape of `SHAPES`, hue in degrees) pair,
+    the way the demo draws an object — from its pixels: the best region of saturated pixels within
+    ``hue_window`` degrees of the hue, scored as `SceneDetector` scores a class (its shape
+    descriptors against the shape's prototype, its mean hue against the hue, its size); 0 where no
+    such region is seen. One score in [0, 1] per look."""
+    import cv2
+
+    h, w = img.shape[:2]
+    hsv = cv2.cvtColor(np.ascontiguousarray(img[:, :, :3]), cv2.COLOR_RGB2HSV_FULL)
+    hue = hsv[:, :, 0]
+    hue_deg = np.arange(256) * (360.0 / 256.0)  # OpenCV's full-range hue code -> degrees
+    colourful = cv2.inRange(hsv, (0, saturation_min, value_min), (255, 255, 255)) > 0
+    min_area = min_area_fraction * w * h
+    kernel = np.ones((3, 3), np.uint8)
+    protos = prototypes()
+    out = np.zeros(len(looks))
+    for i, (shape, want) in enumerate(looks):
+        if shape not in protos:
+            raise WorkstationError(f"look_scores: unknown shape {shape!r} (shapes: {', '.join(SHAPES)})")
+        near = (_hue_diff(hue_deg, float(want)) <= hue_window)[hue]
+        raw = (colourful & near).astype(np.uint8) * 255
+        mask = cv2.morphologyEx(cv2.morphologyEx(raw, cv2.MORPH_CLOSE, kernel), cv2.MORPH_OPEN, kernel)
+        best = 0.0
+        for contour, holes in _regions(mask, min_area):
+            x, y, bw, bh = cv2.boundingRect(contour)
+            sub = cv2.bitwise_and(mask[y:y + bh, x:x + bw], raw[y:y + bh, x:x + bw])
+            mean_hue = _circular_mean_hue(np.ascontiguousarray(hue[y:y + bh, x:x + bw]), sub)
+            z = (contour_features(contour, holes) - protos[shape]) / FEATURE_SIGMA
+            shape_score = float(np.exp(-0.5 * float(z @ z)))
+            colour_score = float(np.exp(-0.5 * (float(_hue_diff(mean_hue, want)) / hue_sigma) ** 2))
+            size_q = min(1.0, float(cv2.contourArea(contour)) / (3.0 * min_area)) ** 0.5
+            best = max(best, 0.98 * size_q * shape_score ** 0.6 * colour_score ** 0.4)
+        out[i] = best
+    return out

@@ -95,3 +95,31 @@ def test_a_profile_without_weaknesses_passes_everything_but_noise() -> None:
     none = KnownWeaknesses("none", noise=0.0)
     g = parse_text("A silk kimono under a glass table.")
     assert all(none.judge(g, "x", s).passed for s in SEEDS)
+
+
+def test_the_demo_object_finder_scores_what_the_pixels_show_of_the_asked_objects() -> None:
+    """The demo's pre-mark score: high where every asked object is drawn as asked, below the
+    threshold where one was drawn as another class (of another look) or left out; an object whose
+    colour does not tell its look is not scored."""
+    from workstation.methods.dyeval.demo import DEMO_THRESHOLD, asked_looks, demo_object_score
+    from workstation.methods.dyeval.render import _style
+
+    always = KnownWeaknesses(name="always", objects=frozenset({"drum"}), fail_rate=1.0, noise=0.0)
+    never = KnownWeaknesses(name="never", noise=0.0)
+    shown, failed = [], []
+    for text, seed in ((t, k) for t in ("A ceramic drum.", "A red drum.") for k in range(6)):
+        g = parse_text(text)
+        assert len(asked_looks(g)) == 1 and asked_looks(g)[0] is not None
+        img, truth = render_graph(g, text, seed, size=128, weaknesses=never)
+        assert truth["passed"]
+        shown.append(demo_object_score(g, img))
+        img, truth = render_graph(g, text, seed, size=128, weaknesses=always)
+        drum = next(o for o in truth["objects"] if o["name"] == "drum")
+        other_look = drum["omitted"] or _style(drum["drawn_as"])[0] != _style("drum")[0]
+        if other_look:
+            failed.append(demo_object_score(g, img))
+    assert all(s is not None and s >= DEMO_THRESHOLD for s in shown), shown
+    assert failed and all(s is not None and s < DEMO_THRESHOLD for s in failed), failed
+    white = parse_text("A white drum.")
+    assert asked_looks(white) == [None]
+    assert demo_object_score(white, render_graph(white, "A white drum.", 0, size=128)[0]) is None

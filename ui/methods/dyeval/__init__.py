@@ -2,8 +2,8 @@
 
 * **Test tree** (`page.DyEvalPage`) — the test tree, the node pages and the next step;
 * **Audit set** — an audit set's test images one at a time (`ui.widgets.audit_page.AuditPage`),
-  judged P / F with the prompt and seed; the CLIPScore pre-mark is the automated outcome and is
-  hidden when the set is blind. While a blind audit set is open the tree page is closed (it
+  judged P / F with the prompt and seed; the pre-mark (CLIPScore, or the demo's object finder) is
+  the automated outcome and is hidden when the set is blind. While a blind audit set is open the tree page is closed (it
   shows pre-marks, pass rates and every annotator's judgements).
 """
 
@@ -164,7 +164,7 @@ class DyEvalViews(ViewsBase["Window"]):
         return AuditPopulation(ids=ids, strata={"node": (node, nodes), "premark": (premark, ["not pre-marked",
                                                                                              "pre-marked FAIL"])},
                                default_strata=("node",), labelled=labelled, noun="images",
-                               titles={"node": "test node", "premark": "CLIPScore pre-mark"})
+                               titles={"node": "test node", "premark": "pre-mark"})
 
 
 VIEWS = DyEvalViews()

@@ -4,7 +4,8 @@ One row per text input of the node — its prompts, then the steps of its failur
 need images of their own — with the row's outcome (passes / judged, BUG) and its n_x images as
 tiles: green border PASS, red FAIL, grey not judged, a "⚠" corner disputed (the annotators
 disagree under the label selection, so no label counts); an amber corner "CLIP 18.4 ⚑" marks an image
-CLIPScore pre-marked FAIL (press F to confirm it, P to override it; both stay recorded). The
+the tree's pre-mark scorer (CLIPScore; on the demo "demo-objects") pre-marked FAIL (press F to
+confirm it, P to override it; both stay recorded). The
 current image is outlined and shown large on the right with its prompt, seed and scores.
 Keys: P / F judge (one committed label event of task ``dyeval.image`` each), ← / → move,
 Ctrl+Z undo — the shared `JudgeBar` over the tree's label scheme.
@@ -133,7 +134,7 @@ class NodeImages(NodePanel):
         self.confirm_button = push_button("Confirm prompts → generation", self.confirm_prompts)
         self.premark_button = push_button(
             "Confirm all pre-marks as FAIL", self.confirm_premarks,
-            "Every image CLIPScore pre-marked FAIL and not judged yet becomes a human FAIL")
+            "Every image pre-marked FAIL and not judged yet becomes a human FAIL")
         for b in (self.add_button, self.remove_button, self.confirm_button, self.premark_button):
             bar.addWidget(b)
         bar.addStretch(1)

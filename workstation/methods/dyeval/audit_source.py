@@ -1,9 +1,9 @@
 """The DyEval method's audit table (`workstation.evaluation.plan.AuditTable`): one row per image
-of a test tree, the CLIPScore pre-mark as the automated outcome (a score at or above the
-threshold predicts PASS, one below it is pre-marked FAIL; an image without a score has none),
-its confidence (how far the score is from the threshold, as a percentile among the images), the
-prompt (or failure-location step) the image belongs to as its cluster, and the latest human
-PASS / FAIL."""
+of a test tree, the pre-mark as the automated outcome (the score of the tree's pre-mark scorer —
+CLIPScore, or the built-in demo's object finder — at or above the threshold predicts PASS, one
+below it is pre-marked FAIL; an image without a score has none), its confidence (how far the
+score is from the threshold, as a percentile among the images), the prompt (or failure-location
+step) the image belongs to as its cluster, and the latest human PASS / FAIL."""
 
 from __future__ import annotations
 
@@ -49,12 +49,13 @@ def audit_table(project: Any, *, tree_id: str | None = None, threshold: float | 
         raise WorkstationError(f"the CLIPScore threshold must be a finite number, got {repr(threshold)[:40]}")
     th = tree.config.premark_threshold if threshold is None else float(threshold)
     if th is None:
-        raise WorkstationError(f"DyEval tree {tid!r} has no CLIPScore pre-mark threshold: set premark_threshold "
+        raise WorkstationError(f"DyEval tree {tid!r} has no pre-mark threshold: set premark_threshold "
                                "in its config, or give a threshold")
     ids = np.array(sorted(tree.images), dtype=object)
     if len(ids) == 0:
         raise WorkstationError(f"DyEval tree {tid!r} has no images yet")
     scorer, scores = premark_scores(project, tree)
+    name = scorer or str(tree.config.premark_scorer)
     s = np.array([scores.get(i, tree.images[i].clip_score if tree.images[i].clip_score is not None else np.nan)
                   for i in ids.tolist()], np.float64)
     ok = np.isfinite(s)
@@ -64,8 +65,8 @@ def audit_table(project: Any, *, tree_id: str | None = None, threshold: float | 
     human = _human(project, ids)
     cluster = np.array([tree.images[i].owner for i in ids.tolist()], dtype=object)
     return AuditTable("dyeval", LABEL_SCHEME.task, ids, cluster, outcome, conf, human, positive=PASS, negative=FAIL,
-                      outcome_title="the CLIPScore pre-mark", item_title="image", cluster_title="prompt",
-                      source={"tree_id": tid, "threshold": th, "scorer": scorer})
+                      outcome_title=f"the pre-mark ({name})", item_title="image", cluster_title="prompt",
+                      source={"tree_id": tid, "threshold": th, "scorer": name})
 
 
 def plan_options(project: Any) -> list[PlanOption]:

@@ -14,6 +14,17 @@ vehicles) gets one failure location, run to its end with the same scripted judge
 finds the object the model fails on → the passing child gets its proposals, and (full demo)
 its first one is accepted and tested one level deeper. The failing child's other bugs, and the
 open proposals, are left as the auditor's next steps.
+
+The tree's automatic pre-mark is the demo's own score, `DEMO_SCORER` ("demo-objects"), not a
+CLIPScore: every image is scored when it arrives, before it is judged, by how well the image shows
+the objects its prompt asks for — for each object the look the demo draws it with (its shape and
+hue: a demo class's own, another name's by hash, a colour word's hue), found from the pixels
+(`workstation.demo.detector.look_scores`); the image's score is that of its worst-shown object
+(0-100), pre-marked FAIL below `DEMO_THRESHOLD`. It sees an object that was drawn as something
+else or left out; it does not see attributes other than colour, relations or context, and an
+object whose look its colour does not tell (white, grey, black, see-through, "vibrant") is not
+scored — an image with no such object gets no score and no pre-mark; an object drawn mostly hidden
+by another scores low.
 """
 
 from __future__ import annotations
@@ -28,6 +39,12 @@ from .runner import DyEvalRunner
 DEMO_TREE = "demo"
 DEMO_ROOT = "Material objects"
 ORACLE = "demo-oracle"
+#: the demo's pre-mark scorer (module docstring) and its threshold on its 0-100 score
+DEMO_SCORER = "demo-objects"
+DEMO_THRESHOLD = 30.0
+#: an asked object whose colour is this unsaturated is not scored (the detector reads saturated colours)
+_MIN_SATURATION = 0.5
+_RANDOM_HUE = frozenset({"vibrant", "colorful", "pastel"})
 
 
 def builtin_suite(n_i: int = 5, seed: int = 0, topics: Sequence[str] | None = None) -> Prompts:
@@ -53,9 +70,60 @@ def judge_by_truth(runner: DyEvalRunner, annotator: str = ORACLE) -> int:
     return runner.import_labels(rows, source="demo")
 
 
+def asked_looks(graph: Any) -> list[tuple[str, float] | None]:
+    """The look (shape, hue in degrees) the demo draws each object of a scene graph with, None
+    where its colour does not tell it (module docstring)."""
+    from .render import COLOUR_HSV, SEE_THROUGH, _style
+
+    out: list[tuple[str, float] | None] = []
+    for o in graph.objects:
+        shape, hsv = _style(o.name)
+        low = [a.lower() for a in o.attributes]
+        for a in low:
+            if a in COLOUR_HSV:
+                hsv = COLOUR_HSV[a]
+        readable = not any(a in _RANDOM_HUE or a in SEE_THROUGH for a in low) and hsv[1] >= _MIN_SATURATION
+        out.append((shape, float(hsv[0])) if readable else None)
+    return out
+
+
+def demo_object_score(graph: Any, img: Any) -> float | None:
+    """`DEMO_SCORER`'s score of one image of ``graph``: 100 × the look score of its worst-shown
+    object whose look is known; None when no object's is."""
+    from ...demo.detector import look_scores
+
+    looks = [lk for lk in asked_looks(graph) if lk is not None]
+    if not looks:
+        return None
+    return round(100.0 * float(min(look_scores(img, looks))), 4)
+
+
+def premark_demo_images(runner: DyEvalRunner) -> int:
+    """Score every image of the tree that has no pre-mark score yet with `DEMO_SCORER` and record
+    it as the image's pre-mark (the tree's config names the scorer and the threshold)."""
+    from ...jobs.chunks import read_image
+    from .link import owner_info
+    from .parse import parse_text
+
+    t = runner.tree
+    n = 0
+    for iid in sorted(t.images):
+        img = t.images[iid]
+        if img.clip_score is not None or not img.path:
+            continue
+        info = owner_info(t, img.owner)
+        graph = info["graph"] if info["graph"] is not None else parse_text(str(info["text"]))
+        score = demo_object_score(graph, read_image(runner.project.folder / img.path))
+        if score is not None:
+            t.premark(iid, score)
+            n += 1
+    return n
+
+
 def build_demo(project: Any, *, small: bool = False,
                progress: Callable[[int, int], None] | Any = None) -> dict[str, Any]:
-    cfg = DyEvalConfig(n_i=3 if small else 5, n_x=2 if small else 4, d_max=2 if small else 3)
+    cfg = DyEvalConfig(n_i=3 if small else 5, n_x=2 if small else 4, d_max=2 if small else 3,
+                       premark_threshold=DEMO_THRESHOLD, premark_scorer=DEMO_SCORER)
     size = 128 if small else 256
     r = DyEvalRunner.create(project, cfg, tree_id=DEMO_TREE, topics=[DEMO_ROOT])
     t = r.tree
@@ -72,6 +140,7 @@ def build_demo(project: Any, *, small: bool = False,
     def grow() -> None:
         r.run_automatic(("write",), confirm=True)
         r.render_inline(size=size)
+        premark_demo_images(r)
         judge_by_truth(r)
 
     grow()  # the root: prompts, images, judgements
@@ -97,6 +166,7 @@ def build_demo(project: Any, *, small: bool = False,
             if not r.tree.generation_requests():
                 break
             r.render_inline(size=size)
+            premark_demo_images(r)
             judge_by_truth(r)
     tick()
     r.run_automatic(("propose",))  # passing children get their proposals (up to d_max)

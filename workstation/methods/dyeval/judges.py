@@ -1,8 +1,9 @@
 """The DyEval method's judges (`workstation.evaluation.judges`) of the images of its test trees:
-the trees' recorded pre-mark scores (``dyeval.premark``) and each scorer with scores of the images
-against their prompt's text (``dyeval.score:<scorer id>``), each PASSing an image whose score is at
-or above its tree's ``premark_threshold`` and FAILing it below; an image without a score, or of a
-tree without a threshold, is not judged."""
+the trees' recorded pre-mark scores (``dyeval.premark``: each tree's ``premark_scorer``'s — CLIPScore,
+or on the built-in demo the demo's own object finder "demo-objects") and each scorer with scores of
+the images against their prompt's text (``dyeval.score:<scorer id>``), each PASSing an image whose
+score is at or above its tree's ``premark_threshold`` and FAILing it below; an image without a
+score, or of a tree without a threshold, is not judged."""
 
 from __future__ import annotations
 
@@ -77,9 +78,27 @@ def _scorer(scorer: str) -> Any:
     return compute
 
 
+def _premark_scorers(project: Any) -> list[str]:
+    """The pre-mark scorers the project's trees name (sorted, without repeats), read from each
+    tree's first event (its config; no tree is replayed)."""
+    import json
+
+    from .config import DyEvalConfig
+    from .store import TreeStore
+
+    if not TreeStore(project).ready:
+        return []
+    names = set()
+    for (event,) in project.con.execute("SELECT event FROM dyeval_events WHERE seq = 1").fetchall():
+        cfg = json.loads(event).get("config") or {}
+        names.add(str(cfg.get("premark_scorer", DyEvalConfig.premark_scorer) or ""))
+    return sorted(names - {""})
+
+
 def dyeval_judges(project: Any) -> MethodJudges:
-    judges = [Judge("dyeval.premark", "the trees' recorded pre-mark scores at each tree's threshold", "recorded",
-                    TASK, VALUES, _recorded, score="the recorded CLIPScore")]
+    named = ", ".join(_premark_scorers(project)) or "none named"
+    judges = [Judge("dyeval.premark", f"the trees' recorded pre-mark scores ({named}) at each tree's threshold",
+                    "recorded", TASK, VALUES, _recorded, score=f"the recorded pre-mark score ({named})")]
     sids = project.con.execute(
         "SELECT DISTINCT sc.scorer FROM scores sc JOIN samples s USING (sample_id) JOIN prompts p "
         "USING (prompt_id) WHERE p.method = 'dyeval' ORDER BY sc.scorer").fetchall()

@@ -32,8 +32,9 @@ class DyEvalMethod:
                "PASS / FAIL per image, APR / AFR / #Bugs per node, failure location of bug prompts.")
     label_schemes = (LABEL_SCHEME,)
     audit_source = AuditSource("workstation.methods.dyeval.audit_source",
-                               title="DyEval: CLIPScore pre-marks",
-                               description="CLIPScore pre-marks against human PASS / FAIL")
+                               title="DyEval: pre-marks",
+                               description="the pre-marks (CLIPScore, or the demo's object finder) against "
+                                           "human PASS / FAIL")
 
     def default_config(self) -> DyEvalConfig:
         return DyEvalConfig()
