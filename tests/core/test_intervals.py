@@ -123,8 +123,20 @@ def test_the_expanded_percentile_widens_small_samples_only() -> None:
     assert iv.expanded_alpha(0.95, 2) == pytest.approx(0.025)
     assert iv.expanded_alpha(0.95, 10) < 0.01 < iv.expanded_alpha(0.95, 30) < 0.02
     assert iv.expanded_alpha(0.95, 5000) == pytest.approx(0.025, abs=2e-4)
-    assert iv._t_quantile(0.975, 10) == pytest.approx(2.2281, abs=2e-3)  # Student's t table
-    assert iv._t_quantile(0.975, 30) == pytest.approx(2.0423, abs=1e-3)
+    assert iv.t_ppf(0.975, 10) == pytest.approx(2.2281, abs=1e-4)  # Student's t table
+    assert iv.t_ppf(0.975, 30) == pytest.approx(2.0423, abs=1e-4)
+
+
+def test_t_quantiles_are_exact_at_few_degrees_of_freedom() -> None:
+    # scipy.stats.t.ppf's values: an expansion in 1/df around the normal quantile is far off here
+    # (4.17 for 4.30 at df 2 and 0.975; 21.3 for 31.6 at df 2 and 0.9995)
+    exact = {(1.5, 0.975): 6.016663104427929, (1.5, 0.9995): 82.84744670366369,
+             (2.0, 0.975): 4.302652729749462, (2.0, 0.9995): 31.599054576445365,
+             (3.0, 0.975): 3.1824463052837078, (3.0, 0.9995): 12.923978636687961}
+    for (df, p), q in exact.items():
+        assert iv.t_ppf(p, df) == pytest.approx(q, rel=1e-9), (df, p)
+    # the expanded percentile's z for 3 units: sqrt(3/2) * t(2) at 0.975
+    assert iv._z_expanded(0.95, 3) == pytest.approx(math.sqrt(1.5) * 4.302652729749462, rel=1e-9)
 
 
 def test_many_units_use_the_design_effect_wilson(monkeypatch: pytest.MonkeyPatch) -> None:

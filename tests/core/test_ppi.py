@@ -203,6 +203,26 @@ def test_a_stratum_whose_labels_all_agree_is_bounded_as_an_exact_interval_bounds
     assert design_estimate(np.zeros(5000), 1.0 - z, np.zeros(5000, np.int64), 5000).high >= 0.08
 
 
+def test_the_adjusted_rates_pseudo_labels_are_shared_by_the_strata_not_given_to_each() -> None:
+    """Two strata of 500, 30 labels each, all PASS in one and all FAIL in the other: the z²/2
+    pseudo-successes and pseudo-failures of Agresti and Coull's rate are added once to the 60
+    labels, half to each stratum — not z²/2 to each, which charged a design of many nearly pure
+    strata for pseudo-labels it never drew (it covered 99 % where 95 % was asked)."""
+    big = 1000
+    strata = np.r_[np.zeros(500, np.int64), np.ones(500, np.int64)]
+    z = np.full(big, np.nan)
+    z[:30], z[500:530] = 1.0, 0.0
+    e = design_estimate(np.zeros(big), z, strata, big)
+    c = z_for(0.95) ** 2 / 4  # half of z²/2 in each stratum
+    q = c / (30 + 2 * c)
+    var = 2 * 500 ** 2 * (1 - 30 / 500) * q * (1 - q) / 30 / big ** 2
+    assert e.value == pytest.approx(0.5)
+    assert e.extra["df"] == pytest.approx(58)
+    assert e.half_width == pytest.approx(t_ppf(0.975, 58) * math.sqrt(var))
+    q_each = 0.5 * z_for(0.95) ** 2 / (30 + z_for(0.95) ** 2)  # z²/2 given to each stratum
+    assert e.half_width < 0.8 * t_ppf(0.975, 58) * math.sqrt(var * q_each * (1 - q_each) / (q * (1 - q)))
+
+
 def test_a_plan_that_stops_at_its_width_covers_a_rate_near_one() -> None:
     """A single stratum whose rate is 0.95: labels in a random order, stopped as soon as the
     interval is ±0.04 — a lucky run of agreeing labels must not stop it with an interval that

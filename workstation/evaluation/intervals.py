@@ -267,15 +267,62 @@ def _unit_sums(x: np.ndarray, codes: np.ndarray, c: int) -> np.ndarray:
     return out
 
 
-def _t_quantile(p: float, df: float) -> float:
-    """Student's t quantile (Cornish–Fisher expansion in 1/df around the normal quantile; within
-    1e-3 of the exact value for df >= 3)."""
-    from statistics import NormalDist
+# =============================================================================================
+# The normal and Student's t distributions (one quantile function for every interval)
+# =============================================================================================
+_A = (-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02, 1.383577518672690e+02,
+      -3.066479806614716e+01, 2.506628277459239e+00)
+_B = (-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02, 6.680131188771972e+01,
+      -1.328068155288572e+01)
+_C = (-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00, -2.549732539343734e+00,
+      4.374664141464968e+00, 2.938163982698783e+00)
+_D = (7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00, 3.754408661907416e+00)
 
-    z = NormalDist().inv_cdf(p)
-    v = float(df)
-    return (z + (z ** 3 + z) / (4 * v) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * v ** 2)
-            + (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / (384 * v ** 3))
+
+def norm_cdf(x: float) -> float:
+    """Φ(x), the standard normal distribution function."""
+    return 0.5 * math.erfc(-x / math.sqrt(2.0))
+
+
+def norm_ppf(p: float) -> float:
+    """Φ⁻¹(p) for 0 < p < 1: Acklam's rational approximation refined by one Halley step."""
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"norm_ppf: p must be in (0, 1), got {p!r}")
+    lo = 0.02425
+    if p < lo:
+        q = math.sqrt(-2.0 * math.log(p))
+        x = ((((((_C[0] * q + _C[1]) * q + _C[2]) * q + _C[3]) * q + _C[4]) * q + _C[5])
+             / ((((_D[0] * q + _D[1]) * q + _D[2]) * q + _D[3]) * q + 1.0))
+    elif p > 1.0 - lo:
+        q = math.sqrt(-2.0 * math.log1p(-p))
+        x = -((((((_C[0] * q + _C[1]) * q + _C[2]) * q + _C[3]) * q + _C[4]) * q + _C[5])
+              / ((((_D[0] * q + _D[1]) * q + _D[2]) * q + _D[3]) * q + 1.0))
+    else:
+        q = p - 0.5
+        r = q * q
+        x = ((((((_A[0] * r + _A[1]) * r + _A[2]) * r + _A[3]) * r + _A[4]) * r + _A[5]) * q
+             / (((((_B[0] * r + _B[1]) * r + _B[2]) * r + _B[3]) * r + _B[4]) * r + 1.0))
+    for _ in range(2):  # Halley's method: cubic convergence from ~1e-9
+        e = norm_cdf(x) - p
+        u = e * math.sqrt(2.0 * math.pi) * math.exp(0.5 * x * x)
+        x = x - u / (1.0 + 0.5 * x * u)
+    return x
+
+
+def t_ppf(p: float, df: float) -> float:
+    """Student's t quantile for any positive degrees of freedom, whole or not (Satterthwaite's
+    effective df is rarely whole): scipy's (``scipy.special.stdtrit``, the function
+    ``scipy.stats.t.ppf`` evaluates; imported here, so opening the window does not pay for it);
+    the normal quantile for infinite df."""
+    if not math.isfinite(df) or df > 1e7:
+        return norm_ppf(p)
+    if df <= 0:
+        raise ValueError(f"t_ppf: degrees of freedom must be > 0, got {df!r}")
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"t_ppf: p must be in (0, 1), got {p!r}")
+    from scipy.special import stdtrit
+
+    return float(stdtrit(float(df), float(p)))
 
 
 def expanded_alpha(level: float, units: int) -> float:
@@ -288,7 +335,7 @@ def expanded_alpha(level: float, units: int) -> float:
         return a
     from statistics import NormalDist
 
-    t = _t_quantile(1.0 - a, units - 1)
+    t = t_ppf(1.0 - a, units - 1)
     return float(NormalDist().cdf(-math.sqrt(units / (units - 1)) * t))
 
 
@@ -297,7 +344,7 @@ def _z_expanded(level: float, units: int) -> float:
     a = (1.0 - level) / 2.0
     if units < 3:
         return _z(level)
-    return math.sqrt(units / (units - 1)) * _t_quantile(1.0 - a, units - 1)
+    return math.sqrt(units / (units - 1)) * t_ppf(1.0 - a, units - 1)
 
 
 def _wilson_from_resamples(value: float, resampled: np.ndarray, units: int, level: float, lo: float,
@@ -561,7 +608,7 @@ def bootstrap_interval(values: np.ndarray, stat: Callable[[np.ndarray], float] |
 
 
 __all__ = [
-    "wilson_from_resamples", "percentile_bounds",
+    "wilson_from_resamples", "percentile_bounds", "norm_cdf", "norm_ppf", "t_ppf",
     "Z95", "LEVEL", "N_BOOT", "SEED", "SMALL_N", "MAX_BOOT_UNITS", "Estimate", "UNDEFINED", "fmt_value",
     "wilson_interval", "wilson_arrays", "wilson_estimate", "unit_codes", "resample_counts", "bootstrap_weights",
     "bootstrap_ratio_intervals", "ratio_estimates", "rate_estimate", "kappa_from_tables", "kappa_estimate",

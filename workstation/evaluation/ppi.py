@@ -18,15 +18,15 @@ every item, ``n`` labelled items out of ``N``.
   θ̂ = (1/N) Σ_i [f_i + (ξ_i / π_i)(z_i − f_i)] (Zrnic and Candès 2024) with the stratum's mean
   prediction as f, which is the stratified estimate Σ_h (N_h/N) z̄_h: the automated outcome fixes
   the strata and their sizes, the labels each stratum's rate (``lam=1`` also corrects an
-  item-level prediction inside strata: the difference estimator of survey sampling). Its variance is the stratified design's, with the finite-population
-  correction, computed on unit totals — so a sample of whole prompts is not treated as
-  independent images.
+  item-level prediction inside strata: the difference estimator of survey sampling). Its
+  variance is the stratified design's, with the finite-population correction, computed on unit
+  totals — so a sample of whole prompts is not treated as independent images.
 * `wilson_estimate`, `cluster_bootstrap_estimate` — labels alone, for comparison: Wilson treats
   the labelled items as independent; the cluster bootstrap resamples prompts.
 
 Every estimate is an `Estimate`: the value, the interval, the method's name, what it assumes and
-the labels it used. Numpy, and scipy for Student's t quantile (`t_ppf`); `norm_ppf` (no scipy) is
-accurate to ~1e-15.
+the labels it used. Numpy, and scipy for Student's t quantile (`t_ppf`, which `intervals` holds for
+every interval of the project); `norm_ppf` (no scipy) is accurate to ~1e-15.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from ..types import WorkstationError
+from .intervals import norm_cdf, norm_ppf, t_ppf
 
 __all__ = ["Estimate", "norm_cdf", "norm_ppf", "t_ppf", "z_for", "ppi_mean_interval", "ppi_mean_estimate",
            "ppi_mean_interval_clustered", "design_estimate", "wilson_estimate", "cluster_bootstrap_estimate",
@@ -61,62 +62,8 @@ ASSUMES: dict[str, str] = {
 
 
 # ---------------------------------------------------------------------------------------------
-# The normal and Student's t distributions
+# The normal and Student's t distributions (`norm_cdf`, `norm_ppf`, `t_ppf`: from `intervals`)
 # ---------------------------------------------------------------------------------------------
-
-_A = (-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02, 1.383577518672690e+02,
-      -3.066479806614716e+01, 2.506628277459239e+00)
-_B = (-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02, 6.680131188771972e+01,
-      -1.328068155288572e+01)
-_C = (-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00, -2.549732539343734e+00,
-      4.374664141464968e+00, 2.938163982698783e+00)
-_D = (7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00, 3.754408661907416e+00)
-
-
-def norm_cdf(x: float) -> float:
-    """Φ(x), the standard normal distribution function."""
-    return 0.5 * math.erfc(-x / math.sqrt(2.0))
-
-
-def norm_ppf(p: float) -> float:
-    """Φ⁻¹(p) for 0 < p < 1: Acklam's rational approximation refined by one Halley step."""
-    if not 0.0 < p < 1.0:
-        raise ValueError(f"norm_ppf: p must be in (0, 1), got {p!r}")
-    lo = 0.02425
-    if p < lo:
-        q = math.sqrt(-2.0 * math.log(p))
-        x = ((((((_C[0] * q + _C[1]) * q + _C[2]) * q + _C[3]) * q + _C[4]) * q + _C[5])
-             / ((((_D[0] * q + _D[1]) * q + _D[2]) * q + _D[3]) * q + 1.0))
-    elif p > 1.0 - lo:
-        q = math.sqrt(-2.0 * math.log1p(-p))
-        x = -((((((_C[0] * q + _C[1]) * q + _C[2]) * q + _C[3]) * q + _C[4]) * q + _C[5])
-              / ((((_D[0] * q + _D[1]) * q + _D[2]) * q + _D[3]) * q + 1.0))
-    else:
-        q = p - 0.5
-        r = q * q
-        x = ((((((_A[0] * r + _A[1]) * r + _A[2]) * r + _A[3]) * r + _A[4]) * r + _A[5]) * q
-             / (((((_B[0] * r + _B[1]) * r + _B[2]) * r + _B[3]) * r + _B[4]) * r + 1.0))
-    for _ in range(2):  # Halley's method: cubic convergence from ~1e-9
-        e = norm_cdf(x) - p
-        u = e * math.sqrt(2.0 * math.pi) * math.exp(0.5 * x * x)
-        x = x - u / (1.0 + 0.5 * x * u)
-    return x
-
-
-def t_ppf(p: float, df: float) -> float:
-    """Student's t quantile for any positive degrees of freedom, whole or not (Satterthwaite's
-    effective df is rarely whole): scipy's (``scipy.special.stdtrit``, the function
-    ``scipy.stats.t.ppf`` evaluates; imported here, so opening the window does not pay for it);
-    the normal quantile for infinite df."""
-    if not math.isfinite(df) or df > 1e7:
-        return norm_ppf(p)
-    if df <= 0:
-        raise ValueError(f"t_ppf: degrees of freedom must be > 0, got {df!r}")
-    if not 0.0 < p < 1.0:
-        raise ValueError(f"t_ppf: p must be in (0, 1), got {p!r}")
-    from scipy.special import stdtrit
-
-    return float(stdtrit(float(df), float(p)))
 
 
 def z_for(confidence: float) -> float:
@@ -364,11 +311,13 @@ def design_estimate(f_units: Any, z_units: Any, stratum: Any, n_items: int, *, i
     item by item inside a stratum (it helps only when the prediction varies there and tracks the
     labels). λ is fixed, not tuned on the labels: tuned on a stratum's few labels it makes the
     variance look smaller than it is. A stratum whose labels all have the same value gets the
-    variance of Agresti and Coull's adjusted rate, (z²/2) / (n_h + z²) (z the confidence's normal
-    quantile: 0.054 at 30 labels), and with ``lam=0`` no stratum's variance per item is below that
-    of the adjusted rate (k + z²/2) / (n_h + z²) of its k positive labels in n_h (Agresti and
-    Coull's; the plan stops on its width, and a lucky run must not stop it); one with a single
-    label the largest variance a rate can have
+    variance of Agresti and Coull's adjusted rate, c_h / (n_h + 2c_h), and with ``lam=0`` no
+    stratum's variance per item is below that of the adjusted rate (k + c_h) / (n_h + 2c_h) of
+    its k positive labels in n_h (the plan stops on its width, and a lucky run must not stop it):
+    c_h = (z²/2)·n_h/n, Agresti and Coull's z²/2 pseudo-successes and pseudo-failures (z the
+    confidence's normal quantile) added once to the n labelled units and shared by the strata as
+    their labels are (one stratum: Agresti and Coull's rate, (z²/2) / (n_h + z²), 0.054 at 30
+    labels). A stratum with a single label gets the largest variance a rate can have
     (0.25 per item): few labels never look certain. A stratum without labels (or N = 0) leaves
     the estimate undefined. Every unit needs a finite prediction, and ``n_items`` must be at
     least the items the units hold; anything else is a `WorkstationError`.
@@ -432,20 +381,26 @@ def design_estimate(f_units: Any, z_units: Any, stratum: Any, n_items: int, *, i
     r_sq = np.bincount(sl, weights=r * r, minlength=h_count)
     spread = np.where(nh > 0, r_sq - r_sum ** 2 / np.where(nh > 0, nh, 1.0), 0.0)
     constant = (nh > 1) & (spread <= 1e-12 * np.maximum(1.0, r_sq))
-    # a stratum whose labels all agree: the variance of Agresti and Coull's adjusted rate, z²/2
-    # successes added to n_h + z² trials (30 labels of 30 at 95 %: the rate is at least 0.91, as
-    # Clopper and Pearson's one-sided bound says); a stopping rule that waits for a narrow
-    # interval stops on a lucky run otherwise (0.5 / (n_h + 1) covered 84 % at a rate of 0.95)
+    # few labels that agree must not look certain: a stopping rule that waits for a narrow
+    # interval stops on a lucky run otherwise (0.5 / (n_h + 1) for a constant stratum covered 84 %
+    # at a rate of 0.95, and a floor on constant strata alone 90 %). The floor is the variance of
+    # Agresti and Coull's adjusted rate, whose z²/2 successes and z²/2 failures are added once to
+    # the whole sample and shared by the strata as their labels are: stratum h gets
+    # c_h = (z²/2)·n_h/n of each, so one stratum is Agresti and Coull's own rate (30 labels of 30
+    # at 95 %: at least 0.91, as Clopper and Pearson's one-sided bound says), and a design of many
+    # strata is not charged the pseudo-labels once per stratum (nine strata, most of them nearly
+    # pure, covered 99 % at the stopping point with z²/2 in every stratum)
     zc2 = z_for(confidence) ** 2
-    q = 0.5 * zc2 / (nh + zc2)
+    c_h = 0.5 * zc2 * nh / max(float(nh.sum()), 1.0)
+    q = c_h / (nh + 2.0 * c_h)
     var_h = np.where(constant, np.maximum(var_h, mbar ** 2 * q * (1.0 - q)), var_h)
     if lam_ == 0.0:
         # the same floor for every stratum of a rate: the variance of the adjusted rate
-        # (k + z²/2) / (n_h + z²) per item, so a run of agreeing labels with one exception cannot
-        # stop a plan early either (a rate of 0.95 covered 90 % with the floor on constant strata alone)
+        # (k + c_h) / (n_h + 2c_h) per item, so a run of agreeing labels with one exception cannot
+        # stop a plan early either
         ml = np.bincount(sl, weights=m[lab], minlength=h_count)
         k = np.bincount(sl, weights=zl, minlength=h_count) / np.where(ml > 0, ml, 1.0) * nh
-        pt = np.clip((k + 0.5 * zc2) / (nh + zc2), 0.0, 1.0)
+        pt = np.clip((k + c_h) / (nh + 2.0 * c_h), 0.0, 1.0)
         var_h = np.where(nh > 1, np.maximum(var_h, mbar * pt * (1.0 - pt)), var_h)
     var_h = np.where(nh == 1, 0.25 * mbar ** 2, var_h)
     total = lam_ * float(f.sum()) + float((big_nh / np.where(nh > 0, nh, 1.0) * r_sum).sum())

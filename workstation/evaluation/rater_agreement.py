@@ -48,9 +48,9 @@ from .intervals import (
     NO_INTERVAL,
     SEED,
     Estimate,
-    _t_quantile,
     expanded_alpha,
     resample_counts,
+    t_ppf,
     unit_codes,
 )
 
@@ -351,7 +351,7 @@ def _jackknife(st: _Statistic, us: np.ndarray, value: float, level: float) -> tu
     if len(theta) < 2:
         return _NAN, _NAN
     var = (len(theta) - 1.0) / len(theta) * float(((theta - theta.mean()) ** 2).sum())
-    t = _t_quantile(0.5 + level / 2.0, max(len(theta) - 1, 1))
+    t = t_ppf(0.5 + level / 2.0, max(len(theta) - 1, 1))
     half = t * math.sqrt(var)
     return value - half, value + half
 
