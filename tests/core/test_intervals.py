@@ -190,3 +190,15 @@ def test_cluster_bootstrap_of_ratios_keeps_the_units_together() -> None:
     # the six items' would be
     assert hi_u[0] - lo_u[0] >= hi_i[0] - lo_i[0]
     assert np.allclose((np.array([lo_u[0], hi_u[0]]) * 6) % 1, 0)
+
+
+def test_t_quantiles_match_scipys_from_half_a_degree_of_freedom_to_millions() -> None:
+    """The workstation's own t quantile (no scipy at run time) against scipy's `stdtrit` over
+    fractional and whole degrees of freedom, both tails, and the large-df expansion's range."""
+    from scipy.special import stdtrit
+
+    for df in (0.5, 1.0, 1.6, 2.0, 3.0, 4.5, 7.3, 12.0, 29.0, 99.5, 1000.0, 9999.0, 1e4, 3e5, 9e6):
+        for p in (1e-9, 1e-4, 0.001, 0.025, 0.1, 0.3, 0.7, 0.9, 0.975, 0.995, 0.9995, 1 - 1e-7):
+            assert iv.t_ppf(p, df) == pytest.approx(float(stdtrit(df, p)), rel=1e-9, abs=1e-12), (df, p)
+    assert iv.t_ppf(0.5, 3.0) == 0.0
+    assert iv.t_ppf(0.9, math.inf) == pytest.approx(iv.norm_ppf(0.9), rel=1e-15)
