@@ -89,3 +89,22 @@ def test_the_filter_keeps_what_two_judges_decide_differently() -> None:
     assert not dynamic_mask(FilterSpec(judges_disagree=[LIVE_JUDGE, "spatial.nothing"]), live, None).any()
     # a blind audit's filter drops the condition
     assert FilterSpec(judges_disagree=[LIVE_JUDGE, "spatial.geneval"]).allowed(outcome=False).judges_disagree == []
+
+
+def test_the_boxes_found_a_chunk_at_a_time_are_those_of_one_pass(tmp_path: Path, monkeypatch) -> None:
+    """GenEval's most confident boxes, read a chunk of detection rows at a time (a sample's rows
+    split across chunks, equal scores, labels given coded or as text), are those one pass finds."""
+    from workstation.methods.spatial import judges as J
+
+    with Project.create(tmp_path / "p") as p:
+        get_method("spatial").build_demo(p, small=True, workers=0)
+        ds = p.samples.load_dataset(method="spatial")
+    d = ds.detections
+    d.score[::7] = d.score[0]  # ties inside samples: the earlier row wins
+    for chunk in (5, 37, 1 << 21):
+        monkeypatch.setattr(J, "BOX_CHUNK", chunk)
+        ds.cache.clear()
+        got = J._most_confident_boxes(ds, 0.3)
+        want = J._most_confident_boxes_plain(ds, 0.3)
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1]), chunk
+        assert (got[0] >= 0).any() and (got[0] < 0).any()

@@ -5,8 +5,8 @@ GenEval's position rule, the twin consistency, each scorer) are computed once pe
 on a worker thread, over the dataset the window already holds (nothing is loaded again), and kept
 on the session as ``judge_columns`` — (dataset, columns). They start once the window has been
 idle for `IDLE_MS` with the samples' verdicts in: never during a first open's load and check,
-never per slider move (a move postpones a start that has not begun; the columns themselves do not
-depend on the sliders). A new dataset (a job's results, another project) or an applied config
+never per slider move (a move, or a step to another sample, postpones a start that has not begun;
+the columns themselves do not depend on the sliders). A new dataset (a job's results, another project) or an applied config
 (its stored verdicts are a judge of their own) computes them again; what an older computation
 brings is dropped.
 """
@@ -22,8 +22,9 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 log = logging.getLogger(__name__)
 
-#: the window idle this long (no new data, no slider move) before the judges are computed
-IDLE_MS = 700
+#: the window idle this long (no new data, no slider move, no step in the queue) before the judges
+#: are computed
+IDLE_MS = 2000
 
 
 #: how long closing a project waits for a running worker to reach its next judge
@@ -67,7 +68,8 @@ class BrowseJudges(QObject):
         state.dataset_changed.connect(self.schedule)
         state.project_changed.connect(self.schedule)
         state.judges_stale.connect(partial(self.schedule, True))
-        state.verdicts_changed.connect(self._postpone)
+        for busy in (state.verdicts_changed, state.config_changed, state.current_changed):
+            busy.connect(self._postpone)
         state.about_to_close.connect(self.shutdown)
         self.schedule()
 
@@ -98,8 +100,9 @@ class BrowseJudges(QObject):
         self._drop()
         self._timer.start()
 
-    def _postpone(self) -> None:
-        """A slider moved: a start still waiting waits for the window to be idle again."""
+    def _postpone(self, *_: Any) -> None:
+        """A slider moved (or the queue stepped): a start still waiting waits for the window to be
+        idle again."""
         if self._timer.isActive():
             self._timer.start()
 

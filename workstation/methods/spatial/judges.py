@@ -110,7 +110,74 @@ def most_confident_boxes(ds: Any, threshold: float = GENEVAL_THRESHOLD) -> tuple
     return out_a, out_b
 
 
+#: detection rows read at a time by `most_confident_boxes` (bounds its temporaries)
+BOX_CHUNK = 1 << 21
+
+
+def _label_codes_in(ds: Any, names: list[str], rows: np.ndarray) -> np.ndarray:
+    """The index in ``names`` (the spatial columns' object names) of the label of each detection
+    row in ``rows`` (-1: none of them), exact string matches, through the detections' codes where
+    the loader kept them (no string per detection)."""
+    d = ds.detections
+    pos = {str(x): i for i, x in enumerate(names)}
+    coded = d.label_codes()
+    if coded is not None:
+        codes, det_names = coded
+        lut = ds.cache.get("judges.label_lut")
+        if lut is None or lut[0] is det_names:
+            lut = (det_names, np.array([pos.get(str(x), -1) for x in det_names] + [-1], np.int64))
+            ds.cache["judges.label_lut"] = lut
+        return lut[1][np.asarray(codes[rows], np.int64)]
+    lab = np.asarray(d.labels_at(rows), dtype=object)
+    uniq, inv = np.unique(lab.astype(str), return_inverse=True)
+    return np.array([pos.get(str(x), -1) for x in uniq.tolist()], np.int64)[inv.reshape(-1)]
+
+
 def _most_confident_boxes(ds: Any, threshold: float) -> tuple[np.ndarray, np.ndarray]:
+    """`most_confident_boxes` computed a chunk of `BOX_CHUNK` detection rows at a time: each
+    chunk's best box of A and of B per sample, kept where it scores strictly higher than the best
+    of the chunks before (equal scores: the earlier row, which an earlier chunk holds)."""
+    from .data import spatial_columns
+
+    sc = spatial_columns(ds)
+    d = ds.detections
+    n = ds.n
+    out_a = np.full(n, -1, np.int64)
+    out_b = np.full(n, -1, np.int64)
+    if not len(d) or not n:
+        return out_a, out_b
+    best_a = np.full(n, -np.inf)
+    best_b = np.full(n, -np.inf)
+    want_a = np.asarray(sc.code_a, np.int64)
+    want_b = np.asarray(sc.code_b, np.int64)
+    source, variant, score, sample_idx = d.source, d.variant, d.score, d.sample_idx
+    for lo in range(0, len(d), BOX_CHUNK):
+        sl = slice(lo, lo + BOX_CHUNK)
+        sco = np.asarray(score[sl])
+        keep = np.flatnonzero((np.asarray(source[sl]) == PRIMARY) & (np.asarray(variant[sl]) == 0) & (sco > threshold))
+        if not len(keep):
+            continue
+        rows = keep + lo
+        sidx = np.asarray(np.asarray(sample_idx[sl])[keep], np.int64)
+        lab = _label_codes_in(ds, sc.names, rows)
+        val = np.asarray(sco[keep], np.float64)
+        for want, out, best in ((want_a, out_a, best_a), (want_b, out_b, best_b)):
+            hit = np.flatnonzero(lab == want[sidx])
+            if not len(hit):
+                continue
+            r, s_, v = rows[hit], sidx[hit], val[hit]
+            order = np.lexsort((r, -v, s_))
+            s_sorted = s_[order]
+            first = order[np.flatnonzero(np.r_[True, s_sorted[1:] != s_sorted[:-1]])]
+            cand_s, cand_r, cand_v = s_[first], r[first], v[first]
+            better = cand_v > best[cand_s]
+            out[cand_s[better]] = cand_r[better]
+            best[cand_s[better]] = cand_v[better]
+    return out_a, out_b
+
+
+def _most_confident_boxes_plain(ds: Any, threshold: float) -> tuple[np.ndarray, np.ndarray]:
+    """The same, in one pass over every detection's label as text (the reference of the tests)."""
     from .data import spatial_columns
 
     sc = spatial_columns(ds)
@@ -141,8 +208,7 @@ def _boxes(ds: Any, rows: np.ndarray) -> np.ndarray:
     ok = rows >= 0
     out = np.full((len(rows), 4), np.nan)
     r = rows[ok]
-    out[ok] = np.stack([np.asarray(d.x1, np.float64)[r], np.asarray(d.y1, np.float64)[r],
-                        np.asarray(d.x2, np.float64)[r], np.asarray(d.y2, np.float64)[r]], axis=1)
+    out[ok] = np.stack([np.asarray(c)[r].astype(np.float64) for c in (d.x1, d.y1, d.x2, d.y2)], axis=1)
     return out
 
 
