@@ -8,13 +8,15 @@ idle for `IDLE_MS` with the samples' verdicts in: never during a first open's lo
 never per slider move (a move, or a step to another sample, postpones a start that has not begun;
 the columns themselves do not depend on the sliders). A new dataset (a job's results, another project) or an applied config
 (its stored verdicts are a judge of their own) computes them again; what an older computation
-brings is dropped.
+brings is dropped. A slider dragged while they are computed pauses the worker at its next step
+(between two judges, between two chunks of the detections) until the drag rests.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from functools import partial
 from typing import Any
 
@@ -31,14 +33,24 @@ IDLE_MS = 2000
 CLOSE_WAIT_S = 10.0
 
 
-def compute_columns(mine: Any, ds: Any, stop: threading.Event, done: threading.Event) -> list[Any] | None:
+#: a slider move (or a step in the queue) pauses a running worker for this long after it
+BUSY_S = 0.6
+
+
+def compute_columns(mine: Any, ds: Any, stop: threading.Event, done: threading.Event,
+                    busy: Any = None) -> list[Any] | None:
     """The worker: every judge of ``ds`` through ``mine``, a reading copy of the project (its own
     DuckDB cursor, made on the GUI thread: the worker never touches the project's connection),
-    closed here; None when stopped; ``done`` is set once it has let go of the copy."""
+    closed here; None when stopped; ``done`` is set once it has let go of the copy. Between two
+    steps it waits while ``busy()`` says the window is busy (a slider being dragged)."""
     from workstation.methods.spatial.judges import judge_columns
 
+    def pause() -> None:
+        while busy is not None and busy() and not stop.is_set():
+            time.sleep(0.05)
+
     try:
-        return judge_columns(mine, ds, stop=stop.is_set)
+        return judge_columns(mine, ds, stop=stop.is_set, pause=pause)
     finally:
         try:
             mine.con.raw.close()
@@ -58,6 +70,7 @@ class BrowseJudges(QObject):
         self.computing = False
         self.error = ""
         self._generation = 0
+        self._busy_until = 0.0  # time.monotonic() until which a running worker waits
         self._stop: threading.Event | None = None
         self._released: threading.Event | None = None  # set once the running worker let go of the project
         self._worker: Any = None
@@ -102,9 +115,14 @@ class BrowseJudges(QObject):
 
     def _postpone(self, *_: Any) -> None:
         """A slider moved (or the queue stepped): a start still waiting waits for the window to be
-        idle again."""
+        idle again, and a running worker pauses at its next step for `BUSY_S`."""
+        self._busy_until = time.monotonic() + BUSY_S
         if self._timer.isActive():
             self._timer.start()
+
+    def busy(self) -> bool:
+        """Whether the window moved a slider or stepped in the last `BUSY_S` (read by the worker)."""
+        return time.monotonic() < self._busy_until
 
     def _drop(self) -> None:
         """Forget a waiting start and a running worker (what it brings is dropped)."""
@@ -134,7 +152,7 @@ class BrowseJudges(QObject):
         self.error = ""
         from ...reading_copy import reading_copy
 
-        w = create_worker(compute_columns, reading_copy(p), ds, stop, done, _start_thread=False,
+        w = create_worker(compute_columns, reading_copy(p), ds, stop, done, self.busy, _start_thread=False,
                           _ignore_errors=True)
         w.returned.connect(partial(self._done, gen, ds))
         w.errored.connect(partial(self._failed, gen))

@@ -151,7 +151,10 @@ def _most_confident_boxes(ds: Any, threshold: float) -> tuple[np.ndarray, np.nda
     want_a = np.asarray(sc.code_a, np.int64)
     want_b = np.asarray(sc.code_b, np.int64)
     source, variant, score, sample_idx = d.source, d.variant, d.score, d.sample_idx
+    between = ds.cache.get("judges.between")  # `judge_columns`'s pause between two steps
     for lo in range(0, len(d), BOX_CHUNK):
+        if between is not None and lo:
+            between()
         sl = slice(lo, lo + BOX_CHUNK)
         sco = np.asarray(score[sl])
         keep = np.flatnonzero((np.asarray(source[sl]) == PRIMARY) & (np.asarray(variant[sl]) == 0) & (sco > threshold))
@@ -485,26 +488,34 @@ def outcome_codes(outcome: np.ndarray) -> np.ndarray:
     return code
 
 
-def judge_columns(project: Any, ds: Any, stop: Any = None) -> list[JudgeColumn] | None:
+def judge_columns(project: Any, ds: Any, stop: Any = None, pause: Any = None) -> list[JudgeColumn] | None:
     """Every judge of `spatial_judges` over every sample of the loaded spatial dataset ``ds`` (in
     its row order), one after the other, leaving out a judge that judged no sample; ``stop()`` true
-    between two judges ends it early (None).
-    Reads the stored verdicts and scores through ``project`` and the detections of ``ds``: the
-    dataset is not loaded again."""
+    between two steps ends it early (None). ``pause()``, called between two judges and between
+    two chunks of the detections' boxes, may wait (the window pauses the judges while a slider is
+    dragged). Reads the stored verdicts and scores through ``project`` and the detections of
+    ``ds``: the dataset is not loaded again."""
     spec = spatial_judges(project)
     t = Targets(np.asarray(ds.samples.sample_id, dtype=object), np.asarray(ds.samples.prompt_id, dtype=object),
                 {"dataset": ds})
     out: list[JudgeColumn] = []
-    for j in spec.judges:
-        if stop is not None and stop():
-            return None
-        outcome, score = j.compute(project, t)
-        if len(outcome) != ds.n or len(score) != ds.n:
-            raise WorkstationError(f"judge {j.name!r} gave {len(outcome)} outcomes for {ds.n} samples")
-        code, sc = outcome_codes(outcome), np.asarray(score, np.float32)
-        if not bool((code >= 0).any()) and not bool(np.isfinite(sc).any()):
-            continue  # it judged no sample (no detections yet, say): no column of dashes
-        out.append(JudgeColumn(j.name, j.short or j.name, j.title, code, sc))
+    if pause is not None:
+        ds.cache["judges.between"] = pause
+    try:
+        for j in spec.judges:
+            if pause is not None:
+                pause()
+            if stop is not None and stop():
+                return None
+            outcome, score = j.compute(project, t)
+            if len(outcome) != ds.n or len(score) != ds.n:
+                raise WorkstationError(f"judge {j.name!r} gave {len(outcome)} outcomes for {ds.n} samples")
+            code, sc = outcome_codes(outcome), np.asarray(score, np.float32)
+            if not bool((code >= 0).any()) and not bool(np.isfinite(sc).any()):
+                continue  # it judged no sample (no detections yet, say): no column of dashes
+            out.append(JudgeColumn(j.name, j.short or j.name, j.title, code, sc))
+    finally:
+        ds.cache.pop("judges.between", None)
     return out
 
 
