@@ -511,7 +511,7 @@ class FilterBar(QWidget):
         self.judges.setMinimumContentsLength(9)
         self.judges.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.judges.setToolTip("only the samples where two judges both decided and differ (docs/judges.md)")
-        r1.addWidget(self.judges)
+        r1.addWidget(self.judges, 1)  # wider where the window allows: "checker (live) ≠ GenEval" whole
         self._pair_kept = ""  # the pair chosen before a blind audit, shown again after it
         lay.addLayout(r1)
         r2 = QHBoxLayout()
