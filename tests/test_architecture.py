@@ -36,13 +36,13 @@ def test_import_linter_contract_holds() -> None:
     assert "KEPT" in r.stdout
 
 
-def test_every_core_module_imports_without_qt_torch_or_transformers() -> None:
+def test_every_core_module_imports_without_qt_torch_transformers_or_scipy() -> None:
     code = _BLOCK_QT + r"""
 import pkgutil, importlib, workstation
 names = [m.name for m in pkgutil.walk_packages(workstation.__path__, 'workstation.')]
 for n in names:
     importlib.import_module(n)
-heavy = sorted(m for m in ('torch', 'diffusers', 'transformers', 'PySide6') if m in sys.modules)
+heavy = sorted(m for m in ('torch', 'diffusers', 'transformers', 'PySide6', 'scipy') if m in sys.modules)
 print('modules', len(names), 'heavy', heavy)
 """
     r = _run(code)
