@@ -181,10 +181,14 @@ class JudgesWindow(QDialog):
     # ---- the review queue over two judges' disagreements ---------------------------------------
     def chosen_pair(self) -> tuple[str, str] | None:
         """The two judges of the agreement row chosen (None: none, or a row against the humans)."""
-        rows = {ix.row() for ix in self.agreement_table.selectedIndexes()}
-        if len(rows) != 1 or self.tables is None:
+        t = self.agreement_table
+        rows = {ix.row() for ix in t.selectedIndexes()}
+        if self.tables is None or not rows:
             return None
-        r = self.tables["judge_agreement"][rows.pop()] if rows else None
+        at = rows.pop() if len(rows) == 1 else t.currentRow() if t.currentRow() in rows else -1
+        if not 0 <= at < len(self.tables["judge_agreement"]):
+            return None  # several rows chosen, none of them the current one
+        r = self.tables["judge_agreement"][at]
         if r is None or HUMAN in (r["judge_a"], r["judge_b"]) or not r["both_decided"]:
             return None
         return str(r["judge_a"]), str(r["judge_b"])

@@ -231,14 +231,14 @@ def test_review_where_two_judges_disagree_makes_their_disagreements_the_queue(
     rows = jw.tables["judge_agreement"]
     human = next(i for i, r in enumerate(rows) if r["judge_b"] == "human")
     jw.agreement_table.clearSelection()
-    jw.agreement_table.selectRow(human)
+    jw.agreement_table.setCurrentCell(human, 0)
     assert not jw.review_button.isEnabled()  # a row against the humans has no judge pair
     # the two judges that disagree most often
     pairs = [i for i, r in enumerate(rows) if "human" not in (r["judge_a"], r["judge_b"]) and r["both_decided"]]
     k = max(pairs, key=lambda i: rows[i]["both_decided"] * (1 - rows[i]["accuracy"]))
     a, b = rows[k]["judge_a"], rows[k]["judge_b"]
-    jw.agreement_table.clearSelection()  # one row chosen (a modifier key left down would add to it)
-    jw.agreement_table.selectRow(k)
+    jw.agreement_table.clearSelection()
+    jw.agreement_table.setCurrentCell(k, 0)  # the row clicked (others a modifier key added aside)
     assert jw.review_button.isEnabled()
     assert jw.review_disagreements()
     # the queue is every sample both decided and decided differently (the judges' own outputs)
