@@ -159,11 +159,9 @@ class SampleTableModel(QAbstractTableModel):
         return hidden_columns(self._vis.outcome, self._vis.human)
 
     # ---- the judges' columns -------------------------------------------------------------------
-    def judge_list(self) -> list[Any]:
+    def judge_list(self) -> tuple[Any, ...]:
         """The judge columns shown after COLUMNS (none where the policy hides outcomes)."""
-        if not self._vis.outcome:
-            return []
-        return list(self.q.judges)
+        return self.q.judges if self._vis.outcome else ()
 
     def _on_judges(self) -> None:
         """The judges' columns came in (or went, or started computing): the table has them from
@@ -302,7 +300,7 @@ class SampleTableModel(QAbstractTableModel):
         return 0 if parent.isValid() else len(self.rows)
 
     def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802
-        return 0 if parent.isValid() else len(COLUMNS) + (len(self.q.judges) if self._vis.outcome else 0)
+        return 0 if parent.isValid() else len(COLUMNS) + len(self.judge_list())
 
     def canFetchMore(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> bool:  # noqa: N802
         return not parent.isValid() and len(self.rows) < self.total
@@ -478,6 +476,7 @@ class FilterBar(QWidget):
 
     changed = Signal()
     ANY_JUDGES = "judges: any"
+    JUDGES_TIP = "only the samples where two judges both decided and differ (docs/judges.md)"
 
     def __init__(self, state: SpatialSession, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -510,7 +509,7 @@ class FilterBar(QWidget):
         self.judges = _combo([(self.ANY_JUDGES, "")], "filterJudges")
         self.judges.setMinimumContentsLength(9)
         self.judges.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.judges.setToolTip("only the samples where two judges both decided and differ (docs/judges.md)")
+        self.judges.setToolTip(self.JUDGES_TIP)
         r1.addWidget(self.judges, 1)  # wider where the window allows: "checker (live) ≠ GenEval" whole
         self._pair_kept = ""  # the pair chosen before a blind audit, shown again after it
         lay.addLayout(r1)
@@ -587,8 +586,7 @@ class FilterBar(QWidget):
                   self.differs, self.judges):
             ok = all(allowed[k] for k in str(w.property("reveals")).split())
             w.setEnabled(ok)
-            w.setToolTip(("only the samples where two judges both decided and differ (docs/judges.md)"
-                          if w is self.judges else "") if ok
+            w.setToolTip((self.JUDGES_TIP if w is self.judges else "") if ok
                          else "not during a blind audit: it would show what the audit hides")
         # the pair of judges chosen stays out of sight during the audit (and comes back after it)
         back = False
@@ -598,8 +596,7 @@ class FilterBar(QWidget):
                 self._pair_kept = self.judges.currentData() or ""
                 self.judges.setCurrentIndex(0)
             elif vis.outcome and self._pair_kept:
-                at = self._find_pair(self._pair_kept)
-                self.judges.setCurrentIndex(at if at >= 0 else self._add_asked_pair(self._pair_kept))
+                self._show_pair(self._pair_kept)
                 self._pair_kept = ""
                 back = True
         finally:
@@ -623,12 +620,15 @@ class FilterBar(QWidget):
         at = self.judges.findData(pair)
         return at if at >= 0 else self.judges.findData(f"{b}\t{a}")
 
-    def _add_asked_pair(self, pair: str) -> int:
-        """A pair of judges a filter asks for that is not offered (not computed yet, or not in this
-        project): shown by name, so the filter says what it selects."""
-        a, b = pair.split("\t", 1)
-        self.judges.addItem(f"{a} ≠ {b}", pair)
-        return self.judges.count() - 1
+    def _show_pair(self, pair: str) -> None:
+        """Show ``pair`` ("a\tb"; "" for none) in the combo; a pair it does not offer (not computed
+        yet, or not in this project) is added by name, so the filter says what it selects."""
+        at = self._find_pair(pair)
+        if at < 0:
+            a, b = pair.split("\t", 1)
+            self.judges.addItem(f"{a} ≠ {b}", pair)
+            at = self.judges.count() - 1
+        self.judges.setCurrentIndex(at)
 
     def set_judges(self, judges: list[Any]) -> None:
         """The pairs the filter "judges disagree" offers: the live checker and each computed judge
@@ -644,10 +644,7 @@ class FilterBar(QWidget):
                 for i in range(len(names)):
                     for k in range(i + 1, len(names)):
                         self.judges.addItem(f"{names[i][1]} ≠ {names[k][1]}", f"{names[i][0]}\t{names[k][0]}")
-            at = self._find_pair(want)
-            if at < 0:
-                at = self._add_asked_pair(want)
-            self.judges.setCurrentIndex(at)
+            self._show_pair(want)
         finally:
             self._loading = False
 
@@ -717,11 +714,7 @@ class FilterBar(QWidget):
         self.labelled.setCurrentIndex(max(self.labelled.findData(spec.labelled), 0))
         self.differs.setChecked(spec.checker_vs_human)
         self.disagree.setChecked(spec.annotators_disagree)
-        pair = "\t".join(spec.judges_disagree[:2]) if len(spec.judges_disagree) >= 2 else ""
-        at = self._find_pair(pair)
-        if at < 0:
-            at = self._add_asked_pair(pair)
-        self.judges.setCurrentIndex(at)
+        self._show_pair("\t".join(spec.judges_disagree[:2]) if len(spec.judges_disagree) >= 2 else "")
         self.conf_min.setValue(spec.conf_min)
         self.conf_max.setValue(spec.conf_max)
         self.text.setText(spec.text)

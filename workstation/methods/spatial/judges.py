@@ -124,7 +124,7 @@ def _label_codes_in(ds: Any, names: list[str], rows: np.ndarray) -> np.ndarray:
     if coded is not None:
         codes, det_names = coded
         lut = ds.cache.get("judges.label_lut")
-        if lut is None or lut[0] is det_names:
+        if lut is None or lut[0] is not det_names:
             lut = (det_names, np.array([pos.get(str(x), -1) for x in det_names] + [-1], np.int64))
             ds.cache["judges.label_lut"] = lut
         return lut[1][np.asarray(codes[rows], np.int64)]
@@ -176,33 +176,6 @@ def _most_confident_boxes(ds: Any, threshold: float) -> tuple[np.ndarray, np.nda
             better = cand_v > best[cand_s]
             out[cand_s[better]] = cand_r[better]
             best[cand_s[better]] = cand_v[better]
-    return out_a, out_b
-
-
-def _most_confident_boxes_plain(ds: Any, threshold: float) -> tuple[np.ndarray, np.ndarray]:
-    """The same, in one pass over every detection's label as text (the reference of the tests)."""
-    from .data import spatial_columns
-
-    sc = spatial_columns(ds)
-    d = ds.detections
-    n = ds.n
-    out_a = np.full(n, -1, np.int64)
-    out_b = np.full(n, -1, np.int64)
-    if not len(d) or not n:
-        return out_a, out_b
-    score = np.asarray(d.score, np.float64)
-    rows = np.flatnonzero((np.asarray(d.source) == PRIMARY) & (np.asarray(d.variant) == 0) & (score > threshold))
-    sidx = np.asarray(d.sample_idx, np.int64)[rows]
-    lab = np.asarray(d.labels_at(rows), dtype=object)
-    for want, out in ((sc.label_a, out_a), (sc.label_b, out_b)):
-        hit = lab == np.asarray(want, dtype=object)[sidx]
-        r, s = rows[hit], sidx[hit]
-        if not len(r):
-            continue
-        order = np.lexsort((r, -score[r], s))
-        s_sorted = s[order]
-        first = np.flatnonzero(np.r_[True, s_sorted[1:] != s_sorted[:-1]])
-        out[s_sorted[first]] = r[order][first]
     return out_a, out_b
 
 
@@ -474,9 +447,6 @@ class JudgeColumn:
     title: str
     code: np.ndarray
     score: np.ndarray
-
-    def decided(self) -> np.ndarray:
-        return (self.code == 0) | (self.code == 1)
 
 
 def outcome_codes(outcome: np.ndarray) -> np.ndarray:
