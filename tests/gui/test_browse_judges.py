@@ -141,9 +141,16 @@ def test_a_blind_audit_has_no_judge_column_and_no_judge_filter(qtbot: Any, open_
     assert "GenEval" not in _headers(m)
     assert not w.browser.filters.judges.isEnabled()
     assert m.spec.judges_disagree == [] and m.total == m.all_count  # the filter selects nothing hidden
+    # a saved filter on two judges, applied during the audit, shows neither judge and selects nothing
+    bar = w.browser.filters
+    w.state.project.audit.save_filter("pair", {"judges_disagree": ["spatial.twin", "spatial.geneval"]})
+    bar.reload_choices()
+    bar.saved.setCurrentIndex(bar.saved.findData("pair"))
+    bar._apply_saved(bar.saved.currentIndex())
+    assert bar.judges.currentText() == bar.ANY_JUDGES and m.spec.judges_disagree == []
     menus.leave_audit(w)
     QApplication.processEvents()
-    assert "GenEval" in _headers(m) and m.spec.judges_disagree == ["checker", "spatial.geneval"]
+    assert "GenEval" in _headers(m) and sorted(m.spec.judges_disagree) == ["spatial.geneval", "spatial.twin"]
 
 
 def test_closing_the_project_while_the_judges_are_computed_waits_for_them_and_keeps_nothing(

@@ -714,7 +714,10 @@ class FilterBar(QWidget):
         self.labelled.setCurrentIndex(max(self.labelled.findData(spec.labelled), 0))
         self.differs.setChecked(spec.checker_vs_human)
         self.disagree.setChecked(spec.annotators_disagree)
-        self._show_pair("\t".join(spec.judges_disagree[:2]) if len(spec.judges_disagree) >= 2 else "")
+        pair = "\t".join(spec.judges_disagree[:2]) if len(spec.judges_disagree) >= 2 else ""
+        if pair and not self.state.view_visibility().outcome:
+            self._pair_kept, pair = pair, ""  # a saved filter applied during a blind audit: after it
+        self._show_pair(pair)
         self.conf_min.setValue(spec.conf_min)
         self.conf_max.setValue(spec.conf_max)
         self.text.setText(spec.text)
